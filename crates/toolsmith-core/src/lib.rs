@@ -1,0 +1,32 @@
+//! The heart of Toolsmith: what a tool *is*, where active tools live, and how one call runs.
+//!
+//! - [`model`] — [`ToolDefinition`], [`ToolContext`], [`ToolResult`] and the error classes a
+//!   result can carry ([`ErrorKind`]).
+//! - [`record`] — the stored shape of a custom tool ([`CustomToolRecord`]) and its history,
+//!   shared by the store and the service.
+//! - [`name`] and [`schema`] — the rules a custom tool's name and parameter schema must follow,
+//!   and validation of call arguments against that schema.
+//! - [`registry`] — [`ToolRegistry`]: built-in tools (grouped by provider) and the active custom
+//!   tools of every owner.
+//! - [`pipeline`] — [`Pipeline`]: parse → look up → validate → middleware `before` → executor →
+//!   output cap → middleware `after`, plus parallel batches.
+//!
+//! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
+
+pub mod model;
+pub mod name;
+pub mod pipeline;
+pub mod record;
+pub mod registry;
+pub mod schema;
+
+pub use model::{
+    ConsoleEntry, ConsoleLevel, ErrorKind, Permission, PermissionSet, ResultMetadata, ToolContext,
+    ToolDefinition, ToolExecutor, ToolResult,
+};
+pub use pipeline::{BatchCall, Call, Middleware, Pipeline, PipelineLimits};
+pub use record::{
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolKind, ToolStatus,
+    ToolVersionRecord,
+};
+pub use registry::{RegisteredTool, RegistryError, RegistryStats, ToolOrigin, ToolRegistry};

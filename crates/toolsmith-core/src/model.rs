@@ -1,0 +1,351 @@
+//! The values every tool call is made of: the definition an LLM sees, the context of one call,
+//! and the result that comes back.
+//!
+//! Errors of a call are *results*, not Rust errors: a tool that fails returns a [`ToolResult`]
+//! with `is_error: true`, a machine-readable [`ErrorKind`] in its metadata, and a message meant
+//! for the model that made the call.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// What an LLM is told about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments: always `{"type": "object", ...}`.
+    pub parameters: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Hidden search tags for discovery; never sent to the LLM.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub requires_confirmation: bool,
+}
+
+impl ToolDefinition {
+    /// A definition with no category, tags or confirmation.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            category: None,
+            tags: Vec::new(),
+            requires_confirmation: false,
+        }
+    }
+
+    #[must_use]
+    pub fn with_category(mut self, category: impl Into<String>) -> Self {
+        self.category = Some(category.into());
+        self
+    }
+
+    #[must_use]
+    pub fn with_tags(mut self, tags: &[&str]) -> Self {
+        self.tags = tags.iter().map(|t| (*t).to_owned()).collect();
+        self
+    }
+}
+
+/// A capability a tool must declare before its sandbox offers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    Network,
+    Filesystem,
+    Database,
+    Shell,
+    Email,
+    Scheduling,
+}
+
+impl Permission {
+    pub const ALL: [Permission; 6] = [
+        Permission::Network,
+        Permission::Filesystem,
+        Permission::Database,
+        Permission::Shell,
+        Permission::Email,
+        Permission::Scheduling,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Network => "network",
+            Permission::Filesystem => "filesystem",
+            Permission::Database => "database",
+            Permission::Shell => "shell",
+            Permission::Email => "email",
+            Permission::Scheduling => "scheduling",
+        }
+    }
+
+    /// Permissions that make an LLM-created tool wait for a human (`shell`, `filesystem`, `email`).
+    pub fn is_dangerous(self) -> bool {
+        matches!(
+            self,
+            Permission::Shell | Permission::Filesystem | Permission::Email
+        )
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Permission {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Permission::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown permission '{s}' (expected one of: network, filesystem, database, shell, email, scheduling)"
+                )
+            })
+    }
+}
+
+/// A set of permissions, ordered so it prints and stores the same way every time.
+pub type PermissionSet = BTreeSet<Permission>;
+
+/// Everything a tool executor knows about the call it is running.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Unique id of this invocation.
+    pub call_id: String,
+    pub conversation_id: Option<String>,
+    /// The owner whose custom tools this call may see; `default` without authentication.
+    pub user_id: String,
+    pub agent_id: Option<String>,
+    /// Cancelled when the caller goes away or the server shuts down.
+    pub cancellation: CancellationToken,
+    /// How many `callTool` hops led to this call (0 for a call from outside).
+    pub depth: u32,
+    /// For nested calls: the permissions of the calling tool. A nested call may only reach a tool
+    /// whose own permissions are covered by these. `None` for calls from outside.
+    pub granted_permissions: Option<PermissionSet>,
+    /// For nested calls: the caller's deadline, which the nested call must not outlive.
+    pub deadline: Option<Instant>,
+}
+
+impl ToolContext {
+    /// A context for a call from outside, with a fresh call id.
+    pub fn new(user_id: impl Into<String>) -> Self {
+        ToolContext {
+            call_id: new_call_id(),
+            conversation_id: None,
+            user_id: user_id.into(),
+            agent_id: None,
+            cancellation: CancellationToken::new(),
+            depth: 0,
+            granted_permissions: None,
+            deadline: None,
+        }
+    }
+
+    /// The context of a call made by a running tool through `callTool`.
+    #[must_use]
+    pub fn nested(&self, granted: PermissionSet, deadline: Option<Instant>) -> Self {
+        ToolContext {
+            call_id: new_call_id(),
+            conversation_id: self.conversation_id.clone(),
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            cancellation: self.cancellation.child_token(),
+            depth: self.depth + 1,
+            granted_permissions: Some(granted),
+            deadline: match (self.deadline, deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+}
+
+/// A new random call id (`call_<uuid>`).
+pub fn new_call_id() -> String {
+    format!("call_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// The class of a failed call, so callers can branch without parsing messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The arguments were not JSON, not an object, or broke the tool's schema.
+    InvalidArguments,
+    /// No tool of that name is visible to the caller.
+    NotFound,
+    /// The tool's own code failed (a thrown error, a failed command).
+    ExecutionError,
+    /// The wall-clock limit ran out.
+    Timeout,
+    /// The CPU-time limit ran out.
+    CpuLimit,
+    /// The memory limit was hit.
+    MemoryLimit,
+    /// The stack-depth limit was hit.
+    StackOverflow,
+    /// The result was larger than the output cap.
+    OutputTooLarge,
+    /// The execution queue was full.
+    Busy,
+    /// The call was cancelled by its caller.
+    Cancelled,
+    /// A policy, permission or approval rule refused the call.
+    Denied,
+    /// A rate limit refused the call.
+    RateLimited,
+    /// Something went wrong inside Toolsmith; never the caller's fault.
+    Internal,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArguments => "invalid_arguments",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::ExecutionError => "execution_error",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::CpuLimit => "cpu_limit",
+            ErrorKind::MemoryLimit => "memory_limit",
+            ErrorKind::StackOverflow => "stack_overflow",
+            ErrorKind::OutputTooLarge => "output_too_large",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Denied => "denied",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleLevel {
+    Log,
+    Warn,
+    Error,
+}
+
+/// One line a tool wrote to its console. Kept as data; never written raw into the server log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConsoleEntry {
+    pub level: ConsoleLevel,
+    pub message: String,
+}
+
+/// Facts about a finished call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultMetadata {
+    /// Wall-clock time of the whole call, in milliseconds (fractional).
+    pub duration_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub console: Vec<ConsoleEntry>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub console_truncated: bool,
+    /// Anything else an executor or middleware wants to report.
+    #[serde(default, skip_serializing_if = "Map::is_empty", flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What a call returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub content: Value,
+    pub is_error: bool,
+    pub metadata: ResultMetadata,
+}
+
+impl ToolResult {
+    pub fn ok(content: Value) -> Self {
+        ToolResult {
+            content,
+            is_error: false,
+            metadata: ResultMetadata::default(),
+        }
+    }
+
+    /// A failed call: `content` is `{"error": message, "kind": kind}`.
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolResult::error_with(kind, message, Map::new())
+    }
+
+    /// A failed call with extra fields next to `error` and `kind` (violations, schema, stack …).
+    pub fn error_with(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        details: Map<String, Value>,
+    ) -> Self {
+        let mut content = Map::new();
+        content.insert("error".to_owned(), Value::String(message.into()));
+        content.insert("kind".to_owned(), json!(kind));
+        content.extend(details);
+        ToolResult {
+            content: Value::Object(content),
+            is_error: true,
+            metadata: ResultMetadata {
+                error_kind: Some(kind),
+                ..ResultMetadata::default()
+            },
+        }
+    }
+
+    /// The error class, if this call failed.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.metadata.error_kind
+    }
+
+    /// The error message, if this call failed.
+    pub fn error_message(&self) -> Option<&str> {
+        if !self.is_error {
+            return None;
+        }
+        match &self.content {
+            Value::String(s) => Some(s),
+            it => it.get("error").and_then(Value::as_str),
+        }
+    }
+
+    /// The content as the text an LLM receives: strings as they are, `null` as empty,
+    /// everything else as JSON.
+    pub fn content_text(&self) -> String {
+        match &self.content {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            it => it.to_string(),
+        }
+    }
+}
+
+/// Runs one tool. Implemented by built-ins, the JS sandbox, and later command, HTTP and
+/// bridged tools. Arguments have already been validated against the tool's schema.
+#[async_trait]
+pub trait ToolExecutor: Send + Sync {
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
+}

@@ -1,0 +1,68 @@
+//! The naming rule for custom tools: `^[a-z][a-z0-9_]*$`, at most 64 characters.
+
+/// Longest name a custom tool may have.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Why a name was refused, phrased for the person or model that chose it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("tool name is empty")]
+    Empty,
+    #[error("tool name is {len} characters long, over the limit of {MAX_NAME_LEN}")]
+    TooLong { len: usize },
+    #[error(
+        "tool name '{name}' is invalid: it must start with a lowercase letter and contain only lowercase letters, digits and underscores (^[a-z][a-z0-9_]*$)"
+    )]
+    BadCharacters { name: String },
+}
+
+/// Checks a custom tool name against the rule.
+pub fn validate_custom_name(name: &str) -> Result<(), NameError> {
+    let Some(first) = name.chars().next() else {
+        return Err(NameError::Empty);
+    };
+    let len = name.chars().count();
+    if len > MAX_NAME_LEN {
+        return Err(NameError::TooLong { len });
+    }
+    let rest_ok = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !first.is_ascii_lowercase() || !rest_ok {
+        let shown: String = name.chars().take(MAX_NAME_LEN).collect();
+        return Err(NameError::BadCharacters { name: shown });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_rule() {
+        for ok in ["a", "word_frequency", "x1_2", &"a".repeat(64)] {
+            assert_eq!(validate_custom_name(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn refuses_everything_else() {
+        assert_eq!(validate_custom_name(""), Err(NameError::Empty));
+        assert_eq!(
+            validate_custom_name(&"a".repeat(65)),
+            Err(NameError::TooLong { len: 65 })
+        );
+        for bad in [
+            "1abc", "_a", "Abc", "a-b", "a.b", "a b", "ａ", "a\u{0}", "naïve", "a\n",
+        ] {
+            assert!(
+                matches!(
+                    validate_custom_name(bad),
+                    Err(NameError::BadCharacters { .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The stored shape of custom tools, their version history and their executions.
+//!
+//! These are plain values shared by the store (which persists them) and the service (which
+//! enforces the lifecycle rules on them). Field names serialize in the spec's camelCase.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{Permission, PermissionSet, ToolDefinition};
+
+/// How a custom tool is implemented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    /// The body of an async JavaScript function, run in the JS sandbox.
+    Js,
+}
+
+impl ToolKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Js => "js",
+        }
+    }
+}
+
+impl fmt::Display for ToolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ToolKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "js" => Ok(ToolKind::Js),
+            _ => Err(format!("unknown tool kind '{s}' (expected: js)")),
+        }
+    }
+}
+
+/// Where a custom tool is in its lifecycle. Only `active` tools are in the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Active,
+    Disabled,
+    PendingApproval,
+    Rejected,
+}
+
+impl ToolStatus {
+    pub const ALL: [ToolStatus; 4] = [
+        ToolStatus::Active,
+        ToolStatus::Disabled,
+        ToolStatus::PendingApproval,
+        ToolStatus::Rejected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Active => "active",
+            ToolStatus::Disabled => "disabled",
+            ToolStatus::PendingApproval => "pending_approval",
+            ToolStatus::Rejected => "rejected",
+        }
+    }
+}
+
+impl fmt::Display for ToolStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ToolStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ToolStatus::ALL
+            .into_iter()
+            .find(|it| it.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown status '{s}' (expected one of: active, disabled, pending_approval, rejected)"
+                )
+            })
+    }
+}
+
+/// Who created (or is acting on) a tool: a person through the UI/REST/CLI, or a model through MCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CreatedBy {
+    User,
+    Llm,
+}
+
+impl CreatedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreatedBy::User => "user",
+            CreatedBy::Llm => "llm",
+        }
+    }
+}
+
+impl fmt::Display for CreatedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for CreatedBy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "user" => Ok(CreatedBy::User),
+            "llm" => Ok(CreatedBy::Llm),
+            _ => Err(format!("unknown creator '{s}' (expected: user or llm)")),
+        }
+    }
+}
+
+/// A custom tool as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomToolRecord {
+    /// `tool_<16 hex>`.
+    pub id: String,
+    /// The owning user id (`default` without authentication).
+    pub owner: String,
+    pub name: String,
+    pub kind: ToolKind,
+    pub description: String,
+    /// JSON Schema of the arguments (`type: object`).
+    pub parameters: Value,
+    pub code: String,
+    pub category: Option<String>,
+    pub tags: Vec<String>,
+    pub permissions: PermissionSet,
+    pub status: ToolStatus,
+    pub requires_approval: bool,
+    pub created_by: CreatedBy,
+    /// Starts at 1; +1 whenever code or parameters change.
+    pub version: i64,
+    /// +1 on every real change; what `expectedRevision` is compared with.
+    pub revision: i64,
+    pub usage_count: i64,
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// Free-form JSON object.
+    pub metadata: Value,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl CustomToolRecord {
+    /// A fresh id: `tool_` and 16 random hex digits.
+    pub fn new_id() -> String {
+        let raw = uuid::Uuid::new_v4().simple().to_string();
+        format!("tool_{}", &raw[..16])
+    }
+
+    /// The definition this tool shows to an LLM.
+    pub fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+            category: self.category.clone(),
+            tags: self.tags.clone(),
+            requires_confirmation: self.requires_approval,
+        }
+    }
+
+    pub fn has_dangerous_permission(&self) -> bool {
+        self.permissions.iter().any(|p| p.is_dangerous())
+    }
+
+    /// Whether `permission` is declared.
+    pub fn has_permission(&self, permission: Permission) -> bool {
+        self.permissions.contains(&permission)
+    }
+}
+
+/// One past (or the current) version of a tool's code and parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolVersionRecord {
+    pub tool_id: String,
+    pub version: i64,
+    pub description: String,
+    pub parameters: Value,
+    pub code: String,
+    pub permissions: PermissionSet,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    Success,
+    Error,
+    Timeout,
+    Denied,
+    RateLimited,
+}
+
+impl ExecutionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionStatus::Success => "success",
+            ExecutionStatus::Error => "error",
+            ExecutionStatus::Timeout => "timeout",
+            ExecutionStatus::Denied => "denied",
+            ExecutionStatus::RateLimited => "rate_limited",
+        }
+    }
+}
+
+impl FromStr for ExecutionStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            ExecutionStatus::Success,
+            ExecutionStatus::Error,
+            ExecutionStatus::Timeout,
+            ExecutionStatus::Denied,
+            ExecutionStatus::RateLimited,
+        ]
+        .into_iter()
+        .find(|it| it.as_str() == s)
+        .ok_or_else(|| format!("unknown execution status '{s}'"))
+    }
+}
+
+/// One finished call of a custom tool, as recorded for analytics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionRecord {
+    pub id: String,
+    pub tool_id: String,
+    pub tool_name: String,
+    pub tool_version: i64,
+    pub owner: String,
+    pub conversation_id: Option<String>,
+    pub status: ExecutionStatus,
+    /// The error class (`timeout`, `cpu_limit`, …) when the call failed.
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    pub duration_ms: f64,
+    pub created_at: DateTime<Utc>,
+}

@@ -1,0 +1,342 @@
+//! The registry: every tool a call can reach right now.
+//!
+//! Two tiers share one namespace per owner. Built-in tools (and, later, meta-tools and bridged
+//! tools) are global and grouped by the provider that registered them; custom tools belong to
+//! one owner. A custom tool may never take the name of a built-in or of another of its owner's
+//! tools. The registry holds only *active* custom tools; the service keeps it in step with the
+//! store. Every change bumps a catalogue version that watchers (MCP sessions) can follow.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use tokio::sync::watch;
+
+use crate::model::{PermissionSet, ToolDefinition, ToolExecutor};
+use crate::schema::{CompiledSchema, SchemaError};
+
+/// Where a registered tool came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOrigin {
+    /// Compiled into the binary, registered by a provider (a tool family).
+    BuiltIn { provider: String },
+    /// A stored custom tool.
+    Custom { id: String, owner: String },
+}
+
+/// A tool ready to run: its definition, compiled schema, permissions and executor.
+pub struct RegisteredTool {
+    pub definition: ToolDefinition,
+    pub schema: CompiledSchema,
+    pub origin: ToolOrigin,
+    /// What the tool may do. A nested `callTool` may reach it only if the caller holds all of them.
+    pub permissions: PermissionSet,
+    pub executor: Arc<dyn ToolExecutor>,
+}
+
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.definition.name)
+            .field("origin", &self.origin)
+            .field("permissions", &self.permissions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegisteredTool {
+    /// Compiles the definition's schema; fails if it is not a valid object schema.
+    pub fn new(
+        definition: ToolDefinition,
+        origin: ToolOrigin,
+        permissions: PermissionSet,
+        executor: Arc<dyn ToolExecutor>,
+    ) -> Result<RegisteredTool, SchemaError> {
+        let schema = CompiledSchema::compile(&definition.parameters)?;
+        Ok(RegisteredTool {
+            definition,
+            schema,
+            origin,
+            permissions,
+            executor,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.origin, ToolOrigin::BuiltIn { .. })
+    }
+
+    /// The custom tool id, for custom tools.
+    pub fn custom_id(&self) -> Option<&str> {
+        match &self.origin {
+            ToolOrigin::Custom { id, .. } => Some(id),
+            ToolOrigin::BuiltIn { .. } => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("a built-in tool is already named '{name}'")]
+    BuiltInName { name: String },
+    #[error("another tool of this owner is already named '{name}'")]
+    Duplicate { name: String },
+    #[error("'{name}' is not a custom tool")]
+    NotCustom { name: String },
+}
+
+/// Counts for the registry as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RegistryStats {
+    pub total: usize,
+    pub builtin: usize,
+    pub custom: usize,
+    pub owners: usize,
+    pub providers: usize,
+}
+
+#[derive(Default)]
+struct Tables {
+    builtins: HashMap<String, Arc<RegisteredTool>>,
+    /// owner → name → tool.
+    custom: HashMap<String, HashMap<String, Arc<RegisteredTool>>>,
+}
+
+/// All tools a call can reach. Cheap to read from many threads at once.
+pub struct ToolRegistry {
+    tables: RwLock<Tables>,
+    version: watch::Sender<u64>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        ToolRegistry {
+            tables: RwLock::default(),
+            version: watch::Sender::new(0),
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    /// Adds a built-in tool. Its name must be free everywhere.
+    pub fn register_builtin(&self, tool: RegisteredTool) -> Result<(), RegistryError> {
+        let name = tool.name().to_owned();
+        {
+            let mut tables = self.write();
+            if tables.builtins.contains_key(&name) {
+                return Err(RegistryError::BuiltInName { name });
+            }
+            if tables
+                .custom
+                .values()
+                .any(|tools| tools.contains_key(&name))
+            {
+                return Err(RegistryError::Duplicate { name });
+            }
+            tables.builtins.insert(name, Arc::new(tool));
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// Adds or replaces an owner's custom tool. A tool with the same id is replaced (an update or
+    /// a rename); a different tool with the same name is an error, as is a built-in's name.
+    pub fn upsert_custom(&self, tool: RegisteredTool) -> Result<(), RegistryError> {
+        let ToolOrigin::Custom { id, owner } = tool.origin.clone() else {
+            return Err(RegistryError::NotCustom {
+                name: tool.name().to_owned(),
+            });
+        };
+        let name = tool.name().to_owned();
+        {
+            let mut tables = self.write();
+            if tables.builtins.contains_key(&name) {
+                return Err(RegistryError::BuiltInName { name });
+            }
+            let owned = tables.custom.entry(owner).or_default();
+            if let Some(existing) = owned.get(&name)
+                && existing.custom_id() != Some(id.as_str())
+            {
+                return Err(RegistryError::Duplicate { name });
+            }
+            owned.retain(|_, t| t.custom_id() != Some(id.as_str()));
+            owned.insert(name, Arc::new(tool));
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// Removes the custom tool with this id, if it is registered. Returns whether it was.
+    pub fn remove_custom(&self, owner: &str, id: &str) -> bool {
+        let removed = {
+            let mut tables = self.write();
+            let Some(owned) = tables.custom.get_mut(owner) else {
+                return false;
+            };
+            let before = owned.len();
+            owned.retain(|_, t| t.custom_id() != Some(id));
+            let removed = owned.len() != before;
+            if owned.is_empty() {
+                tables.custom.remove(owner);
+            }
+            removed
+        };
+        if removed {
+            self.bump();
+        }
+        removed
+    }
+
+    /// Removes a built-in tool by name. Returns whether it was there.
+    pub fn unregister_builtin(&self, name: &str) -> bool {
+        let removed = self.write().builtins.remove(name).is_some();
+        if removed {
+            self.bump();
+        }
+        removed
+    }
+
+    /// Removes every built-in registered by `provider`. Returns how many went.
+    pub fn unregister_provider(&self, provider: &str) -> usize {
+        let n_removed = {
+            let mut tables = self.write();
+            let before = tables.builtins.len();
+            tables.builtins.retain(
+                |_, t| !matches!(&t.origin, ToolOrigin::BuiltIn { provider: p } if p == provider),
+            );
+            before - tables.builtins.len()
+        };
+        if n_removed > 0 {
+            self.bump();
+        }
+        n_removed
+    }
+
+    /// The tool `name` as `owner` sees it: a built-in, or one of the owner's custom tools.
+    pub fn get(&self, owner: &str, name: &str) -> Option<Arc<RegisteredTool>> {
+        let tables = self.read();
+        if let Some(tool) = tables.builtins.get(name) {
+            return Some(tool.clone());
+        }
+        tables
+            .custom
+            .get(owner)
+            .and_then(|owned| owned.get(name))
+            .cloned()
+    }
+
+    /// Is `name` free for a new custom tool of `owner`? Errors say who holds it.
+    pub fn check_name_free(&self, owner: &str, name: &str) -> Result<(), RegistryError> {
+        let tables = self.read();
+        if tables.builtins.contains_key(name) {
+            return Err(RegistryError::BuiltInName {
+                name: name.to_owned(),
+            });
+        }
+        if tables
+            .custom
+            .get(owner)
+            .is_some_and(|owned| owned.contains_key(name))
+        {
+            return Err(RegistryError::Duplicate {
+                name: name.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn is_builtin_name(&self, name: &str) -> bool {
+        self.read().builtins.contains_key(name)
+    }
+
+    /// Every tool `owner` can reach, built-ins first, each tier sorted by name.
+    pub fn tools(&self, owner: &str) -> Vec<Arc<RegisteredTool>> {
+        let tables = self.read();
+        let mut builtins: Vec<_> = tables.builtins.values().cloned().collect();
+        builtins.sort_by(|a, b| a.name().cmp(b.name()));
+        let mut custom: Vec<_> = tables
+            .custom
+            .get(owner)
+            .map(|owned| owned.values().cloned().collect())
+            .unwrap_or_default();
+        custom.sort_by(|a, b| a.name().cmp(b.name()));
+        builtins.extend(custom);
+        builtins
+    }
+
+    /// The definitions of every tool `owner` can reach.
+    pub fn definitions(&self, owner: &str) -> Vec<ToolDefinition> {
+        self.tools(owner)
+            .iter()
+            .map(|t| t.definition.clone())
+            .collect()
+    }
+
+    /// The names of every tool `owner` can reach.
+    pub fn names(&self, owner: &str) -> Vec<String> {
+        self.tools(owner)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    }
+
+    pub fn stats(&self) -> RegistryStats {
+        let tables = self.read();
+        let custom: usize = tables.custom.values().map(HashMap::len).sum();
+        let mut providers: Vec<&str> = tables
+            .builtins
+            .values()
+            .filter_map(|t| match &t.origin {
+                ToolOrigin::BuiltIn { provider } => Some(provider.as_str()),
+                ToolOrigin::Custom { .. } => None,
+            })
+            .collect();
+        providers.sort_unstable();
+        providers.dedup();
+        RegistryStats {
+            total: tables.builtins.len() + custom,
+            builtin: tables.builtins.len(),
+            custom,
+            owners: tables.custom.len(),
+            providers: providers.len(),
+        }
+    }
+
+    /// The catalogue version: it moves on every change.
+    pub fn version(&self) -> u64 {
+        *self.version.borrow()
+    }
+
+    /// Follow catalogue changes (for `list_changed` notifications).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Tables> {
+        // A panic while holding the lock cannot leave the maps half-updated (every write is a
+        // single insert/retain), so a poisoned lock is still safe to use.
+        self.tables.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Tables> {
+        self.tables.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests;

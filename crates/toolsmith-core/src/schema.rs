@@ -1,0 +1,186 @@
+//! Parameter schemas: the shape rule for a tool's schema, and validation of call arguments.
+//!
+//! Schemas are compiled once, when a tool is registered, with remote `$ref` resolution off
+//! (the `jsonschema` crate is built without its network features).
+
+use serde_json::{Map, Value, json};
+
+/// A compiled parameter schema, ready to validate arguments.
+pub struct CompiledSchema {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledSchema")
+            .field("schema", &self.schema)
+            .finish()
+    }
+}
+
+/// Why a parameter schema was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    #[error("parameters must be a JSON Schema object with \"type\": \"object\"")]
+    NotObjectType,
+    #[error("parameters.properties must be an object mapping names to schemas")]
+    BadProperties,
+    #[error("parameters.required must be an array of property names")]
+    BadRequired,
+    #[error("parameters is not a valid JSON Schema: {0}")]
+    Invalid(String),
+}
+
+/// One way the arguments break the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer into the arguments (`""` is the whole object).
+    pub instance_path: String,
+    /// JSON pointer into the schema, naming the rule that failed.
+    pub schema_path: String,
+    pub message: String,
+}
+
+impl CompiledSchema {
+    /// Checks the shape rule (`type: object`, `properties`, `required`) and compiles the schema.
+    pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
+        check_shape(schema)?;
+        let validator = jsonschema::options()
+            .build(schema)
+            .map_err(|e| SchemaError::Invalid(e.to_string()))?;
+        Ok(CompiledSchema {
+            schema: schema.clone(),
+            validator,
+        })
+    }
+
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Every violation of the schema by `args`, in document order.
+    pub fn violations(&self, args: &Value) -> Vec<Violation> {
+        self.validator
+            .iter_errors(args)
+            .map(|e| Violation {
+                instance_path: e.instance_path().to_string(),
+                schema_path: e.schema_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect()
+    }
+}
+
+/// The shape rule alone: an object schema whose `properties` and `required` are well formed.
+pub fn check_shape(schema: &Value) -> Result<(), SchemaError> {
+    let Some(obj) = schema.as_object() else {
+        return Err(SchemaError::NotObjectType);
+    };
+    if obj.get("type") != Some(&Value::String("object".to_owned())) {
+        return Err(SchemaError::NotObjectType);
+    }
+    if let Some(props) = obj.get("properties") {
+        let Some(props) = props.as_object() else {
+            return Err(SchemaError::BadProperties);
+        };
+        if props.values().any(|p| !(p.is_object() || p.is_boolean())) {
+            return Err(SchemaError::BadProperties);
+        }
+    }
+    if let Some(required) = obj.get("required") {
+        let ok = required
+            .as_array()
+            .is_some_and(|r| r.iter().all(Value::is_string));
+        if !ok {
+            return Err(SchemaError::BadRequired);
+        }
+    }
+    Ok(())
+}
+
+/// The details an LLM needs to fix its call: every violation and the schema itself.
+pub fn violation_details(violations: &[Violation], schema: &Value) -> Map<String, Value> {
+    let list: Vec<Value> = violations
+        .iter()
+        .map(
+            |v| json!({"path": v.instance_path, "schemaPath": v.schema_path, "message": v.message}),
+        )
+        .collect();
+    let mut details = Map::new();
+    details.insert("violations".to_owned(), Value::Array(list));
+    details.insert("schema".to_owned(), schema.clone());
+    details
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+            "required": ["text"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn shape_rule() {
+        assert_eq!(check_shape(&json!({"type": "object"})), Ok(()));
+        assert_eq!(
+            check_shape(&json!({"type": "string"})),
+            Err(SchemaError::NotObjectType)
+        );
+        assert_eq!(check_shape(&json!([])), Err(SchemaError::NotObjectType));
+        assert_eq!(
+            check_shape(&json!("{\"type\":\"object\"}")),
+            Err(SchemaError::NotObjectType)
+        );
+        assert_eq!(
+            check_shape(&json!({"type": "object", "properties": []})),
+            Err(SchemaError::BadProperties)
+        );
+        assert_eq!(
+            check_shape(&json!({"type": "object", "properties": {"a": 3}})),
+            Err(SchemaError::BadProperties)
+        );
+        assert_eq!(
+            check_shape(&json!({"type": "object", "required": "a"})),
+            Err(SchemaError::BadRequired)
+        );
+    }
+
+    #[test]
+    fn invalid_keywords_are_refused() {
+        let bad = json!({"type": "object", "properties": {"a": {"type": "strin"}}});
+        assert!(matches!(
+            CompiledSchema::compile(&bad),
+            Err(SchemaError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn remote_refs_are_not_fetched() {
+        let remote =
+            json!({"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}});
+        assert!(matches!(
+            CompiledSchema::compile(&remote),
+            Err(SchemaError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn every_violation_has_its_pointer() {
+        let compiled = CompiledSchema::compile(&word_schema()).unwrap();
+        assert!(compiled.violations(&json!({"text": "hi"})).is_empty());
+        let v = compiled.violations(&json!({"limit": 0, "txt": "misplaced"}));
+        let mut paths: Vec<&str> = v.iter().map(|v| v.instance_path.as_str()).collect();
+        paths.sort();
+        assert_eq!(paths, ["", "", "/limit"], "{v:?}");
+        let details = violation_details(&v, compiled.schema());
+        assert_eq!(details["schema"], word_schema());
+        assert_eq!(details["violations"].as_array().unwrap().len(), 3);
+    }
+}

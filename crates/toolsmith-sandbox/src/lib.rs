@@ -1,0 +1,115 @@
+//! The JavaScript sandbox: runs the body of an async function in a fresh QuickJS runtime per
+//! execution, with hard memory, CPU, wall-clock, stack, output and console limits, on a bounded
+//! pool of worker threads.
+//!
+//! The only things a script sees are those injected here: `args`, `context`, `utils`,
+//! `console`, and `fetch` only when the tool holds the `network` permission.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolsmith_core::{PermissionSet, ToolResult};
+
+/// Hard limits of one execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsLimits {
+    /// Heap limit of the runtime (default 50 MB).
+    pub memory_bytes: usize,
+    /// Thread CPU time (default 5 s).
+    pub cpu_time: Duration,
+    /// Wall clock, including awaited promises and host calls (default 30 s).
+    pub wall_time: Duration,
+    /// Native stack the script may use (default 512 KB).
+    pub max_stack_bytes: usize,
+    /// Largest serialized return value (default 1 MB).
+    pub max_output_bytes: usize,
+    /// Total console output kept (default 64 KB).
+    pub max_console_bytes: usize,
+}
+
+impl Default for JsLimits {
+    fn default() -> Self {
+        JsLimits {
+            memory_bytes: 50 * 1024 * 1024,
+            cpu_time: Duration::from_secs(5),
+            wall_time: Duration::from_secs(30),
+            max_stack_bytes: 512 * 1024,
+            max_output_bytes: 1024 * 1024,
+            max_console_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Size of the worker pool and its queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Worker threads (default: the number of cores).
+    pub workers: usize,
+    /// Executions that may wait for a worker before calls get a `busy` error (default 1024).
+    pub queue_capacity: usize,
+}
+
+/// What the script is told about its call (`context` inside the sandbox).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsCallContext {
+    pub tool_name: String,
+    pub call_id: String,
+    pub conversation_id: Option<String>,
+    pub user_id: String,
+}
+
+/// The host side of `utils.callTool` and `utils.listTools` (and later the Config Center).
+#[async_trait]
+pub trait HostCalls: Send + Sync {
+    /// Runs another tool; `Ok` carries its content, `Err` its error message.
+    async fn call_tool(&self, name: &str, args: Value) -> Result<Value, String>;
+    /// `[{name, description, parameters}]` of the tools this script may call.
+    fn list_tools(&self) -> Vec<Value>;
+}
+
+/// One execution request.
+pub struct JsJob {
+    pub code: String,
+    pub args: Value,
+    pub context: JsCallContext,
+    pub permissions: PermissionSet,
+    pub limits: JsLimits,
+    pub host: Arc<dyn HostCalls>,
+}
+
+/// Why code was refused before it ever ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodeError {
+    #[error("tool code is empty")]
+    Empty,
+    #[error("tool code is {len} bytes, over the limit of {max} bytes")]
+    TooLarge { len: usize, max: usize },
+    #[error("tool code contains forbidden pattern '{pattern}': {hint}")]
+    Forbidden {
+        pattern: &'static str,
+        hint: &'static str,
+    },
+    #[error("tool code has a syntax error: {0}")]
+    Syntax(String),
+}
+
+/// The sandbox: a bounded worker pool that runs [`JsJob`]s.
+pub struct JsSandbox {}
+
+impl JsSandbox {
+    pub fn new(_config: PoolConfig) -> JsSandbox {
+        unimplemented!("sandbox")
+    }
+
+    /// Runs a job and returns its result; every failure is a result with an error kind.
+    pub async fn run(&self, _job: JsJob) -> ToolResult {
+        unimplemented!("sandbox")
+    }
+}
+
+/// Registration-time checks: size, forbidden patterns, and that the code compiles.
+pub fn check_code(_code: &str, _max_bytes: usize) -> Result<(), CodeError> {
+    unimplemented!("sandbox")
+}

@@ -1,0 +1,1 @@
+//! The custom-tool lifecycle (placeholder).

@@ -1,0 +1,147 @@
+//! Persistence: the [`Store`] trait every backend implements, and [`SqliteStore`], the embedded
+//! default.
+//!
+//! The trait speaks only in domain records from `toolsmith-core`; nothing in it is specific to
+//! SQLite, so a PostgreSQL backend can implement it unchanged. Every write is one transaction:
+//! it is committed before the call returns, or nothing of it is.
+
+mod error;
+mod sqlite;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, ToolVersionRecord};
+
+pub use error::StoreError;
+pub use sqlite::SqliteStore;
+
+/// Which custom tools to list, always within one owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolQuery {
+    pub owner: String,
+    pub status: Option<ToolStatus>,
+    pub category: Option<String>,
+    pub created_by: Option<CreatedBy>,
+    /// Case-insensitive substring match over name, description and category.
+    pub search: Option<String>,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+impl ToolQuery {
+    /// All tools of `owner`, first page of 100.
+    pub fn owner(owner: impl Into<String>) -> ToolQuery {
+        ToolQuery {
+            owner: owner.into(),
+            status: None,
+            category: None,
+            created_by: None,
+            search: None,
+            limit: 100,
+            offset: 0,
+        }
+    }
+}
+
+/// One page of a listing, with the total number of matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolPage {
+    pub tools: Vec<CustomToolRecord>,
+    pub total: u64,
+}
+
+/// Counts over one owner's custom tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolStats {
+    pub total: u64,
+    pub active: u64,
+    pub disabled: u64,
+    pub pending_approval: u64,
+    pub rejected: u64,
+    pub created_by_llm: u64,
+    pub created_by_user: u64,
+    pub total_usage: u64,
+}
+
+/// Where custom tools, their history and their executions live.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Checks that the backend answers (for readiness probes).
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Inserts a new tool and its first history row. The name must be free for the owner
+    /// ([`StoreError::NameTaken`] otherwise). The returned record is what was stored: its
+    /// `revision` may be raised above the one given so that it is higher than any revision an
+    /// earlier, deleted tool of the same owner and name ever had (a stale `expectedRevision`
+    /// can then never match the new tool).
+    async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError>;
+
+    async fn get_tool(&self, owner: &str, id: &str)
+    -> Result<Option<CustomToolRecord>, StoreError>;
+
+    async fn get_tool_by_name(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Option<CustomToolRecord>, StoreError>;
+
+    /// Tools matching the query, ordered by name.
+    async fn list_tools(&self, query: &ToolQuery) -> Result<ToolPage, StoreError>;
+
+    /// Replaces the definition fields of a stored tool (everything but id, owner, created_at,
+    /// usage_count and last_used_at) if its stored revision is `expected_revision`;
+    /// [`StoreError::RevisionConflict`] otherwise. When `tool.version` differs from the stored
+    /// version, a history row for the new version is appended in the same transaction.
+    async fn update_tool(
+        &self,
+        tool: &CustomToolRecord,
+        expected_revision: i64,
+    ) -> Result<(), StoreError>;
+
+    /// Deletes a tool (and its history) if its stored revision is `expected_revision`.
+    async fn delete_tool(
+        &self,
+        owner: &str,
+        id: &str,
+        expected_revision: i64,
+    ) -> Result<(), StoreError>;
+
+    async fn count_tools(&self, owner: &str) -> Result<u64, StoreError>;
+
+    async fn tool_stats(&self, owner: &str) -> Result<ToolStats, StoreError>;
+
+    /// Every active tool of every owner (to fill the registry at start).
+    async fn active_tools(&self) -> Result<Vec<CustomToolRecord>, StoreError>;
+
+    /// Counts one execution: `usage_count + 1`, `last_used_at = at`. Does not change the revision.
+    async fn record_usage(
+        &self,
+        owner: &str,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// Every stored version of a tool, newest first.
+    async fn list_versions(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Vec<ToolVersionRecord>, StoreError>;
+
+    async fn get_version(
+        &self,
+        owner: &str,
+        id: &str,
+        version: i64,
+    ) -> Result<Option<ToolVersionRecord>, StoreError>;
+
+    async fn record_execution(&self, execution: &ExecutionRecord) -> Result<(), StoreError>;
+
+    /// Recent executions of one owner, newest first, optionally of one tool.
+    async fn list_executions(
+        &self,
+        owner: &str,
+        tool_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ExecutionRecord>, StoreError>;
+}

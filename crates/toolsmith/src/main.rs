@@ -1,0 +1,3 @@
+//! The `toolsmith` binary (placeholder).
+
+fn main() {}
