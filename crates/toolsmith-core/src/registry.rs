@@ -31,6 +31,8 @@ pub struct RegisteredTool {
     /// What the tool may do. A nested `callTool` may reach it only if the caller holds all of them.
     pub permissions: PermissionSet,
     pub executor: Arc<dyn ToolExecutor>,
+    /// The stored version of a custom tool (for execution records); `None` for built-ins.
+    pub version: Option<i64>,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -58,7 +60,15 @@ impl RegisteredTool {
             origin,
             permissions,
             executor,
+            version: None,
         })
+    }
+
+    /// Records the stored version this registration runs.
+    #[must_use]
+    pub fn with_version(mut self, version: i64) -> Self {
+        self.version = Some(version);
+        self
     }
 
     pub fn name(&self) -> &str {
