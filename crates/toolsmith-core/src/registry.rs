@@ -113,6 +113,10 @@ struct Tables {
     builtins: HashMap<String, Arc<RegisteredTool>>,
     /// owner → name → tool.
     custom: HashMap<String, HashMap<String, Arc<RegisteredTool>>>,
+    /// Moves whenever a built-in comes or goes (every owner sees built-ins).
+    builtin_version: u64,
+    /// owner → how often that owner's custom tools changed.
+    owner_versions: HashMap<String, u64>,
 }
 
 /// All tools a call can reach. Cheap to read from many threads at once.
@@ -155,6 +159,7 @@ impl ToolRegistry {
                 return Err(RegistryError::Duplicate { name });
             }
             tables.builtins.insert(name, Arc::new(tool));
+            tables.builtin_version += 1;
         }
         self.bump();
         Ok(())
@@ -174,7 +179,7 @@ impl ToolRegistry {
             if tables.builtins.contains_key(&name) {
                 return Err(RegistryError::BuiltInName { name });
             }
-            let owned = tables.custom.entry(owner).or_default();
+            let owned = tables.custom.entry(owner.clone()).or_default();
             if let Some(existing) = owned.get(&name)
                 && existing.custom_id() != Some(id.as_str())
             {
@@ -182,6 +187,7 @@ impl ToolRegistry {
             }
             owned.retain(|_, t| t.custom_id() != Some(id.as_str()));
             owned.insert(name, Arc::new(tool));
+            *tables.owner_versions.entry(owner).or_default() += 1;
         }
         self.bump();
         Ok(())
@@ -200,6 +206,9 @@ impl ToolRegistry {
             if owned.is_empty() {
                 tables.custom.remove(owner);
             }
+            if removed {
+                *tables.owner_versions.entry(owner.to_owned()).or_default() += 1;
+            }
             removed
         };
         if removed {
@@ -210,7 +219,14 @@ impl ToolRegistry {
 
     /// Removes a built-in tool by name. Returns whether it was there.
     pub fn unregister_builtin(&self, name: &str) -> bool {
-        let removed = self.write().builtins.remove(name).is_some();
+        let removed = {
+            let mut tables = self.write();
+            let removed = tables.builtins.remove(name).is_some();
+            if removed {
+                tables.builtin_version += 1;
+            }
+            removed
+        };
         if removed {
             self.bump();
         }
@@ -225,7 +241,11 @@ impl ToolRegistry {
             tables.builtins.retain(
                 |_, t| !matches!(&t.origin, ToolOrigin::BuiltIn { provider: p } if p == provider),
             );
-            before - tables.builtins.len()
+            let n_removed = before - tables.builtins.len();
+            if n_removed > 0 {
+                tables.builtin_version += 1;
+            }
+            n_removed
         };
         if n_removed > 0 {
             self.bump();
@@ -323,12 +343,20 @@ impl ToolRegistry {
         }
     }
 
-    /// The catalogue version: it moves on every change.
+    /// The version of the catalogue `owner` sees (built-ins and the owner's custom tools): it
+    /// moves whenever that catalogue changes, and only then.
+    pub fn catalog_version(&self, owner: &str) -> u64 {
+        let tables = self.read();
+        tables.builtin_version + tables.owner_versions.get(owner).copied().unwrap_or(0)
+    }
+
+    /// The catalogue version of the registry as a whole: it moves on every change.
     pub fn version(&self) -> u64 {
         *self.version.borrow()
     }
 
-    /// Follow catalogue changes (for `list_changed` notifications).
+    /// Follow catalogue changes (for `list_changed` notifications): wakes on every change of any
+    /// owner; compare [`ToolRegistry::catalog_version`] to learn whether one owner's view moved.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.version.subscribe()
     }
