@@ -1,0 +1,37 @@
+//! `calculate`: evaluates an arithmetic expression with the parser in [`super::calc`].
+
+use serde_json::{Value, json};
+use toolsmith_core::ToolDefinition;
+
+use super::calc;
+use super::str_arg;
+
+pub fn definition() -> ToolDefinition {
+    ToolDefinition::new(
+        "calculate",
+        "Evaluate an arithmetic expression exactly as written and return the numeric result. \
+         Supports + - * / % ^ (power, right-associative), unary minus, parentheses, the \
+         constants pi and e, and the functions sqrt, abs, sin, cos, tan, asin, acos, atan \
+         (radians), ln, log (base 10), log2, exp, floor, ceil, round, min(a, b, ...), max(...).",
+        json!({
+            "type": "object",
+            "properties": {
+                "expression": {
+                    "type": "string",
+                    "description": "The expression, e.g. \"(2 + 3) * sqrt(16) / 2^3\". At most 1000 characters.",
+                    "minLength": 1,
+                    "maxLength": calc::MAX_LEN
+                }
+            },
+            "required": ["expression"],
+            "additionalProperties": false
+        }),
+    )
+    .with_tags(&["math", "arithmetic", "expression", "calculator", "compute"])
+}
+
+pub fn run(args: &Value) -> Result<Value, String> {
+    let expression = str_arg(args, "expression")?;
+    let result = calc::evaluate(expression).map_err(|e| format!("cannot evaluate: {e}"))?;
+    Ok(json!({"expression": expression, "result": result}))
+}

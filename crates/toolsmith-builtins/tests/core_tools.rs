@@ -1,0 +1,354 @@
+//! The `core` family end to end: every tool through a real `Pipeline`, with exact outputs and
+//! the arguments its schema refuses.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolsmith_core::{ErrorKind, Pipeline, PipelineLimits, ToolContext, ToolRegistry, ToolResult};
+
+fn pipeline() -> Pipeline {
+    let registry = ToolRegistry::default();
+    toolsmith_builtins::register_all(&registry).unwrap();
+    Pipeline::new(Arc::new(registry), PipelineLimits::default())
+}
+
+async fn call(name: &str, args: &str) -> ToolResult {
+    pipeline()
+        .execute(name, args, ToolContext::new("default"))
+        .await
+}
+
+async fn ok(name: &str, args: &str) -> Value {
+    let res = call(name, args).await;
+    assert!(!res.is_error, "{name} {args}: {:?}", res.content);
+    res.content
+}
+
+async fn fails(name: &str, args: &str, kind: ErrorKind) -> String {
+    let res = call(name, args).await;
+    assert!(res.is_error, "{name} {args}: {:?}", res.content);
+    assert_eq!(
+        res.error_kind(),
+        Some(kind),
+        "{name} {args}: {:?}",
+        res.content
+    );
+    res.error_message().unwrap().to_owned()
+}
+
+#[test]
+fn the_family_is_registered_once() {
+    let registry = ToolRegistry::default();
+    toolsmith_builtins::register_all(&registry).unwrap();
+    assert_eq!(
+        registry.names("anyone"),
+        [
+            "calculate",
+            "encode_decode",
+            "generate_uuid",
+            "get_current_datetime",
+            "hash_text"
+        ]
+    );
+    for tool in registry.tools("anyone") {
+        assert_eq!(tool.definition.category.as_deref(), Some("Utilities"));
+        assert!(!tool.definition.tags.is_empty());
+        assert!(tool.permissions.is_empty());
+        assert_eq!(
+            tool.origin,
+            toolsmith_core::ToolOrigin::BuiltIn {
+                provider: "core".into()
+            }
+        );
+        let params = &tool.definition.parameters;
+        assert_eq!(params["additionalProperties"], false, "{}", tool.name());
+        assert!(params["required"].is_array(), "{}", tool.name());
+        for (prop, schema) in params["properties"].as_object().unwrap() {
+            assert!(schema["description"].is_string(), "{}.{prop}", tool.name());
+        }
+    }
+    let stats = registry.stats();
+    assert_eq!((stats.builtin, stats.providers), (5, 1));
+    assert!(toolsmith_builtins::register_all(&registry).is_err());
+}
+
+#[tokio::test]
+async fn calculate_exact_results() {
+    let cases = [
+        (
+            r#"{"expression":"2+3"}"#,
+            json!({"expression": "2+3", "result": 5.0}),
+        ),
+        (
+            r#"{"expression":"(2 + 3) * sqrt(16) / 2^3"}"#,
+            json!({"expression": "(2 + 3) * sqrt(16) / 2^3", "result": 2.5}),
+        ),
+        (
+            r#"{"expression":"2^3^2"}"#,
+            json!({"expression": "2^3^2", "result": 512.0}),
+        ),
+        (
+            r#"{"expression":"-2^2"}"#,
+            json!({"expression": "-2^2", "result": -4.0}),
+        ),
+        (
+            r#"{"expression":"max(1, 7, 3) % 4"}"#,
+            json!({"expression": "max(1, 7, 3) % 4", "result": 3.0}),
+        ),
+        (
+            r#"{"expression":"1.5e3"}"#,
+            json!({"expression": "1.5e3", "result": 1500.0}),
+        ),
+        (
+            r#"{"expression":"log(1000) + log2(8)"}"#,
+            json!({"expression": "log(1000) + log2(8)", "result": 6.0}),
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(ok("calculate", args).await, expected, "{args}");
+    }
+    let res = call("calculate", r#"{"expression":"2+3"}"#).await;
+    assert_eq!(res.content_text(), r#"{"expression":"2+3","result":5.0}"#);
+    let pi = ok("calculate", r#"{"expression":"pi"}"#).await;
+    assert_eq!(pi["result"], std::f64::consts::PI);
+}
+
+#[tokio::test]
+async fn calculate_refuses_hostile_input() {
+    let cases = [
+        ("1/0", "division by zero"),
+        ("constructor", "unknown identifier 'constructor'"),
+        ("process.exit()", "unexpected character '.'"),
+        ("1e309", "is not a finite number"),
+        ("sqrt(-1)", "is not a finite number"),
+        ("2^^3", "unexpected '^' at position 2"),
+        ("(1+2", "never closed"),
+        ("1+2)", "unmatched ')'"),
+        ("1 2", "unexpected '2'"),
+        ("٣", "unexpected character '٣'"),
+        ("   ", "empty"),
+    ];
+    for (expression, expected) in cases {
+        let args = json!({ "expression": expression }).to_string();
+        let message = fails("calculate", &args, ErrorKind::ExecutionError).await;
+        assert!(message.contains(expected), "{expression}: {message}");
+    }
+    let deep = json!({"expression": "(".repeat(65) + "1" + &")".repeat(65)}).to_string();
+    let message = fails("calculate", &deep, ErrorKind::ExecutionError).await;
+    assert!(message.contains("nested too deeply"), "{message}");
+    // Over the length limit: the schema refuses it before the parser sees it.
+    let huge = json!({"expression": "(".repeat(100_000)}).to_string();
+    fails("calculate", &huge, ErrorKind::InvalidArguments).await;
+    fails(
+        "calculate",
+        r#"{"expression":""}"#,
+        ErrorKind::InvalidArguments,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn calculate_bad_arguments() {
+    for args in [
+        "{}",
+        r#"{"expression": 5}"#,
+        r#"{"expression": "1", "extra": true}"#,
+        r#"{"expr": "1"}"#,
+        "[1]",
+        "not json",
+    ] {
+        fails("calculate", args, ErrorKind::InvalidArguments).await;
+    }
+}
+
+#[tokio::test]
+async fn datetime_defaults_to_utc() {
+    let before = chrono::Utc::now().timestamp_millis();
+    let v = ok("get_current_datetime", "").await;
+    let after = chrono::Utc::now().timestamp_millis();
+    let unix_ms = v["unixMs"].as_i64().unwrap();
+    assert!((before..=after).contains(&unix_ms), "{v}");
+    assert_eq!(v["unix"].as_i64().unwrap(), unix_ms.div_euclid(1000));
+    assert_eq!(v["timezone"], "UTC");
+    assert_eq!(v["formatted"], v["iso"]);
+    let iso = v["iso"].as_str().unwrap();
+    assert!(iso.ends_with('Z'), "{iso}");
+    let parsed = chrono::DateTime::parse_from_rfc3339(iso).unwrap();
+    assert_eq!(parsed.timestamp_millis(), unix_ms);
+}
+
+#[tokio::test]
+async fn datetime_offsets_and_formats() {
+    let v = ok(
+        "get_current_datetime",
+        r#"{"timezone":"+05:30","format":"rfc2822"}"#,
+    )
+    .await;
+    assert_eq!(v["timezone"], "+05:30");
+    assert!(v["iso"].as_str().unwrap().ends_with("+05:30"), "{v}");
+    let rfc = v["formatted"].as_str().unwrap();
+    assert!(rfc.ends_with("+0530"), "{rfc}");
+    assert_eq!(
+        chrono::DateTime::parse_from_rfc2822(rfc)
+            .unwrap()
+            .timestamp(),
+        v["unix"].as_i64().unwrap()
+    );
+    let v = ok("get_current_datetime", r#"{"format":"unix_ms"}"#).await;
+    assert_eq!(v["formatted"], v["unixMs"].to_string());
+    let v = ok("get_current_datetime", r#"{"format":"unix"}"#).await;
+    assert_eq!(v["formatted"], v["unix"].to_string());
+    let v = ok("get_current_datetime", r#"{"timezone":"-0800"}"#).await;
+    assert_eq!(v["timezone"], "-08:00");
+    assert_eq!(v["utcOffsetSeconds"], -28_800);
+    let v = ok("get_current_datetime", r#"{"timezone":"+00:00"}"#).await;
+    assert_eq!(v["timezone"], "UTC");
+
+    for args in [
+        r#"{"timezone":"Europe/Paris"}"#,
+        r#"{"timezone":"+2"}"#,
+        r#"{"timezone":"+24:00"}"#,
+        r#"{"timezone":"+02:60"}"#,
+        r#"{"format":"julian"}"#,
+        r#"{"timezone":0}"#,
+        r#"{"tz":"UTC"}"#,
+    ] {
+        fails("get_current_datetime", args, ErrorKind::InvalidArguments).await;
+    }
+}
+
+#[tokio::test]
+async fn uuids() {
+    let v = ok("generate_uuid", "{}").await;
+    let uuids = v["uuids"].as_array().unwrap();
+    assert_eq!(uuids.len(), 1);
+    let v = ok("generate_uuid", r#"{"count": 100}"#).await;
+    let uuids: Vec<&str> = v["uuids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert_eq!(uuids.len(), 100);
+    let mut unique = uuids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), 100);
+    for u in uuids {
+        let parsed = uuid::Uuid::parse_str(u).unwrap();
+        assert_eq!(parsed.get_version_num(), 4);
+        assert_eq!(parsed.to_string(), u);
+    }
+    for args in [
+        r#"{"count": 0}"#,
+        r#"{"count": 101}"#,
+        r#"{"count": 1.5}"#,
+        r#"{"count": "3"}"#,
+        r#"{"count": -1}"#,
+        r#"{"number": 2}"#,
+    ] {
+        fails("generate_uuid", args, ErrorKind::InvalidArguments).await;
+    }
+}
+
+#[tokio::test]
+async fn hashes() {
+    assert_eq!(
+        ok("hash_text", r#"{"text":"abc"}"#).await,
+        json!({
+            "algorithm": "sha256",
+            "hash": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        })
+    );
+    assert_eq!(
+        ok("hash_text", r#"{"text":"","algorithm":"sha512"}"#).await,
+        json!({
+            "algorithm": "sha512",
+            "hash": "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
+        })
+    );
+    assert_eq!(
+        ok("hash_text", r#"{"text":"abc","encoding":"base64"}"#).await,
+        json!({
+            "algorithm": "sha256",
+            "hash": "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
+        })
+    );
+    for args in [
+        "{}",
+        r#"{"text":"abc","algorithm":"md5"}"#,
+        r#"{"text":"abc","encoding":"base32"}"#,
+        r#"{"text":["abc"]}"#,
+        r#"{"text":"abc","salt":"x"}"#,
+    ] {
+        fails("hash_text", args, ErrorKind::InvalidArguments).await;
+    }
+}
+
+async fn encode(text: &str, method: &str, operation: &str) -> ToolResult {
+    let args = json!({"text": text, "method": method, "operation": operation}).to_string();
+    call("encode_decode", &args).await
+}
+
+#[tokio::test]
+async fn encode_decode_round_trips() {
+    let cases = [
+        ("base64", "héllo wörld", "aMOpbGxvIHfDtnJsZA=="),
+        ("url", "a b&c=d/é?~", "a%20b%26c%3Dd%2F%C3%A9%3F~"),
+        ("hex", "Hi é", "486920c3a9"),
+        (
+            "html",
+            "<p class=\"x\">Tom & Jerry's</p>",
+            "&lt;p class=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/p&gt;",
+        ),
+    ];
+    for (method, plain, encoded) in cases {
+        let res = encode(plain, method, "encode").await;
+        assert_eq!(res.content, json!({"result": encoded}), "{method}");
+        let res = encode(encoded, method, "decode").await;
+        assert_eq!(res.content, json!({"result": plain}), "{method}");
+    }
+    assert_eq!(
+        encode("486920C3A9", "hex", "decode").await.content,
+        json!({"result": "Hi é"})
+    );
+    assert_eq!(
+        encode("&#72;&#x69; &nbsp;&unknown;", "html", "decode")
+            .await
+            .content,
+        json!({"result": "Hi \u{a0}&unknown;"})
+    );
+    assert_eq!(
+        encode("", "base64", "encode").await.content,
+        json!({"result": ""})
+    );
+}
+
+#[tokio::test]
+async fn decode_errors_are_tool_errors() {
+    let cases = [
+        ("not base64!", "base64", "invalid base64"),
+        ("//79", "base64", "not valid UTF-8"),
+        ("abc", "hex", "invalid hex"),
+        ("zz", "hex", "invalid hex"),
+        ("ff", "hex", "not valid UTF-8"),
+        ("%zz", "url", "invalid URL encoding"),
+        ("100%", "url", "invalid URL encoding"),
+        ("%C3%28", "url", "not valid UTF-8"),
+    ];
+    for (text, method, expected) in cases {
+        let res = encode(text, method, "decode").await;
+        assert_eq!(res.error_kind(), Some(ErrorKind::ExecutionError), "{text}");
+        let message = res.error_message().unwrap();
+        assert!(message.contains(expected), "{text}: {message}");
+    }
+    for args in [
+        r#"{"text":"a","method":"rot13","operation":"encode"}"#,
+        r#"{"text":"a","method":"url","operation":"both"}"#,
+        r#"{"text":"a","method":"url"}"#,
+        r#"{"method":"url","operation":"encode"}"#,
+        r#"{"text":"a","method":"url","operation":"encode","extra":1}"#,
+    ] {
+        fails("encode_decode", args, ErrorKind::InvalidArguments).await;
+    }
+}
