@@ -1,0 +1,281 @@
+//! [`SqliteStore`]: the embedded backend, one SQLite file in WAL mode.
+//!
+//! rusqlite is synchronous, so every operation runs on tokio's blocking pool. Writes go through
+//! one writer connection (behind an async mutex: writers queue without occupying threads);
+//! reads use a small pool of reader connections, which WAL lets run while a write is under way.
+//!
+//! Durability: WAL with `synchronous = NORMAL`. Every write is committed to the WAL before the
+//! call returns, so killing the process at any point loses no acknowledged write. A power loss
+//! or OS crash may lose the last commits before the next checkpoint (never corrupt the file).
+
+mod queries;
+mod rows;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use rusqlite::Connection;
+use tokio::sync::Semaphore;
+use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
+
+use crate::{Store, StoreError, ToolPage, ToolQuery, ToolStats};
+
+/// At most this many reads run at once (each on its own connection).
+const MAX_READERS: usize = 4;
+
+/// The embedded SQLite backend. Cheap to share behind an `Arc`; dropping the last handle closes
+/// the file.
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    shown: String,
+    writer: Arc<tokio::sync::Mutex<Connection>>,
+    readers: Mutex<Vec<Connection>>,
+    read_permits: Arc<Semaphore>,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed, with its parent directories) the database file at `path` and
+    /// brings its schema up to date.
+    ///
+    /// An existing file is never replaced or truncated: a file that is not a SQLite database,
+    /// is damaged, or belongs to another program gives [`StoreError::Corrupt`]; a schema newer
+    /// than this build knows gives [`StoreError::UnknownSchema`]. Both leave the file as it was.
+    pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let path = path.to_path_buf();
+        blocking(move || {
+            let writer = schema::open_checked(&path)?;
+            let reader = schema::open_more(&path)?;
+            Ok(SqliteStore {
+                inner: Arc::new(Inner {
+                    shown: path.display().to_string(),
+                    path,
+                    writer: Arc::new(tokio::sync::Mutex::new(writer)),
+                    readers: Mutex::new(vec![reader]),
+                    read_permits: Arc::new(Semaphore::new(MAX_READERS)),
+                }),
+            })
+        })
+        .await
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Runs `f` on the writer connection.
+    async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let mut conn = Arc::clone(&self.inner.writer).lock_owned().await;
+        let shown = self.inner.shown.clone();
+        blocking(move || f(&mut conn).map_err(|e| rows::with_path(e, &shown))).await
+    }
+
+    /// Runs `f` on a reader connection.
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let permit = Arc::clone(&self.inner.read_permits)
+            .acquire_owned()
+            .await
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let inner = Arc::clone(&self.inner);
+        blocking(move || {
+            let _permit = permit;
+            let mut conn = inner.take_reader()?;
+            let res = f(&mut conn).map_err(|e| rows::with_path(e, &inner.shown));
+            inner.put_reader(conn);
+            res
+        })
+        .await
+    }
+}
+
+impl Inner {
+    fn take_reader(&self) -> Result<Connection, StoreError> {
+        let pooled = self
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match pooled {
+            Some(conn) => Ok(conn),
+            None => schema::open_more(&self.path),
+        }
+    }
+
+    fn put_reader(&self, conn: Connection) {
+        // A connection left inside a transaction (cannot happen; transactions roll back on
+        // drop) would pin an old snapshot: close it instead.
+        if !conn.is_autocommit() {
+            return;
+        }
+        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        if readers.len() < MAX_READERS {
+            readers.push(conn);
+        }
+    }
+}
+
+/// Runs blocking database work off the async threads.
+async fn blocking<T, F>(f: F) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, StoreError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StoreError::Backend(Box::new(e)))?
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.read(|conn| {
+            conn.query_row("SELECT 1", [], |row| row.get::<_, i64>(0))
+                .map_err(rows::backend)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError> {
+        self.write(move |conn| queries::insert_tool(conn, tool))
+            .await
+    }
+
+    async fn get_tool(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<CustomToolRecord>, StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.read(move |conn| queries::get_tool(conn, &owner, &id))
+            .await
+    }
+
+    async fn get_tool_by_name(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Option<CustomToolRecord>, StoreError> {
+        let (owner, name) = (owner.to_owned(), name.to_owned());
+        self.read(move |conn| queries::get_tool_by_name(conn, &owner, &name))
+            .await
+    }
+
+    async fn list_tools(&self, query: &ToolQuery) -> Result<ToolPage, StoreError> {
+        let query = query.clone();
+        self.read(move |conn| queries::list_tools(conn, &query))
+            .await
+    }
+
+    async fn update_tool(
+        &self,
+        tool: &CustomToolRecord,
+        expected_revision: i64,
+    ) -> Result<(), StoreError> {
+        let tool = tool.clone();
+        self.write(move |conn| queries::update_tool(conn, &tool, expected_revision))
+            .await
+    }
+
+    async fn delete_tool(
+        &self,
+        owner: &str,
+        id: &str,
+        expected_revision: i64,
+    ) -> Result<(), StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.write(move |conn| queries::delete_tool(conn, &owner, &id, expected_revision))
+            .await
+    }
+
+    async fn count_tools(&self, owner: &str) -> Result<u64, StoreError> {
+        let owner = owner.to_owned();
+        self.read(move |conn| queries::count_tools(conn, &owner))
+            .await
+    }
+
+    async fn tool_stats(&self, owner: &str) -> Result<ToolStats, StoreError> {
+        let owner = owner.to_owned();
+        self.read(move |conn| queries::tool_stats(conn, &owner))
+            .await
+    }
+
+    async fn active_tools(&self) -> Result<Vec<CustomToolRecord>, StoreError> {
+        self.read(|conn| queries::active_tools(conn)).await
+    }
+
+    async fn record_usage(
+        &self,
+        owner: &str,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.write(move |conn| queries::record_usage(conn, &owner, &id, &at))
+            .await
+    }
+
+    async fn list_versions(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Vec<ToolVersionRecord>, StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.read(move |conn| queries::list_versions(conn, &owner, &id))
+            .await
+    }
+
+    async fn get_version(
+        &self,
+        owner: &str,
+        id: &str,
+        version: i64,
+    ) -> Result<Option<ToolVersionRecord>, StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.read(move |conn| queries::get_version(conn, &owner, &id, version))
+            .await
+    }
+
+    async fn record_execution(&self, execution: &ExecutionRecord) -> Result<(), StoreError> {
+        let execution = execution.clone();
+        self.write(move |conn| queries::record_execution(conn, &execution))
+            .await
+    }
+
+    async fn list_executions(
+        &self,
+        owner: &str,
+        tool_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ExecutionRecord>, StoreError> {
+        let (owner, tool_id) = (owner.to_owned(), tool_id.map(str::to_owned));
+        self.read(move |conn| queries::list_executions(conn, &owner, tool_id.as_deref(), limit))
+            .await
+    }
+}

@@ -1,0 +1,244 @@
+//! Opening a SQLite file safely and bringing its schema up to date.
+//!
+//! The schema version lives in `PRAGMA user_version`. A file that is not a SQLite database, is
+//! damaged, belongs to another program, or carries a newer schema than this build knows stops
+//! the open with a clear error — it is never rewritten or replaced.
+
+use std::path::Path;
+
+use rusqlite::functions::FunctionFlags;
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+
+use crate::StoreError;
+
+/// The newest schema version this build knows.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// Migration `i` brings a store from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE custom_tools (
+    id                TEXT PRIMARY KEY,
+    owner             TEXT NOT NULL DEFAULT 'default',
+    name              TEXT NOT NULL,
+    kind              TEXT NOT NULL,
+    description       TEXT NOT NULL,
+    parameters        TEXT NOT NULL,
+    code              TEXT NOT NULL,
+    category          TEXT,
+    tags              TEXT NOT NULL DEFAULT '[]',
+    permissions       TEXT NOT NULL DEFAULT '[]',
+    status            TEXT NOT NULL
+                        CHECK (status IN ('active', 'disabled', 'pending_approval', 'rejected')),
+    requires_approval INTEGER NOT NULL DEFAULT 0,
+    created_by        TEXT NOT NULL CHECK (created_by IN ('user', 'llm')),
+    version           INTEGER NOT NULL,
+    revision          INTEGER NOT NULL,
+    usage_count       INTEGER NOT NULL DEFAULT 0,
+    last_used_at      TEXT,
+    metadata          TEXT NOT NULL DEFAULT '{}',
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL,
+    UNIQUE (owner, name)
+);
+CREATE INDEX idx_custom_tools_owner_status ON custom_tools (owner, status);
+CREATE INDEX idx_custom_tools_owner_category ON custom_tools (owner, category);
+
+CREATE TABLE tool_versions (
+    tool_id     TEXT NOT NULL REFERENCES custom_tools (id) ON DELETE CASCADE,
+    version     INTEGER NOT NULL,
+    description TEXT NOT NULL,
+    parameters  TEXT NOT NULL,
+    code        TEXT NOT NULL,
+    permissions TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (tool_id, version)
+);
+
+CREATE TABLE tool_executions (
+    id              TEXT PRIMARY KEY,
+    tool_id         TEXT NOT NULL,
+    tool_name       TEXT NOT NULL,
+    tool_version    INTEGER NOT NULL,
+    owner           TEXT NOT NULL,
+    conversation_id TEXT,
+    status          TEXT NOT NULL,
+    error_kind      TEXT,
+    error           TEXT,
+    duration_ms     REAL NOT NULL,
+    created_at      TEXT NOT NULL
+);
+CREATE INDEX idx_tool_executions_owner_tool ON tool_executions (owner, tool_id, created_at);
+CREATE INDEX idx_tool_executions_owner_created ON tool_executions (owner, created_at);
+
+-- The last revision a deleted tool had, so a re-created tool of the same name starts above it.
+CREATE TABLE tool_name_retired (
+    owner         TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    last_revision INTEGER NOT NULL,
+    PRIMARY KEY (owner, name)
+);
+"#];
+
+/// Opens (creating if missing) the database file, checks it, and migrates it.
+///
+/// Nothing is written to an existing file before it has been recognised as a Toolsmith store
+/// (or an empty database): the first statement only reads the header.
+pub(crate) fn open_checked(path: &Path) -> Result<Connection, StoreError> {
+    let shown = path.display().to_string();
+    let corrupt = |reason: String| StoreError::Corrupt {
+        path: shown.clone(),
+        reason,
+    };
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            StoreError::Backend(
+                format!("cannot create the directory {}: {e}", parent.display()).into(),
+            )
+        })?;
+    }
+    if path.is_dir() {
+        return Err(corrupt("it is a directory, not a database file".to_owned()));
+    }
+    let mut conn = Connection::open(path).map_err(|e| classify(&shown, e))?;
+    // Read before writing anything: a file that is not a database fails here, untouched.
+    let version = user_version(&conn).map_err(|e| classify(&shown, e))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::UnknownSchema {
+            path: shown,
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if version < 0 {
+        return Err(corrupt(format!(
+            "it has a negative schema version ({version}); it was not written by Toolsmith"
+        )));
+    }
+    if version == 0 {
+        let n_tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(|e| classify(&shown, e))?;
+        if n_tables > 0 {
+            return Err(corrupt(
+                "it is a SQLite database of another program (it has tables but no Toolsmith \
+                 schema version); the file was left untouched"
+                    .to_owned(),
+            ));
+        }
+    } else {
+        let check: String = conn
+            .query_row("PRAGMA quick_check", [], |row| row.get(0))
+            .map_err(|e| classify(&shown, e))?;
+        if check != "ok" {
+            return Err(corrupt(format!(
+                "integrity check failed: {check}; the file was left untouched"
+            )));
+        }
+        let has_tools: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'custom_tools'",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(|e| classify(&shown, e))?;
+        if has_tools == 0 {
+            return Err(corrupt(format!(
+                "it has schema version {version} but no custom_tools table; it was not written \
+                 by Toolsmith and was left untouched"
+            )));
+        }
+    }
+    configure(&conn).map_err(|e| classify(&shown, e))?;
+    migrate(&mut conn, &shown)?;
+    Ok(conn)
+}
+
+/// Opens another connection to an already checked and migrated file.
+pub(crate) fn open_more(path: &Path) -> Result<Connection, StoreError> {
+    let shown = path.display().to_string();
+    let conn = Connection::open(path).map_err(|e| classify(&shown, e))?;
+    configure(&conn).map_err(|e| classify(&shown, e))?;
+    Ok(conn)
+}
+
+/// Per-connection settings.
+///
+/// Durability: WAL with `synchronous = NORMAL`. A commit is appended to the WAL file before the
+/// call returns, so it survives the *process* being killed at any point (the data is in the OS
+/// page cache and reaches the disk later). Only a power loss or an OS crash can lose the last
+/// commits before a checkpoint — never corrupt the database. `synchronous = FULL` would close
+/// that window at the cost of an fsync per commit.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let mode: String =
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(mode = %mode, "the store could not switch to WAL mode; reads may wait for writes");
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // SQLite's own lower() folds ASCII only; searches fold every script, as PostgreSQL does.
+    conn.create_scalar_function(
+        "lower",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            Ok(text.map(|t| t.to_lowercase()))
+        },
+    )?;
+    Ok(())
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Applies the missing migrations, each in its own `BEGIN IMMEDIATE` transaction that re-reads
+/// the version (another process may have migrated in the meantime).
+fn migrate(conn: &mut Connection, shown: &str) -> Result<(), StoreError> {
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(shown, e))?;
+        let from = user_version(&tx).map_err(|e| classify(shown, e))?;
+        if from > SCHEMA_VERSION {
+            return Err(StoreError::UnknownSchema {
+                path: shown.to_owned(),
+                found: from,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        let Some(sql) = usize::try_from(from).ok().and_then(|i| MIGRATIONS.get(i)) else {
+            return Ok(());
+        };
+        let to = from + 1;
+        tx.execute_batch(sql).map_err(|e| classify(shown, e))?;
+        tx.pragma_update(None, "user_version", to)
+            .map_err(|e| classify(shown, e))?;
+        tx.commit().map_err(|e| classify(shown, e))?;
+        tracing::info!(path = %shown, version = to, "store schema migrated");
+    }
+}
+
+/// Tells damaged or foreign files apart from other failures.
+pub(crate) fn classify(path: &str, e: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::SqliteFailure(err, _) = &e
+        && matches!(
+            err.code,
+            ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt
+        )
+    {
+        return StoreError::Corrupt {
+            path: path.to_owned(),
+            reason: format!("{e}; the file was left untouched"),
+        };
+    }
+    StoreError::Backend(Box::new(e))
+}
