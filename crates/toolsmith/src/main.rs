@@ -1,3 +1,81 @@
-//! The `toolsmith` binary (placeholder).
+//! The `toolsmith` binary: parses the command line, sets up logging (stderr only), runs the
+//! command on a tokio runtime, and turns the outcome into an exit code.
+//!
+//! - `cli` — the clap types.
+//! - `commands` — one module per command group.
+//! - `database` — where the database is, and opening the service on it.
+//! - `input` — tool files, arguments and code read from files or stdin.
+//! - `output` — tables, `key: value` blocks and JSON.
+//! - `exit` — exit codes and how errors map to them.
 
-fn main() {}
+mod cli;
+mod commands;
+mod database;
+mod exit;
+mod input;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            });
+        }
+    };
+    init_logging();
+    let json = cli.global.json;
+    let outcome = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(commands::dispatch(cli)));
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => ExitCode::from(report_error(&err, json)),
+    }
+}
+
+/// `error: …` on stderr (the whole chain on one line), and with `--json` the error document on
+/// stdout. Returns the exit code.
+fn report_error(err: &anyhow::Error, json: bool) -> u8 {
+    let class = exit::classify(err);
+    let message = format!("{err:#}").replace('\n', " ");
+    output::stderr(&format!("error: {message}\n"));
+    if json {
+        let doc = serde_json::json!({"error": {"code": class.code, "message": message}});
+        if let Err(e) = output::json(&doc) {
+            output::stderr(&format!("error: cannot write to stdout: {e}\n"));
+        }
+    }
+    class.exit
+}
+
+/// Logs go to stderr only, at the level of `TOOLSMITH_LOG`, else `RUST_LOG`, else `warn`.
+fn init_logging() {
+    let spec = ["TOOLSMITH_LOG", "RUST_LOG"]
+        .into_iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()));
+    let filter = match spec {
+        Some(spec) => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+            output::stderr(&format!(
+                "warning: ignoring the log filter '{spec}': {e}; logging warnings only\n"
+            ));
+            EnvFilter::new("warn")
+        }),
+        None => EnvFilter::new("warn"),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

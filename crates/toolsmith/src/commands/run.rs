@@ -1,0 +1,131 @@
+//! `toolsmith run` (a tool through the whole pipeline) and `toolsmith run-code` (code once in
+//! the sandbox, stored nowhere).
+//!
+//! Arguments and code come from files or stdin as well as the command line, so their size is
+//! never bounded by the operating system's argument limit.
+
+use serde_json::Value;
+use toolsmith_core::{ErrorKind, ToolContext, ToolResult, ToolStatus};
+use toolsmith_service::{RunCode, ToolRef};
+
+use super::Ctx;
+use crate::cli::{RunArgs, RunCodeArgs};
+use crate::exit::{self, CliError, SUCCESS};
+use crate::{input, output};
+
+pub async fn run_tool(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
+    let call_args = input::read_args(args.call.args.as_deref(), args.call.args_file.as_deref())?;
+    let tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
+    let result = ctx.service.execute(&args.name, call_args, tool_ctx).await;
+    let hint = if result.error_kind() == Some(ErrorKind::NotFound) {
+        not_active_hint(ctx, &args.name).await
+    } else {
+        None
+    };
+    report(ctx, &result, hint.as_deref())
+}
+
+pub async fn run_code(ctx: &Ctx, args: RunCodeArgs) -> anyhow::Result<u8> {
+    let (inline, file) = (args.call.args.as_deref(), args.call.args_file.as_deref());
+    if input::is_stdin(&args.file) && input::args_use_stdin(inline, file) {
+        return Err(CliError::Input(
+            "the code and the arguments cannot both come from stdin; put one of them in a file"
+                .to_owned(),
+        )
+        .into());
+    }
+    let code = input::read_text(&args.file, "code file")?;
+    let call_args = input::read_args(inline, file)?;
+    let run = RunCode {
+        code,
+        args: Some(call_args),
+        permissions: args.permissions,
+    };
+    let result = ctx.service.run_ephemeral(&ctx.actor, run).await;
+    report(ctx, &result, None)
+}
+
+/// Why a tool the registry does not know may still exist: it is stored but not active.
+async fn not_active_hint(ctx: &Ctx, name: &str) -> Option<String> {
+    let tool = ctx
+        .service
+        .get(&ctx.actor, &ToolRef::Name(name.to_owned()))
+        .await
+        .ok()?;
+    let hint = match tool.status {
+        ToolStatus::Active => return None,
+        ToolStatus::Disabled => {
+            format!("tool '{name}' is disabled; enable it with `toolsmith tool enable {name}`")
+        }
+        ToolStatus::PendingApproval => format!(
+            "tool '{name}' is waiting for approval; approve it with `toolsmith tool approve {name}`"
+        ),
+        ToolStatus::Rejected => format!("tool '{name}' was rejected"),
+    };
+    Some(hint)
+}
+
+/// Prints a result and returns its exit code.
+///
+/// `--json`: the whole result on stdout. Otherwise: the content on stdout (strings raw, other
+/// values as pretty JSON), console lines on stderr, and for a failure one `error: …` line on
+/// stderr instead of the content.
+fn report(ctx: &Ctx, result: &ToolResult, hint: Option<&str>) -> anyhow::Result<u8> {
+    let console =
+        output::console_lines(&result.metadata.console, result.metadata.console_truncated);
+    if !ctx.json {
+        output::stderr(&console);
+    }
+    if result.is_error {
+        let line = match hint {
+            Some(hint) => format!("{} ({hint})", error_line(result)),
+            None => error_line(result),
+        };
+        output::stderr(&format!("error: {line}\n"));
+    }
+    if ctx.json {
+        output::json(result)?;
+    } else if !result.is_error {
+        let mut text = match &result.content {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => output::pretty(other),
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        output::stdout(&text)?;
+    }
+    Ok(if result.is_error {
+        exit::of_tool_error(result.error_kind())
+    } else {
+        SUCCESS
+    })
+}
+
+/// One line: the message, with schema violations appended.
+fn error_line(result: &ToolResult) -> String {
+    let message = result
+        .error_message()
+        .map_or_else(|| result.content_text(), str::to_owned);
+    let mut line = message.replace('\n', " ");
+    if let Some(violations) = result.content.get("violations").and_then(Value::as_array) {
+        let parts: Vec<String> = violations
+            .iter()
+            .filter_map(|v| {
+                let message = v.get("message")?.as_str()?;
+                let path = v.get("path").and_then(Value::as_str).unwrap_or("");
+                Some(if path.is_empty() {
+                    message.to_owned()
+                } else {
+                    format!("{path}: {message}")
+                })
+            })
+            .collect();
+        if !parts.is_empty() {
+            line.push_str(": ");
+            line.push_str(&parts.join("; "));
+        }
+    }
+    line
+}
