@@ -62,7 +62,7 @@ impl SqliteStore {
         let path = path.to_path_buf();
         blocking(move || {
             let writer = schema::open_checked(&path)?;
-            let reader = schema::open_more(&path)?;
+            let reader = schema::open_reader(&path)?;
             Ok(SqliteStore {
                 inner: Arc::new(Inner {
                     shown: path.display().to_string(),
@@ -123,7 +123,7 @@ impl Inner {
             .pop();
         match pooled {
             Some(conn) => Ok(conn),
-            None => schema::open_more(&self.path),
+            None => schema::open_reader(&self.path),
         }
     }
 

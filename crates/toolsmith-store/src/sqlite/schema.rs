@@ -79,6 +79,8 @@ CREATE TABLE tool_name_retired (
 );
 "#];
 
+const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+
 /// Opens (creating if missing) the database file, checks it, and migrates it.
 ///
 /// Nothing is written to an existing file before it has been recognised as a Toolsmith store
@@ -159,11 +161,13 @@ pub(crate) fn open_checked(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// Opens another connection to an already checked and migrated file.
-pub(crate) fn open_more(path: &Path) -> Result<Connection, StoreError> {
+/// Opens a reader connection to an already checked and migrated file. It refuses writes.
+pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     let shown = path.display().to_string();
     let conn = Connection::open(path).map_err(|e| classify(&shown, e))?;
     configure(&conn).map_err(|e| classify(&shown, e))?;
+    conn.pragma_update(None, "query_only", true)
+        .map_err(|e| classify(&shown, e))?;
     Ok(conn)
 }
 

@@ -660,67 +660,369 @@ async fn concurrent_writers_all_land() {
     assert_eq!((stats.total, stats.total_usage), (200, 200));
 }
 
-/// Runs only as the child of `sigkill_during_creates_loses_no_acknowledged_tool`: creates 1,000
-/// tools in the store named by the environment and prints each id once its insert returned.
-#[tokio::test]
-async fn crash_child() {
-    let Ok(path) = std::env::var("TOOLSMITH_STORE_CRASH_CHILD") else {
-        return;
-    };
-    let store = SqliteStore::open(std::path::Path::new(&path))
-        .await
-        .unwrap();
-    for i in 0..1000 {
-        let t = store
-            .insert_tool(tool("default", &format!("t{i}")))
-            .await
-            .unwrap();
-        println!("ACK {}", t.id);
-    }
-    println!("DONE");
+/// Writes raw SQL into the store's file behind its back (to damage rows).
+fn raw(path: &std::path::Path, sql: &str) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(sql).unwrap();
 }
 
 #[tokio::test]
-async fn sigkill_during_creates_loses_no_acknowledged_tool() {
-    use std::io::BufRead;
+async fn unreadable_rows_are_reported_with_their_id() {
+    let f = fixture().await;
+    let t = f
+        .store
+        .insert_tool(tool("default", "broken"))
+        .await
+        .unwrap();
+    raw(
+        &f.path(),
+        &format!(
+            "UPDATE custom_tools SET tags = 'not json' WHERE id = '{}'",
+            t.id
+        ),
+    );
+    let err = f.store.get_tool("default", &t.id).await.unwrap_err();
+    let StoreError::Corrupt { path, reason } = &err else {
+        panic!("expected Corrupt, got {err}");
+    };
+    assert_eq!(path, &f.path().display().to_string());
+    assert!(
+        reason.contains(&t.id) && reason.contains("tags") && reason.contains("custom_tools"),
+        "{reason}"
+    );
+    let err = f
+        .store
+        .list_tools(&ToolQuery::owner("default"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+
+    // A status outside the CHECK constraint (written with checks off) is reported the same way.
+    let other = f.store.insert_tool(tool("default", "other")).await.unwrap();
+    raw(
+        &f.path(),
+        &format!(
+            "PRAGMA ignore_check_constraints = ON; \
+             UPDATE custom_tools SET status = 'zombie' WHERE id = '{}'",
+            other.id
+        ),
+    );
+    let err = f.store.get_tool("default", &other.id).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Corrupt { reason, .. }
+            if reason.contains(&other.id) && reason.contains("zombie")),
+        "{err}"
+    );
+    let v = f
+        .store
+        .insert_tool(tool("default", "versioned"))
+        .await
+        .unwrap();
+    raw(
+        &f.path(),
+        &format!(
+            "UPDATE tool_versions SET parameters = '{{' WHERE tool_id = '{}'",
+            v.id
+        ),
+    );
+    let err = f.store.list_versions("default", &v.id).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Corrupt { reason, .. }
+            if reason.contains(&v.id) && reason.contains("parameters")),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_recorded_during_updates_is_never_lost() {
+    let f = fixture().await;
+    let store = std::sync::Arc::new(f.store);
+    let t = store.insert_tool(tool("default", "busy")).await.unwrap();
+    let mut usage = Vec::new();
+    for i in 0..50 {
+        let (store, id) = (store.clone(), t.id.clone());
+        usage.push(tokio::spawn(async move {
+            store
+                .record_usage("default", &id, at(100 + i))
+                .await
+                .unwrap();
+        }));
+    }
+    let mut current = t.clone();
+    for rev in 1..=20 {
+        current.description = format!("edit {rev}");
+        current.revision = rev + 1;
+        store.update_tool(&current, rev).await.unwrap();
+    }
+    for task in usage {
+        task.await.unwrap();
+    }
+    let now = store.get_tool("default", &t.id).await.unwrap().unwrap();
+    assert_eq!(
+        (now.usage_count, now.last_used_at, now.revision),
+        (50, Some(at(149)), 21)
+    );
+    assert_eq!(now.description, "edit 20");
+    assert_eq!(store.tool_stats("default").await.unwrap().total_usage, 50);
+}
+
+#[tokio::test]
+async fn last_used_at_never_moves_backwards_and_unknown_tools_are_not_found() {
+    let f = fixture().await;
+    let t = f.store.insert_tool(tool("default", "u")).await.unwrap();
+    f.store
+        .record_usage("default", &t.id, at(50))
+        .await
+        .unwrap();
+    f.store
+        .record_usage("default", &t.id, at(40))
+        .await
+        .unwrap();
+    let now = f.store.get_tool("default", &t.id).await.unwrap().unwrap();
+    assert_eq!((now.usage_count, now.last_used_at), (2, Some(at(50))));
+    let err = f
+        .store
+        .record_usage("stranger", &t.id, at(60))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_do_not_wait_for_a_write_in_progress() {
+    let f = fixture().await;
+    let t = f.store.insert_tool(tool("default", "seen")).await.unwrap();
+    // Take the writer and hold it inside an open write transaction, as a long write would,
+    // until the reads below have answered.
+    let mut writer = f.store.inner.writer.clone().lock_owned().await;
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let write = tokio::task::spawn_blocking(move || {
+        let tx = writer
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .unwrap();
+        tx.execute(
+            "UPDATE custom_tools SET description = 'mid-write' WHERE name = 'seen'",
+            [],
+        )
+        .unwrap();
+        started_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        tx.commit().unwrap();
+    });
+    started_rx.await.unwrap();
+    let (seen, page) = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        let seen = f.store.get_tool("default", &t.id).await.unwrap().unwrap();
+        let page = f
+            .store
+            .list_tools(&ToolQuery::owner("default"))
+            .await
+            .unwrap();
+        (seen, page)
+    })
+    .await
+    .expect("a read waited for the writer");
+    // The reads see the last committed state, not the write in progress.
+    assert_eq!(seen.description, "the seen tool");
+    assert_eq!(page.total, 1);
+    go_tx.send(()).unwrap();
+    write.await.unwrap();
+    let after = f.store.get_tool("default", &t.id).await.unwrap().unwrap();
+    assert_eq!(after.description, "mid-write");
+}
+
+#[tokio::test]
+async fn search_folds_case_beyond_ascii() {
+    let f = fixture().await;
+    let mut t = tool("default", "umlaut");
+    t.description = "Prüft ÜBERWEISUNGEN".into();
+    f.store.insert_tool(t).await.unwrap();
+    f.store.insert_tool(tool("default", "plain")).await.unwrap();
+    for needle in ["überweisungen", "PRÜFT", "Umlaut"] {
+        let q = ToolQuery {
+            search: Some(needle.into()),
+            ..ToolQuery::owner("default")
+        };
+        let page = f.store.list_tools(&q).await.unwrap();
+        let names: Vec<_> = page.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["umlaut"], "{needle}");
+    }
+    let q = ToolQuery {
+        search: Some(String::new()),
+        ..ToolQuery::owner("default")
+    };
+    assert_eq!(f.store.list_tools(&q).await.unwrap().total, 2);
+}
+
+#[tokio::test]
+async fn pages_past_the_end_are_empty_but_counted() {
+    let f = fixture().await;
+    for i in 0..5 {
+        f.store
+            .insert_tool(tool("default", &format!("p{i}")))
+            .await
+            .unwrap();
+    }
+    for (limit, offset, expected) in [
+        (10, 10, vec![]),
+        (0, 0, vec![]),
+        (2, 4, vec!["p4"]),
+        (3, 0, vec!["p0", "p1", "p2"]),
+    ] {
+        let q = ToolQuery {
+            limit,
+            offset,
+            ..ToolQuery::owner("default")
+        };
+        let page = f.store.list_tools(&q).await.unwrap();
+        let names: Vec<_> = page.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!((page.total, names), (5, expected), "{limit}/{offset}");
+    }
+}
+
+#[tokio::test]
+async fn a_renamed_tool_retires_its_old_name() {
+    let f = fixture().await;
+    let first = f.store.insert_tool(tool("default", "old")).await.unwrap();
+    let renamed = CustomToolRecord {
+        name: "new".into(),
+        revision: 2,
+        ..first.clone()
+    };
+    f.store.update_tool(&renamed, 1).await.unwrap();
+    assert_eq!(
+        f.store.get_tool_by_name("default", "new").await.unwrap(),
+        Some(renamed)
+    );
+    let again = f.store.insert_tool(tool("default", "old")).await.unwrap();
+    assert_eq!(again.revision, 3);
+}
+
+#[tokio::test]
+async fn versions_never_go_backwards_and_ids_are_unique() {
+    let f = fixture().await;
+    let mut t = tool("default", "v");
+    t.version = 3;
+    let t = f.store.insert_tool(t).await.unwrap();
+    assert_eq!(
+        f.store
+            .list_versions("default", &t.id)
+            .await
+            .unwrap()
+            .iter()
+            .map(|v| v.version)
+            .collect::<Vec<_>>(),
+        [3]
+    );
+    let back = CustomToolRecord {
+        version: 2,
+        revision: 2,
+        ..t.clone()
+    };
+    let err = f.store.update_tool(&back, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Backend(_)) && err.to_string().contains("version 2"),
+        "{err}"
+    );
+    assert_eq!(
+        f.store.get_tool("default", &t.id).await.unwrap(),
+        Some(t.clone())
+    );
+    let twin = CustomToolRecord {
+        name: "twin".into(),
+        ..t.clone()
+    };
+    let err = f.store.insert_tool(twin).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Backend(_)) && err.to_string().contains(&t.id),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn timestamps_are_kept_to_the_microsecond() {
+    let f = fixture().await;
+    let mut t = tool("default", "precise");
+    t.created_at = Utc.timestamp_opt(1_700_000_000, 123_456_789).unwrap();
+    t.updated_at = t.created_at;
+    let stored = f.store.insert_tool(t).await.unwrap();
+    let micros = Utc.timestamp_opt(1_700_000_000, 123_456_000).unwrap();
+    assert_eq!((stored.created_at, stored.updated_at), (micros, micros));
+    assert_eq!(
+        f.store.get_tool("default", &stored.id).await.unwrap(),
+        Some(stored)
+    );
+}
+
+#[tokio::test]
+async fn an_unmeasured_duration_is_stored_as_zero() {
+    let f = fixture().await;
+    let t = f.store.insert_tool(tool("default", "d")).await.unwrap();
+    let mut e = execution(&t, ExecutionStatus::Success, 1);
+    e.duration_ms = f64::NAN;
+    f.store.record_execution(&e).await.unwrap();
+    let listed = f.store.list_executions("default", None, 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].duration_ms, 0.0);
+}
+
+#[tokio::test]
+async fn open_creates_directories_and_accepts_an_empty_file() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("crash.db");
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "sqlite::tests::crash_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("TOOLSMITH_STORE_CRASH_CHILD", &path)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut acknowledged = Vec::new();
-    for line in std::io::BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if let Some(id) = line.strip_prefix("ACK ") {
-            acknowledged.push(id.to_owned());
-            if acknowledged.len() == 300 {
-                child.kill().unwrap(); // SIGKILL on Unix
-                break;
-            }
-        }
-    }
-    child.wait().unwrap();
-    assert_eq!(acknowledged.len(), 300, "the child stopped early");
-    let store = SqliteStore::open(&path).await.unwrap();
-    for id in &acknowledged {
-        assert!(
-            store.get_tool("default", id).await.unwrap().is_some(),
-            "acknowledged tool {id} was lost"
-        );
-    }
-    let check: String = Connection::open(&path)
+    let nested = dir.path().join("a/b/c/store.db");
+    let store = SqliteStore::open(&nested).await.unwrap();
+    assert_eq!(store.path(), nested.as_path());
+    store.ping().await.unwrap();
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let store = SqliteStore::open(&empty).await.unwrap();
+    assert_eq!(store.count_tools("default").await.unwrap(), 0);
+    let mode: String = Connection::open(&empty)
         .unwrap()
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(check, "ok");
-    assert!(store.count_tools("default").await.unwrap() >= 300);
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn tiny_files_directories_and_schemaless_versions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.db");
+    std::fs::write(&tiny, b"hi\n").unwrap();
+    let err = SqliteStore::open(&tiny).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert_eq!(std::fs::read(&tiny).unwrap(), b"hi\n");
+
+    let err = SqliteStore::open(dir.path()).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+
+    let odd = dir.path().join("odd.db");
+    Connection::open(&odd)
+        .unwrap()
+        .pragma_update(None, "user_version", 1)
+        .unwrap();
+    let before = std::fs::read(&odd).unwrap();
+    let err = SqliteStore::open(&odd).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Corrupt { reason, .. } if reason.contains("custom_tools")),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&odd).unwrap(), before);
+}
+
+#[tokio::test]
+async fn readers_refuse_writes() {
+    let f = fixture().await;
+    let err = f
+        .store
+        .read(|conn| {
+            conn.execute("DELETE FROM custom_tools", [])
+                .map_err(rows::backend)
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("readonly") || err.to_string().contains("read"),
+        "{err}"
+    );
 }
