@@ -1,0 +1,548 @@
+//! The control plane: the tools through which a model creates and manages its own tools, with
+//! the names and fields of the spec's meta-tools (`create_tool`, `list_custom_tools`,
+//! `delete_custom_tool`, `toggle_custom_tool`) plus `get_custom_tool`, `update_custom_tool` and
+//! `run_js_ephemeral`.
+//!
+//! Every call acts as `Actor::llm(user)`: tools created here are `created_by = llm`, always
+//! require approval, land in `pending_approval` when they declare a dangerous permission, and
+//! can be deleted by the model only if the model created them and only with `confirm: true`.
+//! Service errors are the model's mistakes to correct, so they come back as `isError: true`
+//! results carrying the service's message and its stable code — not as protocol errors.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use toolsmith_core::{CustomToolRecord, Permission, ToolStatus};
+use toolsmith_service::{
+    CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
+};
+
+use super::catalog::{call_result, error_result, json_result};
+use super::handler::Caller;
+use rmcp::model::CallToolResult;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Create,
+    List,
+    Get,
+    Update,
+    Delete,
+    Toggle,
+    RunEphemeral,
+}
+
+const PERMISSIONS: [&str; 6] = [
+    "network",
+    "filesystem",
+    "database",
+    "shell",
+    "email",
+    "scheduling",
+];
+
+const CODE_CONTRACT: &str = "JavaScript: the body of an async function that receives `args` (the validated arguments) and returns any JSON value (`return {sum: args.a + args.b};`). Throw an Error to fail. `utils` offers helpers (hashing, encoding, dates, text, math, `utils.callTool(name, args)`); network, shell and other capabilities exist only if declared in `permissions`.";
+
+fn permissions_schema() -> Value {
+    json!({
+        "type": "array",
+        "items": {"type": "string", "enum": PERMISSIONS},
+        "uniqueItems": true,
+        "description": "Capabilities the code needs. shell, filesystem and email make the tool wait for a person's approval."
+    })
+}
+
+/// `(op, name, description, input schema)` of every control-plane tool.
+pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
+    vec![
+        (
+            Op::Create,
+            "create_tool",
+            "Create a new reusable custom tool from JavaScript. It is stored, validated and, once active, appears in tools/list right away (clients get notifications/tools/list_changed) so you can call it by name. Tools declaring shell, filesystem or email wait for a person's approval first.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Unique tool name: ^[a-z][a-z0-9_]*$, at most 64 characters."},
+                    "description": {"type": "string", "description": "What the tool does, for whoever will call it."},
+                    "parameters": {
+                        "anyOf": [{"type": "object"}, {"type": "string"}],
+                        "description": "JSON Schema of the arguments, as an object or as a JSON string; must have \"type\": \"object\". Example: {\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}"
+                    },
+                    "code": {"type": "string", "description": CODE_CONTRACT},
+                    "category": {"type": "string", "description": "Category for organisation, e.g. \"Text\" or \"Utilities\"."},
+                    "tags": {"type": "array", "items": {"type": "string"}, "description": "Search keywords for search_tools (never shown in tools/list)."},
+                    "permissions": permissions_schema(),
+                    "required_api_keys": {
+                        "type": "array",
+                        "items": {"type": "object"},
+                        "description": "API keys the tool needs. Accepted but not used yet: the Config Center is not available in this version."
+                    }
+                },
+                "required": ["name", "description", "parameters", "code"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::List,
+            "list_custom_tools",
+            "List your custom tools (summaries: id, name, description, status, category, createdBy, usageCount, version, revision) with totals per status.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "category": {"type": "string", "description": "Only tools of this category."},
+                    "status": {"type": "string", "enum": ToolStatus::ALL.map(ToolStatus::as_str), "description": "Only tools in this status."}
+                },
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Get,
+            "get_custom_tool",
+            "Get one of your custom tools in full: code, parameters, permissions, status, version and revision (pass the revision as expected_revision to update it safely).",
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "The tool's name (or its id)."}},
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Update,
+            "update_custom_tool",
+            "Change one of your custom tools. Only the fields you give change; the new code runs on the next call. Changing code or parameters makes a new version. Give expected_revision (from get_custom_tool) to refuse the update if someone else changed the tool meanwhile.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The tool to change (its current name, or its id)."},
+                    "new_name": {"type": "string", "description": "Rename the tool."},
+                    "description": {"type": "string"},
+                    "parameters": {"anyOf": [{"type": "object"}, {"type": "string"}], "description": "New JSON Schema of the arguments (object or JSON string)."},
+                    "code": {"type": "string", "description": CODE_CONTRACT},
+                    "category": {"type": "string", "description": "New category; \"\" clears it."},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "permissions": permissions_schema(),
+                    "expected_revision": {"type": "integer", "description": "Fail with a conflict unless the tool is at this revision."}
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Delete,
+            "delete_custom_tool",
+            "Delete a custom tool you created, with its history. Deleting cannot be undone: without confirm: true this only asks for confirmation. Tools a person created cannot be deleted by the model.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The tool to delete (name or id)."},
+                    "confirm": {"type": "boolean", "description": "Must be true to delete."},
+                    "expected_revision": {"type": "integer"}
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Toggle,
+            "toggle_custom_tool",
+            "Enable or disable one of your custom tools. A disabled tool leaves tools/list until it is enabled again.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The tool (name or id)."},
+                    "enabled": {"type": "boolean", "description": "true to enable, false to disable."},
+                    "expected_revision": {"type": "integer"}
+                },
+                "required": ["name", "enabled"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::RunEphemeral,
+            "run_js_ephemeral",
+            "Run JavaScript once in the sandbox without storing a tool: to try code before create_tool, or for a one-off computation.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "description": CODE_CONTRACT},
+                    "args": {"type": "object", "description": "The `args` object the code receives."},
+                    "permissions": permissions_schema()
+                },
+                "required": ["code"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateArgs {
+    name: String,
+    description: String,
+    parameters: Value,
+    code: String,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    permissions: Vec<Permission>,
+    #[serde(default)]
+    required_api_keys: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListArgs {
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NameArgs {
+    name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateArgs {
+    name: String,
+    #[serde(default)]
+    new_name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    parameters: Option<Value>,
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    tags: Option<Vec<String>>,
+    #[serde(default)]
+    permissions: Option<Vec<Permission>>,
+    #[serde(default)]
+    expected_revision: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteArgs {
+    name: String,
+    #[serde(default)]
+    confirm: bool,
+    #[serde(default)]
+    expected_revision: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToggleArgs {
+    name: String,
+    enabled: bool,
+    #[serde(default)]
+    expected_revision: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunArgs {
+    code: String,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    permissions: Vec<Permission>,
+}
+
+/// Runs a control-plane tool on arguments already validated against its schema.
+pub(crate) async fn call(
+    caller: &Caller<'_>,
+    op: Op,
+    args: Value,
+) -> Result<CallToolResult, String> {
+    Ok(match op {
+        Op::Create => create(caller, parse(args)?).await,
+        Op::List => list(caller, parse(args)?).await,
+        Op::Get => {
+            let NameArgs { name } = parse(args)?;
+            get(caller, &name).await
+        }
+        Op::Update => update(caller, parse(args)?).await,
+        Op::Delete => delete(caller, parse(args)?).await,
+        Op::Toggle => toggle(caller, parse(args)?).await,
+        Op::RunEphemeral => {
+            let RunArgs {
+                code,
+                args,
+                permissions,
+            } = parse(args)?;
+            let res = caller
+                .service()
+                .run_ephemeral(
+                    &caller.actor(),
+                    RunCode {
+                        code,
+                        args,
+                        permissions,
+                    },
+                )
+                .await;
+            call_result(res)
+        }
+    })
+}
+
+/// Deserializes validated arguments; a failure here is an invalid-params error.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, String> {
+    serde_json::from_value(args).map_err(|e| e.to_string())
+}
+
+async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
+    let mut notes = Vec::new();
+    if args
+        .required_api_keys
+        .as_ref()
+        .is_some_and(|keys| !keys.is_empty())
+    {
+        notes.push(
+            "required_api_keys was accepted but is not used yet: the Config Center is not available in this version"
+                .to_owned(),
+        );
+    }
+    let input = CreateTool {
+        name: args.name,
+        description: args.description,
+        parameters: args.parameters,
+        code: args.code,
+        category: args.category,
+        tags: args.tags,
+        permissions: args.permissions,
+        requires_approval: None,
+        metadata: None,
+    };
+    match caller.service().create(&caller.actor(), input).await {
+        Ok(record) => {
+            let message = match record.status {
+                ToolStatus::Active => format!(
+                    "Tool '{}' was created and is active: it is in tools/list now and you can call it by name.",
+                    record.name
+                ),
+                _ => format!(
+                    "Tool '{}' was created and waits for a person's approval (it declares {}); it becomes callable once approved.",
+                    record.name,
+                    dangerous_list(&record)
+                ),
+            };
+            let mut out = json!({"created": true, "tool": summary(&record), "message": message});
+            if !notes.is_empty() {
+                out["notes"] = json!(notes);
+            }
+            json_result(out)
+        }
+        Err(e) => service_error(e),
+    }
+}
+
+async fn list(caller: &Caller<'_>, args: ListArgs) -> CallToolResult {
+    let mut query = ToolQuery::owner(caller.owner());
+    query.limit = 1000;
+    query.category = args.category.filter(|c| !c.trim().is_empty());
+    if let Some(status) = args.status {
+        match status.parse::<ToolStatus>() {
+            Ok(status) => query.status = Some(status),
+            Err(why) => return error_result("validation_error", &why, Map::new()),
+        }
+    }
+    let service = caller.service();
+    let actor = caller.actor();
+    let page = match service.list(&actor, query).await {
+        Ok(page) => page,
+        Err(e) => return service_error(e),
+    };
+    let stats = match service.stats(&actor).await {
+        Ok(stats) => stats,
+        Err(e) => return service_error(e),
+    };
+    json_result(json!({
+        "tools": page.tools.iter().map(summary).collect::<Vec<_>>(),
+        "total": page.total,
+        "stats": {
+            "total": stats.total,
+            "active": stats.active,
+            "disabled": stats.disabled,
+            "pendingApproval": stats.pending_approval,
+            "rejected": stats.rejected,
+            "createdByLlm": stats.created_by_llm,
+            "createdByUser": stats.created_by_user,
+            "totalUsage": stats.total_usage,
+        }
+    }))
+}
+
+async fn get(caller: &Caller<'_>, name: &str) -> CallToolResult {
+    match caller
+        .service()
+        .get(&caller.actor(), &ToolRef::parse(name))
+        .await
+    {
+        Ok(record) => json_result(full(&record)),
+        Err(e) => service_error(e),
+    }
+}
+
+async fn update(caller: &Caller<'_>, args: UpdateArgs) -> CallToolResult {
+    let patch = ToolPatch {
+        new_name: args.new_name,
+        description: args.description,
+        parameters: args.parameters,
+        code: args.code,
+        category: args.category,
+        tags: args.tags,
+        permissions: args.permissions,
+        ..ToolPatch::default()
+    };
+    let result = caller
+        .service()
+        .update(
+            &caller.actor(),
+            &ToolRef::parse(&args.name),
+            patch,
+            args.expected_revision,
+        )
+        .await;
+    match result {
+        Ok(record) => json_result(json!({
+            "updated": true,
+            "tool": summary(&record),
+            "message": updated_message(&record),
+        })),
+        Err(e) => service_error(e),
+    }
+}
+
+pub(crate) fn updated_message(record: &CustomToolRecord) -> String {
+    match record.status {
+        ToolStatus::Active => format!(
+            "Tool '{}' is at version {} (revision {}); the next call runs it.",
+            record.name, record.version, record.revision
+        ),
+        ToolStatus::PendingApproval => format!(
+            "Tool '{}' is at version {} (revision {}) and waits for a person's approval again (it declares {}).",
+            record.name,
+            record.version,
+            record.revision,
+            dangerous_list(record)
+        ),
+        status => format!(
+            "Tool '{}' is at version {} (revision {}); it is {status}, so it cannot be called until it is active.",
+            record.name, record.version, record.revision
+        ),
+    }
+}
+
+async fn delete(caller: &Caller<'_>, args: DeleteArgs) -> CallToolResult {
+    let options = DeleteOptions {
+        confirm: args.confirm,
+        expected_revision: args.expected_revision,
+    };
+    match caller
+        .service()
+        .delete(&caller.actor(), &ToolRef::parse(&args.name), options)
+        .await
+    {
+        Ok(record) => json_result(json!({
+            "deleted": true,
+            "tool": {"id": record.id, "name": record.name},
+            "message": format!("Tool '{}' was deleted.", record.name),
+        })),
+        Err(ServiceError::ConfirmationRequired(message)) => json_result(json!({
+            "deleted": false,
+            "confirmationRequired": true,
+            "message": message,
+        })),
+        Err(e) => service_error(e),
+    }
+}
+
+async fn toggle(caller: &Caller<'_>, args: ToggleArgs) -> CallToolResult {
+    let service = caller.service();
+    let actor = caller.actor();
+    let tool = ToolRef::parse(&args.name);
+    let result = if args.enabled {
+        service.enable(&actor, &tool, args.expected_revision).await
+    } else {
+        service.disable(&actor, &tool, args.expected_revision).await
+    };
+    match result {
+        Ok(record) => {
+            let message = if record.status == ToolStatus::Active {
+                format!("Tool '{}' is enabled: it is in tools/list.", record.name)
+            } else {
+                format!("Tool '{}' is disabled: it left tools/list.", record.name)
+            };
+            json_result(json!({"tool": summary(&record), "message": message}))
+        }
+        Err(e) => service_error(e),
+    }
+}
+
+/// A service error as the tool result the model reads: its message, and its stable code.
+pub(crate) fn service_error(e: ServiceError) -> CallToolResult {
+    if let ServiceError::Store(inner) = &e {
+        tracing::error!(error = %inner, "store error in an MCP control-plane call");
+        return error_result(
+            e.code(),
+            "Toolsmith could not complete the operation because of a storage error; nothing was changed. Try again later.",
+            Map::new(),
+        );
+    }
+    let mut extra = Map::new();
+    if let ServiceError::RevisionConflict { expected, actual } = &e {
+        extra.insert("expectedRevision".to_owned(), json!(expected));
+        extra.insert("actualRevision".to_owned(), json!(actual));
+    }
+    error_result(e.code(), &e.to_string(), extra)
+}
+
+/// What a listing shows of a tool.
+pub(crate) fn summary(record: &CustomToolRecord) -> Value {
+    json!({
+        "id": record.id,
+        "name": record.name,
+        "description": record.description,
+        "status": record.status,
+        "category": record.category,
+        "createdBy": record.created_by,
+        "requiresApproval": record.requires_approval,
+        "permissions": record.permissions,
+        "usageCount": record.usage_count,
+        "version": record.version,
+        "revision": record.revision,
+    })
+}
+
+/// Everything about a tool but its owner.
+pub(crate) fn full(record: &CustomToolRecord) -> Value {
+    let mut value = serde_json::to_value(record).unwrap_or_else(|_| summary(record));
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("owner");
+    }
+    value
+}
+
+fn dangerous_list(record: &CustomToolRecord) -> String {
+    let dangerous: Vec<&str> = record
+        .permissions
+        .iter()
+        .filter(|p| p.is_dangerous())
+        .map(|p| p.as_str())
+        .collect();
+    if dangerous.is_empty() {
+        "permissions that need approval".to_owned()
+    } else {
+        format!("the {} permission", dangerous.join(", "))
+    }
+}

@@ -1,0 +1,488 @@
+//! The discovery meta-tools of the spec: `search_tools`, `get_tool_help`, `use_tool` and
+//! `batch_use_tool`, over the tools the caller can see (built-ins and their active custom
+//! tools). The ranking, the parameter docs and the tool max limits live in
+//! [`crate::discovery`]; this module wires them to the registry and the pipeline.
+//!
+//! `use_tool` and `batch_use_tool` run catalogue tools only: a meta-tool or control-plane tool
+//! passed to them is refused with a clear message (no `use_tool` of `use_tool` loops; those
+//! tools are called directly).
+
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use toolsmith_core::{BatchCall, ErrorKind, ToolDefinition, ToolResult};
+
+use super::catalog::{SERVER_TOOLS, ServerOp, call_result, error_result, json_result};
+use super::handler::Caller;
+use crate::discovery::{apply_tool_limits, lists_everything, parameter_docs, search};
+use rmcp::model::CallToolResult;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Search,
+    Help,
+    Use,
+    Batch,
+}
+
+/// Most results `search_tools` returns at once (the total is always reported).
+const MAX_SEARCH_RESULTS: usize = 200;
+/// Most operations in one `batch_use_tool`.
+const MAX_BATCH: usize = 25;
+/// Descriptions in search results are cut to this many characters.
+const SHORT_DESCRIPTION_CHARS: usize = 300;
+
+/// `(op, name, description, input schema)` of every discovery meta-tool.
+pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
+    vec![
+        (
+            Op::Search,
+            "search_tools",
+            "Search the tool catalogue (built-in tools, your custom tools, and the tool-management tools in category Meta) by keywords. Every word must match the name, description, category or search tags; results are ranked by relevance. Use \"all\" to list everything. Set include_params to get each tool's parameter schema too.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "Search keywords, e.g. \"email send\"; \"all\" lists every tool."},
+                    "category": {"type": "string", "description": "Only tools of this category."},
+                    "include_params": {"type": "boolean", "description": "Include each tool's full parameter schema.", "default": false}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Help,
+            "get_tool_help",
+            "Get a tool's full description and parameter documentation, to call it correctly.",
+            json!({
+                "type": "object",
+                "properties": {"tool_name": {"type": "string", "description": "Exact tool name, e.g. from search_tools."}},
+                "required": ["tool_name"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Use,
+            "use_tool",
+            "Run any catalogue tool by name. Count parameters of list tools are capped at their limits. If the arguments are wrong, the error comes with the tool's parameter documentation.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "tool_name": {"type": "string", "description": "Exact tool name."},
+                    "arguments": {"type": "object", "description": "Arguments matching the tool's parameters."}
+                },
+                "required": ["tool_name"],
+                "additionalProperties": false
+            }),
+        ),
+        (
+            Op::Batch,
+            "batch_use_tool",
+            "Run several catalogue tools in one request, in parallel. Each operation gets its own status; one failure does not stop the others.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "operations": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_BATCH,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "tool_name": {"type": "string", "description": "Exact tool name."},
+                                "tool": {"type": "string", "description": "Same as tool_name."},
+                                "arguments": {"type": "object"},
+                                "args": {"type": "object", "description": "Same as arguments."}
+                            },
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["operations"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    query: String,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    include_params: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HelpArgs {
+    tool_name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UseArgs {
+    tool_name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchArgs {
+    operations: Vec<Operation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Operation {
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    args: Option<Value>,
+}
+
+/// Runs a meta-tool on arguments already validated against its schema.
+pub(crate) async fn call(
+    caller: &Caller<'_>,
+    op: Op,
+    args: Value,
+) -> Result<CallToolResult, String> {
+    use super::control_plane::parse;
+    Ok(match op {
+        Op::Search => search_tools(caller, parse(args)?),
+        Op::Help => {
+            let HelpArgs { tool_name } = parse(args)?;
+            tool_help(caller, &tool_name)
+        }
+        Op::Use => {
+            let UseArgs {
+                tool_name,
+                arguments,
+            } = parse(args)?;
+            use_tool(caller, &tool_name, arguments).await
+        }
+        Op::Batch => batch(caller, parse(args)?).await,
+    })
+}
+
+/// The control plane (and the compatibility names) as search sees them: category `Meta`, as
+/// the spec files its meta-tools, so "create a tool" finds `create_tool`.
+static CONTROL_PLANE_DEFS: LazyLock<(Vec<ToolDefinition>, Vec<ToolDefinition>)> =
+    LazyLock::new(|| {
+        let def = |t: &super::catalog::ServerTool| {
+            ToolDefinition::new(
+                t.name,
+                t.tool.description.as_deref().unwrap_or_default(),
+                t.schema.schema().clone(),
+            )
+            .with_category(META_CATEGORY)
+        };
+        let core = SERVER_TOOLS
+            .core
+            .iter()
+            .filter(|t| matches!(t.op, ServerOp::Control(_)))
+            .map(def)
+            .collect();
+        let compat = SERVER_TOOLS.compat.iter().map(def).collect();
+        (core, compat)
+    });
+
+const META_CATEGORY: &str = "Meta";
+
+fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
+    let tools = caller.registry().tools(caller.owner());
+    let (control, compat) = &*CONTROL_PLANE_DEFS;
+    let mut defs: Vec<&ToolDefinition> = tools
+        .iter()
+        .map(|t| &t.definition)
+        .filter(|d| !SERVER_TOOLS.is_server_tool(&d.name))
+        .collect();
+    defs.extend(control);
+    if caller.compat() {
+        defs.extend(compat);
+    }
+    let hits = search(&defs, &args.query, args.category.as_deref());
+    let total = hits.len();
+    let listed: Vec<Value> = hits
+        .iter()
+        .take(MAX_SEARCH_RESULTS)
+        .map(|hit| {
+            let mut entry = json!({
+                "name": hit.tool.name,
+                "description": short(&hit.tool.description),
+            });
+            if let Some(category) = &hit.tool.category {
+                entry["category"] = json!(category);
+            }
+            if args.include_params {
+                entry["parameters"] = hit.tool.parameters.clone();
+            }
+            if SERVER_TOOLS.is_server_tool(&hit.tool.name) {
+                entry["callDirectly"] = json!(true);
+            }
+            entry
+        })
+        .collect();
+    let mut out = json!({
+        "query": args.query,
+        "total": total,
+        "tools": listed,
+    });
+    if let Some(category) = args.category {
+        out["category"] = json!(category);
+    }
+    if total > MAX_SEARCH_RESULTS {
+        out["truncated"] = json!(true);
+        out["message"] = json!(format!(
+            "showing the first {MAX_SEARCH_RESULTS} of {total}; narrow the query or filter by category"
+        ));
+    } else if total == 0 {
+        out["message"] = json!(if lists_everything(&args.query) {
+            "no tools in this category".to_owned()
+        } else {
+            "no tool matches every word of the query; try fewer or other words, or \"all\""
+                .to_owned()
+        });
+    } else if !args.include_params {
+        out["next"] = json!(
+            "call get_tool_help for a tool's parameters, then use_tool (or call it directly)"
+        );
+    }
+    json_result(out)
+}
+
+fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
+    if let Some(tool) = caller.registry().get(caller.owner(), name)
+        && !SERVER_TOOLS.is_server_tool(name)
+    {
+        return json_result(help_of(&tool.definition, None));
+    }
+    if let Some(server) = SERVER_TOOLS.find(name, caller.compat()) {
+        let def = ToolDefinition::new(
+            server.name,
+            server.tool.description.as_deref().unwrap_or_default(),
+            server.schema.schema().clone(),
+        );
+        return json_result(help_of(
+            &def,
+            Some("a Toolsmith server tool: call it directly (not through use_tool)"),
+        ));
+    }
+    not_found(caller, name)
+}
+
+fn help_of(def: &ToolDefinition, note: Option<&str>) -> Value {
+    let mut out = json!({
+        "name": def.name,
+        "description": def.description,
+        "parameters": def.parameters,
+        "parameterDocs": parameter_docs(&def.parameters),
+    });
+    if let Some(category) = &def.category {
+        out["category"] = json!(category);
+    }
+    if let Some(note) = note {
+        out["note"] = json!(note);
+    }
+    out
+}
+
+async fn use_tool(caller: &Caller<'_>, name: &str, arguments: Option<Value>) -> CallToolResult {
+    if let Some(refused) = refuse_server_tool("use_tool", name) {
+        return refused;
+    }
+    let Some(tool) = caller.registry().get(caller.owner(), name) else {
+        return not_found(caller, name);
+    };
+    let args = apply_tool_limits(name, &arguments.unwrap_or_else(|| json!({})));
+    let res = caller
+        .service()
+        .execute(name, args, caller.tool_context())
+        .await;
+    call_result(with_docs(res, &tool.definition))
+}
+
+/// An invalid-arguments failure gets the tool's parameter docs, so the model can correct itself.
+fn with_docs(mut res: ToolResult, def: &ToolDefinition) -> ToolResult {
+    if res.error_kind() == Some(ErrorKind::InvalidArguments)
+        && let Value::Object(content) = &mut res.content
+    {
+        content.insert(
+            "parameterDocs".to_owned(),
+            json!(parameter_docs(&def.parameters)),
+        );
+        content.insert("parameters".to_owned(), def.parameters.clone());
+    }
+    res
+}
+
+async fn batch(caller: &Caller<'_>, args: BatchArgs) -> CallToolResult {
+    let registry = caller.registry();
+    let owner = caller.owner();
+    // Each slot is either an early refusal or the index of its call in the batch.
+    let mut slots: Vec<(String, Result<usize, ToolResult>)> =
+        Vec::with_capacity(args.operations.len());
+    let mut calls = Vec::new();
+    for op in args.operations {
+        let name = match (op.tool_name, op.tool) {
+            (Some(a), Some(b)) if a != b => {
+                slots.push((
+                    a,
+                    Err(ToolResult::error(
+                        ErrorKind::InvalidArguments,
+                        "give tool_name or tool, not two different names",
+                    )),
+                ));
+                continue;
+            }
+            (Some(name), _) | (None, Some(name)) => name,
+            (None, None) => {
+                slots.push((
+                    String::new(),
+                    Err(ToolResult::error(
+                        ErrorKind::InvalidArguments,
+                        "each operation needs tool_name",
+                    )),
+                ));
+                continue;
+            }
+        };
+        if SERVER_TOOLS.is_server_tool(&name) {
+            let message = refusal_message("batch_use_tool", &name);
+            slots.push((name, Err(ToolResult::error(ErrorKind::Denied, message))));
+            continue;
+        }
+        let args = match (op.arguments, op.args) {
+            (Some(_), Some(_)) => {
+                slots.push((
+                    name,
+                    Err(ToolResult::error(
+                        ErrorKind::InvalidArguments,
+                        "give arguments or args, not both",
+                    )),
+                ));
+                continue;
+            }
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => json!({}),
+        };
+        let args = apply_tool_limits(&name, &args);
+        slots.push((name.clone(), Ok(calls.len())));
+        calls.push(BatchCall {
+            name,
+            args,
+            ctx: caller.tool_context(),
+        });
+    }
+    let mut results: Vec<Option<ToolResult>> = caller
+        .service()
+        .pipeline()
+        .execute_batch(calls)
+        .await
+        .into_iter()
+        .map(Some)
+        .collect();
+
+    let mut succeeded = 0;
+    let mut failed = 0;
+    let entries: Vec<Value> = slots
+        .into_iter()
+        .enumerate()
+        .map(|(index, (name, slot))| {
+            let res = match slot {
+                Ok(i) => results[i].take().unwrap_or_else(|| {
+                    ToolResult::error(ErrorKind::Internal, "the batch lost this result")
+                }),
+                Err(refused) => refused,
+            };
+            let res = match registry.get(owner, &name) {
+                Some(tool) => with_docs(res, &tool.definition),
+                None => res,
+            };
+            let mut entry = Map::new();
+            entry.insert("index".to_owned(), json!(index));
+            entry.insert("tool_name".to_owned(), json!(name));
+            if res.is_error {
+                failed += 1;
+                entry.insert("status".to_owned(), json!("error"));
+                entry.insert(
+                    "error".to_owned(),
+                    json!(res.error_message().unwrap_or("the call failed")),
+                );
+                if let Some(kind) = res.error_kind() {
+                    entry.insert("kind".to_owned(), json!(kind));
+                }
+                if let Value::Object(content) = &res.content {
+                    for (k, v) in content {
+                        if k != "error" && k != "kind" {
+                            entry.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            } else {
+                succeeded += 1;
+                entry.insert("status".to_owned(), json!("success"));
+                entry.insert("result".to_owned(), res.content);
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    json_result(json!({
+        "results": entries,
+        "succeeded": succeeded,
+        "failed": failed,
+    }))
+}
+
+fn refuse_server_tool(via: &str, name: &str) -> Option<CallToolResult> {
+    SERVER_TOOLS
+        .is_server_tool(name)
+        .then(|| error_result("denied", &refusal_message(via, name), Map::new()))
+}
+
+fn refusal_message(via: &str, name: &str) -> String {
+    format!(
+        "{via} cannot run '{name}': meta-tools and control-plane tools are not reachable through use_tool or batch_use_tool; call '{name}' directly"
+    )
+}
+
+/// An unknown tool, with the closest names the caller can see.
+fn not_found(caller: &Caller<'_>, name: &str) -> CallToolResult {
+    let tools = caller.registry().tools(caller.owner());
+    let defs: Vec<&ToolDefinition> = tools.iter().map(|t| &t.definition).collect();
+    let words = name.replace(['_', '-', '.'], " ");
+    let mut suggestions: Vec<String> = Vec::new();
+    for word in words.split_whitespace() {
+        for hit in search(&defs, word, None) {
+            if !suggestions.contains(&hit.tool.name) {
+                suggestions.push(hit.tool.name.clone());
+            }
+        }
+    }
+    suggestions.truncate(5);
+    let mut message = format!("no tool named '{name}'");
+    if suggestions.is_empty() {
+        message.push_str("; use search_tools to find one");
+    } else {
+        message.push_str(&format!("; did you mean: {}?", suggestions.join(", ")));
+    }
+    let mut extra = Map::new();
+    extra.insert("suggestions".to_owned(), json!(suggestions));
+    error_result("not_found", &message, extra)
+}
+
+fn short(description: &str) -> String {
+    if description.chars().count() <= SHORT_DESCRIPTION_CHARS {
+        return description.to_owned();
+    }
+    let cut: String = description.chars().take(SHORT_DESCRIPTION_CHARS).collect();
+    format!("{}…", cut.trim_end())
+}

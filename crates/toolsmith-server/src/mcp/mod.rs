@@ -1,0 +1,152 @@
+//! The MCP server: the interface through which models use, discover and grow their tools.
+//!
+//! Built on the official Rust SDK (`rmcp`, pinned), served two ways:
+//! - [`router`] — streamable HTTP at `/mcp`, an axum `Router` the app merges. rmcp's legacy
+//!   session mode stays on (2025-11-25 clients get `Mcp-Session-Id` sessions and
+//!   `notifications/tools/list_changed` pushed on the session's GET stream), and requests that
+//!   negotiate 2026-07-28 are served statelessly, their list changes delivered through
+//!   `subscriptions/listen`. rmcp's `Host` allowlist (DNS-rebinding protection) is always on,
+//!   from [`ServerConfig::allowed_hosts`](crate::ServerConfig::allowed_hosts).
+//! - [`serve_stdio`] — one session over stdin/stdout (`toolsmith mcp`); logs go to stderr only.
+//!
+//! What a caller sees (`tools/list`), in this order:
+//! - the control plane ([`control_plane`]): `create_tool`, `list_custom_tools`,
+//!   `get_custom_tool`, `update_custom_tool`, `delete_custom_tool`, `toggle_custom_tool`,
+//!   `run_js_ephemeral` — every call acts as `Actor::llm`, with all the lifecycle rules;
+//! - the discovery meta-tools ([`meta_tools`]): `search_tools`, `get_tool_help`, `use_tool`,
+//!   `batch_use_tool`;
+//! - the registry's tools for the caller: built-ins, then the caller's active custom tools, each
+//!   with its own `inputSchema`;
+//! - with `--compat dynamic-mcp`, the `dynamic.tool.*` names of the dynamic-mcp control plane
+//!   ([`compat`]).
+//!
+//! [`handler`] holds the rmcp `ServerHandler`; [`notify`] delivers list changes (exactly once
+//! per change of a session's visible catalogue, whatever caused it); [`catalog`] builds and
+//! caches the tool list and turns results into MCP results.
+//!
+//! Identity: every MCP caller is currently user `default` ([`Identity::local_default`], through
+//! the [`Identity`] extractor on HTTP). The HTTP endpoint extracts the identity per request and
+//! hands it to the handler it creates, so when tokens arrive only the extractor changes.
+
+mod catalog;
+mod compat;
+mod control_plane;
+mod handler;
+mod meta_tools;
+mod notify;
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+pub use handler::ToolsmithMcp;
+
+use crate::AppState;
+use crate::auth::Identity;
+
+/// The path the MCP endpoint is served at.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Host names accepted when the configuration lists none (rmcp would otherwise accept any).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// What every MCP session of one server shares.
+pub(crate) struct McpShared {
+    pub state: AppState,
+    pub catalog: catalog::CatalogCache,
+}
+
+impl McpShared {
+    pub(crate) fn new(state: AppState) -> Arc<McpShared> {
+        Arc::new(McpShared {
+            catalog: catalog::CatalogCache::new(state.config.compat_dynamic_mcp),
+            state,
+        })
+    }
+}
+
+struct McpHttp {
+    shared: Arc<McpShared>,
+    sessions: Arc<LocalSessionManager>,
+    config: StreamableHttpServerConfig,
+}
+
+/// Streamable HTTP at `/mcp` (POST, GET, DELETE), ready to merge into the app's router.
+///
+/// Open SSE streams (a session's GET stream, a `subscriptions/listen`) never end on their own;
+/// use [`router_with_shutdown`] and cancel its token on shutdown so they close.
+pub fn router(state: AppState) -> axum::Router {
+    router_with_shutdown(state, CancellationToken::new())
+}
+
+/// [`router`], whose sessions and streams all end when `shutdown` is cancelled.
+pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> axum::Router {
+    let mut allowed_hosts = state.config.allowed_hosts.clone();
+    if allowed_hosts.iter().all(|h| h.trim().is_empty()) {
+        tracing::warn!("no allowed hosts configured for /mcp; accepting loopback hosts only");
+        allowed_hosts = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+    }
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(true)
+        .with_allowed_hosts(allowed_hosts)
+        .with_max_request_body_bytes(state.config.body_limit_bytes)
+        .with_cancellation_token(shutdown);
+    let http = Arc::new(McpHttp {
+        shared: McpShared::new(state),
+        sessions: Arc::new(LocalSessionManager::default()),
+        config,
+    });
+    axum::Router::new()
+        .route(MCP_PATH, any(serve_http))
+        .with_state(http)
+}
+
+/// One HTTP request to `/mcp`. The handler rmcp creates for it (for a new session, or for one
+/// stateless request) acts for the identity of this request.
+async fn serve_http(
+    State(http): State<Arc<McpHttp>>,
+    identity: Identity,
+    request: Request,
+) -> Response {
+    let shared = http.shared.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(ToolsmithMcp::with_shared(shared.clone(), identity.clone())),
+        http.sessions.clone(),
+        http.config.clone(),
+    );
+    let is_delete = request.method() == axum::http::Method::DELETE;
+    let mut response = service
+        .handle(request)
+        .await
+        .map(axum::body::Body::new)
+        .into_response();
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        // rmcp answers a session DELETE with 202; the Python SDK expects 200 or 204 (and logs
+        // "Session termination failed: 202"). The session is closed either way: say so plainly.
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
+}
+
+/// Serves one MCP session over stdin/stdout until the client closes it. Acts as user `default`.
+/// Logs must go to stderr: stdout carries the protocol.
+pub async fn serve_stdio(state: AppState) -> anyhow::Result<()> {
+    let server = ToolsmithMcp::new(state, Identity::local_default());
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP stdio session failed to start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP stdio session ended with an error: {e}"))?;
+    Ok(())
+}

