@@ -96,15 +96,22 @@ pub async fn open_service(path: &Path, config: ServiceConfig) -> anyhow::Result<
             ))
         })?;
     }
-    let store = SqliteStore::open(path).await.map_err(|e| {
-        let context = match e {
-            StoreError::Corrupt { .. } | StoreError::UnknownSchema { .. } => format!(
-                "cannot open the Toolsmith database {} (the file was left untouched)",
-                path.display()
-            ),
-            _ => format!("cannot open the Toolsmith database {}", path.display()),
-        };
-        anyhow::Error::new(e).context(context)
+    let store = SqliteStore::open(path).await.map_err(|e| match e {
+        // The store names the file; make sure the message also says it was not changed.
+        StoreError::Corrupt { .. } | StoreError::UnknownSchema { .. } => {
+            if e.to_string().contains("untouched") {
+                anyhow::Error::new(e)
+            } else {
+                anyhow::Error::new(e).context(format!(
+                    "cannot open the Toolsmith database {} (the file was left untouched)",
+                    path.display()
+                ))
+            }
+        }
+        _ => anyhow::Error::new(e).context(format!(
+            "cannot open the Toolsmith database {}",
+            path.display()
+        )),
     })?;
     let service = ToolService::open(config, Arc::new(store))
         .await

@@ -103,29 +103,10 @@ fn report(ctx: &Ctx, result: &ToolResult, hint: Option<&str>) -> anyhow::Result<
     })
 }
 
-/// One line: the message, with schema violations appended.
+/// The error message on one line (schema violations are already part of it).
 fn error_line(result: &ToolResult) -> String {
-    let message = result
+    result
         .error_message()
-        .map_or_else(|| result.content_text(), str::to_owned);
-    let mut line = message.replace('\n', " ");
-    if let Some(violations) = result.content.get("violations").and_then(Value::as_array) {
-        let parts: Vec<String> = violations
-            .iter()
-            .filter_map(|v| {
-                let message = v.get("message")?.as_str()?;
-                let path = v.get("path").and_then(Value::as_str).unwrap_or("");
-                Some(if path.is_empty() {
-                    message.to_owned()
-                } else {
-                    format!("{path}: {message}")
-                })
-            })
-            .collect();
-        if !parts.is_empty() {
-            line.push_str(": ");
-            line.push_str(&parts.join("; "));
-        }
-    }
-    line
+        .map_or_else(|| result.content_text(), str::to_owned)
+        .replace('\n', " ")
 }
