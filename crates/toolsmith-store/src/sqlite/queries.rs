@@ -234,11 +234,17 @@ pub(crate) fn list_tools(conn: &mut Connection, query: &ToolQuery) -> Result<Too
         filter.push_str(" AND created_by = ?");
         args.push(SqlValue::Text(created_by.as_str().to_owned()));
     }
-    if let Some(search) = query.search.as_deref().filter(|s| !s.is_empty()) {
-        filter.push_str(
+    let search = query.search.as_deref().filter(|s| !s.is_empty());
+    if let Some(search) = search {
+        // SQLite's LIKE already ignores ASCII case, which is all an ASCII needle needs; other
+        // needles compare Unicode-lowercased text (the connection's `lower` folds all scripts).
+        filter.push_str(if search.is_ascii() {
+            " AND (name LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\' \
+             OR category LIKE ? ESCAPE '\\')"
+        } else {
             " AND (lower(name) LIKE ? ESCAPE '\\' OR lower(description) LIKE ? ESCAPE '\\' \
-             OR lower(category) LIKE ? ESCAPE '\\')",
-        );
+             OR lower(category) LIKE ? ESCAPE '\\')"
+        });
         let pattern = like_pattern(search);
         for _ in 0..3 {
             args.push(SqlValue::Text(pattern.clone()));
@@ -246,7 +252,25 @@ pub(crate) fn list_tools(conn: &mut Connection, query: &ToolQuery) -> Result<Too
     }
     // One read transaction: the page and the total come from the same snapshot.
     let tx = conn.transaction().map_err(backend)?;
-    let total: i64 = tx
+    let (tools, total) = if search.is_some() {
+        search_page(&tx, &filter, args, query)?
+    } else {
+        filtered_page(&tx, &filter, args, query)?
+    };
+    Ok(ToolPage {
+        tools,
+        total: count(total),
+    })
+}
+
+/// Filters the indexes answer: the total from an index, then one page in name order.
+fn filtered_page(
+    conn: &Connection,
+    filter: &str,
+    mut args: Vec<SqlValue>,
+    query: &ToolQuery,
+) -> Result<(Vec<CustomToolRecord>, i64), StoreError> {
+    let total: i64 = conn
         .prepare_cached(&format!("SELECT count(*) FROM custom_tools WHERE {filter}"))
         .and_then(|mut stmt| stmt.query_row(params_from_iter(args.iter()), |row| row.get(0)))
         .map_err(backend)?;
@@ -254,7 +278,7 @@ pub(crate) fn list_tools(conn: &mut Connection, query: &ToolQuery) -> Result<Too
     if query.limit > 0 && total > i64::from(query.offset) {
         args.push(SqlValue::Integer(i64::from(query.limit)));
         args.push(SqlValue::Integer(i64::from(query.offset)));
-        let mut stmt = tx
+        let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT {TOOL_COLUMNS} FROM custom_tools WHERE {filter} \
                  ORDER BY name LIMIT ? OFFSET ?"
@@ -265,10 +289,43 @@ pub(crate) fn list_tools(conn: &mut Connection, query: &ToolQuery) -> Result<Too
             tools.push(tool_from_row(row)?);
         }
     }
-    Ok(ToolPage {
-        tools,
-        total: count(total),
-    })
+    Ok((tools, total))
+}
+
+/// A substring search reads every tool of the owner. One pass over the covering search index
+/// (already in name order) collects the matching row ids — the total — and only the rows of
+/// the page are then read from the table.
+fn search_page(
+    conn: &Connection,
+    filter: &str,
+    args: Vec<SqlValue>,
+    query: &ToolQuery,
+) -> Result<(Vec<CustomToolRecord>, i64), StoreError> {
+    let matches: Vec<i64> = conn
+        .prepare_cached(&format!(
+            "SELECT rowid FROM custom_tools INDEXED BY idx_custom_tools_owner_search \
+             WHERE {filter} ORDER BY name"
+        ))
+        .and_then(|mut stmt| {
+            stmt.query_map(params_from_iter(args.iter()), |row| row.get(0))?
+                .collect()
+        })
+        .map_err(backend)?;
+    let offset = usize::try_from(query.offset).unwrap_or(usize::MAX);
+    let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {TOOL_COLUMNS} FROM custom_tools WHERE rowid = ?1"
+        ))
+        .map_err(backend)?;
+    let mut tools = Vec::new();
+    for rowid in matches.iter().skip(offset).take(limit) {
+        let mut rows = stmt.query(params![rowid]).map_err(backend)?;
+        if let Some(row) = rows.next().map_err(backend)? {
+            tools.push(tool_from_row(row)?);
+        }
+    }
+    Ok((tools, i64::try_from(matches.len()).unwrap_or(i64::MAX)))
 }
 
 fn count(n: i64) -> u64 {

@@ -1026,3 +1026,39 @@ async fn readers_refuse_writes() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn search_combines_with_filters_and_pages() {
+    let f = fixture().await;
+    for i in 0..12 {
+        let mut t = tool("default", &format!("report_{i:02}"));
+        t.status = if i % 3 == 0 {
+            ToolStatus::Disabled
+        } else {
+            ToolStatus::Active
+        };
+        f.store.insert_tool(t).await.unwrap();
+    }
+    f.store
+        .insert_tool(tool("default", "unrelated"))
+        .await
+        .unwrap();
+    f.store
+        .insert_tool(tool("other", "report_99"))
+        .await
+        .unwrap();
+    let q = ToolQuery {
+        search: Some("RePoRt".into()),
+        status: Some(ToolStatus::Active),
+        limit: 3,
+        offset: 2,
+        ..ToolQuery::owner("default")
+    };
+    let page = f.store.list_tools(&q).await.unwrap();
+    let names: Vec<_> = page.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(page.total, 8);
+    assert_eq!(names, ["report_04", "report_05", "report_07"]);
+    let q = ToolQuery { offset: 8, ..q };
+    let page = f.store.list_tools(&q).await.unwrap();
+    assert_eq!((page.total, page.tools.len()), (8, 0));
+}

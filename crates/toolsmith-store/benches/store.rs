@@ -1,0 +1,181 @@
+//! Criterion benchmarks of [`SqliteStore`] through the `Store` trait, on stores pre-filled with
+//! 1,000 and 10,000 tools of one owner:
+//!
+//! - `create`: `insert_tool` of a new tool (the created tools are deleted, untimed, after each
+//!   sample so the store keeps its size).
+//! - `list_first_page`: `list_tools` of the owner, first page of 100, with the total.
+//! - `search`: `list_tools` with a search term matching one tool (a full scan of the owner).
+//! - `get_by_id`: `get_tool`.
+//! - `stats`: `tool_stats`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use tokio::runtime::Runtime;
+use toolsmith_core::{CreatedBy, CustomToolRecord, Permission, ToolKind, ToolStatus};
+use toolsmith_store::{SqliteStore, Store, ToolQuery};
+
+const SIZES: [usize; 2] = [1_000, 10_000];
+
+fn tool(name: &str, i: usize) -> CustomToolRecord {
+    let now = Utc::now();
+    CustomToolRecord {
+        id: CustomToolRecord::new_id(),
+        owner: "default".to_owned(),
+        name: name.to_owned(),
+        kind: ToolKind::Js,
+        description: format!("Computes something useful for case number {i} and returns it"),
+        parameters: json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["text"]
+        }),
+        code: "const words = args.text.split(/\\s+/);\nreturn { count: words.length };\n".repeat(8),
+        category: Some(["text", "math", "web", "data"][i % 4].to_owned()),
+        tags: vec!["bench".to_owned(), format!("group{}", i % 10)],
+        permissions: if i.is_multiple_of(3) {
+            [Permission::Network].into_iter().collect()
+        } else {
+            Default::default()
+        },
+        status: if i.is_multiple_of(5) {
+            ToolStatus::Disabled
+        } else {
+            ToolStatus::Active
+        },
+        requires_approval: false,
+        created_by: if i.is_multiple_of(2) {
+            CreatedBy::User
+        } else {
+            CreatedBy::Llm
+        },
+        version: 1,
+        revision: 1,
+        usage_count: 0,
+        last_used_at: None,
+        metadata: json!({"source": "bench"}),
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+struct Filled {
+    _dir: tempfile::TempDir,
+    store: SqliteStore,
+    ids: Vec<String>,
+}
+
+fn filled(rt: &Runtime, n: usize) -> Filled {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let (store, ids) = rt.block_on(async {
+        let store = SqliteStore::open(&dir.path().join("bench.db"))
+            .await
+            .unwrap();
+        let mut ids = Vec::with_capacity(n);
+        for i in 0..n {
+            let stored = store
+                .insert_tool(tool(&format!("tool_{i:05}"), i))
+                .await
+                .unwrap();
+            ids.push(stored.id);
+        }
+        (store, ids)
+    });
+    eprintln!(
+        "filled {n} tools in {:.2?} ({:.1} µs per insert)",
+        started.elapsed(),
+        started.elapsed().as_secs_f64() * 1e6 / n as f64
+    );
+    Filled {
+        _dir: dir,
+        store,
+        ids,
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for n in SIZES {
+        let f = filled(&rt, n);
+        let store = &f.store;
+
+        let mut group = c.benchmark_group("store");
+        group.measurement_time(Duration::from_secs(4));
+
+        let counter = AtomicUsize::new(0);
+        group.bench_with_input(BenchmarkId::new("create", n), &n, |b, _| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut created = Vec::with_capacity(iters as usize);
+                    let started = Instant::now();
+                    for _ in 0..iters {
+                        let i = counter.fetch_add(1, Ordering::Relaxed);
+                        let stored = store
+                            .insert_tool(tool(&format!("new_{i:08}"), i))
+                            .await
+                            .unwrap();
+                        created.push(stored);
+                    }
+                    let elapsed = started.elapsed();
+                    for t in created {
+                        store
+                            .delete_tool(&t.owner, &t.id, t.revision)
+                            .await
+                            .unwrap();
+                    }
+                    elapsed
+                })
+            });
+        });
+
+        group.bench_with_input(BenchmarkId::new("list_first_page", n), &n, |b, _| {
+            let query = ToolQuery::owner("default");
+            b.iter(|| {
+                let page = rt.block_on(store.list_tools(&query)).unwrap();
+                assert_eq!(page.tools.len(), 100);
+                black_box(page)
+            });
+        });
+
+        group.bench_with_input(BenchmarkId::new("search", n), &n, |b, _| {
+            let query = ToolQuery {
+                search: Some("TOOL_00999".to_owned()),
+                ..ToolQuery::owner("default")
+            };
+            b.iter(|| {
+                let page = rt.block_on(store.list_tools(&query)).unwrap();
+                assert_eq!(page.total, 1);
+                black_box(page)
+            });
+        });
+
+        let mut next = 0usize;
+        group.bench_with_input(BenchmarkId::new("get_by_id", n), &n, |b, _| {
+            b.iter(|| {
+                next = (next + 7919) % f.ids.len();
+                let tool = rt
+                    .block_on(store.get_tool("default", &f.ids[next]))
+                    .unwrap();
+                black_box(tool.unwrap())
+            });
+        });
+
+        group.bench_with_input(BenchmarkId::new("stats", n), &n, |b, _| {
+            b.iter(|| black_box(rt.block_on(store.tool_stats("default")).unwrap()));
+        });
+
+        group.finish();
+    }
+}
+
+criterion_group!(store_benches, benches);
+criterion_main!(store_benches);
