@@ -125,9 +125,72 @@ pub fn time(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Pretty JSON; falls back to compact JSON (which cannot fail for a `Value`).
+/// Pretty JSON for people: objects one field a line, arrays on one line when they fit in
+/// [`LINE_WIDTH`] columns (`[["the", 4], ["end", 2]]` rather than ten lines).
 pub fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    let mut out = String::new();
+    write_pretty(&mut out, value, 0);
+    out
+}
+
+const LINE_WIDTH: usize = 80;
+
+fn write_pretty(out: &mut String, value: &Value, indent: usize) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str("{\n");
+            for (i, (key, item)) in map.iter().enumerate() {
+                out.extend(std::iter::repeat_n(' ', indent + 2));
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push_str(": ");
+                write_pretty(out, item, indent + 2);
+                if i + 1 < map.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push('}');
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let inline = inline(value);
+            // The line holds the indent, a key of some length and the value.
+            if indent + inline.chars().count() <= LINE_WIDTH - 20 {
+                out.push_str(&inline);
+                return;
+            }
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                out.extend(std::iter::repeat_n(' ', indent + 2));
+                write_pretty(out, item, indent + 2);
+                if i + 1 < items.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push(']');
+        }
+        scalar => out.push_str(&inline(scalar)),
+    }
+}
+
+/// One line, with a space after `,` and `:`.
+fn inline(value: &Value) -> String {
+    match value {
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(inline).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Object(map) => {
+            let parts: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), inline(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        scalar => scalar.to_string(),
+    }
 }
 
 fn list_or_dash<I: IntoIterator<Item = S>, S: ToString>(items: I) -> String {
@@ -299,6 +362,22 @@ mod tests {
             b.render(),
             "name:              x\nrequires approval: no\ncode:\n  a\n\n  b\n"
         );
+    }
+
+    #[test]
+    fn pretty_keeps_short_arrays_on_one_line() {
+        let value = serde_json::json!({
+            "top": [["the", 4], ["end", 2]],
+            "empty": {},
+            "none": [],
+            "nested": {"long": ["a very long string that does not fit", "on one line with the other one"]}
+        });
+        assert_eq!(
+            pretty(&value),
+            "{\n  \"empty\": {},\n  \"nested\": {\n    \"long\": [\n      \"a very long string that does not fit\",\n      \"on one line with the other one\"\n    ]\n  },\n  \"none\": [],\n  \"top\": [[\"the\", 4], [\"end\", 2]]\n}"
+        );
+        let back: Value = serde_json::from_str(&pretty(&value)).unwrap();
+        assert_eq!(back, value);
     }
 
     #[test]

@@ -325,3 +325,58 @@ fn unknown_tool_exits_4() {
     assert_eq!(res["metadata"]["errorKind"], "not_found");
     assert_eq!(out.stderr, "error: no tool named 'no_such_tool'\n");
 }
+
+/// Built-in tools run through the same command.
+#[test]
+fn builtins_run_too() {
+    let env = Env::new();
+    let res = env.json(&[
+        "run",
+        "calculate",
+        "--args",
+        r#"{"expression": "2 * (3 + 4)"}"#,
+    ]);
+    assert_eq!(res["isError"], false);
+    assert_eq!(res["content"]["result"].as_f64(), Some(14.0));
+    let out = env
+        .run(&["run", "calculate", "--args", r#"{"expression": "2 +"}"#])
+        .expect(1);
+    assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
+}
+
+/// Logs never mix with results: with debug logging on, stdout is still one JSON document.
+#[test]
+fn logs_go_to_stderr_only() {
+    let env = Env::new();
+    env.create_examples();
+    for var in ["TOOLSMITH_LOG", "RUST_LOG"] {
+        let out = env
+            .run_with_env(
+                &[
+                    "--json",
+                    "run",
+                    "word_frequency",
+                    "--args",
+                    r#"{"text": "a a b"}"#,
+                ],
+                None,
+                &[(var, "debug")],
+            )
+            .expect(0);
+        assert_eq!(out.json()["content"]["totalWords"], 3);
+        assert!(out.stderr.contains("DEBUG"), "{var}: {}", out.stderr);
+    }
+    let out = env
+        .run_with_env(
+            &["--json", "tool", "list"],
+            None,
+            &[("TOOLSMITH_LOG", "not a=filter=")],
+        )
+        .expect(0);
+    assert_eq!(out.json()["total"], 2);
+    assert!(
+        out.stderr.contains("ignoring the log filter"),
+        "{}",
+        out.stderr
+    );
+}

@@ -112,7 +112,12 @@ impl Env {
     }
 
     pub fn run_with_stdin(&self, args: &[&str], stdin: Option<&[u8]>) -> Out {
+        self.run_with_env(args, stdin, &[])
+    }
+
+    pub fn run_with_env(&self, args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Out {
         let mut cmd = self.command(args);
+        cmd.envs(env.iter().copied());
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
