@@ -1062,3 +1062,27 @@ async fn search_combines_with_filters_and_pages() {
     let page = f.store.list_tools(&q).await.unwrap();
     assert_eq!((page.total, page.tools.len()), (8, 0));
 }
+
+#[tokio::test]
+async fn the_unicode_lower_function_keeps_other_values() {
+    let f = fixture().await;
+    let got = f
+        .store
+        .read(|conn| {
+            conn.query_row(
+                "SELECT lower('ÄÖÜ Straße'), lower(42), lower(NULL) IS NULL",
+                [],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, bool>(2)?,
+                    ))
+                },
+            )
+            .map_err(rows::backend)
+        })
+        .await
+        .unwrap();
+    assert_eq!(got, ("äöü straße".to_owned(), 42, true));
+}
