@@ -4,6 +4,37 @@
 //!
 //! The only things a script sees are those injected here: `args`, `context`, `utils`,
 //! `console`, and `fetch` only when the tool holds the `network` permission.
+//!
+//! Map of the crate:
+//! - `pool.rs`: the worker threads, the bounded queue (`busy` past it), nested executions, and
+//!   the async side of [`JsSandbox::run`].
+//! - `engine.rs`: one execution in a fresh runtime: prelude, tool, the loop that drives
+//!   promises and host calls, and the [`ToolResult`] that comes out.
+//! - `limits.rs`: the watchdog behind the interrupt handler (CPU, wall clock, cancellation) and
+//!   the messages of every limit.
+//! - `raw.rs`: the only `unsafe` code: the allocator that enforces the memory limit, and
+//!   loading bytecode.
+//! - `compile.rs`: source to bytecode, outside the sandbox (which cannot compile anything).
+//! - `utils.js` / `utils.rs`: the prelude that builds `utils`, `console` and `fetch` and locks
+//!   the context down, and the native helpers it calls.
+//! - `host.rs`: `utils.callTool` / `utils.listTools` over [`HostCalls`].
+//! - `console.rs`: the capped console.
+//! - `checks.rs`: [`check_code`], the registration-time checks.
+//!
+//! Security rests on the engine, not on [`check_code`]: the sandbox context has no `Eval`
+//! intrinsic (QuickJS itself refuses to compile strings there), no module loader, no timers,
+//! no shared memory, no `std`/`os`, and nothing of the host but plain values and the few native
+//! functions `utils.js` wraps.
+
+mod checks;
+mod compile;
+mod console;
+mod engine;
+mod host;
+mod limits;
+mod pool;
+mod raw;
+mod utils;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +82,15 @@ pub struct PoolConfig {
     pub queue_capacity: usize,
 }
 
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            queue_capacity: 1024,
+        }
+    }
+}
+
 /// What the script is told about its call (`context` inside the sandbox).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsCallContext {
@@ -96,20 +136,35 @@ pub enum CodeError {
 }
 
 /// The sandbox: a bounded worker pool that runs [`JsJob`]s.
-pub struct JsSandbox {}
+///
+/// Cheap to share (`Arc<JsSandbox>`); `run` may be called from any number of tokio tasks at
+/// once. Dropping the sandbox lets its workers finish what they run and exit.
+pub struct JsSandbox {
+    pool: pool::Pool,
+}
 
 impl JsSandbox {
-    pub fn new(_config: PoolConfig) -> JsSandbox {
-        unimplemented!("sandbox")
+    /// Starts `config.workers` worker threads (at least one).
+    pub fn new(config: PoolConfig) -> JsSandbox {
+        JsSandbox {
+            pool: pool::Pool::new(config),
+        }
     }
 
     /// Runs a job and returns its result; every failure is a result with an error kind.
-    pub async fn run(&self, _job: JsJob) -> ToolResult {
-        unimplemented!("sandbox")
+    ///
+    /// Must be called from within a tokio runtime with time enabled (host calls are spawned on
+    /// it). The wall-clock limit counts from this call, queueing included. Dropping the future
+    /// cancels the job.
+    pub async fn run(&self, job: JsJob) -> ToolResult {
+        self.pool.run(job).await
     }
 }
 
 /// Registration-time checks: size, forbidden patterns, and that the code compiles.
-pub fn check_code(_code: &str, _max_bytes: usize) -> Result<(), CodeError> {
-    unimplemented!("sandbox")
+///
+/// A speed bump that gives friendly hints, never the wall: everything it refuses is also
+/// refused (or harmless) at run time.
+pub fn check_code(code: &str, max_bytes: usize) -> Result<(), CodeError> {
+    checks::check_code(code, max_bytes)
 }

@@ -1,0 +1,517 @@
+//! One execution, start to finish, on the thread that runs it: a fresh QuickJS runtime and
+//! context, the prelude, the tool, the loop that drives promises and host calls, and the
+//! [`ToolResult`] that comes out.
+//!
+//! [`serve`] makes a runtime ready *before* its job arrives (context, prelude, lock-down), waits
+//! for the job, runs it, replies, and only then tears the runtime down. A runtime serves exactly
+//! one job and no script has touched it before; preparing ahead and tearing down after the reply
+//! keeps both costs out of the caller's latency.
+//!
+//! The sandbox context is built *without* the `Eval` intrinsic: code only enters as bytecode
+//! compiled outside (`compile.rs`). Its allocator enforces the memory limit, the interrupt
+//! handler the CPU and wall-clock limits (`limits.rs`), QuickJS the stack limit.
+//!
+//! Values only cross as text: the arguments and `context` go in as JSON strings that
+//! `JSON.parse` turns into fresh objects inside the sandbox, and the result comes out as the
+//! JSON string that `JSON.stringify` made inside the sandbox, under the same limits (so
+//! `toJSON`, getters and proxies on the returned value are bounded too), and is parsed here.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use rquickjs::context::intrinsic;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value};
+use serde_json::{Map, Value as Json};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+use toolsmith_core::{ErrorKind, ToolResult};
+
+use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
+use crate::console::ConsoleBuffer;
+use crate::host::{Event, HostBridge, JobSlot, JobState};
+use crate::limits::{self, Limit, Watchdog};
+use crate::raw::{self, CountingAllocator, LazyIntrinsic};
+use crate::utils;
+use crate::{HostCalls, JsLimits};
+
+/// The built-in objects a sandbox context is created with. Not `Eval` (no code from strings),
+/// not `Performance` (no high-resolution clock), not `DOMException`. Typed arrays, `Map`/`Set`
+/// and `Date` are added before the tool runs when its source mentions them
+/// (`compile::Needs`), or when `utils.js` is loaded (`JobSlot::ensure` adds each at most once).
+type Intrinsics = (
+    intrinsic::RegExpCompiler,
+    intrinsic::RegExp,
+    intrinsic::Json,
+    intrinsic::Proxy,
+    intrinsic::Promise,
+    intrinsic::WeakRef,
+);
+
+/// A job and where its result goes.
+pub(crate) struct Job {
+    pub(crate) exec: Execution,
+    pub(crate) reply: oneshot::Sender<ToolResult>,
+}
+
+/// Everything needed to run one job.
+pub(crate) struct Execution {
+    pub(crate) code: String,
+    pub(crate) args_json: String,
+    pub(crate) context_json: String,
+    pub(crate) network: bool,
+    pub(crate) limits: JsLimits,
+    pub(crate) deadline: Instant,
+    pub(crate) cancelled: Arc<AtomicBool>,
+    pub(crate) events: mpsc::Receiver<Event>,
+    pub(crate) events_tx: mpsc::Sender<Event>,
+    pub(crate) host: Arc<dyn HostCalls>,
+    pub(crate) handle: Option<Handle>,
+}
+
+/// Prepares a runtime, takes one job from `next`, runs it and replies. Returns `false` when
+/// `next` had no job (the pool is shutting down).
+pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>) -> bool {
+    let watchdog = Rc::new(Watchdog::new());
+    let slot = Rc::new(JobSlot::default());
+    let prepared = Sandbox::start(&watchdog).and_then(|sandbox| {
+        let hooks = sandbox
+            .context
+            .with(|ctx| prepare(&ctx, &slot).map(|hooks| Persistent::save(&ctx, hooks)))
+            .map_err(|e| format!("could not prepare the sandbox: {e}"))?;
+        // Fields drop in order: the saved hooks before the runtime they live in.
+        Ok((hooks, sandbox))
+    });
+    let Some(job) = next() else { return false };
+    let result = match prepared {
+        Ok((hooks, sandbox)) => {
+            sandbox
+                .runtime
+                .set_max_stack_size(limits::clamp_stack(job.exec.limits.max_stack_bytes));
+            let result = sandbox.context.with(|ctx| {
+                let hooks = match hooks
+                    .restore(&ctx)
+                    .and_then(|hooks| Hooks::from_object(&hooks))
+                {
+                    Ok(hooks) => hooks,
+                    Err(e) => return internal(format!("could not prepare the sandbox: {e}")),
+                };
+                Run {
+                    ctx: &ctx,
+                    hooks: &hooks,
+                    watchdog: &watchdog,
+                    slot: &slot,
+                    exec: &job.exec,
+                }
+                .execute(compiler)
+            });
+            let _ = job.reply.send(result);
+            // The runtime is torn down here, after the reply.
+            return true;
+        }
+        Err(message) => internal(message),
+    };
+    let _ = job.reply.send(result);
+    true
+}
+
+/// A fresh runtime and context. The context is declared first so it is dropped first.
+struct Sandbox {
+    context: Context,
+    runtime: Runtime,
+}
+
+impl Sandbox {
+    fn start(watchdog: &Rc<Watchdog>) -> Result<Sandbox, String> {
+        let allocator = CountingAllocator::new(watchdog.memory_limit(), watchdog.memory_flag());
+        let runtime = Runtime::new_with_alloc(allocator)
+            .map_err(|e| format!("could not start a JS runtime: {e}"))?;
+        let handler = watchdog.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || handler.should_stop())));
+        let context = Context::custom::<Intrinsics>(&runtime)
+            .map_err(|e| format!("could not start a JS context: {e}"))?;
+        Ok(Sandbox { context, runtime })
+    }
+}
+
+/// The functions `install` hands back.
+struct Hooks<'js> {
+    /// `begin({network, maxConsoleChars, maxOutputChars})` applies a job's options.
+    begin: Function<'js>,
+    /// `run(main, argsJson, contextJson)` → promise of a report.
+    run: Function<'js>,
+    /// `settle(id, ok, payload)` settles a pending `callTool` promise.
+    settle: Function<'js>,
+    /// `describe(error)` → `{message, stack, stackOverflow}`.
+    describe: Function<'js>,
+}
+
+impl<'js> Hooks<'js> {
+    fn from_object(hooks: &Object<'js>) -> rquickjs::Result<Self> {
+        Ok(Hooks {
+            begin: hooks.get("begin")?,
+            run: hooks.get("run")?,
+            settle: hooks.get("settle")?,
+            describe: hooks.get("describe")?,
+        })
+    }
+}
+
+/// Evaluates the prelude and calls its `install`, which locks the context down and sets up the
+/// globals; returns the hooks object.
+fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
+    let bytecode =
+        compile::prelude().map_err(|e| rquickjs::Exception::throw_internal(ctx, &e.to_string()))?;
+    let host = utils::host_object(ctx, slot.clone())?;
+    let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
+    while ctx.execute_pending_job() {}
+    let install: Function<'js> = module.get("install")?;
+    install.call((host,))
+}
+
+/// How a script ended, before it is turned into a result.
+enum Outcome {
+    /// The JSON text of the returned value.
+    Returned(String),
+    /// The returned value's JSON is longer than the output limit (at least this many bytes).
+    TooLarge(usize),
+    /// The script threw.
+    Threw(Thrown),
+    /// The script awaits something nothing can settle any more.
+    NeverSettles,
+    /// A limit fired; the watchdog knows which.
+    Stopped,
+    /// Something went wrong on our side.
+    Internal(String),
+}
+
+struct Thrown {
+    message: String,
+    stack: Option<String>,
+    stack_overflow: bool,
+}
+
+/// One job in a prepared context.
+struct Run<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    hooks: &'a Hooks<'js>,
+    watchdog: &'a Watchdog,
+    slot: &'a JobSlot,
+    exec: &'a Execution,
+}
+
+impl<'js> Run<'_, 'js> {
+    /// Runs the job and returns its result (without `duration_ms`, which the caller measures).
+    fn execute(&self, compiler: &mut Compiler) -> ToolResult {
+        let exec = self.exec;
+        if exec.cancelled.load(Ordering::Relaxed) {
+            return Limit::Cancelled.result(&exec.limits);
+        }
+        if Instant::now() >= exec.deadline {
+            return Limit::Wall.result(&exec.limits);
+        }
+        let (tool, needs) = match compiler.tool(&exec.code) {
+            Ok(compiled) => compiled,
+            Err(CompileError::Syntax(message)) => {
+                let what = if message.starts_with("SyntaxError") {
+                    "has a syntax error"
+                } else {
+                    "does not compile"
+                };
+                return ToolResult::error(
+                    ErrorKind::ExecutionError,
+                    format!("the tool code {what}: {message}"),
+                );
+            }
+            Err(CompileError::Internal(message)) => return internal(message),
+        };
+
+        self.watchdog
+            .arm(&exec.limits, exec.deadline, exec.cancelled.clone());
+        self.slot.begin(JobState {
+            bridge: HostBridge::new(
+                exec.host.clone(),
+                exec.handle.clone(),
+                exec.events_tx.clone(),
+            ),
+            console: ConsoleBuffer::new(exec.limits.max_console_bytes),
+        });
+        let outcome = self.run(&tool, needs);
+        // Host calls still running are aborted when the job state is dropped.
+        let state = self.slot.end();
+
+        let mut result = match self.watchdog.fired() {
+            Some(limit) => limit.result(&exec.limits),
+            None => outcome_result(outcome, &exec.limits),
+        };
+        if let Some(state) = state {
+            let (entries, truncated) = state.console.take();
+            result.metadata.console = entries;
+            result.metadata.console_truncated = truncated;
+        }
+        result
+    }
+
+    fn run(&self, tool: &raw::Bytecode, needs: Needs) -> Outcome {
+        let wanted = [
+            (needs.typed_arrays, LazyIntrinsic::TypedArrays),
+            (needs.map_set, LazyIntrinsic::MapSet),
+            (needs.date, LazyIntrinsic::Date),
+        ];
+        for (wanted, intrinsic) in wanted {
+            if wanted && !self.slot.ensure(self.ctx, intrinsic) {
+                let _ = self.ctx.catch();
+                return self.failed("could not add built-in objects to the sandbox".to_owned());
+            }
+        }
+        let options = match self.options() {
+            Ok(options) => options,
+            Err(e) => return self.failed(format!("could not pass the job's options: {e}")),
+        };
+        if let Err(e) = self.hooks.begin.call::<_, ()>((options,)) {
+            return self.failed(format!("could not start the job: {e}"));
+        }
+        let main = match self.load_tool(tool) {
+            Ok(main) => main,
+            Err(outcome) => return outcome,
+        };
+        let promise: Promise<'js> = match self.hooks.run.call((
+            main,
+            self.exec.args_json.as_str(),
+            self.exec.context_json.as_str(),
+        )) {
+            Ok(promise) => promise,
+            Err(e) => return self.failed(format!("could not start the tool: {e}")),
+        };
+        match self.drive(&promise) {
+            Some(outcome) => outcome,
+            None => self.read_report(&promise),
+        }
+    }
+
+    fn options(&self) -> rquickjs::Result<Object<'js>> {
+        let limits = &self.exec.limits;
+        let options = Object::new(self.ctx.clone())?;
+        options.set("network", self.exec.network)?;
+        options.set("maxConsoleChars", limits.max_console_bytes as f64)?;
+        options.set("maxOutputChars", limits.max_output_bytes as f64)?;
+        Ok(options)
+    }
+
+    /// `Internal`, unless a limit explains the failure.
+    fn failed(&self, message: String) -> Outcome {
+        if self.watchdog.fired().is_some() {
+            return Outcome::Stopped;
+        }
+        Outcome::Internal(message)
+    }
+
+    /// Evaluates the tool module and returns its default export, the tool function.
+    fn load_tool(&self, tool: &raw::Bytecode) -> Result<Value<'js>, Outcome> {
+        let ctx = self.ctx;
+        let module = raw::load_module(ctx, tool)
+            .map_err(|e| self.failed(format!("could not load the tool code: {e}")))?;
+        let (module, evaluated) = match module.eval() {
+            Ok(it) => it,
+            Err(rquickjs::Error::Exception) => return Err(self.thrown(ctx.catch())),
+            Err(e) => return Err(self.failed(format!("could not run the tool code: {e}"))),
+        };
+        while ctx.execute_pending_job() {
+            if self.watchdog.fired().is_some() {
+                return Err(Outcome::Stopped);
+            }
+        }
+        if evaluated.state() == PromiseState::Rejected {
+            let thrown = match evaluated.result::<Value<'js>>() {
+                Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                _ => Value::new_undefined(ctx.clone()),
+            };
+            return Err(self.thrown(thrown));
+        }
+        module
+            .get("default")
+            .map_err(|e| self.failed(format!("could not find the tool function: {e}")))
+    }
+
+    /// `Threw`, with the error described inside the sandbox.
+    fn thrown(&self, thrown: Value<'js>) -> Outcome {
+        if self.watchdog.fired().is_some() {
+            return Outcome::Stopped;
+        }
+        match self.hooks.describe.call::<_, Object<'js>>((thrown,)) {
+            Ok(report) => Outcome::Threw(read_thrown(&report)),
+            Err(e) => self.failed(format!("could not describe the tool's error: {e}")),
+        }
+    }
+
+    /// Runs jobs and host calls until `promise` settles. `Some` when the script ended another
+    /// way.
+    fn drive(&self, promise: &Promise<'js>) -> Option<Outcome> {
+        loop {
+            while self.ctx.execute_pending_job() {
+                if self.watchdog.fired().is_some() {
+                    return Some(Outcome::Stopped);
+                }
+            }
+            if self.watchdog.fired().is_some() {
+                return Some(Outcome::Stopped);
+            }
+            if promise.state() != PromiseState::Pending {
+                return None;
+            }
+            if self.slot.with(|job| job.bridge.pending()).unwrap_or(0) == 0 {
+                return Some(Outcome::NeverSettles);
+            }
+            let left = self.exec.deadline.saturating_duration_since(Instant::now());
+            match self.exec.events.recv_timeout(left) {
+                Ok(Event::HostCall { id, result }) => {
+                    self.slot.with(|job| job.bridge.settled());
+                    let (ok, payload) = match result {
+                        Ok(content) => (true, content.to_string()),
+                        Err(message) => (false, message),
+                    };
+                    if let Err(e) = self.hooks.settle.call::<_, ()>((id as f64, ok, payload)) {
+                        return Some(self.failed(format!("could not settle a host call: {e}")));
+                    }
+                }
+                Ok(Event::Cancelled) => {
+                    self.watchdog.fire(Limit::Cancelled);
+                    return Some(Outcome::Stopped);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    self.watchdog.fire(Limit::Wall);
+                    return Some(Outcome::Stopped);
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(Outcome::Internal(
+                        "the host call channel closed unexpectedly".to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// The report `run` resolved with: `{ok: true, json}`, `{ok: true, tooLarge}` or
+    /// `{ok: false, message, stack, stackOverflow}`.
+    fn read_report(&self, promise: &Promise<'js>) -> Outcome {
+        let report = match promise.result::<Object<'js>>() {
+            Some(Ok(report)) => report,
+            _ => return self.failed("the tool's promise ended without a report".to_owned()),
+        };
+        if let Ok(Some(len)) = report.get::<_, Option<f64>>("tooLarge") {
+            return Outcome::TooLarge(len as usize);
+        }
+        match report.get::<_, bool>("ok") {
+            Ok(true) => match report.get::<_, String>("json") {
+                Ok(json) => Outcome::Returned(json),
+                Err(e) => self.failed(format!("could not read the tool's result: {e}")),
+            },
+            Ok(false) => Outcome::Threw(read_thrown(&report)),
+            Err(e) => self.failed(format!("could not read the tool's result: {e}")),
+        }
+    }
+}
+
+fn read_thrown(report: &Object<'_>) -> Thrown {
+    Thrown {
+        message: report
+            .get::<_, String>("message")
+            .unwrap_or_else(|_| "the tool threw an error".to_owned()),
+        stack: report
+            .get::<_, Option<String>>("stack")
+            .ok()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .map(|s| code_columns(&s)),
+        stack_overflow: report.get::<_, bool>("stackOverflow").unwrap_or(false),
+    }
+}
+
+/// Stack locations on the first line of tool code count columns from the end of the module
+/// header, as the code's author sees them.
+fn code_columns(stack_line: &str) -> String {
+    let mark = format!("{TOOL_MODULE}:1:");
+    let Some(at) = stack_line.find(&mark) else {
+        return stack_line.to_owned();
+    };
+    let start = at + mark.len();
+    let digits = stack_line[start..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(stack_line.len(), |n| start + n);
+    let Ok(column) = stack_line[start..digits].parse::<usize>() else {
+        return stack_line.to_owned();
+    };
+    format!(
+        "{}{}{}",
+        &stack_line[..start],
+        compile::code_column(column),
+        &stack_line[digits..]
+    )
+}
+
+fn internal(message: String) -> ToolResult {
+    tracing::error!(error = %message, "sandbox execution failed");
+    ToolResult::error(ErrorKind::Internal, message)
+}
+
+fn outcome_result(outcome: Outcome, limits: &JsLimits) -> ToolResult {
+    match outcome {
+        Outcome::Returned(json) => returned(json, limits),
+        Outcome::TooLarge(len) => too_large(len, limits),
+        Outcome::Threw(thrown) => threw(thrown, limits),
+        Outcome::NeverSettles => ToolResult::error(
+            ErrorKind::ExecutionError,
+            "the tool never finished: it awaits a promise that nothing can settle any more",
+        ),
+        // A limit fired without the watchdog noticing cannot happen; report it as what it is.
+        Outcome::Stopped => internal("the tool was stopped for no known reason".to_owned()),
+        Outcome::Internal(message) => internal(message),
+    }
+}
+
+fn too_large(len: usize, limits: &JsLimits) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::OutputTooLarge,
+        format!(
+            "the tool's result is {len} bytes or more as JSON, over the output limit of {}",
+            limits::fmt_bytes(limits.max_output_bytes)
+        ),
+    )
+}
+
+fn returned(json: String, limits: &JsLimits) -> ToolResult {
+    if json.len() > limits.max_output_bytes {
+        return too_large(json.len(), limits);
+    }
+    match serde_json::from_str::<Json>(&json) {
+        Ok(content) => ToolResult::ok(content),
+        Err(e) => internal(format!(
+            "the sandbox produced a result that is not JSON: {e}"
+        )),
+    }
+}
+
+fn threw(thrown: Thrown, limits: &JsLimits) -> ToolResult {
+    let mut details = Map::new();
+    if let Some(stack) = thrown.stack {
+        details.insert("stack".to_owned(), Json::String(stack));
+    }
+    if thrown.stack_overflow {
+        return ToolResult::error_with(
+            ErrorKind::StackOverflow,
+            format!(
+                "the tool went deeper than its stack limit of {} (runaway recursion?): {}",
+                limits::fmt_bytes(limits::clamp_stack(limits.max_stack_bytes)),
+                thrown.message
+            ),
+            details,
+        );
+    }
+    ToolResult::error_with(ErrorKind::ExecutionError, thrown.message, details)
+}
+
+#[cfg(test)]
+mod tests;

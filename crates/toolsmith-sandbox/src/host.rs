@@ -1,0 +1,187 @@
+//! The bridge between a running script and [`HostCalls`]: `utils.callTool` and
+//! `utils.listTools`.
+//!
+//! A script runs on a plain worker thread; `HostCalls::call_tool` is async and belongs on the
+//! caller's tokio runtime. `callTool` therefore *spawns* the host call on that runtime (the
+//! handle is captured in `JsSandbox::run`) and returns an id at once; `utils.js` keeps a pending
+//! promise for the id. When the host call finishes, its result comes back to the worker over a
+//! channel as an [`Event`], and the driving loop (`engine.rs`) settles the promise inside the
+//! sandbox: content as a fresh `JSON.parse` copy, an error as a new `Error` carrying the tool's
+//! message. While a script awaits host calls the worker blocks on that channel, up to the
+//! deadline, so a host call that hangs ends as `timeout`.
+//!
+//! Spawned host calls run inside [`HOST_CALL`], a tokio task-local that tells
+//! `JsSandbox::run` that a job comes from a script (a nested `callTool` of a JS tool). Nested
+//! jobs do not queue for the bounded pool, whose workers may all be waiting for exactly these
+//! jobs; see `pool.rs`.
+//!
+//! When the execution ends, every host call still running is aborted.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use rquickjs::Ctx;
+use serde_json::Value;
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
+
+use crate::HostCalls;
+use crate::console::ConsoleBuffer;
+use crate::raw::{self, LazyIntrinsic};
+
+/// Host calls one script may have running at once.
+pub(crate) const MAX_PENDING_HOST_CALLS: usize = 16;
+
+tokio::task_local! {
+    /// Set while a host call made by a script runs.
+    pub(crate) static HOST_CALL: ();
+}
+
+/// The job a runtime is running, as its native functions see it. A runtime is prepared before
+/// its job arrives, so the natives are created once per runtime and find the job here. Also
+/// remembers which optional built-ins the runtime's context has been given.
+#[derive(Default)]
+pub(crate) struct JobSlot {
+    current: RefCell<Option<JobState>>,
+    added: Cell<[bool; 3]>,
+}
+
+/// The host side of the running job.
+pub(crate) struct JobState {
+    pub(crate) bridge: HostBridge,
+    pub(crate) console: ConsoleBuffer,
+}
+
+impl JobSlot {
+    pub(crate) fn begin(&self, state: JobState) {
+        *self.current.borrow_mut() = Some(state);
+    }
+
+    pub(crate) fn end(&self) -> Option<JobState> {
+        self.current.borrow_mut().take()
+    }
+
+    /// Adds `intrinsic` to the context unless it has it already; `false` if QuickJS failed (the
+    /// exception is pending).
+    pub(crate) fn ensure(&self, ctx: &Ctx<'_>, intrinsic: LazyIntrinsic) -> bool {
+        let index = match intrinsic {
+            LazyIntrinsic::TypedArrays => 0,
+            LazyIntrinsic::MapSet => 1,
+            LazyIntrinsic::Date => 2,
+        };
+        let mut added = self.added.get();
+        if added[index] {
+            return true;
+        }
+        added[index] = true;
+        self.added.set(added);
+        if !raw::add_intrinsic(ctx, intrinsic) {
+            return false;
+        }
+        if intrinsic == LazyIntrinsic::TypedArrays {
+            // No shared memory.
+            let globals = ctx.globals();
+            return globals.remove("SharedArrayBuffer").is_ok()
+                && globals.remove("Atomics").is_ok();
+        }
+        true
+    }
+
+    /// `f` of the running job, if there is one. `f` must not call into JavaScript.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&JobState) -> R) -> Option<R> {
+        self.current.borrow().as_ref().map(f)
+    }
+}
+
+/// What reaches a waiting worker from outside.
+pub(crate) enum Event {
+    /// A `callTool` finished.
+    HostCall {
+        id: u64,
+        result: Result<Value, String>,
+    },
+    /// The caller of `run` went away.
+    Cancelled,
+}
+
+/// The host side of one execution.
+pub(crate) struct HostBridge {
+    host: Arc<dyn HostCalls>,
+    handle: Option<Handle>,
+    events: mpsc::Sender<Event>,
+    pending: Cell<usize>,
+    next_id: Cell<u64>,
+    tasks: RefCell<Vec<JoinHandle<()>>>,
+}
+
+impl HostBridge {
+    pub(crate) fn new(
+        host: Arc<dyn HostCalls>,
+        handle: Option<Handle>,
+        events: mpsc::Sender<Event>,
+    ) -> Self {
+        HostBridge {
+            host,
+            handle,
+            events,
+            pending: Cell::new(0),
+            next_id: Cell::new(1),
+            tasks: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Starts `name(args)` on the host; the result arrives later as an [`Event::HostCall`].
+    pub(crate) fn call_tool(&self, name: String, args_json: &str) -> Result<u64, String> {
+        if self.pending.get() >= MAX_PENDING_HOST_CALLS {
+            return Err(format!(
+                "callTool: too many calls at once (at most {MAX_PENDING_HOST_CALLS} may be pending)"
+            ));
+        }
+        let Some(handle) = &self.handle else {
+            return Err(
+                "callTool is not available: the sandbox was not called from a tokio runtime"
+                    .to_owned(),
+            );
+        };
+        let args: Value = serde_json::from_str(args_json)
+            .map_err(|e| format!("callTool: the arguments are not valid JSON: {e}"))?;
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        self.pending.set(self.pending.get() + 1);
+        let host = self.host.clone();
+        let events = self.events.clone();
+        let task = handle.spawn(HOST_CALL.scope((), async move {
+            let result = host.call_tool(&name, args).await;
+            // The worker may have finished already; then nobody wants the result.
+            let _ = events.send(Event::HostCall { id, result });
+        }));
+        let mut tasks = self.tasks.borrow_mut();
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+        Ok(id)
+    }
+
+    /// A host call's result was handed to the script.
+    pub(crate) fn settled(&self) {
+        self.pending.set(self.pending.get().saturating_sub(1));
+    }
+
+    /// Host calls started and not yet settled.
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.get()
+    }
+
+    /// `listTools()` as JSON.
+    pub(crate) fn list_tools_json(&self) -> String {
+        Value::Array(self.host.list_tools()).to_string()
+    }
+}
+
+impl Drop for HostBridge {
+    fn drop(&mut self) {
+        for task in self.tasks.get_mut().drain(..) {
+            task.abort();
+        }
+    }
+}

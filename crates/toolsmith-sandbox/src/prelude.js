@@ -1,0 +1,157 @@
+// The sandbox prelude (module `prelude.js`): evaluated in every fresh sandbox context before the
+// tool code (compiled to bytecode once per process, see compile.rs).
+//
+// It runs for every execution, so it is kept small; everything else lives in `utils.js`, which
+// is loaded only when a tool first touches `utils` or `console`, or throws.
+//
+// It owns, inside the sandbox: the lock-down of what the engine offers (no code from strings,
+// no shared memory, no stack-trace hooks), the `utils`, `console` and `fetch` globals, and the
+// hooks the Rust side drives: `begin` (per-job options), `run` (calls the tool and serializes
+// its result), `settle` (finishes a `callTool` promise) and `describe` (turns a thrown value
+// into a message). The `host` object of native functions it receives is captured here and never
+// becomes reachable from tool code.
+//
+// Everything the hooks rely on is captured at load time, before any tool code runs, so a tool
+// that overwrites `JSON`, `Object.freeze` or `Error` changes nothing here.
+
+const G = globalThis;
+const defineProperty = Object.defineProperty;
+const getPrototypeOf = Object.getPrototypeOf;
+const freeze = Object.freeze;
+const parse = JSON.parse;
+const stringify = JSON.stringify;
+const ErrorCtor = Error;
+const EvalErrorCtor = EvalError;
+const PromiseCtor = Promise;
+
+// What this module captured anyway, handed on to `utils.js` (by position). The rest of what
+// `utils.js` uses it captures when it loads: capturing everything here would force QuickJS to
+// build built-in objects (Math, Reflect, ...) that it otherwise creates only on first use.
+const primordials = [freeze, defineProperty, parse, stringify, ErrorCtor, PromiseCtor];
+
+/** Locks the context down and sets up the globals; returns the hooks the Rust side drives. */
+export function install(host) {
+    // The context has no `Eval` intrinsic, so QuickJS itself refuses to compile strings whatever
+    // path reaches it; these replacements only make the refusal say clearly what happened.
+    const noCode = function () {
+        throw new EvalErrorCtor(
+            'code cannot be generated from strings in the sandbox (eval and the Function constructors are disabled)',
+        );
+    };
+    const functionProto = getPrototypeOf(noCode);
+    // `x instanceof Function` keeps working.
+    defineProperty(noCode, 'prototype', { value: functionProto, writable: false });
+    const protos = [
+        functionProto,
+        getPrototypeOf(async function () {}),
+        getPrototypeOf(function* () {}),
+        getPrototypeOf(async function* () {}),
+    ];
+    for (let i = 0; i < protos.length; i++) {
+        defineProperty(protos[i], 'constructor', { value: noCode, writable: false, configurable: false });
+    }
+    defineProperty(G, 'Function', { value: noCode, writable: false, enumerable: false, configurable: false });
+    defineProperty(G, 'eval', { value: noCode, writable: false, enumerable: false, configurable: false });
+    // No shared memory. (Typed arrays are added only for tools that mention them, see
+    // compile.rs; these two are removed again whenever they are.)
+    delete G.SharedArrayBuffer;
+    delete G.Atomics;
+    // No V8-style stack hooks: call sites would hand out the functions on the stack.
+    defineProperty(ErrorCtor, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
+
+    const pending = { __proto__: null };
+    let support;
+    let consoleObject;
+    let utilsObject;
+    let maxConsoleChars = 0;
+    let maxOutputChars = 0;
+    const load = () => {
+        if (support === undefined) {
+            support = host.loadSupport(primordials);
+        }
+        return support;
+    };
+    defineProperty(G, 'console', {
+        get() {
+            if (consoleObject === undefined) {
+                consoleObject = load().makeConsole(maxConsoleChars);
+            }
+            return consoleObject;
+        },
+        enumerable: false,
+        configurable: false,
+    });
+    defineProperty(G, 'utils', {
+        get() {
+            if (utilsObject === undefined) {
+                utilsObject = load().makeUtils(pending);
+            }
+            return utilsObject;
+        },
+        enumerable: false,
+        configurable: false,
+    });
+
+    const describe = (e) => load().describe(e);
+
+    return {
+        begin(options) {
+            maxConsoleChars = options.maxConsoleChars;
+            maxOutputChars = options.maxOutputChars;
+            if (options.network) {
+                const fetch = function fetch() {
+                    return new PromiseCtor((resolve, reject) => {
+                        reject(new ErrorCtor('fetch is not available yet in this build'));
+                    });
+                };
+                defineProperty(G, 'fetch', { value: fetch, writable: false, enumerable: false, configurable: false });
+            }
+        },
+
+        async run(main, argsJson, contextJson) {
+            let value;
+            try {
+                value = await main(parse(argsJson), freeze(parse(contextJson)));
+            } catch (e) {
+                return describe(e);
+            }
+            let json;
+            try {
+                json = stringify(value);
+            } catch (e) {
+                const report = describe(e);
+                report.message = 'the tool returned a value that cannot be turned into JSON: ' + report.message;
+                return report;
+            }
+            if (json === undefined) {
+                json = 'null';
+            }
+            if (json.length > maxOutputChars) {
+                return { ok: true, tooLarge: json.length };
+            }
+            return { ok: true, json };
+        },
+
+        settle(id, ok, payload) {
+            const entry = pending[id];
+            if (entry === undefined) {
+                return;
+            }
+            delete pending[id];
+            if (!ok) {
+                entry.reject(new ErrorCtor(payload));
+                return;
+            }
+            let content;
+            try {
+                content = parse(payload);
+            } catch (e) {
+                entry.reject(e);
+                return;
+            }
+            entry.resolve(content);
+        },
+
+        describe,
+    };
+}

@@ -1,0 +1,231 @@
+//! The Rust half of `utils`: the helpers that need a cryptographic random source or byte-level
+//! work (hashing, UUIDs, passwords, Base64, hex), and the `host` object through which
+//! `prelude.js` and `utils.js` reach them, the running job's host bridge and console
+//! ([`JobSlot`]), and the loader of `utils.js` itself.
+//!
+//! Every native function here takes and returns plain strings and numbers: `utils.js` coerces
+//! the script's values *before* calling, so no script code ever runs while a native function is
+//! on the stack, and nothing of the host is handed back but fresh primitive values. A failure
+//! becomes a plain `Error` created inside the sandbox (`Exception::throw_message`).
+//!
+//! The other helpers are plain JavaScript in `utils.js`.
+
+use std::rc::Rc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use md5::Md5;
+use rand::Rng as _;
+use rand::seq::SliceRandom as _;
+use rquickjs::{Ctx, Exception, Function, Object, Value};
+use sha1::Sha1;
+use sha2::{Digest, Sha256, Sha384, Sha512};
+
+use crate::compile;
+use crate::console;
+use crate::host::JobSlot;
+use crate::raw::{self, LazyIntrinsic};
+
+/// Longest password `generatePassword` makes.
+pub(crate) const MAX_PASSWORD_LENGTH: usize = 1024;
+
+const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+const UPPER: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const DIGITS: &[u8] = b"0123456789";
+const SYMBOLS: &[u8] = b"!@#$%^&*()-_=+[]{};:,.<>?";
+
+/// The hex digest of `text` (UTF-8) under `algorithm`: sha256, sha384, sha512, sha1 or md5.
+pub(crate) fn hash(text: &str, algorithm: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let digest = match algorithm.to_ascii_lowercase().replace('-', "").as_str() {
+        "sha256" => hex::encode(Sha256::digest(bytes)),
+        "sha384" => hex::encode(Sha384::digest(bytes)),
+        "sha512" => hex::encode(Sha512::digest(bytes)),
+        "sha1" => hex::encode(Sha1::digest(bytes)),
+        "md5" => hex::encode(Md5::digest(bytes)),
+        _ => {
+            return Err(format!(
+                "utils.hash: unsupported algorithm '{algorithm}' (use sha256, sha384, sha512, sha1 or md5)"
+            ));
+        }
+    };
+    Ok(digest)
+}
+
+/// A random password of `length` characters from letters, digits and symbols, drawn from the
+/// thread's cryptographically secure generator; from 4 characters on it has at least one of
+/// each class.
+pub(crate) fn password(length: usize) -> Result<String, String> {
+    if length == 0 || length > MAX_PASSWORD_LENGTH {
+        return Err(format!(
+            "utils.generatePassword: length must be between 1 and {MAX_PASSWORD_LENGTH}"
+        ));
+    }
+    let classes = [LOWER, UPPER, DIGITS, SYMBOLS];
+    let all: Vec<u8> = classes.concat();
+    let mut rng = rand::rng();
+    let mut chars: Vec<u8> = Vec::with_capacity(length);
+    if length >= classes.len() {
+        for class in classes {
+            chars.push(class[rng.random_range(0..class.len())]);
+        }
+    }
+    while chars.len() < length {
+        chars.push(all[rng.random_range(0..all.len())]);
+    }
+    chars.shuffle(&mut rng);
+    Ok(chars.into_iter().map(char::from).collect())
+}
+
+/// Standard Base64 of the UTF-8 bytes of `text`.
+pub(crate) fn base64_encode(text: &str) -> String {
+    STANDARD.encode(text.as_bytes())
+}
+
+/// The text whose UTF-8 bytes `encoded` holds (standard or URL-safe alphabet, padding
+/// optional); bytes that are not UTF-8 become U+FFFD.
+pub(crate) fn base64_decode(encoded: &str) -> Result<String, String> {
+    let encoded: String = encoded.split_whitespace().collect();
+    let url_safe = encoded.contains(['-', '_']);
+    let padded = encoded.ends_with('=');
+    let engine = match (url_safe, padded) {
+        (false, true) => &STANDARD,
+        (false, false) => &STANDARD_NO_PAD,
+        (true, true) => &URL_SAFE,
+        (true, false) => &URL_SAFE_NO_PAD,
+    };
+    let bytes = engine
+        .decode(encoded.as_bytes())
+        .map_err(|e| format!("utils.base64Decode: the input is not valid Base64 ({e})"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Lowercase hex of the UTF-8 bytes of `text`.
+pub(crate) fn hex_encode(text: &str) -> String {
+    hex::encode(text.as_bytes())
+}
+
+/// The text whose UTF-8 bytes `encoded` spells in hex; bytes that are not UTF-8 become U+FFFD.
+pub(crate) fn hex_decode(encoded: &str) -> Result<String, String> {
+    let bytes = hex::decode(encoded.trim())
+        .map_err(|e| format!("utils.hexDecode: the input is not valid hex ({e})"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The `host` object handed to `prelude.js`'s `install` (and never to the script): only the
+/// loader of the support module, so that preparing a context stays cheap.
+pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
+    let host = Object::new(ctx.clone())?;
+    host.set(
+        "loadSupport",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, primordials: Value<'js>| {
+                load_support(&ctx, slot.clone(), primordials)
+            },
+        )?,
+    )?;
+    Ok(host)
+}
+
+/// Loads `utils.js` into the context and initializes it with the native functions.
+fn load_support<'js>(
+    ctx: &Ctx<'js>,
+    slot: Rc<JobSlot>,
+    primordials: Value<'js>,
+) -> rquickjs::Result<Object<'js>> {
+    let bytecode = compile::utils()
+        .map_err(|e| Exception::throw_internal(ctx, &format!("utils could not be loaded: {e}")))?;
+    // `utils.js` uses `Date` and `Set`.
+    for intrinsic in [LazyIntrinsic::Date, LazyIntrinsic::MapSet] {
+        if !slot.ensure(ctx, intrinsic) {
+            return Err(rquickjs::Error::Exception);
+        }
+    }
+    let natives = natives(ctx, slot)?;
+    let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
+    let init: Function<'js> = module.get("init")?;
+    init.call((natives, primordials))
+}
+
+/// The native functions `utils.js` calls.
+fn natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
+    let natives = Object::new(ctx.clone())?;
+    natives.set(
+        "hash",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, text: String, algorithm: String| {
+                hash(&text, &algorithm).map_err(|e| Exception::throw_message(&ctx, &e))
+            },
+        )?,
+    )?;
+    natives.set(
+        "uuid",
+        Function::new(ctx.clone(), || uuid::Uuid::new_v4().to_string())?,
+    )?;
+    natives.set(
+        "password",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>, length: f64| {
+            let length = if length.fract() == 0.0 && length >= 1.0 {
+                length as usize
+            } else {
+                0
+            };
+            password(length).map_err(|e| Exception::throw_message(&ctx, &e))
+        })?,
+    )?;
+    natives.set(
+        "base64Encode",
+        Function::new(ctx.clone(), |text: String| base64_encode(&text))?,
+    )?;
+    natives.set(
+        "base64Decode",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>, text: String| {
+            base64_decode(&text).map_err(|e| Exception::throw_message(&ctx, &e))
+        })?,
+    )?;
+    natives.set(
+        "hexEncode",
+        Function::new(ctx.clone(), |text: String| hex_encode(&text))?,
+    )?;
+    natives.set(
+        "hexDecode",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>, text: String| {
+            hex_decode(&text).map_err(|e| Exception::throw_message(&ctx, &e))
+        })?,
+    )?;
+    let job = slot.clone();
+    natives.set(
+        "console",
+        Function::new(ctx.clone(), move |level: String, text: String| {
+            job.with(|job| job.console.write(console::level(&level), &text))
+                .unwrap_or(false)
+        })?,
+    )?;
+    let job = slot.clone();
+    natives.set(
+        "callTool",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, name: String, args_json: String| {
+                let id = job
+                    .with(|job| job.bridge.call_tool(name, &args_json))
+                    .unwrap_or_else(|| Err("callTool: no call is running".to_owned()));
+                id.map(|id| id as f64)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))
+            },
+        )?,
+    )?;
+    natives.set(
+        "listTools",
+        Function::new(ctx.clone(), move || {
+            slot.with(|job| job.bridge.list_tools_json())
+                .unwrap_or_else(|| "[]".to_owned())
+        })?,
+    )?;
+    Ok(natives)
+}
+
+#[cfg(test)]
+mod tests;

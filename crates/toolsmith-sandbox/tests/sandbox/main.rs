@@ -1,0 +1,9 @@
+//! Integration tests of the JS sandbox, through its public API only.
+
+mod basics;
+mod host_calls;
+mod hostile;
+mod limits;
+mod pool;
+mod support;
+mod utils;

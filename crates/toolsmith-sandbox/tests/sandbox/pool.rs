@@ -1,0 +1,129 @@
+//! The pool: a flood of calls gets `busy` past the queue, a dropped call is cancelled, and the
+//! default configuration.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use toolsmith_core::ErrorKind;
+use toolsmith_sandbox::{HostCalls, JsSandbox, PoolConfig};
+
+use crate::support::*;
+
+/// A host whose only tool reports that it was called, then never answers.
+struct Parked(mpsc::UnboundedSender<()>);
+
+#[async_trait]
+impl HostCalls for Parked {
+    async fn call_tool(&self, _name: &str, _args: Value) -> Result<Value, String> {
+        let _ = self.0.send(());
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(Value::Null)
+    }
+
+    fn list_tools(&self) -> Vec<Value> {
+        Vec::new()
+    }
+}
+
+#[test]
+fn the_default_pool_has_a_worker_per_core_and_room_for_1024() {
+    let config = PoolConfig::default();
+    assert_eq!(
+        config.workers,
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    );
+    assert_eq!(config.queue_capacity, 1024);
+}
+
+#[test]
+fn the_sandbox_can_be_shared_between_tasks() {
+    fn is_send_sync<T: Send + Sync>() {}
+    is_send_sync::<JsSandbox>();
+}
+
+#[tokio::test]
+async fn a_flood_past_the_queue_is_refused_as_busy() {
+    let sandbox = Arc::new(JsSandbox::new(PoolConfig {
+        workers: 1,
+        queue_capacity: 1,
+    }));
+    let (started, mut running) = mpsc::unbounded_channel();
+    let host: Arc<dyn HostCalls> = Arc::new(Parked(started));
+    let slow = || {
+        let sandbox = sandbox.clone();
+        let job = job_with(
+            "await utils.callTool('park'); return 'late'",
+            json!({}),
+            wall_limits(),
+            host.clone(),
+        );
+        tokio::spawn(async move { sandbox.run(job).await })
+    };
+    // The only worker is busy with the first call, the second waits in the queue…
+    let first = slow();
+    running.recv().await.expect("the first call runs");
+    let second = slow();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // …and everything after that is refused at once.
+    let mut refused = Vec::new();
+    for _ in 0..5 {
+        refused.push(sandbox.run(job("return 1")).await);
+    }
+    for res in &refused {
+        assert_eq!(
+            failed(res, ErrorKind::Busy),
+            "the JavaScript sandbox is busy: all workers are running and 1 calls are already waiting; try again shortly"
+        );
+    }
+    assert_eq!(
+        failed(&first.await.unwrap(), ErrorKind::Timeout),
+        "the tool did not finish within its time limit of 300 ms"
+    );
+    failed(&second.await.unwrap(), ErrorKind::Timeout);
+    still_works(&sandbox).await;
+}
+
+#[tokio::test]
+async fn a_dropped_call_is_cancelled_and_frees_its_worker() {
+    let sandbox = JsSandbox::new(PoolConfig {
+        workers: 1,
+        queue_capacity: 4,
+    });
+    let mut endless = job("while (true) {}");
+    endless.limits.cpu_time = Duration::from_secs(60);
+    endless.limits.wall_time = Duration::from_secs(60);
+    let dropped = tokio::time::timeout(Duration::from_millis(200), sandbox.run(endless)).await;
+    assert!(dropped.is_err());
+    // The worker stops the abandoned script and takes the next call long before its limits.
+    let next = tokio::time::timeout(Duration::from_secs(10), sandbox.run(job("return 'free'")))
+        .await
+        .expect("the worker was freed");
+    assert_eq!(next.content, json!("free"));
+}
+
+#[tokio::test]
+async fn many_tasks_share_one_sandbox() {
+    let sandbox = Arc::new(sandbox());
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..40 {
+        let sandbox = sandbox.clone();
+        set.spawn(async move {
+            let res = sandbox
+                .run(job_with(
+                    "return args.n * 2",
+                    json!({"n": n}),
+                    small_limits(),
+                    Arc::new(NoHost),
+                ))
+                .await;
+            (n, res.content)
+        });
+    }
+    let mut results = set.join_all().await;
+    results.sort_by_key(|(n, _)| *n);
+    let expected: Vec<(i64, Value)> = (0..40).map(|n| (n, json!(n * 2))).collect();
+    assert_eq!(results, expected);
+}
