@@ -32,7 +32,7 @@ use toolsmith_core::{ErrorKind, ToolResult};
 
 use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
 use crate::console::ConsoleBuffer;
-use crate::host::{Event, HostBridge, JobSlot, JobState};
+use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
 use crate::raw::{self, CountingAllocator, LazyIntrinsic};
 use crate::utils;
@@ -486,11 +486,13 @@ fn returned(json: String, limits: &JsLimits) -> ToolResult {
     if json.len() > limits.max_output_bytes {
         return too_large(json.len(), limits);
     }
-    match serde_json::from_str::<Json>(&json) {
+    match host::parse_json(&json) {
         Ok(content) => ToolResult::ok(content),
-        Err(e) => internal(format!(
-            "the sandbox produced a result that is not JSON: {e}"
-        )),
+        // Valid JSON that serde will not read: nested deeper than it allows.
+        Err(e) => ToolResult::error(
+            ErrorKind::ExecutionError,
+            format!("the tool's result cannot be read as JSON: {e}"),
+        ),
     }
 }
 

@@ -144,8 +144,8 @@ impl HostBridge {
                     .to_owned(),
             );
         };
-        let args: Value = serde_json::from_str(args_json)
-            .map_err(|e| format!("callTool: the arguments are not valid JSON: {e}"))?;
+        let args = parse_json(args_json)
+            .map_err(|e| format!("callTool: the arguments cannot be read as JSON: {e}"))?;
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         self.pending.set(self.pending.get() + 1);
@@ -185,3 +185,71 @@ impl Drop for HostBridge {
         }
     }
 }
+
+/// Parses JSON made by `JSON.stringify` inside the sandbox. That JSON may escape a lone UTF-16
+/// surrogate (`"\ud800"`), which serde refuses; such escapes become U+FFFD, as they would in
+/// any UTF-8 text.
+pub(crate) fn parse_json(json: &str) -> serde_json::Result<Value> {
+    match serde_json::from_str(json) {
+        Ok(value) => Ok(value),
+        Err(e) => match replace_lone_surrogates(json) {
+            Some(fixed) => serde_json::from_str(&fixed),
+            None => Err(e),
+        },
+    }
+}
+
+/// `json` with every `\uD800`–`\uDFFF` escape that is not half of a pair replaced by
+/// `\uFFFD`; `None` if there was none.
+fn replace_lone_surrogates(json: &str) -> Option<String> {
+    fn escape_at(bytes: &[u8], at: usize) -> Option<u16> {
+        if bytes.get(at) != Some(&b'\\') || bytes.get(at + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = bytes.get(at + 2..at + 6)?;
+        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    }
+    let bytes = json.as_bytes();
+    let mut out = String::with_capacity(json.len());
+    let mut changed = false;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = escape_at(bytes, i) else {
+            // Some other escape: skip it whole, so an escaped backslash is not read as one.
+            i += 2;
+            continue;
+        };
+        let lone = match unit {
+            0xD800..=0xDBFF => {
+                let low = escape_at(bytes, i + 6);
+                if low.is_some_and(|u| (0xDC00..=0xDFFF).contains(&u)) {
+                    i += 12;
+                    continue;
+                }
+                true
+            }
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            out.push_str(&json[copied..i]);
+            out.push_str("\\ufffd");
+            copied = i + 6;
+            changed = true;
+        }
+        i += 6;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&json[copied..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;

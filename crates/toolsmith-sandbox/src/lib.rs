@@ -5,18 +5,38 @@
 //! The only things a script sees are those injected here: `args`, `context`, `utils`,
 //! `console`, and `fetch` only when the tool holds the `network` permission.
 //!
-//! Map of the crate:
+//! # Using it
+//!
+//! Build one [`JsSandbox`] (it owns the worker threads) and share it, e.g. as
+//! `Arc<JsSandbox>`; call [`JsSandbox::run`] from any tokio task. Every outcome is a
+//! [`ToolResult`]: a thrown error is `execution_error` with `{"error", "kind", "stack"}`, and
+//! each limit has its own kind (`memory_limit`, `cpu_limit`, `timeout`, `stack_overflow`,
+//! `output_too_large`; `busy` when the queue is full, `cancelled` when the caller went away).
+//! Console output is in `metadata.console`, never in the server log.
+//!
+//! [`HostCalls`] is the script's way out: `utils.callTool(name, args)` calls
+//! [`HostCalls::call_tool`] on the caller's tokio runtime and resolves with the `Ok` content (as
+//! a fresh copy) or rejects with an `Error` whose message is the `Err` string, which the script
+//! may catch. The host call runs inside the task that runs the script's job, and a
+//! [`JsSandbox::run`] made from within it (a JS tool calling a JS tool) does not queue for the
+//! pool, so nested calls cannot deadlock it; the host should `.await` nested executions in that
+//! task rather than `tokio::spawn` them (see `pool.rs`). Nesting depth is the host's business.
+//!
+//! # Map of the crate
+//!
 //! - `pool.rs`: the worker threads, the bounded queue (`busy` past it), nested executions, and
 //!   the async side of [`JsSandbox::run`].
-//! - `engine.rs`: one execution in a fresh runtime: prelude, tool, the loop that drives
-//!   promises and host calls, and the [`ToolResult`] that comes out.
+//! - `engine.rs`: one execution in a fresh runtime, prepared before its job arrives: prelude,
+//!   tool, the loop that drives promises and host calls, and the [`ToolResult`] that comes out.
 //! - `limits.rs`: the watchdog behind the interrupt handler (CPU, wall clock, cancellation) and
 //!   the messages of every limit.
-//! - `raw.rs`: the only `unsafe` code: the allocator that enforces the memory limit, and
-//!   loading bytecode.
+//! - `raw.rs`: the only `unsafe` code: the allocator that enforces the memory limit, loading
+//!   bytecode, and adding optional built-ins to a context.
 //! - `compile.rs`: source to bytecode, outside the sandbox (which cannot compile anything).
-//! - `utils.js` / `utils.rs`: the prelude that builds `utils`, `console` and `fetch` and locks
-//!   the context down, and the native helpers it calls.
+//! - `prelude.js`: runs first in every context: locks it down, defines `utils`, `console` and
+//!   `fetch`, and the hooks `engine.rs` drives.
+//! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, error descriptions, and the
+//!   native functions they call; loaded only when a tool uses them.
 //! - `host.rs`: `utils.callTool` / `utils.listTools` over [`HostCalls`].
 //! - `console.rs`: the capped console.
 //! - `checks.rs`: [`check_code`], the registration-time checks.
@@ -24,7 +44,7 @@
 //! Security rests on the engine, not on [`check_code`]: the sandbox context has no `Eval`
 //! intrinsic (QuickJS itself refuses to compile strings there), no module loader, no timers,
 //! no shared memory, no `std`/`os`, and nothing of the host but plain values and the few native
-//! functions `utils.js` wraps.
+//! functions the prelude and `utils.js` wrap.
 
 mod checks;
 mod compile;

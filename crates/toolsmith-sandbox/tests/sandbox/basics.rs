@@ -242,3 +242,16 @@ async fn optional_built_ins_are_there_when_used() {
         json!("function")
     );
 }
+
+#[tokio::test]
+async fn awkward_results_still_come_back() {
+    assert_eq!(
+        value("return ['\\ud800', 'ok\\ud83d\\ude00', NaN, -0, 1e400]").await,
+        json!(["\u{fffd}", "ok😀", null, 0, null])
+    );
+    let res = run("let a = []; for (let i = 0; i < 200; i++) a = [a]; return a").await;
+    assert_eq!(
+        failed(&res, ErrorKind::ExecutionError),
+        "the tool's result cannot be read as JSON: recursion limit exceeded at line 1 column 128"
+    );
+}

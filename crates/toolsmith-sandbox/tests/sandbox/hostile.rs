@@ -150,6 +150,11 @@ async fn host_globals_do_not_exist() {
         "ReferenceError: process is not defined",
     )
     .await;
+    refused(
+        "return \\u0072equire('fs')",
+        "ReferenceError: require is not defined",
+    )
+    .await;
 }
 
 #[tokio::test]
