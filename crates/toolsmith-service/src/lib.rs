@@ -1,1 +1,23 @@
-//! The custom-tool lifecycle (placeholder).
+//! The custom-tool lifecycle: the one API every interface (CLI, REST, MCP, UI) calls.
+//!
+//! [`ToolService`] owns the rules of the spec — who may create, update, approve, enable and
+//! delete what, and which status a tool lands in — and keeps the registry in step with the
+//! store: a write is committed to the store first, and only then does the registry change, so a
+//! failed write leaves both as they were.
+//!
+//! - [`service`] — [`ToolService`] and its operations.
+//! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
+//! - [`js_tool`] — the executor that runs a stored JS tool in the sandbox, and the host side of
+//!   `utils.callTool` / `utils.listTools`.
+//! - [`usage`] — the middleware that records usage and executions of custom tools.
+
+mod error;
+pub mod input;
+pub mod js_tool;
+pub mod service;
+pub mod usage;
+
+pub use error::ServiceError;
+pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
+pub use service::{ServiceConfig, ToolService};
+pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

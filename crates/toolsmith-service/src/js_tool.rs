@@ -1,0 +1,110 @@
+//! Runs stored JS tools: the [`ToolExecutor`] the registry holds for each active JS tool, and
+//! [`PipelineHost`], the host side of `utils.callTool` / `utils.listTools`.
+//!
+//! A nested `callTool` goes through the same pipeline as any other call, with the caller's
+//! permissions as the ceiling (a tool can only reach tools whose own permissions it holds),
+//! one more level of depth, and the caller's deadline.
+
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith_core::{ErrorKind, PermissionSet, Pipeline, ToolContext, ToolExecutor, ToolResult};
+use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox};
+
+/// Runs one JS tool's code in the sandbox.
+pub struct JsToolExecutor {
+    pub(crate) sandbox: Arc<JsSandbox>,
+    pub(crate) pipeline: Weak<Pipeline>,
+    pub(crate) tool_name: String,
+    pub(crate) code: Arc<str>,
+    pub(crate) permissions: PermissionSet,
+    pub(crate) limits: JsLimits,
+}
+
+#[async_trait]
+impl ToolExecutor for JsToolExecutor {
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let now = Instant::now();
+        let mut limits = self.limits;
+        if let Some(deadline) = ctx.deadline {
+            let left = deadline.saturating_duration_since(now);
+            if left.is_zero() {
+                return ToolResult::error(
+                    ErrorKind::Timeout,
+                    format!(
+                        "tool '{}' was called after its caller's time ran out",
+                        self.tool_name
+                    ),
+                );
+            }
+            limits.wall_time = limits.wall_time.min(left);
+        }
+        let host = PipelineHost {
+            pipeline: self.pipeline.clone(),
+            ctx: ctx.clone(),
+            permissions: self.permissions.clone(),
+            deadline: now + limits.wall_time,
+        };
+        let job = JsJob {
+            code: self.code.to_string(),
+            args,
+            context: JsCallContext {
+                tool_name: self.tool_name.clone(),
+                call_id: ctx.call_id.clone(),
+                conversation_id: ctx.conversation_id.clone(),
+                user_id: ctx.user_id.clone(),
+            },
+            permissions: self.permissions.clone(),
+            limits,
+            host: Arc::new(host),
+        };
+        self.sandbox.run(job).await
+    }
+}
+
+/// The host functions a running script may call.
+pub struct PipelineHost {
+    pipeline: Weak<Pipeline>,
+    ctx: ToolContext,
+    permissions: PermissionSet,
+    deadline: Instant,
+}
+
+#[async_trait]
+impl HostCalls for PipelineHost {
+    async fn call_tool(&self, name: &str, args: Value) -> Result<Value, String> {
+        let Some(pipeline) = self.pipeline.upgrade() else {
+            return Err("Toolsmith is shutting down".to_owned());
+        };
+        let nested = self
+            .ctx
+            .nested(self.permissions.clone(), Some(self.deadline));
+        let res = pipeline.execute_value(name, args, nested).await;
+        if res.is_error {
+            let message = res.error_message().unwrap_or("the tool failed").to_owned();
+            return Err(message);
+        }
+        Ok(res.content)
+    }
+
+    fn list_tools(&self) -> Vec<Value> {
+        let Some(pipeline) = self.pipeline.upgrade() else {
+            return Vec::new();
+        };
+        pipeline
+            .registry()
+            .tools(&self.ctx.user_id)
+            .iter()
+            .filter(|t| t.permissions.is_subset(&self.permissions))
+            .map(|t| {
+                json!({
+                    "name": t.definition.name,
+                    "description": t.definition.description,
+                    "parameters": t.definition.parameters,
+                })
+            })
+            .collect()
+    }
+}

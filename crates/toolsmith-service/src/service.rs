@@ -1,0 +1,735 @@
+//! [`ToolService`]: every lifecycle operation on custom tools, with the spec's rules.
+//!
+//! - Create: user-created tools are `active`; LLM-created tools holding `shell`, `filesystem`
+//!   or `email` wait in `pending_approval`; LLM-created tools always `require_approval`.
+//! - Update: partial; `version` +1 when code or parameters change; `revision` +1 on every real
+//!   change and not at all for an empty or no-op patch; renaming only through `new_name`; an LLM
+//!   update that adds a dangerous permission, or changes the code of a tool holding one, sends it
+//!   back to `pending_approval`.
+//! - Enable only from `disabled`; disable only from `active`; both idempotent. Approve and
+//!   reject only from `pending_approval`, and only by a person.
+//! - Delete: the LLM may delete only what the LLM created, and only with `confirm: true`.
+//!
+//! Writes go to the store first; the registry follows only after the commit. One lock orders
+//! the writes of this process so the registry never applies them out of order.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+use toolsmith_core::name::validate_custom_name;
+use toolsmith_core::pipeline::cap_output;
+use toolsmith_core::schema::CompiledSchema;
+use toolsmith_core::{
+    CustomToolRecord, ErrorKind, PermissionSet, Pipeline, PipelineLimits, RegisteredTool,
+    ToolContext, ToolKind, ToolOrigin, ToolRegistry, ToolResult, ToolStatus, ToolVersionRecord,
+};
+use toolsmith_sandbox::{CodeError, JsLimits, JsSandbox, PoolConfig, check_code};
+use toolsmith_store::{Store, ToolPage, ToolQuery, ToolStats};
+
+use crate::error::ServiceError;
+use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
+use crate::js_tool::JsToolExecutor;
+use crate::usage::UsageRecorder;
+
+/// Limits and sizes of the service.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Most custom tools one owner may have (default 1,000).
+    pub max_tools_per_owner: u64,
+    /// Largest tool code, in bytes (default 200 KB).
+    pub max_code_bytes: usize,
+    /// Longest description, in characters (default 4,000).
+    pub max_description_chars: usize,
+    pub js_limits: JsLimits,
+    pub pipeline_limits: PipelineLimits,
+    pub pool: PoolConfig,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            max_tools_per_owner: 1000,
+            max_code_bytes: 200 * 1024,
+            max_description_chars: 4000,
+            js_limits: JsLimits::default(),
+            pipeline_limits: PipelineLimits::default(),
+            pool: PoolConfig::default(),
+        }
+    }
+}
+
+/// The lifecycle of custom tools, and the pipeline that runs every tool.
+pub struct ToolService {
+    store: Arc<dyn Store>,
+    registry: Arc<ToolRegistry>,
+    pipeline: Arc<Pipeline>,
+    sandbox: Arc<JsSandbox>,
+    config: ServiceConfig,
+    write_lock: Mutex<()>,
+    startup_warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for ToolService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolService")
+            .field("registry", &self.registry)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolService {
+    /// Builds the registry (built-ins, then every active custom tool in the store) and the
+    /// pipeline. A stored tool that can no longer be registered (its name now belongs to a
+    /// built-in, its schema no longer compiles) is skipped with a warning, never a crash.
+    pub async fn open(
+        config: ServiceConfig,
+        store: Arc<dyn Store>,
+    ) -> Result<Arc<ToolService>, ServiceError> {
+        let registry = Arc::new(ToolRegistry::default());
+        toolsmith_builtins::register_all(&registry)
+            .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
+        let pipeline = Arc::new(
+            Pipeline::new(registry.clone(), config.pipeline_limits)
+                .with_middleware(Arc::new(UsageRecorder::new(store.clone()))),
+        );
+        let sandbox = Arc::new(JsSandbox::new(config.pool));
+        let mut service = ToolService {
+            store,
+            registry,
+            pipeline,
+            sandbox,
+            config,
+            write_lock: Mutex::new(()),
+            startup_warnings: Vec::new(),
+        };
+        for tool in service.store.active_tools().await? {
+            if let Err(why) = service.register(&tool) {
+                let warning = format!(
+                    "custom tool '{}' ({}) of owner '{}' was not loaded: {why}",
+                    tool.name, tool.id, tool.owner
+                );
+                tracing::warn!("{warning}");
+                service.startup_warnings.push(warning);
+            }
+        }
+        Ok(Arc::new(service))
+    }
+
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    pub fn pipeline(&self) -> &Arc<Pipeline> {
+        &self.pipeline
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub fn config(&self) -> &ServiceConfig {
+        &self.config
+    }
+
+    /// Stored tools that could not be loaded at start, and why.
+    pub fn startup_warnings(&self) -> &[String] {
+        &self.startup_warnings
+    }
+
+    /// Creates a custom tool.
+    pub async fn create(
+        &self,
+        actor: &Actor,
+        input: CreateTool,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        validate_custom_name(&input.name).map_err(|e| ServiceError::Validation(e.to_string()))?;
+        self.check_description(&input.description)?;
+        let parameters = normalize_parameters(input.parameters)?;
+        self.check_code(&input.code)?;
+        let metadata = normalize_metadata(input.metadata)?;
+        let permissions: PermissionSet = input.permissions.into_iter().collect();
+        let tags = normalize_tags(input.tags)?;
+
+        let _guard = self.write_lock.lock().await;
+        if self.registry.is_builtin_name(&input.name) {
+            return Err(builtin_name_taken(&input.name));
+        }
+        let n_tools = self.store.count_tools(&actor.user_id).await?;
+        if n_tools >= self.config.max_tools_per_owner {
+            return Err(ServiceError::LimitReached(format!(
+                "owner '{}' already has {n_tools} custom tools, the limit is {}",
+                actor.user_id, self.config.max_tools_per_owner
+            )));
+        }
+        let dangerous = permissions.iter().any(|p| p.is_dangerous());
+        let status = if actor.is_llm() && dangerous {
+            ToolStatus::PendingApproval
+        } else {
+            ToolStatus::Active
+        };
+        let requires_approval = actor.is_llm() || input.requires_approval.unwrap_or(false);
+        let now = Utc::now();
+        let record = CustomToolRecord {
+            id: CustomToolRecord::new_id(),
+            owner: actor.user_id.clone(),
+            name: input.name,
+            kind: ToolKind::Js,
+            description: input.description,
+            parameters,
+            code: input.code,
+            category: normalize_category(input.category),
+            tags,
+            permissions,
+            status,
+            requires_approval,
+            created_by: actor.kind,
+            version: 1,
+            revision: 1,
+            usage_count: 0,
+            last_used_at: None,
+            metadata,
+            created_at: now,
+            updated_at: now,
+        };
+        let stored = self.store.insert_tool(record).await?;
+        self.sync(&stored);
+        Ok(stored)
+    }
+
+    /// One tool of the actor's.
+    pub async fn get(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let found = match tool {
+            ToolRef::Id(id) => self.store.get_tool(&actor.user_id, id).await?,
+            ToolRef::Name(name) => self.store.get_tool_by_name(&actor.user_id, name).await?,
+        };
+        found.ok_or_else(|| ServiceError::NotFound(tool.to_string()))
+    }
+
+    /// The actor's tools matching `query` (whose owner is replaced by the actor's).
+    pub async fn list(
+        &self,
+        actor: &Actor,
+        mut query: ToolQuery,
+    ) -> Result<ToolPage, ServiceError> {
+        query.owner = actor.user_id.clone();
+        query.limit = query.limit.clamp(1, 1000);
+        Ok(self.store.list_tools(&query).await?)
+    }
+
+    pub async fn stats(&self, actor: &Actor) -> Result<ToolStats, ServiceError> {
+        Ok(self.store.tool_stats(&actor.user_id).await?)
+    }
+
+    /// Applies a partial update. A patch that changes nothing returns the tool as it is.
+    pub async fn update(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        patch: ToolPatch,
+        expected_revision: Option<i64>,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let _guard = self.write_lock.lock().await;
+        let current = self.get(actor, tool).await?;
+        check_revision(&current, expected_revision)?;
+        let mut next = current.clone();
+
+        if let Some(name) = &patch.name
+            && name != &current.name
+        {
+            return Err(ServiceError::Validation(format!(
+                "the patch names '{name}' but the tool is '{}'; to rename a tool, set newName",
+                current.name
+            )));
+        }
+        if let Some(new_name) = patch.new_name
+            && new_name != current.name
+        {
+            validate_custom_name(&new_name).map_err(|e| ServiceError::Validation(e.to_string()))?;
+            if self.registry.is_builtin_name(&new_name) {
+                return Err(builtin_name_taken(&new_name));
+            }
+            next.name = new_name;
+        }
+        if let Some(description) = patch.description {
+            self.check_description(&description)?;
+            next.description = description;
+        }
+        if let Some(parameters) = patch.parameters {
+            next.parameters = normalize_parameters(parameters)?;
+        }
+        if let Some(code) = patch.code {
+            if code != current.code {
+                self.check_code(&code)?;
+            }
+            next.code = code;
+        }
+        if let Some(category) = patch.category {
+            next.category = normalize_category(Some(category));
+        }
+        if let Some(tags) = patch.tags {
+            next.tags = normalize_tags(tags)?;
+        }
+        if let Some(permissions) = patch.permissions {
+            next.permissions = permissions.into_iter().collect();
+        }
+        if let Some(requires_approval) = patch.requires_approval {
+            if actor.is_llm() && !requires_approval {
+                return Err(ServiceError::Forbidden(
+                    "tools created or changed by the model always require approval".to_owned(),
+                ));
+            }
+            next.requires_approval = requires_approval;
+        }
+        if let Some(metadata) = patch.metadata {
+            next.metadata = normalize_metadata(Some(metadata))?;
+        }
+        self.commit_update(actor, current, next).await
+    }
+
+    /// Makes an earlier version current again, as a new version.
+    pub async fn rollback(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        version: i64,
+        expected_revision: Option<i64>,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let _guard = self.write_lock.lock().await;
+        let current = self.get(actor, tool).await?;
+        check_revision(&current, expected_revision)?;
+        let Some(old) = self
+            .store
+            .get_version(&actor.user_id, &current.id, version)
+            .await?
+        else {
+            return Err(ServiceError::NotFound(format!(
+                "version {version} of tool '{}'",
+                current.name
+            )));
+        };
+        let mut next = current.clone();
+        next.description = old.description;
+        next.parameters = old.parameters;
+        next.code = old.code;
+        next.permissions = old.permissions;
+        self.commit_update(actor, current, next).await
+    }
+
+    /// The stored versions of a tool, newest first.
+    pub async fn versions(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+    ) -> Result<Vec<ToolVersionRecord>, ServiceError> {
+        let current = self.get(actor, tool).await?;
+        Ok(self
+            .store
+            .list_versions(&actor.user_id, &current.id)
+            .await?)
+    }
+
+    /// `disabled` → `active`. Enabling an active tool changes nothing; a pending or rejected
+    /// tool becomes active only through approval.
+    pub async fn enable(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        expected_revision: Option<i64>,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        self.transition(actor, tool, expected_revision, |current| {
+            match current.status {
+                ToolStatus::Active => Ok(None),
+                ToolStatus::Disabled => Ok(Some(ToolStatus::Active)),
+                ToolStatus::PendingApproval | ToolStatus::Rejected => {
+                    Err(ServiceError::InvalidState(format!(
+                        "tool '{}' is {}; it can become active only by approval",
+                        current.name, current.status
+                    )))
+                }
+            }
+        })
+        .await
+    }
+
+    /// `active` → `disabled`. Disabling a disabled tool changes nothing.
+    pub async fn disable(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        expected_revision: Option<i64>,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        self.transition(actor, tool, expected_revision, |current| {
+            match current.status {
+                ToolStatus::Disabled => Ok(None),
+                ToolStatus::Active => Ok(Some(ToolStatus::Disabled)),
+                ToolStatus::PendingApproval | ToolStatus::Rejected => {
+                    Err(ServiceError::InvalidState(format!(
+                        "tool '{}' is {}; approve or reject it instead",
+                        current.name, current.status
+                    )))
+                }
+            }
+        })
+        .await
+    }
+
+    /// `pending_approval` → `active`, by a person only.
+    pub async fn approve(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        self.decide(actor, tool, ToolStatus::Active).await
+    }
+
+    /// `pending_approval` → `rejected`, by a person only.
+    pub async fn reject(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        self.decide(actor, tool, ToolStatus::Rejected).await
+    }
+
+    /// Deletes a tool and its history. Returns the tool as it was.
+    pub async fn delete(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        options: DeleteOptions,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let _guard = self.write_lock.lock().await;
+        let current = self.get(actor, tool).await?;
+        check_revision(&current, options.expected_revision)?;
+        if actor.is_llm() {
+            if current.created_by != toolsmith_core::CreatedBy::Llm {
+                return Err(ServiceError::Forbidden(format!(
+                    "tool '{}' was created by a user; the model cannot delete it — ask the user to delete it in the UI, the REST API or the CLI",
+                    current.name
+                )));
+            }
+            if !options.confirm {
+                return Err(ServiceError::ConfirmationRequired(format!(
+                    "deleting tool '{}' cannot be undone; call again with confirm: true to delete it",
+                    current.name
+                )));
+            }
+        }
+        self.store
+            .delete_tool(&actor.user_id, &current.id, current.revision)
+            .await?;
+        self.registry.remove_custom(&current.owner, &current.id);
+        Ok(current)
+    }
+
+    /// Runs any tool the actor can see, through the whole pipeline.
+    pub async fn execute(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+        self.pipeline.execute_value(name, args, ctx).await
+    }
+
+    /// Runs code once in the sandbox without storing anything (`run_js_ephemeral`).
+    pub async fn run_ephemeral(&self, actor: &Actor, run: RunCode) -> ToolResult {
+        if let Err(e) = self.check_code(&run.code) {
+            return ToolResult::error(ErrorKind::InvalidArguments, e.to_string());
+        }
+        let args = run.args.unwrap_or_else(|| Value::Object(Map::new()));
+        if !args.is_object() {
+            return ToolResult::error(ErrorKind::InvalidArguments, "args must be a JSON object");
+        }
+        let executor = self.executor(
+            "ephemeral",
+            run.code.into(),
+            run.permissions.into_iter().collect(),
+        );
+        self.run_unregistered(&executor, args, actor).await
+    }
+
+    /// Validates a tool definition as `create` would and runs it once on `args`, storing nothing
+    /// (the REST dry run, `testMode: true`).
+    pub async fn test_tool(&self, actor: &Actor, input: CreateTool, args: Value) -> ToolResult {
+        let checked = (|| {
+            validate_custom_name(&input.name)
+                .map_err(|e| ServiceError::Validation(e.to_string()))?;
+            self.check_description(&input.description)?;
+            let parameters = normalize_parameters(input.parameters.clone())?;
+            self.check_code(&input.code)?;
+            let schema = CompiledSchema::compile(&parameters)
+                .map_err(|e| ServiceError::Validation(e.to_string()))?;
+            Ok::<_, ServiceError>(schema)
+        })();
+        let schema = match checked {
+            Ok(schema) => schema,
+            Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.to_string()),
+        };
+        let violations = schema.violations(&args);
+        if !violations.is_empty() {
+            return ToolResult::error_with(
+                ErrorKind::InvalidArguments,
+                format!("invalid arguments for tool '{}'", input.name),
+                toolsmith_core::schema::violation_details(&violations, schema.schema()),
+            );
+        }
+        let executor = self.executor(
+            &input.name,
+            input.code.into(),
+            input.permissions.into_iter().collect(),
+        );
+        let mut res = self.run_unregistered(&executor, args, actor).await;
+        res.metadata
+            .extra
+            .insert("testMode".to_owned(), Value::Bool(true));
+        res
+    }
+
+    async fn run_unregistered(
+        &self,
+        executor: &JsToolExecutor,
+        args: Value,
+        actor: &Actor,
+    ) -> ToolResult {
+        use toolsmith_core::ToolExecutor;
+        let started = std::time::Instant::now();
+        let ctx = ToolContext::new(actor.user_id.clone());
+        let res = executor.execute(args, &ctx).await;
+        let mut res = cap_output(res, self.config.pipeline_limits.max_output_bytes);
+        res.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        res
+    }
+
+    async fn transition(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        expected_revision: Option<i64>,
+        next_status: impl FnOnce(&CustomToolRecord) -> Result<Option<ToolStatus>, ServiceError>,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let _guard = self.write_lock.lock().await;
+        let current = self.get(actor, tool).await?;
+        check_revision(&current, expected_revision)?;
+        let Some(status) = next_status(&current)? else {
+            return Ok(current);
+        };
+        let mut next = current.clone();
+        next.status = status;
+        next.revision += 1;
+        next.updated_at = Utc::now();
+        self.store.update_tool(&next, current.revision).await?;
+        self.sync(&next);
+        Ok(next)
+    }
+
+    async fn decide(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+        decision: ToolStatus,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        if actor.is_llm() {
+            return Err(ServiceError::Forbidden(
+                "only a person can approve or reject a tool; the model cannot decide on tools"
+                    .to_owned(),
+            ));
+        }
+        self.transition(actor, tool, None, |current| {
+            if current.status == ToolStatus::PendingApproval {
+                Ok(Some(decision))
+            } else {
+                Err(ServiceError::InvalidState(format!(
+                    "tool '{}' is {}; only tools pending approval can be approved or rejected",
+                    current.name, current.status
+                )))
+            }
+        })
+        .await
+    }
+
+    /// Stores `next` (derived from `current`) with the version and revision rules, if it differs.
+    async fn commit_update(
+        &self,
+        actor: &Actor,
+        current: CustomToolRecord,
+        mut next: CustomToolRecord,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let definition_changed = next.code != current.code || next.parameters != current.parameters;
+        let anything_changed = definition_changed
+            || next.name != current.name
+            || next.description != current.description
+            || next.category != current.category
+            || next.tags != current.tags
+            || next.permissions != current.permissions
+            || next.requires_approval != current.requires_approval
+            || next.metadata != current.metadata;
+        if !anything_changed {
+            return Ok(current);
+        }
+        if definition_changed {
+            next.version = current.version + 1;
+        }
+        if actor.is_llm() {
+            next.requires_approval = true;
+            let adds_dangerous = next
+                .permissions
+                .difference(&current.permissions)
+                .any(|p| p.is_dangerous());
+            let recodes_dangerous = next.code != current.code && next.has_dangerous_permission();
+            if adds_dangerous || recodes_dangerous {
+                next.status = ToolStatus::PendingApproval;
+            }
+        }
+        next.revision = current.revision + 1;
+        next.updated_at = Utc::now();
+        self.store.update_tool(&next, current.revision).await?;
+        self.sync(&next);
+        Ok(next)
+    }
+
+    /// Brings the registry in line with a committed record.
+    fn sync(&self, record: &CustomToolRecord) {
+        if record.status != ToolStatus::Active {
+            self.registry.remove_custom(&record.owner, &record.id);
+            return;
+        }
+        if let Err(why) = self.register(record) {
+            // The checks before the write make this unreachable; if it happens anyway the tool
+            // stays out of the registry rather than half in it.
+            tracing::error!(tool = %record.name, error = %why, "committed tool could not be registered");
+            self.registry.remove_custom(&record.owner, &record.id);
+        }
+    }
+
+    fn register(&self, record: &CustomToolRecord) -> Result<(), String> {
+        let executor = self.executor(
+            &record.name,
+            record.code.as_str().into(),
+            record.permissions.clone(),
+        );
+        let tool = RegisteredTool::new(
+            record.definition(),
+            ToolOrigin::Custom {
+                id: record.id.clone(),
+                owner: record.owner.clone(),
+            },
+            record.permissions.clone(),
+            Arc::new(executor),
+        )
+        .map_err(|e| e.to_string())?
+        .with_version(record.version);
+        self.registry.upsert_custom(tool).map_err(|e| e.to_string())
+    }
+
+    fn executor(&self, name: &str, code: Arc<str>, permissions: PermissionSet) -> JsToolExecutor {
+        JsToolExecutor {
+            sandbox: self.sandbox.clone(),
+            pipeline: Arc::downgrade(&self.pipeline),
+            tool_name: name.to_owned(),
+            code,
+            permissions,
+            limits: self.config.js_limits,
+        }
+    }
+
+    fn check_description(&self, description: &str) -> Result<(), ServiceError> {
+        if description.trim().is_empty() {
+            return Err(ServiceError::Validation(
+                "description must not be empty".to_owned(),
+            ));
+        }
+        let n_chars = description.chars().count();
+        if n_chars > self.config.max_description_chars {
+            return Err(ServiceError::TooLarge(format!(
+                "description is {n_chars} characters long, over the limit of {}",
+                self.config.max_description_chars
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_code(&self, code: &str) -> Result<(), ServiceError> {
+        check_code(code, self.config.max_code_bytes).map_err(|e| match e {
+            CodeError::TooLarge { .. } => ServiceError::TooLarge(e.to_string()),
+            _ => ServiceError::Validation(e.to_string()),
+        })
+    }
+}
+
+fn check_revision(current: &CustomToolRecord, expected: Option<i64>) -> Result<(), ServiceError> {
+    match expected {
+        Some(expected) if expected != current.revision => Err(ServiceError::RevisionConflict {
+            expected,
+            actual: current.revision,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn builtin_name_taken(name: &str) -> ServiceError {
+    ServiceError::NameTaken(format!(
+        "'{name}' is the name of a built-in tool; choose another name"
+    ))
+}
+
+/// Accepts a schema object or a JSON string holding one, and checks the shape rule.
+fn normalize_parameters(parameters: Value) -> Result<Value, ServiceError> {
+    let parameters = match parameters {
+        Value::String(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
+            ServiceError::Validation(format!("parameters is a string but not valid JSON: {e}"))
+        })?,
+        it => it,
+    };
+    CompiledSchema::compile(&parameters).map_err(|e| ServiceError::Validation(e.to_string()))?;
+    Ok(parameters)
+}
+
+fn normalize_metadata(metadata: Option<Value>) -> Result<Value, ServiceError> {
+    match metadata {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(it @ Value::Object(_)) => Ok(it),
+        Some(_) => Err(ServiceError::Validation(
+            "metadata must be a JSON object".to_owned(),
+        )),
+    }
+}
+
+fn normalize_category(category: Option<String>) -> Option<String> {
+    category
+        .map(|c| c.trim().to_owned())
+        .filter(|c| !c.is_empty())
+}
+
+fn normalize_tags(tags: Vec<String>) -> Result<Vec<String>, ServiceError> {
+    const MAX_TAGS: usize = 32;
+    const MAX_TAG_CHARS: usize = 64;
+    if tags.len() > MAX_TAGS {
+        return Err(ServiceError::Validation(format!(
+            "a tool may have at most {MAX_TAGS} tags, got {}",
+            tags.len()
+        )));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(tags.len());
+    for tag in tags {
+        let tag = tag.trim().to_owned();
+        if tag.is_empty() {
+            continue;
+        }
+        if tag.chars().count() > MAX_TAG_CHARS {
+            return Err(ServiceError::Validation(format!(
+                "tag '{}…' is longer than {MAX_TAG_CHARS} characters",
+                tag.chars().take(16).collect::<String>()
+            )));
+        }
+        if !out.contains(&tag) {
+            out.push(tag);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;
