@@ -4,14 +4,16 @@
 //! connection, reads on a pooled reader connection. Every write that reads before it writes
 //! runs in a `BEGIN IMMEDIATE` transaction, so its check (the revision compare-and-swap, the
 //! free name) and its change are one atomic step. The SQL itself stays portable (plain
-//! `UPSERT`, `CASE`, no SQLite-only functions), so a PostgreSQL backend can follow it closely.
+//! `UPSERT`, `CASE`, no SQLite-only functions), so a PostgreSQL backend can follow it closely;
+//! the one SQLite-specific piece is the search of listings ([`search_page`]: an index hint and
+//! `rowid`), where PostgreSQL would use `ILIKE` with a `count(*) OVER ()`.
 
 use std::sync::LazyLock;
 
 use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
-use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
+use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, ToolVersionRecord};
 
 use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, backend, execution_from_row, json_text,
@@ -477,32 +479,37 @@ pub(crate) fn count_tools(conn: &Connection, owner: &str) -> Result<u64, StoreEr
 }
 
 pub(crate) fn tool_stats(conn: &Connection, owner: &str) -> Result<ToolStats, StoreError> {
-    let sql = "SELECT count(*), \
-         COALESCE(SUM(CASE WHEN status = 'active' THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(CASE WHEN status = 'disabled' THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(CASE WHEN status = 'pending_approval' THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(CASE WHEN created_by = 'llm' THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(CASE WHEN created_by = 'user' THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(usage_count), 0) \
-         FROM custom_tools WHERE owner = ?1";
-    conn.prepare_cached(sql)
-        .and_then(|mut stmt| {
-            stmt.query_row(params![owner], |row| {
-                let n = |i: usize| row.get::<_, i64>(i).map(count);
-                Ok(ToolStats {
-                    total: n(0)?,
-                    active: n(1)?,
-                    disabled: n(2)?,
-                    pending_approval: n(3)?,
-                    rejected: n(4)?,
-                    created_by_llm: n(5)?,
-                    created_by_user: n(6)?,
-                    total_usage: n(7)?,
-                })
-            })
-        })
-        .map_err(backend)
+    // One query, grouped: at most 8 groups, read in order from the covering index
+    // (owner, status, created_by, usage_count); the sums are added up here.
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT status, created_by, count(*), COALESCE(SUM(usage_count), 0) \
+             FROM custom_tools WHERE owner = ?1 GROUP BY status, created_by",
+        )
+        .map_err(backend)?;
+    let mut rows = stmt.query(params![owner]).map_err(backend)?;
+    let mut stats = ToolStats::default();
+    while let Some(row) = rows.next().map_err(backend)? {
+        let status: String = row.get(0).map_err(backend)?;
+        let created_by: String = row.get(1).map_err(backend)?;
+        let n = count(row.get(2).map_err(backend)?);
+        stats.total += n;
+        stats.total_usage += count(row.get(3).map_err(backend)?);
+        match status.parse::<ToolStatus>() {
+            Ok(ToolStatus::Active) => stats.active += n,
+            Ok(ToolStatus::Disabled) => stats.disabled += n,
+            Ok(ToolStatus::PendingApproval) => stats.pending_approval += n,
+            Ok(ToolStatus::Rejected) => stats.rejected += n,
+            // The CHECK constraint keeps other values out; such rows count in the total only.
+            Err(_) => {}
+        }
+        match created_by.parse::<CreatedBy>() {
+            Ok(CreatedBy::Llm) => stats.created_by_llm += n,
+            Ok(CreatedBy::User) => stats.created_by_user += n,
+            Err(_) => {}
+        }
+    }
+    Ok(stats)
 }
 
 pub(crate) fn active_tools(conn: &Connection) -> Result<Vec<CustomToolRecord>, StoreError> {
