@@ -1,0 +1,224 @@
+//! The HTTP application: one axum `Router` for everything `toolsmith serve` answers, and
+//! [`serve`], which runs it until shutdown.
+//!
+//! - `/api/v1/…` — the REST API ([`crate::rest`]), with its OpenAPI document at
+//!   `/api/v1/openapi.json`. Unknown routes answer a JSON 404 envelope, a known route with the
+//!   wrong method a JSON 405 (with `Allow`); no plain-text error leaves it.
+//! - `/mcp` — MCP streamable HTTP ([`crate::mcp`]).
+//! - `/livez` (always `200 {"status":"ok"}`) and `/readyz` (pings the store: 200, or 503).
+//!
+//! Around all of it, outermost first: the request id (`X-Request-Id`, and the log line of
+//! every internal error), hardened headers on every response (`X-Content-Type-Options`,
+//! `X-Frame-Options`, `Referrer-Policy`, a strict `Content-Security-Policy` unless a route sets
+//! its own), the request timeout (503 envelope), and the body limit
+//! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope).
+
+use std::future::{Future, IntoFuture};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::header::{
+    CONTENT_LENGTH, CONTENT_SECURITY_POLICY, REFERRER_POLICY, RETRY_AFTER, X_CONTENT_TYPE_OPTIONS,
+    X_FRAME_OPTIONS,
+};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use tokio_util::sync::CancellationToken;
+use tower_http::set_header::SetResponseHeaderLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::rest;
+use crate::rest::envelope::request_id_middleware;
+use crate::rest::error::{ApiError, envelope_errors};
+use crate::rest::types::Health;
+
+/// The `Content-Security-Policy` of every response that does not set its own.
+pub const CONTENT_SECURITY_POLICY_VALUE: &str =
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
+/// How long `/readyz` waits for the store.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The whole application for `state`. Open MCP streams end only when the server stops; use
+/// [`router_with_shutdown`] to end them on shutdown.
+pub fn router(state: AppState) -> Router {
+    router_with_shutdown(state, CancellationToken::new())
+}
+
+/// [`router`], whose MCP sessions and streams end when `shutdown` is cancelled.
+pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Router {
+    let body_limit = state.config.body_limit_bytes;
+    let request_timeout = state.config.request_timeout;
+
+    let (api, _) = rest::api_router().merge(health_routes()).split_for_parts();
+    let api = api
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(envelope_errors))
+        .with_state(state.clone());
+
+    let app = api.merge(crate::mcp::router_with_shutdown(state, shutdown));
+
+    app.layer(DefaultBodyLimit::max(body_limit))
+        .layer(middleware::from_fn_with_state(body_limit, limit_content_length))
+        .layer(middleware::from_fn_with_state(request_timeout, time_limit))
+        .layer(SetResponseHeaderLayer::overriding(
+            X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY_VALUE),
+        ))
+        .layer(middleware::from_fn(request_id_middleware))
+}
+
+/// Serves the application on `listener` until `shutdown` completes, then stops accepting
+/// connections, ends MCP streams, and lets in-flight requests finish — for at most the request
+/// timeout (plus a second), after which the remaining ones are dropped.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let grace = state.config.request_timeout + Duration::from_secs(1);
+    let stop = CancellationToken::new();
+    let app = router_with_shutdown(state, stop.clone());
+    let signal = stop.clone();
+    let server = axum::serve(listener, app.into_make_service())
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            signal.cancel();
+        })
+        .into_future();
+    let mut server = std::pin::pin!(server);
+    tokio::select! {
+        res = &mut server => return res.map_err(anyhow::Error::from),
+        () = stop.cancelled() => {}
+    }
+    tracing::info!(grace_secs = grace.as_secs(), "shutting down; waiting for in-flight requests");
+    match tokio::time::timeout(grace, server).await {
+        Ok(res) => res.map_err(anyhow::Error::from),
+        Err(_) => {
+            tracing::warn!(
+                grace_secs = grace.as_secs(),
+                "in-flight requests did not finish in time; dropping them"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// `/livez` and `/readyz`, documented.
+pub(crate) fn health_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(livez))
+        .routes(routes!(readyz))
+}
+
+/// Liveness
+///
+/// Always `200 {"status": "ok"}` while the process serves requests.
+#[utoipa::path(
+    get, path = "/livez", tag = "health", operation_id = "livez",
+    responses((status = 200, description = "The process is alive", body = Health))
+)]
+async fn livez() -> Response {
+    health(StatusCode::OK, "ok")
+}
+
+/// Readiness
+///
+/// `200 {"status": "ok"}` when the store answers, `503 {"status": "unavailable"}` otherwise.
+#[utoipa::path(
+    get, path = "/readyz", tag = "health", operation_id = "readyz",
+    responses(
+        (status = 200, description = "Ready: the store answers", body = Health),
+        (status = 503, description = "Not ready: the store does not answer", body = Health)
+    )
+)]
+async fn readyz(State(state): State<AppState>) -> Response {
+    match tokio::time::timeout(READY_TIMEOUT, state.service.store().ping()).await {
+        Ok(Ok(())) => health(StatusCode::OK, "ok"),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "readiness check: the store failed");
+            unready()
+        }
+        Err(_) => {
+            tracing::warn!("readiness check: the store did not answer in time");
+            unready()
+        }
+    }
+}
+
+fn unready() -> Response {
+    let mut res = health(StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+    res.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    res
+}
+
+fn health(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        axum::Json(Health {
+            status: text.to_owned(),
+        }),
+    )
+        .into_response()
+}
+
+async fn no_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::no_route(&method, uri.path())
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::method_not_allowed(&method, uri.path())
+}
+
+/// 413 as soon as a declared `Content-Length` is over the limit (bodies without one are cut
+/// off by [`DefaultBodyLimit`] when read).
+async fn limit_content_length(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than the limit of {limit} bytes"),
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// 503 when a request takes longer than the request timeout.
+async fn time_limit(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(res) => res,
+        Err(_) => ApiError::unavailable(
+            "timeout",
+            format!(
+                "the request took longer than the limit of {} seconds",
+                limit.as_secs_f64()
+            ),
+            1,
+        )
+        .into_response(),
+    }
+}

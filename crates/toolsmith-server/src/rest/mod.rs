@@ -1,0 +1,125 @@
+//! The REST API under `/api/v1`: the spec's custom-tool routes, the tool catalogue, the
+//! function-calling exports and the OpenAPI document.
+//!
+//! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
+//! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
+//! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
+//! - [`error`] — [`ApiError`](error::ApiError), the status rules, and the extractors whose
+//!   rejections become the envelope.
+//! - [`types`] — the wire types (bodies and `data`), twins of the domain types.
+//! - [`openapi`] — the OpenAPI 3.1 document, generated from the handlers' annotations and the
+//!   wire types, served at `/api/v1/openapi.json`.
+//!
+//! Routes are registered together with their documentation ([`api_router`]), so a route cannot
+//! exist without its entry in the document, nor the other way round. REST callers are people:
+//! every write acts as `Actor::user`, and tools created here are `createdBy: user`.
+
+pub mod custom_tools;
+pub mod envelope;
+pub mod error;
+pub mod openapi;
+pub mod tools;
+pub mod types;
+
+use axum::http::StatusCode;
+use serde_json::Value;
+use toolsmith_core::{ErrorKind, ToolResult};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use self::envelope::ApiOk;
+use self::error::ApiError;
+use self::types::Execution;
+use crate::AppState;
+use crate::auth::{Identity, Scope};
+
+/// Every REST route with its documentation (without the health routes, which live at the root).
+pub fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(custom_tools::list, custom_tools::create))
+        .routes(routes!(custom_tools::stats))
+        .routes(routes!(custom_tools::pending))
+        .routes(routes!(custom_tools::active_definitions))
+        .routes(routes!(custom_tools::test))
+        .routes(routes!(
+            custom_tools::get_one,
+            custom_tools::update,
+            custom_tools::delete
+        ))
+        .routes(routes!(custom_tools::enable))
+        .routes(routes!(custom_tools::disable))
+        .routes(routes!(custom_tools::approve))
+        .routes(routes!(custom_tools::reject))
+        .routes(routes!(custom_tools::execute))
+        .routes(routes!(custom_tools::versions))
+        .routes(routes!(custom_tools::rollback))
+        .routes(routes!(tools::list))
+        .routes(routes!(tools::definitions))
+        .routes(routes!(tools::execute))
+        .routes(routes!(openapi::openapi_json))
+}
+
+/// 403 unless the caller holds `scope` (or `admin`).
+pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
+    if identity.has(scope) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        format!("this operation needs the '{}' scope", scope.as_str()),
+    ))
+}
+
+/// A call's result as an answer. A tool that failed is still a 200 (`isError: true`), except
+/// for what is not the tool's doing: an unknown tool (404), arguments that break its schema
+/// (422, violations and schema in `details`), a saturated sandbox (503), a rate limit (429) and
+/// an internal failure (500).
+pub fn execution_response(
+    tool: &str,
+    res: ToolResult,
+    test_mode: bool,
+) -> Result<ApiOk<Execution>, ApiError> {
+    let message = || res.error_message().unwrap_or("the call failed").to_owned();
+    match res.error_kind() {
+        Some(ErrorKind::NotFound) => {
+            return Err(ApiError::new(StatusCode::NOT_FOUND, "not_found", message()));
+        }
+        Some(ErrorKind::InvalidArguments) => {
+            let mut details = res.content.as_object().cloned().unwrap_or_default();
+            details.remove("error");
+            details.remove("kind");
+            let mut e = ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_arguments",
+                message(),
+            );
+            if !details.is_empty() {
+                e = e.with_details(Value::Object(details));
+            }
+            return Err(e);
+        }
+        Some(ErrorKind::Busy) => {
+            return Err(ApiError::unavailable("busy", message(), 1));
+        }
+        Some(ErrorKind::RateLimited) => {
+            return Err(
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message())
+                    .with_retry_after(1),
+            );
+        }
+        Some(ErrorKind::Internal) => {
+            return Err(ApiError::internal(format!(
+                "tool '{tool}' failed internally: {}",
+                message()
+            )));
+        }
+        _ => {}
+    }
+    let mut execution = Execution::new(tool, res);
+    if test_mode {
+        execution.test_mode = Some(true);
+    }
+    Ok(ApiOk::ok(execution))
+}

@@ -1,0 +1,817 @@
+//! The wire types of the REST API: what bodies are parsed into and what `data` holds.
+//!
+//! They are twins of the domain types (`CustomToolRecord`, `CreateTool`, `ToolPatch`,
+//! `ToolResult` …), converted by hand, so that the JSON contract (camelCase names, the OpenAPI
+//! schemas derived from these types) is decided here and nowhere below this crate. Request types
+//! deny unknown fields and accept exactly what the document describes: camelCase only, `null`
+//! wherever a field is optional.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use toolsmith_core::{
+    CreatedBy, CustomToolRecord, Permission, ToolDefinition, ToolKind, ToolResult, ToolStatus,
+    ToolVersionRecord,
+};
+use toolsmith_service::{CreateTool, ToolPatch, ToolStats};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+
+/// Where a custom tool is in its lifecycle. Only `active` tools can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active,
+    Disabled,
+    PendingApproval,
+    Rejected,
+}
+
+impl From<ToolStatus> for Status {
+    fn from(s: ToolStatus) -> Status {
+        match s {
+            ToolStatus::Active => Status::Active,
+            ToolStatus::Disabled => Status::Disabled,
+            ToolStatus::PendingApproval => Status::PendingApproval,
+            ToolStatus::Rejected => Status::Rejected,
+        }
+    }
+}
+
+impl From<Status> for ToolStatus {
+    fn from(s: Status) -> ToolStatus {
+        match s {
+            Status::Active => ToolStatus::Active,
+            Status::Disabled => ToolStatus::Disabled,
+            Status::PendingApproval => ToolStatus::PendingApproval,
+            Status::Rejected => ToolStatus::Rejected,
+        }
+    }
+}
+
+/// Who created a tool: a person (UI, REST, CLI) or a model (MCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Creator {
+    User,
+    Llm,
+}
+
+impl From<CreatedBy> for Creator {
+    fn from(c: CreatedBy) -> Creator {
+        match c {
+            CreatedBy::User => Creator::User,
+            CreatedBy::Llm => Creator::Llm,
+        }
+    }
+}
+
+impl From<Creator> for CreatedBy {
+    fn from(c: Creator) -> CreatedBy {
+        match c {
+            Creator::User => CreatedBy::User,
+            Creator::Llm => CreatedBy::Llm,
+        }
+    }
+}
+
+/// A capability a tool declares; nothing undeclared exists in its sandbox. `shell`, `filesystem`
+/// and `email` are dangerous: a model-created tool holding one waits for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolPermission {
+    Network,
+    Filesystem,
+    Database,
+    Shell,
+    Email,
+    Scheduling,
+}
+
+impl From<Permission> for ToolPermission {
+    fn from(p: Permission) -> ToolPermission {
+        match p {
+            Permission::Network => ToolPermission::Network,
+            Permission::Filesystem => ToolPermission::Filesystem,
+            Permission::Database => ToolPermission::Database,
+            Permission::Shell => ToolPermission::Shell,
+            Permission::Email => ToolPermission::Email,
+            Permission::Scheduling => ToolPermission::Scheduling,
+        }
+    }
+}
+
+impl From<ToolPermission> for Permission {
+    fn from(p: ToolPermission) -> Permission {
+        match p {
+            ToolPermission::Network => Permission::Network,
+            ToolPermission::Filesystem => Permission::Filesystem,
+            ToolPermission::Database => Permission::Database,
+            ToolPermission::Shell => Permission::Shell,
+            ToolPermission::Email => Permission::Email,
+            ToolPermission::Scheduling => Permission::Scheduling,
+        }
+    }
+}
+
+/// How a custom tool is implemented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// The body of an async JavaScript function, run in the sandbox.
+    Js,
+}
+
+impl From<ToolKind> for Kind {
+    fn from(k: ToolKind) -> Kind {
+        match k {
+            ToolKind::Js => Kind::Js,
+        }
+    }
+}
+
+/// A custom tool as stored.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRecord {
+    /// `tool_` and 16 hex digits.
+    #[schema(example = "tool_0123456789abcdef")]
+    pub id: String,
+    /// The owner.
+    pub user_id: String,
+    #[schema(example = "word_count")]
+    pub name: String,
+    pub kind: Kind,
+    pub description: String,
+    /// JSON Schema of the arguments (`type: object`).
+    #[schema(value_type = Object)]
+    pub parameters: Value,
+    /// The body of an async JavaScript function; `args` holds the arguments.
+    pub code: String,
+    pub category: Option<String>,
+    /// Search tags for discovery; never shown to a model.
+    pub tags: Vec<String>,
+    pub permissions: Vec<ToolPermission>,
+    pub status: Status,
+    /// Every execution needs a person's confirmation.
+    pub requires_approval: bool,
+    pub created_by: Creator,
+    /// Starts at 1; +1 whenever `code` or `parameters` change.
+    pub version: i64,
+    /// +1 on every change; what `expectedRevision` and `If-Match` are compared with.
+    pub revision: i64,
+    pub usage_count: i64,
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// Free-form JSON object.
+    #[schema(value_type = Object)]
+    pub metadata: Value,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<CustomToolRecord> for ToolRecord {
+    fn from(r: CustomToolRecord) -> ToolRecord {
+        ToolRecord {
+            id: r.id,
+            user_id: r.owner,
+            name: r.name,
+            kind: r.kind.into(),
+            description: r.description,
+            parameters: r.parameters,
+            code: r.code,
+            category: r.category,
+            tags: r.tags,
+            permissions: r.permissions.into_iter().map(Into::into).collect(),
+            status: r.status.into(),
+            requires_approval: r.requires_approval,
+            created_by: r.created_by.into(),
+            version: r.version,
+            revision: r.revision,
+            usage_count: r.usage_count,
+            last_used_at: r.last_used_at,
+            metadata: r.metadata,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// One page of custom tools.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolList {
+    pub tools: Vec<ToolRecord>,
+    /// How many tools are on this page.
+    pub count: u64,
+    /// How many tools match the filters in all.
+    pub total: u64,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+/// Counts over the caller's custom tools.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub total: u64,
+    pub active: u64,
+    pub disabled: u64,
+    pub pending_approval: u64,
+    pub rejected: u64,
+    #[serde(rename = "createdByLLM")]
+    #[schema(rename = "createdByLLM")]
+    pub created_by_llm: u64,
+    pub created_by_user: u64,
+    /// Executions of all custom tools together.
+    pub total_usage: u64,
+}
+
+impl From<ToolStats> for Stats {
+    fn from(s: ToolStats) -> Stats {
+        Stats {
+            total: s.total,
+            active: s.active,
+            disabled: s.disabled,
+            pending_approval: s.pending_approval,
+            rejected: s.rejected,
+            created_by_llm: s.created_by_llm,
+            created_by_user: s.created_by_user,
+            total_usage: s.total_usage,
+        }
+    }
+}
+
+/// A tool as a model is told about it (tags are never included).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Definition {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    #[schema(value_type = Object)]
+    pub parameters: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Every execution needs a person's confirmation.
+    pub requires_confirmation: bool,
+}
+
+impl From<ToolDefinition> for Definition {
+    fn from(d: ToolDefinition) -> Definition {
+        Definition {
+            name: d.name,
+            description: d.description,
+            parameters: d.parameters,
+            category: d.category,
+            requires_confirmation: d.requires_confirmation,
+        }
+    }
+}
+
+/// The active custom tools as tool definitions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DefinitionList {
+    pub tools: Vec<Definition>,
+    pub count: u64,
+}
+
+/// One stored version of a tool's definition.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolVersion {
+    pub tool_id: String,
+    pub version: i64,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub parameters: Value,
+    pub code: String,
+    pub permissions: Vec<ToolPermission>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<ToolVersionRecord> for ToolVersion {
+    fn from(v: ToolVersionRecord) -> ToolVersion {
+        ToolVersion {
+            tool_id: v.tool_id,
+            version: v.version,
+            description: v.description,
+            parameters: v.parameters,
+            code: v.code,
+            permissions: v.permissions.into_iter().map(Into::into).collect(),
+            created_at: v.created_at,
+        }
+    }
+}
+
+/// The versions of a tool, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VersionList {
+    pub versions: Vec<ToolVersion>,
+    pub count: u64,
+}
+
+/// What a delete answers.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Deleted {
+    /// Always `true`.
+    pub deleted: bool,
+    /// The tool as it was.
+    pub tool: ToolRecord,
+}
+
+/// An integer as JSON Schema counts one: `3` and `3.0` alike (a fraction or a number outside the
+/// `i64` range is refused).
+fn integer<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    let number = serde_json::Number::deserialize(deserializer)?;
+    if let Some(n) = number.as_i64() {
+        return Ok(n);
+    }
+    match number.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => Ok(f as i64),
+        _ => Err(serde::de::Error::custom(format!(
+            "invalid value: {number}, expected an integer"
+        ))),
+    }
+}
+
+/// [`integer`], or `null`.
+fn optional_integer<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i64>, D::Error> {
+    #[derive(Deserialize)]
+    struct Wrapped(#[serde(deserialize_with = "integer")] i64);
+    Ok(Option::<Wrapped>::deserialize(deserializer)?.map(|Wrapped(n)| n))
+}
+
+/// `parameters` of a tool definition: a JSON Schema object, or the same as a JSON string.
+fn parameters_schema() -> impl Into<RefOr<Schema>> {
+    OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .property(
+                    "type",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(["object"])),
+                )
+                .required("type")
+                .description(Some("A JSON Schema with `type: object`")),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some("The same JSON Schema, as a JSON string")),
+        )
+        .description(Some(
+            "JSON Schema of the arguments: an object with `type: \"object\"` (`properties`, `required` …), or that object as a JSON string",
+        ))
+}
+
+/// A new custom tool. Tools created through REST are created by a person (`createdBy: user`)
+/// and start `active`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({
+    "name": "word_count",
+    "description": "Counts the words of a text",
+    "parameters": {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "The text"}},
+        "required": ["text"]
+    },
+    "code": "return { words: args.text.split(/\\s+/).filter(Boolean).length };",
+    "category": "Text",
+    "tags": ["words", "count"]
+}))]
+pub struct CreateToolBody {
+    /// `^[a-z][a-z0-9_]*$`, at most 64 characters, not the name of a built-in or of another of
+    /// your tools.
+    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64, example = "word_count")]
+    pub name: String,
+    /// What the tool does, for the model that will call it (at most 4,000 characters by default).
+    #[schema(min_length = 1, example = "Counts the words of a text")]
+    pub description: String,
+    #[schema(schema_with = parameters_schema)]
+    pub parameters: Value,
+    /// The body of an async JavaScript function; `args` holds the arguments.
+    #[schema(example = "return { words: args.text.split(/\\s+/).filter(Boolean).length };")]
+    pub code: String,
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Search tags (at most 32, each at most 64 characters).
+    #[serde(default)]
+    #[schema(max_items = 32)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub permissions: Vec<ToolPermission>,
+    /// Every execution needs a person's confirmation (default `false`).
+    #[serde(default)]
+    pub requires_approval: Option<bool>,
+    /// Free-form JSON object.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+    /// Accepted for compatibility; tools created through REST are always `user`.
+    #[serde(default)]
+    pub created_by: Option<Creator>,
+}
+
+impl CreateToolBody {
+    /// The service's input; `createdBy` has been checked by the caller.
+    pub fn into_input(self) -> CreateTool {
+        CreateTool {
+            name: self.name,
+            description: self.description,
+            parameters: self.parameters,
+            code: self.code,
+            category: self.category,
+            tags: self.tags,
+            permissions: self.permissions.into_iter().map(Into::into).collect(),
+            requires_approval: self.requires_approval,
+            metadata: self.metadata.map(Value::Object),
+        }
+    }
+}
+
+/// A dry run: a tool definition and the arguments to run it on. Nothing is stored.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({
+    "name": "word_count",
+    "description": "Counts the words of a text",
+    "parameters": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"]
+    },
+    "code": "return { words: args.text.split(/\\s+/).filter(Boolean).length };",
+    "testArgs": {"text": "one two three"}
+}))]
+pub struct TestToolBody {
+    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64, example = "word_count")]
+    pub name: String,
+    #[schema(min_length = 1)]
+    pub description: String,
+    #[schema(schema_with = parameters_schema)]
+    pub parameters: Value,
+    pub code: String,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    #[schema(max_items = 32)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub permissions: Vec<ToolPermission>,
+    #[serde(default)]
+    pub requires_approval: Option<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub created_by: Option<Creator>,
+    /// The arguments to run the tool on (default `{}`).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub test_args: Option<Map<String, Value>>,
+    /// The spec's name for `testArgs`; give one or the other.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub test_arguments: Option<Map<String, Value>>,
+}
+
+impl TestToolBody {
+    /// The definition and the arguments.
+    pub fn into_parts(self) -> (CreateTool, Option<Map<String, Value>>, Option<Map<String, Value>>) {
+        let input = CreateTool {
+            name: self.name,
+            description: self.description,
+            parameters: self.parameters,
+            code: self.code,
+            category: self.category,
+            tags: self.tags,
+            permissions: self.permissions.into_iter().map(Into::into).collect(),
+            requires_approval: self.requires_approval,
+            metadata: self.metadata.map(Value::Object),
+        };
+        (input, self.test_args, self.test_arguments)
+    }
+
+    pub fn created_by(&self) -> Option<Creator> {
+        self.created_by
+    }
+}
+
+/// A partial update: absent (or `null`) fields stay as they are.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateToolBody {
+    /// If given, must be the tool's current name; to rename, use `newName`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Renames the tool (same rules as a new name).
+    #[serde(default)]
+    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64)]
+    pub new_name: Option<String>,
+    #[serde(default)]
+    #[schema(min_length = 1)]
+    pub description: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = parameters_schema, nullable)]
+    pub parameters: Option<Value>,
+    #[serde(default)]
+    pub code: Option<String>,
+    /// `""` clears the category.
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    #[schema(max_items = 32)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub permissions: Option<Vec<ToolPermission>>,
+    #[serde(default)]
+    pub requires_approval: Option<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Map<String, Value>>,
+    /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
+    #[serde(default, deserialize_with = "optional_integer")]
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    pub expected_revision: Option<i64>,
+}
+
+impl UpdateToolBody {
+    /// The patch and the expected revision.
+    pub fn into_parts(self) -> (ToolPatch, Option<i64>) {
+        let patch = ToolPatch {
+            name: self.name,
+            new_name: self.new_name,
+            description: self.description,
+            parameters: self.parameters,
+            code: self.code,
+            category: self.category,
+            tags: self.tags,
+            permissions: self
+                .permissions
+                .map(|ps| ps.into_iter().map(Into::into).collect()),
+            requires_approval: self.requires_approval,
+            metadata: self.metadata.map(Value::Object),
+        };
+        (patch, self.expected_revision)
+    }
+}
+
+/// The optional body of delete, enable and disable.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RevisionBody {
+    /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
+    #[serde(default, deserialize_with = "optional_integer")]
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    pub expected_revision: Option<i64>,
+}
+
+/// Makes an earlier version current again (as a new version).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RollbackBody {
+    /// The version to restore (see `GET …/{id}/versions`).
+    #[serde(deserialize_with = "integer")]
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    pub version: i64,
+    /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
+    #[serde(default, deserialize_with = "optional_integer")]
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    pub expected_revision: Option<i64>,
+}
+
+/// Runs a custom tool.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecuteCustomBody {
+    /// The arguments, checked against the tool's `parameters` (default `{}`).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// Runs any tool the caller can see.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecuteBody {
+    /// The arguments, checked against the tool's `parameters` (default `{}`).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub arguments: Option<Map<String, Value>>,
+    /// Groups calls of one conversation in the execution records.
+    #[serde(default)]
+    #[schema(max_length = 200)]
+    pub conversation_id: Option<String>,
+}
+
+/// One line a tool wrote to its console.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConsoleLine {
+    #[schema(pattern = "^(log|warn|error)$")]
+    pub level: String,
+    pub message: String,
+}
+
+/// Facts about a finished call. Further fields may appear (`testMode`, …).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionMetadata {
+    /// Wall-clock time of the whole call, in milliseconds.
+    pub duration_ms: f64,
+    /// Why the call failed: `execution_error`, `timeout`, `cpu_limit`, `memory_limit`,
+    /// `stack_overflow`, `output_too_large`, `cancelled`, `denied`, …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub console: Option<Vec<ConsoleLine>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub console_truncated: Option<bool>,
+}
+
+/// The result of one call. A tool that fails still answers 200, with `isError: true` and the
+/// error in `content` (`{"error": message, "kind": …}`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Execution {
+    /// The tool that ran.
+    pub tool: String,
+    /// What the tool returned (any JSON), or `{"error", "kind", …}` when it failed.
+    #[schema(value_type = Object)]
+    pub content: Value,
+    pub is_error: bool,
+    #[schema(value_type = ExecutionMetadata)]
+    pub metadata: Value,
+    /// `true` for a dry run (`POST /api/v1/custom-tools/test`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_mode: Option<bool>,
+}
+
+impl Execution {
+    pub fn new(tool: &str, res: ToolResult) -> Execution {
+        let metadata =
+            serde_json::to_value(&res.metadata).unwrap_or_else(|_| Value::Object(Map::new()));
+        Execution {
+            tool: tool.to_owned(),
+            content: res.content,
+            is_error: res.is_error,
+            metadata,
+            test_mode: None,
+        }
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Compiled into Toolsmith.
+    Builtin,
+    /// One of the caller's active custom tools.
+    Custom,
+}
+
+/// A tool the caller can run.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSummary {
+    pub name: String,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub parameters: Value,
+    pub category: Option<String>,
+    pub source: Source,
+    /// The custom tool's id (`null` for built-ins).
+    pub id: Option<String>,
+    /// The custom tool's version (`null` for built-ins).
+    pub version: Option<i64>,
+    pub requires_confirmation: bool,
+}
+
+/// Every tool the caller can run: built-ins, then the caller's active custom tools.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolSummaryList {
+    pub tools: Vec<ToolSummary>,
+    pub count: u64,
+}
+
+/// The function-calling export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// `[{"type": "function", "function": {name, description, parameters}}]`
+    Openai,
+    /// `[{name, description, input_schema}]`
+    Anthropic,
+    /// `[{name, description, inputSchema}]`
+    Mcp,
+}
+
+impl ExportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExportFormat::Openai => "openai",
+            ExportFormat::Anthropic => "anthropic",
+            ExportFormat::Mcp => "mcp",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ExportFormat> {
+        [ExportFormat::Openai, ExportFormat::Anthropic, ExportFormat::Mcp]
+            .into_iter()
+            .find(|f| f.as_str() == text)
+    }
+}
+
+/// An OpenAI function.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenAiFunction {
+    pub name: String,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub parameters: Value,
+}
+
+/// An OpenAI tool: `{"type": "function", "function": {…}}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenAiTool {
+    /// Always `function`.
+    #[serde(rename = "type")]
+    #[schema(rename = "type", pattern = "^function$")]
+    pub kind: String,
+    pub function: OpenAiFunction,
+}
+
+/// An Anthropic tool.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnthropicTool {
+    pub name: String,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+}
+
+/// An MCP tool.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTool {
+    pub name: String,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+}
+
+/// One exported tool, in the requested format.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ExportedTool {
+    OpenAi(OpenAiTool),
+    Anthropic(AnthropicTool),
+    Mcp(McpTool),
+}
+
+impl ExportedTool {
+    pub fn new(format: ExportFormat, d: ToolDefinition) -> ExportedTool {
+        match format {
+            ExportFormat::Openai => ExportedTool::OpenAi(OpenAiTool {
+                kind: "function".to_owned(),
+                function: OpenAiFunction {
+                    name: d.name,
+                    description: d.description,
+                    parameters: d.parameters,
+                },
+            }),
+            ExportFormat::Anthropic => ExportedTool::Anthropic(AnthropicTool {
+                name: d.name,
+                description: d.description,
+                input_schema: d.parameters,
+            }),
+            ExportFormat::Mcp => ExportedTool::Mcp(McpTool {
+                name: d.name,
+                description: d.description,
+                input_schema: d.parameters,
+            }),
+        }
+    }
+}
+
+/// The caller's tools as function-calling definitions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Export {
+    pub format: ExportFormat,
+    pub tools: Vec<ExportedTool>,
+    pub count: u64,
+}
+
+/// `GET /livez` and `GET /readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`
+    #[schema(example = "ok")]
+    pub status: String,
+}

@@ -1,0 +1,216 @@
+//! Shared by the REST test files: the real router over a fresh SQLite store in a temp dir,
+//! driven in-process with `oneshot`, and small helpers to build requests and read envelopes.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tower::ServiceExt;
+use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_store::{SqliteStore, Store};
+
+/// The application over its own store; the temp dir lives as long as this value.
+pub struct TestApp {
+    pub state: AppState,
+    pub router: Router,
+    _dir: TempDir,
+}
+
+/// One answer, body parsed as JSON (`Value::Null` for an empty or non-JSON body; `text` keeps
+/// it as it was).
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub json: Value,
+    pub text: String,
+}
+
+impl TestApp {
+    pub async fn new() -> TestApp {
+        TestApp::with_config(ServerConfig::default()).await
+    }
+
+    pub async fn with_config(config: ServerConfig) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store: Arc<dyn Store> = Arc::new(
+            SqliteStore::open(&dir.path().join("toolsmith.db"))
+                .await
+                .expect("store opens"),
+        );
+        let service = ToolService::open(ServiceConfig::default(), store)
+            .await
+            .expect("service opens");
+        let state = AppState {
+            service,
+            config: Arc::new(config),
+        };
+        let router = toolsmith_server::app::router(state.clone());
+        TestApp {
+            state,
+            router,
+            _dir: dir,
+        }
+    }
+
+    /// Sends a request as is.
+    pub async fn send(&self, request: Request<Body>) -> TestResponse {
+        let res = self
+            .router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("the router never fails");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await
+            .expect("body reads");
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        TestResponse {
+            status,
+            headers,
+            json,
+            text,
+        }
+    }
+
+    /// A request without a body.
+    pub async fn call(&self, method: Method, path: &str) -> TestResponse {
+        self.send(request(method, path).body(Body::empty()).expect("request"))
+            .await
+    }
+
+    pub async fn get(&self, path: &str) -> TestResponse {
+        self.call(Method::GET, path).await
+    }
+
+    /// A request with a JSON body.
+    pub async fn json(&self, method: Method, path: &str, body: &Value) -> TestResponse {
+        self.send(json_request(method, path, body)).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> TestResponse {
+        self.json(Method::POST, path, body).await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> TestResponse {
+        self.json(Method::PATCH, path, body).await
+    }
+
+    /// A request with a raw body and content type.
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        body: impl Into<Body>,
+    ) -> TestResponse {
+        let mut builder = request(method, path);
+        if let Some(ct) = content_type {
+            builder = builder.header("content-type", ct);
+        }
+        self.send(builder.body(body.into()).expect("request")).await
+    }
+
+    /// Creates a tool through the API and returns its `data`.
+    pub async fn create_tool(&self, body: &Value) -> Value {
+        let res = self.post("/api/v1/custom-tools", body).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{}", res.text);
+        res.json["data"].clone()
+    }
+
+    /// Creates the tool `name` with a small working definition.
+    pub async fn create_named(&self, name: &str) -> Value {
+        self.create_tool(&tool_body(name)).await
+    }
+}
+
+pub fn request(method: Method, path: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "127.0.0.1")
+}
+
+pub fn json_request(method: Method, path: &str, body: &Value) -> Request<Body> {
+    request(method, path)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("request")
+}
+
+/// A tool that upper-cases `text`.
+pub fn tool_body(name: &str) -> Value {
+    json!({
+        "name": name,
+        "description": "Upper-cases a text",
+        "parameters": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text"}},
+            "required": ["text"],
+            "additionalProperties": false
+        },
+        "code": "return { upper: args.text.toUpperCase() };",
+        "category": "Text",
+        "tags": ["case", "upper"]
+    })
+}
+
+impl TestResponse {
+    /// Asserts the error envelope with this status and code, and returns the message.
+    #[track_caller]
+    pub fn assert_error(&self, status: StatusCode, code: &str) -> String {
+        assert_eq!(self.status, status, "{}", self.text);
+        assert_eq!(self.json["success"], json!(false), "{}", self.text);
+        assert_eq!(self.json["error"]["code"], json!(code), "{}", self.text);
+        assert_eq!(
+            self.headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("application/json")
+        );
+        assert_meta(&self.json, &self.headers);
+        self.json["error"]["message"]
+            .as_str()
+            .expect("message is a string")
+            .to_owned()
+    }
+
+    /// Asserts the success envelope with this status, and returns `data`.
+    #[track_caller]
+    pub fn assert_ok(&self, status: StatusCode) -> Value {
+        assert_eq!(self.status, status, "{}", self.text);
+        assert_eq!(self.json["success"], json!(true), "{}", self.text);
+        assert_meta(&self.json, &self.headers);
+        self.json["data"].clone()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// `meta.requestId` is the `X-Request-Id` header; `meta.timestamp` is RFC 3339 UTC.
+#[track_caller]
+pub fn assert_meta(json: &Value, headers: &HeaderMap) {
+    let id = json["meta"]["requestId"].as_str().expect("meta.requestId");
+    assert_eq!(
+        headers.get("x-request-id"),
+        Some(&HeaderValue::from_str(id).expect("header value"))
+    );
+    let ts = json["meta"]["timestamp"].as_str().expect("meta.timestamp");
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(ts).is_ok() && ts.ends_with('Z'),
+        "{ts}"
+    );
+    let keys: Vec<&String> = json["meta"].as_object().expect("meta").keys().collect();
+    assert_eq!(keys, ["requestId", "timestamp"]);
+}
