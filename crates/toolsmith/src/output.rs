@@ -129,21 +129,25 @@ pub fn time(at: &DateTime<Utc>) -> String {
 /// [`LINE_WIDTH`] columns (`[["the", 4], ["end", 2]]` rather than ten lines).
 pub fn pretty(value: &Value) -> String {
     let mut out = String::new();
-    write_pretty(&mut out, value, 0);
+    write_pretty(&mut out, value, 0, 0);
     out
 }
 
 const LINE_WIDTH: usize = 80;
 
-fn write_pretty(out: &mut String, value: &Value, indent: usize) {
+/// Writes `value`, whose first character lands in column `column` of a line indented by
+/// `indent`.
+fn write_pretty(out: &mut String, value: &Value, indent: usize, column: usize) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             out.push_str("{\n");
             for (i, (key, item)) in map.iter().enumerate() {
                 out.extend(std::iter::repeat_n(' ', indent + 2));
-                out.push_str(&Value::String(key.clone()).to_string());
+                let key = Value::String(key.clone()).to_string();
+                out.push_str(&key);
                 out.push_str(": ");
-                write_pretty(out, item, indent + 2);
+                let column = indent + 2 + key.chars().count() + 2;
+                write_pretty(out, item, indent + 2, column);
                 if i + 1 < map.len() {
                     out.push(',');
                 }
@@ -154,15 +158,15 @@ fn write_pretty(out: &mut String, value: &Value, indent: usize) {
         }
         Value::Array(items) if !items.is_empty() => {
             let inline = inline(value);
-            // The line holds the indent, a key of some length and the value.
-            if indent + inline.chars().count() <= LINE_WIDTH - 20 {
+            // The value and the comma after it fit on the line.
+            if column + inline.chars().count() < LINE_WIDTH {
                 out.push_str(&inline);
                 return;
             }
             out.push_str("[\n");
             for (i, item) in items.iter().enumerate() {
                 out.extend(std::iter::repeat_n(' ', indent + 2));
-                write_pretty(out, item, indent + 2);
+                write_pretty(out, item, indent + 2, indent + 2);
                 if i + 1 < items.len() {
                     out.push(',');
                 }
