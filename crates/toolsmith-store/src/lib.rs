@@ -63,6 +63,21 @@ pub struct ToolStats {
     pub total_usage: u64,
 }
 
+/// An API token as stored: its owner, scopes and a SHA-256 of the secret — never the secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiTokenRecord {
+    /// `tok_<12 hex>`: how people refer to a token (to list or revoke it).
+    pub id: String,
+    pub user_id: String,
+    /// A label chosen by whoever created it.
+    pub name: String,
+    pub scopes: Vec<String>,
+    /// Lowercase hex SHA-256 of the token text.
+    pub token_hash: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
 /// Where custom tools, their history and their executions live.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -144,4 +159,22 @@ pub trait Store: Send + Sync + 'static {
         tool_id: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, StoreError>;
+
+    /// A value that changes whenever any custom tool of any owner is created, changed or
+    /// deleted — by this process or another one sharing the store. Cheap enough to poll.
+    async fn tools_fingerprint(&self) -> Result<String, StoreError>;
+
+    async fn insert_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError>;
+
+    /// The token whose text hashes to `token_hash`, if any.
+    async fn find_token(&self, token_hash: &str) -> Result<Option<ApiTokenRecord>, StoreError>;
+
+    /// Every token, oldest first.
+    async fn list_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError>;
+
+    /// Deletes a token by id. Returns whether it existed.
+    async fn delete_token(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Marks a token as used now (best effort, for `list_tokens`).
+    async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
 }

@@ -13,6 +13,7 @@ mod rows;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod tokens;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ use rusqlite::Connection;
 use tokio::sync::Semaphore;
 use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
 
-use crate::{Store, StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{ApiTokenRecord, Store, StoreError, ToolPage, ToolQuery, ToolStats};
 
 /// At most this many reads run at once (each on its own connection).
 const MAX_READERS: usize = 4;
@@ -276,6 +277,38 @@ impl Store for SqliteStore {
     ) -> Result<Vec<ExecutionRecord>, StoreError> {
         let (owner, tool_id) = (owner.to_owned(), tool_id.map(str::to_owned));
         self.read(move |conn| queries::list_executions(conn, &owner, tool_id.as_deref(), limit))
+            .await
+    }
+
+    async fn tools_fingerprint(&self) -> Result<String, StoreError> {
+        self.read(|conn| tokens::tools_fingerprint(conn)).await
+    }
+
+    async fn insert_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError> {
+        let token = token.clone();
+        self.write(move |conn| tokens::insert_token(conn, &token))
+            .await
+    }
+
+    async fn find_token(&self, token_hash: &str) -> Result<Option<ApiTokenRecord>, StoreError> {
+        let token_hash = token_hash.to_owned();
+        self.read(move |conn| tokens::find_token(conn, &token_hash))
+            .await
+    }
+
+    async fn list_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
+        self.read(|conn| tokens::list_tokens(conn)).await
+    }
+
+    async fn delete_token(&self, id: &str) -> Result<bool, StoreError> {
+        let id = id.to_owned();
+        self.write(move |conn| tokens::delete_token(conn, &id))
+            .await
+    }
+
+    async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+        let id = id.to_owned();
+        self.write(move |conn| tokens::touch_token(conn, &id, &at))
             .await
     }
 }

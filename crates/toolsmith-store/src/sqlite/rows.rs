@@ -129,7 +129,7 @@ pub(crate) fn execution_from_row(row: &Row<'_>) -> Result<ExecutionRecord, Store
     })
 }
 
-fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
+pub(crate) fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| format!("'{text}': {e}"))

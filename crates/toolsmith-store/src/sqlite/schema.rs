@@ -13,10 +13,11 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE custom_tools (
     id                TEXT PRIMARY KEY,
     owner             TEXT NOT NULL DEFAULT 'default',
@@ -81,7 +82,20 @@ CREATE TABLE tool_name_retired (
     last_revision INTEGER NOT NULL,
     PRIMARY KEY (owner, name)
 );
-"#];
+"#,
+    r#"
+-- API tokens: only a SHA-256 of each token is kept; the token itself is shown once.
+CREATE TABLE api_tokens (
+    id           TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    scopes       TEXT NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    created_at   TEXT NOT NULL,
+    last_used_at TEXT
+);
+"#,
+];
 
 const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
 
