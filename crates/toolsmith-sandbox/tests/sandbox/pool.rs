@@ -52,7 +52,8 @@ async fn a_flood_past_the_queue_is_refused_as_busy() {
     }));
     let (started, mut running) = mpsc::unbounded_channel();
     let host: Arc<dyn HostCalls> = Arc::new(Parked(started));
-    let slow = || {
+    // The only worker is busy with the first call, the second waits in the queue…
+    let first = {
         let sandbox = sandbox.clone();
         let job = job_with(
             "await utils.callTool('park'); return 'late'",
@@ -62,11 +63,19 @@ async fn a_flood_past_the_queue_is_refused_as_busy() {
         );
         tokio::spawn(async move { sandbox.run(job).await })
     };
-    // The only worker is busy with the first call, the second waits in the queue…
-    let first = slow();
     running.recv().await.expect("the first call runs");
-    let second = slow();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // `run` enqueues on its first poll, so polling once puts the second call in the queue.
+    let mut second = Box::pin(sandbox.run(job_with(
+        "await utils.callTool('park'); return 'late'",
+        json!({}),
+        wall_limits(),
+        host.clone(),
+    )));
+    std::future::poll_fn(|cx| {
+        let _ = second.as_mut().poll(cx);
+        std::task::Poll::Ready(())
+    })
+    .await;
     // …and everything after that is refused at once.
     let mut refused = Vec::new();
     for _ in 0..5 {
@@ -82,7 +91,7 @@ async fn a_flood_past_the_queue_is_refused_as_busy() {
         failed(&first.await.unwrap(), ErrorKind::Timeout),
         "the tool did not finish within its time limit of 300 ms"
     );
-    failed(&second.await.unwrap(), ErrorKind::Timeout);
+    failed(&second.await, ErrorKind::Timeout);
     still_works(&sandbox).await;
 }
 
