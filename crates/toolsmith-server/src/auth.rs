@@ -1,12 +1,31 @@
 //! Who is calling, and what they may do.
 //!
-//! Without auth configured (loopback only), every request acts as user `default` with every
-//! scope. Tokens (`Authorization: Bearer …`, hashed in the store) come with the access-control
-//! part of the interfaces issue; handlers already take an [`Identity`] and check scopes, so
-//! that part changes only this module.
+//! [`authenticate`] is a middleware on the whole router (REST and MCP alike): it resolves the
+//! caller from `Authorization: Bearer …` and puts an [`Identity`] into the request extensions,
+//! where the [`Identity`] extractor finds it.
+//!
+//! - Without auth configured (no API tokens in the store, no admin token), every request acts
+//!   as user `default` with every scope. `toolsmith serve` only binds loopback addresses then.
+//! - Once auth is configured, a request without a valid token gets 401 (health probes excepted).
+//!   API tokens are stored as SHA-256 hashes and carry scopes (`tools:read`, `tools:write`,
+//!   `tools:execute`, `admin`) and a user id; every query is scoped to that user.
+//! - The admin token (spec 002) is compared in constant time and grants every scope as user
+//!   `default`; when it is set, every control-plane write needs the `admin` scope.
+//! - Read-only mode refuses every write, whoever asks; reads and executions keep working.
 
-use axum::extract::FromRequestParts;
+use std::convert::Infallible;
+
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toolsmith_store::{ApiTokenRecord, StoreError};
+
+use crate::AppState;
 
 /// A permission a token can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,6 +37,13 @@ pub enum Scope {
 }
 
 impl Scope {
+    pub const ALL: [Scope; 4] = [
+        Scope::ToolsRead,
+        Scope::ToolsWrite,
+        Scope::ToolsExecute,
+        Scope::Admin,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::ToolsRead => "tools:read",
@@ -25,6 +51,20 @@ impl Scope {
             Scope::ToolsExecute => "tools:execute",
             Scope::Admin => "admin",
         }
+    }
+
+    /// Parses `tools:read` etc.; the error names the valid scopes.
+    pub fn parse(text: &str) -> Result<Scope, String> {
+        Scope::ALL
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| {
+                format!("unknown scope '{text}' (expected: tools:read, tools:write, tools:execute, admin)")
+            })
+    }
+
+    fn is_write(self) -> bool {
+        matches!(self, Scope::ToolsWrite | Scope::Admin)
     }
 }
 
@@ -34,6 +74,8 @@ pub struct Identity {
     pub user_id: String,
     pub agent_id: Option<String>,
     pub scopes: Vec<Scope>,
+    /// Set in read-only mode: writes are refused whatever the scopes say.
+    pub read_only: bool,
 }
 
 impl Identity {
@@ -42,36 +84,245 @@ impl Identity {
         Identity {
             user_id: "default".to_owned(),
             agent_id: None,
-            scopes: vec![
-                Scope::ToolsRead,
-                Scope::ToolsWrite,
-                Scope::ToolsExecute,
-                Scope::Admin,
-            ],
+            scopes: Scope::ALL.to_vec(),
+            read_only: false,
         }
     }
 
+    /// Whether the caller may do what `scope` covers (`admin` covers everything).
     pub fn has(&self, scope: Scope) -> bool {
-        self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin)
+        self.denial(scope).is_none()
+    }
+
+    /// Why the caller may not do what `scope` covers, or `None` if it may.
+    pub fn denial(&self, scope: Scope) -> Option<String> {
+        if self.read_only && scope.is_write() {
+            return Some("the server is in read-only mode: writes are refused".to_owned());
+        }
+        if self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin) {
+            return None;
+        }
+        Some(format!(
+            "this operation needs the '{}' scope",
+            scope.as_str()
+        ))
     }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Identity {
-    type Rejection = std::convert::Infallible;
+    type Rejection = Infallible;
 
+    /// The identity [`authenticate`] resolved; a router without that middleware (unit tests of
+    /// single routes) acts as the local default user.
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let mut identity = Identity::local_default();
-        identity.agent_id = parts
+        let mut identity = parts
+            .extensions
+            .get::<Identity>()
+            .cloned()
+            .unwrap_or_else(Identity::local_default);
+        if let Some(agent) = parts
             .headers
             .get("x-toolsmith-agent")
             .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+            .filter(|v| !v.is_empty() && v.len() <= 128)
+        {
+            identity.agent_id = Some(agent.to_owned());
+        }
         Ok(identity)
     }
 }
 
 /// Whether callers must authenticate: true once API tokens exist or an admin token is set.
 /// `toolsmith serve` refuses to bind a non-loopback address while this is false.
-pub async fn auth_configured(_state: &crate::AppState) -> bool {
-    false
+pub async fn auth_configured(state: &AppState) -> bool {
+    if state.config.admin_token.is_some() {
+        return true;
+    }
+    match state.service.store().list_tokens().await {
+        Ok(tokens) => !tokens.is_empty(),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read API tokens; treating auth as configured");
+            true
+        }
+    }
+}
+
+/// Resolves the caller of every request (see the module docs).
+pub async fn authenticate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let bearer = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().map(str::trim).unwrap_or(""));
+    let identity = match bearer {
+        None => {
+            let path = request.uri().path();
+            if path == "/livez" || path == "/readyz" || !auth_configured(&state).await {
+                Some(Identity::local_default())
+            } else {
+                None
+            }
+        }
+        Some(value) => match value.strip_prefix("Bearer ").map(str::trim) {
+            Some(token) if !token.is_empty() => match resolve_token(&state, token).await {
+                Ok(found) => found,
+                Err(e) => {
+                    tracing::error!(error = %e, "token lookup failed");
+                    return unauthorized(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "internal_error",
+                        "could not check the token",
+                    );
+                }
+            },
+            _ => None,
+        },
+    };
+    let Some(mut identity) = identity else {
+        let message = match bearer {
+            None => "authentication required: send Authorization: Bearer <token>",
+            Some(_) => "the token is not valid",
+        };
+        return unauthorized(StatusCode::UNAUTHORIZED, "unauthorized", message);
+    };
+    identity.read_only = state.config.read_only;
+    if state.config.admin_token.is_some() && !identity.scopes.contains(&Scope::Admin) {
+        // With an admin token set, control-plane writes are the admin's alone.
+        identity.scopes.retain(|s| *s != Scope::ToolsWrite);
+    }
+    request.extensions_mut().insert(identity);
+    next.run(request).await
+}
+
+async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>, StoreError> {
+    if let Some(admin) = &state.config.admin_token
+        && constant_time_eq(admin.as_bytes(), token.as_bytes())
+    {
+        return Ok(Some(Identity::local_default()));
+    }
+    let Some(record) = state.service.store().find_token(&hash_token(token)).await? else {
+        return Ok(None);
+    };
+    let store = state.service.store().clone();
+    let id = record.id.clone();
+    tokio::spawn(async move {
+        if let Err(e) = store.touch_token(&id, Utc::now()).await {
+            tracing::debug!(error = %e, "could not record token use");
+        }
+    });
+    Ok(Some(Identity {
+        user_id: record.user_id,
+        agent_id: None,
+        scopes: record
+            .scopes
+            .iter()
+            .filter_map(|s| Scope::parse(s).ok())
+            .collect(),
+        read_only: false,
+    }))
+}
+
+fn unauthorized(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = json!({
+        "success": false,
+        "error": {"code": code, "message": message},
+        "meta": {"requestId": format!("req_{}", uuid::Uuid::new_v4().simple()), "timestamp": Utc::now().to_rfc3339()},
+    });
+    let mut response = (status, axum::Json(body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// Lowercase hex SHA-256 of a token: what the store keeps.
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A new API token for `user_id`: the record to store and the secret, shown once.
+pub fn new_token(user_id: &str, name: &str, scopes: &[Scope]) -> (ApiTokenRecord, String) {
+    let secret = format!(
+        "tsk_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let id = format!("tok_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let record = ApiTokenRecord {
+        id,
+        user_id: user_id.to_owned(),
+        name: name.to_owned(),
+        scopes: scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+        token_hash: hash_token(&secret),
+        created_at: Utc::now(),
+        last_used_at: None,
+    };
+    (record, secret)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (idx, x) in a.iter().enumerate() {
+        let y = b.get(idx).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    diff == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_and_read_only() {
+        let mut reader = Identity {
+            scopes: vec![Scope::ToolsRead],
+            ..Identity::local_default()
+        };
+        assert!(reader.has(Scope::ToolsRead));
+        assert_eq!(
+            reader.denial(Scope::ToolsWrite).as_deref(),
+            Some("this operation needs the 'tools:write' scope")
+        );
+        reader.scopes = vec![Scope::Admin];
+        assert!(reader.has(Scope::ToolsExecute), "admin covers everything");
+        reader.read_only = true;
+        assert!(
+            reader
+                .denial(Scope::ToolsWrite)
+                .unwrap()
+                .contains("read-only")
+        );
+        assert!(reader.has(Scope::ToolsRead) && reader.has(Scope::ToolsExecute));
+        assert_eq!(Scope::parse("tools:write"), Ok(Scope::ToolsWrite));
+        assert!(
+            Scope::parse("root")
+                .unwrap_err()
+                .contains("unknown scope 'root'")
+        );
+    }
+
+    #[test]
+    fn tokens_are_random_and_hashed() {
+        let (record, secret) = new_token("alice", "laptop", &[Scope::ToolsRead]);
+        let (_, other) = new_token("alice", "laptop", &[Scope::ToolsRead]);
+        assert_ne!(secret, other);
+        assert!(secret.starts_with("tsk_") && secret.len() == 68, "{secret}");
+        assert_eq!(record.token_hash, hash_token(&secret));
+        assert!(!record.token_hash.contains(&secret[4..]));
+        assert_eq!(record.scopes, ["tools:read"]);
+    }
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+        assert!(!constant_time_eq(b"", b"a"));
+    }
 }

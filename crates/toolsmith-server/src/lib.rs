@@ -39,6 +39,10 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// `--compat dynamic-mcp`: also expose the `dynamic.tool.*` control plane.
     pub compat_dynamic_mcp: bool,
+    /// The admin token (spec 002): when set, control-plane writes need it (or an `admin` token).
+    pub admin_token: Option<String>,
+    /// Refuse every write; reads and executions keep working.
+    pub read_only: bool,
 }
 
 impl Default for ServerConfig {
@@ -52,6 +56,8 @@ impl Default for ServerConfig {
                 "::1".to_owned(),
             ],
             compat_dynamic_mcp: false,
+            admin_token: None,
+            read_only: false,
         }
     }
 }
