@@ -37,8 +37,7 @@ use crate::rest::error::{ApiError, envelope_errors};
 use crate::rest::types::Health;
 
 /// The `Content-Security-Policy` of every response that does not set its own.
-pub const CONTENT_SECURITY_POLICY_VALUE: &str =
-    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+pub const CONTENT_SECURITY_POLICY_VALUE: &str = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
 
 /// How long `/readyz` waits for the store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -61,10 +60,18 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Rou
         .layer(middleware::from_fn(envelope_errors))
         .with_state(state.clone());
 
-    let app = api.merge(crate::mcp::router_with_shutdown(state, shutdown));
+    let app = api
+        .merge(crate::mcp::router_with_shutdown(state.clone(), shutdown))
+        .layer(middleware::from_fn_with_state(
+            state,
+            crate::auth::authenticate,
+        ));
 
     app.layer(DefaultBodyLimit::max(body_limit))
-        .layer(middleware::from_fn_with_state(body_limit, limit_content_length))
+        .layer(middleware::from_fn_with_state(
+            body_limit,
+            limit_content_length,
+        ))
         .layer(middleware::from_fn_with_state(request_timeout, time_limit))
         .layer(SetResponseHeaderLayer::overriding(
             X_CONTENT_TYPE_OPTIONS,
@@ -108,7 +115,10 @@ pub async fn serve(
         res = &mut server => return res.map_err(anyhow::Error::from),
         () = stop.cancelled() => {}
     }
-    tracing::info!(grace_secs = grace.as_secs(), "shutting down; waiting for in-flight requests");
+    tracing::info!(
+        grace_secs = grace.as_secs(),
+        "shutting down; waiting for in-flight requests"
+    );
     match tokio::time::timeout(grace, server).await {
         Ok(res) => res.map_err(anyhow::Error::from),
         Err(_) => {
@@ -190,7 +200,11 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
 
 /// 413 as soon as a declared `Content-Length` is over the limit (bodies without one are cut
 /// off by [`DefaultBodyLimit`] when read).
-async fn limit_content_length(State(limit): State<usize>, request: Request, next: Next) -> Response {
+async fn limit_content_length(
+    State(limit): State<usize>,
+    request: Request,
+    next: Next,
+) -> Response {
     let declared = request
         .headers()
         .get(CONTENT_LENGTH)

@@ -1,13 +1,257 @@
-//! The OpenAPI document: it parses, describes every route the router answers, and its request
+//! The OpenAPI document: it is OpenAPI 3.1, it describes exactly the routes the router answers
+//! (and the router answers every route it describes), every `$ref` resolves, and the request
 //! schemas accept exactly what the handlers accept.
 
 mod rest_support;
 
-use rest_support::TestApp;
+use axum::body::Body;
+use axum::http::{Method, StatusCode};
+use rest_support::{TestApp, request, tool_body};
+use serde_json::{Value, json};
+
+/// Every operation of the API, as the spec and the issue list them.
+const OPERATIONS: &[(&str, &str)] = &[
+    ("GET", "/api/v1/custom-tools"),
+    ("POST", "/api/v1/custom-tools"),
+    ("GET", "/api/v1/custom-tools/stats"),
+    ("GET", "/api/v1/custom-tools/pending"),
+    ("GET", "/api/v1/custom-tools/active/definitions"),
+    ("POST", "/api/v1/custom-tools/test"),
+    ("GET", "/api/v1/custom-tools/{id}"),
+    ("PATCH", "/api/v1/custom-tools/{id}"),
+    ("DELETE", "/api/v1/custom-tools/{id}"),
+    ("POST", "/api/v1/custom-tools/{id}/enable"),
+    ("POST", "/api/v1/custom-tools/{id}/disable"),
+    ("POST", "/api/v1/custom-tools/{id}/approve"),
+    ("POST", "/api/v1/custom-tools/{id}/reject"),
+    ("POST", "/api/v1/custom-tools/{id}/execute"),
+    ("GET", "/api/v1/custom-tools/{id}/versions"),
+    ("POST", "/api/v1/custom-tools/{id}/rollback"),
+    ("GET", "/api/v1/tools"),
+    ("GET", "/api/v1/tools/definitions"),
+    ("POST", "/api/v1/tools/{name}/execute"),
+    ("GET", "/api/v1/openapi.json"),
+    ("GET", "/livez"),
+    ("GET", "/readyz"),
+];
+
+async fn document(app: &TestApp) -> Value {
+    let res = app.get("/api/v1/openapi.json").await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.header("content-type"), Some("application/json"));
+    res.json
+}
+
+fn documented_operations(doc: &Value) -> Vec<(String, String)> {
+    let mut ops: Vec<(String, String)> = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("path item").keys() {
+            ops.push((method.to_uppercase(), path.clone()));
+        }
+    }
+    ops.sort();
+    ops
+}
 
 #[tokio::test]
-async fn dump() {
+async fn the_document_is_openapi_3_1_and_lists_exactly_the_operations() {
     let app = TestApp::new().await;
-    let res = app.get("/api/v1/openapi.json").await;
-    std::fs::write("/tmp/scratch/openapi.json", serde_json::to_string_pretty(&res.json).unwrap()).unwrap();
+    let doc = document(&app).await;
+    assert_eq!(doc["openapi"], json!("3.1.0"));
+    assert_eq!(doc["info"]["title"], json!("Toolsmith REST API"));
+    let mut expected: Vec<(String, String)> = OPERATIONS
+        .iter()
+        .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
+        .collect();
+    expected.sort();
+    assert_eq!(documented_operations(&doc), expected);
+
+    // Every operation has a unique id, a summary, a tag and a success answer.
+    let mut ids: Vec<String> = Vec::new();
+    for (method, path) in &expected {
+        let op = &doc["paths"][path][method.to_lowercase()];
+        let id = op["operationId"].as_str().expect("operationId");
+        assert!(!ids.contains(&id.to_owned()), "duplicate {id}");
+        ids.push(id.to_owned());
+        assert!(op["summary"].is_string(), "{method} {path}");
+        assert!(op["tags"][0].is_string(), "{method} {path}");
+        let responses = op["responses"].as_object().expect("responses");
+        assert!(
+            responses.keys().any(|s| s.starts_with('2')),
+            "{method} {path}: {responses:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_router_answers_every_documented_operation() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    for (method, path) in documented_operations(&doc) {
+        let concrete = path
+            .replace("{id}", "no_such_tool")
+            .replace("{name}", "no_such_tool");
+        let method = Method::from_bytes(method.as_bytes()).expect("method");
+        let mut builder = request(method.clone(), &concrete);
+        let body = if matches!(method, Method::POST | Method::PATCH) {
+            builder = builder.header("content-type", "application/json");
+            Body::from("{}")
+        } else {
+            Body::empty()
+        };
+        let res = app.send(builder.body(body).expect("request")).await;
+        assert_ne!(
+            res.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {concrete}"
+        );
+        let no_route = res.status == StatusCode::NOT_FOUND
+            && res.json["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("no route"));
+        assert!(
+            !no_route,
+            "{method} {concrete} is documented but not routed"
+        );
+        assert!(
+            !res.status.is_server_error(),
+            "{method} {concrete}: {}",
+            res.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_ref_resolves() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    let mut refs: Vec<String> = Vec::new();
+    collect_refs(&doc, &mut refs);
+    assert!(refs.len() > 20, "{refs:?}");
+    for r in refs {
+        let pointer = r.strip_prefix('#').expect("local ref");
+        assert!(doc.pointer(pointer).is_some(), "dangling {r}");
+    }
+}
+
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if key == "$ref"
+                    && let Some(r) = v.as_str()
+                {
+                    out.push(r.to_owned());
+                }
+                collect_refs(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
+}
+
+fn properties(doc: &Value, schema: &str) -> Vec<String> {
+    let s = &doc["components"]["schemas"][schema];
+    assert_eq!(
+        s["additionalProperties"],
+        json!(false),
+        "{schema} refuses unknown fields"
+    );
+    let mut names: Vec<String> = s["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .cloned()
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn request_schemas_are_what_the_handlers_accept() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    assert_eq!(
+        properties(&doc, "CreateToolBody"),
+        [
+            "category",
+            "code",
+            "createdBy",
+            "description",
+            "metadata",
+            "name",
+            "parameters",
+            "permissions",
+            "requiresApproval",
+            "tags"
+        ]
+    );
+    assert_eq!(
+        properties(&doc, "UpdateToolBody"),
+        [
+            "category",
+            "code",
+            "description",
+            "expectedRevision",
+            "metadata",
+            "name",
+            "newName",
+            "parameters",
+            "permissions",
+            "requiresApproval",
+            "tags"
+        ]
+    );
+    assert_eq!(properties(&doc, "RevisionBody"), ["expectedRevision"]);
+    assert_eq!(
+        properties(&doc, "RollbackBody"),
+        ["expectedRevision", "version"]
+    );
+    assert_eq!(properties(&doc, "ExecuteCustomBody"), ["arguments"]);
+    assert_eq!(
+        properties(&doc, "ExecuteBody"),
+        ["arguments", "conversationId"]
+    );
+    let mut test_fields = properties(&doc, "CreateToolBody");
+    test_fields.extend(["testArgs".to_owned(), "testArguments".to_owned()]);
+    test_fields.sort();
+    assert_eq!(properties(&doc, "TestToolBody"), test_fields);
+
+    // Every documented field of a create is accepted at once.
+    let mut create = tool_body("every_field");
+    create["permissions"] = json!(["network"]);
+    create["requiresApproval"] = json!(false);
+    create["metadata"] = json!({"owner": "docs"});
+    create["createdBy"] = json!("user");
+    let created = app.create_tool(&create).await;
+    assert_eq!(created["metadata"], json!({"owner": "docs"}));
+
+    // And every documented field of a patch, one at a time.
+    let samples = [
+        ("name", json!("every_field")),
+        ("newName", json!("every_field_2")),
+        ("description", json!("Still upper-cases a text")),
+        (
+            "parameters",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        ),
+        ("code", json!("return args.text;")),
+        ("category", json!("Words")),
+        ("tags", json!(["x"])),
+        ("permissions", json!([])),
+        ("requiresApproval", json!(true)),
+        ("metadata", json!({"k": 1})),
+        ("expectedRevision", Value::Null),
+    ];
+    for (field, value) in samples {
+        let current = app.get("/api/v1/custom-tools/every_field").await;
+        let path = if current.status == StatusCode::OK {
+            "/api/v1/custom-tools/every_field"
+        } else {
+            "/api/v1/custom-tools/every_field_2"
+        };
+        let res = app.patch(path, &json!({ field: value })).await;
+        assert_eq!(res.status, StatusCode::OK, "{field}: {}", res.text);
+    }
 }

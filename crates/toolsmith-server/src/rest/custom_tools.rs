@@ -17,8 +17,8 @@ use super::envelope::ApiOk;
 use super::error::{ApiError, ApiJson, ApiPath, OptionalApiJson, QueryPairs};
 use super::types::{
     CreateToolBody, Creator, Definition, DefinitionList, Deleted, ExecuteCustomBody, Execution,
-    RevisionBody, RollbackBody, Stats, Status, TestToolBody, ToolList, ToolRecord,
-    UpdateToolBody, VersionList,
+    RevisionBody, RollbackBody, Stats, Status, TestToolBody, ToolList, ToolRecord, UpdateToolBody,
+    VersionList,
 };
 use super::{execution_response, require};
 use crate::AppState;
@@ -29,7 +29,14 @@ pub const DEFAULT_LIMIT: u64 = 50;
 /// Largest page size of listings.
 pub const MAX_LIMIT: u64 = 1000;
 
-const LIST_PARAMS: &[&str] = &["status", "category", "createdBy", "search", "limit", "offset"];
+const LIST_PARAMS: &[&str] = &[
+    "status",
+    "category",
+    "createdBy",
+    "search",
+    "limit",
+    "offset",
+];
 const PAGE_PARAMS: &[&str] = &["limit", "offset"];
 
 /// Query parameters of `GET /api/v1/custom-tools` (for the document; parsed by hand so every
@@ -490,8 +497,9 @@ pub async fn execute(
 /// Dry-run a tool definition
 ///
 /// Validates the definition as a create would and runs it once on `testArgs` (or
-/// `testArguments`), storing nothing. Answers like an execute, with `testMode: true`. An
-/// invalid definition or arguments that break its schema are a 422.
+/// `testArguments`, the spec's name; if both are given they must be equal), storing nothing.
+/// Answers like an execute, with `testMode: true`. An invalid definition or arguments that break
+/// its schema are a 422.
 #[utoipa::path(
     post, path = "/api/v1/custom-tools/test", tag = "custom-tools", operation_id = "testCustomTool",
     request_body(content = TestToolBody, description = "The definition and the arguments"),
@@ -513,13 +521,14 @@ pub async fn test(
     check_creator(body.created_by())?;
     let (input, test_args, test_arguments) = body.into_parts();
     let args = match (test_args, test_arguments) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::bad_request(
-                "invalid_body",
-                "give the arguments as testArgs or as testArguments, not both",
+        (Some(a), Some(b)) if a != b => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "validation_error",
+                "testArgs and testArguments are two names for the same arguments, and they differ; give one of them",
             ));
         }
-        (Some(args), None) | (None, Some(args)) => args,
+        (Some(args), _) | (None, Some(args)) => args,
         (None, None) => Map::new(),
     };
     let name = input.name.clone();
@@ -604,7 +613,12 @@ pub async fn rollback(
     let expected = expected_revision(&headers, body.expected_revision)?;
     let record = state
         .service
-        .rollback(&actor(&identity), &ToolRef::parse(&id), body.version, expected)
+        .rollback(
+            &actor(&identity),
+            &ToolRef::parse(&id),
+            body.version,
+            expected,
+        )
         .await?;
     Ok(tool_ok(StatusCode::OK, record.into()))
 }
@@ -697,7 +711,9 @@ fn page_query(identity: &Identity, query: &QueryPairs) -> Result<ToolQuery, ApiE
     let limit = query
         .integer("limit", 1, MAX_LIMIT)?
         .unwrap_or(DEFAULT_LIMIT);
-    let offset = query.integer("offset", 0, u64::from(u32::MAX))?.unwrap_or(0);
+    let offset = query
+        .integer("offset", 0, u64::from(u32::MAX))?
+        .unwrap_or(0);
     q.limit = u32::try_from(limit).unwrap_or(u32::MAX);
     q.offset = u32::try_from(offset).unwrap_or(u32::MAX);
     Ok(q)
@@ -733,7 +749,16 @@ mod tests {
         assert_eq!(if_match("\"3\""), Ok(Some(3)));
         assert_eq!(if_match("12"), Ok(Some(12)));
         assert_eq!(if_match("*"), Ok(None));
-        for bad in ["", "\"\"", "\"0\"", "W/\"3\"", "\"3", "abc", "\"1\", \"2\"", "-1"] {
+        for bad in [
+            "",
+            "\"\"",
+            "\"0\"",
+            "W/\"3\"",
+            "\"3",
+            "abc",
+            "\"1\", \"2\"",
+            "-1",
+        ] {
             assert_eq!(if_match(bad), Err("invalid_header".to_owned()), "{bad}");
         }
     }
@@ -741,10 +766,15 @@ mod tests {
     #[test]
     fn body_and_header_revisions_must_agree() {
         let mut headers = HeaderMap::new();
-        headers.insert(axum::http::header::IF_MATCH, HeaderValue::from_static("\"4\""));
+        headers.insert(
+            axum::http::header::IF_MATCH,
+            HeaderValue::from_static("\"4\""),
+        );
         assert_eq!(expected_revision(&headers, None).ok(), Some(Some(4)));
         assert_eq!(expected_revision(&headers, Some(4)).ok(), Some(Some(4)));
-        let err = expected_revision(&headers, Some(5)).err().map(|e| e.status());
+        let err = expected_revision(&headers, Some(5))
+            .err()
+            .map(|e| e.status());
         assert_eq!(err, Some(StatusCode::CONFLICT));
         assert_eq!(
             expected_revision(&HeaderMap::new(), Some(7)).ok(),

@@ -164,7 +164,9 @@ impl<T: Serialize> IntoResponse for ApiOk<T> {
                 res.headers_mut().extend(self.headers);
                 res
             }
-            Err(e) => ApiError::internal(format!("response did not serialize: {e}")).into_response(),
+            Err(e) => {
+                ApiError::internal(format!("response did not serialize: {e}")).into_response()
+            }
         }
     }
 }

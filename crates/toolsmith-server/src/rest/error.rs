@@ -166,7 +166,13 @@ impl ApiError {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.status.as_u16(), self.code, self.message)
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
     }
 }
 
@@ -234,23 +240,28 @@ impl From<ServiceError> for ApiError {
     fn from(e: ServiceError) -> ApiError {
         let message = e.to_string();
         match e {
-            ServiceError::Validation(_) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "validation_error", message)
-            }
+            ServiceError::Validation(_) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "validation_error",
+                message,
+            ),
             ServiceError::TooLarge(_) => {
                 ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", message)
             }
             ServiceError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
-            ServiceError::NameTaken(_) => ApiError::new(StatusCode::CONFLICT, "name_taken", message),
+            ServiceError::NameTaken(_) => {
+                ApiError::new(StatusCode::CONFLICT, "name_taken", message)
+            }
             ServiceError::RevisionConflict { expected, actual } => {
-                ApiError::new(StatusCode::CONFLICT, "revision_conflict", message).with_details(
-                    json!({"expectedRevision": expected, "currentRevision": actual}),
-                )
+                ApiError::new(StatusCode::CONFLICT, "revision_conflict", message)
+                    .with_details(json!({"expectedRevision": expected, "currentRevision": actual}))
             }
             ServiceError::InvalidState(_) => {
                 ApiError::new(StatusCode::CONFLICT, "invalid_state", message)
             }
-            ServiceError::Forbidden(_) => ApiError::new(StatusCode::FORBIDDEN, "forbidden", message),
+            ServiceError::Forbidden(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+            }
             ServiceError::ConfirmationRequired(_) => {
                 ApiError::new(StatusCode::CONFLICT, "confirmation_required", message)
             }
@@ -446,8 +457,7 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryPairs {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let axum::extract::Query(pairs) =
-            axum::extract::Query::<Vec<(String, String)>>::from_request_parts(parts, state)
-                .await?;
+            axum::extract::Query::<Vec<(String, String)>>::from_request_parts(parts, state).await?;
         Ok(QueryPairs(pairs))
     }
 }
@@ -545,7 +555,11 @@ mod tests {
     #[test]
     fn service_errors_map_to_statuses() {
         let cases = [
-            (ServiceError::Validation("bad".into()), 422, "validation_error"),
+            (
+                ServiceError::Validation("bad".into()),
+                422,
+                "validation_error",
+            ),
             (ServiceError::TooLarge("big".into()), 413, "too_large"),
             (ServiceError::NotFound("x".into()), 404, "not_found"),
             (ServiceError::NameTaken("t".into()), 409, "name_taken"),
@@ -566,5 +580,4 @@ mod tests {
             assert_eq!((api.status().as_u16(), api.code()), (status, code));
         }
     }
-
 }

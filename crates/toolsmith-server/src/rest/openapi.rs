@@ -8,13 +8,13 @@
 
 use std::sync::LazyLock;
 
-use axum::http::header::CONTENT_TYPE;
 use axum::http::HeaderValue;
+use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{Schema, SchemaType, Type};
-use serde_json::{Value, json};
 use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 
 use super::envelope::Envelope;
@@ -83,9 +83,7 @@ pub fn document() -> &'static Value {
             .merge(crate::app::health_routes())
             .into_openapi();
         finish(&mut doc);
-        let mut json = serde_json::to_value(&doc).unwrap_or(Value::Null);
-        finish_json(&mut json);
-        json
+        serde_json::to_value(&doc).unwrap_or(Value::Null)
     });
     &DOC
 }
@@ -105,18 +103,6 @@ pub async fn openapi_json() -> Response {
         JSON.as_slice(),
     )
         .into_response()
-}
-
-/// What the generator cannot say: `testArgs` and `testArguments` are alternatives.
-fn finish_json(doc: &mut Value) {
-    if let Some(test_body) = doc.pointer_mut("/components/schemas/TestToolBody")
-        && let Some(test_body) = test_body.as_object_mut()
-    {
-        test_body.insert(
-            "not".to_owned(),
-            json!({"required": ["testArgs", "testArguments"]}),
-        );
-    }
 }
 
 /// Completes the generated document: the error answers every operation can give (where the
@@ -199,7 +185,10 @@ fn add_common_errors(operation: &mut Operation) {
     }
     common.extend([
         ("429", "Rate limited (reserved)"),
-        ("500", "Internal failure (generic message; details in the server log)"),
+        (
+            "500",
+            "Internal failure (generic message; details in the server log)",
+        ),
         (
             "503",
             "The sandbox is saturated, the request timed out, or the store is unreachable",

@@ -15,8 +15,8 @@ use toolsmith_core::{
 };
 use toolsmith_service::{CreateTool, ToolPatch, ToolStats};
 use utoipa::ToSchema;
-use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 
 /// Where a custom tool is in its lifecycle. Only `active` tools can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -388,7 +388,12 @@ fn parameters_schema() -> impl Into<RefOr<Schema>> {
 pub struct CreateToolBody {
     /// `^[a-z][a-z0-9_]*$`, at most 64 characters, not the name of a built-in or of another of
     /// your tools.
-    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64, example = "word_count")]
+    #[schema(
+        pattern = "^[a-z][a-z0-9_]*$",
+        min_length = 1,
+        max_length = 64,
+        example = "word_count"
+    )]
     pub name: String,
     /// What the tool does, for the model that will call it (at most 4,000 characters by default).
     #[schema(min_length = 1, example = "Counts the words of a text")]
@@ -450,7 +455,12 @@ impl CreateToolBody {
     "testArgs": {"text": "one two three"}
 }))]
 pub struct TestToolBody {
-    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64, example = "word_count")]
+    #[schema(
+        pattern = "^[a-z][a-z0-9_]*$",
+        min_length = 1,
+        max_length = 64,
+        example = "word_count"
+    )]
     pub name: String,
     #[schema(min_length = 1)]
     pub description: String,
@@ -475,7 +485,7 @@ pub struct TestToolBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub test_args: Option<Map<String, Value>>,
-    /// The spec's name for `testArgs`; give one or the other.
+    /// The spec's name for `testArgs`; give one or the other (or both, equal).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub test_arguments: Option<Map<String, Value>>,
@@ -483,7 +493,13 @@ pub struct TestToolBody {
 
 impl TestToolBody {
     /// The definition and the arguments.
-    pub fn into_parts(self) -> (CreateTool, Option<Map<String, Value>>, Option<Map<String, Value>>) {
+    pub fn into_parts(
+        self,
+    ) -> (
+        CreateTool,
+        Option<Map<String, Value>>,
+        Option<Map<String, Value>>,
+    ) {
         let input = CreateTool {
             name: self.name,
             description: self.description,
@@ -722,9 +738,13 @@ impl ExportFormat {
     }
 
     pub fn parse(text: &str) -> Option<ExportFormat> {
-        [ExportFormat::Openai, ExportFormat::Anthropic, ExportFormat::Mcp]
-            .into_iter()
-            .find(|f| f.as_str() == text)
+        [
+            ExportFormat::Openai,
+            ExportFormat::Anthropic,
+            ExportFormat::Mcp,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == text)
     }
 }
 

@@ -10,10 +10,10 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tower::ServiceExt;
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{ServiceConfig, ToolService};
 use toolsmith_store::{SqliteStore, Store};
+use tower::ServiceExt;
 
 /// The application over its own store; the temp dir lives as long as this value.
 pub struct TestApp {
