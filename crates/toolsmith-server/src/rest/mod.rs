@@ -62,14 +62,10 @@ pub fn api_router() -> OpenApiRouter<AppState> {
 
 /// 403 unless the caller holds `scope` (or `admin`).
 pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
-    if identity.has(scope) {
-        return Ok(());
+    match identity.denial(scope) {
+        None => Ok(()),
+        Some(why) => Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", why)),
     }
-    Err(ApiError::new(
-        StatusCode::FORBIDDEN,
-        "forbidden",
-        format!("this operation needs the '{}' scope", scope.as_str()),
-    ))
 }
 
 /// A call's result as an answer. A tool that failed is still a 200 (`isError: true`), except

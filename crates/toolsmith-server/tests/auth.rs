@@ -1,0 +1,340 @@
+//! Access control through the real router: no auth by default, bearer tokens with scopes and
+//! per-user scoping once tokens exist, the admin token, and read-only mode.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use serde_json::{Value, json};
+use toolsmith_server::auth::{Scope, new_token};
+use toolsmith_server::{AppState, ServerConfig, app};
+use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_store::{SqliteStore, Store};
+use tower::ServiceExt;
+
+struct Server {
+    _dir: tempfile::TempDir,
+    state: AppState,
+}
+
+async fn server(config: ServerConfig) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
+    let service = ToolService::open(ServiceConfig::default(), store)
+        .await
+        .unwrap();
+    Server {
+        _dir: dir,
+        state: AppState {
+            service,
+            config: Arc::new(config),
+        },
+    }
+}
+
+impl Server {
+    async fn token(&self, user: &str, scopes: &[Scope]) -> String {
+        let (record, secret) = new_token(user, "test", scopes);
+        self.state
+            .service
+            .store()
+            .insert_token(&record)
+            .await
+            .unwrap();
+        secret
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value, Option<String>) {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(header::HOST, "127.0.0.1");
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = match body {
+            Some(body) => request
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string())),
+            None => request.body(Body::empty()),
+        }
+        .unwrap();
+        let response = app::router(self.state.clone())
+            .oneshot(request)
+            .await
+            .unwrap();
+        let status = response.status();
+        let challenge = response
+            .headers()
+            .get(header::WWW_AUTHENTICATE)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, body, challenge)
+    }
+}
+
+fn new_tool(name: &str) -> Value {
+    json!({"name": name, "description": "d", "parameters": {"type": "object"}, "code": "return 'hi'"})
+}
+
+#[tokio::test]
+async fn without_tokens_everything_is_open_on_loopback() {
+    let s = server(ServerConfig::default()).await;
+    let (status, _, _) = s
+        .call("POST", "/api/v1/custom-tools", None, Some(new_tool("open")))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body, _) = s.call("GET", "/api/v1/custom-tools", None, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test]
+async fn once_tokens_exist_every_request_needs_one() {
+    let s = server(ServerConfig::default()).await;
+    let reader = s.token("alice", &[Scope::ToolsRead]).await;
+    let (status, body, challenge) = s.call("GET", "/api/v1/custom-tools", None, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"]["code"], "unauthorized");
+    assert_eq!(challenge.as_deref(), Some("Bearer"));
+    let (status, _, _) = s
+        .call("GET", "/api/v1/custom-tools", Some("tsk_forged"), None)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/mcp",
+            None,
+            Some(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "MCP is behind the same door"
+    );
+    let (status, _, _) = s.call("GET", "/livez", None, None).await;
+    assert_eq!(status, StatusCode::OK, "health probes stay open");
+    let (status, _, _) = s
+        .call("GET", "/api/v1/custom-tools", Some(&reader), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn scopes_limit_what_a_token_may_do() {
+    let s = server(ServerConfig::default()).await;
+    let reader = s.token("alice", &[Scope::ToolsRead]).await;
+    let writer = s
+        .token("alice", &[Scope::ToolsRead, Scope::ToolsWrite])
+        .await;
+    let runner = s.token("alice", &[Scope::ToolsExecute]).await;
+    let (status, body, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some(&reader),
+            Some(new_tool("t")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools:write")
+    );
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some(&writer),
+            Some(new_tool("t")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools/t/execute",
+            Some(&reader),
+            Some(json!({"arguments": {}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, body, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools/t/execute",
+            Some(&runner),
+            Some(json!({"arguments": {}})),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["data"]["content"]),
+        (StatusCode::OK, &json!("hi"))
+    );
+}
+
+#[tokio::test]
+async fn users_never_see_each_others_tools() {
+    let s = server(ServerConfig::default()).await;
+    let alice = s
+        .token(
+            "alice",
+            &[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute],
+        )
+        .await;
+    let bob = s
+        .token(
+            "bob",
+            &[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute],
+        )
+        .await;
+    let (status, created, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some(&alice),
+            Some(new_tool("secret")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let id = created["data"]["id"].as_str().unwrap().to_owned();
+    for uri in [
+        format!("/api/v1/custom-tools/{id}"),
+        "/api/v1/custom-tools/secret".to_owned(),
+    ] {
+        let (status, _, _) = s.call("GET", &uri, Some(&bob), None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "404, not 403: {uri}");
+    }
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/tools/secret/execute",
+            Some(&bob),
+            Some(json!({"arguments": {}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, listed, _) = s
+        .call("GET", "/api/v1/custom-tools", Some(&bob), None)
+        .await;
+    assert_eq!(listed["data"]["total"], json!(0), "{listed}");
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some(&bob),
+            Some(new_tool("secret")),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "the same name is free for another user"
+    );
+}
+
+#[tokio::test]
+async fn with_an_admin_token_writes_need_admin() {
+    let config = ServerConfig {
+        admin_token: Some("let-me-in-0123456789".into()),
+        ..ServerConfig::default()
+    };
+    let s = server(config).await;
+    let writer = s
+        .token("default", &[Scope::ToolsRead, Scope::ToolsWrite])
+        .await;
+    let (status, _, _) = s
+        .call("POST", "/api/v1/custom-tools", None, Some(new_tool("t")))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some(&writer),
+            Some(new_tool("t")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some("let-me-in-0123456789"),
+            Some(new_tool("t")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _, _) = s
+        .call("GET", "/api/v1/custom-tools/t", Some(&writer), None)
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "reads still work with an ordinary token"
+    );
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_writes_only() {
+    let s = server(ServerConfig::default()).await;
+    s.call("POST", "/api/v1/custom-tools", None, Some(new_tool("t")))
+        .await;
+    let s = Server {
+        state: AppState {
+            config: Arc::new(ServerConfig {
+                read_only: true,
+                ..ServerConfig::default()
+            }),
+            ..s.state.clone()
+        },
+        ..s
+    };
+    let (status, body, _) = s
+        .call("POST", "/api/v1/custom-tools", None, Some(new_tool("u")))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("read-only"),
+        "{body}"
+    );
+    let (status, _, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools/t/disable",
+            None,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, _) = s.call("GET", "/api/v1/custom-tools/t", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools/t/execute",
+            None,
+            Some(json!({"arguments": {}})),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["data"]["content"]),
+        (StatusCode::OK, &json!("hi"))
+    );
+}
