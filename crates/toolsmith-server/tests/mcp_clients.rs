@@ -70,9 +70,10 @@ fn check_flow(
         expected_initial_tools(builtins),
         "{ctx}"
     );
-    if builtins.iter().any(|b| b == "calculate") {
-        assert!(names(&report["initialTools"]).contains(&"calculate".to_owned()));
-    }
+    assert!(
+        names(&report["initialTools"]).contains(&"calculate".to_owned()),
+        "built-ins are listed: {ctx}"
+    );
 
     // create_tool → active, created by the model.
     let create = &report["create"];

@@ -151,8 +151,38 @@ async fn server_info_capabilities_and_list() {
             .contains("create_tool")
     );
 
-    let names = session.names().await;
+    let tools = session.client.list_all_tools().await.unwrap();
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(&names[..SERVER_TOOLS.len()], SERVER_TOOLS);
+    let builtins: Vec<String> = state
+        .service
+        .registry()
+        .tools("default")
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert!(builtins.contains(&"calculate".to_owned()));
+    assert_eq!(
+        &names[SERVER_TOOLS.len()..],
+        builtins,
+        "then the built-ins, nothing else"
+    );
+    let hint = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.annotations.clone())
+    };
+    assert_eq!(
+        hint("list_custom_tools").unwrap().read_only_hint,
+        Some(true)
+    );
+    assert_eq!(
+        hint("delete_custom_tool").unwrap().destructive_hint,
+        Some(true)
+    );
+    assert!(hint("use_tool").is_none());
+    assert!(hint("calculate").is_none());
     assert!(
         !names.iter().any(|n| n.starts_with("dynamic.tool.")),
         "compat is off"
@@ -663,4 +693,41 @@ async fn server_tools_win_over_custom_tools_of_the_same_name() {
     assert_eq!(names.iter().filter(|n| *n == "search_tools").count(), 1);
     let (_, found, _) = session.ok("search_tools", json!({"query": "all"})).await;
     assert!(found["tools"].is_array(), "the meta-tool ran: {found}");
+}
+
+/// `tools/list` with 10,000 custom tools (acceptance: < 20 ms). Timing, so not part of the
+/// default run: `cargo test --release -p toolsmith-server --test mcp_protocol -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "timing; run in release"]
+async fn tools_list_with_10000_custom_tools() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let user = Actor::user("default");
+    for i in 0..10_000 {
+        let mut t = tool(
+            &format!("tool_{i:05}"),
+            &format!("Tool number {i}, for the list benchmark"),
+            "return 1;",
+        );
+        t.parameters = json!({"type": "object", "properties": {"text": {"type": "string", "description": "Some text"}, "limit": {"type": "integer"}}, "required": ["text"]});
+        state.service.create(&user, t).await.unwrap();
+    }
+    let expected = state.service.registry().tools("default").len() + SERVER_TOOLS.len();
+    let session = Session::open(&state, "default").await;
+    let mut timings = Vec::new();
+    for _ in 0..20 {
+        let started = std::time::Instant::now();
+        let n = session.client.list_all_tools().await.unwrap().len();
+        timings.push(started.elapsed());
+        assert_eq!(n, expected);
+    }
+    let cold = timings[0];
+    let mut warm = timings[1..].to_vec();
+    warm.sort();
+    eprintln!(
+        "tools/list of {} tools over rmcp (server + client, in-memory pipe): cold {:?}, warm p50 {:?}, max {:?}",
+        expected,
+        cold,
+        warm[warm.len() / 2],
+        warm[warm.len() - 1]
+    );
 }

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{ToolRegistry, ToolResult};
@@ -89,12 +89,42 @@ fn server_tool(
 ) -> ServerTool {
     let compiled = CompiledSchema::compile(&schema)
         .unwrap_or_else(|e| panic!("the input schema of server tool {name} is invalid: {e}"));
+    let mut tool = Tool::new(name, description, Arc::new(as_object(schema)));
+    if let Some(annotations) = annotations(op) {
+        tool = tool.with_annotations(annotations);
+    }
     ServerTool {
         name,
         op,
-        tool: Tool::new(name, description, Arc::new(as_object(schema))),
+        tool,
         schema: compiled,
     }
+}
+
+/// Behaviour hints for clients (e.g. which calls they may run without asking the user).
+fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
+    use compat::Op as D;
+    use control_plane::Op as C;
+    use meta_tools::Op as M;
+    let read_only = ToolAnnotations::new().read_only(true).open_world(false);
+    let writes = |destructive: bool, idempotent: bool| {
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(destructive)
+            .idempotent(idempotent)
+            .open_world(false)
+    };
+    Some(match op {
+        ServerOp::Control(C::List | C::Get)
+        | ServerOp::Meta(M::Search | M::Help)
+        | ServerOp::Compat(D::List | D::Get) => read_only,
+        ServerOp::Control(C::Create) | ServerOp::Compat(D::Create) => writes(false, false),
+        ServerOp::Control(C::Update) | ServerOp::Compat(D::Update) => writes(true, false),
+        ServerOp::Control(C::Delete) | ServerOp::Compat(D::Delete) => writes(true, true),
+        ServerOp::Control(C::Toggle) | ServerOp::Compat(D::Enable) => writes(false, true),
+        // These run arbitrary code or tools: no promise either way.
+        ServerOp::Control(C::RunEphemeral) | ServerOp::Meta(M::Use | M::Batch) => return None,
+    })
 }
 
 fn as_object(schema: Value) -> JsonObject {
