@@ -321,6 +321,21 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// `(owner, id)` of every registered custom tool, of every owner (for re-syncing with a
+    /// store that other processes write to).
+    pub fn custom_ids(&self) -> Vec<(String, String)> {
+        let tables = self.read();
+        tables
+            .custom
+            .iter()
+            .flat_map(|(owner, tools)| {
+                tools
+                    .values()
+                    .filter_map(|t| t.custom_id().map(|id| (owner.clone(), id.to_owned())))
+            })
+            .collect()
+    }
+
     pub fn stats(&self) -> RegistryStats {
         let tables = self.read();
         let custom: usize = tables.custom.values().map(HashMap::len).sum();

@@ -590,6 +590,55 @@ impl ToolService {
         Ok(next)
     }
 
+    /// Brings the registry in line with the store after writes by other processes sharing it
+    /// (the CLI while a server runs, another server): registers new and changed active tools
+    /// and removes the ones that are no longer active. Tools that already match are left
+    /// alone, so catalogue versions move only for real changes. Returns how many tools were
+    /// added, replaced or removed.
+    pub async fn resync_from_store(&self) -> Result<usize, ServiceError> {
+        let _guard = self.write_lock.lock().await;
+        let active = self.store.active_tools().await?;
+        let wanted: std::collections::HashSet<(&str, &str)> = active
+            .iter()
+            .map(|t| (t.owner.as_str(), t.id.as_str()))
+            .collect();
+        let mut changed = 0;
+        for (owner, id) in self.registry.custom_ids() {
+            if !wanted.contains(&(owner.as_str(), id.as_str()))
+                && self.registry.remove_custom(&owner, &id)
+            {
+                changed += 1;
+            }
+        }
+        for record in &active {
+            let current = self.registry.get(&record.owner, &record.name);
+            if let Some(tool) = &current
+                && tool.custom_id() == Some(record.id.as_str())
+                && tool.version == Some(record.version)
+                && tool.permissions == record.permissions
+                && tool.definition == record.definition()
+            {
+                continue;
+            }
+            // Another tool may still hold this name (a rename or swap made elsewhere).
+            if let Some(other) = current.as_ref().and_then(|t| t.custom_id())
+                && other != record.id
+            {
+                self.registry.remove_custom(&record.owner, other);
+            }
+            match self.register(record) {
+                Ok(()) => changed += 1,
+                Err(why) => {
+                    tracing::warn!(tool = %record.name, id = %record.id, owner = %record.owner, error = %why, "stored tool could not be registered");
+                    if self.registry.remove_custom(&record.owner, &record.id) {
+                        changed += 1;
+                    }
+                }
+            }
+        }
+        Ok(changed)
+    }
+
     /// Brings the registry in line with a committed record.
     fn sync(&self, record: &CustomToolRecord) {
         if record.status != ToolStatus::Active {

@@ -1130,3 +1130,47 @@ async fn ephemeral_runs_store_nothing() {
     assert_eq!(tested.error_kind(), Some(ErrorKind::InvalidArguments));
     assert_eq!(count(&f.service).await, 0);
 }
+
+#[tokio::test]
+async fn resync_from_store_follows_another_process_and_only_real_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolsmith.db");
+    let here = open_at(&path, ServiceConfig::default()).await;
+    let there = open_at(&path, ServiceConfig::default()).await;
+    assert_eq!(here.resync_from_store().await.unwrap(), 0);
+
+    there.create(&user(), tool("t", "return 1")).await.unwrap();
+    there
+        .create(&user(), tool("u", "return 'u'"))
+        .await
+        .unwrap();
+    assert_eq!(here.resync_from_store().await.unwrap(), 2);
+    assert_eq!(run(&here, "t", json!({})).await.content, json!(1));
+    let version = here.registry().catalog_version("default");
+    assert_eq!(here.resync_from_store().await.unwrap(), 0);
+    assert_eq!(
+        here.registry().catalog_version("default"),
+        version,
+        "no change, no bump"
+    );
+
+    let patch = ToolPatch {
+        code: Some("return 2".into()),
+        ..ToolPatch::default()
+    };
+    there
+        .update(&user(), &by_name("t"), patch, None)
+        .await
+        .unwrap();
+    there.disable(&user(), &by_name("u"), None).await.unwrap();
+    assert_eq!(here.resync_from_store().await.unwrap(), 2);
+    assert_eq!(run(&here, "t", json!({})).await.content, json!(2));
+    assert!(here.registry().get("default", "u").is_none());
+
+    there
+        .delete(&user(), &by_name("t"), DeleteOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(here.resync_from_store().await.unwrap(), 1);
+    assert!(here.registry().get("default", "t").is_none());
+}
