@@ -1,12 +1,16 @@
-//! The command line, as clap types: global options, the `tool` command group, `run` and
-//! `run-code`. Parsing only; what each command does lives in `commands/`.
+//! The command line, as clap types: global options, the `tool` command group, `run`,
+//! `run-code`, `serve` and `mcp`. Parsing only; what each command does lives in `commands/`,
+//! and `config` turns the options of `serve` and `mcp` (with the environment and the
+//! configuration file) into one validated configuration.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, Parser, Subcommand};
 use toolsmith_core::{CreatedBy, Permission, ToolStatus};
 
+use crate::config::{Compat, parse_duration, parse_size};
 use crate::database::DatabaseUrl;
 
 /// Shown after `toolsmith --help`: the exit codes scripts can rely on (see docs/cli.md).
@@ -26,8 +30,8 @@ Errors are also written to stderr as one line `error: …`. Documentation: docs/
 
 /// Toolsmith: a self-hosted runtime tool platform for AI agents.
 ///
-/// Manage custom JavaScript tools stored in an embedded SQLite database, and run them in the
-/// QuickJS sandbox.
+/// Manage custom JavaScript tools stored in an embedded SQLite database, run them in the
+/// QuickJS sandbox, and serve them over REST and MCP (`toolsmith serve`, `toolsmith mcp`).
 #[derive(Debug, Parser)]
 #[command(name = "toolsmith", version, after_help = EXIT_CODES)]
 pub struct Cli {
@@ -41,14 +45,9 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Directory of the embedded database (`DIR/toolsmith.db`); created if missing.
-    #[arg(
-        long,
-        global = true,
-        env = "TOOLSMITH_DATA_DIR",
-        value_name = "DIR",
-        default_value = "./toolsmith-data"
-    )]
-    pub data_dir: PathBuf,
+    /// [default: ./toolsmith-data]
+    #[arg(long, global = true, env = "TOOLSMITH_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
 
     /// Database to use instead of the data directory: `sqlite:///abs/path.db`,
     /// `sqlite://relative.db` or a plain file path.
@@ -76,15 +75,14 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Most custom tools one user may have.
+    /// Most custom tools one user may have. [default: 1000]
     #[arg(
         long,
         global = true,
         env = "TOOLSMITH_MAX_TOOLS_PER_OWNER",
-        value_name = "N",
-        default_value_t = 1000
+        value_name = "N"
     )]
-    pub max_tools_per_owner: u64,
+    pub max_tools_per_owner: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -96,6 +94,126 @@ pub enum Command {
     Run(RunArgs),
     /// Run JavaScript once in the sandbox, without storing anything.
     RunCode(RunCodeArgs),
+    /// Serve the REST API (/api/v1), MCP over streamable HTTP (/mcp) and health checks.
+    ///
+    /// Prints one line to stdout once it listens, `toolsmith listening on http://ADDR`; logs go
+    /// to stderr. Every option can also come from the environment (TOOLSMITH_*) or from a TOML
+    /// file (--config), in that order of precedence: flag, environment, file, default. Binding
+    /// an address other than loopback needs authentication configured (API tokens or an admin
+    /// token). Stops on SIGINT or SIGTERM, letting in-flight requests finish.
+    #[command(after_help = "Configuration file keys and examples: docs/configuration.md")]
+    Serve(ServeArgs),
+    /// Serve MCP over stdin/stdout, for one client that starts toolsmith as a subprocess.
+    ///
+    /// Stdout carries only the protocol; logs go to stderr. Shares the store with a running
+    /// `toolsmith serve` (same --data-dir or --database-url): changes made by either are seen
+    /// by the other.
+    #[command(after_help = "Configuration file keys and examples: docs/configuration.md")]
+    Mcp(McpArgs),
+}
+
+/// The options of `toolsmith serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on: an IP address or `localhost`. A non-loopback address needs
+    /// authentication configured. [default: 127.0.0.1]
+    #[arg(long, env = "TOOLSMITH_BIND", value_name = "ADDR")]
+    pub bind: Option<String>,
+
+    /// Port to listen on; 0 picks a free one (the listening line says which).
+    /// [default: 8787]
+    #[arg(long, env = "TOOLSMITH_PORT", value_name = "PORT")]
+    pub port: Option<u16>,
+
+    /// Largest request body, e.g. `1MB`, `512KB`, `65536` (bytes; K/M/G are powers of 1024).
+    /// [default: 1MB]
+    #[arg(long, env = "TOOLSMITH_BODY_LIMIT", value_name = "SIZE", value_parser = parse_size)]
+    pub body_limit: Option<u64>,
+
+    /// Longest a request may take before a 503, e.g. `60s`, `2m`, `500ms` (a bare number is
+    /// seconds). Tool calls also have their own limits. [default: 60s]
+    #[arg(long, env = "TOOLSMITH_REQUEST_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub request_timeout: Option<Duration>,
+
+    /// On SIGINT/SIGTERM, how long in-flight requests may take to finish before they are
+    /// cancelled. [default: 10s]
+    #[arg(long, env = "TOOLSMITH_SHUTDOWN_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub shutdown_timeout: Option<Duration>,
+
+    /// A host name accepted in the `Host` header of /mcp requests (DNS-rebinding protection);
+    /// repeat it for several (the environment takes a comma-separated list). Add the names
+    /// clients use to reach a public server. [default: localhost, 127.0.0.1, ::1 and the
+    /// --bind address]
+    #[arg(
+        long = "allowed-host",
+        env = "TOOLSMITH_ALLOWED_HOSTS",
+        value_name = "HOST",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+
+    /// The admin token: when set, callers may authenticate with it (every scope), and every
+    /// control-plane write needs it or a token with the `admin` scope. Prefer the environment
+    /// or the file to the command line, where other local users can see it.
+    #[arg(
+        long,
+        env = "TOOLSMITH_ADMIN_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+
+    /// Refuse every write (create, update, delete, status changes); reads and tool calls keep
+    /// working. [default: off]
+    #[arg(long, env = "TOOLSMITH_READ_ONLY")]
+    pub read_only: bool,
+
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+/// The options of `toolsmith mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+/// Options `serve` and `mcp` share: the configuration file, the MCP compatibility mode, the
+/// sandbox limits and the change feed.
+#[derive(Debug, Args)]
+pub struct RuntimeArgs {
+    /// A TOML configuration file (docs/configuration.md). Flags and TOOLSMITH_* variables
+    /// override its keys; an unknown key is an error.
+    #[arg(long, env = "TOOLSMITH_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Also expose the control plane under the `dynamic.tool.*` names of dynamic-mcp (`none`
+    /// turns it off). [default: none]
+    #[arg(long, env = "TOOLSMITH_COMPAT", value_name = "MODE", value_enum)]
+    pub compat: Option<Compat>,
+
+    /// Heap limit of one JavaScript execution, e.g. `50MB`. [default: 50MB]
+    #[arg(long, env = "TOOLSMITH_JS_MEMORY", value_name = "SIZE", value_parser = parse_size)]
+    pub js_memory: Option<u64>,
+
+    /// CPU time one JavaScript execution may use, e.g. `5s`. [default: 5s]
+    #[arg(long, env = "TOOLSMITH_JS_CPU_TIME", value_name = "DURATION", value_parser = parse_duration)]
+    pub js_cpu_time: Option<Duration>,
+
+    /// Wall-clock time of one JavaScript execution, awaited promises and nested calls
+    /// included, e.g. `30s`. [default: 30s]
+    #[arg(long, env = "TOOLSMITH_JS_WALL_TIME", value_name = "DURATION", value_parser = parse_duration)]
+    pub js_wall_time: Option<Duration>,
+
+    /// Largest serialized result of one JavaScript execution, e.g. `1MB`. [default: 1MB]
+    #[arg(long, env = "TOOLSMITH_JS_MAX_OUTPUT", value_name = "SIZE", value_parser = parse_size)]
+    pub js_max_output: Option<u64>,
+
+    /// How often the store is checked for changes made by other processes (the CLI, another
+    /// server), which then reach this process's catalogue and MCP clients. [default: 500ms]
+    #[arg(long, env = "TOOLSMITH_POLL_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub poll_interval: Option<Duration>,
 }
 
 #[derive(Debug, Subcommand)]

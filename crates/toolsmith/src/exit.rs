@@ -26,6 +26,9 @@ pub enum CliError {
     /// The database cannot be reached or used.
     #[error("{0}")]
     Store(String),
+    /// Something named on the command line does not exist (other than a tool).
+    #[error("{0}")]
+    NotFound(String),
 }
 
 /// How an error is reported: exit code and the machine-readable code of `--json`.
@@ -47,6 +50,12 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 code: "store_error",
             };
         }
+        if cause.downcast_ref::<crate::config::ConfigError>().is_some() {
+            return Class {
+                exit: USAGE,
+                code: "config_error",
+            };
+        }
         if let Some(e) = cause.downcast_ref::<CliError>() {
             return match e {
                 CliError::Input(_) => Class {
@@ -56,6 +65,10 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 CliError::Store(_) => Class {
                     exit: INTERNAL,
                     code: "store_error",
+                },
+                CliError::NotFound(_) => Class {
+                    exit: NOT_FOUND,
+                    code: "not_found",
                 },
             };
         }

@@ -3,22 +3,30 @@
 //!
 //! - `cli` — the clap types.
 //! - `commands` — one module per command group.
+//! - `config` — the configuration of `serve` and `mcp`: flags, environment, TOML file, defaults.
 //! - `database` — where the database is, and opening the service on it.
+//! - `feed` — the change feed: writes by other processes reach a running server's registry.
 //! - `input` — tool files, arguments and code read from files or stdin.
 //! - `output` — tables, `key: value` blocks and JSON.
 //! - `exit` — exit codes and how errors map to them.
 
 mod cli;
 mod commands;
+mod config;
 mod database;
 mod exit;
+mod feed;
 mod input;
 mod output;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser as _;
 use tracing_subscriber::EnvFilter;
+
+/// How long blocking tasks may run on after the command finished.
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
@@ -38,7 +46,13 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)
-        .and_then(|runtime| runtime.block_on(commands::dispatch(cli)));
+        .and_then(|runtime| {
+            let outcome = runtime.block_on(commands::dispatch(cli));
+            // Blocking work still running (a store write) gets time to finish; a blocking read
+            // of stdin (MCP over stdio) must not keep the process alive.
+            runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+            outcome
+        });
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => ExitCode::from(report_error(&err, json)),

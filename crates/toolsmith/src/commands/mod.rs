@@ -2,6 +2,8 @@
 //!
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
+//! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
+//! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //!
 //! A command prints its own output and returns the exit code of a run that got an answer;
 //! errors travel up as `anyhow` errors and are reported by `main`.
@@ -11,9 +13,12 @@ use std::sync::Arc;
 use toolsmith_service::{Actor, ServiceConfig, ToolService};
 
 use crate::cli::{Cli, Command};
+use crate::config::{DEFAULT_DATA_DIR, DEFAULT_MAX_TOOLS_PER_OWNER, Settings};
 use crate::database;
 
+pub mod mcp;
 pub mod run;
+pub mod serve;
 pub mod tool;
 
 /// What every command works with.
@@ -27,10 +32,22 @@ pub struct Ctx {
 /// Opens the service and runs the command; returns the exit code.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     let global = cli.global;
-    let path = database::database_path(&global.data_dir, global.database_url.as_ref());
+    let command = match cli.command {
+        Command::Serve(args) => {
+            return serve::run(Settings::resolve(&global, Some(&args), &args.runtime)?).await;
+        }
+        Command::Mcp(args) => {
+            return mcp::run(Settings::resolve(&global, None, &args.runtime)?).await;
+        }
+        other => other,
+    };
+    let data_dir = global.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.into());
+    let path = database::database_path(&data_dir, global.database_url.as_ref());
     tracing::debug!(database = %path.display(), "opening the store");
     let config = ServiceConfig {
-        max_tools_per_owner: global.max_tools_per_owner,
+        max_tools_per_owner: global
+            .max_tools_per_owner
+            .unwrap_or(DEFAULT_MAX_TOOLS_PER_OWNER),
         ..ServiceConfig::default()
     };
     let service = database::open_service(&path, config).await?;
@@ -39,9 +56,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         actor: Actor::user(global.user),
         json: global.json,
     };
-    match cli.command {
+    match command {
         Command::Tool(command) => tool::run(&ctx, command).await,
         Command::Run(args) => run::run_tool(&ctx, args).await,
         Command::RunCode(args) => run::run_code(&ctx, args).await,
+        Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
     }
 }

@@ -1,0 +1,37 @@
+//! `toolsmith mcp`: one MCP session over stdin/stdout, for clients that start Toolsmith as a
+//! subprocess. Stdout carries the protocol and nothing else (logs go to stderr, and nothing
+//! here prints); the session ends when the client closes stdin, or on SIGINT/SIGTERM.
+//!
+//! The change feed runs here too, so tools created elsewhere (the CLI, a running `toolsmith
+//! serve` on the same store) reach this session's `tools/list` with a `list_changed`.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use toolsmith_server::AppState;
+
+use crate::config::Settings;
+use crate::exit::SUCCESS;
+use crate::{database, feed};
+
+pub async fn run(settings: Settings) -> anyhow::Result<u8> {
+    tracing::debug!(database = %settings.database.display(), "opening the store");
+    let service = database::open_service(&settings.database, settings.service.clone()).await?;
+    let state = AppState {
+        service: service.clone(),
+        config: Arc::new(settings.server.clone()),
+    };
+    let stop_feed = CancellationToken::new();
+    let feed = feed::spawn(service, settings.poll_interval, stop_feed.clone());
+    let outcome = tokio::select! {
+        res = toolsmith_server::mcp::serve_stdio(state) => res,
+        signal = super::serve::shutdown_signal() => {
+            tracing::info!(signal, "MCP stdio session stopped");
+            Ok(())
+        }
+    };
+    stop_feed.cancel();
+    let _ = feed.await;
+    outcome?;
+    Ok(SUCCESS)
+}

@@ -1,0 +1,536 @@
+//! The configuration of `toolsmith serve` and `toolsmith mcp`, resolved once.
+//!
+//! Three sources, merged key by key with this precedence: command-line flag, then environment
+//! variable (`TOOLSMITH_*`; clap reads both, so a flag beats its variable), then the TOML file
+//! of `--config` / `TOOLSMITH_CONFIG`, then the built-in default. [`Settings::resolve`] merges
+//! the low-level options ([`GlobalArgs`], [`ServeArgs`], [`RuntimeArgs`] and [`FileConfig`])
+//! and validates every value, so the commands only ever see a [`Settings`] that makes sense.
+//! Every key is documented in `docs/configuration.md`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toolsmith_server::ServerConfig;
+use toolsmith_service::ServiceConfig;
+
+use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
+use crate::database::{self, DatabaseUrl};
+
+pub const DEFAULT_DATA_DIR: &str = "./toolsmith-data";
+pub const DEFAULT_BIND: &str = "127.0.0.1";
+pub const DEFAULT_PORT: u16 = 8787;
+pub const DEFAULT_MAX_TOOLS_PER_OWNER: u64 = 1000;
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// A configuration error: a bad file, key or value. Exit code 2, like a usage error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn bad(text: impl Into<String>) -> ConfigError {
+    ConfigError(text.into())
+}
+
+/// `--compat`: the MCP compatibility mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Compat {
+    /// Only Toolsmith's own control-plane names.
+    None,
+    /// Also the `dynamic.tool.*` names and argument shapes of dynamic-mcp.
+    DynamicMcp,
+}
+
+/// The TOML file, as written. Every key is optional; an unknown key is an error that names it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub bind: Option<String>,
+    pub port: Option<u16>,
+    pub data_dir: Option<PathBuf>,
+    pub database_url: Option<String>,
+    pub max_tools_per_owner: Option<u64>,
+    pub body_limit: Option<Value>,
+    pub request_timeout: Option<Value>,
+    pub shutdown_timeout: Option<Value>,
+    pub allowed_hosts: Option<Vec<String>>,
+    pub admin_token: Option<String>,
+    pub read_only: Option<bool>,
+    pub compat: Option<Compat>,
+    pub js_memory: Option<Value>,
+    pub js_cpu_time: Option<Value>,
+    pub js_wall_time: Option<Value>,
+    pub js_max_output: Option<Value>,
+    pub poll_interval: Option<Value>,
+}
+
+/// A size or a duration in the file: a number (bytes, seconds) or a string with a unit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Number(u64),
+    Text(String),
+}
+
+impl FileConfig {
+    /// Reads and parses the file; the error names the file, and the key when one is wrong.
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            bad(format!(
+                "cannot read the configuration file {}: {e}",
+                path.display()
+            ))
+        })?;
+        toml::from_str(&text).map_err(|e| {
+            let message = e.message().to_owned();
+            let at = e
+                .span()
+                .map(|span| {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!(" (line {line})")
+                })
+                .unwrap_or_default();
+            let hint = if message.starts_with("unknown field") {
+                "; see docs/configuration.md for the keys"
+            } else {
+                ""
+            };
+            bad(format!(
+                "invalid configuration file {}{at}: {message}{hint}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// Everything `serve` and `mcp` need, validated.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The SQLite file.
+    pub database: PathBuf,
+    pub service: ServiceConfig,
+    pub server: ServerConfig,
+    /// Host of the listening address: an IP address or `localhost`.
+    pub bind: String,
+    pub port: u16,
+    pub shutdown_timeout: Duration,
+    pub poll_interval: Duration,
+}
+
+impl Settings {
+    /// Merges flags/environment (`global`, `serve`, `runtime`) over the file named by
+    /// `runtime.config` over the defaults. `serve` is `None` for `toolsmith mcp`.
+    pub fn resolve(
+        global: &GlobalArgs,
+        serve: Option<&ServeArgs>,
+        runtime: &RuntimeArgs,
+    ) -> Result<Settings, ConfigError> {
+        let file = match &runtime.config {
+            Some(path) => FileConfig::load(path)?,
+            None => FileConfig::default(),
+        };
+        Settings::merge(global, serve, runtime, file)
+    }
+
+    fn merge(
+        global: &GlobalArgs,
+        serve: Option<&ServeArgs>,
+        runtime: &RuntimeArgs,
+        file: FileConfig,
+    ) -> Result<Settings, ConfigError> {
+        // The database: a URL (flag/env, then file) beats a data directory from the same level
+        // or below; a data directory given on a higher level beats a URL from the file.
+        let url = match (&global.database_url, &global.data_dir, &file.database_url) {
+            (Some(url), _, _) => Some(url.clone()),
+            (None, Some(_), _) => None,
+            (None, None, Some(text)) => {
+                Some(DatabaseUrl::parse(text).map_err(|e| bad(format!("database_url: {e}")))?)
+            }
+            (None, None, None) => None,
+        };
+        let data_dir = global
+            .data_dir
+            .clone()
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let database = database::database_path(&data_dir, url.as_ref());
+
+        let max_tools_per_owner = global
+            .max_tools_per_owner
+            .or(file.max_tools_per_owner)
+            .unwrap_or(DEFAULT_MAX_TOOLS_PER_OWNER);
+        if max_tools_per_owner == 0 {
+            return Err(bad("max_tools_per_owner must be at least 1"));
+        }
+
+        let mut service = ServiceConfig {
+            max_tools_per_owner,
+            ..ServiceConfig::default()
+        };
+        let js = &mut service.js_limits;
+        if let Some(bytes) = pick_size(runtime.js_memory, file.js_memory, "js_memory")? {
+            js.memory_bytes = in_range(bytes, 1 << 20, 4 << 30, "js_memory")?;
+        }
+        if let Some(max) = pick_size(runtime.js_max_output, file.js_max_output, "js_max_output")? {
+            js.max_output_bytes = in_range(max, 1, 1 << 30, "js_max_output")?;
+        }
+        if let Some(cpu) = pick_duration(runtime.js_cpu_time, file.js_cpu_time, "js_cpu_time")? {
+            js.cpu_time = positive(cpu, "js_cpu_time")?;
+        }
+        if let Some(wall) = pick_duration(runtime.js_wall_time, file.js_wall_time, "js_wall_time")?
+        {
+            js.wall_time = positive(wall, "js_wall_time")?;
+        }
+
+        let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
+        let poll_interval =
+            pick_duration(runtime.poll_interval, file.poll_interval, "poll_interval")?
+                .unwrap_or(DEFAULT_POLL_INTERVAL);
+        if poll_interval < Duration::from_millis(10) {
+            return Err(bad("poll_interval must be at least 10ms"));
+        }
+
+        let mut server = ServerConfig {
+            compat_dynamic_mcp: compat == Compat::DynamicMcp,
+            ..ServerConfig::default()
+        };
+        let defaults = ServeArgs::default_ref();
+        let serve = serve.unwrap_or(&defaults);
+
+        let bind = serve
+            .bind
+            .clone()
+            .or(file.bind)
+            .unwrap_or_else(|| DEFAULT_BIND.to_owned());
+        let bind = normalize_host(&bind)?;
+        let port = serve.port.or(file.port).unwrap_or(DEFAULT_PORT);
+
+        if let Some(limit) = pick_size(serve.body_limit, file.body_limit, "body_limit")? {
+            server.body_limit_bytes = in_range(limit, 1024, 1 << 30, "body_limit")?;
+        }
+        if let Some(timeout) = pick_duration(
+            serve.request_timeout,
+            file.request_timeout,
+            "request_timeout",
+        )? {
+            server.request_timeout = positive(timeout, "request_timeout")?;
+        }
+        let shutdown_timeout = pick_duration(
+            serve.shutdown_timeout,
+            file.shutdown_timeout,
+            "shutdown_timeout",
+        )?
+        .unwrap_or(DEFAULT_SHUTDOWN_TIMEOUT);
+
+        let explicit_hosts = if serve.allowed_hosts.is_empty() {
+            file.allowed_hosts
+        } else {
+            Some(serve.allowed_hosts.clone())
+        };
+        match explicit_hosts {
+            Some(hosts) => {
+                let hosts: Vec<String> = hosts
+                    .iter()
+                    .map(|h| h.trim().to_owned())
+                    .filter(|h| !h.is_empty())
+                    .collect();
+                if hosts.is_empty() {
+                    return Err(bad("allowed_hosts: at least one host name is needed"));
+                }
+                server.allowed_hosts = hosts;
+            }
+            None => {
+                let unspecified = bind
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_unspecified());
+                if !unspecified && !server.allowed_hosts.contains(&bind) {
+                    server.allowed_hosts.push(bind.clone());
+                }
+            }
+        }
+
+        server.admin_token = serve.admin_token.clone().or(file.admin_token);
+        if let Some(token) = &server.admin_token
+            && token.trim().len() < 16
+        {
+            return Err(bad(
+                "admin_token must be at least 16 characters (use a long random string)",
+            ));
+        }
+        server.read_only = serve.read_only || file.read_only.unwrap_or(false);
+
+        Ok(Settings {
+            database,
+            service,
+            server,
+            bind,
+            port,
+            shutdown_timeout,
+            poll_interval,
+        })
+    }
+}
+
+impl ServeArgs {
+    /// No serve options given (for `toolsmith mcp`, which shares the resolution).
+    fn default_ref() -> ServeArgs {
+        ServeArgs {
+            bind: None,
+            port: None,
+            body_limit: None,
+            request_timeout: None,
+            shutdown_timeout: None,
+            allowed_hosts: Vec::new(),
+            admin_token: None,
+            read_only: false,
+            runtime: RuntimeArgs {
+                config: None,
+                compat: None,
+                js_memory: None,
+                js_cpu_time: None,
+                js_wall_time: None,
+                js_max_output: None,
+                poll_interval: None,
+            },
+        }
+    }
+}
+
+/// `localhost`, an IPv4 address or an IPv6 address (brackets allowed), as the listener's host.
+fn normalize_host(text: &str) -> Result<String, ConfigError> {
+    let host = text.trim();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    if host.eq_ignore_ascii_case("localhost") {
+        return Ok("localhost".to_owned());
+    }
+    host.parse::<std::net::IpAddr>()
+        .map(|ip| ip.to_string())
+        .map_err(|_| {
+            bad(format!(
+                "bind: '{text}' is not an IP address or 'localhost' (e.g. 127.0.0.1, ::1, 0.0.0.0)"
+            ))
+        })
+}
+
+fn pick_size(
+    flag: Option<u64>,
+    file: Option<Value>,
+    key: &str,
+) -> Result<Option<u64>, ConfigError> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    file.map(|v| match v {
+        Value::Number(n) => Ok(n),
+        Value::Text(t) => parse_size(&t),
+    })
+    .transpose()
+    .map_err(|e| bad(format!("{key}: {e}")))
+}
+
+fn pick_duration(
+    flag: Option<Duration>,
+    file: Option<Value>,
+    key: &str,
+) -> Result<Option<Duration>, ConfigError> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    file.map(|v| match v {
+        Value::Number(n) => Ok(Duration::from_secs(n)),
+        Value::Text(t) => parse_duration(&t),
+    })
+    .transpose()
+    .map_err(|e| bad(format!("{key}: {e}")))
+}
+
+fn in_range(value: u64, min: u64, max: u64, key: &str) -> Result<usize, ConfigError> {
+    if value < min || value > max {
+        return Err(bad(format!(
+            "{key}: {value} bytes is out of range ({min} to {max} bytes)"
+        )));
+    }
+    usize::try_from(value).map_err(|_| bad(format!("{key}: {value} bytes is too large")))
+}
+
+fn positive(value: Duration, key: &str) -> Result<Duration, ConfigError> {
+    if value.is_zero() {
+        return Err(bad(format!("{key} must be longer than zero")));
+    }
+    Ok(value)
+}
+
+/// `1048576`, `512KB`, `1MB`, `1 MiB`, `2G`: bytes, with K/M/G (and KB/MB/GB, KiB/MiB/GiB)
+/// meaning powers of 1024.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let (number, unit) = split_number(text);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 65536, 512KB, 1MB)"))?;
+    let factor: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown size unit '{unit}' (use B, KB, MB or GB)"
+            ));
+        }
+    };
+    n.checked_mul(factor)
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+/// `30s`, `500ms`, `2m`, `1h`, `1.5s`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = split_number(text);
+    let n: f64 = number
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite() && *n >= 0.0)
+        .ok_or_else(|| format!("'{text}' is not a duration (e.g. 30s, 500ms, 2m)"))?;
+    let seconds = match unit.to_ascii_lowercase().as_str() {
+        "ms" => n / 1000.0,
+        "" | "s" | "sec" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown duration unit '{unit}' (use ms, s, m or h)"
+            ));
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is too long"))
+}
+
+/// Splits `12.5 MB` into `("12.5", "MB")`.
+fn split_number(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    (&text[..end], text[end..].trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn settings(argv: &[&str], file: &str) -> Result<Settings, ConfigError> {
+        let cli = Cli::try_parse_from(argv).unwrap();
+        let Command::Serve(serve) = &cli.command else {
+            panic!("not serve")
+        };
+        let file: FileConfig = toml::from_str(file).map_err(|e| bad(e.to_string()))?;
+        Settings::merge(&cli.global, Some(serve), &serve.runtime, file)
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_size("65536"), Ok(65536));
+        assert_eq!(parse_size("1MB"), Ok(1 << 20));
+        assert_eq!(parse_size("512 KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert!(parse_size("1TB").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("lots").is_err());
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("3 days").is_err());
+    }
+
+    #[test]
+    fn flags_beat_the_file_which_beats_the_defaults() {
+        let s = settings(&["toolsmith", "serve"], "").unwrap();
+        assert_eq!((s.bind.as_str(), s.port), ("127.0.0.1", 8787));
+        assert_eq!(s.server.body_limit_bytes, 1 << 20);
+        assert_eq!(s.database, PathBuf::from("./toolsmith-data/toolsmith.db"));
+        assert!(!s.server.compat_dynamic_mcp);
+
+        let file = "port = 9000\nbody_limit = \"2MB\"\ndata_dir = \"/srv/ts\"\ncompat = \"dynamic-mcp\"\njs_cpu_time = 2";
+        let s = settings(&["toolsmith", "serve"], file).unwrap();
+        assert_eq!(s.port, 9000);
+        assert_eq!(s.server.body_limit_bytes, 2 << 20);
+        assert_eq!(s.database, PathBuf::from("/srv/ts/toolsmith.db"));
+        assert!(s.server.compat_dynamic_mcp);
+        assert_eq!(s.service.js_limits.cpu_time, Duration::from_secs(2));
+
+        let s = settings(
+            &[
+                "toolsmith",
+                "serve",
+                "--port",
+                "9100",
+                "--body-limit",
+                "64KB",
+                "--compat",
+                "none",
+                "--data-dir",
+                "here",
+            ],
+            file,
+        )
+        .unwrap();
+        assert_eq!(s.port, 9100);
+        assert_eq!(s.server.body_limit_bytes, 64 << 10);
+        assert_eq!(s.database, PathBuf::from("here/toolsmith.db"));
+        assert!(!s.server.compat_dynamic_mcp);
+    }
+
+    #[test]
+    fn values_are_validated() {
+        let err = settings(&["toolsmith", "serve"], "body_limit = \"1XB\"").unwrap_err();
+        assert!(err.0.starts_with("body_limit: "), "{err}");
+        let err = settings(&["toolsmith", "serve", "--bind", "example.com"], "").unwrap_err();
+        assert!(err.0.contains("not an IP address"), "{err}");
+        let err = settings(&["toolsmith", "serve", "--admin-token", "short"], "").unwrap_err();
+        assert!(err.0.contains("at least 16"), "{err}");
+        let err = settings(&["toolsmith", "serve"], "database_url = \"mysql://x/y\"").unwrap_err();
+        assert!(err.0.contains("unsupported database URL scheme"), "{err}");
+        let s = settings(&["toolsmith", "serve", "--bind", "[::1]"], "").unwrap();
+        assert_eq!(s.bind, "::1");
+    }
+
+    #[test]
+    fn allowed_hosts_default_to_loopback_and_the_bind_address() {
+        let s = settings(&["toolsmith", "serve", "--bind", "10.1.2.3"], "").unwrap();
+        assert!(s.server.allowed_hosts.contains(&"10.1.2.3".to_owned()));
+        assert!(s.server.allowed_hosts.contains(&"localhost".to_owned()));
+        let s = settings(&["toolsmith", "serve", "--bind", "0.0.0.0"], "").unwrap();
+        assert!(!s.server.allowed_hosts.contains(&"0.0.0.0".to_owned()));
+        let s = settings(
+            &[
+                "toolsmith",
+                "serve",
+                "--allowed-host",
+                "tools.example.com",
+                "--allowed-host",
+                "localhost",
+            ],
+            "allowed_hosts = [\"ignored\"]",
+        )
+        .unwrap();
+        assert_eq!(s.server.allowed_hosts, ["tools.example.com", "localhost"]);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toolsmith.toml");
+        std::fs::write(&path, "port = 1\nbind_adress = \"0.0.0.0\"\n").unwrap();
+        let err = FileConfig::load(&path).unwrap_err();
+        assert!(err.0.contains("unknown field `bind_adress`"), "{err}");
+        assert!(err.0.contains("line 2"), "{err}");
+    }
+}
