@@ -94,6 +94,9 @@ pub enum Command {
     Run(RunArgs),
     /// Run JavaScript once in the sandbox, without storing anything.
     RunCode(RunCodeArgs),
+    /// Create, list and revoke API tokens for the server (`--user` owns the token).
+    #[command(subcommand)]
+    Token(crate::commands::token::TokenCommand),
     /// Serve the REST API (/api/v1), MCP over streamable HTTP (/mcp) and health checks.
     ///
     /// Prints one line to stdout once it listens, `toolsmith listening on http://ADDR`; logs go

@@ -19,6 +19,7 @@ use crate::database;
 pub mod mcp;
 pub mod run;
 pub mod serve;
+pub mod token;
 pub mod tool;
 
 /// What every command works with.
@@ -60,6 +61,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Tool(command) => tool::run(&ctx, command).await,
         Command::Run(args) => run::run_tool(&ctx, args).await,
         Command::RunCode(args) => run::run_code(&ctx, args).await,
+        Command::Token(command) => token::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
     }
 }
