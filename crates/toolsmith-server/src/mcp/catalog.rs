@@ -28,6 +28,21 @@ pub(crate) enum ServerOp {
     Compat(compat::Op),
 }
 
+impl ServerOp {
+    /// The scope a caller needs to use this server tool.
+    pub(crate) fn scope(self) -> crate::auth::Scope {
+        use crate::auth::Scope;
+        match self {
+            ServerOp::Control(control_plane::Op::List | control_plane::Op::Get)
+            | ServerOp::Compat(compat::Op::List | compat::Op::Get)
+            | ServerOp::Meta(meta_tools::Op::Search | meta_tools::Op::Help) => Scope::ToolsRead,
+            ServerOp::Control(control_plane::Op::RunEphemeral)
+            | ServerOp::Meta(meta_tools::Op::Use | meta_tools::Op::Batch) => Scope::ToolsExecute,
+            ServerOp::Control(_) | ServerOp::Compat(_) => Scope::ToolsWrite,
+        }
+    }
+}
+
 /// A tool the MCP server provides itself (not in the registry).
 pub(crate) struct ServerTool {
     pub name: &'static str,

@@ -24,14 +24,14 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsmith_core::{ToolContext, ToolRegistry};
+use toolsmith_core::{ErrorKind, ToolContext, ToolRegistry, ToolResult};
 use toolsmith_service::{Actor, ToolService};
 
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::{compat, control_plane, meta_tools, notify};
 use crate::AppState;
-use crate::auth::Identity;
+use crate::auth::{Identity, Scope};
 
 const INSTRUCTIONS: &str = "Toolsmith: tools you can grow yourself. Call any listed tool by name, or discover tools with search_tools → get_tool_help → use_tool. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value); an active tool appears in tools/list immediately. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral.";
 
@@ -126,6 +126,9 @@ impl ToolsmithMcp {
         let caller = self.caller(ct);
 
         if let Some(server_tool) = SERVER_TOOLS.find(name, self.compat()) {
+            if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
+                return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)));
+            }
             check_args(name, &server_tool.schema, &args)?;
             let outcome = match server_tool.op {
                 ServerOp::Control(op) => control_plane::call(&caller, op, args).await,
@@ -143,6 +146,9 @@ impl ToolsmithMcp {
         let Some(tool) = self.registry().get(self.owner(), name) else {
             return Err(unknown_tool(name));
         };
+        if let Some(why) = self.inner.identity.denial(Scope::ToolsExecute) {
+            return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)));
+        }
         check_args(name, &tool.schema, &args)?;
         let res = self
             .service()
