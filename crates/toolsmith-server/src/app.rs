@@ -33,7 +33,7 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::rest;
 use crate::rest::envelope::request_id_middleware;
-use crate::rest::error::{ApiError, envelope_errors};
+use crate::rest::error::{ApiError, BodyLimit, envelope_errors};
 use crate::rest::types::Health;
 
 /// The `Content-Security-Policy` of every response that does not set its own.
@@ -202,7 +202,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
 /// off by [`DefaultBodyLimit`] when read).
 async fn limit_content_length(
     State(limit): State<usize>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let declared = request
@@ -211,13 +211,9 @@ async fn limit_content_length(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            format!("the request body is larger than the limit of {limit} bytes"),
-        )
-        .into_response();
+        return ApiError::body_too_large(limit).into_response();
     }
+    request.extensions_mut().insert(BodyLimit(limit));
     next.run(request).await
 }
 

@@ -78,9 +78,7 @@ async fn create_answers_201_with_the_full_record() {
     );
     let id = tool["id"].as_str().expect("id");
     assert!(
-        id.len() == 21
-            && id.starts_with("tool_")
-            && id[5..].bytes().all(|b| b.is_ascii_hexdigit()),
+        id.len() == 21 && id.starts_with("tool_") && id[5..].bytes().all(|b| b.is_ascii_hexdigit()),
         "{id}"
     );
     assert_eq!(tool["userId"], json!("default"));
@@ -182,7 +180,12 @@ async fn get_by_id_or_name_and_list_with_filters() {
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(
-        (&page["count"], &page["total"], &page["limit"], &page["offset"]),
+        (
+            &page["count"],
+            &page["total"],
+            &page["limit"],
+            &page["offset"]
+        ),
         (&json!(1), &json!(3), &json!(1), &json!(1))
     );
     assert_eq!(lower["status"], json!("active"));
@@ -198,14 +201,38 @@ async fn get_by_id_or_name_and_list_with_filters() {
 async fn bad_query_parameters_are_400() {
     let app = TestApp::new().await;
     let cases = [
-        ("?limit=0", "query parameter `limit` must be an integer from 1 to 1000, got '0'"),
-        ("?limit=1001", "query parameter `limit` must be an integer from 1 to 1000, got '1001'"),
-        ("?limit=ten", "query parameter `limit` must be an integer from 1 to 1000, got 'ten'"),
-        ("?offset=-1", "query parameter `offset` must be an integer from 0 to 4294967295, got '-1'"),
-        ("?status=gone", "query parameter `status` has an unknown value 'gone'"),
-        ("?createdBy=robot", "query parameter `createdBy` has an unknown value 'robot'"),
-        ("?colour=red", "unknown query parameter `colour` (expected one of: status, category, createdBy, search, limit, offset)"),
-        ("?limit=1&limit=2", "query parameter `limit` is given more than once"),
+        (
+            "?limit=0",
+            "query parameter `limit` must be an integer from 1 to 1000, got '0'",
+        ),
+        (
+            "?limit=1001",
+            "query parameter `limit` must be an integer from 1 to 1000, got '1001'",
+        ),
+        (
+            "?limit=ten",
+            "query parameter `limit` must be an integer from 1 to 1000, got 'ten'",
+        ),
+        (
+            "?offset=-1",
+            "query parameter `offset` must be an integer from 0 to 4294967295, got '-1'",
+        ),
+        (
+            "?status=gone",
+            "query parameter `status` has an unknown value 'gone'",
+        ),
+        (
+            "?createdBy=robot",
+            "query parameter `createdBy` has an unknown value 'robot'",
+        ),
+        (
+            "?colour=red",
+            "unknown query parameter `colour` (expected one of: status, category, createdBy, search, limit, offset)",
+        ),
+        (
+            "?limit=1&limit=2",
+            "query parameter `limit` is given more than once",
+        ),
     ];
     for (query, message) in cases {
         let res = app.get(&format!("{TOOLS}{query}")).await;
@@ -231,7 +258,10 @@ async fn patch_updates_versions_and_revisions() {
         .await;
     let tool = res.assert_ok(StatusCode::OK);
     assert_eq!(tool["description"], json!("Shouts a text"));
-    assert_eq!((&tool["version"], &tool["revision"]), (&json!(1), &json!(2)));
+    assert_eq!(
+        (&tool["version"], &tool["revision"]),
+        (&json!(1), &json!(2))
+    );
     assert_eq!(res.header("etag"), Some("\"2\""));
 
     let tool = app
@@ -241,7 +271,10 @@ async fn patch_updates_versions_and_revisions() {
         )
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&tool["version"], &tool["revision"]), (&json!(2), &json!(3)));
+    assert_eq!(
+        (&tool["version"], &tool["revision"]),
+        (&json!(2), &json!(3))
+    );
 
     // An empty patch changes nothing.
     let tool = app.patch(&path, &json!({})).await.assert_ok(StatusCode::OK);
@@ -250,12 +283,18 @@ async fn patch_updates_versions_and_revisions() {
     // Rename with newName; `name` must be the current name.
     let res = app.patch(&path, &json!({"name": "other"})).await;
     let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
-    assert!(message.contains("to rename a tool, set newName"), "{message}");
+    assert!(
+        message.contains("to rename a tool, set newName"),
+        "{message}"
+    );
     let tool = app
         .patch(&path, &json!({"newName": "shout", "category": ""}))
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&tool["name"], &tool["category"]), (&json!("shout"), &Value::Null));
+    assert_eq!(
+        (&tool["name"], &tool["category"]),
+        (&json!("shout"), &Value::Null)
+    );
     app.get(&path)
         .await
         .assert_error(StatusCode::NOT_FOUND, "not_found");
@@ -275,7 +314,10 @@ async fn stale_revisions_are_409_by_body_and_by_if_match() {
         .assert_ok(StatusCode::OK);
 
     let res = app
-        .patch(&path, &json!({"description": "Third", "expectedRevision": 1}))
+        .patch(
+            &path,
+            &json!({"description": "Third", "expectedRevision": 1}),
+        )
         .await;
     let message = res.assert_error(StatusCode::CONFLICT, "revision_conflict");
     assert_eq!(
@@ -309,11 +351,19 @@ async fn stale_revisions_are_409_by_body_and_by_if_match() {
         (Method::POST, "/disable"),
     ] {
         let res = app
-            .send(stale_if_match(method.clone(), suffix).body(Body::empty()).expect("request"))
+            .send(
+                stale_if_match(method.clone(), suffix)
+                    .body(Body::empty())
+                    .expect("request"),
+            )
             .await;
         res.assert_error(StatusCode::CONFLICT, "revision_conflict");
         let res = app
-            .json(method.clone(), &format!("{path}{suffix}"), &json!({"expectedRevision": 1}))
+            .json(
+                method.clone(),
+                &format!("{path}{suffix}"),
+                &json!({"expectedRevision": 1}),
+            )
             .await;
         res.assert_error(StatusCode::CONFLICT, "revision_conflict");
     }
@@ -332,7 +382,9 @@ async fn stale_revisions_are_409_by_body_and_by_if_match() {
             request(Method::PATCH, &path)
                 .header("if-match", "\"2\"")
                 .header("content-type", "application/json")
-                .body(Body::from(r#"{"description": "Third", "expectedRevision": 1}"#))
+                .body(Body::from(
+                    r#"{"description": "Third", "expectedRevision": 1}"#,
+                ))
                 .expect("request"),
         )
         .await;
@@ -364,7 +416,11 @@ async fn stale_revisions_are_409_by_body_and_by_if_match() {
     assert_eq!(res.assert_ok(StatusCode::OK)["revision"], json!(3));
     assert_eq!(res.header("etag"), Some("\"3\""));
     let res = app
-        .json(Method::POST, &format!("{path}/enable"), &json!({"expectedRevision": 3}))
+        .json(
+            Method::POST,
+            &format!("{path}/enable"),
+            &json!({"expectedRevision": 3}),
+        )
         .await;
     assert_eq!(res.assert_ok(StatusCode::OK)["revision"], json!(4));
     let res = app
@@ -389,13 +445,19 @@ async fn enable_disable_and_what_disabled_means() {
         .call(Method::POST, &format!("{path}/disable"))
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&tool["status"], &tool["revision"]), (&json!("disabled"), &json!(2)));
+    assert_eq!(
+        (&tool["status"], &tool["revision"]),
+        (&json!("disabled"), &json!(2))
+    );
     // Idempotent: disabling again changes nothing.
     let tool = app
         .call(Method::POST, &format!("{path}/disable"))
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&tool["status"], &tool["revision"]), (&json!("disabled"), &json!(2)));
+    assert_eq!(
+        (&tool["status"], &tool["revision"]),
+        (&json!("disabled"), &json!(2))
+    );
 
     let defs = app
         .get(&format!("{TOOLS}/active/definitions"))
@@ -405,14 +467,20 @@ async fn enable_disable_and_what_disabled_means() {
     assert_eq!(defs["tools"][0]["name"], json!("other"));
 
     let res = app
-        .post(&format!("{path}/execute"), &json!({"arguments": {"text": "a"}}))
+        .post(
+            &format!("{path}/execute"),
+            &json!({"arguments": {"text": "a"}}),
+        )
         .await;
     assert_eq!(
         res.assert_error(StatusCode::CONFLICT, "invalid_state"),
         "tool 'upper' is disabled; only active tools can run"
     );
     let res = app
-        .post("/api/v1/tools/upper/execute", &json!({"arguments": {"text": "a"}}))
+        .post(
+            "/api/v1/tools/upper/execute",
+            &json!({"arguments": {"text": "a"}}),
+        )
         .await;
     res.assert_error(StatusCode::NOT_FOUND, "not_found");
 
@@ -420,11 +488,20 @@ async fn enable_disable_and_what_disabled_means() {
         .call(Method::POST, &format!("{path}/enable"))
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&tool["status"], &tool["revision"]), (&json!("active"), &json!(3)));
+    assert_eq!(
+        (&tool["status"], &tool["revision"]),
+        (&json!("active"), &json!(3))
+    );
     let res = app
-        .post(&format!("{path}/execute"), &json!({"arguments": {"text": "a"}}))
+        .post(
+            &format!("{path}/execute"),
+            &json!({"arguments": {"text": "a"}}),
+        )
         .await;
-    assert_eq!(res.assert_ok(StatusCode::OK)["content"], json!({"upper": "A"}));
+    assert_eq!(
+        res.assert_ok(StatusCode::OK)["content"],
+        json!({"upper": "A"})
+    );
 }
 
 #[tokio::test]
@@ -438,12 +515,20 @@ async fn pending_approve_and_reject() {
         .get(&format!("{TOOLS}/pending"))
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&pending["count"], &pending["total"]), (&json!(2), &json!(2)));
+    assert_eq!(
+        (&pending["count"], &pending["total"]),
+        (&json!(2), &json!(2))
+    );
     let statuses: Vec<(&str, &str)> = pending["tools"]
         .as_array()
         .expect("tools")
         .iter()
-        .map(|t| (t["name"].as_str().unwrap_or(""), t["status"].as_str().unwrap_or("")))
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap_or(""),
+                t["status"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(
         statuses,
@@ -459,22 +544,33 @@ async fn pending_approve_and_reject() {
     assert_eq!(defs["tools"].as_array().map(Vec::len), Some(1));
 
     // Pending tools are neither enabled nor disabled, only approved or rejected.
-    let res = app.call(Method::POST, &format!("{TOOLS}/{first}/enable")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/{first}/enable"))
+        .await;
     assert_eq!(
         res.assert_error(StatusCode::CONFLICT, "invalid_state"),
         "tool 'first_pending' is pending_approval; it can become active only by approval"
     );
 
-    let res = app.call(Method::POST, &format!("{TOOLS}/{first}/approve")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/{first}/approve"))
+        .await;
     let tool = res.assert_ok(StatusCode::OK);
-    assert_eq!((&tool["status"], &tool["createdBy"]), (&json!("active"), &json!("llm")));
+    assert_eq!(
+        (&tool["status"], &tool["createdBy"]),
+        (&json!("active"), &json!("llm"))
+    );
     assert_eq!(res.header("etag"), Some("\"2\""));
-    let res = app.call(Method::POST, &format!("{TOOLS}/{first}/approve")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/{first}/approve"))
+        .await;
     assert_eq!(
         res.assert_error(StatusCode::CONFLICT, "invalid_state"),
         "tool 'first_pending' is active; only tools pending approval can be approved or rejected"
     );
-    let res = app.call(Method::POST, &format!("{TOOLS}/upper/approve")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/upper/approve"))
+        .await;
     res.assert_error(StatusCode::CONFLICT, "invalid_state");
 
     let tool = app
@@ -482,9 +578,13 @@ async fn pending_approve_and_reject() {
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(tool["status"], json!("rejected"));
-    let res = app.call(Method::POST, &format!("{TOOLS}/{second}/reject")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/{second}/reject"))
+        .await;
     res.assert_error(StatusCode::CONFLICT, "invalid_state");
-    let res = app.call(Method::POST, &format!("{TOOLS}/{second}/enable")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/{second}/enable"))
+        .await;
     res.assert_error(StatusCode::CONFLICT, "invalid_state");
 
     let pending = app
@@ -502,7 +602,10 @@ async fn pending_approve_and_reject() {
 #[tokio::test]
 async fn stats_count_everything() {
     let app = TestApp::new().await;
-    let empty = app.get(&format!("{TOOLS}/stats")).await.assert_ok(StatusCode::OK);
+    let empty = app
+        .get(&format!("{TOOLS}/stats"))
+        .await
+        .assert_ok(StatusCode::OK);
     assert_eq!(
         empty,
         json!({"total": 0, "active": 0, "disabled": 0, "pendingApproval": 0, "rejected": 0,
@@ -519,17 +622,26 @@ async fn stats_count_everything() {
         .await
         .assert_ok(StatusCode::OK);
     for text in ["a", "b"] {
-        app.post(&format!("{TOOLS}/upper/execute"), &json!({"arguments": {"text": text}}))
-            .await
-            .assert_ok(StatusCode::OK);
+        app.post(
+            &format!("{TOOLS}/upper/execute"),
+            &json!({"arguments": {"text": text}}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
     }
-    let stats = app.get(&format!("{TOOLS}/stats")).await.assert_ok(StatusCode::OK);
+    let stats = app
+        .get(&format!("{TOOLS}/stats"))
+        .await
+        .assert_ok(StatusCode::OK);
     assert_eq!(
         stats,
         json!({"total": 4, "active": 1, "disabled": 1, "pendingApproval": 1, "rejected": 1,
                "createdByLLM": 2, "createdByUser": 2, "totalUsage": 2})
     );
-    let upper = app.get(&format!("{TOOLS}/upper")).await.assert_ok(StatusCode::OK);
+    let upper = app
+        .get(&format!("{TOOLS}/upper"))
+        .await
+        .assert_ok(StatusCode::OK);
     assert_eq!(upper["usageCount"], json!(2));
     assert!(upper["lastUsedAt"].is_string(), "{upper}");
 }
@@ -551,7 +663,11 @@ async fn delete_answers_the_tool_as_it_was() {
     // With the current revision in the body.
     app.create_named("again").await;
     let res = app
-        .json(Method::DELETE, &format!("{TOOLS}/again"), &json!({"expectedRevision": 1}))
+        .json(
+            Method::DELETE,
+            &format!("{TOOLS}/again"),
+            &json!({"expectedRevision": 1}),
+        )
         .await;
     assert_eq!(res.assert_ok(StatusCode::OK)["deleted"], json!(true));
 }
@@ -561,7 +677,10 @@ async fn execute_runs_and_reports_tool_errors_as_results() {
     let app = TestApp::new().await;
     app.create_named("upper").await;
     let res = app
-        .post(&format!("{TOOLS}/upper/execute"), &json!({"arguments": {"text": "abc"}}))
+        .post(
+            &format!("{TOOLS}/upper/execute"),
+            &json!({"arguments": {"text": "abc"}}),
+        )
         .await;
     let data = res.assert_ok(StatusCode::OK);
     assert_eq!(keys(&data), ["content", "isError", "metadata", "tool"]);
@@ -574,7 +693,10 @@ async fn execute_runs_and_reports_tool_errors_as_results() {
     thrower["code"] = json!("throw new Error('boom: ' + args.text);");
     app.create_tool(&thrower).await;
     let res = app
-        .post(&format!("{TOOLS}/thrower/execute"), &json!({"arguments": {"text": "x"}}))
+        .post(
+            &format!("{TOOLS}/thrower/execute"),
+            &json!({"arguments": {"text": "x"}}),
+        )
         .await;
     let data = res.assert_ok(StatusCode::OK);
     assert_eq!(data["isError"], json!(true));
@@ -584,17 +706,29 @@ async fn execute_runs_and_reports_tool_errors_as_results() {
 
     // Arguments that break the schema: 422 with the violations and the schema.
     let res = app
-        .post(&format!("{TOOLS}/upper/execute"), &json!({"arguments": {"text": 5, "extra": 1}}))
+        .post(
+            &format!("{TOOLS}/upper/execute"),
+            &json!({"arguments": {"text": 5, "extra": 1}}),
+        )
         .await;
     let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
-    assert!(message.starts_with("invalid arguments for tool 'upper'"), "{message}");
+    assert!(
+        message.starts_with("invalid arguments for tool 'upper'"),
+        "{message}"
+    );
     let details = &res.json["error"]["details"];
     assert_eq!(details["schema"], tool_body("upper")["parameters"]);
     let violations = details["violations"].as_array().expect("violations");
     assert_eq!(violations.len(), 2, "{details}");
-    assert!(violations.iter().all(|v| v["message"].is_string() && v["path"].is_string()));
+    assert!(
+        violations
+            .iter()
+            .all(|v| v["message"].is_string() && v["path"].is_string())
+    );
     // No body at all runs with `{}`, which this schema refuses.
-    let res = app.call(Method::POST, &format!("{TOOLS}/upper/execute")).await;
+    let res = app
+        .call(Method::POST, &format!("{TOOLS}/upper/execute"))
+        .await;
     res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
     app.post(&format!("{TOOLS}/nothing/execute"), &json!({}))
         .await
@@ -637,7 +771,10 @@ async fn test_route_dry_runs_and_stores_nothing() {
         .post(&format!("{TOOLS}/test"), &body)
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&data["isError"], &data["testMode"]), (&json!(true), &json!(true)));
+    assert_eq!(
+        (&data["isError"], &data["testMode"]),
+        (&json!(true), &json!(true))
+    );
     let mut body = tool_body("Bad Name");
     body["testArgs"] = json!({"text": "x"});
     let res = app.post(&format!("{TOOLS}/test"), &body).await;
@@ -671,12 +808,25 @@ async fn versions_and_rollback() {
     let list = versions["versions"].as_array().expect("versions");
     assert_eq!(
         keys(&list[0]),
-        ["code", "createdAt", "description", "parameters", "permissions", "toolId", "version"]
+        [
+            "code",
+            "createdAt",
+            "description",
+            "parameters",
+            "permissions",
+            "toolId",
+            "version"
+        ]
     );
-    assert_eq!((&list[0]["version"], &list[0]["code"]), (&json!(2), &json!("return 'v2';")));
+    assert_eq!(
+        (&list[0]["version"], &list[0]["code"]),
+        (&json!(2), &json!("return 'v2';"))
+    );
     assert_eq!(list[1]["version"], json!(1));
 
-    let res = app.post(&format!("{path}/rollback"), &json!({"version": 1})).await;
+    let res = app
+        .post(&format!("{path}/rollback"), &json!({"version": 1}))
+        .await;
     let tool = res.assert_ok(StatusCode::OK);
     assert_eq!(
         (&tool["version"], &tool["revision"], &tool["code"]),
@@ -687,7 +837,9 @@ async fn versions_and_rollback() {
         )
     );
     assert_eq!(res.header("etag"), Some("\"3\""));
-    let res = app.post(&format!("{path}/rollback"), &json!({"version": 99})).await;
+    let res = app
+        .post(&format!("{path}/rollback"), &json!({"version": 99}))
+        .await;
     assert_eq!(
         res.assert_error(StatusCode::NOT_FOUND, "not_found"),
         "no custom tool version 99 of tool 'upper'"
@@ -696,9 +848,13 @@ async fn versions_and_rollback() {
     let message = res.assert_error(StatusCode::BAD_REQUEST, "invalid_body");
     assert!(message.contains("missing field `version`"), "{message}");
     // An integral float is an integer, as in JSON Schema.
-    let res = app.post(&format!("{path}/rollback"), &json!({"version": 2.0})).await;
+    let res = app
+        .post(&format!("{path}/rollback"), &json!({"version": 2.0}))
+        .await;
     assert_eq!(res.assert_ok(StatusCode::OK)["code"], json!("return 'v2';"));
-    let res = app.post(&format!("{path}/rollback"), &json!({"version": 1.5})).await;
+    let res = app
+        .post(&format!("{path}/rollback"), &json!({"version": 1.5}))
+        .await;
     res.assert_error(StatusCode::BAD_REQUEST, "invalid_body");
 }
 
@@ -730,7 +886,11 @@ async fn create_errors_have_the_right_statuses() {
         let mut body = tool_body("fresh");
         body[field] = value.clone();
         let res = app.post(TOOLS, &body).await;
-        assert_eq!(res.status, StatusCode::UNPROCESSABLE_ENTITY, "{field}: {value}");
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{field}: {value}"
+        );
         res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
     }
     let mut body = tool_body("fresh");
@@ -745,7 +905,10 @@ async fn create_errors_have_the_right_statuses() {
         .post(TOOLS, &body)
         .await
         .assert_error(StatusCode::PAYLOAD_TOO_LARGE, "too_large");
-    assert!(message.contains("over the limit of 204800 bytes"), "{message}");
+    assert!(
+        message.contains("over the limit of 204800 bytes"),
+        "{message}"
+    );
     let mut body = tool_body("fresh");
     body["description"] = json!("d".repeat(4001));
     app.post(TOOLS, &body)
@@ -754,12 +917,24 @@ async fn create_errors_have_the_right_statuses() {
 
     // Malformed requests: wrong types, unknown and missing fields, snake_case spellings.
     let malformed = [
-        (json!({"name": 1}), "invalid type: integer `1`, expected a string"),
+        (
+            json!({"name": 1}),
+            "invalid type: integer `1`, expected a string",
+        ),
         (json!({"colour": "red"}), "unknown field `colour`"),
-        (json!({"requires_approval": true}), "unknown field `requires_approval`"),
+        (
+            json!({"requires_approval": true}),
+            "unknown field `requires_approval`",
+        ),
         (json!({"permissions": ["root"]}), "unknown variant `root`"),
-        (json!({"tags": null}), "invalid type: null, expected a sequence"),
-        (json!({"metadata": [1]}), "invalid type: sequence, expected a map"),
+        (
+            json!({"tags": null}),
+            "invalid type: null, expected a sequence",
+        ),
+        (
+            json!({"metadata": [1]}),
+            "invalid type: sequence, expected a map",
+        ),
     ];
     for (patch, expected) in malformed {
         let mut body = tool_body("fresh");
@@ -768,7 +943,10 @@ async fn create_errors_have_the_right_statuses() {
         }
         let res = app.post(TOOLS, &body).await;
         let message = res.assert_error(StatusCode::BAD_REQUEST, "invalid_body");
-        assert!(message.contains(expected), "{message} should contain {expected}");
+        assert!(
+            message.contains(expected),
+            "{message} should contain {expected}"
+        );
     }
     let mut body = tool_body("fresh");
     body.as_object_mut().expect("object").remove("code");
@@ -788,16 +966,32 @@ async fn unknown_ids_are_404_on_every_route() {
     let cases: Vec<(Method, String, Option<Value>)> = vec![
         (Method::GET, format!("{TOOLS}/{ghost}"), None),
         (Method::GET, format!("{TOOLS}/ghost_by_name"), None),
-        (Method::PATCH, format!("{TOOLS}/{ghost}"), Some(json!({"description": "x"}))),
+        (
+            Method::PATCH,
+            format!("{TOOLS}/{ghost}"),
+            Some(json!({"description": "x"})),
+        ),
         (Method::DELETE, format!("{TOOLS}/{ghost}"), None),
         (Method::POST, format!("{TOOLS}/{ghost}/enable"), None),
         (Method::POST, format!("{TOOLS}/{ghost}/disable"), None),
         (Method::POST, format!("{TOOLS}/{ghost}/approve"), None),
         (Method::POST, format!("{TOOLS}/{ghost}/reject"), None),
-        (Method::POST, format!("{TOOLS}/{ghost}/execute"), Some(json!({"arguments": {}}))),
+        (
+            Method::POST,
+            format!("{TOOLS}/{ghost}/execute"),
+            Some(json!({"arguments": {}})),
+        ),
         (Method::GET, format!("{TOOLS}/{ghost}/versions"), None),
-        (Method::POST, format!("{TOOLS}/{ghost}/rollback"), Some(json!({"version": 1}))),
-        (Method::POST, "/api/v1/tools/ghost/execute".to_owned(), Some(json!({}))),
+        (
+            Method::POST,
+            format!("{TOOLS}/{ghost}/rollback"),
+            Some(json!({"version": 1})),
+        ),
+        (
+            Method::POST,
+            "/api/v1/tools/ghost/execute".to_owned(),
+            Some(json!({})),
+        ),
     ];
     for (method, path, body) in cases {
         let res = match body {
@@ -843,7 +1037,11 @@ async fn tools_lists_builtins_and_custom_tools() {
         ]
     );
     assert_eq!(
-        (&calculate["source"], &calculate["id"], &calculate["version"]),
+        (
+            &calculate["source"],
+            &calculate["id"],
+            &calculate["version"]
+        ),
         (&json!("builtin"), &Value::Null, &Value::Null)
     );
     let upper = tools.last().expect("custom tools come last");
@@ -861,7 +1059,10 @@ async fn tools_lists_builtins_and_custom_tools() {
         })
     );
     assert!(tools.iter().all(|t| t.get("tags").is_none()));
-    let builtins = tools.iter().filter(|t| t["source"] == json!("builtin")).count();
+    let builtins = tools
+        .iter()
+        .filter(|t| t["source"] == json!("builtin"))
+        .count();
     assert_eq!(builtins, tools.len() - 1);
 }
 
@@ -877,7 +1078,10 @@ async fn definitions_in_three_formats() {
         .get("/api/v1/tools/definitions?format=openai")
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!((&openai["format"], &openai["count"]), (&json!("openai"), &n_tools));
+    assert_eq!(
+        (&openai["format"], &openai["count"]),
+        (&json!("openai"), &n_tools)
+    );
     assert_eq!(
         last(&openai),
         Some(json!({"type": "function", "function": {
@@ -896,7 +1100,9 @@ async fn definitions_in_three_formats() {
         .assert_ok(StatusCode::OK);
     assert_eq!(
         last(&anthropic),
-        Some(json!({"name": "upper", "description": "Upper-cases a text", "input_schema": parameters}))
+        Some(
+            json!({"name": "upper", "description": "Upper-cases a text", "input_schema": parameters})
+        )
     );
     let mcp = app
         .get("/api/v1/tools/definitions?format=mcp")
@@ -904,7 +1110,9 @@ async fn definitions_in_three_formats() {
         .assert_ok(StatusCode::OK);
     assert_eq!(
         last(&mcp),
-        Some(json!({"name": "upper", "description": "Upper-cases a text", "inputSchema": parameters}))
+        Some(
+            json!({"name": "upper", "description": "Upper-cases a text", "inputSchema": parameters})
+        )
     );
     // Built-ins have tags; no export carries them.
     for data in [&openai, &anthropic, &mcp] {
@@ -932,7 +1140,10 @@ async fn execute_any_tool() {
         )
         .await;
     let data = res.assert_ok(StatusCode::OK);
-    assert_eq!((&data["tool"], &data["isError"]), (&json!("calculate"), &json!(false)));
+    assert_eq!(
+        (&data["tool"], &data["isError"]),
+        (&json!("calculate"), &json!(false))
+    );
     assert_eq!(data["content"]["result"].as_f64(), Some(20.0), "{data}");
 
     let data = app
@@ -948,11 +1159,17 @@ async fn execute_any_tool() {
     assert_eq!(data["content"], json!({"upper": "HI"}));
 
     let res = app
-        .post("/api/v1/tools/calculate/execute", &json!({"arguments": {"expression": 5}}))
+        .post(
+            "/api/v1/tools/calculate/execute",
+            &json!({"arguments": {"expression": 5}}),
+        )
         .await;
     res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
     let res = app
-        .post("/api/v1/tools/calculate/execute", &json!({"arguments": {"expression": "1 +"}}))
+        .post(
+            "/api/v1/tools/calculate/execute",
+            &json!({"arguments": {"expression": "1 +"}}),
+        )
         .await;
     assert_eq!(res.assert_ok(StatusCode::OK)["isError"], json!(true));
     let res = app
@@ -970,7 +1187,10 @@ async fn execute_any_tool() {
         .await;
     res.assert_error(StatusCode::BAD_REQUEST, "invalid_body");
     let res = app
-        .post("/api/v1/tools/calculate/execute", &json!({"arguments": [1]}))
+        .post(
+            "/api/v1/tools/calculate/execute",
+            &json!({"arguments": [1]}),
+        )
         .await;
     res.assert_error(StatusCode::BAD_REQUEST, "invalid_body");
 }
@@ -1006,16 +1226,66 @@ async fn scopes_are_enforced_per_route() {
         (Method::GET, TOOLS.to_owned(), None, "ok"),
         (Method::GET, format!("{TOOLS}/stats"), None, "ok"),
         (Method::GET, "/api/v1/tools".to_owned(), None, "ok"),
-        (Method::GET, "/api/v1/tools/definitions".to_owned(), None, "ok"),
-        (Method::POST, TOOLS.to_owned(), Some(tool_body("new_one")), "tools:write"),
-        (Method::PATCH, format!("{TOOLS}/upper"), Some(json!({"description": "x"})), "tools:write"),
-        (Method::DELETE, format!("{TOOLS}/upper"), None, "tools:write"),
-        (Method::POST, format!("{TOOLS}/upper/disable"), None, "tools:write"),
-        (Method::POST, format!("{TOOLS}/upper/rollback"), Some(json!({"version": 1})), "tools:write"),
-        (Method::POST, format!("{TOOLS}/upper/execute"), Some(json!({"arguments": {"text": "a"}})), "tools:execute"),
-        (Method::POST, format!("{TOOLS}/test"), Some(tool_body("dry")), "tools:execute"),
-        (Method::POST, "/api/v1/tools/upper/execute".to_owned(), Some(json!({"arguments": {"text": "a"}})), "tools:execute"),
-        (Method::POST, format!("{TOOLS}/upper/approve"), None, "admin"),
+        (
+            Method::GET,
+            "/api/v1/tools/definitions".to_owned(),
+            None,
+            "ok",
+        ),
+        (
+            Method::POST,
+            TOOLS.to_owned(),
+            Some(tool_body("new_one")),
+            "tools:write",
+        ),
+        (
+            Method::PATCH,
+            format!("{TOOLS}/upper"),
+            Some(json!({"description": "x"})),
+            "tools:write",
+        ),
+        (
+            Method::DELETE,
+            format!("{TOOLS}/upper"),
+            None,
+            "tools:write",
+        ),
+        (
+            Method::POST,
+            format!("{TOOLS}/upper/disable"),
+            None,
+            "tools:write",
+        ),
+        (
+            Method::POST,
+            format!("{TOOLS}/upper/rollback"),
+            Some(json!({"version": 1})),
+            "tools:write",
+        ),
+        (
+            Method::POST,
+            format!("{TOOLS}/upper/execute"),
+            Some(json!({"arguments": {"text": "a"}})),
+            "tools:execute",
+        ),
+        (
+            Method::POST,
+            format!("{TOOLS}/test"),
+            Some(tool_body("dry")),
+            "tools:execute",
+        ),
+        (
+            Method::POST,
+            "/api/v1/tools/upper/execute".to_owned(),
+            Some(json!({"arguments": {"text": "a"}})),
+            "tools:execute",
+        ),
+        (
+            Method::POST,
+            format!("{TOOLS}/upper/approve"),
+            None,
+            "admin",
+        ),
     ];
     for (method, path, body, needs) in cases {
         let res = app
@@ -1034,7 +1304,12 @@ async fn scopes_are_enforced_per_route() {
     // Approving and rejecting need admin, even with every other scope.
     for action in ["approve", "reject"] {
         let res = app
-            .send(with_token(&writer, Method::POST, &format!("{TOOLS}/upper/{action}"), None))
+            .send(with_token(
+                &writer,
+                Method::POST,
+                &format!("{TOOLS}/upper/{action}"),
+                None,
+            ))
             .await;
         assert_eq!(
             res.assert_error(StatusCode::FORBIDDEN, "forbidden"),

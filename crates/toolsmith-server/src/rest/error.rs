@@ -93,6 +93,15 @@ impl ApiError {
         )
     }
 
+    /// 413 for a body over the server's limit.
+    pub fn body_too_large(limit: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than the limit of {limit} bytes"),
+        )
+    }
+
     /// 500 with a generic message; `why` goes to the log only.
     pub fn internal(why: impl Into<String>) -> ApiError {
         let mut e = ApiError::new(
@@ -338,6 +347,11 @@ fn printable_path(path: &str) -> String {
     out
 }
 
+/// The body limit of the server, put into the request extensions by the app so that a body cut
+/// off while being read is reported with the limit.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
 /// A JSON request body deserialized into `T` (a request type that denies unknown fields).
 ///
 /// Rejections, all as the envelope: 415 without a JSON content type, 413 over the body limit,
@@ -373,7 +387,15 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalApiJson<T> 
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(is_json_content_type);
-        let bytes = Bytes::from_request(request, state).await?;
+        let limit = request.extensions().get::<BodyLimit>().map(|l| l.0);
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| match limit {
+                Some(limit) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                    ApiError::body_too_large(limit)
+                }
+                _ => ApiError::from(rejection),
+            })?;
         if bytes.is_empty() {
             return Ok(OptionalApiJson(None));
         }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{Schema, SchemaType, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 
 use super::envelope::Envelope;
@@ -76,6 +77,9 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
 )]
 pub struct ApiDoc;
 
+/// The name of the bearer-token security scheme.
+const BEARER: &str = "bearerAuth";
+
 /// The whole document: every REST route, the health routes, and the common error answers.
 pub fn document() -> &'static Value {
     static DOC: LazyLock<Value> = LazyLock::new(|| {
@@ -110,6 +114,24 @@ pub async fn openapi_json() -> Response {
 /// `null`), and links from a created tool to every operation on it.
 fn finish(doc: &mut OpenApi) {
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    // Bearer tokens, optional: without auth configured (loopback) no token is needed.
+    doc.components
+        .get_or_insert_with(Default::default)
+        .add_security_scheme(
+            BEARER,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An API token (`toolsmith token create`). Needed once tokens exist or an admin token is set; scopes `tools:read`, `tools:write`, `tools:execute`, `admin`",
+                    ))
+                    .build(),
+            ),
+        );
+    doc.security = Some(vec![
+        SecurityRequirement::default(),
+        SecurityRequirement::new(BEARER, Vec::<String>::new()),
+    ]);
     let mut tool_operations: Vec<String> = Vec::new();
     for (path, item) in &doc.paths.paths {
         if !path.starts_with("/api/v1/custom-tools/{id}") {
@@ -149,6 +171,10 @@ fn finish(doc: &mut OpenApi) {
                 .is_some_and(|tags| tags.iter().any(|t| t == "health" || t == "meta"));
             plain_string_headers(operation);
             if is_health {
+                if operation.operation_id.as_deref() != Some("getOpenApiDocument") {
+                    // The probes never need a token.
+                    operation.security = Some(vec![SecurityRequirement::default()]);
+                }
                 continue;
             }
             add_common_errors(operation);

@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use toolsmith_core::{
     CreatedBy, CustomToolRecord, Permission, ToolDefinition, ToolKind, ToolResult, ToolStatus,
     ToolVersionRecord,
@@ -492,14 +492,8 @@ pub struct TestToolBody {
 }
 
 impl TestToolBody {
-    /// The definition and the arguments.
-    pub fn into_parts(
-        self,
-    ) -> (
-        CreateTool,
-        Option<Map<String, Value>>,
-        Option<Map<String, Value>>,
-    ) {
+    /// The definition, and the arguments given as `testArgs` and as `testArguments`.
+    pub fn into_parts(self) -> (CreateTool, [Option<Map<String, Value>>; 2]) {
         let input = CreateTool {
             name: self.name,
             description: self.description,
@@ -511,7 +505,7 @@ impl TestToolBody {
             requires_approval: self.requires_approval,
             metadata: self.metadata.map(Value::Object),
         };
-        (input, self.test_args, self.test_arguments)
+        (input, [self.test_args, self.test_arguments])
     }
 
     pub fn created_by(&self) -> Option<Creator> {
