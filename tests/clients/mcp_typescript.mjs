@@ -24,8 +24,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function parseArgs(argv) {
   const args = { arg: [], env: [] };
   for (let i = 0; i < argv.length; i++) {
-    const key = argv[i].replace(/^--/, '');
-    const value = argv[++i];
+    // `--key value` or `--key=value` (needed when the value starts with `--`).
+    const at = argv[i].indexOf('=');
+    const key = (at < 0 ? argv[i] : argv[i].slice(0, at)).replace(/^--/, '');
+    const value = at < 0 ? argv[++i] : argv[i].slice(at + 1);
     if (key === 'arg' || key === 'env') args[key].push(value);
     else args[key] = value;
   }

@@ -2,7 +2,8 @@
 //! `mode="auto"` — 2026-07-28, list changes through `subscriptions/listen` — and
 //! `mode="legacy"` — 2025-11-25 sessions), the official TypeScript SDK 1.x (2025-11-25
 //! sessions) and the MCP Inspector CLI, over streamable HTTP (the server runs in-process on an
-//! ephemeral loopback port) and stdio (the `mcp_stdio` example, or `TOOLSMITH_MCP_STDIO_CMD`).
+//! ephemeral loopback port) and stdio (`toolsmith mcp`, built on demand, or
+//! `TOOLSMITH_MCP_STDIO_CMD`).
 //!
 //! The client scripts under `tests/clients/` only drive the clients and report what they saw
 //! as JSON; every assertion is here. The clients are installed by
@@ -183,9 +184,8 @@ fn with_url(mut args: Vec<String>, url: &str) -> Vec<String> {
 fn with_stdio(mut args: Vec<String>, db: &std::path::Path) -> Vec<String> {
     let (program, server_args) = stdio_server(db);
     args.extend(["--command".to_owned(), program]);
-    for arg in server_args {
-        args.extend(["--arg".to_owned(), arg]);
-    }
+    // `--arg=VALUE`: server arguments start with `--` themselves.
+    args.extend(server_args.into_iter().map(|arg| format!("--arg={arg}")));
     args
 }
 
@@ -425,6 +425,59 @@ async fn external_change(mode: &str, protocol: &str) {
     let tools = names(&report["tools"]);
     assert!(tools.contains(&"made_by_rest".to_owned()), "{ctx}");
     assert!(!tools.contains(&"not_yours".to_owned()), "{ctx}");
+}
+
+/// Over stdio the server is another process: a tool created on the same store by this process
+/// (as the CLI or a running `toolsmith serve` would) reaches the session through
+/// `toolsmith mcp`'s change feed — with one notification, and none for another user's tool.
+async fn external_change_stdio(mode: &str, protocol: &str) {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let _slot = CLIENT_SLOTS.acquire().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("toolsmith.db");
+    // Create the store first, so both processes open an existing database.
+    let state = open_state(dir.path(), ServerConfig::default()).await;
+    let args = with_stdio(py_args(mode, "watch", "unused"), &db);
+    let mut run = ClientRun::spawn(&format!("python {mode} stdio watch"), &python(), &args, &[]);
+    run.wait_for_line(|v| v["ready"] == true, Duration::from_secs(60))
+        .await;
+
+    state
+        .service
+        .create(&Actor::user("someone_else"), user_tool("not_yours"))
+        .await
+        .expect("create another user's tool");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    state
+        .service
+        .create(&Actor::user("default"), user_tool("made_by_cli"))
+        .await
+        .expect("create a tool from another process");
+
+    let report = run.finish(Duration::from_secs(90)).await;
+    let ctx = format!("report: {report:#}");
+    assert_eq!(report["protocolVersion"], protocol, "{ctx}");
+    assert_eq!(report["notified"], true, "{ctx}");
+    assert!(
+        report["waitedSeconds"].as_f64().unwrap() >= 2.4,
+        "the other user's change must not have notified: {ctx}"
+    );
+    assert_eq!(report["notifications"], 1, "{ctx}");
+    let tools = names(&report["tools"]);
+    assert!(tools.contains(&"made_by_cli".to_owned()), "{ctx}");
+    assert!(!tools.contains(&"not_yours".to_owned()), "{ctx}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_process_change_notifies_stdio_python_sdk_auto() {
+    external_change_stdio("auto", "2026-07-28").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_process_change_notifies_stdio_python_sdk_legacy() {
+    external_change_stdio("legacy", "2025-11-25").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -132,9 +132,10 @@ pub fn inspector_cli() -> PathBuf {
         .join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 }
 
-/// The command that serves MCP over stdio on a store: `TOOLSMITH_MCP_STDIO_CMD` (e.g. the
-/// `toolsmith` binary with `mcp --database-url`), or the `mcp_stdio` example, built on demand.
-/// The database path is the last argument.
+/// The command that serves MCP over stdio on the store at `db`: `toolsmith mcp
+/// --database-url DB`, the real binary, built on demand. `TOOLSMITH_MCP_STDIO_CMD` replaces the
+/// program and its leading arguments (the database path is then appended as the last
+/// argument, e.g. `TOOLSMITH_MCP_STDIO_CMD="/opt/toolsmith mcp --database-url"`).
 pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
     if let Ok(cmd) = std::env::var("TOOLSMITH_MCP_STDIO_CMD") {
         let mut parts = cmd.split_whitespace().map(str::to_owned);
@@ -144,12 +145,17 @@ pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
         return (program, args);
     }
     (
-        example_binary().display().to_string(),
-        vec![db.display().to_string()],
+        toolsmith_binary().display().to_string(),
+        vec![
+            "mcp".to_owned(),
+            "--database-url".to_owned(),
+            db.display().to_string(),
+        ],
     )
 }
 
-fn example_binary() -> PathBuf {
+/// `cargo build -p toolsmith --bin toolsmith`, once per test binary; its path.
+fn toolsmith_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
@@ -159,27 +165,24 @@ fn example_binary() -> PathBuf {
                     "build",
                     "--quiet",
                     "-p",
-                    "toolsmith-server",
-                    "--example",
-                    "mcp_stdio",
+                    "toolsmith",
+                    "--bin",
+                    "toolsmith",
                     "--message-format=json",
                 ])
                 .current_dir(repo_root())
                 .stderr(Stdio::inherit())
                 .output()
-                .expect("cargo build --example mcp_stdio");
-            assert!(
-                out.status.success(),
-                "building the mcp_stdio example failed"
-            );
+                .expect("cargo build -p toolsmith");
+            assert!(out.status.success(), "building the toolsmith binary failed");
             String::from_utf8_lossy(&out.stdout)
                 .lines()
                 .filter_map(|line| serde_json::from_str::<Value>(line).ok())
                 .filter(|msg| {
-                    msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "mcp_stdio"
+                    msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "toolsmith"
                 })
                 .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
-                .expect("cargo reported the mcp_stdio executable")
+                .expect("cargo reported the toolsmith executable")
         })
         .clone()
 }
