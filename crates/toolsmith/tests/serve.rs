@@ -1,0 +1,693 @@
+//! End-to-end tests of `toolsmith serve` and `toolsmith mcp`: the real binary on an ephemeral
+//! loopback port (`--port 0`, the address read from its `listening on` line), driven over
+//! plain HTTP/1.1, stopped with real signals.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+// --- running the binary ---------------------------------------------------------------------
+
+/// A scratch directory with the data directory inside.
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.path().join("data")
+    }
+
+    fn write(&self, name: &str, content: &str) -> PathBuf {
+        let path = self.path().join(name);
+        std::fs::write(&path, content).expect("write file");
+        path
+    }
+
+    /// The binary with a clean environment (no TOOLSMITH_* from the caller) on this data dir.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        for (var, _) in std::env::vars_os() {
+            if var.to_string_lossy().starts_with("TOOLSMITH_") || var == "RUST_LOG" {
+                cmd.env_remove(var);
+            }
+        }
+        cmd.env("TOOLSMITH_DATA_DIR", self.data_dir())
+            .current_dir(self.path())
+            .args(args);
+        cmd
+    }
+
+    /// Runs a CLI command to completion; returns (exit code, stdout, stderr).
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self
+            .command(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run toolsmith");
+        (
+            out.status.code().expect("exit code"),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Creates a custom tool with the CLI (another process than any server).
+    fn create_tool(&self, name: &str, code: &str) {
+        let tool = json!({
+            "name": name,
+            "description": format!("test tool {name}"),
+            "parameters": {"type": "object", "properties": {}},
+            "code": code,
+        });
+        let file = self.write(&format!("{name}.json"), &tool.to_string());
+        let (code, stdout, stderr) =
+            self.run(&["tool", "create", "--file", file.to_str().unwrap()]);
+        assert_eq!(
+            code, 0,
+            "tool create failed\nstdout: {stdout}\nstderr: {stderr}"
+        );
+    }
+
+    /// Starts `toolsmith serve --port 0 ARGS` and waits for its `listening on` line.
+    fn serve(&self, args: &[&str]) -> Server {
+        self.serve_with_env(args, &[])
+    }
+
+    fn serve_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut all = vec!["serve"];
+        if !args.contains(&"--port") && !env.iter().any(|(k, _)| *k == "TOOLSMITH_PORT") {
+            all.extend(["--port", "0"]);
+        }
+        all.extend_from_slice(args);
+        let stderr_path = self.path().join(format!("serve-{}.log", uuid_like()));
+        let stderr = std::fs::File::create(&stderr_path).expect("log file");
+        let mut child = self
+            .command(&all)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("start toolsmith serve");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read stdout");
+        let Some(addr) = line.trim().strip_prefix("toolsmith listening on http://") else {
+            let status = child.wait().expect("wait");
+            panic!(
+                "no listening line (got {line:?}, {status})\nstderr: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        };
+        Server {
+            addr: addr.to_owned(),
+            child,
+            stdout,
+            stderr_path,
+        }
+    }
+}
+
+/// A distinct suffix for log files of one test.
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// A running server; killed if the test ends without stopping it.
+struct Server {
+    addr: String,
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    stderr_path: PathBuf,
+}
+
+impl Server {
+    fn get(&self, path: &str) -> Response {
+        request(&self.addr, "GET", path, None)
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Response {
+        request(&self.addr, "POST", path, Some(body.to_string().as_bytes()))
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// Waits (bounded) for the process to exit; returns its status and the rest of stdout.
+    fn wait(&mut self, within: Duration) -> (ExitStatus, String) {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                let mut rest = String::new();
+                self.stdout.read_to_string(&mut rest).expect("read stdout");
+                return (status, rest);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not exit within {within:?}\nstderr: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// CPU time (user + system, in clock ticks) the server has used so far.
+    #[cfg(target_os = "linux")]
+    fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("read /proc/PID/stat");
+        // Fields after the command name (which may contain spaces) start at ") ".
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
+            .split_whitespace()
+            .collect();
+        // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// --- a tiny HTTP/1.1 client -----------------------------------------------------------------
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+fn request(addr: &str, method: &str, path: &str, body: Option<&[u8]>) -> Response {
+    try_request(addr, method, path, body).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+}
+
+fn try_request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+) -> std::io::Result<Response> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    send(&mut stream, addr, method, path, body)?;
+    read_response(stream)
+}
+
+fn send(
+    stream: &mut TcpStream,
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+) -> std::io::Result<()> {
+    let body = body.unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()
+}
+
+fn read_response(mut stream: TcpStream) -> std::io::Result<Response> {
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return Err(std::io::Error::other(format!(
+            "no complete response: {text:?}"
+        )));
+    };
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line: {head}")))?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers.iter().any(|(k, v)| {
+        k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A POST whose body is `n` bytes of junk: 413 if `n` is over the body limit, 4xx otherwise.
+fn post_junk(server: &Server, n: usize) -> u16 {
+    let body = vec![b'x'; n];
+    request(
+        &server.addr,
+        "POST",
+        "/api/v1/custom-tools/test",
+        Some(&body),
+    )
+    .status
+}
+
+/// A JS tool body that keeps the CPU busy for `ms` milliseconds, then answers.
+fn busy_code(ms: u64) -> String {
+    format!(
+        "const end = Date.now() + {ms}; let spins = 0; while (Date.now() < end) {{ spins++; }} \
+         return {{done: true}};"
+    )
+}
+
+/// Waits (bounded) until the server has burnt `ticks` more clock ticks of CPU than `base`:
+/// proof that a busy tool is running inside it.
+#[cfg(target_os = "linux")]
+fn wait_for_cpu(server: &Server, base: u64, ticks: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.cpu_ticks() < base + ticks {
+        assert!(
+            Instant::now() < deadline,
+            "the busy tool never started\nstderr: {}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+// --- tests ----------------------------------------------------------------------------------
+
+#[test]
+fn serve_answers_health_and_the_api_with_hardened_headers() {
+    let env = Env::new();
+    let mut server = env.serve(&[]);
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+    assert_ne!(server.addr, "127.0.0.1:0");
+
+    let live = server.get("/livez");
+    assert_eq!(live.status, 200);
+    assert_eq!(live.json(), json!({"status": "ok"}));
+    let ready = server.get("/readyz");
+    assert_eq!(ready.status, 200, "{}", ready.body);
+
+    let tools = server.get("/api/v1/tools");
+    assert_eq!(tools.status, 200, "{}", tools.body);
+    let doc = tools.json();
+    assert_eq!(doc["success"], json!(true));
+    assert!(tools.body.contains("\"calculate\""), "{}", tools.body);
+    for (header, value) in [
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "no-referrer"),
+    ] {
+        assert_eq!(tools.header(header), Some(value), "{header}: {tools:?}");
+    }
+    assert!(
+        tools
+            .header("content-security-policy")
+            .is_some_and(|csp| csp.contains("default-src")),
+        "{tools:?}"
+    );
+
+    server.signal("INT");
+    let (status, rest) = server.wait(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "stderr: {}", server.stderr());
+    assert_eq!(rest, "", "nothing but the listening line on stdout");
+}
+
+#[test]
+fn a_public_address_without_auth_is_refused() {
+    let env = Env::new();
+    let mut cmd = env.command(&["serve", "--bind", "0.0.0.0", "--port", "0"]);
+    let out = cmd.stdin(Stdio::null()).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0") && stderr.contains("not a loopback"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("toolsmith token create") && stderr.contains("TOOLSMITH_ADMIN_TOKEN"),
+        "the message says how to configure auth: {stderr}"
+    );
+}
+
+#[test]
+fn an_admin_token_allows_a_public_address() {
+    let env = Env::new();
+    let server = env.serve_with_env(
+        &["--bind", "0.0.0.0"],
+        &[("TOOLSMITH_ADMIN_TOKEN", "an-admin-token-long-enough")],
+    );
+    assert!(server.addr.starts_with("0.0.0.0:"), "{}", server.addr);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let live = request(&format!("127.0.0.1:{port}"), "GET", "/livez", None);
+    assert_eq!(live.status, 200);
+    let api = request(&format!("127.0.0.1:{port}"), "GET", "/api/v1/tools", None);
+    assert_eq!(api.status, 401, "auth is on: {}", api.body);
+}
+
+#[test]
+fn flags_beat_the_environment_which_beats_the_file() {
+    let env = Env::new();
+    // The file alone: bind 0.0.0.0 would be refused, so the env's loopback bind must win; the
+    // body limit shows which source won.
+    let config = env.write(
+        "toolsmith.toml",
+        "bind = \"0.0.0.0\"\nport = 0\nbody_limit = \"2KB\"\nrequest_timeout = \"30s\"\n",
+    );
+    let config = config.to_str().unwrap();
+
+    let file_only = env.serve_with_env(&["--config", config], &[("TOOLSMITH_BIND", "127.0.0.1")]);
+    assert_eq!(post_junk(&file_only, 3 * 1024), 413, "file: 2KB");
+    assert_ne!(post_junk(&file_only, 1024), 413);
+    drop(file_only);
+
+    let env_over_file = env.serve_with_env(
+        &[],
+        &[
+            ("TOOLSMITH_CONFIG", config),
+            ("TOOLSMITH_BIND", "127.0.0.1"),
+            ("TOOLSMITH_BODY_LIMIT", "4KB"),
+        ],
+    );
+    assert_ne!(post_junk(&env_over_file, 3 * 1024), 413, "env: 4KB");
+    assert_eq!(post_junk(&env_over_file, 5 * 1024), 413, "env: 4KB");
+    drop(env_over_file);
+
+    let flag_over_env = env.serve_with_env(
+        &[
+            "--config",
+            config,
+            "--body-limit",
+            "8KB",
+            "--bind",
+            "127.0.0.1",
+        ],
+        &[
+            ("TOOLSMITH_BODY_LIMIT", "4KB"),
+            ("TOOLSMITH_BIND", "0.0.0.0"),
+        ],
+    );
+    assert_ne!(post_junk(&flag_over_env, 5 * 1024), 413, "flag: 8KB");
+    assert_eq!(post_junk(&flag_over_env, 9 * 1024), 413, "flag: 8KB");
+
+    // Without any source: the default 1 MB.
+    let defaults = env.serve(&[]);
+    assert_ne!(post_junk(&defaults, 9 * 1024), 413, "default: 1MB");
+}
+
+#[test]
+fn an_unknown_key_in_the_file_is_a_clear_error() {
+    let env = Env::new();
+    let config = env.write("toolsmith.toml", "port = 0\nbody_limt = \"2KB\"\n");
+    let (code, stdout, stderr) = env.run(&["serve", "--config", config.to_str().unwrap()]);
+    assert_eq!(code, 2, "stderr: {stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains("unknown field `body_limt`") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("toolsmith.toml"),
+        "names the file: {stderr}"
+    );
+
+    let (code, _, stderr) = env.run(&["serve", "--config", "missing.toml"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("cannot read the configuration file missing.toml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_help_documents_every_option() {
+    let env = Env::new();
+    let (code, help, _) = env.run(&["serve", "--help"]);
+    assert_eq!(code, 0);
+    for option in [
+        "--bind",
+        "--port",
+        "--data-dir",
+        "--database-url",
+        "--config",
+        "--body-limit",
+        "--request-timeout",
+        "--shutdown-timeout",
+        "--allowed-host",
+        "--compat",
+        "--admin-token",
+        "--read-only",
+        "--max-tools-per-owner",
+        "--js-memory",
+        "--js-cpu-time",
+        "--js-wall-time",
+        "--js-max-output",
+        "--poll-interval",
+        "TOOLSMITH_BIND",
+        "TOOLSMITH_PORT",
+        "TOOLSMITH_DATA_DIR",
+        "TOOLSMITH_DATABASE_URL",
+        "TOOLSMITH_CONFIG",
+        "TOOLSMITH_COMPAT",
+        "docs/configuration.md",
+    ] {
+        assert!(
+            help.contains(option),
+            "serve --help lacks {option}:\n{help}"
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_lets_an_in_flight_tool_call_finish() {
+    let env = Env::new();
+    env.create_tool("slow", &busy_code(1000));
+    let mut server = env.serve(&[]);
+    assert_eq!(server.get("/livez").status, 200);
+    let base = server.cpu_ticks();
+
+    let addr = server.addr.clone();
+    let call = std::thread::spawn(move || {
+        request(
+            &addr,
+            "POST",
+            "/api/v1/tools/slow/execute",
+            Some(json!({"arguments": {}}).to_string().as_bytes()),
+        )
+    });
+    wait_for_cpu(&server, base, 15);
+    server.signal("TERM");
+
+    let response = call.join().expect("the call thread");
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert!(response.body.contains("\"done\":true"), "{}", response.body);
+    let (status, rest) = server.wait(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "stderr: {}", server.stderr());
+    assert_eq!(rest, "");
+    // And the server accepts nothing any more.
+    assert!(try_request(&server.addr, "GET", "/livez", None).is_err());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_shutdown_timeout_bounds_what_in_flight_calls_get() {
+    let env = Env::new();
+    env.create_tool("slower", &busy_code(4000));
+    let mut server = env.serve(&["--shutdown-timeout", "200ms"]);
+    let base = server.cpu_ticks();
+    let addr = server.addr.clone();
+    let call = std::thread::spawn(move || {
+        try_request(
+            &addr,
+            "POST",
+            "/api/v1/tools/slower/execute",
+            Some(json!({"arguments": {}}).to_string().as_bytes()),
+        )
+    });
+    wait_for_cpu(&server, base, 15);
+    server.signal("TERM");
+    let (status, _) = server.wait(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "stderr: {}", server.stderr());
+    let outcome = call.join().expect("the call thread");
+    assert!(
+        outcome.is_err(),
+        "the call was cut off, not answered: {outcome:?}"
+    );
+    // The store is intact: the CLI still reads it.
+    let (code, stdout, stderr) = env.run(&["tool", "list"]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert!(stdout.contains("slower"), "{stdout}");
+}
+
+#[test]
+fn a_tool_created_by_another_process_reaches_the_running_server() {
+    let env = Env::new();
+    let server = env.serve(&["--poll-interval", "100ms"]);
+    let path = "/api/v1/tools/fresh/execute";
+    let call = json!({"arguments": {}});
+    assert_eq!(server.post(path, &call).status, 404);
+
+    env.create_tool("fresh", "return 'made elsewhere';");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let response = loop {
+        let response = server.post(path, &call);
+        if response.status != 404 {
+            break response;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the tool never reached the server\nstderr: {}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert!(
+        response.body.contains("made elsewhere"),
+        "{}",
+        response.body
+    );
+    let listed = server.get("/api/v1/tools");
+    assert!(listed.body.contains("\"fresh\""), "{}", listed.body);
+
+    // A disable elsewhere takes it away again.
+    let (code, _, stderr) = env.run(&["tool", "disable", "fresh"]);
+    assert_eq!(code, 0, "{stderr}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.post(path, &call).status != 404 {
+        assert!(
+            Instant::now() < deadline,
+            "the disabled tool stayed callable"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn mcp_over_stdio_answers_initialize_and_nothing_else() {
+    let env = Env::new();
+    let mut child = env
+        .command(&["mcp"])
+        .env("TOOLSMITH_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start toolsmith mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let initialize = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "serve-test", "version": "1.0"},
+        },
+    });
+    writeln!(stdin, "{initialize}").expect("write initialize");
+    stdin.flush().expect("flush");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("read the answer");
+    let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert_eq!(answer["id"], json!(1), "{answer}");
+    assert_eq!(answer["result"]["serverInfo"]["name"], json!("toolsmith"));
+    assert_eq!(
+        answer["result"]["capabilities"]["tools"]["listChanged"],
+        json!(true)
+    );
+
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("read stdout");
+    let status = child.wait().expect("wait");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(rest, "", "only protocol messages on stdout");
+    assert!(!stderr.is_empty(), "debug logs went to stderr");
+}
+
+#[test]
+fn mcp_rejects_a_bad_configuration_before_speaking() {
+    let env = Env::new();
+    let (code, stdout, stderr) = env.run(&["mcp", "--js-memory", "12 parsecs"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("--js-memory"), "{stderr}");
+}
