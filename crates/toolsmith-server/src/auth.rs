@@ -21,7 +21,6 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
-use serde_json::json;
 use sha2::{Digest, Sha256};
 use toolsmith_store::{ApiTokenRecord, StoreError};
 
@@ -225,13 +224,13 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
     }))
 }
 
-fn unauthorized(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = json!({
-        "success": false,
-        "error": {"code": code, "message": message},
-        "meta": {"requestId": format!("req_{}", uuid::Uuid::new_v4().simple()), "timestamp": Utc::now().to_rfc3339()},
-    });
-    let mut response = (status, axum::Json(body)).into_response();
+fn unauthorized(status: StatusCode, code: &'static str, message: &str) -> Response {
+    let error = if status == StatusCode::UNAUTHORIZED {
+        crate::rest::error::ApiError::new(status, code, message)
+    } else {
+        crate::rest::error::ApiError::internal(message)
+    };
+    let mut response = error.into_response();
     if status == StatusCode::UNAUTHORIZED {
         response
             .headers_mut()

@@ -842,7 +842,7 @@ async fn versions_and_rollback() {
         .await;
     assert_eq!(
         res.assert_error(StatusCode::NOT_FOUND, "not_found"),
-        "no custom tool version 99 of tool 'upper'"
+        "tool 'upper' has no version 99"
     );
     let res = app.post(&format!("{path}/rollback"), &json!({})).await;
     let message = res.assert_error(StatusCode::BAD_REQUEST, "invalid_body");

@@ -11,7 +11,8 @@ pub enum ServiceError {
     /// Something is larger than its limit (code size, description length).
     #[error("{0}")]
     TooLarge(String),
-    #[error("no custom tool {0}")]
+    /// Nothing of that id or name is visible to the caller; the message says what was sought.
+    #[error("{0}")]
     NotFound(String),
     /// The name is taken by a built-in or another tool of the owner.
     #[error("{0}")]
@@ -63,7 +64,9 @@ impl From<StoreError> for ServiceError {
             StoreError::NameTaken { name } => {
                 ServiceError::NameTaken(format!("a tool named '{name}' already exists"))
             }
-            StoreError::NotFound { id } => ServiceError::NotFound(id),
+            StoreError::NotFound { id } => {
+                ServiceError::NotFound(format!("no custom tool with id {id}"))
+            }
             other => ServiceError::Store(other),
         }
     }

@@ -209,7 +209,7 @@ impl ToolService {
             ToolRef::Id(id) => self.store.get_tool(&actor.user_id, id).await?,
             ToolRef::Name(name) => self.store.get_tool_by_name(&actor.user_id, name).await?,
         };
-        found.ok_or_else(|| ServiceError::NotFound(tool.to_string()))
+        found.ok_or_else(|| ServiceError::NotFound(format!("no custom tool {tool}")))
     }
 
     /// The actor's tools matching `query` (whose owner is replaced by the actor's).
@@ -310,7 +310,7 @@ impl ToolService {
             .await?
         else {
             return Err(ServiceError::NotFound(format!(
-                "version {version} of tool '{}'",
+                "tool '{}' has no version {version}",
                 current.name
             )));
         };
