@@ -18,7 +18,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0   success
   1   the tool ran but returned an error (it threw, timed out, hit a limit …)
-  2   usage error (unknown command or option, bad option value)
+  2   usage or configuration error (unknown command or option, bad option or configuration value)
   3   validation error (malformed JSON/YAML, invalid tool file or arguments, too large, name taken …)
   4   not found (no such tool or version)
   5   conflict (stale --expected-revision, operation not allowed in the tool's status)
