@@ -399,21 +399,6 @@ fn a_public_address_without_auth_is_refused() {
 }
 
 #[test]
-fn an_admin_token_allows_a_public_address() {
-    let env = Env::new();
-    let server = env.serve_with_env(
-        &["--bind", "0.0.0.0"],
-        &[("TOOLSMITH_ADMIN_TOKEN", "an-admin-token-long-enough")],
-    );
-    assert!(server.addr.starts_with("0.0.0.0:"), "{}", server.addr);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let live = request(&format!("127.0.0.1:{port}"), "GET", "/livez", None);
-    assert_eq!(live.status, 200);
-    let api = request(&format!("127.0.0.1:{port}"), "GET", "/api/v1/tools", None);
-    assert_eq!(api.status, 401, "auth is on: {}", api.body);
-}
-
-#[test]
 fn flags_beat_the_environment_which_beats_the_file() {
     let env = Env::new();
     // The file alone: bind 0.0.0.0 would be refused, so the env's loopback bind must win; the
