@@ -700,7 +700,12 @@ async fn server_tools_win_over_custom_tools_of_the_same_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "timing; run in release"]
 async fn tools_list_with_10000_custom_tools() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let service = toolsmith_service::ServiceConfig {
+        max_tools_per_owner: 20_000,
+        ..Default::default()
+    };
+    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
     let user = Actor::user("default");
     for i in 0..10_000 {
         let mut t = tool(
@@ -728,6 +733,104 @@ async fn tools_list_with_10000_custom_tools() {
         expected,
         cold,
         warm[warm.len() / 2],
+        warm[warm.len() - 1]
+    );
+}
+
+/// One HTTP/1.1 POST to `/mcp` on a fresh connection (`Connection: close`); the raw response.
+async fn raw_post(addr: &str, session: Option<&str>, body: &Value) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        request.push_str(&format!(
+            "Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+        ));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+/// `tools/list` with 10,000 custom tools over streamable HTTP, measured from the request to the
+/// last byte of the response (the server's whole cost, no client-side parsing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "timing; run in release"]
+async fn tools_list_with_10000_custom_tools_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = toolsmith_service::ServiceConfig {
+        max_tools_per_owner: 20_000,
+        ..Default::default()
+    };
+    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let user = Actor::user("default");
+    for i in 0..10_000 {
+        let mut t = tool(
+            &format!("tool_{i:05}"),
+            &format!("Tool number {i}, for the list benchmark"),
+            "return 1;",
+        );
+        t.parameters = json!({"type": "object", "properties": {"text": {"type": "string", "description": "Some text"}, "limit": {"type": "integer"}}, "required": ["text"]});
+        state.service.create(&user, t).await.unwrap();
+    }
+    let app = toolsmith_server::mcp::router(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let init = raw_post(
+        &addr,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+    )
+    .await;
+    let session = init
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session: {init}"));
+    raw_post(
+        &addr,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let expected = state.service.registry().tools("default").len() + SERVER_TOOLS.len();
+    let mut timings = Vec::new();
+    for id in 0..30 {
+        let started = std::time::Instant::now();
+        let response = raw_post(
+            &addr,
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 100 + id, "method": "tools/list"}),
+        )
+        .await;
+        timings.push(started.elapsed());
+        if id == 0 {
+            let n = response.matches("\"inputSchema\"").count();
+            assert_eq!(n, expected, "{}", &response[..response.len().min(500)]);
+            eprintln!("tools/list response: {} bytes", response.len());
+        }
+    }
+    let cold = timings[0];
+    let mut warm = timings[1..].to_vec();
+    warm.sort();
+    eprintln!(
+        "tools/list of {expected} tools over streamable HTTP (server side): cold {cold:?}, warm p50 {:?}, p90 {:?}, max {:?}",
+        warm[warm.len() / 2],
+        warm[warm.len() * 9 / 10],
         warm[warm.len() - 1]
     );
 }

@@ -47,12 +47,16 @@ pub fn clients_dir() -> PathBuf {
 
 /// A service over the SQLite store `toolsmith.db` in `dir` (created if missing).
 pub async fn open_state(dir: &Path, config: ServerConfig) -> AppState {
+    open_state_with(dir, config, ServiceConfig::default()).await
+}
+
+pub async fn open_state_with(dir: &Path, config: ServerConfig, service: ServiceConfig) -> AppState {
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&dir.join("toolsmith.db"))
             .await
             .expect("store opens"),
     );
-    let service = ToolService::open(ServiceConfig::default(), store)
+    let service = ToolService::open(service, store)
         .await
         .expect("service opens");
     AppState {
