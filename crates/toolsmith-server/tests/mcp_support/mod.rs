@@ -1,7 +1,7 @@
 //! Shared by the MCP test files: an in-process server on an ephemeral loopback port, the real
 //! clients installed by `scripts/install-test-deps.sh`, and running them as subprocesses.
 //!
-//! A missing client fails the test when `CI=true`; otherwise the test is skipped, loudly.
+//! A missing client fails the test when `CI=true` (or `1`); otherwise the test is skipped, loudly.
 
 #![allow(dead_code)]
 
@@ -115,7 +115,7 @@ pub fn prerequisite(what: &str, path: &Path) -> bool {
         "{what} is not installed (missing {}); run `bash scripts/install-test-deps.sh`",
         path.display()
     );
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         panic!("{message}");
     }
     eprintln!("\n==== SKIPPED: {message} ====\n");
