@@ -3,6 +3,27 @@
 /// Longest name a custom tool may have.
 pub const MAX_NAME_LEN: usize = 64;
 
+/// Names the MCP face uses for its own tools (the control plane and the discovery meta-tools).
+/// A custom tool may not take one: MCP clients would see two tools of one name.
+pub const RESERVED_NAMES: [&str; 11] = [
+    "create_tool",
+    "list_custom_tools",
+    "get_custom_tool",
+    "update_custom_tool",
+    "delete_custom_tool",
+    "toggle_custom_tool",
+    "run_js_ephemeral",
+    "search_tools",
+    "get_tool_help",
+    "use_tool",
+    "batch_use_tool",
+];
+
+/// Whether `name` belongs to one of Toolsmith's own MCP tools.
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED_NAMES.contains(&name)
+}
+
 /// Why a name was refused, phrased for the person or model that chose it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {

@@ -154,9 +154,7 @@ impl ToolService {
         let tags = normalize_tags(input.tags)?;
 
         let _guard = self.write_lock.lock().await;
-        if self.registry.is_builtin_name(&input.name) {
-            return Err(builtin_name_taken(&input.name));
-        }
+        self.check_name_not_taken_by_toolsmith(&input.name)?;
         let n_tools = self.store.count_tools(&actor.user_id).await?;
         if n_tools >= self.config.max_tools_per_owner {
             return Err(ServiceError::LimitReached(format!(
@@ -252,9 +250,7 @@ impl ToolService {
             && new_name != current.name
         {
             validate_custom_name(&new_name).map_err(|e| ServiceError::Validation(e.to_string()))?;
-            if self.registry.is_builtin_name(&new_name) {
-                return Err(builtin_name_taken(&new_name));
-            }
+            self.check_name_not_taken_by_toolsmith(&new_name)?;
             next.name = new_name;
         }
         if let Some(description) = patch.description {
@@ -682,6 +678,19 @@ impl ToolService {
             permissions,
             limits: self.config.js_limits,
         }
+    }
+
+    /// Refuses the names of built-in tools and of Toolsmith's own MCP tools.
+    fn check_name_not_taken_by_toolsmith(&self, name: &str) -> Result<(), ServiceError> {
+        if self.registry.is_builtin_name(name) {
+            return Err(builtin_name_taken(name));
+        }
+        if toolsmith_core::name::is_reserved(name) {
+            return Err(ServiceError::NameTaken(format!(
+                "'{name}' is the name of one of Toolsmith's own MCP tools; choose another name"
+            )));
+        }
+        Ok(())
     }
 
     fn check_description(&self, description: &str) -> Result<(), ServiceError> {

@@ -299,3 +299,18 @@ pub(crate) fn error_result(code: &str, message: &str, extra: Map<String, Value>)
     out.structured_content = Some(Value::Object(structured));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The service refuses these names for custom tools; they must be exactly the server's.
+    #[test]
+    fn reserved_names_are_the_server_tools() {
+        let mut served: Vec<&str> = SERVER_TOOLS.core.iter().map(|t| t.name).collect();
+        served.sort_unstable();
+        let mut reserved = toolsmith_core::name::RESERVED_NAMES.to_vec();
+        reserved.sort_unstable();
+        assert_eq!(served, reserved);
+    }
+}

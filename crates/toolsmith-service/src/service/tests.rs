@@ -1174,3 +1174,35 @@ async fn resync_from_store_follows_another_process_and_only_real_changes() {
     assert_eq!(here.resync_from_store().await.unwrap(), 1);
     assert!(here.registry().get("default", "t").is_none());
 }
+
+#[tokio::test]
+async fn names_of_toolsmiths_own_mcp_tools_are_reserved() {
+    let f = fixture().await;
+    for name in ["create_tool", "use_tool", "search_tools"] {
+        let err = f
+            .service
+            .create(&llm(), tool(name, "return 1"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "name_taken", "{name}: {err}");
+        assert!(
+            err.to_string().contains("Toolsmith's own MCP tools"),
+            "{err}"
+        );
+    }
+    f.service
+        .create(&user(), tool("fine", "return 1"))
+        .await
+        .unwrap();
+    let patch = ToolPatch {
+        new_name: Some("batch_use_tool".into()),
+        ..ToolPatch::default()
+    };
+    let err = f
+        .service
+        .update(&user(), &by_name("fine"), patch, None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "name_taken");
+    assert_eq!(count(&f.service).await, 1);
+}
