@@ -680,14 +680,16 @@ async fn list_changed_once_per_change_and_per_owner() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_tools_win_over_custom_tools_of_the_same_name() {
     let (state, _dir) = state_with(ServerConfig::default()).await;
-    state
+    // The service reserves the server tools' names, so such a custom tool cannot be made.
+    let refused = state
         .service
         .create(
             &Actor::user("default"),
             tool("search_tools", "a custom tool", "return 'custom';"),
         )
         .await
-        .unwrap();
+        .unwrap_err();
+    assert_eq!(refused.code(), "name_taken", "{refused}");
     let session = Session::open(&state, "default").await;
     let names = session.names().await;
     assert_eq!(names.iter().filter(|n| *n == "search_tools").count(), 1);
