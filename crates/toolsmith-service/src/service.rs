@@ -66,6 +66,7 @@ pub struct ToolService {
     registry: Arc<ToolRegistry>,
     pipeline: Arc<Pipeline>,
     sandbox: Arc<JsSandbox>,
+    usage: Arc<UsageRecorder>,
     config: ServiceConfig,
     write_lock: Mutex<()>,
     startup_warnings: Vec<String>,
@@ -91,9 +92,9 @@ impl ToolService {
         let registry = Arc::new(ToolRegistry::default());
         toolsmith_builtins::register_all(&registry)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
+        let usage = UsageRecorder::start(store.clone());
         let pipeline = Arc::new(
-            Pipeline::new(registry.clone(), config.pipeline_limits)
-                .with_middleware(Arc::new(UsageRecorder::new(store.clone()))),
+            Pipeline::new(registry.clone(), config.pipeline_limits).with_middleware(usage.clone()),
         );
         let sandbox = Arc::new(JsSandbox::new(config.pool));
         let mut service = ToolService {
@@ -101,6 +102,7 @@ impl ToolService {
             registry,
             pipeline,
             sandbox,
+            usage,
             config,
             write_lock: Mutex::new(()),
             startup_warnings: Vec::new(),
@@ -132,6 +134,13 @@ impl ToolService {
 
     pub fn config(&self) -> &ServiceConfig {
         &self.config
+    }
+
+    /// Waits until the usage of every call finished before now is committed to the store.
+    /// Usage is written in the background; the service's own reads flush first, and so must
+    /// anything that reads usage straight from the store or is about to exit.
+    pub async fn flush_usage(&self) {
+        self.usage.flush().await;
     }
 
     /// Stored tools that could not be loaded at start, and why.
@@ -203,6 +212,7 @@ impl ToolService {
         actor: &Actor,
         tool: &ToolRef,
     ) -> Result<CustomToolRecord, ServiceError> {
+        self.flush_usage().await;
         let found = match tool {
             ToolRef::Id(id) => self.store.get_tool(&actor.user_id, id).await?,
             ToolRef::Name(name) => self.store.get_tool_by_name(&actor.user_id, name).await?,
@@ -218,10 +228,12 @@ impl ToolService {
     ) -> Result<ToolPage, ServiceError> {
         query.owner = actor.user_id.clone();
         query.limit = query.limit.clamp(1, 1000);
+        self.flush_usage().await;
         Ok(self.store.list_tools(&query).await?)
     }
 
     pub async fn stats(&self, actor: &Actor) -> Result<ToolStats, ServiceError> {
+        self.flush_usage().await;
         Ok(self.store.tool_stats(&actor.user_id).await?)
     }
 

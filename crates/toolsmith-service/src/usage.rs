@@ -1,23 +1,95 @@
 //! Usage recording: after every call of a custom tool, its `usage_count` and `last_used_at`
 //! move and an execution row is written — on success and on failure alike.
+//!
+//! Recording is off the call's path: the middleware hands each finished execution to a
+//! bounded channel, and one writer task drains it in batches, one store transaction per batch
+//! (a burst of calls costs one commit, not two per call). Nothing is dropped: when the channel
+//! is full, callers wait for room (back-pressure) instead of losing records.
+//!
+//! Reads that must see every call made before them (`ToolService::get`, `list`, `stats`, the
+//! CLI before it exits, `serve` at shutdown) call [`UsageRecorder::flush`], which returns once
+//! everything queued before it is committed.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::Utc;
+use tokio::sync::{mpsc, oneshot};
 use toolsmith_core::{
     Call, ErrorKind, ExecutionRecord, ExecutionStatus, Middleware, ToolOrigin, ToolResult,
 };
 use toolsmith_store::Store;
 
+/// Records waiting to be written, at most; past this, calls wait for the writer.
+const QUEUE_CAPACITY: usize = 8192;
+/// Most records written in one transaction.
+const MAX_BATCH: usize = 512;
+
+enum Message {
+    Record(ExecutionRecord),
+    /// Answered once every record queued before it is committed (or failed to commit).
+    Flush(oneshot::Sender<()>),
+}
+
 /// The last middleware of the pipeline: records usage of custom tools in the store.
 pub struct UsageRecorder {
-    store: Arc<dyn Store>,
+    queue: mpsc::Sender<Message>,
 }
 
 impl UsageRecorder {
-    pub fn new(store: Arc<dyn Store>) -> UsageRecorder {
-        UsageRecorder { store }
+    /// Starts the writer task on the current tokio runtime.
+    pub fn start(store: Arc<dyn Store>) -> Arc<UsageRecorder> {
+        let (queue, inbox) = mpsc::channel(QUEUE_CAPACITY);
+        tokio::spawn(write_batches(store, inbox));
+        Arc::new(UsageRecorder { queue })
+    }
+
+    /// Waits until every execution recorded before this call is committed to the store.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.queue.send(Message::Flush(done)).await.is_ok() {
+            // An error means the writer is gone (runtime shutting down): nothing left to wait for.
+            let _ = wait.await;
+        }
+    }
+
+    async fn enqueue(&self, execution: ExecutionRecord) {
+        // The fast path never yields; a full queue waits for room rather than drop a record.
+        if let Err(mpsc::error::TrySendError::Full(message)) =
+            self.queue.try_send(Message::Record(execution))
+        {
+            if self.queue.send(message).await.is_err() {
+                tracing::warn!("usage writer stopped; an execution was not recorded");
+            }
+        }
+    }
+}
+
+/// The writer task: takes what is queued (up to [`MAX_BATCH`]), writes it in one transaction,
+/// answers the flushes that were queued behind those records, and repeats.
+async fn write_batches(store: Arc<dyn Store>, mut inbox: mpsc::Receiver<Message>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut flushes = Vec::new();
+    while let Some(first) = inbox.recv().await {
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            match message {
+                Message::Record(execution) => batch.push(execution),
+                Message::Flush(done) => flushes.push(done),
+            }
+            if batch.len() < MAX_BATCH {
+                next = inbox.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            if let Err(e) = store.record_executions(&batch).await {
+                tracing::warn!(executions = batch.len(), error = %e, "could not record tool usage");
+            }
+            batch.clear();
+        }
+        for done in flushes.drain(..) {
+            let _ = done.send(());
+        }
     }
 }
 
@@ -31,10 +103,6 @@ impl Middleware for UsageRecorder {
         let ToolOrigin::Custom { id, owner } = &call.tool.origin else {
             return;
         };
-        let now = Utc::now();
-        if let Err(e) = self.store.record_usage(owner, id, now).await {
-            tracing::warn!(tool = %call.tool.name(), error = %e, "could not record tool usage");
-        }
         let execution = ExecutionRecord {
             id: format!("exec_{}", uuid::Uuid::new_v4().simple()),
             tool_id: id.clone(),
@@ -46,11 +114,9 @@ impl Middleware for UsageRecorder {
             error_kind: result.error_kind().map(|k| k.as_str().to_owned()),
             error: result.error_message().map(|m| truncate(m, 2000)),
             duration_ms: result.metadata.duration_ms,
-            created_at: now,
+            created_at: Utc::now(),
         };
-        if let Err(e) = self.store.record_execution(&execution).await {
-            tracing::warn!(tool = %call.tool.name(), error = %e, "could not record execution");
-        }
+        self.enqueue(execution).await;
     }
 }
 

@@ -152,6 +152,12 @@ pub trait Store: Send + Sync + 'static {
 
     async fn record_execution(&self, execution: &ExecutionRecord) -> Result<(), StoreError>;
 
+    /// Records a batch of finished executions in one transaction: every execution row, and for
+    /// each tool still stored, `usage_count + n` and `last_used_at` = the latest of the batch
+    /// (never moving backwards). A tool deleted meanwhile keeps its execution rows and is
+    /// otherwise skipped. All of the batch is committed, or none of it.
+    async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError>;
+
     /// Recent executions of one owner, newest first, optionally of one tool.
     async fn list_executions(
         &self,

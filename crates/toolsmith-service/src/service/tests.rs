@@ -880,6 +880,7 @@ async fn usage_is_recorded_on_success_and_failure() {
         after.revision, created.revision,
         "usage is not a change of the tool"
     );
+    f.service.flush_usage().await;
     let executions = f
         .service
         .store()
@@ -1205,4 +1206,31 @@ async fn names_of_toolsmiths_own_mcp_tools_are_reserved() {
         .unwrap_err();
     assert_eq!(err.code(), "name_taken");
     assert_eq!(count(&f.service).await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_of_a_burst_of_concurrent_calls_is_counted_exactly() {
+    let f = fixture().await;
+    f.service
+        .create(&user(), tool("burst", "return args.x ?? 0"))
+        .await
+        .unwrap();
+    let calls = (0..300).map(|i| {
+        let service = f.service.clone();
+        async move { run(&service, "burst", json!({"x": i})).await }
+    });
+    let results = futures::future::join_all(calls).await;
+    assert!(results.iter().all(|r| !r.is_error), "{results:?}");
+    // Reads through the service see every call made before them.
+    let after = f.service.get(&user(), &by_name("burst")).await.unwrap();
+    assert_eq!(after.usage_count, 300);
+    let stats = f.service.stats(&user()).await.unwrap();
+    assert_eq!(stats.total_usage, 300);
+    let executions = f
+        .service
+        .store()
+        .list_executions("default", Some(&after.id), 1000)
+        .await
+        .unwrap();
+    assert_eq!(executions.len(), 300);
 }

@@ -269,6 +269,15 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let batch = batch.to_vec();
+        self.write(move |conn| queries::record_executions(conn, &batch))
+            .await
+    }
+
     async fn list_executions(
         &self,
         owner: &str,

@@ -532,21 +532,58 @@ pub(crate) fn record_usage(
     id: &str,
     at: &DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    // One statement, so it is atomic on its own; `last_used_at` never moves backwards when
-    // usages are recorded out of order. Timestamps are fixed-width text, so `<` compares times.
-    let changed = conn
-        .prepare_cached(
-            "UPDATE custom_tools SET usage_count = usage_count + 1, \
-             last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < ?1 \
-                 THEN ?1 ELSE last_used_at END \
-             WHERE owner = ?2 AND id = ?3",
-        )
-        .and_then(|mut stmt| stmt.execute(params![timestamp(at), owner, id]))
-        .map_err(backend)?;
-    if changed == 0 {
+    if count_usage(conn, owner, id, 1, at)? == 0 {
         return Err(StoreError::NotFound { id: id.to_owned() });
     }
     Ok(())
+}
+
+/// Adds `uses` to a tool's `usage_count` and moves `last_used_at` to `at` unless it is already
+/// later. Returns how many rows changed (0 when the tool is gone).
+fn count_usage(
+    conn: &Connection,
+    owner: &str,
+    id: &str,
+    uses: i64,
+    at: &DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    // One statement, so it is atomic on its own; `last_used_at` never moves backwards when
+    // usages are recorded out of order. Timestamps are fixed-width text, so `<` compares times.
+    conn.prepare_cached(
+        "UPDATE custom_tools SET usage_count = usage_count + ?1, \
+         last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < ?2 \
+             THEN ?2 ELSE last_used_at END \
+         WHERE owner = ?3 AND id = ?4",
+    )
+    .and_then(|mut stmt| stmt.execute(params![uses, timestamp(at), owner, id]))
+    .map_err(backend)
+}
+
+pub(crate) fn record_executions(
+    conn: &mut Connection,
+    batch: &[ExecutionRecord],
+) -> Result<(), StoreError> {
+    // Usage is summed per tool first, so a batch of many calls of one tool is one UPDATE.
+    let mut usage: std::collections::HashMap<(&str, &str), (i64, DateTime<Utc>)> =
+        std::collections::HashMap::new();
+    for execution in batch {
+        let entry = usage
+            .entry((execution.owner.as_str(), execution.tool_id.as_str()))
+            .or_insert((0, execution.created_at));
+        entry.0 += 1;
+        entry.1 = entry.1.max(execution.created_at);
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    for execution in batch {
+        record_execution(&tx, execution)?;
+    }
+    for ((owner, id), (uses, at)) in &usage {
+        // A tool deleted since its call keeps its execution rows; there is nothing to count.
+        count_usage(&tx, owner, id, *uses, at)?;
+    }
+    tx.commit().map_err(backend)
 }
 
 pub(crate) fn list_versions(

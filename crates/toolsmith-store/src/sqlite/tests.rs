@@ -1086,3 +1086,71 @@ async fn the_unicode_lower_function_keeps_other_values() {
         .unwrap();
     assert_eq!(got, ("äöü straße".to_owned(), 42, true));
 }
+
+#[tokio::test]
+async fn a_batch_of_executions_is_one_commit_counting_usage_per_tool() {
+    let f = fixture().await;
+    let a = f.store.insert_tool(tool("default", "a")).await.unwrap();
+    let b = f.store.insert_tool(tool("default", "b")).await.unwrap();
+    let gone = f.store.insert_tool(tool("default", "gone")).await.unwrap();
+    f.store
+        .delete_tool("default", &gone.id, gone.revision)
+        .await
+        .unwrap();
+    // Out of order on purpose: last_used_at is the latest of the batch, not the last one.
+    let batch = [
+        execution(&a, ExecutionStatus::Success, 5),
+        execution(&b, ExecutionStatus::Error, 6),
+        execution(&a, ExecutionStatus::Timeout, 9),
+        execution(&gone, ExecutionStatus::Success, 10),
+        execution(&a, ExecutionStatus::Success, 7),
+    ];
+    f.store.record_executions(&batch).await.unwrap();
+    f.store.record_executions(&[]).await.unwrap();
+
+    let a_after = f.store.get_tool("default", &a.id).await.unwrap().unwrap();
+    assert_eq!(a_after.usage_count, 3);
+    assert_eq!(a_after.last_used_at, Some(at(9)));
+    assert_eq!(a_after.revision, a.revision, "usage is not a change");
+    let b_after = f.store.get_tool("default", &b.id).await.unwrap().unwrap();
+    assert_eq!(
+        (b_after.usage_count, b_after.last_used_at),
+        (1, Some(at(6)))
+    );
+    // Every execution row is kept, the deleted tool's included.
+    let all = f.store.list_executions("default", None, 10).await.unwrap();
+    assert_eq!(all.len(), 5);
+    assert_eq!(all[0], execution(&gone, ExecutionStatus::Success, 10));
+
+    // An older batch never moves last_used_at backwards.
+    f.store
+        .record_executions(&[execution(&a, ExecutionStatus::Success, 1)])
+        .await
+        .unwrap();
+    let a_later = f.store.get_tool("default", &a.id).await.unwrap().unwrap();
+    assert_eq!(
+        (a_later.usage_count, a_later.last_used_at),
+        (4, Some(at(9)))
+    );
+}
+
+#[tokio::test]
+async fn a_failing_batch_commits_nothing() {
+    let f = fixture().await;
+    let a = f.store.insert_tool(tool("default", "a")).await.unwrap();
+    // Two rows with one id: the second insert fails, so the first must not stay.
+    let batch = [
+        execution(&a, ExecutionStatus::Success, 1),
+        execution(&a, ExecutionStatus::Success, 1),
+    ];
+    assert!(f.store.record_executions(&batch).await.is_err());
+    let after = f.store.get_tool("default", &a.id).await.unwrap().unwrap();
+    assert_eq!(after.usage_count, 0);
+    assert!(
+        f.store
+            .list_executions("default", None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -22,7 +22,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
         config: Arc::new(settings.server.clone()),
     };
     let stop_feed = CancellationToken::new();
-    let feed = feed::spawn(service, settings.poll_interval, stop_feed.clone());
+    let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());
     let outcome = tokio::select! {
         res = toolsmith_server::mcp::serve_stdio(state) => res,
         signal = super::serve::shutdown_signal() => {
@@ -32,6 +32,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     };
     stop_feed.cancel();
     let _ = feed.await;
+    service.flush_usage().await;
     outcome?;
     Ok(SUCCESS)
 }

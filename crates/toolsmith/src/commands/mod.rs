@@ -57,11 +57,14 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         actor: Actor::user(global.user),
         json: global.json,
     };
-    match command {
+    let outcome = match command {
         Command::Tool(command) => tool::run(&ctx, command).await,
         Command::Run(args) => run::run_tool(&ctx, args).await,
         Command::RunCode(args) => run::run_code(&ctx, args).await,
         Command::Token(command) => token::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
-    }
+    };
+    // Usage is written in the background; nothing of it may be lost when the process exits.
+    ctx.service.flush_usage().await;
+    outcome
 }

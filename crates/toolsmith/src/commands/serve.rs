@@ -54,7 +54,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     tracing::info!(address = %local, database = %settings.database.display(), "serving");
 
     let stop_feed = CancellationToken::new();
-    let feed = feed::spawn(service, settings.poll_interval, stop_feed.clone());
+    let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());
 
     let stop = CancellationToken::new();
     let server = toolsmith_server::app::serve(listener, state, stop.clone().cancelled_owned());
@@ -81,6 +81,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     };
     stop_feed.cancel();
     let _ = feed.await;
+    service.flush_usage().await;
     outcome.context("the server failed")?;
     Ok(SUCCESS)
 }
