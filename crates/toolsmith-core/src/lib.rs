@@ -24,7 +24,7 @@ pub use model::{
     ConsoleEntry, ConsoleLevel, ErrorKind, Permission, PermissionSet, ResultMetadata, ToolContext,
     ToolDefinition, ToolExecutor, ToolResult,
 };
-pub use pipeline::{BatchCall, Call, Middleware, Pipeline, PipelineLimits};
+pub use pipeline::{BatchCall, Call, Held, Middleware, Pipeline, PipelineLimits};
 pub use record::{
     CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolKind, ToolStatus,
     ToolVersionRecord,

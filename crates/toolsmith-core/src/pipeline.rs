@@ -27,6 +27,24 @@ pub struct Call {
     /// Validated arguments; `before` hooks may rewrite them.
     pub args: Value,
     pub ctx: ToolContext,
+    /// What middleware holds for as long as the call runs (a concurrency permit, say). Dropped
+    /// with the call, so it is released even when the caller goes away mid-call.
+    pub held: Vec<Held>,
+}
+
+/// Something a middleware keeps alive until its call ends.
+pub struct Held(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
+
+impl Held {
+    pub fn new(value: impl std::any::Any + Send + Sync) -> Held {
+        Held(Box::new(value))
+    }
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held")
+    }
 }
 
 /// A cross-cutting step around every execution.
@@ -208,7 +226,12 @@ impl Pipeline {
             );
         }
 
-        let mut call = Call { tool, args, ctx };
+        let mut call = Call {
+            tool,
+            args,
+            ctx,
+            held: Vec::new(),
+        };
         let mut n_entered = 0;
         let mut res = None;
         for middleware in &self.middleware {

@@ -223,6 +223,11 @@ impl ExecutionStatus {
             ExecutionStatus::RateLimited => "rate_limited",
         }
     }
+
+    /// Whether the tool ran (successfully or not), as opposed to being refused before it could.
+    pub fn ran(self) -> bool {
+        !matches!(self, ExecutionStatus::Denied | ExecutionStatus::RateLimited)
+    }
 }
 
 impl FromStr for ExecutionStatus {

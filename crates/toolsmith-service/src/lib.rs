@@ -10,14 +10,17 @@
 //! - [`js_tool`] — the executor that runs a stored JS tool in the sandbox, and the host side of
 //!   `utils.callTool` / `utils.listTools`.
 //! - [`usage`] — the middleware that records usage and executions of custom tools.
+//! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
 
 mod error;
 pub mod input;
 pub mod js_tool;
+pub mod limits;
 pub mod service;
 pub mod usage;
 
 pub use error::ServiceError;
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
+pub use limits::{LimitsConfig, Rate};
 pub use service::{ServiceConfig, ToolService};
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

@@ -31,6 +31,7 @@ use toolsmith_store::{Store, ToolPage, ToolQuery, ToolStats};
 use crate::error::ServiceError;
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 use crate::js_tool::JsToolExecutor;
+use crate::limits::{LimitRejections, Limiter, LimitsConfig};
 use crate::usage::UsageRecorder;
 
 /// Limits and sizes of the service.
@@ -45,6 +46,8 @@ pub struct ServiceConfig {
     pub js_limits: JsLimits,
     pub pipeline_limits: PipelineLimits,
     pub pool: PoolConfig,
+    /// Rate limits and concurrency caps on executions (none by default).
+    pub limits: LimitsConfig,
 }
 
 impl Default for ServiceConfig {
@@ -56,6 +59,7 @@ impl Default for ServiceConfig {
             js_limits: JsLimits::default(),
             pipeline_limits: PipelineLimits::default(),
             pool: PoolConfig::default(),
+            limits: LimitsConfig::default(),
         }
     }
 }
@@ -67,6 +71,7 @@ pub struct ToolService {
     pipeline: Arc<Pipeline>,
     sandbox: Arc<JsSandbox>,
     usage: Arc<UsageRecorder>,
+    limiter: Arc<Limiter>,
     config: ServiceConfig,
     write_lock: Mutex<()>,
     startup_warnings: Vec<String>,
@@ -93,8 +98,12 @@ impl ToolService {
         toolsmith_builtins::register_all(&registry)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let usage = UsageRecorder::start(store.clone());
+        let limiter = Arc::new(Limiter::new(config.limits));
+        // Usage first: its `after` hook then also records the calls the limiter refuses.
         let pipeline = Arc::new(
-            Pipeline::new(registry.clone(), config.pipeline_limits).with_middleware(usage.clone()),
+            Pipeline::new(registry.clone(), config.pipeline_limits)
+                .with_middleware(usage.clone())
+                .with_middleware(limiter.clone()),
         );
         let sandbox = Arc::new(JsSandbox::new(config.pool));
         let mut service = ToolService {
@@ -103,6 +112,7 @@ impl ToolService {
             pipeline,
             sandbox,
             usage,
+            limiter,
             config,
             write_lock: Mutex::new(()),
             startup_warnings: Vec::new(),
@@ -141,6 +151,11 @@ impl ToolService {
     /// anything that reads usage straight from the store or is about to exit.
     pub async fn flush_usage(&self) {
         self.usage.flush().await;
+    }
+
+    /// How many calls the rate limits and concurrency caps refused so far.
+    pub fn limit_rejections(&self) -> LimitRejections {
+        self.limiter.rejections()
     }
 
     /// Stored tools that could not be loaded at start, and why.

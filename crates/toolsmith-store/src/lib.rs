@@ -154,7 +154,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Records a batch of finished executions in one transaction: every execution row, and for
     /// each tool still stored, `usage_count + n` and `last_used_at` = the latest of the batch
-    /// (never moving backwards). A tool deleted meanwhile keeps its execution rows and is
+    /// (never moving backwards), counting only executions that ran
+    /// ([`ExecutionStatus::ran`](toolsmith_core::ExecutionStatus::ran): not the refused ones). A tool deleted meanwhile keeps its execution rows and is
     /// otherwise skipped. All of the batch is committed, or none of it.
     async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError>;
 

@@ -10,7 +10,9 @@ use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, Parser, Subcommand};
 use toolsmith_core::{CreatedBy, Permission, ToolStatus};
 
-use crate::config::{Compat, parse_duration, parse_size};
+use toolsmith_service::Rate;
+
+use crate::config::{Compat, parse_duration, parse_rate, parse_size};
 use crate::database::DatabaseUrl;
 
 /// Shown after `toolsmith --help`: the exit codes scripts can rely on (see docs/cli.md).
@@ -217,6 +219,30 @@ pub struct RuntimeArgs {
     /// server), which then reach this process's catalogue and MCP clients. [default: 500ms]
     #[arg(long, env = "TOOLSMITH_POLL_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
     pub poll_interval: Option<Duration>,
+
+    /// Rate limit of tool executions per user: `PER_MINUTE[:BURST]`, e.g. `600:50`
+    /// (burst defaults to the per-minute rate). [default: none]
+    #[arg(long, env = "TOOLSMITH_RATE_PER_USER", value_name = "RATE", value_parser = parse_rate)]
+    pub rate_per_user: Option<Rate>,
+
+    /// Rate limit of executions per tool (per owner and tool name): `PER_MINUTE[:BURST]`.
+    /// [default: none]
+    #[arg(long, env = "TOOLSMITH_RATE_PER_TOOL", value_name = "RATE", value_parser = parse_rate)]
+    pub rate_per_tool: Option<Rate>,
+
+    /// Rate limit of executions per session (MCP session or REST `conversationId`):
+    /// `PER_MINUTE[:BURST]`. [default: none]
+    #[arg(long, env = "TOOLSMITH_RATE_PER_SESSION", value_name = "RATE", value_parser = parse_rate)]
+    pub rate_per_session: Option<Rate>,
+
+    /// Most tool executions running at once on this process (0 = no cap); calls past it are
+    /// refused with `rate_limited` (HTTP 429). [default: 0]
+    #[arg(long, env = "TOOLSMITH_MAX_CONCURRENT", value_name = "N")]
+    pub max_concurrent: Option<usize>,
+
+    /// Most tool executions running at once for one user (0 = no cap). [default: 0]
+    #[arg(long, env = "TOOLSMITH_MAX_CONCURRENT_PER_USER", value_name = "N")]
+    pub max_concurrent_per_user: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

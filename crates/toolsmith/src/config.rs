@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::ServiceConfig;
+use toolsmith_service::{LimitsConfig, Rate, ServiceConfig};
 
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
 use crate::database::{self, DatabaseUrl};
@@ -64,6 +64,11 @@ pub struct FileConfig {
     pub js_wall_time: Option<Value>,
     pub js_max_output: Option<Value>,
     pub poll_interval: Option<Value>,
+    pub rate_per_user: Option<String>,
+    pub rate_per_tool: Option<String>,
+    pub rate_per_session: Option<String>,
+    pub max_concurrent: Option<usize>,
+    pub max_concurrent_per_user: Option<usize>,
 }
 
 /// A size or a duration in the file: a number (bytes, seconds) or a string with a unit.
@@ -184,6 +189,27 @@ impl Settings {
             js.wall_time = positive(wall, "js_wall_time")?;
         }
 
+        let rate = |flag: Option<Rate>, key: Option<String>, name: &str| match flag {
+            Some(rate) => Ok(Some(rate)),
+            None => key
+                .map(|text| parse_rate(&text).map_err(|e| bad(format!("{name}: {e}"))))
+                .transpose(),
+        };
+        service.limits = LimitsConfig {
+            per_user: rate(runtime.rate_per_user, file.rate_per_user, "rate_per_user")?,
+            per_tool: rate(runtime.rate_per_tool, file.rate_per_tool, "rate_per_tool")?,
+            per_session: rate(
+                runtime.rate_per_session,
+                file.rate_per_session,
+                "rate_per_session",
+            )?,
+            max_concurrent: runtime.max_concurrent.or(file.max_concurrent).unwrap_or(0),
+            max_concurrent_per_user: runtime
+                .max_concurrent_per_user
+                .or(file.max_concurrent_per_user)
+                .unwrap_or(0),
+        };
+
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
         let poll_interval =
             pick_duration(runtime.poll_interval, file.poll_interval, "poll_interval")?
@@ -293,6 +319,11 @@ impl ServeArgs {
                 js_wall_time: None,
                 js_max_output: None,
                 poll_interval: None,
+                rate_per_user: None,
+                rate_per_tool: None,
+                rate_per_session: None,
+                max_concurrent: None,
+                max_concurrent_per_user: None,
             },
         }
     }
@@ -418,6 +449,31 @@ fn split_number(text: &str) -> (&str, &str) {
     (&text[..end], text[end..].trim())
 }
 
+/// `PER_MINUTE[:BURST]`, e.g. `600` or `600:50`.
+pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    let (rate, burst) = match text.trim().split_once(':') {
+        Some((rate, burst)) => (rate, Some(burst)),
+        None => (text.trim(), None),
+    };
+    let number = |what: &str, value: &str| {
+        value.trim().parse::<u32>().map_err(|_| {
+            format!("'{text}' is not a rate: {what} must be a whole number (PER_MINUTE[:BURST], e.g. 600:50)")
+        })
+    };
+    let per_minute = number("the per-minute rate", rate)?;
+    if per_minute == 0 {
+        return Err(format!("'{text}': the per-minute rate must be at least 1"));
+    }
+    let burst = burst
+        .map(|b| number("the burst", b))
+        .transpose()?
+        .unwrap_or(per_minute);
+    if burst == 0 {
+        return Err(format!("'{text}': the burst must be at least 1"));
+    }
+    Ok(Rate { per_minute, burst })
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser as _;
@@ -486,6 +542,46 @@ mod tests {
         assert_eq!(s.server.body_limit_bytes, 64 << 10);
         assert_eq!(s.database, PathBuf::from("here/toolsmith.db"));
         assert!(!s.server.compat_dynamic_mcp);
+    }
+
+    #[test]
+    fn rate_limits_from_flags_and_file() {
+        assert_eq!(
+            parse_rate("600"),
+            Ok(Rate {
+                per_minute: 600,
+                burst: 600
+            })
+        );
+        assert_eq!(
+            parse_rate(" 60:5 "),
+            Ok(Rate {
+                per_minute: 60,
+                burst: 5
+            })
+        );
+        for bad in ["", "0", "10:0", "ten", "10:x", "-5", "1:2:3"] {
+            assert!(parse_rate(bad).is_err(), "{bad} should be refused");
+        }
+        let s = settings(&["toolsmith", "serve"], "").unwrap();
+        assert_eq!(
+            s.service.limits,
+            LimitsConfig::default(),
+            "no limits unless asked"
+        );
+        let file = "rate_per_user = \"120:10\"\nmax_concurrent = 64\nmax_concurrent_per_user = 8";
+        let s = settings(&["toolsmith", "serve", "--rate-per-user", "30"], file).unwrap();
+        assert_eq!(
+            s.service.limits.per_user,
+            Some(Rate {
+                per_minute: 30,
+                burst: 30
+            })
+        );
+        assert_eq!(s.service.limits.max_concurrent, 64);
+        assert_eq!(s.service.limits.max_concurrent_per_user, 8);
+        let err = settings(&["toolsmith", "serve"], "rate_per_tool = \"fast\"").unwrap_err();
+        assert!(err.0.starts_with("rate_per_tool: "), "{err}");
     }
 
     #[test]

@@ -676,3 +676,34 @@ fn mcp_rejects_a_bad_configuration_before_speaking() {
     assert_eq!(stdout, "");
     assert!(stderr.contains("--js-memory"), "{stderr}");
 }
+
+#[test]
+fn rate_limits_answer_429_with_retry_after_and_record_the_refusal() {
+    let env = Env::new();
+    let server = env.serve(&["--rate-per-user", "1:2"]);
+    let created = server.post(
+        "/api/v1/custom-tools",
+        &json!({"name": "limited", "description": "d", "parameters": {"type": "object"}, "code": "return 1"}),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let run = || server.post("/api/v1/tools/limited/execute", &json!({"arguments": {}}));
+    assert_eq!(run().status, 200);
+    assert_eq!(run().status, 200);
+    let refused = run();
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!(
+        (1..=60).contains(&retry),
+        "a bucket of 1/min refills within a minute: {retry}"
+    );
+    assert_eq!(refused.json()["error"]["code"], json!("rate_limited"));
+    // The health probe and the control plane are not executions: they keep answering.
+    assert_eq!(server.get("/livez").status, 200);
+    let tool = server.get("/api/v1/custom-tools/limited");
+    assert_eq!(tool.status, 200, "{}", tool.body);
+    assert_eq!(
+        tool.json()["data"]["usageCount"],
+        json!(2),
+        "a refused call is not a use"
+    );
+}

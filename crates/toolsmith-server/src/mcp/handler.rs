@@ -154,8 +154,28 @@ impl ToolsmithMcp {
             .service()
             .execute(name, args, caller.tool_context())
             .await;
+        if res.error_kind() == Some(ErrorKind::RateLimited) {
+            return Err(rate_limited(&res));
+        }
         Ok(call_result(res))
     }
+}
+
+/// JSON-RPC error code of a call refused by a rate limit or concurrency cap (a server-defined
+/// code, `-32000` to `-32099`); `data.retryAfterSeconds` says when to try again.
+pub(crate) const RATE_LIMITED_CODE: i32 = -32029;
+
+/// The protocol error for a call the limits refused: the caller learns when to retry.
+fn rate_limited(res: &ToolResult) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode(RATE_LIMITED_CODE),
+        res.error_message().unwrap_or("rate limited").to_owned(),
+        Some(json!({
+            "kind": "rate_limited",
+            "limit": res.content.get("limit"),
+            "retryAfterSeconds": res.content.get("retryAfterSeconds").and_then(Value::as_u64).unwrap_or(1),
+        })),
+    )
 }
 
 /// `-32602` for a tool the caller cannot see.

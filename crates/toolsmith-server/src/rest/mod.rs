@@ -102,7 +102,13 @@ pub fn execution_response(
         Some(ErrorKind::RateLimited) => {
             return Err(
                 ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message())
-                    .with_retry_after(1),
+                    .with_retry_after(
+                        res.content
+                            .get("retryAfterSeconds")
+                            .and_then(Value::as_u64)
+                            .and_then(|secs| u32::try_from(secs).ok())
+                            .unwrap_or(1),
+                    ),
             );
         }
         Some(ErrorKind::Internal) => {

@@ -566,7 +566,7 @@ pub(crate) fn record_executions(
     // Usage is summed per tool first, so a batch of many calls of one tool is one UPDATE.
     let mut usage: std::collections::HashMap<(&str, &str), (i64, DateTime<Utc>)> =
         std::collections::HashMap::new();
-    for execution in batch {
+    for execution in batch.iter().filter(|e| e.status.ran()) {
         let entry = usage
             .entry((execution.owner.as_str(), execution.tool_id.as_str()))
             .or_insert((0, execution.created_at));

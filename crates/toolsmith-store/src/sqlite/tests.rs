@@ -1154,3 +1154,25 @@ async fn a_failing_batch_commits_nothing() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn refused_executions_are_recorded_but_not_counted_as_uses() {
+    let f = fixture().await;
+    let a = f.store.insert_tool(tool("default", "a")).await.unwrap();
+    let batch = [
+        execution(&a, ExecutionStatus::Success, 1),
+        execution(&a, ExecutionStatus::RateLimited, 2),
+        execution(&a, ExecutionStatus::Denied, 3),
+    ];
+    f.store.record_executions(&batch).await.unwrap();
+    let after = f.store.get_tool("default", &a.id).await.unwrap().unwrap();
+    assert_eq!((after.usage_count, after.last_used_at), (1, Some(at(1))));
+    assert_eq!(
+        f.store
+            .list_executions("default", None, 10)
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+}

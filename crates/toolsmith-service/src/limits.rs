@@ -1,0 +1,282 @@
+//! Rate limits and the concurrency guard: the middleware that refuses a call, with a
+//! `rate_limited` result and a retry-after, before it costs anything.
+//!
+//! - Token buckets per user, per tool (per owner and name) and per session (the call's
+//!   conversation id), each with its own rate and burst, each off unless configured. The three
+//!   buckets of a call are checked and spent together under one lock: a call refused by one
+//!   bucket spends nothing from the others (which `governor`'s independent keyed limiters
+//!   cannot promise, hence the few lines of bucket arithmetic here).
+//! - Concurrency: a global cap on executions running at once and a per-user cap. A call past a
+//!   cap is refused at once (never queued without bound); its permit is held in the
+//!   [`Call`] and released when the call ends, however it ends.
+//!
+//! Nested calls (`callTool` from tool code) run inside their caller's permit and are not
+//! counted again, so a tool that calls tools can never deadlock against its own cap; they do
+//! spend rate tokens. Only executions pass here: control-plane reads never wait for a permit.
+//! Counters are per process; a shared store takes them over with the PostgreSQL backend.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Map, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use toolsmith_core::{Call, ErrorKind, Held, Middleware, ToolOrigin, ToolResult};
+
+/// Idle buckets are forgotten once this many are kept (a full bucket carries no state).
+const MAX_BUCKETS: usize = 100_000;
+
+/// A token bucket: `per_minute` calls refill evenly over a minute, up to `burst` at once
+/// (`burst` 0 means `per_minute`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub per_minute: u32,
+    pub burst: u32,
+}
+
+impl Rate {
+    fn capacity(self) -> f64 {
+        f64::from(if self.burst == 0 {
+            self.per_minute
+        } else {
+            self.burst
+        })
+    }
+
+    fn refill_per_sec(self) -> f64 {
+        f64::from(self.per_minute) / 60.0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Scope {
+    User,
+    Tool,
+    Session,
+}
+
+impl Scope {
+    fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Tool => "tool",
+            Scope::Session => "session",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    updated: Instant,
+}
+
+impl Bucket {
+    /// The bucket as it is at `now`.
+    fn refilled(self, rate: Rate, now: Instant) -> Bucket {
+        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
+        Bucket {
+            tokens: (self.tokens + elapsed * rate.refill_per_sec()).min(rate.capacity()),
+            updated: now,
+        }
+    }
+
+    /// How long until one token is there.
+    fn wait(self, rate: Rate) -> Duration {
+        let missing = (1.0 - self.tokens).max(0.0);
+        let per_sec = rate.refill_per_sec();
+        if per_sec <= 0.0 {
+            return Duration::from_secs(3600);
+        }
+        Duration::from_secs_f64((missing / per_sec).min(3600.0))
+    }
+}
+
+/// Every limit; `None` or 0 means no limit of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LimitsConfig {
+    pub per_user: Option<Rate>,
+    pub per_tool: Option<Rate>,
+    pub per_session: Option<Rate>,
+    /// Executions running at once, all users together.
+    pub max_concurrent: usize,
+    /// Executions running at once for one user.
+    pub max_concurrent_per_user: usize,
+}
+
+/// Counts of refusals, by limit, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LimitRejections {
+    pub rate: u64,
+    pub concurrency: u64,
+}
+
+/// The middleware enforcing [`LimitsConfig`].
+pub struct Limiter {
+    config: LimitsConfig,
+    buckets: Mutex<HashMap<(Scope, String), Bucket>>,
+    global: Option<Arc<Semaphore>>,
+    user_slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    rejections: Mutex<LimitRejections>,
+}
+
+impl Limiter {
+    pub fn new(config: LimitsConfig) -> Limiter {
+        Limiter {
+            config,
+            buckets: Mutex::new(HashMap::new()),
+            global: (config.max_concurrent > 0)
+                .then(|| Arc::new(Semaphore::new(config.max_concurrent))),
+            user_slots: Mutex::new(HashMap::new()),
+            rejections: Mutex::new(LimitRejections::default()),
+        }
+    }
+
+    /// Refusals so far.
+    pub fn rejections(&self) -> LimitRejections {
+        *self
+            .rejections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Spends one token from each configured bucket of the call, or from none of them.
+    fn spend(&self, keys: &[(Scope, Option<Rate>, Option<String>)]) -> Result<(), ToolResult> {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut refilled = Vec::with_capacity(keys.len());
+        let mut refused: Option<(Scope, Duration)> = None;
+        for (scope, rate, key) in keys {
+            let (Some(rate), Some(key)) = (rate, key) else {
+                continue;
+            };
+            if rate.per_minute == 0 {
+                continue;
+            }
+            let bucket = buckets
+                .get(&(*scope, key.clone()))
+                .copied()
+                .unwrap_or(Bucket {
+                    tokens: rate.capacity(),
+                    updated: now,
+                })
+                .refilled(*rate, now);
+            if bucket.tokens < 1.0 {
+                let wait = bucket.wait(*rate);
+                if refused.is_none_or(|(_, longest)| wait > longest) {
+                    refused = Some((*scope, wait));
+                }
+            }
+            refilled.push(((*scope, key.clone()), bucket));
+        }
+        if let Some((scope, wait)) = refused {
+            drop(buckets);
+            self.count(|r| r.rate += 1);
+            return Err(refusal(
+                format!("rate limit per {} reached", scope.as_str()),
+                scope.as_str(),
+                wait,
+            ));
+        }
+        if buckets.len() + refilled.len() > MAX_BUCKETS {
+            let config = self.config;
+            buckets.retain(|(scope, _), bucket| {
+                let rate = match scope {
+                    Scope::User => config.per_user,
+                    Scope::Tool => config.per_tool,
+                    Scope::Session => config.per_session,
+                };
+                rate.is_some_and(|rate| bucket.refilled(rate, now).tokens < rate.capacity())
+            });
+        }
+        for (key, mut bucket) in refilled {
+            bucket.tokens -= 1.0;
+            buckets.insert(key, bucket);
+        }
+        Ok(())
+    }
+
+    fn count(&self, f: impl FnOnce(&mut LimitRejections)) {
+        f(&mut self
+            .rejections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner));
+    }
+
+    fn acquire(&self, call: &mut Call) -> Result<(), ToolResult> {
+        if let Some(global) = &self.global {
+            let permit = Arc::clone(global).try_acquire_owned().map_err(|_| {
+                self.concurrency_refused("too many executions are running on this server")
+            })?;
+            call.held.push(Held::new(permit));
+        }
+        if self.config.max_concurrent_per_user > 0 {
+            let slots = {
+                let mut all = self
+                    .user_slots
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                Arc::clone(all.entry(call.ctx.user_id.clone()).or_insert_with(|| {
+                    Arc::new(Semaphore::new(self.config.max_concurrent_per_user))
+                }))
+            };
+            let permit: OwnedSemaphorePermit = slots
+                .try_acquire_owned()
+                .map_err(|_| self.concurrency_refused("too many of your executions are running"))?;
+            call.held.push(Held::new(permit));
+        }
+        Ok(())
+    }
+
+    fn concurrency_refused(&self, message: &str) -> ToolResult {
+        self.count(|r| r.concurrency += 1);
+        refusal(message.to_owned(), "concurrency", Duration::from_secs(1))
+    }
+}
+
+fn refusal(message: String, limit: &str, wait: Duration) -> ToolResult {
+    let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let mut details = Map::new();
+    details.insert("limit".to_owned(), json!(limit));
+    details.insert("retryAfterSeconds".to_owned(), json!(retry_after));
+    ToolResult::error_with(
+        ErrorKind::RateLimited,
+        format!("{message}; retry in {retry_after} s"),
+        details,
+    )
+}
+
+#[async_trait]
+impl Middleware for Limiter {
+    fn name(&self) -> &'static str {
+        "limits"
+    }
+
+    async fn before(&self, call: &mut Call) -> Result<(), ToolResult> {
+        let tool_key = match &call.tool.origin {
+            ToolOrigin::Custom { owner, .. } => format!("{owner}/{}", call.tool.name()),
+            ToolOrigin::BuiltIn { .. } => call.tool.name().to_owned(),
+        };
+        self.spend(&[
+            (
+                Scope::User,
+                self.config.per_user,
+                Some(call.ctx.user_id.clone()),
+            ),
+            (Scope::Tool, self.config.per_tool, Some(tool_key)),
+            (
+                Scope::Session,
+                self.config.per_session,
+                call.ctx.conversation_id.clone(),
+            ),
+        ])?;
+        if call.ctx.depth == 0 {
+            self.acquire(call)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

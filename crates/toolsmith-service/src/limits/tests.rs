@@ -1,0 +1,239 @@
+//! The limits through a real pipeline: 200 concurrent callers, exact counts of what ran and
+//! what was refused, permits released however a call ends, nested calls not double-counted.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolsmith_core::{
+    Pipeline, PipelineLimits, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
+    ToolRegistry,
+};
+
+use super::*;
+
+/// Sleeps `ms`, counting how many of its calls run at once (and the most ever seen).
+#[derive(Default)]
+struct Gauge {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+#[async_trait]
+impl ToolExecutor for Gauge {
+    async fn execute(&self, args: serde_json::Value, _ctx: &ToolContext) -> ToolResult {
+        let running = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(running, Ordering::SeqCst);
+        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(50);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        ToolResult::ok(json!("done"))
+    }
+}
+
+fn pipeline(config: LimitsConfig, gauge: Arc<Gauge>) -> (Arc<Pipeline>, Arc<Limiter>) {
+    let registry = Arc::new(ToolRegistry::default());
+    for name in ["gauge", "other"] {
+        registry
+            .register_builtin(
+                RegisteredTool::new(
+                    ToolDefinition::new(name, name, json!({"type": "object"})),
+                    ToolOrigin::BuiltIn {
+                        provider: "test".into(),
+                    },
+                    Default::default(),
+                    gauge.clone(),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+    }
+    let limiter = Arc::new(Limiter::new(config));
+    let pipeline =
+        Pipeline::new(registry, PipelineLimits::default()).with_middleware(limiter.clone());
+    (Arc::new(pipeline), limiter)
+}
+
+/// Runs `n` calls at once; returns (successes, refusals), asserting nothing else came back.
+async fn flood(
+    pipeline: &Arc<Pipeline>,
+    n: usize,
+    ctx: impl Fn(usize) -> ToolContext,
+) -> (usize, usize) {
+    let calls = (0..n).map(|i| {
+        let pipeline = pipeline.clone();
+        let ctx = ctx(i);
+        tokio::spawn(async move {
+            pipeline
+                .execute_value("gauge", json!({"ms": 100}), ctx)
+                .await
+        })
+    });
+    let results = futures::future::join_all(calls).await;
+    let (mut ok, mut refused) = (0, 0);
+    for result in results {
+        let result = result.unwrap();
+        match result.error_kind() {
+            None => ok += 1,
+            Some(ErrorKind::RateLimited) => {
+                assert!(result.content["retryAfterSeconds"].as_u64().unwrap() >= 1);
+                refused += 1;
+            }
+            Some(other) => panic!("unexpected {other:?}: {result:?}"),
+        }
+    }
+    (ok, refused)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_global_cap_holds_exactly_under_200_concurrent_callers() {
+    let gauge = Arc::new(Gauge::default());
+    let (pipeline, limiter) = pipeline(
+        LimitsConfig {
+            max_concurrent: 8,
+            ..LimitsConfig::default()
+        },
+        gauge.clone(),
+    );
+    let (ok, refused) = flood(&pipeline, 200, |i| ToolContext::new(format!("u{i}"))).await;
+    assert_eq!(ok + refused, 200, "every call gets a result or a refusal");
+    assert!(ok >= 8, "at least the cap ran: {ok}");
+    assert!(refused > 0, "200 calls of 100 ms cannot all fit 8 slots");
+    assert!(
+        gauge.peak.load(Ordering::SeqCst) <= 8,
+        "never more than 8 at once"
+    );
+    assert_eq!(limiter.rejections().concurrency, refused as u64);
+    // Every permit came back: a full set of 8 runs again.
+    let (ok, refused) = flood(&pipeline, 8, |_| ToolContext::new("again")).await;
+    assert_eq!((ok, refused), (8, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_user_cap_leaves_other_users_alone() {
+    let gauge = Arc::new(Gauge::default());
+    let (pipeline, _) = pipeline(
+        LimitsConfig {
+            max_concurrent_per_user: 3,
+            ..LimitsConfig::default()
+        },
+        gauge,
+    );
+    let (ok, refused) = flood(&pipeline, 100, |_| ToolContext::new("greedy")).await;
+    assert_eq!(ok + refused, 100);
+    assert_eq!(ok, 3, "exactly the per-user cap ran");
+    let (ok, refused) = flood(&pipeline, 6, |i| {
+        ToolContext::new(format!("polite{}", i % 2))
+    })
+    .await;
+    assert_eq!((ok, refused), (6, 0), "two other users, three each");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_burst_is_counted_exactly_and_users_are_independent() {
+    let (pipeline, limiter) = pipeline(
+        LimitsConfig {
+            per_user: Some(Rate {
+                per_minute: 1,
+                burst: 50,
+            }),
+            ..LimitsConfig::default()
+        },
+        Arc::new(Gauge::default()),
+    );
+    let (ok, refused) = flood(&pipeline, 200, |_| ToolContext::new("alice")).await;
+    assert_eq!((ok, refused), (50, 150));
+    assert_eq!(limiter.rejections().rate, 150);
+    let (ok, _) = flood(&pipeline, 10, |_| ToolContext::new("bob")).await;
+    assert_eq!(ok, 10, "bob has his own bucket");
+}
+
+#[tokio::test]
+async fn per_tool_and_per_session_buckets() {
+    let (pipeline, _) = pipeline(
+        LimitsConfig {
+            per_tool: Some(Rate {
+                per_minute: 1,
+                burst: 2,
+            }),
+            per_session: Some(Rate {
+                per_minute: 1,
+                burst: 1,
+            }),
+            ..LimitsConfig::default()
+        },
+        Arc::new(Gauge::default()),
+    );
+    let in_session = |session: &str| {
+        let mut ctx = ToolContext::new("u");
+        ctx.conversation_id = Some(session.to_owned());
+        ctx
+    };
+    let run = |name: &'static str, ctx: ToolContext| {
+        let pipeline = pipeline.clone();
+        async move { pipeline.execute_value(name, json!({"ms": 1}), ctx).await }
+    };
+    assert!(!run("gauge", in_session("s1")).await.is_error);
+    let second = run("gauge", in_session("s1")).await;
+    assert_eq!(second.error_kind(), Some(ErrorKind::RateLimited));
+    assert_eq!(second.content["limit"], "session");
+    assert!(!run("gauge", in_session("s2")).await.is_error);
+    let third = run("gauge", in_session("s3")).await;
+    assert_eq!(third.content["limit"], "tool", "gauge spent its burst of 2");
+    assert!(
+        !run("other", in_session("s4")).await.is_error,
+        "tools are independent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_gives_its_permit_back() {
+    let gauge = Arc::new(Gauge::default());
+    let (pipeline, _) = pipeline(
+        LimitsConfig {
+            max_concurrent: 1,
+            ..LimitsConfig::default()
+        },
+        gauge,
+    );
+    // The caller goes away mid-call: the pipeline future is dropped.
+    let call = pipeline.execute_value("gauge", json!({"ms": 10_000}), ToolContext::new("u"));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), call)
+            .await
+            .is_err()
+    );
+    let next = pipeline
+        .execute_value("gauge", json!({"ms": 1}), ToolContext::new("u"))
+        .await;
+    assert!(!next.is_error, "{next:?}");
+}
+
+#[tokio::test]
+async fn nested_calls_run_inside_their_callers_permit() {
+    let (pipeline, _) = pipeline(
+        LimitsConfig {
+            max_concurrent: 1,
+            ..LimitsConfig::default()
+        },
+        Arc::new(Gauge::default()),
+    );
+    let outer = pipeline.clone();
+    let holder = tokio::spawn(async move {
+        outer
+            .execute_value("gauge", json!({"ms": 300}), ToolContext::new("u"))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut nested = ToolContext::new("u");
+    nested.depth = 1;
+    let inner = pipeline
+        .execute_value("gauge", json!({"ms": 1}), nested)
+        .await;
+    assert!(!inner.is_error, "{inner:?}");
+    let outside = pipeline
+        .execute_value("gauge", json!({"ms": 1}), ToolContext::new("u"))
+        .await;
+    assert_eq!(outside.error_kind(), Some(ErrorKind::RateLimited));
+    assert!(!holder.await.unwrap().is_error);
+}
