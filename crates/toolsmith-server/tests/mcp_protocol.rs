@@ -836,3 +836,32 @@ async fn tools_list_with_10000_custom_tools_over_http() {
         warm[warm.len() - 1]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_call_is_a_protocol_error_with_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = toolsmith_service::LimitsConfig {
+        per_user: Some(toolsmith_service::Rate {
+            per_minute: 1,
+            burst: 1,
+        }),
+        ..Default::default()
+    };
+    let service = toolsmith_service::ServiceConfig {
+        limits,
+        ..Default::default()
+    };
+    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let session = Session::open(&state, "default").await;
+    let (is_error, _, _) = session.ok("generate_uuid", json!({})).await;
+    assert!(!is_error);
+    let refused = session.call("generate_uuid", json!({})).await.unwrap_err();
+    assert_eq!(refused.code.0, -32029);
+    let data = refused.data.expect("data");
+    assert_eq!(data["kind"], "rate_limited");
+    assert_eq!(data["limit"], "user");
+    assert!(data["retryAfterSeconds"].as_u64().unwrap() >= 1, "{data}");
+    // The control plane is not an execution: it keeps answering.
+    let (is_error, _, _) = session.ok("list_custom_tools", json!({})).await;
+    assert!(!is_error);
+}
