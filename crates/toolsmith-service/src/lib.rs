@@ -11,7 +11,9 @@
 //!   `utils.callTool` / `utils.listTools`.
 //! - [`usage`] — the middleware that records usage and executions of custom tools.
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
+//! - [`analytics`] — execution figures (success rate, p95, trend) and the anomaly rule.
 
+pub mod analytics;
 mod error;
 pub mod input;
 pub mod js_tool;

@@ -29,6 +29,9 @@ use toolsmith_sandbox::{CodeError, JsLimits, JsSandbox, PoolConfig, check_code};
 use toolsmith_store::{Store, ToolPage, ToolQuery, ToolStats};
 
 use crate::error::ServiceError;
+
+mod metrics;
+pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 use crate::js_tool::JsToolExecutor;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
@@ -48,6 +51,8 @@ pub struct ServiceConfig {
     pub pool: PoolConfig,
     /// Rate limits and concurrency caps on executions (none by default).
     pub limits: LimitsConfig,
+    /// Days of execution history kept for analytics (default 30); `None` or 0 keeps it all.
+    pub execution_retention_days: Option<u32>,
 }
 
 impl Default for ServiceConfig {
@@ -60,6 +65,7 @@ impl Default for ServiceConfig {
             pipeline_limits: PipelineLimits::default(),
             pool: PoolConfig::default(),
             limits: LimitsConfig::default(),
+            execution_retention_days: Some(30),
         }
     }
 }

@@ -10,7 +10,9 @@ mod sqlite;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, ToolVersionRecord};
+use toolsmith_core::{
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolStatus, ToolVersionRecord,
+};
 
 pub use error::StoreError;
 pub use sqlite::SqliteStore;
@@ -61,6 +63,17 @@ pub struct ToolStats {
     pub created_by_llm: u64,
     pub created_by_user: u64,
     pub total_usage: u64,
+}
+
+/// One execution as analytics sees it: which tool, how it ended, how long it took, when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionSample {
+    pub tool_id: String,
+    pub tool_name: String,
+    pub status: ExecutionStatus,
+    pub error_kind: Option<String>,
+    pub duration_ms: f64,
+    pub created_at: DateTime<Utc>,
 }
 
 /// An API token as stored: its owner, scopes and a SHA-256 of the secret — never the secret.
@@ -166,6 +179,20 @@ pub trait Store: Send + Sync + 'static {
         tool_id: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, StoreError>;
+
+    /// The owner's executions since `since`, newest first, at most `limit`, optionally of one
+    /// tool: the raw material of execution analytics.
+    async fn execution_samples(
+        &self,
+        owner: &str,
+        tool_id: Option<&str>,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ExecutionSample>, StoreError>;
+
+    /// Deletes every execution row older than `before` (retention); the number removed.
+    /// Usage counters on the tools are kept.
+    async fn prune_executions(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
 
     /// A value that changes whenever any custom tool of any owner is created, changed or
     /// deleted — by this process or another one sharing the store. Cheap enough to poll.

@@ -243,6 +243,11 @@ pub struct RuntimeArgs {
     /// Most tool executions running at once for one user (0 = no cap). [default: 0]
     #[arg(long, env = "TOOLSMITH_MAX_CONCURRENT_PER_USER", value_name = "N")]
     pub max_concurrent_per_user: Option<usize>,
+
+    /// Days of execution history kept for analytics; older rows are deleted hourly
+    /// (0 = keep everything). [default: 30]
+    #[arg(long, env = "TOOLSMITH_EXECUTION_RETENTION_DAYS", value_name = "DAYS")]
+    pub execution_retention_days: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,6 +23,7 @@ pub const DEFAULT_PORT: u16 = 8787;
 pub const DEFAULT_MAX_TOOLS_PER_OWNER: u64 = 1000;
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+pub const DEFAULT_EXECUTION_RETENTION_DAYS: u32 = 30;
 
 /// A configuration error: a bad file, key or value. Exit code 2, like a usage error.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +70,7 @@ pub struct FileConfig {
     pub rate_per_session: Option<String>,
     pub max_concurrent: Option<usize>,
     pub max_concurrent_per_user: Option<usize>,
+    pub execution_retention_days: Option<u32>,
 }
 
 /// A size or a duration in the file: a number (bytes, seconds) or a string with a unit.
@@ -210,6 +212,13 @@ impl Settings {
                 .unwrap_or(0),
         };
 
+        service.execution_retention_days = Some(
+            runtime
+                .execution_retention_days
+                .or(file.execution_retention_days)
+                .unwrap_or(DEFAULT_EXECUTION_RETENTION_DAYS),
+        );
+
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
         let poll_interval =
             pick_duration(runtime.poll_interval, file.poll_interval, "poll_interval")?
@@ -324,6 +333,7 @@ impl ServeArgs {
                 rate_per_session: None,
                 max_concurrent: None,
                 max_concurrent_per_user: None,
+                execution_retention_days: None,
             },
         }
     }

@@ -16,6 +16,7 @@ mod config;
 mod database;
 mod exit;
 mod feed;
+mod housekeeping;
 mod input;
 mod output;
 

@@ -515,7 +515,9 @@ fn serve_help_documents_every_option() {
 #[test]
 fn sigterm_lets_an_in_flight_tool_call_finish() {
     let env = Env::new();
-    env.create_tool("slow", &busy_code(1000));
+    // Busy for long enough (in wall-clock time) that even on a loaded machine the server burns
+    // the few ticks `wait_for_cpu` looks for before the call ends.
+    env.create_tool("slow", &busy_code(3000));
     let mut server = env.serve(&[]);
     assert_eq!(server.get("/livez").status, 200);
     let base = server.cpu_ticks();
@@ -529,7 +531,7 @@ fn sigterm_lets_an_in_flight_tool_call_finish() {
             Some(json!({"arguments": {}}).to_string().as_bytes()),
         )
     });
-    wait_for_cpu(&server, base, 15);
+    wait_for_cpu(&server, base, 5);
     server.signal("TERM");
 
     let response = call.join().expect("the call thread");

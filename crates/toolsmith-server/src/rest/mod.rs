@@ -3,6 +3,8 @@
 //!
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
+//! - [`metrics`] — `/api/v1/metrics/…` and `/api/v1/custom-tools/{id}/metrics|anomalies`:
+//!   execution analytics.
 //! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
 //! - [`error`] — [`ApiError`](error::ApiError), the status rules, and the extractors whose
 //!   rejections become the envelope.
@@ -17,6 +19,7 @@
 pub mod custom_tools;
 pub mod envelope;
 pub mod error;
+pub mod metrics;
 pub mod openapi;
 pub mod tools;
 pub mod types;
@@ -54,6 +57,10 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(custom_tools::execute))
         .routes(routes!(custom_tools::versions))
         .routes(routes!(custom_tools::rollback))
+        .routes(routes!(metrics::tools))
+        .routes(routes!(metrics::anomalies))
+        .routes(routes!(metrics::tool))
+        .routes(routes!(metrics::tool_anomalies))
         .routes(routes!(tools::list))
         .routes(routes!(tools::definitions))
         .routes(routes!(tools::execute))

@@ -38,13 +38,17 @@ impl TestApp {
     }
 
     pub async fn with_config(config: ServerConfig) -> TestApp {
+        TestApp::with_configs(ServiceConfig::default(), config).await
+    }
+
+    pub async fn with_configs(service: ServiceConfig, config: ServerConfig) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let store: Arc<dyn Store> = Arc::new(
             SqliteStore::open(&dir.path().join("toolsmith.db"))
                 .await
                 .expect("store opens"),
         );
-        let service = ToolService::open(ServiceConfig::default(), store)
+        let service = ToolService::open(service, store)
             .await
             .expect("service opens");
         let state = AppState {

@@ -8,6 +8,7 @@
 //! call returns, so killing the process at any point loses no acknowledged write. A power loss
 //! or OS crash may lose the last commits before the next checkpoint (never corrupt the file).
 
+mod analytics;
 mod queries;
 mod rows;
 mod schema;
@@ -25,7 +26,9 @@ use rusqlite::Connection;
 use tokio::sync::Semaphore;
 use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
 
-use crate::{ApiTokenRecord, Store, StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{
+    ApiTokenRecord, ExecutionSample, Store, StoreError, ToolPage, ToolQuery, ToolStats,
+};
 
 /// At most this many reads run at once (each on its own connection).
 const MAX_READERS: usize = 4;
@@ -286,6 +289,25 @@ impl Store for SqliteStore {
     ) -> Result<Vec<ExecutionRecord>, StoreError> {
         let (owner, tool_id) = (owner.to_owned(), tool_id.map(str::to_owned));
         self.read(move |conn| queries::list_executions(conn, &owner, tool_id.as_deref(), limit))
+            .await
+    }
+
+    async fn execution_samples(
+        &self,
+        owner: &str,
+        tool_id: Option<&str>,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ExecutionSample>, StoreError> {
+        let (owner, tool_id) = (owner.to_owned(), tool_id.map(str::to_owned));
+        self.read(move |conn| {
+            analytics::execution_samples(conn, &owner, tool_id.as_deref(), &since, limit)
+        })
+        .await
+    }
+
+    async fn prune_executions(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.write(move |conn| analytics::prune_executions(conn, &before))
             .await
     }
 

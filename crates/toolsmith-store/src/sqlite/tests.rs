@@ -1176,3 +1176,74 @@ async fn refused_executions_are_recorded_but_not_counted_as_uses() {
         3
     );
 }
+
+#[tokio::test]
+async fn execution_samples_cover_a_window_per_owner_and_tool_and_pruning_keeps_usage() {
+    let f = fixture().await;
+    let a = f.store.insert_tool(tool("default", "a")).await.unwrap();
+    let b = f.store.insert_tool(tool("default", "b")).await.unwrap();
+    let other = f.store.insert_tool(tool("other", "a")).await.unwrap();
+    let batch = [
+        execution(&a, ExecutionStatus::Success, 10),
+        execution(&a, ExecutionStatus::Timeout, 20),
+        execution(&b, ExecutionStatus::Error, 30),
+        execution(&a, ExecutionStatus::RateLimited, 40),
+        ExecutionRecord {
+            id: "exec_other".to_owned(),
+            ..execution(&other, ExecutionStatus::Success, 35)
+        },
+    ];
+    f.store.record_executions(&batch).await.unwrap();
+
+    let since_15 = f
+        .store
+        .execution_samples("default", None, at(15), 100)
+        .await
+        .unwrap();
+    let seen: Vec<(&str, ExecutionStatus)> = since_15
+        .iter()
+        .map(|s| (s.tool_name.as_str(), s.status))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("a", ExecutionStatus::RateLimited),
+            ("b", ExecutionStatus::Error),
+            ("a", ExecutionStatus::Timeout)
+        ]
+    );
+    assert_eq!(since_15[2].error_kind.as_deref(), Some("timeout"));
+    assert_eq!(since_15[2].created_at, at(20));
+    let only_a = f
+        .store
+        .execution_samples("default", Some(&a.id), at(0), 100)
+        .await
+        .unwrap();
+    assert_eq!(only_a.len(), 3);
+    assert!(only_a.iter().all(|s| s.tool_id == a.id));
+    let capped = f
+        .store
+        .execution_samples("default", None, at(0), 2)
+        .await
+        .unwrap();
+    assert_eq!(capped.len(), 2);
+    assert_eq!(capped[0].created_at, at(40), "the newest are kept");
+
+    assert_eq!(f.store.prune_executions(at(25)).await.unwrap(), 2);
+    let left = f
+        .store
+        .execution_samples("default", None, at(0), 100)
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 2);
+    let a_now = f.store.get_tool("default", &a.id).await.unwrap().unwrap();
+    assert_eq!(a_now.usage_count, 2, "pruning history keeps the usage counters");
+    assert_eq!(
+        f.store
+            .execution_samples("other", None, at(0), 100)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}

@@ -55,6 +55,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
 
     let stop_feed = CancellationToken::new();
     let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());
+    let housekeeping = crate::housekeeping::spawn(service.clone(), stop_feed.clone());
 
     let stop = CancellationToken::new();
     let server = toolsmith_server::app::serve(listener, state, stop.clone().cancelled_owned());
@@ -81,6 +82,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     };
     stop_feed.cancel();
     let _ = feed.await;
+    let _ = housekeeping.await;
     service.flush_usage().await;
     outcome.context("the server failed")?;
     Ok(SUCCESS)

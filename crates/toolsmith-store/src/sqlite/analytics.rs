@@ -1,0 +1,70 @@
+//! The queries behind execution analytics and retention: samples of recent executions, and
+//! pruning of old ones. Aggregation happens above the store (in the service), so every backend
+//! answers the same two plain questions and the figures cannot drift between backends.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, params};
+
+use super::rows::{backend, parse_time, timestamp};
+use crate::{ExecutionSample, StoreError};
+
+pub(crate) fn execution_samples(
+    conn: &Connection,
+    owner: &str,
+    tool_id: Option<&str>,
+    since: &DateTime<Utc>,
+    limit: u32,
+) -> Result<Vec<ExecutionSample>, StoreError> {
+    // Both shapes use the (owner, tool_id, created_at) or (owner, created_at) index.
+    let filter = match tool_id {
+        Some(_) => "owner = ?1 AND created_at >= ?2 AND tool_id = ?4",
+        None => "owner = ?1 AND created_at >= ?2",
+    };
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT tool_id, tool_name, status, error_kind, duration_ms, created_at \
+             FROM tool_executions WHERE {filter} ORDER BY created_at DESC LIMIT ?3"
+        ))
+        .map_err(backend)?;
+    let since = timestamp(since);
+    let limit = i64::from(limit);
+    let mut rows = match tool_id {
+        Some(tool_id) => stmt.query(params![owner, since, limit, tool_id]),
+        None => stmt.query(params![owner, since, limit]),
+    }
+    .map_err(backend)?;
+    let mut samples = Vec::new();
+    while let Some(row) = rows.next().map_err(backend)? {
+        let status: String = row.get(2).map_err(backend)?;
+        let created_at: String = row.get(5).map_err(backend)?;
+        samples.push(ExecutionSample {
+            tool_id: row.get(0).map_err(backend)?,
+            tool_name: row.get(1).map_err(backend)?,
+            status: status.parse().map_err(corrupt)?,
+            error_kind: row.get(3).map_err(backend)?,
+            duration_ms: row.get(4).map_err(backend)?,
+            created_at: parse_time(&created_at).map_err(corrupt)?,
+        });
+    }
+    Ok(samples)
+}
+
+pub(crate) fn prune_executions(
+    conn: &Connection,
+    before: &DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let removed = conn
+        .execute(
+            "DELETE FROM tool_executions WHERE created_at < ?1",
+            params![timestamp(before)],
+        )
+        .map_err(backend)?;
+    Ok(removed as u64)
+}
+
+fn corrupt(reason: String) -> StoreError {
+    StoreError::Corrupt {
+        path: String::new(),
+        reason,
+    }
+}
