@@ -112,16 +112,16 @@ fn coerce_config(param: &HttpParam, text: String) -> Result<Value, HttpToolError
 }
 
 fn missing(param: &HttpParam) -> HttpToolError {
+    let name = &param.name;
     let place = match param.source {
-        ParamSource::Explicit => "the call's arguments".to_owned(),
-        ParamSource::Store => format!("the owner's configuration (store.{})", param.name),
-        source => format!("the call's {} context", source.as_str()),
+        ParamSource::Explicit => format!("the call's arguments have no '{name}'"),
+        ParamSource::Store => format!("the owner's configuration has no store.{name}"),
+        source => format!("the call's context has no {}.{name}", source.as_str()),
     };
     HttpToolError::new(
         HttpErrorKind::MissingParameter,
         format!(
-            "required parameter '{}' (source: {}) has no value in {place}",
-            param.name,
+            "required parameter '{name}' (source: {}) has no value: {place}",
             param.source.as_str()
         ),
     )

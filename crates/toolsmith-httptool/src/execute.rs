@@ -101,7 +101,8 @@ const DEFAULT_NOT_FOUND: &str = "The requested record was not found.";
 const DEFAULT_API_ERROR: &str = "The service returned an error. Please try again later.";
 const DEFAULT_TIMEOUT: &str = "The service did not answer in time. Please try again later.";
 const DEFAULT_UNAUTHORIZED: &str = "The service refused the request: the tool is not authorized.";
-const DEFAULT_RATE_LIMITED: &str = "The service is receiving too many requests. Please try again shortly.";
+const DEFAULT_RATE_LIMITED: &str =
+    "The service is receiving too many requests. Please try again shortly.";
 const DEFAULT_INVALID_RESPONSE: &str = "The service sent a response that could not be read.";
 
 fn message(custom: &Option<String>, default: &str) -> String {
@@ -111,11 +112,26 @@ fn message(custom: &Option<String>, default: &str) -> String {
 /// Maps a non-2xx status to its `error_handling` message.
 fn status_failure(handling: &ErrorHandling, status: u16) -> HttpToolError {
     let (kind, text) = match status {
-        404 => (HttpErrorKind::NotFound, message(&handling.not_found, DEFAULT_NOT_FOUND)),
-        401 | 403 => (HttpErrorKind::Unauthorized, message(&handling.unauthorized, DEFAULT_UNAUTHORIZED)),
-        429 => (HttpErrorKind::RateLimited, message(&handling.rate_limited, DEFAULT_RATE_LIMITED)),
-        408 | 504 => (HttpErrorKind::Timeout, message(&handling.timeout, DEFAULT_TIMEOUT)),
-        _ => (HttpErrorKind::ApiError, message(&handling.api_error, DEFAULT_API_ERROR)),
+        404 => (
+            HttpErrorKind::NotFound,
+            message(&handling.not_found, DEFAULT_NOT_FOUND),
+        ),
+        401 | 403 => (
+            HttpErrorKind::Unauthorized,
+            message(&handling.unauthorized, DEFAULT_UNAUTHORIZED),
+        ),
+        429 => (
+            HttpErrorKind::RateLimited,
+            message(&handling.rate_limited, DEFAULT_RATE_LIMITED),
+        ),
+        408 | 504 => (
+            HttpErrorKind::Timeout,
+            message(&handling.timeout, DEFAULT_TIMEOUT),
+        ),
+        _ => (
+            HttpErrorKind::ApiError,
+            message(&handling.api_error, DEFAULT_API_ERROR),
+        ),
     };
     HttpToolError::new(kind, text)
         .with_status(status)
@@ -124,9 +140,10 @@ fn status_failure(handling: &ErrorHandling, status: u16) -> HttpToolError {
 
 fn send_failure(handling: &ErrorHandling, err: SendError) -> HttpToolError {
     match err {
-        SendError::Timeout => {
-            HttpToolError::new(HttpErrorKind::Timeout, message(&handling.timeout, DEFAULT_TIMEOUT))
-        }
+        SendError::Timeout => HttpToolError::new(
+            HttpErrorKind::Timeout,
+            message(&handling.timeout, DEFAULT_TIMEOUT),
+        ),
         SendError::Refused(why) => HttpToolError::new(
             HttpErrorKind::Refused,
             format!("the request was refused by the egress policy: {why}"),
@@ -135,10 +152,11 @@ fn send_failure(handling: &ErrorHandling, err: SendError) -> HttpToolError {
             HttpErrorKind::TooLarge,
             format!("the response was larger than {MAX_RESPONSE_BYTES} bytes"),
         ),
-        SendError::Connection(why) => {
-            HttpToolError::new(HttpErrorKind::ApiError, message(&handling.api_error, DEFAULT_API_ERROR))
-                .with_detail(format!("connection failed: {why}"))
-        }
+        SendError::Connection(why) => HttpToolError::new(
+            HttpErrorKind::ApiError,
+            message(&handling.api_error, DEFAULT_API_ERROR),
+        )
+        .with_detail(format!("connection failed: {why}")),
     }
 }
 
@@ -147,7 +165,10 @@ fn template_failure(err: &TemplateError, status: u16) -> HttpToolError {
 }
 
 /// The mapped fields (null where a path finds nothing) and the names that found nothing.
-fn map_response(def: &HttpToolDefinition, body: &Value) -> Result<(Value, Vec<String>), HttpToolError> {
+fn map_response(
+    def: &HttpToolDefinition,
+    body: &Value,
+) -> Result<(Value, Vec<String>), HttpToolError> {
     if def.response_mapping.is_empty() {
         return Ok((body.clone(), Vec::new()));
     }

@@ -32,8 +32,8 @@ mod validate;
 
 pub use context::{CallContext, ConfigLookup, ResolvedArgs, resolve_arguments};
 pub use definition::{
-    DEFAULT_TIMEOUT_SECS, Endpoint, ErrorHandling, HttpParam, HttpToolDefinition,
-    MAX_TIMEOUT_SECS, Method, ParamSource, ParamType,
+    DEFAULT_TIMEOUT_SECS, Endpoint, ErrorHandling, HttpParam, HttpToolDefinition, MAX_TIMEOUT_SECS,
+    Method, ParamSource, ParamType,
 };
 pub use error::{HttpErrorKind, HttpToolError};
 pub use execute::{HttpToolOutput, SecurityRules, execute};
@@ -47,8 +47,8 @@ pub use template::{
 };
 pub use triggers::{TriggerMatch, matches_triggers, rank_by_triggers};
 pub use validate::{
-    EndpointReport, LoadError, Violation, load_definition, validate_definition,
-    validate_endpoint, validate_security,
+    EndpointReport, LoadError, Violation, load_definition, validate_definition, validate_endpoint,
+    validate_security,
 };
 
 #[cfg(test)]

@@ -43,7 +43,8 @@ pub(crate) fn parse_path(path: &str) -> Result<Vec<Step>, PathError> {
         if key.contains(']') {
             return Err(fail("unbalanced ']'"));
         }
-        if key.is_empty() && !(seg_idx == 0 && !rest.is_empty()) {
+        let leading_index = seg_idx == 0 && !rest.is_empty();
+        if key.is_empty() && !leading_index {
             return Err(fail("empty segment"));
         }
         if !key.is_empty() {
@@ -103,7 +104,16 @@ mod tests {
     #[test]
     fn refuses_malformed_paths() {
         for bad in [
-            "", "a..b", "a.", ".a", "a[", "a[x]", "a[-1]", "a[0]b", "a]", "a[99999999999999999999999]",
+            "",
+            "a..b",
+            "a.",
+            ".a",
+            "a[",
+            "a[x]",
+            "a[-1]",
+            "a[0]b",
+            "a]",
+            "a[99999999999999999999999]",
         ] {
             assert!(parse_path(bad).is_err(), "{bad:?} was accepted");
         }

@@ -82,7 +82,14 @@ pub(crate) fn refs(template: &str) -> Result<Vec<Ref<'_>>, PlaceholderError> {
 /// Whether a config key or parameter name looks like it holds a credential.
 pub(crate) fn is_secret_like(name: &str) -> bool {
     const MARKERS: [&str; 8] = [
-        "key", "secret", "token", "password", "passwd", "credential", "auth", "bearer",
+        "key",
+        "secret",
+        "token",
+        "password",
+        "passwd",
+        "credential",
+        "auth",
+        "bearer",
     ];
     let lower = name.to_ascii_lowercase();
     MARKERS.iter().any(|m| lower.contains(m))
@@ -145,7 +152,9 @@ mod tests {
     fn refuses_expressions_and_unterminated() {
         assert_eq!(
             parse("/a/{{ id | upper }}").unwrap_err(),
-            PlaceholderError::Invalid { text: "id | upper".into() }
+            PlaceholderError::Invalid {
+                text: "id | upper".into()
+            }
         );
         assert_eq!(
             parse("/a/{{id").unwrap_err(),

@@ -66,8 +66,12 @@ pub fn prepare_request(
     let url = renderer.url(&def.endpoint.url)?;
     let mut headers = Vec::with_capacity(def.endpoint.headers.len() + 1);
     for (name, template) in &def.endpoint.headers {
-        if !is_header_name(name) || FORBIDDEN_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            return Err(render_err(format!("header name '{}' is not allowed", short(name))));
+        if !is_header_name(name) || FORBIDDEN_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+        {
+            return Err(render_err(format!(
+                "header name '{}' is not allowed",
+                short(name)
+            )));
         }
         headers.push((name.clone(), renderer.header_value(name, template)?));
     }
@@ -75,7 +79,11 @@ pub fn prepare_request(
         None => None,
         Some(body) => Some(renderer.body(body)?),
     };
-    if body.is_some() && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+    if body.is_some()
+        && !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+    {
         headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
     }
     Ok(PreparedRequest {
@@ -215,7 +223,9 @@ impl Renderer<'_> {
             Value::String(template) => {
                 let rendered = self.json_text(template)?;
                 if serde_json::from_str::<Value>(&rendered).is_err() {
-                    return Err(render_err("the body did not render to valid JSON".to_owned()));
+                    return Err(render_err(
+                        "the body did not render to valid JSON".to_owned(),
+                    ));
                 }
                 rendered
             }
@@ -269,8 +279,7 @@ impl Renderer<'_> {
                     .collect::<Result<_, _>>()?,
             ),
             Value::String(template) => {
-                let pieces =
-                    placeholder::parse(template).map_err(|e| render_err(e.to_string()))?;
+                let pieces = placeholder::parse(template).map_err(|e| render_err(e.to_string()))?;
                 if let [Piece::Ref(r)] = pieces.as_slice() {
                     self.refuse_secret(*r, Position::Body)?;
                     return Ok(self.value(*r)?.unwrap_or(Value::Null));
@@ -297,7 +306,10 @@ impl Renderer<'_> {
             Ref::Store(key) => Ok(Some(Value::String(self.store_value(key)?))),
             Ref::Param(name) => {
                 if !self.def.parameters.iter().any(|p| p.name == name) {
-                    return Err(render_err(format!("placeholder {} names no parameter", r.display())));
+                    return Err(render_err(format!(
+                        "placeholder {} names no parameter",
+                        r.display()
+                    )));
                 }
                 Ok(self.args.get(name).filter(|v| !v.is_null()).cloned())
             }
@@ -364,9 +376,9 @@ fn origin_value<'v>(key: &str, value: &'v str, at_start: bool) -> Result<&'v str
         trimmed
     };
     let bad = host.is_empty()
-        || host
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '?' | '#' | '@' | '\\'));
+        || host.chars().any(|c| {
+            c.is_whitespace() || c.is_control() || matches!(c, '/' | '?' | '#' | '@' | '\\')
+        });
     if bad {
         return Err(render_err(format!(
             "config value store.{key} is not a valid host or base URL"
@@ -412,7 +424,20 @@ pub(crate) fn is_header_name(name: &str) -> bool {
             b.is_ascii_alphanumeric()
                 || matches!(
                     b,
-                    b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
+                    b'!' | b'#'
+                        | b'$'
+                        | b'%'
+                        | b'&'
+                        | b'\''
+                        | b'*'
+                        | b'+'
+                        | b'-'
+                        | b'.'
+                        | b'^'
+                        | b'_'
+                        | b'`'
+                        | b'|'
+                        | b'~'
                 )
         })
 }

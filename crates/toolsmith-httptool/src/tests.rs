@@ -73,7 +73,10 @@ endpoint:
 }
 
 fn config(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
 }
 
 fn args(value: Value) -> Map<String, Value> {
@@ -97,7 +100,9 @@ fn codes(violations: &[Violation]) -> Vec<&'static str> {
 }
 
 fn https_only() -> SecurityRules {
-    SecurityRules { allow_plain_http: false }
+    SecurityRules {
+        allow_plain_http: false,
+    }
 }
 
 // ---------------------------------------------------------------- parsing
@@ -145,14 +150,26 @@ fn malformed_yaml_is_a_parse_error() {
         let err = parse_yaml(src).unwrap_err();
         assert_eq!(err.code(), "invalid_yaml", "{src:?} gave {err}");
     }
-    assert_eq!(parse_json("{\"name\": ").unwrap_err().code(), "invalid_json");
+    assert_eq!(
+        parse_json("{\"name\": ").unwrap_err().code(),
+        "invalid_json"
+    );
 }
 
 #[test]
 fn huge_input_is_refused_before_parsing() {
-    let src = format!("name: x\ndescription: '{}'\n", "a".repeat(MAX_DEFINITION_BYTES));
+    let src = format!(
+        "name: x\ndescription: '{}'\n",
+        "a".repeat(MAX_DEFINITION_BYTES)
+    );
     let err = parse_yaml(&src).unwrap_err();
-    assert_eq!(err, ParseError::TooLarge { len: src.len(), max: MAX_DEFINITION_BYTES });
+    assert_eq!(
+        err,
+        ParseError::TooLarge {
+            len: src.len(),
+            max: MAX_DEFINITION_BYTES
+        }
+    );
     assert_eq!(parse_json(&src).unwrap_err().code(), "definition_too_large");
 }
 
@@ -160,7 +177,9 @@ fn huge_input_is_refused_before_parsing() {
 fn billion_laughs_fails_fast_with_a_clear_error() {
     // Nine levels of nine aliases: 9^9 (387 million) strings if expanded.
     let mut src = String::from("name: x\nendpoint:\n  url: 'https://a.example'\n  body:\n");
-    src.push_str("    a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    src.push_str(
+        "    a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
     for level in 1..9u8 {
         let prev = (b'a' + level - 1) as char;
         let cur = (b'a' + level) as char;
@@ -175,7 +194,11 @@ fn billion_laughs_fails_fast_with_a_clear_error() {
 
 #[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
-    let src = format!("name: x\nendpoint: {{url: 'https://a', body: {}{}}}\n", "[".repeat(5000), "]".repeat(5000));
+    let src = format!(
+        "name: x\nendpoint: {{url: 'https://a', body: {}{}}}\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
     assert_eq!(parse_yaml(&src).unwrap_err().code(), "invalid_yaml");
 }
 
@@ -240,21 +263,33 @@ response_template: '{% if %}'
 #[test]
 fn unknown_placeholders_and_parameter_hosts_are_violations() {
     let def = tool("https://api.example.com/{{nope}}");
-    assert_eq!(codes(&validate_definition(&def)), vec!["unknown_placeholder"]);
+    assert_eq!(
+        codes(&validate_definition(&def)),
+        vec!["unknown_placeholder"]
+    );
     let def = tool("https://{{id}}/x");
     let violations = validate_definition(&def);
     assert_eq!(codes(&violations), vec!["endpoint_render"]);
-    assert!(violations[0].message.contains("may not set the URL's scheme or host"));
+    assert!(
+        violations[0]
+            .message
+            .contains("may not set the URL's scheme or host")
+    );
     let def = tool("https://api.example.com/x#{{id}}");
     assert_eq!(codes(&validate_definition(&def)), vec!["endpoint_render"]);
     let def = tool("ftp://api.example.com/{{id}}");
     assert_eq!(codes(&validate_definition(&def)), vec!["endpoint_render"]);
-    assert_eq!(validate_definition(&tool("https://api.example.com/a/{{id}}?q={{q}}")), vec![]);
+    assert_eq!(
+        validate_definition(&tool("https://api.example.com/a/{{id}}?q={{q}}")),
+        vec![]
+    );
 }
 
 #[test]
 fn load_definition_reports_violations() {
-    let err = load_definition("name: x\ndescription: d\nendpoint: {url: 'https://a.example/{{y}}'}").unwrap_err();
+    let err =
+        load_definition("name: x\ndescription: d\nendpoint: {url: 'https://a.example/{{y}}'}")
+            .unwrap_err();
     assert_eq!(err.code(), "invalid_definition");
     assert!(err.to_string().contains("endpoint.url"), "{err}");
 }
@@ -263,8 +298,20 @@ fn load_definition_reports_violations() {
 fn security_rules() {
     let allow_all = |_: &str| Ok(());
     let def = tool("http://api.example.com/{{id}}");
-    assert_eq!(codes(&validate_security(&def, &https_only(), &allow_all)), vec!["plain_http"]);
-    assert_eq!(validate_security(&def, &SecurityRules { allow_plain_http: true }, &allow_all), vec![]);
+    assert_eq!(
+        codes(&validate_security(&def, &https_only(), &allow_all)),
+        vec!["plain_http"]
+    );
+    assert_eq!(
+        validate_security(
+            &def,
+            &SecurityRules {
+                allow_plain_http: true
+            },
+            &allow_all
+        ),
+        vec![]
+    );
 
     let seen = Mutex::new(Vec::new());
     let refuse = |url: &str| {
@@ -275,21 +322,38 @@ fn security_rules() {
     let violations = validate_security(&def, &https_only(), &refuse);
     assert_eq!(codes(&violations), vec!["url_refused"]);
     assert!(violations[0].message.contains("private address"));
-    assert_eq!(*seen.lock().unwrap(), vec!["https://10.0.0.1:8443/".to_owned()]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["https://10.0.0.1:8443/".to_owned()]
+    );
 
     let def = tool("https://user:pw@api.example.com/x");
-    assert_eq!(codes(&validate_security(&def, &https_only(), &allow_all)), vec!["credentials_in_url"]);
+    assert_eq!(
+        codes(&validate_security(&def, &https_only(), &allow_all)),
+        vec!["credentials_in_url"]
+    );
     let def = tool("https://api.example.com/x?api_key={{store.api_key}}");
-    assert_eq!(codes(&validate_security(&def, &https_only(), &allow_all)), vec!["secret_outside_headers"]);
+    assert_eq!(
+        codes(&validate_security(&def, &https_only(), &allow_all)),
+        vec!["secret_outside_headers"]
+    );
     let def = tool("https://api.example.com/x?access_token=abc123");
-    assert_eq!(codes(&validate_security(&def, &https_only(), &allow_all)), vec!["hardcoded_secret"]);
+    assert_eq!(
+        codes(&validate_security(&def, &https_only(), &allow_all)),
+        vec!["hardcoded_secret"]
+    );
 
     let mut def = tool("https://api.example.com/x");
     def.endpoint.method = Method::Post;
     def.endpoint.body = Some(json!({"auth": "{{store.booking_api_key}}", "id": "{{id}}"}));
-    def.endpoint.headers.insert("Authorization".into(), "Bearer sk_live_123".into());
+    def.endpoint
+        .headers
+        .insert("Authorization".into(), "Bearer sk_live_123".into());
     let violations = validate_security(&def, &https_only(), &allow_all);
-    assert_eq!(codes(&violations), vec!["secret_outside_headers", "hardcoded_secret"]);
+    assert_eq!(
+        codes(&violations),
+        vec!["secret_outside_headers", "hardcoded_secret"]
+    );
     assert_eq!(violations[0].path, "endpoint.body.auth");
 }
 
@@ -332,8 +396,16 @@ fn ranking_prefers_more_and_longer_matches() {
     let b = vec!["what size".to_owned(), "fit guide".to_owned()];
     let c = vec!["size recommendation".to_owned()];
     let d = vec!["loyalty".to_owned()];
-    let tools = [("a", a.as_slice()), ("b", b.as_slice()), ("c", c.as_slice()), ("d", d.as_slice())];
-    let ranked = rank_by_triggers(tools, "What size? Is there a fit guide or a size recommendation");
+    let tools = [
+        ("a", a.as_slice()),
+        ("b", b.as_slice()),
+        ("c", c.as_slice()),
+        ("d", d.as_slice()),
+    ];
+    let ranked = rank_by_triggers(
+        tools,
+        "What size? Is there a fit guide or a size recommendation",
+    );
     let names: Vec<&str> = ranked.iter().map(|m| m.name).collect();
     assert_eq!(names, vec!["b", "c", "a"]);
     assert_eq!(ranked[0].matched, vec!["what size", "fit guide"]);
@@ -345,25 +417,55 @@ fn ranking_prefers_more_and_longer_matches() {
 fn context_parameters_are_filled_and_explicit_overrides_refused() {
     let def = parse_yaml(SPEC_LOYALTY).unwrap();
     let store = config(&[]);
-    let resolved = resolve_arguments(&def, &Map::new(), &ctx(&store, json!({"customer_email": "a@b.c"}))).unwrap();
-    assert_eq!(Value::Object(resolved), json!({"customer_email": "a@b.c", "include_history": false}));
+    let resolved = resolve_arguments(
+        &def,
+        &Map::new(),
+        &ctx(&store, json!({"customer_email": "a@b.c"})),
+    )
+    .unwrap();
+    assert_eq!(
+        Value::Object(resolved),
+        json!({"customer_email": "a@b.c", "include_history": false})
+    );
 
     let err = resolve_arguments(&def, &Map::new(), &ctx(&store, json!({}))).unwrap_err();
     assert_eq!(err.kind, HttpErrorKind::MissingParameter);
     assert_eq!(
         err.message,
-        "required parameter 'customer_email' (source: conversation) has no value in the call's conversation context"
+        "required parameter 'customer_email' (source: conversation) has no value: the call's context has no conversation.customer_email"
     );
 
-    let err = resolve_arguments(&def, &args(json!({"customer_email": "victim@x.y"})), &ctx(&store, json!({"customer_email": "a@b.c"}))).unwrap_err();
+    let err = resolve_arguments(
+        &def,
+        &args(json!({"customer_email": "victim@x.y"})),
+        &ctx(&store, json!({"customer_email": "a@b.c"})),
+    )
+    .unwrap_err();
     assert_eq!(err.kind, HttpErrorKind::InvalidArguments);
-    assert!(err.message.contains("cannot be passed explicitly"), "{}", err.message);
+    assert!(
+        err.message.contains("cannot be passed explicitly"),
+        "{}",
+        err.message
+    );
 
-    let err = resolve_arguments(&def, &args(json!({"extra": 1})), &ctx(&store, json!({"customer_email": "a@b.c"}))).unwrap_err();
+    let err = resolve_arguments(
+        &def,
+        &args(json!({"extra": 1})),
+        &ctx(&store, json!({"customer_email": "a@b.c"})),
+    )
+    .unwrap_err();
     assert_eq!(err.message, "unknown argument 'extra'");
 
-    let err = resolve_arguments(&def, &args(json!({"include_history": "yes"})), &ctx(&store, json!({"customer_email": "a@b.c"}))).unwrap_err();
-    assert_eq!(err.message, "parameter 'include_history' must be of type boolean, got string");
+    let err = resolve_arguments(
+        &def,
+        &args(json!({"include_history": "yes"})),
+        &ctx(&store, json!({"customer_email": "a@b.c"})),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message,
+        "parameter 'include_history' must be of type boolean, got string"
+    );
 }
 
 #[test]
@@ -393,26 +495,53 @@ endpoint: {url: 'https://a.example/{{product_id}}'}
         json!({"customer_measurements": {"chest": 96}, "product_id": "p-1", "limit": 7})
     );
     let empty = config(&[]);
-    let call = CallContext { store: &empty, ..call };
+    let call = CallContext {
+        store: &empty,
+        ..call
+    };
     let err = resolve_arguments(&def, &Map::new(), &call).unwrap_err();
-    assert_eq!(err.message, "required parameter 'limit' (source: store) has no value in the owner's configuration (store.limit)");
+    assert_eq!(
+        err.message,
+        "required parameter 'limit' (source: store) has no value: the owner's configuration has no store.limit"
+    );
 }
 
 // ---------------------------------------------------------------- rendering
 
 fn render(url: &str, call_args: Value) -> Result<PreparedRequest, HttpToolError> {
     let def = tool(url);
-    let store = config(&[("base", "https://api.example.com/"), ("host", "api.example.com:8443")]);
-    let resolved = resolve_arguments(&def, &args(call_args), &ctx(&store, json!({"email": "a@b.c"})))?;
+    let store = config(&[
+        ("base", "https://api.example.com/"),
+        ("host", "api.example.com:8443"),
+    ]);
+    let resolved = resolve_arguments(
+        &def,
+        &args(call_args),
+        &ctx(&store, json!({"email": "a@b.c"})),
+    )?;
     prepare_request(&def, &resolved, &store)
 }
 
 #[test]
 fn path_and_query_values_are_percent_encoded() {
-    let req = render("{{store.base}}/items/{{id}}?q={{q}}&n={{n}}", json!({"id": "../admin", "q": "a&b=c#d e", "n": 5})).unwrap();
-    assert_eq!(req.url, "https://api.example.com/items/..%2Fadmin?q=a%26b%3Dc%23d%20e&n=5");
-    let req = render("https://{{store.host}}/u/{{id}}", json!({"id": "x/../../etc/passwd?y#z"})).unwrap();
-    assert_eq!(req.url, "https://api.example.com:8443/u/x%2F..%2F..%2Fetc%2Fpasswd%3Fy%23z");
+    let req = render(
+        "{{store.base}}/items/{{id}}?q={{q}}&n={{n}}",
+        json!({"id": "../admin", "q": "a&b=c#d e", "n": 5}),
+    )
+    .unwrap();
+    assert_eq!(
+        req.url,
+        "https://api.example.com/items/..%2Fadmin?q=a%26b%3Dc%23d%20e&n=5"
+    );
+    let req = render(
+        "https://{{store.host}}/u/{{id}}",
+        json!({"id": "x/../../etc/passwd?y#z"}),
+    )
+    .unwrap();
+    assert_eq!(
+        req.url,
+        "https://api.example.com:8443/u/x%2F..%2F..%2Fetc%2Fpasswd%3Fy%23z"
+    );
     let req = render("https://a.example/{{id}}", json!({"id": "%2e%2e"})).unwrap();
     assert_eq!(req.url, "https://a.example/%252e%252e");
 }
@@ -423,7 +552,12 @@ fn dot_segments_and_empty_segments_from_values_are_refused() {
         let err = render("https://a.example/files/{{id}}/raw", json!({"id": id})).unwrap_err();
         assert_eq!(err.kind, HttpErrorKind::Render, "{id:?}");
     }
-    assert_eq!(render("https://a.example/v{{id}}", json!({"id": ".."})).unwrap().url, "https://a.example/v..");
+    assert_eq!(
+        render("https://a.example/v{{id}}", json!({"id": ".."}))
+            .unwrap()
+            .url,
+        "https://a.example/v.."
+    );
 }
 
 #[test]
@@ -438,9 +572,17 @@ fn placeholder_syntax_in_values_is_data() {
     }
     let def = tool("{{store.base}}/{{id}}?q={{q}}");
     let store = Recording::default();
-    let resolved = resolve_arguments(&def, &args(json!({"id": "{{store.secret_key}}", "q": "{% include 'x' %}"})), &ctx(&store, json!({}))).unwrap();
+    let resolved = resolve_arguments(
+        &def,
+        &args(json!({"id": "{{store.secret_key}}", "q": "{% include 'x' %}"})),
+        &ctx(&store, json!({})),
+    )
+    .unwrap();
     let req = prepare_request(&def, &resolved, &store).unwrap();
-    assert_eq!(req.url, "https://api.example.com/%7B%7Bstore.secret_key%7D%7D?q=%7B%25%20include%20%27x%27%20%25%7D");
+    assert_eq!(
+        req.url,
+        "https://api.example.com/%7B%7Bstore.secret_key%7D%7D?q=%7B%25%20include%20%27x%27%20%25%7D"
+    );
     assert_eq!(*store.0.lock().unwrap(), vec!["base".to_owned()]);
 }
 
@@ -450,13 +592,22 @@ fn missing_values_never_become_empty_url_parts() {
     assert_eq!(err.kind, HttpErrorKind::MissingParameter);
     assert_eq!(err.message, "{{q}} has no value but is used in the URL");
     let err = render("https://{{store.nothing}}/x", json!({"id": "x"})).unwrap_err();
-    assert_eq!(err.message, "config value store.nothing is not set; configure it for this tool's owner");
+    assert_eq!(
+        err.message,
+        "config value store.nothing is not set; configure it for this tool's owner"
+    );
 }
 
 #[test]
 fn hostile_origin_config_values_are_refused() {
     let def = tool("{{store.base}}/x");
-    for base in ["https://evil.example/x?", "https://a@evil.example", "https://a.example\r\nX: y", "javascript:alert(1)", ""] {
+    for base in [
+        "https://evil.example/x?",
+        "https://a@evil.example",
+        "https://a.example\r\nX: y",
+        "javascript:alert(1)",
+        "",
+    ] {
         let store = config(&[("base", base)]);
         let err = prepare_request(&def, &Map::new(), &store).unwrap_err();
         assert_eq!(err.kind, HttpErrorKind::Render, "{base:?}");
@@ -465,36 +616,67 @@ fn hostile_origin_config_values_are_refused() {
 
 #[test]
 fn huge_values_make_an_over_long_url_error() {
-    let err = render("https://a.example/{{id}}", json!({"id": "x".repeat(MAX_URL_LEN)})).unwrap_err();
+    let err = render(
+        "https://a.example/{{id}}",
+        json!({"id": "x".repeat(MAX_URL_LEN)}),
+    )
+    .unwrap_err();
     assert!(err.message.contains("longer than"), "{}", err.message);
 }
 
 #[test]
 fn header_values_refuse_line_breaks() {
     let mut def = tool("https://a.example/x");
-    def.endpoint.headers.insert("X-Query".into(), "q={{q}}".into());
+    def.endpoint
+        .headers
+        .insert("X-Query".into(), "q={{q}}".into());
     let store = config(&[]);
     for q in ["a\r\nX-Admin: 1", "a\nb", "a\rb", "a\0b"] {
-        let resolved = resolve_arguments(&def, &args(json!({"id": "1", "q": q})), &ctx(&store, json!({}))).unwrap();
+        let resolved = resolve_arguments(
+            &def,
+            &args(json!({"id": "1", "q": q})),
+            &ctx(&store, json!({})),
+        )
+        .unwrap();
         let err = prepare_request(&def, &resolved, &store).unwrap_err();
         assert_eq!(err.kind, HttpErrorKind::Render, "{q:?}");
         assert!(err.message.contains("header 'X-Query'"));
     }
-    let resolved = resolve_arguments(&def, &args(json!({"id": "1", "q": "tab\tok {{x}}"})), &ctx(&store, json!({}))).unwrap();
-    assert_eq!(prepare_request(&def, &resolved, &store).unwrap().header("x-query"), Some("q=tab\tok {{x}}"));
+    let resolved = resolve_arguments(
+        &def,
+        &args(json!({"id": "1", "q": "tab\tok {{x}}"})),
+        &ctx(&store, json!({})),
+    )
+    .unwrap();
+    assert_eq!(
+        prepare_request(&def, &resolved, &store)
+            .unwrap()
+            .header("x-query"),
+        Some("q=tab\tok {{x}}")
+    );
 }
 
 #[test]
 fn structured_bodies_are_json_encoded_and_typed() {
     let mut def = tool("https://a.example/x");
     def.endpoint.method = Method::Post;
-    def.endpoint.body = Some(json!({"id": "{{id}}", "text": "q: {{q}}", "filter": "{{filter}}", "n": "{{n}}", "list": ["{{id}}", 3]}));
+    def.endpoint.body = Some(
+        json!({"id": "{{id}}", "text": "q: {{q}}", "filter": "{{filter}}", "n": "{{n}}", "list": ["{{id}}", 3]}),
+    );
     let store = config(&[]);
     let hostile = "\", \"admin\": true, \"x\": \"\n\\";
-    let resolved = resolve_arguments(&def, &args(json!({"id": hostile, "q": "{{id}}", "filter": {"a": [1]}})), &ctx(&store, json!({}))).unwrap();
+    let resolved = resolve_arguments(
+        &def,
+        &args(json!({"id": hostile, "q": "{{id}}", "filter": {"a": [1]}})),
+        &ctx(&store, json!({})),
+    )
+    .unwrap();
     let req = prepare_request(&def, &resolved, &store).unwrap();
     let body: Value = serde_json::from_str(req.body.as_deref().unwrap()).unwrap();
-    assert_eq!(body, json!({"id": hostile, "text": "q: {{id}}", "filter": {"a": [1]}, "n": null, "list": [hostile, 3]}));
+    assert_eq!(
+        body,
+        json!({"id": hostile, "text": "q: {{id}}", "filter": {"a": [1]}, "n": null, "list": [hostile, 3]})
+    );
     assert_eq!(req.header("content-type"), Some("application/json"));
 }
 
@@ -505,12 +687,25 @@ fn text_bodies_must_stay_json() {
     def.endpoint.body = Some(json!("{\"q\": \"{{q}}\", \"n\": {{n}}, \"f\": {{filter}}}"));
     let store = config(&[]);
     let hostile = "x\", \"admin\": true, \"y\": \"";
-    let resolved = resolve_arguments(&def, &args(json!({"id": "1", "q": hostile, "n": 2, "filter": {"k": "v"}})), &ctx(&store, json!({}))).unwrap();
+    let resolved = resolve_arguments(
+        &def,
+        &args(json!({"id": "1", "q": hostile, "n": 2, "filter": {"k": "v"}})),
+        &ctx(&store, json!({})),
+    )
+    .unwrap();
     let req = prepare_request(&def, &resolved, &store).unwrap();
     let body: Value = serde_json::from_str(req.body.as_deref().unwrap()).unwrap();
     assert_eq!(body, json!({"q": hostile, "n": 2, "f": {"k": "v"}}));
-    let resolved = resolve_arguments(&def, &args(json!({"id": "1", "q": "a", "n": 2})), &ctx(&store, json!({}))).unwrap();
-    assert_eq!(prepare_request(&def, &resolved, &store).unwrap_err().kind, HttpErrorKind::MissingParameter);
+    let resolved = resolve_arguments(
+        &def,
+        &args(json!({"id": "1", "q": "a", "n": 2})),
+        &ctx(&store, json!({})),
+    )
+    .unwrap();
+    assert_eq!(
+        prepare_request(&def, &resolved, &store).unwrap_err().kind,
+        HttpErrorKind::MissingParameter
+    );
 }
 
 #[test]
@@ -548,16 +743,28 @@ fn template_values_are_never_evaluated() {
 fn template_fuel_output_and_loader_limits() {
     let vars = Map::new();
     let bomb = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}";
-    assert_eq!(render_template(bomb, &vars).unwrap_err(), TemplateError::OutOfFuel);
+    assert_eq!(
+        render_template(bomb, &vars).unwrap_err(),
+        TemplateError::OutOfFuel
+    );
     let wide = "{% for i in range(5000) %}xxxxxxxxxxxxxxxxxxxx{% endfor %}";
-    assert_eq!(render_template(wide, &vars).unwrap_err(), TemplateError::OutputTooLarge);
+    assert_eq!(
+        render_template(wide, &vars).unwrap_err(),
+        TemplateError::OutputTooLarge
+    );
     let include = "{% include '/etc/passwd' %}";
     let err = render_template(include, &vars).unwrap_err();
-    assert!(matches!(err, TemplateError::Syntax(_) | TemplateError::Render(_)), "{err:?}");
+    assert!(
+        matches!(err, TemplateError::Syntax(_) | TemplateError::Render(_)),
+        "{err:?}"
+    );
     let recursive = "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}";
     assert!(render_template(recursive, &vars).is_err());
     let huge = "x".repeat(MAX_TEMPLATE_SOURCE + 1);
-    assert_eq!(compile_template(&huge).unwrap_err(), TemplateError::TooLarge { len: huge.len() });
+    assert_eq!(
+        compile_template(&huge).unwrap_err(),
+        TemplateError::TooLarge { len: huge.len() }
+    );
 }
 
 // ---------------------------------------------------------------- execution with a canned sender
@@ -570,7 +777,11 @@ struct Canned {
 
 impl Canned {
     fn new(status: u16, body: &[u8]) -> Self {
-        Self { status, body: body.to_vec(), seen: Mutex::new(Vec::new()) }
+        Self {
+            status,
+            body: body.to_vec(),
+            seen: Mutex::new(Vec::new()),
+        }
     }
 }
 
@@ -578,7 +789,11 @@ impl Canned {
 impl HttpSender for Canned {
     async fn send(&self, req: PreparedRequest) -> Result<SenderResponse, SendError> {
         self.seen.lock().unwrap().push(req);
-        Ok(SenderResponse { status: self.status, headers: Vec::new(), body: self.body.clone() })
+        Ok(SenderResponse {
+            status: self.status,
+            headers: Vec::new(),
+            body: self.body.clone(),
+        })
     }
 }
 
@@ -602,8 +817,18 @@ impl HttpSender for Never {
 
 async fn run_loyalty(sender: &dyn HttpSender) -> Result<HttpToolOutput, HttpToolError> {
     let def = parse_yaml(SPEC_LOYALTY).unwrap();
-    let store = config(&[("loyalty_api_url", "loyalty.example.com"), ("loyalty_api_key", "k-123")]);
-    execute(&def, &Map::new(), &ctx(&store, json!({"customer_email": "ann@example.com"})), sender, &https_only()).await
+    let store = config(&[
+        ("loyalty_api_url", "loyalty.example.com"),
+        ("loyalty_api_key", "k-123"),
+    ]);
+    execute(
+        &def,
+        &Map::new(),
+        &ctx(&store, json!({"customer_email": "ann@example.com"})),
+        sender,
+        &https_only(),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -611,10 +836,19 @@ async fn execute_maps_and_renders() {
     let sender = Canned::new(200, br#"{"data": {"current_balance": 1250, "membership_tier": "Gold", "points_needed_for_next_tier": 0}}"#);
     let out = run_loyalty(&sender).await.unwrap();
     assert_eq!(out.status, 200);
-    assert_eq!(out.text, "You have 1250 loyalty points and you're a Gold member!\n");
-    assert_eq!(out.data, json!({"points_balance": 1250, "tier": "Gold", "points_to_next_tier": 0, "expiring_points": null}));
+    assert_eq!(
+        out.text,
+        "You have 1250 loyalty points and you're a Gold member!\n"
+    );
+    assert_eq!(
+        out.data,
+        json!({"points_balance": 1250, "tier": "Gold", "points_to_next_tier": 0, "expiring_points": null})
+    );
     let seen = sender.seen.lock().unwrap();
-    assert_eq!(seen[0].url, "https://loyalty.example.com/api/v1/customers/ann%40example.com/points");
+    assert_eq!(
+        seen[0].url,
+        "https://loyalty.example.com/api/v1/customers/ann%40example.com/points"
+    );
     assert_eq!(seen[0].header("authorization"), Some("Bearer k-123"));
     assert_eq!(seen[0].timeout, Duration::from_secs(10));
     assert_eq!(seen[0].max_response_bytes, MAX_RESPONSE_BYTES);
@@ -623,36 +857,82 @@ async fn execute_maps_and_renders() {
 #[tokio::test]
 async fn http_statuses_map_to_error_handling_messages() {
     let cases = [
-        (404, HttpErrorKind::NotFound, "I couldn't find your loyalty account."),
-        (401, HttpErrorKind::Unauthorized, "The service refused the request: the tool is not authorized."),
-        (403, HttpErrorKind::Unauthorized, "The service refused the request: the tool is not authorized."),
-        (429, HttpErrorKind::RateLimited, "The service is receiving too many requests. Please try again shortly."),
-        (500, HttpErrorKind::ApiError, "I'm having trouble accessing the loyalty system right now."),
-        (302, HttpErrorKind::ApiError, "I'm having trouble accessing the loyalty system right now."),
-        (504, HttpErrorKind::Timeout, "The service did not answer in time. Please try again later."),
+        (
+            404,
+            HttpErrorKind::NotFound,
+            "I couldn't find your loyalty account.",
+        ),
+        (
+            401,
+            HttpErrorKind::Unauthorized,
+            "The service refused the request: the tool is not authorized.",
+        ),
+        (
+            403,
+            HttpErrorKind::Unauthorized,
+            "The service refused the request: the tool is not authorized.",
+        ),
+        (
+            429,
+            HttpErrorKind::RateLimited,
+            "The service is receiving too many requests. Please try again shortly.",
+        ),
+        (
+            500,
+            HttpErrorKind::ApiError,
+            "I'm having trouble accessing the loyalty system right now.",
+        ),
+        (
+            302,
+            HttpErrorKind::ApiError,
+            "I'm having trouble accessing the loyalty system right now.",
+        ),
+        (
+            504,
+            HttpErrorKind::Timeout,
+            "The service did not answer in time. Please try again later.",
+        ),
     ];
     for (status, kind, message) in cases {
         let err = run_loyalty(&Canned::new(status, b"{}")).await.unwrap_err();
-        assert_eq!((err.kind, err.message.as_str(), err.status), (kind, message, Some(status)));
+        assert_eq!(
+            (err.kind, err.message.as_str(), err.status),
+            (kind, message, Some(status))
+        );
     }
 }
 
 #[tokio::test]
 async fn bad_bodies_and_send_failures() {
-    let err = run_loyalty(&Canned::new(200, b"<html>oops</html>")).await.unwrap_err();
-    assert_eq!((err.kind, err.status), (HttpErrorKind::InvalidResponse, Some(200)));
-    assert_eq!(err.message, "The service sent a response that could not be read.");
+    let err = run_loyalty(&Canned::new(200, b"<html>oops</html>"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.kind, err.status),
+        (HttpErrorKind::InvalidResponse, Some(200))
+    );
+    assert_eq!(
+        err.message,
+        "The service sent a response that could not be read."
+    );
 
     let big = vec![b' '; MAX_RESPONSE_BYTES + 1];
     let err = run_loyalty(&Canned::new(200, &big)).await.unwrap_err();
     assert_eq!(err.kind, HttpErrorKind::TooLarge);
 
-    let err = run_loyalty(&Failing(SendError::Refused("10.0.0.1 is private".into()))).await.unwrap_err();
+    let err = run_loyalty(&Failing(SendError::Refused("10.0.0.1 is private".into())))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind, HttpErrorKind::Refused);
     assert!(err.message.contains("10.0.0.1 is private"));
 
-    let err = run_loyalty(&Failing(SendError::Connection("reset".into()))).await.unwrap_err();
-    assert_eq!((err.kind, err.detail.as_deref()), (HttpErrorKind::ApiError, Some("connection failed: reset")));
+    let err = run_loyalty(&Failing(SendError::Connection("reset".into())))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.kind, err.detail.as_deref()),
+        (HttpErrorKind::ApiError, Some("connection failed: reset"))
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -668,30 +948,75 @@ async fn plain_http_is_refused_at_run_time_unless_allowed() {
     let store = config(&[("base", "http://api.example.com")]);
     let sender = Canned::new(200, b"{}");
     let call = ctx(&store, json!({}));
-    let err = execute(&def, &args(json!({"id": "1"})), &call, &sender, &https_only()).await.unwrap_err();
+    let err = execute(
+        &def,
+        &args(json!({"id": "1"})),
+        &call,
+        &sender,
+        &https_only(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.message, "the endpoint must use https");
     assert!(sender.seen.lock().unwrap().is_empty());
-    let out = execute(&def, &args(json!({"id": "1"})), &call, &sender, &SecurityRules { allow_plain_http: true }).await.unwrap();
+    let out = execute(
+        &def,
+        &args(json!({"id": "1"})),
+        &call,
+        &sender,
+        &SecurityRules {
+            allow_plain_http: true,
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!((out.status, out.text.as_str()), (200, "{}"));
 }
 
 #[tokio::test]
 async fn template_fuel_exhaustion_is_a_tool_error() {
     let mut def = tool("https://a.example/{{id}}");
-    def.response_template = Some("{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}".into());
+    def.response_template = Some(
+        "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}".into(),
+    );
     let store = config(&[]);
-    let err = execute(&def, &args(json!({"id": "1"})), &ctx(&store, json!({})), &Canned::new(200, b"{}"), &https_only()).await.unwrap_err();
+    let err = execute(
+        &def,
+        &args(json!({"id": "1"})),
+        &ctx(&store, json!({})),
+        &Canned::new(200, b"{}"),
+        &https_only(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!((err.kind, err.status), (HttpErrorKind::Template, Some(200)));
 }
 
 #[tokio::test]
 async fn endpoint_probe_reports_missing_paths() {
     let def = parse_yaml(SPEC_LOYALTY).unwrap();
-    let store = config(&[("loyalty_api_url", "loyalty.example.com"), ("loyalty_api_key", "k")]);
+    let store = config(&[
+        ("loyalty_api_url", "loyalty.example.com"),
+        ("loyalty_api_key", "k"),
+    ]);
     let sender = Canned::new(200, br#"{"data": {"current_balance": 1, "membership_tier": "x", "points_needed_for_next_tier": 2}}"#);
-    let report = validate_endpoint(&def, &Map::new(), &ctx(&store, json!({"customer_email": "a@b.c"})), &sender, &https_only()).await;
+    let report = validate_endpoint(
+        &def,
+        &Map::new(),
+        &ctx(&store, json!({"customer_email": "a@b.c"})),
+        &sender,
+        &https_only(),
+    )
+    .await;
     assert!(report.ok);
     assert_eq!(report.missing_paths, vec!["expiring_points".to_owned()]);
-    let report = validate_endpoint(&def, &Map::new(), &ctx(&store, json!({"customer_email": "a@b.c"})), &Canned::new(404, b""), &https_only()).await;
+    let report = validate_endpoint(
+        &def,
+        &Map::new(),
+        &ctx(&store, json!({"customer_email": "a@b.c"})),
+        &Canned::new(404, b""),
+        &https_only(),
+    )
+    .await;
     assert_eq!((report.ok, report.status), (false, Some(404)));
 }

@@ -48,7 +48,11 @@ where
 }
 
 fn longest(m: &TriggerMatch<'_>) -> usize {
-    m.matched.iter().map(|t| t.chars().count()).max().unwrap_or(0)
+    m.matched
+        .iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0)
 }
 
 fn phrase_in(trigger: &str, normalized_message: &str) -> bool {

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::context::{CallContext, ConfigLookup};
 use crate::definition::{HttpToolDefinition, MAX_TIMEOUT_SECS, Method, ParamType};
-use crate::execute::{HttpToolOutput, SecurityRules, execute_inner};
 use crate::error::HttpToolError;
+use crate::execute::{HttpToolOutput, SecurityRules, execute_inner};
 use crate::mapping::parse_path;
 use crate::parse::{ParseError, parse_any};
 use crate::placeholder::{self, Piece, Ref, is_identifier, is_secret_like};
@@ -73,36 +73,71 @@ pub fn load_definition(src: &str) -> Result<HttpToolDefinition, LoadError> {
 pub fn validate_definition(def: &HttpToolDefinition) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut add = |path: String, code: &'static str, message: String| {
-        out.push(Violation { path, code, message });
+        out.push(Violation {
+            path,
+            code,
+            message,
+        });
     };
     check_tool_name(&def.name, &mut add);
     if def.description.trim().is_empty() {
-        add("description".into(), "missing_description", "description is empty".into());
+        add(
+            "description".into(),
+            "missing_description",
+            "description is empty".into(),
+        );
     } else if def.description.chars().count() > MAX_DESCRIPTION {
-        add("description".into(), "too_long", format!("description is over {MAX_DESCRIPTION} characters"));
+        add(
+            "description".into(),
+            "too_long",
+            format!("description is over {MAX_DESCRIPTION} characters"),
+        );
     }
     if let Some(version) = &def.version
         && (version.trim().is_empty() || version.len() > 32)
     {
-        add("version".into(), "invalid_version", "version must be 1 to 32 characters".into());
+        add(
+            "version".into(),
+            "invalid_version",
+            "version must be 1 to 32 characters".into(),
+        );
     }
     if def.triggers.len() > MAX_TRIGGERS {
-        add("triggers".into(), "too_many", format!("more than {MAX_TRIGGERS} triggers"));
+        add(
+            "triggers".into(),
+            "too_many",
+            format!("more than {MAX_TRIGGERS} triggers"),
+        );
     }
     for (idx, trigger) in def.triggers.iter().enumerate() {
         if trigger.trim().is_empty() || trigger.chars().count() > MAX_TRIGGER_LEN {
-            add(format!("triggers[{idx}]"), "invalid_trigger", format!("a trigger must be 1 to {MAX_TRIGGER_LEN} non-blank characters"));
+            add(
+                format!("triggers[{idx}]"),
+                "invalid_trigger",
+                format!("a trigger must be 1 to {MAX_TRIGGER_LEN} non-blank characters"),
+            );
         }
     }
     check_parameters(def, &mut add);
     check_endpoint(def, &mut add);
     if def.response_mapping.len() > MAX_MAPPINGS {
-        add("response_mapping".into(), "too_many", format!("more than {MAX_MAPPINGS} mapped fields"));
+        add(
+            "response_mapping".into(),
+            "too_many",
+            format!("more than {MAX_MAPPINGS} mapped fields"),
+        );
     }
     for (name, path) in &def.response_mapping {
         let at = format!("response_mapping.{name}");
         if !is_identifier(name) {
-            add(at.clone(), "invalid_name", format!("'{}' is not a valid field name (letters, digits, _)", short(name)));
+            add(
+                at.clone(),
+                "invalid_name",
+                format!(
+                    "'{}' is not a valid field name (letters, digits, _)",
+                    short(name)
+                ),
+            );
         }
         if let Err(e) = parse_path(path) {
             add(at, "invalid_path", e.to_string());
@@ -122,8 +157,15 @@ pub fn validate_definition(def: &HttpToolDefinition) -> Vec<Violation> {
         ("rate_limited", &handling.rate_limited),
         ("invalid_response", &handling.invalid_response),
     ] {
-        if message.as_ref().is_some_and(|m| m.chars().count() > MAX_MESSAGE) {
-            add(format!("error_handling.{key}"), "too_long", format!("message is over {MAX_MESSAGE} characters"));
+        if message
+            .as_ref()
+            .is_some_and(|m| m.chars().count() > MAX_MESSAGE)
+        {
+            add(
+                format!("error_handling.{key}"),
+                "too_long",
+                format!("message is over {MAX_MESSAGE} characters"),
+            );
         }
     }
     out
@@ -143,17 +185,29 @@ pub fn validate_security(
     let url = def.endpoint.url.trim();
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("http://") && !rules.allow_plain_http {
-        out.push(violation("endpoint.url", "plain_http", "the endpoint must use https".into()));
+        out.push(violation(
+            "endpoint.url",
+            "plain_http",
+            "the endpoint must use https".into(),
+        ));
     }
     if let Some((scheme, after)) = url.split_once("://") {
         let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
         let authority = &after[..authority_end];
         if authority.contains('@') {
-            out.push(violation("endpoint.url", "credentials_in_url", "the URL carries user info; send credentials in a header".into()));
+            out.push(violation(
+                "endpoint.url",
+                "credentials_in_url",
+                "the URL carries user info; send credentials in a header".into(),
+            ));
         } else if !authority.contains("{{") && !authority.is_empty() {
             let origin = format!("{scheme}://{authority}/");
             if let Err(why) = url_check(&origin) {
-                out.push(violation("endpoint.url", "url_refused", format!("the endpoint host is not allowed: {why}")));
+                out.push(violation(
+                    "endpoint.url",
+                    "url_refused",
+                    format!("the endpoint host is not allowed: {why}"),
+                ));
             }
         }
         if let Some(query_at) = after.find('?') {
@@ -161,7 +215,14 @@ pub fn validate_security(
             for pair in query.split('&') {
                 let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
                 if is_secret_like(key) && !value.is_empty() && !value.contains("{{") {
-                    out.push(violation("endpoint.url", "hardcoded_secret", format!("query parameter '{}' holds a literal credential", short(key))));
+                    out.push(violation(
+                        "endpoint.url",
+                        "hardcoded_secret",
+                        format!(
+                            "query parameter '{}' holds a literal credential",
+                            short(key)
+                        ),
+                    ));
                 }
             }
         }
@@ -169,15 +230,29 @@ pub fn validate_security(
     for (path, template) in body_and_url_templates(def) {
         for r in placeholder::refs(template).unwrap_or_default() {
             if ref_is_secret(def, r) {
-                out.push(violation(&path, "secret_outside_headers", format!("{} looks like a credential; credentials may only be sent in headers", r.display())));
+                out.push(violation(
+                    &path,
+                    "secret_outside_headers",
+                    format!(
+                        "{} looks like a credential; credentials may only be sent in headers",
+                        r.display()
+                    ),
+                ));
             }
         }
     }
     for (name, value) in &def.endpoint.headers {
-        let credential_header = matches!(name.to_ascii_lowercase().as_str(), "authorization" | "proxy-authorization" | "cookie")
-            || is_secret_like(name);
+        let credential_header = matches!(
+            name.to_ascii_lowercase().as_str(),
+            "authorization" | "proxy-authorization" | "cookie"
+        ) || is_secret_like(name);
         if credential_header && !value.contains("{{") && !value.trim().is_empty() {
-            out.push(violation(&format!("endpoint.headers.{name}"), "hardcoded_secret", "a credential is written into the definition; use a {{store.key}} config value".into()));
+            out.push(violation(
+                &format!("endpoint.headers.{name}"),
+                "hardcoded_secret",
+                "a credential is written into the definition; use a {{store.key}} config value"
+                    .into(),
+            ));
         }
     }
     out
@@ -225,31 +300,67 @@ pub async fn validate_endpoint(
 fn check_tool_name(name: &str, add: &mut impl FnMut(String, &'static str, String)) {
     let ok = name.len() <= MAX_NAME_LEN
         && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !ok {
-        add("name".into(), "invalid_name", format!("tool name '{}' must match ^[a-z][a-z0-9_]*$ and be at most {MAX_NAME_LEN} characters", short(name)));
+        add(
+            "name".into(),
+            "invalid_name",
+            format!(
+                "tool name '{}' must match ^[a-z][a-z0-9_]*$ and be at most {MAX_NAME_LEN} characters",
+                short(name)
+            ),
+        );
     }
 }
 
 fn check_parameters(def: &HttpToolDefinition, add: &mut impl FnMut(String, &'static str, String)) {
     if def.parameters.len() > MAX_PARAMS {
-        add("parameters".into(), "too_many", format!("more than {MAX_PARAMS} parameters"));
+        add(
+            "parameters".into(),
+            "too_many",
+            format!("more than {MAX_PARAMS} parameters"),
+        );
     }
     let mut seen = BTreeSet::new();
     for (idx, param) in def.parameters.iter().enumerate() {
         let at = format!("parameters[{idx}]");
         if !is_identifier(&param.name) || param.name == "store" {
-            add(format!("{at}.name"), "invalid_name", format!("'{}' is not a valid parameter name (letters, digits, _; not 'store')", short(&param.name)));
+            add(
+                format!("{at}.name"),
+                "invalid_name",
+                format!(
+                    "'{}' is not a valid parameter name (letters, digits, _; not 'store')",
+                    short(&param.name)
+                ),
+            );
         } else if !seen.insert(param.name.as_str()) {
-            add(format!("{at}.name"), "duplicate_name", format!("parameter '{}' is declared twice", param.name));
+            add(
+                format!("{at}.name"),
+                "duplicate_name",
+                format!("parameter '{}' is declared twice", param.name),
+            );
         }
         if let Some(default) = &param.default
             && !param.param_type.accepts(default)
         {
-            add(format!("{at}.default"), "type_mismatch", format!("default is not of type {}", param.param_type.as_str()));
+            add(
+                format!("{at}.default"),
+                "type_mismatch",
+                format!("default is not of type {}", param.param_type.as_str()),
+            );
         }
-        if param.description.as_ref().is_some_and(|d| d.chars().count() > MAX_MESSAGE) {
-            add(format!("{at}.description"), "too_long", format!("description is over {MAX_MESSAGE} characters"));
+        if param
+            .description
+            .as_ref()
+            .is_some_and(|d| d.chars().count() > MAX_MESSAGE)
+        {
+            add(
+                format!("{at}.description"),
+                "too_long",
+                format!("description is over {MAX_MESSAGE} characters"),
+            );
         }
     }
 }
@@ -257,25 +368,49 @@ fn check_parameters(def: &HttpToolDefinition, add: &mut impl FnMut(String, &'sta
 fn check_endpoint(def: &HttpToolDefinition, add: &mut impl FnMut(String, &'static str, String)) {
     let endpoint = &def.endpoint;
     if endpoint.url.trim().is_empty() {
-        add("endpoint.url".into(), "missing_url", "endpoint.url is empty".into());
+        add(
+            "endpoint.url".into(),
+            "missing_url",
+            "endpoint.url is empty".into(),
+        );
         return;
     }
     if endpoint.url.len() > MAX_URL_TEMPLATE {
-        add("endpoint.url".into(), "too_long", format!("endpoint.url is over {MAX_URL_TEMPLATE} bytes"));
+        add(
+            "endpoint.url".into(),
+            "too_long",
+            format!("endpoint.url is over {MAX_URL_TEMPLATE} bytes"),
+        );
         return;
     }
     let timeout = endpoint.timeout_secs();
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= MAX_TIMEOUT_SECS) {
-        add("endpoint.timeout".into(), "invalid_timeout", format!("timeout must be more than 0 and at most {MAX_TIMEOUT_SECS} seconds"));
+        add(
+            "endpoint.timeout".into(),
+            "invalid_timeout",
+            format!("timeout must be more than 0 and at most {MAX_TIMEOUT_SECS} seconds"),
+        );
     }
     if endpoint.body.is_some() && matches!(endpoint.method, Method::Get | Method::Delete) {
-        add("endpoint.body".into(), "body_not_allowed", format!("a {} request takes no body", endpoint.method.as_str()));
+        add(
+            "endpoint.body".into(),
+            "body_not_allowed",
+            format!("a {} request takes no body", endpoint.method.as_str()),
+        );
     }
     for name in endpoint.headers.keys() {
         if !is_header_name(name) {
-            add(format!("endpoint.headers.{}", short(name)), "invalid_header", "header names are tokens without placeholders".into());
+            add(
+                format!("endpoint.headers.{}", short(name)),
+                "invalid_header",
+                "header names are tokens without placeholders".into(),
+            );
         } else if FORBIDDEN_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            add(format!("endpoint.headers.{name}"), "forbidden_header", format!("header '{name}' is set by the transport, not the tool"));
+            add(
+                format!("endpoint.headers.{name}"),
+                "forbidden_header",
+                format!("header '{name}' is set by the transport, not the tool"),
+            );
         }
     }
     let mut templates_ok = true;
@@ -291,7 +426,11 @@ fn check_endpoint(def: &HttpToolDefinition, add: &mut impl FnMut(String, &'stati
                         && !def.parameters.iter().any(|p| p.name == name)
                     {
                         templates_ok = false;
-                        add(path.clone(), "unknown_placeholder", format!("{} names no parameter", Ref::Param(name).display()));
+                        add(
+                            path.clone(),
+                            "unknown_placeholder",
+                            format!("{} names no parameter", Ref::Param(name).display()),
+                        );
                     }
                 }
             }
@@ -302,7 +441,9 @@ fn check_endpoint(def: &HttpToolDefinition, add: &mut impl FnMut(String, &'stati
         .flat_map(|(_, t)| placeholder::refs(t).unwrap_or_default())
         .any(|r| ref_is_secret(def, r));
     if templates_ok && !has_secret_outside_headers {
-        let sample = SampleStore { base_keys: base_keys(&endpoint.url) };
+        let sample = SampleStore {
+            base_keys: base_keys(&endpoint.url),
+        };
         if let Err(e) = prepare_request(def, &sample_args(def), &sample) {
             add("endpoint".into(), "endpoint_render", e.message);
         }
@@ -363,7 +504,10 @@ fn sample_args(def: &HttpToolDefinition) -> Map<String, Value> {
 
 /// Config keys used at the very start of the URL: they stand for a whole base URL.
 fn base_keys(url: &str) -> BTreeSet<String> {
-    match placeholder::parse(url).ok().and_then(|p| p.first().copied()) {
+    match placeholder::parse(url)
+        .ok()
+        .and_then(|p| p.first().copied())
+    {
         Some(Piece::Ref(Ref::Store(key))) => BTreeSet::from([key.to_owned()]),
         _ => BTreeSet::new(),
     }
@@ -385,7 +529,11 @@ impl ConfigLookup for SampleStore {
 }
 
 fn violation(path: &str, code: &'static str, message: String) -> Violation {
-    Violation { path: path.to_owned(), code, message }
+    Violation {
+        path: path.to_owned(),
+        code,
+        message,
+    }
 }
 
 fn summary(violations: &[Violation]) -> String {
