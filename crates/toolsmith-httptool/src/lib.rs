@@ -47,8 +47,8 @@ pub use template::{
 };
 pub use triggers::{TriggerMatch, matches_triggers, rank_by_triggers};
 pub use validate::{
-    EndpointReport, LoadError, Violation, load_definition, validate_definition, validate_endpoint,
-    validate_security,
+    EndpointReport, LoadError, Violation, config_keys, load_definition, validate_definition,
+    validate_endpoint, validate_security,
 };
 
 #[cfg(test)]

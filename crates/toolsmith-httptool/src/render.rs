@@ -97,10 +97,12 @@ pub fn prepare_request(
 }
 
 pub(crate) fn timeout_of(def: &HttpToolDefinition) -> std::time::Duration {
-    let secs = def
-        .endpoint
-        .timeout_secs()
-        .clamp(0.001, crate::definition::MAX_TIMEOUT_SECS);
+    let secs = def.endpoint.timeout_secs();
+    let secs = if secs.is_finite() {
+        secs.clamp(0.001, crate::definition::MAX_TIMEOUT_SECS)
+    } else {
+        crate::definition::DEFAULT_TIMEOUT_SECS
+    };
     std::time::Duration::from_secs_f64(secs)
 }
 

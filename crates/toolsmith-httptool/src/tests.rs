@@ -1020,3 +1020,33 @@ async fn endpoint_probe_reports_missing_paths() {
     .await;
     assert_eq!((report.ok, report.status), (false, Some(404)));
 }
+
+#[test]
+fn config_keys_lists_every_store_reference() {
+    let def = parse_yaml(SPEC_LOYALTY).unwrap();
+    let keys: Vec<String> = config_keys(&def).into_iter().collect();
+    assert_eq!(
+        keys,
+        vec!["loyalty_api_key".to_owned(), "loyalty_api_url".to_owned()]
+    );
+}
+
+#[test]
+fn duplicate_headers_and_nan_timeouts() {
+    let mut def = tool("https://a.example/{{id}}");
+    def.endpoint.headers.insert("Accept".into(), "a".into());
+    def.endpoint.headers.insert("accept".into(), "b".into());
+    def.endpoint.timeout = Some(f64::NAN);
+    let found = codes(&validate_definition(&def));
+    assert!(found.contains(&"duplicate_header"), "{found:?}");
+    assert!(found.contains(&"invalid_timeout"), "{found:?}");
+    // Unvalidated, a NaN timeout still cannot panic: it falls back to the default.
+    let store = config(&[]);
+    let resolved =
+        resolve_arguments(&def, &args(json!({"id": "1"})), &ctx(&store, json!({}))).unwrap();
+    let req = prepare_request(&def, &resolved, &store).unwrap();
+    assert_eq!(req.timeout, Duration::from_secs(10));
+    let yaml_nan =
+        parse_yaml("name: x\nendpoint: {url: 'https://a.example', timeout: .nan}").unwrap();
+    assert!(codes(&validate_definition(&yaml_nan)).contains(&"invalid_timeout"));
+}

@@ -297,6 +297,27 @@ pub async fn validate_endpoint(
     }
 }
 
+/// The `store.*` config keys a tool needs: every `{{store.key}}` in its endpoint and every
+/// parameter filled from the store. The host registers them with its Config Center and can
+/// report a tool whose keys have no value yet.
+pub fn config_keys(def: &HttpToolDefinition) -> BTreeSet<String> {
+    let mut keys: BTreeSet<String> = all_templates(def)
+        .iter()
+        .flat_map(|(_, t)| placeholder::refs(t).unwrap_or_default())
+        .filter_map(|r| match r {
+            Ref::Store(key) => Some(key.to_owned()),
+            Ref::Param(_) => None,
+        })
+        .collect();
+    keys.extend(
+        def.parameters
+            .iter()
+            .filter(|p| p.source == crate::definition::ParamSource::Store)
+            .map(|p| p.name.clone()),
+    );
+    keys
+}
+
 fn check_tool_name(name: &str, add: &mut impl FnMut(String, &'static str, String)) {
     let ok = name.len() <= MAX_NAME_LEN
         && name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -398,8 +419,18 @@ fn check_endpoint(def: &HttpToolDefinition, add: &mut impl FnMut(String, &'stati
             format!("a {} request takes no body", endpoint.method.as_str()),
         );
     }
+    let mut header_names = BTreeSet::new();
     for name in endpoint.headers.keys() {
-        if !is_header_name(name) {
+        if !header_names.insert(name.to_ascii_lowercase()) {
+            add(
+                format!("endpoint.headers.{}", short(name)),
+                "duplicate_header",
+                format!(
+                    "header '{}' is set twice (names are case-insensitive)",
+                    short(name)
+                ),
+            );
+        } else if !is_header_name(name) {
             add(
                 format!("endpoint.headers.{}", short(name)),
                 "invalid_header",
