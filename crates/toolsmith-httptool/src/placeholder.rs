@@ -79,20 +79,47 @@ pub(crate) fn refs(template: &str) -> Result<Vec<Ref<'_>>, PlaceholderError> {
         .collect())
 }
 
-/// Whether a config key or parameter name looks like it holds a credential.
+/// Whether a config key, parameter or header name looks like it holds a credential: one of its
+/// words (split at `_`, `-`, `.` and lower-to-upper case changes) is a credential word.
 pub(crate) fn is_secret_like(name: &str) -> bool {
-    const MARKERS: [&str; 8] = [
+    const WORDS: [&str; 14] = [
         "key",
+        "apikey",
         "secret",
         "token",
         "password",
         "passwd",
+        "pwd",
         "credential",
+        "credentials",
         "auth",
+        "authorization",
         "bearer",
+        "cookie",
+        "signature",
     ];
-    let lower = name.to_ascii_lowercase();
-    MARKERS.iter().any(|m| lower.contains(m))
+    words(name).iter().any(|w| WORDS.contains(&w.as_str()))
+}
+
+fn words(name: &str) -> Vec<String> {
+    let mut res = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            res.push(std::mem::take(&mut cur));
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower {
+            res.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    res.push(cur);
+    res.retain(|w| !w.is_empty());
+    res
 }
 
 /// Whether `name` is a parameter or mapping name: `^[A-Za-z_][A-Za-z0-9_]*$`, at most 64.
@@ -166,8 +193,24 @@ mod tests {
 
     #[test]
     fn secret_like_names() {
-        assert!(is_secret_like("loyalty_api_key"));
-        assert!(is_secret_like("AccessToken"));
-        assert!(!is_secret_like("booking_domain"));
+        for name in [
+            "loyalty_api_key",
+            "AccessToken",
+            "x-api-key",
+            "APIKEY",
+            "db.password",
+            "Authorization",
+        ] {
+            assert!(is_secret_like(name), "{name}");
+        }
+        for name in [
+            "booking_domain",
+            "keyword",
+            "author",
+            "monkey_count",
+            "tokenizer_mode",
+        ] {
+            assert!(!is_secret_like(name), "{name}");
+        }
     }
 }

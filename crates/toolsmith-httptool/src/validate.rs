@@ -242,11 +242,7 @@ pub fn validate_security(
         }
     }
     for (name, value) in &def.endpoint.headers {
-        let credential_header = matches!(
-            name.to_ascii_lowercase().as_str(),
-            "authorization" | "proxy-authorization" | "cookie"
-        ) || is_secret_like(name);
-        if credential_header && !value.contains("{{") && !value.trim().is_empty() {
+        if is_secret_like(name) && !value.contains("{{") && !value.trim().is_empty() {
             out.push(violation(
                 &format!("endpoint.headers.{name}"),
                 "hardcoded_secret",
