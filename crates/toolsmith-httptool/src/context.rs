@@ -32,6 +32,54 @@ pub struct CallContext<'a> {
     pub context: Map<String, Value>,
 }
 
+impl<'a> CallContext<'a> {
+    /// An empty context over the owner's config values.
+    pub fn new(store: &'a dyn ConfigLookup) -> Self {
+        Self {
+            customer: Map::new(),
+            conversation: Map::new(),
+            store,
+            context: Map::new(),
+        }
+    }
+
+    /// The context object a caller sends with a call (REST body `context`, MCP `_meta`):
+    /// `{"customer": {…}, "conversation": {…}, "context": {…}}`, each optional.
+    ///
+    /// A `store` key from the caller is ignored: config values come only from `store` (the
+    /// owner's Config Center), or a caller could point a tool at another host.
+    pub fn from_caller(
+        caller: Option<&Value>,
+        store: &'a dyn ConfigLookup,
+    ) -> Result<Self, HttpToolError> {
+        let mut res = Self::new(store);
+        let Some(caller) = caller.filter(|v| !v.is_null()) else {
+            return Ok(res);
+        };
+        let Value::Object(fields) = caller else {
+            return Err(invalid(
+                "the call's context must be a JSON object".to_owned(),
+            ));
+        };
+        for (key, slot) in [
+            ("customer", &mut res.customer),
+            ("conversation", &mut res.conversation),
+            ("context", &mut res.context),
+        ] {
+            match fields.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(map)) => slot.clone_from(map),
+                Some(_) => {
+                    return Err(invalid(format!(
+                        "the call's context.{key} must be a JSON object"
+                    )));
+                }
+            }
+        }
+        Ok(res)
+    }
+}
+
 /// Parameter values after resolution: every parameter that has a value, by name.
 pub type ResolvedArgs = Map<String, Value>;
 

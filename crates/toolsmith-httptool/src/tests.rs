@@ -1050,3 +1050,46 @@ fn duplicate_headers_and_nan_timeouts() {
         parse_yaml("name: x\nendpoint: {url: 'https://a.example', timeout: .nan}").unwrap();
     assert!(codes(&validate_definition(&yaml_nan)).contains(&"invalid_timeout"));
 }
+
+#[test]
+fn caller_context_is_read_but_cannot_supply_store_values() {
+    let store = config(&[("loyalty_api_url", "loyalty.example.com")]);
+    let caller = json!({
+        "conversation": {"customer_email": "a@b.c"},
+        "customer": {"tier": "gold"},
+        "store": {"loyalty_api_url": "evil.example"},
+        "context": null,
+    });
+    let call = CallContext::from_caller(Some(&caller), &store).unwrap();
+    assert_eq!(call.conversation, args(json!({"customer_email": "a@b.c"})));
+    assert_eq!(call.customer, args(json!({"tier": "gold"})));
+    assert!(call.context.is_empty());
+    assert_eq!(
+        call.store.get("loyalty_api_url").as_deref(),
+        Some("loyalty.example.com")
+    );
+    assert!(
+        CallContext::from_caller(None, &store)
+            .unwrap()
+            .conversation
+            .is_empty()
+    );
+    let err = CallContext::from_caller(Some(&json!({"customer": "x"})), &store)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.message,
+        "the call's context.customer must be a JSON object"
+    );
+    assert!(CallContext::from_caller(Some(&json!([1])), &store).is_err());
+}
+
+#[test]
+fn methods_accept_lower_case_and_unicode_is_encoded() {
+    let def =
+        parse_yaml("name: x\ndescription: d\nendpoint: {url: 'https://a.example', method: post}")
+            .unwrap();
+    assert_eq!(def.endpoint.method, Method::Post);
+    let req = render("https://a.example/{{id}}", json!({"id": "grüße 😀"})).unwrap();
+    assert_eq!(req.url, "https://a.example/gr%C3%BC%C3%9Fe%20%F0%9F%98%80");
+}
