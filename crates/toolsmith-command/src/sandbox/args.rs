@@ -60,7 +60,7 @@ pub(crate) fn invocation(
         }
         None => sandbox.bwrap.clone().into_os_string(),
     };
-    push(&mut args, &["--unshare-all"]);
+    push(&mut args, &["--unshare-all", "--unshare-user"]);
     if network {
         push(&mut args, &["--share-net"]);
     }
@@ -89,7 +89,9 @@ pub(crate) fn invocation(
         Some(dir) => format!("{WORKSPACE}/{dir}"),
         None => WORKSPACE.to_owned(),
     };
-    push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd, "--chdir", &cwd, "--"]);
+    push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]);
+    // The root is bubblewrap's own tmpfs; nothing outside `/tmp` needs to be writable.
+    push(&mut args, &["--remount-ro", "/", "--chdir", &cwd, "--"]);
     args.push(sandbox.prlimit.clone().into_os_string());
     let limits = &sandbox.limits;
     push(
