@@ -20,7 +20,7 @@ mod sandbox;
 mod spec;
 mod template;
 
-pub use deny::{DenyCategory, Denied, check_denied, normalize_for_matching};
+pub use deny::{Denied, DenyCategory, check_denied, normalize_for_matching};
 pub use quote::shell_quote;
 pub use sandbox::{
     CommandOutput, CommandSandbox, DEFAULT_OUTPUT_CAP, RunError, RunRequest, SandboxLimits,

@@ -65,7 +65,11 @@ pub struct CommandToolSpec {
     pub command: String,
     /// A directory inside the sandbox's private workspace (relative, no `..`), created empty
     /// for each run; `None` runs in the workspace root `/tmp/work`.
-    #[serde(default, alias = "working_dir", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "working_dir",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub working_dir: Option<String>,
     /// Wall-clock limit of one run, 1 to [`MAX_TIMEOUT_SECONDS`].
     #[serde(default = "default_timeout", alias = "timeout_seconds")]
@@ -94,9 +98,13 @@ pub enum SpecViolation {
     Timeout { value: u64, max: u64 },
     #[error("workingDir: `{value}` must be a relative path of plain names inside the workspace")]
     WorkingDir { value: String },
-    #[error("env: `{name}` is not a valid variable name (letters, digits, `_`, not starting with a digit)")]
+    #[error(
+        "env: `{name}` is not a valid variable name (letters, digits, `_`, not starting with a digit)"
+    )]
     EnvName { name: String },
-    #[error("env: `{name}` is reserved: it is set by the sandbox or changes how the shell or loader behave")]
+    #[error(
+        "env: `{name}` is reserved: it is set by the sandbox or changes how the shell or loader behave"
+    )]
     EnvReserved { name: String },
     #[error("env: the value of `{name}` contains a NUL byte or is longer than {max} bytes")]
     EnvValue { name: String, max: usize },

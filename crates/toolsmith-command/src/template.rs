@@ -39,9 +39,13 @@ pub enum TemplateError {
     TooLong { len: usize, max: usize },
     #[error("placeholder opened at byte {offset} is never closed with `}}}}`")]
     UnterminatedPlaceholder { offset: usize },
-    #[error("invalid placeholder `{text}` at byte {offset}: expected `{{{{.name}}}}` with a name of letters, digits and `_`")]
+    #[error(
+        "invalid placeholder `{text}` at byte {offset}: expected `{{{{.name}}}}` with a name of letters, digits and `_`"
+    )]
     InvalidPlaceholder { offset: usize, text: String },
-    #[error("placeholder `{name}` at byte {offset} is inside {context}; placeholders must stand outside any quotes, backticks or escapes so their quoting holds")]
+    #[error(
+        "placeholder `{name}` at byte {offset} is inside {context}; placeholders must stand outside any quotes, backticks or escapes so their quoting holds"
+    )]
     PlaceholderInQuotes {
         name: String,
         offset: usize,
@@ -49,7 +53,9 @@ pub enum TemplateError {
     },
     #[error("the command template ends inside {context}")]
     UnterminatedQuote { context: &'static str },
-    #[error("a template with placeholders cannot contain a here-document (`<<`): its body would expand quoted values")]
+    #[error(
+        "a template with placeholders cannot contain a here-document (`<<`): its body would expand quoted values"
+    )]
     HereDocument,
 }
 

@@ -53,8 +53,19 @@ pub(crate) fn invocation(
     let mut args: Vec<OsString> = Vec::new();
     let program = match &sandbox.setpriv {
         Some(setpriv) => {
-            push(&mut args, &["--reuid", &NOBODY.to_string(), "--regid", &NOBODY.to_string()]);
-            push(&mut args, &["--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"]);
+            push(
+                &mut args,
+                &[
+                    "--reuid",
+                    &NOBODY.to_string(),
+                    "--regid",
+                    &NOBODY.to_string(),
+                ],
+            );
+            push(
+                &mut args,
+                &["--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"],
+            );
             args.push(sandbox.bwrap.clone().into_os_string());
             setpriv.clone().into_os_string()
         }
@@ -64,8 +75,14 @@ pub(crate) fn invocation(
     if network {
         push(&mut args, &["--share-net"]);
     }
-    push(&mut args, &["--disable-userns", "--die-with-parent", "--new-session"]);
-    push(&mut args, &["--uid", &NOBODY.to_string(), "--gid", &NOBODY.to_string()]);
+    push(
+        &mut args,
+        &["--disable-userns", "--die-with-parent", "--new-session"],
+    );
+    push(
+        &mut args,
+        &["--uid", &NOBODY.to_string(), "--gid", &NOBODY.to_string()],
+    );
     push(&mut args, &["--hostname", "toolsmith"]);
     push(&mut args, &["--ro-bind", "/usr", "/usr"]);
     for root in SYSTEM_ROOTS {

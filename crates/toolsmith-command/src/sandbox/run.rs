@@ -158,7 +158,9 @@ impl CommandSandbox {
 
 fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
     if request.command.contains('\0') {
-        return Err(RunError::InvalidRequest("the command contains a NUL byte".into()));
+        return Err(RunError::InvalidRequest(
+            "the command contains a NUL byte".into(),
+        ));
     }
     if request.timeout.is_zero() || request.timeout > Duration::from_secs(MAX_TIMEOUT_SECONDS) {
         return Err(RunError::InvalidRequest(format!(
@@ -168,7 +170,9 @@ fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
     if let Some(dir) = request.working_dir
         && !is_valid_working_dir(dir)
     {
-        return Err(RunError::InvalidRequest(format!("working dir `{dir}` is not a relative path of plain names")));
+        return Err(RunError::InvalidRequest(format!(
+            "working dir `{dir}` is not a relative path of plain names"
+        )));
     }
     for (name, value) in request.env {
         if let Some(violation) = env_violation(name, value) {

@@ -42,35 +42,49 @@ async fn run(sandbox: &CommandSandbox, command: &str) -> CommandOutput {
 
 #[tokio::test]
 async fn runs_a_command_and_separates_stdout_from_stderr() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let out = run(&sandbox, "echo out; echo err >&2; exit 3").await;
     assert_eq!(out.stdout, "out\n");
     assert_eq!(out.stderr, "err\n");
-    assert_eq!((out.exit_code, out.signal, out.timed_out), (Some(3), None, false));
+    assert_eq!(
+        (out.exit_code, out.signal, out.timed_out),
+        (Some(3), None, false)
+    );
     assert!(!out.stdout_truncated && !out.stderr_truncated);
 }
 
 #[tokio::test]
 async fn a_signal_is_reported() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let out = run(&sandbox, "kill -KILL $$").await;
     assert_eq!((out.exit_code, out.signal), (Some(137), Some(9)));
 }
 
 #[tokio::test]
 async fn runs_as_nobody_in_a_private_writable_workspace_with_a_read_only_system() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let out = run(
         &sandbox,
         "id -u; pwd; echo data > f && cat f; touch /usr/x 2>/dev/null || echo usr-ro; touch /etc/x 2>/dev/null || echo etc-ro; touch /x 2>/dev/null || echo root-ro",
     )
     .await;
-    assert_eq!(out.stdout, "65534\n/tmp/work\ndata\nusr-ro\netc-ro\nroot-ro\n", "{out:?}");
+    assert_eq!(
+        out.stdout, "65534\n/tmp/work\ndata\nusr-ro\netc-ro\nroot-ro\n",
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
 async fn working_dir_is_created_inside_the_workspace() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let env = BTreeMap::new();
     let mut req = request("pwd; ls -A", &env);
     req.working_dir = Some("job/out");
@@ -84,8 +98,13 @@ async fn working_dir_is_created_inside_the_workspace() {
 
 #[tokio::test]
 async fn cannot_read_a_data_dir_on_the_host() {
-    let Some(sandbox) = sandbox().await else { return };
-    let data_dir = tempfile::Builder::new().prefix("toolsmith-data").tempdir_in("/tmp").unwrap();
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let data_dir = tempfile::Builder::new()
+        .prefix("toolsmith-data")
+        .tempdir_in("/tmp")
+        .unwrap();
     let secret_file = data_dir.path().join("toolsmith.db");
     std::fs::write(&secret_file, "TOP-SECRET-ROW").unwrap();
     let command = format!(
@@ -101,26 +120,43 @@ async fn cannot_read_a_data_dir_on_the_host() {
 
 #[tokio::test]
 async fn starts_from_an_empty_env_plus_the_tools_own_vars() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let server_env: Vec<(String, String)> = std::env::vars().collect();
     assert!(!server_env.is_empty());
     let env = BTreeMap::from([("API_TOKEN".to_owned(), "tool-secret-1".to_owned())]);
     let out = sandbox.run(&request("env", &env)).await.unwrap();
-    let mut names: Vec<&str> = out.stdout.lines().filter_map(|l| l.split('=').next()).collect();
+    let mut names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
     names.sort_unstable();
-    assert_eq!(names, ["API_TOKEN", "HOME", "LANG", "PATH", "PWD", "TMPDIR"], "{out:?}");
+    assert_eq!(
+        names,
+        ["API_TOKEN", "HOME", "LANG", "PATH", "PWD", "TMPDIR"],
+        "{out:?}"
+    );
     assert!(out.stdout.contains("API_TOKEN=tool-secret-1\n"));
     for (name, value) in &server_env {
-        assert!(!out.stdout.contains(&format!("{name}={value}\n")) || name == "LANG", "server var {name} leaked");
+        assert!(
+            !out.stdout.contains(&format!("{name}={value}\n")) || name == "LANG",
+            "server var {name} leaked"
+        );
     }
 }
 
 #[tokio::test]
 async fn no_network_without_permission_and_network_with_it() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let command = format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo connected || echo refused");
+    let command = format!(
+        "bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo connected || echo refused"
+    );
     let out = run(&sandbox, &command).await;
     assert_eq!(out.stdout, "refused\n");
 
@@ -134,14 +170,22 @@ async fn no_network_without_permission_and_network_with_it() {
 
 #[tokio::test]
 async fn process_count_is_capped() {
-    let Some(sandbox) = sandbox().await else { return };
-    let out = run(&sandbox, "for i in $(seq 1 200); do sleep 5 & done 2>&1 | grep -m1 -o 'fork'; echo end").await;
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let out = run(
+        &sandbox,
+        "for i in $(seq 1 200); do sleep 5 & done 2>&1 | grep -m1 -o 'fork'; echo end",
+    )
+    .await;
     assert_eq!(out.stdout, "fork\nend\n", "{out:?}");
 }
 
 #[tokio::test]
 async fn a_fork_bomb_is_contained_and_ends_at_the_timeout() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let env = BTreeMap::new();
     let mut req = request("bomb() { bomb | bomb & }; bomb; sleep 600", &env);
     req.timeout = Duration::from_secs(3);
@@ -152,7 +196,9 @@ async fn a_fork_bomb_is_contained_and_ends_at_the_timeout() {
 
 #[tokio::test]
 async fn timeout_kills_the_whole_process_tree() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let env = BTreeMap::new();
     let mut req = request("echo started; sleep 987651 & sleep 987652 & wait", &env);
     req.timeout = Duration::from_secs(1);
@@ -166,9 +212,14 @@ async fn timeout_kills_the_whole_process_tree() {
 
 #[tokio::test]
 async fn output_is_capped_without_deadlock() {
-    let Some(sandbox) = sandbox().await else { return };
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
     let env = BTreeMap::new();
-    let mut req = request("head -c 5000000 /dev/zero | tr '\\0' a; head -c 3000000 /dev/zero | tr '\\0' b >&2; echo tail", &env);
+    let mut req = request(
+        "head -c 5000000 /dev/zero | tr '\\0' a; head -c 3000000 /dev/zero | tr '\\0' b >&2; echo tail",
+        &env,
+    );
     req.stdout_cap = 1000;
     req.stderr_cap = 10;
     let out = sandbox.run(&req).await.unwrap();
@@ -180,17 +231,35 @@ async fn output_is_capped_without_deadlock() {
 
 #[tokio::test]
 async fn file_size_is_capped() {
-    let Some(sandbox) = sandbox().await else { return };
-    let out = run(&sandbox, "head -c 100000000 /dev/zero > big 2>/dev/null; echo $?; stat -c %s big").await;
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let out = run(
+        &sandbox,
+        "head -c 100000000 /dev/zero > big 2>/dev/null; echo $?; stat -c %s big",
+    )
+    .await;
     let limit = sandbox.limits().max_file_size_bytes;
     assert_ne!(out.stdout.lines().next(), Some("0"), "{out:?}");
-    assert!(out.stdout.lines().nth(1).is_some_and(|size| size.parse::<u64>().unwrap() <= limit), "{out:?}");
+    assert!(
+        out.stdout
+            .lines()
+            .nth(1)
+            .is_some_and(|size| size.parse::<u64>().unwrap() <= limit),
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
 async fn nested_user_namespaces_are_refused() {
-    let Some(sandbox) = sandbox().await else { return };
-    let out = run(&sandbox, "unshare -U true 2>/dev/null && echo nested || echo refused").await;
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let out = run(
+        &sandbox,
+        "unshare -U true 2>/dev/null && echo nested || echo refused",
+    )
+    .await;
     assert_eq!(out.stdout, "refused\n");
 }
 
@@ -198,8 +267,11 @@ async fn nested_user_namespaces_are_refused() {
 /// back as exactly one literal word and create no marker.
 #[tokio::test]
 async fn injection_through_any_parameter_runs_only_the_intended_command() {
-    let Some(sandbox) = sandbox().await else { return };
-    let template = "printf '[%s]\\n' {{.a}} {{.b}}; if [ -e /tmp/work/marker ]; then echo INJECTED; fi";
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let template =
+        "printf '[%s]\\n' {{.a}} {{.b}}; if [ -e /tmp/work/marker ]; then echo INJECTED; fi";
     let payloads = [
         "'; touch /tmp/work/marker; '",
         "\"; touch /tmp/work/marker; \"",
@@ -239,10 +311,18 @@ async fn injection_through_any_parameter_runs_only_the_intended_command() {
 /// Counts host processes whose command line contains `needle`, other than this test process.
 fn host_processes_matching(needle: &str) -> usize {
     let me = std::process::id().to_string();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     entries
         .filter_map(Result::ok)
-        .filter(|entry| entry.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
         .filter(|entry| entry.file_name().to_string_lossy() != me)
         .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
         .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(needle))
