@@ -79,6 +79,11 @@ pub(crate) fn invocation(
         &mut args,
         &["--disable-userns", "--die-with-parent", "--new-session"],
     );
+    if sandbox.seccomp.is_some() {
+        // The filter arrives on stdin; bubblewrap reads it and closes fd 0, and the wrapper
+        // before the command gives it /dev/null as stdin again.
+        push(&mut args, &["--seccomp", "0"]);
+    }
     push(
         &mut args,
         &["--uid", &NOBODY.to_string(), "--gid", &NOBODY.to_string()],
@@ -109,6 +114,17 @@ pub(crate) fn invocation(
     push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]);
     // The root is bubblewrap's own tmpfs; nothing outside `/tmp` needs to be writable.
     push(&mut args, &["--remount-ro", "/", "--chdir", &cwd, "--"]);
+    if sandbox.seccomp.is_some() {
+        push(
+            &mut args,
+            &[
+                "/bin/sh",
+                "-c",
+                "exec </dev/null && exec \"$@\"",
+                "toolsmith-sandbox",
+            ],
+        );
+    }
     args.push(sandbox.prlimit.clone().into_os_string());
     let limits = &sandbox.limits;
     push(

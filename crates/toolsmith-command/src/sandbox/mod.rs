@@ -7,8 +7,10 @@
 
 mod args;
 mod run;
+mod seccomp;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use run::{CommandOutput, RunError, RunRequest};
@@ -70,6 +72,8 @@ pub struct CommandSandbox {
     prlimit: PathBuf,
     /// `Some` when the server runs as root: every run first drops to `nobody` with it.
     setpriv: Option<PathBuf>,
+    /// The seccomp filter, when one can be built for this architecture.
+    seccomp: Option<Arc<[u8]>>,
     limits: SandboxLimits,
 }
 
@@ -89,14 +93,28 @@ impl CommandSandbox {
         } else {
             None
         };
+        let seccomp = match seccomp::filter_bytes() {
+            Ok(bytes) => Some(Arc::from(bytes)),
+            Err(reason) => {
+                tracing::warn!(%reason, "command sandbox runs without a seccomp filter");
+                None
+            }
+        };
         let sandbox = CommandSandbox {
             bwrap,
             prlimit,
             setpriv,
+            seccomp,
             limits,
         };
         sandbox.self_test().await?;
         Ok(sandbox)
+    }
+
+    /// Whether runs get the seccomp filter (always on x86_64 and aarch64).
+    #[must_use]
+    pub fn has_seccomp(&self) -> bool {
+        self.seccomp.is_some()
     }
 
     /// The limits every run gets.

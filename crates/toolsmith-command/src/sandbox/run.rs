@@ -6,6 +6,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use super::CommandSandbox;
@@ -105,7 +106,11 @@ impl CommandSandbox {
             .env("LANG", "C.UTF-8")
             .envs(request.env)
             .current_dir("/")
-            .stdin(Stdio::null())
+            .stdin(if self.seccomp.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
@@ -114,6 +119,11 @@ impl CommandSandbox {
         let started = Instant::now();
         let mut child = command.spawn().map_err(RunError::Spawn)?;
         let pid = child.id();
+        if let (Some(filter), Some(mut stdin)) = (&self.seccomp, child.stdin.take()) {
+            // A few KiB, far below a pipe's buffer: this write cannot block on the child.
+            stdin.write_all(filter).await.map_err(RunError::Spawn)?;
+            drop(stdin);
+        }
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let readers = async {

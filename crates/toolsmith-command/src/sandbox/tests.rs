@@ -338,3 +338,17 @@ fn wait_until_gone(needle: &str) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[tokio::test]
+async fn the_seccomp_filter_denies_kernel_attack_surface_and_stdin_is_empty() {
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    assert!(sandbox.has_seccomp());
+    let out = run(
+        &sandbox,
+        "grep -E '^Seccomp:' /proc/self/status; cat | wc -c; mount -t tmpfs none /tmp/work 2>/dev/null || echo mount-refused",
+    )
+    .await;
+    assert_eq!(out.stdout, "Seccomp:\t2\n0\nmount-refused\n", "{out:?}");
+}
