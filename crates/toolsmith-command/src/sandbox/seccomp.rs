@@ -53,6 +53,9 @@ const DENIED_SYSCALLS: &[libc::c_long] = &[
 /// or why it cannot be built on this architecture.
 pub(crate) fn filter_bytes() -> Result<Vec<u8>, String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|err| err.to_string())?;
+    // `c_long` is `i64` on every architecture seccompiler supports; the conversion keeps 32-bit
+    // builds compiling.
+    #[allow(clippy::useless_conversion)]
     let rules: BTreeMap<i64, Vec<seccompiler::SeccompRule>> = DENIED_SYSCALLS
         .iter()
         .map(|&nr| (i64::from(nr), Vec::new()))
