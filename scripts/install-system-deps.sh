@@ -22,7 +22,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
-if [[ "$(id -u)" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+if [[ "$EUID" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
   echo "install-system-deps: missing packages: ${missing[*]}" >&2
   echo "install-system-deps: install them as root (Debian/Ubuntu: apt-get install ${missing[*]})" >&2
   exit 1
