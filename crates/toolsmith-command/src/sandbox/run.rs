@@ -36,6 +36,23 @@ pub struct RunRequest<'a> {
     pub stderr_cap: usize,
 }
 
+impl<'a> RunRequest<'a> {
+    /// The request for a validated spec and its rendered, deny-checked command, with the
+    /// default output caps.
+    #[must_use]
+    pub fn for_spec(spec: &'a crate::CommandToolSpec, command: &'a str) -> RunRequest<'a> {
+        RunRequest {
+            command,
+            env: &spec.env,
+            working_dir: spec.working_dir.as_deref(),
+            timeout: Duration::from_secs(spec.timeout_seconds),
+            network: spec.network,
+            stdout_cap: super::DEFAULT_OUTPUT_CAP,
+            stderr_cap: super::DEFAULT_OUTPUT_CAP,
+        }
+    }
+}
+
 /// The outcome of a run that started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandOutput {

@@ -125,6 +125,14 @@ async fn starts_from_an_empty_env_plus_the_tools_own_vars() {
     };
     let server_env: Vec<(String, String)> = std::env::vars().collect();
     assert!(!server_env.is_empty());
+    // Reference mistake: a tool with no env inherited the whole server environment.
+    let out = run(&sandbox, "env | sort").await;
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    assert_eq!(names, ["HOME", "LANG", "PATH", "PWD", "TMPDIR"], "{out:?}");
     let env = BTreeMap::from([("API_TOKEN".to_owned(), "tool-secret-1".to_owned())]);
     let out = sandbox.run(&request("env", &env)).await.unwrap();
     let mut names: Vec<&str> = out
@@ -306,6 +314,40 @@ async fn injection_through_any_parameter_runs_only_the_intended_command() {
             assert_eq!(out.stdout, expected, "payload {payload:?} in {target}");
         }
     }
+}
+
+/// The whole path the integrator wires: validate, render, deny-check, run.
+#[tokio::test]
+async fn a_spec_runs_end_to_end() {
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let spec: crate::CommandToolSpec = serde_json::from_value(json!({
+        "command": "printf '%s:%s\\n' \"$GREETING\" {{.name}}",
+        "timeoutSeconds": 5,
+        "env": {"GREETING": "hello"}
+    }))
+    .unwrap();
+    let template = spec.validate().unwrap();
+    let args = json!({"name": "wor'ld"});
+    let rendered = template.render(args.as_object().unwrap()).unwrap();
+    check_denied(&rendered).unwrap();
+    let out = sandbox
+        .run(&RunRequest::for_spec(&spec, &rendered))
+        .await
+        .unwrap();
+    assert_eq!(out.stdout, "hello:wor'ld\n");
+    assert_eq!(out.exit_code, Some(0));
+}
+
+#[test]
+fn a_missing_tool_makes_the_sandbox_unavailable_with_a_reason() {
+    let err = super::find_tool("toolsmith-no-such-tool", "bubblewrap").unwrap_err();
+    assert!(
+        err.reason.contains("install the `bubblewrap` package"),
+        "{err}"
+    );
+    assert_eq!(err.code(), "command_sandbox_unavailable");
 }
 
 /// Counts host processes whose command line contains `needle`, other than this test process.
