@@ -198,7 +198,9 @@ async fn a_fork_bomb_is_contained_and_ends_at_the_timeout() {
     let mut req = request("bomb() { bomb | bomb & }; bomb; sleep 600", &env);
     req.timeout = Duration::from_secs(3);
     let out = sandbox.run(&req).await.unwrap();
-    assert!(out.timed_out || out.exit_code.is_some(), "{out:?}");
+    assert!(out.timed_out, "{out:?}");
+    assert!(out.stderr.contains("fork"), "the process cap was never hit: {out:?}");
+    wait_until_gone("bomb() { bomb");
     assert_eq!(host_processes_matching("bomb() { bomb"), 0);
 }
 
