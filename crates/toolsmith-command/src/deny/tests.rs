@@ -1,3 +1,5 @@
+//! Tests of the deny patterns: each category, benign commands, normalization and evasions.
+
 use serde_json::json;
 
 use super::{COMPILED, DenyCategory, PATTERNS, check_denied, normalize_for_matching};

@@ -199,7 +199,10 @@ async fn a_fork_bomb_is_contained_and_ends_at_the_timeout() {
     req.timeout = Duration::from_secs(3);
     let out = sandbox.run(&req).await.unwrap();
     assert!(out.timed_out, "{out:?}");
-    assert!(out.stderr.contains("fork"), "the process cap was never hit: {out:?}");
+    assert!(
+        out.stderr.contains("fork"),
+        "the process cap was never hit: {out:?}"
+    );
     wait_until_gone("bomb() { bomb");
     assert_eq!(host_processes_matching("bomb() { bomb"), 0);
 }

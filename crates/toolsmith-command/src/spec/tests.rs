@@ -1,3 +1,5 @@
+//! Tests of the command-tool definition: serde shapes and every validation rule.
+
 use std::collections::BTreeMap;
 
 use serde_json::json;

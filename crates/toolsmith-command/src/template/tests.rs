@@ -1,3 +1,5 @@
+//! Tests of template parsing and one-pass rendering, including hostile values.
+
 use serde_json::{Map, Value, json};
 
 use super::{RenderError, Template, TemplateError, render};
