@@ -1,0 +1,150 @@
+//! The command line of one sandboxed run: `[setpriv …] bwrap … -- prlimit … -- /bin/sh -c CMD`.
+//!
+//! Nothing secret goes on this command line (it is visible in the host's process list): the
+//! tool's env reaches the command through the environment bubblewrap inherits.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{CommandSandbox, NOBODY};
+
+/// Where the private workspace is inside the sandbox; also `HOME`.
+pub(crate) const WORKSPACE: &str = "/tmp/work";
+/// The fixed `PATH` inside the sandbox.
+pub(crate) const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+
+/// Top-level host directories that may be real directories or merged-`/usr` symlinks.
+const SYSTEM_ROOTS: &[&str] = &["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+/// The only parts of the host's `/etc` a command sees: name resolution, TLS roots, the dynamic
+/// loader's cache, time zone, and `alternatives` (many `/usr/bin` entries link through it).
+/// Account files (`passwd`, `shadow`, `group`, `sudoers`) are deliberately absent.
+const ETC_ENTRIES: &[&str] = &[
+    "alternatives",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "gai.conf",
+    "host.conf",
+    "hosts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "mime.types",
+    "nsswitch.conf",
+    "protocols",
+    "resolv.conf",
+    "services",
+    "ssl",
+];
+
+/// One planned run: the program and its arguments.
+pub(crate) struct Invocation {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+}
+
+pub(crate) fn invocation(
+    sandbox: &CommandSandbox,
+    command: &str,
+    working_dir: Option<&str>,
+    network: bool,
+    cpu_seconds: u64,
+) -> Invocation {
+    let mut args: Vec<OsString> = Vec::new();
+    let program = match &sandbox.setpriv {
+        Some(setpriv) => {
+            push(
+                &mut args,
+                &[
+                    "--reuid",
+                    &NOBODY.to_string(),
+                    "--regid",
+                    &NOBODY.to_string(),
+                ],
+            );
+            push(
+                &mut args,
+                &["--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"],
+            );
+            args.push(sandbox.bwrap.clone().into_os_string());
+            setpriv.clone().into_os_string()
+        }
+        None => sandbox.bwrap.clone().into_os_string(),
+    };
+    push(&mut args, &["--unshare-all", "--unshare-user"]);
+    if network {
+        push(&mut args, &["--share-net"]);
+    }
+    push(
+        &mut args,
+        &["--disable-userns", "--die-with-parent", "--new-session"],
+    );
+    if sandbox.seccomp.is_some() {
+        // The filter arrives on stdin; bubblewrap reads it and closes fd 0, and the wrapper
+        // before the command gives it /dev/null as stdin again.
+        push(&mut args, &["--seccomp", "0"]);
+    }
+    push(
+        &mut args,
+        &["--uid", &NOBODY.to_string(), "--gid", &NOBODY.to_string()],
+    );
+    push(&mut args, &["--hostname", "toolsmith"]);
+    push(&mut args, &["--ro-bind", "/usr", "/usr"]);
+    for root in SYSTEM_ROOTS {
+        let path = Path::new(root);
+        if let Ok(target) = std::fs::read_link(path) {
+            args.push("--symlink".into());
+            args.push(target.into_os_string());
+            args.push(root.into());
+        } else if path.is_dir() {
+            push(&mut args, &["--ro-bind", root, root]);
+        }
+    }
+    for entry in ETC_ENTRIES {
+        let path = format!("/etc/{entry}");
+        push(&mut args, &["--ro-bind-try", &path, &path]);
+    }
+    push(&mut args, &["--proc", "/proc", "--dev", "/dev"]);
+    let tmp_size = sandbox.limits.workspace_bytes.to_string();
+    push(&mut args, &["--size", &tmp_size, "--tmpfs", "/tmp"]);
+    let cwd = match working_dir {
+        Some(dir) => format!("{WORKSPACE}/{dir}"),
+        None => WORKSPACE.to_owned(),
+    };
+    push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]);
+    // The root is bubblewrap's own tmpfs; nothing outside `/tmp` needs to be writable.
+    push(&mut args, &["--remount-ro", "/", "--chdir", &cwd, "--"]);
+    if sandbox.seccomp.is_some() {
+        push(
+            &mut args,
+            &[
+                "/bin/sh",
+                "-c",
+                "exec </dev/null && exec \"$@\"",
+                "toolsmith-sandbox",
+            ],
+        );
+    }
+    args.push(sandbox.prlimit.clone().into_os_string());
+    let limits = &sandbox.limits;
+    push(
+        &mut args,
+        &[
+            &format!("--cpu={cpu_seconds}"),
+            &format!("--as={}", limits.address_space_bytes),
+            &format!("--nproc={}", limits.max_processes),
+            &format!("--fsize={}", limits.max_file_size_bytes),
+            &format!("--nofile={}", limits.max_open_files),
+            "--core=0",
+            "--",
+            "/bin/sh",
+            "-c",
+            command,
+        ],
+    );
+    Invocation { program, args }
+}
+
+fn push(args: &mut Vec<OsString>, items: &[&str]) {
+    args.extend(items.iter().map(OsString::from));
+}

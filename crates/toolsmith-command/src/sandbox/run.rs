@@ -1,0 +1,227 @@
+//! One sandboxed run: spawn, read stdout and stderr concurrently under their caps, enforce the
+//! timeout by killing the whole sandbox, and report exit code or signal.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::CommandSandbox;
+use super::args::{SANDBOX_PATH, WORKSPACE, invocation};
+use crate::output::read_capped;
+use crate::spec::{MAX_TIMEOUT_SECONDS, env_violation, is_valid_working_dir};
+
+/// How long output may keep flowing after the sandbox was killed before the run is abandoned.
+const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+/// What to run; build it from a validated `CommandToolSpec` and a rendered, deny-checked command.
+#[derive(Debug, Clone)]
+pub struct RunRequest<'a> {
+    /// The rendered command, run as `/bin/sh -c COMMAND`.
+    pub command: &'a str,
+    /// The only variables the command sees besides `PATH`, `HOME`, `LANG` and `TMPDIR`.
+    pub env: &'a BTreeMap<String, String>,
+    /// A relative directory inside the private workspace, created empty.
+    pub working_dir: Option<&'a str>,
+    /// Wall-clock limit; at the end the whole sandbox is killed.
+    pub timeout: Duration,
+    /// Whether the host network is shared with the command.
+    pub network: bool,
+    /// Bytes of stdout kept; the rest is discarded and flagged.
+    pub stdout_cap: usize,
+    /// Bytes of stderr kept; the rest is discarded and flagged.
+    pub stderr_cap: usize,
+}
+
+impl<'a> RunRequest<'a> {
+    /// The request for a validated spec and its rendered, deny-checked command, with the
+    /// default output caps.
+    #[must_use]
+    pub fn for_spec(spec: &'a crate::CommandToolSpec, command: &'a str) -> RunRequest<'a> {
+        RunRequest {
+            command,
+            env: &spec.env,
+            working_dir: spec.working_dir.as_deref(),
+            timeout: Duration::from_secs(spec.timeout_seconds),
+            network: spec.network,
+            stdout_cap: super::DEFAULT_OUTPUT_CAP,
+            stderr_cap: super::DEFAULT_OUTPUT_CAP,
+        }
+    }
+}
+
+/// The outcome of a run that started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// The exit code, when the command exited (a command killed by a signal inside the sandbox
+    /// shows as `128 + signal`, as in a shell).
+    pub exit_code: Option<i32>,
+    /// The signal that ended the command: the host's kill at the timeout, or `exit_code - 128`
+    /// when the code is in the shell's signal range 129..=192.
+    pub signal: Option<i32>,
+    /// Stdout, lossily decoded as UTF-8, at most `stdout_cap` bytes before decoding.
+    pub stdout: String,
+    /// Stderr, likewise.
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    /// Whether the run hit its timeout and was killed.
+    pub timed_out: bool,
+    pub duration: Duration,
+}
+
+/// Why a run could not happen, or could not be completed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error("invalid run request: {0}")]
+    InvalidRequest(String),
+    #[error("the sandbox could not be started")]
+    Spawn(#[source] std::io::Error),
+    #[error("waiting for the sandbox failed")]
+    Wait(#[source] std::io::Error),
+    #[error("the sandbox was killed but its output did not close within {0:?}")]
+    Stuck(Duration),
+}
+
+impl RunError {
+    /// A stable machine code for this error.
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidRequest(_) => "invalid_run_request",
+            Self::Spawn(_) => "sandbox_spawn_failed",
+            Self::Wait(_) => "sandbox_wait_failed",
+            Self::Stuck(_) => "sandbox_stuck",
+        }
+    }
+}
+
+impl CommandSandbox {
+    /// Runs `request.command` inside a fresh sandbox and collects its output.
+    pub async fn run(&self, request: &RunRequest<'_>) -> Result<CommandOutput, RunError> {
+        check_request(request)?;
+        // The CPU limit is a backstop for the wall-clock timeout, never shorter than it.
+        let cpu_seconds = request.timeout.as_secs().saturating_add(1);
+        let plan = invocation(
+            self,
+            request.command,
+            request.working_dir,
+            request.network,
+            cpu_seconds,
+        );
+        let mut command = Command::new(&plan.program);
+        command
+            .args(&plan.args)
+            .env_clear()
+            .env("PATH", SANDBOX_PATH)
+            .env("HOME", WORKSPACE)
+            .env("TMPDIR", "/tmp")
+            .env("LANG", "C.UTF-8")
+            .envs(request.env)
+            .current_dir("/")
+            .stdin(if self.seccomp.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+
+        let started = Instant::now();
+        let mut child = command.spawn().map_err(RunError::Spawn)?;
+        let pid = child.id();
+        if let (Some(filter), Some(mut stdin)) = (&self.seccomp, child.stdin.take()) {
+            // A few KiB, far below a pipe's buffer: this write cannot block on the child.
+            stdin.write_all(filter).await.map_err(RunError::Spawn)?;
+            drop(stdin);
+        }
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let readers = async {
+            tokio::join!(
+                read_capped(stdout, request.stdout_cap),
+                read_capped(stderr, request.stderr_cap)
+            )
+        };
+        let waiter = async {
+            match tokio::time::timeout(request.timeout, child.wait()).await {
+                Ok(status) => (status, false),
+                Err(_) => {
+                    kill_group(pid);
+                    // Killing bwrap takes its PID namespace with it (--die-with-parent makes
+                    // the namespace's init die, and the kernel kills everything else in it).
+                    let _ = child.start_kill();
+                    (child.wait().await, true)
+                }
+            }
+        };
+        let bound = request.timeout.saturating_add(DRAIN_GRACE);
+        let joined = tokio::time::timeout(bound, async { tokio::join!(readers, waiter) }).await;
+        let Ok(((out, err), (status, timed_out))) = joined else {
+            kill_group(pid);
+            return Err(RunError::Stuck(DRAIN_GRACE));
+        };
+        let status = status.map_err(RunError::Wait)?;
+        let (exit_code, signal) = exit_of(status);
+        tracing::debug!(exit_code, signal, timed_out, "command run finished");
+        Ok(CommandOutput {
+            exit_code,
+            signal,
+            stdout: String::from_utf8_lossy(&out.bytes).into_owned(),
+            stderr: String::from_utf8_lossy(&err.bytes).into_owned(),
+            stdout_truncated: out.truncated,
+            stderr_truncated: err.truncated,
+            timed_out,
+            duration: started.elapsed(),
+        })
+    }
+}
+
+fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
+    if request.command.contains('\0') {
+        return Err(RunError::InvalidRequest(
+            "the command contains a NUL byte".into(),
+        ));
+    }
+    if request.timeout.is_zero() || request.timeout > Duration::from_secs(MAX_TIMEOUT_SECONDS) {
+        return Err(RunError::InvalidRequest(format!(
+            "timeout must be between 1 ms and {MAX_TIMEOUT_SECONDS} s"
+        )));
+    }
+    if let Some(dir) = request.working_dir
+        && !is_valid_working_dir(dir)
+    {
+        return Err(RunError::InvalidRequest(format!(
+            "working dir `{dir}` is not a relative path of plain names"
+        )));
+    }
+    for (name, value) in request.env {
+        if let Some(violation) = env_violation(name, value) {
+            return Err(RunError::InvalidRequest(violation.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Sends SIGKILL to the process group the sandbox was started in.
+fn kill_group(pid: Option<u32>) {
+    let pid = pid
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+fn exit_of(status: ExitStatus) -> (Option<i32>, Option<i32>) {
+    match (status.code(), status.signal()) {
+        (Some(code), _) if (129..=192).contains(&code) => (Some(code), Some(code - 128)),
+        (code, signal) => (code, signal),
+    }
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the system packages Toolsmith needs at run time and in its tests:
+#   bubblewrap   `bwrap`, the OS sandbox of command tools (crates/toolsmith-command)
+#   util-linux   `prlimit` (rlimits inside the sandbox) and `setpriv` (drop from root to nobody)
+# Idempotent: installs only what is missing. Installs with apt-get when running as root on a
+# Debian-like system; otherwise prints what is missing and exits non-zero.
+# Run from anywhere: `bash scripts/install-system-deps.sh`.
+set -euo pipefail
+
+declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux)
+
+missing=()
+for tool in bwrap prlimit setpriv; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    pkg="${package_of[$tool]}"
+    [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-system-deps: bwrap, prlimit and setpriv are present"
+  exit 0
+fi
+
+if [[ "$EUID" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-system-deps: missing packages: ${missing[*]}" >&2
+  echo "install-system-deps: install them as root (Debian/Ubuntu: apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+
+echo "install-system-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+for tool in bwrap prlimit setpriv; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "install-system-deps: $tool is still missing after the install" >&2
+    exit 1
+  fi
+done
+echo "install-system-deps: done"
