@@ -5,7 +5,9 @@
 #
 # - Installs the real MCP clients the MCP tests drive into repo-local, git-ignored folders
 #   (scripts/install-test-deps.sh: a Python venv and node_modules under tests/clients/).
-#   No system packages are installed; python3 (with venv) and npm must already be there.
+#   python3 (with venv) and npm must already be there.
+# - Installs the command sandbox's system packages (scripts/install-system-deps.sh: bubblewrap
+#   and util-linux, with apt-get when run as root).
 # - Runs `cargo nextest run --workspace --all-targets` if cargo-nextest is installed, else
 #   `cargo test --workspace --all-targets`. Doctests are off in this workspace.
 # - With CI=true a missing prerequisite is a failure, never a silent skip.
@@ -20,6 +22,16 @@ have() { command -v "$1" >/dev/null 2>&1; }
 if ! have cargo; then
   echo "test.sh: cargo is not installed; install Rust (https://rustup.rs) first" >&2
   exit 1
+fi
+
+# System packages of the command-tool sandbox (bubblewrap, util-linux). Without them the
+# sandbox tests fail under CI=true and report SKIP otherwise.
+if ! bash scripts/install-system-deps.sh; then
+  if in_ci; then
+    echo "test.sh: CI=true but the command sandbox's system packages could not be installed" >&2
+    exit 1
+  fi
+  echo "test.sh: WARNING: command sandbox packages missing: its tests will be skipped" >&2
 fi
 
 # Real MCP clients (official Python and TypeScript SDKs, MCP Inspector).
