@@ -142,6 +142,10 @@ pub struct ToolContext {
     pub granted_permissions: Option<PermissionSet>,
     /// For nested calls: the caller's deadline, which the nested call must not outlive.
     pub deadline: Option<Instant>,
+    /// What the caller knows of the conversation, sent with the call (REST body `context`, MCP
+    /// `_meta.context`): `{customer, conversation, context}` objects that HTTP tools' non-explicit
+    /// parameters are filled from. Nested calls inherit it.
+    pub call_context: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 impl ToolContext {
@@ -156,6 +160,7 @@ impl ToolContext {
             depth: 0,
             granted_permissions: None,
             deadline: None,
+            call_context: None,
         }
     }
 
@@ -174,6 +179,7 @@ impl ToolContext {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
+            call_context: self.call_context.clone(),
         }
     }
 }

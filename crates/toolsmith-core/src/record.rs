@@ -13,17 +13,24 @@ use serde_json::Value;
 use crate::model::{Permission, PermissionSet, ToolDefinition};
 
 /// How a custom tool is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolKind {
     /// The body of an async JavaScript function, run in the JS sandbox.
+    #[default]
     Js,
+    /// A shell-command template run in the OS sandbox; `code` holds its spec as JSON.
+    Command,
+    /// A declarative HTTP endpoint; `code` holds its definition (YAML or JSON).
+    Http,
 }
 
 impl ToolKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ToolKind::Js => "js",
+            ToolKind::Command => "command",
+            ToolKind::Http => "http",
         }
     }
 }
@@ -40,7 +47,9 @@ impl FromStr for ToolKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "js" => Ok(ToolKind::Js),
-            _ => Err(format!("unknown tool kind '{s}' (expected: js)")),
+            "command" => Ok(ToolKind::Command),
+            "http" => Ok(ToolKind::Http),
+            _ => Err(format!("unknown tool kind '{s}' (expected: js, command or http)")),
         }
     }
 }

@@ -375,6 +375,7 @@ async fn two_sessions_python_sdk_legacy() {
 
 fn user_tool(name: &str) -> CreateTool {
     CreateTool {
+        kind: Default::default(),
         name: name.to_owned(),
         description: format!("{name}, created outside MCP"),
         parameters: json!({"type": "object"}),

@@ -121,6 +121,7 @@ async fn state_with(config: ServerConfig) -> (AppState, tempfile::TempDir) {
 
 fn tool(name: &str, description: &str, code: &str) -> CreateTool {
     CreateTool {
+        kind: Default::default(),
         name: name.to_owned(),
         description: description.to_owned(),
         parameters: json!({"type": "object"}),

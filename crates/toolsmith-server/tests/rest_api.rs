@@ -26,6 +26,7 @@ fn keys(value: &Value) -> Vec<String> {
 /// A tool created by the model with a dangerous permission: it waits for approval.
 async fn create_pending(app: &TestApp, name: &str) -> String {
     let input = CreateTool {
+        kind: Default::default(),
         name: name.to_owned(),
         description: "Runs a command".to_owned(),
         parameters: json!({"type": "object", "properties": {}}),

@@ -35,6 +35,7 @@ async fn main() -> anyhow::Result<()> {
     for case in &cases {
         let name = case["name"].as_str().context("case name")?;
         let input = CreateTool {
+            kind: Default::default(),
             name: name.to_owned(),
             description: format!("benchmark case {name}"),
             parameters: json!({"type": "object"}),

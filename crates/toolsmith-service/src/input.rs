@@ -71,6 +71,9 @@ impl std::fmt::Display for ToolRef {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTool {
     pub name: String,
+    /// `js` (default), `command` or `http`: what `code` holds (see `kinds.rs`).
+    #[serde(default)]
+    pub kind: ToolKind,
     pub description: String,
     /// A JSON Schema object, or the same as a JSON string (as LLMs often send it).
     pub parameters: Value,

@@ -7,6 +7,8 @@
 //!
 //! - [`service`] — [`ToolService`] and its operations.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
+//! - `kinds` — what each tool kind (`js`, `command`, `http`) checks and runs with;
+//!   [`command_tool`] and [`http_tool`] are the executors of the other two kinds.
 //! - [`js_tool`] — the executor that runs a stored JS tool in the sandbox, and the host side of
 //!   `utils.callTool` / `utils.listTools`.
 //! - [`usage`] — the middleware that records usage and executions of custom tools.
@@ -14,9 +16,12 @@
 //! - [`analytics`] — execution figures (success rate, p95, trend) and the anomaly rule.
 
 pub mod analytics;
+pub mod command_tool;
 mod error;
+pub mod http_tool;
 pub mod input;
 pub mod js_tool;
+mod kinds;
 pub mod limits;
 pub mod service;
 pub mod usage;
@@ -24,5 +29,5 @@ pub mod usage;
 pub use error::ServiceError;
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 pub use limits::{LimitsConfig, Rate};
-pub use service::{ServiceConfig, ToolService};
+pub use service::{Connectors, ServiceConfig, ToolService};
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

@@ -35,6 +35,8 @@ pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 use crate::js_tool::JsToolExecutor;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
+use crate::command_tool::CommandRuntime;
+use crate::http_tool::{NoEgress, NoStoreValues, StoreValues};
 use crate::usage::UsageRecorder;
 
 /// Limits and sizes of the service.
@@ -53,6 +55,8 @@ pub struct ServiceConfig {
     pub limits: LimitsConfig,
     /// Days of execution history kept for analytics (default 30); `None` or 0 keeps it all.
     pub execution_retention_days: Option<u32>,
+    /// Let HTTP tools call `http://` endpoints (default: https only).
+    pub allow_plain_http: bool,
 }
 
 impl Default for ServiceConfig {
@@ -66,6 +70,25 @@ impl Default for ServiceConfig {
             pool: PoolConfig::default(),
             limits: LimitsConfig::default(),
             execution_retention_days: Some(30),
+            allow_plain_http: false,
+        }
+    }
+}
+
+/// The service's ways out to the world, supplied by the binary (and by tests).
+#[derive(Clone)]
+pub struct Connectors {
+    /// Sends HTTP tools' requests (the egress guard); by default every request is refused.
+    pub http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
+    /// The owners' `store.*` values (the Config Center); by default there are none.
+    pub store_values: Arc<dyn StoreValues>,
+}
+
+impl Default for Connectors {
+    fn default() -> Self {
+        Connectors {
+            http_sender: Arc::new(NoEgress),
+            store_values: Arc::new(NoStoreValues),
         }
     }
 }
@@ -79,6 +102,8 @@ pub struct ToolService {
     usage: Arc<UsageRecorder>,
     limiter: Arc<Limiter>,
     config: ServiceConfig,
+    connectors: Connectors,
+    command_runtime: Arc<CommandRuntime>,
     write_lock: Mutex<()>,
     startup_warnings: Vec<String>,
 }
@@ -100,6 +125,15 @@ impl ToolService {
         config: ServiceConfig,
         store: Arc<dyn Store>,
     ) -> Result<Arc<ToolService>, ServiceError> {
+        ToolService::open_with(config, store, Connectors::default()).await
+    }
+
+    /// [`ToolService::open`] with the given ways out to the world (HTTP sender, config values).
+    pub async fn open_with(
+        config: ServiceConfig,
+        store: Arc<dyn Store>,
+        connectors: Connectors,
+    ) -> Result<Arc<ToolService>, ServiceError> {
         let registry = Arc::new(ToolRegistry::default());
         toolsmith_builtins::register_all(&registry)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
@@ -120,6 +154,8 @@ impl ToolService {
             usage,
             limiter,
             config,
+            connectors,
+            command_runtime: Arc::new(CommandRuntime::default()),
             write_lock: Mutex::new(()),
             startup_warnings: Vec::new(),
         };
@@ -152,6 +188,14 @@ impl ToolService {
         &self.config
     }
 
+    pub(crate) fn connectors(&self) -> &Connectors {
+        &self.connectors
+    }
+
+    pub(crate) fn command_runtime(&self) -> &Arc<CommandRuntime> {
+        &self.command_runtime
+    }
+
     /// Waits until the usage of every call finished before now is committed to the store.
     /// Usage is written in the background; the service's own reads flush first, and so must
     /// anything that reads usage straight from the store or is about to exit.
@@ -178,9 +222,14 @@ impl ToolService {
         validate_custom_name(&input.name).map_err(|e| ServiceError::Validation(e.to_string()))?;
         self.check_description(&input.description)?;
         let parameters = normalize_parameters(input.parameters)?;
-        self.check_code(&input.code)?;
+        let checked = self.check_definition(
+            input.kind,
+            &input.code,
+            parameters,
+            input.permissions.into_iter().collect(),
+        )?;
+        let (parameters, permissions) = (checked.parameters, checked.permissions);
         let metadata = normalize_metadata(input.metadata)?;
-        let permissions: PermissionSet = input.permissions.into_iter().collect();
         let tags = normalize_tags(input.tags)?;
 
         let _guard = self.write_lock.lock().await;
@@ -204,7 +253,7 @@ impl ToolService {
             id: CustomToolRecord::new_id(),
             owner: actor.user_id.clone(),
             name: input.name,
-            kind: ToolKind::Js,
+            kind: input.kind,
             description: input.description,
             parameters,
             code: input.code,
@@ -294,9 +343,6 @@ impl ToolService {
             next.parameters = normalize_parameters(parameters)?;
         }
         if let Some(code) = patch.code {
-            if code != current.code {
-                self.check_code(&code)?;
-            }
             next.code = code;
         }
         if let Some(category) = patch.category {
@@ -307,6 +353,19 @@ impl ToolService {
         }
         if let Some(permissions) = patch.permissions {
             next.permissions = permissions.into_iter().collect();
+        }
+        if next.code != current.code
+            || next.parameters != current.parameters
+            || next.permissions != current.permissions
+        {
+            let checked = self.check_definition(
+                next.kind,
+                &next.code,
+                next.parameters.clone(),
+                next.permissions.clone(),
+            )?;
+            next.parameters = checked.parameters;
+            next.permissions = checked.permissions;
         }
         if let Some(requires_approval) = patch.requires_approval {
             if actor.is_llm() && !requires_approval {
@@ -465,14 +524,14 @@ impl ToolService {
 
     /// Runs code once in the sandbox without storing anything (`run_js_ephemeral`).
     pub async fn run_ephemeral(&self, actor: &Actor, run: RunCode) -> ToolResult {
-        if let Err(e) = self.check_code(&run.code) {
+        if let Err(e) = self.check_js_code(&run.code) {
             return ToolResult::error(ErrorKind::InvalidArguments, e.to_string());
         }
         let args = run.args.unwrap_or_else(|| Value::Object(Map::new()));
         if !args.is_object() {
             return ToolResult::error(ErrorKind::InvalidArguments, "args must be a JSON object");
         }
-        let executor = self.executor(
+        let executor = self.js_executor(
             "ephemeral",
             run.code.into(),
             run.permissions.into_iter().collect(),
@@ -488,13 +547,25 @@ impl ToolService {
                 .map_err(|e| ServiceError::Validation(e.to_string()))?;
             self.check_description(&input.description)?;
             let parameters = normalize_parameters(input.parameters.clone())?;
-            self.check_code(&input.code)?;
-            let schema = CompiledSchema::compile(&parameters)
+            let checked = self.check_definition(
+                input.kind,
+                &input.code,
+                parameters,
+                input.permissions.iter().copied().collect(),
+            )?;
+            let schema = CompiledSchema::compile(&checked.parameters)
                 .map_err(|e| ServiceError::Validation(e.to_string()))?;
-            Ok::<_, ServiceError>(schema)
+            let executor = self.executor_for(
+                input.kind,
+                &input.name,
+                &actor.user_id,
+                &input.code,
+                checked.permissions,
+            )?;
+            Ok::<_, ServiceError>((schema, executor))
         })();
-        let schema = match checked {
-            Ok(schema) => schema,
+        let (schema, executor) = match checked {
+            Ok(it) => it,
             Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.to_string()),
         };
         let violations = schema.violations(&args);
@@ -505,12 +576,7 @@ impl ToolService {
                 toolsmith_core::schema::violation_details(&violations, schema.schema()),
             );
         }
-        let executor = self.executor(
-            &input.name,
-            input.code.into(),
-            input.permissions.into_iter().collect(),
-        );
-        let mut res = self.run_unregistered(&executor, args, actor).await;
+        let mut res = self.run_unregistered(executor.as_ref(), args, actor).await;
         res.metadata
             .extra
             .insert("testMode".to_owned(), Value::Bool(true));
@@ -519,11 +585,10 @@ impl ToolService {
 
     async fn run_unregistered(
         &self,
-        executor: &JsToolExecutor,
+        executor: &dyn toolsmith_core::ToolExecutor,
         args: Value,
         actor: &Actor,
     ) -> ToolResult {
-        use toolsmith_core::ToolExecutor;
         let started = std::time::Instant::now();
         let ctx = ToolContext::new(actor.user_id.clone());
         let res = executor.execute(args, &ctx).await;
@@ -683,11 +748,15 @@ impl ToolService {
     }
 
     fn register(&self, record: &CustomToolRecord) -> Result<(), String> {
-        let executor = self.executor(
-            &record.name,
-            record.code.as_str().into(),
-            record.permissions.clone(),
-        );
+        let executor = self
+            .executor_for(
+                record.kind,
+                &record.name,
+                &record.owner,
+                &record.code,
+                record.permissions.clone(),
+            )
+            .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(
             record.definition(),
             ToolOrigin::Custom {
@@ -695,14 +764,19 @@ impl ToolService {
                 owner: record.owner.clone(),
             },
             record.permissions.clone(),
-            Arc::new(executor),
+            executor,
         )
         .map_err(|e| e.to_string())?
         .with_version(record.version);
         self.registry.upsert_custom(tool).map_err(|e| e.to_string())
     }
 
-    fn executor(&self, name: &str, code: Arc<str>, permissions: PermissionSet) -> JsToolExecutor {
+    pub(crate) fn js_executor(
+        &self,
+        name: &str,
+        code: Arc<str>,
+        permissions: PermissionSet,
+    ) -> JsToolExecutor {
         JsToolExecutor {
             sandbox: self.sandbox.clone(),
             pipeline: Arc::downgrade(&self.pipeline),
@@ -742,7 +816,7 @@ impl ToolService {
         Ok(())
     }
 
-    fn check_code(&self, code: &str) -> Result<(), ServiceError> {
+    pub(crate) fn check_js_code(&self, code: &str) -> Result<(), ServiceError> {
         check_code(code, self.config.max_code_bytes).map_err(|e| match e {
             CodeError::TooLarge { .. } => ServiceError::TooLarge(e.to_string()),
             _ => ServiceError::Validation(e.to_string()),

@@ -319,6 +319,7 @@ pub(crate) async fn call(
             }
             let input = CreateTool {
                 name,
+                kind: Default::default(),
                 description,
                 parameters,
                 code,

@@ -11,7 +11,7 @@
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolsmith_core::{CustomToolRecord, Permission, ToolStatus};
+use toolsmith_core::{CustomToolRecord, Permission, ToolKind, ToolStatus};
 use toolsmith_service::{
     CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
 };
@@ -62,6 +62,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "description": "Unique tool name: ^[a-z][a-z0-9_]*$, at most 64 characters."},
+                    "kind": {"type": "string", "enum": ["js", "command", "http"], "description": "What code holds: js (default) = the body of an async JavaScript function; command = a shell-command spec as JSON, e.g. {\"command\": \"wc -w {{.file}}\", \"timeoutSeconds\": 10} (every {{.param}} must be a declared parameter; values are shell-quoted); http = an HTTP tool definition in YAML or JSON (spec 004). Command and http tools need a person's approval before they run."},
                     "description": {"type": "string", "description": "What the tool does, for whoever will call it."},
                     "parameters": {
                         "anyOf": [{"type": "object"}, {"type": "string"}],
@@ -178,6 +179,8 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
 #[serde(deny_unknown_fields)]
 struct CreateArgs {
     name: String,
+    #[serde(default)]
+    kind: ToolKind,
     description: String,
     parameters: Value,
     code: String,
@@ -314,6 +317,7 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
     }
     let input = CreateTool {
         name: args.name,
+        kind: args.kind,
         description: args.description,
         parameters: args.parameters,
         code: args.code,

@@ -150,10 +150,15 @@ impl ToolsmithMcp {
             return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)));
         }
         check_args(name, &tool.schema, &args)?;
-        let res = self
-            .service()
-            .execute(name, args, caller.tool_context())
-            .await;
+        let mut ctx = caller.tool_context();
+        // `_meta.context`: what the client knows of the conversation, for HTTP tools.
+        ctx.call_context = request
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.0.get("context"))
+            .filter(|c| c.is_object())
+            .map(|c| std::sync::Arc::new(c.clone()));
+        let res = self.service().execute(name, args, ctx).await;
         if res.error_kind() == Some(ErrorKind::RateLimited) {
             return Err(rate_limited(&res));
         }

@@ -484,9 +484,11 @@ pub async fn execute(
             ),
         ));
     }
-    let args = body.unwrap_or_default().arguments.unwrap_or_default();
+    let body = body.unwrap_or_default();
+    let args = body.arguments.unwrap_or_default();
     let mut ctx = ToolContext::new(identity.user_id.clone());
     ctx.agent_id = identity.agent_id.clone();
+    ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
     let res = state
         .service
         .execute(&record.name, Value::Object(args), ctx)

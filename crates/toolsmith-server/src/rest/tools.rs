@@ -151,6 +151,7 @@ pub async fn execute(
     let mut ctx = ToolContext::new(identity.user_id.clone());
     ctx.agent_id = identity.agent_id.clone();
     ctx.conversation_id = body.conversation_id;
+    ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
     let args = Value::Object(body.arguments.unwrap_or_default());
     let res = state.service.execute(&name, args, ctx).await;
     execution_response(&name, res, false)

@@ -116,17 +116,35 @@ impl From<ToolPermission> for Permission {
 }
 
 /// How a custom tool is implemented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
-    /// The body of an async JavaScript function, run in the sandbox.
+    /// `code` is the body of an async JavaScript function, run in the sandbox.
+    #[default]
     Js,
+    /// `code` is a command-tool spec as JSON (`{"command": "wc -w {{.file}}", …}`), run in the
+    /// OS sandbox.
+    Command,
+    /// `code` is an HTTP tool definition (spec 004), YAML or JSON.
+    Http,
 }
 
 impl From<ToolKind> for Kind {
     fn from(k: ToolKind) -> Kind {
         match k {
             ToolKind::Js => Kind::Js,
+            ToolKind::Command => Kind::Command,
+            ToolKind::Http => Kind::Http,
+        }
+    }
+}
+
+impl From<Kind> for ToolKind {
+    fn from(k: Kind) -> ToolKind {
+        match k {
+            Kind::Js => ToolKind::Js,
+            Kind::Command => ToolKind::Command,
+            Kind::Http => ToolKind::Http,
         }
     }
 }
@@ -395,12 +413,16 @@ pub struct CreateToolBody {
         example = "word_count"
     )]
     pub name: String,
+    /// What `code` holds: `js` (default), `command` or `http` (see docs/tool-kinds.md).
+    #[serde(default)]
+    pub kind: Kind,
     /// What the tool does, for the model that will call it (at most 4,000 characters by default).
     #[schema(min_length = 1, example = "Counts the words of a text")]
     pub description: String,
     #[schema(schema_with = parameters_schema)]
     pub parameters: Value,
-    /// The body of an async JavaScript function; `args` holds the arguments.
+    /// For `js`, the body of an async JavaScript function (`args` holds the arguments); for
+    /// `command`, the spec as JSON; for `http`, the YAML or JSON definition.
     #[schema(example = "return { words: args.text.split(/\\s+/).filter(Boolean).length };")]
     pub code: String,
     #[serde(default)]
@@ -428,6 +450,7 @@ impl CreateToolBody {
     pub fn into_input(self) -> CreateTool {
         CreateTool {
             name: self.name,
+            kind: self.kind.into(),
             description: self.description,
             parameters: self.parameters,
             code: self.code,
@@ -462,6 +485,8 @@ pub struct TestToolBody {
         example = "word_count"
     )]
     pub name: String,
+    #[serde(default)]
+    pub kind: Kind,
     #[schema(min_length = 1)]
     pub description: String,
     #[schema(schema_with = parameters_schema)]
@@ -496,6 +521,7 @@ impl TestToolBody {
     pub fn into_parts(self) -> (CreateTool, [Option<Map<String, Value>>; 2]) {
         let input = CreateTool {
             name: self.name,
+            kind: self.kind.into(),
             description: self.description,
             parameters: self.parameters,
             code: self.code,
@@ -604,6 +630,11 @@ pub struct ExecuteCustomBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub arguments: Option<Map<String, Value>>,
+    /// What the caller knows of the conversation, for HTTP tools' non-explicit parameters:
+    /// `{"customer": {…}, "conversation": {…}, "context": {…}}` (see docs/http-tools.md).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub context: Option<Map<String, Value>>,
 }
 
 /// Runs any tool the caller can see.
@@ -618,6 +649,11 @@ pub struct ExecuteBody {
     #[serde(default)]
     #[schema(max_length = 200)]
     pub conversation_id: Option<String>,
+    /// What the caller knows of the conversation, for HTTP tools' non-explicit parameters:
+    /// `{"customer": {…}, "conversation": {…}, "context": {…}}` (see docs/http-tools.md).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub context: Option<Map<String, Value>>,
 }
 
 /// One line a tool wrote to its console.

@@ -40,6 +40,7 @@ fn llm() -> Actor {
 
 fn tool(name: &str, code: &str) -> CreateTool {
     CreateTool {
+        kind: Default::default(),
         name: name.to_owned(),
         description: format!("test tool {name}"),
         parameters: json!({"type": "object", "properties": {"x": {"type": "number"}}}),
@@ -149,6 +150,7 @@ async fn bad_input_is_refused_before_anything_is_stored() {
         (tool("x", &"a".repeat(200 * 1024 + 1)), "too_large"),
         (
             CreateTool {
+                kind: Default::default(),
                 parameters: json!({"type": "string"}),
                 ..tool("x", "return 1")
             },
@@ -156,6 +158,7 @@ async fn bad_input_is_refused_before_anything_is_stored() {
         ),
         (
             CreateTool {
+                kind: Default::default(),
                 parameters: json!("not json"),
                 ..tool("x", "return 1")
             },
@@ -163,6 +166,7 @@ async fn bad_input_is_refused_before_anything_is_stored() {
         ),
         (
             CreateTool {
+                kind: Default::default(),
                 description: "  ".into(),
                 ..tool("x", "return 1")
             },
@@ -170,6 +174,7 @@ async fn bad_input_is_refused_before_anything_is_stored() {
         ),
         (
             CreateTool {
+                kind: Default::default(),
                 description: "d".repeat(4001),
                 ..tool("x", "return 1")
             },
@@ -177,6 +182,7 @@ async fn bad_input_is_refused_before_anything_is_stored() {
         ),
         (
             CreateTool {
+                kind: Default::default(),
                 metadata: Some(json!([1])),
                 ..tool("x", "return 1")
             },
@@ -311,6 +317,7 @@ async fn owners_cannot_see_or_run_each_others_tools() {
 async fn parameters_may_come_as_a_json_string() {
     let f = fixture().await;
     let input = CreateTool {
+        kind: Default::default(),
         parameters: json!(
             "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]}"
         ),
@@ -969,6 +976,7 @@ async fn active_tools_are_loaded_again_after_a_restart() {
 async fn the_specs_examples_run() {
     let f = fixture().await;
     let word_frequency = CreateTool {
+        kind: Default::default(),
         parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
         ..tool(
             "word_frequency",
@@ -993,6 +1001,7 @@ return { totalWords: words.length, uniqueWords: Object.keys(freq).length, top20:
     assert_eq!(misplaced.error_kind(), Some(ErrorKind::InvalidArguments));
 
     let csv_analyzer = CreateTool {
+        kind: Default::default(),
         parameters: json!({"type": "object", "properties": {"csv": {"type": "string"}, "numeric_column": {"type": "string"}}, "required": ["csv"]}),
         ..tool(
             "csv_analyzer",

@@ -1,0 +1,174 @@
+//! What each tool kind means to the lifecycle: the checks a definition of that kind passes on
+//! create, update and dry run, the permissions the kind implies, and the executor that runs it.
+//!
+//! | kind | `code` holds | implied permissions | parameters |
+//! | --- | --- | --- | --- |
+//! | `js` | the body of an async function | — | as given |
+//! | `command` | a [`CommandToolSpec`] as JSON | `shell` (+ `network` if the spec asks) | as given; every placeholder must be one of them |
+//! | `http` | a spec-004 definition, YAML or JSON | `network` | derived from the definition's `explicit` parameters |
+//!
+//! The implied permissions are what make an LLM-created command or HTTP tool wait for approval
+//! (they are dangerous permissions), whatever the caller declared.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolsmith_command::CommandToolSpec;
+use toolsmith_core::schema::CompiledSchema;
+use toolsmith_core::{Permission, PermissionSet, ToolExecutor, ToolKind};
+use toolsmith_httptool::{HttpToolDefinition, SecurityRules};
+
+use crate::command_tool::CommandToolExecutor;
+use crate::error::ServiceError;
+use crate::http_tool::HttpToolExecutor;
+use crate::service::ToolService;
+
+/// A definition that passed its kind's checks.
+pub(crate) struct CheckedDefinition {
+    pub parameters: Value,
+    pub permissions: PermissionSet,
+}
+
+impl ToolService {
+    /// Checks `code` as a definition of `kind` and settles its parameters and permissions.
+    pub(crate) fn check_definition(
+        &self,
+        kind: ToolKind,
+        code: &str,
+        parameters: Value,
+        mut permissions: PermissionSet,
+    ) -> Result<CheckedDefinition, ServiceError> {
+        if code.len() > self.config().max_code_bytes {
+            return Err(ServiceError::TooLarge(format!(
+                "tool code is {} bytes, over the limit of {} bytes",
+                code.len(),
+                self.config().max_code_bytes
+            )));
+        }
+        let parameters = match kind {
+            ToolKind::Js => {
+                self.check_js_code(code)?;
+                parameters
+            }
+            ToolKind::Command => {
+                let spec = command_spec(code)?;
+                permissions.insert(Permission::Shell);
+                if spec.network {
+                    permissions.insert(Permission::Network);
+                }
+                check_placeholders_declared(&spec, &parameters)?;
+                parameters
+            }
+            ToolKind::Http => {
+                let definition = http_definition(code)?;
+                let violations = toolsmith_httptool::validate_security(
+                    &definition,
+                    &self.http_rules(),
+                    &|_origin: &str| Ok(()),
+                );
+                if !violations.is_empty() {
+                    return Err(violations_error("the HTTP tool", violations.iter().map(|v| format!("{}: {}", v.path, v.message))));
+                }
+                permissions.insert(Permission::Network);
+                toolsmith_httptool::parameters_schema(&definition)
+            }
+        };
+        CompiledSchema::compile(&parameters)
+            .map_err(|e| ServiceError::Validation(e.to_string()))?;
+        Ok(CheckedDefinition {
+            parameters,
+            permissions,
+        })
+    }
+
+    /// The executor of a stored definition; an error if it no longer passes its checks.
+    pub(crate) fn executor_for(
+        &self,
+        kind: ToolKind,
+        name: &str,
+        owner: &str,
+        code: &str,
+        permissions: PermissionSet,
+    ) -> Result<Arc<dyn ToolExecutor>, ServiceError> {
+        Ok(match kind {
+            ToolKind::Js => Arc::new(self.js_executor(name, code.into(), permissions)),
+            ToolKind::Command => {
+                let spec = command_spec(code)?;
+                let template = spec
+                    .validate()
+                    .map_err(|e| ServiceError::Validation(e.to_string()))?;
+                Arc::new(CommandToolExecutor {
+                    runtime: self.command_runtime().clone(),
+                    tool_name: name.to_owned(),
+                    spec,
+                    template,
+                })
+            }
+            ToolKind::Http => Arc::new(HttpToolExecutor {
+                tool_name: name.to_owned(),
+                owner: owner.to_owned(),
+                definition: Arc::new(http_definition(code)?),
+                sender: self.connectors().http_sender.clone(),
+                values: self.connectors().store_values.clone(),
+                rules: self.http_rules(),
+            }),
+        })
+    }
+
+    pub(crate) fn http_rules(&self) -> SecurityRules {
+        SecurityRules {
+            allow_plain_http: self.config().allow_plain_http,
+        }
+    }
+}
+
+fn command_spec(code: &str) -> Result<CommandToolSpec, ServiceError> {
+    let spec: CommandToolSpec = serde_json::from_str(code).map_err(|e| {
+        ServiceError::Validation(format!(
+            "a command tool's code must be its spec as JSON ({{\"command\": \"…\", \"timeoutSeconds\": …}}): {e}"
+        ))
+    })?;
+    spec.validate()
+        .map_err(|e| violations_error("the command tool", e.violations.iter().map(ToString::to_string)))?;
+    Ok(spec)
+}
+
+fn http_definition(code: &str) -> Result<HttpToolDefinition, ServiceError> {
+    toolsmith_httptool::load_definition(code)
+        .map_err(|e| ServiceError::Validation(format!("invalid HTTP tool definition: {e}")))
+}
+
+/// Every `{{.name}}` of the template must be a declared parameter, or the model could never
+/// fill it.
+fn check_placeholders_declared(
+    spec: &CommandToolSpec,
+    parameters: &Value,
+) -> Result<(), ServiceError> {
+    let template = spec
+        .validate()
+        .map_err(|e| ServiceError::Validation(e.to_string()))?;
+    let declared = parameters.get("properties").and_then(Value::as_object);
+    let missing: Vec<String> = template
+        .placeholders()
+        .into_iter()
+        .filter(|name| !declared.is_some_and(|props| props.contains_key(*name)))
+        .map(|name| format!("'{name}'"))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ServiceError::Validation(format!(
+            "the command template uses {} but the parameters do not declare {}",
+            missing.join(", "),
+            if missing.len() == 1 { "it" } else { "them" }
+        )))
+    }
+}
+
+fn violations_error(what: &str, violations: impl Iterator<Item = String>) -> ServiceError {
+    let list: Vec<String> = violations.collect();
+    ServiceError::Validation(format!("{what} is invalid: {}", list.join("; ")))
+}
+
+#[cfg(test)]
+mod tests;
