@@ -113,7 +113,9 @@ also_allow = ["my_tool"]
 }
 
 /// (policy, user, agent, depth, tool, reason); allowed is read from the reason.
-const TABLE: &[(&str, &str, Option<&str>, u32, &str, &str)] = &[
+type Row = (&'static str, &'static str, Option<&'static str>, u32, &'static str, &'static str);
+
+const TABLE: &[Row] = &[
     // No policy and an empty policy.
     ("none", "u", None, 0, "gh_issues", "allowed: no policy is configured"),
     ("none", "u", Some("a"), 7, "my_tool", "allowed: no policy is configured"),
