@@ -18,7 +18,10 @@ impl PolicyConfig {
         let resolver = Resolver::new(catalog, &self.groups);
         for name in self.groups.keys() {
             if resolver.is_builtin_group(name) {
-                return Err(PolicyError::ShadowsBuiltin { what: "group", name: name.clone() });
+                return Err(PolicyError::ShadowsBuiltin {
+                    what: "group",
+                    name: name.clone(),
+                });
             }
             // Resolve every group, used or not, so a broken one is reported now.
             resolver.union(&[format!("group:{name}")], "groups")?;
@@ -29,9 +32,15 @@ impl PolicyConfig {
             .collect();
         for (name, entries) in &self.profiles {
             if BUILTIN_PROFILES.contains(&name.as_str()) {
-                return Err(PolicyError::ShadowsBuiltin { what: "profile", name: name.clone() });
+                return Err(PolicyError::ShadowsBuiltin {
+                    what: "profile",
+                    name: name.clone(),
+                });
             }
-            profiles.insert(name.clone(), resolver.union(entries, &format!("profile '{name}'"))?);
+            profiles.insert(
+                name.clone(),
+                resolver.union(entries, &format!("profile '{name}'"))?,
+            );
         }
         let global_policy = ScopePolicy {
             profile: self.profile.clone(),
@@ -39,14 +48,25 @@ impl PolicyConfig {
             deny: self.deny.clone(),
             also_allow: self.also_allow.clone(),
         };
-        let global = scope("the global policy".to_owned(), &global_policy, &resolver, &profiles)?;
+        let global = scope(
+            "the global policy".to_owned(),
+            &global_policy,
+            &resolver,
+            &profiles,
+        )?;
         let mut users = BTreeMap::new();
         for (user, policy) in &self.users {
-            users.insert(user.clone(), scope(format!("user '{user}'"), policy, &resolver, &profiles)?);
+            users.insert(
+                user.clone(),
+                scope(format!("user '{user}'"), policy, &resolver, &profiles)?,
+            );
         }
         let mut agents = BTreeMap::new();
         for (agent, policy) in &self.agents {
-            agents.insert(agent.clone(), scope(format!("agent '{agent}'"), policy, &resolver, &profiles)?);
+            agents.insert(
+                agent.clone(),
+                scope(format!("agent '{agent}'"), policy, &resolver, &profiles)?,
+            );
         }
         Ok(Policy::from_rules(Rules {
             global,
@@ -69,9 +89,15 @@ fn scope(
         None => None,
         Some(name) => {
             let Some(set) = profiles.get(name) else {
-                return Err(PolicyError::UnknownProfile { name: name.clone(), scope: label });
+                return Err(PolicyError::UnknownProfile {
+                    name: name.clone(),
+                    scope: label,
+                });
             };
-            Some(Profile { name: name.clone(), set: set.clone() })
+            Some(Profile {
+                name: name.clone(),
+                set: set.clone(),
+            })
         }
     };
     Ok(Scope {
@@ -98,5 +124,11 @@ fn builtin_profile(name: &str, catalog: &GroupCatalog) -> ToolSet {
         "messaging" => (&["core", "messaging"], false),
         _ => (&[], false),
     };
-    ToolSet::of_families(families.iter().copied().filter(|f| catalog.families.contains(*f)), custom)
+    ToolSet::of_families(
+        families
+            .iter()
+            .copied()
+            .filter(|f| catalog.families.contains(*f)),
+        custom,
+    )
 }

@@ -71,6 +71,10 @@ pub struct SubagentPolicy {
 
 impl Default for SubagentPolicy {
     fn default() -> Self {
-        Self { always_deny: Vec::new(), leaf_deny: Vec::new(), max_depth: 1 }
+        Self {
+            always_deny: Vec::new(),
+            leaf_deny: Vec::new(),
+            max_depth: 1,
+        }
     }
 }

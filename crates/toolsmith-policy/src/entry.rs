@@ -23,12 +23,22 @@ pub(crate) struct ToolSet {
 
 impl ToolSet {
     pub(crate) fn all() -> Self {
-        Self { all: true, ..Self::default() }
+        Self {
+            all: true,
+            ..Self::default()
+        }
     }
 
     /// The built-in families among `families`, plus all custom tools if `custom`.
-    pub(crate) fn of_families<'f>(families: impl IntoIterator<Item = &'f str>, custom: bool) -> Self {
-        Self { custom, families: families.into_iter().map(str::to_owned).collect(), ..Self::default() }
+    pub(crate) fn of_families<'f>(
+        families: impl IntoIterator<Item = &'f str>,
+        custom: bool,
+    ) -> Self {
+        Self {
+            custom,
+            families: families.into_iter().map(str::to_owned).collect(),
+            ..Self::default()
+        }
     }
 
     pub(crate) fn contains(&self, tool: &ToolInfo<'_>) -> bool {
@@ -67,15 +77,26 @@ pub(crate) struct Resolver<'c> {
 }
 
 impl<'c> Resolver<'c> {
-    pub(crate) fn new(catalog: &'c GroupCatalog, user_groups: &'c BTreeMap<String, Vec<String>>) -> Self {
-        Self { catalog, user_groups }
+    pub(crate) fn new(
+        catalog: &'c GroupCatalog,
+        user_groups: &'c BTreeMap<String, Vec<String>>,
+    ) -> Self {
+        Self {
+            catalog,
+            user_groups,
+        }
     }
 
     /// Resolves a list; `place` names it in errors ("deny of agent 'x'").
     pub(crate) fn entries(&self, texts: &[String], place: &str) -> Result<Vec<Entry>, PolicyError> {
         texts
             .iter()
-            .map(|text| Ok(Entry { text: text.clone(), set: self.entry(text, place, &mut Vec::new())? }))
+            .map(|text| {
+                Ok(Entry {
+                    text: text.clone(),
+                    set: self.entry(text, place, &mut Vec::new())?,
+                })
+            })
             .collect()
     }
 
@@ -84,7 +105,12 @@ impl<'c> Resolver<'c> {
         self.union_inner(texts, place, &mut Vec::new())
     }
 
-    fn union_inner(&self, texts: &[String], place: &str, stack: &mut Vec<String>) -> Result<ToolSet, PolicyError> {
+    fn union_inner(
+        &self,
+        texts: &[String],
+        place: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<ToolSet, PolicyError> {
         let mut res = ToolSet::default();
         for text in texts {
             res.extend(&self.entry(text, place, stack)?);
@@ -92,8 +118,17 @@ impl<'c> Resolver<'c> {
         Ok(res)
     }
 
-    fn entry(&self, text: &str, place: &str, stack: &mut Vec<String>) -> Result<ToolSet, PolicyError> {
-        let invalid = |why| PolicyError::InvalidEntry { entry: text.to_owned(), place: place.to_owned(), why };
+    fn entry(
+        &self,
+        text: &str,
+        place: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<ToolSet, PolicyError> {
+        let invalid = |why| PolicyError::InvalidEntry {
+            entry: text.to_owned(),
+            place: place.to_owned(),
+            why,
+        };
         if text == "*" {
             return Ok(ToolSet::all());
         }
@@ -107,27 +142,61 @@ impl<'c> Resolver<'c> {
             return Err(invalid("an entry must not contain whitespace"));
         }
         if text.contains('*') {
-            return Err(invalid("only '*' alone is a wildcard; name tools or use a group"));
+            return Err(invalid(
+                "only '*' alone is a wildcard; name tools or use a group",
+            ));
         }
-        Ok(ToolSet { names: BTreeSet::from([text.to_owned()]), ..ToolSet::default() })
+        Ok(ToolSet {
+            names: BTreeSet::from([text.to_owned()]),
+            ..ToolSet::default()
+        })
     }
 
-    fn group(&self, name: &str, place: &str, stack: &mut Vec<String>) -> Result<ToolSet, PolicyError> {
-        let unknown = || PolicyError::UnknownGroup { name: format!("group:{name}"), place: place.to_owned() };
+    fn group(
+        &self,
+        name: &str,
+        place: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<ToolSet, PolicyError> {
+        let unknown = || PolicyError::UnknownGroup {
+            name: format!("group:{name}"),
+            place: place.to_owned(),
+        };
         match name {
-            "builtin" => return Ok(ToolSet { builtin: true, ..ToolSet::default() }),
-            "custom" => return Ok(ToolSet { custom: true, ..ToolSet::default() }),
-            "mcp" => return Ok(ToolSet { mcp: true, ..ToolSet::default() }),
+            "builtin" => {
+                return Ok(ToolSet {
+                    builtin: true,
+                    ..ToolSet::default()
+                });
+            }
+            "custom" => {
+                return Ok(ToolSet {
+                    custom: true,
+                    ..ToolSet::default()
+                });
+            }
+            "mcp" => {
+                return Ok(ToolSet {
+                    mcp: true,
+                    ..ToolSet::default()
+                });
+            }
             _ => {}
         }
         if let Some(server) = name.strip_prefix("mcp:") {
             if !self.catalog.mcp_servers.contains(server) {
                 return Err(unknown());
             }
-            return Ok(ToolSet { mcp_servers: BTreeSet::from([server.to_owned()]), ..ToolSet::default() });
+            return Ok(ToolSet {
+                mcp_servers: BTreeSet::from([server.to_owned()]),
+                ..ToolSet::default()
+            });
         }
         if self.catalog.families.contains(name) {
-            return Ok(ToolSet { families: BTreeSet::from([name.to_owned()]), ..ToolSet::default() });
+            return Ok(ToolSet {
+                families: BTreeSet::from([name.to_owned()]),
+                ..ToolSet::default()
+            });
         }
         let Some(members) = self.user_groups.get(name) else {
             return Err(unknown());
@@ -135,7 +204,10 @@ impl<'c> Resolver<'c> {
         if stack.iter().any(|it| it == name) {
             let mut path = stack.clone();
             path.push(name.to_owned());
-            return Err(PolicyError::GroupCycle { name: name.to_owned(), path: path.join(" -> ") });
+            return Err(PolicyError::GroupCycle {
+                name: name.to_owned(),
+                path: path.join(" -> "),
+            });
         }
         stack.push(name.to_owned());
         let res = self.union_inner(members, &format!("group '{name}'"), stack);
@@ -145,6 +217,8 @@ impl<'c> Resolver<'c> {
 
     /// Whether `name` is a built-in group name for this catalog.
     pub(crate) fn is_builtin_group(&self, name: &str) -> bool {
-        RESERVED_GROUPS.contains(&name) || name.starts_with("mcp:") || self.catalog.families.contains(name)
+        RESERVED_GROUPS.contains(&name)
+            || name.starts_with("mcp:")
+            || self.catalog.families.contains(name)
     }
 }

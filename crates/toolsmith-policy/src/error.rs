@@ -9,7 +9,11 @@ pub enum PolicyError {
     #[error("unknown group '{name}' in {place}")]
     UnknownGroup { name: String, place: String },
     #[error("invalid entry '{entry}' in {place}: {why}")]
-    InvalidEntry { entry: String, place: String, why: &'static str },
+    InvalidEntry {
+        entry: String,
+        place: String,
+        why: &'static str,
+    },
     #[error("user-defined {what} '{name}' takes the name of a built-in one")]
     ShadowsBuiltin { what: &'static str, name: String },
     #[error("group '{name}' contains itself (through {path})")]

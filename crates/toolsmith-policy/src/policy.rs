@@ -53,12 +53,29 @@ pub(crate) struct Profile {
 /// A decision before it is put into words; cheap enough for filtering thousands of tools.
 enum Verdict<'p> {
     NoPolicy,
-    TooDeep { depth: u32, max_depth: u32 },
-    Denied { entry: &'p str, source: Source<'p> },
-    AlsoAllowed { entry: &'p str, scope: &'p str },
-    NotInProfile { profile: &'p str, scope: &'p str },
-    NotInAllowList { scope: &'p str },
-    Allowed { profile: Option<(&'p str, &'p str)>, n_allow_lists: usize },
+    TooDeep {
+        depth: u32,
+        max_depth: u32,
+    },
+    Denied {
+        entry: &'p str,
+        source: Source<'p>,
+    },
+    AlsoAllowed {
+        entry: &'p str,
+        scope: &'p str,
+    },
+    NotInProfile {
+        profile: &'p str,
+        scope: &'p str,
+    },
+    NotInAllowList {
+        scope: &'p str,
+    },
+    Allowed {
+        profile: Option<(&'p str, &'p str)>,
+        n_allow_lists: usize,
+    },
 }
 
 enum Source<'p> {
@@ -82,7 +99,10 @@ impl Policy {
     #[must_use]
     pub fn decide(&self, caller: &Caller<'_>, tool: &ToolInfo<'_>) -> Decision {
         let verdict = self.verdict(caller, tool);
-        Decision { allowed: verdict.allowed(), reason: verdict.to_string() }
+        Decision {
+            allowed: verdict.allowed(),
+            reason: verdict.to_string(),
+        }
     }
 
     /// Whether `caller` may see and call `tool`, without the reason.
@@ -98,52 +118,87 @@ impl Policy {
         items: impl IntoIterator<Item = T>,
         info: impl for<'t> Fn(&'t T) -> ToolInfo<'t>,
     ) -> Vec<T> {
-        items.into_iter().filter(|item| self.allows(caller, &info(item))).collect()
+        items
+            .into_iter()
+            .filter(|item| self.allows(caller, &info(item)))
+            .collect()
     }
 
     fn verdict<'p>(&'p self, caller: &Caller<'_>, tool: &ToolInfo<'_>) -> Verdict<'p> {
-        let Some(rules) = &self.rules else { return Verdict::NoPolicy };
+        let Some(rules) = &self.rules else {
+            return Verdict::NoPolicy;
+        };
         if caller.depth > rules.max_depth {
-            return Verdict::TooDeep { depth: caller.depth, max_depth: rules.max_depth };
+            return Verdict::TooDeep {
+                depth: caller.depth,
+                max_depth: rules.max_depth,
+            };
         }
         let scopes = rules.scopes(caller);
         // 1. Deny always wins.
         for scope in &scopes {
             if let Some(entry) = first_match(&scope.deny, tool) {
-                return Verdict::Denied { entry, source: Source::Scope(&scope.label) };
+                return Verdict::Denied {
+                    entry,
+                    source: Source::Scope(&scope.label),
+                };
             }
         }
         if caller.depth >= 1 {
             if let Some(entry) = first_match(&rules.always_deny, tool) {
-                return Verdict::Denied { entry, source: Source::AlwaysDeny { depth: caller.depth } };
+                return Verdict::Denied {
+                    entry,
+                    source: Source::AlwaysDeny {
+                        depth: caller.depth,
+                    },
+                };
             }
             if caller.depth >= rules.max_depth
                 && let Some(entry) = first_match(&rules.leaf_deny, tool)
             {
-                return Verdict::Denied { entry, source: Source::LeafDeny { depth: caller.depth } };
+                return Verdict::Denied {
+                    entry,
+                    source: Source::LeafDeny {
+                        depth: caller.depth,
+                    },
+                };
             }
         }
         // 2. also_allow adds.
         for scope in &scopes {
             if let Some(entry) = first_match(&scope.also_allow, tool) {
-                return Verdict::AlsoAllowed { entry, scope: &scope.label };
+                return Verdict::AlsoAllowed {
+                    entry,
+                    scope: &scope.label,
+                };
             }
         }
         // 3. The most specific profile, then every non-empty allow list, narrow.
-        let profile = scopes.iter().rev().find_map(|scope| scope.profile.as_ref().map(|p| (p, scope.label.as_str())));
+        let profile = scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.profile.as_ref().map(|p| (p, scope.label.as_str())));
         if let Some((profile, scope)) = profile
             && !profile.set.contains(tool)
         {
-            return Verdict::NotInProfile { profile: &profile.name, scope };
+            return Verdict::NotInProfile {
+                profile: &profile.name,
+                scope,
+            };
         }
         let mut n_allow_lists = 0;
         for scope in scopes.iter().filter(|scope| !scope.allow.is_empty()) {
             if first_match(&scope.allow, tool).is_none() {
-                return Verdict::NotInAllowList { scope: &scope.label };
+                return Verdict::NotInAllowList {
+                    scope: &scope.label,
+                };
             }
             n_allow_lists += 1;
         }
-        Verdict::Allowed { profile: profile.map(|(p, scope)| (p.name.as_str(), scope)), n_allow_lists }
+        Verdict::Allowed {
+            profile: profile.map(|(p, scope)| (p.name.as_str(), scope)),
+            n_allow_lists,
+        }
     }
 }
 
@@ -158,12 +213,18 @@ impl Rules {
 }
 
 fn first_match<'p>(entries: &'p [Entry], tool: &ToolInfo<'_>) -> Option<&'p str> {
-    entries.iter().find(|entry| entry.set.contains(tool)).map(|entry| entry.text.as_str())
+    entries
+        .iter()
+        .find(|entry| entry.set.contains(tool))
+        .map(|entry| entry.text.as_str())
 }
 
 impl Verdict<'_> {
     fn allowed(&self) -> bool {
-        matches!(self, Self::NoPolicy | Self::AlsoAllowed { .. } | Self::Allowed { .. })
+        matches!(
+            self,
+            Self::NoPolicy | Self::AlsoAllowed { .. } | Self::Allowed { .. }
+        )
     }
 }
 
@@ -172,19 +233,44 @@ impl fmt::Display for Verdict<'_> {
         match self {
             Self::NoPolicy => write!(f, "allowed: no policy is configured"),
             Self::TooDeep { depth, max_depth } => {
-                write!(f, "denied: subagent depth {depth} exceeds subagents.max_depth {max_depth}")
+                write!(
+                    f,
+                    "denied: subagent depth {depth} exceeds subagents.max_depth {max_depth}"
+                )
             }
-            Self::Denied { entry, source: Source::Scope(scope) } => write!(f, "denied by deny entry '{entry}' of {scope}"),
-            Self::Denied { entry, source: Source::AlwaysDeny { depth } } => {
-                write!(f, "denied by subagents.always_deny entry '{entry}' (subagent depth {depth})")
+            Self::Denied {
+                entry,
+                source: Source::Scope(scope),
+            } => write!(f, "denied by deny entry '{entry}' of {scope}"),
+            Self::Denied {
+                entry,
+                source: Source::AlwaysDeny { depth },
+            } => {
+                write!(
+                    f,
+                    "denied by subagents.always_deny entry '{entry}' (subagent depth {depth})"
+                )
             }
-            Self::Denied { entry, source: Source::LeafDeny { depth } } => {
-                write!(f, "denied by subagents.leaf_deny entry '{entry}' (subagent depth {depth} is the deepest allowed)")
+            Self::Denied {
+                entry,
+                source: Source::LeafDeny { depth },
+            } => {
+                write!(
+                    f,
+                    "denied by subagents.leaf_deny entry '{entry}' (subagent depth {depth} is the deepest allowed)"
+                )
             }
-            Self::AlsoAllowed { entry, scope } => write!(f, "allowed by also_allow entry '{entry}' of {scope}"),
-            Self::NotInProfile { profile, scope } => write!(f, "denied: not in profile '{profile}' of {scope}"),
+            Self::AlsoAllowed { entry, scope } => {
+                write!(f, "allowed by also_allow entry '{entry}' of {scope}")
+            }
+            Self::NotInProfile { profile, scope } => {
+                write!(f, "denied: not in profile '{profile}' of {scope}")
+            }
             Self::NotInAllowList { scope } => write!(f, "denied: not in the allow list of {scope}"),
-            Self::Allowed { profile, n_allow_lists } => {
+            Self::Allowed {
+                profile,
+                n_allow_lists,
+            } => {
                 match profile {
                     Some((name, scope)) => write!(f, "allowed by profile '{name}' of {scope}")?,
                     None => write!(f, "allowed by the default profile 'full'")?,

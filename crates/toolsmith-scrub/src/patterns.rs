@@ -60,7 +60,8 @@ pub(crate) struct Hit {
 }
 
 /// The process-wide rule set, compiled on first use.
-pub(crate) static PATTERNS: LazyLock<Result<Patterns, regex::Error>> = LazyLock::new(Patterns::compile);
+pub(crate) static PATTERNS: LazyLock<Result<Patterns, regex::Error>> =
+    LazyLock::new(Patterns::compile);
 
 impl Patterns {
     fn compile() -> Result<Self, regex::Error> {
@@ -75,20 +76,37 @@ impl Patterns {
                 .filter(|(_, name)| name.is_some_and(|n| n.starts_with('v')))
                 .map(|(idx, _)| idx)
                 .collect();
-            compiled.push(CompiledRule { name: rule.name, regex, values, accept: rule.accept });
+            compiled.push(CompiledRule {
+                name: rule.name,
+                regex,
+                values,
+                accept: rule.accept,
+            });
         }
-        Ok(Self { set, rules: compiled })
+        Ok(Self {
+            set,
+            rules: compiled,
+        })
     }
 
     /// Every credential found in `text`; spans of different rules may overlap.
     pub(crate) fn find(&self, text: &str, hits: &mut Vec<Hit>) {
         for rule_idx in self.set.matches(text).iter() {
-            let Some(rule) = self.rules.get(rule_idx) else { continue };
+            let Some(rule) = self.rules.get(rule_idx) else {
+                continue;
+            };
             for caps in rule.regex.captures_iter(text) {
-                let secret = rule.values.iter().find_map(|idx| caps.get(*idx)).or_else(|| caps.get(0));
+                let secret = rule
+                    .values
+                    .iter()
+                    .find_map(|idx| caps.get(*idx))
+                    .or_else(|| caps.get(0));
                 let Some(secret) = secret else { continue };
                 if (rule.accept)(secret.as_str()) {
-                    hits.push(Hit { span: secret.range(), rule: rule.name });
+                    hits.push(Hit {
+                        span: secret.range(),
+                        rule: rule.name,
+                    });
                 }
             }
         }
@@ -99,7 +117,10 @@ impl Patterns {
 /// [`CREDENTIAL_KEY_SUFFIXES`] or is an `Authorization` header name.
 pub(crate) fn is_credential_key(key: &str) -> bool {
     static KEY: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(&format!(r"(?i)^(?:[A-Za-z0-9_.\- ]*{CREDENTIAL_KEY_SUFFIXES}|(?:proxy-)?authorization)$")).ok()
+        Regex::new(&format!(
+            r"(?i)^(?:[A-Za-z0-9_.\- ]*{CREDENTIAL_KEY_SUFFIXES}|(?:proxy-)?authorization)$"
+        ))
+        .ok()
     });
     KEY.as_ref().is_some_and(|re| re.is_match(key))
 }
@@ -123,20 +144,37 @@ fn real_value(value: &str) -> bool {
         return false;
     }
     let lower = trimmed.to_ascii_lowercase();
-    if matches!(lower.as_str(), "null" | "none" | "nil" | "true" | "false" | "undefined" | "empty" | "required" | "optional") {
+    if matches!(
+        lower.as_str(),
+        "null"
+            | "none"
+            | "nil"
+            | "true"
+            | "false"
+            | "undefined"
+            | "empty"
+            | "required"
+            | "optional"
+    ) {
         return false;
     }
     if trimmed.starts_with('$') || trimmed.starts_with('<') || trimmed.starts_with("{{") {
         return false;
     }
-    !trimmed.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.' || c == '•')
+    !trimmed
+        .chars()
+        .all(|c| c == '*' || c == 'x' || c == 'X' || c == '.' || c == '•')
 }
 
 /// Accepts an `Authorization` credential: a real value that is not just a scheme name left without
 /// its credential (`Authorization: Bearer` at the end of a line).
 fn auth_credential(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
-    real_value(value) && !matches!(lower.as_str(), "bearer" | "basic" | "token" | "digest" | "negotiate")
+    real_value(value)
+        && !matches!(
+            lower.as_str(),
+            "bearer" | "basic" | "token" | "digest" | "negotiate"
+        )
 }
 
 /// The rule table, most specific first: at one start position the first alternative wins.
@@ -147,7 +185,8 @@ fn rules() -> Vec<Rule> {
     vec![
         Rule {
             name: "pem_private_key",
-            pattern: r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?P<v>(?:[^-]|-[^-])+)".to_owned(),
+            pattern: r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?P<v>(?:[^-]|-[^-])+)"
+                .to_owned(),
             accept: any,
         },
         Rule {
@@ -166,7 +205,9 @@ fn rules() -> Vec<Rule> {
         },
         Rule {
             name: "credential_key_value",
-            pattern: format!(r#"(?i){B}[A-Za-z0-9_.\-]*{CREDENTIAL_KEY_SUFFIXES}(?:\\?["'])?\s*[:=]\s*{value}"#),
+            pattern: format!(
+                r#"(?i){B}[A-Za-z0-9_.\-]*{CREDENTIAL_KEY_SUFFIXES}(?:\\?["'])?\s*[:=]\s*{value}"#
+            ),
             accept: real_value,
         },
         Rule {
@@ -177,7 +218,9 @@ fn rules() -> Vec<Rule> {
         },
         Rule {
             name: "jwt",
-            pattern: format!(r"{B}eyJ[A-Za-z0-9_\-]{{4,}}\.eyJ[A-Za-z0-9_\-]{{4,}}\.[A-Za-z0-9_\-]*"),
+            pattern: format!(
+                r"{B}eyJ[A-Za-z0-9_\-]{{4,}}\.eyJ[A-Za-z0-9_\-]{{4,}}\.[A-Za-z0-9_\-]*"
+            ),
             accept: any,
         },
         Rule {
@@ -188,7 +231,9 @@ fn rules() -> Vec<Rule> {
         },
         Rule {
             name: "github_token",
-            pattern: format!(r"{B}(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}})"),
+            pattern: format!(
+                r"{B}(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}})"
+            ),
             accept: any,
         },
         Rule {
@@ -208,7 +253,9 @@ fn rules() -> Vec<Rule> {
         },
         Rule {
             name: "stripe_key",
-            pattern: format!(r"{B}(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{{16,}}|{B}whsec_[0-9A-Za-z]{{24,}}"),
+            pattern: format!(
+                r"{B}(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{{16,}}|{B}whsec_[0-9A-Za-z]{{24,}}"
+            ),
             accept: any,
         },
         Rule {

@@ -27,8 +27,14 @@ impl Scrubber {
     /// # Errors
     /// [`ScrubError::SecretTooLong`] for a secret over [`crate::MAX_SECRET_LEN`] bytes.
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Result<Self, ScrubError> {
-        let patterns = PATTERNS.as_ref().map_err(|e| ScrubError::Patterns(e.to_string()))?;
-        Ok(Self { patterns, secrets: KnownSecrets::build(secrets)?, redactions: AtomicU64::new(0) })
+        let patterns = PATTERNS
+            .as_ref()
+            .map_err(|e| ScrubError::Patterns(e.to_string()))?;
+        Ok(Self {
+            patterns,
+            secrets: KnownSecrets::build(secrets)?,
+            redactions: AtomicU64::new(0),
+        })
     }
 
     /// A scrubber with credential patterns only.
@@ -77,7 +83,8 @@ impl Scrubber {
     }
 
     pub(crate) fn count(&self, n: usize) {
-        self.redactions.fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.redactions
+            .fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// The merged, sorted spans to redact.

@@ -35,7 +35,10 @@ impl KnownSecrets {
         let mut forms: BTreeSet<String> = BTreeSet::new();
         for secret in secrets {
             if secret.len() > MAX_SECRET_LEN {
-                return Err(ScrubError::SecretTooLong { len: secret.len(), max: MAX_SECRET_LEN });
+                return Err(ScrubError::SecretTooLong {
+                    len: secret.len(),
+                    max: MAX_SECRET_LEN,
+                });
             }
             if secret.len() < MIN_SECRET_LEN {
                 continue;
@@ -44,13 +47,19 @@ impl KnownSecrets {
         }
         let n_forms = forms.len();
         if forms.is_empty() {
-            return Ok(Self { automaton: None, n_forms });
+            return Ok(Self {
+                automaton: None,
+                n_forms,
+            });
         }
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&forms)
             .map_err(|e| ScrubError::Automaton(e.to_string()))?;
-        Ok(Self { automaton: Some(automaton), n_forms })
+        Ok(Self {
+            automaton: Some(automaton),
+            n_forms,
+        })
     }
 
     /// How many distinct forms are searched for.

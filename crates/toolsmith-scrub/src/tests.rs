@@ -21,76 +21,166 @@ fn check(input: &str, expected: &str) {
 /// (input, expected output): every secret shape the patterns must catch.
 const SECRET_CORPUS: &[(&str, &str)] = &[
     // OpenAI and Anthropic.
-    ("key is sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ here", "key is [REDACTED] here"),
-    ("sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345-_abcDEF", "[REDACTED]"),
+    (
+        "key is sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ here",
+        "key is [REDACTED] here",
+    ),
+    (
+        "sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345-_abcDEF",
+        "[REDACTED]",
+    ),
     ("sk-svcacct-9a8b7c6d5e4f3g2h1i0jKLMNOPQR", "[REDACTED]"),
-    ("ANTHROPIC=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv-12345_xyzXYZ-AA", "ANTHROPIC=[REDACTED]"),
+    (
+        "ANTHROPIC=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv-12345_xyzXYZ-AA",
+        "ANTHROPIC=[REDACTED]",
+    ),
     ("(sk-ant-admin01-zzzzzzzzzzzzzzzzzzzz9999)", "([REDACTED])"),
     // GitHub.
-    ("token ghp_0123456789abcdefghijABCDEFGHIJ012345 used", "token [REDACTED] used"),
+    (
+        "token ghp_0123456789abcdefghijABCDEFGHIJ012345 used",
+        "token [REDACTED] used",
+    ),
     ("gho_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij", "[REDACTED]"),
     ("ghu_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"),
     ("ghs_1234567890123456789012345678901234567", "[REDACTED]"),
     ("ghr_abcdefghijABCDEFGHIJ0123456789abcdef", "[REDACTED]"),
-    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF", "[REDACTED]"),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF",
+        "[REDACTED]",
+    ),
     // AWS.
-    ("aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = [REDACTED]"),
-    ("ASIAY34FZKBOKMUTVV7A was the session key", "[REDACTED] was the session key"),
-    ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key=[REDACTED]"),
-    ("AWS_SECRET_ACCESS_KEY: \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"", "AWS_SECRET_ACCESS_KEY: \"[REDACTED]\""),
+    (
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_access_key_id = [REDACTED]",
+    ),
+    (
+        "ASIAY34FZKBOKMUTVV7A was the session key",
+        "[REDACTED] was the session key",
+    ),
+    (
+        "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key=[REDACTED]",
+    ),
+    (
+        "AWS_SECRET_ACCESS_KEY: \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"",
+        "AWS_SECRET_ACCESS_KEY: \"[REDACTED]\"",
+    ),
     // Slack, Google, Stripe, other vendors.
-    ("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "[REDACTED]"),
+    (
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "[REDACTED]",
+    ),
     ("xoxp-1111111111-2222222222-abcdefabcdef", "[REDACTED]"),
     ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED]"),
-    ("stripe: sk_live_51HxYzABCDEFGHIJ0123456789", "stripe: [REDACTED]"),
+    (
+        "stripe: sk_live_51HxYzABCDEFGHIJ0123456789",
+        "stripe: [REDACTED]",
+    ),
     ("rk_test_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED]"),
     ("whsec_abcdefghijklmnopqrstuvwxyz012345", "[REDACTED]"),
     ("glpat-xxxxYYYYzzzz0000aaaa1", "[REDACTED]"),
     ("npm_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"),
-    ("SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "[REDACTED]"),
+    (
+        "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+        "[REDACTED]",
+    ),
     // JWT.
     (
         "jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end",
         "jwt [REDACTED] end",
     ),
     // Authorization and bearer.
-    ("Authorization: Bearer abc123def456ghi789", "Authorization: Bearer [REDACTED]"),
-    ("authorization: Basic dXNlcjpodW50ZXIy", "authorization: Basic [REDACTED]"),
-    ("{\"Authorization\": \"Bearer tok_9f8e7d6c5b4a\"}", "{\"Authorization\": \"Bearer [REDACTED]\"}"),
-    ("Proxy-Authorization: Digest q1w2e3r4t5", "Proxy-Authorization: Digest [REDACTED]"),
-    ("curl -H 'Authorization: token 0123abcd4567'", "curl -H 'Authorization: token [REDACTED]'"),
-    ("sent Bearer 4f3c2b1a0f9e8d7c6b5a4f3c", "sent Bearer [REDACTED]"),
+    (
+        "Authorization: Bearer abc123def456ghi789",
+        "Authorization: Bearer [REDACTED]",
+    ),
+    (
+        "authorization: Basic dXNlcjpodW50ZXIy",
+        "authorization: Basic [REDACTED]",
+    ),
+    (
+        "{\"Authorization\": \"Bearer tok_9f8e7d6c5b4a\"}",
+        "{\"Authorization\": \"Bearer [REDACTED]\"}",
+    ),
+    (
+        "Proxy-Authorization: Digest q1w2e3r4t5",
+        "Proxy-Authorization: Digest [REDACTED]",
+    ),
+    (
+        "curl -H 'Authorization: token 0123abcd4567'",
+        "curl -H 'Authorization: token [REDACTED]'",
+    ),
+    (
+        "sent Bearer 4f3c2b1a0f9e8d7c6b5a4f3c",
+        "sent Bearer [REDACTED]",
+    ),
     // Generic key=value, key: value, JSON.
     ("api_key=abc123", "api_key=[REDACTED]"),
     ("API-KEY: zzTopSecret99", "API-KEY: [REDACTED]"),
     ("apiKey=\"q9w8e7r6\"", "apiKey=\"[REDACTED]\""),
-    ("{\"password\": \"hunter2\"}", "{\"password\": \"[REDACTED]\"}"),
-    ("{\"password\":\"hunter2\",\"user\":\"bob\"}", "{\"password\":\"[REDACTED]\",\"user\":\"bob\"}"),
-    ("{\"client_secret\": \"a\\\"quoted\\\"secret\"}", "{\"client_secret\": \"[REDACTED]\"}"),
+    (
+        "{\"password\": \"hunter2\"}",
+        "{\"password\": \"[REDACTED]\"}",
+    ),
+    (
+        "{\"password\":\"hunter2\",\"user\":\"bob\"}",
+        "{\"password\":\"[REDACTED]\",\"user\":\"bob\"}",
+    ),
+    (
+        "{\"client_secret\": \"a\\\"quoted\\\"secret\"}",
+        "{\"client_secret\": \"[REDACTED]\"}",
+    ),
     ("DB_PASSWORD='p@ss w0rd!'", "DB_PASSWORD='[REDACTED]'"),
     ("passwd=letmein", "passwd=[REDACTED]"),
     ("secret: s3cr3t-value", "secret: [REDACTED]"),
-    ("export GITHUB_TOKEN=notAPatternButSecret", "export GITHUB_TOKEN=[REDACTED]"),
-    ("https://api.example.com/v1?access_token=abc.def.ghi&page=2", "https://api.example.com/v1?access_token=[REDACTED]&page=2"),
+    (
+        "export GITHUB_TOKEN=notAPatternButSecret",
+        "export GITHUB_TOKEN=[REDACTED]",
+    ),
+    (
+        "https://api.example.com/v1?access_token=abc.def.ghi&page=2",
+        "https://api.example.com/v1?access_token=[REDACTED]&page=2",
+    ),
     ("refresh_token: 1//0gAbCdEf", "refresh_token: [REDACTED]"),
     ("private_key=MIIEvQIBADANBg", "private_key=[REDACTED]"),
-    ("--password=hunter22 --user=root", "--password=[REDACTED] --user=root"),
+    (
+        "--password=hunter22 --user=root",
+        "--password=[REDACTED] --user=root",
+    ),
     ("client.secret = xyz987", "client.secret = [REDACTED]"),
     ("passphrase: correct horse", "passphrase: [REDACTED] horse"),
     ("credentials=YWxhZGRpbjpvcGVu", "credentials=[REDACTED]"),
-    ("{\\\"api_key\\\":\\\"inner-secret\\\"}", "{\\\"api_key\\\":\\\"[REDACTED]\\\"}"),
+    (
+        "{\\\"api_key\\\":\\\"inner-secret\\\"}",
+        "{\\\"api_key\\\":\\\"[REDACTED]\\\"}",
+    ),
     ("signing_key = 'k3y-material'", "signing_key = '[REDACTED]'"),
     // Connection URLs: only the password.
-    ("postgres://admin:s3cret@db.internal:5432/app", "postgres://admin:[REDACTED]@db.internal:5432/app"),
-    ("redis://:hunter2@cache:6379/0", "redis://:[REDACTED]@cache:6379/0"),
-    ("mongodb+srv://user:p%40ss@cluster0.example.net/db", "mongodb+srv://user:[REDACTED]@cluster0.example.net/db"),
-    ("amqp://guest:guest123@rabbit/", "amqp://guest:[REDACTED]@rabbit/"),
+    (
+        "postgres://admin:s3cret@db.internal:5432/app",
+        "postgres://admin:[REDACTED]@db.internal:5432/app",
+    ),
+    (
+        "redis://:hunter2@cache:6379/0",
+        "redis://:[REDACTED]@cache:6379/0",
+    ),
+    (
+        "mongodb+srv://user:p%40ss@cluster0.example.net/db",
+        "mongodb+srv://user:[REDACTED]@cluster0.example.net/db",
+    ),
+    (
+        "amqp://guest:guest123@rabbit/",
+        "amqp://guest:[REDACTED]@rabbit/",
+    ),
     // PEM private keys: armour kept, body gone, even when cut off.
     (
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabcDEF==\n-----END RSA PRIVATE KEY-----",
         "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----",
     ),
-    ("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI", "-----BEGIN PRIVATE KEY-----[REDACTED]"),
+    (
+        "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI",
+        "-----BEGIN PRIVATE KEY-----[REDACTED]",
+    ),
     (
         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
         "-----BEGIN OPENSSH PRIVATE KEY-----[REDACTED]-----END OPENSSH PRIVATE KEY-----\n",
@@ -141,7 +231,11 @@ const INNOCENT_CORPUS: &[&str] = &[
 
 #[test]
 fn secret_corpus_is_redacted_with_key_names_kept() {
-    assert!(SECRET_CORPUS.len() >= 50, "corpus has {} entries", SECRET_CORPUS.len());
+    assert!(
+        SECRET_CORPUS.len() >= 50,
+        "corpus has {} entries",
+        SECRET_CORPUS.len()
+    );
     for (input, expected) in SECRET_CORPUS {
         check(input, expected);
     }
@@ -149,11 +243,20 @@ fn secret_corpus_is_redacted_with_key_names_kept() {
 
 #[test]
 fn innocent_corpus_is_left_intact() {
-    assert!(INNOCENT_CORPUS.len() >= 25, "corpus has {} entries", INNOCENT_CORPUS.len());
+    assert!(
+        INNOCENT_CORPUS.len() >= 25,
+        "corpus has {} entries",
+        INNOCENT_CORPUS.len()
+    );
     let scrubber = patterns();
     for input in INNOCENT_CORPUS {
         let (scrubbed, n) = scrubber.scrub_counted(input);
-        assert_eq!((scrubbed.as_ref(), n), (*input, 0), "rules hit: {:?}", scrubber.rules_hit(input));
+        assert_eq!(
+            (scrubbed.as_ref(), n),
+            (*input, 0),
+            "rules hit: {:?}",
+            scrubber.rules_hit(input)
+        );
     }
     assert_eq!(scrubber.redactions(), 0);
 }
@@ -170,7 +273,10 @@ fn scrubbing_is_idempotent() {
 #[test]
 fn unchanged_text_is_borrowed() {
     let scrubber = patterns();
-    assert!(matches!(scrubber.scrub_str("nothing to see"), std::borrow::Cow::Borrowed(_)));
+    assert!(matches!(
+        scrubber.scrub_str("nothing to see"),
+        std::borrow::Cow::Borrowed(_)
+    ));
 }
 
 #[test]
@@ -178,7 +284,10 @@ fn several_secrets_in_one_text_are_counted() {
     let scrubber = patterns();
     let input = "a=1 password=x1 then AKIAIOSFODNN7EXAMPLE and postgres://u:pw@h/db";
     let (scrubbed, n) = scrubber.scrub_counted(input);
-    assert_eq!(scrubbed, "a=1 password=[REDACTED] then [REDACTED] and postgres://u:[REDACTED]@h/db");
+    assert_eq!(
+        scrubbed,
+        "a=1 password=[REDACTED] then [REDACTED] and postgres://u:[REDACTED]@h/db"
+    );
     assert_eq!(n, 3);
     assert_eq!(scrubber.redactions(), 3);
 }
@@ -197,7 +306,11 @@ fn known_secret_is_redacted_in_every_form() {
     ];
     for form in forms {
         let input = format!("before {form} after");
-        assert_eq!(scrubber.scrub_str(&input), "before [REDACTED] after", "form: {form}");
+        assert_eq!(
+            scrubber.scrub_str(&input),
+            "before [REDACTED] after",
+            "form: {form}"
+        );
     }
 }
 
@@ -210,7 +323,10 @@ fn known_secret_is_found_inside_longer_base64() {
         assert!(scrubbed.contains(REDACTED), "prefix {prefix:?}: {scrubbed}");
         // At most two characters on each side of the cut can carry bits of the secret.
         let kept = scrubbed.replace(REDACTED, "");
-        assert!(kept.len() + 16 <= encoded.len(), "prefix {prefix:?}: {scrubbed}");
+        assert!(
+            kept.len() + 16 <= encoded.len(),
+            "prefix {prefix:?}: {scrubbed}"
+        );
     }
 }
 
@@ -227,7 +343,9 @@ fn short_secrets_are_ignored_and_long_ones_refused() {
     let scrubber = Scrubber::new(["12345".to_owned(), "admin".to_owned()]).unwrap();
     assert_eq!(scrubber.n_secret_forms(), 0);
     assert_eq!(scrubber.scrub_str("12345 admin"), "12345 admin");
-    let err = Scrubber::new(["x".repeat(crate::MAX_SECRET_LEN + 1)]).err().unwrap();
+    let err = Scrubber::new(["x".repeat(crate::MAX_SECRET_LEN + 1)])
+        .err()
+        .unwrap();
     assert!(matches!(err, ScrubError::SecretTooLong { .. }));
     assert_eq!(err.code(), "secret_too_long");
 }
@@ -288,10 +406,32 @@ fn json_values_and_credential_keys_are_scrubbed() {
 
 #[test]
 fn credential_key_names() {
-    for key in ["password", "API_KEY", "apiKey", "x-api-key", "clientSecret", "DB_PASSWORD", "access_token", "Authorization", "aws_secret_access_key", "credentials"] {
+    for key in [
+        "password",
+        "API_KEY",
+        "apiKey",
+        "x-api-key",
+        "clientSecret",
+        "DB_PASSWORD",
+        "access_token",
+        "Authorization",
+        "aws_secret_access_key",
+        "credentials",
+    ] {
         assert!(is_credential_key(key), "{key}");
     }
-    for key in ["monkey", "key", "token_count", "max_tokens", "tokens", "password_hint", "secretName", "author", "pwd", "token_type"] {
+    for key in [
+        "monkey",
+        "key",
+        "token_count",
+        "max_tokens",
+        "tokens",
+        "password_hint",
+        "secretName",
+        "author",
+        "pwd",
+        "token_type",
+    ] {
         assert!(!is_credential_key(key), "{key}");
     }
 }
@@ -313,7 +453,10 @@ fn megabytes_of_output_are_scrubbed() {
     let (scrubbed, n) = scrubber.scrub_counted(&text);
     assert_eq!(n, n_secrets);
     assert!(!scrubbed.contains("abc123") && !scrubbed.contains("known-secret-1"));
-    assert_eq!(scrubbed.len(), text.len() - (6 + 14) * (n_secrets / 2) + REDACTED.len() * n_secrets);
+    assert_eq!(
+        scrubbed.len(),
+        text.len() - (6 + 14) * (n_secrets / 2) + REDACTED.len() * n_secrets
+    );
 }
 
 #[test]
@@ -333,6 +476,11 @@ fn pathological_inputs_complete() {
     ];
     for (input, expected) in cases {
         let (_, n) = scrubber.scrub_counted(&input);
-        assert_eq!(n, expected, "input starting {:?}", &input[..40.min(input.len())]);
+        assert_eq!(
+            n,
+            expected,
+            "input starting {:?}",
+            &input[..40.min(input.len())]
+        );
     }
 }
