@@ -194,7 +194,7 @@ fn rules() -> Vec<Rule> {
             // `Authorization: Bearer x`, `"authorization": "Basic x"`: the scheme stays, the
             // credential goes.
             pattern: format!(
-                r#"{B}(?i:(?:proxy-)?authorization)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?i:bearer|basic|token|digest|negotiate|apikey|bot)\s+)?(?P<v>[^\s"'\\,;]+)"#
+                r#"{B}(?i:(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|digest|negotiate|apikey|bot)\s+)?(?P<v>[^\s"'\\,;]+)"#
             ),
             accept: auth_credential,
         },
@@ -206,7 +206,7 @@ fn rules() -> Vec<Rule> {
         Rule {
             name: "credential_key_value",
             pattern: format!(
-                r#"(?i){B}[A-Za-z0-9_.\-]*{CREDENTIAL_KEY_SUFFIXES}(?:\\?["'])?\s*[:=]\s*{value}"#
+                r#"(?i){B}[A-Za-z0-9_.\-]*{CREDENTIAL_KEY_SUFFIXES}(?:\\?["'])?[ \t]*[:=][ \t]*{value}"#
             ),
             accept: real_value,
         },

@@ -211,6 +211,8 @@ const INNOCENT_CORPUS: &[&str] = &[
     "The password field must not be empty.",
     "password=",
     "password: null",
+    "token:\nname: build",
+    "authorization:\n  required: true",
     "api_key=${OPENAI_API_KEY}",
     "token: [REDACTED]",
     "secret=***",
