@@ -932,3 +932,25 @@ fn unknown_keys_are_errors() {
     let err = toml::from_str::<PolicyConfig>("[agents.a]\nprofle = \"x\"").unwrap_err();
     assert!(err.to_string().contains("unknown field `profle`"), "{err}");
 }
+
+#[test]
+fn the_documented_example_compiles() {
+    let doc = include_str!("../../../docs/policy.md");
+    let start = doc.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let policy = compile(&doc[start..end]).unwrap();
+    let reviewer = Caller {
+        user: "alice",
+        agent: Some("reviewer"),
+        depth: 0,
+    };
+    assert!(policy.allows(&reviewer, &tool("read_file")));
+    assert!(!policy.allows(&reviewer, &tool("my_tool")));
+    let alice = Caller {
+        user: "alice",
+        agent: None,
+        depth: 0,
+    };
+    assert!(policy.allows(&alice, &tool("send_message")));
+    assert!(!policy.allows(&alice, &tool("gh_issues")));
+}
