@@ -54,6 +54,9 @@ pub struct ScopePolicy {
     pub also_allow: Vec<String>,
 }
 
+/// The brief's name for a scope policy; users and agents share one shape.
+pub type AgentPolicy = ScopePolicy;
+
 /// Tools denied to subagents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -93,6 +93,17 @@ impl Scrubber {
         self.patterns.find(text, &mut hits);
         let mut spans: Vec<Range<usize>> = hits.into_iter().map(|hit| hit.span).collect();
         self.secrets.find(text, &mut spans);
+        // Both finders report spans on character boundaries; widening keeps slicing safe even if
+        // that ever stopped being true.
+        for span in &mut spans {
+            span.end = span.end.min(text.len());
+            while !text.is_char_boundary(span.start) {
+                span.start -= 1;
+            }
+            while !text.is_char_boundary(span.end) {
+                span.end += 1;
+            }
+        }
         merge(spans)
     }
 

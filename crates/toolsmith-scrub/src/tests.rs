@@ -486,3 +486,23 @@ fn pathological_inputs_complete() {
         );
     }
 }
+
+#[test]
+fn unicode_secrets_and_text() {
+    let secret = "pässwört-ünïcode";
+    let scrubber = Scrubber::new([secret.to_owned()]).unwrap();
+    let encoded = "p%C3%A4ssw%C3%B6rt-%C3%BCn%C3%AFcode";
+    let input = format!("ñ {secret} 日本 {encoded} {}", STANDARD.encode(secret));
+    assert_eq!(
+        scrubber.scrub_str(&input),
+        "ñ [REDACTED] 日本 [REDACTED] [REDACTED]"
+    );
+    assert_eq!(
+        patterns().scrub_str("contraseña: 秘密の値 ok"),
+        "contraseña: 秘密の値 ok"
+    );
+    assert_eq!(
+        patterns().scrub_str("password: 秘密の値 ok"),
+        "password: [REDACTED] ok"
+    );
+}
