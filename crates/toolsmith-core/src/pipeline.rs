@@ -243,7 +243,15 @@ impl Pipeline {
         }
         let mut res = match res {
             Some(refusal) => refusal,
-            None => self.call_executor(&call).await,
+            None => {
+                let started = Instant::now();
+                let mut res = self.call_executor(&call).await;
+                // `after` hooks (usage, metrics) see how long the tool ran, whatever the executor.
+                if res.metadata.duration_ms == 0.0 {
+                    res.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+                }
+                res
+            }
         };
         for middleware in self.middleware[..n_entered].iter().rev() {
             middleware.after(&call, &mut res).await;

@@ -136,6 +136,7 @@ pub(crate) fn health_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(livez))
         .routes(routes!(readyz))
+        .routes(routes!(metrics))
 }
 
 /// Liveness
@@ -147,6 +148,33 @@ pub(crate) fn health_routes() -> OpenApiRouter<AppState> {
 )]
 async fn livez() -> Response {
     health(StatusCode::OK, "ok")
+}
+
+/// Metrics
+///
+/// This process's metrics in the Prometheus text format: executions by tool and status,
+/// durations, sandbox limit hits, rate-limit refusals, queue depth. With authentication on,
+/// it needs an `admin` token (tool names of every user appear in it).
+#[utoipa::path(
+    get, path = "/metrics", tag = "health", operation_id = "metrics",
+    responses(
+        (status = 200, description = "The metrics", body = String, content_type = "text/plain"),
+        (status = 403, description = "Not an admin token", body = crate::rest::error::ErrorEnvelope)
+    )
+)]
+async fn metrics(
+    State(state): State<AppState>,
+    identity: crate::auth::Identity,
+) -> Result<Response, ApiError> {
+    rest::require(&identity, crate::auth::Scope::Admin)?;
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        state.service.metrics_text(),
+    )
+        .into_response())
 }
 
 /// Readiness

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use rest_support::TestApp;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolsmith_sandbox::JsLimits;
 use toolsmith_server::ServerConfig;
 use toolsmith_service::ServiceConfig;

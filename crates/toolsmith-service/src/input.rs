@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use toolsmith_core::{CreatedBy, Permission};
+use toolsmith_core::{CreatedBy, Permission, ToolKind};
 
 /// Who is acting: a user id and whether a person or a model is behind the request.
 #[derive(Debug, Clone, PartialEq, Eq)]

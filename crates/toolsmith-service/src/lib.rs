@@ -12,6 +12,10 @@
 //! - [`js_tool`] — the executor that runs a stored JS tool in the sandbox, and the host side of
 //!   `utils.callTool` / `utils.listTools`.
 //! - [`usage`] — the middleware that records usage and executions of custom tools.
+//! - [`policy`] — the policy engine's gate: the middleware refusing calls, and the filter the
+//!   faces apply to every listing.
+//! - [`telemetry`] — Prometheus metrics of every call (`GET /metrics`).
+//! - [`scrubbing`] — the middleware that redacts credentials from every result.
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
 //! - [`analytics`] — execution figures (success rate, p95, trend) and the anomaly rule.
 
@@ -23,11 +27,17 @@ pub mod input;
 pub mod js_tool;
 mod kinds;
 pub mod limits;
+pub mod policy;
+pub mod scrubbing;
+pub mod telemetry;
 pub mod service;
 pub mod usage;
 
 pub use error::ServiceError;
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 pub use limits::{LimitsConfig, Rate};
-pub use service::{Connectors, ServiceConfig, ToolService};
+pub use service::{
+    Connectors, MetricsReport, ServiceConfig, Suggestion, ToolMetricsReport, ToolMetricsRow,
+    ToolService,
+};
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

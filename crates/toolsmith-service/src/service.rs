@@ -23,20 +23,25 @@ use toolsmith_core::pipeline::cap_output;
 use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{
     CustomToolRecord, ErrorKind, PermissionSet, Pipeline, PipelineLimits, RegisteredTool,
-    ToolContext, ToolKind, ToolOrigin, ToolRegistry, ToolResult, ToolStatus, ToolVersionRecord,
+    ToolContext, ToolOrigin, ToolRegistry, ToolResult, ToolStatus, ToolVersionRecord,
 };
 use toolsmith_sandbox::{CodeError, JsLimits, JsSandbox, PoolConfig, check_code};
 use toolsmith_store::{Store, ToolPage, ToolQuery, ToolStats};
 
 use crate::error::ServiceError;
 
+mod http_import;
 mod metrics;
+pub use http_import::Suggestion;
 pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 use crate::js_tool::JsToolExecutor;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
 use crate::command_tool::CommandRuntime;
 use crate::http_tool::{NoEgress, NoStoreValues, StoreValues};
+use crate::policy::{PolicyGate, PolicyMiddleware};
+use crate::telemetry::Telemetry;
+use crate::scrubbing::{NoSecrets, ScrubMiddleware, SecretSource};
 use crate::usage::UsageRecorder;
 
 /// Limits and sizes of the service.
@@ -57,6 +62,8 @@ pub struct ServiceConfig {
     pub execution_retention_days: Option<u32>,
     /// Let HTTP tools call `http://` endpoints (default: https only).
     pub allow_plain_http: bool,
+    /// Who may see and call which tool; `None` allows everything.
+    pub policy: Option<toolsmith_policy::PolicyConfig>,
 }
 
 impl Default for ServiceConfig {
@@ -71,6 +78,7 @@ impl Default for ServiceConfig {
             limits: LimitsConfig::default(),
             execution_retention_days: Some(30),
             allow_plain_http: false,
+            policy: None,
         }
     }
 }
@@ -82,6 +90,8 @@ pub struct Connectors {
     pub http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
     /// The owners' `store.*` values (the Config Center); by default there are none.
     pub store_values: Arc<dyn StoreValues>,
+    /// The owners' secret values, redacted from every result; by default none (patterns only).
+    pub secrets: Arc<dyn SecretSource>,
 }
 
 impl Default for Connectors {
@@ -89,6 +99,7 @@ impl Default for Connectors {
         Connectors {
             http_sender: Arc::new(NoEgress),
             store_values: Arc::new(NoStoreValues),
+            secrets: Arc::new(NoSecrets),
         }
     }
 }
@@ -103,6 +114,9 @@ pub struct ToolService {
     limiter: Arc<Limiter>,
     config: ServiceConfig,
     connectors: Connectors,
+    scrub: Arc<ScrubMiddleware>,
+    policy: Arc<PolicyGate>,
+    telemetry: Arc<Telemetry>,
     command_runtime: Arc<CommandRuntime>,
     write_lock: Mutex<()>,
     startup_warnings: Vec<String>,
@@ -139,11 +153,25 @@ impl ToolService {
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let usage = UsageRecorder::start(store.clone());
         let limiter = Arc::new(Limiter::new(config.limits));
-        // Usage first: its `after` hook then also records the calls the limiter refuses.
+        let policy = Arc::new(
+            PolicyGate::new(config.policy.as_ref(), &registry)
+                .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
+        );
+        let scrub = Arc::new(
+            ScrubMiddleware::new(connectors.secrets.clone())
+                .map_err(|e| ServiceError::Validation(format!("credential scrubber: {e}")))?,
+        );
+        // Usage first: its `after` hook then also records the calls the limiter refuses. Scrub
+        // last: its `after` hook runs first, so nothing unscrubbed is recorded or returned.
+        let telemetry = Arc::new(Telemetry::new());
+        // Telemetry first: its `after` hook runs last and counts the final result.
         let pipeline = Arc::new(
             Pipeline::new(registry.clone(), config.pipeline_limits)
+                .with_middleware(telemetry.clone())
                 .with_middleware(usage.clone())
-                .with_middleware(limiter.clone()),
+                .with_middleware(Arc::new(PolicyMiddleware(policy.clone())))
+                .with_middleware(limiter.clone())
+                .with_middleware(scrub.clone()),
         );
         let sandbox = Arc::new(JsSandbox::new(config.pool));
         let mut service = ToolService {
@@ -155,6 +183,9 @@ impl ToolService {
             limiter,
             config,
             connectors,
+            scrub,
+            policy,
+            telemetry,
             command_runtime: Arc::new(CommandRuntime::default()),
             write_lock: Mutex::new(()),
             startup_warnings: Vec::new(),
@@ -186,6 +217,32 @@ impl ToolService {
 
     pub fn config(&self) -> &ServiceConfig {
         &self.config
+    }
+
+    /// The Prometheus text exposition of this process's metrics.
+    pub fn metrics_text(&self) -> String {
+        self.telemetry.render(self.usage.queue_depth(), 0)
+    }
+
+    /// Who may see and call which tool.
+    pub fn policy(&self) -> &Arc<PolicyGate> {
+        &self.policy
+    }
+
+    /// The tools `user` (as `agent`) may see and call: built-ins and the user's active custom
+    /// tools, less what the policy hides.
+    pub fn visible_tools(
+        &self,
+        user: &str,
+        agent: Option<&str>,
+    ) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
+        let tools = self.registry.tools(user);
+        if !self.policy.is_configured() {
+            return tools;
+        }
+        let mut ctx = ToolContext::new(user);
+        ctx.agent_id = agent.map(str::to_owned);
+        self.policy.visible(&ctx, tools)
     }
 
     pub(crate) fn connectors(&self) -> &Connectors {
@@ -593,6 +650,7 @@ impl ToolService {
         let ctx = ToolContext::new(actor.user_id.clone());
         let res = executor.execute(args, &ctx).await;
         let mut res = cap_output(res, self.config.pipeline_limits.max_output_bytes);
+        self.scrub.scrub(&actor.user_id, &mut res);
         res.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         res
     }

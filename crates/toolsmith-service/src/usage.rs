@@ -37,6 +37,11 @@ pub struct UsageRecorder {
 }
 
 impl UsageRecorder {
+    /// Records waiting to be written.
+    pub fn queue_depth(&self) -> usize {
+        self.queue.max_capacity() - self.queue.capacity()
+    }
+
     /// Starts the writer task on the current tokio runtime.
     pub fn start(store: Arc<dyn Store>) -> Arc<UsageRecorder> {
         let (queue, inbox) = mpsc::channel(QUEUE_CAPACITY);

@@ -258,6 +258,13 @@ pub enum ToolCommand {
         #[arg(short, long, value_name = "FILE")]
         file: PathBuf,
     },
+    /// Import an HTTP tool from its spec-004 definition (YAML or JSON); it is created with kind
+    /// `http`, named and described by the definition.
+    Import {
+        /// The definition file (`.yaml`, `.yml`, `.json`; `-` reads stdin).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
     /// List tools, filtered and paged.
     List(ListArgs),
     /// Show one tool, code included.

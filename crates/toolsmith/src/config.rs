@@ -71,6 +71,8 @@ pub struct FileConfig {
     pub max_concurrent: Option<usize>,
     pub max_concurrent_per_user: Option<usize>,
     pub execution_retention_days: Option<u32>,
+    /// `[policy]`: who may see and call which tool (docs/policy.md).
+    pub policy: Option<toolsmith_policy::PolicyConfig>,
 }
 
 /// A size or a duration in the file: a number (bytes, seconds) or a string with a unit.
@@ -212,6 +214,7 @@ impl Settings {
                 .unwrap_or(0),
         };
 
+        service.policy = file.policy;
         service.execution_retention_days = Some(
             runtime
                 .execution_retention_days

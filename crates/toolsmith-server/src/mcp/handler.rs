@@ -237,6 +237,12 @@ impl Caller<'_> {
         &self.shared.state.service
     }
 
+    /// The tools this caller may see and call (the policy applied).
+    pub fn visible_tools(&self) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
+        self.service()
+            .visible_tools(&self.identity.user_id, self.identity.agent_id.as_deref())
+    }
+
     pub fn registry(&self) -> &ToolRegistry {
         self.shared.state.service.registry()
     }
@@ -319,7 +325,24 @@ impl ServerHandler for ToolsmithMcp {
             .seen
             .store(registry.catalog_version(self.owner()), Ordering::SeqCst);
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
-        Ok(ListToolsResult::with_all_items(tools.as_ref().clone()))
+        let gate = self.service().policy();
+        if !gate.is_configured() {
+            return Ok(ListToolsResult::with_all_items(tools.as_ref().clone()));
+        }
+        // A policy is configured: keep the server tools, and the tools this caller may call.
+        let mut ctx = ToolContext::new(self.owner());
+        ctx.agent_id = self.inner.identity.agent_id.clone();
+        let visible = tools
+            .iter()
+            .filter(|tool| {
+                SERVER_TOOLS.find(&tool.name, self.compat()).is_some()
+                    || registry
+                        .get(self.owner(), &tool.name)
+                        .is_some_and(|registered| gate.check(&ctx, &registered).is_ok())
+            })
+            .cloned()
+            .collect();
+        Ok(ListToolsResult::with_all_items(visible))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -198,7 +198,7 @@ static CONTROL_PLANE_DEFS: LazyLock<(Vec<ToolDefinition>, Vec<ToolDefinition>)> 
 const META_CATEGORY: &str = "Meta";
 
 fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
-    let tools = caller.registry().tools(caller.owner());
+    let tools = caller.visible_tools();
     let (control, compat) = &*CONTROL_PLANE_DEFS;
     let mut defs: Vec<&ToolDefinition> = tools
         .iter()
@@ -456,7 +456,7 @@ fn refusal_message(via: &str, name: &str) -> String {
 
 /// An unknown tool, with the closest names the caller can see.
 fn not_found(caller: &Caller<'_>, name: &str) -> CallToolResult {
-    let tools = caller.registry().tools(caller.owner());
+    let tools = caller.visible_tools();
     let defs: Vec<&ToolDefinition> = tools.iter().map(|t| &t.definition).collect();
     let words = name.replace(['_', '-', '.'], " ");
     let mut suggestions: Vec<String> = Vec::new();

@@ -159,8 +159,7 @@ pub async fn active_definitions(
     query.check(&[])?;
     let tools: Vec<Definition> = state
         .service
-        .registry()
-        .tools(&identity.user_id)
+        .visible_tools(&identity.user_id, identity.agent_id.as_deref())
         .iter()
         .filter(|t| !t.is_builtin())
         .map(|t| t.definition.clone().into())

@@ -3,6 +3,8 @@
 //!
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
+//! - [`import`] — `POST /api/v1/custom-tools/import` (HTTP tools as YAML/JSON) and
+//!   `GET /api/v1/tools/suggest` (tools whose triggers match a message).
 //! - [`metrics`] — `/api/v1/metrics/…` and `/api/v1/custom-tools/{id}/metrics|anomalies`:
 //!   execution analytics.
 //! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
@@ -19,6 +21,7 @@
 pub mod custom_tools;
 pub mod envelope;
 pub mod error;
+pub mod import;
 pub mod metrics;
 pub mod openapi;
 pub mod tools;
@@ -45,6 +48,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(custom_tools::pending))
         .routes(routes!(custom_tools::active_definitions))
         .routes(routes!(custom_tools::test))
+        .routes(routes!(import::import))
         .routes(routes!(
             custom_tools::get_one,
             custom_tools::update,
@@ -61,6 +65,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(metrics::anomalies))
         .routes(routes!(metrics::tool))
         .routes(routes!(metrics::tool_anomalies))
+        .routes(routes!(import::suggest))
         .routes(routes!(tools::list))
         .routes(routes!(tools::definitions))
         .routes(routes!(tools::execute))

@@ -44,8 +44,7 @@ pub async fn list(
     query.check(&[])?;
     let tools: Vec<ToolSummary> = state
         .service
-        .registry()
-        .tools(&identity.user_id)
+        .visible_tools(&identity.user_id, identity.agent_id.as_deref())
         .iter()
         .map(|t| ToolSummary {
             name: t.definition.name.clone(),
@@ -100,10 +99,9 @@ pub async fn definitions(
     };
     let tools: Vec<ExportedTool> = state
         .service
-        .registry()
-        .definitions(&identity.user_id)
-        .into_iter()
-        .map(|d| ExportedTool::new(format, d))
+        .visible_tools(&identity.user_id, identity.agent_id.as_deref())
+        .iter()
+        .map(|t| ExportedTool::new(format, t.definition.clone()))
         .collect();
     Ok(ApiOk::ok(Export {
         format,

@@ -1,4 +1,4 @@
-//! `toolsmith tool …`: create, list, get, update, enable, disable, approve, reject, delete,
+//! `toolsmith tool …`: create, import, list, get, update, enable, disable, approve, reject, delete,
 //! history, rollback and stats of custom tools, through [`ToolService`](toolsmith_service::ToolService).
 
 use serde::Serialize;
@@ -18,6 +18,11 @@ pub async fn run(ctx: &Ctx, command: ToolCommand) -> anyhow::Result<u8> {
             let tool: CreateTool = input::read_tool_file(&file)?;
             let created = service.create(actor, tool).await?;
             report(ctx, "created", &created)?;
+        }
+        ToolCommand::Import { file } => {
+            let text = input::read_text(&file, "definition")?;
+            let created = service.import_http_tool(actor, &text).await?;
+            report(ctx, "imported", &created)?;
         }
         ToolCommand::List(args) => list(ctx, args).await?,
         ToolCommand::Get { tool } => {

@@ -1,0 +1,150 @@
+//! The policy engine in the pipeline: who may see and call which tool (`toolsmith-policy`).
+//!
+//! [`PolicyGate`] holds the compiled policy (swappable at run time) and answers two questions
+//! for every face: *may this caller call this tool* (the middleware, before anything runs) and
+//! *which of these tools may this caller see* (`tools/list`, `search_tools`, the REST
+//! catalogue). Without a configured policy everything is allowed, and the checks cost nothing.
+
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use toolsmith_core::{Call, ErrorKind, Middleware, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry, ToolResult};
+use toolsmith_policy::{Caller, GroupCatalog, Policy, PolicyConfig, PolicyError, ToolInfo, ToolKind};
+
+/// The compiled policy of this process.
+pub struct PolicyGate {
+    policy: RwLock<Arc<Policy>>,
+    /// Whether a policy is configured at all (so unrestricted callers skip filtering).
+    configured: RwLock<bool>,
+}
+
+impl PolicyGate {
+    /// Compiles `config` against the registry's built-in families; `None` allows everything.
+    /// An unknown profile or group is an error (fail closed).
+    pub fn new(
+        config: Option<&PolicyConfig>,
+        registry: &ToolRegistry,
+    ) -> Result<PolicyGate, PolicyError> {
+        let gate = PolicyGate {
+            policy: RwLock::new(Arc::new(Policy::allow_all())),
+            configured: RwLock::new(false),
+        };
+        gate.replace(config, registry)?;
+        Ok(gate)
+    }
+
+    /// Installs a new policy (or none); the old one stays if the new one does not compile.
+    pub fn replace(
+        &self,
+        config: Option<&PolicyConfig>,
+        registry: &ToolRegistry,
+    ) -> Result<(), PolicyError> {
+        let compiled = match config {
+            None => Policy::allow_all(),
+            Some(config) => config.compile(&catalog(registry))?,
+        };
+        *self.policy.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(compiled);
+        *self.configured.write().unwrap_or_else(std::sync::PoisonError::into_inner) = config.is_some();
+        Ok(())
+    }
+
+    /// Whether a policy is configured (if not, everything is visible and callable).
+    pub fn is_configured(&self) -> bool {
+        *self.configured.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn current(&self) -> Option<Arc<Policy>> {
+        let configured = *self.configured.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        configured.then(|| {
+            self.policy
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        })
+    }
+
+    /// `Err(reason)` if the caller of `ctx` may not call `tool`.
+    pub fn check(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
+        let Some(policy) = self.current() else {
+            return Ok(());
+        };
+        let decision = policy.decide(&caller(ctx), &info(tool));
+        if decision.allowed {
+            Ok(())
+        } else {
+            Err(decision.reason)
+        }
+    }
+
+    /// The tools of `tools` the caller of `ctx` may see, in their order.
+    pub fn visible(
+        &self,
+        ctx: &ToolContext,
+        tools: Vec<Arc<RegisteredTool>>,
+    ) -> Vec<Arc<RegisteredTool>> {
+        match self.current() {
+            None => tools,
+            Some(policy) => {
+                let caller = caller(ctx);
+                tools
+                    .into_iter()
+                    .filter(|tool| policy.allows(&caller, &info(tool)))
+                    .collect()
+            }
+        }
+    }
+}
+
+fn catalog(registry: &ToolRegistry) -> GroupCatalog {
+    let families: std::collections::BTreeSet<String> = registry
+        .tools("")
+        .iter()
+        .filter_map(|t| match &t.origin {
+            ToolOrigin::BuiltIn { provider } => Some(provider.clone()),
+            ToolOrigin::Custom { .. } => None,
+        })
+        .collect();
+    GroupCatalog::new(families, Vec::<String>::new())
+}
+
+/// The policy's caller. Subagent depth is 0: a nested `callTool` is the same agent calling
+/// through a tool (its permissions are capped by the calling tool's), not a subagent.
+fn caller(ctx: &ToolContext) -> Caller<'_> {
+    Caller {
+        user: &ctx.user_id,
+        agent: ctx.agent_id.as_deref(),
+        depth: 0,
+    }
+}
+
+fn info(tool: &RegisteredTool) -> ToolInfo<'_> {
+    ToolInfo {
+        name: tool.name(),
+        kind: match &tool.origin {
+            ToolOrigin::BuiltIn { provider } => ToolKind::Builtin { family: provider },
+            ToolOrigin::Custom { .. } => ToolKind::Custom,
+        },
+    }
+}
+
+/// Refuses calls the policy does not allow, before the arguments reach the tool.
+pub struct PolicyMiddleware(pub Arc<PolicyGate>);
+
+#[async_trait]
+impl Middleware for PolicyMiddleware {
+    fn name(&self) -> &'static str {
+        "policy"
+    }
+
+    async fn before(&self, call: &mut Call) -> Result<(), ToolResult> {
+        self.0.check(&call.ctx, &call.tool).map_err(|reason| {
+            ToolResult::error(
+                ErrorKind::Denied,
+                format!("tool '{}' is not allowed for this caller: {reason}", call.tool.name()),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! The policy through the service: refused calls, filtered listings, fail-closed start-up.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolsmith_core::{ErrorKind, ToolContext};
+use toolsmith_policy::PolicyConfig;
+use toolsmith_store::{SqliteStore, Store};
+
+use crate::{Actor, CreateTool, ServiceConfig, ServiceError, ToolService};
+
+async fn open(policy: Option<PolicyConfig>) -> (tempfile::TempDir, Result<Arc<ToolService>, ServiceError>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
+    let config = ServiceConfig {
+        policy,
+        ..ServiceConfig::default()
+    };
+    let service = ToolService::open(config, store).await;
+    (dir, service)
+}
+
+fn policy(toml_text: &str) -> PolicyConfig {
+    toml::from_str(toml_text).unwrap()
+}
+
+fn js(name: &str) -> CreateTool {
+    CreateTool {
+        name: name.to_owned(),
+        kind: Default::default(),
+        description: "returns one".to_owned(),
+        parameters: json!({"type": "object"}),
+        code: "return 1;".to_owned(),
+        category: None,
+        tags: Vec::new(),
+        permissions: Vec::new(),
+        requires_approval: None,
+        metadata: None,
+    }
+}
+
+fn names(service: &ToolService, user: &str, agent: Option<&str>) -> Vec<String> {
+    service
+        .visible_tools(user, agent)
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn denied_tools_are_neither_listed_nor_callable_and_deny_beats_also_allow() {
+    let (_dir, service) = open(Some(policy(
+        r#"
+        deny = ["calculate"]
+        also_allow = ["calculate"]
+        [agents.reader]
+        deny = ["group:custom"]
+        "#,
+    )))
+    .await;
+    let service = service.unwrap();
+    service.create(&Actor::user("default"), js("mine")).await.unwrap();
+
+    let all = names(&service, "default", None);
+    assert!(!all.contains(&"calculate".to_owned()), "{all:?}");
+    assert!(all.contains(&"mine".to_owned()));
+    assert!(all.contains(&"generate_uuid".to_owned()));
+    let reader = names(&service, "default", Some("reader"));
+    assert!(!reader.contains(&"mine".to_owned()), "{reader:?}");
+
+    let res = service
+        .execute("calculate", json!({"expression": "1+1"}), ToolContext::new("default"))
+        .await;
+    assert_eq!(res.error_kind(), Some(ErrorKind::Denied), "{res:?}");
+    assert!(res.error_message().unwrap().contains("calculate"));
+
+    let mut ctx = ToolContext::new("default");
+    ctx.agent_id = Some("reader".to_owned());
+    let res = service.execute("mine", json!({}), ctx).await;
+    assert_eq!(res.error_kind(), Some(ErrorKind::Denied));
+    let res = service.execute("mine", json!({}), ToolContext::new("default")).await;
+    assert!(!res.is_error, "{res:?}");
+}
+
+#[tokio::test]
+async fn an_unknown_profile_or_group_stops_start_up() {
+    for bad in [r#"profile = "nonsense""#, r#"allow = ["group:nope"]"#] {
+        let (_dir, service) = open(Some(policy(bad))).await;
+        let err = service.unwrap_err();
+        assert!(err.to_string().starts_with("policy:"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn without_a_policy_everything_is_visible() {
+    let (_dir, service) = open(None).await;
+    let service = service.unwrap();
+    assert_eq!(
+        names(&service, "default", Some("anyone")),
+        service.registry().names("default")
+    );
+}

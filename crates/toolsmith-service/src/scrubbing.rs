@@ -1,0 +1,95 @@
+//! The middleware that scrubs credentials out of every tool result before it leaves the
+//! server: content, console lines and extra metadata (error text lives in the content).
+//!
+//! The patterns (vendor tokens, `key=value` credentials, bearer headers, passwords in URLs,
+//! private keys) apply to every call. The exact values of the caller's own secrets (Config
+//! Center values, tool env) are added per call through [`SecretSource`], so one user's secrets
+//! are never matched into another user's output. The scrubbed result is also what usage
+//! recording stores, because this middleware's `after` hook runs before the recorder's.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use toolsmith_core::{Call, Middleware, ToolResult};
+use toolsmith_scrub::Scrubber;
+
+/// The secret values a call's owner has (exact strings to redact).
+pub trait SecretSource: Send + Sync {
+    fn secrets_of(&self, owner: &str) -> Vec<String>;
+}
+
+/// No known secrets: patterns only.
+pub struct NoSecrets;
+
+impl SecretSource for NoSecrets {
+    fn secrets_of(&self, _owner: &str) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Scrubs every result.
+pub struct ScrubMiddleware {
+    patterns: Scrubber,
+    secrets: Arc<dyn SecretSource>,
+}
+
+impl ScrubMiddleware {
+    pub fn new(secrets: Arc<dyn SecretSource>) -> Result<ScrubMiddleware, toolsmith_scrub::ScrubError> {
+        Ok(ScrubMiddleware {
+            patterns: Scrubber::patterns_only()?,
+            secrets,
+        })
+    }
+
+    /// Redacts `result` in place; the number of redactions.
+    pub fn scrub(&self, owner: &str, result: &mut ToolResult) -> usize {
+        let known = self.secrets.secrets_of(owner);
+        let per_owner;
+        let scrubber = if known.is_empty() {
+            &self.patterns
+        } else {
+            match Scrubber::new(known) {
+                Ok(s) => {
+                    per_owner = s;
+                    &per_owner
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot build the scrubber of this owner's secrets; patterns only");
+                    &self.patterns
+                }
+            }
+        };
+        let mut n = scrubber.scrub_json(&mut result.content);
+        for line in &mut result.metadata.console {
+            let (clean, found) = scrubber.scrub_counted(&line.message);
+            if found > 0 {
+                line.message = clean.into_owned();
+                n += found;
+            }
+        }
+        for value in result.metadata.extra.values_mut() {
+            n += scrubber.scrub_json(value);
+        }
+        if n > 0 {
+            result
+                .metadata
+                .extra
+                .insert("redactions".to_owned(), serde_json::json!(n));
+        }
+        n
+    }
+}
+
+#[async_trait]
+impl Middleware for ScrubMiddleware {
+    fn name(&self) -> &'static str {
+        "scrub"
+    }
+
+    async fn after(&self, call: &Call, result: &mut ToolResult) {
+        self.scrub(&call.ctx.user_id, result);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,100 @@
+//! Scrubbing through the real pipeline: what a JS tool returns, logs or throws leaves the
+//! service without credentials, ordinary text stays, and the owner's own secrets are redacted
+//! only from the owner's results.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolsmith_core::ToolContext;
+use toolsmith_store::{SqliteStore, Store};
+
+use super::SecretSource;
+use crate::{Actor, Connectors, CreateTool, ServiceConfig, ToolService};
+
+struct AdaSecrets;
+
+impl SecretSource for AdaSecrets {
+    fn secrets_of(&self, owner: &str) -> Vec<String> {
+        if owner == "ada" {
+            vec!["correct-horse-battery".to_owned()]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+fn js(name: &str, code: &str) -> CreateTool {
+    CreateTool {
+        name: name.to_owned(),
+        kind: Default::default(),
+        description: "leaks".to_owned(),
+        parameters: json!({"type": "object"}),
+        code: code.to_owned(),
+        category: None,
+        tags: Vec::new(),
+        permissions: Vec::new(),
+        requires_approval: None,
+        metadata: None,
+    }
+}
+
+#[tokio::test]
+async fn results_console_and_errors_leave_without_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
+    let connectors = Connectors {
+        secrets: Arc::new(AdaSecrets),
+        ..Connectors::default()
+    };
+    let service = ToolService::open_with(ServiceConfig::default(), store.clone(), connectors)
+        .await
+        .unwrap();
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    for owner in ["ada", "bob"] {
+        let actor = Actor::user(owner);
+        service
+            .create(
+                &actor,
+                js(
+                    "leak",
+                    &format!(
+                        "console.log('token {token}'); \
+                         if (args.fail) throw new Error('failed with api_key=sk-live-1234567890abcdef'); \
+                         return {{config: 'api_key=sk-proj-abcdefghijklmnop1234567890', plain: 'monkey=bananas123', \
+                         mine: 'correct-horse-battery'}};"
+                    ),
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    let ok = service
+        .execute("leak", json!({}), ToolContext::new("ada"))
+        .await;
+    let text = serde_json::to_string(&ok).unwrap();
+    assert!(!text.contains(token), "{text}");
+    assert!(!text.contains("sk-proj-abcdefghijklmnop"), "{text}");
+    assert!(!text.contains("correct-horse-battery"), "{text}");
+    assert_eq!(ok.content["config"], "api_key=[REDACTED]");
+    assert_eq!(ok.content["plain"], "monkey=bananas123");
+
+    // Bob's output is not scrubbed of Ada's secret (it is not his), only of patterns.
+    let bob = service
+        .execute("leak", json!({}), ToolContext::new("bob"))
+        .await;
+    assert_eq!(bob.content["mine"], "correct-horse-battery");
+    assert!(!serde_json::to_string(&bob).unwrap().contains(token));
+
+    let failed = service
+        .execute("leak", json!({"fail": true}), ToolContext::new("ada"))
+        .await;
+    assert!(failed.is_error);
+    let text = serde_json::to_string(&failed).unwrap();
+    assert!(!text.contains("sk-live-1234567890abcdef"), "{text}");
+    service.flush_usage().await;
+    let recorded = store.list_executions("ada", None, 10).await.unwrap();
+    let errors: Vec<&str> = recorded.iter().filter_map(|e| e.error.as_deref()).collect();
+    assert!(!errors.is_empty());
+    assert!(errors.iter().all(|e| !e.contains("sk-live")), "{errors:?}");
+}

@@ -1,0 +1,207 @@
+//! Process metrics in the Prometheus text format (`GET /metrics`): executions by tool and
+//! status, a duration histogram, sandbox limit hits, rate-limit refusals and queue depth.
+//!
+//! [`Telemetry`] is pipeline middleware (its `after` hook sees every finished call, refused
+//! ones included) plus a few gauges read at scrape time. Labels are bounded: the tool label is
+//! the tool's name for built-ins, and `custom` for custom tools once more than
+//! [`MAX_TOOL_LABELS`] distinct names have been seen, so a flood of tools cannot blow up the
+//! series count.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use toolsmith_core::{Call, ErrorKind, Middleware, ToolResult};
+
+/// Most distinct tool names used as label values.
+pub const MAX_TOOL_LABELS: usize = 500;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ExecutionLabels {
+    tool: String,
+    source: &'static str,
+    status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SourceLabels {
+    source: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: &'static str,
+}
+
+/// The figures the service publishes.
+pub struct Telemetry {
+    registry: Registry,
+    executions: Family<ExecutionLabels, Counter>,
+    durations: Family<SourceLabels, Histogram>,
+    limit_hits: Family<LimitLabels, Counter>,
+    rate_limited: Counter,
+    denied: Counter,
+    queue_depth: Gauge,
+    approvals_pending: Gauge,
+    tool_labels: Mutex<HashSet<String>>,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry::new()
+    }
+}
+
+impl Telemetry {
+    pub fn new() -> Telemetry {
+        let mut registry = Registry::with_prefix("toolsmith");
+        let executions = Family::<ExecutionLabels, Counter>::default();
+        registry.register(
+            "executions",
+            "Finished tool calls by tool, source (builtin or custom) and status",
+            executions.clone(),
+        );
+        let durations = Family::<SourceLabels, Histogram>::new_with_constructor(|| {
+            // 0.1 ms … ~100 s
+            Histogram::new(exponential_buckets(0.0001, 4.0, 11))
+        });
+        registry.register(
+            "execution_duration_seconds",
+            "Wall-clock duration of tool calls that ran",
+            durations.clone(),
+        );
+        let limit_hits = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "sandbox_limit_hits",
+            "Calls stopped by a sandbox limit (timeout, cpu, memory, stack, output)",
+            limit_hits.clone(),
+        );
+        let rate_limited = Counter::default();
+        registry.register(
+            "rate_limit_rejections",
+            "Calls refused by a rate limit or concurrency cap",
+            rate_limited.clone(),
+        );
+        let denied = Counter::default();
+        registry.register(
+            "denied",
+            "Calls refused by the policy, a permission or an approval rule",
+            denied.clone(),
+        );
+        let queue_depth = Gauge::default();
+        registry.register(
+            "usage_queue_depth",
+            "Execution records waiting to be written",
+            queue_depth.clone(),
+        );
+        let approvals_pending = Gauge::default();
+        registry.register(
+            "approvals_pending",
+            "Executions waiting for a person's decision",
+            approvals_pending.clone(),
+        );
+        Telemetry {
+            registry,
+            executions,
+            durations,
+            limit_hits,
+            rate_limited,
+            denied,
+            queue_depth,
+            approvals_pending,
+            tool_labels: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The text exposition, with the gauges set to the given current values.
+    pub fn render(&self, queue_depth: usize, approvals_pending: usize) -> String {
+        self.queue_depth.set(i64::try_from(queue_depth).unwrap_or(i64::MAX));
+        self.approvals_pending
+            .set(i64::try_from(approvals_pending).unwrap_or(i64::MAX));
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            tracing::warn!("cannot encode the metrics");
+        }
+        out
+    }
+
+    fn tool_label(&self, name: &str, builtin: bool) -> String {
+        if builtin {
+            return name.to_owned();
+        }
+        let mut seen = self
+            .tool_labels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.contains(name) {
+            return name.to_owned();
+        }
+        if seen.len() < MAX_TOOL_LABELS {
+            seen.insert(name.to_owned());
+            return name.to_owned();
+        }
+        "custom".to_owned()
+    }
+
+    fn record(&self, name: &str, builtin: bool, result: &ToolResult) {
+        let source = if builtin { "builtin" } else { "custom" };
+        let status = match result.error_kind() {
+            None => "success",
+            Some(ErrorKind::Timeout | ErrorKind::CpuLimit) => "timeout",
+            Some(ErrorKind::Denied) => "denied",
+            Some(ErrorKind::RateLimited) => "rate_limited",
+            Some(_) => "error",
+        };
+        self.executions
+            .get_or_create(&ExecutionLabels {
+                tool: self.tool_label(name, builtin),
+                source,
+                status,
+            })
+            .inc();
+        match result.error_kind() {
+            Some(ErrorKind::RateLimited) => {
+                self.rate_limited.inc();
+                return;
+            }
+            Some(ErrorKind::Denied) => {
+                self.denied.inc();
+                return;
+            }
+            Some(kind) => {
+                let limit = match kind {
+                    ErrorKind::Timeout => Some("timeout"),
+                    ErrorKind::CpuLimit => Some("cpu"),
+                    ErrorKind::MemoryLimit => Some("memory"),
+                    ErrorKind::StackOverflow => Some("stack"),
+                    ErrorKind::OutputTooLarge => Some("output"),
+                    _ => None,
+                };
+                if let Some(limit) = limit {
+                    self.limit_hits.get_or_create(&LimitLabels { limit }).inc();
+                }
+            }
+            None => {}
+        }
+        self.durations
+            .get_or_create(&SourceLabels { source })
+            .observe(result.metadata.duration_ms / 1000.0);
+    }
+}
+
+#[async_trait]
+impl Middleware for Telemetry {
+    fn name(&self) -> &'static str {
+        "telemetry"
+    }
+
+    async fn after(&self, call: &Call, result: &mut ToolResult) {
+        self.record(call.tool.name(), call.tool.is_builtin(), result);
+    }
+}
