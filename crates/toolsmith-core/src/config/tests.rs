@@ -5,6 +5,8 @@ use serde_json::json;
 
 use super::*;
 
+type Change = Box<dyn Fn(&mut ConfigServiceRecord)>;
+
 fn now() -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000, 0).unwrap()
 }
@@ -136,7 +138,7 @@ fn service_names_follow_the_tool_naming_rule() {
 
 #[test]
 fn service_texts_and_urls_are_checked() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut ConfigServiceRecord)>)> = vec![
+    let cases: Vec<(&str, Change)> = vec![
         (
             "empty display",
             Box::new(|s| s.display_name = " ".to_owned()),
