@@ -4,6 +4,8 @@
 //!   result can carry ([`ErrorKind`]).
 //! - [`record`] — the stored shape of a custom tool ([`CustomToolRecord`]) and its history,
 //!   shared by the store and the service.
+//! - [`config`] — the Config Center's records ([`ConfigServiceRecord`], [`ConfigEntryRecord`])
+//!   and their validation; secrets appear only sealed.
 //! - [`name`] and [`schema`] — the rules a custom tool's name and parameter schema must follow,
 //!   and validation of call arguments against that schema.
 //! - [`registry`] — [`ToolRegistry`]: built-in tools (grouped by provider) and the active custom
@@ -13,6 +15,7 @@
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
 
+pub mod config;
 pub mod model;
 pub mod name;
 pub mod pipeline;
@@ -20,6 +23,9 @@ pub mod record;
 pub mod registry;
 pub mod schema;
 
+pub use config::{
+    ConfigEntryRecord, ConfigError, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
+};
 pub use model::{
     ConsoleEntry, ConsoleLevel, ErrorKind, Permission, PermissionSet, ResultMetadata, ToolContext,
     ToolDefinition, ToolExecutor, ToolResult,

@@ -67,6 +67,14 @@ impl From<StoreError> for ServiceError {
             StoreError::NotFound { id } => {
                 ServiceError::NotFound(format!("no custom tool with id {id}"))
             }
+            e @ (StoreError::ConfigServiceNotFound { .. }
+            | StoreError::ConfigEntryNotFound { .. }) => ServiceError::NotFound(e.to_string()),
+            e @ (StoreError::ConfigServiceNameTaken { .. }
+            | StoreError::ConfigEntryLabelTaken { .. }) => ServiceError::NameTaken(e.to_string()),
+            e @ StoreError::ConfigSingleEntry { .. } => ServiceError::InvalidState(e.to_string()),
+            StoreError::ConfigRevisionConflict {
+                expected, actual, ..
+            } => ServiceError::RevisionConflict { expected, actual },
             other => ServiceError::Store(other),
         }
     }

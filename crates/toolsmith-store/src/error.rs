@@ -1,4 +1,4 @@
-//! Errors a store returns; callers branch on the variants.
+//! Errors a store returns; callers branch on the variants (each has a stable `code()`).
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -10,6 +10,28 @@ pub enum StoreError {
         "revision conflict: expected revision {expected}, but the tool is at revision {actual}"
     )]
     RevisionConflict { expected: i64, actual: i64 },
+    /// No Config Center service of that id belongs to the owner.
+    #[error("no config service with id {id}")]
+    ConfigServiceNotFound { id: String },
+    /// No Config Center entry of that id belongs to the owner.
+    #[error("no config entry with id {id}")]
+    ConfigEntryNotFound { id: String },
+    #[error("a config service named '{name}' already exists for this owner")]
+    ConfigServiceNameTaken { name: String },
+    #[error("the service already has an entry labelled '{label}'")]
+    ConfigEntryLabelTaken { label: String },
+    /// The service is single-entry (`multiEntry` off) and already has its entry.
+    #[error("service '{name}' takes a single entry (multiEntry is off) and already has one")]
+    ConfigSingleEntry { name: String },
+    /// A compare-and-swap on a config service or entry found another revision.
+    #[error(
+        "revision conflict on {id}: expected revision {expected}, but it is at revision {actual}"
+    )]
+    ConfigRevisionConflict {
+        id: String,
+        expected: i64,
+        actual: i64,
+    },
     #[error("the database at {path} is not a usable Toolsmith store: {reason}")]
     Corrupt { path: String, reason: String },
     #[error(
@@ -22,4 +44,24 @@ pub enum StoreError {
     },
     #[error("database backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl StoreError {
+    /// A stable, machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::NotFound { .. } => "not_found",
+            StoreError::NameTaken { .. } => "name_taken",
+            StoreError::RevisionConflict { .. } => "revision_conflict",
+            StoreError::ConfigServiceNotFound { .. } => "config_service_not_found",
+            StoreError::ConfigEntryNotFound { .. } => "config_entry_not_found",
+            StoreError::ConfigServiceNameTaken { .. } => "config_service_name_taken",
+            StoreError::ConfigEntryLabelTaken { .. } => "config_entry_label_taken",
+            StoreError::ConfigSingleEntry { .. } => "config_single_entry",
+            StoreError::ConfigRevisionConflict { .. } => "config_revision_conflict",
+            StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::UnknownSchema { .. } => "store_schema_unknown",
+            StoreError::Backend(_) => "store_backend",
+        }
+    }
 }

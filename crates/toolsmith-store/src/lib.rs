@@ -11,7 +11,8 @@ mod sqlite;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use toolsmith_core::{
-    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolStatus, ToolVersionRecord,
+    ConfigEntryRecord, ConfigServiceRecord, CreatedBy, CustomToolRecord, ExecutionRecord,
+    ExecutionStatus, ToolStatus, ToolVersionRecord,
 };
 
 pub use error::StoreError;
@@ -89,6 +90,27 @@ pub struct ApiTokenRecord {
     pub token_hash: String,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// One Config Center service with all its entries (default first, then oldest first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigServiceEntries {
+    pub service: ConfigServiceRecord,
+    pub entries: Vec<ConfigEntryRecord>,
+}
+
+/// What [`Store::sync_config_dependencies`] changed, by service name (each list sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConfigDependencyChanges {
+    /// Services that did not exist and were created (auto-registered) for the tool.
+    pub created: Vec<String>,
+    /// Existing services that now list the tool in `registered_by`.
+    pub attached: Vec<String>,
+    /// Services the tool no longer declares, and that stay (still needed by another tool,
+    /// created by a person, or holding entries).
+    pub detached: Vec<String>,
+    /// Auto-registered services that no tool needs any more and that had no entries: deleted.
+    pub removed: Vec<String>,
 }
 
 /// Where custom tools, their history and their executions live.
@@ -211,4 +233,129 @@ pub trait Store: Send + Sync + 'static {
 
     /// Marks a token as used now (best effort, for `list_tokens`).
     async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
+
+    // ----- Config Center -----
+    //
+    // Every method is scoped to one owner: a service or entry of another owner is "not found".
+    // The store never sees a plaintext secret: secret values arrive sealed in `StoredValue::Secret`.
+    // Records are stored as given (validation is the caller's: `ConfigServiceRecord::validate`,
+    // `ConfigEntryRecord::validate`); timestamps are kept to the microsecond.
+
+    /// Inserts a new service ([`StoreError::ConfigServiceNameTaken`] when the owner already
+    /// has one of that name). Returns the record as stored.
+    async fn create_config_service(
+        &self,
+        service: ConfigServiceRecord,
+    ) -> Result<ConfigServiceRecord, StoreError>;
+
+    async fn get_config_service(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<ConfigServiceRecord>, StoreError>;
+
+    async fn get_config_service_by_name(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Option<ConfigServiceRecord>, StoreError>;
+
+    /// Every service of `owner`, ordered by name.
+    async fn list_config_services(
+        &self,
+        owner: &str,
+    ) -> Result<Vec<ConfigServiceRecord>, StoreError>;
+
+    /// Replaces a service's fields (all but `id`, `owner`, `created_at`) if its stored revision
+    /// is `expected_revision` ([`StoreError::ConfigRevisionConflict`] otherwise), storing
+    /// revision `expected_revision + 1`. Renaming onto a taken name gives
+    /// [`StoreError::ConfigServiceNameTaken`]. Returns the record as stored.
+    async fn update_config_service(
+        &self,
+        service: &ConfigServiceRecord,
+        expected_revision: i64,
+    ) -> Result<ConfigServiceRecord, StoreError>;
+
+    /// Deletes a service and all its entries, if its revision is `expected_revision` (when
+    /// given). [`StoreError::ConfigServiceNotFound`] when there is none.
+    async fn delete_config_service(
+        &self,
+        owner: &str,
+        id: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<(), StoreError>;
+
+    /// Inserts an entry into one of `owner`'s services. The first entry of a service becomes
+    /// its default whatever `is_default` says; a later entry with `is_default` takes the
+    /// default over. Errors: [`StoreError::ConfigServiceNotFound`],
+    /// [`StoreError::ConfigEntryLabelTaken`], [`StoreError::ConfigSingleEntry`] (a second entry
+    /// for a service whose `multi_entry` is off).
+    async fn create_config_entry(
+        &self,
+        owner: &str,
+        entry: ConfigEntryRecord,
+    ) -> Result<ConfigEntryRecord, StoreError>;
+
+    async fn get_config_entry(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<ConfigEntryRecord>, StoreError>;
+
+    /// The entries of one service: the default first, then oldest first.
+    /// [`StoreError::ConfigServiceNotFound`] when the owner has no such service.
+    async fn list_config_entries(
+        &self,
+        owner: &str,
+        service_id: &str,
+    ) -> Result<Vec<ConfigEntryRecord>, StoreError>;
+
+    /// Replaces an entry's `label`, `values` and `updated_at` if its stored revision is
+    /// `expected_revision`, storing revision `expected_revision + 1`. `is_default` is left as
+    /// stored (see [`Store::set_default_config_entry`]); `service_id` must be the stored one
+    /// (entries never move, since their secrets are bound to the service).
+    async fn update_config_entry(
+        &self,
+        owner: &str,
+        entry: &ConfigEntryRecord,
+        expected_revision: i64,
+    ) -> Result<ConfigEntryRecord, StoreError>;
+
+    /// Deletes an entry (if its revision is `expected_revision`, when given). When it was the
+    /// default, the oldest remaining entry becomes the default.
+    async fn delete_config_entry(
+        &self,
+        owner: &str,
+        id: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<(), StoreError>;
+
+    /// Makes an entry its service's default (the previous default loses the flag; each entry
+    /// whose flag changes gets revision + 1). Returns the entry as stored.
+    async fn set_default_config_entry(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<ConfigEntryRecord, StoreError>;
+
+    /// Every service of `owner` with its entries, read in one consistent snapshot (what a tool
+    /// execution's `utils.getApiKey` & co. and the `missing_config` listing read).
+    async fn config_snapshot(&self, owner: &str) -> Result<Vec<ConfigServiceEntries>, StoreError>;
+
+    /// Makes the Config Center match what tool `tool_name` of `owner` declares, in one
+    /// transaction (call it on tool create and update with its declared services, and on
+    /// delete with none):
+    /// - each declared service that is missing is created from its template (as given, with
+    ///   `registered_by = [tool_name]` and `auto_registered = true`); one that exists keeps its
+    ///   definition and gains `tool_name` in `registered_by`;
+    /// - every other service of the owner listing `tool_name` loses it; an auto-registered
+    ///   service left with no tool and no entries is deleted.
+    ///
+    /// Each changed service gets revision + 1. Templates must be of `owner`.
+    async fn sync_config_dependencies(
+        &self,
+        owner: &str,
+        tool_name: &str,
+        declared: Vec<ConfigServiceRecord>,
+    ) -> Result<ConfigDependencyChanges, StoreError>;
 }

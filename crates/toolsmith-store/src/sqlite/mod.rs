@@ -9,6 +9,9 @@
 //! or OS crash may lose the last commits before the next checkpoint (never corrupt the file).
 
 mod analytics;
+mod config;
+#[cfg(test)]
+mod config_tests;
 mod queries;
 mod rows;
 mod schema;
@@ -24,10 +27,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use tokio::sync::Semaphore;
-use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
+use toolsmith_core::{
+    ConfigEntryRecord, ConfigServiceRecord, CustomToolRecord, ExecutionRecord, ToolVersionRecord,
+};
 
 use crate::{
-    ApiTokenRecord, ExecutionSample, Store, StoreError, ToolPage, ToolQuery, ToolStats,
+    ApiTokenRecord, ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, Store,
+    StoreError, ToolPage, ToolQuery, ToolStats,
 };
 
 /// At most this many reads run at once (each on its own connection).
@@ -340,6 +346,142 @@ impl Store for SqliteStore {
     async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
         let id = id.to_owned();
         self.write(move |conn| tokens::touch_token(conn, &id, &at))
+            .await
+    }
+
+    async fn create_config_service(
+        &self,
+        service: ConfigServiceRecord,
+    ) -> Result<ConfigServiceRecord, StoreError> {
+        self.write(move |conn| config::create_service(conn, service))
+            .await
+    }
+
+    async fn get_config_service(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<ConfigServiceRecord>, StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.read(move |conn| config::get_service(conn, &owner, &id))
+            .await
+    }
+
+    async fn get_config_service_by_name(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Option<ConfigServiceRecord>, StoreError> {
+        let (owner, name) = (owner.to_owned(), name.to_owned());
+        self.read(move |conn| config::get_service_by_name(conn, &owner, &name))
+            .await
+    }
+
+    async fn list_config_services(
+        &self,
+        owner: &str,
+    ) -> Result<Vec<ConfigServiceRecord>, StoreError> {
+        let owner = owner.to_owned();
+        self.read(move |conn| config::list_services(conn, &owner))
+            .await
+    }
+
+    async fn update_config_service(
+        &self,
+        service: &ConfigServiceRecord,
+        expected_revision: i64,
+    ) -> Result<ConfigServiceRecord, StoreError> {
+        let service = service.clone();
+        self.write(move |conn| config::update_service(conn, &service, expected_revision))
+            .await
+    }
+
+    async fn delete_config_service(
+        &self,
+        owner: &str,
+        id: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.write(move |conn| config::delete_service(conn, &owner, &id, expected_revision))
+            .await
+    }
+
+    async fn create_config_entry(
+        &self,
+        owner: &str,
+        entry: ConfigEntryRecord,
+    ) -> Result<ConfigEntryRecord, StoreError> {
+        let owner = owner.to_owned();
+        self.write(move |conn| config::create_entry(conn, &owner, entry))
+            .await
+    }
+
+    async fn get_config_entry(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<ConfigEntryRecord>, StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.read(move |conn| config::get_entry(conn, &owner, &id))
+            .await
+    }
+
+    async fn list_config_entries(
+        &self,
+        owner: &str,
+        service_id: &str,
+    ) -> Result<Vec<ConfigEntryRecord>, StoreError> {
+        let (owner, service_id) = (owner.to_owned(), service_id.to_owned());
+        self.read(move |conn| config::list_entries(conn, &owner, &service_id))
+            .await
+    }
+
+    async fn update_config_entry(
+        &self,
+        owner: &str,
+        entry: &ConfigEntryRecord,
+        expected_revision: i64,
+    ) -> Result<ConfigEntryRecord, StoreError> {
+        let (owner, entry) = (owner.to_owned(), entry.clone());
+        self.write(move |conn| config::update_entry(conn, &owner, &entry, expected_revision))
+            .await
+    }
+
+    async fn delete_config_entry(
+        &self,
+        owner: &str,
+        id: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.write(move |conn| config::delete_entry(conn, &owner, &id, expected_revision))
+            .await
+    }
+
+    async fn set_default_config_entry(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<ConfigEntryRecord, StoreError> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        self.write(move |conn| config::set_default_entry(conn, &owner, &id))
+            .await
+    }
+
+    async fn config_snapshot(&self, owner: &str) -> Result<Vec<ConfigServiceEntries>, StoreError> {
+        let owner = owner.to_owned();
+        self.read(move |conn| config::snapshot(conn, &owner)).await
+    }
+
+    async fn sync_config_dependencies(
+        &self,
+        owner: &str,
+        tool_name: &str,
+        declared: Vec<ConfigServiceRecord>,
+    ) -> Result<ConfigDependencyChanges, StoreError> {
+        let (owner, tool_name) = (owner.to_owned(), tool_name.to_owned());
+        self.write(move |conn| config::sync_dependencies(conn, &owner, &tool_name, declared))
             .await
     }
 }

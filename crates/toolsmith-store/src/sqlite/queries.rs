@@ -53,7 +53,7 @@ const RETIRE_NAME: &str = "INSERT INTO tool_name_retired (owner, name, last_revi
 #[error("{0}")]
 struct Misuse(String);
 
-fn misuse(message: String) -> StoreError {
+pub(crate) fn misuse(message: String) -> StoreError {
     StoreError::Backend(Box::new(Misuse(message)))
 }
 

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -94,6 +94,41 @@ CREATE TABLE api_tokens (
     created_at   TEXT NOT NULL,
     last_used_at TEXT
 );
+"#,
+    r#"
+-- Config Center: services a tool may need, and their entries. Secret values are stored sealed
+-- (encrypted above the store); field_values never holds a plaintext secret.
+CREATE TABLE config_services (
+    id              TEXT PRIMARY KEY,
+    owner           TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    display_name    TEXT NOT NULL,
+    description     TEXT,
+    category        TEXT,
+    docs_url        TEXT,
+    multi_entry     INTEGER NOT NULL DEFAULT 0,
+    fields          TEXT NOT NULL,
+    registered_by   TEXT NOT NULL DEFAULT '[]',
+    auto_registered INTEGER NOT NULL DEFAULT 0,
+    revision        INTEGER NOT NULL,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (owner, name)
+);
+
+CREATE TABLE config_entries (
+    id           TEXT PRIMARY KEY,
+    service_id   TEXT NOT NULL REFERENCES config_services (id) ON DELETE CASCADE,
+    label        TEXT NOT NULL,
+    is_default   INTEGER NOT NULL DEFAULT 0 CHECK (is_default IN (0, 1)),
+    field_values TEXT NOT NULL,
+    revision     INTEGER NOT NULL,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    UNIQUE (service_id, label)
+);
+-- At most one default entry per service (a partial index; PostgreSQL has the same).
+CREATE UNIQUE INDEX idx_config_entries_one_default ON config_entries (service_id) WHERE is_default = 1;
 "#,
 ];
 
