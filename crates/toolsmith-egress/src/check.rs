@@ -51,7 +51,9 @@ pub(crate) fn check_url_for(
         Host::Ipv6(ip) => (ip.to_string(), Some(IpAddr::V6(ip))),
     };
     if name.is_empty() {
-        return Err(EgressError::InvalidUrl("the URL has an empty host".to_owned()));
+        return Err(EgressError::InvalidUrl(
+            "the URL has an empty host".to_owned(),
+        ));
     }
     for list in [&policy.allowed_domains[..], owner_domains] {
         if !list.is_empty() && !list.iter().any(|p| p.matches(&name)) {
@@ -61,9 +63,7 @@ pub(crate) fn check_url_for(
     let private_ok = private_allowed(&policy.allowed_private_hosts, &name, port);
     let class = match literal {
         Some(ip) => classify(ip),
-        None if name == "localhost" || name.ends_with(".localhost") => {
-            Some(AddressClass::Loopback)
-        }
+        None if name == "localhost" || name.ends_with(".localhost") => Some(AddressClass::Loopback),
         None => None,
     };
     if let Some(class) = class

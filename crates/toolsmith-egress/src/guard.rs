@@ -113,7 +113,9 @@ impl EgressGuard {
             .dns_resolver(Arc::new(hook))
             .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| EgressError::InvalidPolicy(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| {
+                EgressError::InvalidPolicy(format!("cannot build the HTTP client: {e}"))
+            })?;
         Ok(EgressGuard {
             client,
             policy: Arc::new(policy),

@@ -117,9 +117,7 @@ impl FromStr for PrivateHost {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || {
-            EgressError::InvalidPolicy(format!(
-                "'{s}' is not a host, host:port, or [IPv6]:port"
-            ))
+            EgressError::InvalidPolicy(format!("'{s}' is not a host, host:port, or [IPv6]:port"))
         };
         let s = s.trim();
         let (host, port) = if let Some(rest) = s.strip_prefix('[') {
