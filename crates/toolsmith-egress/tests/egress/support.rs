@@ -122,7 +122,7 @@ fn router() -> Router {
         )
         .route("/big/{bytes}", get(big))
         .route("/drip/{bytes}", get(drip))
-        .route("/hang", get(|| std::future::pending::<&'static str>()))
+        .route("/hang", get(std::future::pending::<&'static str>))
 }
 
 async fn echo(method: Method, headers: HeaderMap, body: String) -> impl IntoResponse {
