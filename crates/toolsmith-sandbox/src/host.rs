@@ -26,9 +26,9 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use crate::{FetchRequest, HostCalls};
 use crate::console::ConsoleBuffer;
 use crate::raw::{self, LazyIntrinsic};
+use crate::{FetchRequest, HostCalls};
 
 /// Host calls one script may have running at once.
 pub(crate) const MAX_PENDING_HOST_CALLS: usize = 16;

@@ -54,11 +54,20 @@ async fn configured(code: &str) -> Value {
 
 #[tokio::test]
 async fn get_api_key_reads_the_default_entry() {
-    assert_eq!(configured("return utils.getApiKey('weatherapi')").await, json!("wk-123"));
+    assert_eq!(
+        configured("return utils.getApiKey('weatherapi')").await,
+        json!("wk-123")
+    );
     // The default entry, not the first.
-    assert_eq!(configured("return utils.getApiKey('smtp') === undefined").await, json!(true));
+    assert_eq!(
+        configured("return utils.getApiKey('smtp') === undefined").await,
+        json!(true)
+    );
     // No default marked: the first entry.
-    assert_eq!(configured("return utils.getApiKey('nodefault')").await, json!("first-key"));
+    assert_eq!(
+        configured("return utils.getApiKey('nodefault')").await,
+        json!("first-key")
+    );
     assert_eq!(
         configured("return [utils.getApiKey('unset'), utils.getApiKey('nope'), utils.getApiKey()].map(v => v === undefined)").await,
         json!([true, true, true])
@@ -68,7 +77,10 @@ async fn get_api_key_reads_the_default_entry() {
 #[tokio::test]
 async fn a_non_string_api_key_becomes_a_string() {
     let config = json!({"s": {"service": {"name": "s"}, "entries": [{"label": "a", "isDefault": true, "values": {"api_key": 42}}]}});
-    assert_eq!(with_config("return utils.getApiKey('s')", Some(config)).await, json!("42"));
+    assert_eq!(
+        with_config("return utils.getApiKey('s')", Some(config)).await,
+        json!("42")
+    );
 }
 
 #[tokio::test]
@@ -78,7 +90,10 @@ async fn get_service_config_returns_the_service_and_its_entries() {
     assert_eq!(got["docsUrl"], "https://www.weatherapi.com/docs/");
     assert_eq!(got["multiEntry"], false);
     assert_eq!(got["entries"][0]["values"]["api_key"], "wk-123");
-    assert_eq!(configured("return utils.getServiceConfig('nope')").await, Value::Null);
+    assert_eq!(
+        configured("return utils.getServiceConfig('nope')").await,
+        Value::Null
+    );
 }
 
 #[tokio::test]
@@ -104,7 +119,8 @@ async fn get_config_entries_lists_every_entry() {
         json!(["work", "personal"])
     );
     assert_eq!(
-        configured("return [utils.getConfigEntries('unset'), utils.getConfigEntries('nope')]").await,
+        configured("return [utils.getConfigEntries('unset'), utils.getConfigEntries('nope')]")
+            .await,
         json!([[], []])
     );
 }
@@ -115,8 +131,14 @@ async fn get_field_value_reads_one_field() {
         configured("return utils.getFieldValue('weatherapi', 'base_url')").await,
         json!("https://api.weatherapi.com/v1")
     );
-    assert_eq!(configured("return utils.getFieldValue('smtp', 'port')").await, json!(465));
-    assert_eq!(configured("return utils.getFieldValue('smtp', 'port', 'work')").await, json!(587));
+    assert_eq!(
+        configured("return utils.getFieldValue('smtp', 'port')").await,
+        json!(465)
+    );
+    assert_eq!(
+        configured("return utils.getFieldValue('smtp', 'port', 'work')").await,
+        json!(587)
+    );
     assert_eq!(
         configured("return utils.getFieldValue('smtp', 'tls')").await,
         json!({"on": true})
@@ -145,7 +167,12 @@ async fn without_a_snapshot_nothing_is_found() {
     let expected = json!([true, null, null, [], true]);
     assert_eq!(with_config(code, None).await, expected);
     // A malformed snapshot is treated as empty, never as an error.
-    for bad in [json!([1, 2]), json!("text"), json!({"weatherapi": 5}), json!({"weatherapi": {"entries": "x"}})] {
+    for bad in [
+        json!([1, 2]),
+        json!("text"),
+        json!({"weatherapi": 5}),
+        json!({"weatherapi": {"entries": "x"}}),
+    ] {
         let got = with_config(code, Some(bad.clone())).await;
         assert_eq!(got[0], json!(true), "{bad}");
         assert_eq!(got[2], Value::Null, "{bad}");
@@ -158,6 +185,12 @@ async fn hostile_service_names_find_nothing() {
     let code = "return ['__proto__', 'constructor', 'toString', 'hasOwnProperty', ''].map(n => [utils.getServiceConfig(n), utils.getConfigEntries(n).length, utils.getApiKey(n) === undefined])";
     assert_eq!(
         configured(code).await,
-        json!([[null, 0, true], [null, 0, true], [null, 0, true], [null, 0, true], [null, 0, true]])
+        json!([
+            [null, 0, true],
+            [null, 0, true],
+            [null, 0, true],
+            [null, 0, true],
+            [null, 0, true]
+        ])
     );
 }

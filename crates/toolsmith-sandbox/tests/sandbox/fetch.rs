@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use axum::Router;
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::response::IntoResponse;
+use axum::response::{AppendHeaders, IntoResponse};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, Permission, ToolResult};
@@ -60,12 +60,38 @@ async fn server(max_requests: usize) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = Router::new()
-        .route("/json", get(|| async { axum::Json(json!({"temp": 21.5, "city": "Oslo"})) }))
+        .route(
+            "/json",
+            get(|| async { axum::Json(json!({"temp": 21.5, "city": "Oslo"})) }),
+        )
         .route("/echo", any(echo))
-        .route("/missing", get(|| async { (StatusCode::NOT_FOUND, "no such thing") }))
-        .route("/text", get(|| async { ([(header::CONTENT_TYPE, "text/plain"), (header::SET_COOKIE, "a=1"), (header::SET_COOKIE, "b=2")], "plain \u{e9}") }))
+        .route(
+            "/missing",
+            get(|| async { (StatusCode::NOT_FOUND, "no such thing") }),
+        )
+        .route(
+            "/text",
+            get(|| async {
+                (
+                    AppendHeaders([
+                        (header::CONTENT_TYPE, "text/plain"),
+                        (header::SET_COOKIE, "a=1"),
+                        (header::SET_COOKIE, "b=2"),
+                    ]),
+                    "plain \u{e9}",
+                )
+            }),
+        )
         .route("/bytes", get(|| async { vec![0x66u8, 0xff, 0x6f] }))
-        .route("/to-metadata", get(|| async { (StatusCode::FOUND, [(header::LOCATION, "http://169.254.169.254/latest/meta-data/")]) }));
+        .route(
+            "/to-metadata",
+            get(|| async {
+                (
+                    StatusCode::FOUND,
+                    [(header::LOCATION, "http://169.254.169.254/latest/meta-data/")],
+                )
+            }),
+        );
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let guard = EgressGuard::new(EgressPolicy {
         allowed_private_hosts: vec![addr.to_string().parse().unwrap()],
@@ -80,7 +106,11 @@ async fn server(max_requests: usize) -> Server {
 }
 
 async fn echo(method: Method, headers: HeaderMap, body: String) -> impl IntoResponse {
-    let get = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("?").to_owned());
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("?").to_owned())
+    };
     axum::Json(json!({
         "method": method.as_str(),
         "body": body,
@@ -155,13 +185,25 @@ async fn text_headers_and_body_rules() {
         .await;
     assert_eq!(
         got,
-        json!(["plain \u{e9}", "a=1, b=2", false, null, true, "Response.text: the body has already been read", true])
+        json!([
+            "plain \u{e9}",
+            "a=1, b=2",
+            false,
+            null,
+            true,
+            "Response.text: the body has already been read",
+            true
+        ])
     );
     // Bytes that are not UTF-8 arrive as U+FFFD.
-    let got = s.value("return await (await fetch(args.base + '/bytes')).text()").await;
+    let got = s
+        .value("return await (await fetch(args.base + '/bytes')).text()")
+        .await;
     assert_eq!(got, json!("f\u{fffd}o"));
     // A body that is not JSON rejects json().
-    let res = s.run("return await (await fetch(args.base + '/text')).json()").await;
+    let res = s
+        .run("return await (await fetch(args.base + '/text')).json()")
+        .await;
     let message = failed(&res, ErrorKind::ExecutionError);
     assert!(message.contains("SyntaxError"), "{message}");
 }
@@ -183,8 +225,16 @@ async fn refused_addresses_reject_with_the_guards_message() {
         assert!(m.starts_with("refused: "), "{m}");
     }
     assert!(messages[1].contains("link-local"), "{}", messages[1]);
-    assert!(messages[4].contains("only http and https"), "{}", messages[4]);
-    assert!(messages[5].contains("169.254.169.254") && messages[5].starts_with("refused"), "{}", messages[5]);
+    assert!(
+        messages[4].contains("only http and https"),
+        "{}",
+        messages[4]
+    );
+    assert!(
+        messages[5].contains("169.254.169.254") && messages[5].starts_with("refused"),
+        "{}",
+        messages[5]
+    );
 }
 
 #[tokio::test]
@@ -196,11 +246,16 @@ async fn bad_arguments_reject_rather_than_throw() {
     assert_eq!(
         got,
         json!([
-            true, "fetch: 'bad name' is not a valid header name",
-            true, "fetch: a GET request cannot have a body",
-            true, "fetch: the options must be an object",
-            true, "invalid request: method 'TRACE' is not allowed (use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS)",
-            true, "invalid request: the value of header 'x-a' is not valid"
+            true,
+            "fetch: 'bad name' is not a valid header name",
+            true,
+            "fetch: a GET request cannot have a body",
+            true,
+            "fetch: the options must be an object",
+            true,
+            "invalid request: method 'TRACE' is not allowed (use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS)",
+            true,
+            "invalid request: the value of header 'x-a' is not valid"
         ])
     );
 }
@@ -213,7 +268,12 @@ async fn the_request_cap_rejects_past_the_limit() {
         .await;
     assert_eq!(
         got,
-        json!([200, 200, "too many requests (at most 2 per execution)", "too many requests (at most 2 per execution)"])
+        json!([
+            200,
+            200,
+            "too many requests (at most 2 per execution)",
+            "too many requests (at most 2 per execution)"
+        ])
     );
 }
 
@@ -225,7 +285,10 @@ async fn parallel_fetches_count_as_pending_host_calls() {
         .await;
     assert_eq!(
         got,
-        json!([16, ["fetch: too many host calls at once (at most 16 may be pending)"]])
+        json!([
+            16,
+            ["fetch: too many host calls at once (at most 16 may be pending)"]
+        ])
     );
 }
 
@@ -254,5 +317,10 @@ async fn fetch_cannot_be_replaced_or_reach_the_host_object() {
     assert_eq!(got[1], json!("function"));
     assert_eq!(got[3], json!(200));
     let names = got[2].as_array().unwrap();
-    assert!(names.iter().all(|n| ["length", "name", "prototype", "x"].contains(&n.as_str().unwrap())), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| ["length", "name", "prototype", "x"].contains(&n.as_str().unwrap())),
+        "{names:?}"
+    );
 }
