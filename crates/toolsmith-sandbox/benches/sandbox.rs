@@ -55,6 +55,7 @@ fn job(code: &str, args: Value, host: &Arc<dyn HostCalls>) -> JsJob {
         permissions: PermissionSet::new(),
         limits: JsLimits::default(),
         host: host.clone(),
+        config: None,
     }
 }
 

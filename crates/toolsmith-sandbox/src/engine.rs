@@ -62,6 +62,8 @@ pub(crate) struct Execution {
     pub(crate) code: String,
     pub(crate) args_json: String,
     pub(crate) context_json: String,
+    /// The Config Center snapshot as JSON, if the job has one.
+    pub(crate) config_json: Option<String>,
     pub(crate) network: bool,
     pub(crate) limits: JsLimits,
     pub(crate) deadline: Instant,
@@ -139,7 +141,7 @@ impl Sandbox {
 
 /// The functions `install` hands back.
 struct Hooks<'js> {
-    /// `begin({network, maxConsoleChars, maxOutputChars})` applies a job's options.
+    /// `begin({network, config, maxConsoleChars, maxOutputChars})` applies a job's options.
     begin: Function<'js>,
     /// `run(main, argsJson, contextJson)` → promise of a report.
     run: Function<'js>,
@@ -296,6 +298,7 @@ impl<'js> Run<'_, 'js> {
         let limits = &self.exec.limits;
         let options = Object::new(self.ctx.clone())?;
         options.set("network", self.exec.network)?;
+        options.set("config", self.exec.config_json.as_deref())?;
         options.set("maxConsoleChars", limits.max_console_bytes as f64)?;
         options.set("maxOutputChars", limits.max_output_bytes as f64)?;
         Ok(options)

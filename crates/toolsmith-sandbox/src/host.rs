@@ -1,5 +1,5 @@
-//! The bridge between a running script and [`HostCalls`]: `utils.callTool` and
-//! `utils.listTools`.
+//! The bridge between a running script and [`HostCalls`]: `utils.callTool`,
+//! `utils.listTools` and `fetch`.
 //!
 //! A script runs on a plain worker thread; `HostCalls::call_tool` is async and belongs on the
 //! caller's tokio runtime. `callTool` therefore *spawns* the host call on that runtime (the
@@ -22,13 +22,13 @@ use std::sync::Arc;
 use std::sync::mpsc;
 
 use rquickjs::Ctx;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use crate::HostCalls;
 use crate::console::ConsoleBuffer;
 use crate::raw::{self, LazyIntrinsic};
+use crate::{FetchRequest, HostCalls};
 
 /// Host calls one script may have running at once.
 pub(crate) const MAX_PENDING_HOST_CALLS: usize = 16;
@@ -96,7 +96,7 @@ impl JobSlot {
 
 /// What reaches a waiting worker from outside.
 pub(crate) enum Event {
-    /// A `callTool` finished.
+    /// A `callTool` or `fetch` finished.
     HostCall {
         id: u64,
         result: Result<Value, String>,
@@ -133,26 +133,73 @@ impl HostBridge {
 
     /// Starts `name(args)` on the host; the result arrives later as an [`Event::HostCall`].
     pub(crate) fn call_tool(&self, name: String, args_json: &str) -> Result<u64, String> {
-        if self.pending.get() >= MAX_PENDING_HOST_CALLS {
-            return Err(format!(
-                "callTool: too many calls at once (at most {MAX_PENDING_HOST_CALLS} may be pending)"
-            ));
-        }
-        let Some(handle) = &self.handle else {
-            return Err(
-                "callTool is not available: the sandbox was not called from a tokio runtime"
-                    .to_owned(),
-            );
-        };
+        self.ready("callTool")?;
         let args = parse_json(args_json)
             .map_err(|e| format!("callTool: the arguments cannot be read as JSON: {e}"))?;
+        let host = self.host.clone();
+        self.spawn(async move { host.call_tool(&name, args).await })
+    }
+
+    /// Starts a `fetch` on the host; the response arrives later as an [`Event::HostCall`]
+    /// whose content is `{status, statusText, headers: [[name, value]], url, body}`.
+    pub(crate) fn fetch(
+        &self,
+        url: String,
+        method: String,
+        headers_json: &str,
+        body: Option<String>,
+    ) -> Result<u64, String> {
+        self.ready("fetch")?;
+        let headers: Vec<(String, String)> = serde_json::from_str(headers_json)
+            .map_err(|e| format!("fetch: the headers cannot be read: {e}"))?;
+        let request = FetchRequest {
+            url,
+            method,
+            headers,
+            body,
+        };
+        let host = self.host.clone();
+        self.spawn(async move {
+            let response = host.fetch(request).await?;
+            Ok(json!({
+                "status": response.status,
+                "statusText": response.status_text,
+                "headers": response.headers,
+                "url": response.url,
+                "body": response.body,
+            }))
+        })
+    }
+
+    /// Whether another host call may start.
+    fn ready(&self, what: &str) -> Result<(), String> {
+        if self.pending.get() >= MAX_PENDING_HOST_CALLS {
+            return Err(format!(
+                "{what}: too many host calls at once (at most {MAX_PENDING_HOST_CALLS} may be pending)"
+            ));
+        }
+        if self.handle.is_none() {
+            return Err(format!(
+                "{what} is not available: the sandbox was not called from a tokio runtime"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Spawns `call` on the caller's runtime and returns the id its result will carry.
+    fn spawn(
+        &self,
+        call: impl Future<Output = Result<Value, String>> + Send + 'static,
+    ) -> Result<u64, String> {
+        let Some(handle) = &self.handle else {
+            return Err("the sandbox was not called from a tokio runtime".to_owned());
+        };
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         self.pending.set(self.pending.get() + 1);
-        let host = self.host.clone();
         let events = self.events.clone();
         let task = handle.spawn(HOST_CALL.scope((), async move {
-            let result = host.call_tool(&name, args).await;
+            let result = call.await;
             // The worker may have finished already; then nobody wants the result.
             let _ = events.send(Event::HostCall { id, result });
         }));

@@ -17,7 +17,7 @@
 //! [`HostCalls`] is the script's way out: `utils.callTool(name, args)` calls
 //! [`HostCalls::call_tool`] on the caller's tokio runtime and resolves with the `Ok` content (as
 //! a fresh copy) or rejects with an `Error` whose message is the `Err` string, which the script
-//! may catch. The host call runs inside the task that runs the script's job, and a
+//! may catch. `fetch` works the same way through [`HostCalls::fetch`]. The host call runs inside the task that runs the script's job, and a
 //! [`JsSandbox::run`] made from within it (a JS tool calling a JS tool) does not queue for the
 //! pool, so nested calls cannot deadlock it; the host should `.await` nested executions in that
 //! task rather than `tokio::spawn` them (see `pool.rs`). Nesting depth is the host's business.
@@ -37,7 +37,7 @@
 //!   `fetch`, and the hooks `engine.rs` drives.
 //! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, error descriptions, and the
 //!   native functions they call; loaded only when a tool uses them.
-//! - `host.rs`: `utils.callTool` / `utils.listTools` over [`HostCalls`].
+//! - `host.rs`: `utils.callTool` / `utils.listTools` / `fetch` over [`HostCalls`].
 //! - `console.rs`: the capped console.
 //! - `checks.rs`: [`check_code`], the registration-time checks.
 //!
@@ -120,13 +120,46 @@ pub struct JsCallContext {
     pub user_id: String,
 }
 
-/// The host side of `utils.callTool` and `utils.listTools` (and later the Config Center).
+/// A `fetch` a script made, as the host receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchRequest {
+    pub url: String,
+    /// Upper-case; `GET` when the script gave none.
+    pub method: String,
+    /// In the order the script gave them.
+    pub headers: Vec<(String, String)>,
+    /// `None` when the script sent no body; objects arrive `JSON.stringify`'d.
+    pub body: Option<String>,
+}
+
+/// The host's answer to a [`FetchRequest`]; the script sees it as a WHATWG-shaped `Response`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FetchResponse {
+    pub status: u16,
+    pub status_text: String,
+    /// `headers.get(name)` matches names case-insensitively and joins repeats with `, `.
+    pub headers: Vec<(String, String)>,
+    /// The URL that answered (after redirects): `response.url`.
+    pub url: String,
+    /// The body as text (the host decodes it, lossily for bytes that are not UTF-8).
+    pub body: String,
+}
+
+/// What a script reaches outside the sandbox: `utils.callTool`, `utils.listTools` and
+/// `fetch`.
 #[async_trait]
 pub trait HostCalls: Send + Sync {
     /// Runs another tool; `Ok` carries its content, `Err` its error message.
     async fn call_tool(&self, name: &str, args: Value) -> Result<Value, String>;
     /// `[{name, description, parameters}]` of the tools this script may call.
     fn list_tools(&self) -> Vec<Value>;
+    /// Sends a script's `fetch` (only scripts with the `network` permission have `fetch`).
+    /// `Err` rejects the script's promise with an `Error` carrying the message. Every request
+    /// must go through the egress guard; the default refuses all.
+    async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, String> {
+        let _ = request;
+        Err("network access is not configured".to_owned())
+    }
 }
 
 /// One execution request.
@@ -137,6 +170,11 @@ pub struct JsJob {
     pub permissions: PermissionSet,
     pub limits: JsLimits,
     pub host: Arc<dyn HostCalls>,
+    /// The Config Center snapshot the `utils.getApiKey` family reads, synchronously:
+    /// `{"<service>": {"service": {name, displayName, …}, "entries": [{label, isDefault,
+    /// values: {field: value}}]}}`, holding only the services the tool declares. `None`: the
+    /// accessors find nothing (`undefined`, `null`, `[]`).
+    pub config: Option<Value>,
 }
 
 /// Why code was refused before it ever ran.

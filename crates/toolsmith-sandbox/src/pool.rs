@@ -90,6 +90,7 @@ impl Pool {
             })
             .to_string(),
             code: job.code,
+            config_json: job.config.map(|config| config.to_string()),
             network: job.permissions.contains(&Permission::Network),
             limits,
             deadline,

@@ -7,7 +7,7 @@
 // It owns, inside the sandbox: the lock-down of what the engine offers (no code from strings,
 // no shared memory, no stack-trace hooks), the `utils`, `console` and `fetch` globals, and the
 // hooks the Rust side drives: `begin` (per-job options), `run` (calls the tool and serializes
-// its result), `settle` (finishes a `callTool` promise) and `describe` (turns a thrown value
+// its result), `settle` (finishes a `callTool` or `fetch` promise) and `describe` (turns a thrown value
 // into a message). The `host` object of native functions it receives is captured here and never
 // becomes reachable from tool code.
 //
@@ -65,6 +65,7 @@ export function install(host) {
     let utilsObject;
     let maxConsoleChars = 0;
     let maxOutputChars = 0;
+    let configJson;
     const load = () => {
         if (support === undefined) {
             support = host.loadSupport(primordials);
@@ -84,7 +85,7 @@ export function install(host) {
     defineProperty(G, 'utils', {
         get() {
             if (utilsObject === undefined) {
-                utilsObject = load().makeUtils(pending);
+                utilsObject = load().makeUtils(pending, configJson);
             }
             return utilsObject;
         },
@@ -98,11 +99,14 @@ export function install(host) {
         begin(options) {
             maxConsoleChars = options.maxConsoleChars;
             maxOutputChars = options.maxOutputChars;
+            configJson = options.config;
             if (options.network) {
-                const fetch = function fetch() {
-                    return new PromiseCtor((resolve, reject) => {
-                        reject(new ErrorCtor('fetch is not available yet in this build'));
-                    });
+                let fetchImpl;
+                const fetch = function fetch(resource, init) {
+                    if (fetchImpl === undefined) {
+                        fetchImpl = load().makeFetch(pending);
+                    }
+                    return fetchImpl(resource, init);
                 };
                 defineProperty(G, 'fetch', { value: fetch, writable: false, enumerable: false, configurable: false });
             }

@@ -19,7 +19,6 @@ let mathRandom, mathFloor, mathCeil, mathRound, mathTrunc, mathMin, mathMax;
 let apply, toWellFormedFn, encodeURIComponentFn, decodeURIComponentFn;
 let UNIT_MS, MONTHS;
 
-const NO_CONFIG = 'the Config Center is not available in this build';
 const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 
 /** Sets the module up for one context; returns what the prelude uses. */
@@ -74,7 +73,7 @@ export function init(nativeFunctions, P) {
         pt: ['janeiro', 'fevereiro', 'março', 'abril', 'maio', 'junho', 'julho', 'agosto', 'setembro', 'outubro', 'novembro', 'dezembro'],
         nl: ['januari', 'februari', 'maart', 'april', 'mei', 'juni', 'juli', 'augustus', 'september', 'oktober', 'november', 'december'],
     };
-    return { describe, makeConsole, makeUtils };
+    return { describe, makeConsole, makeUtils, makeFetch };
 }
 
 function wellFormed(text) {
@@ -429,25 +428,99 @@ function shuffled(arr) {
     return copy;
 }
 
+/** A deep copy of a JSON value (`undefined` stays `undefined`). */
+function copy(value) {
+    return value === undefined ? undefined : parse(stringify(value));
+}
+
+function isPlainObject(value) {
+    return value !== null && typeof value === 'object' && !isArray(value);
+}
+
+/** The Config Center snapshot of one job, parsed on first use. */
+function configSnapshot(configJson) {
+    let snapshot;
+    const load = () => {
+        if (snapshot === undefined) {
+            const parsed = typeof configJson === 'string' ? parse(configJson) : null;
+            snapshot = isPlainObject(parsed) ? parsed : {};
+        }
+        return snapshot;
+    };
+    return {
+        service(name) {
+            const all = load();
+            const key = StringCtor(name);
+            return hasOwn(all, key) && isPlainObject(all[key]) ? all[key] : undefined;
+        },
+    };
+}
+
+function entriesOf(svc) {
+    if (svc === undefined || !isArray(svc.entries)) {
+        return [];
+    }
+    return svc.entries.filter(isPlainObject);
+}
+
+/** The entry labelled `label`, or without a label the default entry (else the first). */
+function pickEntry(svc, label) {
+    const entries = entriesOf(svc);
+    if (label === undefined || label === null) {
+        for (let i = 0; i < entries.length; i++) {
+            if (entries[i].isDefault === true) {
+                return entries[i];
+            }
+        }
+        return entries[0];
+    }
+    const wanted = StringCtor(label);
+    for (let i = 0; i < entries.length; i++) {
+        if (entries[i].label === wanted) {
+            return entries[i];
+        }
+    }
+    return undefined;
+}
+
+function fieldOf(entry, field) {
+    const values = entry.values;
+    return isPlainObject(values) && hasOwn(values, field) ? values[field] : undefined;
+}
+
 /** The `utils` object of one context. */
-function makeUtils(pending) {
+function makeUtils(pending, configJson) {
     const host = natives;
+    const config = configSnapshot(configJson);
     const utils = {
-        // Config Center: a later issue. Present, so tools fail with a clear message.
-        getApiKey() {
-            fail('getApiKey', NO_CONFIG);
+        // Config Center: read from the job's snapshot; every value is a fresh copy.
+        getApiKey(serviceName) {
+            const entry = pickEntry(config.service(serviceName), undefined);
+            const key = entry === undefined ? undefined : fieldOf(entry, 'api_key');
+            if (key === undefined || key === null) {
+                return undefined;
+            }
+            return typeof key === 'string' ? key : StringCtor(key);
         },
-        getServiceConfig() {
-            fail('getServiceConfig', NO_CONFIG);
+        getServiceConfig(serviceName) {
+            const svc = config.service(serviceName);
+            if (svc === undefined) {
+                return null;
+            }
+            const out = isPlainObject(svc.service) ? copy(svc.service) : {};
+            out.entries = copy(entriesOf(svc));
+            return out;
         },
-        getConfigEntry() {
-            fail('getConfigEntry', NO_CONFIG);
+        getConfigEntry(serviceName, entryLabel) {
+            const entry = pickEntry(config.service(serviceName), entryLabel);
+            return entry === undefined ? null : copy(entry);
         },
-        getConfigEntries() {
-            fail('getConfigEntries', NO_CONFIG);
+        getConfigEntries(serviceName) {
+            return copy(entriesOf(config.service(serviceName)));
         },
-        getFieldValue() {
-            fail('getFieldValue', NO_CONFIG);
+        getFieldValue(serviceName, fieldName, entryLabel) {
+            const entry = pickEntry(config.service(serviceName), entryLabel);
+            return entry === undefined ? undefined : copy(fieldOf(entry, StringCtor(fieldName)));
         },
 
         // Tool interoperability.
@@ -705,4 +778,173 @@ function makeUtils(pending) {
         freeze(utils[names[i]]);
     }
     return freeze(utils);
+}
+
+/** The lower-case name of a header, checked. */
+function headerName(name) {
+    const text = StringCtor(name).toLowerCase();
+    if (!/^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(text)) {
+        throw new ErrorCtor("fetch: '" + safeString(name) + "' is not a valid header name");
+    }
+    return text;
+}
+
+/** `init.headers` (a plain object, an array of pairs, or a `Headers`-like with `forEach`) as pairs. */
+function headerPairs(headers) {
+    const out = [];
+    if (headers === undefined || headers === null) {
+        return out;
+    }
+    if (isArray(headers)) {
+        for (let i = 0; i < headers.length; i++) {
+            const pair = headers[i];
+            if (!isArray(pair) || pair.length !== 2) {
+                throw new ErrorCtor('fetch: headers given as an array must be [name, value] pairs');
+            }
+            out.push([headerName(pair[0]), StringCtor(pair[1])]);
+        }
+        return out;
+    }
+    if (typeof headers !== 'object') {
+        throw new ErrorCtor('fetch: headers must be an object or an array of [name, value] pairs');
+    }
+    if (typeof headers.forEach === 'function' && !hasOwn(headers, 'forEach')) {
+        headers.forEach((value, name) => {
+            out.push([headerName(name), StringCtor(value)]);
+        });
+        return out;
+    }
+    const names = objectKeys(headers);
+    for (let i = 0; i < names.length; i++) {
+        out.push([headerName(names[i]), StringCtor(headers[names[i]])]);
+    }
+    return out;
+}
+
+/** A frozen WHATWG-shaped `Headers` over `[name, value]` pairs (names lower-case). */
+function makeHeaders(pairs) {
+    const list = [];
+    for (let i = 0; i < pairs.length; i++) {
+        list.push([StringCtor(pairs[i][0]).toLowerCase(), StringCtor(pairs[i][1])]);
+    }
+    const values = (name) => {
+        const wanted = StringCtor(name).toLowerCase();
+        const found = [];
+        for (let i = 0; i < list.length; i++) {
+            if (list[i][0] === wanted) {
+                found.push(list[i][1]);
+            }
+        }
+        return found;
+    };
+    const headers = {
+        get(name) {
+            const found = values(name);
+            return found.length === 0 ? null : found.join(', ');
+        },
+        has(name) {
+            return values(name).length > 0;
+        },
+        forEach(callback) {
+            for (let i = 0; i < list.length; i++) {
+                callback(list[i][1], list[i][0], headers);
+            }
+        },
+        entries() {
+            return list.map((pair) => [pair[0], pair[1]]);
+        },
+        keys() {
+            return list.map((pair) => pair[0]);
+        },
+        values() {
+            return list.map((pair) => pair[1]);
+        },
+    };
+    const names = objectKeys(headers);
+    for (let i = 0; i < names.length; i++) {
+        freeze(headers[names[i]]);
+    }
+    return freeze(headers);
+}
+
+/** The `Response` a script receives, from the host's `{status, statusText, headers, url, body}`. */
+function makeResponse(raw) {
+    const body = StringCtor(raw.body);
+    const status = NumberCtor(raw.status);
+    let used = false;
+    const consume = (what) => {
+        if (used) {
+            throw new ErrorCtor('Response.' + what + ': the body has already been read');
+        }
+        used = true;
+        return body;
+    };
+    const response = {
+        status,
+        ok: status >= 200 && status <= 299,
+        statusText: StringCtor(raw.statusText),
+        url: StringCtor(raw.url),
+        headers: makeHeaders(raw.headers),
+        get bodyUsed() {
+            return used;
+        },
+        text() {
+            return new PromiseCtor((resolve) => resolve(consume('text')));
+        },
+        json() {
+            return new PromiseCtor((resolve) => resolve(parse(consume('json'))));
+        },
+    };
+    freeze(response.text);
+    freeze(response.json);
+    return freeze(response);
+}
+
+/** The `fetch` global of a context with the `network` permission. Never throws: every failure
+ * is a rejected promise, as in browsers. */
+function makeFetch(pending) {
+    const host = natives;
+    return function fetch(resource, init) {
+        return new PromiseCtor((resolve, reject) => {
+            const options = init === undefined || init === null ? {} : init;
+            if (typeof options !== 'object') {
+                throw new ErrorCtor('fetch: the options must be an object');
+            }
+            const url = StringCtor(resource);
+            const method = options.method === undefined ? 'GET' : StringCtor(options.method).toUpperCase();
+            const headers = headerPairs(options.headers);
+            let body = options.body;
+            if (body === null) {
+                body = undefined;
+            }
+            if (body !== undefined && typeof body !== 'string') {
+                body = stringify(body);
+                if (body === undefined) {
+                    throw new ErrorCtor('fetch: the body cannot be turned into JSON');
+                }
+                let typed = false;
+                for (let i = 0; i < headers.length; i++) {
+                    typed = typed || headers[i][0] === 'content-type';
+                }
+                if (!typed) {
+                    headers.push(['content-type', 'application/json']);
+                }
+            }
+            if (body !== undefined && (method === 'GET' || method === 'HEAD')) {
+                throw new ErrorCtor('fetch: a ' + method + ' request cannot have a body');
+            }
+            const id = host.fetch(
+                wellFormed(url),
+                wellFormed(method),
+                wellFormed(stringify(headers)),
+                body === undefined ? undefined : wellFormed(body),
+            );
+            pending[id] = {
+                resolve(raw) {
+                    resolve(makeResponse(raw));
+                },
+                reject,
+            };
+        });
+    };
 }

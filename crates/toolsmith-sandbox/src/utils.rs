@@ -217,6 +217,24 @@ fn natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'j
             },
         )?,
     )?;
+    let job = slot.clone();
+    natives.set(
+        "fetch",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>,
+                  url: String,
+                  method: String,
+                  headers_json: String,
+                  body: Option<String>| {
+                let id = job
+                    .with(|job| job.bridge.fetch(url, method, &headers_json, body))
+                    .unwrap_or_else(|| Err("fetch: no call is running".to_owned()));
+                id.map(|id| id as f64)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))
+            },
+        )?,
+    )?;
     natives.set(
         "listTools",
         Function::new(ctx.clone(), move || {

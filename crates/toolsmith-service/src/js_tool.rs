@@ -59,6 +59,7 @@ impl ToolExecutor for JsToolExecutor {
             permissions: self.permissions.clone(),
             limits,
             host: Arc::new(host),
+            config: None,
         };
         self.sandbox.run(job).await
     }

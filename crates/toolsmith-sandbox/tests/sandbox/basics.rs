@@ -214,7 +214,7 @@ async fn fetch_exists_only_with_the_network_permission() {
     let res = shared().run(fetching).await;
     assert_eq!(
         failed(&res, ErrorKind::ExecutionError),
-        "fetch is not available yet in this build"
+        "network access is not configured"
     );
 
     let mut shell_only = job("return await fetch('https://example.com')");

@@ -1,6 +1,8 @@
 //! Integration tests of the JS sandbox, through its public API only.
 
 mod basics;
+mod config;
+mod fetch;
 mod host_calls;
 mod hostile;
 mod limits;

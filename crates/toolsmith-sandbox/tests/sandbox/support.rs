@@ -79,6 +79,7 @@ pub fn job_with(code: &str, args: Value, limits: JsLimits, host: Arc<dyn HostCal
         permissions: PermissionSet::new(),
         limits,
         host,
+        config: None,
     }
 }
 

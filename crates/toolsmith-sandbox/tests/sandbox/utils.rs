@@ -214,23 +214,6 @@ async fn errors_from_helpers_can_be_caught() {
 }
 
 #[tokio::test]
-async fn config_center_accessors_say_they_are_not_there_yet() {
-    for name in [
-        "getApiKey",
-        "getServiceConfig",
-        "getConfigEntry",
-        "getConfigEntries",
-        "getFieldValue",
-    ] {
-        fails_with(
-            &format!("return utils.{name}('weather')"),
-            &format!("utils.{name}: the Config Center is not available in this build"),
-        )
-        .await;
-    }
-}
-
-#[tokio::test]
 async fn utils_works_after_the_tool_rewrote_built_ins() {
     assert_eq!(
         value("Object.freeze = x => x; JSON.stringify = () => 'no'; return [Object.isFrozen(utils), utils.slugify('A B')]")
