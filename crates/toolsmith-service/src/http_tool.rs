@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{ErrorKind, ToolContext, ToolExecutor, ToolResult};
 use toolsmith_httptool::{
-    CallContext, ConfigLookup, HttpErrorKind, HttpSender, HttpToolDefinition, PreparedRequest,
-    SecurityRules, SendError, SenderResponse, execute,
+    CallContext, ConfigLookup, HttpErrorKind, HttpSender, HttpToolDefinition, SecurityRules,
+    execute,
 };
 
 /// Where an owner's `store.*` values come from (the Config Center).
@@ -28,18 +28,6 @@ pub struct NoStoreValues;
 impl StoreValues for NoStoreValues {
     fn for_owner(&self, _owner: &str) -> Box<dyn ConfigLookup + '_> {
         Box::new(std::collections::BTreeMap::<String, String>::new())
-    }
-}
-
-/// The sender used when no egress is configured: every request is refused.
-pub struct NoEgress;
-
-#[async_trait]
-impl HttpSender for NoEgress {
-    async fn send(&self, _request: PreparedRequest) -> Result<SenderResponse, SendError> {
-        Err(SendError::Refused(
-            "outbound HTTP is not configured on this server".to_owned(),
-        ))
     }
 }
 

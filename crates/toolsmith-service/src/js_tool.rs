@@ -11,10 +11,15 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, PermissionSet, Pipeline, ToolContext, ToolExecutor, ToolResult};
-use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox};
+use toolsmith_egress::{EgressGuard, EgressSession, OutboundRequest};
+use toolsmith_sandbox::{
+    FetchRequest, FetchResponse, HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox,
+};
 
 /// Runs one JS tool's code in the sandbox.
 pub struct JsToolExecutor {
+    /// The egress guard, for tools holding `network` (`fetch`); `None` otherwise.
+    pub(crate) egress: Option<EgressGuard>,
     pub(crate) sandbox: Arc<JsSandbox>,
     pub(crate) pipeline: Weak<Pipeline>,
     pub(crate) tool_name: String,
@@ -42,6 +47,7 @@ impl ToolExecutor for JsToolExecutor {
             limits.wall_time = limits.wall_time.min(left);
         }
         let host = PipelineHost {
+            egress: self.egress.as_ref().map(EgressGuard::session),
             pipeline: self.pipeline.clone(),
             ctx: ctx.clone(),
             permissions: self.permissions.clone(),
@@ -67,6 +73,8 @@ impl ToolExecutor for JsToolExecutor {
 
 /// The host functions a running script may call.
 pub struct PipelineHost {
+    /// This execution's egress session (one request budget for every `fetch` of the run).
+    egress: Option<EgressSession>,
     pipeline: Weak<Pipeline>,
     ctx: ToolContext,
     permissions: PermissionSet,
@@ -88,6 +96,28 @@ impl HostCalls for PipelineHost {
             return Err(message);
         }
         Ok(res.content)
+    }
+
+    async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, String> {
+        let Some(session) = &self.egress else {
+            return Err("network access needs the tool's `network` permission".to_owned());
+        };
+        let response = session
+            .send(OutboundRequest {
+                method: request.method,
+                url: request.url,
+                headers: request.headers,
+                body: request.body.map(String::into_bytes),
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(FetchResponse {
+            status: response.status,
+            status_text: response.status_text,
+            headers: response.headers,
+            url: response.final_url,
+            body: String::from_utf8_lossy(&response.body).into_owned(),
+        })
     }
 
     fn list_tools(&self) -> Vec<Value> {

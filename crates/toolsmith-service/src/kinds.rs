@@ -108,7 +108,7 @@ impl ToolService {
                 tool_name: name.to_owned(),
                 owner: owner.to_owned(),
                 definition: Arc::new(http_definition(code)?),
-                sender: self.connectors().http_sender.clone(),
+                sender: self.http_sender().clone(),
                 values: self.connectors().store_values.clone(),
                 rules: self.http_rules(),
             }),

@@ -7,6 +7,7 @@
 //!
 //! - [`service`] — [`ToolService`] and its operations.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
+//! - [`egress`] — the way out to the network of `fetch` and HTTP tools (the egress guard).
 //! - `kinds` — what each tool kind (`js`, `command`, `http`) checks and runs with;
 //!   [`command_tool`] and [`http_tool`] are the executors of the other two kinds.
 //! - [`js_tool`] — the executor that runs a stored JS tool in the sandbox, and the host side of
@@ -21,6 +22,7 @@
 
 pub mod analytics;
 pub mod command_tool;
+pub mod egress;
 mod error;
 pub mod http_tool;
 pub mod input;

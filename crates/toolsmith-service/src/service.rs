@@ -38,7 +38,8 @@ use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef
 use crate::js_tool::JsToolExecutor;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
 use crate::command_tool::CommandRuntime;
-use crate::http_tool::{NoEgress, NoStoreValues, StoreValues};
+use crate::egress::EgressSender;
+use crate::http_tool::{NoStoreValues, StoreValues};
 use crate::policy::{PolicyGate, PolicyMiddleware};
 use crate::telemetry::Telemetry;
 use crate::scrubbing::{NoSecrets, ScrubMiddleware, SecretSource};
@@ -64,6 +65,8 @@ pub struct ServiceConfig {
     pub allow_plain_http: bool,
     /// Who may see and call which tool; `None` allows everything.
     pub policy: Option<toolsmith_policy::PolicyConfig>,
+    /// What outbound requests (`fetch`, HTTP tools) may reach (default: any public host).
+    pub egress: toolsmith_egress::EgressPolicy,
 }
 
 impl Default for ServiceConfig {
@@ -79,6 +82,7 @@ impl Default for ServiceConfig {
             execution_retention_days: Some(30),
             allow_plain_http: false,
             policy: None,
+            egress: toolsmith_egress::EgressPolicy::default(),
         }
     }
 }
@@ -86,8 +90,8 @@ impl Default for ServiceConfig {
 /// The service's ways out to the world, supplied by the binary (and by tests).
 #[derive(Clone)]
 pub struct Connectors {
-    /// Sends HTTP tools' requests (the egress guard); by default every request is refused.
-    pub http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
+    /// Sends HTTP tools' requests; by default the egress guard of `ServiceConfig::egress`.
+    pub http_sender: Option<Arc<dyn toolsmith_httptool::HttpSender>>,
     /// The owners' `store.*` values (the Config Center); by default there are none.
     pub store_values: Arc<dyn StoreValues>,
     /// The owners' secret values, redacted from every result; by default none (patterns only).
@@ -97,7 +101,7 @@ pub struct Connectors {
 impl Default for Connectors {
     fn default() -> Self {
         Connectors {
-            http_sender: Arc::new(NoEgress),
+            http_sender: None,
             store_values: Arc::new(NoStoreValues),
             secrets: Arc::new(NoSecrets),
         }
@@ -114,6 +118,8 @@ pub struct ToolService {
     limiter: Arc<Limiter>,
     config: ServiceConfig,
     connectors: Connectors,
+    egress: toolsmith_egress::EgressGuard,
+    http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
     scrub: Arc<ScrubMiddleware>,
     policy: Arc<PolicyGate>,
     telemetry: Arc<Telemetry>,
@@ -174,6 +180,15 @@ impl ToolService {
                 .with_middleware(scrub.clone()),
         );
         let sandbox = Arc::new(JsSandbox::new(config.pool));
+        let egress = toolsmith_egress::EgressGuard::new(config.egress.clone())
+            .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
+        let http_sender: Arc<dyn toolsmith_httptool::HttpSender> = match &connectors.http_sender {
+            Some(sender) => sender.clone(),
+            None => Arc::new(
+                EgressSender::new(&config.egress)
+                    .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?,
+            ),
+        };
         let mut service = ToolService {
             store,
             registry,
@@ -183,6 +198,8 @@ impl ToolService {
             limiter,
             config,
             connectors,
+            egress,
+            http_sender,
             scrub,
             policy,
             telemetry,
@@ -243,6 +260,10 @@ impl ToolService {
         let mut ctx = ToolContext::new(user);
         ctx.agent_id = agent.map(str::to_owned);
         self.policy.visible(&ctx, tools)
+    }
+
+    pub(crate) fn http_sender(&self) -> &Arc<dyn toolsmith_httptool::HttpSender> {
+        &self.http_sender
     }
 
     pub(crate) fn connectors(&self) -> &Connectors {
@@ -836,6 +857,9 @@ impl ToolService {
         permissions: PermissionSet,
     ) -> JsToolExecutor {
         JsToolExecutor {
+            egress: permissions
+                .contains(&toolsmith_core::Permission::Network)
+                .then(|| self.egress.clone()),
             sandbox: self.sandbox.clone(),
             pipeline: Arc::downgrade(&self.pipeline),
             tool_name: name.to_owned(),
