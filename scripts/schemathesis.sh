@@ -14,7 +14,9 @@
 # One setting, written to a temporary config below, and why: `positive_data_acceptance` also
 # accepts 422 on the operations whose request content carries meaning the document cannot
 # express — tool definitions (JavaScript code, a JSON Schema as `parameters`, reserved names) and
-# tool arguments (checked against each tool's own schema, which the document cannot know). A
+# tool arguments (checked against each tool's own schema, which the document cannot know),
+# HTTP tool definitions (YAML), and Config Center values (checked against each service's own
+# fields). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 #
 # Exits non-zero on any failure (schemathesis's own exit code), and on a document that does not
@@ -70,6 +72,11 @@ include-operation-id = [
   "executeCustomTool",
   "executeTool",
   "rollbackCustomTool",
+  "importCustomTool",
+  "createConfigService",
+  "updateConfigService",
+  "createConfigEntry",
+  "updateConfigEntry",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 TOML

@@ -33,6 +33,21 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/openapi.json"),
     ("GET", "/livez"),
     ("GET", "/readyz"),
+    ("GET", "/metrics"),
+    ("POST", "/api/v1/custom-tools/import"),
+    ("GET", "/api/v1/tools/suggest"),
+    ("GET", "/api/v1/custom-tools/{id}/metrics"),
+    ("GET", "/api/v1/custom-tools/{id}/anomalies"),
+    ("GET", "/api/v1/metrics/tools"),
+    ("GET", "/api/v1/metrics/anomalies"),
+    ("GET", "/api/v1/config/services"),
+    ("POST", "/api/v1/config/services"),
+    ("GET", "/api/v1/config/services/{service}"),
+    ("PATCH", "/api/v1/config/services/{service}"),
+    ("DELETE", "/api/v1/config/services/{service}"),
+    ("POST", "/api/v1/config/services/{service}/entries"),
+    ("PATCH", "/api/v1/config/services/{service}/entries/{entry}"),
+    ("DELETE", "/api/v1/config/services/{service}/entries/{entry}"),
 ];
 
 async fn document(app: &TestApp) -> Value {
@@ -179,10 +194,12 @@ async fn request_schemas_are_what_the_handlers_accept() {
             "code",
             "createdBy",
             "description",
+            "kind",
             "metadata",
             "name",
             "parameters",
             "permissions",
+            "requiredApiKeys",
             "requiresApproval",
             "tags"
         ]
@@ -208,10 +225,13 @@ async fn request_schemas_are_what_the_handlers_accept() {
         properties(&doc, "RollbackBody"),
         ["expectedRevision", "version"]
     );
-    assert_eq!(properties(&doc, "ExecuteCustomBody"), ["arguments"]);
+    assert_eq!(
+        properties(&doc, "ExecuteCustomBody"),
+        ["arguments", "context"]
+    );
     assert_eq!(
         properties(&doc, "ExecuteBody"),
-        ["arguments", "conversationId"]
+        ["arguments", "context", "conversationId"]
     );
     let mut test_fields = properties(&doc, "CreateToolBody");
     test_fields.extend(["testArgs".to_owned(), "testArguments".to_owned()]);

@@ -6,29 +6,22 @@
 //! missing parameter `invalid_arguments`; everything else is an `execution_error` whose details
 //! carry the definition's error code and the upstream status.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{ErrorKind, ToolContext, ToolExecutor, ToolResult};
 use toolsmith_httptool::{
-    CallContext, ConfigLookup, HttpErrorKind, HttpSender, HttpToolDefinition, SecurityRules,
+    CallContext, HttpErrorKind, HttpSender, HttpToolDefinition, SecurityRules,
     execute,
 };
 
 /// Where an owner's `store.*` values come from (the Config Center).
+#[async_trait]
 pub trait StoreValues: Send + Sync {
-    /// The owner's values, looked up by `store.` key.
-    fn for_owner(&self, owner: &str) -> Box<dyn ConfigLookup + '_>;
-}
-
-/// No Config Center: every `store.*` value is missing.
-pub struct NoStoreValues;
-
-impl StoreValues for NoStoreValues {
-    fn for_owner(&self, _owner: &str) -> Box<dyn ConfigLookup + '_> {
-        Box::new(std::collections::BTreeMap::<String, String>::new())
-    }
+    /// The owner's values by `store.` key (without the `store.` prefix).
+    async fn for_owner(&self, owner: &str) -> BTreeMap<String, String>;
 }
 
 /// Runs one HTTP tool.
@@ -46,8 +39,8 @@ impl ToolExecutor for HttpToolExecutor {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let empty = Map::new();
         let args = args.as_object().unwrap_or(&empty);
-        let lookup = self.values.for_owner(&self.owner);
-        let call = match CallContext::from_caller(ctx.call_context.as_deref(), lookup.as_ref()) {
+        let lookup = self.values.for_owner(&self.owner).await;
+        let call = match CallContext::from_caller(ctx.call_context.as_deref(), &lookup) {
             Ok(call) => call,
             Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.message),
         };

@@ -11,6 +11,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, PermissionSet, Pipeline, ToolContext, ToolExecutor, ToolResult};
+use crate::config_center::ConfigCache;
 use toolsmith_egress::{EgressGuard, EgressSession, OutboundRequest};
 use toolsmith_sandbox::{
     FetchRequest, FetchResponse, HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox,
@@ -18,6 +19,11 @@ use toolsmith_sandbox::{
 
 /// Runs one JS tool's code in the sandbox.
 pub struct JsToolExecutor {
+    /// Whose Config Center the runs read (empty for ephemeral code).
+    pub(crate) owner: String,
+    /// The Config Center services the tool declares: the only ones its `utils` see.
+    pub(crate) declared_services: Vec<String>,
+    pub(crate) config: Arc<ConfigCache>,
     /// The egress guard, for tools holding `network` (`fetch`); `None` otherwise.
     pub(crate) egress: Option<EgressGuard>,
     pub(crate) sandbox: Arc<JsSandbox>,
@@ -46,6 +52,41 @@ impl ToolExecutor for JsToolExecutor {
             }
             limits.wall_time = limits.wall_time.min(left);
         }
+        let config = if self.declared_services.is_empty() {
+            None
+        } else {
+            let owner = match self.config.owner(&self.owner).await {
+                Ok(owner) => owner,
+                Err(e) => {
+                    return ToolResult::error(
+                        ErrorKind::Internal,
+                        format!("cannot read the Config Center: {e}"),
+                    );
+                }
+            };
+            let missing: Vec<String> = self
+                .declared_services
+                .iter()
+                .filter_map(|name| {
+                    let fields = owner
+                        .services
+                        .get(name)
+                        .map_or_else(|| vec!["api_key".to_owned()], |s| s.missing());
+                    (!fields.is_empty()).then(|| format!("{name} ({})", fields.join(", ")))
+                })
+                .collect();
+            if !missing.is_empty() {
+                return ToolResult::error(
+                    ErrorKind::ExecutionError,
+                    format!(
+                        "tool '{}' needs configuration that is missing: {}; set it in the Config Center (toolsmith config set, or PUT /api/v1/config/services/<name>/entries)",
+                        self.tool_name,
+                        missing.join("; ")
+                    ),
+                );
+            }
+            Some(owner.js_snapshot(self.declared_services.iter().map(String::as_str)))
+        };
         let host = PipelineHost {
             egress: self.egress.as_ref().map(EgressGuard::session),
             pipeline: self.pipeline.clone(),
@@ -65,7 +106,7 @@ impl ToolExecutor for JsToolExecutor {
             permissions: self.permissions.clone(),
             limits,
             host: Arc::new(host),
-            config: None,
+            config,
         };
         self.sandbox.run(job).await
     }

@@ -89,9 +89,16 @@ impl ToolService {
         owner: &str,
         code: &str,
         permissions: PermissionSet,
+        declared: Vec<String>,
     ) -> Result<Arc<dyn ToolExecutor>, ServiceError> {
         Ok(match kind {
-            ToolKind::Js => Arc::new(self.js_executor(name, code.into(), permissions)),
+            ToolKind::Js => Arc::new(self.js_executor_with_config(
+                name,
+                code.into(),
+                permissions,
+                owner.to_owned(),
+                declared,
+            )),
             ToolKind::Command => {
                 let spec = command_spec(code)?;
                 let template = spec
@@ -109,7 +116,7 @@ impl ToolService {
                 owner: owner.to_owned(),
                 definition: Arc::new(http_definition(code)?),
                 sender: self.http_sender().clone(),
-                values: self.connectors().store_values.clone(),
+                values: self.config_cache().clone(),
                 rules: self.http_rules(),
             }),
         })

@@ -7,6 +7,8 @@
 //!
 //! - [`service`] — [`ToolService`] and its operations.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
+//! - [`config_center`] — the Config Center at run time (decrypted, cached per owner) and, in
+//!   `service/config.rs`, its operations.
 //! - [`egress`] — the way out to the network of `fetch` and HTTP tools (the egress guard).
 //! - `kinds` — what each tool kind (`js`, `command`, `http`) checks and runs with;
 //!   [`command_tool`] and [`http_tool`] are the executors of the other two kinds.
@@ -22,6 +24,7 @@
 
 pub mod analytics;
 pub mod command_tool;
+pub mod config_center;
 pub mod egress;
 mod error;
 pub mod http_tool;
@@ -39,7 +42,7 @@ pub use error::ServiceError;
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 pub use limits::{LimitsConfig, Rate};
 pub use service::{
-    Connectors, MetricsReport, ServiceConfig, Suggestion, ToolMetricsReport, ToolMetricsRow,
+    Connectors, EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView, MetricsReport, ServiceConfig, Suggestion, ToolMetricsReport, ToolMetricsRow,
     ToolService,
 };
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

@@ -14,17 +14,9 @@ use toolsmith_core::{Call, Middleware, ToolResult};
 use toolsmith_scrub::Scrubber;
 
 /// The secret values a call's owner has (exact strings to redact).
+#[async_trait]
 pub trait SecretSource: Send + Sync {
-    fn secrets_of(&self, owner: &str) -> Vec<String>;
-}
-
-/// No known secrets: patterns only.
-pub struct NoSecrets;
-
-impl SecretSource for NoSecrets {
-    fn secrets_of(&self, _owner: &str) -> Vec<String> {
-        Vec::new()
-    }
+    async fn secrets_of(&self, owner: &str) -> Vec<String>;
 }
 
 /// Scrubs every result.
@@ -42,8 +34,8 @@ impl ScrubMiddleware {
     }
 
     /// Redacts `result` in place; the number of redactions.
-    pub fn scrub(&self, owner: &str, result: &mut ToolResult) -> usize {
-        let known = self.secrets.secrets_of(owner);
+    pub async fn scrub(&self, owner: &str, result: &mut ToolResult) -> usize {
+        let known = self.secrets.secrets_of(owner).await;
         let per_owner;
         let scrubber = if known.is_empty() {
             &self.patterns
@@ -87,7 +79,7 @@ impl Middleware for ScrubMiddleware {
     }
 
     async fn after(&self, call: &Call, result: &mut ToolResult) {
-        self.scrub(&call.ctx.user_id, result);
+        self.scrub(&call.ctx.user_id, result).await;
     }
 }
 

@@ -30,8 +30,11 @@ use toolsmith_store::{Store, ToolPage, ToolQuery, ToolStats};
 
 use crate::error::ServiceError;
 
+mod config;
+mod dependencies;
 mod http_import;
 mod metrics;
+pub use config::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use http_import::Suggestion;
 pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
@@ -39,10 +42,10 @@ use crate::js_tool::JsToolExecutor;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
 use crate::command_tool::CommandRuntime;
 use crate::egress::EgressSender;
-use crate::http_tool::{NoStoreValues, StoreValues};
+use crate::config_center::ConfigCache;
 use crate::policy::{PolicyGate, PolicyMiddleware};
 use crate::telemetry::Telemetry;
-use crate::scrubbing::{NoSecrets, ScrubMiddleware, SecretSource};
+use crate::scrubbing::ScrubMiddleware;
 use crate::usage::UsageRecorder;
 
 /// Limits and sizes of the service.
@@ -92,18 +95,15 @@ impl Default for ServiceConfig {
 pub struct Connectors {
     /// Sends HTTP tools' requests; by default the egress guard of `ServiceConfig::egress`.
     pub http_sender: Option<Arc<dyn toolsmith_httptool::HttpSender>>,
-    /// The owners' `store.*` values (the Config Center); by default there are none.
-    pub store_values: Arc<dyn StoreValues>,
-    /// The owners' secret values, redacted from every result; by default none (patterns only).
-    pub secrets: Arc<dyn SecretSource>,
+    /// Encrypts and decrypts Config Center secrets; without it no secret can be stored.
+    pub cipher: Option<Arc<toolsmith_secrets::Cipher>>,
 }
 
 impl Default for Connectors {
     fn default() -> Self {
         Connectors {
             http_sender: None,
-            store_values: Arc::new(NoStoreValues),
-            secrets: Arc::new(NoSecrets),
+            cipher: None,
         }
     }
 }
@@ -117,7 +117,7 @@ pub struct ToolService {
     usage: Arc<UsageRecorder>,
     limiter: Arc<Limiter>,
     config: ServiceConfig,
-    connectors: Connectors,
+    config_cache: Arc<ConfigCache>,
     egress: toolsmith_egress::EgressGuard,
     http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
     scrub: Arc<ScrubMiddleware>,
@@ -163,8 +163,9 @@ impl ToolService {
             PolicyGate::new(config.policy.as_ref(), &registry)
                 .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
         );
+        let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let scrub = Arc::new(
-            ScrubMiddleware::new(connectors.secrets.clone())
+            ScrubMiddleware::new(config_cache.clone())
                 .map_err(|e| ServiceError::Validation(format!("credential scrubber: {e}")))?,
         );
         // Usage first: its `after` hook then also records the calls the limiter refuses. Scrub
@@ -197,7 +198,7 @@ impl ToolService {
             usage,
             limiter,
             config,
-            connectors,
+            config_cache,
             egress,
             http_sender,
             scrub,
@@ -266,8 +267,8 @@ impl ToolService {
         &self.http_sender
     }
 
-    pub(crate) fn connectors(&self) -> &Connectors {
-        &self.connectors
+    pub(crate) fn config_cache(&self) -> &Arc<ConfigCache> {
+        &self.config_cache
     }
 
     pub(crate) fn command_runtime(&self) -> &Arc<CommandRuntime> {
@@ -349,8 +350,10 @@ impl ToolService {
             created_at: now,
             updated_at: now,
         };
+        dependencies::declared_services(&record)?;
         let stored = self.store.insert_tool(record).await?;
         self.sync(&stored);
+        self.sync_dependencies(&stored, None).await;
         Ok(stored)
     }
 
@@ -592,6 +595,7 @@ impl ToolService {
             .delete_tool(&actor.user_id, &current.id, current.revision)
             .await?;
         self.registry.remove_custom(&current.owner, &current.id);
+        self.drop_dependencies(&current).await;
         Ok(current)
     }
 
@@ -633,12 +637,22 @@ impl ToolService {
             )?;
             let schema = CompiledSchema::compile(&checked.parameters)
                 .map_err(|e| ServiceError::Validation(e.to_string()))?;
+            let declared = dependencies::services_of(
+                &actor.user_id,
+                input.kind,
+                &input.code,
+                input.metadata.as_ref().unwrap_or(&Value::Null),
+            )?
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
             let executor = self.executor_for(
                 input.kind,
                 &input.name,
                 &actor.user_id,
                 &input.code,
                 checked.permissions,
+                declared,
             )?;
             Ok::<_, ServiceError>((schema, executor))
         })();
@@ -671,7 +685,7 @@ impl ToolService {
         let ctx = ToolContext::new(actor.user_id.clone());
         let res = executor.execute(args, &ctx).await;
         let mut res = cap_output(res, self.config.pipeline_limits.max_output_bytes);
-        self.scrub.scrub(&actor.user_id, &mut res);
+        self.scrub.scrub(&actor.user_id, &mut res).await;
         res.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         res
     }
@@ -693,8 +707,12 @@ impl ToolService {
         next.status = status;
         next.revision += 1;
         next.updated_at = Utc::now();
+        dependencies::declared_services(&next)?;
         self.store.update_tool(&next, current.revision).await?;
         self.sync(&next);
+        if next.metadata != current.metadata || next.code != current.code || next.name != current.name {
+            self.sync_dependencies(&next, Some(&current.name)).await;
+        }
         Ok(next)
     }
 
@@ -834,6 +852,7 @@ impl ToolService {
                 &record.owner,
                 &record.code,
                 record.permissions.clone(),
+                dependencies::declared_names(record),
             )
             .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(
@@ -856,7 +875,22 @@ impl ToolService {
         code: Arc<str>,
         permissions: PermissionSet,
     ) -> JsToolExecutor {
+        self.js_executor_with_config(name, code, permissions, String::new(), Vec::new())
+    }
+
+    /// A JS executor whose runs get `owner`'s config of the `declared` services.
+    pub(crate) fn js_executor_with_config(
+        &self,
+        name: &str,
+        code: Arc<str>,
+        permissions: PermissionSet,
+        owner: String,
+        declared: Vec<String>,
+    ) -> JsToolExecutor {
         JsToolExecutor {
+            owner,
+            declared_services: declared,
+            config: self.config_cache.clone(),
             egress: permissions
                 .contains(&toolsmith_core::Permission::Network)
                 .then(|| self.egress.clone()),

@@ -96,6 +96,9 @@ pub enum Command {
     Run(RunArgs),
     /// Run JavaScript once in the sandbox, without storing anything.
     RunCode(RunCodeArgs),
+    /// The Config Center: services tools need (API keys, URLs) and their values.
+    #[command(subcommand)]
+    Config(crate::commands::config::ConfigCommand),
     /// Create, list and revoke API tokens for the server (`--user` owns the token).
     #[command(subcommand)]
     Token(crate::commands::token::TokenCommand),

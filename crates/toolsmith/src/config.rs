@@ -73,6 +73,23 @@ pub struct FileConfig {
     pub execution_retention_days: Option<u32>,
     /// `[policy]`: who may see and call which tool (docs/policy.md).
     pub policy: Option<toolsmith_policy::PolicyConfig>,
+    /// `[egress]`: what `fetch` and HTTP tools may reach (docs/egress.md).
+    pub egress: Option<EgressFile>,
+}
+
+/// The `[egress]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EgressFile {
+    /// Only these domains (`api.example.com`, `*.example.com`); empty = any public host.
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    /// Private or loopback `host[:port]`s that may be reached anyway (on-prem APIs).
+    #[serde(default)]
+    pub allowed_private_hosts: Vec<String>,
+    /// Allow `http://` (default: `fetch` yes, HTTP tools no).
+    #[serde(default)]
+    pub allow_plain_http: Option<bool>,
 }
 
 /// A size or a duration in the file: a number (bytes, seconds) or a string with a unit.
@@ -215,6 +232,26 @@ impl Settings {
         };
 
         service.policy = file.policy;
+        if let Some(egress) = file.egress {
+            let policy = &mut service.egress;
+            for domain in egress.allowed_domains {
+                policy.allowed_domains.push(
+                    domain
+                        .parse()
+                        .map_err(|e| bad(format!("egress.allowed_domains: {e}")))?,
+                );
+            }
+            for host in egress.allowed_private_hosts {
+                policy.allowed_private_hosts.push(
+                    host.parse()
+                        .map_err(|e| bad(format!("egress.allowed_private_hosts: {e}")))?,
+                );
+            }
+            if let Some(plain) = egress.allow_plain_http {
+                policy.allow_plain_http = plain;
+                service.allow_plain_http = plain;
+            }
+        }
         service.execution_retention_days = Some(
             runtime
                 .execution_retention_days

@@ -113,7 +113,22 @@ pub async fn open_service(path: &Path, config: ServiceConfig) -> anyhow::Result<
             path.display()
         )),
     })?;
-    let service = ToolService::open(config, Arc::new(store))
+    // The Config Center's key: TOOLSMITH_SECRET_KEY, or `secret.key` next to the database
+    // (created with mode 0600 on first start).
+    let key_dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let (key, source) = toolsmith_secrets::SecretKey::load(key_dir)
+        .context("cannot load the Config Center's secret key")?;
+    if let toolsmith_secrets::KeySource::File { path, created: true } = &source {
+        tracing::info!(file = %path.display(), "created a new secret key for the Config Center; back it up");
+    }
+    let connectors = toolsmith_service::Connectors {
+        cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
+        ..toolsmith_service::Connectors::default()
+    };
+    let service = ToolService::open_with(config, Arc::new(store), connectors)
         .await
         .map_err(|e| CliError::Store(e.to_string()))
         .with_context(|| format!("cannot load the tools stored in {}", path.display()))?;

@@ -709,3 +709,77 @@ fn rate_limits_answer_429_with_retry_after_and_record_the_refusal() {
         "a refused call is not a use"
     );
 }
+
+/// A secret stored in the Config Center appears in no REST answer, no listing, no metrics, no
+/// CLI output and no log line of a whole scenario (debug logging on); in the database only
+/// its sealed form exists. A tool that returns the secret gets it redacted.
+#[test]
+fn a_config_secret_appears_nowhere_but_sealed_in_the_database() {
+    const SECRET: &str = "purple-monkey-dishwasher-8817";
+    let env = Env::new();
+    let server = env.serve_with_env(&[], &[("RUST_LOG", "debug")]);
+    let mut seen = String::new();
+    let mut record = |r: Response| -> Value {
+        seen.push_str(&r.body);
+        seen.push('\n');
+        r.json()
+    };
+
+    let created = record(server.post("/api/v1/config/services", &json!({"name": "weatherapi"})));
+    assert_eq!(created["success"], true, "{created}");
+    let entry = record(server.post(
+        "/api/v1/config/services/weatherapi/entries",
+        &json!({"values": {"api_key": SECRET, "base_url": "https://api.example.com"}}),
+    ));
+    assert_eq!(entry["success"], true, "{entry}");
+    assert_ne!(entry["data"]["values"]["api_key"], SECRET);
+    let tool = record(server.post(
+        "/api/v1/custom-tools",
+        &json!({
+            "name": "leaky",
+            "description": "returns its key",
+            "parameters": {"type": "object", "properties": {}},
+            "code": "const k = utils.getApiKey('weatherapi'); console.log('key is ' + k); return {k, len: k.length, url: utils.getFieldValue('weatherapi', 'base_url')};",
+            "requiredApiKeys": [{"name": "weatherapi", "displayName": "WeatherAPI"}],
+        }),
+    ));
+    assert_eq!(tool["success"], true, "{tool}");
+    let run = record(server.post("/api/v1/tools/leaky/execute", &json!({"arguments": {}})));
+    assert_eq!(run["data"]["isError"], false, "{run}");
+    assert_eq!(run["data"]["content"]["len"], SECRET.len(), "the tool read the real key");
+    assert_eq!(run["data"]["content"]["k"], "[REDACTED]");
+    assert_eq!(run["data"]["content"]["url"], "https://api.example.com");
+    for path in [
+        "/api/v1/config/services",
+        "/api/v1/config/services/weatherapi",
+        "/api/v1/custom-tools",
+        "/api/v1/custom-tools/leaky",
+        "/api/v1/tools",
+        "/api/v1/tools/definitions",
+        "/api/v1/metrics/tools",
+        "/metrics",
+    ] {
+        let r = server.get(path);
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        record(r);
+    }
+    let (code, stdout, stderr) = env.run(&["config", "list"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("weatherapi (configured)"), "{stdout}");
+    seen.push_str(&stdout);
+    seen.push_str(&stderr);
+    seen.push_str(&server.stderr());
+    drop(server);
+
+    assert!(!seen.contains(SECRET), "the secret leaked:\n{seen}");
+    let mut database = Vec::new();
+    for entry in std::fs::read_dir(env.data_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap().to_string_lossy().starts_with("toolsmith.db") {
+            database.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    let database = String::from_utf8_lossy(&database);
+    assert!(!database.contains(SECRET), "the secret is in the database in plaintext");
+    assert!(database.contains("v1:"), "the sealed value is stored");
+}

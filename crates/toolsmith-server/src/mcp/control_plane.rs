@@ -62,7 +62,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "description": "Unique tool name: ^[a-z][a-z0-9_]*$, at most 64 characters."},
-                    "kind": {"type": "string", "enum": ["js", "command", "http"], "description": "What code holds: js (default) = the body of an async JavaScript function; command = a shell-command spec as JSON, e.g. {\"command\": \"wc -w {{.file}}\", \"timeoutSeconds\": 10} (every {{.param}} must be a declared parameter; values are shell-quoted); http = an HTTP tool definition in YAML or JSON (spec 004). Command and http tools need a person's approval before they run."},
+                    "kind": {"type": "string", "enum": ["js", "command", "http"], "description": "What code holds: js (default) = the body of an async JavaScript function; command = a shell-command spec as JSON, e.g. {\"command\": \"wc -w {{.file}}\", \"timeoutSeconds\": 10} (every {{.param}} must be a declared parameter; values are shell-quoted); http = an HTTP tool definition in YAML or JSON (spec 004). Command tools need a person's approval before they run."},
                     "description": {"type": "string", "description": "What the tool does, for whoever will call it."},
                     "parameters": {
                         "anyOf": [{"type": "object"}, {"type": "string"}],
@@ -75,7 +75,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                     "required_api_keys": {
                         "type": "array",
                         "items": {"type": "object"},
-                        "description": "API keys the tool needs. Accepted but not used yet: the Config Center is not available in this version."
+                        "description": "Config Center services the tool needs, e.g. [{\"name\": \"weatherapi\", \"displayName\": \"WeatherAPI\", \"docsUrl\": \"https://…\"}]. They are registered automatically; a person fills in the values, and the code reads them with utils.getApiKey('weatherapi'). Until then the tool answers with what is missing."
                     }
                 },
                 "required": ["name", "description", "parameters", "code"],
@@ -304,17 +304,11 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, St
 }
 
 async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
-    let mut notes = Vec::new();
-    if args
+    let notes: Vec<String> = Vec::new();
+    let metadata = args
         .required_api_keys
-        .as_ref()
-        .is_some_and(|keys| !keys.is_empty())
-    {
-        notes.push(
-            "required_api_keys was accepted but is not used yet: the Config Center is not available in this version"
-                .to_owned(),
-        );
-    }
+        .filter(|keys| !keys.is_empty())
+        .map(|keys| json!({"requiredApiKeys": keys}));
     let input = CreateTool {
         name: args.name,
         kind: args.kind,
@@ -325,7 +319,7 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
         tags: args.tags,
         permissions: args.permissions,
         requires_approval: None,
-        metadata: None,
+        metadata,
     };
     match caller.service().create(&caller.actor(), input).await {
         Ok(record) => {

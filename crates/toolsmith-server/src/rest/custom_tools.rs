@@ -192,7 +192,7 @@ pub async fn get_one(
         .service
         .get(&actor(&identity), &ToolRef::parse(&id))
         .await?;
-    Ok(tool_ok(StatusCode::OK, record.into()))
+    Ok(tool_ok(StatusCode::OK, with_missing_config(&state, record).await?))
 }
 
 /// Create a custom tool
@@ -727,13 +727,28 @@ async fn list_page(
 ) -> Result<ApiOk<ToolList>, ApiError> {
     let (limit, offset) = (q.limit, q.offset);
     let page = state.service.list(&actor(identity), q).await?;
+    let mut tools = Vec::with_capacity(page.tools.len());
+    for record in page.tools {
+        tools.push(with_missing_config(state, record).await?);
+    }
     Ok(ApiOk::ok(ToolList {
-        count: page.tools.len() as u64,
+        count: tools.len() as u64,
         total: page.total,
         limit,
         offset,
-        tools: page.tools.into_iter().map(Into::into).collect(),
+        tools,
     }))
+}
+
+/// The wire record, with the Config Center services it still lacks.
+async fn with_missing_config(
+    state: &AppState,
+    record: toolsmith_core::CustomToolRecord,
+) -> Result<ToolRecord, ApiError> {
+    let missing = state.service.missing_config(&record).await?;
+    let mut wire: ToolRecord = record.into();
+    wire.missing_config = missing;
+    Ok(wire)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The REST API under `/api/v1`: the spec's custom-tool routes, the tool catalogue, the
 //! function-calling exports and the OpenAPI document.
 //!
+//! - [`config`] — `/api/v1/config/services…`, the Config Center (values masked on read).
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
 //! - [`import`] — `POST /api/v1/custom-tools/import` (HTTP tools as YAML/JSON) and
@@ -18,6 +19,7 @@
 //! exist without its entry in the document, nor the other way round. REST callers are people:
 //! every write acts as `Actor::user`, and tools created here are `createdBy: user`.
 
+pub mod config;
 pub mod custom_tools;
 pub mod envelope;
 pub mod error;
@@ -61,6 +63,10 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(custom_tools::execute))
         .routes(routes!(custom_tools::versions))
         .routes(routes!(custom_tools::rollback))
+        .routes(routes!(config::list, config::create))
+        .routes(routes!(config::get_one, config::update, config::delete))
+        .routes(routes!(config::create_entry))
+        .routes(routes!(config::update_entry, config::delete_entry))
         .routes(routes!(metrics::tools))
         .routes(routes!(metrics::anomalies))
         .routes(routes!(metrics::tool))

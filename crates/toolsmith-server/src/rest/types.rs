@@ -186,6 +186,11 @@ pub struct ToolRecord {
     pub metadata: Value,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Config Center services the tool needs that have no value yet, as `service (fields)`;
+    /// absent when nothing is missing. Running the tool before they are set is an error
+    /// naming them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_config: Vec<String>,
 }
 
 impl From<CustomToolRecord> for ToolRecord {
@@ -211,6 +216,7 @@ impl From<CustomToolRecord> for ToolRecord {
             metadata: r.metadata,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            missing_config: Vec::new(),
         }
     }
 }
@@ -443,6 +449,26 @@ pub struct CreateToolBody {
     /// Accepted for compatibility; tools created through REST are always `user`.
     #[serde(default)]
     pub created_by: Option<Creator>,
+    /// Config Center services the tool needs (`[{name, displayName?, description?, category?,
+    /// docsUrl?}]`): registered automatically, kept in `metadata.requiredApiKeys`.
+    #[serde(default, alias = "required_api_keys")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub required_api_keys: Option<Vec<Value>>,
+}
+
+/// Puts `requiredApiKeys` into the metadata, where the service reads it.
+fn with_required_api_keys(
+    metadata: Option<Map<String, Value>>,
+    keys: Option<Vec<Value>>,
+) -> Option<Value> {
+    match keys {
+        None => metadata.map(Value::Object),
+        Some(keys) => {
+            let mut metadata = metadata.unwrap_or_default();
+            metadata.insert("requiredApiKeys".to_owned(), Value::Array(keys));
+            Some(Value::Object(metadata))
+        }
+    }
 }
 
 impl CreateToolBody {
@@ -458,7 +484,7 @@ impl CreateToolBody {
             tags: self.tags,
             permissions: self.permissions.into_iter().map(Into::into).collect(),
             requires_approval: self.requires_approval,
-            metadata: self.metadata.map(Value::Object),
+            metadata: with_required_api_keys(self.metadata, self.required_api_keys),
         }
     }
 }
@@ -514,6 +540,10 @@ pub struct TestToolBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub test_arguments: Option<Map<String, Value>>,
+    /// As in a create: the Config Center services the tool reads.
+    #[serde(default, alias = "required_api_keys")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub required_api_keys: Option<Vec<Value>>,
 }
 
 impl TestToolBody {
@@ -529,7 +559,7 @@ impl TestToolBody {
             tags: self.tags,
             permissions: self.permissions.into_iter().map(Into::into).collect(),
             requires_approval: self.requires_approval,
-            metadata: self.metadata.map(Value::Object),
+            metadata: with_required_api_keys(self.metadata, self.required_api_keys),
         };
         (input, [self.test_args, self.test_arguments])
     }

@@ -178,8 +178,11 @@ async fn an_http_tool_derives_its_schema_from_the_explicit_parameters() {
 
     input.name = "loyalty_llm".to_owned();
     input.code = LOYALTY.replace("name: check_loyalty_points", "name: loyalty_llm");
+    // `network` is not a dangerous permission (the egress guard bounds it): the model's HTTP
+    // tool is active at once, but every execution of it requires approval.
     let by_model = f.service.create(&Actor::llm("default"), input).await.unwrap();
-    assert_eq!(by_model.status, ToolStatus::PendingApproval);
+    assert_eq!(by_model.status, ToolStatus::Active);
+    assert!(by_model.requires_approval);
 
     let res = run(&f.service, "check_loyalty_points", json!({})).await;
     assert!(res.is_error, "no conversation context, no config: {res:?}");

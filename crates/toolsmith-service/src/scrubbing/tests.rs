@@ -8,20 +8,7 @@ use serde_json::json;
 use toolsmith_core::ToolContext;
 use toolsmith_store::{SqliteStore, Store};
 
-use super::SecretSource;
-use crate::{Actor, Connectors, CreateTool, ServiceConfig, ToolService};
-
-struct AdaSecrets;
-
-impl SecretSource for AdaSecrets {
-    fn secrets_of(&self, owner: &str) -> Vec<String> {
-        if owner == "ada" {
-            vec!["correct-horse-battery".to_owned()]
-        } else {
-            Vec::new()
-        }
-    }
-}
+use crate::{Actor, Connectors, CreateTool, EntryInput, ServiceConfig, ServiceInput, ToolService};
 
 fn js(name: &str, code: &str) -> CreateTool {
     CreateTool {
@@ -43,11 +30,29 @@ async fn results_console_and_errors_leave_without_credentials() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
+    let key = toolsmith_secrets::SecretKey::generate().unwrap();
     let connectors = Connectors {
-        secrets: Arc::new(AdaSecrets),
+        cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..Connectors::default()
     };
     let service = ToolService::open_with(ServiceConfig::default(), store.clone(), connectors)
+        .await
+        .unwrap();
+    // Ada's own secret, in her Config Center.
+    let ada = Actor::user("ada");
+    service
+        .create_config_service(&ada, ServiceInput { name: "vault".to_owned(), ..ServiceInput::default() })
+        .await
+        .unwrap();
+    service
+        .create_config_entry(
+            &ada,
+            "vault",
+            EntryInput {
+                values: [("api_key".to_owned(), json!("correct-horse-battery"))].into(),
+                ..EntryInput::default()
+            },
+        )
         .await
         .unwrap();
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
