@@ -85,7 +85,18 @@ impl ToolExecutor for CommandToolExecutor {
             }
         };
         match output {
-            Ok(output) => result_of(&self.tool_name, output),
+            Ok(mut output) => {
+                // The tool's own env values are secrets: whatever the command prints of them
+                // is redacted here (the pipeline's scrubber knows only Config Center values).
+                let secrets: Vec<String> = self.spec.env.values().cloned().collect();
+                if !secrets.is_empty()
+                    && let Ok(scrubber) = toolsmith_scrub::Scrubber::new(secrets)
+                {
+                    output.stdout = scrubber.scrub_str(&output.stdout).into_owned();
+                    output.stderr = scrubber.scrub_str(&output.stderr).into_owned();
+                }
+                result_of(&self.tool_name, output)
+            }
             Err(e) => ToolResult::error(
                 ErrorKind::ExecutionError,
                 format!("tool '{}' could not run: {e}", self.tool_name),

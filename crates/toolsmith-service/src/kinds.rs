@@ -81,10 +81,43 @@ impl ToolService {
         })
     }
 
+    /// A command tool's code with every `env` value sealed (values already sealed stay), so
+    /// the store never holds them in plaintext. Other kinds' code is returned as it is.
+    pub(crate) fn seal_command_env(
+        &self,
+        kind: ToolKind,
+        owner: &str,
+        tool_id: &str,
+        code: String,
+    ) -> Result<String, ServiceError> {
+        if kind != ToolKind::Command {
+            return Ok(code);
+        }
+        let mut spec = command_spec(&code)?;
+        if spec.env.is_empty() {
+            return Ok(code);
+        }
+        let cipher = self.config_cache().cipher().ok_or_else(|| {
+            ServiceError::InvalidState(
+                "no secret key is configured, so a command tool's env cannot be stored".to_owned(),
+            )
+        })?;
+        for (name, value) in spec.env.iter_mut() {
+            if value.starts_with(toolsmith_secrets::SEALED_PREFIX) {
+                continue;
+            }
+            *value = cipher
+                .seal(value, &env_place(owner, tool_id, name))
+                .map_err(|e| ServiceError::Validation(e.to_string()))?;
+        }
+        serde_json::to_string(&spec).map_err(|e| ServiceError::Validation(e.to_string()))
+    }
+
     /// The executor of a stored definition; an error if it no longer passes its checks.
     pub(crate) fn executor_for(
         &self,
         kind: ToolKind,
+        tool_id: &str,
         name: &str,
         owner: &str,
         code: &str,
@@ -100,7 +133,21 @@ impl ToolService {
                 declared,
             )),
             ToolKind::Command => {
-                let spec = command_spec(code)?;
+                let mut spec = command_spec(code)?;
+                for (env_name, value) in spec.env.iter_mut() {
+                    if !value.starts_with(toolsmith_secrets::SEALED_PREFIX) {
+                        continue;
+                    }
+                    let cipher = self.config_cache().cipher().ok_or_else(|| {
+                        ServiceError::InvalidState("no secret key to open the tool's env".to_owned())
+                    })?;
+                    *value = cipher
+                        .open(value, &env_place(owner, tool_id, env_name))
+                        .map_err(|e| {
+                            ServiceError::Validation(format!("cannot open env {env_name}: {e}"))
+                        })?
+                        .to_string();
+                }
                 let template = spec
                     .validate()
                     .map_err(|e| ServiceError::Validation(e.to_string()))?;
@@ -126,6 +173,16 @@ impl ToolService {
         SecurityRules {
             allow_plain_http: self.config().allow_plain_http,
         }
+    }
+}
+
+/// Where a command tool's env value is bound: the tool and the variable.
+fn env_place<'a>(owner: &'a str, tool_id: &'a str, name: &'a str) -> toolsmith_secrets::SecretPlace<'a> {
+    toolsmith_secrets::SecretPlace {
+        owner,
+        service_id: "command-env",
+        entry_id: tool_id,
+        field: name,
     }
 }
 

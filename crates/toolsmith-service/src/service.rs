@@ -328,14 +328,16 @@ impl ToolService {
         };
         let requires_approval = actor.is_llm() || input.requires_approval.unwrap_or(false);
         let now = Utc::now();
+        let id = CustomToolRecord::new_id();
+        let code = self.seal_command_env(input.kind, &actor.user_id, &id, input.code)?;
         let record = CustomToolRecord {
-            id: CustomToolRecord::new_id(),
+            id,
             owner: actor.user_id.clone(),
             name: input.name,
             kind: input.kind,
             description: input.description,
             parameters,
-            code: input.code,
+            code,
             category: normalize_category(input.category),
             tags,
             permissions,
@@ -423,8 +425,10 @@ impl ToolService {
         if let Some(parameters) = patch.parameters {
             next.parameters = normalize_parameters(parameters)?;
         }
-        if let Some(code) = patch.code {
-            next.code = code;
+        if let Some(code) = patch.code
+            && code != current.code
+        {
+            next.code = self.seal_command_env(next.kind, &current.owner, &current.id, code)?;
         }
         if let Some(category) = patch.category {
             next.category = normalize_category(Some(category));
@@ -648,6 +652,7 @@ impl ToolService {
             .collect();
             let executor = self.executor_for(
                 input.kind,
+                "unsaved",
                 &input.name,
                 &actor.user_id,
                 &input.code,
@@ -848,6 +853,7 @@ impl ToolService {
         let executor = self
             .executor_for(
                 record.kind,
+                &record.id,
                 &record.name,
                 &record.owner,
                 &record.code,

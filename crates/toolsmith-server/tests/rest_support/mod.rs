@@ -48,7 +48,13 @@ impl TestApp {
                 .await
                 .expect("store opens"),
         );
-        let service = ToolService::open(service, store)
+        // A fresh Config Center key per app, as `toolsmith serve` would load from its data dir.
+        let key = toolsmith_secrets::SecretKey::generate().expect("a key");
+        let connectors = toolsmith_service::Connectors {
+            cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
+            ..toolsmith_service::Connectors::default()
+        };
+        let service = ToolService::open_with(service, store, connectors)
             .await
             .expect("service opens");
         let state = AppState {

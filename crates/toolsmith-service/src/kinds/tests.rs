@@ -238,3 +238,38 @@ async fn updating_a_command_tool_rechecks_it() {
         .unwrap();
     assert!(updated.permissions.contains(&Permission::Shell));
 }
+
+#[tokio::test]
+async fn a_command_tools_env_is_sealed_at_rest_and_redacted_from_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
+    let key = toolsmith_secrets::SecretKey::generate().unwrap();
+    let connectors = crate::Connectors {
+        cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
+        ..crate::Connectors::default()
+    };
+    let service = ToolService::open_with(ServiceConfig::default(), store.clone(), connectors)
+        .await
+        .unwrap();
+    let secret = "hunter2-correct-horse";
+    let input = command_tool(
+        "show_token",
+        json!({"command": "echo token=$API_TOKEN {{.x}}", "env": {"API_TOKEN": secret}}),
+        json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+    );
+    let created = service.create(&Actor::user("default"), input).await.unwrap();
+    assert!(!created.code.contains(secret), "{}", created.code);
+    assert!(created.code.contains("v1:"), "{}", created.code);
+    let stored = store.get_tool("default", &created.id).await.unwrap().unwrap();
+    assert!(!stored.code.contains(secret));
+    if !sandbox_or_skip(&service).await {
+        return;
+    }
+    let res = run(&service, "show_token", json!({"x": "end"})).await;
+    assert!(!res.is_error, "{res:?}");
+    let stdout = res.content["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with("token="), "{stdout}");
+    assert!(!stdout.contains(secret), "the env value was redacted: {stdout}");
+    assert!(stdout.contains("[REDACTED]"), "{stdout}");
+}
