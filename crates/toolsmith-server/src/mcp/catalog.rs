@@ -3,8 +3,8 @@
 //! - [`SERVER_TOOLS`] — the tools the MCP server itself provides (control plane, discovery
 //!   meta-tools, the `dynamic.tool.*` compatibility names), each with its input schema compiled
 //!   once so its arguments are validated like any other tool's.
-//! - [`CatalogCache`] — the `tools/list` of each owner, rebuilt only when that owner's catalogue
-//!   version moved (10,000 custom tools must list in milliseconds).
+//! - [`CatalogCache`] — the `tools/list` of each owner, updated tool by tool when that owner's
+//!   catalogue version moved (10,000 custom tools must list in milliseconds, after a change too).
 //! - [`call_result`] and friends — a [`ToolResult`] or a JSON value as an MCP `CallToolResult`:
 //!   text content (strings as they are, everything else as JSON), the object itself as
 //!   `structuredContent`, and `isError` for failures, whose text carries the message and the
@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use toolsmith_core::schema::CompiledSchema;
-use toolsmith_core::{ToolRegistry, ToolResult};
+use toolsmith_core::{RegisteredTool, ToolRegistry, ToolResult};
 
 use super::{compat, control_plane, meta_tools};
 
@@ -155,13 +155,38 @@ fn as_object(schema: Value) -> JsonObject {
     }
 }
 
-/// owner → (the catalogue version it was built at, the owner's `tools/list`).
-type ByOwner = HashMap<String, (u64, Arc<Vec<Tool>>)>;
-
-/// The `tools/list` of each owner, tagged with the catalogue version it was built at.
+/// The `tools/list` of each owner, kept in step with the registry one tool at a time.
+///
+/// Each owner's entry remembers, per listed registry tool, the `Arc<RegisteredTool>` it was
+/// made from and the MCP [`Tool`] made of it. When the owner's catalogue version moves, the
+/// list is brought up to date by walking the registry's current tools in their order: a tool
+/// that is still the same `Arc` keeps its MCP form, a new or replaced one is converted, a removed
+/// one drops out. Only what changed is converted (a schema's deep copy is the expensive part),
+/// so the first list after a change costs about as much as a warm one, and the result is always
+/// exactly what a full rebuild would give ([`CatalogCache::rebuild`], checked by the tests).
 pub(crate) struct CatalogCache {
     compat: bool,
-    by_owner: Mutex<ByOwner>,
+    by_owner: Mutex<HashMap<String, Arc<Mutex<OwnerList>>>>,
+}
+
+/// One owner's cached list.
+#[derive(Default)]
+struct OwnerList {
+    /// The catalogue version `tools` was built at; `None` before the first build.
+    version: Option<u64>,
+    /// What MCP shows: server tools, the registry's tools, then the compat names.
+    tools: Arc<Vec<Tool>>,
+    /// Registry tool name → what it was made from, and its MCP form (`None`: hidden because a
+    /// server tool holds the name).
+    index: HashMap<String, Entry>,
+    /// Bumped on every update; entries not touched in an update are removed.
+    generation: u64,
+}
+
+struct Entry {
+    source: Arc<RegisteredTool>,
+    tool: Option<Tool>,
+    generation: u64,
 }
 
 impl CatalogCache {
@@ -178,47 +203,92 @@ impl CatalogCache {
 
     /// Everything `owner` can call, as MCP tools.
     pub fn tools(&self, registry: &ToolRegistry, owner: &str) -> Arc<Vec<Tool>> {
-        // Read the version before the tools: a change in between leaves an entry tagged older
-        // than its content, which is rebuilt next time — never the other way round.
+        let slot = self.lock().entry(owner.to_owned()).or_default().clone();
+        let mut list = slot.lock().unwrap_or_else(|e| e.into_inner());
+        // Read the version before the tools: a change in between leaves the list tagged older
+        // than its content, which is brought up to date next time — never the other way round.
         let version = registry.catalog_version(owner);
-        if let Some((cached_version, tools)) = self.lock().get(owner)
-            && *cached_version == version
-        {
-            return tools.clone();
+        if list.version != Some(version) {
+            self.update(&mut list, registry, owner);
+            list.version = Some(version);
         }
-        let tools = Arc::new(self.build(registry, owner));
-        self.lock()
-            .insert(owner.to_owned(), (version, tools.clone()));
-        tools
+        list.tools.clone()
     }
 
-    fn build(&self, registry: &ToolRegistry, owner: &str) -> Vec<Tool> {
+    /// Brings `list` in step with the registry's current tools for `owner`, converting only
+    /// the tools that are new or were replaced.
+    fn update(&self, list: &mut OwnerList, registry: &ToolRegistry, owner: &str) {
         let server = &*SERVER_TOOLS;
         let registered = registry.tools(owner);
+        list.generation += 1;
+        let generation = list.generation;
         let mut tools =
             Vec::with_capacity(server.core.len() + registered.len() + server.compat.len());
         tools.extend(server.core.iter().map(|t| t.tool.clone()));
-        for tool in &registered {
-            if server.is_server_tool(tool.name()) {
-                // A custom tool cannot be reached under a server tool's name; the server tool wins.
-                tracing::warn!(
-                    tool = tool.name(),
-                    owner,
-                    "tool hidden from MCP: its name belongs to an MCP server tool"
-                );
-                continue;
-            }
-            tools.push(registry_tool(&tool.definition));
+        for source in registered {
+            let unchanged = list
+                .index
+                .get_mut(source.name())
+                .filter(|e| Arc::ptr_eq(&e.source, &source));
+            let tool = match unchanged {
+                Some(entry) => {
+                    entry.generation = generation;
+                    entry.tool.clone()
+                }
+                None => {
+                    let tool = mcp_form(&source, owner);
+                    let entry = Entry {
+                        source: source.clone(),
+                        tool: tool.clone(),
+                        generation,
+                    };
+                    list.index.insert(source.name().to_owned(), entry);
+                    tool
+                }
+            };
+            tools.extend(tool);
         }
+        list.index.retain(|_, e| e.generation == generation);
+        if self.compat {
+            tools.extend(server.compat.iter().map(|t| t.tool.clone()));
+        }
+        list.tools = Arc::new(tools);
+    }
+
+    /// The whole list built from scratch (what [`CatalogCache::tools`] must always equal).
+    #[cfg(test)]
+    pub fn rebuild(&self, registry: &ToolRegistry, owner: &str) -> Vec<Tool> {
+        let server = &*SERVER_TOOLS;
+        let mut tools: Vec<Tool> = server.core.iter().map(|t| t.tool.clone()).collect();
+        tools.extend(
+            registry
+                .tools(owner)
+                .iter()
+                .filter_map(|t| mcp_form(t, owner)),
+        );
         if self.compat {
             tools.extend(server.compat.iter().map(|t| t.tool.clone()));
         }
         tools
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ByOwner> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<OwnerList>>>> {
         self.by_owner.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// A registry tool as `tools/list` shows it, or `None` when a server tool holds its name (a
+/// custom tool cannot be reached under a server tool's name; the server tool wins).
+fn mcp_form(tool: &RegisteredTool, owner: &str) -> Option<Tool> {
+    if SERVER_TOOLS.is_server_tool(tool.name()) {
+        tracing::warn!(
+            tool = tool.name(),
+            owner,
+            "tool hidden from MCP: its name belongs to an MCP server tool"
+        );
+        return None;
+    }
+    Some(registry_tool(&tool.definition))
 }
 
 /// A registry tool as MCP shows it: name, description and its own input schema (tags and
@@ -312,5 +382,164 @@ mod tests {
         let mut reserved = toolsmith_core::name::RESERVED_NAMES.to_vec();
         reserved.sort_unstable();
         assert_eq!(served, reserved);
+    }
+
+    mod incremental {
+        //! The per-tool cache update gives exactly what a full rebuild gives.
+
+        use super::super::*;
+        use async_trait::async_trait;
+        use toolsmith_core::model::{PermissionSet, ToolContext, ToolExecutor};
+        use toolsmith_core::{ToolDefinition, ToolOrigin};
+
+        struct Echo;
+
+        #[async_trait]
+        impl ToolExecutor for Echo {
+            async fn execute(&self, args: Value, _ctx: &ToolContext) -> ToolResult {
+                ToolResult::ok(args)
+            }
+        }
+
+        /// xorshift64*: a fixed, seeded sequence (no dependency, reproducible failures).
+        struct Rng(u64);
+
+        impl Rng {
+            fn next(&mut self) -> u64 {
+                self.0 ^= self.0 >> 12;
+                self.0 ^= self.0 << 25;
+                self.0 ^= self.0 >> 27;
+                self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+            }
+
+            fn below(&mut self, n: u64) -> u64 {
+                self.next() % n
+            }
+        }
+
+        fn registered(name: &str, origin: ToolOrigin, revision: u64) -> RegisteredTool {
+            let parameters = json!({
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": format!("rev {revision}")}},
+            });
+            let definition =
+                ToolDefinition::new(name, format!("{name}, revision {revision}"), parameters);
+            RegisteredTool::new(definition, origin, PermissionSet::new(), Arc::new(Echo)).unwrap()
+        }
+
+        fn custom(owner: &str, id: u64, name: &str, revision: u64) -> RegisteredTool {
+            let origin = ToolOrigin::Custom {
+                id: format!("id-{id}"),
+                owner: owner.to_owned(),
+            };
+            registered(name, origin, revision)
+        }
+
+        /// A name from a small pool (so creates collide with updates and renames), sometimes a
+        /// server tool's name (which the list must hide).
+        fn name(rng: &mut Rng) -> String {
+            match rng.below(20) {
+                0 => "create_tool".to_owned(),
+                1 => "search_tools".to_owned(),
+                n => format!("tool_{:02}", rng.below(30) + n),
+            }
+        }
+
+        fn check(cache: &CatalogCache, registry: &ToolRegistry, owners: &[&str], step: usize) {
+            for owner in owners {
+                let cached = cache.tools(registry, owner);
+                let rebuilt = cache.rebuild(registry, owner);
+                assert_eq!(*cached, rebuilt, "owner {owner}, step {step}");
+            }
+        }
+
+        #[test]
+        fn random_changes_list_like_a_full_rebuild() {
+            for seed in 1..=8u64 {
+                for compat in [false, true] {
+                    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+                    let registry = ToolRegistry::default();
+                    let cache = CatalogCache::new(compat);
+                    let owners = ["alice", "bob"];
+                    let mut revision = 0;
+                    for step in 0..400 {
+                        revision += 1;
+                        let owner = owners[rng.below(2) as usize];
+                        let id = rng.below(40);
+                        match rng.below(10) {
+                            // create, update or rename (same id): may be refused on a taken
+                            // name, which must change nothing.
+                            0..=5 => {
+                                let _ = registry
+                                    .upsert_custom(custom(owner, id, &name(&mut rng), revision));
+                            }
+                            6..=7 => {
+                                registry.remove_custom(owner, &format!("id-{id}"));
+                            }
+                            8 => {
+                                let builtin = format!("builtin_{}", rng.below(3));
+                                let origin = ToolOrigin::BuiltIn {
+                                    provider: "test".to_owned(),
+                                };
+                                if registry.register_builtin(registered(&builtin, origin, revision)).is_err() {
+                                    registry.unregister_builtin(&builtin);
+                                }
+                            }
+                            // Several changes between two lists.
+                            _ => {
+                                for _ in 0..5 {
+                                    let id = rng.below(40);
+                                    let _ = registry.upsert_custom(custom(
+                                        owner,
+                                        id,
+                                        &name(&mut rng),
+                                        revision,
+                                    ));
+                                }
+                            }
+                        }
+                        if rng.below(3) > 0 {
+                            check(&cache, &registry, &owners, step);
+                        }
+                    }
+                    check(&cache, &registry, &owners, usize::MAX);
+                }
+            }
+        }
+
+        #[test]
+        fn a_change_converts_only_the_changed_tool() {
+            let registry = ToolRegistry::default();
+            let cache = CatalogCache::new(false);
+            for i in 0..50 {
+                registry
+                    .upsert_custom(custom("alice", i, &format!("tool_{i:02}"), 0))
+                    .unwrap();
+            }
+            let before = cache.tools(&registry, "alice");
+            registry
+                .upsert_custom(custom("alice", 7, "tool_07", 1))
+                .unwrap();
+            registry.remove_custom("alice", "id-9");
+            let after = cache.tools(&registry, "alice");
+            assert_eq!(*after, cache.rebuild(&registry, "alice"));
+            let schema = |tools: &[Tool], name: &str| {
+                tools
+                    .iter()
+                    .find(|t| t.name == name)
+                    .map(|t| t.input_schema.clone())
+            };
+            let same = |name: &str| match (schema(&before, name), schema(&after, name)) {
+                (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+                _ => false,
+            };
+            assert!(same("tool_00") && same("tool_49"), "unchanged tools are reused");
+            assert!(!same("tool_07"), "the updated tool is converted again");
+            assert_eq!(schema(&after, "tool_09"), None, "the removed tool is gone");
+            assert!(
+                after.iter().any(|t| t.description.as_deref() == Some("tool_07, revision 1")),
+                "the update shows"
+            );
+        }
     }
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# MCP tools/call load benchmark: builds release, starts `toolsmith serve` on 127.0.0.1 with a
+# temporary data dir, creates a trivial JS tool, and runs toolsmith-loadgen with several client
+# counts — MCP tools/call, plus two same-run baselines (REST execute of the same tool, and
+# GET /livez as the HTTP floor). Prints one table and the load average before and after.
+#
+# Usage: bench/mcp-load.sh [seconds per run] [client counts]   (defaults: 10, "1,16,64")
+#   LOADGEN_THREADS=N   worker threads of the generator (default 1; it shares the machine)
+#   LOADGEN_JSON=1      JSON lines instead of the table
+# Loopback only: the server binds 127.0.0.1 and the generator refuses any other address.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-10}"
+clients="${2:-1,16,64}"
+threads="${LOADGEN_THREADS:-1}"
+target_dir="${CARGO_TARGET_DIR:-target}"
+
+cargo build --release -q -p toolsmith -p toolsmith-loadgen
+bin="$target_dir/release"
+
+data=$(mktemp -d)
+log="$data/serve.log"
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$data"
+}
+trap cleanup EXIT
+
+"$bin/toolsmith" serve --bind 127.0.0.1 --port 0 --data-dir "$data" >"$log" 2>"$data/serve.err" &
+server_pid=$!
+url=""
+for _ in $(seq 1 100); do
+  url=$(sed -n 's/^toolsmith listening on \(http:\/\/[^ ]*\).*/\1/p' "$log" | head -1)
+  [[ -n "$url" ]] && break
+  if ! kill -0 "$server_pid" 2>/dev/null; then cat "$data/serve.err" >&2; exit 1; fi
+  sleep 0.1
+done
+[[ -n "$url" ]] || { echo "the server did not start" >&2; cat "$data/serve.err" >&2; exit 1; }
+
+json=()
+[[ -n "${LOADGEN_JSON:-}" ]] && json=(--json)
+echo "server: $url (release), generator threads: $threads, $seconds s per run"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+first=1
+for kind in mcp rest noop; do
+  header=()
+  [[ $first == 1 ]] || header=(--no-header)
+  first=0
+  "$bin/toolsmith-loadgen" --url "$url" --kind "$kind" --clients "$clients" \
+    --seconds "$seconds" --warmup 1 --threads "$threads" "${header[@]}" "${json[@]}"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
