@@ -59,6 +59,7 @@ async fn fixture() -> Fixture {
     let user = Actor::user("default");
     for i in 0..TOOLS {
         let input = CreateTool {
+            kind: Default::default(),
             name: format!("tool_{i:05}"),
             description: format!("Tool number {i}, for the list benchmark"),
             parameters: json!({"type": "object", "properties": {"text": {"type": "string", "description": "Some text"}, "limit": {"type": "integer"}}, "required": ["text"]}),

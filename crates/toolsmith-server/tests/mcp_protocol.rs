@@ -256,22 +256,35 @@ async fn control_plane_follows_the_lifecycle_rules() {
                 "parameters": "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
                 "code": "return args.text.split(/\\s+/).filter(Boolean).length;",
                 "category": "Text",
-                "tags": ["count"],
-                "required_api_keys": [{"name": "none"}]
+                "tags": ["count"]
             }),
         )
         .await;
     assert!(!is_error, "{created}");
     assert_eq!(created["tool"]["createdBy"], "llm");
     assert_eq!(created["tool"]["requiresApproval"], true);
-    assert!(
-        created["notes"][0]
-            .as_str()
-            .unwrap()
-            .contains("required_api_keys")
-    );
     let (_, _, text) = session.ok("word_count", json!({"text": "a b  c"})).await;
     assert_eq!(text, "3");
+
+    // A tool declaring a Config Center service is told what is missing, and so is its caller.
+    let (is_error, created, _) = session
+        .ok(
+            "create_tool",
+            json!({
+                "name": "needs_key",
+                "description": "Reads its key",
+                "parameters": {"type": "object"},
+                "code": "return utils.getApiKey('weatherapi').length;",
+                "required_api_keys": [{"name": "weatherapi", "displayName": "WeatherAPI"}]
+            }),
+        )
+        .await;
+    assert!(!is_error, "{created}");
+    let note = created["notes"][0].as_str().unwrap_or_default();
+    assert!(note.contains("weatherapi (api_key)"), "{created}");
+    let (is_error, _, text) = session.ok("needs_key", json!({})).await;
+    assert!(is_error);
+    assert!(text.contains("weatherapi"), "{text}");
 
     // get, list with stats.
     let (_, got, _) = session

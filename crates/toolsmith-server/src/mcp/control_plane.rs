@@ -304,7 +304,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, St
 }
 
 async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
-    let notes: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     let metadata = args
         .required_api_keys
         .filter(|keys| !keys.is_empty())
@@ -323,6 +323,14 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
     };
     match caller.service().create(&caller.actor(), input).await {
         Ok(record) => {
+            if let Ok(missing) = caller.service().missing_config(&record).await
+                && !missing.is_empty()
+            {
+                notes.push(format!(
+                    "The tool needs Config Center values before it can run: {}. They were registered; ask a person to set them (toolsmith config set, or the Config Center API).",
+                    missing.join("; ")
+                ));
+            }
             let message = match record.status {
                 ToolStatus::Active => format!(
                     "Tool '{}' was created and is active: it is in tools/list now and you can call it by name.",

@@ -7,22 +7,18 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_service::{Actor, EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
+use toolsmith_service::{Actor, EntryView, ServiceView};
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, ApiJson, ApiPath, OptionalApiJson, QueryPairs};
 use super::require;
+use super::types::{ConfigEntryBody, ConfigServiceBody, ConfigServicePatchBody, RevisionBody};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
-/// An optional `expectedRevision` for deletes.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RevisionOnly {
-    #[serde(default)]
-    pub expected_revision: Option<i64>,
+fn invalid(why: String) -> ApiError {
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "validation_error", why)
 }
 
 fn actor(identity: &Identity) -> Actor {
@@ -59,7 +55,7 @@ pub async fn list(
 #[utoipa::path(
     post, path = "/api/v1/config/services", tag = "config",
     operation_id = "createConfigService",
-    request_body(content = Object, description = "`{name, displayName?, description?, category?, docsUrl?, multiEntry?, fields?}`"),
+    request_body(content = ConfigServiceBody, description = "The new service"),
     responses(
         (status = 201, description = "Created", body = Object),
         (status = 409, description = "The name is taken", body = super::error::ErrorEnvelope),
@@ -70,13 +66,14 @@ pub async fn create(
     State(state): State<AppState>,
     identity: Identity,
     query: QueryPairs,
-    ApiJson(body): ApiJson<ServiceInput>,
+    ApiJson(body): ApiJson<ConfigServiceBody>,
 ) -> Result<ApiOk<ServiceView>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
+    let input = body.into_input().map_err(invalid)?;
     let created = state
         .service
-        .create_config_service(&actor(&identity), body)
+        .create_config_service(&actor(&identity), input)
         .await?;
     Ok(ApiOk::with_status(StatusCode::CREATED, created))
 }
@@ -112,9 +109,9 @@ pub async fn get_one(
     operation_id = "updateConfigService",
     params(
         ("service" = String, Path, description = "Service name or id"),
-        ("expectedRevision" = Option<i64>, Query, description = "Apply only at this revision")
+        ("expectedRevision" = Option<i64>, Query, description = "Apply only at this revision", minimum = 1)
     ),
-    request_body(content = Object, description = "Any of displayName, description, category, docsUrl, multiEntry, fields"),
+    request_body(content = ConfigServicePatchBody, description = "The changes"),
     responses(
         (status = 200, description = "Updated", body = Object),
         (status = 404, description = "No such service", body = super::error::ErrorEnvelope),
@@ -127,14 +124,15 @@ pub async fn update(
     identity: Identity,
     ApiPath(service): ApiPath<String>,
     query: QueryPairs,
-    ApiJson(body): ApiJson<ServicePatch>,
+    ApiJson(body): ApiJson<ConfigServicePatchBody>,
 ) -> Result<ApiOk<ServiceView>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&["expectedRevision"])?;
     let expected = revision_query(&query)?;
+    let patch = body.into_patch().map_err(invalid)?;
     let updated = state
         .service
-        .update_config_service(&actor(&identity), &service, body, expected)
+        .update_config_service(&actor(&identity), &service, patch, expected)
         .await?;
     Ok(ApiOk::ok(updated))
 }
@@ -146,7 +144,7 @@ pub async fn update(
     delete, path = "/api/v1/config/services/{service}", tag = "config",
     operation_id = "deleteConfigService",
     params(("service" = String, Path, description = "Service name or id")),
-    request_body(content = Option<RevisionOnly>, description = "Optional"),
+    request_body(content = Option<RevisionBody>, description = "Optional"),
     responses(
         (status = 200, description = "Deleted", body = Object),
         (status = 404, description = "No such service", body = super::error::ErrorEnvelope),
@@ -158,7 +156,7 @@ pub async fn delete(
     identity: Identity,
     ApiPath(service): ApiPath<String>,
     query: QueryPairs,
-    OptionalApiJson(body): OptionalApiJson<RevisionOnly>,
+    OptionalApiJson(body): OptionalApiJson<RevisionBody>,
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
@@ -177,7 +175,7 @@ pub async fn delete(
     post, path = "/api/v1/config/services/{service}/entries", tag = "config",
     operation_id = "createConfigEntry",
     params(("service" = String, Path, description = "Service name or id")),
-    request_body(content = Object, description = "The entry"),
+    request_body(content = ConfigEntryBody, description = "The entry"),
     responses(
         (status = 201, description = "Created (secrets masked)", body = Object),
         (status = 404, description = "No such service", body = super::error::ErrorEnvelope),
@@ -190,13 +188,13 @@ pub async fn create_entry(
     identity: Identity,
     ApiPath(service): ApiPath<String>,
     query: QueryPairs,
-    ApiJson(body): ApiJson<EntryInput>,
+    ApiJson(body): ApiJson<ConfigEntryBody>,
 ) -> Result<ApiOk<EntryView>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
     let created = state
         .service
-        .create_config_entry(&actor(&identity), &service, body)
+        .create_config_entry(&actor(&identity), &service, body.into_input())
         .await?;
     Ok(ApiOk::with_status(StatusCode::CREATED, created))
 }
@@ -211,9 +209,9 @@ pub async fn create_entry(
     params(
         ("service" = String, Path, description = "Service name or id"),
         ("entry" = String, Path, description = "Entry label or id"),
-        ("expectedRevision" = Option<i64>, Query, description = "Apply only at this revision")
+        ("expectedRevision" = Option<i64>, Query, description = "Apply only at this revision", minimum = 1)
     ),
-    request_body(content = Object, description = "The changes"),
+    request_body(content = ConfigEntryBody, description = "The changes"),
     responses(
         (status = 200, description = "Updated (secrets masked)", body = Object),
         (status = 404, description = "No such service or entry", body = super::error::ErrorEnvelope),
@@ -226,14 +224,14 @@ pub async fn update_entry(
     identity: Identity,
     ApiPath((service, entry)): ApiPath<(String, String)>,
     query: QueryPairs,
-    ApiJson(body): ApiJson<EntryInput>,
+    ApiJson(body): ApiJson<ConfigEntryBody>,
 ) -> Result<ApiOk<EntryView>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&["expectedRevision"])?;
     let expected = revision_query(&query)?;
     let updated = state
         .service
-        .update_config_entry(&actor(&identity), &service, &entry, body, expected)
+        .update_config_entry(&actor(&identity), &service, &entry, body.into_input(), expected)
         .await?;
     Ok(ApiOk::ok(updated))
 }
@@ -246,7 +244,7 @@ pub async fn update_entry(
         ("service" = String, Path, description = "Service name or id"),
         ("entry" = String, Path, description = "Entry label or id")
     ),
-    request_body(content = Option<RevisionOnly>, description = "Optional"),
+    request_body(content = Option<RevisionBody>, description = "Optional"),
     responses(
         (status = 200, description = "Deleted", body = Object),
         (status = 404, description = "No such service or entry", body = super::error::ErrorEnvelope)
@@ -257,7 +255,7 @@ pub async fn delete_entry(
     identity: Identity,
     ApiPath((service, entry)): ApiPath<(String, String)>,
     query: QueryPairs,
-    OptionalApiJson(body): OptionalApiJson<RevisionOnly>,
+    OptionalApiJson(body): OptionalApiJson<RevisionBody>,
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&[])?;

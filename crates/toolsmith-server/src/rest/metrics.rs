@@ -23,7 +23,7 @@ const DEFAULT_BASELINE: Period = Period::days(7);
 /// success rate, average and p95 duration, status counts, error breakdown, daily trend.
 #[utoipa::path(
     get, path = "/api/v1/metrics/tools", tag = "metrics", operation_id = "toolMetrics",
-    params(("period" = Option<String>, Query, description = "How far back: `<n>m`, `<n>h` or `<n>d`, up to 366d (default 7d)", pattern = "^[1-9][0-9]{0,2}[mhd]$")),
+    params(("period" = Option<String>, Query, description = "How far back: `<n>m`, `<n>h` or `<n>d`, up to 366d (default 7d)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$")),
     responses(
         (status = 200, description = "The figures", body = Object),
         (status = 400, description = "Bad period", body = super::error::ErrorEnvelope)
@@ -49,7 +49,7 @@ pub async fn tools(
     get, path = "/api/v1/custom-tools/{id}/metrics", tag = "metrics", operation_id = "customToolMetrics",
     params(
         ("id" = String, Path, description = "Tool id or name"),
-        ("period" = Option<String>, Query, description = "How far back (default 7d)", pattern = "^[1-9][0-9]{0,2}[mhd]$")
+        ("period" = Option<String>, Query, description = "How far back (default 7d)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$")
     ),
     responses(
         (status = 200, description = "The figures", body = Object),
@@ -80,8 +80,8 @@ pub async fn tool(
 #[utoipa::path(
     get, path = "/api/v1/metrics/anomalies", tag = "metrics", operation_id = "toolAnomalies",
     params(
-        ("window" = Option<String>, Query, description = "The recent window (default 24h)", pattern = "^[1-9][0-9]{0,2}[mhd]$"),
-        ("baseline" = Option<String>, Query, description = "The baseline before the window (default 7d)", pattern = "^[1-9][0-9]{0,2}[mhd]$")
+        ("window" = Option<String>, Query, description = "The recent window (default 24h)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$"),
+        ("baseline" = Option<String>, Query, description = "The baseline before the window (default 7d)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$")
     ),
     responses(
         (status = 200, description = "The anomalies", body = Object),
@@ -101,8 +101,8 @@ pub async fn anomalies(
     get, path = "/api/v1/custom-tools/{id}/anomalies", tag = "metrics", operation_id = "customToolAnomalies",
     params(
         ("id" = String, Path, description = "Tool id or name"),
-        ("window" = Option<String>, Query, description = "The recent window (default 24h)", pattern = "^[1-9][0-9]{0,2}[mhd]$"),
-        ("baseline" = Option<String>, Query, description = "The baseline before the window (default 7d)", pattern = "^[1-9][0-9]{0,2}[mhd]$")
+        ("window" = Option<String>, Query, description = "The recent window (default 24h)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$"),
+        ("baseline" = Option<String>, Query, description = "The baseline before the window (default 7d)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$")
     ),
     responses(
         (status = 200, description = "The anomalies", body = Object),

@@ -895,3 +895,129 @@ pub struct Health {
     #[schema(example = "ok")]
     pub status: String,
 }
+
+/// One field of a config service's schema.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigFieldBody {
+    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64)]
+    pub name: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    /// `secret` (encrypted, masked), `text`, `url`, `number` or `boolean`.
+    #[schema(pattern = "^(secret|text|url|number|boolean)$")]
+    pub kind: String,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl ConfigFieldBody {
+    fn into_field(self) -> Result<toolsmith_core::ConfigField, String> {
+        Ok(toolsmith_core::ConfigField {
+            label: self.label.unwrap_or_default(),
+            kind: self.kind.parse()?,
+            name: self.name,
+            required: self.required,
+            description: self.description,
+        })
+    }
+}
+
+fn fields(list: Option<Vec<ConfigFieldBody>>) -> Result<Option<Vec<toolsmith_core::ConfigField>>, String> {
+    list.map(|l| l.into_iter().map(ConfigFieldBody::into_field).collect())
+        .transpose()
+}
+
+/// A new config service.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigServiceBody {
+    /// The name tools use: `utils.getApiKey('<name>')`.
+    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64, example = "weatherapi")]
+    pub name: String,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub docs_url: Option<String>,
+    #[serde(default)]
+    pub multi_entry: bool,
+    /// The config schema (default: `api_key` secret, required; `base_url` url).
+    #[serde(default)]
+    pub fields: Option<Vec<ConfigFieldBody>>,
+}
+
+impl ConfigServiceBody {
+    pub fn into_input(self) -> Result<toolsmith_service::ServiceInput, String> {
+        Ok(toolsmith_service::ServiceInput {
+            name: self.name,
+            display_name: self.display_name,
+            description: self.description,
+            category: self.category,
+            docs_url: self.docs_url,
+            multi_entry: self.multi_entry,
+            fields: fields(self.fields)?,
+        })
+    }
+}
+
+/// A change to a config service: absent fields stay.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigServicePatchBody {
+    #[serde(default)]
+    pub display_name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub docs_url: Option<String>,
+    #[serde(default)]
+    pub multi_entry: Option<bool>,
+    #[serde(default)]
+    pub fields: Option<Vec<ConfigFieldBody>>,
+}
+
+impl ConfigServicePatchBody {
+    pub fn into_patch(self) -> Result<toolsmith_service::ServicePatch, String> {
+        Ok(toolsmith_service::ServicePatch {
+            display_name: self.display_name,
+            description: self.description,
+            category: self.category,
+            docs_url: self.docs_url,
+            multi_entry: self.multi_entry,
+            fields: fields(self.fields)?,
+        })
+    }
+}
+
+/// An entry's values (plaintext in, masked out).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigEntryBody {
+    /// Default `default`.
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub is_default: Option<bool>,
+    /// Field → value; in an update `null` removes a value and absent fields stay.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub values: std::collections::BTreeMap<String, Value>,
+}
+
+impl ConfigEntryBody {
+    pub fn into_input(self) -> toolsmith_service::EntryInput {
+        toolsmith_service::EntryInput {
+            label: self.label,
+            is_default: self.is_default,
+            values: self.values,
+        }
+    }
+}
