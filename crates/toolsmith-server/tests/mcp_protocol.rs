@@ -285,6 +285,10 @@ async fn control_plane_follows_the_lifecycle_rules() {
     let (is_error, _, text) = session.ok("needs_key", json!({})).await;
     assert!(is_error);
     assert!(text.contains("weatherapi"), "{text}");
+    let (is_error, _, _) = session
+        .ok("delete_custom_tool", json!({"name": "needs_key", "confirm": true}))
+        .await;
+    assert!(!is_error);
 
     // get, list with stats.
     let (_, got, _) = session

@@ -218,7 +218,7 @@ async fn config_values_are_masked_and_hostile_input_is_refused() {
         (json!({"name": "Bad Name"}), StatusCode::UNPROCESSABLE_ENTITY),
         (json!({"name": "weatherapi"}), StatusCode::CONFLICT),
         (json!({"name": "x", "fields": [{"name": "a", "kind": "secret"}, {"name": "a", "kind": "text"}]}), StatusCode::UNPROCESSABLE_ENTITY),
-        (json!({"name": "y", "unknown": true}), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!({"name": "y", "unknown": true}), StatusCode::BAD_REQUEST),
     ] {
         let res = app.post("/api/v1/config/services", &body).await;
         assert_eq!(res.status, code, "{body}: {}", res.text);

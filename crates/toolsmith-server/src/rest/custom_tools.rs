@@ -741,7 +741,7 @@ async fn list_page(
 }
 
 /// The wire record, with the Config Center services it still lacks.
-async fn with_missing_config(
+pub(crate) async fn with_missing_config(
     state: &AppState,
     record: toolsmith_core::CustomToolRecord,
 ) -> Result<ToolRecord, ApiError> {

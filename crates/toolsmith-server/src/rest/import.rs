@@ -73,7 +73,8 @@ pub async fn import(
         .service
         .import_http_tool(&Actor::user(identity.user_id.clone()), text)
         .await?;
-    Ok(ApiOk::with_status(StatusCode::CREATED, record.into()))
+    let wire = super::custom_tools::with_missing_config(&state, record).await?;
+    Ok(ApiOk::with_status(StatusCode::CREATED, wire))
 }
 
 /// Suggest tools for a message

@@ -474,9 +474,8 @@ impl ToolService {
     }
 }
 
+/// Every rule a service or an entry breaks is a validation error (422), sizes included: the
+/// request itself was within the body limit.
 fn config_error(e: toolsmith_core::ConfigError) -> ServiceError {
-    match e {
-        toolsmith_core::ConfigError::TooLarge(_) => ServiceError::TooLarge(e.to_string()),
-        _ => ServiceError::Validation(e.to_string()),
-    }
+    ServiceError::Validation(e.to_string())
 }
