@@ -1,7 +1,8 @@
 //! The stored definition of a command tool (`CommandToolSpec`) and its registration-time checks.
 //!
-//! Parameters (the JSON Schema), name, scope and status belong to the caller's tool model; this
-//! type holds only what is particular to the `command` kind.
+//! Parameters (the JSON Schema), name and status belong to the caller's tool model; this type
+//! holds only what is particular to the `command` kind, including its scope (spec 001 §13: a
+//! global tool, or one that exists for a single agent).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -80,7 +81,14 @@ pub struct CommandToolSpec {
     /// Whether the command may use the host's network.
     #[serde(default)]
     pub network: bool,
+    /// `"global"` (the default: every agent of the owner sees the tool) or `"agent:<id>"` (only
+    /// that agent sees and may call it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
+
+/// The longest agent id a scope may name.
+const MAX_AGENT_ID_LEN: usize = 128;
 
 fn default_timeout() -> u64 {
     DEFAULT_TIMEOUT_SECONDS
@@ -110,6 +118,10 @@ pub enum SpecViolation {
     EnvValue { name: String, max: usize },
     #[error("env: {count} variables; the maximum is {max}")]
     TooManyEnvVars { count: usize, max: usize },
+    #[error(
+        "scope: `{value}` must be \"global\" or \"agent:<id>\" (an id of letters, digits, `_`, `-`, `.`, `:`, at most 128)"
+    )]
+    Scope { value: String },
 }
 
 impl SpecViolation {
@@ -125,6 +137,7 @@ impl SpecViolation {
             Self::EnvReserved { .. } => "env_name_reserved",
             Self::EnvValue { .. } => "env_value_invalid",
             Self::TooManyEnvVars { .. } => "env_too_many",
+            Self::Scope { .. } => "scope_invalid",
         }
     }
 }
@@ -194,11 +207,41 @@ impl CommandToolSpec {
                 violations.push(violation);
             }
         }
+        if let Some(scope) = &self.scope
+            && parse_scope(scope).is_none()
+        {
+            violations.push(SpecViolation::Scope {
+                value: scope.chars().take(200).collect(),
+            });
+        }
         match template {
             Some(template) if violations.is_empty() => Ok(template),
             _ => Err(SpecError { violations }),
         }
     }
+}
+
+impl CommandToolSpec {
+    /// The agent this tool exists for, or `None` for a global tool (or an invalid scope, which
+    /// [`CommandToolSpec::validate`] refuses).
+    #[must_use]
+    pub fn agent_scope(&self) -> Option<&str> {
+        self.scope.as_deref().and_then(parse_scope).flatten()
+    }
+}
+
+/// `Some(None)` for the global scope, `Some(Some(agent))` for a per-agent one, `None` if invalid.
+fn parse_scope(scope: &str) -> Option<Option<&str>> {
+    if scope == "global" {
+        return Some(None);
+    }
+    let agent = scope.strip_prefix("agent:")?;
+    let well_formed = !agent.is_empty()
+        && agent.len() <= MAX_AGENT_ID_LEN
+        && agent
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
+    well_formed.then_some(Some(agent))
 }
 
 /// Whether `dir` is a relative path of plain names (no `.`, `..`, empty parts or odd bytes).

@@ -178,7 +178,11 @@ impl Pipeline {
                 ),
             );
         }
-        let Some(tool) = self.registry.get(&ctx.user_id, name) else {
+        let Some(tool) = self
+            .registry
+            .get(&ctx.user_id, name)
+            .filter(|tool| tool.is_visible_to(ctx.agent_id.as_deref()))
+        else {
             return ToolResult::error(ErrorKind::NotFound, format!("no tool named '{name}'"));
         };
         if let Some(granted) = &ctx.granted_permissions

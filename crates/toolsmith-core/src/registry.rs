@@ -33,6 +33,8 @@ pub struct RegisteredTool {
     pub executor: Arc<dyn ToolExecutor>,
     /// The stored version of a custom tool (for execution records); `None` for built-ins.
     pub version: Option<i64>,
+    /// The one agent this tool exists for (a per-agent custom tool); `None` for every agent.
+    pub agent_scope: Option<String>,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -61,6 +63,7 @@ impl RegisteredTool {
             permissions,
             executor,
             version: None,
+            agent_scope: None,
         })
     }
 
@@ -69,6 +72,18 @@ impl RegisteredTool {
     pub fn with_version(mut self, version: i64) -> Self {
         self.version = Some(version);
         self
+    }
+
+    /// Makes this a per-agent tool: only calls from `agent` see or reach it.
+    #[must_use]
+    pub fn with_agent_scope(mut self, agent: Option<String>) -> Self {
+        self.agent_scope = agent;
+        self
+    }
+
+    /// Whether a caller acting as `agent` may see this tool (always, unless it is per-agent).
+    pub fn is_visible_to(&self, agent: Option<&str>) -> bool {
+        self.agent_scope.as_deref().is_none_or(|scope| agent == Some(scope))
     }
 
     pub fn name(&self) -> &str {
@@ -303,6 +318,14 @@ impl ToolRegistry {
         custom.sort_by(|a, b| a.name().cmp(b.name()));
         builtins.extend(custom);
         builtins
+    }
+
+    /// Whether any of `owner`'s custom tools is per-agent (so lists must be filtered by agent).
+    pub fn has_agent_scoped(&self, owner: &str) -> bool {
+        self.read()
+            .custom
+            .get(owner)
+            .is_some_and(|owned| owned.values().any(|t| t.agent_scope.is_some()))
     }
 
     /// The definitions of every tool `owner` can reach.

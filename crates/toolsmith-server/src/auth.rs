@@ -119,7 +119,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Identity {
             .get::<Identity>()
             .cloned()
             .unwrap_or_else(Identity::local_default);
-        if let Some(agent) = parts
+        // A token bound to an agent keeps it: the header names the agent only for tokens (or
+        // local use) that do not, so it can never escape an agent's policy.
+        if identity.agent_id.is_none()
+            && let Some(agent) = parts
             .headers
             .get("x-toolsmith-agent")
             .and_then(|v| v.to_str().ok())

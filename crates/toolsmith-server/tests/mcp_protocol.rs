@@ -38,9 +38,15 @@ struct Session {
 
 impl Session {
     async fn open(state: &AppState, user: &str) -> Session {
+        Session::open_as(state, user, None).await
+    }
+
+    /// A session of `user` acting as `agent`.
+    async fn open_as(state: &AppState, user: &str, agent: Option<&str>) -> Session {
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let mut identity = Identity::local_default();
         identity.user_id = user.to_owned();
+        identity.agent_id = agent.map(str::to_owned);
         let server = ToolsmithMcp::new(state.clone(), identity);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {
@@ -742,4 +748,88 @@ async fn a_rate_limited_call_is_a_protocol_error_with_retry_after() {
     // The control plane is not an execution: it keeps answering.
     let (is_error, _, _) = session.ok("list_custom_tools", json!({})).await;
     assert!(!is_error);
+}
+
+/// An HTTP tool whose parameter comes from the call's context: over MCP the client sends it in
+/// `_meta.context`, and the tool's request carries it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_tool_reads_the_calls_context_from_meta() {
+    use axum::extract::Path;
+    let upstream = axum::Router::new().route(
+        "/stock/{product}",
+        axum::routing::get(|Path(product): Path<String>| async move {
+            axum::Json(json!({"product": product, "count": 7}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let host = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        axum::serve(listener, upstream).await.unwrap();
+    });
+    let mut service = toolsmith_service::ServiceConfig {
+        allow_plain_http: true,
+        ..Default::default()
+    };
+    service.egress.allow_plain_http = true;
+    service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let state =
+        mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let yaml = format!(
+        "name: product_stock\ndescription: Stock of the product on the page\nversion: '1.0'\n\
+         parameters:\n  - name: product_id\n    type: string\n    required: true\n    source: context\n\
+         endpoint:\n  url: 'http://{host}/stock/{{{{product_id}}}}'\n  method: GET\n\
+         response_mapping:\n  product: product\n  count: count\n\
+         response_template: '{{{{ product }}}}: {{{{ count }}}} in stock'\n"
+    );
+    let mut create = tool("product_stock", "Stock of the product on the page", &yaml);
+    create.kind = toolsmith_core::ToolKind::Http;
+    state
+        .service
+        .create(&Actor::user("default"), create)
+        .await
+        .unwrap();
+    let session = Session::open(&state, "default").await;
+
+    let mut meta = serde_json::Map::new();
+    meta.insert("context".to_owned(), json!({"context": {"product_id": "sku 42/b"}}));
+    let mut params = CallToolRequestParams::new("product_stock");
+    params.meta = Some(meta.into());
+    let res = session.client.call_tool(params).await.unwrap();
+    let text: String = res.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    assert_eq!(res.is_error, Some(false), "{text}");
+    // The path segment was URL-encoded on the way out and decoded by the upstream.
+    assert!(text.contains("sku 42/b: 7 in stock"), "{text}");
+
+    // Without the context the required parameter is named with its source.
+    let (is_error, _, text) = session.ok("product_stock", json!({})).await;
+    assert!(is_error);
+    assert!(text.contains("product_id") && text.contains("context"), "{text}");
+}
+
+/// A per-agent command tool is listed, described and callable only in its agent's sessions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_agent_tool_is_listed_only_for_its_agent() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let mut create = tool(
+        "support_echo",
+        "echoes for the support agent",
+        &json!({"command": "echo {{.word}}", "scope": "agent:support"}).to_string(),
+    );
+    create.kind = toolsmith_core::ToolKind::Command;
+    create.parameters = json!({"type": "object", "properties": {"word": {"type": "string"}}});
+    state.service.create(&Actor::user("default"), create).await.unwrap();
+
+    let support = Session::open_as(&state, "default", Some("support")).await;
+    let sales = Session::open_as(&state, "default", Some("sales")).await;
+    assert!(support.names().await.contains(&"support_echo".to_owned()));
+    assert!(!sales.names().await.contains(&"support_echo".to_owned()));
+    let (is_error, _, text) = sales.ok("get_tool_help", json!({"tool_name": "support_echo"})).await;
+    assert!(is_error, "{text}");
+    let err = sales.call("support_echo", json!({"word": "x"})).await.unwrap_err();
+    assert!(err.message.contains("support_echo"), "{err:?}");
+    let (is_error, _, text) = sales
+        .ok("use_tool", json!({"tool_name": "support_echo", "arguments": {"word": "x"}}))
+        .await;
+    assert!(is_error, "{text}");
 }

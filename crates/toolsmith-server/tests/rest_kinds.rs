@@ -238,3 +238,50 @@ async fn config_values_are_masked_and_hostile_input_is_refused() {
     let res = app.call(Method::DELETE, "/api/v1/config/services/weatherapi").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.text);
 }
+
+#[tokio::test]
+async fn an_owner_allowlist_narrows_what_its_tools_reach() {
+    let host = upstream().await;
+    // The operator allows the loopback test host; this owner's list names only another domain,
+    // so neither `fetch` nor an HTTP tool of this owner may reach it.
+    let mut service = ServiceConfig {
+        allow_plain_http: true,
+        ..ServiceConfig::default()
+    };
+    service.egress.allow_plain_http = true;
+    service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
+    service
+        .owner_allowed_domains
+        .insert("default".to_owned(), vec!["api.example.com".parse().unwrap()]);
+    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+
+    app.create_tool(&json!({
+        "name": "fetcher",
+        "description": "fetches a URL",
+        "parameters": {"type": "object", "properties": {"url": {"type": "string"}}},
+        "code": "const r = await fetch(args.url); return r.status;",
+        "permissions": ["network"],
+    }))
+    .await;
+    let res = app
+        .post("/api/v1/tools/fetcher/execute", &json!({"arguments": {"url": format!("http://{host}/json")}}))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(res["isError"], true, "{res}");
+    assert!(res.to_string().contains("allow"), "the refusal names the allowlist: {res}");
+
+    app.raw(Method::POST, "/api/v1/custom-tools/import", Some("application/yaml"), LOYALTY)
+        .await
+        .assert_ok(StatusCode::CREATED);
+    configure(&app, "loyalty", json!({"api_key": "k-123456", "base_url": format!("http://{host}")})).await;
+    configure(&app, "smile", json!({"api_key": "smile-secret-123456"})).await;
+    let run = app
+        .post(
+            "/api/v1/tools/check_loyalty_points/execute",
+            &json!({"arguments": {}, "context": {"conversation": {"customer_email": "a@b.c"}}}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(run["isError"], true, "{run}");
+    assert_eq!(run["metadata"]["errorKind"], "denied", "{run}");
+}

@@ -28,6 +28,16 @@ impl EgressSender {
             guard: EgressGuard::new(policy)?,
         })
     }
+
+    /// A sender on an existing guard (one narrowed to an owner's allowlist).
+    pub fn from_guard(guard: EgressGuard) -> EgressSender {
+        EgressSender { guard }
+    }
+
+    /// The guard this sender sends through.
+    pub fn guard(&self) -> &EgressGuard {
+        &self.guard
+    }
 }
 
 #[async_trait]

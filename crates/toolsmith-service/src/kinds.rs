@@ -162,7 +162,7 @@ impl ToolService {
                 tool_name: name.to_owned(),
                 owner: owner.to_owned(),
                 definition: Arc::new(http_definition(code)?),
-                sender: self.http_sender().clone(),
+                sender: self.http_sender_for(owner),
                 values: self.config_cache().clone(),
                 rules: self.http_rules(),
             }),
@@ -173,6 +173,16 @@ impl ToolService {
         SecurityRules {
             allow_plain_http: self.config().allow_plain_http,
         }
+    }
+}
+
+/// The agent a stored tool exists for: a command tool's `scope`; every other kind is global.
+pub(crate) fn agent_scope(kind: ToolKind, code: &str) -> Option<String> {
+    match kind {
+        ToolKind::Command => serde_json::from_str::<CommandToolSpec>(code)
+            .ok()
+            .and_then(|spec| spec.agent_scope().map(str::to_owned)),
+        ToolKind::Js | ToolKind::Http => None,
     }
 }
 

@@ -70,6 +70,10 @@ pub struct ServiceConfig {
     pub policy: Option<toolsmith_policy::PolicyConfig>,
     /// What outbound requests (`fetch`, HTTP tools) may reach (default: any public host).
     pub egress: toolsmith_egress::EgressPolicy,
+    /// Per-owner allowlists: an owner listed here reaches only these domains (and only those of
+    /// them `egress` allows too).
+    pub owner_allowed_domains:
+        std::collections::HashMap<String, Vec<toolsmith_egress::DomainPattern>>,
 }
 
 impl Default for ServiceConfig {
@@ -86,6 +90,7 @@ impl Default for ServiceConfig {
             allow_plain_http: false,
             policy: None,
             egress: toolsmith_egress::EgressPolicy::default(),
+            owner_allowed_domains: std::collections::HashMap::new(),
         }
     }
 }
@@ -120,6 +125,8 @@ pub struct ToolService {
     config_cache: Arc<ConfigCache>,
     egress: toolsmith_egress::EgressGuard,
     http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
+    /// The guard behind the default `http_sender` (none when the connectors supplied a sender).
+    http_guard: Option<toolsmith_egress::EgressGuard>,
     scrub: Arc<ScrubMiddleware>,
     policy: Arc<PolicyGate>,
     telemetry: Arc<Telemetry>,
@@ -183,13 +190,16 @@ impl ToolService {
         let sandbox = Arc::new(JsSandbox::new(config.pool));
         let egress = toolsmith_egress::EgressGuard::new(config.egress.clone())
             .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
-        let http_sender: Arc<dyn toolsmith_httptool::HttpSender> = match &connectors.http_sender {
-            Some(sender) => sender.clone(),
-            None => Arc::new(
-                EgressSender::new(&config.egress)
-                    .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?,
-            ),
-        };
+        let (http_sender, http_guard): (Arc<dyn toolsmith_httptool::HttpSender>, _) =
+            match &connectors.http_sender {
+                Some(sender) => (sender.clone(), None),
+                None => {
+                    let sender = EgressSender::new(&config.egress)
+                        .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
+                    let guard = sender.guard().clone();
+                    (Arc::new(sender), Some(guard))
+                }
+            };
         let mut service = ToolService {
             store,
             registry,
@@ -201,6 +211,7 @@ impl ToolService {
             config_cache,
             egress,
             http_sender,
+            http_guard,
             scrub,
             policy,
             telemetry,
@@ -254,7 +265,8 @@ impl ToolService {
         user: &str,
         agent: Option<&str>,
     ) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
-        let tools = self.registry.tools(user);
+        let mut tools = self.registry.tools(user);
+        tools.retain(|tool| tool.is_visible_to(agent));
         if !self.policy.is_configured() {
             return tools;
         }
@@ -263,8 +275,22 @@ impl ToolService {
         self.policy.visible(&ctx, tools)
     }
 
-    pub(crate) fn http_sender(&self) -> &Arc<dyn toolsmith_httptool::HttpSender> {
-        &self.http_sender
+    /// The sender of `owner`'s HTTP tools: the default one, narrowed to the owner's allowlist.
+    pub(crate) fn http_sender_for(&self, owner: &str) -> Arc<dyn toolsmith_httptool::HttpSender> {
+        match (&self.http_guard, self.config.owner_allowed_domains.get(owner)) {
+            (Some(guard), Some(domains)) => {
+                Arc::new(EgressSender::from_guard(guard.for_owner(domains.clone())))
+            }
+            _ => self.http_sender.clone(),
+        }
+    }
+
+    /// The egress guard of `owner`'s JS tools, narrowed to the owner's allowlist.
+    fn egress_for(&self, owner: &str) -> toolsmith_egress::EgressGuard {
+        match self.config.owner_allowed_domains.get(owner) {
+            Some(domains) => self.egress.for_owner(domains.clone()),
+            None => self.egress.clone(),
+        }
     }
 
     pub(crate) fn config_cache(&self) -> &Arc<ConfigCache> {
@@ -871,7 +897,8 @@ impl ToolService {
             executor,
         )
         .map_err(|e| e.to_string())?
-        .with_version(record.version);
+        .with_version(record.version)
+        .with_agent_scope(crate::kinds::agent_scope(record.kind, &record.code));
         self.registry.upsert_custom(tool).map_err(|e| e.to_string())
     }
 
@@ -893,13 +920,14 @@ impl ToolService {
         owner: String,
         declared: Vec<String>,
     ) -> JsToolExecutor {
+        let egress = permissions
+            .contains(&toolsmith_core::Permission::Network)
+            .then(|| self.egress_for(&owner));
         JsToolExecutor {
             owner,
             declared_services: declared,
             config: self.config_cache.clone(),
-            egress: permissions
-                .contains(&toolsmith_core::Permission::Network)
-                .then(|| self.egress.clone()),
+            egress,
             sandbox: self.sandbox.clone(),
             pipeline: Arc::downgrade(&self.pipeline),
             tool_name: name.to_owned(),

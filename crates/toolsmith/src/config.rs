@@ -90,6 +90,17 @@ pub struct EgressFile {
     /// Allow `http://` (default: `fetch` yes, HTTP tools no).
     #[serde(default)]
     pub allow_plain_http: Option<bool>,
+    /// `[egress.owners.<user>]`: a narrower allowlist for one owner's tools.
+    #[serde(default)]
+    pub owners: std::collections::BTreeMap<String, EgressOwnerFile>,
+}
+
+/// One owner's `[egress.owners.<user>]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EgressOwnerFile {
+    /// Only these domains for this owner's tools (within what `allowed_domains` allows).
+    pub allowed_domains: Vec<String>,
 }
 
 /// A size or a duration in the file: a number (bytes, seconds) or a string with a unit.
@@ -250,6 +261,23 @@ impl Settings {
             if let Some(plain) = egress.allow_plain_http {
                 policy.allow_plain_http = plain;
                 service.allow_plain_http = plain;
+            }
+            for (owner, table) in egress.owners {
+                let domains = table
+                    .allowed_domains
+                    .iter()
+                    .map(|domain| {
+                        domain.parse().map_err(|e| {
+                            bad(format!("egress.owners.{owner}.allowed_domains: {e}"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if domains.is_empty() {
+                    return Err(bad(format!(
+                        "egress.owners.{owner}.allowed_domains is empty; list at least one domain or remove the table"
+                    )));
+                }
+                service.owner_allowed_domains.insert(owner, domains);
             }
         }
         service.execution_retention_days = Some(
@@ -668,6 +696,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.server.allowed_hosts, ["tools.example.com", "localhost"]);
+    }
+
+    #[test]
+    fn egress_owner_allowlists_come_from_the_file() {
+        let file = "[egress]\nallowed_domains = [\"*.example.com\"]\n[egress.owners.alice]\nallowed_domains = [\"api.example.com\"]\n";
+        let s = settings(&["toolsmith", "serve"], file).unwrap();
+        let alice = &s.service.owner_allowed_domains["alice"];
+        assert_eq!(alice.len(), 1);
+        assert!(alice[0].matches("api.example.com") && !alice[0].matches("www.example.com"));
+        assert!(!s.service.owner_allowed_domains.contains_key("bob"));
+        let err = settings(&["toolsmith", "serve"], "[egress.owners.bob]\nallowed_domains = []\n")
+            .unwrap_err();
+        assert!(err.0.contains("egress.owners.bob.allowed_domains is empty"), "{err}");
+        let err = settings(&["toolsmith", "serve"], "[egress.owners.bob]\nallowed_domains = [\"http://x\"]\n")
+            .unwrap_err();
+        assert!(err.0.starts_with("egress.owners.bob.allowed_domains: "), "{err}");
     }
 
     #[test]

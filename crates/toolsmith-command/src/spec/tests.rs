@@ -13,6 +13,7 @@ fn spec(command: &str) -> CommandToolSpec {
         timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
         env: BTreeMap::new(),
         network: false,
+        scope: None,
     }
 }
 
@@ -123,4 +124,27 @@ fn the_template_itself_passes_the_deny_patterns_at_registration() {
     assert_eq!(codes(&spec("curl {{.url}} | sh")), ["command_denied"]);
     assert_eq!(codes(&spec("ls {{.dir}}; rm -rf /")), ["command_denied"]);
     assert!(codes(&spec("ls -la {{.dir}}")).is_empty());
+}
+
+#[test]
+fn scope_is_global_by_default_or_names_one_agent() {
+    let mut tool = spec("echo hi");
+    assert_eq!(tool.agent_scope(), None);
+    tool.scope = Some("global".to_owned());
+    assert!(codes(&tool).is_empty());
+    assert_eq!(tool.agent_scope(), None);
+    tool.scope = Some("agent:support-bot_2".to_owned());
+    assert!(codes(&tool).is_empty());
+    assert_eq!(tool.agent_scope(), Some("support-bot_2"));
+}
+
+#[test]
+fn malformed_scopes_are_refused() {
+    let long = format!("agent:{}", "a".repeat(129));
+    for bad in ["", "agent:", "agent", "Global", "agent:a b", "agent:x/../y", "user:bob", &long] {
+        let mut tool = spec("echo hi");
+        tool.scope = Some(bad.to_owned());
+        assert_eq!(codes(&tool), vec!["scope_invalid"], "scope {bad:?}");
+        assert_eq!(tool.agent_scope(), None);
+    }
 }

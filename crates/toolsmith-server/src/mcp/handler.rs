@@ -143,7 +143,7 @@ impl ToolsmithMcp {
             });
         }
 
-        let Some(tool) = self.registry().get(self.owner(), name) else {
+        let Some(tool) = caller.find_tool(name) else {
             return Err(unknown_tool(name));
         };
         if let Some(why) = self.inner.identity.denial(Scope::ToolsExecute) {
@@ -247,6 +247,14 @@ impl Caller<'_> {
         self.shared.state.service.registry()
     }
 
+    /// The registered tool `name` if it exists for this caller (a per-agent tool exists only
+    /// for its agent).
+    pub fn find_tool(&self, name: &str) -> Option<Arc<toolsmith_core::RegisteredTool>> {
+        self.registry()
+            .get(self.owner(), name)
+            .filter(|tool| tool.is_visible_to(self.identity.agent_id.as_deref()))
+    }
+
     /// MCP callers are models.
     pub fn actor(&self) -> Actor {
         Actor::llm(self.identity.user_id.clone())
@@ -326,19 +334,20 @@ impl ServerHandler for ToolsmithMcp {
             .store(registry.catalog_version(self.owner()), Ordering::SeqCst);
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
         let gate = self.service().policy();
-        if !gate.is_configured() {
+        if !gate.is_configured() && !registry.has_agent_scoped(self.owner()) {
             return Ok(ListToolsResult::with_all_items(tools.as_ref().clone()));
         }
-        // A policy is configured: keep the server tools, and the tools this caller may call.
+        // A policy or per-agent tools: keep the server tools, and the tools this caller may call.
         let mut ctx = ToolContext::new(self.owner());
         ctx.agent_id = self.inner.identity.agent_id.clone();
         let visible = tools
             .iter()
             .filter(|tool| {
                 SERVER_TOOLS.find(&tool.name, self.compat()).is_some()
-                    || registry
-                        .get(self.owner(), &tool.name)
-                        .is_some_and(|registered| gate.check(&ctx, &registered).is_ok())
+                    || registry.get(self.owner(), &tool.name).is_some_and(|registered| {
+                        registered.is_visible_to(ctx.agent_id.as_deref())
+                            && gate.check(&ctx, &registered).is_ok()
+                    })
             })
             .cloned()
             .collect();
@@ -351,14 +360,19 @@ impl ServerHandler for ToolsmithMcp {
         }
         self.registry()
             .get(self.owner(), name)
+            .filter(|tool| tool.is_visible_to(self.inner.identity.agent_id.as_deref()))
             .map(|tool| registry_tool(&tool.definition))
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // rmcp moves the request's `_meta` into the context; `call` reads it from the request.
+        if request.meta.is_none() && !context.meta.0.0.is_empty() {
+            request.meta = Some(context.meta.clone());
+        }
         self.call(request, context.ct.clone())
             .await
             .map(CallToolResponse::from)

@@ -260,7 +260,7 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
 }
 
 fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
-    if let Some(tool) = caller.registry().get(caller.owner(), name)
+    if let Some(tool) = caller.find_tool(name)
         && !SERVER_TOOLS.is_server_tool(name)
     {
         return json_result(help_of(&tool.definition, None));
@@ -299,7 +299,7 @@ async fn use_tool(caller: &Caller<'_>, name: &str, arguments: Option<Value>) -> 
     if let Some(refused) = refuse_server_tool("use_tool", name) {
         return refused;
     }
-    let Some(tool) = caller.registry().get(caller.owner(), name) else {
+    let Some(tool) = caller.find_tool(name) else {
         return not_found(caller, name);
     };
     let args = apply_tool_limits(name, &arguments.unwrap_or_else(|| json!({})));

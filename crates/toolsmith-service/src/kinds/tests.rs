@@ -273,3 +273,68 @@ async fn a_command_tools_env_is_sealed_at_rest_and_redacted_from_its_output() {
     assert!(!stdout.contains(secret), "the env value was redacted: {stdout}");
     assert!(stdout.contains("[REDACTED]"), "{stdout}");
 }
+
+fn scoped_echo(name: &str, scope: &str) -> CreateTool {
+    command_tool(
+        name,
+        json!({"command": "echo {{.word}}", "timeoutSeconds": 10, "scope": scope}),
+        json!({"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}),
+    )
+}
+
+fn as_agent(agent: Option<&str>) -> ToolContext {
+    let mut ctx = ToolContext::new("default");
+    ctx.agent_id = agent.map(str::to_owned);
+    ctx
+}
+
+#[tokio::test]
+async fn a_per_agent_command_tool_exists_only_for_its_agent() {
+    let f = fixture().await;
+    let user = Actor::user("default");
+    f.service.create(&user, scoped_echo("support_echo", "agent:support")).await.unwrap();
+    f.service.create(&user, scoped_echo("shared_echo", "global")).await.unwrap();
+
+    let names = |agent: Option<&str>| -> Vec<String> {
+        f.service
+            .visible_tools("default", agent)
+            .iter()
+            .filter(|t| !t.is_builtin())
+            .map(|t| t.name().to_owned())
+            .collect()
+    };
+    assert_eq!(names(Some("support")), ["shared_echo", "support_echo"]);
+    assert_eq!(names(Some("sales")), ["shared_echo"]);
+    assert_eq!(names(None), ["shared_echo"]);
+
+    // Another agent (or no agent) calling it by name finds nothing, before anything runs.
+    for agent in [Some("sales"), None] {
+        let res = f
+            .service
+            .execute("support_echo", json!({"word": "hi"}), as_agent(agent))
+            .await;
+        assert_eq!(res.error_kind(), Some(ErrorKind::NotFound), "{agent:?}: {res:?}");
+    }
+    if sandbox_or_skip(&f.service).await {
+        let res = f
+            .service
+            .execute("support_echo", json!({"word": "hi"}), as_agent(Some("support")))
+            .await;
+        assert!(!res.is_error, "{res:?}");
+        assert_eq!(res.content["stdout"], "hi\n");
+    }
+}
+
+#[tokio::test]
+async fn a_per_agent_tool_cannot_shadow_a_built_in_and_a_bad_scope_is_refused() {
+    let f = fixture().await;
+    let user = Actor::user("default");
+    // The reference let a per-agent tool take a built-in's name for its agent.
+    let err = f.service.create(&user, scoped_echo("calculate", "agent:support")).await.unwrap_err();
+    assert!(matches!(err, ServiceError::NameTaken(_)), "{err:?}");
+    for bad in ["agent:", "agent:a b", "everyone"] {
+        let err = f.service.create(&user, scoped_echo("odd", bad)).await.unwrap_err();
+        assert!(err.to_string().contains("scope"), "{bad}: {err}");
+    }
+    assert!(f.service.registry().get("default", "odd").is_none());
+}
