@@ -49,7 +49,9 @@ impl FromStr for ToolKind {
             "js" => Ok(ToolKind::Js),
             "command" => Ok(ToolKind::Command),
             "http" => Ok(ToolKind::Http),
-            _ => Err(format!("unknown tool kind '{s}' (expected: js, command or http)")),
+            _ => Err(format!(
+                "unknown tool kind '{s}' (expected: js, command or http)"
+            )),
         }
     }
 }

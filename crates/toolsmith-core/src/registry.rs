@@ -83,7 +83,9 @@ impl RegisteredTool {
 
     /// Whether a caller acting as `agent` may see this tool (always, unless it is per-agent).
     pub fn is_visible_to(&self, agent: Option<&str>) -> bool {
-        self.agent_scope.as_deref().is_none_or(|scope| agent == Some(scope))
+        self.agent_scope
+            .as_deref()
+            .is_none_or(|scope| agent == Some(scope))
     }
 
     pub fn name(&self) -> &str {

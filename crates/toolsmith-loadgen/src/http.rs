@@ -74,7 +74,8 @@ impl Conn {
 
     /// `GET path`.
     pub async fn get(&mut self, path: &str) -> Result<Response, LoadError> {
-        self.send(Method::GET, path, Empty::new().boxed(), &[]).await
+        self.send(Method::GET, path, Empty::new().boxed(), &[])
+            .await
     }
 
     async fn send(

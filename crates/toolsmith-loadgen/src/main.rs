@@ -72,7 +72,8 @@ fn main() -> ExitCode {
 
 async fn main_async(cli: Cli) -> anyhow::Result<()> {
     let seconds = |s: f64, what: &str| {
-        Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("--{what} must be a number of seconds ≥ 0"))
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| anyhow::anyhow!("--{what} must be a number of seconds ≥ 0"))
     };
     if cli.clients.iter().any(|&n| n == 0 || n > 10_000) {
         anyhow::bail!("--clients must be between 1 and 10000");

@@ -70,10 +70,7 @@ impl Session {
     /// `tools/call`: the result object, or an error for a JSON-RPC error or `isError: true`.
     pub async fn call_tool(&mut self, name: &str, arguments: &Value) -> Result<Value, LoadError> {
         let result = self
-            .request(
-                "tools/call",
-                json!({"name": name, "arguments": arguments}),
-            )
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
             .await?;
         if result.get("isError").and_then(Value::as_bool) == Some(true) {
             return Err(LoadError::Protocol(format!("the tool failed: {result}")));
@@ -97,7 +94,10 @@ impl Session {
 fn status_error(response: &Response) -> LoadError {
     LoadError::Status {
         status: response.status.as_u16(),
-        body: String::from_utf8_lossy(&response.body).chars().take(500).collect(),
+        body: String::from_utf8_lossy(&response.body)
+            .chars()
+            .take(500)
+            .collect(),
     }
 }
 
@@ -157,16 +157,28 @@ mod tests {
         let sse = "id: 0\ndata:\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":1}}\n\n";
         assert_eq!(answer(&response(200, sse), 7).unwrap(), json!({"x": 1}));
         let body = r#"{"jsonrpc":"2.0","id":3,"result":{"ok":true}}"#;
-        assert_eq!(answer(&response(200, body), 3).unwrap(), json!({"ok": true}));
+        assert_eq!(
+            answer(&response(200, body), 3).unwrap(),
+            json!({"ok": true})
+        );
     }
 
     #[test]
     fn errors_are_errors() {
         let err = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: x"}}"#;
-        assert_eq!(answer(&response(200, err), 1).unwrap_err().code(), "protocol");
-        assert_eq!(answer(&response(404, "gone"), 1).unwrap_err().code(), "status");
+        assert_eq!(
+            answer(&response(200, err), 1).unwrap_err().code(),
+            "protocol"
+        );
+        assert_eq!(
+            answer(&response(404, "gone"), 1).unwrap_err().code(),
+            "status"
+        );
         let other = r#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
-        assert_eq!(answer(&response(200, other), 1).unwrap_err().code(), "protocol");
+        assert_eq!(
+            answer(&response(200, other), 1).unwrap_err().code(),
+            "protocol"
+        );
         for junk in ["", "data: {not json\n\n", "\u{0}\u{1}", "{\"id\":1}"] {
             assert!(answer(&response(200, junk), 1).is_err(), "{junk:?}");
         }

@@ -254,6 +254,8 @@ async fn drive(
 /// Takes one call from the budget; false when it is spent.
 fn take(budget: &AtomicU64) -> bool {
     budget
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1))
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(1)
+        })
         .is_ok()
 }

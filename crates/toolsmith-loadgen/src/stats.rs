@@ -56,7 +56,15 @@ impl Summary {
     pub fn header() -> String {
         format!(
             "{:<6} {:>7} {:>9} {:>7} {:>10} {:>8} {:>8} {:>8} {:>8}",
-            "target", "clients", "calls", "errors", "calls/s", "p50 ms", "p90 ms", "p99 ms", "max ms"
+            "target",
+            "clients",
+            "calls",
+            "errors",
+            "calls/s",
+            "p50 ms",
+            "p90 ms",
+            "p99 ms",
+            "max ms"
         )
     }
 

@@ -49,8 +49,11 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("bench.db")).await.unwrap());
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&dir.path().join("bench.db"))
+            .await
+            .unwrap(),
+    );
     let config = ServiceConfig {
         max_tools_per_owner: 20_000,
         ..Default::default()

@@ -25,8 +25,8 @@ use axum::http::header::{
 };
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
-use axum::serve::{Listener, ListenerExt};
 use axum::response::{IntoResponse, Response};
+use axum::serve::{Listener, ListenerExt};
 use tokio_util::sync::CancellationToken;
 use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_axum::router::OpenApiRouter;

@@ -123,10 +123,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Identity {
         // local use) that do not, so it can never escape an agent's policy.
         if identity.agent_id.is_none()
             && let Some(agent) = parts
-            .headers
-            .get("x-toolsmith-agent")
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| !v.is_empty() && v.len() <= 128)
+                .headers
+                .get("x-toolsmith-agent")
+                .and_then(|v| v.to_str().ok())
+                .filter(|v| !v.is_empty() && v.len() <= 128)
         {
             identity.agent_id = Some(agent.to_owned());
         }

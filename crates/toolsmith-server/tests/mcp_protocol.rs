@@ -292,7 +292,10 @@ async fn control_plane_follows_the_lifecycle_rules() {
     assert!(is_error);
     assert!(text.contains("weatherapi"), "{text}");
     let (is_error, _, _) = session
-        .ok("delete_custom_tool", json!({"name": "needs_key", "confirm": true}))
+        .ok(
+            "delete_custom_tool",
+            json!({"name": "needs_key", "confirm": true}),
+        )
         .await;
     assert!(!is_error);
 
@@ -773,8 +776,7 @@ async fn an_http_tool_reads_the_calls_context_from_meta() {
     service.egress.allow_plain_http = true;
     service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
     let dir = tempfile::tempdir().unwrap();
-    let state =
-        mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
     let yaml = format!(
         "name: product_stock\ndescription: Stock of the product on the page\nversion: '1.0'\n\
          parameters:\n  - name: product_id\n    type: string\n    required: true\n    source: context\n\
@@ -792,11 +794,18 @@ async fn an_http_tool_reads_the_calls_context_from_meta() {
     let session = Session::open(&state, "default").await;
 
     let mut meta = serde_json::Map::new();
-    meta.insert("context".to_owned(), json!({"context": {"product_id": "sku 42/b"}}));
+    meta.insert(
+        "context".to_owned(),
+        json!({"context": {"product_id": "sku 42/b"}}),
+    );
     let mut params = CallToolRequestParams::new("product_stock");
     params.meta = Some(meta.into());
     let res = session.client.call_tool(params).await.unwrap();
-    let text: String = res.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    let text: String = res
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
     assert_eq!(res.is_error, Some(false), "{text}");
     // The path segment was URL-encoded on the way out and decoded by the upstream.
     assert!(text.contains("sku 42/b: 7 in stock"), "{text}");
@@ -804,7 +813,10 @@ async fn an_http_tool_reads_the_calls_context_from_meta() {
     // Without the context the required parameter is named with its source.
     let (is_error, _, text) = session.ok("product_stock", json!({})).await;
     assert!(is_error);
-    assert!(text.contains("product_id") && text.contains("context"), "{text}");
+    assert!(
+        text.contains("product_id") && text.contains("context"),
+        "{text}"
+    );
 }
 
 /// A per-agent command tool is listed, described and callable only in its agent's sessions.
@@ -818,18 +830,30 @@ async fn a_per_agent_tool_is_listed_only_for_its_agent() {
     );
     create.kind = toolsmith_core::ToolKind::Command;
     create.parameters = json!({"type": "object", "properties": {"word": {"type": "string"}}});
-    state.service.create(&Actor::user("default"), create).await.unwrap();
+    state
+        .service
+        .create(&Actor::user("default"), create)
+        .await
+        .unwrap();
 
     let support = Session::open_as(&state, "default", Some("support")).await;
     let sales = Session::open_as(&state, "default", Some("sales")).await;
     assert!(support.names().await.contains(&"support_echo".to_owned()));
     assert!(!sales.names().await.contains(&"support_echo".to_owned()));
-    let (is_error, _, text) = sales.ok("get_tool_help", json!({"tool_name": "support_echo"})).await;
+    let (is_error, _, text) = sales
+        .ok("get_tool_help", json!({"tool_name": "support_echo"}))
+        .await;
     assert!(is_error, "{text}");
-    let err = sales.call("support_echo", json!({"word": "x"})).await.unwrap_err();
+    let err = sales
+        .call("support_echo", json!({"word": "x"}))
+        .await
+        .unwrap_err();
     assert!(err.message.contains("support_echo"), "{err:?}");
     let (is_error, _, text) = sales
-        .ok("use_tool", json!({"tool_name": "support_echo", "arguments": {"word": "x"}}))
+        .ok(
+            "use_tool",
+            json!({"tool_name": "support_echo", "arguments": {"word": "x"}}),
+        )
         .await;
     assert!(is_error, "{text}");
 }

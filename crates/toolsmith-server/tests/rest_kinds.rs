@@ -29,7 +29,10 @@ async fn upstream() -> String {
                 }}))
             }),
         )
-        .route("/json", get(|| async { axum::Json(json!({"hello": "world"})) }));
+        .route(
+            "/json",
+            get(|| async { axum::Json(json!({"hello": "world"})) }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -66,17 +69,33 @@ async fn an_imported_http_tool_runs_against_its_configured_origin() {
     let host = upstream().await;
     let app = app_reaching(&host).await;
     let res = app
-        .raw(Method::POST, "/api/v1/custom-tools/import", Some("application/yaml"), LOYALTY)
+        .raw(
+            Method::POST,
+            "/api/v1/custom-tools/import",
+            Some("application/yaml"),
+            LOYALTY,
+        )
         .await;
     let tool = res.assert_ok(StatusCode::CREATED);
     assert_eq!(tool["kind"], "http");
     assert_eq!(tool["name"], "check_loyalty_points");
-    assert!(tool["permissions"].as_array().unwrap().contains(&json!("network")));
+    assert!(
+        tool["permissions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("network"))
+    );
     // The services it reads were registered, and it says what is missing.
-    let missing = tool["missingConfig"].as_array().cloned().unwrap_or_default();
+    let missing = tool["missingConfig"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(missing.len(), 2, "{tool}");
 
-    let services = app.get("/api/v1/config/services").await.assert_ok(StatusCode::OK);
+    let services = app
+        .get("/api/v1/config/services")
+        .await
+        .assert_ok(StatusCode::OK);
     let names: Vec<&str> = services["services"]
         .as_array()
         .unwrap()
@@ -84,7 +103,12 @@ async fn an_imported_http_tool_runs_against_its_configured_origin() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["loyalty", "smile"]);
-    configure(&app, "loyalty", json!({"api_key": "unused-but-required", "base_url": format!("http://{host}")})).await;
+    configure(
+        &app,
+        "loyalty",
+        json!({"api_key": "unused-but-required", "base_url": format!("http://{host}")}),
+    )
+    .await;
     configure(&app, "smile", json!({"api_key": "smile-secret-123456"})).await;
     let tool = app
         .get("/api/v1/custom-tools/check_loyalty_points")
@@ -109,7 +133,10 @@ async fn an_imported_http_tool_runs_against_its_configured_origin() {
 
     // Without the conversation's email the required parameter is named.
     let res = app
-        .post("/api/v1/tools/check_loyalty_points/execute", &json!({"arguments": {}}))
+        .post(
+            "/api/v1/tools/check_loyalty_points/execute",
+            &json!({"arguments": {}}),
+        )
         .await;
     assert!(res.text.contains("customer_email"), "{}", res.text);
 
@@ -118,23 +145,47 @@ async fn an_imported_http_tool_runs_against_its_configured_origin() {
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(found[0]["name"], "check_loyalty_points", "{found}");
-    let none = app.get("/api/v1/tools/suggest?q=weather%20tomorrow").await.assert_ok(StatusCode::OK);
+    let none = app
+        .get("/api/v1/tools/suggest?q=weather%20tomorrow")
+        .await
+        .assert_ok(StatusCode::OK);
     assert_eq!(none, json!([]));
-    app.get("/api/v1/tools/suggest").await.assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+    app.get("/api/v1/tools/suggest")
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
 }
 
 #[tokio::test]
 async fn an_http_tool_pointed_at_a_private_address_is_refused() {
     let host = upstream().await;
     let app = app_reaching(&host).await;
-    app.raw(Method::POST, "/api/v1/custom-tools/import", Some("application/yaml"), LOYALTY)
-        .await
-        .assert_ok(StatusCode::CREATED);
+    app.raw(
+        Method::POST,
+        "/api/v1/custom-tools/import",
+        Some("application/yaml"),
+        LOYALTY,
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
     configure(&app, "smile", json!({"api_key": "smile-secret-123456"})).await;
     // The origin now names another loopback port and the metadata address: neither is allowed.
-    for origin in ["http://127.0.0.1:9", "http://169.254.169.254", "http://[::1]:80", "http://0x7f000001"] {
-        app.call(Method::DELETE, "/api/v1/config/services/loyalty/entries/default").await;
-        configure(&app, "loyalty", json!({"api_key": "k-123456", "base_url": origin})).await;
+    for origin in [
+        "http://127.0.0.1:9",
+        "http://169.254.169.254",
+        "http://[::1]:80",
+        "http://0x7f000001",
+    ] {
+        app.call(
+            Method::DELETE,
+            "/api/v1/config/services/loyalty/entries/default",
+        )
+        .await;
+        configure(
+            &app,
+            "loyalty",
+            json!({"api_key": "k-123456", "base_url": origin}),
+        )
+        .await;
         let run = app
             .post(
                 "/api/v1/tools/check_loyalty_points/execute",
@@ -169,10 +220,17 @@ async fn js_fetch_goes_through_the_egress_guard() {
     }))
     .await;
     let ok = app
-        .post("/api/v1/tools/fetcher/execute", &json!({"arguments": {"url": format!("http://{host}/json")}}))
+        .post(
+            "/api/v1/tools/fetcher/execute",
+            &json!({"arguments": {"url": format!("http://{host}/json")}}),
+        )
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!(ok["content"], json!({"status": 200, "body": {"hello": "world"}}), "{ok}");
+    assert_eq!(
+        ok["content"],
+        json!({"status": 200, "body": {"hello": "world"}}),
+        "{ok}"
+    );
     for url in [
         "http://127.0.0.1:9/",
         "http://169.254.169.254/latest/meta-data/",
@@ -181,7 +239,10 @@ async fn js_fetch_goes_through_the_egress_guard() {
         "file:///etc/passwd",
     ] {
         let res = app
-            .post("/api/v1/tools/fetcher/execute", &json!({"arguments": {"url": url}}))
+            .post(
+                "/api/v1/tools/fetcher/execute",
+                &json!({"arguments": {"url": url}}),
+            )
             .await
             .assert_ok(StatusCode::OK);
         assert_eq!(res["isError"], true, "{url}: {res}");
@@ -197,7 +258,10 @@ async fn js_fetch_goes_through_the_egress_guard() {
 async fn config_values_are_masked_and_hostile_input_is_refused() {
     let app = TestApp::new().await;
     let created = app
-        .post("/api/v1/config/services", &json!({"name": "weatherapi", "displayName": "WeatherAPI"}))
+        .post(
+            "/api/v1/config/services",
+            &json!({"name": "weatherapi", "displayName": "WeatherAPI"}),
+        )
         .await
         .assert_ok(StatusCode::CREATED);
     assert_eq!(created["configured"], false);
@@ -215,10 +279,19 @@ async fn config_values_are_masked_and_hostile_input_is_refused() {
     assert!(!all.text.contains("0123456789abcdef"), "{}", all.text);
 
     for (body, code) in [
-        (json!({"name": "Bad Name"}), StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            json!({"name": "Bad Name"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
         (json!({"name": "weatherapi"}), StatusCode::CONFLICT),
-        (json!({"name": "x", "fields": [{"name": "a", "kind": "secret"}, {"name": "a", "kind": "text"}]}), StatusCode::UNPROCESSABLE_ENTITY),
-        (json!({"name": "y", "unknown": true}), StatusCode::BAD_REQUEST),
+        (
+            json!({"name": "x", "fields": [{"name": "a", "kind": "secret"}, {"name": "a", "kind": "text"}]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"name": "y", "unknown": true}),
+            StatusCode::BAD_REQUEST,
+        ),
     ] {
         let res = app.post("/api/v1/config/services", &body).await;
         assert_eq!(res.status, code, "{body}: {}", res.text);
@@ -230,12 +303,19 @@ async fn config_values_are_masked_and_hostile_input_is_refused() {
         json!({"base_url": "not a url"}),
     ] {
         let res = app
-            .post("/api/v1/config/services/weatherapi/entries", &json!({"label": "other", "values": values}))
+            .post(
+                "/api/v1/config/services/weatherapi/entries",
+                &json!({"label": "other", "values": values}),
+            )
             .await;
         assert!(res.status.is_client_error(), "{values}: {}", res.text);
     }
-    app.get("/api/v1/config/services/nope").await.assert_error(StatusCode::NOT_FOUND, "not_found");
-    let res = app.call(Method::DELETE, "/api/v1/config/services/weatherapi").await;
+    app.get("/api/v1/config/services/nope")
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+    let res = app
+        .call(Method::DELETE, "/api/v1/config/services/weatherapi")
+        .await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.text);
 }
 
@@ -250,9 +330,10 @@ async fn an_owner_allowlist_narrows_what_its_tools_reach() {
     };
     service.egress.allow_plain_http = true;
     service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
-    service
-        .owner_allowed_domains
-        .insert("default".to_owned(), vec!["api.example.com".parse().unwrap()]);
+    service.owner_allowed_domains.insert(
+        "default".to_owned(),
+        vec!["api.example.com".parse().unwrap()],
+    );
     let app = TestApp::with_configs(service, ServerConfig::default()).await;
 
     app.create_tool(&json!({
@@ -264,16 +345,32 @@ async fn an_owner_allowlist_narrows_what_its_tools_reach() {
     }))
     .await;
     let res = app
-        .post("/api/v1/tools/fetcher/execute", &json!({"arguments": {"url": format!("http://{host}/json")}}))
+        .post(
+            "/api/v1/tools/fetcher/execute",
+            &json!({"arguments": {"url": format!("http://{host}/json")}}),
+        )
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(res["isError"], true, "{res}");
-    assert!(res.to_string().contains("allow"), "the refusal names the allowlist: {res}");
+    assert!(
+        res.to_string().contains("allow"),
+        "the refusal names the allowlist: {res}"
+    );
 
-    app.raw(Method::POST, "/api/v1/custom-tools/import", Some("application/yaml"), LOYALTY)
-        .await
-        .assert_ok(StatusCode::CREATED);
-    configure(&app, "loyalty", json!({"api_key": "k-123456", "base_url": format!("http://{host}")})).await;
+    app.raw(
+        Method::POST,
+        "/api/v1/custom-tools/import",
+        Some("application/yaml"),
+        LOYALTY,
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    configure(
+        &app,
+        "loyalty",
+        json!({"api_key": "k-123456", "base_url": format!("http://{host}")}),
+    )
+    .await;
     configure(&app, "smile", json!({"api_key": "smile-secret-123456"})).await;
     let run = app
         .post(

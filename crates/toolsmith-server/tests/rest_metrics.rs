@@ -63,11 +63,20 @@ async fn metrics_match_a_scripted_workload() {
     assert_eq!(m["toolName"], "work");
     assert_eq!(m["period"], "7d");
     assert_eq!(m["totalExecutions"], 10);
-    assert_eq!((m["successful"].clone(), m["failed"].clone()), (json!(7), json!(3)));
+    assert_eq!(
+        (m["successful"].clone(), m["failed"].clone()),
+        (json!(7), json!(3))
+    );
     assert_eq!(m["successRate"], 0.7);
-    assert_eq!(m["statusCounts"], json!({"success": 7, "error": 2, "timeout": 1}));
+    assert_eq!(
+        m["statusCounts"],
+        json!({"success": 7, "error": 2, "timeout": 1})
+    );
     let breakdown = m["errorBreakdown"].as_object().unwrap();
-    assert_eq!(breakdown.values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 3);
+    assert_eq!(
+        breakdown.values().map(|v| v.as_u64().unwrap()).sum::<u64>(),
+        3
+    );
     assert_eq!(breakdown.len(), 2, "two error classes: {breakdown:?}");
     let p95 = m["p95ExecutionTimeMs"].as_f64().unwrap();
     let avg = m["avgExecutionTimeMs"].as_f64().unwrap();
@@ -76,15 +85,26 @@ async fn metrics_match_a_scripted_workload() {
     let trend = m["usageTrend"].as_array().unwrap();
     assert_eq!(trend.len(), 8, "7 days back and today: {trend:?}");
     let today = trend.last().unwrap();
-    assert_eq!((today["executions"].clone(), today["errors"].clone()), (json!(10), json!(3)));
+    assert_eq!(
+        (today["executions"].clone(), today["errors"].clone()),
+        (json!(10), json!(3))
+    );
 
-    let all = app.get("/api/v1/metrics/tools").await.assert_ok(StatusCode::OK);
+    let all = app
+        .get("/api/v1/metrics/tools")
+        .await
+        .assert_ok(StatusCode::OK);
     assert_eq!(all["totals"]["totalExecutions"], 11);
     let rows: Vec<(&str, u64)> = all["tools"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["toolName"].as_str().unwrap(), t["totalExecutions"].as_u64().unwrap()))
+        .map(|t| {
+            (
+                t["toolName"].as_str().unwrap(),
+                t["totalExecutions"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(rows, [("work", 10), ("idle", 1)]);
 }
@@ -107,7 +127,10 @@ async fn a_tool_that_starts_failing_is_an_anomaly() {
     let app = app().await;
     run(&app, "work", "fail", 10).await;
     run(&app, "idle", "ok", 10).await;
-    let found = app.get("/api/v1/metrics/anomalies?window=1h").await.assert_ok(StatusCode::OK);
+    let found = app
+        .get("/api/v1/metrics/anomalies?window=1h")
+        .await
+        .assert_ok(StatusCode::OK);
     let kinds: Vec<(&str, &str)> = found
         .as_array()
         .unwrap()
@@ -141,7 +164,12 @@ async fn bad_periods_and_unknown_parameters_are_400() {
         assert!(message.len() < 300, "{path}: {message}");
     }
     let long = format!("/api/v1/metrics/tools?period={}", "9".repeat(10_000));
-    let message = app.get(&long).await.assert_error(StatusCode::BAD_REQUEST, "invalid_query");
-    assert!(!message.contains("9999999999"), "the message does not echo huge input");
+    let message = app
+        .get(&long)
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+    assert!(
+        !message.contains("9999999999"),
+        "the message does not echo huge input"
+    );
 }
-

@@ -47,7 +47,10 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("DELETE", "/api/v1/config/services/{service}"),
     ("POST", "/api/v1/config/services/{service}/entries"),
     ("PATCH", "/api/v1/config/services/{service}/entries/{entry}"),
-    ("DELETE", "/api/v1/config/services/{service}/entries/{entry}"),
+    (
+        "DELETE",
+        "/api/v1/config/services/{service}/entries/{entry}",
+    ),
 ];
 
 async fn document(app: &TestApp) -> Value {

@@ -66,7 +66,9 @@ impl FromStr for Period {
 
     fn from_str(text: &str) -> Result<Period, String> {
         if text.len() > 8 {
-            return Err("invalid period: use a number and a unit m, h or d, such as 24h or 7d".to_owned());
+            return Err(
+                "invalid period: use a number and a unit m, h or d, such as 24h or 7d".to_owned(),
+            );
         }
         let bad = || {
             format!("invalid period '{text}': use a number and a unit m, h or d, such as 24h or 7d")
@@ -82,7 +84,9 @@ impl FromStr for Period {
         let amount: u32 = digits.parse().map_err(|_| bad())?;
         let period = Period { amount, unit };
         if amount == 0 {
-            return Err(format!("invalid period '{text}': it must be longer than zero"));
+            return Err(format!(
+                "invalid period '{text}': it must be longer than zero"
+            ));
         }
         if period.duration() > Duration::days(MAX_PERIOD_DAYS) {
             return Err(format!(
@@ -125,7 +129,11 @@ pub struct DailyUsage {
 }
 
 /// The figures of `samples` (all within `since..=until`).
-pub fn metrics(samples: &[&ExecutionSample], since: DateTime<Utc>, until: DateTime<Utc>) -> ToolMetrics {
+pub fn metrics(
+    samples: &[&ExecutionSample],
+    since: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> ToolMetrics {
     let mut status_counts = BTreeMap::new();
     let mut error_breakdown = BTreeMap::new();
     let mut durations = Vec::new();

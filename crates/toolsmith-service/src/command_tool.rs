@@ -75,7 +75,9 @@ impl ToolExecutor for CommandToolExecutor {
         let mut request = RunRequest::for_spec(&self.spec, &rendered);
         if let Some(deadline) = ctx.deadline {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            request.timeout = request.timeout.min(left.max(std::time::Duration::from_millis(1)));
+            request.timeout = request
+                .timeout
+                .min(left.max(std::time::Duration::from_millis(1)));
         }
         let run = sandbox.run(&request);
         let output = tokio::select! {

@@ -157,7 +157,9 @@ impl OwnerConfig {
         let (service, field) = match key.split_once('.') {
             Some((service, field)) => (self.services.get(service)?, field.to_owned()),
             None => self.services.values().find_map(|s| {
-                let rest = key.strip_prefix(s.service.name.as_str())?.strip_prefix('_')?;
+                let rest = key
+                    .strip_prefix(s.service.name.as_str())?
+                    .strip_prefix('_')?;
                 s.service.field(rest).map(|_| (s, rest.to_owned()))
             })?,
         };
@@ -172,7 +174,12 @@ impl OwnerConfig {
     pub fn secrets(&self) -> Vec<String> {
         let mut out = Vec::new();
         for service in self.services.values() {
-            for field in service.service.fields.iter().filter(|f| f.kind == toolsmith_core::FieldKind::Secret) {
+            for field in service
+                .service
+                .fields
+                .iter()
+                .filter(|f| f.kind == toolsmith_core::FieldKind::Secret)
+            {
                 for entry in &service.entries {
                     if let Some(Value::String(s)) = entry.values.get(&field.name) {
                         out.push(s.clone());

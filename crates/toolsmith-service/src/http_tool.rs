@@ -13,8 +13,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{ErrorKind, ToolContext, ToolExecutor, ToolResult};
 use toolsmith_httptool::{
-    CallContext, HttpErrorKind, HttpSender, HttpToolDefinition, SecurityRules,
-    execute,
+    CallContext, HttpErrorKind, HttpSender, HttpToolDefinition, SecurityRules, execute,
 };
 
 /// Where an owner's `store.*` values come from (the Config Center).
@@ -44,7 +43,13 @@ impl ToolExecutor for HttpToolExecutor {
             Ok(call) => call,
             Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.message),
         };
-        let run = execute(&self.definition, args, &call, self.sender.as_ref(), &self.rules);
+        let run = execute(
+            &self.definition,
+            args,
+            &call,
+            self.sender.as_ref(),
+            &self.rules,
+        );
         let outcome = tokio::select! {
             outcome = run => outcome,
             () = ctx.cancellation.cancelled() => {

@@ -8,10 +8,10 @@
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
+use crate::config_center::ConfigCache;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, PermissionSet, Pipeline, ToolContext, ToolExecutor, ToolResult};
-use crate::config_center::ConfigCache;
 use toolsmith_egress::{EgressGuard, EgressSession, OutboundRequest};
 use toolsmith_sandbox::{
     FetchRequest, FetchResponse, HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox,

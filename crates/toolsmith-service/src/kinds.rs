@@ -67,7 +67,12 @@ impl ToolService {
                     &|_origin: &str| Ok(()),
                 );
                 if !violations.is_empty() {
-                    return Err(violations_error("the HTTP tool", violations.iter().map(|v| format!("{}: {}", v.path, v.message))));
+                    return Err(violations_error(
+                        "the HTTP tool",
+                        violations
+                            .iter()
+                            .map(|v| format!("{}: {}", v.path, v.message)),
+                    ));
                 }
                 permissions.insert(Permission::Network);
                 toolsmith_httptool::parameters_schema(&definition)
@@ -139,7 +144,9 @@ impl ToolService {
                         continue;
                     }
                     let cipher = self.config_cache().cipher().ok_or_else(|| {
-                        ServiceError::InvalidState("no secret key to open the tool's env".to_owned())
+                        ServiceError::InvalidState(
+                            "no secret key to open the tool's env".to_owned(),
+                        )
                     })?;
                     *value = cipher
                         .open(value, &env_place(owner, tool_id, env_name))
@@ -187,7 +194,11 @@ pub(crate) fn agent_scope(kind: ToolKind, code: &str) -> Option<String> {
 }
 
 /// Where a command tool's env value is bound: the tool and the variable.
-fn env_place<'a>(owner: &'a str, tool_id: &'a str, name: &'a str) -> toolsmith_secrets::SecretPlace<'a> {
+fn env_place<'a>(
+    owner: &'a str,
+    tool_id: &'a str,
+    name: &'a str,
+) -> toolsmith_secrets::SecretPlace<'a> {
     toolsmith_secrets::SecretPlace {
         owner,
         service_id: "command-env",
@@ -202,8 +213,12 @@ fn command_spec(code: &str) -> Result<CommandToolSpec, ServiceError> {
             "a command tool's code must be its spec as JSON ({{\"command\": \"…\", \"timeoutSeconds\": …}}): {e}"
         ))
     })?;
-    spec.validate()
-        .map_err(|e| violations_error("the command tool", e.violations.iter().map(ToString::to_string)))?;
+    spec.validate().map_err(|e| {
+        violations_error(
+            "the command tool",
+            e.violations.iter().map(ToString::to_string),
+        )
+    })?;
     Ok(spec)
 }
 

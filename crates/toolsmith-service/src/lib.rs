@@ -34,15 +34,15 @@ mod kinds;
 pub mod limits;
 pub mod policy;
 pub mod scrubbing;
-pub mod telemetry;
 pub mod service;
+pub mod telemetry;
 pub mod usage;
 
 pub use error::ServiceError;
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 pub use limits::{LimitsConfig, Rate};
 pub use service::{
-    Connectors, EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView, MetricsReport, ServiceConfig, Suggestion, ToolMetricsReport, ToolMetricsRow,
-    ToolService,
+    Connectors, EntryInput, EntryView, MetricsReport, ServiceConfig, ServiceInput, ServicePatch,
+    ServiceView, Suggestion, ToolMetricsReport, ToolMetricsRow, ToolService,
 };
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

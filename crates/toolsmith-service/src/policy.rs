@@ -8,8 +8,12 @@
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use toolsmith_core::{Call, ErrorKind, Middleware, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry, ToolResult};
-use toolsmith_policy::{Caller, GroupCatalog, Policy, PolicyConfig, PolicyError, ToolInfo, ToolKind};
+use toolsmith_core::{
+    Call, ErrorKind, Middleware, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry, ToolResult,
+};
+use toolsmith_policy::{
+    Caller, GroupCatalog, Policy, PolicyConfig, PolicyError, ToolInfo, ToolKind,
+};
 
 /// The compiled policy of this process.
 pub struct PolicyGate {
@@ -43,18 +47,30 @@ impl PolicyGate {
             None => Policy::allow_all(),
             Some(config) => config.compile(&catalog(registry))?,
         };
-        *self.policy.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(compiled);
-        *self.configured.write().unwrap_or_else(std::sync::PoisonError::into_inner) = config.is_some();
+        *self
+            .policy
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(compiled);
+        *self
+            .configured
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = config.is_some();
         Ok(())
     }
 
     /// Whether a policy is configured (if not, everything is visible and callable).
     pub fn is_configured(&self) -> bool {
-        *self.configured.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+        *self
+            .configured
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn current(&self) -> Option<Arc<Policy>> {
-        let configured = *self.configured.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let configured = *self
+            .configured
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         configured.then(|| {
             self.policy
                 .read()
@@ -140,7 +156,10 @@ impl Middleware for PolicyMiddleware {
         self.0.check(&call.ctx, &call.tool).map_err(|reason| {
             ToolResult::error(
                 ErrorKind::Denied,
-                format!("tool '{}' is not allowed for this caller: {reason}", call.tool.name()),
+                format!(
+                    "tool '{}' is not allowed for this caller: {reason}",
+                    call.tool.name()
+                ),
             )
         })
     }

@@ -26,7 +26,9 @@ pub struct ScrubMiddleware {
 }
 
 impl ScrubMiddleware {
-    pub fn new(secrets: Arc<dyn SecretSource>) -> Result<ScrubMiddleware, toolsmith_scrub::ScrubError> {
+    pub fn new(
+        secrets: Arc<dyn SecretSource>,
+    ) -> Result<ScrubMiddleware, toolsmith_scrub::ScrubError> {
         Ok(ScrubMiddleware {
             patterns: Scrubber::patterns_only()?,
             secrets,

@@ -34,19 +34,19 @@ mod config;
 mod dependencies;
 mod http_import;
 mod metrics;
-pub use config::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
-pub use http_import::Suggestion;
-pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
+use crate::command_tool::CommandRuntime;
+use crate::config_center::ConfigCache;
+use crate::egress::EgressSender;
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 use crate::js_tool::JsToolExecutor;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
-use crate::command_tool::CommandRuntime;
-use crate::egress::EgressSender;
-use crate::config_center::ConfigCache;
 use crate::policy::{PolicyGate, PolicyMiddleware};
-use crate::telemetry::Telemetry;
 use crate::scrubbing::ScrubMiddleware;
+use crate::telemetry::Telemetry;
 use crate::usage::UsageRecorder;
+pub use config::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
+pub use http_import::Suggestion;
+pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 
 /// Limits and sizes of the service.
 #[derive(Debug, Clone)]
@@ -277,7 +277,10 @@ impl ToolService {
 
     /// The sender of `owner`'s HTTP tools: the default one, narrowed to the owner's allowlist.
     pub(crate) fn http_sender_for(&self, owner: &str) -> Arc<dyn toolsmith_httptool::HttpSender> {
-        match (&self.http_guard, self.config.owner_allowed_domains.get(owner)) {
+        match (
+            &self.http_guard,
+            self.config.owner_allowed_domains.get(owner),
+        ) {
             (Some(guard), Some(domains)) => {
                 Arc::new(EgressSender::from_guard(guard.for_owner(domains.clone())))
             }
@@ -741,7 +744,10 @@ impl ToolService {
         dependencies::declared_services(&next)?;
         self.store.update_tool(&next, current.revision).await?;
         self.sync(&next);
-        if next.metadata != current.metadata || next.code != current.code || next.name != current.name {
+        if next.metadata != current.metadata
+            || next.code != current.code
+            || next.name != current.name
+        {
             self.sync_dependencies(&next, Some(&current.name)).await;
         }
         Ok(next)

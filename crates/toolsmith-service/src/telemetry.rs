@@ -121,7 +121,8 @@ impl Telemetry {
 
     /// The text exposition, with the gauges set to the given current values.
     pub fn render(&self, queue_depth: usize, approvals_pending: usize) -> String {
-        self.queue_depth.set(i64::try_from(queue_depth).unwrap_or(i64::MAX));
+        self.queue_depth
+            .set(i64::try_from(queue_depth).unwrap_or(i64::MAX));
         self.approvals_pending
             .set(i64::try_from(approvals_pending).unwrap_or(i64::MAX));
         let mut out = String::new();

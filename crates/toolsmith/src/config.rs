@@ -267,9 +267,9 @@ impl Settings {
                     .allowed_domains
                     .iter()
                     .map(|domain| {
-                        domain.parse().map_err(|e| {
-                            bad(format!("egress.owners.{owner}.allowed_domains: {e}"))
-                        })
+                        domain
+                            .parse()
+                            .map_err(|e| bad(format!("egress.owners.{owner}.allowed_domains: {e}")))
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 if domains.is_empty() {
@@ -706,12 +706,24 @@ mod tests {
         assert_eq!(alice.len(), 1);
         assert!(alice[0].matches("api.example.com") && !alice[0].matches("www.example.com"));
         assert!(!s.service.owner_allowed_domains.contains_key("bob"));
-        let err = settings(&["toolsmith", "serve"], "[egress.owners.bob]\nallowed_domains = []\n")
-            .unwrap_err();
-        assert!(err.0.contains("egress.owners.bob.allowed_domains is empty"), "{err}");
-        let err = settings(&["toolsmith", "serve"], "[egress.owners.bob]\nallowed_domains = [\"http://x\"]\n")
-            .unwrap_err();
-        assert!(err.0.starts_with("egress.owners.bob.allowed_domains: "), "{err}");
+        let err = settings(
+            &["toolsmith", "serve"],
+            "[egress.owners.bob]\nallowed_domains = []\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.0.contains("egress.owners.bob.allowed_domains is empty"),
+            "{err}"
+        );
+        let err = settings(
+            &["toolsmith", "serve"],
+            "[egress.owners.bob]\nallowed_domains = [\"http://x\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.0.starts_with("egress.owners.bob.allowed_domains: "),
+            "{err}"
+        );
     }
 
     #[test]

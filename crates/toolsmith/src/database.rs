@@ -121,7 +121,11 @@ pub async fn open_service(path: &Path, config: ServiceConfig) -> anyhow::Result<
         .unwrap_or_else(|| Path::new("."));
     let (key, source) = toolsmith_secrets::SecretKey::load(key_dir)
         .context("cannot load the Config Center's secret key")?;
-    if let toolsmith_secrets::KeySource::File { path, created: true } = &source {
+    if let toolsmith_secrets::KeySource::File {
+        path,
+        created: true,
+    } = &source
+    {
         tracing::info!(file = %path.display(), "created a new secret key for the Config Center; back it up");
     }
     let connectors = toolsmith_service::Connectors {

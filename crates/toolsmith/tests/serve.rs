@@ -746,7 +746,11 @@ fn a_config_secret_appears_nowhere_but_sealed_in_the_database() {
     assert_eq!(tool["success"], true, "{tool}");
     let run = record(server.post("/api/v1/tools/leaky/execute", &json!({"arguments": {}})));
     assert_eq!(run["data"]["isError"], false, "{run}");
-    assert_eq!(run["data"]["content"]["len"], SECRET.len(), "the tool read the real key");
+    assert_eq!(
+        run["data"]["content"]["len"],
+        SECRET.len(),
+        "the tool read the real key"
+    );
     assert_eq!(run["data"]["content"]["k"], "[REDACTED]");
     assert_eq!(run["data"]["content"]["url"], "https://api.example.com");
     for path in [
@@ -775,11 +779,19 @@ fn a_config_secret_appears_nowhere_but_sealed_in_the_database() {
     let mut database = Vec::new();
     for entry in std::fs::read_dir(env.data_dir()).unwrap() {
         let path = entry.unwrap().path();
-        if path.file_name().unwrap().to_string_lossy().starts_with("toolsmith.db") {
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("toolsmith.db")
+        {
             database.extend(std::fs::read(&path).unwrap());
         }
     }
     let database = String::from_utf8_lossy(&database);
-    assert!(!database.contains(SECRET), "the secret is in the database in plaintext");
+    assert!(
+        !database.contains(SECRET),
+        "the secret is in the database in plaintext"
+    );
     assert!(database.contains("v1:"), "the sealed value is stored");
 }

@@ -141,7 +141,16 @@ fn scope_is_global_by_default_or_names_one_agent() {
 #[test]
 fn malformed_scopes_are_refused() {
     let long = format!("agent:{}", "a".repeat(129));
-    for bad in ["", "agent:", "agent", "Global", "agent:a b", "agent:x/../y", "user:bob", &long] {
+    for bad in [
+        "",
+        "agent:",
+        "agent",
+        "Global",
+        "agent:a b",
+        "agent:x/../y",
+        "user:bob",
+        &long,
+    ] {
         let mut tool = spec("echo hi");
         tool.scope = Some(bad.to_owned());
         assert_eq!(codes(&tool), vec!["scope_invalid"], "scope {bad:?}");

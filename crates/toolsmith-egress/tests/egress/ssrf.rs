@@ -162,7 +162,11 @@ async fn localhost_is_refused_by_name_with_the_system_resolver() {
     // definition. (Names that *resolve* to refused addresses are covered through the test
     // resolver above and through the DNS hook in `send.rs`.)
     let guard = toolsmith_egress::EgressGuard::new(EgressPolicy::default()).unwrap();
-    for url in ["http://localhost:9/", "http://localhost.:9/", "http://x.y.localhost/"] {
+    for url in [
+        "http://localhost:9/",
+        "http://localhost.:9/",
+        "http://x.y.localhost/",
+    ] {
         let err = guard.resolve_checked(url).await.unwrap_err();
         assert_eq!(err.code(), "address_refused", "{url}");
     }

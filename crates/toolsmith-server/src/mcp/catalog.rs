@@ -470,8 +470,12 @@ mod tests {
                             // create, update or rename (same id): may be refused on a taken
                             // name, which must change nothing.
                             0..=5 => {
-                                let _ = registry
-                                    .upsert_custom(custom(owner, id, &name(&mut rng), revision));
+                                let _ = registry.upsert_custom(custom(
+                                    owner,
+                                    id,
+                                    &name(&mut rng),
+                                    revision,
+                                ));
                             }
                             6..=7 => {
                                 registry.remove_custom(owner, &format!("id-{id}"));
@@ -481,7 +485,10 @@ mod tests {
                                 let origin = ToolOrigin::BuiltIn {
                                     provider: "test".to_owned(),
                                 };
-                                if registry.register_builtin(registered(&builtin, origin, revision)).is_err() {
+                                if registry
+                                    .register_builtin(registered(&builtin, origin, revision))
+                                    .is_err()
+                                {
                                     registry.unregister_builtin(&builtin);
                                 }
                             }
@@ -533,11 +540,16 @@ mod tests {
                 (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
                 _ => false,
             };
-            assert!(same("tool_00") && same("tool_49"), "unchanged tools are reused");
+            assert!(
+                same("tool_00") && same("tool_49"),
+                "unchanged tools are reused"
+            );
             assert!(!same("tool_07"), "the updated tool is converted again");
             assert_eq!(schema(&after, "tool_09"), None, "the removed tool is gone");
             assert!(
-                after.iter().any(|t| t.description.as_deref() == Some("tool_07, revision 1")),
+                after
+                    .iter()
+                    .any(|t| t.description.as_deref() == Some("tool_07, revision 1")),
                 "the update shows"
             );
         }

@@ -344,10 +344,12 @@ impl ServerHandler for ToolsmithMcp {
             .iter()
             .filter(|tool| {
                 SERVER_TOOLS.find(&tool.name, self.compat()).is_some()
-                    || registry.get(self.owner(), &tool.name).is_some_and(|registered| {
-                        registered.is_visible_to(ctx.agent_id.as_deref())
-                            && gate.check(&ctx, &registered).is_ok()
-                    })
+                    || registry
+                        .get(self.owner(), &tool.name)
+                        .is_some_and(|registered| {
+                            registered.is_visible_to(ctx.agent_id.as_deref())
+                                && gate.check(&ctx, &registered).is_ok()
+                        })
             })
             .cloned()
             .collect();

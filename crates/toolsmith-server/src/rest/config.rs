@@ -48,7 +48,9 @@ pub async fn list(
     require(&identity, Scope::ToolsRead)?;
     query.check(&[])?;
     let services = state.service.config_services(&actor(&identity)).await?;
-    Ok(ApiOk::ok(json!({"services": services, "count": services.len()})))
+    Ok(ApiOk::ok(
+        json!({"services": services, "count": services.len()}),
+    ))
 }
 
 /// Create a config service
@@ -231,7 +233,13 @@ pub async fn update_entry(
     let expected = revision_query(&query)?;
     let updated = state
         .service
-        .update_config_entry(&actor(&identity), &service, &entry, body.into_input(), expected)
+        .update_config_entry(
+            &actor(&identity),
+            &service,
+            &entry,
+            body.into_input(),
+            expected,
+        )
         .await?;
     Ok(ApiOk::ok(updated))
 }

@@ -192,7 +192,10 @@ pub async fn get_one(
         .service
         .get(&actor(&identity), &ToolRef::parse(&id))
         .await?;
-    Ok(tool_ok(StatusCode::OK, with_missing_config(&state, record).await?))
+    Ok(tool_ok(
+        StatusCode::OK,
+        with_missing_config(&state, record).await?,
+    ))
 }
 
 /// Create a custom tool

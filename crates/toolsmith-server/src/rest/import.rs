@@ -55,8 +55,17 @@ pub async fn import(
     let media = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
-    if !media.as_deref().is_some_and(|m| DEFINITION_TYPES.contains(&m)) {
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    if !media
+        .as_deref()
+        .is_some_and(|m| DEFINITION_TYPES.contains(&m))
+    {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",

@@ -37,7 +37,10 @@ pub async fn tools(
     require(&identity, Scope::ToolsRead)?;
     query.check(&["period"])?;
     let period = period(&query, "period", DEFAULT_PERIOD)?;
-    let report = state.service.metrics_report(&actor(&identity), period).await?;
+    let report = state
+        .service
+        .metrics_report(&actor(&identity), period)
+        .await?;
     Ok(ApiOk::ok(report))
 }
 

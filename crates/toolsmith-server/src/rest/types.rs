@@ -925,7 +925,9 @@ impl ConfigFieldBody {
     }
 }
 
-fn fields(list: Option<Vec<ConfigFieldBody>>) -> Result<Option<Vec<toolsmith_core::ConfigField>>, String> {
+fn fields(
+    list: Option<Vec<ConfigFieldBody>>,
+) -> Result<Option<Vec<toolsmith_core::ConfigField>>, String> {
     list.map(|l| l.into_iter().map(ConfigFieldBody::into_field).collect())
         .transpose()
 }
@@ -935,7 +937,12 @@ fn fields(list: Option<Vec<ConfigFieldBody>>) -> Result<Option<Vec<toolsmith_cor
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigServiceBody {
     /// The name tools use: `utils.getApiKey('<name>')`.
-    #[schema(pattern = "^[a-z][a-z0-9_]*$", min_length = 1, max_length = 64, example = "weatherapi")]
+    #[schema(
+        pattern = "^[a-z][a-z0-9_]*$",
+        min_length = 1,
+        max_length = 64,
+        example = "weatherapi"
+    )]
     pub name: String,
     #[serde(default)]
     pub display_name: Option<String>,

@@ -25,11 +25,33 @@ fn sample(tool: &str, status: ExecutionStatus, ms: f64, when: DateTime<Utc>) -> 
 
 #[test]
 fn periods_parse_and_refuse_nonsense() {
-    assert_eq!("7d".parse::<Period>().unwrap().duration(), Duration::days(7));
-    assert_eq!("24h".parse::<Period>().unwrap().duration(), Duration::hours(24));
-    assert_eq!("90m".parse::<Period>().unwrap().duration(), Duration::minutes(90));
+    assert_eq!(
+        "7d".parse::<Period>().unwrap().duration(),
+        Duration::days(7)
+    );
+    assert_eq!(
+        "24h".parse::<Period>().unwrap().duration(),
+        Duration::hours(24)
+    );
+    assert_eq!(
+        "90m".parse::<Period>().unwrap().duration(),
+        Duration::minutes(90)
+    );
     assert_eq!("7d".parse::<Period>().unwrap().to_string(), "7d");
-    for bad in ["", "d", "7", "7w", "-1d", "0d", "1.5d", "7 d", "99999999d", "367d", "٣d", "7dd"] {
+    for bad in [
+        "",
+        "d",
+        "7",
+        "7w",
+        "-1d",
+        "0d",
+        "1.5d",
+        "7 d",
+        "99999999d",
+        "367d",
+        "٣d",
+        "7dd",
+    ] {
         assert!(bad.parse::<Period>().is_err(), "{bad:?} was accepted");
     }
     assert!("366d".parse::<Period>().is_ok());
@@ -50,7 +72,11 @@ fn figures_of_a_known_workload() {
     assert_eq!(m.total_executions, 6);
     assert_eq!((m.successful, m.failed, m.refused), (3, 2, 1));
     assert_eq!(m.success_rate, Some(0.6));
-    assert_eq!(m.avg_execution_time_ms, Some(220.0), "refused calls carry no duration");
+    assert_eq!(
+        m.avg_execution_time_ms,
+        Some(220.0),
+        "refused calls carry no duration"
+    );
     assert_eq!(m.p95_execution_time_ms, Some(1000.0));
     assert_eq!(m.status_counts["success"], 3);
     assert_eq!(m.status_counts["rate_limited"], 1);
@@ -67,7 +93,11 @@ fn figures_of_a_known_workload() {
         .iter()
         .map(|d| (chrono::Datelike::day(&d.date), d.executions, d.errors))
         .collect();
-    assert_eq!(trend, [(1, 2, 0), (2, 0, 0), (3, 4, 3)], "empty days are listed");
+    assert_eq!(
+        trend,
+        [(1, 2, 0), (2, 0, 0), (3, 4, 3)],
+        "empty days are listed"
+    );
 }
 
 #[test]
@@ -128,7 +158,8 @@ fn anomalies_follow_the_documented_rule() {
     samples.extend(runs("new", 10, 3, 5.0, at(10, 1)));
     // Refused calls are not errors of the tool.
     samples.extend(runs("limited", 10, 0, 5.0, at(10, 1)));
-    samples.extend((0..10).map(|_| sample("limited", ExecutionStatus::RateLimited, 0.0, at(10, 2))));
+    samples
+        .extend((0..10).map(|_| sample("limited", ExecutionStatus::RateLimited, 0.0, at(10, 2))));
 
     let found: Vec<(String, &str)> = anomalies(&samples, window)
         .into_iter()

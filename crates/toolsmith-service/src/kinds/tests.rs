@@ -16,9 +16,14 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("toolsmith.db")).await.unwrap());
-    let service = ToolService::open(ServiceConfig::default(), store).await.unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&dir.path().join("toolsmith.db"))
+            .await
+            .unwrap(),
+    );
+    let service = ToolService::open(ServiceConfig::default(), store)
+        .await
+        .unwrap();
     Fixture { _dir: dir, service }
 }
 
@@ -63,7 +68,9 @@ fn http_tool(yaml: &str) -> CreateTool {
 const LOYALTY: &str = include_str!("../../../../examples/http-tools/loyalty_points.yaml");
 
 async fn run(service: &ToolService, name: &str, args: Value) -> ToolResult {
-    service.execute(name, args, ToolContext::new("default")).await
+    service
+        .execute(name, args, ToolContext::new("default"))
+        .await
 }
 
 /// Whether the command sandbox works here; under `CI=true` it must.
@@ -82,18 +89,30 @@ async fn sandbox_or_skip(service: &ToolService) -> bool {
 #[tokio::test]
 async fn a_command_tool_implies_shell_and_waits_for_approval_when_the_model_creates_it() {
     let f = fixture().await;
-    let by_user = f.service.create(&Actor::user("default"), echo_tool("say")).await.unwrap();
+    let by_user = f
+        .service
+        .create(&Actor::user("default"), echo_tool("say"))
+        .await
+        .unwrap();
     assert_eq!(by_user.kind, ToolKind::Command);
     assert_eq!(by_user.status, ToolStatus::Active);
     assert!(by_user.permissions.contains(&Permission::Shell));
     assert!(!by_user.permissions.contains(&Permission::Network));
 
-    let by_model = f.service.create(&Actor::llm("default"), echo_tool("say_llm")).await.unwrap();
+    let by_model = f
+        .service
+        .create(&Actor::llm("default"), echo_tool("say_llm"))
+        .await
+        .unwrap();
     assert_eq!(by_model.status, ToolStatus::PendingApproval);
 
     let mut networked = echo_tool("say_net");
     networked.code = json!({"command": "echo {{.word}}", "network": true}).to_string();
-    let networked = f.service.create(&Actor::user("default"), networked).await.unwrap();
+    let networked = f
+        .service
+        .create(&Actor::user("default"), networked)
+        .await
+        .unwrap();
     assert!(networked.permissions.contains(&Permission::Network));
 }
 
@@ -105,8 +124,14 @@ async fn bad_command_definitions_are_refused_with_the_reason() {
         (json!("echo {{.word}}"), "spec as JSON"),
         (json!({"command": "echo {{.other}}"}), "'other'"),
         (json!({"command": "rm -rf / {{.word}}"}), "invalid"),
-        (json!({"command": "echo {{.word}}", "timeoutSeconds": 100000}), "invalid"),
-        (json!({"command": "echo {{.word}}", "shell": "bash"}), "spec as JSON"),
+        (
+            json!({"command": "echo {{.word}}", "timeoutSeconds": 100000}),
+            "invalid",
+        ),
+        (
+            json!({"command": "echo {{.word}}", "shell": "bash"}),
+            "spec as JSON",
+        ),
     ];
     for (i, (spec, expected)) in cases.into_iter().enumerate() {
         let mut input = echo_tool(&format!("bad_{i}"));
@@ -119,7 +144,11 @@ async fn bad_command_definitions_are_refused_with_the_reason() {
         assert!(err.to_string().contains(expected), "case {i}: {err}");
     }
     // A command tool can no more take a built-in's name than a JS tool can.
-    let err = f.service.create(&user, echo_tool("calculate")).await.unwrap_err();
+    let err = f
+        .service
+        .create(&user, echo_tool("calculate"))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ServiceError::NameTaken(_)), "{err:?}");
 }
 
@@ -129,7 +158,10 @@ async fn a_command_tool_runs_in_the_sandbox_with_its_arguments_quoted() {
     if !sandbox_or_skip(&f.service).await {
         return;
     }
-    f.service.create(&Actor::user("default"), echo_tool("say")).await.unwrap();
+    f.service
+        .create(&Actor::user("default"), echo_tool("say"))
+        .await
+        .unwrap();
     let res = run(&f.service, "say", json!({"word": "hello $(id) `id`; id"})).await;
     assert!(!res.is_error, "{res:?}");
     assert_eq!(res.content["stdout"], "hello $(id) `id`; id\n");
@@ -141,10 +173,19 @@ async fn a_command_tool_runs_in_the_sandbox_with_its_arguments_quoted() {
         json!({"type": "object", "properties": {"x": {"type": "string"}}}),
     );
     failing.description = "fails".to_owned();
-    f.service.create(&Actor::user("default"), failing).await.unwrap();
+    f.service
+        .create(&Actor::user("default"), failing)
+        .await
+        .unwrap();
     let res = run(&f.service, "fail", json!({"x": "dir"})).await;
     assert_eq!(res.error_kind(), Some(ErrorKind::ExecutionError));
-    assert!(res.content["stderr"].as_str().unwrap().contains("nonexistent"), "{res:?}");
+    assert!(
+        res.content["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("nonexistent"),
+        "{res:?}"
+    );
 }
 
 #[tokio::test]
@@ -158,7 +199,10 @@ async fn a_denied_command_is_refused_after_rendering() {
         json!({"command": "sh -c {{.script}}"}),
         json!({"type": "object", "properties": {"script": {"type": "string"}}}),
     );
-    f.service.create(&Actor::user("default"), input).await.unwrap();
+    f.service
+        .create(&Actor::user("default"), input)
+        .await
+        .unwrap();
     let res = run(&f.service, "run_script", json!({"script": "rm -rf /"})).await;
     assert_eq!(res.error_kind(), Some(ErrorKind::Denied), "{res:?}");
 }
@@ -169,25 +213,39 @@ async fn an_http_tool_derives_its_schema_from_the_explicit_parameters() {
     let mut input = http_tool(LOYALTY);
     // Plain http is refused by default; the example's origin comes from the config, so it
     // passes registration, and https is enforced again on the rendered URL.
-    let created = f.service.create(&Actor::user("default"), input.clone()).await.unwrap();
+    let created = f
+        .service
+        .create(&Actor::user("default"), input.clone())
+        .await
+        .unwrap();
     assert_eq!(created.kind, ToolKind::Http);
     assert!(created.permissions.contains(&Permission::Network));
     let props = created.parameters["properties"].as_object().unwrap();
     assert!(props.contains_key("include_history"), "{props:?}");
-    assert!(!props.contains_key("customer_email"), "filled from the conversation, not the model");
+    assert!(
+        !props.contains_key("customer_email"),
+        "filled from the conversation, not the model"
+    );
 
     input.name = "loyalty_llm".to_owned();
     input.code = LOYALTY.replace("name: check_loyalty_points", "name: loyalty_llm");
     // `network` is not a dangerous permission (the egress guard bounds it): the model's HTTP
     // tool is active at once, but every execution of it requires approval.
-    let by_model = f.service.create(&Actor::llm("default"), input).await.unwrap();
+    let by_model = f
+        .service
+        .create(&Actor::llm("default"), input)
+        .await
+        .unwrap();
     assert_eq!(by_model.status, ToolStatus::Active);
     assert!(by_model.requires_approval);
 
     let res = run(&f.service, "check_loyalty_points", json!({})).await;
     assert!(res.is_error, "no conversation context, no config: {res:?}");
     let message = res.error_message().unwrap_or_default();
-    assert!(message.contains("customer_email") || message.contains("store"), "{message}");
+    assert!(
+        message.contains("customer_email") || message.contains("store"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -258,10 +316,17 @@ async fn a_command_tools_env_is_sealed_at_rest_and_redacted_from_its_output() {
         json!({"command": "echo token=$API_TOKEN {{.x}}", "env": {"API_TOKEN": secret}}),
         json!({"type": "object", "properties": {"x": {"type": "string"}}}),
     );
-    let created = service.create(&Actor::user("default"), input).await.unwrap();
+    let created = service
+        .create(&Actor::user("default"), input)
+        .await
+        .unwrap();
     assert!(!created.code.contains(secret), "{}", created.code);
     assert!(created.code.contains("v1:"), "{}", created.code);
-    let stored = store.get_tool("default", &created.id).await.unwrap().unwrap();
+    let stored = store
+        .get_tool("default", &created.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(!stored.code.contains(secret));
     if !sandbox_or_skip(&service).await {
         return;
@@ -270,7 +335,10 @@ async fn a_command_tools_env_is_sealed_at_rest_and_redacted_from_its_output() {
     assert!(!res.is_error, "{res:?}");
     let stdout = res.content["stdout"].as_str().unwrap();
     assert!(stdout.starts_with("token="), "{stdout}");
-    assert!(!stdout.contains(secret), "the env value was redacted: {stdout}");
+    assert!(
+        !stdout.contains(secret),
+        "the env value was redacted: {stdout}"
+    );
     assert!(stdout.contains("[REDACTED]"), "{stdout}");
 }
 
@@ -292,8 +360,14 @@ fn as_agent(agent: Option<&str>) -> ToolContext {
 async fn a_per_agent_command_tool_exists_only_for_its_agent() {
     let f = fixture().await;
     let user = Actor::user("default");
-    f.service.create(&user, scoped_echo("support_echo", "agent:support")).await.unwrap();
-    f.service.create(&user, scoped_echo("shared_echo", "global")).await.unwrap();
+    f.service
+        .create(&user, scoped_echo("support_echo", "agent:support"))
+        .await
+        .unwrap();
+    f.service
+        .create(&user, scoped_echo("shared_echo", "global"))
+        .await
+        .unwrap();
 
     let names = |agent: Option<&str>| -> Vec<String> {
         f.service
@@ -313,12 +387,20 @@ async fn a_per_agent_command_tool_exists_only_for_its_agent() {
             .service
             .execute("support_echo", json!({"word": "hi"}), as_agent(agent))
             .await;
-        assert_eq!(res.error_kind(), Some(ErrorKind::NotFound), "{agent:?}: {res:?}");
+        assert_eq!(
+            res.error_kind(),
+            Some(ErrorKind::NotFound),
+            "{agent:?}: {res:?}"
+        );
     }
     if sandbox_or_skip(&f.service).await {
         let res = f
             .service
-            .execute("support_echo", json!({"word": "hi"}), as_agent(Some("support")))
+            .execute(
+                "support_echo",
+                json!({"word": "hi"}),
+                as_agent(Some("support")),
+            )
             .await;
         assert!(!res.is_error, "{res:?}");
         assert_eq!(res.content["stdout"], "hi\n");
@@ -330,10 +412,18 @@ async fn a_per_agent_tool_cannot_shadow_a_built_in_and_a_bad_scope_is_refused() 
     let f = fixture().await;
     let user = Actor::user("default");
     // The reference let a per-agent tool take a built-in's name for its agent.
-    let err = f.service.create(&user, scoped_echo("calculate", "agent:support")).await.unwrap_err();
+    let err = f
+        .service
+        .create(&user, scoped_echo("calculate", "agent:support"))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ServiceError::NameTaken(_)), "{err:?}");
     for bad in ["agent:", "agent:a b", "everyone"] {
-        let err = f.service.create(&user, scoped_echo("odd", bad)).await.unwrap_err();
+        let err = f
+            .service
+            .create(&user, scoped_echo("odd", bad))
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("scope"), "{bad}: {err}");
     }
     assert!(f.service.registry().get("default", "odd").is_none());

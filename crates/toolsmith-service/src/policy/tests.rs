@@ -9,7 +9,9 @@ use toolsmith_store::{SqliteStore, Store};
 
 use crate::{Actor, CreateTool, ServiceConfig, ServiceError, ToolService};
 
-async fn open(policy: Option<PolicyConfig>) -> (tempfile::TempDir, Result<Arc<ToolService>, ServiceError>) {
+async fn open(
+    policy: Option<PolicyConfig>,
+) -> (tempfile::TempDir, Result<Arc<ToolService>, ServiceError>) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
@@ -60,7 +62,10 @@ async fn denied_tools_are_neither_listed_nor_callable_and_deny_beats_also_allow(
     )))
     .await;
     let service = service.unwrap();
-    service.create(&Actor::user("default"), js("mine")).await.unwrap();
+    service
+        .create(&Actor::user("default"), js("mine"))
+        .await
+        .unwrap();
 
     let all = names(&service, "default", None);
     assert!(!all.contains(&"calculate".to_owned()), "{all:?}");
@@ -70,7 +75,11 @@ async fn denied_tools_are_neither_listed_nor_callable_and_deny_beats_also_allow(
     assert!(!reader.contains(&"mine".to_owned()), "{reader:?}");
 
     let res = service
-        .execute("calculate", json!({"expression": "1+1"}), ToolContext::new("default"))
+        .execute(
+            "calculate",
+            json!({"expression": "1+1"}),
+            ToolContext::new("default"),
+        )
         .await;
     assert_eq!(res.error_kind(), Some(ErrorKind::Denied), "{res:?}");
     assert!(res.error_message().unwrap().contains("calculate"));
@@ -79,7 +88,9 @@ async fn denied_tools_are_neither_listed_nor_callable_and_deny_beats_also_allow(
     ctx.agent_id = Some("reader".to_owned());
     let res = service.execute("mine", json!({}), ctx).await;
     assert_eq!(res.error_kind(), Some(ErrorKind::Denied));
-    let res = service.execute("mine", json!({}), ToolContext::new("default")).await;
+    let res = service
+        .execute("mine", json!({}), ToolContext::new("default"))
+        .await;
     assert!(!res.is_error, "{res:?}");
 }
 

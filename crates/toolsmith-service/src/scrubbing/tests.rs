@@ -41,7 +41,13 @@ async fn results_console_and_errors_leave_without_credentials() {
     // Ada's own secret, in her Config Center.
     let ada = Actor::user("ada");
     service
-        .create_config_service(&ada, ServiceInput { name: "vault".to_owned(), ..ServiceInput::default() })
+        .create_config_service(
+            &ada,
+            ServiceInput {
+                name: "vault".to_owned(),
+                ..ServiceInput::default()
+            },
+        )
         .await
         .unwrap();
     service

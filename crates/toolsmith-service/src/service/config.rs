@@ -11,9 +11,7 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolsmith_core::config::check_entry_values;
-use toolsmith_core::{
-    ConfigEntryRecord, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
-};
+use toolsmith_core::{ConfigEntryRecord, ConfigField, ConfigServiceRecord, FieldKind, StoredValue};
 use toolsmith_secrets::{SecretPlace, mask};
 
 use super::ToolService;
@@ -214,7 +212,10 @@ impl ToolService {
             updated_at: now,
         };
         entry.validate(&found).map_err(config_error)?;
-        let stored = self.store().create_config_entry(&actor.user_id, entry).await?;
+        let stored = self
+            .store()
+            .create_config_entry(&actor.user_id, entry)
+            .await?;
         let stored = if input.is_default == Some(true) && !stored.is_default {
             self.store()
                 .set_default_config_entry(&actor.user_id, &stored.id)
@@ -247,7 +248,8 @@ impl ToolService {
         }
         check_entry_values(&found.fields, &plain).map_err(config_error)?;
         let mut next = current.clone();
-        next.values = self.seal_values(actor, &found, &current.id, &plain, current.values.clone())?;
+        next.values =
+            self.seal_values(actor, &found, &current.id, &plain, current.values.clone())?;
         if let Some(label) = input.label {
             next.label = label;
         }
@@ -290,7 +292,9 @@ impl ToolService {
         service: &str,
     ) -> Result<ConfigServiceRecord, ServiceError> {
         let found = if service.starts_with("svc_") {
-            self.store().get_config_service(&actor.user_id, service).await?
+            self.store()
+                .get_config_service(&actor.user_id, service)
+                .await?
         } else {
             self.store()
                 .get_config_service_by_name(&actor.user_id, service)
@@ -462,10 +466,7 @@ impl ToolService {
                 }
             } else {
                 StoredValue::plain(spec.kind, value).ok_or_else(|| {
-                    ServiceError::Validation(format!(
-                        "field '{field}' takes a {} value",
-                        spec.kind
-                    ))
+                    ServiceError::Validation(format!("field '{field}' takes a {} value", spec.kind))
                 })?
             };
             out.insert(field.clone(), stored);

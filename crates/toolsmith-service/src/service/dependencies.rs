@@ -132,7 +132,9 @@ impl ToolService {
                     tracing::info!(tool = %tool.name, created = ?changes.created, removed = ?changes.removed, "config services registered");
                 }
             }
-            Err(e) => tracing::warn!(tool = %tool.name, error = %e, "cannot register the tool's config services"),
+            Err(e) => {
+                tracing::warn!(tool = %tool.name, error = %e, "cannot register the tool's config services")
+            }
         }
         self.config_cache().invalidate(&tool.owner);
     }
@@ -150,7 +152,10 @@ impl ToolService {
     }
 
     /// The services `tool` declares that are not configured yet, as `service (field, …)`.
-    pub async fn missing_config(&self, tool: &CustomToolRecord) -> Result<Vec<String>, ServiceError> {
+    pub async fn missing_config(
+        &self,
+        tool: &CustomToolRecord,
+    ) -> Result<Vec<String>, ServiceError> {
         let names = declared_names(tool);
         if names.is_empty() {
             return Ok(Vec::new());

@@ -65,7 +65,8 @@ impl ToolService {
             })
             .collect();
         let ranked = toolsmith_httptool::rank_by_triggers(
-            http.iter().map(|(t, triggers)| (t.name.as_str(), triggers.as_slice())),
+            http.iter()
+                .map(|(t, triggers)| (t.name.as_str(), triggers.as_slice())),
             message,
         );
         Ok(ranked

@@ -159,7 +159,12 @@ impl ToolService {
     ) -> Result<Vec<ExecutionSample>, ServiceError> {
         Ok(self
             .store
-            .execution_samples(&actor.user_id, tool.map(|t| t.id.as_str()), since, MAX_SAMPLES)
+            .execution_samples(
+                &actor.user_id,
+                tool.map(|t| t.id.as_str()),
+                since,
+                MAX_SAMPLES,
+            )
             .await?)
     }
 }

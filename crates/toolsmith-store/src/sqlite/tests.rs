@@ -1237,7 +1237,10 @@ async fn execution_samples_cover_a_window_per_owner_and_tool_and_pruning_keeps_u
         .unwrap();
     assert_eq!(left.len(), 2);
     let a_now = f.store.get_tool("default", &a.id).await.unwrap().unwrap();
-    assert_eq!(a_now.usage_count, 2, "pruning history keeps the usage counters");
+    assert_eq!(
+        a_now.usage_count, 2,
+        "pruning history keeps the usage counters"
+    );
     assert_eq!(
         f.store
             .execution_samples("other", None, at(0), 100)

@@ -147,7 +147,9 @@ pub async fn run(ctx: &Ctx, command: ConfigCommand) -> anyhow::Result<u8> {
             entry,
         } => match entry {
             Some(entry) => {
-                service.delete_config_entry(actor, &name, &entry, None).await?;
+                service
+                    .delete_config_entry(actor, &name, &entry, None)
+                    .await?;
                 output::stdout(&format!("deleted entry '{entry}' of '{name}'\n"))?;
             }
             None => {
@@ -199,7 +201,11 @@ fn describe(s: &ServiceView) -> String {
     let mut out = format!(
         "{} ({}){}\n",
         s.service.name,
-        if s.configured { "configured" } else { "not configured" },
+        if s.configured {
+            "configured"
+        } else {
+            "not configured"
+        },
         if s.service.registered_by.is_empty() {
             String::new()
         } else {
