@@ -217,7 +217,7 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
     });
     Ok(Some(Identity {
         user_id: record.user_id,
-        agent_id: None,
+        agent_id: record.agent_id,
         scopes: record
             .scopes
             .iter()
@@ -247,8 +247,14 @@ pub fn hash_token(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// A new API token for `user_id`: the record to store and the secret, shown once.
-pub fn new_token(user_id: &str, name: &str, scopes: &[Scope]) -> (ApiTokenRecord, String) {
+/// A new API token for `user_id` (acting as `agent`, if given): the record to store and the
+/// secret, shown once.
+pub fn new_token(
+    user_id: &str,
+    name: &str,
+    scopes: &[Scope],
+    agent: Option<&str>,
+) -> (ApiTokenRecord, String) {
     let secret = format!(
         "tsk_{}{}",
         uuid::Uuid::new_v4().simple(),
@@ -263,6 +269,7 @@ pub fn new_token(user_id: &str, name: &str, scopes: &[Scope]) -> (ApiTokenRecord
         token_hash: hash_token(&secret),
         created_at: Utc::now(),
         last_used_at: None,
+        agent_id: agent.map(str::to_owned),
     };
     (record, secret)
 }
@@ -311,8 +318,8 @@ mod tests {
 
     #[test]
     fn tokens_are_random_and_hashed() {
-        let (record, secret) = new_token("alice", "laptop", &[Scope::ToolsRead]);
-        let (_, other) = new_token("alice", "laptop", &[Scope::ToolsRead]);
+        let (record, secret) = new_token("alice", "laptop", &[Scope::ToolsRead], None);
+        let (_, other) = new_token("alice", "laptop", &[Scope::ToolsRead], None);
         assert_ne!(secret, other);
         assert!(secret.starts_with("tsk_") && secret.len() == 68, "{secret}");
         assert_eq!(record.token_hash, hash_token(&secret));

@@ -35,7 +35,7 @@ async fn server(config: ServerConfig) -> Server {
 
 impl Server {
     async fn token(&self, user: &str, scopes: &[Scope]) -> String {
-        let (record, secret) = new_token(user, "test", scopes);
+        let (record, secret) = new_token(user, "test", scopes, None);
         self.state
             .service
             .store()

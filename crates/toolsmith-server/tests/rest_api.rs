@@ -1203,7 +1203,7 @@ async fn scopes_are_enforced_per_route() {
     let app = TestApp::new().await;
     app.create_named("upper").await;
     let token = |scopes: &[Scope]| {
-        let (record, secret) = new_token("default", "test", scopes);
+        let (record, secret) = new_token("default", "test", scopes, None);
         let store = app.state.service.store().clone();
         async move {
             store.insert_token(&record).await.expect("token stored");

@@ -6,6 +6,7 @@
 //! it is committed before the call returns, or nothing of it is.
 
 mod error;
+mod governance;
 mod sqlite;
 
 use async_trait::async_trait;
@@ -16,6 +17,10 @@ use toolsmith_core::{
 };
 
 pub use error::StoreError;
+pub use governance::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
+    StoredPolicy,
+};
 pub use sqlite::SqliteStore;
 
 /// Which custom tools to list, always within one owner.
@@ -90,6 +95,8 @@ pub struct ApiTokenRecord {
     pub token_hash: String,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
+    /// The agent every request with this token acts as (selects the agent's policy).
+    pub agent_id: Option<String>,
 }
 
 /// One Config Center service with all its entries (default first, then oldest first).
@@ -233,6 +240,80 @@ pub trait Store: Send + Sync + 'static {
 
     /// Marks a token as used now (best effort, for `list_tokens`).
     async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
+
+    // ----- Governance: approvals of executions, the audit log, the stored policy -----
+
+    async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError>;
+
+    async fn get_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// Approvals, newest first.
+    async fn list_approvals(
+        &self,
+        query: &ApprovalQuery,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<ApprovalRecord>, StoreError>;
+
+    /// The approval already waiting for exactly the call `probe` describes (owner, tool key,
+    /// caller, arguments hash), if any.
+    async fn find_pending_approval(
+        &self,
+        probe: &ApprovalRecord,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// Decides a pending, unexpired approval; `None` if it is not pending (any more). An
+    /// `allow_always` decision also stores the grant for the tool and caller, atomically.
+    async fn decide_approval(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApprovalRecord>, StoreError>;
+
+    /// Uses up one allowed (`allow_once`) approval of exactly the call `probe` describes.
+    async fn consume_allowed_approval(
+        &self,
+        probe: &ApprovalRecord,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Whether `caller` holds an `allow_always` grant for the tool.
+    async fn has_approval_grant(
+        &self,
+        owner: &str,
+        tool_key: &str,
+        caller: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// Removes every grant of a tool; how many went.
+    async fn revoke_approval_grants(&self, owner: &str, tool_key: &str)
+    -> Result<u64, StoreError>;
+
+    /// How many approvals are waiting for a decision now (every owner).
+    async fn count_pending_approvals(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+
+    /// Appends to the audit log; the entry's id.
+    async fn insert_audit(&self, entry: &AuditRecord) -> Result<i64, StoreError>;
+
+    /// Audit entries, newest first.
+    async fn list_audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError>;
+
+    /// The stored policy document, if one was stored.
+    async fn get_policy(&self) -> Result<Option<StoredPolicy>, StoreError>;
+
+    /// Stores the policy document if the stored revision is `expected_revision` (0 when none is
+    /// stored; `None` skips the check). `Ok(Err(actual))` on a revision conflict.
+    async fn put_policy(
+        &self,
+        document: &serde_json::Value,
+        expected_revision: Option<i64>,
+        updated_by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Result<StoredPolicy, i64>, StoreError>;
+
+    /// Removes the stored policy; whether there was one.
+    async fn delete_policy(&self) -> Result<bool, StoreError>;
 
     // ----- Config Center -----
     //

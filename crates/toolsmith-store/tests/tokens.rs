@@ -14,6 +14,7 @@ fn token(id: &str, hash: &str) -> ApiTokenRecord {
         token_hash: hash.to_owned(),
         created_at: Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
         last_used_at: None,
+        agent_id: Some("support".to_owned()),
     }
 }
 

@@ -881,14 +881,16 @@ async fn dependency_sync_registers_attaches_detaches_and_cleans_up() {
 }
 
 #[tokio::test]
-async fn a_version_2_store_is_migrated_to_the_config_tables() {
+async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     let f = fixture().await;
     let path = f.dir.path().join("toolsmith.db");
     drop(f.store);
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
+            "DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
+             DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
+             DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
              DROP TABLE config_services; PRAGMA user_version = 2;",
         )
         .unwrap();
@@ -909,7 +911,9 @@ async fn a_version_2_store_is_migrated_to_the_config_tables() {
         })
         .await
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, schema::SCHEMA_VERSION);
+    assert!(store.get_policy().await.unwrap().is_none());
+    assert_eq!(store.count_pending_approvals(Utc::now()).await.unwrap(), 0);
 }
 
 #[tokio::test]

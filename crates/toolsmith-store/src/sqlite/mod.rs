@@ -12,6 +12,9 @@ mod analytics;
 mod config;
 #[cfg(test)]
 mod config_tests;
+mod governance;
+#[cfg(test)]
+mod governance_tests;
 mod queries;
 mod rows;
 mod schema;
@@ -32,6 +35,7 @@ use toolsmith_core::{
 };
 
 use crate::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord, StoredPolicy,
     ApiTokenRecord, ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, Store,
     StoreError, ToolPage, ToolQuery, ToolStats,
 };
@@ -341,6 +345,119 @@ impl Store for SqliteStore {
         let id = id.to_owned();
         self.write(move |conn| tokens::delete_token(conn, &id))
             .await
+    }
+
+    async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
+        let approval = approval.clone();
+        self.write(move |conn| governance::insert_approval(conn, &approval))
+            .await
+    }
+
+    async fn get_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
+        let id = id.to_owned();
+        self.read(move |conn| governance::get_approval(conn, &id))
+            .await
+    }
+
+    async fn list_approvals(
+        &self,
+        query: &ApprovalQuery,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<ApprovalRecord>, StoreError> {
+        let query = query.clone();
+        self.read(move |conn| governance::list_approvals(conn, &query, &now))
+            .await
+    }
+
+    async fn find_pending_approval(
+        &self,
+        probe: &ApprovalRecord,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let probe = probe.clone();
+        self.read(move |conn| governance::find_pending_approval(conn, &probe, &now))
+            .await
+    }
+
+    async fn decide_approval(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApprovalRecord>, StoreError> {
+        let (id, decided_by) = (id.to_owned(), decided_by.to_owned());
+        self.write(move |conn| governance::decide_approval(conn, &id, decision, &decided_by, &now))
+            .await
+    }
+
+    async fn consume_allowed_approval(
+        &self,
+        probe: &ApprovalRecord,
+    ) -> Result<Option<String>, StoreError> {
+        let probe = probe.clone();
+        self.write(move |conn| governance::consume_allowed_approval(conn, &probe))
+            .await
+    }
+
+    async fn has_approval_grant(
+        &self,
+        owner: &str,
+        tool_key: &str,
+        caller: &str,
+    ) -> Result<bool, StoreError> {
+        let (owner, tool_key, caller) = (owner.to_owned(), tool_key.to_owned(), caller.to_owned());
+        self.read(move |conn| governance::has_grant(conn, &owner, &tool_key, &caller))
+            .await
+    }
+
+    async fn revoke_approval_grants(
+        &self,
+        owner: &str,
+        tool_key: &str,
+    ) -> Result<u64, StoreError> {
+        let (owner, tool_key) = (owner.to_owned(), tool_key.to_owned());
+        self.write(move |conn| governance::revoke_grants(conn, &owner, &tool_key))
+            .await
+    }
+
+    async fn count_pending_approvals(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.read(move |conn| governance::count_pending_approvals(conn, &now))
+            .await
+    }
+
+    async fn insert_audit(&self, entry: &AuditRecord) -> Result<i64, StoreError> {
+        let entry = entry.clone();
+        self.write(move |conn| governance::insert_audit(conn, &entry))
+            .await
+    }
+
+    async fn list_audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        let query = query.clone();
+        self.read(move |conn| governance::list_audit(conn, &query))
+            .await
+    }
+
+    async fn get_policy(&self) -> Result<Option<StoredPolicy>, StoreError> {
+        self.read(|conn| governance::get_policy(conn)).await
+    }
+
+    async fn put_policy(
+        &self,
+        document: &serde_json::Value,
+        expected_revision: Option<i64>,
+        updated_by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Result<StoredPolicy, i64>, StoreError> {
+        let (document, updated_by) = (document.clone(), updated_by.to_owned());
+        self.write(move |conn| {
+            governance::put_policy(conn, &document, expected_revision, &updated_by, &now)
+        })
+        .await
+    }
+
+    async fn delete_policy(&self) -> Result<bool, StoreError> {
+        self.write(|conn| governance::delete_policy(conn)).await
     }
 
     async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -129,6 +129,65 @@ CREATE TABLE config_entries (
 );
 -- At most one default entry per service (a partial index; PostgreSQL has the same).
 CREATE UNIQUE INDEX idx_config_entries_one_default ON config_entries (service_id) WHERE is_default = 1;
+"#,
+    // 4: governance — approvals of executions, standing grants, the audit log, the stored
+    // policy, and tokens bound to an agent.
+    r#"
+CREATE TABLE execution_approvals (
+    id           TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    tool_name    TEXT NOT NULL,
+    tool_key     TEXT NOT NULL,
+    caller       TEXT NOT NULL,
+    args_hash    TEXT NOT NULL,
+    args_preview TEXT NOT NULL,
+    status       TEXT NOT NULL
+                   CHECK (status IN ('pending', 'allowed', 'consumed', 'denied', 'expired')),
+    decision     TEXT CHECK (decision IN ('allow_once', 'allow_always', 'deny')),
+    decided_by   TEXT,
+    created_at   TEXT NOT NULL,
+    expires_at   TEXT NOT NULL,
+    decided_at   TEXT
+);
+CREATE INDEX idx_execution_approvals_call
+    ON execution_approvals (owner, tool_key, caller, args_hash, status);
+CREATE INDEX idx_execution_approvals_status ON execution_approvals (status, created_at);
+
+CREATE TABLE approval_grants (
+    owner      TEXT NOT NULL,
+    tool_key   TEXT NOT NULL,
+    caller     TEXT NOT NULL,
+    granted_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (owner, tool_key, caller)
+);
+
+CREATE TABLE audit_log (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    at              TEXT NOT NULL,
+    actor           TEXT NOT NULL,
+    actor_kind      TEXT NOT NULL,
+    action          TEXT NOT NULL,
+    target_type     TEXT NOT NULL,
+    target_id       TEXT NOT NULL,
+    target_name     TEXT,
+    before_revision INTEGER,
+    after_revision  INTEGER,
+    request_id      TEXT,
+    details         TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX idx_audit_log_at ON audit_log (at);
+CREATE INDEX idx_audit_log_target ON audit_log (target_id, id);
+
+CREATE TABLE policies (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    document   TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    updated_by TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+ALTER TABLE api_tokens ADD COLUMN agent_id TEXT;
 "#,
 ];
 

@@ -626,7 +626,7 @@ async fn a_newer_schema_is_refused() {
             err,
             StoreError::UnknownSchema {
                 found: 99,
-                supported: 3,
+                supported: schema::SCHEMA_VERSION,
                 ..
             }
         ),

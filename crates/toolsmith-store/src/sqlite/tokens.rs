@@ -7,13 +7,14 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::rows::{backend, parse_time, timestamp};
 use crate::{ApiTokenRecord, StoreError};
 
-const TOKEN_COLUMNS: &str = "id, user_id, name, scopes, token_hash, created_at, last_used_at";
+const TOKEN_COLUMNS: &str =
+    "id, user_id, name, scopes, token_hash, created_at, last_used_at, agent_id";
 
 pub(crate) fn insert_token(conn: &Connection, token: &ApiTokenRecord) -> Result<(), StoreError> {
     let scopes =
         serde_json::to_string(&token.scopes).map_err(|e| StoreError::Backend(Box::new(e)))?;
     conn.execute(
-        &format!("INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+        &format!("INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
         params![
             token.id,
             token.user_id,
@@ -22,6 +23,7 @@ pub(crate) fn insert_token(conn: &Connection, token: &ApiTokenRecord) -> Result<
             token.token_hash,
             timestamp(&token.created_at),
             token.last_used_at.as_ref().map(timestamp),
+            token.agent_id,
         ],
     )
     .map_err(backend)?;
@@ -94,6 +96,7 @@ type RawToken = (
     String,
     String,
     Option<String>,
+    Option<String>,
 );
 
 fn raw_token(row: &Row<'_>) -> rusqlite::Result<RawToken> {
@@ -105,11 +108,12 @@ fn raw_token(row: &Row<'_>) -> rusqlite::Result<RawToken> {
         row.get(4)?,
         row.get(5)?,
         row.get(6)?,
+        row.get(7)?,
     ))
 }
 
 fn token_from_raw(raw: RawToken) -> Result<ApiTokenRecord, StoreError> {
-    let (id, user_id, name, scopes, token_hash, created_at, last_used_at) = raw;
+    let (id, user_id, name, scopes, token_hash, created_at, last_used_at, agent_id) = raw;
     let bad = |what: &str, detail: String| StoreError::Corrupt {
         path: "api_tokens".to_owned(),
         reason: format!("token {id} has an unreadable {what}: {detail}"),
@@ -125,5 +129,6 @@ fn token_from_raw(raw: RawToken) -> Result<ApiTokenRecord, StoreError> {
         user_id,
         name,
         token_hash,
+        agent_id,
     })
 }

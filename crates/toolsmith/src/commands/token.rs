@@ -22,6 +22,10 @@ pub enum TokenCommand {
         /// A label to recognise the token by.
         #[arg(long, default_value = "cli")]
         name: String,
+        /// The agent every request with this token acts as: selects the agent's policy and
+        /// per-agent tools, and cannot be overridden by a header.
+        #[arg(long, value_parser = parse_agent)]
+        agent: Option<String>,
     },
     /// List every token (never the secrets).
     List,
@@ -36,13 +40,17 @@ pub enum TokenCommand {
 pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
     let store = ctx.service.store();
     match command {
-        TokenCommand::Create { scopes, name } => {
-            let (record, secret) = new_token(&ctx.actor.user_id, &name, &scopes);
+        TokenCommand::Create {
+            scopes,
+            name,
+            agent,
+        } => {
+            let (record, secret) = new_token(&ctx.actor.user_id, &name, &scopes, agent.as_deref());
             store.insert_token(&record).await?;
             if ctx.json {
                 output::json(&json!({
                     "id": record.id, "user": record.user_id, "name": record.name,
-                    "scopes": record.scopes, "token": secret,
+                    "scopes": record.scopes, "agent": record.agent_id, "token": secret,
                 }))?;
             } else {
                 output::stdout(&format!(
@@ -62,7 +70,7 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
                     .map(|t| {
                         json!({
                             "id": t.id, "user": t.user_id, "name": t.name, "scopes": t.scopes,
-                            "createdAt": t.created_at, "lastUsedAt": t.last_used_at,
+                            "agent": t.agent_id, "createdAt": t.created_at, "lastUsedAt": t.last_used_at,
                         })
                     })
                     .collect();
@@ -73,11 +81,12 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
                 )?;
             } else {
                 let mut table =
-                    Table::new(&["ID", "USER", "NAME", "SCOPES", "CREATED", "LAST USED"]);
+                    Table::new(&["ID", "USER", "AGENT", "NAME", "SCOPES", "CREATED", "LAST USED"]);
                 for t in &tokens {
                     table.row(vec![
                         t.id.clone(),
                         t.user_id.clone(),
+                        t.agent_id.clone().unwrap_or_else(|| "-".to_owned()),
                         t.name.clone(),
                         t.scopes.join(","),
                         output::time(&t.created_at),
@@ -103,5 +112,19 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
             }
             Ok(0)
         }
+    }
+}
+
+/// An agent id: 1 to 128 letters, digits, `_`, `-`, `.` or `:`.
+fn parse_agent(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 128
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err("an agent id is 1 to 128 letters, digits, '_', '-', '.' or ':'".to_owned())
     }
 }

@@ -1,0 +1,195 @@
+//! The governance records the store keeps: human approvals of executions (and the standing
+//! grants `allow_always` leaves), the audit log of privileged actions, and the stored policy.
+//!
+//! Like every record of the store they are plain data; the rules (who needs an approval, what
+//! an audit entry may contain) live in the service.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where an approval stands. An approval still `Pending` after `expires_at` is expired, which
+/// counts as denied ([`ApprovalRecord::state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    Pending,
+    /// Allowed once and not yet used by the call it allows.
+    Allowed,
+    /// Allowed, and the call it allowed has run (or an `allow_always` decision, which leaves a
+    /// grant instead).
+    Consumed,
+    Denied,
+    Expired,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Allowed => "allowed",
+            Self::Consumed => "consumed",
+            Self::Denied => "denied",
+            Self::Expired => "expired",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApprovalStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "pending" => Self::Pending,
+            "allowed" => Self::Allowed,
+            "consumed" => Self::Consumed,
+            "denied" => Self::Denied,
+            "expired" => Self::Expired,
+            other => return Err(format!("unknown approval status '{other}'")),
+        })
+    }
+}
+
+/// What a person decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// This one call may run.
+    AllowOnce,
+    /// This call, and every later call of the same tool by the same caller.
+    AllowAlways,
+    Deny,
+}
+
+impl ApprovalDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AllowOnce => "allow_once",
+            Self::AllowAlways => "allow_always",
+            Self::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApprovalDecision {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "allow_once" => Self::AllowOnce,
+            "allow_always" => Self::AllowAlways,
+            "deny" => Self::Deny,
+            other => {
+                return Err(format!(
+                    "unknown decision '{other}': expected allow_once, allow_always or deny"
+                ));
+            }
+        })
+    }
+}
+
+/// One execution waiting for (or past) a human decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRecord {
+    /// `apr_<16 hex>`.
+    pub id: String,
+    /// The user whose tool call it is.
+    pub owner: String,
+    pub tool_name: String,
+    /// What grants bind to: the custom tool id, or `builtin:<name>`.
+    pub tool_key: String,
+    /// The agent that called (empty when none was named).
+    pub caller: String,
+    /// SHA-256 of the canonical arguments: an approval allows exactly the call it was asked for.
+    pub args_hash: String,
+    /// The arguments, scrubbed and capped, for the person deciding.
+    pub args_preview: String,
+    pub status: ApprovalStatus,
+    pub decision: Option<ApprovalDecision>,
+    pub decided_by: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub decided_at: Option<DateTime<Utc>>,
+}
+
+impl ApprovalRecord {
+    /// The status as of `now`: a pending approval past its expiry is expired.
+    pub fn state(&self, now: DateTime<Utc>) -> ApprovalStatus {
+        if self.status == ApprovalStatus::Pending && self.expires_at <= now {
+            ApprovalStatus::Expired
+        } else {
+            self.status
+        }
+    }
+}
+
+/// Which approvals to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalQuery {
+    /// One owner's approvals, or every owner's (admin).
+    pub owner: Option<String>,
+    /// Only those still waiting for a decision at `now`.
+    pub pending_only: bool,
+    pub limit: u32,
+}
+
+/// One privileged action, as the audit log keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    /// Assigned by the store (increasing); 0 before insertion.
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    /// The user who acted.
+    pub actor: String,
+    /// `user`, `llm` or `admin`.
+    pub actor_kind: String,
+    /// `tool.create`, `tool.update`, `approval.decide`, `policy.update`, `config.entry.create` …
+    pub action: String,
+    /// `tool`, `approval`, `policy`, `config_service`, `config_entry`, `token`.
+    pub target_type: String,
+    pub target_id: String,
+    /// A readable name of the target (tool name, service name …), when it has one.
+    pub target_name: Option<String>,
+    pub before_revision: Option<i64>,
+    pub after_revision: Option<i64>,
+    pub request_id: Option<String>,
+    /// What changed, never a secret value.
+    pub details: Value,
+}
+
+/// Which audit entries to list, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuditQuery {
+    pub actor: Option<String>,
+    /// An exact action, or a prefix ending in `.` (`tool.`).
+    pub action: Option<String>,
+    pub target_id: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+/// The stored policy document (the policy engine's configuration as JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPolicy {
+    pub document: Value,
+    /// Bumps on every write; `expected_revision` checks it.
+    pub revision: i64,
+    pub updated_by: String,
+    pub updated_at: DateTime<Utc>,
+}

@@ -1,0 +1,282 @@
+//! Tests of the governance tables against real SQLite files: approvals decided once and only
+//! while pending, expiry, one-use `allow_once`, grants from `allow_always`, the audit log's
+//! filters, and the stored policy's revision check.
+
+use std::sync::Arc;
+
+use chrono::TimeZone;
+use serde_json::json;
+
+use super::*;
+use crate::ApprovalStatus;
+
+fn at(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
+}
+
+async fn store() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("toolsmith.db"))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+fn approval(id: &str, args_hash: &str) -> ApprovalRecord {
+    ApprovalRecord {
+        id: id.to_owned(),
+        owner: "alice".to_owned(),
+        tool_name: "send_mail".to_owned(),
+        tool_key: "tool_0123456789abcdef".to_owned(),
+        caller: "agent-1".to_owned(),
+        args_hash: args_hash.to_owned(),
+        args_preview: "{\"to\":\"bob\"}".to_owned(),
+        status: ApprovalStatus::Pending,
+        decision: None,
+        decided_by: None,
+        created_at: at(0),
+        expires_at: at(120),
+        decided_at: None,
+    }
+}
+
+#[tokio::test]
+async fn an_approval_is_decided_once_and_only_while_pending() {
+    let (_dir, store) = store().await;
+    store.insert_approval(&approval("apr_1", "h1")).await.unwrap();
+    assert_eq!(store.count_pending_approvals(at(1)).await.unwrap(), 1);
+    let found = store
+        .find_pending_approval(&approval("probe", "h1"), at(1))
+        .await
+        .unwrap();
+    assert_eq!(found.map(|a| a.id).as_deref(), Some("apr_1"));
+    assert!(store
+        .find_pending_approval(&approval("probe", "other"), at(1))
+        .await
+        .unwrap()
+        .is_none());
+
+    let decided = store
+        .decide_approval("apr_1", ApprovalDecision::AllowOnce, "admin", at(5))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(decided.status, ApprovalStatus::Allowed);
+    assert_eq!(decided.decided_by.as_deref(), Some("admin"));
+    // A second decision finds nothing pending.
+    assert!(store
+        .decide_approval("apr_1", ApprovalDecision::Deny, "admin", at(6))
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(store.count_pending_approvals(at(6)).await.unwrap(), 0);
+
+    // allow_once is used up by exactly one call with the same arguments.
+    assert_eq!(
+        store.consume_allowed_approval(&approval("p", "h2")).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.consume_allowed_approval(&approval("p", "h1")).await.unwrap().as_deref(),
+        Some("apr_1")
+    );
+    assert_eq!(
+        store.consume_allowed_approval(&approval("p", "h1")).await.unwrap(),
+        None
+    );
+    assert!(!store
+        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant() {
+    let (_dir, store) = store().await;
+    store.insert_approval(&approval("apr_old", "h")).await.unwrap();
+    assert!(store
+        .decide_approval("apr_old", ApprovalDecision::AllowOnce, "admin", at(121))
+        .await
+        .unwrap()
+        .is_none());
+    let old = store.get_approval("apr_old").await.unwrap().unwrap();
+    assert_eq!(old.state(at(121)), ApprovalStatus::Expired);
+    assert_eq!(old.state(at(119)), ApprovalStatus::Pending);
+
+    store.insert_approval(&approval("apr_new", "h")).await.unwrap();
+    store
+        .decide_approval("apr_new", ApprovalDecision::AllowAlways, "admin", at(3))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(store
+        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+        .await
+        .unwrap());
+    assert!(!store
+        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-2")
+        .await
+        .unwrap());
+    assert!(!store
+        .has_approval_grant("bob", "tool_0123456789abcdef", "agent-1")
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .revoke_approval_grants("alice", "tool_0123456789abcdef")
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(!store
+        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+        .await
+        .unwrap());
+
+    let listed = store
+        .list_approvals(
+            &ApprovalQuery {
+                owner: Some("alice".to_owned()),
+                pending_only: false,
+                limit: 10,
+            },
+            at(4),
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2);
+    let pending = store
+        .list_approvals(
+            &ApprovalQuery {
+                owner: None,
+                pending_only: true,
+                limit: 10,
+            },
+            at(200),
+        )
+        .await
+        .unwrap();
+    assert!(pending.is_empty());
+}
+
+#[tokio::test]
+async fn concurrent_decisions_on_one_approval_have_one_winner() {
+    let (_dir, store) = store().await;
+    let store = Arc::new(store);
+    store.insert_approval(&approval("apr_race", "h")).await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let store = store.clone();
+        let decision = if i % 2 == 0 {
+            ApprovalDecision::AllowOnce
+        } else {
+            ApprovalDecision::Deny
+        };
+        tasks.push(tokio::spawn(async move {
+            store
+                .decide_approval("apr_race", decision, "admin", at(1))
+                .await
+                .unwrap()
+                .is_some()
+        }));
+    }
+    let mut winners = 0;
+    for task in tasks {
+        winners += usize::from(task.await.unwrap());
+    }
+    assert_eq!(winners, 1);
+}
+
+fn audit(action: &str, actor: &str, target: &str, secs: i64) -> AuditRecord {
+    AuditRecord {
+        id: 0,
+        at: at(secs),
+        actor: actor.to_owned(),
+        actor_kind: "user".to_owned(),
+        action: action.to_owned(),
+        target_type: "tool".to_owned(),
+        target_id: target.to_owned(),
+        target_name: Some("t".to_owned()),
+        before_revision: Some(1),
+        after_revision: Some(2),
+        request_id: Some("req-1".to_owned()),
+        details: json!({"fields": ["code"]}),
+    }
+}
+
+#[tokio::test]
+async fn the_audit_log_filters_newest_first() {
+    let (_dir, store) = store().await;
+    let first = store.insert_audit(&audit("tool.create", "alice", "tool_a", 0)).await.unwrap();
+    let second = store.insert_audit(&audit("tool.update", "alice", "tool_a", 1)).await.unwrap();
+    store.insert_audit(&audit("tool_x.create", "bob", "tool_b", 2)).await.unwrap();
+    store.insert_audit(&audit("policy.update", "bob", "policy", 3)).await.unwrap();
+    assert!(second > first);
+
+    let all = store
+        .list_audit(&AuditQuery {
+            limit: 100,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(all[0].action, "policy.update");
+    assert_eq!(all[3], AuditRecord { id: first, ..audit("tool.create", "alice", "tool_a", 0) });
+
+    let tools = store
+        .list_audit(&AuditQuery {
+            action: Some("tool.".to_owned()),
+            limit: 100,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    // The prefix is literal: `tool_x.create` does not match `tool.` (no `_` wildcard).
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    let by_bob = store
+        .list_audit(&AuditQuery {
+            actor: Some("bob".to_owned()),
+            since: Some(at(3)),
+            limit: 100,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(by_bob.len(), 1);
+    let of_target = store
+        .list_audit(&AuditQuery {
+            target_id: Some("tool_a".to_owned()),
+            limit: 1,
+            offset: 1,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(of_target[0].action, "tool.create");
+}
+
+#[tokio::test]
+async fn the_stored_policy_checks_its_revision() {
+    let (_dir, store) = store().await;
+    assert!(store.get_policy().await.unwrap().is_none());
+    let doc = json!({"profile": "minimal"});
+    let first = store.put_policy(&doc, Some(0), "admin", at(0)).await.unwrap().unwrap();
+    assert_eq!(first.revision, 1);
+    assert_eq!(
+        store.put_policy(&doc, Some(0), "admin", at(1)).await.unwrap(),
+        Err(1)
+    );
+    let second = store
+        .put_policy(&json!({"profile": "full"}), Some(1), "bob", at(2))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.revision, 2);
+    let stored = store.get_policy().await.unwrap().unwrap();
+    assert_eq!(stored.document, json!({"profile": "full"}));
+    assert_eq!(stored.updated_by, "bob");
+    assert!(store.delete_policy().await.unwrap());
+    assert!(!store.delete_policy().await.unwrap());
+    assert!(store.get_policy().await.unwrap().is_none());
+}
