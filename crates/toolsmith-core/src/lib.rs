@@ -15,6 +15,7 @@
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
 
+pub mod approval;
 pub mod config;
 pub mod model;
 pub mod name;
@@ -23,6 +24,7 @@ pub mod record;
 pub mod registry;
 pub mod schema;
 
+pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use config::{
     ConfigEntryRecord, ConfigError, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
 };

@@ -146,6 +146,9 @@ pub struct ToolContext {
     /// `_meta.context`): `{customer, conversation, context}` objects that HTTP tools' non-explicit
     /// parameters are filled from. Nested calls inherit it.
     pub call_context: Option<std::sync::Arc<serde_json::Value>>,
+    /// Who can ask the person behind this call for an approval while the call waits (an MCP
+    /// client with elicitation); `None` leaves approvals to the REST API and the CLI.
+    pub approver: Option<crate::approval::Approver>,
 }
 
 impl ToolContext {
@@ -161,6 +164,7 @@ impl ToolContext {
             granted_permissions: None,
             deadline: None,
             call_context: None,
+            approver: None,
         }
     }
 
@@ -180,6 +184,7 @@ impl ToolContext {
                 (a, b) => a.or(b),
             },
             call_context: self.call_context.clone(),
+            approver: self.approver.clone(),
         }
     }
 }
@@ -217,6 +222,8 @@ pub enum ErrorKind {
     Denied,
     /// A rate limit refused the call.
     RateLimited,
+    /// The call waits for a human's approval (see the result's `approvalId`).
+    ApprovalRequired,
     /// Something went wrong inside Toolsmith; never the caller's fault.
     Internal,
 }
@@ -236,6 +243,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Denied => "denied",
             ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::ApprovalRequired => "approval_required",
             ErrorKind::Internal => "internal",
         }
     }

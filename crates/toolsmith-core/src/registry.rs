@@ -35,6 +35,9 @@ pub struct RegisteredTool {
     pub version: Option<i64>,
     /// The one agent this tool exists for (a per-agent custom tool); `None` for every agent.
     pub agent_scope: Option<String>,
+    /// Whether the tool is marked as needing a human's approval of each execution
+    /// (`requires_approval`; every LLM-created tool).
+    pub requires_approval: bool,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -64,6 +67,7 @@ impl RegisteredTool {
             executor,
             version: None,
             agent_scope: None,
+            requires_approval: false,
         })
     }
 
@@ -78,6 +82,13 @@ impl RegisteredTool {
     #[must_use]
     pub fn with_agent_scope(mut self, agent: Option<String>) -> Self {
         self.agent_scope = agent;
+        self
+    }
+
+    /// Marks the tool as needing approval of each execution.
+    #[must_use]
+    pub fn with_requires_approval(mut self, requires_approval: bool) -> Self {
+        self.requires_approval = requires_approval;
         self
     }
 

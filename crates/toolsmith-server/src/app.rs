@@ -191,7 +191,7 @@ async fn metrics(
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         )],
-        state.service.metrics_text(),
+        state.service.metrics_text().await,
     )
         .into_response())
 }

@@ -19,11 +19,14 @@
 //!   faces apply to every listing.
 //! - [`telemetry`] — Prometheus metrics of every call (`GET /metrics`).
 //! - [`scrubbing`] — the middleware that redacts credentials from every result.
+//! - [`approvals`] — human approval of executions: the setting, the middleware that holds
+//!   calls, and the decisions.
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
 //! - [`analytics`] — execution figures (success rate, p95, trend) and the anomaly rule.
 
 pub mod analytics;
 pub mod command_tool;
+pub mod approvals;
 pub mod config_center;
 pub mod egress;
 mod error;

@@ -35,35 +35,47 @@ impl ScrubMiddleware {
         })
     }
 
+    /// Runs `f` with the scrubber of `owner`: the credential patterns and the owner's known
+    /// secrets.
+    async fn with_scrubber<R>(&self, owner: &str, f: impl FnOnce(&Scrubber) -> R) -> R {
+        let known = self.secrets.secrets_of(owner).await;
+        if known.is_empty() {
+            return f(&self.patterns);
+        }
+        match Scrubber::new(known) {
+            Ok(per_owner) => f(&per_owner),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot build the scrubber of this owner's secrets; patterns only");
+                f(&self.patterns)
+            }
+        }
+    }
+
+    /// Redacts a JSON value of `owner`'s in place (arguments shown to a person deciding an
+    /// approval); the number of redactions.
+    pub async fn scrub_value(&self, owner: &str, value: &mut serde_json::Value) -> usize {
+        self.with_scrubber(owner, |scrubber| scrubber.scrub_json(value))
+            .await
+    }
+
     /// Redacts `result` in place; the number of redactions.
     pub async fn scrub(&self, owner: &str, result: &mut ToolResult) -> usize {
-        let known = self.secrets.secrets_of(owner).await;
-        let per_owner;
-        let scrubber = if known.is_empty() {
-            &self.patterns
-        } else {
-            match Scrubber::new(known) {
-                Ok(s) => {
-                    per_owner = s;
-                    &per_owner
+        let n = self
+            .with_scrubber(owner, |scrubber| {
+                let mut n = scrubber.scrub_json(&mut result.content);
+                for line in &mut result.metadata.console {
+                    let (clean, found) = scrubber.scrub_counted(&line.message);
+                    if found > 0 {
+                        line.message = clean.into_owned();
+                        n += found;
+                    }
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot build the scrubber of this owner's secrets; patterns only");
-                    &self.patterns
+                for value in result.metadata.extra.values_mut() {
+                    n += scrubber.scrub_json(value);
                 }
-            }
-        };
-        let mut n = scrubber.scrub_json(&mut result.content);
-        for line in &mut result.metadata.console {
-            let (clean, found) = scrubber.scrub_counted(&line.message);
-            if found > 0 {
-                line.message = clean.into_owned();
-                n += found;
-            }
-        }
-        for value in result.metadata.extra.values_mut() {
-            n += scrubber.scrub_json(value);
-        }
+                n
+            })
+            .await;
         if n > 0 {
             result
                 .metadata

@@ -44,6 +44,7 @@ use crate::policy::{PolicyGate, PolicyMiddleware};
 use crate::scrubbing::ScrubMiddleware;
 use crate::telemetry::Telemetry;
 use crate::usage::UsageRecorder;
+use crate::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
 pub use config::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use http_import::Suggestion;
 pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
@@ -74,6 +75,10 @@ pub struct ServiceConfig {
     /// them `egress` allows too).
     pub owner_allowed_domains:
         std::collections::HashMap<String, Vec<toolsmith_egress::DomainPattern>>,
+    /// Which executions wait for a person's approval (default: every `requires_approval` tool).
+    pub execution_approval: ExecutionApproval,
+    /// How long an approval waits for a decision before it counts as denied (default 2 min).
+    pub approval_ttl: std::time::Duration,
 }
 
 impl Default for ServiceConfig {
@@ -91,6 +96,8 @@ impl Default for ServiceConfig {
             policy: None,
             egress: toolsmith_egress::EgressPolicy::default(),
             owner_allowed_domains: std::collections::HashMap::new(),
+            execution_approval: ExecutionApproval::default(),
+            approval_ttl: std::time::Duration::from_secs(120),
         }
     }
 }
@@ -129,6 +136,7 @@ pub struct ToolService {
     http_guard: Option<toolsmith_egress::EgressGuard>,
     scrub: Arc<ScrubMiddleware>,
     policy: Arc<PolicyGate>,
+    approvals: Arc<ApprovalGate>,
     telemetry: Arc<Telemetry>,
     command_runtime: Arc<CommandRuntime>,
     write_lock: Mutex<()>,
@@ -178,12 +186,19 @@ impl ToolService {
         // Usage first: its `after` hook then also records the calls the limiter refuses. Scrub
         // last: its `after` hook runs first, so nothing unscrubbed is recorded or returned.
         let telemetry = Arc::new(Telemetry::new());
+        let approvals = Arc::new(ApprovalGate::new(
+            config.execution_approval,
+            config.approval_ttl,
+            store.clone(),
+            scrub.clone(),
+        ));
         // Telemetry first: its `after` hook runs last and counts the final result.
         let pipeline = Arc::new(
             Pipeline::new(registry.clone(), config.pipeline_limits)
                 .with_middleware(telemetry.clone())
                 .with_middleware(usage.clone())
                 .with_middleware(Arc::new(PolicyMiddleware(policy.clone())))
+                .with_middleware(Arc::new(ApprovalMiddleware(approvals.clone())))
                 .with_middleware(limiter.clone())
                 .with_middleware(scrub.clone()),
         );
@@ -214,6 +229,7 @@ impl ToolService {
             http_guard,
             scrub,
             policy,
+            approvals,
             telemetry,
             command_runtime: Arc::new(CommandRuntime::default()),
             write_lock: Mutex::new(()),
@@ -249,8 +265,17 @@ impl ToolService {
     }
 
     /// The Prometheus text exposition of this process's metrics.
-    pub fn metrics_text(&self) -> String {
-        self.telemetry.render(self.usage.queue_depth(), 0)
+    pub async fn metrics_text(&self) -> String {
+        let pending = self.approvals.pending_count().await;
+        self.telemetry.render(
+            self.usage.queue_depth(),
+            usize::try_from(pending).unwrap_or(usize::MAX),
+        )
+    }
+
+    /// Human approvals of executions: listing and deciding them.
+    pub fn approvals(&self) -> &Arc<ApprovalGate> {
+        &self.approvals
     }
 
     /// Who may see and call which tool.
@@ -629,6 +654,7 @@ impl ToolService {
             .await?;
         self.registry.remove_custom(&current.owner, &current.id);
         self.drop_dependencies(&current).await;
+        self.revoke_grants(&current).await;
         Ok(current)
     }
 
@@ -815,7 +841,18 @@ impl ToolService {
         next.updated_at = Utc::now();
         self.store.update_tool(&next, current.revision).await?;
         self.sync(&next);
+        if definition_changed || next.permissions != current.permissions {
+            // What a person allowed always was the old code: ask again.
+            self.revoke_grants(&next).await;
+        }
         Ok(next)
+    }
+
+    /// Removes the `allow_always` grants of a tool (best effort: the write already committed).
+    async fn revoke_grants(&self, tool: &CustomToolRecord) {
+        if let Err(e) = self.store.revoke_approval_grants(&tool.owner, &tool.id).await {
+            tracing::warn!(tool = %tool.name, error = %e, "could not revoke the tool's approval grants");
+        }
     }
 
     /// Brings the registry in line with the store after writes by other processes sharing it
@@ -904,6 +941,7 @@ impl ToolService {
         )
         .map_err(|e| e.to_string())?
         .with_version(record.version)
+        .with_requires_approval(record.requires_approval)
         .with_agent_scope(crate::kinds::agent_scope(record.kind, &record.code));
         self.registry.upsert_custom(tool).map_err(|e| e.to_string())
     }

@@ -157,6 +157,7 @@ impl Telemetry {
             Some(ErrorKind::Timeout | ErrorKind::CpuLimit) => "timeout",
             Some(ErrorKind::Denied) => "denied",
             Some(ErrorKind::RateLimited) => "rate_limited",
+            Some(ErrorKind::ApprovalRequired) => "approval_required",
             Some(_) => "error",
         };
         self.executions
@@ -171,7 +172,7 @@ impl Telemetry {
                 self.rate_limited.inc();
                 return;
             }
-            Some(ErrorKind::Denied) => {
+            Some(ErrorKind::Denied | ErrorKind::ApprovalRequired) => {
                 self.denied.inc();
                 return;
             }

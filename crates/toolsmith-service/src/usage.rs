@@ -129,7 +129,7 @@ fn execution_status(result: &ToolResult) -> ExecutionStatus {
     match result.error_kind() {
         None => ExecutionStatus::Success,
         Some(ErrorKind::Timeout | ErrorKind::CpuLimit) => ExecutionStatus::Timeout,
-        Some(ErrorKind::Denied) => ExecutionStatus::Denied,
+        Some(ErrorKind::Denied | ErrorKind::ApprovalRequired) => ExecutionStatus::Denied,
         Some(ErrorKind::RateLimited) => ExecutionStatus::RateLimited,
         Some(_) => ExecutionStatus::Error,
     }

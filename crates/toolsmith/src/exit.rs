@@ -103,7 +103,7 @@ pub fn of_tool_error(kind: Option<ErrorKind>) -> u8 {
     match kind {
         Some(ErrorKind::InvalidArguments) => VALIDATION,
         Some(ErrorKind::NotFound) => NOT_FOUND,
-        Some(ErrorKind::Denied | ErrorKind::RateLimited) => FORBIDDEN,
+        Some(ErrorKind::Denied | ErrorKind::RateLimited | ErrorKind::ApprovalRequired) => FORBIDDEN,
         Some(ErrorKind::Internal) => INTERNAL,
         _ => TOOL_ERROR,
     }

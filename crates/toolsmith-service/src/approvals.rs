@@ -1,0 +1,379 @@
+//! Human approval of executions (spec 000, Layer 8): which calls wait for a person, the
+//! pending approvals they leave, and the decisions that release them.
+//!
+//! - [`ExecutionApproval`] is the setting: `llm_tools` (every tool marked `requires_approval`,
+//!   which all LLM-created tools are), `dangerous` (tools holding `network`, `shell`,
+//!   `filesystem` or `email`), or `off`.
+//! - [`ApprovalMiddleware`] sits in the pipeline after the policy. A call that needs a person
+//!   runs if the caller holds an `allow_always` grant for the tool, or if an `allow_once`
+//!   approval of exactly this call (same tool, caller and arguments) is waiting to be used.
+//!   Otherwise it leaves a pending approval (or finds the one already waiting) and, if the
+//!   call's context carries an [`Approver`](toolsmith_core::Approver) (an MCP client with
+//!   elicitation), asks the person and continues with their answer; without one it answers
+//!   `approval_required` naming the approval, and the same call made after a person allowed
+//!   it runs.
+//! - An approval not decided within its time (default 2 minutes) is expired: denied.
+//!
+//! The caller of an approval is the agent (empty when none is named); grants bind to the tool's
+//! id, so a tool deleted and re-created under the same name starts without them, and a change
+//! of a tool's code revokes them.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use toolsmith_core::{
+    ApprovalAnswer, ApprovalQuestion, Call, ErrorKind, Middleware, Permission, RegisteredTool,
+    ToolContext, ToolResult,
+};
+use toolsmith_store::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Store,
+};
+
+use crate::error::ServiceError;
+use crate::scrubbing::ScrubMiddleware;
+
+/// The longest argument preview kept with an approval, in characters.
+const MAX_PREVIEW_CHARS: usize = 2000;
+
+/// Which executions need a human's approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecutionApproval {
+    /// Every tool marked `requires_approval` (all LLM-created tools): the spec's rule.
+    #[default]
+    LlmTools,
+    /// Only tools holding `network`, `shell`, `filesystem` or `email`.
+    Dangerous,
+    /// None.
+    Off,
+}
+
+impl ExecutionApproval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LlmTools => "llm_tools",
+            Self::Dangerous => "dangerous",
+            Self::Off => "off",
+        }
+    }
+
+    /// Whether a call of `tool` needs a person under this setting.
+    pub fn applies_to(self, tool: &RegisteredTool) -> bool {
+        match self {
+            Self::LlmTools => tool.requires_approval,
+            Self::Dangerous => tool
+                .permissions
+                .iter()
+                .any(|p| p.is_dangerous() || *p == Permission::Network),
+            Self::Off => false,
+        }
+    }
+}
+
+impl fmt::Display for ExecutionApproval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ExecutionApproval {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "llm_tools" => Ok(Self::LlmTools),
+            "dangerous" => Ok(Self::Dangerous),
+            "off" => Ok(Self::Off),
+            other => Err(format!(
+                "unknown execution approval setting '{other}': expected llm_tools, dangerous or off"
+            )),
+        }
+    }
+}
+
+/// The approvals of this process: the setting, the store, and the scrubber for previews.
+pub struct ApprovalGate {
+    mode: ExecutionApproval,
+    ttl: Duration,
+    store: Arc<dyn Store>,
+    scrub: Arc<ScrubMiddleware>,
+}
+
+impl ApprovalGate {
+    pub fn new(
+        mode: ExecutionApproval,
+        ttl: Duration,
+        store: Arc<dyn Store>,
+        scrub: Arc<ScrubMiddleware>,
+    ) -> ApprovalGate {
+        ApprovalGate {
+            mode,
+            ttl,
+            store,
+            scrub,
+        }
+    }
+
+    pub fn mode(&self) -> ExecutionApproval {
+        self.mode
+    }
+
+    /// Lets the call through, or says why it waits (or was denied).
+    async fn check(&self, tool: &RegisteredTool, args: &Value, ctx: &ToolContext) -> Result<(), ToolResult> {
+        if !self.mode.applies_to(tool) {
+            return Ok(());
+        }
+        let probe = self.probe(tool, args, ctx).await;
+        match self.clearance(&probe).await {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(e) => return Err(store_failure(&e)),
+        }
+        let now = Utc::now();
+        let approval = match self.store.find_pending_approval(&probe, now).await {
+            Ok(Some(waiting)) => waiting,
+            Ok(None) => {
+                if let Err(e) = self.store.insert_approval(&probe).await {
+                    return Err(store_failure(&e));
+                }
+                tracing::info!(approval = %probe.id, tool = %probe.tool_name, owner = %probe.owner, "execution waits for approval");
+                probe
+            }
+            Err(e) => return Err(store_failure(&e)),
+        };
+        if let Some(approver) = &ctx.approver {
+            let expires_in = (approval.expires_at - now).to_std().unwrap_or_default();
+            let question = ApprovalQuestion {
+                approval_id: approval.id.clone(),
+                tool_name: approval.tool_name.clone(),
+                args_preview: approval.args_preview.clone(),
+                expires_in,
+            };
+            let asked = tokio::select! {
+                answer = approver.0.ask(&question) => answer,
+                () = tokio::time::sleep(expires_in) => None,
+                () = ctx.cancellation.cancelled() => None,
+            };
+            if let Some(answer) = asked {
+                return self.apply_answer(&approval, answer, &ctx.user_id).await;
+            }
+        }
+        Err(awaiting(&approval))
+    }
+
+    /// Whether a grant or an allowed approval of exactly this call lets it run (using up the
+    /// approval).
+    async fn clearance(&self, probe: &ApprovalRecord) -> Result<bool, toolsmith_store::StoreError> {
+        if self
+            .store
+            .has_approval_grant(&probe.owner, &probe.tool_key, &probe.caller)
+            .await?
+        {
+            return Ok(true);
+        }
+        Ok(self.store.consume_allowed_approval(probe).await?.is_some())
+    }
+
+    /// The person's answer, asked during the call: recorded like any decision, and then the
+    /// call continues or is denied.
+    async fn apply_answer(
+        &self,
+        approval: &ApprovalRecord,
+        answer: ApprovalAnswer,
+        user: &str,
+    ) -> Result<(), ToolResult> {
+        let decision = match answer {
+            ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
+            ApprovalAnswer::AllowAlways => ApprovalDecision::AllowAlways,
+            ApprovalAnswer::Deny => ApprovalDecision::Deny,
+        };
+        let decided_by = format!("{user} (asked in the client)");
+        match self
+            .store
+            .decide_approval(&approval.id, decision, &decided_by, Utc::now())
+            .await
+        {
+            Ok(Some(_)) => {}
+            // Decided elsewhere meanwhile (REST, CLI): that decision stands.
+            Ok(None) => {}
+            Err(e) => return Err(store_failure(&e)),
+        }
+        match self.store.get_approval(&approval.id).await {
+            Ok(Some(now)) => match now.status {
+                ApprovalStatus::Allowed => {
+                    // This call is the one the approval allows: use it up.
+                    let _ = self.store.consume_allowed_approval(&now).await;
+                    Ok(())
+                }
+                ApprovalStatus::Consumed => Ok(()),
+                _ => Err(denied(&now)),
+            },
+            Ok(None) => Err(denied(approval)),
+            Err(e) => Err(store_failure(&e)),
+        }
+    }
+
+    /// The approval this call would leave: its tool, caller and arguments.
+    async fn probe(&self, tool: &RegisteredTool, args: &Value, ctx: &ToolContext) -> ApprovalRecord {
+        let mut preview = args.clone();
+        self.scrub.scrub_value(&ctx.user_id, &mut preview).await;
+        let mut args_preview = preview.to_string();
+        if args_preview.chars().count() > MAX_PREVIEW_CHARS {
+            args_preview = args_preview.chars().take(MAX_PREVIEW_CHARS).collect::<String>() + "…";
+        }
+        let now = Utc::now();
+        ApprovalRecord {
+            id: new_approval_id(),
+            owner: ctx.user_id.clone(),
+            tool_name: tool.name().to_owned(),
+            tool_key: tool_key(tool),
+            caller: ctx.agent_id.clone().unwrap_or_default(),
+            // serde_json's maps are sorted, so equal arguments hash equally.
+            args_hash: hex::encode(Sha256::digest(args.to_string().as_bytes())),
+            args_preview,
+            status: ApprovalStatus::Pending,
+            decision: None,
+            decided_by: None,
+            created_at: now,
+            expires_at: now + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::minutes(2)),
+            decided_at: None,
+        }
+    }
+
+    /// Approvals of `owner` (every owner's for `None`), newest first.
+    pub async fn list(
+        &self,
+        owner: Option<&str>,
+        pending_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ApprovalRecord>, ServiceError> {
+        let query = ApprovalQuery {
+            owner: owner.map(str::to_owned),
+            pending_only,
+            limit: limit.clamp(1, 1000),
+        };
+        Ok(self.store.list_approvals(&query, Utc::now()).await?)
+    }
+
+    /// One approval, if `owner` may see it (`None`: any owner's).
+    pub async fn get(&self, owner: Option<&str>, id: &str) -> Result<ApprovalRecord, ServiceError> {
+        match self.store.get_approval(id).await? {
+            Some(a) if owner.is_none_or(|o| o == a.owner) => Ok(a),
+            _ => Err(ServiceError::NotFound(format!("no approval with id {id}"))),
+        }
+    }
+
+    /// A person's decision on a pending approval.
+    pub async fn decide(
+        &self,
+        owner: Option<&str>,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+    ) -> Result<ApprovalRecord, ServiceError> {
+        let current = self.get(owner, id).await?;
+        let now = Utc::now();
+        let state = current.state(now);
+        if state != ApprovalStatus::Pending {
+            return Err(ServiceError::InvalidState(format!(
+                "approval {id} is {state}, not pending: it cannot be decided any more"
+            )));
+        }
+        match self.store.decide_approval(id, decision, decided_by, now).await? {
+            Some(decided) => {
+                tracing::info!(approval = %id, decision = %decision, by = %decided_by, "approval decided");
+                Ok(decided)
+            }
+            None => Err(ServiceError::InvalidState(format!(
+                "approval {id} was decided or expired meanwhile"
+            ))),
+        }
+    }
+
+    /// How many approvals wait for a decision now.
+    pub async fn pending_count(&self) -> u64 {
+        self.store
+            .count_pending_approvals(Utc::now())
+            .await
+            .unwrap_or(0)
+    }
+}
+
+/// What grants bind to: the custom tool's id, or the built-in's name.
+pub(crate) fn tool_key(tool: &RegisteredTool) -> String {
+    match tool.custom_id() {
+        Some(id) => id.to_owned(),
+        None => format!("builtin:{}", tool.name()),
+    }
+}
+
+fn new_approval_id() -> String {
+    format!("apr_{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
+}
+
+fn awaiting(approval: &ApprovalRecord) -> ToolResult {
+    ToolResult::error_with(
+        ErrorKind::ApprovalRequired,
+        format!(
+            "awaiting approval {id}: tool '{tool}' needs a person's approval before it runs. \
+             Ask the user to approve it (in the Toolsmith UI, `toolsmith approvals allow {id}`, \
+             or POST /api/v1/approvals/{id}/decision), then make the same call again. \
+             It expires at {expires}.",
+            id = approval.id,
+            tool = approval.tool_name,
+            expires = approval.expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
+        details(json!({
+            "approvalId": approval.id,
+            "expiresAt": approval.expires_at,
+        })),
+    )
+}
+
+fn denied(approval: &ApprovalRecord) -> ToolResult {
+    ToolResult::error_with(
+        ErrorKind::Denied,
+        format!(
+            "the user did not approve this call of '{}' (approval {})",
+            approval.tool_name, approval.id
+        ),
+        details(json!({"approvalId": approval.id})),
+    )
+}
+
+fn details(value: Value) -> serde_json::Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn store_failure(e: &toolsmith_store::StoreError) -> ToolResult {
+    tracing::error!(error = %e, "approval store failure");
+    ToolResult::error(
+        ErrorKind::Internal,
+        "the approval of this call could not be checked; it was not run".to_owned(),
+    )
+}
+
+/// Holds calls that need a person until one decides.
+pub struct ApprovalMiddleware(pub Arc<ApprovalGate>);
+
+#[async_trait]
+impl Middleware for ApprovalMiddleware {
+    fn name(&self) -> &'static str {
+        "approval"
+    }
+
+    async fn before(&self, call: &mut Call) -> Result<(), ToolResult> {
+        self.0.check(&call.tool, &call.args, &call.ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests;
