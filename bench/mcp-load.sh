@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin/toolsmith" serve --bind 127.0.0.1 --port 0 --data-dir "$data" >"$log" 2>"$data/serve.err" &
+"$bin/toolsmith" serve --bind 127.0.0.1 --port 0 --data-dir "$data" --execution-approval off >"$log" 2>"$data/serve.err" &
 server_pid=$!
 url=""
 for _ in $(seq 1 100); do

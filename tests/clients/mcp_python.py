@@ -17,6 +17,12 @@ Scenarios:
   watch         connect, list, print {"ready": true}, wait for one list_changed (someone else
                 changes the catalogue), settle, list, report.
 
+Approvals: tools the model creates need a person's approval to run. This client declares
+the elicitation capability and its person answers every approval form with `--approve`
+(default allow_always); `approvalsAsked` in the report counts the forms. In mode="legacy" the
+server asks with elicitation/create during the call; in mode="auto" (2026-07-28) it answers an
+InputRequiredResult, which the SDK fulfils through the same callback and retries.
+
 mode="auto" negotiates 2026-07-28 (no sessions: list changes arrive through
 subscriptions/listen); mode="legacy" negotiates 2025-11-25 over an initialize handshake
 (list changes arrive as notifications on the session).
@@ -43,6 +49,22 @@ SETTLE = 1.0
 
 def log(*parts: Any) -> None:
     print("[mcp_python]", *parts, file=sys.stderr, flush=True)
+
+
+class Approvals:
+    """The person behind the client: answers approval forms and counts them."""
+
+    def __init__(self, decision: str) -> None:
+        self.decision = decision
+        self.asked = 0
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked += 1
+        log(f"approval form #{self.asked}: {getattr(params, 'message', '')[:80]!r} -> {self.decision}")
+        return types.ElicitResult(action="accept", content={"decision": self.decision})
+
+
+APPROVALS = Approvals("allow_always")
 
 
 class Changes:
@@ -85,7 +107,13 @@ async def connect(args: argparse.Namespace):
         server = StdioServerParameters(command=args.command, args=args.arg, env=env or None)
     async with AsyncExitStack() as stack:
         client = await stack.enter_async_context(
-            Client(server, mode=args.mode, message_handler=on_message, read_timeout_seconds=60)
+            Client(
+                server,
+                mode=args.mode,
+                message_handler=on_message,
+                elicitation_callback=APPROVALS,
+                read_timeout_seconds=60,
+            )
         )
         if is_modern(client):
             changes.delivery = "listen"
@@ -183,6 +211,7 @@ async def flow(args: argparse.Namespace) -> dict[str, Any]:
 
         await anyio.sleep(SETTLE)
         out["notifications"] = changes.count
+        out["approvalsAsked"] = APPROVALS.asked
     return out
 
 
@@ -244,9 +273,14 @@ async def main() -> None:
     parser.add_argument("--command")
     parser.add_argument("--arg", action="append", default=[])
     parser.add_argument("--env", action="append", default=[])
+    parser.add_argument(
+        "--approve", choices=["allow_once", "allow_always", "deny"], default="allow_always",
+        help="what the person answers to every approval form",
+    )
     args = parser.parse_args()
     if bool(args.url) == bool(args.command):
         parser.error("give --url or --command")
+    APPROVALS.decision = args.approve
     scenario = {"flow": flow, "two-sessions": two_sessions, "watch": watch}[args.scenario]
     from importlib.metadata import version
 

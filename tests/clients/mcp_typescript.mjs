@@ -13,7 +13,15 @@ import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+
+// The person behind the client: allows every tool the model created, always, when asked with
+// an approval form (elicitation/create). `approvalsAsked` in the report counts the forms.
+const approvals = { asked: 0 };
 
 const NOTIFY_TIMEOUT_MS = 15000;
 const SETTLE_MS = 1000;
@@ -54,7 +62,14 @@ class Changes {
 
 async function connect(args) {
   const changes = new Changes();
-  const client = new Client({ name: 'toolsmith-ts-sdk-test', version: '1.0.0' });
+  const client = new Client(
+    { name: 'toolsmith-ts-sdk-test', version: '1.0.0' },
+    { capabilities: { elicitation: {} } },
+  );
+  client.setRequestHandler(ElicitRequestSchema, async () => {
+    approvals.asked += 1;
+    return { action: 'accept', content: { decision: 'allow_always' } };
+  });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changes.hit());
   let transport;
   if (args.url) {
@@ -138,6 +153,7 @@ async function flow(args) {
   out.update = await call(client, 'update_custom_tool', { name: args.name, code: CODE_V2 });
   out.notifiedAfterUpdate = await changes.waitBeyond(seen);
   out.call2 = await call(client, args.name, { who: 'mcp' });
+  out.approvalsAsked = approvals.asked;
 
   out.unknownTool = await call(client, 'no_such_tool_anywhere', {});
   out.badArgs = await call(client, args.name, { who: 42 });

@@ -27,9 +27,13 @@ mod server {
             let dir = tempfile::tempdir().unwrap();
             let store: Arc<dyn Store> =
                 Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-            let service = ToolService::open(ServiceConfig::default(), store)
-                .await
-                .unwrap();
+            // The load generator measures calls, not people: nothing waits for approval (as
+            // `bench/mcp-load.sh` starts the server with `--execution-approval off`).
+            let config = ServiceConfig {
+                execution_approval: toolsmith_service::approvals::ExecutionApproval::Off,
+                ..ServiceConfig::default()
+            };
+            let service = ToolService::open(config, store).await.unwrap();
             let state = AppState {
                 service,
                 config: Arc::new(ServerConfig::default()),

@@ -158,6 +158,11 @@ fn check_flow(
 
     // Exactly one notification per change: create, update, disable.
     assert_eq!(report["notifications"], 3, "{ctx}");
+
+    // The model's tool needed a person's approval: asked through elicitation (a request during
+    // the call on 2025-11-25, an InputRequiredResult on 2026-07-28), answered allow_always for
+    // the first call; the update changed the code, so the second call was asked again.
+    assert_eq!(report["approvalsAsked"], 2, "{ctx}");
 }
 
 fn py_args(mode: &str, scenario: &str, tool: &str) -> Vec<String> {
@@ -585,7 +590,8 @@ async fn inspector_cli_over_http() {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    // The Inspector CLI cannot answer approval forms: executions need no approval here.
+    let server = TestServer::start_with(ServerConfig::default(), no_approvals()).await;
     let target = strings(&[&server.url, "--transport", "http"]);
     let steps = inspector_flow(
         target.clone(),
@@ -671,10 +677,20 @@ async fn inspector_cli_over_stdio() {
     let (program, server_args) = stdio_server(&dir.path().join("toolsmith.db"));
     let mut target = vec![program];
     target.extend(server_args);
+    // The Inspector CLI cannot answer approval forms: executions need no approval here.
+    target.push("--execution-approval=off".to_owned());
     target.extend(strings(&["--transport", "stdio"]));
     let catalog = dir.path().join("catalog.json");
     let steps = inspector_flow(target.clone(), "inspected_stdio", &catalog).await;
     let state = open_state(dir.path(), ServerConfig::default()).await;
     check_inspector_flow(&steps, "inspected_stdio", &builtin_names(&state));
     check_portable(&target, &catalog).await;
+}
+
+/// A service whose executions need no person's approval.
+fn no_approvals() -> toolsmith_service::ServiceConfig {
+    toolsmith_service::ServiceConfig {
+        execution_approval: toolsmith_service::approvals::ExecutionApproval::Off,
+        ..toolsmith_service::ServiceConfig::default()
+    }
 }

@@ -29,6 +29,28 @@ impl ClientHandler for Watcher {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes.fetch_add(1, Ordering::SeqCst);
     }
+
+    /// The person behind this client can answer forms (`mcp_approvals.rs` tests the forms).
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("toolsmith-protocol-test", "1.0"),
+        )
+    }
+
+    /// ... and allows the model's tools, always.
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, ErrorData> {
+        Ok(serde_json::from_value(
+            json!({"action": "accept", "content": {"decision": "allow_always"}}),
+        )
+        .expect("an elicit result"))
+    }
 }
 
 struct Session {

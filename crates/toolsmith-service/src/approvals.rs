@@ -31,9 +31,7 @@ use toolsmith_core::{
     ApprovalAnswer, ApprovalQuestion, Call, ErrorKind, Middleware, Permission, RegisteredTool,
     ToolContext, ToolResult,
 };
-use toolsmith_store::{
-    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Store,
-};
+use toolsmith_store::{ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Store};
 
 use crate::error::ServiceError;
 use crate::scrubbing::ScrubMiddleware;
@@ -124,7 +122,12 @@ impl ApprovalGate {
     }
 
     /// Lets the call through, or says why it waits (or was denied).
-    async fn check(&self, tool: &RegisteredTool, args: &Value, ctx: &ToolContext) -> Result<(), ToolResult> {
+    async fn check(
+        &self,
+        tool: &RegisteredTool,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolResult> {
         if !self.mode.applies_to(tool) {
             return Ok(());
         }
@@ -219,12 +222,21 @@ impl ApprovalGate {
     }
 
     /// The approval this call would leave: its tool, caller and arguments.
-    async fn probe(&self, tool: &RegisteredTool, args: &Value, ctx: &ToolContext) -> ApprovalRecord {
+    async fn probe(
+        &self,
+        tool: &RegisteredTool,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> ApprovalRecord {
         let mut preview = args.clone();
         self.scrub.scrub_value(&ctx.user_id, &mut preview).await;
         let mut args_preview = preview.to_string();
         if args_preview.chars().count() > MAX_PREVIEW_CHARS {
-            args_preview = args_preview.chars().take(MAX_PREVIEW_CHARS).collect::<String>() + "…";
+            args_preview = args_preview
+                .chars()
+                .take(MAX_PREVIEW_CHARS)
+                .collect::<String>()
+                + "…";
         }
         let now = Utc::now();
         ApprovalRecord {
@@ -240,7 +252,8 @@ impl ApprovalGate {
             decision: None,
             decided_by: None,
             created_at: now,
-            expires_at: now + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::minutes(2)),
+            expires_at: now
+                + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::minutes(2)),
             decided_at: None,
         }
     }
@@ -284,7 +297,11 @@ impl ApprovalGate {
                 "approval {id} is {state}, not pending: it cannot be decided any more"
             )));
         }
-        match self.store.decide_approval(id, decision, decided_by, now).await? {
+        match self
+            .store
+            .decide_approval(id, decision, decided_by, now)
+            .await?
+        {
             Some(decided) => {
                 tracing::info!(approval = %id, decision = %decision, by = %decided_by, "approval decided");
                 Ok(decided)
@@ -301,6 +318,43 @@ impl ApprovalGate {
             .count_pending_approvals(Utc::now())
             .await
             .unwrap_or(0)
+    }
+}
+
+/// An approval as people see it (REST, CLI, UI): its state as of now, the caller as the agent
+/// or `null`, and the scrubbed argument preview.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalView {
+    pub id: String,
+    pub tool_name: String,
+    /// The agent that called, if one was named.
+    pub agent: Option<String>,
+    /// The arguments, scrubbed and shortened (JSON text).
+    pub arguments: String,
+    /// `pending`, `allowed` (once, not yet used), `consumed`, `denied` or `expired`.
+    pub status: ApprovalStatus,
+    pub decision: Option<ApprovalDecision>,
+    pub decided_by: Option<String>,
+    pub created_at: chrono::DateTime<Utc>,
+    pub expires_at: chrono::DateTime<Utc>,
+    pub decided_at: Option<chrono::DateTime<Utc>>,
+}
+
+impl ApprovalView {
+    pub fn of(record: &ApprovalRecord) -> ApprovalView {
+        ApprovalView {
+            id: record.id.clone(),
+            tool_name: record.tool_name.clone(),
+            agent: (!record.caller.is_empty()).then(|| record.caller.clone()),
+            arguments: record.args_preview.clone(),
+            status: record.state(Utc::now()),
+            decision: record.decision,
+            decided_by: record.decided_by.clone(),
+            created_at: record.created_at,
+            expires_at: record.expires_at,
+            decided_at: record.decided_at,
+        }
     }
 }
 
@@ -326,7 +380,9 @@ fn awaiting(approval: &ApprovalRecord) -> ToolResult {
              It expires at {expires}.",
             id = approval.id,
             tool = approval.tool_name,
-            expires = approval.expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            expires = approval
+                .expires_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         ),
         details(json!({
             "approvalId": approval.id,

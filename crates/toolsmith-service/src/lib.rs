@@ -25,8 +25,8 @@
 //! - [`analytics`] — execution figures (success rate, p95, trend) and the anomaly rule.
 
 pub mod analytics;
-pub mod command_tool;
 pub mod approvals;
+pub mod command_tool;
 pub mod config_center;
 pub mod egress;
 mod error;

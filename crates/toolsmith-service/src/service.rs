@@ -34,6 +34,7 @@ mod config;
 mod dependencies;
 mod http_import;
 mod metrics;
+use crate::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
 use crate::command_tool::CommandRuntime;
 use crate::config_center::ConfigCache;
 use crate::egress::EgressSender;
@@ -44,7 +45,6 @@ use crate::policy::{PolicyGate, PolicyMiddleware};
 use crate::scrubbing::ScrubMiddleware;
 use crate::telemetry::Telemetry;
 use crate::usage::UsageRecorder;
-use crate::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
 pub use config::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use http_import::Suggestion;
 pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
@@ -850,7 +850,11 @@ impl ToolService {
 
     /// Removes the `allow_always` grants of a tool (best effort: the write already committed).
     async fn revoke_grants(&self, tool: &CustomToolRecord) {
-        if let Err(e) = self.store.revoke_approval_grants(&tool.owner, &tool.id).await {
+        if let Err(e) = self
+            .store
+            .revoke_approval_grants(&tool.owner, &tool.id)
+            .await
+        {
             tracing::warn!(tool = %tool.name, error = %e, "could not revoke the tool's approval grants");
         }
     }

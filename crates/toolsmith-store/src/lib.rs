@@ -287,8 +287,7 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<bool, StoreError>;
 
     /// Removes every grant of a tool; how many went.
-    async fn revoke_approval_grants(&self, owner: &str, tool_key: &str)
-    -> Result<u64, StoreError>;
+    async fn revoke_approval_grants(&self, owner: &str, tool_key: &str) -> Result<u64, StoreError>;
 
     /// How many approvals are waiting for a decision now (every owner).
     async fn count_pending_approvals(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;

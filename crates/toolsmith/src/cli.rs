@@ -99,6 +99,9 @@ pub enum Command {
     /// The Config Center: services tools need (API keys, URLs) and their values.
     #[command(subcommand)]
     Config(crate::commands::config::ConfigCommand),
+    /// Human approval of executions: list what waits, allow or deny it.
+    #[command(subcommand)]
+    Approvals(crate::commands::approvals::ApprovalsCommand),
     /// Create, list and revoke API tokens for the server (`--user` owns the token).
     #[command(subcommand)]
     Token(crate::commands::token::TokenCommand),
@@ -251,6 +254,17 @@ pub struct RuntimeArgs {
     /// (0 = keep everything). [default: 30]
     #[arg(long, env = "TOOLSMITH_EXECUTION_RETENTION_DAYS", value_name = "DAYS")]
     pub execution_retention_days: Option<u32>,
+
+    /// Which executions wait for a person's approval: `llm_tools` (every tool marked
+    /// requiresApproval, which all LLM-created tools are), `dangerous` (tools holding network,
+    /// shell, filesystem or email) or `off`. [default: llm_tools]
+    #[arg(long, env = "TOOLSMITH_EXECUTION_APPROVAL", value_name = "WHICH", value_parser = str::parse::<toolsmith_service::approvals::ExecutionApproval>)]
+    pub execution_approval: Option<toolsmith_service::approvals::ExecutionApproval>,
+
+    /// How long an approval waits for a decision before it counts as denied, e.g. `2m`.
+    /// [default: 2m]
+    #[arg(long, env = "TOOLSMITH_APPROVAL_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub approval_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Subcommand)]

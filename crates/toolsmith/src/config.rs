@@ -71,6 +71,9 @@ pub struct FileConfig {
     pub max_concurrent: Option<usize>,
     pub max_concurrent_per_user: Option<usize>,
     pub execution_retention_days: Option<u32>,
+    /// `llm_tools`, `dangerous` or `off` (docs/approvals.md).
+    pub execution_approval: Option<String>,
+    pub approval_timeout: Option<Value>,
     /// `[policy]`: who may see and call which tool (docs/policy.md).
     pub policy: Option<toolsmith_policy::PolicyConfig>,
     /// `[egress]`: what `fetch` and HTTP tools may reach (docs/egress.md).
@@ -280,6 +283,20 @@ impl Settings {
                 service.owner_allowed_domains.insert(owner, domains);
             }
         }
+        service.execution_approval = match (runtime.execution_approval, file.execution_approval) {
+            (Some(mode), _) => mode,
+            (None, Some(text)) => text
+                .parse()
+                .map_err(|e: String| bad(format!("execution_approval: {e}")))?,
+            (None, None) => toolsmith_service::approvals::ExecutionApproval::default(),
+        };
+        if let Some(ttl) = pick_duration(
+            runtime.approval_timeout,
+            file.approval_timeout,
+            "approval_timeout",
+        )? {
+            service.approval_ttl = positive(ttl, "approval_timeout")?;
+        }
         service.execution_retention_days = Some(
             runtime
                 .execution_retention_days
@@ -402,6 +419,8 @@ impl ServeArgs {
                 max_concurrent: None,
                 max_concurrent_per_user: None,
                 execution_retention_days: None,
+                execution_approval: None,
+                approval_timeout: None,
             },
         }
     }

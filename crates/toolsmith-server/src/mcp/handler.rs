@@ -24,12 +24,13 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsmith_core::{ErrorKind, ToolContext, ToolRegistry, ToolResult};
+use toolsmith_core::{ApprovalAnswer, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult};
 use toolsmith_service::{Actor, ToolService};
+use toolsmith_store::ApprovalDecision;
 
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
-use super::{compat, control_plane, meta_tools, notify};
+use super::{approval, compat, control_plane, meta_tools, notify};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -101,11 +102,12 @@ impl ToolsmithMcp {
         self.inner.shared.catalog.compat()
     }
 
-    fn caller(&self, ct: CancellationToken) -> Caller<'_> {
+    fn caller(&self, ct: CancellationToken, approver: Option<Approver>) -> Caller<'_> {
         Caller {
             shared: &self.inner.shared,
             identity: &self.inner.identity,
             ct,
+            approver,
         }
     }
 
@@ -116,18 +118,23 @@ impl ToolsmithMcp {
             .unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Runs a `tools/call`. `approver` asks the person behind a 2025-11-25 client during the
+    /// call; `input_required` turns a call waiting for approval into an `InputRequiredResult`
+    /// for a 2026-07-28 client (see [`super::approval`]).
     async fn call(
         &self,
         request: CallToolRequestParams,
         ct: CancellationToken,
-    ) -> Result<rmcp::model::CallToolResult, ErrorData> {
+        approver: Option<Approver>,
+        input_required: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
         let name: &str = &request.name;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
-        let caller = self.caller(ct);
+        let caller = self.caller(ct, approver);
 
         if let Some(server_tool) = SERVER_TOOLS.find(name, self.compat()) {
             if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
-                return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)));
+                return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
             }
             check_args(name, &server_tool.schema, &args)?;
             let outcome = match server_tool.op {
@@ -135,7 +142,7 @@ impl ToolsmithMcp {
                 ServerOp::Meta(op) => meta_tools::call(&caller, op, args).await,
                 ServerOp::Compat(op) => compat::call(&caller, op, args).await,
             };
-            return outcome.map_err(|why| {
+            return outcome.map(CallToolResponse::from).map_err(|why| {
                 ErrorData::invalid_params(
                     format!("invalid arguments for tool '{name}': {why}"),
                     Some(json!({"schema": server_tool.schema.schema()})),
@@ -147,9 +154,14 @@ impl ToolsmithMcp {
             return Err(unknown_tool(name));
         };
         if let Some(why) = self.inner.identity.denial(Scope::ToolsExecute) {
-            return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)));
+            return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
         }
         check_args(name, &tool.schema, &args)?;
+        if let Some((approval_id, answer)) = approval::retry_answer(&request)
+            && let Some(refused) = self.record_answer(&approval_id, answer).await
+        {
+            return Ok(call_result(refused).into());
+        }
         let mut ctx = caller.tool_context();
         // `_meta.context`: what the client knows of the conversation, for HTTP tools.
         ctx.call_context = request
@@ -162,7 +174,50 @@ impl ToolsmithMcp {
         if res.error_kind() == Some(ErrorKind::RateLimited) {
             return Err(rate_limited(&res));
         }
-        Ok(call_result(res))
+        if input_required
+            && res.error_kind() == Some(ErrorKind::ApprovalRequired)
+            && let Some(approval_id) = res.content.get("approvalId").and_then(Value::as_str)
+        {
+            let preview = self
+                .service()
+                .approvals()
+                .get(Some(self.owner()), approval_id)
+                .await
+                .map(|a| a.args_preview)
+                .unwrap_or_default();
+            return Ok(approval::input_required(name, &preview, approval_id).into());
+        }
+        Ok(call_result(res).into())
+    }
+
+    /// Records the answer a 2026-07-28 client brought back with its retry. A denial ends the
+    /// call (the result to return); an allowance lets the retried call run.
+    async fn record_answer(
+        &self,
+        approval_id: &str,
+        answer: Option<ApprovalAnswer>,
+    ) -> Option<ToolResult> {
+        let decision = match answer? {
+            ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
+            ApprovalAnswer::AllowAlways => ApprovalDecision::AllowAlways,
+            ApprovalAnswer::Deny => ApprovalDecision::Deny,
+        };
+        let decided_by = format!("{} (asked in the client)", self.owner());
+        let outcome = self
+            .service()
+            .approvals()
+            .decide(Some(self.owner()), approval_id, decision, &decided_by)
+            .await;
+        if let Err(e) = &outcome {
+            // Decided elsewhere or expired: the retried call meets that state.
+            tracing::debug!(approval = %approval_id, error = %e, "the client's answer was not recorded");
+        }
+        (decision == ApprovalDecision::Deny).then(|| {
+            ToolResult::error(
+                ErrorKind::Denied,
+                format!("the user did not approve this call (approval {approval_id})"),
+            )
+        })
     }
 }
 
@@ -230,6 +285,8 @@ pub(crate) struct Caller<'a> {
     identity: &'a Identity,
     /// Cancelled when the client cancels the request.
     ct: CancellationToken,
+    /// Asks the person behind the client to approve a call (clients with elicitation).
+    approver: Option<Approver>,
 }
 
 impl Caller<'_> {
@@ -273,6 +330,7 @@ impl Caller<'_> {
         let mut ctx = ToolContext::new(self.identity.user_id.clone());
         ctx.agent_id = self.identity.agent_id.clone();
         ctx.cancellation = self.ct.child_token();
+        ctx.approver = self.approver.clone();
         ctx
     }
 }
@@ -375,9 +433,10 @@ impl ServerHandler for ToolsmithMcp {
         if request.meta.is_none() && !context.meta.0.0.is_empty() {
             request.meta = Some(context.meta.clone());
         }
-        self.call(request, context.ct.clone())
+        let approver = approval::approver_for(&context);
+        let input_required = approval::wants_input_required(&context);
+        self.call(request, context.ct.clone(), approver, input_required)
             .await
-            .map(CallToolResponse::from)
     }
 
     fn accepted_subscription_filter(

@@ -28,6 +28,7 @@
 //! the [`Identity`] extractor on HTTP). The HTTP endpoint extracts the identity per request and
 //! hands it to the handler it creates, so when tokens arrive only the extractor changes.
 
+mod approval;
 mod catalog;
 mod compat;
 mod control_plane;

@@ -19,6 +19,7 @@
 //! exist without its entry in the document, nor the other way round. REST callers are people:
 //! every write acts as `Actor::user`, and tools created here are `createdBy: user`.
 
+pub mod approvals;
 pub mod config;
 pub mod custom_tools;
 pub mod envelope;
@@ -72,6 +73,9 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(metrics::tool))
         .routes(routes!(metrics::tool_anomalies))
         .routes(routes!(import::suggest))
+        .routes(routes!(approvals::list))
+        .routes(routes!(approvals::get_one))
+        .routes(routes!(approvals::decide))
         .routes(routes!(tools::list))
         .routes(routes!(tools::definitions))
         .routes(routes!(tools::execute))

@@ -75,8 +75,12 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(config: ServerConfig) -> TestServer {
+        TestServer::start_with(config, ServiceConfig::default()).await
+    }
+
+    pub async fn start_with(config: ServerConfig, service: ServiceConfig) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let state = open_state(dir.path(), config).await;
+        let state = open_state_with(dir.path(), config, service).await;
         let shutdown = CancellationToken::new();
         let app = toolsmith_server::mcp::router_with_shutdown(state.clone(), shutdown.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

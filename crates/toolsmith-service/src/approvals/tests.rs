@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{
-    ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver, ErrorKind, Permission,
-    ToolContext, ToolResult,
+    ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver, ErrorKind, Permission, ToolContext,
+    ToolResult,
 };
 use toolsmith_store::{ApprovalDecision, ApprovalStatus, SqliteStore, Store};
 
@@ -54,24 +54,45 @@ async fn call(service: &ToolService, name: &str, args: Value, agent: Option<&str
 }
 
 fn approval_id(res: &ToolResult) -> String {
-    assert_eq!(res.error_kind(), Some(ErrorKind::ApprovalRequired), "{res:?}");
+    assert_eq!(
+        res.error_kind(),
+        Some(ErrorKind::ApprovalRequired),
+        "{res:?}"
+    );
     let id = res.content["approvalId"].as_str().unwrap().to_owned();
-    assert!(res.content["error"].as_str().unwrap().contains(&id), "{res:?}");
+    assert!(
+        res.content["error"].as_str().unwrap().contains(&id),
+        "{res:?}"
+    );
     id
 }
 
 #[tokio::test]
 async fn an_llm_tool_waits_and_allow_once_lets_exactly_that_call_run_once() {
     let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::from_secs(120)).await;
-    service.create(&Actor::llm("alice"), echo("by_model", vec![])).await.unwrap();
-    service.create(&Actor::user("alice"), echo("by_person", vec![])).await.unwrap();
+    service
+        .create(&Actor::llm("alice"), echo("by_model", vec![]))
+        .await
+        .unwrap();
+    service
+        .create(&Actor::user("alice"), echo("by_person", vec![]))
+        .await
+        .unwrap();
 
     // A person's own tool runs; the model's waits, and asking again finds the same approval.
-    assert!(!call(&service, "by_person", json!({"x": 1}), None).await.is_error);
+    assert!(
+        !call(&service, "by_person", json!({"x": 1}), None)
+            .await
+            .is_error
+    );
     let first = approval_id(&call(&service, "by_model", json!({"x": 1}), None).await);
     let again = approval_id(&call(&service, "by_model", json!({"x": 1}), None).await);
     assert_eq!(first, again);
-    let pending = service.approvals().list(Some("alice"), true, 10).await.unwrap();
+    let pending = service
+        .approvals()
+        .list(Some("alice"), true, 10)
+        .await
+        .unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].tool_name, "by_model");
     assert_eq!(service.approvals().pending_count().await, 1);
@@ -93,13 +114,23 @@ async fn an_llm_tool_waits_and_allow_once_lets_exactly_that_call_run_once() {
     // A decided approval cannot be decided again; another owner cannot see it.
     let err = service
         .approvals()
-        .decide(Some("alice"), &first, ApprovalDecision::AllowAlways, "alice")
+        .decide(
+            Some("alice"),
+            &first,
+            ApprovalDecision::AllowAlways,
+            "alice",
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::InvalidState(_)), "{err:?}");
     let err = service
         .approvals()
-        .decide(Some("mallory"), &next, ApprovalDecision::AllowOnce, "mallory")
+        .decide(
+            Some("mallory"),
+            &next,
+            ApprovalDecision::AllowOnce,
+            "mallory",
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::NotFound(_)), "{err:?}");
@@ -108,7 +139,10 @@ async fn an_llm_tool_waits_and_allow_once_lets_exactly_that_call_run_once() {
 #[tokio::test]
 async fn allow_always_holds_for_that_caller_until_the_code_changes() {
     let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::from_secs(120)).await;
-    service.create(&Actor::llm("alice"), echo("t", vec![])).await.unwrap();
+    service
+        .create(&Actor::llm("alice"), echo("t", vec![]))
+        .await
+        .unwrap();
     let id = approval_id(&call(&service, "t", json!({}), Some("bot")).await);
     service
         .approvals()
@@ -140,7 +174,10 @@ async fn allow_always_holds_for_that_caller_until_the_code_changes() {
 #[tokio::test]
 async fn deny_and_expiry_keep_the_call_from_running() {
     let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::from_millis(300)).await;
-    service.create(&Actor::llm("alice"), echo("t", vec![])).await.unwrap();
+    service
+        .create(&Actor::llm("alice"), echo("t", vec![]))
+        .await
+        .unwrap();
     let denied = approval_id(&call(&service, "t", json!({}), None).await);
     let record = service
         .approvals()
@@ -164,20 +201,33 @@ async fn deny_and_expiry_keep_the_call_from_running() {
 #[tokio::test]
 async fn the_setting_chooses_which_tools_wait() {
     let (_dir, dangerous) = open(ExecutionApproval::Dangerous, Duration::from_secs(60)).await;
-    dangerous.create(&Actor::llm("alice"), echo("plain", vec![])).await.unwrap();
     dangerous
-        .create(&Actor::user("alice"), echo("networked", vec![Permission::Network]))
+        .create(&Actor::llm("alice"), echo("plain", vec![]))
+        .await
+        .unwrap();
+    dangerous
+        .create(
+            &Actor::user("alice"),
+            echo("networked", vec![Permission::Network]),
+        )
         .await
         .unwrap();
     assert!(!call(&dangerous, "plain", json!({}), None).await.is_error);
     approval_id(&call(&dangerous, "networked", json!({}), None).await);
 
     let (_dir2, off) = open(ExecutionApproval::Off, Duration::from_secs(60)).await;
-    off.create(&Actor::llm("alice"), echo("plain", vec![])).await.unwrap();
+    off.create(&Actor::llm("alice"), echo("plain", vec![]))
+        .await
+        .unwrap();
     assert!(!call(&off, "plain", json!({}), None).await.is_error);
 
     assert_eq!("dangerous".parse(), Ok(ExecutionApproval::Dangerous));
-    assert!("sometimes".parse::<ExecutionApproval>().unwrap_err().contains("llm_tools"));
+    assert!(
+        "sometimes"
+            .parse::<ExecutionApproval>()
+            .unwrap_err()
+            .contains("llm_tools")
+    );
 }
 
 /// An approver that answers as told and remembers what it was asked.
@@ -194,7 +244,11 @@ impl ApprovalPrompt for Scripted {
     }
 }
 
-async fn call_with(service: &ToolService, answer: Option<ApprovalAnswer>, args: Value) -> (ToolResult, Vec<ApprovalQuestion>) {
+async fn call_with(
+    service: &ToolService,
+    answer: Option<ApprovalAnswer>,
+    args: Value,
+) -> (ToolResult, Vec<ApprovalQuestion>) {
     let approver = Arc::new(Scripted {
         answer,
         asked: Mutex::new(Vec::new()),
@@ -209,24 +263,42 @@ async fn call_with(service: &ToolService, answer: Option<ApprovalAnswer>, args: 
 #[tokio::test]
 async fn an_approver_answers_during_the_call() {
     let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::from_secs(60)).await;
-    service.create(&Actor::llm("alice"), echo("t", vec![])).await.unwrap();
+    service
+        .create(&Actor::llm("alice"), echo("t", vec![]))
+        .await
+        .unwrap();
 
     let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz123456";
-    let (res, asked) = call_with(&service, Some(ApprovalAnswer::AllowOnce), json!({"key": secret})).await;
+    let (res, asked) = call_with(
+        &service,
+        Some(ApprovalAnswer::AllowOnce),
+        json!({"key": secret}),
+    )
+    .await;
     assert!(!res.is_error, "{res:?}");
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].tool_name, "t");
     // The person sees the arguments, scrubbed.
-    assert!(!asked[0].args_preview.contains(secret), "{}", asked[0].args_preview);
+    assert!(
+        !asked[0].args_preview.contains(secret),
+        "{}",
+        asked[0].args_preview
+    );
     // Allowed once: the next identical call asks again.
-    let (res, asked) = call_with(&service, Some(ApprovalAnswer::Deny), json!({"key": secret})).await;
+    let (res, asked) =
+        call_with(&service, Some(ApprovalAnswer::Deny), json!({"key": secret})).await;
     assert_eq!(res.error_kind(), Some(ErrorKind::Denied), "{res:?}");
     assert_eq!(asked.len(), 1);
     // No answer (declined form, unsupported client): the approval stays pending.
     let (res, _) = call_with(&service, None, json!({"n": 1})).await;
     let id = approval_id(&res);
     assert_eq!(
-        service.approvals().get(Some("alice"), &id).await.unwrap().status,
+        service
+            .approvals()
+            .get(Some("alice"), &id)
+            .await
+            .unwrap()
+            .status,
         ApprovalStatus::Pending
     );
     // Allow always, asked in the client: later calls are not asked at all.

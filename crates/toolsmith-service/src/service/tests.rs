@@ -685,7 +685,12 @@ async fn only_a_person_approves() {
         (approved.status, approved.revision),
         (ToolStatus::Active, 2)
     );
-    assert_eq!(run(&f.service, "p", json!({})).await.content, json!("ok"));
+    // Approving the tool makes it callable; each execution of a model's tool still waits for a
+    // person (Layer 8, `approvals.rs`).
+    assert_eq!(
+        run(&f.service, "p", json!({})).await.error_kind(),
+        Some(toolsmith_core::ErrorKind::ApprovalRequired)
+    );
     let err = f.service.approve(&user(), &by_name("p")).await.unwrap_err();
     assert_eq!(err.code(), "invalid_state", "approve only from pending");
 }

@@ -43,18 +43,23 @@ fn approval(id: &str, args_hash: &str) -> ApprovalRecord {
 #[tokio::test]
 async fn an_approval_is_decided_once_and_only_while_pending() {
     let (_dir, store) = store().await;
-    store.insert_approval(&approval("apr_1", "h1")).await.unwrap();
+    store
+        .insert_approval(&approval("apr_1", "h1"))
+        .await
+        .unwrap();
     assert_eq!(store.count_pending_approvals(at(1)).await.unwrap(), 1);
     let found = store
         .find_pending_approval(&approval("probe", "h1"), at(1))
         .await
         .unwrap();
     assert_eq!(found.map(|a| a.id).as_deref(), Some("apr_1"));
-    assert!(store
-        .find_pending_approval(&approval("probe", "other"), at(1))
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        store
+            .find_pending_approval(&approval("probe", "other"), at(1))
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     let decided = store
         .decide_approval("apr_1", ApprovalDecision::AllowOnce, "admin", at(5))
@@ -64,63 +69,91 @@ async fn an_approval_is_decided_once_and_only_while_pending() {
     assert_eq!(decided.status, ApprovalStatus::Allowed);
     assert_eq!(decided.decided_by.as_deref(), Some("admin"));
     // A second decision finds nothing pending.
-    assert!(store
-        .decide_approval("apr_1", ApprovalDecision::Deny, "admin", at(6))
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        store
+            .decide_approval("apr_1", ApprovalDecision::Deny, "admin", at(6))
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(store.count_pending_approvals(at(6)).await.unwrap(), 0);
 
     // allow_once is used up by exactly one call with the same arguments.
     assert_eq!(
-        store.consume_allowed_approval(&approval("p", "h2")).await.unwrap(),
+        store
+            .consume_allowed_approval(&approval("p", "h2"))
+            .await
+            .unwrap(),
         None
     );
     assert_eq!(
-        store.consume_allowed_approval(&approval("p", "h1")).await.unwrap().as_deref(),
+        store
+            .consume_allowed_approval(&approval("p", "h1"))
+            .await
+            .unwrap()
+            .as_deref(),
         Some("apr_1")
     );
     assert_eq!(
-        store.consume_allowed_approval(&approval("p", "h1")).await.unwrap(),
+        store
+            .consume_allowed_approval(&approval("p", "h1"))
+            .await
+            .unwrap(),
         None
     );
-    assert!(!store
-        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
-        .await
-        .unwrap());
+    assert!(
+        !store
+            .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+            .await
+            .unwrap()
+    );
 }
 
 #[tokio::test]
 async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant() {
     let (_dir, store) = store().await;
-    store.insert_approval(&approval("apr_old", "h")).await.unwrap();
-    assert!(store
-        .decide_approval("apr_old", ApprovalDecision::AllowOnce, "admin", at(121))
+    store
+        .insert_approval(&approval("apr_old", "h"))
         .await
-        .unwrap()
-        .is_none());
+        .unwrap();
+    assert!(
+        store
+            .decide_approval("apr_old", ApprovalDecision::AllowOnce, "admin", at(121))
+            .await
+            .unwrap()
+            .is_none()
+    );
     let old = store.get_approval("apr_old").await.unwrap().unwrap();
     assert_eq!(old.state(at(121)), ApprovalStatus::Expired);
     assert_eq!(old.state(at(119)), ApprovalStatus::Pending);
 
-    store.insert_approval(&approval("apr_new", "h")).await.unwrap();
+    store
+        .insert_approval(&approval("apr_new", "h"))
+        .await
+        .unwrap();
     store
         .decide_approval("apr_new", ApprovalDecision::AllowAlways, "admin", at(3))
         .await
         .unwrap()
         .unwrap();
-    assert!(store
-        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
-        .await
-        .unwrap());
-    assert!(!store
-        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-2")
-        .await
-        .unwrap());
-    assert!(!store
-        .has_approval_grant("bob", "tool_0123456789abcdef", "agent-1")
-        .await
-        .unwrap());
+    assert!(
+        store
+            .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .has_approval_grant("alice", "tool_0123456789abcdef", "agent-2")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .has_approval_grant("bob", "tool_0123456789abcdef", "agent-1")
+            .await
+            .unwrap()
+    );
     assert_eq!(
         store
             .revoke_approval_grants("alice", "tool_0123456789abcdef")
@@ -128,10 +161,12 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant()
             .unwrap(),
         1
     );
-    assert!(!store
-        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
-        .await
-        .unwrap());
+    assert!(
+        !store
+            .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+            .await
+            .unwrap()
+    );
 
     let listed = store
         .list_approvals(
@@ -163,7 +198,10 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant()
 async fn concurrent_decisions_on_one_approval_have_one_winner() {
     let (_dir, store) = store().await;
     let store = Arc::new(store);
-    store.insert_approval(&approval("apr_race", "h")).await.unwrap();
+    store
+        .insert_approval(&approval("apr_race", "h"))
+        .await
+        .unwrap();
     let mut tasks = Vec::new();
     for i in 0..16 {
         let store = store.clone();
@@ -207,10 +245,22 @@ fn audit(action: &str, actor: &str, target: &str, secs: i64) -> AuditRecord {
 #[tokio::test]
 async fn the_audit_log_filters_newest_first() {
     let (_dir, store) = store().await;
-    let first = store.insert_audit(&audit("tool.create", "alice", "tool_a", 0)).await.unwrap();
-    let second = store.insert_audit(&audit("tool.update", "alice", "tool_a", 1)).await.unwrap();
-    store.insert_audit(&audit("tool_x.create", "bob", "tool_b", 2)).await.unwrap();
-    store.insert_audit(&audit("policy.update", "bob", "policy", 3)).await.unwrap();
+    let first = store
+        .insert_audit(&audit("tool.create", "alice", "tool_a", 0))
+        .await
+        .unwrap();
+    let second = store
+        .insert_audit(&audit("tool.update", "alice", "tool_a", 1))
+        .await
+        .unwrap();
+    store
+        .insert_audit(&audit("tool_x.create", "bob", "tool_b", 2))
+        .await
+        .unwrap();
+    store
+        .insert_audit(&audit("policy.update", "bob", "policy", 3))
+        .await
+        .unwrap();
     assert!(second > first);
 
     let all = store
@@ -222,7 +272,13 @@ async fn the_audit_log_filters_newest_first() {
         .unwrap();
     assert_eq!(all.len(), 4);
     assert_eq!(all[0].action, "policy.update");
-    assert_eq!(all[3], AuditRecord { id: first, ..audit("tool.create", "alice", "tool_a", 0) });
+    assert_eq!(
+        all[3],
+        AuditRecord {
+            id: first,
+            ..audit("tool.create", "alice", "tool_a", 0)
+        }
+    );
 
     let tools = store
         .list_audit(&AuditQuery {
@@ -261,10 +317,17 @@ async fn the_stored_policy_checks_its_revision() {
     let (_dir, store) = store().await;
     assert!(store.get_policy().await.unwrap().is_none());
     let doc = json!({"profile": "minimal"});
-    let first = store.put_policy(&doc, Some(0), "admin", at(0)).await.unwrap().unwrap();
+    let first = store
+        .put_policy(&doc, Some(0), "admin", at(0))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(first.revision, 1);
     assert_eq!(
-        store.put_policy(&doc, Some(0), "admin", at(1)).await.unwrap(),
+        store
+            .put_policy(&doc, Some(0), "admin", at(1))
+            .await
+            .unwrap(),
         Err(1)
     );
     let second = store

@@ -35,9 +35,9 @@ use toolsmith_core::{
 };
 
 use crate::{
-    ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord, StoredPolicy,
-    ApiTokenRecord, ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, Store,
-    StoreError, ToolPage, ToolQuery, ToolStats,
+    ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
+    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, Store, StoreError,
+    StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 
 /// At most this many reads run at once (each on its own connection).
@@ -411,11 +411,7 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn revoke_approval_grants(
-        &self,
-        owner: &str,
-        tool_key: &str,
-    ) -> Result<u64, StoreError> {
+    async fn revoke_approval_grants(&self, owner: &str, tool_key: &str) -> Result<u64, StoreError> {
         let (owner, tool_key) = (owner.to_owned(), tool_key.to_owned());
         self.write(move |conn| governance::revoke_grants(conn, &owner, &tool_key))
             .await

@@ -14,7 +14,9 @@ pub(crate) fn insert_token(conn: &Connection, token: &ApiTokenRecord) -> Result<
     let scopes =
         serde_json::to_string(&token.scopes).map_err(|e| StoreError::Backend(Box::new(e)))?;
     conn.execute(
-        &format!("INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        &format!(
+            "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        ),
         params![
             token.id,
             token.user_id,

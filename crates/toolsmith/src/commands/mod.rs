@@ -1,6 +1,7 @@
 //! The commands: one module per command group, all running on one opened [`ToolService`].
 //!
 //! - [`config`] — `toolsmith config …`: the Config Center.
+//! - [`approvals`] — `toolsmith approvals …`: human approval of executions.
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
@@ -17,6 +18,7 @@ use crate::cli::{Cli, Command};
 use crate::config::{DEFAULT_DATA_DIR, DEFAULT_MAX_TOOLS_PER_OWNER, Settings};
 use crate::database;
 
+pub mod approvals;
 pub mod config;
 pub mod mcp;
 pub mod run;
@@ -65,6 +67,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::RunCode(args) => run::run_code(&ctx, args).await,
         Command::Token(command) => token::run(&ctx, command).await,
         Command::Config(command) => config::run(&ctx, command).await,
+        Command::Approvals(command) => approvals::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
     };
     // Usage is written in the background; nothing of it may be lost when the process exits.

@@ -3,9 +3,18 @@
 //!
 //! Arguments and code come from files or stdin as well as the command line, so their size is
 //! never bounded by the operating system's argument limit.
+//!
+//! `toolsmith run` is a person at a terminal naming the tool and its arguments: a call that
+//! needs a human's approval is approved by that person, once (recorded like any decision).
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
 use serde_json::Value;
-use toolsmith_core::{ErrorKind, ToolContext, ToolResult, ToolStatus};
+use toolsmith_core::{
+    ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver, ErrorKind, ToolContext, ToolResult,
+    ToolStatus,
+};
 use toolsmith_service::{RunCode, ToolRef};
 
 use super::Ctx;
@@ -15,7 +24,8 @@ use crate::{input, output};
 
 pub async fn run_tool(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
     let call_args = input::read_args(args.call.args.as_deref(), args.call.args_file.as_deref())?;
-    let tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
+    let mut tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
+    tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
     let result = ctx.service.execute(&args.name, call_args, tool_ctx).await;
     let hint = if result.error_kind() == Some(ErrorKind::NotFound) {
         not_active_hint(ctx, &args.name).await
@@ -109,4 +119,14 @@ fn error_line(result: &ToolResult) -> String {
         .error_message()
         .map_or_else(|| result.content_text(), str::to_owned)
         .replace('\n', " ")
+}
+
+/// The person who typed `toolsmith run`: they asked for exactly this call, so they allow it once.
+struct PersonAtTheTerminal;
+
+#[async_trait]
+impl ApprovalPrompt for PersonAtTheTerminal {
+    async fn ask(&self, _question: &ApprovalQuestion) -> Option<ApprovalAnswer> {
+        Some(ApprovalAnswer::AllowOnce)
+    }
 }

@@ -80,8 +80,15 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
                     "no API tokens: the server accepts requests without one (loopback only)\n",
                 )?;
             } else {
-                let mut table =
-                    Table::new(&["ID", "USER", "AGENT", "NAME", "SCOPES", "CREATED", "LAST USED"]);
+                let mut table = Table::new(&[
+                    "ID",
+                    "USER",
+                    "AGENT",
+                    "NAME",
+                    "SCOPES",
+                    "CREATED",
+                    "LAST USED",
+                ]);
                 for t in &tokens {
                     table.row(vec![
                         t.id.clone(),
