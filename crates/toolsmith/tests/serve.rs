@@ -795,3 +795,46 @@ fn a_config_secret_appears_nowhere_but_sealed_in_the_database() {
     );
     assert!(database.contains("v1:"), "the sealed value is stored");
 }
+
+/// A call of a tool that requires approval waits on the running server; `toolsmith approvals`
+/// in another process decides it, and the same call then runs. `toolsmith run` is a person at
+/// the terminal, whose own call needs no one else.
+#[test]
+fn an_approval_decided_with_the_cli_releases_the_call_on_the_server() {
+    let env = Env::new();
+    let tool = json!({
+        "name": "guarded", "description": "needs approval", "requiresApproval": true,
+        "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        "code": "return args.n * 2;",
+    });
+    let file = env.write("guarded.json", &tool.to_string());
+    let (code, _, stderr) = env.run(&["tool", "create", "--file", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let server = env.serve(&[]);
+    let path = "/api/v1/tools/guarded/execute";
+    let call = json!({"arguments": {"n": 21}});
+
+    let waiting = server.post(path, &call).json();
+    assert_eq!(waiting["data"]["metadata"]["errorKind"], "approval_required", "{waiting}");
+    let id = waiting["data"]["content"]["approvalId"].as_str().unwrap().to_owned();
+
+    let (code, stdout, stderr) = env.run(&["--json", "approvals", "list"]);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed[0]["id"], id.as_str(), "{stdout}");
+    assert_eq!(listed[0]["arguments"], "{\"n\":21}");
+    let (code, stdout, stderr) = env.run(&["approvals", "allow", &id]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("allowed"), "{stdout}");
+    // Deciding twice is a conflict (exit 5); an unknown id is not found (exit 4).
+    assert_eq!(env.run(&["approvals", "deny", &id]).0, 5);
+    assert_eq!(env.run(&["approvals", "deny", "apr_0000000000000000"]).0, 4);
+
+    let ran = server.post(path, &call).json();
+    assert_eq!(ran["data"]["isError"], false, "{ran}");
+    assert_eq!(ran["data"]["content"], 42);
+
+    let (code, stdout, stderr) = env.run(&["run", "guarded", "--args", "{\"n\": 2}"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "4");
+}

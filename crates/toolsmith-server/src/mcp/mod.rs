@@ -24,9 +24,10 @@
 //! per change of a session's visible catalogue, whatever caused it); [`catalog`] builds and
 //! caches the tool list and turns results into MCP results.
 //!
-//! Identity: every MCP caller is currently user `default` ([`Identity::local_default`], through
-//! the [`Identity`] extractor on HTTP). The HTTP endpoint extracts the identity per request and
-//! hands it to the handler it creates, so when tokens arrive only the extractor changes.
+//! Identity: over HTTP the [`Identity`] extractor gives each request its caller (the token's
+//! user and agent, or for a token bound to no agent the `X-Toolsmith-Agent` header; user
+//! `default` without auth), and the handler rmcp creates acts for it. Over stdio the caller is
+//! user `default` ([`Identity::local_default`]).
 
 mod approval;
 mod catalog;
