@@ -40,6 +40,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/custom-tools/{id}/anomalies"),
     ("GET", "/api/v1/metrics/tools"),
     ("GET", "/api/v1/metrics/anomalies"),
+    ("GET", "/api/v1/audit"),
     ("GET", "/api/v1/approvals"),
     ("GET", "/api/v1/approvals/{id}"),
     ("POST", "/api/v1/approvals/{id}/decision"),

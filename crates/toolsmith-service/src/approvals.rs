@@ -33,7 +33,9 @@ use toolsmith_core::{
 };
 use toolsmith_store::{ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Store};
 
+use crate::audit::{AuditLog, AuditTarget};
 use crate::error::ServiceError;
+use crate::input::Actor;
 use crate::scrubbing::ScrubMiddleware;
 
 /// The longest argument preview kept with an approval, in characters.
@@ -100,6 +102,7 @@ pub struct ApprovalGate {
     ttl: Duration,
     store: Arc<dyn Store>,
     scrub: Arc<ScrubMiddleware>,
+    audit: Arc<AuditLog>,
 }
 
 impl ApprovalGate {
@@ -108,12 +111,14 @@ impl ApprovalGate {
         ttl: Duration,
         store: Arc<dyn Store>,
         scrub: Arc<ScrubMiddleware>,
+        audit: Arc<AuditLog>,
     ) -> ApprovalGate {
         ApprovalGate {
             mode,
             ttl,
             store,
             scrub,
+            audit,
         }
     }
 
@@ -201,7 +206,10 @@ impl ApprovalGate {
             .decide_approval(&approval.id, decision, &decided_by, Utc::now())
             .await
         {
-            Ok(Some(_)) => {}
+            Ok(Some(decided)) => {
+                self.audit_decision(&Actor::user(user), &decided, "client")
+                    .await;
+            }
             // Decided elsewhere meanwhile (REST, CLI): that decision stands.
             Ok(None) => {}
             Err(e) => return Err(store_failure(&e)),
@@ -281,9 +289,23 @@ impl ApprovalGate {
         }
     }
 
-    /// A person's decision on a pending approval.
+    /// A person's decision on a pending approval. `decided_by` is the actor's user id, or a
+    /// description of how they were asked; `actor` is recorded in the audit log.
     pub async fn decide(
         &self,
+        owner: Option<&str>,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+    ) -> Result<ApprovalRecord, ServiceError> {
+        self.decide_as(&Actor::user(decided_by), owner, id, decision, decided_by)
+            .await
+    }
+
+    /// [`ApprovalGate::decide`] with the full actor (its request id goes to the audit log).
+    pub async fn decide_as(
+        &self,
+        actor: &Actor,
         owner: Option<&str>,
         id: &str,
         decision: ApprovalDecision,
@@ -304,12 +326,28 @@ impl ApprovalGate {
         {
             Some(decided) => {
                 tracing::info!(approval = %id, decision = %decision, by = %decided_by, "approval decided");
+                self.audit_decision(actor, &decided, "api").await;
                 Ok(decided)
             }
             None => Err(ServiceError::InvalidState(format!(
                 "approval {id} was decided or expired meanwhile"
             ))),
         }
+    }
+
+    async fn audit_decision(&self, actor: &Actor, decided: &ApprovalRecord, via: &str) {
+        self.audit
+            .record(
+                actor,
+                "approval.decide",
+                AuditTarget::new("approval", decided.id.clone(), Some(decided.tool_name.clone())),
+                (None, None),
+                json!({
+                    "decision": decided.decision, "owner": decided.owner, "toolKey": decided.tool_key,
+                    "agent": decided.caller, "via": via,
+                }),
+            )
+            .await;
     }
 
     /// How many approvals wait for a decision now.

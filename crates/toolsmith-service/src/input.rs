@@ -12,6 +12,8 @@ use toolsmith_core::{CreatedBy, Permission, ToolKind};
 pub struct Actor {
     pub user_id: String,
     pub kind: CreatedBy,
+    /// The request this action belongs to (REST `X-Request-Id`), for the audit log.
+    pub request_id: Option<String>,
 }
 
 impl Actor {
@@ -20,6 +22,7 @@ impl Actor {
         Actor {
             user_id: user_id.into(),
             kind: CreatedBy::User,
+            request_id: None,
         }
     }
 
@@ -28,7 +31,15 @@ impl Actor {
         Actor {
             user_id: user_id.into(),
             kind: CreatedBy::Llm,
+            request_id: None,
         }
+    }
+
+    /// This actor, acting within request `request_id`.
+    #[must_use]
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Actor {
+        self.request_id = Some(request_id.into());
+        self
     }
 
     pub fn is_llm(&self) -> bool {

@@ -19,6 +19,7 @@
 //!   faces apply to every listing.
 //! - [`telemetry`] — Prometheus metrics of every call (`GET /metrics`).
 //! - [`scrubbing`] — the middleware that redacts credentials from every result.
+//! - [`audit`] — the audit log of privileged actions (store and optional JSONL file).
 //! - [`approvals`] — human approval of executions: the setting, the middleware that holds
 //!   calls, and the decisions.
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
@@ -26,6 +27,7 @@
 
 pub mod analytics;
 pub mod approvals;
+pub mod audit;
 pub mod command_tool;
 pub mod config_center;
 pub mod egress;

@@ -35,6 +35,7 @@ mod dependencies;
 mod http_import;
 mod metrics;
 use crate::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
+use crate::audit::{AuditLog, AuditTarget};
 use crate::command_tool::CommandRuntime;
 use crate::config_center::ConfigCache;
 use crate::egress::EgressSender;
@@ -79,6 +80,8 @@ pub struct ServiceConfig {
     pub execution_approval: ExecutionApproval,
     /// How long an approval waits for a decision before it counts as denied (default 2 min).
     pub approval_ttl: std::time::Duration,
+    /// Also append the audit log to this file, one JSON object per line.
+    pub audit_log_file: Option<std::path::PathBuf>,
 }
 
 impl Default for ServiceConfig {
@@ -98,6 +101,7 @@ impl Default for ServiceConfig {
             owner_allowed_domains: std::collections::HashMap::new(),
             execution_approval: ExecutionApproval::default(),
             approval_ttl: std::time::Duration::from_secs(120),
+            audit_log_file: None,
         }
     }
 }
@@ -137,6 +141,7 @@ pub struct ToolService {
     scrub: Arc<ScrubMiddleware>,
     policy: Arc<PolicyGate>,
     approvals: Arc<ApprovalGate>,
+    audit: Arc<AuditLog>,
     telemetry: Arc<Telemetry>,
     command_runtime: Arc<CommandRuntime>,
     write_lock: Mutex<()>,
@@ -186,11 +191,16 @@ impl ToolService {
         // Usage first: its `after` hook then also records the calls the limiter refuses. Scrub
         // last: its `after` hook runs first, so nothing unscrubbed is recorded or returned.
         let telemetry = Arc::new(Telemetry::new());
+        let audit = Arc::new(AuditLog::open(
+            store.clone(),
+            config.audit_log_file.as_deref(),
+        )?);
         let approvals = Arc::new(ApprovalGate::new(
             config.execution_approval,
             config.approval_ttl,
             store.clone(),
             scrub.clone(),
+            audit.clone(),
         ));
         // Telemetry first: its `after` hook runs last and counts the final result.
         let pipeline = Arc::new(
@@ -230,6 +240,7 @@ impl ToolService {
             scrub,
             policy,
             approvals,
+            audit,
             telemetry,
             command_runtime: Arc::new(CommandRuntime::default()),
             write_lock: Mutex::new(()),
@@ -271,6 +282,11 @@ impl ToolService {
             self.usage.queue_depth(),
             usize::try_from(pending).unwrap_or(usize::MAX),
         )
+    }
+
+    /// The audit log of privileged actions.
+    pub fn audit(&self) -> &Arc<AuditLog> {
+        &self.audit
     }
 
     /// Human approvals of executions: listing and deciding them.
@@ -410,6 +426,16 @@ impl ToolService {
         let stored = self.store.insert_tool(record).await?;
         self.sync(&stored);
         self.sync_dependencies(&stored, None).await;
+        self.audit_tool(
+            actor,
+            "tool.create",
+            None,
+            &stored,
+            serde_json::json!({
+                "kind": stored.kind, "status": stored.status, "permissions": stored.permissions,
+            }),
+        )
+        .await;
         Ok(stored)
     }
 
@@ -655,6 +681,14 @@ impl ToolService {
         self.registry.remove_custom(&current.owner, &current.id);
         self.drop_dependencies(&current).await;
         self.revoke_grants(&current).await;
+        self.audit_tool(
+            actor,
+            "tool.delete",
+            Some(current.revision),
+            &current,
+            serde_json::json!({}),
+        )
+        .await;
         Ok(current)
     }
 
@@ -776,6 +810,23 @@ impl ToolService {
         {
             self.sync_dependencies(&next, Some(&current.name)).await;
         }
+        let action = match next.status {
+            ToolStatus::Active if current.status == ToolStatus::PendingApproval => "tool.approve",
+            ToolStatus::Active => "tool.enable",
+            ToolStatus::Disabled => "tool.disable",
+            ToolStatus::Rejected => "tool.reject",
+            ToolStatus::PendingApproval => "tool.status",
+        };
+        self.audit_tool(
+            actor,
+            action,
+            Some(current.revision),
+            &next,
+            serde_json::json!({
+                "from": current.status, "to": next.status,
+            }),
+        )
+        .await;
         Ok(next)
     }
 
@@ -841,11 +892,37 @@ impl ToolService {
         next.updated_at = Utc::now();
         self.store.update_tool(&next, current.revision).await?;
         self.sync(&next);
+        self.audit_tool(actor, "tool.update", Some(current.revision), &next, serde_json::json!({
+            "changed": changed_fields(&current, &next), "version": next.version, "status": next.status,
+        }))
+        .await;
         if definition_changed || next.permissions != current.permissions {
             // What a person allowed always was the old code: ask again.
             self.revoke_grants(&next).await;
         }
         Ok(next)
+    }
+
+    /// Records an action on a tool in the audit log (`after` is the tool as it is now, or as it
+    /// was for a delete).
+    async fn audit_tool(
+        &self,
+        actor: &Actor,
+        action: &str,
+        before_revision: Option<i64>,
+        after: &CustomToolRecord,
+        details: Value,
+    ) {
+        let after_revision = (action != "tool.delete").then_some(after.revision);
+        self.audit
+            .record(
+                actor,
+                action,
+                AuditTarget::new("tool", after.id.clone(), Some(after.name.clone())),
+                (before_revision, after_revision),
+                details,
+            )
+            .await;
     }
 
     /// Removes the `allow_always` grants of a tool (best effort: the write already committed).
@@ -1096,3 +1173,29 @@ fn normalize_tags(tags: Vec<String>) -> Result<Vec<String>, ServiceError> {
 
 #[cfg(test)]
 mod tests;
+
+/// The names of the fields an update changed (never their values: code and env may hold
+/// secrets).
+fn changed_fields(current: &CustomToolRecord, next: &CustomToolRecord) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    let pairs: [(&'static str, bool); 9] = [
+        ("name", current.name != next.name),
+        ("description", current.description != next.description),
+        ("parameters", current.parameters != next.parameters),
+        ("code", current.code != next.code),
+        ("category", current.category != next.category),
+        ("tags", current.tags != next.tags),
+        ("permissions", current.permissions != next.permissions),
+        (
+            "requiresApproval",
+            current.requires_approval != next.requires_approval,
+        ),
+        ("metadata", current.metadata != next.metadata),
+    ];
+    for (name, differs) in pairs {
+        if differs {
+            changed.push(name);
+        }
+    }
+    changed
+}

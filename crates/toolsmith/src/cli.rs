@@ -99,6 +99,8 @@ pub enum Command {
     /// The Config Center: services tools need (API keys, URLs) and their values.
     #[command(subcommand)]
     Config(crate::commands::config::ConfigCommand),
+    /// The audit log of privileged actions, newest first.
+    Audit(crate::commands::audit::AuditArgs),
     /// Human approval of executions: list what waits, allow or deny it.
     #[command(subcommand)]
     Approvals(crate::commands::approvals::ApprovalsCommand),
@@ -265,6 +267,11 @@ pub struct RuntimeArgs {
     /// [default: 2m]
     #[arg(long, env = "TOOLSMITH_APPROVAL_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
     pub approval_timeout: Option<Duration>,
+
+    /// Also append the audit log (every privileged action) to this file, one JSON object per
+    /// line; it always goes to the store.
+    #[arg(long, env = "TOOLSMITH_AUDIT_LOG", value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -74,6 +74,8 @@ pub struct FileConfig {
     /// `llm_tools`, `dangerous` or `off` (docs/approvals.md).
     pub execution_approval: Option<String>,
     pub approval_timeout: Option<Value>,
+    /// A JSONL file the audit log is also appended to.
+    pub audit_log: Option<PathBuf>,
     /// `[policy]`: who may see and call which tool (docs/policy.md).
     pub policy: Option<toolsmith_policy::PolicyConfig>,
     /// `[egress]`: what `fetch` and HTTP tools may reach (docs/egress.md).
@@ -297,6 +299,7 @@ impl Settings {
         )? {
             service.approval_ttl = positive(ttl, "approval_timeout")?;
         }
+        service.audit_log_file = runtime.audit_log.clone().or(file.audit_log);
         service.execution_retention_days = Some(
             runtime
                 .execution_retention_days
@@ -421,6 +424,7 @@ impl ServeArgs {
                 execution_retention_days: None,
                 execution_approval: None,
                 approval_timeout: None,
+                audit_log: None,
             },
         }
     }

@@ -815,8 +815,14 @@ fn an_approval_decided_with_the_cli_releases_the_call_on_the_server() {
     let call = json!({"arguments": {"n": 21}});
 
     let waiting = server.post(path, &call).json();
-    assert_eq!(waiting["data"]["metadata"]["errorKind"], "approval_required", "{waiting}");
-    let id = waiting["data"]["content"]["approvalId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        waiting["data"]["metadata"]["errorKind"], "approval_required",
+        "{waiting}"
+    );
+    let id = waiting["data"]["content"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     let (code, stdout, stderr) = env.run(&["--json", "approvals", "list"]);
     assert_eq!(code, 0, "{stderr}");

@@ -150,7 +150,13 @@ pub async fn decide(
     let decided = state
         .service
         .approvals()
-        .decide(owner_scope(&identity), &id, decision, &identity.user_id)
+        .decide_as(
+            &super::actor(&identity),
+            owner_scope(&identity),
+            &id,
+            decision,
+            &identity.user_id,
+        )
         .await?;
     Ok(ApiOk::ok(ApprovalView::of(&decided)))
 }

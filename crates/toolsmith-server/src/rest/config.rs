@@ -8,21 +8,17 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use toolsmith_service::{Actor, EntryView, ServiceView};
+use toolsmith_service::{EntryView, ServiceView};
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, ApiJson, ApiPath, OptionalApiJson, QueryPairs};
-use super::require;
 use super::types::{ConfigEntryBody, ConfigServiceBody, ConfigServicePatchBody, RevisionBody};
+use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
 fn invalid(why: String) -> ApiError {
     ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "validation_error", why)
-}
-
-fn actor(identity: &Identity) -> Actor {
-    Actor::user(identity.user_id.clone())
 }
 
 /// `?expectedRevision=` from the query (PATCH bodies are the new values themselves).

@@ -11,7 +11,7 @@ use axum::http::header::ETAG;
 use axum::http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value};
 use toolsmith_core::{ErrorKind, ToolContext, ToolStatus};
-use toolsmith_service::{Actor, DeleteOptions, ToolQuery, ToolRef};
+use toolsmith_service::{DeleteOptions, ToolQuery, ToolRef};
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, ApiJson, ApiPath, OptionalApiJson, QueryPairs};
@@ -20,7 +20,7 @@ use super::types::{
     RevisionBody, RollbackBody, Stats, Status, TestToolBody, ToolList, ToolRecord, UpdateToolBody,
     VersionList,
 };
-use super::{execution_response, require};
+use super::{actor, execution_response, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -625,11 +625,6 @@ pub async fn rollback(
         )
         .await?;
     Ok(tool_ok(StatusCode::OK, record.into()))
-}
-
-/// REST callers are people.
-fn actor(identity: &Identity) -> Actor {
-    Actor::user(identity.user_id.clone())
 }
 
 /// A single tool, with its revision as the `ETag`.

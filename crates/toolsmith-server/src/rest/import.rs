@@ -6,7 +6,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
-use toolsmith_service::{Actor, Suggestion};
+use toolsmith_service::Suggestion;
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, QueryPairs};
@@ -80,7 +80,7 @@ pub async fn import(
         .map_err(|_| ApiError::bad_request("invalid_body", "the definition is not UTF-8"))?;
     let record = state
         .service
-        .import_http_tool(&Actor::user(identity.user_id.clone()), text)
+        .import_http_tool(&super::actor(&identity), text)
         .await?;
     let wire = super::custom_tools::with_missing_config(&state, record).await?;
     Ok(ApiOk::with_status(StatusCode::CREATED, wire))
@@ -119,7 +119,7 @@ pub async fn suggest(
     }
     let found = state
         .service
-        .suggest(&Actor::user(identity.user_id.clone()), message)
+        .suggest(&super::actor(&identity), message)
         .await?;
     Ok(ApiOk::ok(found))
 }

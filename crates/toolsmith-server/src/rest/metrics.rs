@@ -5,11 +5,11 @@
 
 use axum::extract::State;
 use toolsmith_service::analytics::{Anomaly, Period};
-use toolsmith_service::{Actor, MetricsReport, ToolMetricsReport, ToolRef};
+use toolsmith_service::{MetricsReport, ToolMetricsReport, ToolRef};
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, ApiPath, QueryPairs};
-use super::require;
+use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -146,8 +146,4 @@ fn period(query: &QueryPairs, name: &str, default: Period) -> Result<Period, Api
             ApiError::bad_request("invalid_query", format!("query parameter `{name}`: {why}"))
         }),
     }
-}
-
-fn actor(identity: &Identity) -> Actor {
-    Actor::user(identity.user_id.clone())
 }

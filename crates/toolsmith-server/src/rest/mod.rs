@@ -20,6 +20,7 @@
 //! every write acts as `Actor::user`, and tools created here are `createdBy: user`.
 
 pub mod approvals;
+pub mod audit;
 pub mod config;
 pub mod custom_tools;
 pub mod envelope;
@@ -73,6 +74,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(metrics::tool))
         .routes(routes!(metrics::tool_anomalies))
         .routes(routes!(import::suggest))
+        .routes(routes!(audit::list))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get_one))
         .routes(routes!(approvals::decide))
@@ -80,6 +82,12 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(tools::definitions))
         .routes(routes!(tools::execute))
         .routes(routes!(openapi::openapi_json))
+}
+
+/// The service's actor for a REST caller: a person, within this request (for the audit log).
+pub fn actor(identity: &Identity) -> toolsmith_service::Actor {
+    toolsmith_service::Actor::user(identity.user_id.clone())
+        .with_request_id(envelope::current_request_id())
 }
 
 /// 403 unless the caller holds `scope` (or `admin`).

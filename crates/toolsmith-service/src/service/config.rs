@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use toolsmith_core::config::check_entry_values;
 use toolsmith_core::{ConfigEntryRecord, ConfigField, ConfigServiceRecord, FieldKind, StoredValue};
 use toolsmith_secrets::{SecretPlace, mask};
@@ -136,6 +136,16 @@ impl ToolService {
         record.validate().map_err(config_error)?;
         let stored = self.store().create_config_service(record).await?;
         self.config_cache().invalidate(&actor.user_id);
+        self.audit_config(
+            actor,
+            "config.service.create",
+            "config_service",
+            &stored.id,
+            &stored.name,
+            (None, Some(stored.revision)),
+            json!({}),
+        )
+        .await;
         self.service_view(actor, stored).await
     }
 
@@ -171,6 +181,16 @@ impl ToolService {
         next.validate().map_err(config_error)?;
         let stored = self.store().update_config_service(&next, expected).await?;
         self.config_cache().invalidate(&actor.user_id);
+        self.audit_config(
+            actor,
+            "config.service.update",
+            "config_service",
+            &stored.id,
+            &stored.name,
+            (Some(current.revision), Some(stored.revision)),
+            json!({}),
+        )
+        .await;
         self.service_view(actor, stored).await
     }
 
@@ -186,6 +206,16 @@ impl ToolService {
             .delete_config_service(&actor.user_id, &found.id, expected_revision)
             .await?;
         self.config_cache().invalidate(&actor.user_id);
+        self.audit_config(
+            actor,
+            "config.service.delete",
+            "config_service",
+            &found.id,
+            &found.name,
+            (Some(found.revision), None),
+            json!({}),
+        )
+        .await;
         Ok(())
     }
 
@@ -224,6 +254,18 @@ impl ToolService {
             stored
         };
         self.config_cache().invalidate(&actor.user_id);
+        // Which fields were set, never their values.
+        let fields: Vec<&String> = stored.values.keys().collect();
+        self.audit_config(
+            actor,
+            "config.entry.create",
+            "config_entry",
+            &stored.id,
+            &found.name,
+            (None, Some(stored.revision)),
+            json!({"label": stored.label, "fields": fields}),
+        )
+        .await;
         Ok(self.entry_view(actor, &found, &stored))
     }
 
@@ -267,6 +309,17 @@ impl ToolService {
                 .await?;
         }
         self.config_cache().invalidate(&actor.user_id);
+        let fields: Vec<&String> = stored.values.keys().collect();
+        self.audit_config(
+            actor,
+            "config.entry.update",
+            "config_entry",
+            &stored.id,
+            &found.name,
+            (Some(current.revision), Some(stored.revision)),
+            json!({"label": stored.label, "fields": fields}),
+        )
+        .await;
         Ok(self.entry_view(actor, &found, &stored))
     }
 
@@ -283,7 +336,39 @@ impl ToolService {
             .delete_config_entry(&actor.user_id, &current.id, expected_revision)
             .await?;
         self.config_cache().invalidate(&actor.user_id);
+        self.audit_config(
+            actor,
+            "config.entry.delete",
+            "config_entry",
+            &current.id,
+            &found.name,
+            (Some(current.revision), None),
+            json!({"label": current.label}),
+        )
+        .await;
         Ok(())
+    }
+
+    /// Records a Config Center write in the audit log (names and revisions, never values).
+    async fn audit_config(
+        &self,
+        actor: &Actor,
+        action: &str,
+        kind: &'static str,
+        id: &str,
+        service_name: &str,
+        revisions: (Option<i64>, Option<i64>),
+        details: serde_json::Value,
+    ) {
+        self.audit()
+            .record(
+                actor,
+                action,
+                crate::audit::AuditTarget::new(kind, id, Some(service_name.to_owned())),
+                revisions,
+                details,
+            )
+            .await;
     }
 
     async fn find_config_service(

@@ -2,6 +2,7 @@
 //!
 //! - [`config`] — `toolsmith config …`: the Config Center.
 //! - [`approvals`] — `toolsmith approvals …`: human approval of executions.
+//! - [`audit`] — `toolsmith audit`: the audit log.
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
@@ -19,6 +20,7 @@ use crate::config::{DEFAULT_DATA_DIR, DEFAULT_MAX_TOOLS_PER_OWNER, Settings};
 use crate::database;
 
 pub mod approvals;
+pub mod audit;
 pub mod config;
 pub mod mcp;
 pub mod run;
@@ -68,6 +70,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Token(command) => token::run(&ctx, command).await,
         Command::Config(command) => config::run(&ctx, command).await,
         Command::Approvals(command) => approvals::run(&ctx, command).await,
+        Command::Audit(args) => audit::run(&ctx, args).await,
         Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
     };
     // Usage is written in the background; nothing of it may be lost when the process exits.

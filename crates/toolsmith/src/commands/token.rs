@@ -7,6 +7,7 @@
 use clap::Subcommand;
 use serde_json::json;
 use toolsmith_server::auth::{Scope, new_token};
+use toolsmith_service::audit::AuditTarget;
 
 use super::Ctx;
 use crate::output::{self, Table};
@@ -47,6 +48,16 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
         } => {
             let (record, secret) = new_token(&ctx.actor.user_id, &name, &scopes, agent.as_deref());
             store.insert_token(&record).await?;
+            ctx.service
+                .audit()
+                .record(
+                    &ctx.actor,
+                    "token.create",
+                    AuditTarget::new("token", record.id.clone(), Some(record.name.clone())),
+                    (None, None),
+                    json!({"user": record.user_id, "scopes": record.scopes, "agent": record.agent_id}),
+                )
+                .await;
             if ctx.json {
                 output::json(&json!({
                     "id": record.id, "user": record.user_id, "name": record.name,
@@ -112,6 +123,16 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
                     crate::exit::CliError::NotFound(format!("no API token with id {id}")).into(),
                 );
             }
+            ctx.service
+                .audit()
+                .record(
+                    &ctx.actor,
+                    "token.revoke",
+                    AuditTarget::new("token", id.clone(), None),
+                    (None, None),
+                    json!({}),
+                )
+                .await;
             if ctx.json {
                 output::json(&json!({"revoked": id}))?;
             } else {
