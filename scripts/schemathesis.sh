@@ -16,7 +16,7 @@
 # express — tool definitions (JavaScript code, a JSON Schema as `parameters`, reserved names) and
 # tool arguments (checked against each tool's own schema, which the document cannot know),
 # HTTP tool definitions (YAML), and Config Center values (checked against each service's own
-# fields). A
+# fields) and policies (whose profiles and groups must exist). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 #
 # Exits non-zero on any failure (schemathesis's own exit code), and on a document that does not
@@ -77,6 +77,7 @@ include-operation-id = [
   "updateConfigService",
   "createConfigEntry",
   "updateConfigEntry",
+  "putPolicy",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 TOML

@@ -333,6 +333,13 @@ impl ToolRegistry {
         builtins
     }
 
+    /// Moves every owner's catalogue version without changing a tool: what each caller may see
+    /// changed some other way (a new policy), so watchers re-list.
+    pub fn touch_all(&self) {
+        self.write().builtin_version += 1;
+        self.bump();
+    }
+
     /// Whether any of `owner`'s custom tools is per-agent (so lists must be filtered by agent).
     pub fn has_agent_scoped(&self, owner: &str) -> bool {
         self.read()

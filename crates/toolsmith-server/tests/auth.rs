@@ -338,3 +338,66 @@ async fn read_only_mode_refuses_writes_only() {
         (StatusCode::OK, &json!("hi"))
     );
 }
+
+/// A token bound to an agent acts as that agent: the agent's policy applies, and the
+/// `X-Toolsmith-Agent` header cannot swap it for a less restricted agent.
+#[tokio::test]
+async fn a_token_bound_to_an_agent_gets_that_agents_policy_whatever_the_header_says() {
+    let s = server(ServerConfig::default()).await;
+    s.state
+        .service
+        .set_policy(
+            &toolsmith_service::Actor::user("admin"),
+            json!({"agents": {"reader": {"deny": ["calculate"]}}}),
+            None,
+        )
+        .await
+        .unwrap();
+    let (record, secret) = new_token(
+        "alice",
+        "bot",
+        &[Scope::ToolsRead, Scope::ToolsExecute],
+        Some("reader"),
+    );
+    s.state.service.store().insert_token(&record).await.unwrap();
+
+    let names = |body: &Value| -> Vec<String> {
+        body["data"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (status, body, _) = s.call("GET", "/api/v1/tools", Some(&secret), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!names(&body).contains(&"calculate".to_owned()));
+
+    let request = Request::builder()
+        .method("GET")
+        .uri("/api/v1/tools")
+        .header(header::HOST, "127.0.0.1")
+        .header(header::AUTHORIZATION, format!("Bearer {secret}"))
+        .header("x-toolsmith-agent", "writer")
+        .body(Body::empty())
+        .unwrap();
+    let response = app::router(s.state.clone()).oneshot(request).await.unwrap();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(
+        !names(&body).contains(&"calculate".to_owned()),
+        "the header swapped the agent"
+    );
+
+    let (_, body, _) = s
+        .call(
+            "POST",
+            "/api/v1/tools/calculate/execute",
+            Some(&secret),
+            Some(json!({"arguments": {"expression": "2*3"}})),
+        )
+        .await;
+    assert_eq!(body["data"]["metadata"]["errorKind"], "denied", "{body}");
+}

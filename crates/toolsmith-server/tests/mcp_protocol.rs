@@ -879,3 +879,62 @@ async fn a_per_agent_tool_is_listed_only_for_its_agent() {
         .await;
     assert!(is_error, "{text}");
 }
+
+/// A policy stored through the API applies at once: the restricted agent's session is told the
+/// list changed, no longer lists the denied tools and cannot call them; another agent keeps
+/// them. Clearing the policy gives them back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_policy_restricts_an_agents_session_at_once() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    state
+        .service
+        .create(
+            &Actor::user("default"),
+            tool("word_count", "counts", "return 3;"),
+        )
+        .await
+        .unwrap();
+    let reader = Session::open_as(&state, "default", Some("reader")).await;
+    let writer = Session::open_as(&state, "default", Some("writer")).await;
+    assert!(reader.names().await.contains(&"word_count".to_owned()));
+    let before = reader.changes();
+
+    state
+        .service
+        .set_policy(
+            &Actor::user("default"),
+            json!({"agents": {"reader": {"deny": ["group:custom", "calculate"]}}}),
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(
+        reader.settle_at(before + 1).await > before,
+        "the reader was told"
+    );
+    let names = reader.names().await;
+    assert!(!names.contains(&"word_count".to_owned()) && !names.contains(&"calculate".to_owned()));
+    assert!(
+        names.contains(&"search_tools".to_owned()),
+        "server tools stay"
+    );
+    let (is_error, _, text) = reader.ok("calculate", json!({"expression": "1+1"})).await;
+    assert!(is_error && text.contains("not allowed"), "{text}");
+    let (is_error, _, text) = reader
+        .ok(
+            "use_tool",
+            json!({"tool_name": "word_count", "arguments": {}}),
+        )
+        .await;
+    assert!(is_error, "{text}");
+    assert!(writer.names().await.contains(&"word_count".to_owned()));
+    let (is_error, _, _) = writer.ok("calculate", json!({"expression": "1+1"})).await;
+    assert!(!is_error);
+
+    state
+        .service
+        .clear_policy(&Actor::user("default"), None)
+        .await
+        .unwrap();
+    assert!(reader.names().await.contains(&"word_count".to_owned()));
+}

@@ -47,7 +47,7 @@ pub use error::ServiceError;
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 pub use limits::{LimitsConfig, Rate};
 pub use service::{
-    Connectors, EntryInput, EntryView, MetricsReport, ServiceConfig, ServiceInput, ServicePatch,
-    ServiceView, Suggestion, ToolMetricsReport, ToolMetricsRow, ToolService,
+    Connectors, EntryInput, EntryView, MetricsReport, PolicyView, ServiceConfig, ServiceInput,
+    ServicePatch, ServiceView, Suggestion, ToolMetricsReport, ToolMetricsRow, ToolService,
 };
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

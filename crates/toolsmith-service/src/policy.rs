@@ -58,6 +58,15 @@ impl PolicyGate {
         Ok(())
     }
 
+    /// Compiles `config` against the registry's families without installing it.
+    pub fn validate(
+        &self,
+        config: &PolicyConfig,
+        registry: &ToolRegistry,
+    ) -> Result<(), PolicyError> {
+        config.compile(&catalog(registry)).map(|_| ())
+    }
+
     /// Whether a policy is configured (if not, everything is visible and callable).
     pub fn is_configured(&self) -> bool {
         *self

@@ -34,6 +34,7 @@ mod config;
 mod dependencies;
 mod http_import;
 mod metrics;
+mod policies;
 use crate::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
 use crate::audit::{AuditLog, AuditTarget};
 use crate::command_tool::CommandRuntime;
@@ -49,6 +50,7 @@ use crate::usage::UsageRecorder;
 pub use config::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use http_import::Suggestion;
 pub use metrics::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
+pub use policies::PolicyView;
 
 /// Limits and sizes of the service.
 #[derive(Debug, Clone)]
@@ -145,6 +147,8 @@ pub struct ToolService {
     telemetry: Arc<Telemetry>,
     command_runtime: Arc<CommandRuntime>,
     write_lock: Mutex<()>,
+    /// Revision and time of the stored policy in force (`None`: none stored).
+    policy_marker: std::sync::Mutex<Option<(i64, chrono::DateTime<Utc>)>>,
     startup_warnings: Vec<String>,
 }
 
@@ -244,8 +248,19 @@ impl ToolService {
             telemetry,
             command_runtime: Arc::new(CommandRuntime::default()),
             write_lock: Mutex::new(()),
+            policy_marker: std::sync::Mutex::new(None),
             startup_warnings: Vec::new(),
         };
+        // A policy stored through the API wins over the configuration file's.
+        if let Some(stored) = service.store.get_policy().await? {
+            let config: toolsmith_policy::PolicyConfig = serde_json::from_value(stored.document)
+                .map_err(|e| ServiceError::Validation(format!("the stored policy: {e}")))?;
+            service
+                .policy
+                .replace(Some(&config), &service.registry)
+                .map_err(|e| ServiceError::Validation(format!("the stored policy: {e}")))?;
+            *service.policy_marker() = Some((stored.revision, stored.updated_at));
+        }
         for tool in service.store.active_tools().await? {
             if let Err(why) = service.register(&tool) {
                 let warning = format!(
@@ -339,6 +354,14 @@ impl ToolService {
 
     pub(crate) fn config_cache(&self) -> &Arc<ConfigCache> {
         &self.config_cache
+    }
+
+    pub(crate) fn policy_marker(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Option<(i64, chrono::DateTime<Utc>)>> {
+        self.policy_marker
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn command_runtime(&self) -> &Arc<CommandRuntime> {

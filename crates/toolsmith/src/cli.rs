@@ -99,6 +99,9 @@ pub enum Command {
     /// The Config Center: services tools need (API keys, URLs) and their values.
     #[command(subcommand)]
     Config(crate::commands::config::ConfigCommand),
+    /// The policy in force: show it, replace the stored one from a file, clear it.
+    #[command(subcommand)]
+    Policy(crate::commands::policy::PolicyCommand),
     /// The audit log of privileged actions, newest first.
     Audit(crate::commands::audit::AuditArgs),
     /// Human approval of executions: list what waits, allow or deny it.

@@ -7,6 +7,7 @@
 //! registry in line ([`ToolService::resync_from_store`]), which bumps the catalogue versions of
 //! the owners whose tools really changed — and so sends MCP `list_changed` to their sessions.
 //! This process's own writes move the fingerprint too; their resync finds nothing to do.
+//! Each poll also checks the stored policy's revision and puts a changed one in force.
 //!
 //! [`Store::tools_fingerprint`]: toolsmith_store::Store::tools_fingerprint
 
@@ -33,6 +34,13 @@ pub fn spawn(
             tokio::select! {
                 () = stop.cancelled() => return,
                 _ = ticker.tick() => {}
+            }
+            match service.refresh_policy_from_store().await {
+                Ok(true) => tracing::info!("change feed: the stored policy changed"),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "change feed: cannot apply the stored policy; the one in force stays")
+                }
             }
             let fingerprint = match service.store().tools_fingerprint().await {
                 Ok(f) => f,

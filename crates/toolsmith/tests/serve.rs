@@ -844,3 +844,33 @@ fn an_approval_decided_with_the_cli_releases_the_call_on_the_server() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "4");
 }
+
+/// `toolsmith policy set` in another process reaches the running server within its poll
+/// interval; `toolsmith policy clear` takes it back.
+#[test]
+fn a_policy_stored_with_the_cli_reaches_the_running_server() {
+    let env = Env::new();
+    let server = env.serve(&["--poll-interval", "100ms"]);
+    let has_calculate = || server.get("/api/v1/tools").body.contains("\"calculate\"");
+    assert!(has_calculate());
+    let file = env.write("policy.toml", "deny = [\"calculate\"]\n");
+    let (code, stdout, stderr) = env.run(&["policy", "set", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("source: store (revision 1)"), "{stdout}");
+    let wait_until = |want: bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while has_calculate() != want {
+            assert!(
+                Instant::now() < deadline,
+                "the server never saw the policy change"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_until(false);
+    let bad = env.write("bad.toml", "profile = \"everything\"\n");
+    assert_eq!(env.run(&["policy", "set", bad.to_str().unwrap()]).0, 3);
+    let (code, _, stderr) = env.run(&["policy", "clear"]);
+    assert_eq!(code, 0, "{stderr}");
+    wait_until(true);
+}

@@ -18,9 +18,9 @@ use crate::auth::{Identity, Scope};
 #[utoipa::path(
     get, path = "/api/v1/audit", tag = "audit", operation_id = "listAudit",
     params(
-        ("actor" = Option<String>, Query, description = "Only this user's actions", max_length = 128),
-        ("action" = Option<String>, Query, description = "An action (`tool.update`) or a prefix ending in `.` (`tool.`)", max_length = 64),
-        ("targetId" = Option<String>, Query, description = "Only actions on this target id", max_length = 128),
+        ("actor" = Option<String>, Query, description = "Only this user's actions", min_length = 1, max_length = 128),
+        ("action" = Option<String>, Query, description = "An action (`tool.update`) or a prefix ending in `.` (`tool.`)", min_length = 1, max_length = 64),
+        ("targetId" = Option<String>, Query, description = "Only actions on this target id", min_length = 1, max_length = 128),
         ("since" = Option<String>, Query, description = "Only actions at or after this RFC 3339 time", format = DateTime),
         ("limit" = Option<u32>, Query, description = "1 to 1000 (default 100)", minimum = 1, maximum = 1000),
         ("offset" = Option<u32>, Query, description = "Skip this many (default 0)", minimum = 0, maximum = 1000000)

@@ -28,6 +28,7 @@ pub mod error;
 pub mod import;
 pub mod metrics;
 pub mod openapi;
+pub mod policies;
 pub mod tools;
 pub mod types;
 
@@ -75,6 +76,11 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(metrics::tool_anomalies))
         .routes(routes!(import::suggest))
         .routes(routes!(audit::list))
+        .routes(routes!(
+            policies::get_policy,
+            policies::put_policy,
+            policies::delete_policy
+        ))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get_one))
         .routes(routes!(approvals::decide))

@@ -360,7 +360,7 @@ fn integer<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::
 }
 
 /// [`integer`], or `null`.
-fn optional_integer<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn optional_integer<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<i64>, D::Error> {
     #[derive(Deserialize)]

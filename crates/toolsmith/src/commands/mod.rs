@@ -3,6 +3,7 @@
 //! - [`config`] — `toolsmith config …`: the Config Center.
 //! - [`approvals`] — `toolsmith approvals …`: human approval of executions.
 //! - [`audit`] — `toolsmith audit`: the audit log.
+//! - [`policy`] — `toolsmith policy …`: the stored policy.
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
@@ -23,6 +24,7 @@ pub mod approvals;
 pub mod audit;
 pub mod config;
 pub mod mcp;
+pub mod policy;
 pub mod run;
 pub mod serve;
 pub mod token;
@@ -71,6 +73,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Config(command) => config::run(&ctx, command).await,
         Command::Approvals(command) => approvals::run(&ctx, command).await,
         Command::Audit(args) => audit::run(&ctx, args).await,
+        Command::Policy(command) => policy::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
     };
     // Usage is written in the background; nothing of it may be lost when the process exits.
