@@ -98,6 +98,10 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> axu
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(true)
         .with_allowed_hosts(allowed_hosts)
+        // 2026-07-28 requests are stateless: a call whose whole answer is one message gets it
+        // as `application/json` rather than a one-event SSE stream (a stream is still used
+        // when the handler sends something first).
+        .with_json_response(true)
         .with_max_request_body_bytes(state.config.body_limit_bytes)
         .with_cancellation_token(shutdown);
     let http = Arc::new(McpHttp {
