@@ -1,6 +1,7 @@
-//! Just enough of MCP over streamable HTTP (protocol 2025-11-25, with a session) to call
-//! tools: `initialize`, `notifications/initialized`, `tools/call`, and reading a JSON-RPC
-//! answer from either a JSON body or an SSE stream.
+//! Just enough of MCP over streamable HTTP to call tools, in both protocol generations:
+//! 2025-11-25 with a session (`initialize`, `notifications/initialized`, `tools/call`) and
+//! 2026-07-28 without one (every request carries its own `_meta` and `Mcp-Method` /
+//! `Mcp-Name` headers); answers are read from either a JSON body or an SSE stream.
 
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Value, json};
@@ -10,17 +11,33 @@ use crate::http::{Conn, Response};
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
-/// The protocol generation spoken (sessions, `Mcp-Session-Id`).
+/// The protocol generation with sessions (`Mcp-Session-Id`).
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The stateless protocol generation.
+pub const STATELESS_PROTOCOL_VERSION: &str = "2026-07-28";
 
-/// An initialized MCP session on its own connection.
+/// An initialized MCP session on its own connection, or a stateless 2026-07-28 client.
 pub struct Session {
     conn: Conn,
     headers: Vec<(HeaderName, HeaderValue)>,
     next_id: u64,
+    stateless: bool,
 }
 
 impl Session {
+    /// A 2026-07-28 client on `conn`: nothing to open, every request stands alone.
+    pub fn stateless(conn: Conn) -> Session {
+        Session {
+            conn,
+            headers: vec![(
+                HeaderName::from_static("mcp-protocol-version"),
+                HeaderValue::from_static(STATELESS_PROTOCOL_VERSION),
+            )],
+            next_id: 1,
+            stateless: true,
+        }
+    }
+
     /// Initializes a session on `conn`.
     pub async fn open(mut conn: Conn) -> Result<Session, LoadError> {
         let init = json!({
@@ -55,6 +72,7 @@ impl Session {
             conn,
             headers,
             next_id: 1,
+            stateless: false,
         };
         let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let response = session
@@ -79,13 +97,28 @@ impl Session {
     }
 
     /// One JSON-RPC request; its `result`.
-    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, LoadError> {
+    pub async fn request(&mut self, method: &str, mut params: Value) -> Result<Value, LoadError> {
         let id = self.next_id;
         self.next_id += 1;
+        let mut headers = self.headers.clone();
+        if self.stateless {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": STATELESS_PROTOCOL_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+            let header = |text: &str| {
+                HeaderValue::from_str(text)
+                    .map_err(|_| LoadError::Protocol(format!("`{text}` cannot be a header value")))
+            };
+            headers.push((HeaderName::from_static("mcp-method"), header(method)?));
+            if let Some(name) = params.get("name").and_then(Value::as_str) {
+                headers.push((HeaderName::from_static("mcp-name"), header(name)?));
+            }
+        }
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let response = self
             .conn
-            .post_json(MCP_PATH, body.to_string(), &self.headers)
+            .post_json(MCP_PATH, body.to_string(), &headers)
             .await?;
         answer(&response, id)
     }

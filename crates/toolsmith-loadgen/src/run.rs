@@ -21,8 +21,10 @@ use crate::target::Target;
 /// What one call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kind {
-    /// MCP `tools/call` over streamable HTTP (a session per client).
+    /// MCP `tools/call` over streamable HTTP (protocol 2025-11-25, a session per client).
     Mcp,
+    /// MCP `tools/call` over streamable HTTP, protocol 2026-07-28 (no sessions).
+    McpStateless,
     /// `POST /api/v1/tools/{tool}/execute` with the same arguments.
     Rest,
     /// `GET /livez`: the cost of an HTTP round trip through the server's middleware.
@@ -33,6 +35,7 @@ impl Kind {
     pub fn label(self) -> &'static str {
         match self {
             Kind::Mcp => "mcp",
+            Kind::McpStateless => "mcp-stateless",
             Kind::Rest => "rest",
             Kind::Noop => "noop",
         }
@@ -104,6 +107,7 @@ impl Client {
         let conn = Conn::open(&plan.target, plan.token.as_deref()).await?;
         Ok(match plan.kind {
             Kind::Mcp => Client::Mcp(Session::open(conn).await?),
+            Kind::McpStateless => Client::Mcp(Session::stateless(conn)),
             Kind::Rest | Kind::Noop => Client::Http(conn),
         })
     }

@@ -88,7 +88,7 @@ async fn every_kind_of_call_succeeds_against_a_real_server() {
     setup(&mcp).await.unwrap();
     // Setup twice: the existing tool is kept and still works.
     setup(&mcp).await.unwrap();
-    for kind in [Kind::Mcp, Kind::Rest, Kind::Noop] {
+    for kind in [Kind::Mcp, Kind::McpStateless, Kind::Rest, Kind::Noop] {
         let summary = run(&plan(&server.url, kind, 4, 60)).await.unwrap();
         assert_eq!(summary.errors, 0, "{kind:?}: {summary:?}");
         assert_eq!(summary.calls, 60, "{kind:?}: the budget ends the run");
@@ -104,7 +104,7 @@ async fn failing_calls_are_counted_not_hidden() {
     let server = Server::start().await;
     // No setup: the tool does not exist, so every MCP call is a JSON-RPC error and every
     // REST call a 404.
-    for kind in [Kind::Mcp, Kind::Rest] {
+    for kind in [Kind::Mcp, Kind::McpStateless, Kind::Rest] {
         let mut p = plan(&server.url, kind, 2, 10);
         p.tool = "no_such_tool".to_owned();
         p.duration = Duration::from_millis(300);
