@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MCP tools/call load benchmark: builds release, starts `toolsmith serve` on 127.0.0.1 with a
 # temporary data dir, creates a trivial JS tool, and runs toolsmith-loadgen with several client
-# counts — MCP tools/call, plus two same-run baselines (REST execute of the same tool, and
+# counts — MCP tools/call (2025-11-25 sessions, and 2026-07-28 stateless), plus two same-run baselines (REST execute of the same tool, and
 # GET /livez as the HTTP floor). Prints one table and the load average before and after.
 #
 # Usage: bench/mcp-load.sh [seconds per run] [client counts]   (defaults: 10, "1,16,64")
@@ -43,7 +43,7 @@ json=()
 echo "server: $url (release), generator threads: $threads, $seconds s per run"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 first=1
-for kind in mcp rest noop; do
+for kind in mcp mcp-stateless rest noop; do
   header=()
   [[ $first == 1 ]] || header=(--no-header)
   first=0
