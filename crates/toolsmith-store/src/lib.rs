@@ -289,6 +289,10 @@ pub trait Store: Send + Sync + 'static {
     /// Removes every grant of a tool; how many went.
     async fn revoke_approval_grants(&self, owner: &str, tool_key: &str) -> Result<u64, StoreError>;
 
+    /// Deletes every approval created before `before` (decided, used or long expired by then;
+    /// `allow_always` grants are kept); the number removed.
+    async fn prune_approvals(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+
     /// How many approvals are waiting for a decision now (every owner).
     async fn count_pending_approvals(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
 

@@ -1,5 +1,5 @@
-//! Housekeeping of a running server: once at start and then every hour, execution history past
-//! its retention is deleted ([`ToolService::prune_executions`]). A failure is logged and retried
+//! Housekeeping of a running server: once at start and then every hour, execution history and
+//! execution approvals past their retention are deleted ([`ToolService::prune_executions`]). A failure is logged and retried
 //! at the next round; it never stops the server.
 
 use std::sync::Arc;

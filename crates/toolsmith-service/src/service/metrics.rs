@@ -136,8 +136,9 @@ impl ToolService {
         Ok(analytics::anomalies(&samples, window_start))
     }
 
-    /// Deletes execution history older than the configured retention; the number of rows
-    /// removed (0 when retention is off).
+    /// Deletes execution history and execution approvals older than the configured retention
+    /// (`allow_always` grants stay); the number of execution rows removed (0 when retention is
+    /// off).
     pub async fn prune_executions(&self) -> Result<u64, ServiceError> {
         let Some(days) = self.config.execution_retention_days.filter(|d| *d > 0) else {
             return Ok(0);
@@ -147,6 +148,10 @@ impl ToolService {
         let removed = self.store.prune_executions(before).await?;
         if removed > 0 {
             tracing::info!(removed, days, "pruned execution history past its retention");
+        }
+        let approvals = self.store.prune_approvals(before).await?;
+        if approvals > 0 {
+            tracing::info!(removed = approvals, days, "pruned execution approvals past their retention");
         }
         Ok(removed)
     }

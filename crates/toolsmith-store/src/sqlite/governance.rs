@@ -249,6 +249,16 @@ pub(crate) fn revoke_grants(
     Ok(n as u64)
 }
 
+pub(crate) fn prune_approvals(conn: &Connection, before: &DateTime<Utc>) -> Result<u64, StoreError> {
+    let n = conn
+        .execute(
+            "DELETE FROM execution_approvals WHERE created_at < ?1",
+            params![timestamp(before)],
+        )
+        .map_err(backend)?;
+    Ok(n as u64)
+}
+
 pub(crate) fn count_pending_approvals(
     conn: &Connection,
     now: &DateTime<Utc>,

@@ -417,6 +417,11 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn prune_approvals(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.write(move |conn| governance::prune_approvals(conn, &before))
+            .await
+    }
+
     async fn count_pending_approvals(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
         self.read(move |conn| governance::count_pending_approvals(conn, &now))
             .await
