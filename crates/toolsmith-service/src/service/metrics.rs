@@ -151,7 +151,11 @@ impl ToolService {
         }
         let approvals = self.store.prune_approvals(before).await?;
         if approvals > 0 {
-            tracing::info!(removed = approvals, days, "pruned execution approvals past their retention");
+            tracing::info!(
+                removed = approvals,
+                days,
+                "pruned execution approvals past their retention"
+            );
         }
         Ok(removed)
     }

@@ -249,7 +249,10 @@ pub(crate) fn revoke_grants(
     Ok(n as u64)
 }
 
-pub(crate) fn prune_approvals(conn: &Connection, before: &DateTime<Utc>) -> Result<u64, StoreError> {
+pub(crate) fn prune_approvals(
+    conn: &Connection,
+    before: &DateTime<Utc>,
+) -> Result<u64, StoreError> {
     let n = conn
         .execute(
             "DELETE FROM execution_approvals WHERE created_at < ?1",

@@ -194,7 +194,10 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant()
     assert!(pending.is_empty());
 
     // Retention: approvals created before the cut go, grants stay.
-    store.insert_approval(&approval("apr_grant", "g")).await.unwrap();
+    store
+        .insert_approval(&approval("apr_grant", "g"))
+        .await
+        .unwrap();
     store
         .decide_approval("apr_grant", ApprovalDecision::AllowAlways, "admin", at(5))
         .await
@@ -202,10 +205,12 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant()
         .unwrap();
     assert_eq!(store.prune_approvals(at(1)).await.unwrap(), 3);
     assert!(store.get_approval("apr_new").await.unwrap().is_none());
-    assert!(store
-        .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
-        .await
-        .unwrap());
+    assert!(
+        store
+            .has_approval_grant("alice", "tool_0123456789abcdef", "agent-1")
+            .await
+            .unwrap()
+    );
 }
 
 #[tokio::test]
