@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use crate::audit::AuditTarget;
 use toolsmith_core::config::check_entry_values;
 use toolsmith_core::{ConfigEntryRecord, ConfigField, ConfigServiceRecord, FieldKind, StoredValue};
 use toolsmith_secrets::{SecretPlace, mask};
@@ -139,9 +141,11 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.service.create",
-            "config_service",
-            &stored.id,
-            &stored.name,
+            AuditTarget::new(
+                "config_service",
+                stored.id.clone(),
+                Some(stored.name.clone()),
+            ),
             (None, Some(stored.revision)),
             json!({}),
         )
@@ -184,9 +188,11 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.service.update",
-            "config_service",
-            &stored.id,
-            &stored.name,
+            AuditTarget::new(
+                "config_service",
+                stored.id.clone(),
+                Some(stored.name.clone()),
+            ),
             (Some(current.revision), Some(stored.revision)),
             json!({}),
         )
@@ -209,9 +215,11 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.service.delete",
-            "config_service",
-            &found.id,
-            &found.name,
+            AuditTarget::new(
+                "config_service",
+                found.id.clone(),
+                Some(found.name.clone()),
+            ),
             (Some(found.revision), None),
             json!({}),
         )
@@ -259,9 +267,11 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.entry.create",
-            "config_entry",
-            &stored.id,
-            &found.name,
+            AuditTarget::new(
+                "config_entry",
+                stored.id.clone(),
+                Some(found.name.clone()),
+            ),
             (None, Some(stored.revision)),
             json!({"label": stored.label, "fields": fields}),
         )
@@ -313,9 +323,11 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.entry.update",
-            "config_entry",
-            &stored.id,
-            &found.name,
+            AuditTarget::new(
+                "config_entry",
+                stored.id.clone(),
+                Some(found.name.clone()),
+            ),
             (Some(current.revision), Some(stored.revision)),
             json!({"label": stored.label, "fields": fields}),
         )
@@ -339,9 +351,11 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.entry.delete",
-            "config_entry",
-            &current.id,
-            &found.name,
+            AuditTarget::new(
+                "config_entry",
+                current.id.clone(),
+                Some(found.name.clone()),
+            ),
             (Some(current.revision), None),
             json!({"label": current.label}),
         )
@@ -354,20 +368,12 @@ impl ToolService {
         &self,
         actor: &Actor,
         action: &str,
-        kind: &'static str,
-        id: &str,
-        service_name: &str,
+        target: AuditTarget,
         revisions: (Option<i64>, Option<i64>),
         details: serde_json::Value,
     ) {
         self.audit()
-            .record(
-                actor,
-                action,
-                crate::audit::AuditTarget::new(kind, id, Some(service_name.to_owned())),
-                revisions,
-                details,
-            )
+            .record(actor, action, target, revisions, details)
             .await;
     }
 
