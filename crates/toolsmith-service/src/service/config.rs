@@ -215,11 +215,7 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.service.delete",
-            AuditTarget::new(
-                "config_service",
-                found.id.clone(),
-                Some(found.name.clone()),
-            ),
+            AuditTarget::new("config_service", found.id.clone(), Some(found.name.clone())),
             (Some(found.revision), None),
             json!({}),
         )
@@ -267,11 +263,7 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.entry.create",
-            AuditTarget::new(
-                "config_entry",
-                stored.id.clone(),
-                Some(found.name.clone()),
-            ),
+            AuditTarget::new("config_entry", stored.id.clone(), Some(found.name.clone())),
             (None, Some(stored.revision)),
             json!({"label": stored.label, "fields": fields}),
         )
@@ -323,11 +315,7 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.entry.update",
-            AuditTarget::new(
-                "config_entry",
-                stored.id.clone(),
-                Some(found.name.clone()),
-            ),
+            AuditTarget::new("config_entry", stored.id.clone(), Some(found.name.clone())),
             (Some(current.revision), Some(stored.revision)),
             json!({"label": stored.label, "fields": fields}),
         )
@@ -351,11 +339,7 @@ impl ToolService {
         self.audit_config(
             actor,
             "config.entry.delete",
-            AuditTarget::new(
-                "config_entry",
-                current.id.clone(),
-                Some(found.name.clone()),
-            ),
+            AuditTarget::new("config_entry", current.id.clone(), Some(found.name.clone())),
             (Some(current.revision), None),
             json!({"label": current.label}),
         )
