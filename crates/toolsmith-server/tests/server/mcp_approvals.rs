@@ -4,7 +4,7 @@
 //! the person's answer. A client without elicitation is told which approval to decide.
 //! (The official Python SDK drives the same flows in `mcp_clients.rs`.)
 
-mod mcp_support;
+use crate::mcp_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

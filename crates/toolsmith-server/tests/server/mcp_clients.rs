@@ -10,7 +10,7 @@
 //! `scripts/install-test-deps.sh`; without them these tests fail under `CI=true` and are
 //! skipped loudly otherwise.
 
-mod mcp_support;
+use crate::mcp_support;
 
 use std::time::Duration;
 

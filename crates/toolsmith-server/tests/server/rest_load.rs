@@ -2,7 +2,7 @@
 //! every call answered (200 when it ran, 429 with Retry-After when refused, none lost), the
 //! refusals counted exactly, and control-plane reads answering while the cap is full.
 
-mod rest_support;
+use crate::rest_support;
 
 use std::sync::Arc;
 

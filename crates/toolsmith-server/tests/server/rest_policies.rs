@@ -2,7 +2,7 @@
 //! policy that does not compile changes nothing, revisions are checked, clearing it brings
 //! back the configuration file's, and every change is audited.
 
-mod rest_support;
+use crate::rest_support;
 
 use axum::http::{Method, StatusCode};
 use rest_support::TestApp;

@@ -2,7 +2,7 @@
 //! `approval_required` with the approval's id, a person lists and decides it, and the same
 //! call then runs once; hostile and late decisions are refused with clear statuses.
 
-mod rest_support;
+use crate::rest_support;
 
 use axum::body::Body;
 use axum::http::{Method, StatusCode};

@@ -1,7 +1,7 @@
 //! What every answer shares: the envelope, the request id, the hardened headers, JSON 404/405,
 //! malformed bodies, the body limit, the health probes; and one run over a real socket.
 
-mod rest_support;
+use crate::rest_support;
 
 use std::sync::Arc;
 use std::time::Duration;

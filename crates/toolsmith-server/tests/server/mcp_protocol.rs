@@ -4,7 +4,7 @@
 //! exactly-once `list_changed` per owner. The real third-party clients are in
 //! `mcp_clients.rs`.
 
-mod mcp_support;
+use crate::mcp_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

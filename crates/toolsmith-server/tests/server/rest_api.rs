@@ -1,7 +1,7 @@
 //! The REST routes, each with its happy path and its errors, through the real router
 //! (in-process, `oneshot`), each test over its own temp SQLite store.
 
-mod rest_support;
+use crate::rest_support;
 
 use axum::body::Body;
 use axum::http::{Method, StatusCode};

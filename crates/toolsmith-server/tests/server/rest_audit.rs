@@ -3,7 +3,7 @@
 //! actors, revisions and request ids, and never with the secret; filters and bad queries; the
 //! JSONL mirror.
 
-mod rest_support;
+use crate::rest_support;
 
 use axum::http::{Method, StatusCode};
 use rest_support::{TestApp, tool_body};

@@ -1,7 +1,7 @@
 //! Execution analytics over REST: a scripted workload with known numbers of successes, errors,
 //! timeouts and refusals, and the figures the metrics and anomaly routes give for it.
 
-mod rest_support;
+use crate::rest_support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! (and the router answers every route it describes), every `$ref` resolves, and the request
 //! schemas accept exactly what the handlers accept.
 
-mod rest_support;
+use crate::rest_support;
 
 use axum::body::Body;
 use axum::http::{Method, StatusCode};

@@ -3,7 +3,7 @@
 //! through the real egress guard, which allows exactly that host), trigger suggestions, JS
 //! `fetch` through the guard, and the refusals of hostile addresses.
 
-mod rest_support;
+use crate::rest_support;
 
 use axum::Router;
 use axum::extract::Path;
@@ -62,7 +62,7 @@ async fn configure(app: &TestApp, service: &str, values: Value) {
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.text);
 }
 
-const LOYALTY: &str = include_str!("../../../examples/http-tools/loyalty_points.yaml");
+const LOYALTY: &str = include_str!("../../../../examples/http-tools/loyalty_points.yaml");
 
 #[tokio::test]
 async fn an_imported_http_tool_runs_against_its_configured_origin() {

@@ -1,0 +1,25 @@
+//! The server's integration tests, in one test binary: one link of the whole stack instead of
+//! one per file (each link is hundreds of megabytes and most of the build's time and disk).
+//!
+//! - `auth` — tokens, scopes and agents on REST.
+//! - `rest_*` — the REST routes through the real router (`rest_support`).
+//! - `mcp_*` — MCP through rmcp's client and the real SDK clients (`mcp_support`).
+
+mod mcp_support;
+mod rest_support;
+
+mod auth;
+mod mcp_approvals;
+mod mcp_clients;
+mod mcp_protocol;
+mod mcp_scopes;
+mod rest_api;
+mod rest_approvals;
+mod rest_audit;
+mod rest_http;
+mod rest_kinds;
+mod rest_load;
+mod rest_metrics;
+mod rest_openapi;
+mod rest_policies;
+mod rest_schemathesis;
