@@ -2,15 +2,19 @@
 //! move and an execution row is written — on success and on failure alike.
 //!
 //! Recording is off the call's path: the middleware hands each finished execution to a
-//! bounded channel, and one writer task drains it in batches, one store transaction per batch
-//! (a burst of calls costs one commit, not two per call). Nothing is dropped: when the channel
-//! is full, callers wait for room (back-pressure) instead of losing records.
+//! bounded channel, and one writer task drains it in batches, one store transaction per batch.
+//! A batch stays open for [`LINGER`] after its first record (or until [`MAX_BATCH`] records or
+//! a flush), so calls arriving together share one commit: under load a commit per call costs
+//! more than the call (WAL writes, file locks, a blocking-pool thread woken each time). Nothing
+//! is dropped: when the channel is full, callers wait for room (back-pressure) instead of
+//! losing records.
 //!
 //! Reads that must see every call made before them (`ToolService::get`, `list`, `stats`, the
 //! CLI before it exits, `serve` at shutdown) call [`UsageRecorder::flush`], which returns once
 //! everything queued before it is committed.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
@@ -24,6 +28,8 @@ use toolsmith_store::Store;
 const QUEUE_CAPACITY: usize = 8192;
 /// Most records written in one transaction.
 const MAX_BATCH: usize = 512;
+/// How long a batch waits for more records after its first one. A flush does not wait.
+const LINGER: Duration = Duration::from_millis(10);
 
 enum Message {
     Record(ExecutionRecord),
@@ -70,20 +76,32 @@ impl UsageRecorder {
     }
 }
 
-/// The writer task: takes what is queued (up to [`MAX_BATCH`]), writes it in one transaction,
-/// answers the flushes that were queued behind those records, and repeats.
+/// The writer task: gathers a batch (what is queued, then what arrives within [`LINGER`], up to
+/// [`MAX_BATCH`]; a flush closes the batch at once), writes it in one transaction, answers the
+/// flushes that were queued behind those records, and repeats.
 async fn write_batches(store: Arc<dyn Store>, mut inbox: mpsc::Receiver<Message>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut flushes = Vec::new();
     while let Some(first) = inbox.recv().await {
+        let closes_at = tokio::time::Instant::now() + LINGER;
         let mut next = Some(first);
-        while let Some(message) = next.take() {
-            match message {
-                Message::Record(execution) => batch.push(execution),
-                Message::Flush(done) => flushes.push(done),
+        loop {
+            while let Some(message) = next.take() {
+                match message {
+                    Message::Record(execution) => batch.push(execution),
+                    Message::Flush(done) => flushes.push(done),
+                }
+                if batch.len() < MAX_BATCH {
+                    next = inbox.try_recv().ok();
+                }
             }
-            if batch.len() < MAX_BATCH {
-                next = inbox.try_recv().ok();
+            if !flushes.is_empty() || batch.len() >= MAX_BATCH {
+                break;
+            }
+            match tokio::time::timeout_at(closes_at, inbox.recv()).await {
+                Ok(Some(message)) => next = Some(message),
+                // The time is up, or every sender is gone: write what there is.
+                Ok(None) | Err(_) => break,
             }
         }
         if !batch.is_empty() {
