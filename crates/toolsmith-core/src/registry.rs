@@ -6,7 +6,7 @@
 //! tools. The registry holds only *active* custom tools; the service keeps it in step with the
 //! store. Every change bumps a catalogue version that watchers (MCP sessions) can follow.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
 use tokio::sync::watch;
@@ -138,9 +138,10 @@ pub struct RegistryStats {
 
 #[derive(Default)]
 struct Tables {
-    builtins: HashMap<String, Arc<RegisteredTool>>,
+    /// Sorted maps: listing a catalogue of 10,000 tools walks them in order instead of sorting.
+    builtins: BTreeMap<String, Arc<RegisteredTool>>,
     /// owner → name → tool.
-    custom: HashMap<String, HashMap<String, Arc<RegisteredTool>>>,
+    custom: HashMap<String, BTreeMap<String, Arc<RegisteredTool>>>,
     /// Moves whenever a built-in comes or goes (every owner sees built-ins).
     builtin_version: u64,
     /// owner → how often that owner's custom tools changed.
@@ -321,16 +322,11 @@ impl ToolRegistry {
     /// Every tool `owner` can reach, built-ins first, each tier sorted by name.
     pub fn tools(&self, owner: &str) -> Vec<Arc<RegisteredTool>> {
         let tables = self.read();
-        let mut builtins: Vec<_> = tables.builtins.values().cloned().collect();
-        builtins.sort_by(|a, b| a.name().cmp(b.name()));
-        let mut custom: Vec<_> = tables
-            .custom
-            .get(owner)
-            .map(|owned| owned.values().cloned().collect())
-            .unwrap_or_default();
-        custom.sort_by(|a, b| a.name().cmp(b.name()));
-        builtins.extend(custom);
-        builtins
+        let custom = tables.custom.get(owner);
+        let mut tools = Vec::with_capacity(tables.builtins.len() + custom.map_or(0, BTreeMap::len));
+        tools.extend(tables.builtins.values().cloned());
+        tools.extend(custom.into_iter().flat_map(|owned| owned.values().cloned()));
+        tools
     }
 
     /// Moves every owner's catalogue version without changing a tool: what each caller may see
@@ -381,7 +377,7 @@ impl ToolRegistry {
 
     pub fn stats(&self) -> RegistryStats {
         let tables = self.read();
-        let custom: usize = tables.custom.values().map(HashMap::len).sum();
+        let custom: usize = tables.custom.values().map(BTreeMap::len).sum();
         let mut providers: Vec<&str> = tables
             .builtins
             .values()

@@ -157,13 +157,15 @@ fn as_object(schema: Value) -> JsonObject {
 
 /// The `tools/list` of each owner, kept in step with the registry one tool at a time.
 ///
-/// Each owner's entry remembers, per listed registry tool, the `Arc<RegisteredTool>` it was
-/// made from and the MCP [`Tool`] made of it. When the owner's catalogue version moves, the
-/// list is brought up to date by walking the registry's current tools in their order: a tool
-/// that is still the same `Arc` keeps its MCP form, a new or replaced one is converted, a removed
-/// one drops out. Only what changed is converted (a schema's deep copy is the expensive part),
-/// so the first list after a change costs about as much as a warm one, and the result is always
-/// exactly what a full rebuild would give ([`CatalogCache::rebuild`], checked by the tests).
+/// Each owner's entry keeps, in the registry's order (built-ins, then custom tools, each by
+/// name), the `Arc<RegisteredTool>` every listed tool was made from and the MCP [`Tool`] made of
+/// it. When the owner's catalogue version moves, the entries are merged with the registry's
+/// current tools: a tool that is still the same `Arc` keeps its MCP form (moved, not copied), a
+/// new or replaced one is converted, a removed one drops out. Only what changed is converted (a
+/// schema's deep copy is the expensive part) and nothing is hashed or sorted, so the first list
+/// after a change of one tool among 10,000 costs about as much as a warm one. The result is
+/// always exactly what a full rebuild would give ([`CatalogCache::rebuild`], checked by the
+/// tests).
 pub(crate) struct CatalogCache {
     compat: bool,
     by_owner: Mutex<HashMap<String, Arc<Mutex<OwnerList>>>>,
@@ -172,21 +174,21 @@ pub(crate) struct CatalogCache {
 /// One owner's cached list.
 #[derive(Default)]
 struct OwnerList {
-    /// The catalogue version `tools` was built at; `None` before the first build.
+    /// The catalogue version `entries` was built at; `None` before the first build.
     version: Option<u64>,
-    /// What MCP shows: server tools, the registry's tools, then the compat names.
-    tools: Arc<Vec<Tool>>,
-    /// Registry tool name → what it was made from, and its MCP form (`None`: hidden because a
-    /// server tool holds the name).
-    index: HashMap<String, Entry>,
-    /// Bumped on every update; entries not touched in an update are removed.
-    generation: u64,
+    /// The registry's tools for this owner, in the registry's order.
+    entries: Vec<Entry>,
 }
 
 struct Entry {
     source: Arc<RegisteredTool>,
+    /// Its MCP form; `None`: hidden because a server tool holds the name.
     tool: Option<Tool>,
-    generation: u64,
+}
+
+/// Where a registry tool sits in the registry's order: built-ins first, then by name.
+fn order_key(tool: &RegisteredTool) -> (bool, &str) {
+    (!tool.is_builtin(), tool.name())
 }
 
 impl CatalogCache {
@@ -201,58 +203,31 @@ impl CatalogCache {
         self.compat
     }
 
-    /// Everything `owner` can call, as MCP tools.
-    pub fn tools(&self, registry: &ToolRegistry, owner: &str) -> Arc<Vec<Tool>> {
+    /// Everything `owner` can call, as MCP tools: server tools, the registry's tools, then the
+    /// compat names.
+    pub fn tools(&self, registry: &ToolRegistry, owner: &str) -> Vec<Tool> {
         let slot = self.lock().entry(owner.to_owned()).or_default().clone();
         let mut list = slot.lock().unwrap_or_else(|e| e.into_inner());
         // Read the version before the tools: a change in between leaves the list tagged older
         // than its content, which is brought up to date next time — never the other way round.
         let version = registry.catalog_version(owner);
         if list.version != Some(version) {
-            self.update(&mut list, registry, owner);
+            list.entries = merge(
+                std::mem::take(&mut list.entries),
+                registry.tools(owner),
+                owner,
+            );
             list.version = Some(version);
         }
-        list.tools.clone()
-    }
-
-    /// Brings `list` in step with the registry's current tools for `owner`, converting only
-    /// the tools that are new or were replaced.
-    fn update(&self, list: &mut OwnerList, registry: &ToolRegistry, owner: &str) {
         let server = &*SERVER_TOOLS;
-        let registered = registry.tools(owner);
-        list.generation += 1;
-        let generation = list.generation;
-        let mut tools =
-            Vec::with_capacity(server.core.len() + registered.len() + server.compat.len());
+        let compat = if self.compat { server.compat.len() } else { 0 };
+        let mut tools = Vec::with_capacity(server.core.len() + list.entries.len() + compat);
         tools.extend(server.core.iter().map(|t| t.tool.clone()));
-        for source in registered {
-            let unchanged = list
-                .index
-                .get_mut(source.name())
-                .filter(|e| Arc::ptr_eq(&e.source, &source));
-            let tool = match unchanged {
-                Some(entry) => {
-                    entry.generation = generation;
-                    entry.tool.clone()
-                }
-                None => {
-                    let tool = mcp_form(&source, owner);
-                    let entry = Entry {
-                        source: source.clone(),
-                        tool: tool.clone(),
-                        generation,
-                    };
-                    list.index.insert(source.name().to_owned(), entry);
-                    tool
-                }
-            };
-            tools.extend(tool);
-        }
-        list.index.retain(|_, e| e.generation == generation);
+        tools.extend(list.entries.iter().filter_map(|e| e.tool.clone()));
         if self.compat {
             tools.extend(server.compat.iter().map(|t| t.tool.clone()));
         }
-        list.tools = Arc::new(tools);
+        tools
     }
 
     /// The whole list built from scratch (what [`CatalogCache::tools`] must always equal).
@@ -275,6 +250,31 @@ impl CatalogCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<OwnerList>>>> {
         self.by_owner.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The entries for `registered` (the registry's tools, in its order), reusing every entry of
+/// `old` (in the same order) whose source is still the same `Arc`.
+fn merge(old: Vec<Entry>, registered: Vec<Arc<RegisteredTool>>, owner: &str) -> Vec<Entry> {
+    let mut old = old.into_iter().peekable();
+    let mut entries = Vec::with_capacity(registered.len());
+    for source in registered {
+        // Old entries ordered before this tool were removed (or renamed away).
+        while old
+            .next_if(|e| {
+                !Arc::ptr_eq(&e.source, &source) && order_key(&e.source) < order_key(&source)
+            })
+            .is_some()
+        {}
+        let entry = match old.next_if(|e| Arc::ptr_eq(&e.source, &source)) {
+            Some(unchanged) => unchanged,
+            None => Entry {
+                tool: mcp_form(&source, owner),
+                source,
+            },
+        };
+        entries.push(entry);
+    }
+    entries
 }
 
 /// A registry tool as `tools/list` shows it, or `None` when a server tool holds its name (a
@@ -449,7 +449,7 @@ mod tests {
             for owner in owners {
                 let cached = cache.tools(registry, owner);
                 let rebuilt = cache.rebuild(registry, owner);
-                assert_eq!(*cached, rebuilt, "owner {owner}, step {step}");
+                assert_eq!(cached, rebuilt, "owner {owner}, step {step}");
             }
         }
 
@@ -529,7 +529,7 @@ mod tests {
                 .unwrap();
             registry.remove_custom("alice", "id-9");
             let after = cache.tools(&registry, "alice");
-            assert_eq!(*after, cache.rebuild(&registry, "alice"));
+            assert_eq!(after, cache.rebuild(&registry, "alice"));
             let schema = |tools: &[Tool], name: &str| {
                 tools
                     .iter()

@@ -393,13 +393,13 @@ impl ServerHandler for ToolsmithMcp {
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
         let gate = self.service().policy();
         if !gate.is_configured() && !registry.has_agent_scoped(self.owner()) {
-            return Ok(ListToolsResult::with_all_items(tools.as_ref().clone()));
+            return Ok(ListToolsResult::with_all_items(tools));
         }
         // A policy or per-agent tools: keep the server tools, and the tools this caller may call.
         let mut ctx = ToolContext::new(self.owner());
         ctx.agent_id = self.inner.identity.agent_id.clone();
         let visible = tools
-            .iter()
+            .into_iter()
             .filter(|tool| {
                 SERVER_TOOLS.find(&tool.name, self.compat()).is_some()
                     || registry
@@ -409,7 +409,6 @@ impl ServerHandler for ToolsmithMcp {
                                 && gate.check(&ctx, &registered).is_ok()
                         })
             })
-            .cloned()
             .collect();
         Ok(ListToolsResult::with_all_items(visible))
     }
