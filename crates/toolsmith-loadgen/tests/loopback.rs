@@ -34,10 +34,7 @@ mod server {
                 ..ServiceConfig::default()
             };
             let service = ToolService::open(config, store).await.unwrap();
-            let state = AppState {
-                service,
-                config: Arc::new(ServerConfig::default()),
-            };
+            let state = AppState::new(service, Arc::new(ServerConfig::default()));
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}", listener.local_addr().unwrap());
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -75,10 +75,7 @@ async fn fixture() -> Fixture {
         };
         service.create(&user, input).await.unwrap();
     }
-    let state = AppState {
-        service: service.clone(),
-        config: Arc::new(ServerConfig::default()),
-    };
+    let state = AppState::new(service.clone(), Arc::new(ServerConfig::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     tokio::spawn(async move {

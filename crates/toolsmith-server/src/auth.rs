@@ -12,8 +12,13 @@
 //! - The admin token (spec 002) is compared in constant time and grants every scope as user
 //!   `default`; when it is set, every control-plane write needs the `admin` scope.
 //! - Read-only mode refuses every write, whoever asks; reads and executions keep working.
+//! - What was read of the tokens is kept for a second ([`cache`]): a token created or revoked
+//!   by `toolsmith token` while the server runs takes effect within that time.
+
+pub mod cache;
 
 use std::convert::Infallible;
+use std::time::Instant;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -140,8 +145,15 @@ pub async fn auth_configured(state: &AppState) -> bool {
     if state.config.admin_token.is_some() {
         return true;
     }
+    let now = Instant::now();
+    if let Some(exist) = state.tokens.tokens_exist(now) {
+        return exist;
+    }
     match state.service.store().list_tokens().await {
-        Ok(tokens) => !tokens.is_empty(),
+        Ok(tokens) => {
+            state.tokens.set_tokens_exist(now, !tokens.is_empty());
+            !tokens.is_empty()
+        }
         Err(e) => {
             tracing::warn!(error = %e, "could not read API tokens; treating auth as configured");
             true
@@ -205,17 +217,19 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
     {
         return Ok(Some(Identity::local_default()));
     }
-    let Some(record) = state.service.store().find_token(&hash_token(token)).await? else {
+    let hash = hash_token(token);
+    let now = Instant::now();
+    if let Some(cached) = state.tokens.get(&hash, now) {
+        if let Some(id) = cached.touch {
+            touch(state, id);
+        }
+        return Ok(Some(cached.identity));
+    }
+    let Some(record) = state.service.store().find_token(&hash).await? else {
+        state.tokens.remove(&hash);
         return Ok(None);
     };
-    let store = state.service.store().clone();
-    let id = record.id.clone();
-    tokio::spawn(async move {
-        if let Err(e) = store.touch_token(&id, Utc::now()).await {
-            tracing::debug!(error = %e, "could not record token use");
-        }
-    });
-    Ok(Some(Identity {
+    let identity = Identity {
         user_id: record.user_id,
         agent_id: record.agent_id,
         scopes: record
@@ -224,7 +238,24 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
             .filter_map(|s| Scope::parse(s).ok())
             .collect(),
         read_only: false,
-    }))
+    };
+    if state
+        .tokens
+        .insert(hash, record.id.clone(), identity.clone(), now)
+    {
+        touch(state, record.id);
+    }
+    Ok(Some(identity))
+}
+
+/// Records that the token `id` was used (in the background; a failure only loses the time).
+fn touch(state: &AppState, id: String) {
+    let store = state.service.store().clone();
+    tokio::spawn(async move {
+        if let Err(e) = store.touch_token(&id, Utc::now()).await {
+            tracing::debug!(error = %e, "could not record token use");
+        }
+    });
 }
 
 fn unauthorized(status: StatusCode, code: &'static str, message: &str) -> Response {

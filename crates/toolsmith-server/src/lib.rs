@@ -26,6 +26,18 @@ use toolsmith_service::ToolService;
 pub struct AppState {
     pub service: Arc<ToolService>,
     pub config: Arc<ServerConfig>,
+    /// What the auth middleware remembers of the API tokens.
+    pub tokens: Arc<auth::cache::TokenCache>,
+}
+
+impl AppState {
+    pub fn new(service: Arc<ToolService>, config: Arc<ServerConfig>) -> AppState {
+        AppState {
+            service,
+            config,
+            tokens: Arc::default(),
+        }
+    }
 }
 
 /// Settings of the HTTP server.

@@ -26,10 +26,7 @@ async fn server(config: ServerConfig) -> Server {
         .unwrap();
     Server {
         _dir: dir,
-        state: AppState {
-            service,
-            config: Arc::new(config),
-        },
+        state: AppState::new(service, Arc::new(config)),
     }
 }
 
@@ -400,4 +397,47 @@ async fn a_token_bound_to_an_agent_gets_that_agents_policy_whatever_the_header_s
         )
         .await;
     assert_eq!(body["data"]["metadata"]["errorKind"], "denied", "{body}");
+}
+
+/// Tokens are written by `toolsmith token`, possibly another process: the server notices a
+/// new or revoked token within the cache's ttl, without a restart.
+#[tokio::test]
+async fn tokens_created_or_revoked_while_running_take_effect_within_the_cache_ttl() {
+    use toolsmith_server::auth::cache::TOKEN_CACHE_TTL;
+
+    let s = server(ServerConfig::default()).await;
+    let (status, _, _) = s.call("GET", "/api/v1/custom-tools", None, None).await;
+    assert_eq!(status, StatusCode::OK, "open while no token exists");
+
+    let (record, secret) = new_token("alice", "test", &[Scope::ToolsRead], None);
+    s.state.service.store().insert_token(&record).await.unwrap();
+    tokio::time::sleep(TOKEN_CACHE_TTL).await;
+    let (status, _, _) = s.call("GET", "/api/v1/custom-tools", None, None).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "closed once a token exists"
+    );
+    let (status, _, _) = s
+        .call("GET", "/api/v1/custom-tools", Some(&secret), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    assert!(
+        s.state
+            .service
+            .store()
+            .delete_token(&record.id)
+            .await
+            .unwrap()
+    );
+    tokio::time::sleep(TOKEN_CACHE_TTL).await;
+    let (status, body, _) = s
+        .call("GET", "/api/v1/custom-tools", Some(&secret), None)
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a revoked token stops working: {body}"
+    );
 }

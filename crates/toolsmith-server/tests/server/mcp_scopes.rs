@@ -18,10 +18,7 @@ async fn call_as(identity: Identity, name: &str, args: Value) -> (bool, String) 
     let service = ToolService::open(ServiceConfig::default(), store)
         .await
         .unwrap();
-    let state = AppState {
-        service,
-        config: Arc::new(ServerConfig::default()),
-    };
+    let state = AppState::new(service, Arc::new(ServerConfig::default()));
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = ToolsmithMcp::new(state, identity).serve(server_io).await {

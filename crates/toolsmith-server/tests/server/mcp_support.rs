@@ -59,10 +59,7 @@ pub async fn open_state_with(dir: &Path, config: ServerConfig, service: ServiceC
     let service = ToolService::open(service, store)
         .await
         .expect("service opens");
-    AppState {
-        service,
-        config: Arc::new(config),
-    }
+    AppState::new(service, Arc::new(config))
 }
 
 /// The MCP router served on 127.0.0.1 with an ephemeral port.

@@ -1212,6 +1212,9 @@ async fn scopes_are_enforced_per_route() {
     };
     let reader = token(&[Scope::ToolsRead]).await;
     let writer = token(&[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute]).await;
+    // The server read "no tokens" on the first request; tokens written to the store behind its
+    // back count once that reading is older than the cache's ttl.
+    tokio::time::sleep(toolsmith_server::auth::cache::TOKEN_CACHE_TTL).await;
     let with_token = |secret: &str, method: Method, path: &str, body: Option<Value>| {
         let mut req = match body {
             Some(body) => json_request(method, path, &body),

@@ -331,10 +331,7 @@ async fn serves_over_a_real_socket_and_shuts_down() {
     let service = ToolService::open(ServiceConfig::default(), store)
         .await
         .expect("service");
-    let state = AppState {
-        service,
-        config: Arc::new(ServerConfig::default()),
-    };
+    let state = AppState::new(service, Arc::new(ServerConfig::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -55,10 +55,7 @@ async fn schemathesis_finds_no_server_error_and_no_schema_break() {
     let service = ToolService::open(ServiceConfig::default(), store)
         .await
         .expect("service opens");
-    let state = AppState {
-        service,
-        config: Arc::new(ServerConfig::default()),
-    };
+    let state = AppState::new(service, Arc::new(ServerConfig::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -57,10 +57,7 @@ impl TestApp {
         let service = ToolService::open_with(service, store, connectors)
             .await
             .expect("service opens");
-        let state = AppState {
-            service,
-            config: Arc::new(config),
-        };
+        let state = AppState::new(service, Arc::new(config));
         let router = toolsmith_server::app::router(state.clone());
         TestApp {
             state,

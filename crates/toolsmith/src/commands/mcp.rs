@@ -17,10 +17,7 @@ use crate::{database, feed};
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     tracing::debug!(database = %settings.database.display(), "opening the store");
     let service = database::open_service(&settings.database, settings.service.clone()).await?;
-    let state = AppState {
-        service: service.clone(),
-        config: Arc::new(settings.server.clone()),
-    };
+    let state = AppState::new(service.clone(), Arc::new(settings.server.clone()));
     let stop_feed = CancellationToken::new();
     let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());
     let outcome = tokio::select! {

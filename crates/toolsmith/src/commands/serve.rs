@@ -24,10 +24,7 @@ use crate::{database, feed, output};
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     tracing::debug!(database = %settings.database.display(), "opening the store");
     let service = database::open_service(&settings.database, settings.service.clone()).await?;
-    let state = AppState {
-        service: service.clone(),
-        config: Arc::new(settings.server.clone()),
-    };
+    let state = AppState::new(service.clone(), Arc::new(settings.server.clone()));
 
     let addrs = resolve(&settings.bind, settings.port).await?;
     if !addrs.iter().all(|a| is_loopback(a.ip()))
