@@ -29,6 +29,19 @@ pub(crate) struct CheckedDefinition {
     pub permissions: PermissionSet,
 }
 
+/// What a tool's executor is made from.
+pub(crate) struct ExecutorSource<'a> {
+    pub kind: ToolKind,
+    /// The tool's id (`"unsaved"` for a dry run): secrets in its env are bound to it.
+    pub tool_id: &'a str,
+    pub name: &'a str,
+    pub owner: &'a str,
+    pub code: &'a str,
+    pub permissions: PermissionSet,
+    /// The Config Center services the tool declares.
+    pub declared: Vec<String>,
+}
+
 impl ToolService {
     /// Checks `code` as a definition of `kind` and settles its parameters and permissions.
     pub(crate) fn check_definition(
@@ -121,14 +134,17 @@ impl ToolService {
     /// The executor of a stored definition; an error if it no longer passes its checks.
     pub(crate) fn executor_for(
         &self,
-        kind: ToolKind,
-        tool_id: &str,
-        name: &str,
-        owner: &str,
-        code: &str,
-        permissions: PermissionSet,
-        declared: Vec<String>,
+        source: ExecutorSource<'_>,
     ) -> Result<Arc<dyn ToolExecutor>, ServiceError> {
+        let ExecutorSource {
+            kind,
+            tool_id,
+            name,
+            owner,
+            code,
+            permissions,
+            declared,
+        } = source;
         Ok(match kind {
             ToolKind::Js => Arc::new(self.js_executor_with_config(
                 name,

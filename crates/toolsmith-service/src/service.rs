@@ -42,6 +42,7 @@ use crate::config_center::ConfigCache;
 use crate::egress::EgressSender;
 use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 use crate::js_tool::JsToolExecutor;
+use crate::kinds::ExecutorSource;
 use crate::limits::{LimitRejections, Limiter, LimitsConfig};
 use crate::policy::{PolicyGate, PolicyMiddleware};
 use crate::scrubbing::ScrubMiddleware;
@@ -109,21 +110,12 @@ impl Default for ServiceConfig {
 }
 
 /// The service's ways out to the world, supplied by the binary (and by tests).
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Connectors {
     /// Sends HTTP tools' requests; by default the egress guard of `ServiceConfig::egress`.
     pub http_sender: Option<Arc<dyn toolsmith_httptool::HttpSender>>,
     /// Encrypts and decrypts Config Center secrets; without it no secret can be stored.
     pub cipher: Option<Arc<toolsmith_secrets::Cipher>>,
-}
-
-impl Default for Connectors {
-    fn default() -> Self {
-        Connectors {
-            http_sender: None,
-            cipher: None,
-        }
-    }
 }
 
 /// The lifecycle of custom tools, and the pipeline that runs every tool.
@@ -762,15 +754,15 @@ impl ToolService {
             .into_iter()
             .map(|s| s.name)
             .collect();
-            let executor = self.executor_for(
-                input.kind,
-                "unsaved",
-                &input.name,
-                &actor.user_id,
-                &input.code,
-                checked.permissions,
+            let executor = self.executor_for(ExecutorSource {
+                kind: input.kind,
+                tool_id: "unsaved",
+                name: &input.name,
+                owner: &actor.user_id,
+                code: &input.code,
+                permissions: checked.permissions,
                 declared,
-            )?;
+            })?;
             Ok::<_, ServiceError>((schema, executor))
         })();
         let (schema, executor) = match checked {
@@ -1024,15 +1016,15 @@ impl ToolService {
 
     fn register(&self, record: &CustomToolRecord) -> Result<(), String> {
         let executor = self
-            .executor_for(
-                record.kind,
-                &record.id,
-                &record.name,
-                &record.owner,
-                &record.code,
-                record.permissions.clone(),
-                dependencies::declared_names(record),
-            )
+            .executor_for(ExecutorSource {
+                kind: record.kind,
+                tool_id: &record.id,
+                name: &record.name,
+                owner: &record.owner,
+                code: &record.code,
+                permissions: record.permissions.clone(),
+                declared: dependencies::declared_names(record),
+            })
             .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(
             record.definition(),

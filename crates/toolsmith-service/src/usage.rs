@@ -68,10 +68,9 @@ impl UsageRecorder {
         // The fast path never yields; a full queue waits for room rather than drop a record.
         if let Err(mpsc::error::TrySendError::Full(message)) =
             self.queue.try_send(Message::Record(execution))
+            && self.queue.send(message).await.is_err()
         {
-            if self.queue.send(message).await.is_err() {
-                tracing::warn!("usage writer stopped; an execution was not recorded");
-            }
+            tracing::warn!("usage writer stopped; an execution was not recorded");
         }
     }
 }
