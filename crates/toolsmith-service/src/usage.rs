@@ -75,34 +75,12 @@ impl UsageRecorder {
     }
 }
 
-/// The writer task: gathers a batch (what is queued, then what arrives within [`LINGER`], up to
-/// [`MAX_BATCH`]; a flush closes the batch at once), writes it in one transaction, answers the
-/// flushes that were queued behind those records, and repeats.
+/// The writer task: writes each batch [`gather`] makes in one transaction, answers the flushes
+/// that were queued behind its records, and repeats until every sender is gone.
 async fn write_batches(store: Arc<dyn Store>, mut inbox: mpsc::Receiver<Message>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut flushes = Vec::new();
-    while let Some(first) = inbox.recv().await {
-        let closes_at = tokio::time::Instant::now() + LINGER;
-        let mut next = Some(first);
-        loop {
-            while let Some(message) = next.take() {
-                match message {
-                    Message::Record(execution) => batch.push(execution),
-                    Message::Flush(done) => flushes.push(done),
-                }
-                if batch.len() < MAX_BATCH {
-                    next = inbox.try_recv().ok();
-                }
-            }
-            if !flushes.is_empty() || batch.len() >= MAX_BATCH {
-                break;
-            }
-            match tokio::time::timeout_at(closes_at, inbox.recv()).await {
-                Ok(Some(message)) => next = Some(message),
-                // The time is up, or every sender is gone: write what there is.
-                Ok(None) | Err(_) => break,
-            }
-        }
+    while gather(&mut inbox, &mut batch, &mut flushes).await {
         if !batch.is_empty() {
             if let Err(e) = store.record_executions(&batch).await {
                 tracing::warn!(executions = batch.len(), error = %e, "could not record tool usage");
@@ -111,6 +89,40 @@ async fn write_batches(store: Arc<dyn Store>, mut inbox: mpsc::Receiver<Message>
         }
         for done in flushes.drain(..) {
             let _ = done.send(());
+        }
+    }
+}
+
+/// Waits for a message, then gathers the batch it opens: what is queued, then what arrives
+/// within [`LINGER`], up to [`MAX_BATCH`] records; a flush closes the batch at once. `false`
+/// when every sender is gone and nothing came.
+async fn gather(
+    inbox: &mut mpsc::Receiver<Message>,
+    batch: &mut Vec<ExecutionRecord>,
+    flushes: &mut Vec<oneshot::Sender<()>>,
+) -> bool {
+    let Some(first) = inbox.recv().await else {
+        return false;
+    };
+    let closes_at = tokio::time::Instant::now() + LINGER;
+    let mut next = Some(first);
+    loop {
+        while let Some(message) = next.take() {
+            match message {
+                Message::Record(execution) => batch.push(execution),
+                Message::Flush(done) => flushes.push(done),
+            }
+            if batch.len() < MAX_BATCH {
+                next = inbox.try_recv().ok();
+            }
+        }
+        if !flushes.is_empty() || batch.len() >= MAX_BATCH {
+            return true;
+        }
+        match tokio::time::timeout_at(closes_at, inbox.recv()).await {
+            Ok(Some(message)) => next = Some(message),
+            // The time is up, or every sender is gone: write what there is.
+            Ok(None) | Err(_) => return true,
         }
     }
 }
@@ -155,3 +167,6 @@ fn execution_status(result: &ToolResult) -> ExecutionStatus {
 fn truncate(text: &str, max_chars: usize) -> String {
     text.chars().take(max_chars).collect()
 }
+
+#[cfg(test)]
+mod tests;
