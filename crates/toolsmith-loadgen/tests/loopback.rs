@@ -30,7 +30,7 @@ mod server {
             // The load generator measures calls, not people: nothing waits for approval (as
             // `bench/mcp-load.sh` starts the server with `--execution-approval off`).
             let config = ServiceConfig {
-                execution_approval: toolsmith_service::approvals::ExecutionApproval::Off,
+                execution_approval: toolsmith_service::ExecutionApproval::Off,
                 ..ServiceConfig::default()
             };
             let service = ToolService::open(config, store).await.unwrap();

@@ -1,3 +1,11 @@
+//! The Config Center (the external APIs tools need, and their values) as the service sees it.
+//!
+//! - [`ops`] — the operations of REST, the CLI and the tools' declarations: services and
+//!   entries, sealed on the way in and masked on the way out, every write audited.
+//! - [`dependencies`] — what config a tool declares, keeping the Config Center in step with
+//!   it, and refusing to run a tool whose config is missing.
+//! - this module — the run-time side, below.
+//!
 //! The Config Center at run time: an owner's services and entries, decrypted, in the three
 //! shapes tools need, and the cache that keeps them off the call path.
 //!
@@ -11,6 +19,11 @@
 //! process's writes are seen within [`CACHE_TTL`]). Plaintext lives only in this cache and in
 //! the executions that use it; it is never written anywhere.
 
+pub(crate) mod dependencies;
+pub mod ops;
+
+pub use ops::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -22,8 +35,8 @@ use toolsmith_secrets::{Cipher, SecretPlace};
 use toolsmith_store::{ConfigServiceEntries, Store};
 
 use crate::error::ServiceError;
-use crate::http_tool::StoreValues;
-use crate::scrubbing::SecretSource;
+use crate::execution::http_tool::StoreValues;
+use crate::governance::scrubbing::SecretSource;
 
 /// How long a cached owner config is trusted when another process may write.
 pub const CACHE_TTL: Duration = Duration::from_secs(5);

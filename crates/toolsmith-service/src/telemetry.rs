@@ -1,3 +1,13 @@
+//! What the service records about calls, and what it reports from those records.
+//!
+//! - [`usage`] — the middleware that records usage and executions of custom tools (batched,
+//!   off the call path).
+//! - [`analytics`] — execution figures (success rate, p95, trend) and the anomaly rule, pure
+//!   over the store's samples.
+//! - [`reports`] — the analytics operations of [`ToolService`](crate::ToolService) and the
+//!   retention of execution history.
+//! - this module — Prometheus metrics of every call, below.
+//!
 //! Process metrics in the Prometheus text format (`GET /metrics`): executions by tool and
 //! status, a duration histogram, sandbox limit hits, rate-limit refusals and queue depth.
 //!
@@ -6,6 +16,12 @@
 //! the tool's name for built-ins, and `custom` for custom tools once more than
 //! [`MAX_TOOL_LABELS`] distinct names have been seen, so a flood of tools cannot blow up the
 //! series count.
+
+pub mod analytics;
+pub mod reports;
+pub mod usage;
+
+pub use reports::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 
 use std::collections::HashSet;
 use std::sync::Mutex;

@@ -263,8 +263,8 @@ pub struct RuntimeArgs {
     /// Which executions wait for a person's approval: `llm_tools` (every tool marked
     /// requiresApproval, which all LLM-created tools are), `dangerous` (tools holding network,
     /// shell, filesystem or email) or `off`. [default: llm_tools]
-    #[arg(long, env = "TOOLSMITH_EXECUTION_APPROVAL", value_name = "WHICH", value_parser = str::parse::<toolsmith_service::approvals::ExecutionApproval>)]
-    pub execution_approval: Option<toolsmith_service::approvals::ExecutionApproval>,
+    #[arg(long, env = "TOOLSMITH_EXECUTION_APPROVAL", value_name = "WHICH", value_parser = str::parse::<toolsmith_service::ExecutionApproval>)]
+    pub execution_approval: Option<toolsmith_service::ExecutionApproval>,
 
     /// How long an approval waits for a decision before it counts as denied, e.g. `2m`.
     /// [default: 2m]

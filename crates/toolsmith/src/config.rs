@@ -290,7 +290,7 @@ impl Settings {
             (None, Some(text)) => text
                 .parse()
                 .map_err(|e: String| bad(format!("execution_approval: {e}")))?,
-            (None, None) => toolsmith_service::approvals::ExecutionApproval::default(),
+            (None, None) => toolsmith_service::ExecutionApproval::default(),
         };
         if let Some(ttl) = pick_duration(
             runtime.approval_timeout,

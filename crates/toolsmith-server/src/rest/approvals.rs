@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_service::approvals::ApprovalView;
+use toolsmith_service::ApprovalView;
 use toolsmith_store::ApprovalDecision;
 use utoipa::ToSchema;
 

@@ -4,7 +4,7 @@
 //! module parses the query and wraps the answer in the envelope.
 
 use axum::extract::State;
-use toolsmith_service::analytics::{Anomaly, Period};
+use toolsmith_service::{Anomaly, Period};
 use toolsmith_service::{MetricsReport, ToolMetricsReport, ToolRef};
 
 use super::envelope::ApiOk;

@@ -1,7 +1,7 @@
 //! The stored policy over REST: `GET /api/v1/policies` (the policy in force and where it comes
 //! from), `PUT /api/v1/policies` (replace it) and `DELETE /api/v1/policies` (back to the
 //! configuration file's). All need `admin`. The rules are the service's
-//! (`toolsmith_service::service::policies`); the format is docs/policy.md's.
+//! (`toolsmith_service::governance::stored_policy`); the format is docs/policy.md's.
 
 use axum::extract::State;
 use serde::Deserialize;

@@ -690,7 +690,7 @@ async fn inspector_cli_over_stdio() {
 /// A service whose executions need no person's approval.
 fn no_approvals() -> toolsmith_service::ServiceConfig {
     toolsmith_service::ServiceConfig {
-        execution_approval: toolsmith_service::approvals::ExecutionApproval::Off,
+        execution_approval: toolsmith_service::ExecutionApproval::Off,
         ..toolsmith_service::ServiceConfig::default()
     }
 }

@@ -9,6 +9,9 @@ use toolsmith_core::{CreatedBy, ErrorKind, Permission, ToolContext, ToolStatus};
 use toolsmith_store::{SqliteStore, Store, ToolQuery};
 
 use super::*;
+use crate::input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
+use toolsmith_core::{CustomToolRecord, ToolResult};
+use toolsmith_store::ToolStats;
 
 struct Fixture {
     _dir: tempfile::TempDir,

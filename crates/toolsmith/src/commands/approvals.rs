@@ -6,7 +6,7 @@
 //! the store on every call).
 
 use clap::Subcommand;
-use toolsmith_service::approvals::ApprovalView;
+use toolsmith_service::ApprovalView;
 use toolsmith_store::ApprovalDecision;
 
 use super::Ctx;

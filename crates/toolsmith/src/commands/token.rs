@@ -7,7 +7,7 @@
 use clap::Subcommand;
 use serde_json::json;
 use toolsmith_server::auth::{Scope, new_token};
-use toolsmith_service::audit::AuditTarget;
+use toolsmith_service::AuditTarget;
 
 use super::Ctx;
 use crate::output::{self, Table};

@@ -65,7 +65,7 @@ fn http_tool(yaml: &str) -> CreateTool {
     }
 }
 
-const LOYALTY: &str = include_str!("../../../../examples/http-tools/loyalty_points.yaml");
+const LOYALTY: &str = include_str!("../../../../../examples/http-tools/loyalty_points.yaml");
 
 async fn run(service: &ToolService, name: &str, args: Value) -> ToolResult {
     service

@@ -11,10 +11,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use toolsmith_policy::PolicyConfig;
 
-use super::ToolService;
-use crate::audit::AuditTarget;
 use crate::error::ServiceError;
+use crate::governance::audit::AuditTarget;
 use crate::input::Actor;
+use crate::service::ToolService;
 
 /// The policy in force, as people see it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -33,10 +33,10 @@ use toolsmith_core::{
 };
 use toolsmith_store::{ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Store};
 
-use crate::audit::{AuditLog, AuditTarget};
 use crate::error::ServiceError;
+use crate::governance::audit::{AuditLog, AuditTarget};
+use crate::governance::scrubbing::ScrubMiddleware;
 use crate::input::Actor;
-use crate::scrubbing::ScrubMiddleware;
 
 /// The longest argument preview kept with an approval, in characters.
 const MAX_PREVIEW_CHARS: usize = 2000;

@@ -18,9 +18,9 @@ use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{Permission, PermissionSet, ToolExecutor, ToolKind};
 use toolsmith_httptool::{HttpToolDefinition, SecurityRules};
 
-use crate::command_tool::CommandToolExecutor;
 use crate::error::ServiceError;
-use crate::http_tool::HttpToolExecutor;
+use crate::execution::command_tool::CommandToolExecutor;
+use crate::execution::http_tool::HttpToolExecutor;
 use crate::service::ToolService;
 
 /// A definition that passed its kind's checks.

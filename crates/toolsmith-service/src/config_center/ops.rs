@@ -11,14 +11,14 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::audit::AuditTarget;
+use crate::governance::audit::AuditTarget;
 use toolsmith_core::config::check_entry_values;
 use toolsmith_core::{ConfigEntryRecord, ConfigField, ConfigServiceRecord, FieldKind, StoredValue};
 use toolsmith_secrets::{SecretPlace, mask};
 
-use super::ToolService;
 use crate::error::ServiceError;
 use crate::input::Actor;
+use crate::service::ToolService;
 
 /// A service to create.
 #[derive(Debug, Clone, Default, Deserialize)]

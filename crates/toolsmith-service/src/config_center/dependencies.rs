@@ -13,8 +13,8 @@ use chrono::Utc;
 use serde_json::Value;
 use toolsmith_core::{ConfigServiceRecord, CustomToolRecord, ToolKind};
 
-use super::ToolService;
 use crate::error::ServiceError;
+use crate::service::ToolService;
 
 /// The `store.*` key suffixes that name a field of the service before them
 /// (`smile_api_key` = field `api_key` of service `smile`).

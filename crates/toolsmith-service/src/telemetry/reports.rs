@@ -1,15 +1,15 @@
 //! The analytics operations of [`ToolService`]: figures per tool and per owner, anomalies,
-//! and the retention of execution history. The arithmetic is in [`crate::analytics`].
+//! and the retention of execution history. The arithmetic is in [`crate::telemetry::analytics`].
 
 use chrono::Utc;
 use serde::Serialize;
 use toolsmith_core::CustomToolRecord;
 use toolsmith_store::ExecutionSample;
 
-use super::ToolService;
-use crate::analytics::{self, Anomaly, MAX_SAMPLES, Period, ToolMetrics};
 use crate::error::ServiceError;
 use crate::input::{Actor, ToolRef};
+use crate::service::ToolService;
+use crate::telemetry::analytics::{self, Anomaly, MAX_SAMPLES, Period, ToolMetrics};
 
 /// The figures of all of an owner's tools over a period: the totals, then one row per tool
 /// that was called (most executions first).

@@ -1,0 +1,24 @@
+//! Governance: who may see and call what, what a person must approve, how much may run, what
+//! leaves the server, and the record of every privileged action.
+//!
+//! - [`policy`] — the policy engine's gate: the middleware refusing calls, and the filter the
+//!   faces apply to every listing.
+//! - [`stored_policy`] — the policy kept in the store (REST `/api/v1/policies`, CLI
+//!   `toolsmith policy`), which wins over the configuration file's.
+//! - [`approvals`] — human approval of executions: the setting, the middleware that holds
+//!   calls, and the decisions.
+//! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
+//! - [`scrubbing`] — the middleware that redacts credentials from every result.
+//! - [`audit`] — the audit log of privileged actions (store and optional JSONL file).
+//!
+//! Each middleware is wired into the pipeline by
+//! [`ToolService::open_with`](crate::ToolService::open_with), in the order documented there.
+
+pub mod approvals;
+pub mod audit;
+pub mod limits;
+pub mod policy;
+pub mod scrubbing;
+pub mod stored_policy;
+
+pub use stored_policy::PolicyView;
