@@ -11,7 +11,7 @@
 //! with the code, so line numbers in errors and stacks are the code's own. Being a module, tool
 //! code runs in strict mode.
 //!
-//! Each worker keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
+//! Each thread keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
 //! called again skips parsing. `prelude.js` and `utils.js` are compiled once per process.
 
 use std::collections::HashMap;
@@ -35,7 +35,7 @@ const TOOL_HEADER: &str = "export default async function (args, context) {";
 /// Memory and stack of the compiler runtime: parsing only, but of code nobody has checked yet.
 const COMPILER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 const COMPILER_STACK_BYTES: usize = 1024 * 1024;
-/// Cached compilations per worker, and the total source size they may hold.
+/// Cached compilations per thread, and the total source size they may hold.
 const CACHE_ENTRIES: usize = 256;
 const CACHE_SOURCE_BYTES: usize = 16 * 1024 * 1024;
 /// The compiler runtime is replaced after this many compilations, so nothing accumulates.
@@ -52,7 +52,7 @@ pub(crate) enum CompileError {
     Internal(String),
 }
 
-/// A worker's compiler: a parse-only runtime and a cache of compiled tool code.
+/// A thread's compiler: a parse-only runtime and a cache of compiled tool code.
 pub(crate) struct Compiler {
     runtime: Option<(Runtime, usize)>,
     cache: HashMap<String, CacheEntry>,

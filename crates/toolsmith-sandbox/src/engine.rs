@@ -34,7 +34,9 @@ use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
 use crate::console::ConsoleBuffer;
 use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
+use crate::pool::InFlight;
 use crate::raw::{self, CountingAllocator, LazyIntrinsic};
+use crate::sched::{NoSlot, Ticket};
 use crate::utils;
 use crate::{HostCalls, JsLimits};
 
@@ -72,6 +74,18 @@ pub(crate) struct Execution {
     pub(crate) events_tx: mpsc::Sender<Event>,
     pub(crate) host: Arc<dyn HostCalls>,
     pub(crate) handle: Option<Handle>,
+    /// The execution's claim on a CPU slot: held while script code runs, given back while it
+    /// waits.
+    pub(crate) ticket: Arc<Ticket>,
+    /// Counts the execution in flight until this is dropped.
+    pub(crate) _in_flight: InFlight,
+}
+
+impl Drop for Execution {
+    fn drop(&mut self) {
+        // Also after a panic: a slot is never lost.
+        self.ticket.finish();
+    }
 }
 
 /// Prepares a runtime, takes one job from `next`, runs it and replies. Returns `false` when
@@ -110,6 +124,7 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
                 }
                 .execute(compiler)
             });
+            job.exec.ticket.finish();
             let _ = job.reply.send(result);
             // The runtime is torn down here, after the reply.
             return true;
@@ -215,6 +230,9 @@ impl<'js> Run<'_, 'js> {
         if Instant::now() >= exec.deadline {
             return Limit::Wall.result(&exec.limits);
         }
+        if let Err(no_slot) = exec.ticket.acquire(exec.deadline, &exec.cancelled) {
+            return no_slot_limit(no_slot).result(&exec.limits);
+        }
         let (tool, needs) = match compiler.tool(&exec.code) {
             Ok(compiled) => compiled,
             Err(CompileError::Syntax(message)) => {
@@ -231,8 +249,12 @@ impl<'js> Run<'_, 'js> {
             Err(CompileError::Internal(message)) => return internal(message),
         };
 
-        self.watchdog
-            .arm(&exec.limits, exec.deadline, exec.cancelled.clone());
+        self.watchdog.arm(
+            &exec.limits,
+            exec.deadline,
+            exec.cancelled.clone(),
+            exec.ticket.clone(),
+        );
         self.slot.begin(JobState {
             bridge: HostBridge::new(
                 exec.host.clone(),
@@ -242,6 +264,8 @@ impl<'js> Run<'_, 'js> {
             console: ConsoleBuffer::new(exec.limits.max_console_bytes),
         });
         let outcome = self.run(&tool, needs);
+        // A built-in that ran long without reaching the interrupt handler still counts.
+        self.watchdog.check_cpu();
         // Host calls still running are aborted when the job state is dropped.
         let state = self.slot.end();
 
@@ -369,7 +393,19 @@ impl<'js> Run<'_, 'js> {
                 return Some(Outcome::NeverSettles);
             }
             let left = self.exec.deadline.saturating_duration_since(Instant::now());
-            match self.exec.events.recv_timeout(left) {
+            // Waiting costs no CPU slot: others run meanwhile.
+            self.exec.ticket.release();
+            let event = self.exec.events.recv_timeout(left);
+            if let Ok(Event::HostCall { .. }) = event
+                && let Err(no_slot) = self
+                    .exec
+                    .ticket
+                    .acquire(self.exec.deadline, &self.exec.cancelled)
+            {
+                self.watchdog.fire(no_slot_limit(no_slot));
+                return Some(Outcome::Stopped);
+            }
+            match event {
                 Ok(Event::HostCall { id, result }) => {
                     self.slot.with(|job| job.bridge.settled());
                     let (ok, payload) = match result {
@@ -453,6 +489,14 @@ fn code_columns(stack_line: &str) -> String {
         compile::code_column(column),
         &stack_line[digits..]
     )
+}
+
+/// The limit a failure to get a CPU slot counts as.
+fn no_slot_limit(no_slot: NoSlot) -> Limit {
+    match no_slot {
+        NoSlot::Cancelled => Limit::Cancelled,
+        NoSlot::Deadline | NoSlot::Retired => Limit::Wall,
+    }
 }
 
 fn internal(message: String) -> ToolResult {

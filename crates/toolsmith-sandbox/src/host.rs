@@ -1,19 +1,15 @@
 //! The bridge between a running script and [`HostCalls`]: `utils.callTool`,
 //! `utils.listTools` and `fetch`.
 //!
-//! A script runs on a plain worker thread; `HostCalls::call_tool` is async and belongs on the
+//! A script runs on a plain thread; `HostCalls::call_tool` is async and belongs on the
 //! caller's tokio runtime. `callTool` therefore *spawns* the host call on that runtime (the
 //! handle is captured in `JsSandbox::run`) and returns an id at once; `utils.js` keeps a pending
-//! promise for the id. When the host call finishes, its result comes back to the worker over a
+//! promise for the id. When the host call finishes, its result comes back to the script's thread over a
 //! channel as an [`Event`], and the driving loop (`engine.rs`) settles the promise inside the
 //! sandbox: content as a fresh `JSON.parse` copy, an error as a new `Error` carrying the tool's
-//! message. While a script awaits host calls the worker blocks on that channel, up to the
-//! deadline, so a host call that hangs ends as `timeout`.
-//!
-//! Spawned host calls run inside [`HOST_CALL`], a tokio task-local that tells
-//! `JsSandbox::run` that a job comes from a script (a nested `callTool` of a JS tool). Nested
-//! jobs do not queue for the bounded pool, whose workers may all be waiting for exactly these
-//! jobs; see `pool.rs`.
+//! message. While a script awaits host calls its thread blocks on that channel, up to the
+//! deadline, holding no CPU slot (`sched.rs`), so a host call that hangs ends as `timeout` and
+//! costs no core meanwhile.
 //!
 //! When the execution ends, every host call still running is aborted.
 
@@ -32,11 +28,6 @@ use crate::{FetchRequest, HostCalls};
 
 /// Host calls one script may have running at once.
 pub(crate) const MAX_PENDING_HOST_CALLS: usize = 16;
-
-tokio::task_local! {
-    /// Set while a host call made by a script runs.
-    pub(crate) static HOST_CALL: ();
-}
 
 /// The job a runtime is running, as its native functions see it. A runtime is prepared before
 /// its job arrives, so the natives are created once per runtime and find the job here. Also
@@ -94,7 +85,7 @@ impl JobSlot {
     }
 }
 
-/// What reaches a waiting worker from outside.
+/// What reaches a waiting execution from outside.
 pub(crate) enum Event {
     /// A `callTool` or `fetch` finished.
     HostCall {
@@ -198,11 +189,11 @@ impl HostBridge {
         self.next_id.set(id + 1);
         self.pending.set(self.pending.get() + 1);
         let events = self.events.clone();
-        let task = handle.spawn(HOST_CALL.scope((), async move {
+        let task = handle.spawn(async move {
             let result = call.await;
-            // The worker may have finished already; then nobody wants the result.
+            // The execution may have finished already; then nobody wants the result.
             let _ = events.send(Event::HostCall { id, result });
-        }));
+        });
         let mut tasks = self.tasks.borrow_mut();
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);

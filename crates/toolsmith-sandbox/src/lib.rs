@@ -1,31 +1,35 @@
 //! The JavaScript sandbox: runs the body of an async function in a fresh QuickJS runtime per
-//! execution, with hard memory, CPU, wall-clock, stack, output and console limits, on a bounded
-//! pool of worker threads.
+//! execution, with hard memory, CPU, wall-clock, stack, output and console limits; at most one
+//! execution per CPU slot runs script code at once, and executions awaiting host calls hold no
+//! slot.
 //!
 //! The only things a script sees are those injected here: `args`, `context`, `utils`,
 //! `console`, and `fetch` only when the tool holds the `network` permission.
 //!
 //! # Using it
 //!
-//! Build one [`JsSandbox`] (it owns the worker threads) and share it, e.g. as
+//! Build one [`JsSandbox`] (it owns the threads) and share it, e.g. as
 //! `Arc<JsSandbox>`; call [`JsSandbox::run`] from any tokio task. Every outcome is a
 //! [`ToolResult`]: a thrown error is `execution_error` with `{"error", "kind", "stack"}`, and
 //! each limit has its own kind (`memory_limit`, `cpu_limit`, `timeout`, `stack_overflow`,
-//! `output_too_large`; `busy` when the queue is full, `cancelled` when the caller went away).
+//! `output_too_large`; `busy` past the cap of executions in flight, `cancelled` when the caller
+//! went away).
 //! Console output is in `metadata.console`, never in the server log.
 //!
 //! [`HostCalls`] is the script's way out: `utils.callTool(name, args)` calls
 //! [`HostCalls::call_tool`] on the caller's tokio runtime and resolves with the `Ok` content (as
 //! a fresh copy) or rejects with an `Error` whose message is the `Err` string, which the script
-//! may catch. `fetch` works the same way through [`HostCalls::fetch`]. The host call runs inside the task that runs the script's job, and a
-//! [`JsSandbox::run`] made from within it (a JS tool calling a JS tool) does not queue for the
-//! pool, so nested calls cannot deadlock it; the host should `.await` nested executions in that
-//! task rather than `tokio::spawn` them (see `pool.rs`). Nesting depth is the host's business.
+//! may catch. `fetch` works the same way through [`HostCalls::fetch`]. While a script awaits
+//! host calls it holds no CPU slot, so thousands of waiting executions cost threads and memory,
+//! not cores, and a nested [`JsSandbox::run`] (a JS tool calling a JS tool) cannot deadlock the
+//! sandbox. Nesting depth is the host's business.
 //!
 //! # Map of the crate
 //!
-//! - `pool.rs`: the worker threads, the bounded queue (`busy` past it), nested executions, and
-//!   the async side of [`JsSandbox::run`].
+//! - `pool.rs`: a thread per execution in flight (`busy` past the cap), threads kept ready with
+//!   a prepared runtime, and the async side of [`JsSandbox::run`].
+//! - `sched.rs`: the CPU slots (one per worker): held only while script code runs, handed on
+//!   after a quantum when others wait, served round-robin across users.
 //! - `engine.rs`: one execution in a fresh runtime, prepared before its job arrives: prelude,
 //!   tool, the loop that drives promises and host calls, and the [`ToolResult`] that comes out.
 //! - `limits.rs`: the watchdog behind the interrupt handler (CPU, wall clock, cancellation) and
@@ -54,6 +58,7 @@ mod host;
 mod limits;
 mod pool;
 mod raw;
+mod sched;
 mod utils;
 
 use std::sync::Arc;
@@ -70,7 +75,8 @@ pub struct JsLimits {
     pub memory_bytes: usize,
     /// Thread CPU time (default 5 s).
     pub cpu_time: Duration,
-    /// Wall clock, including awaited promises and host calls (default 30 s).
+    /// Wall clock, including awaited promises, host calls and waiting for a CPU slot
+    /// (default 30 s).
     pub wall_time: Duration,
     /// Native stack the script may use (default 512 KB).
     pub max_stack_bytes: usize,
@@ -93,20 +99,25 @@ impl Default for JsLimits {
     }
 }
 
-/// Size of the worker pool and its queue.
+/// How many executions may run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolConfig {
-    /// Worker threads (default: the number of cores).
+    /// Executions that may run JavaScript at once: the CPU slots (default: the number of
+    /// cores). An execution awaiting a host call holds none.
     pub workers: usize,
-    /// Executions that may wait for a worker before calls get a `busy` error (default 1024).
-    pub queue_capacity: usize,
+    /// Executions in flight at once — running, waiting for a CPU slot, or awaiting host calls;
+    /// past it calls get a `busy` error at once (default 1024).
+    pub max_in_flight: usize,
 }
+
+/// The default of [`PoolConfig::max_in_flight`].
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
 impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            queue_capacity: 1024,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -193,16 +204,17 @@ pub enum CodeError {
     Syntax(String),
 }
 
-/// The sandbox: a bounded worker pool that runs [`JsJob`]s.
+/// The sandbox: runs [`JsJob`]s, at most `max_in_flight` at once, at most `workers` of them
+/// running script code at any moment.
 ///
 /// Cheap to share (`Arc<JsSandbox>`); `run` may be called from any number of tokio tasks at
-/// once. Dropping the sandbox lets its workers finish what they run and exit.
+/// once. Dropping the sandbox lets its threads finish what they run and exit.
 pub struct JsSandbox {
     pool: pool::Pool,
 }
 
 impl JsSandbox {
-    /// Starts `config.workers` worker threads (at least one).
+    /// Starts `config.workers` threads (at least one), each with a runtime prepared.
     pub fn new(config: PoolConfig) -> JsSandbox {
         JsSandbox {
             pool: pool::Pool::new(config),
@@ -216,6 +228,11 @@ impl JsSandbox {
     /// cancels the job.
     pub async fn run(&self, job: JsJob) -> ToolResult {
         self.pool.run(job).await
+    }
+
+    /// Executions in flight now (including any stuck in native code and retired).
+    pub fn in_flight(&self) -> usize {
+        self.pool.in_flight()
     }
 }
 

@@ -9,9 +9,11 @@
 //! `catch` or `finally` block cannot keep the script alive; results are classified by the flag,
 //! never by the message the script saw.
 //!
-//! CPU time is the worker thread's own CPU clock (`CLOCK_THREAD_CPUTIME_ID` through the
-//! `cpu-time` crate): every execution has its thread to itself while it runs, so the thread's
-//! CPU time since the start of the execution is the script's.
+//! CPU time is the thread's own CPU clock (`CLOCK_THREAD_CPUTIME_ID` through the `cpu-time`
+//! crate): every execution has a thread to itself (`pool.rs`), so the thread's CPU time since the
+//! start of the execution is the script's, and time spent waiting (for a host call, or for a
+//! CPU slot) is not counted. The interrupt handler is also where a script that has had its
+//! quantum while others wait hands its CPU slot on (`sched.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -23,9 +25,10 @@ use cpu_time::ThreadTime;
 use toolsmith_core::{ErrorKind, ToolResult};
 
 use crate::JsLimits;
+use crate::sched::{NoSlot, Ticket};
 
 /// The smallest and largest native stack a script may be given. QuickJS treats a stack limit of
-/// zero (or above 16 MiB, in rquickjs) as "no limit", and the worker threads have a stack of
+/// zero (or above 16 MiB, in rquickjs) as "no limit", and the threads that run scripts have a stack of
 /// [`WORKER_STACK_BYTES`], so the configured value is clamped into this range.
 pub(crate) const MIN_STACK_BYTES: usize = 64 * 1024;
 pub(crate) const MAX_STACK_BYTES: usize = 8 * 1024 * 1024;
@@ -56,6 +59,7 @@ pub(crate) struct Watchdog {
     memory_hit: Rc<Cell<bool>>,
     memory_limit: Rc<Cell<usize>>,
     cancelled: RefCell<Option<Arc<AtomicBool>>>,
+    ticket: RefCell<Option<Arc<Ticket>>>,
 }
 
 /// Memory a runtime may use while it is prepared, before a job with its own limit arrives.
@@ -72,11 +76,18 @@ impl Watchdog {
             memory_hit: Rc::new(Cell::new(false)),
             memory_limit: Rc::new(Cell::new(PREPARE_MEMORY_BYTES)),
             cancelled: RefCell::new(None),
+            ticket: RefCell::new(None),
         }
     }
 
     /// Starts watching a job: its limits apply from now on.
-    pub(crate) fn arm(&self, limits: &JsLimits, deadline: Instant, cancelled: Arc<AtomicBool>) {
+    pub(crate) fn arm(
+        &self,
+        limits: &JsLimits,
+        deadline: Instant,
+        cancelled: Arc<AtomicBool>,
+        ticket: Arc<Ticket>,
+    ) {
         self.deadline.set(Some(deadline));
         // Without a thread CPU clock the CPU limit cannot be measured; the wall clock still
         // bounds the run.
@@ -85,6 +96,7 @@ impl Watchdog {
         self.cpu_limit.set(limits.cpu_time);
         self.memory_limit.set(limits.memory_bytes);
         *self.cancelled.borrow_mut() = Some(cancelled);
+        *self.ticket.borrow_mut() = Some(ticket);
         self.armed.set(true);
     }
 
@@ -115,13 +127,43 @@ impl Watchdog {
             self.fire(Limit::Cancelled);
         } else if self.deadline.get().is_some_and(|d| Instant::now() >= d) {
             self.fire(Limit::Wall);
-        } else if let Some(start) = self.cpu_start.get()
+        } else {
+            self.check_cpu();
+        }
+        if self.fired().is_none() {
+            self.share_the_core();
+        }
+        self.fired().is_some()
+    }
+
+    /// Fires the CPU limit if the script has used more than its share.
+    pub(crate) fn check_cpu(&self) {
+        if self.armed.get()
+            && let Some(start) = self.cpu_start.get()
             && let Ok(now) = ThreadTime::try_now()
             && now.as_duration().saturating_sub(start) > self.cpu_limit.get()
         {
             self.fire(Limit::Cpu);
         }
-        self.fired().is_some()
+    }
+
+    /// Hands the CPU slot on when the script has had its quantum and others wait (the thread
+    /// blocks here until its turn comes again; that time is neither CPU time nor free of the
+    /// wall clock).
+    fn share_the_core(&self) {
+        let ticket = self.ticket.borrow();
+        let (Some(ticket), Some(deadline)) = (ticket.as_ref(), self.deadline.get()) else {
+            return;
+        };
+        let cancelled = self.cancelled.borrow();
+        let Some(cancelled) = cancelled.as_ref() else {
+            return;
+        };
+        match ticket.preempt(deadline, cancelled) {
+            Ok(()) => {}
+            Err(NoSlot::Cancelled) => self.fire(Limit::Cancelled),
+            Err(NoSlot::Deadline | NoSlot::Retired) => self.fire(Limit::Wall),
+        }
     }
 
     /// Records `limit` unless another one fired first.

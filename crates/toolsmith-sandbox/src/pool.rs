@@ -1,33 +1,35 @@
-//! Where executions run: a bounded pool of worker threads fed by a bounded queue, plus a
-//! separate lane for nested executions.
+//! Where executions run: a thread per execution in flight, at most `max_in_flight` of them,
+//! and [`CpuSlots`] that let at most `workers` of them run JavaScript at once.
 //!
-//! **The pool.** `workers` plain OS threads (each with a big enough stack for the script's
-//! share, see `limits.rs`) take jobs from one bounded channel of `queue_capacity` places. A job
-//! that finds the queue full is refused at once with `busy`. A worker runs one job at a time,
-//! start to finish, so the thread's CPU clock measures that job alone. Each worker keeps a
-//! [`Compiler`] whose cache lets a tool called again skip parsing.
+//! **Why a thread each.** An execution that awaits a host call (`fetch`, a nested `callTool`)
+//! must not hold a core while it waits, yet everything the sandbox promises rests on a
+//! runtime having a thread to itself while it runs: the thread's CPU clock is that execution's
+//! CPU time, and the interrupt handler can simply *block* to hand the core to someone else
+//! (preemption, `sched.rs`). So every execution gets a thread, and the thread gives its CPU
+//! slot back whenever it waits. Threads are kept: one that finished its job prepares a fresh
+//! runtime (never a used one) and waits for the next job; `workers` of them stay ready with a
+//! prepared runtime, the others exit after [`IDLE_EXIT`] without work. ARCHITECTURE.md has the
+//! alternative we measured (many runtimes driven as futures on each worker) and why not.
 //!
-//! **Nested executions.** A JS tool that calls another JS tool through `utils.callTool` waits
-//! for it on its worker. If nested jobs queued for the same workers, a handful of such tools
-//! could occupy every worker while their nested jobs wait behind them: a deadlock until the
-//! timeouts. So a job submitted from inside a host call (the `HOST_CALL` task-local of
-//! `host.rs` is set on the task that runs `HostCalls::call_tool`) does not queue: it runs on a
-//! thread of its own, started for it. Depth is bounded elsewhere (the service allows 4 hops) and
-//! the number of such threads running at once is capped at [`MAX_NESTED`]; past that, `busy`.
-//! This relies on the host awaiting the nested execution inside the task that runs
-//! `call_tool` (a plain `.await`, as the service's pipeline does); a host that moves it to
-//! another task with `tokio::spawn` makes it queue like any outside call.
+//! **Bounds.** A call past `max_in_flight` executions (running, waiting for a slot, or awaiting
+//! host calls) is refused at once with `busy`; nested executions count like any other, and
+//! since a waiting parent holds no slot they cannot deadlock the pool. An execution's thread,
+//! its runtime and its heap (at most its memory limit) live until it ends, so the memory of the
+//! cap is `max_in_flight` × (memory limit + stack); see docs/configuration.md.
 //!
-//! **The async side.** `run` enqueues and awaits a oneshot reply. It measures the wall-clock
-//! deadline from the moment it is called (queueing counts), and has its own timeout at the
-//! deadline plus [`REPLY_GRACE`], in case a worker is stuck in native code that QuickJS does not
-//! interrupt. Dropping the `run` future cancels the job: a queued job is skipped, a running one
-//! is interrupted.
+//! **The async side.** `run` hands the job over and awaits a oneshot reply. It measures the
+//! wall-clock deadline from the moment it is called (waiting for a slot counts), and has its own
+//! timeout at the deadline plus [`REPLY_GRACE`], in case a script is stuck in native code that
+//! QuickJS does not interrupt: then the execution's slot is replaced at once and its thread is
+//! retired (it exits when the native code returns, and never serves again). Dropping the `run`
+//! future cancels the job: a waiting job is skipped, a running one is interrupted.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -37,49 +39,99 @@ use toolsmith_core::{ErrorKind, Permission, ToolResult};
 
 use crate::compile::Compiler;
 use crate::engine::{self, Execution, Job};
-use crate::host::{Event, HOST_CALL};
+use crate::host::Event;
 use crate::limits::{Limit, WORKER_STACK_BYTES};
+use crate::sched::{CpuSlots, Ticket};
 use crate::{JsJob, PoolConfig};
 
-/// Nested executions that may run at once, outside the pool.
-pub(crate) const MAX_NESTED: usize = 64;
-/// How long `run` waits past the deadline for a worker's reply before it gives up on it.
+/// How long `run` waits past the deadline for a reply before it gives up on the execution.
 pub(crate) const REPLY_GRACE: Duration = Duration::from_secs(1);
+/// A thread beyond the `workers` kept ready exits after this long without a job.
+pub(crate) const IDLE_EXIT: Duration = Duration::from_secs(10);
 
-/// The worker pool behind a `JsSandbox`.
+/// The executions of a `JsSandbox`.
 pub(crate) struct Pool {
-    queue: mpsc::SyncSender<Job>,
-    queue_capacity: usize,
-    nested: Arc<AtomicUsize>,
+    threads: Arc<Threads>,
+    slots: Arc<CpuSlots>,
+    in_flight: Arc<AtomicUsize>,
+    max_in_flight: usize,
+}
+
+/// The threads and the jobs handed to them.
+struct Threads {
+    state: Mutex<ThreadState>,
+    work: Condvar,
+    /// Threads kept ready even when idle.
+    ready: usize,
+}
+
+#[derive(Default)]
+struct ThreadState {
+    jobs: VecDeque<Job>,
+    /// Threads waiting for a job, with a prepared runtime.
+    waiting: usize,
+    /// Threads preparing a runtime, that will wait for a job next.
+    coming: usize,
+    total: usize,
+    closed: bool,
+}
+
+/// Counts an execution in flight until it is dropped (when its thread is done with it).
+pub(crate) struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Pool {
     pub(crate) fn new(config: PoolConfig) -> Pool {
-        let (queue, jobs) = mpsc::sync_channel::<Job>(config.queue_capacity);
-        let jobs = Arc::new(Mutex::new(jobs));
-        for n in 0..config.workers.max(1) {
-            let jobs = jobs.clone();
-            let spawned = thread::Builder::new()
-                .name(format!("toolsmith-js-{n}"))
-                .stack_size(WORKER_STACK_BYTES)
-                .spawn(move || worker(&jobs));
-            if let Err(e) = spawned {
-                tracing::error!(error = %e, worker = n, "could not start a sandbox worker thread");
+        let ready = config.workers.max(1);
+        let threads = Arc::new(Threads {
+            state: Mutex::new(ThreadState::default()),
+            work: Condvar::new(),
+            ready,
+        });
+        for _ in 0..ready {
+            {
+                let mut state = threads.lock();
+                state.coming += 1;
+                state.total += 1;
             }
+            threads.spawn();
         }
         Pool {
-            queue,
-            queue_capacity: config.queue_capacity,
-            nested: Arc::new(AtomicUsize::new(0)),
+            threads,
+            slots: CpuSlots::new(config.workers),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            max_in_flight: config.max_in_flight.max(1),
         }
+    }
+
+    /// Executions in flight now.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
     }
 
     pub(crate) async fn run(&self, job: JsJob) -> ToolResult {
         let started = Instant::now();
         let limits = job.limits;
         let deadline = started + limits.wall_time;
+        let Some(in_flight) = self.admit() else {
+            let mut refused = ToolResult::error(
+                ErrorKind::Busy,
+                format!(
+                    "the JavaScript sandbox is busy: {} executions are already in flight (the `js_max_in_flight` setting); try again shortly",
+                    self.max_in_flight
+                ),
+            );
+            refused.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            return refused;
+        };
         let (events_tx, events) = mpsc::channel();
         let cancelled = Arc::new(AtomicBool::new(false));
+        let ticket = Ticket::new(self.slots.clone(), &job.context.user_id);
         let exec = Execution {
             args_json: job.args.to_string(),
             context_json: json!({
@@ -99,96 +151,161 @@ impl Pool {
             events_tx: events_tx.clone(),
             host: job.host,
             handle: tokio::runtime::Handle::try_current().ok(),
+            ticket: ticket.clone(),
+            _in_flight: in_flight,
         };
         let (reply, replied) = oneshot::channel();
-        let nested = HOST_CALL.try_with(|_| ()).is_ok();
-        let submitted = if nested {
-            self.start_nested(exec, reply)
-        } else {
-            self.enqueue(exec, reply)
+        self.threads.submit(Job { exec, reply });
+        let mut cancel = CancelOnDrop {
+            cancelled,
+            events: events_tx,
+            armed: true,
         };
-        let mut result = match submitted {
-            Err(refused) => refused,
-            Ok(()) => {
-                let mut cancel = CancelOnDrop {
-                    cancelled,
-                    events: events_tx,
-                    armed: true,
-                };
-                let wait_until = tokio::time::Instant::from_std(deadline + REPLY_GRACE);
-                let result = match tokio::time::timeout_at(wait_until, replied).await {
-                    Ok(Ok(result)) => result,
-                    Ok(Err(_)) => ToolResult::error(
-                        ErrorKind::Internal,
-                        "the sandbox worker stopped without an answer",
-                    ),
-                    Err(_) => {
-                        tracing::warn!("a sandbox worker did not stop at the deadline");
-                        Limit::Wall.result(&limits)
-                    }
-                };
+        let wait_until = tokio::time::Instant::from_std(deadline + REPLY_GRACE);
+        let mut result = match tokio::time::timeout_at(wait_until, replied).await {
+            Ok(Ok(result)) => {
                 cancel.armed = false;
                 result
             }
+            Ok(Err(_)) => {
+                cancel.armed = false;
+                ToolResult::error(
+                    ErrorKind::Internal,
+                    "the sandbox thread stopped without an answer",
+                )
+            }
+            // `cancel` stays armed: should the native code ever return, the script is stopped.
+            Err(_) => {
+                let held = ticket.retire();
+                tracing::error!(
+                    held_slot = held,
+                    stuck = self.slots.stuck(),
+                    "a JS execution did not stop at its deadline; its thread is retired and its CPU slot replaced"
+                );
+                Limit::Wall.result(&limits)
+            }
         };
+        drop(cancel);
         result.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         result
     }
 
-    fn enqueue(
-        &self,
-        exec: Execution,
-        reply: oneshot::Sender<ToolResult>,
-    ) -> Result<(), ToolResult> {
-        match self.queue.try_send(Job { exec, reply }) {
-            Ok(()) => Ok(()),
-            Err(mpsc::TrySendError::Full(_)) => Err(ToolResult::error(
-                ErrorKind::Busy,
-                format!(
-                    "the JavaScript sandbox is busy: all workers are running and {} calls are already waiting; try again shortly",
-                    self.queue_capacity
-                ),
-            )),
-            Err(mpsc::TrySendError::Disconnected(_)) => Err(ToolResult::error(
-                ErrorKind::Internal,
-                "the JavaScript sandbox has no running workers",
-            )),
+    /// Counts one more execution in flight, unless the cap is reached.
+    fn admit(&self) -> Option<InFlight> {
+        if self.in_flight.fetch_add(1, Ordering::SeqCst) >= self.max_in_flight {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(InFlight(self.in_flight.clone()))
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.threads.lock().closed = true;
+        self.threads.work.notify_all();
+    }
+}
+
+impl Threads {
+    fn lock(&self) -> MutexGuard<'_, ThreadState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues a job for a waiting thread, starting one if none is waiting or coming.
+    fn submit(self: &Arc<Self>, job: Job) {
+        let mut state = self.lock();
+        state.jobs.push_back(job);
+        if state.jobs.len() > state.waiting + state.coming {
+            state.coming += 1;
+            state.total += 1;
+            drop(state);
+            self.spawn();
+        } else {
+            drop(state);
+            self.work.notify_one();
         }
     }
 
-    fn start_nested(
-        &self,
-        exec: Execution,
-        reply: oneshot::Sender<ToolResult>,
-    ) -> Result<(), ToolResult> {
-        let busy = || {
-            ToolResult::error(
-                ErrorKind::Busy,
-                format!(
-                    "the JavaScript sandbox is busy: {MAX_NESTED} nested tool calls are already running; try again shortly"
-                ),
-            )
-        };
-        if self.nested.fetch_add(1, Ordering::SeqCst) >= MAX_NESTED {
-            self.nested.fetch_sub(1, Ordering::SeqCst);
-            return Err(busy());
-        }
-        let nested = self.nested.clone();
+    /// Starts a thread, already counted in `coming` and `total`.
+    fn spawn(self: &Arc<Self>) {
+        let threads = self.clone();
         let spawned = thread::Builder::new()
-            .name("toolsmith-js-nested".to_owned())
+            .name("toolsmith-js".to_owned())
             .stack_size(WORKER_STACK_BYTES)
-            .spawn(move || {
-                let mut compiler = Compiler::new();
-                let job = Job { exec, reply };
-                serve_guarded(&mut compiler, move || Some(job));
-                nested.fetch_sub(1, Ordering::SeqCst);
-            });
-        match spawned {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                self.nested.fetch_sub(1, Ordering::SeqCst);
-                tracing::error!(error = %e, "could not start a thread for a nested execution");
-                Err(busy())
+            .spawn(move || threads.serve());
+        if let Err(e) = spawned {
+            let mut state = self.lock();
+            state.coming -= 1;
+            state.total -= 1;
+            let orphaned = state.waiting + state.coming == 0;
+            drop(state);
+            // The job stays queued for the next thread; its caller times out if none comes.
+            tracing::error!(error = %e, orphaned, "could not start a sandbox thread");
+        }
+    }
+
+    /// A thread's life: prepare a runtime, take a job, run it, and again, until the sandbox is
+    /// dropped, the thread is idle too long, or its job was abandoned as stuck.
+    fn serve(&self) {
+        let mut compiler = Compiler::new();
+        loop {
+            let taken: RefCell<Option<Arc<Ticket>>> = RefCell::new(None);
+            let next = || {
+                let job = self.next_job()?;
+                *taken.borrow_mut() = Some(job.exec.ticket.clone());
+                Some(job)
+            };
+            let served = match panic::catch_unwind(AssertUnwindSafe(|| {
+                engine::serve(&mut compiler, next)
+            })) {
+                Ok(served) => served,
+                Err(_) => {
+                    // The job is lost (its caller gets an `internal` error when the reply
+                    // channel closes), not the thread.
+                    compiler = Compiler::new();
+                    tracing::error!("a sandbox execution panicked");
+                    true
+                }
+            };
+            if !served {
+                return;
+            }
+            if taken.borrow().as_ref().is_some_and(|t| t.is_retired()) {
+                self.lock().total -= 1;
+                return;
+            }
+            self.lock().coming += 1;
+        }
+    }
+
+    /// The next job someone still waits for; `None` when this thread should exit.
+    fn next_job(&self) -> Option<Job> {
+        let mut state = self.lock();
+        state.coming -= 1;
+        state.waiting += 1;
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                if job.reply.is_closed() {
+                    continue;
+                }
+                state.waiting -= 1;
+                return Some(job);
+            }
+            if state.closed {
+                state.waiting -= 1;
+                state.total -= 1;
+                return None;
+            }
+            let (next, timeout) = self
+                .work
+                .wait_timeout(state, IDLE_EXIT)
+                .unwrap_or_else(PoisonError::into_inner);
+            state = next;
+            if timeout.timed_out() && state.jobs.is_empty() && state.total > self.ready {
+                state.waiting -= 1;
+                state.total -= 1;
+                return None;
             }
         }
     }
@@ -206,39 +323,6 @@ impl Drop for CancelOnDrop {
         if self.armed {
             self.cancelled.store(true, Ordering::Relaxed);
             let _ = self.events.send(Event::Cancelled);
-        }
-    }
-}
-
-fn worker(jobs: &Mutex<mpsc::Receiver<Job>>) {
-    let mut compiler = Compiler::new();
-    // Each round prepares a fresh runtime, then waits for the next job to run in it.
-    while serve_guarded(&mut compiler, || next_job(jobs)) {}
-}
-
-/// The next job someone still waits for; `None` once the sandbox is dropped.
-fn next_job(jobs: &Mutex<mpsc::Receiver<Job>>) -> Option<Job> {
-    loop {
-        let job = jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .recv()
-            .ok()?;
-        if !job.reply.is_closed() {
-            return Some(job);
-        }
-    }
-}
-
-/// [`engine::serve`]; a panic loses that job (its caller gets an `internal` error when the
-/// reply channel closes) but not the worker.
-fn serve_guarded(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>) -> bool {
-    match panic::catch_unwind(AssertUnwindSafe(|| engine::serve(compiler, next))) {
-        Ok(served) => served,
-        Err(_) => {
-            *compiler = Compiler::new();
-            tracing::error!("a sandbox execution panicked");
-            true
         }
     }
 }

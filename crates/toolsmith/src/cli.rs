@@ -226,6 +226,11 @@ pub struct RuntimeArgs {
     #[arg(long, env = "TOOLSMITH_JS_MAX_OUTPUT", value_name = "SIZE", value_parser = parse_size)]
     pub js_max_output: Option<u64>,
 
+    /// Most JavaScript executions in flight at once — running, waiting for a CPU slot, or
+    /// awaiting `fetch` / `callTool`; past it calls get `busy` at once. [default: 1024]
+    #[arg(long, env = "TOOLSMITH_JS_MAX_IN_FLIGHT", value_name = "N")]
+    pub js_max_in_flight: Option<usize>,
+
     /// How often the store is checked for changes made by other processes (the CLI, another
     /// server), which then reach this process's catalogue and MCP clients. [default: 500ms]
     #[arg(long, env = "TOOLSMITH_POLL_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]

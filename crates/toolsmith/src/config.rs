@@ -64,6 +64,7 @@ pub struct FileConfig {
     pub js_cpu_time: Option<Value>,
     pub js_wall_time: Option<Value>,
     pub js_max_output: Option<Value>,
+    pub js_max_in_flight: Option<usize>,
     pub poll_interval: Option<Value>,
     pub rate_per_user: Option<String>,
     pub rate_per_tool: Option<String>,
@@ -224,6 +225,15 @@ impl Settings {
         if let Some(wall) = pick_duration(runtime.js_wall_time, file.js_wall_time, "js_wall_time")?
         {
             js.wall_time = positive(wall, "js_wall_time")?;
+        }
+        if let Some(max) = runtime.js_max_in_flight.or(file.js_max_in_flight) {
+            if !(1..=1 << 20).contains(&max) {
+                return Err(bad(format!(
+                    "js_max_in_flight: {max} is out of range (1 to {})",
+                    1 << 20
+                )));
+            }
+            service.pool.max_in_flight = max;
         }
 
         let rate = |flag: Option<Rate>, key: Option<String>, name: &str| match flag {
@@ -415,6 +425,7 @@ impl ServeArgs {
                 js_cpu_time: None,
                 js_wall_time: None,
                 js_max_output: None,
+                js_max_in_flight: None,
                 poll_interval: None,
                 rate_per_user: None,
                 rate_per_tool: None,

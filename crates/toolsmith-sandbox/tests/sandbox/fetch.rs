@@ -16,8 +16,8 @@ use toolsmith_sandbox::{FetchRequest, FetchResponse, HostCalls};
 use crate::support::*;
 
 /// A host whose `fetch` goes through one egress session (one execution's budget).
-struct NetHost {
-    session: EgressSession,
+pub struct NetHost {
+    pub session: EgressSession,
 }
 
 #[async_trait]

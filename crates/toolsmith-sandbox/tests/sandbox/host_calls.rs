@@ -74,7 +74,7 @@ impl HostCalls for TestHost {
 fn pool(workers: usize) -> Arc<JsSandbox> {
     Arc::new(JsSandbox::new(PoolConfig {
         workers,
-        queue_capacity: 16,
+        max_in_flight: 16,
     }))
 }
 

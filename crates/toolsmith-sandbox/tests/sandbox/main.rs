@@ -5,6 +5,7 @@ mod config;
 mod fetch;
 mod host_calls;
 mod hostile;
+mod io_wait;
 mod limits;
 mod pool;
 mod support;

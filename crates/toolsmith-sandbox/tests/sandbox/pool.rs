@@ -1,5 +1,5 @@
-//! The pool: a flood of calls gets `busy` past the queue, a dropped call is cancelled, and the
-//! default configuration.
+//! The pool: a flood of calls gets `busy` past the cap of executions in flight, a dropped call
+//! is cancelled, and the default configuration.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,13 +29,13 @@ impl HostCalls for Parked {
 }
 
 #[test]
-fn the_default_pool_has_a_worker_per_core_and_room_for_1024() {
+fn the_default_pool_has_a_slot_per_core_and_room_for_1024_in_flight() {
     let config = PoolConfig::default();
     assert_eq!(
         config.workers,
         std::thread::available_parallelism().map_or(2, |n| n.get())
     );
-    assert_eq!(config.queue_capacity, 1024);
+    assert_eq!(config.max_in_flight, 1024);
 }
 
 #[test]
@@ -45,15 +45,16 @@ fn the_sandbox_can_be_shared_between_tasks() {
 }
 
 #[tokio::test]
-async fn a_flood_past_the_queue_is_refused_as_busy() {
+async fn a_flood_past_the_cap_is_refused_as_busy() {
     let sandbox = Arc::new(JsSandbox::new(PoolConfig {
         workers: 1,
-        queue_capacity: 1,
+        max_in_flight: 2,
     }));
     let (started, mut running) = mpsc::unbounded_channel();
     let host: Arc<dyn HostCalls> = Arc::new(Parked(started));
-    // The only worker is busy with the first call, the second waits in the queue…
-    let first = {
+    // Two executions are in flight, both awaiting a host call (holding no CPU slot)…
+    let mut parked = Vec::new();
+    for _ in 0..2 {
         let sandbox = sandbox.clone();
         let job = job_with(
             "await utils.callTool('park'); return 'late'",
@@ -61,37 +62,23 @@ async fn a_flood_past_the_queue_is_refused_as_busy() {
             wall_limits(),
             host.clone(),
         );
-        tokio::spawn(async move { sandbox.run(job).await })
-    };
-    running.recv().await.expect("the first call runs");
-    // `run` enqueues on its first poll, so polling once puts the second call in the queue.
-    let mut second = Box::pin(sandbox.run(job_with(
-        "await utils.callTool('park'); return 'late'",
-        json!({}),
-        wall_limits(),
-        host.clone(),
-    )));
-    std::future::poll_fn(|cx| {
-        let _ = second.as_mut().poll(cx);
-        std::task::Poll::Ready(())
-    })
-    .await;
-    // …and everything after that is refused at once.
-    let mut refused = Vec::new();
-    for _ in 0..5 {
-        refused.push(sandbox.run(job("return 1")).await);
+        parked.push(tokio::spawn(async move { sandbox.run(job).await }));
+        running.recv().await.expect("the call runs");
     }
-    for res in &refused {
+    assert_eq!(sandbox.in_flight(), 2);
+    // …and everything after that is refused at once.
+    for _ in 0..5 {
         assert_eq!(
-            failed(res, ErrorKind::Busy),
-            "the JavaScript sandbox is busy: all workers are running and 1 calls are already waiting; try again shortly"
+            failed(&sandbox.run(job("return 1")).await, ErrorKind::Busy),
+            "the JavaScript sandbox is busy: 2 executions are already in flight (the `js_max_in_flight` setting); try again shortly"
         );
     }
-    assert_eq!(
-        failed(&first.await.unwrap(), ErrorKind::Timeout),
-        "the tool did not finish within its time limit of 300 ms"
-    );
-    failed(&second.await, ErrorKind::Timeout);
+    for call in parked {
+        assert_eq!(
+            failed(&call.await.unwrap(), ErrorKind::Timeout),
+            "the tool did not finish within its time limit of 300 ms"
+        );
+    }
     still_works(&sandbox).await;
 }
 
@@ -99,7 +86,7 @@ async fn a_flood_past_the_queue_is_refused_as_busy() {
 async fn a_dropped_call_is_cancelled_and_frees_its_worker() {
     let sandbox = JsSandbox::new(PoolConfig {
         workers: 1,
-        queue_capacity: 4,
+        max_in_flight: 4,
     });
     let mut endless = job("while (true) {}");
     endless.limits.cpu_time = Duration::from_secs(60);

@@ -48,7 +48,7 @@ pub fn wall_limits() -> JsLimits {
 pub fn sandbox() -> JsSandbox {
     JsSandbox::new(PoolConfig {
         workers: 2,
-        queue_capacity: 64,
+        max_in_flight: 64,
     })
 }
 

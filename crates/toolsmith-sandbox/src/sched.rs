@@ -1,0 +1,313 @@
+//! The CPU slots: how many executions may run JavaScript at once (one per worker, by default
+//! one per core), and who gets a slot next.
+//!
+//! Every execution has a thread of its own (see `pool.rs`), but it must hold a *slot* while it
+//! runs script code. It gives the slot back whenever it waits (for a `fetch`, a nested
+//! `callTool`, any host call) and takes one again when the reply arrives, so waiting costs no
+//! slot. A slot is also taken back from a script that has run for a [`QUANTUM`] while others
+//! wait (the interrupt handler calls [`Ticket::preempt`]), so a CPU-bound script shares the cores
+//! instead of holding one for its whole CPU limit.
+//!
+//! **Fairness.** Waiters queue per owner (the calling user), and a freed slot goes to the owner
+//! at the front of a ring of owners, who then moves to its back: one user's fifty busy loops
+//! make that user's queue long, not everyone's wait. Within one owner, first come first served.
+//!
+//! **Retired tickets.** A script stuck in native code that QuickJS cannot interrupt keeps its
+//! slot. When its caller gives up on it (deadline plus grace, `pool.rs`), [`Ticket::retire`]
+//! hands a replacement slot to the next waiter at once, and the stuck thread no longer counts:
+//! whatever it frees later is not freed twice, and it never takes a slot again.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How long a script may keep its slot while others wait for one.
+pub(crate) const QUANTUM: Duration = Duration::from_millis(10);
+/// How often a waiter looks at its cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// The slots of one sandbox.
+pub(crate) struct CpuSlots {
+    state: Mutex<State>,
+    /// Waiters in all queues: read by every interrupt check, so kept outside the lock.
+    waiting: AtomicUsize,
+    /// Tickets retired while they held a slot and whose thread has not finished yet.
+    stuck: AtomicUsize,
+}
+
+#[derive(Default)]
+struct State {
+    free: usize,
+    queues: HashMap<Arc<str>, VecDeque<Arc<Waiter>>>,
+    /// Owners with waiters, in the order they are served.
+    ring: VecDeque<Arc<str>>,
+}
+
+#[derive(Default)]
+struct Waiter {
+    granted: Mutex<bool>,
+    wake: Condvar,
+}
+
+/// Why a waiter stopped waiting without a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoSlot {
+    /// The execution's wall-clock deadline passed.
+    Deadline,
+    /// The caller went away.
+    Cancelled,
+    /// The ticket was retired.
+    Retired,
+}
+
+impl CpuSlots {
+    pub(crate) fn new(slots: usize) -> Arc<CpuSlots> {
+        Arc::new(CpuSlots {
+            state: Mutex::new(State {
+                free: slots.max(1),
+                ..State::default()
+            }),
+            waiting: AtomicUsize::new(0),
+            stuck: AtomicUsize::new(0),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Executions waiting for a slot.
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// Threads retired while holding a slot that have not finished yet.
+    pub(crate) fn stuck(&self) -> usize {
+        self.stuck.load(Ordering::Relaxed)
+    }
+
+    /// Gives a slot to the next waiter in turn, or back to the free ones.
+    fn hand_on(&self) {
+        let mut state = self.lock();
+        while let Some(owner) = state.ring.pop_front() {
+            let Some(queue) = state.queues.get_mut(&owner) else {
+                continue;
+            };
+            let next = queue.pop_front();
+            if queue.is_empty() {
+                state.queues.remove(&owner);
+            } else {
+                state.ring.push_back(owner);
+            }
+            if let Some(waiter) = next {
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                *waiter
+                    .granted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = true;
+                waiter.wake.notify_one();
+                return;
+            }
+        }
+        state.free += 1;
+    }
+
+    /// Blocks until `owner` is given a slot, the deadline passes or `cancelled` is set.
+    fn acquire(
+        &self,
+        owner: &Arc<str>,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> Result<(), NoSlot> {
+        let waiter = {
+            let mut state = self.lock();
+            if state.free > 0 && state.ring.is_empty() {
+                state.free -= 1;
+                return Ok(());
+            }
+            let waiter = Arc::new(Waiter::default());
+            let queue = state.queues.entry(owner.clone()).or_default();
+            queue.push_back(waiter.clone());
+            if queue.len() == 1 {
+                state.ring.push_back(owner.clone());
+            }
+            self.waiting.fetch_add(1, Ordering::Relaxed);
+            // A slot may be free while others queue (they were just woken): serve in turn.
+            if state.free > 0 {
+                state.free -= 1;
+                drop(state);
+                self.hand_on();
+            }
+            waiter
+        };
+        let mut granted = waiter
+            .granted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if *granted {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let why = if cancelled.load(Ordering::Relaxed) {
+                Some(NoSlot::Cancelled)
+            } else if now >= deadline {
+                Some(NoSlot::Deadline)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                drop(granted);
+                return self.give_up(owner, &waiter, why);
+            }
+            let wait = deadline.saturating_duration_since(now).min(CANCEL_POLL);
+            granted = waiter
+                .wake
+                .wait_timeout(granted, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Takes `waiter` out of its queue; if a slot reached it meanwhile, passes that slot on.
+    fn give_up(&self, owner: &Arc<str>, waiter: &Arc<Waiter>, why: NoSlot) -> Result<(), NoSlot> {
+        let mut state = self.lock();
+        if *waiter
+            .granted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            drop(state);
+            self.hand_on();
+            return Err(why);
+        }
+        if let Some(queue) = state.queues.get_mut(owner) {
+            queue.retain(|w| !Arc::ptr_eq(w, waiter));
+            if queue.is_empty() {
+                state.queues.remove(owner);
+                state.ring.retain(|o| o != owner);
+            }
+        }
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        Err(why)
+    }
+}
+
+/// One execution's claim on the slots.
+pub(crate) struct Ticket {
+    slots: Arc<CpuSlots>,
+    owner: Arc<str>,
+    state: Mutex<TicketState>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TicketState {
+    Idle,
+    /// Holds a slot, taken at this instant.
+    Holding(Instant),
+    /// Retired while idle.
+    Retired,
+    /// Retired while holding a slot (which was replaced).
+    RetiredHolding,
+}
+
+impl Ticket {
+    pub(crate) fn new(slots: Arc<CpuSlots>, owner: &str) -> Arc<Ticket> {
+        Arc::new(Ticket {
+            slots,
+            owner: Arc::from(owner),
+            state: Mutex::new(TicketState::Idle),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TicketState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes a slot (no-op when this ticket holds one), waiting in turn.
+    pub(crate) fn acquire(&self, deadline: Instant, cancelled: &AtomicBool) -> Result<(), NoSlot> {
+        match *self.lock() {
+            TicketState::Holding(_) => return Ok(()),
+            TicketState::Retired | TicketState::RetiredHolding => return Err(NoSlot::Retired),
+            TicketState::Idle => {}
+        }
+        self.slots.acquire(&self.owner, deadline, cancelled)?;
+        let mut state = self.lock();
+        if *state == TicketState::Idle {
+            *state = TicketState::Holding(Instant::now());
+            return Ok(());
+        }
+        // Retired while it waited: the slot it got is not its to keep.
+        drop(state);
+        self.slots.hand_on();
+        Err(NoSlot::Retired)
+    }
+
+    /// Gives the slot back (no-op when this ticket holds none).
+    pub(crate) fn release(&self) {
+        let mut state = self.lock();
+        if let TicketState::Holding(_) = *state {
+            *state = TicketState::Idle;
+            drop(state);
+            self.slots.hand_on();
+        }
+    }
+
+    /// From the interrupt handler: after a [`QUANTUM`] with others waiting, goes to the back of
+    /// the line and waits for its turn again.
+    pub(crate) fn preempt(&self, deadline: Instant, cancelled: &AtomicBool) -> Result<(), NoSlot> {
+        if self.slots.waiting() == 0 {
+            return Ok(());
+        }
+        let TicketState::Holding(since) = *self.lock() else {
+            return Ok(());
+        };
+        if since.elapsed() < QUANTUM {
+            return Ok(());
+        }
+        self.release();
+        self.acquire(deadline, cancelled)
+    }
+
+    /// The execution's caller gave up on it: a slot it holds is replaced at once, and it never
+    /// takes one again. Returns whether it held one.
+    pub(crate) fn retire(&self) -> bool {
+        let mut state = self.lock();
+        match *state {
+            TicketState::Holding(_) => {
+                *state = TicketState::RetiredHolding;
+                drop(state);
+                self.slots.stuck.fetch_add(1, Ordering::Relaxed);
+                self.slots.hand_on();
+                true
+            }
+            TicketState::Idle => {
+                *state = TicketState::Retired;
+                false
+            }
+            TicketState::Retired | TicketState::RetiredHolding => false,
+        }
+    }
+
+    /// Whether the execution's caller gave up on it as stuck.
+    pub(crate) fn is_retired(&self) -> bool {
+        matches!(
+            *self.lock(),
+            TicketState::Retired | TicketState::RetiredHolding
+        )
+    }
+
+    /// The thread is done with this ticket.
+    pub(crate) fn finish(&self) {
+        self.release();
+        let mut state = self.lock();
+        if *state == TicketState::RetiredHolding {
+            *state = TicketState::Retired;
+            self.slots.stuck.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

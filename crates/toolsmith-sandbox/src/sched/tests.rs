@@ -1,0 +1,155 @@
+//! Unit tests of the CPU slots: the bound, round-robin across owners, giving up, and retired
+//! tickets.
+
+use std::sync::mpsc;
+use std::thread;
+
+use super::*;
+
+fn far() -> Instant {
+    Instant::now() + Duration::from_secs(30)
+}
+
+fn never() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+/// Starts a thread that takes a slot for `ticket`, reports `name`, and releases it.
+fn queued(
+    ticket: Arc<Ticket>,
+    name: &'static str,
+    order: mpsc::Sender<&'static str>,
+) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        ticket.acquire(far(), &never()).expect("a slot");
+        order.send(name).unwrap();
+        ticket.release();
+    })
+}
+
+/// Blocks until `n` waiters are queued.
+fn until_waiting(slots: &CpuSlots, n: usize) {
+    while slots.waiting() < n {
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn no_more_tickets_hold_a_slot_than_there_are_slots() {
+    let slots = CpuSlots::new(2);
+    let a = Ticket::new(slots.clone(), "a");
+    let b = Ticket::new(slots.clone(), "a");
+    let c = Ticket::new(slots.clone(), "a");
+    a.acquire(far(), &never()).unwrap();
+    b.acquire(far(), &never()).unwrap();
+    let soon = Instant::now() + Duration::from_millis(50);
+    assert_eq!(c.acquire(soon, &never()), Err(NoSlot::Deadline));
+    assert_eq!(slots.waiting(), 0, "a waiter that gave up leaves the queue");
+    a.release();
+    c.acquire(far(), &never()).unwrap();
+    // Acquiring twice is one slot; releasing twice frees one.
+    c.acquire(far(), &never()).unwrap();
+    c.release();
+    c.release();
+    b.release();
+    assert_eq!(slots.lock().free, 2);
+}
+
+#[test]
+fn a_freed_slot_goes_to_the_next_owner_in_turn() {
+    let slots = CpuSlots::new(1);
+    let holder = Ticket::new(slots.clone(), "busy-user");
+    holder.acquire(far(), &never()).unwrap();
+    let (order, served) = mpsc::channel();
+    let mut waiters = Vec::new();
+    // The busy user queues three more, then another user queues one.
+    for (n, (owner, name)) in [
+        ("busy-user", "busy 1"),
+        ("busy-user", "busy 2"),
+        ("busy-user", "busy 3"),
+        ("quick-user", "quick"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        waiters.push(queued(
+            Ticket::new(slots.clone(), owner),
+            name,
+            order.clone(),
+        ));
+        until_waiting(&slots, n + 1);
+    }
+    holder.release();
+    for handle in waiters {
+        handle.join().unwrap();
+    }
+    let seen: Vec<&str> = served.try_iter().collect();
+    assert_eq!(
+        seen,
+        ["busy 1", "quick", "busy 2", "busy 3"],
+        "the quick user is served before the busy user's second"
+    );
+}
+
+#[test]
+fn a_cancelled_waiter_stops_waiting() {
+    let slots = CpuSlots::new(1);
+    let holder = Ticket::new(slots.clone(), "a");
+    holder.acquire(far(), &never()).unwrap();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let waiter = Ticket::new(slots.clone(), "b");
+    let handle = {
+        let cancelled = cancelled.clone();
+        thread::spawn(move || waiter.acquire(far(), &cancelled))
+    };
+    until_waiting(&slots, 1);
+    cancelled.store(true, Ordering::Relaxed);
+    assert_eq!(handle.join().unwrap(), Err(NoSlot::Cancelled));
+    assert_eq!(slots.waiting(), 0);
+}
+
+#[test]
+fn preempting_hands_the_slot_to_a_waiter_only_after_a_quantum() {
+    let slots = CpuSlots::new(1);
+    let runner = Ticket::new(slots.clone(), "a");
+    runner.acquire(far(), &never()).unwrap();
+    // Nobody waits: preempting keeps the slot.
+    runner.preempt(far(), &never()).unwrap();
+    let (order, served) = mpsc::channel();
+    let handle = queued(Ticket::new(slots.clone(), "b"), "b", order);
+    until_waiting(&slots, 1);
+    // Within its quantum the runner keeps the slot even though someone waits.
+    let state = *runner.lock();
+    if let TicketState::Holding(since) = state
+        && since.elapsed() < QUANTUM
+    {
+        runner.preempt(far(), &never()).unwrap();
+        assert!(served.try_recv().is_err());
+    }
+    thread::sleep(QUANTUM);
+    // After it, the waiter runs first and the runner gets its slot back afterwards.
+    runner.preempt(far(), &never()).unwrap();
+    assert_eq!(served.try_recv(), Ok("b"));
+    handle.join().unwrap();
+    let state = *runner.lock();
+    assert!(matches!(state, TicketState::Holding(_)));
+}
+
+#[test]
+fn a_retired_ticket_is_replaced_and_never_frees_twice() {
+    let slots = CpuSlots::new(1);
+    let stuck = Ticket::new(slots.clone(), "a");
+    stuck.acquire(far(), &never()).unwrap();
+    let next = Ticket::new(slots.clone(), "b");
+    assert!(stuck.retire());
+    assert_eq!(slots.stuck(), 1);
+    // The replacement slot is there at once.
+    next.acquire(far(), &never()).unwrap();
+    // The stuck thread finishes later: nothing is freed twice, it takes nothing again.
+    stuck.finish();
+    assert_eq!(slots.stuck(), 0);
+    assert!(stuck.is_retired());
+    assert_eq!(stuck.acquire(far(), &never()), Err(NoSlot::Retired));
+    next.release();
+    assert_eq!(slots.lock().free, 1);
+}
