@@ -2,6 +2,8 @@
 # Installs the system packages Toolsmith needs at run time and in its tests:
 #   bubblewrap   `bwrap`, the OS sandbox of command tools (crates/toolsmith-command)
 #   util-linux   `prlimit` (rlimits inside the sandbox) and `setpriv` (drop from root to nobody)
+#   postgresql   `initdb`, `pg_ctl`, `postgres`: the tests start a private cluster to run the store
+#                and two-instance tests against a real PostgreSQL (PATH or /usr/lib/postgresql/*/bin)
 # Idempotent: installs only what is missing. Installs with apt-get when running as root on a
 # Debian-like system; otherwise prints what is missing and exits non-zero.
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
@@ -10,15 +12,22 @@ set -euo pipefail
 declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux)
 
 missing=()
+# The server binaries of PostgreSQL: on PATH, or where Debian's packages put them.
+have_postgres() {
+  command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1 && return 0
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
 for tool in bwrap prlimit setpriv; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     pkg="${package_of[$tool]}"
     [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
   fi
 done
+have_postgres || missing+=("postgresql")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-system-deps: bwrap, prlimit and setpriv are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -39,4 +48,8 @@ for tool in bwrap prlimit setpriv; do
     exit 1
   fi
 done
+if ! have_postgres; then
+  echo "install-system-deps: initdb/pg_ctl are still missing after installing postgresql" >&2
+  exit 1
+fi
 echo "install-system-deps: done"

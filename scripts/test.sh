@@ -6,8 +6,9 @@
 # - Installs the real MCP clients the MCP tests drive into repo-local, git-ignored folders
 #   (scripts/install-test-deps.sh: a Python venv and node_modules under tests/clients/).
 #   python3 (with venv) and npm must already be there.
-# - Installs the command sandbox's system packages (scripts/install-system-deps.sh: bubblewrap
-#   and util-linux, with apt-get when run as root).
+# - Installs the system packages the tests need (scripts/install-system-deps.sh: bubblewrap and
+#   util-linux for the command sandbox, postgresql for the store's second backend; with apt-get
+#   when run as root).
 # - Runs `cargo nextest run --workspace --all-targets` if cargo-nextest is installed, else
 #   `cargo test --workspace --all-targets`. Doctests are off in this workspace.
 # - With CI=true a missing prerequisite is a failure, never a silent skip.
@@ -28,10 +29,10 @@ fi
 # sandbox tests fail under CI=true and report SKIP otherwise.
 if ! bash scripts/install-system-deps.sh; then
   if in_ci; then
-    echo "test.sh: CI=true but the command sandbox's system packages could not be installed" >&2
+    echo "test.sh: CI=true but the system packages (bubblewrap, util-linux, postgresql) could not be installed" >&2
     exit 1
   fi
-  echo "test.sh: WARNING: command sandbox packages missing: its tests will be skipped" >&2
+  echo "test.sh: WARNING: system packages missing: the sandbox or PostgreSQL tests will be skipped" >&2
 fi
 
 # Real MCP clients (official Python and TypeScript SDKs, MCP Inspector).

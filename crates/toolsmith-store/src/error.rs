@@ -42,6 +42,18 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    /// [`Store::insert_tool_limited`](crate::Store::insert_tool_limited): the owner already
+    /// has `limit` tools.
+    #[error("the owner already has {limit} tools, the most allowed")]
+    ToolLimit { limit: u64 },
+    /// The database server could not be reached (refused, timed out, starting up) for as long
+    /// as start-up was allowed to wait.
+    #[error("cannot reach the database {target}: {reason}")]
+    Unreachable { target: String, reason: String },
+    /// The database server answered but refused: wrong password, unknown user or database.
+    /// Retrying cannot help.
+    #[error("the database {target} refused the connection: {reason}")]
+    ConnectRefused { target: String, reason: String },
     #[error("database backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -61,6 +73,9 @@ impl StoreError {
             StoreError::ConfigRevisionConflict { .. } => "config_revision_conflict",
             StoreError::Corrupt { .. } => "store_corrupt",
             StoreError::UnknownSchema { .. } => "store_schema_unknown",
+            StoreError::ToolLimit { .. } => "tool_limit",
+            StoreError::Unreachable { .. } => "store_unreachable",
+            StoreError::ConnectRefused { .. } => "store_connect_refused",
             StoreError::Backend(_) => "store_backend",
         }
     }

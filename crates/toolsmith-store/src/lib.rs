@@ -1,13 +1,18 @@
-//! Persistence: the [`Store`] trait every backend implements, and [`SqliteStore`], the embedded
-//! default.
+//! Persistence: the [`Store`] trait every backend implements, [`SqliteStore`] (the embedded
+//! default) and [`PgStore`] (PostgreSQL, for several instances on one database).
 //!
 //! The trait speaks only in domain records from `toolsmith-core`; nothing in it is specific to
-//! SQLite, so a PostgreSQL backend can implement it unchanged. Every write is one transaction:
-//! it is committed before the call returns, or nothing of it is.
+//! one backend, and one test suite (`contract/`) runs against both. Every write is one
+//! transaction: it is committed before the call returns, or nothing of it is.
 
+#[cfg(test)]
+mod contract;
 mod error;
 mod governance;
+mod postgres;
 mod sqlite;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -21,6 +26,7 @@ pub use governance::{
     ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
     StoredPolicy,
 };
+pub use postgres::{PgOptions, PgStore};
 pub use sqlite::SqliteStore;
 
 /// Which custom tools to list, always within one owner.
@@ -132,6 +138,15 @@ pub trait Store: Send + Sync + 'static {
     /// earlier, deleted tool of the same owner and name ever had (a stale `expectedRevision`
     /// can then never match the new tool).
     async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError>;
+
+    /// [`Store::insert_tool`], but only while the owner has fewer than `max_per_owner` tools
+    /// ([`StoreError::ToolLimit`] otherwise). The count and the insert are one atomic step:
+    /// concurrent inserts, from any number of processes sharing the store, never exceed it.
+    async fn insert_tool_limited(
+        &self,
+        tool: CustomToolRecord,
+        max_per_owner: u64,
+    ) -> Result<CustomToolRecord, StoreError>;
 
     async fn get_tool(&self, owner: &str, id: &str)
     -> Result<Option<CustomToolRecord>, StoreError>;

@@ -18,7 +18,7 @@ use chrono::Utc;
 use serde_json::Value;
 use toolsmith_core::name::validate_custom_name;
 use toolsmith_core::{CustomToolRecord, ToolStatus, ToolVersionRecord};
-use toolsmith_store::{ToolPage, ToolQuery, ToolStats};
+use toolsmith_store::{StoreError, ToolPage, ToolQuery, ToolStats};
 
 use super::ToolService;
 use super::validation::{
@@ -91,7 +91,19 @@ impl ToolService {
             updated_at: now,
         };
         dependencies::declared_services(&record)?;
-        let stored = self.store.insert_tool(record).await?;
+        // The count above gives the clear message; the store checks the limit again in the
+        // insert's own transaction, which is what holds across processes sharing the store.
+        let stored = self
+            .store
+            .insert_tool_limited(record, self.config.max_tools_per_owner)
+            .await
+            .map_err(|e| match e {
+                StoreError::ToolLimit { limit } => ServiceError::LimitReached(format!(
+                    "owner '{}' already has {limit} custom tools, the limit is {limit}",
+                    actor.user_id
+                )),
+                other => other.into(),
+            })?;
         self.sync(&stored);
         self.sync_dependencies(&stored, None).await;
         self.audit_tool(

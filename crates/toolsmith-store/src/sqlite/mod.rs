@@ -13,8 +13,6 @@ mod config;
 #[cfg(test)]
 mod config_tests;
 mod governance;
-#[cfg(test)]
-mod governance_tests;
 mod queries;
 mod rows;
 mod schema;
@@ -177,7 +175,16 @@ impl Store for SqliteStore {
     }
 
     async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError> {
-        self.write(move |conn| queries::insert_tool(conn, tool))
+        self.write(move |conn| queries::insert_tool(conn, tool, None))
+            .await
+    }
+
+    async fn insert_tool_limited(
+        &self,
+        tool: CustomToolRecord,
+        max_per_owner: u64,
+    ) -> Result<CustomToolRecord, StoreError> {
+        self.write(move |conn| queries::insert_tool(conn, tool, Some(max_per_owner)))
             .await
     }
 

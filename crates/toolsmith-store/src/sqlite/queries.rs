@@ -138,14 +138,22 @@ fn name_owner(conn: &Connection, owner: &str, name: &str) -> Result<Option<Strin
         .map_err(backend)
 }
 
+/// Inserts a tool; with `limit`, only while its owner has fewer tools than that (counted in
+/// the same `BEGIN IMMEDIATE` transaction, so no other writer can slip in between).
 pub(crate) fn insert_tool(
     conn: &mut Connection,
     mut tool: CustomToolRecord,
+    limit: Option<u64>,
 ) -> Result<CustomToolRecord, StoreError> {
     truncate_times(&mut tool);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
+    if let Some(limit) = limit
+        && count_tools(&tx, &tool.owner)? >= limit
+    {
+        return Err(StoreError::ToolLimit { limit });
+    }
     if name_owner(&tx, &tool.owner, &tool.name)?.is_some() {
         return Err(StoreError::NameTaken { name: tool.name });
     }

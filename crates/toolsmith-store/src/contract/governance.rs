@@ -1,25 +1,17 @@
-//! Tests of the governance tables against real SQLite files: approvals decided once and only
-//! while pending, expiry, one-use `allow_once`, grants from `allow_always`, the audit log's
-//! filters, and the stored policy's revision check.
+//! The governance contract: approvals decided once and only while pending (one winner among
+//! concurrent deciders), expiry, one-use `allow_once`, grants from `allow_always`, the audit
+//! log's filters, and the stored policy's revision check.
 
-use std::sync::Arc;
-
-use chrono::TimeZone;
+use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
 
-use super::*;
-use crate::ApprovalStatus;
+use super::{Backend, on_both_backends};
+use crate::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
+};
 
 fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
-}
-
-async fn store() -> (tempfile::TempDir, SqliteStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("toolsmith.db"))
-        .await
-        .unwrap();
-    (dir, store)
 }
 
 fn approval(id: &str, args_hash: &str) -> ApprovalRecord {
@@ -40,9 +32,8 @@ fn approval(id: &str, args_hash: &str) -> ApprovalRecord {
     }
 }
 
-#[tokio::test]
-async fn an_approval_is_decided_once_and_only_while_pending() {
-    let (_dir, store) = store().await;
+async fn an_approval_is_decided_once_and_only_while_pending(backend: &Backend) {
+    let store = backend.store();
     store
         .insert_approval(&approval("apr_1", "h1"))
         .await
@@ -109,9 +100,8 @@ async fn an_approval_is_decided_once_and_only_while_pending() {
     );
 }
 
-#[tokio::test]
-async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant() {
-    let (_dir, store) = store().await;
+async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant(backend: &Backend) {
+    let store = backend.store();
     store
         .insert_approval(&approval("apr_old", "h"))
         .await
@@ -213,10 +203,8 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant()
     );
 }
 
-#[tokio::test]
-async fn concurrent_decisions_on_one_approval_have_one_winner() {
-    let (_dir, store) = store().await;
-    let store = Arc::new(store);
+async fn concurrent_decisions_on_one_approval_have_one_winner(backend: &Backend) {
+    let store = backend.store();
     store
         .insert_approval(&approval("apr_race", "h"))
         .await
@@ -261,9 +249,8 @@ fn audit(action: &str, actor: &str, target: &str, secs: i64) -> AuditRecord {
     }
 }
 
-#[tokio::test]
-async fn the_audit_log_filters_newest_first() {
-    let (_dir, store) = store().await;
+async fn the_audit_log_filters_newest_first(backend: &Backend) {
+    let store = backend.store();
     let first = store
         .insert_audit(&audit("tool.create", "alice", "tool_a", 0))
         .await
@@ -331,9 +318,8 @@ async fn the_audit_log_filters_newest_first() {
     assert_eq!(of_target[0].action, "tool.create");
 }
 
-#[tokio::test]
-async fn the_stored_policy_checks_its_revision() {
-    let (_dir, store) = store().await;
+async fn the_stored_policy_checks_its_revision(backend: &Backend) {
+    let store = backend.store();
     assert!(store.get_policy().await.unwrap().is_none());
     let doc = json!({"profile": "minimal"});
     let first = store
@@ -362,3 +348,11 @@ async fn the_stored_policy_checks_its_revision() {
     assert!(!store.delete_policy().await.unwrap());
     assert!(store.get_policy().await.unwrap().is_none());
 }
+
+on_both_backends!(
+    an_approval_is_decided_once_and_only_while_pending,
+    an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant,
+    concurrent_decisions_on_one_approval_have_one_winner,
+    the_audit_log_filters_newest_first,
+    the_stored_policy_checks_its_revision,
+);

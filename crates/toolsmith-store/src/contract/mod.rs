@@ -1,0 +1,124 @@
+//! One test suite, two backends: the behaviour every [`Store`] promises, written once against
+//! `Arc<dyn Store>` and run on SQLite (a temp file) and on PostgreSQL (a private cluster from
+//! [`crate::testkit`], one per test).
+//!
+//! Each topic module defines its tests as plain `async fn name(backend: &Backend)` and lists
+//! them in [`on_both_backends!`], which instantiates `on_sqlite::name` and `on_postgres::name`.
+//! A test left out of the list is dead code, which the build refuses (`-D warnings`).
+//! What only one backend has (SQLite's file checks, PostgreSQL's connection handling) is
+//! tested beside that backend.
+
+pub(crate) mod config;
+mod governance;
+mod postgres;
+pub(crate) mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::testkit::PgCluster;
+use crate::{PgOptions, PgStore, SqliteStore, Store};
+
+/// A store under test and what keeps it alive (its temp dir or its cluster).
+pub(crate) struct Backend {
+    store: Arc<dyn Store>,
+    kind: Kind,
+}
+
+enum Kind {
+    Sqlite {
+        path: PathBuf,
+        _dir: tempfile::TempDir,
+    },
+    Postgres {
+        url: String,
+        cluster: PgCluster,
+    },
+}
+
+impl Backend {
+    /// A fresh SQLite store in a temp dir.
+    pub(crate) async fn sqlite() -> Backend {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toolsmith.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        Backend {
+            store: Arc::new(store),
+            kind: Kind::Sqlite { path, _dir: dir },
+        }
+    }
+
+    /// A fresh PostgreSQL store on its own cluster; `None` (skipped, with the reason printed)
+    /// when PostgreSQL is not installed, a panic instead under `CI=true`.
+    pub(crate) async fn postgres() -> Option<Backend> {
+        let cluster = crate::testkit::pg_or_skip()?;
+        let url = cluster.create_database().unwrap();
+        let store = PgStore::connect(&url, &PgOptions::default()).await.unwrap();
+        Some(Backend {
+            store: Arc::new(store),
+            kind: Kind::Postgres { url, cluster },
+        })
+    }
+
+    pub(crate) fn store(&self) -> Arc<dyn Store> {
+        Arc::clone(&self.store)
+    }
+
+    /// The PostgreSQL cluster, when this is the PostgreSQL backend.
+    pub(crate) fn cluster(&self) -> Option<&PgCluster> {
+        match &self.kind {
+            Kind::Postgres { cluster, .. } => Some(cluster),
+            Kind::Sqlite { .. } => None,
+        }
+    }
+
+    /// The number of rows in `table`, read behind the store's back (to check that rows are
+    /// really gone, not only unreachable).
+    pub(crate) async fn count_rows(&self, table: &str) -> i64 {
+        let sql = format!("SELECT count(*) FROM {table}");
+        match &self.kind {
+            Kind::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .unwrap()
+                .query_row(&sql, [], |r| r.get(0))
+                .unwrap(),
+            Kind::Postgres { url, .. } => {
+                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                let driver = tokio::spawn(connection);
+                let n: i64 = client.query_one(&sql, &[]).await.unwrap().get(0);
+                drop(client);
+                let _ = driver.await;
+                n
+            }
+        }
+    }
+}
+
+/// Instantiates every listed `async fn name(backend: &Backend)` of the calling module once per
+/// backend: `on_sqlite::name` and `on_postgres::name`.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let backend = $crate::contract::Backend::sqlite().await;
+                    super::$name(&backend).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(backend) = $crate::contract::Backend::postgres().await else {
+                        return;
+                    };
+                    super::$name(&backend).await;
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_both_backends;

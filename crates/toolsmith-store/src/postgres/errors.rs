@@ -1,0 +1,89 @@
+//! Turning driver and pool errors into [`StoreError`]s: constraint violations by name, and at
+//! connect time the difference between "not reachable yet" (worth retrying) and "refused"
+//! (wrong password, no such database: retrying cannot help).
+
+use tokio_postgres::error::SqlState;
+
+use crate::StoreError;
+
+/// Any driver error, as a backend error. Text PostgreSQL cannot store (a NUL character) gets a
+/// message that says so instead of the driver's.
+pub(crate) fn pg(e: tokio_postgres::Error) -> StoreError {
+    if matches!(
+        e.code(),
+        Some(c) if *c == SqlState::UNTRANSLATABLE_CHARACTER
+            || *c == SqlState::CHARACTER_NOT_IN_REPERTOIRE
+            || *c == SqlState::INVALID_TEXT_REPRESENTATION
+    ) {
+        return StoreError::Backend(
+            format!(
+                "PostgreSQL cannot store this text (it contains a NUL character, \\u0000, which \
+                 PostgreSQL text and JSONB refuse); remove it and try again: {e}"
+            )
+            .into(),
+        );
+    }
+    StoreError::Backend(Box::new(e))
+}
+
+/// The name of the unique constraint (or index) `e` violated, if that is what it is.
+pub(crate) fn unique_violation(e: &tokio_postgres::Error) -> Option<&str> {
+    let db = e.as_db_error()?;
+    (*db.code() == SqlState::UNIQUE_VIOLATION).then(|| db.constraint().unwrap_or(""))
+}
+
+/// Pool errors: a connection could not be had.
+pub(crate) fn pool(e: deadpool_postgres::PoolError) -> StoreError {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => pg(e),
+        other => StoreError::Backend(format!("no database connection available: {other}").into()),
+    }
+}
+
+/// Whether a failure to connect is worth retrying: the server is not reachable (yet) or is
+/// starting up or shutting down. Authentication failures, a missing database or role and
+/// configuration errors are final.
+pub(crate) fn is_transient_connect(e: &tokio_postgres::Error) -> bool {
+    match e.code() {
+        Some(code) => {
+            *code == SqlState::CANNOT_CONNECT_NOW
+                || *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CRASH_SHUTDOWN
+                || *code == SqlState::TOO_MANY_CONNECTIONS
+        }
+        // No SQLSTATE: the TCP connection itself failed (refused, reset, timed out).
+        None => {
+            let text = e.to_string();
+            !text.contains("invalid configuration") && !text.contains("password missing")
+        }
+    }
+}
+
+/// A one-line reason for a failed connection, naming the fix for the common cases.
+pub(crate) fn connect_reason(e: &tokio_postgres::Error) -> String {
+    let detail = e
+        .as_db_error()
+        .map(|db| db.message().to_owned())
+        .unwrap_or_else(|| {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                source = s.source();
+            }
+            text
+        });
+    match e.code() {
+        Some(c) if *c == SqlState::INVALID_PASSWORD => {
+            format!("{detail} (check the user and password in the database URL)")
+        }
+        Some(c) if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+            format!("{detail} (the server refused this user; check pg_hba.conf and the URL)")
+        }
+        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
+            format!("{detail} (create it first: createdb <name>, or fix the URL)")
+        }
+        _ => detail,
+    }
+}

@@ -1,0 +1,365 @@
+//! Approvals, grants, the audit log and the stored policy in PostgreSQL.
+//!
+//! Deciding is one conditional `UPDATE … WHERE status = 'pending' AND expires_at > now`: of
+//! many deciders on any number of instances exactly one changes the row. Consuming an
+//! `allow_once` approval re-checks `status = 'allowed'` in the `UPDATE`, so a call runs once.
+//! The policy's revision check and write hold the policy's advisory lock.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Client;
+use tokio_postgres::{GenericClient, Row};
+
+use super::errors::pg;
+use super::lock;
+use super::rows::{col, corrupt, micros};
+use crate::{
+    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
+    StoreError, StoredPolicy,
+};
+
+const APPROVAL_COLUMNS: &str = "id, owner, tool_name, tool_key, caller, args_hash, args_preview, \
+     status, decision, decided_by, created_at, expires_at, decided_at";
+
+fn approval_from_row(row: &Row) -> Result<ApprovalRecord, StoreError> {
+    let id: String = col(row, "id")?;
+    let t = "execution_approvals";
+    let status: String = col(row, "status")?;
+    let decision: Option<String> = col(row, "decision")?;
+    Ok(ApprovalRecord {
+        owner: col(row, "owner")?,
+        tool_name: col(row, "tool_name")?,
+        tool_key: col(row, "tool_key")?,
+        caller: col(row, "caller")?,
+        args_hash: col(row, "args_hash")?,
+        args_preview: col(row, "args_preview")?,
+        status: status
+            .parse::<ApprovalStatus>()
+            .map_err(|e| corrupt(t, &id, "status", e))?,
+        decision: decision
+            .map(|d| d.parse::<ApprovalDecision>())
+            .transpose()
+            .map_err(|e| corrupt(t, &id, "decision", e))?,
+        decided_by: col(row, "decided_by")?,
+        created_at: col(row, "created_at")?,
+        expires_at: col(row, "expires_at")?,
+        decided_at: col(row, "decided_at")?,
+        id,
+    })
+}
+
+async fn approvals_where(
+    client: &impl GenericClient,
+    sql_where: &str,
+    args: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let rows = client
+        .query(
+            &format!("SELECT {APPROVAL_COLUMNS} FROM execution_approvals {sql_where}"),
+            args,
+        )
+        .await
+        .map_err(pg)?;
+    rows.iter().map(approval_from_row).collect()
+}
+
+pub(crate) async fn insert_approval(
+    client: &impl GenericClient,
+    a: &ApprovalRecord,
+) -> Result<(), StoreError> {
+    client
+        .execute(
+            &format!(
+                "INSERT INTO execution_approvals ({APPROVAL_COLUMNS}) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+            ),
+            &[
+                &a.id,
+                &a.owner,
+                &a.tool_name,
+                &a.tool_key,
+                &a.caller,
+                &a.args_hash,
+                &a.args_preview,
+                &a.status.as_str(),
+                &a.decision.map(ApprovalDecision::as_str),
+                &a.decided_by,
+                &micros(a.created_at),
+                &micros(a.expires_at),
+                &a.decided_at.map(micros),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(())
+}
+
+pub(crate) async fn get_approval(
+    client: &impl GenericClient,
+    id: &str,
+) -> Result<Option<ApprovalRecord>, StoreError> {
+    Ok(approvals_where(client, "WHERE id = $1", &[&id])
+        .await?
+        .pop())
+}
+
+pub(crate) async fn list_approvals(
+    client: &impl GenericClient,
+    query: &ApprovalQuery,
+    now: &DateTime<Utc>,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let limit = i64::from(query.limit);
+    let owner = query.owner.as_deref();
+    if query.pending_only {
+        approvals_where(
+            client,
+            "WHERE status = 'pending' AND expires_at > $1 AND ($2::text IS NULL OR owner = $2) \
+             ORDER BY created_at DESC, id COLLATE \"C\" LIMIT $3",
+            &[now, &owner, &limit],
+        )
+        .await
+    } else {
+        approvals_where(
+            client,
+            "WHERE ($1::text IS NULL OR owner = $1) \
+             ORDER BY created_at DESC, id COLLATE \"C\" LIMIT $2",
+            &[&owner, &limit],
+        )
+        .await
+    }
+}
+
+pub(crate) async fn find_pending_approval(
+    client: &impl GenericClient,
+    probe: &ApprovalRecord,
+    now: &DateTime<Utc>,
+) -> Result<Option<ApprovalRecord>, StoreError> {
+    Ok(approvals_where(
+        client,
+        "WHERE owner = $1 AND tool_key = $2 AND caller = $3 AND args_hash = $4 \
+         AND status = 'pending' AND expires_at > $5 ORDER BY created_at LIMIT 1",
+        &[
+            &probe.owner,
+            &probe.tool_key,
+            &probe.caller,
+            &probe.args_hash,
+            now,
+        ],
+    )
+    .await?
+    .pop())
+}
+
+pub(crate) async fn decide_approval(
+    client: &mut Client,
+    id: &str,
+    decision: ApprovalDecision,
+    decided_by: &str,
+    now: &DateTime<Utc>,
+) -> Result<Option<ApprovalRecord>, StoreError> {
+    let status = match decision {
+        ApprovalDecision::AllowOnce => ApprovalStatus::Allowed,
+        ApprovalDecision::AllowAlways => ApprovalStatus::Consumed,
+        ApprovalDecision::Deny => ApprovalStatus::Denied,
+    };
+    let now = micros(*now);
+    let tx = client.transaction().await.map_err(pg)?;
+    let row = tx
+        .query_opt(
+            &format!(
+                "UPDATE execution_approvals SET status = $1, decision = $2, decided_by = $3, \
+                 decided_at = $4 WHERE id = $5 AND status = 'pending' AND expires_at > $4 \
+                 RETURNING {APPROVAL_COLUMNS}"
+            ),
+            &[&status.as_str(), &decision.as_str(), &decided_by, &now, &id],
+        )
+        .await
+        .map_err(pg)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let record = approval_from_row(&row)?;
+    if decision == ApprovalDecision::AllowAlways {
+        tx.execute(
+            "INSERT INTO approval_grants (owner, tool_key, caller, granted_by, created_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner, tool_key, caller) DO NOTHING",
+            &[
+                &record.owner,
+                &record.tool_key,
+                &record.caller,
+                &decided_by,
+                &now,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    }
+    tx.commit().await.map_err(pg)?;
+    Ok(Some(record))
+}
+
+pub(crate) async fn consume_allowed_approval(
+    client: &impl GenericClient,
+    probe: &ApprovalRecord,
+) -> Result<Option<String>, StoreError> {
+    let row = client
+        .query_opt(
+            "UPDATE execution_approvals SET status = 'consumed' WHERE status = 'allowed' AND id = (\
+                 SELECT id FROM execution_approvals WHERE owner = $1 AND tool_key = $2 \
+                 AND caller = $3 AND args_hash = $4 AND status = 'allowed' \
+                 ORDER BY decided_at LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id",
+            &[
+                &probe.owner,
+                &probe.tool_key,
+                &probe.caller,
+                &probe.args_hash,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+const AUDIT_COLUMNS: &str = "id, at, actor, actor_kind, action, target_type, target_id, \
+     target_name, before_revision, after_revision, request_id, details";
+
+pub(crate) async fn insert_audit(
+    client: &impl GenericClient,
+    entry: &AuditRecord,
+) -> Result<i64, StoreError> {
+    let row = client
+        .query_one(
+            "INSERT INTO audit_log (at, actor, actor_kind, action, target_type, target_id, \
+             target_name, before_revision, after_revision, request_id, details) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+            &[
+                &micros(entry.at),
+                &entry.actor,
+                &entry.actor_kind,
+                &entry.action,
+                &entry.target_type,
+                &entry.target_id,
+                &entry.target_name,
+                &entry.before_revision,
+                &entry.after_revision,
+                &entry.request_id,
+                &entry.details,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(row.get(0))
+}
+
+pub(crate) async fn list_audit(
+    client: &impl GenericClient,
+    query: &AuditQuery,
+) -> Result<Vec<AuditRecord>, StoreError> {
+    // An action ending in '.' is a prefix (`tool.`); anything else matches exactly.
+    let (exact, prefix) = match query.action.as_deref() {
+        Some(a) if a.ends_with('.') => (
+            None,
+            Some(format!(
+                "{}%",
+                a.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            )),
+        ),
+        Some(a) => (Some(a.to_owned()), None),
+        None => (None, None),
+    };
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {AUDIT_COLUMNS} FROM audit_log WHERE ($1::text IS NULL OR actor = $1) \
+                 AND ($2::text IS NULL OR action = $2) \
+                 AND ($3::text IS NULL OR action LIKE $3 ESCAPE '\\') \
+                 AND ($4::text IS NULL OR target_id = $4) \
+                 AND ($5::timestamptz IS NULL OR at >= $5) \
+                 ORDER BY id DESC LIMIT $6 OFFSET $7"
+            ),
+            &[
+                &query.actor,
+                &exact,
+                &prefix,
+                &query.target_id,
+                &query.since,
+                &i64::from(query.limit),
+                &i64::from(query.offset),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    rows.iter()
+        .map(|row| {
+            Ok(AuditRecord {
+                id: col(row, "id")?,
+                at: col(row, "at")?,
+                actor: col(row, "actor")?,
+                actor_kind: col(row, "actor_kind")?,
+                action: col(row, "action")?,
+                target_type: col(row, "target_type")?,
+                target_id: col(row, "target_id")?,
+                target_name: col(row, "target_name")?,
+                before_revision: col(row, "before_revision")?,
+                after_revision: col(row, "after_revision")?,
+                request_id: col(row, "request_id")?,
+                details: col(row, "details")?,
+            })
+        })
+        .collect()
+}
+
+pub(crate) async fn get_policy(
+    client: &impl GenericClient,
+) -> Result<Option<StoredPolicy>, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT document, revision, updated_by, updated_at FROM policies WHERE id = 1",
+            &[],
+        )
+        .await
+        .map_err(pg)?;
+    row.map(|row| {
+        Ok(StoredPolicy {
+            document: col(&row, "document")?,
+            revision: col(&row, "revision")?,
+            updated_by: col(&row, "updated_by")?,
+            updated_at: col(&row, "updated_at")?,
+        })
+    })
+    .transpose()
+}
+
+pub(crate) async fn put_policy(
+    client: &mut Client,
+    document: &serde_json::Value,
+    expected: Option<i64>,
+    updated_by: &str,
+    now: &DateTime<Utc>,
+) -> Result<Result<StoredPolicy, i64>, StoreError> {
+    let now = micros(*now);
+    let tx = client.transaction().await.map_err(pg)?;
+    lock(&*tx, "toolsmith:policy").await?;
+    let current = get_policy(&*tx).await?.map_or(0, |p| p.revision);
+    if expected.is_some_and(|e| e != current) {
+        return Ok(Err(current));
+    }
+    let revision = current + 1;
+    tx.execute(
+        "INSERT INTO policies (id, document, revision, updated_by, updated_at) \
+         VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET document = excluded.document, \
+         revision = excluded.revision, updated_by = excluded.updated_by, \
+         updated_at = excluded.updated_at",
+        &[document, &revision, &updated_by, &now],
+    )
+    .await
+    .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    Ok(Ok(StoredPolicy {
+        document: document.clone(),
+        revision,
+        updated_by: updated_by.to_owned(),
+        updated_at: now,
+    }))
+}

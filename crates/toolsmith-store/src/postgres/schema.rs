@@ -1,0 +1,260 @@
+//! The PostgreSQL schema and its versioned migrations.
+//!
+//! The version lives in the one-row table `toolsmith_schema`. Migrations run at start, each in
+//! its own transaction under an advisory lock, so instances starting together migrate once. A
+//! database whose version is newer than this build knows stops start-up
+//! ([`StoreError::UnknownSchema`]); one that has a `custom_tools` table but no version was not
+//! written by Toolsmith ([`StoreError::Corrupt`]); neither is changed.
+//!
+//! The columns mirror SQLite's (same names, same meaning) with native types: `JSONB` for JSON,
+//! `TIMESTAMPTZ` (microseconds, like SQLite's text) for times, `BOOLEAN`, `BIGINT`. Text that
+//! is compared or sorted uses `COLLATE "C"` in queries, so the order is the byte order SQLite
+//! gives, whatever the database's locale.
+
+use deadpool_postgres::Client;
+
+use super::errors::pg;
+use crate::StoreError;
+
+/// The newest schema version this build knows.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
+
+/// Migration `i` brings a database from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE custom_tools (
+    id                TEXT PRIMARY KEY,
+    owner             TEXT NOT NULL DEFAULT 'default',
+    name              TEXT NOT NULL,
+    kind              TEXT NOT NULL,
+    description       TEXT NOT NULL,
+    parameters        JSONB NOT NULL,
+    code              TEXT NOT NULL,
+    category          TEXT,
+    tags              JSONB NOT NULL DEFAULT '[]'::jsonb,
+    permissions       JSONB NOT NULL DEFAULT '[]'::jsonb,
+    status            TEXT NOT NULL
+                        CHECK (status IN ('active', 'disabled', 'pending_approval', 'rejected')),
+    requires_approval BOOLEAN NOT NULL DEFAULT FALSE,
+    created_by        TEXT NOT NULL CHECK (created_by IN ('user', 'llm')),
+    version           BIGINT NOT NULL,
+    revision          BIGINT NOT NULL,
+    usage_count       BIGINT NOT NULL DEFAULT 0,
+    last_used_at      TIMESTAMPTZ,
+    metadata          JSONB NOT NULL DEFAULT '{}'::jsonb,
+    created_at        TIMESTAMPTZ NOT NULL,
+    updated_at        TIMESTAMPTZ NOT NULL,
+    CONSTRAINT custom_tools_owner_name UNIQUE (owner, name)
+);
+CREATE INDEX idx_custom_tools_owner_status ON custom_tools (owner, status, created_by);
+CREATE INDEX idx_custom_tools_owner_category ON custom_tools (owner, category);
+CREATE INDEX idx_custom_tools_owner_name_c ON custom_tools (owner, name COLLATE "C");
+
+CREATE TABLE tool_versions (
+    tool_id     TEXT NOT NULL REFERENCES custom_tools (id) ON DELETE CASCADE,
+    version     BIGINT NOT NULL,
+    description TEXT NOT NULL,
+    parameters  JSONB NOT NULL,
+    code        TEXT NOT NULL,
+    permissions JSONB NOT NULL,
+    created_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (tool_id, version)
+);
+
+CREATE TABLE tool_executions (
+    id              TEXT PRIMARY KEY,
+    tool_id         TEXT NOT NULL,
+    tool_name       TEXT NOT NULL,
+    tool_version    BIGINT NOT NULL,
+    owner           TEXT NOT NULL,
+    conversation_id TEXT,
+    status          TEXT NOT NULL,
+    error_kind      TEXT,
+    error           TEXT,
+    duration_ms     DOUBLE PRECISION NOT NULL,
+    created_at      TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX idx_tool_executions_owner_tool ON tool_executions (owner, tool_id, created_at);
+CREATE INDEX idx_tool_executions_owner_created ON tool_executions (owner, created_at);
+CREATE INDEX idx_tool_executions_created ON tool_executions (created_at);
+
+CREATE TABLE tool_name_retired (
+    owner         TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    last_revision BIGINT NOT NULL,
+    PRIMARY KEY (owner, name)
+);
+
+CREATE TABLE api_tokens (
+    id           TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    scopes       JSONB NOT NULL,
+    token_hash   TEXT NOT NULL UNIQUE,
+    created_at   TIMESTAMPTZ NOT NULL,
+    last_used_at TIMESTAMPTZ,
+    agent_id     TEXT
+);
+
+CREATE TABLE config_services (
+    id              TEXT PRIMARY KEY,
+    owner           TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    display_name    TEXT NOT NULL,
+    description     TEXT,
+    category        TEXT,
+    docs_url        TEXT,
+    multi_entry     BOOLEAN NOT NULL DEFAULT FALSE,
+    fields          JSONB NOT NULL,
+    registered_by   JSONB NOT NULL DEFAULT '[]'::jsonb,
+    auto_registered BOOLEAN NOT NULL DEFAULT FALSE,
+    revision        BIGINT NOT NULL,
+    created_at      TIMESTAMPTZ NOT NULL,
+    updated_at      TIMESTAMPTZ NOT NULL,
+    CONSTRAINT config_services_owner_name UNIQUE (owner, name)
+);
+
+CREATE TABLE config_entries (
+    id           TEXT PRIMARY KEY,
+    service_id   TEXT NOT NULL REFERENCES config_services (id) ON DELETE CASCADE,
+    label        TEXT NOT NULL,
+    is_default   BOOLEAN NOT NULL DEFAULT FALSE,
+    field_values JSONB NOT NULL,
+    revision     BIGINT NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    updated_at   TIMESTAMPTZ NOT NULL,
+    CONSTRAINT config_entries_service_label UNIQUE (service_id, label)
+);
+CREATE UNIQUE INDEX idx_config_entries_one_default ON config_entries (service_id) WHERE is_default;
+
+CREATE TABLE execution_approvals (
+    id           TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    tool_name    TEXT NOT NULL,
+    tool_key     TEXT NOT NULL,
+    caller       TEXT NOT NULL,
+    args_hash    TEXT NOT NULL,
+    args_preview TEXT NOT NULL,
+    status       TEXT NOT NULL
+                   CHECK (status IN ('pending', 'allowed', 'consumed', 'denied', 'expired')),
+    decision     TEXT CHECK (decision IN ('allow_once', 'allow_always', 'deny')),
+    decided_by   TEXT,
+    created_at   TIMESTAMPTZ NOT NULL,
+    expires_at   TIMESTAMPTZ NOT NULL,
+    decided_at   TIMESTAMPTZ
+);
+CREATE INDEX idx_execution_approvals_call
+    ON execution_approvals (owner, tool_key, caller, args_hash, status);
+CREATE INDEX idx_execution_approvals_status ON execution_approvals (status, created_at);
+
+CREATE TABLE approval_grants (
+    owner      TEXT NOT NULL,
+    tool_key   TEXT NOT NULL,
+    caller     TEXT NOT NULL,
+    granted_by TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (owner, tool_key, caller)
+);
+
+CREATE TABLE audit_log (
+    id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at              TIMESTAMPTZ NOT NULL,
+    actor           TEXT NOT NULL,
+    actor_kind      TEXT NOT NULL,
+    action          TEXT NOT NULL,
+    target_type     TEXT NOT NULL,
+    target_id       TEXT NOT NULL,
+    target_name     TEXT,
+    before_revision BIGINT,
+    after_revision  BIGINT,
+    request_id      TEXT,
+    details         JSONB NOT NULL DEFAULT '{}'::jsonb
+);
+CREATE INDEX idx_audit_log_at ON audit_log (at);
+CREATE INDEX idx_audit_log_target ON audit_log (target_id, id);
+
+CREATE TABLE policies (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    document   JSONB NOT NULL,
+    revision   BIGINT NOT NULL,
+    updated_by TEXT NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL
+);
+"#];
+
+const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+
+/// Checks the database and applies the missing migrations. `shown` names the database in
+/// errors (the URL without its password).
+pub(crate) async fn migrate(client: &mut Client, shown: &str) -> Result<(), StoreError> {
+    loop {
+        let tx = client.transaction().await.map_err(pg)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map_err(pg)?;
+        let has_version: bool = tx
+            .query_one("SELECT to_regclass('toolsmith_schema') IS NOT NULL", &[])
+            .await
+            .map_err(pg)?
+            .get(0);
+        let from: i64 = if has_version {
+            let row = tx
+                .query_opt("SELECT version FROM toolsmith_schema", &[])
+                .await
+                .map_err(pg)?;
+            row.map_or(0, |r| r.get(0))
+        } else {
+            let foreign: bool = tx
+                .query_one("SELECT to_regclass('custom_tools') IS NOT NULL", &[])
+                .await
+                .map_err(pg)?
+                .get(0);
+            if foreign {
+                return Err(StoreError::Corrupt {
+                    path: shown.to_owned(),
+                    reason: "it has a custom_tools table but no Toolsmith schema version; it \
+                             was not written by Toolsmith and was left untouched"
+                        .to_owned(),
+                });
+            }
+            tx.batch_execute(
+                "CREATE TABLE toolsmith_schema (
+                     id      INTEGER PRIMARY KEY CHECK (id = 1),
+                     version BIGINT NOT NULL
+                 );
+                 INSERT INTO toolsmith_schema (id, version) VALUES (1, 0);",
+            )
+            .await
+            .map_err(pg)?;
+            0
+        };
+        if from > SCHEMA_VERSION {
+            return Err(StoreError::UnknownSchema {
+                path: shown.to_owned(),
+                found: from,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if from < 0 {
+            return Err(StoreError::Corrupt {
+                path: shown.to_owned(),
+                reason: format!(
+                    "it has a negative schema version ({from}); it was not written by Toolsmith"
+                ),
+            });
+        }
+        let Some(sql) = usize::try_from(from).ok().and_then(|i| MIGRATIONS.get(i)) else {
+            tx.commit().await.map_err(pg)?;
+            return Ok(());
+        };
+        let to = from + 1;
+        tx.batch_execute(sql).await.map_err(pg)?;
+        tx.execute("UPDATE toolsmith_schema SET version = $1", &[&to])
+            .await
+            .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        tracing::info!(database = %shown, version = to, "store schema migrated");
+    }
+}

@@ -1,0 +1,86 @@
+//! API tokens and the tools fingerprint in PostgreSQL.
+
+use tokio_postgres::GenericClient;
+
+use super::errors::pg;
+use super::rows::{col, json, json_col, micros};
+use crate::{ApiTokenRecord, StoreError};
+
+const TOKEN_COLUMNS: &str =
+    "id, user_id, name, scopes, token_hash, created_at, last_used_at, agent_id";
+
+pub(crate) async fn insert(
+    client: &impl GenericClient,
+    token: &ApiTokenRecord,
+) -> Result<(), StoreError> {
+    client
+        .execute(
+            &format!(
+                "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            ),
+            &[
+                &token.id,
+                &token.user_id,
+                &token.name,
+                &json(&token.scopes),
+                &token.token_hash,
+                &micros(token.created_at),
+                &token.last_used_at.map(micros),
+                &token.agent_id,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(())
+}
+
+/// The token with this hash, or every token (oldest first).
+pub(crate) async fn select(
+    client: &impl GenericClient,
+    token_hash: Option<&str>,
+) -> Result<Vec<ApiTokenRecord>, StoreError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {TOKEN_COLUMNS} FROM api_tokens \
+                 WHERE $1::text IS NULL OR token_hash = $1 ORDER BY created_at, id COLLATE \"C\""
+            ),
+            &[&token_hash],
+        )
+        .await
+        .map_err(pg)?;
+    rows.iter()
+        .map(|row| {
+            let id: String = col(row, "id")?;
+            Ok(ApiTokenRecord {
+                user_id: col(row, "user_id")?,
+                name: col(row, "name")?,
+                scopes: json_col(row, "scopes", "api_tokens", &id)?,
+                token_hash: col(row, "token_hash")?,
+                created_at: col(row, "created_at")?,
+                last_used_at: col(row, "last_used_at")?,
+                agent_id: col(row, "agent_id")?,
+                id,
+            })
+        })
+        .collect()
+}
+
+/// Row count, revision sum and newest update over all custom tools (see the SQLite one).
+pub(crate) async fn tools_fingerprint(client: &impl GenericClient) -> Result<String, StoreError> {
+    let row = client
+        .query_one(
+            "SELECT count(*), coalesce(sum(revision), 0)::bigint, \
+             coalesce(to_char(max(updated_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), '') \
+             FROM custom_tools",
+            &[],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(format!(
+        "{}:{}:{}",
+        row.get::<_, i64>(0),
+        row.get::<_, i64>(1),
+        row.get::<_, String>(2)
+    ))
+}
