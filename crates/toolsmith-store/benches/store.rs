@@ -1,5 +1,7 @@
-//! Criterion benchmarks of [`SqliteStore`] through the `Store` trait, on stores pre-filled with
-//! 1,000 and 10,000 tools of one owner:
+//! Criterion benchmarks of both backends through the `Store` trait — `SqliteStore` on a temp
+//! file and `PgStore` on a private PostgreSQL cluster (the test kit's; skipped with a note when
+//! PostgreSQL is not installed) — on stores pre-filled with 1,000 and 10,000 tools of one
+//! owner. Group `store` is SQLite (the historical name), `store_postgres` is PostgreSQL:
 //!
 //! - `create`: `insert_tool` of a new tool (the created tools are deleted, untimed, after each
 //!   sample so the store keeps its size).
@@ -15,9 +17,12 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
+use std::sync::Arc;
 use tokio::runtime::Runtime;
 use toolsmith_core::{CreatedBy, CustomToolRecord, Permission, ToolKind, ToolStatus};
-use toolsmith_store::{SqliteStore, Store, ToolQuery};
+
+use toolsmith_store::testkit::PgCluster;
+use toolsmith_store::{PgOptions, PgStore, SqliteStore, Store, ToolQuery};
 
 const SIZES: [usize; 2] = [1_000, 10_000];
 
@@ -63,19 +68,46 @@ fn tool(name: &str, i: usize) -> CustomToolRecord {
     }
 }
 
+/// What keeps a backend alive: its temp dir or its cluster.
+enum Keep {
+    Dir { _dir: tempfile::TempDir },
+    Cluster { _cluster: PgCluster },
+}
+
 struct Filled {
-    _dir: tempfile::TempDir,
-    store: SqliteStore,
+    // The store first: it is dropped before its cluster stops.
+    store: Arc<dyn Store>,
+    _keep: Keep,
     ids: Vec<String>,
 }
 
-fn filled(rt: &Runtime, n: usize) -> Filled {
-    let dir = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let (store, ids) = rt.block_on(async {
-        let store = SqliteStore::open(&dir.path().join("bench.db"))
-            .await
+/// An empty store of `backend` (`sqlite` or `postgres`); `None` when PostgreSQL is missing.
+fn empty(rt: &Runtime, backend: &str) -> Option<(Arc<dyn Store>, Keep)> {
+    if backend == "sqlite" {
+        let dir = tempfile::tempdir().unwrap();
+        let store = rt
+            .block_on(SqliteStore::open(&dir.path().join("bench.db")))
             .unwrap();
+        return Some((Arc::new(store), Keep::Dir { _dir: dir }));
+    }
+    let cluster = match PgCluster::start() {
+        Ok(cluster) => cluster,
+        Err(e) => {
+            eprintln!("skipping the PostgreSQL benchmarks: {e}");
+            return None;
+        }
+    };
+    let url = cluster.create_database().unwrap();
+    let store = rt
+        .block_on(PgStore::connect(&url, &PgOptions::default()))
+        .unwrap();
+    Some((Arc::new(store), Keep::Cluster { _cluster: cluster }))
+}
+
+fn filled(rt: &Runtime, backend: &str, n: usize) -> Option<Filled> {
+    let (store, keep) = empty(rt, backend)?;
+    let started = Instant::now();
+    let ids = rt.block_on(async {
         let mut ids = Vec::with_capacity(n);
         for i in 0..n {
             let stored = store
@@ -84,18 +116,18 @@ fn filled(rt: &Runtime, n: usize) -> Filled {
                 .unwrap();
             ids.push(stored.id);
         }
-        (store, ids)
+        ids
     });
     eprintln!(
-        "filled {n} tools in {:.2?} ({:.1} µs per insert)",
+        "{backend}: filled {n} tools in {:.2?} ({:.1} µs per insert)",
         started.elapsed(),
         started.elapsed().as_secs_f64() * 1e6 / n as f64
     );
-    Filled {
-        _dir: dir,
+    Some(Filled {
         store,
+        _keep: keep,
         ids,
-    }
+    })
 }
 
 fn benches(c: &mut Criterion) {
@@ -104,11 +136,21 @@ fn benches(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    for n in SIZES {
-        let f = filled(&rt, n);
+    for (backend, group_name) in [("sqlite", "store"), ("postgres", "store_postgres")] {
+        for n in SIZES {
+            let Some(f) = filled(&rt, backend, n) else {
+                return;
+            };
+            bench_backend(c, &rt, group_name, n, &f);
+        }
+    }
+}
+
+fn bench_backend(c: &mut Criterion, rt: &Runtime, group_name: &str, n: usize, f: &Filled) {
+    {
         let store = &f.store;
 
-        let mut group = c.benchmark_group("store");
+        let mut group = c.benchmark_group(group_name);
         group.measurement_time(Duration::from_secs(4));
 
         let counter = AtomicUsize::new(0);

@@ -5,6 +5,7 @@
 //! one backend, and one test suite (`contract/`) runs against both. Every write is one
 //! transaction: it is committed before the call returns, or nothing of it is.
 
+mod changes;
 #[cfg(test)]
 mod contract;
 mod error;
@@ -21,6 +22,7 @@ use toolsmith_core::{
     ExecutionStatus, ToolStatus, ToolVersionRecord,
 };
 
+pub use changes::{Change, ChangeKind, FeedEvent};
 pub use error::StoreError;
 pub use governance::{
     ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
@@ -131,6 +133,14 @@ pub struct ConfigDependencyChanges {
 pub trait Store: Send + Sync + 'static {
     /// Checks that the backend answers (for readiness probes).
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Committed changes of *other* processes sharing this store, pushed as they commit (this
+    /// handle's own changes are left out), with a [`FeedEvent::Resync`] first and after every
+    /// reconnection. `None` when the backend cannot push changes (SQLite): poll
+    /// [`Store::tools_fingerprint`] instead.
+    fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::Receiver<FeedEvent>> {
+        None
+    }
 
     /// Inserts a new tool and its first history row. The name must be free for the owner
     /// ([`StoreError::NameTaken`] otherwise). The returned record is what was stored: its

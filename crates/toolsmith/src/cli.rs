@@ -52,7 +52,8 @@ pub struct GlobalArgs {
     pub data_dir: Option<PathBuf>,
 
     /// Database to use instead of the data directory: `sqlite:///abs/path.db`,
-    /// `sqlite://relative.db` or a plain file path.
+    /// `sqlite://relative.db`, a plain file path, or `postgres://user:password@host/db`
+    /// (several instances on one PostgreSQL; see docs/scaling.md).
     #[arg(
         long,
         global = true,
@@ -61,6 +62,18 @@ pub struct GlobalArgs {
         value_parser = DatabaseUrl::parse
     )]
     pub database_url: Option<DatabaseUrl>,
+
+    /// How long start-up waits for a PostgreSQL server that is not reachable yet (refused,
+    /// timed out, starting up) before it gives up; a wrong password or a missing database
+    /// fails at once. [default: 30s]
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLSMITH_DATABASE_STARTUP_TIMEOUT",
+        value_name = "DURATION",
+        value_parser = parse_duration
+    )]
+    pub database_startup_timeout: Option<Duration>,
 
     /// The user whose tools are managed and run.
     #[arg(

@@ -15,7 +15,7 @@ use toolsmith_server::ServerConfig;
 use toolsmith_service::{LimitsConfig, Rate, ServiceConfig};
 
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
-use crate::database::{self, DatabaseUrl};
+use crate::database::{self, Database, DatabaseUrl};
 
 pub const DEFAULT_DATA_DIR: &str = "./toolsmith-data";
 pub const DEFAULT_BIND: &str = "127.0.0.1";
@@ -52,6 +52,7 @@ pub struct FileConfig {
     pub port: Option<u16>,
     pub data_dir: Option<PathBuf>,
     pub database_url: Option<String>,
+    pub database_startup_timeout: Option<Value>,
     pub max_tools_per_owner: Option<u64>,
     pub body_limit: Option<Value>,
     pub request_timeout: Option<Value>,
@@ -151,8 +152,10 @@ impl FileConfig {
 /// Everything `serve` and `mcp` need, validated.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The SQLite file.
-    pub database: PathBuf,
+    /// The SQLite file or the PostgreSQL database.
+    pub database: Database,
+    /// How long start-up waits for an unreachable PostgreSQL server.
+    pub database_startup_timeout: Duration,
     pub service: ServiceConfig,
     pub server: ServerConfig,
     /// Host of the listening address: an IP address or `localhost`.
@@ -198,7 +201,13 @@ impl Settings {
             .clone()
             .or(file.data_dir)
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
-        let database = database::database_path(&data_dir, url.as_ref());
+        let database = database::database_location(&data_dir, url.as_ref());
+        let database_startup_timeout = pick_duration(
+            global.database_startup_timeout,
+            file.database_startup_timeout,
+            "database_startup_timeout",
+        )?
+        .unwrap_or(database::DEFAULT_STARTUP_TIMEOUT);
 
         let max_tools_per_owner = global
             .max_tools_per_owner
@@ -396,6 +405,7 @@ impl Settings {
 
         Ok(Settings {
             database,
+            database_startup_timeout,
             service,
             server,
             bind,
@@ -623,14 +633,21 @@ mod tests {
         let s = settings(&["toolsmith", "serve"], "").unwrap();
         assert_eq!((s.bind.as_str(), s.port), ("127.0.0.1", 8787));
         assert_eq!(s.server.body_limit_bytes, 1 << 20);
-        assert_eq!(s.database, PathBuf::from("./toolsmith-data/toolsmith.db"));
+        assert_eq!(
+            s.database,
+            Database::Sqlite(PathBuf::from("./toolsmith-data/toolsmith.db"))
+        );
+        assert_eq!(s.database_startup_timeout, Duration::from_secs(30));
         assert!(!s.server.compat_dynamic_mcp);
 
         let file = "port = 9000\nbody_limit = \"2MB\"\ndata_dir = \"/srv/ts\"\ncompat = \"dynamic-mcp\"\njs_cpu_time = 2";
         let s = settings(&["toolsmith", "serve"], file).unwrap();
         assert_eq!(s.port, 9000);
         assert_eq!(s.server.body_limit_bytes, 2 << 20);
-        assert_eq!(s.database, PathBuf::from("/srv/ts/toolsmith.db"));
+        assert_eq!(
+            s.database,
+            Database::Sqlite(PathBuf::from("/srv/ts/toolsmith.db"))
+        );
         assert!(s.server.compat_dynamic_mcp);
         assert_eq!(s.service.js_limits.cpu_time, Duration::from_secs(2));
 
@@ -652,7 +669,10 @@ mod tests {
         .unwrap();
         assert_eq!(s.port, 9100);
         assert_eq!(s.server.body_limit_bytes, 64 << 10);
-        assert_eq!(s.database, PathBuf::from("here/toolsmith.db"));
+        assert_eq!(
+            s.database,
+            Database::Sqlite(PathBuf::from("here/toolsmith.db"))
+        );
         assert!(!s.server.compat_dynamic_mcp);
     }
 
@@ -706,6 +726,19 @@ mod tests {
         assert!(err.0.contains("at least 16"), "{err}");
         let err = settings(&["toolsmith", "serve"], "database_url = \"mysql://x/y\"").unwrap_err();
         assert!(err.0.contains("unsupported database URL scheme"), "{err}");
+        let s = settings(
+            &["toolsmith", "serve"],
+            "database_url = \"postgres://ts:pw@db:5432/ts\"\ndatabase_startup_timeout = \"2m\"",
+        )
+        .unwrap();
+        assert_eq!(
+            s.database,
+            Database::Postgres {
+                url: "postgres://ts:pw@db:5432/ts".to_owned(),
+                key_dir: PathBuf::from("./toolsmith-data"),
+            }
+        );
+        assert_eq!(s.database_startup_timeout, Duration::from_secs(120));
         let s = settings(&["toolsmith", "serve", "--bind", "[::1]"], "").unwrap();
         assert_eq!(s.bind, "::1");
     }

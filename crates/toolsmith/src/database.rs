@@ -1,28 +1,50 @@
 //! Where the database is (`--data-dir` or `--database-url`) and opening the service on it.
 //!
-//! Only SQLite is built in: `sqlite:///abs/path.db`, `sqlite://relative.db` and plain paths are
-//! accepted; a PostgreSQL URL gets a clear "not supported in this build yet".
+//! SQLite: `sqlite:///abs/path.db`, `sqlite://relative.db`, `sqlite:rel.db` or a plain path.
+//! PostgreSQL: `postgres://user:password@host:port/database` (or `postgresql://`), for several
+//! instances sharing one database; start-up waits for an unreachable server for
+//! `--database-startup-timeout`, and fails at once on a wrong password or a missing database.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, StoreError};
+use toolsmith_store::{PgOptions, PgStore, SqliteStore, Store, StoreError};
 
 use crate::exit::CliError;
 
 /// The file name of the database inside `--data-dir`.
 pub const DB_FILE: &str = "toolsmith.db";
 
-/// A database location given with `--database-url`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DatabaseUrl {
-    pub path: PathBuf,
+/// How long start-up waits for a PostgreSQL server that is not reachable yet, by default.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A database given with `--database-url`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    Sqlite(PathBuf),
+    /// The URL as given (it may hold a password: never print it; see [`Database`]'s Display).
+    Postgres(String),
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DatabaseUrl::Sqlite(path) => f.debug_tuple("Sqlite").field(path).finish(),
+            DatabaseUrl::Postgres(url) => f
+                .debug_tuple("Postgres")
+                .field(&PgStore::redact(url))
+                .finish(),
+        }
+    }
 }
 
 impl DatabaseUrl {
-    /// Parses `sqlite:///abs.db`, `sqlite://rel.db`, `sqlite:rel.db` or a plain path.
+    /// Parses `sqlite:///abs.db`, `sqlite://rel.db`, `sqlite:rel.db`, a plain path, or a
+    /// `postgres://` / `postgresql://` URL.
     pub fn parse(text: &str) -> Result<DatabaseUrl, String> {
         let text = text.trim();
         if text.is_empty() {
@@ -36,16 +58,13 @@ impl DatabaseUrl {
                     rest.strip_prefix("//").unwrap_or(rest)
                 }
                 "postgres" | "postgresql" => {
-                    return Err(
-                        "PostgreSQL is not supported in this build yet; use a SQLite \
-                         URL (sqlite:///path/to/toolsmith.db) or --data-dir"
-                            .to_owned(),
-                    );
+                    PgStore::check_url(text)?;
+                    return Ok(DatabaseUrl::Postgres(text.to_owned()));
                 }
                 other => {
                     return Err(format!(
                         "unsupported database URL scheme '{other}'; expected sqlite:///abs/path.db, \
-                         sqlite://relative.db or a file path"
+                         sqlite://relative.db, a file path, or postgres://user@host/database"
                     ));
                 }
             },
@@ -58,9 +77,7 @@ impl DatabaseUrl {
                 "query parameters in SQLite URLs are not supported: '{text}'"
             ));
         }
-        Ok(DatabaseUrl {
-            path: PathBuf::from(path),
-        })
+        Ok(DatabaseUrl::Sqlite(PathBuf::from(path)))
     }
 }
 
@@ -75,16 +92,75 @@ fn scheme_of(text: &str) -> Option<&str> {
     valid.then_some(scheme)
 }
 
-/// The database file: `--database-url` if given, else `DIR/toolsmith.db`.
-pub fn database_path(data_dir: &Path, url: Option<&DatabaseUrl>) -> PathBuf {
-    match url {
-        Some(url) => url.path.clone(),
-        None => data_dir.join(DB_FILE),
+/// Where the store is, resolved.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Database {
+    /// The SQLite file (the Config Center's key file sits next to it).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database; the key comes from `TOOLSMITH_SECRET_KEY` or `key_dir/secret.key`
+    /// (every instance needs the same key).
+    Postgres { url: String, key_dir: PathBuf },
+}
+
+impl fmt::Display for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Database::Sqlite(path) => write!(f, "{}", path.display()),
+            Database::Postgres { url, .. } => f.write_str(&PgStore::redact(url)),
+        }
     }
 }
 
-/// Opens the store (creating the file and its directory if needed) and the service on it.
-pub async fn open_service(path: &Path, config: ServiceConfig) -> anyhow::Result<Arc<ToolService>> {
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Database({self})")
+    }
+}
+
+/// The database: `--database-url` if given, else `DIR/toolsmith.db`.
+pub fn database_location(data_dir: &Path, url: Option<&DatabaseUrl>) -> Database {
+    match url {
+        Some(DatabaseUrl::Sqlite(path)) => Database::Sqlite(path.clone()),
+        Some(DatabaseUrl::Postgres(url)) => Database::Postgres {
+            url: url.clone(),
+            key_dir: data_dir.to_path_buf(),
+        },
+        None => Database::Sqlite(data_dir.join(DB_FILE)),
+    }
+}
+
+/// Opens the store and the service on it. `startup_timeout` bounds how long an unreachable
+/// PostgreSQL server is waited for.
+pub async fn open_service(
+    database: &Database,
+    config: ServiceConfig,
+    startup_timeout: Duration,
+) -> anyhow::Result<Arc<ToolService>> {
+    let (store, key_dir): (Arc<dyn Store>, PathBuf) = match database {
+        Database::Sqlite(path) => (Arc::new(open_sqlite(path).await?), sqlite_key_dir(path)),
+        Database::Postgres { url, key_dir } => {
+            let options = PgOptions {
+                startup_timeout,
+                ..PgOptions::default()
+            };
+            let store = PgStore::connect(url, &options).await.map_err(|e| {
+                let shown = PgStore::redact(url);
+                match e {
+                    StoreError::Unreachable { .. } | StoreError::ConnectRefused { .. } => {
+                        anyhow::Error::new(CliError::Store(e.to_string()))
+                    }
+                    other => anyhow::Error::new(other)
+                        .context(format!("cannot open the Toolsmith database {shown}")),
+                }
+            })?;
+            (Arc::new(store), key_dir.clone())
+        }
+    };
+    open_on(database, store, &key_dir, config).await
+}
+
+/// Opens the SQLite file (creating it and its directory if needed).
+async fn open_sqlite(path: &Path) -> anyhow::Result<SqliteStore> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
         && !dir.exists()
@@ -113,12 +189,25 @@ pub async fn open_service(path: &Path, config: ServiceConfig) -> anyhow::Result<
             path.display()
         )),
     })?;
-    // The Config Center's key: TOOLSMITH_SECRET_KEY, or `secret.key` next to the database
-    // (created with mode 0600 on first start).
-    let key_dir = path
-        .parent()
+    Ok(store)
+}
+
+/// SQLite keeps the Config Center's key file next to the database.
+fn sqlite_key_dir(path: &Path) -> PathBuf {
+    path.parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."));
+        .unwrap_or_else(|| Path::new("."))
+        .to_path_buf()
+}
+
+/// The service on an opened store. The Config Center's key: TOOLSMITH_SECRET_KEY, or
+/// `secret.key` in `key_dir` (created with mode 0600 on first start).
+async fn open_on(
+    database: &Database,
+    store: Arc<dyn Store>,
+    key_dir: &Path,
+    config: ServiceConfig,
+) -> anyhow::Result<Arc<ToolService>> {
     let (key, source) = toolsmith_secrets::SecretKey::load(key_dir)
         .context("cannot load the Config Center's secret key")?;
     if let toolsmith_secrets::KeySource::File {
@@ -132,10 +221,10 @@ pub async fn open_service(path: &Path, config: ServiceConfig) -> anyhow::Result<
         cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..toolsmith_service::Connectors::default()
     };
-    let service = ToolService::open_with(config, Arc::new(store), connectors)
+    let service = ToolService::open_with(config, store, connectors)
         .await
         .map_err(|e| CliError::Store(e.to_string()))
-        .with_context(|| format!("cannot load the tools stored in {}", path.display()))?;
+        .with_context(|| format!("cannot load the tools stored in {database}"))?;
     for warning in service.startup_warnings() {
         tracing::warn!("{warning}");
     }
@@ -147,7 +236,10 @@ mod tests {
     use super::*;
 
     fn path_of(text: &str) -> Result<PathBuf, String> {
-        DatabaseUrl::parse(text).map(|u| u.path)
+        match DatabaseUrl::parse(text)? {
+            DatabaseUrl::Sqlite(path) => Ok(path),
+            DatabaseUrl::Postgres(url) => Err(format!("postgres: {url}")),
+        }
     }
 
     #[test]
@@ -164,14 +256,28 @@ mod tests {
     }
 
     #[test]
-    fn other_urls_are_refused_clearly() {
-        for url in ["postgres://u@h/db", "postgresql://h/db"] {
-            let err = path_of(url).unwrap_err();
-            assert!(
-                err.contains("PostgreSQL is not supported in this build yet"),
-                "{err}"
+    fn postgres_urls_are_taken_and_never_shown_with_their_password() {
+        for url in [
+            "postgres://u@h/db",
+            "postgresql://h/db",
+            "postgres://u:s3cret@db.internal:6432/toolsmith",
+        ] {
+            assert_eq!(
+                DatabaseUrl::parse(url),
+                Ok(DatabaseUrl::Postgres(url.to_owned()))
             );
         }
+        let parsed = DatabaseUrl::parse("postgres://u:s3cret@h:6432/ts").unwrap();
+        assert!(!format!("{parsed:?}").contains("s3cret"));
+        let db = database_location(Path::new("data"), Some(&parsed));
+        assert_eq!(db.to_string(), "postgres://u:***@h:6432/ts");
+        assert!(!format!("{db:?}").contains("s3cret"));
+        let err = DatabaseUrl::parse("postgres://u:s3cret@h:notaport/ts").unwrap_err();
+        assert!(!err.contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn other_urls_are_refused_clearly() {
         assert!(
             path_of("mysql://h/db")
                 .unwrap_err()

@@ -9,6 +9,12 @@ use crate::error::ServiceError;
 use crate::execution::kinds::ExecutorSource;
 
 impl ToolService {
+    /// Forgets the cached Config Center of `owner`: another process changed it (the change
+    /// feed calls this), so the next call reads it again.
+    pub fn forget_config(&self, owner: &str) {
+        self.config_cache.invalidate(owner);
+    }
+
     /// Brings the registry in line with the store after writes by other processes sharing it
     /// (the CLI while a server runs, another server): registers new and changed active tools
     /// and removes the ones that are no longer active. Tools that already match are left

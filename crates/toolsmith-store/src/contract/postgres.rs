@@ -63,7 +63,7 @@ async fn an_unreachable_server_is_retried_for_the_budget_then_reported() {
         &format!("postgres://postgres@127.0.0.1:{port}/toolsmith")
     );
     assert!(
-        reason.contains("tried") && reason.contains("database_startup_timeout_secs"),
+        reason.contains("tried") && reason.contains("--database-startup-timeout"),
         "{reason}"
     );
     assert!(!err.to_string().contains("secret"), "{err}");
@@ -202,4 +202,67 @@ async fn many_instances_never_exceed_the_tool_limit() {
     }
     assert_eq!(ok, 10);
     assert_eq!(stores[0].count_tools("alice").await.unwrap(), 10);
+}
+
+/// The next event within 10 s.
+async fn next_event(rx: &mut tokio::sync::mpsc::Receiver<crate::FeedEvent>) -> crate::FeedEvent {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("no change notice within 10 s")
+        .expect("the feed ended")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_instances_changes_arrive_once_committed_and_own_ones_do_not() {
+    use crate::{ChangeKind, FeedEvent};
+    let Some(backend) = Backend::postgres().await else {
+        return;
+    };
+    let cluster = backend.cluster().unwrap();
+    let url = cluster.create_database().unwrap();
+    let a = PgStore::connect(&url, &PgOptions::default()).await.unwrap();
+    let b = PgStore::connect(&url, &PgOptions::default()).await.unwrap();
+    let mut feed = b.subscribe_changes().unwrap();
+    assert_eq!(next_event(&mut feed).await, FeedEvent::Resync);
+
+    // B's own write is not announced to B; A's is, with kind, id, owner and revision.
+    b.insert_tool(tool("bob", "mine")).await.unwrap();
+    let made = a.insert_tool(tool("alice", "theirs")).await.unwrap();
+    let FeedEvent::Changed(change) = next_event(&mut feed).await else {
+        panic!("expected a change");
+    };
+    assert_eq!(
+        (
+            change.kind,
+            change.id.as_str(),
+            change.owner.as_str(),
+            change.revision
+        ),
+        (
+            ChangeKind::Tool,
+            made.id.as_str(),
+            "alice",
+            Some(made.revision)
+        )
+    );
+    // A write that fails (the name is taken) rolls back its notice with it.
+    a.insert_tool(tool("alice", "theirs")).await.unwrap_err();
+    a.put_policy(&serde_json::json!({}), None, "admin", chrono::Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    let FeedEvent::Changed(change) = next_event(&mut feed).await else {
+        panic!("expected a change");
+    };
+    assert_eq!(change.kind, ChangeKind::Policy);
+
+    // The server restarts: the listener reconnects and asks for one full resync.
+    cluster.stop().unwrap();
+    cluster.restart().unwrap();
+    assert_eq!(next_event(&mut feed).await, FeedEvent::Resync);
+    let again = a.insert_tool(tool("alice", "after_restart")).await.unwrap();
+    let FeedEvent::Changed(change) = next_event(&mut feed).await else {
+        panic!("expected a change");
+    };
+    assert_eq!(change.id, again.id);
 }

@@ -15,9 +15,10 @@ use toolsmith_core::{ConfigEntryRecord, ConfigServiceRecord};
 
 use super::errors::{pg, unique_violation};
 use super::lock;
+use super::notify::notify;
 use super::rows::{col, json, json_col, micros};
 use super::tools::misuse;
-use crate::{ConfigDependencyChanges, ConfigServiceEntries, StoreError};
+use crate::{ChangeKind, ConfigDependencyChanges, ConfigServiceEntries, StoreError};
 
 const SERVICE_COLUMNS: &str = "id, owner, name, display_name, description, category, docs_url, \
      multi_entry, fields, registered_by, auto_registered, revision, created_at, updated_at";
@@ -51,6 +52,7 @@ fn check_revision(id: &str, expected: i64, actual: i64) -> Result<(), StoreError
 
 pub(crate) async fn create_service(
     client: &mut Client,
+    instance: &str,
     mut service: ConfigServiceRecord,
 ) -> Result<ConfigServiceRecord, StoreError> {
     service.created_at = micros(service.created_at);
@@ -58,6 +60,16 @@ pub(crate) async fn create_service(
     let tx = client.transaction().await.map_err(pg)?;
     lock(&*tx, &owner_key(&service.owner)).await?;
     insert_service(&*tx, &service).await?;
+    let revision = Some(service.revision);
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Config,
+        &service.id,
+        &service.owner,
+        revision,
+    )
+    .await?;
     tx.commit().await.map_err(pg)?;
     Ok(service)
 }
@@ -141,6 +153,7 @@ pub(crate) async fn list_services(
 
 pub(crate) async fn update_service(
     client: &mut Client,
+    instance: &str,
     service: &ConfigServiceRecord,
     expected_revision: i64,
 ) -> Result<ConfigServiceRecord, StoreError> {
@@ -157,6 +170,16 @@ pub(crate) async fn update_service(
     next.updated_at = micros(next.updated_at);
     next.revision = expected_revision + 1;
     write_service(&*tx, &next).await?;
+    let revision = Some(next.revision);
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Config,
+        &next.id,
+        &next.owner,
+        revision,
+    )
+    .await?;
     tx.commit().await.map_err(pg)?;
     Ok(next)
 }
@@ -200,6 +223,7 @@ async fn write_service(
 
 pub(crate) async fn delete_service(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     id: &str,
     expected_revision: Option<i64>,
@@ -218,6 +242,7 @@ pub(crate) async fn delete_service(
     )
     .await
     .map_err(pg)?;
+    notify(&*tx, instance, ChangeKind::Config, id, owner, None).await?;
     tx.commit().await.map_err(pg)
 }
 
@@ -225,6 +250,7 @@ pub(crate) async fn delete_service(
 
 pub(crate) async fn create_entry(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     mut entry: ConfigEntryRecord,
 ) -> Result<ConfigEntryRecord, StoreError> {
@@ -275,6 +301,16 @@ pub(crate) async fn create_entry(
         )),
         None => pg(e),
     })?;
+    let revision = Some(entry.revision);
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Config,
+        &entry.id,
+        owner,
+        revision,
+    )
+    .await?;
     tx.commit().await.map_err(pg)?;
     Ok(entry)
 }
@@ -334,6 +370,7 @@ async fn entries_of(
 
 pub(crate) async fn update_entry(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     entry: &ConfigEntryRecord,
     expected_revision: i64,
@@ -372,12 +409,23 @@ pub(crate) async fn update_entry(
         },
         None => pg(e),
     })?;
+    let revision = Some(next.revision);
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Config,
+        &next.id,
+        owner,
+        revision,
+    )
+    .await?;
     tx.commit().await.map_err(pg)?;
     Ok(next)
 }
 
 pub(crate) async fn delete_entry(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     id: &str,
     expected_revision: Option<i64>,
@@ -404,11 +452,13 @@ pub(crate) async fn delete_entry(
         .await
         .map_err(pg)?;
     }
+    notify(&*tx, instance, ChangeKind::Config, id, owner, None).await?;
     tx.commit().await.map_err(pg)
 }
 
 pub(crate) async fn set_default_entry(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     id: &str,
 ) -> Result<ConfigEntryRecord, StoreError> {
@@ -432,6 +482,8 @@ pub(crate) async fn set_default_entry(
     let updated = get_entry(&*tx, owner, id)
         .await?
         .ok_or_else(|| StoreError::ConfigEntryNotFound { id: id.to_owned() })?;
+    let revision = Some(updated.revision);
+    notify(&*tx, instance, ChangeKind::Config, id, owner, revision).await?;
     tx.commit().await.map_err(pg)?;
     Ok(updated)
 }
@@ -477,6 +529,7 @@ pub(crate) async fn snapshot(
 
 pub(crate) async fn sync_dependencies(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     tool_name: &str,
     declared: Vec<ConfigServiceRecord>,
@@ -537,6 +590,13 @@ pub(crate) async fn sync_dependencies(
             write_service(&*tx, &service).await?;
             changes.detached.push(service.name);
         }
+    }
+    let changed = !(changes.created.is_empty()
+        && changes.attached.is_empty()
+        && changes.detached.is_empty()
+        && changes.removed.is_empty());
+    if changed {
+        notify(&*tx, instance, ChangeKind::Config, "", owner, None).await?;
     }
     tx.commit().await.map_err(pg)?;
     for list in [

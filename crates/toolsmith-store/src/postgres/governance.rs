@@ -11,10 +11,11 @@ use tokio_postgres::{GenericClient, Row};
 
 use super::errors::pg;
 use super::lock;
+use super::notify::notify;
 use super::rows::{col, corrupt, micros};
 use crate::{
     ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
-    StoreError, StoredPolicy,
+    ChangeKind, StoreError, StoredPolicy,
 };
 
 const APPROVAL_COLUMNS: &str = "id, owner, tool_name, tool_key, caller, args_hash, args_preview, \
@@ -63,34 +64,36 @@ async fn approvals_where(
 }
 
 pub(crate) async fn insert_approval(
-    client: &impl GenericClient,
+    client: &mut Client,
+    instance: &str,
     a: &ApprovalRecord,
 ) -> Result<(), StoreError> {
-    client
-        .execute(
-            &format!(
-                "INSERT INTO execution_approvals ({APPROVAL_COLUMNS}) \
+    let tx = client.transaction().await.map_err(pg)?;
+    tx.execute(
+        &format!(
+            "INSERT INTO execution_approvals ({APPROVAL_COLUMNS}) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-            ),
-            &[
-                &a.id,
-                &a.owner,
-                &a.tool_name,
-                &a.tool_key,
-                &a.caller,
-                &a.args_hash,
-                &a.args_preview,
-                &a.status.as_str(),
-                &a.decision.map(ApprovalDecision::as_str),
-                &a.decided_by,
-                &micros(a.created_at),
-                &micros(a.expires_at),
-                &a.decided_at.map(micros),
-            ],
-        )
-        .await
-        .map_err(pg)?;
-    Ok(())
+        ),
+        &[
+            &a.id,
+            &a.owner,
+            &a.tool_name,
+            &a.tool_key,
+            &a.caller,
+            &a.args_hash,
+            &a.args_preview,
+            &a.status.as_str(),
+            &a.decision.map(ApprovalDecision::as_str),
+            &a.decided_by,
+            &micros(a.created_at),
+            &micros(a.expires_at),
+            &a.decided_at.map(micros),
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    notify(&*tx, instance, ChangeKind::Approval, &a.id, &a.owner, None).await?;
+    tx.commit().await.map_err(pg)
 }
 
 pub(crate) async fn get_approval(
@@ -151,6 +154,7 @@ pub(crate) async fn find_pending_approval(
 
 pub(crate) async fn decide_approval(
     client: &mut Client,
+    instance: &str,
     id: &str,
     decision: ApprovalDecision,
     decided_by: &str,
@@ -193,6 +197,15 @@ pub(crate) async fn decide_approval(
         .await
         .map_err(pg)?;
     }
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Approval,
+        id,
+        &record.owner,
+        None,
+    )
+    .await?;
     tx.commit().await.map_err(pg)?;
     Ok(Some(record))
 }
@@ -333,6 +346,7 @@ pub(crate) async fn get_policy(
 
 pub(crate) async fn put_policy(
     client: &mut Client,
+    instance: &str,
     document: &serde_json::Value,
     expected: Option<i64>,
     updated_by: &str,
@@ -355,6 +369,7 @@ pub(crate) async fn put_policy(
     )
     .await
     .map_err(pg)?;
+    notify(&*tx, instance, ChangeKind::Policy, "1", "", Some(revision)).await?;
     tx.commit().await.map_err(pg)?;
     Ok(Ok(StoredPolicy {
         document: document.clone(),
@@ -362,4 +377,17 @@ pub(crate) async fn put_policy(
         updated_by: updated_by.to_owned(),
         updated_at: now,
     }))
+}
+
+pub(crate) async fn delete_policy(client: &mut Client, instance: &str) -> Result<bool, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    let n = tx
+        .execute("DELETE FROM policies WHERE id = 1", &[])
+        .await
+        .map_err(pg)?;
+    if n > 0 {
+        notify(&*tx, instance, ChangeKind::Policy, "1", "", None).await?;
+    }
+    tx.commit().await.map_err(pg)?;
+    Ok(n > 0)
 }

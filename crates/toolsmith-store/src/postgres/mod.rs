@@ -11,6 +11,7 @@
 mod config;
 mod errors;
 mod governance;
+mod notify;
 mod rows;
 mod schema;
 mod tokens;
@@ -61,6 +62,8 @@ pub struct PgStore {
     pool: Pool,
     config: tokio_postgres::Config,
     shown: String,
+    /// This handle's id in change notices (so its own notices can be told apart).
+    instance: String,
 }
 
 impl fmt::Debug for PgStore {
@@ -82,7 +85,7 @@ impl PgStore {
     pub async fn connect(url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
         let mut config: tokio_postgres::Config =
             url.parse().map_err(|e| StoreError::ConnectRefused {
-                target: redact(url),
+                target: PgStore::redact(url),
                 reason: format!("the URL is not a valid PostgreSQL URL: {e}"),
             })?;
         if config.get_connect_timeout().is_none() {
@@ -109,10 +112,39 @@ impl PgStore {
             pool,
             config,
             shown,
+            instance: instance_id(),
         };
         let mut client = store.client().await?;
         schema::migrate(&mut client, &store.shown).await?;
         Ok(store)
+    }
+
+    /// `url` with any password replaced by `***`: how a database URL may be shown.
+    pub fn redact(url: &str) -> String {
+        match (url.find("://"), url.rfind('@')) {
+            (Some(scheme), Some(at)) if at > scheme => {
+                let userinfo = &url[scheme + 3..at];
+                match userinfo.split_once(':') {
+                    Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                    None => url.to_owned(),
+                }
+            }
+            _ => url.to_owned(),
+        }
+    }
+
+    /// Checks that `url` is a PostgreSQL URL the driver understands (without connecting).
+    /// The message never contains the password.
+    pub fn check_url(url: &str) -> Result<(), String> {
+        url.parse::<tokio_postgres::Config>()
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "'{}' is not a valid PostgreSQL URL ({e}); expected \
+                 postgres://user:password@host:port/database",
+                    PgStore::redact(url)
+                )
+            })
     }
 
     /// The database, as shown in messages (no password).
@@ -149,18 +181,18 @@ fn shown(config: &tokio_postgres::Config) -> String {
     )
 }
 
-/// The URL with any password replaced by `***`, for messages about a URL that did not parse.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
+/// A process-unique id for change notices: the process id, the start time and a counter.
+fn instance_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{}-{nanos:x}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Connects once and disconnects, retrying transient failures with backoff (100 ms doubling
@@ -188,7 +220,7 @@ async fn wait_until_reachable(
                         target: shown.to_owned(),
                         reason: format!(
                             "{} (tried {attempts} times over {} s; is the server running and \
-                             the host and port right? raise database_startup_timeout_secs to \
+                             the host and port right? raise --database-startup-timeout to \
                              wait longer)",
                             errors::connect_reason(&e),
                             budget.as_secs()
@@ -211,6 +243,13 @@ async fn wait_until_reachable(
 
 #[async_trait]
 impl Store for PgStore {
+    fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::Receiver<crate::FeedEvent>> {
+        Some(notify::subscribe(
+            self.config.clone(),
+            self.instance.clone(),
+        ))
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         let client = self.client().await?;
         client.simple_query("SELECT 1").await.map_err(pg)?;
@@ -218,7 +257,7 @@ impl Store for PgStore {
     }
 
     async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError> {
-        tools::insert(&mut self.client().await?, tool, None).await
+        tools::insert(&mut self.client().await?, &self.instance, tool, None).await
     }
 
     async fn insert_tool_limited(
@@ -226,7 +265,13 @@ impl Store for PgStore {
         tool: CustomToolRecord,
         max_per_owner: u64,
     ) -> Result<CustomToolRecord, StoreError> {
-        tools::insert(&mut self.client().await?, tool, Some(max_per_owner)).await
+        tools::insert(
+            &mut self.client().await?,
+            &self.instance,
+            tool,
+            Some(max_per_owner),
+        )
+        .await
     }
 
     async fn get_tool(
@@ -254,7 +299,13 @@ impl Store for PgStore {
         tool: &CustomToolRecord,
         expected_revision: i64,
     ) -> Result<(), StoreError> {
-        tools::update(&mut self.client().await?, tool, expected_revision).await
+        tools::update(
+            &mut self.client().await?,
+            &self.instance,
+            tool,
+            expected_revision,
+        )
+        .await
     }
 
     async fn delete_tool(
@@ -263,7 +314,14 @@ impl Store for PgStore {
         id: &str,
         expected_revision: i64,
     ) -> Result<(), StoreError> {
-        tools::delete(&mut self.client().await?, owner, id, expected_revision).await
+        tools::delete(
+            &mut self.client().await?,
+            &self.instance,
+            owner,
+            id,
+            expected_revision,
+        )
+        .await
     }
 
     async fn count_tools(&self, owner: &str) -> Result<u64, StoreError> {
@@ -358,7 +416,7 @@ impl Store for PgStore {
     }
 
     async fn insert_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError> {
-        tokens::insert(&**self.client().await?, token).await
+        tokens::insert(&mut self.client().await?, &self.instance, token).await
     }
 
     async fn find_token(&self, token_hash: &str) -> Result<Option<ApiTokenRecord>, StoreError> {
@@ -372,12 +430,7 @@ impl Store for PgStore {
     }
 
     async fn delete_token(&self, id: &str) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let n = client
-            .execute("DELETE FROM api_tokens WHERE id = $1", &[&id])
-            .await
-            .map_err(pg)?;
-        Ok(n > 0)
+        tokens::delete(&mut self.client().await?, &self.instance, id).await
     }
 
     async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
@@ -393,7 +446,7 @@ impl Store for PgStore {
     }
 
     async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
-        governance::insert_approval(&**self.client().await?, approval).await
+        governance::insert_approval(&mut self.client().await?, &self.instance, approval).await
     }
 
     async fn get_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
@@ -423,7 +476,15 @@ impl Store for PgStore {
         decided_by: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<ApprovalRecord>, StoreError> {
-        governance::decide_approval(&mut self.client().await?, id, decision, decided_by, &now).await
+        governance::decide_approval(
+            &mut self.client().await?,
+            &self.instance,
+            id,
+            decision,
+            decided_by,
+            &now,
+        )
+        .await
     }
 
     async fn consume_allowed_approval(
@@ -507,6 +568,7 @@ impl Store for PgStore {
     ) -> Result<Result<StoredPolicy, i64>, StoreError> {
         governance::put_policy(
             &mut self.client().await?,
+            &self.instance,
             document,
             expected_revision,
             updated_by,
@@ -516,19 +578,14 @@ impl Store for PgStore {
     }
 
     async fn delete_policy(&self) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let n = client
-            .execute("DELETE FROM policies WHERE id = 1", &[])
-            .await
-            .map_err(pg)?;
-        Ok(n > 0)
+        governance::delete_policy(&mut self.client().await?, &self.instance).await
     }
 
     async fn create_config_service(
         &self,
         service: ConfigServiceRecord,
     ) -> Result<ConfigServiceRecord, StoreError> {
-        config::create_service(&mut self.client().await?, service).await
+        config::create_service(&mut self.client().await?, &self.instance, service).await
     }
 
     async fn get_config_service(
@@ -559,7 +616,13 @@ impl Store for PgStore {
         service: &ConfigServiceRecord,
         expected_revision: i64,
     ) -> Result<ConfigServiceRecord, StoreError> {
-        config::update_service(&mut self.client().await?, service, expected_revision).await
+        config::update_service(
+            &mut self.client().await?,
+            &self.instance,
+            service,
+            expected_revision,
+        )
+        .await
     }
 
     async fn delete_config_service(
@@ -568,7 +631,14 @@ impl Store for PgStore {
         id: &str,
         expected_revision: Option<i64>,
     ) -> Result<(), StoreError> {
-        config::delete_service(&mut self.client().await?, owner, id, expected_revision).await
+        config::delete_service(
+            &mut self.client().await?,
+            &self.instance,
+            owner,
+            id,
+            expected_revision,
+        )
+        .await
     }
 
     async fn create_config_entry(
@@ -576,7 +646,7 @@ impl Store for PgStore {
         owner: &str,
         entry: ConfigEntryRecord,
     ) -> Result<ConfigEntryRecord, StoreError> {
-        config::create_entry(&mut self.client().await?, owner, entry).await
+        config::create_entry(&mut self.client().await?, &self.instance, owner, entry).await
     }
 
     async fn get_config_entry(
@@ -601,7 +671,14 @@ impl Store for PgStore {
         entry: &ConfigEntryRecord,
         expected_revision: i64,
     ) -> Result<ConfigEntryRecord, StoreError> {
-        config::update_entry(&mut self.client().await?, owner, entry, expected_revision).await
+        config::update_entry(
+            &mut self.client().await?,
+            &self.instance,
+            owner,
+            entry,
+            expected_revision,
+        )
+        .await
     }
 
     async fn delete_config_entry(
@@ -610,7 +687,14 @@ impl Store for PgStore {
         id: &str,
         expected_revision: Option<i64>,
     ) -> Result<(), StoreError> {
-        config::delete_entry(&mut self.client().await?, owner, id, expected_revision).await
+        config::delete_entry(
+            &mut self.client().await?,
+            &self.instance,
+            owner,
+            id,
+            expected_revision,
+        )
+        .await
     }
 
     async fn set_default_config_entry(
@@ -618,7 +702,7 @@ impl Store for PgStore {
         owner: &str,
         id: &str,
     ) -> Result<ConfigEntryRecord, StoreError> {
-        config::set_default_entry(&mut self.client().await?, owner, id).await
+        config::set_default_entry(&mut self.client().await?, &self.instance, owner, id).await
     }
 
     async fn config_snapshot(&self, owner: &str) -> Result<Vec<ConfigServiceEntries>, StoreError> {
@@ -631,7 +715,14 @@ impl Store for PgStore {
         tool_name: &str,
         declared: Vec<ConfigServiceRecord>,
     ) -> Result<ConfigDependencyChanges, StoreError> {
-        config::sync_dependencies(&mut self.client().await?, owner, tool_name, declared).await
+        config::sync_dependencies(
+            &mut self.client().await?,
+            &self.instance,
+            owner,
+            tool_name,
+            declared,
+        )
+        .await
     }
 }
 

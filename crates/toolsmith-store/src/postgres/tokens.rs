@@ -1,37 +1,60 @@
 //! API tokens and the tools fingerprint in PostgreSQL.
 
+use deadpool_postgres::Client;
 use tokio_postgres::GenericClient;
 
 use super::errors::pg;
+use super::notify::notify;
 use super::rows::{col, json, json_col, micros};
-use crate::{ApiTokenRecord, StoreError};
+use crate::{ApiTokenRecord, ChangeKind, StoreError};
 
 const TOKEN_COLUMNS: &str =
     "id, user_id, name, scopes, token_hash, created_at, last_used_at, agent_id";
 
 pub(crate) async fn insert(
-    client: &impl GenericClient,
+    client: &mut Client,
+    instance: &str,
     token: &ApiTokenRecord,
 ) -> Result<(), StoreError> {
-    client
-        .execute(
-            &format!(
-                "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-            ),
-            &[
-                &token.id,
-                &token.user_id,
-                &token.name,
-                &json(&token.scopes),
-                &token.token_hash,
-                &micros(token.created_at),
-                &token.last_used_at.map(micros),
-                &token.agent_id,
-            ],
-        )
+    let tx = client.transaction().await.map_err(pg)?;
+    tx.execute(
+        &format!(
+            "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        ),
+        &[
+            &token.id,
+            &token.user_id,
+            &token.name,
+            &json(&token.scopes),
+            &token.token_hash,
+            &micros(token.created_at),
+            &token.last_used_at.map(micros),
+            &token.agent_id,
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    let kind = ChangeKind::Token;
+    notify(&*tx, instance, kind, &token.id, &token.user_id, None).await?;
+    tx.commit().await.map_err(pg)
+}
+
+/// Deletes a token by id; whether it existed.
+pub(crate) async fn delete(
+    client: &mut Client,
+    instance: &str,
+    id: &str,
+) -> Result<bool, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    let n = tx
+        .execute("DELETE FROM api_tokens WHERE id = $1", &[&id])
         .await
         .map_err(pg)?;
-    Ok(())
+    if n > 0 {
+        notify(&*tx, instance, ChangeKind::Token, id, "", None).await?;
+    }
+    tx.commit().await.map_err(pg)?;
+    Ok(n > 0)
 }
 
 /// The token with this hash, or every token (oldest first).

@@ -17,11 +17,12 @@ use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, T
 
 use super::errors::{pg, unique_violation};
 use super::lock;
+use super::notify::notify;
 use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, col, execution_from_row, json, micros,
     tool_from_row, version_from_row,
 };
-use crate::{ExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{ChangeKind, ExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
 
 /// Remembers the highest revision a tool of this owner and name ever had.
 const RETIRE_NAME: &str = "INSERT INTO tool_name_retired (owner, name, last_revision) \
@@ -43,6 +44,7 @@ fn owner_key(owner: &str) -> String {
 
 pub(crate) async fn insert(
     client: &mut Client,
+    instance: &str,
     mut tool: CustomToolRecord,
     limit: Option<u64>,
 ) -> Result<CustomToolRecord, StoreError> {
@@ -113,6 +115,8 @@ pub(crate) async fn insert(
         None => pg(e),
     })?;
     insert_version_row(&*tx, &tool, &tool.created_at).await?;
+    let (kind, revision) = (ChangeKind::Tool, Some(tool.revision));
+    notify(&*tx, instance, kind, &tool.id, &tool.owner, revision).await?;
     tx.commit().await.map_err(pg)?;
     Ok(tool)
 }
@@ -272,6 +276,7 @@ async fn expect_revision(
 
 pub(crate) async fn update(
     client: &mut Client,
+    instance: &str,
     tool: &CustomToolRecord,
     expected_revision: i64,
 ) -> Result<(), StoreError> {
@@ -336,11 +341,14 @@ pub(crate) async fn update(
     if tool.version != stored_version {
         insert_version_row(&*tx, tool, &updated_at).await?;
     }
+    let (kind, revision) = (ChangeKind::Tool, Some(tool.revision));
+    notify(&*tx, instance, kind, &tool.id, &tool.owner, revision).await?;
     tx.commit().await.map_err(pg)
 }
 
 pub(crate) async fn delete(
     client: &mut Client,
+    instance: &str,
     owner: &str,
     id: &str,
     expected_revision: i64,
@@ -363,6 +371,7 @@ pub(crate) async fn delete(
     tx.execute(RETIRE_NAME, &[&owner, &name, &expected_revision])
         .await
         .map_err(pg)?;
+    notify(&*tx, instance, ChangeKind::Tool, id, owner, None).await?;
     tx.commit().await.map_err(pg)
 }
 

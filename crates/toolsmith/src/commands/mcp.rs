@@ -15,8 +15,13 @@ use crate::exit::SUCCESS;
 use crate::{database, feed};
 
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {
-    tracing::debug!(database = %settings.database.display(), "opening the store");
-    let service = database::open_service(&settings.database, settings.service.clone()).await?;
+    tracing::debug!(database = %settings.database, "opening the store");
+    let service = database::open_service(
+        &settings.database,
+        settings.service.clone(),
+        settings.database_startup_timeout,
+    )
+    .await?;
     let state = AppState::new(service.clone(), Arc::new(settings.server.clone()));
     let stop_feed = CancellationToken::new();
     let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());

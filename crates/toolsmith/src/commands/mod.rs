@@ -51,15 +51,18 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         other => other,
     };
     let data_dir = global.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.into());
-    let path = database::database_path(&data_dir, global.database_url.as_ref());
-    tracing::debug!(database = %path.display(), "opening the store");
+    let location = database::database_location(&data_dir, global.database_url.as_ref());
+    tracing::debug!(database = %location, "opening the store");
     let config = ServiceConfig {
         max_tools_per_owner: global
             .max_tools_per_owner
             .unwrap_or(DEFAULT_MAX_TOOLS_PER_OWNER),
         ..ServiceConfig::default()
     };
-    let service = database::open_service(&path, config).await?;
+    let startup_timeout = global
+        .database_startup_timeout
+        .unwrap_or(database::DEFAULT_STARTUP_TIMEOUT);
+    let service = database::open_service(&location, config, startup_timeout).await?;
     let ctx = Ctx {
         service,
         actor: Actor::user(global.user),

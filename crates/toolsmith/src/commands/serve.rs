@@ -6,8 +6,8 @@
 //! actually bound, so `--port 0` is usable); start the change feed; serve.
 //!
 //! Shutdown on SIGINT or SIGTERM: stop accepting connections, end MCP streams, let in-flight
-//! requests finish for at most the shutdown timeout, then drop them. Store writes are SQLite
-//! transactions, so a dropped request never leaves anything half-written; the process ends by
+//! requests finish for at most the shutdown timeout, then drop them. Store writes are
+//! transactions (SQLite or PostgreSQL), so a dropped request never leaves anything half-written; the process ends by
 //! returning from `main`, never with `process::exit` while a write may run.
 
 use std::net::{IpAddr, SocketAddr};
@@ -22,8 +22,13 @@ use crate::exit::SUCCESS;
 use crate::{database, feed, output};
 
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {
-    tracing::debug!(database = %settings.database.display(), "opening the store");
-    let service = database::open_service(&settings.database, settings.service.clone()).await?;
+    tracing::debug!(database = %settings.database, "opening the store");
+    let service = database::open_service(
+        &settings.database,
+        settings.service.clone(),
+        settings.database_startup_timeout,
+    )
+    .await?;
     let state = AppState::new(service.clone(), Arc::new(settings.server.clone()));
 
     let addrs = resolve(&settings.bind, settings.port).await?;
@@ -48,7 +53,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
         .local_addr()
         .context("cannot read the listening address")?;
     output::stdout(&format!("toolsmith listening on http://{local}\n"))?;
-    tracing::info!(address = %local, database = %settings.database.display(), "serving");
+    tracing::info!(address = %local, database = %settings.database, "serving");
 
     let stop_feed = CancellationToken::new();
     let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());

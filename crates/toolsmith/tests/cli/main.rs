@@ -6,7 +6,8 @@
 //!   rollback, stats.
 //! - `run` — `run` and `run-code`, with the spec's examples and large inputs.
 //! - `errors` — exit codes, corrupt databases, database URLs, help.
-//! - `serve` — `toolsmith serve` as a process: HTTP, signals, the CLI against a running server.
+//! - `serve` — `toolsmith serve` as a process: HTTP, signals, the CLI against a running server;
+//!   `serve::postgres`: two instances on one PostgreSQL database.
 //! - `token` — `toolsmith token`.
 
 mod errors;

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod postgres;
+
 // --- running the binary ---------------------------------------------------------------------
 
 /// A scratch directory with the data directory inside.
@@ -68,6 +70,11 @@ impl Env {
 
     /// Creates a custom tool with the CLI (another process than any server).
     fn create_tool(&self, name: &str, code: &str) {
+        self.create_tool_with(&[], name, code);
+    }
+
+    /// [`Env::create_tool`] with global options (`--database-url …`) first.
+    fn create_tool_with(&self, global: &[&str], name: &str, code: &str) {
         let tool = json!({
             "name": name,
             "description": format!("test tool {name}"),
@@ -75,8 +82,9 @@ impl Env {
             "code": code,
         });
         let file = self.write(&format!("{name}.json"), &tool.to_string());
-        let (code, stdout, stderr) =
-            self.run(&["tool", "create", "--file", file.to_str().unwrap()]);
+        let mut args = global.to_vec();
+        args.extend(["tool", "create", "--file", file.to_str().unwrap()]);
+        let (code, stdout, stderr) = self.run(&args);
         assert_eq!(
             code, 0,
             "tool create failed\nstdout: {stdout}\nstderr: {stderr}"

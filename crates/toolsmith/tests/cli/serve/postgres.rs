@@ -1,0 +1,195 @@
+//! Two real `toolsmith serve` processes on one PostgreSQL database (a private cluster from the
+//! store's test kit): what one instance writes, the other serves; concurrent writers across
+//! instances are decided by the database.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolsmith_store::testkit::{PgCluster, pg_or_skip};
+
+use super::{Env, Server, request};
+
+/// A cluster with one fresh database, and its URL.
+fn database() -> Option<(PgCluster, String)> {
+    let cluster = pg_or_skip()?;
+    let url = cluster.create_database().expect("create database");
+    Some((cluster, url))
+}
+
+/// Instances A and B on `url` (same data dir: the same Config Center key).
+fn two_instances(env: &Env, url: &str, extra: &[&str]) -> (Server, Server) {
+    let mut args = vec!["--database-url", url, "--poll-interval", "100ms"];
+    args.extend_from_slice(extra);
+    let a = env.serve(&args);
+    let b = env.serve(&args);
+    (a, b)
+}
+
+fn create(server: &Server, name: &str) -> u16 {
+    server
+        .post(
+            "/api/v1/custom-tools",
+            &json!({"name": name, "description": "d", "parameters": {"type": "object"},
+                    "code": format!("return '{name} ran';")}),
+        )
+        .status
+}
+
+/// Polls `check` every 20 ms until it holds, for at most 10 s.
+fn eventually(what: &str, server: &Server, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} never happened\nstderr: {}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_tool_created_on_one_instance_is_served_and_disabled_across_both() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    let (a, b) = two_instances(&env, &url, &[]);
+    assert_eq!(create(&a, "shared"), 201);
+    let path = "/api/v1/tools/shared/execute";
+    let call = json!({"arguments": {}});
+    eventually("the tool reaching B", &b, || {
+        b.post(path, &call).status == 200
+    });
+    let ran = b.post(path, &call);
+    assert!(ran.body.contains("shared ran"), "{}", ran.body);
+    assert!(b.get("/api/v1/tools").body.contains("\"shared\""));
+    // Usage recorded by B is counted in the shared database.
+    let got = a.get("/api/v1/custom-tools/shared");
+    assert_eq!(got.status, 200, "{}", got.body);
+
+    // Disabled through B: A stops serving it.
+    let disabled = b.post("/api/v1/custom-tools/shared/disable", &json!({}));
+    assert_eq!(disabled.status, 200, "{}", disabled.body);
+    eventually("the disable reaching A", &a, || {
+        a.post(path, &call).status == 404
+    });
+    assert_eq!(a.get("/readyz").status, 200);
+    assert_eq!(b.get("/readyz").status, 200);
+}
+
+#[test]
+fn fifty_updates_with_one_expected_revision_across_two_instances_have_one_winner() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    let (a, b) = two_instances(&env, &url, &[]);
+    assert_eq!(create(&a, "contended"), 201);
+    let addrs = Arc::new([a.addr.clone(), b.addr.clone()]);
+    let barrier = Arc::new(std::sync::Barrier::new(50));
+    let handles: Vec<_> = (0..50)
+        .map(|i| {
+            let (addrs, barrier) = (Arc::clone(&addrs), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                let body = json!({"description": format!("writer {i}"), "expectedRevision": 1});
+                barrier.wait();
+                request(
+                    &addrs[i % 2],
+                    "PATCH",
+                    "/api/v1/custom-tools/contended",
+                    Some(body.to_string().as_bytes()),
+                )
+                .status
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let won = statuses.iter().filter(|s| **s == 200).count();
+    let conflicts = statuses.iter().filter(|s| **s == 409).count();
+    assert_eq!((won, conflicts), (1, 49), "{statuses:?}");
+    let stored = b.get("/api/v1/custom-tools/contended").json();
+    assert_eq!(stored["data"]["revision"], json!(2), "{stored}");
+}
+
+#[test]
+fn a_tool_limit_race_across_two_instances_never_exceeds_the_limit() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    let (a, b) = two_instances(&env, &url, &["--max-tools-per-owner", "5"]);
+    let addrs = Arc::new([a.addr.clone(), b.addr.clone()]);
+    let barrier = Arc::new(std::sync::Barrier::new(20));
+    let handles: Vec<_> = (0..20)
+        .map(|i| {
+            let (addrs, barrier) = (Arc::clone(&addrs), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                let body = json!({"name": format!("t{i}"), "description": "d",
+                                  "parameters": {"type": "object"}, "code": "return 1"});
+                barrier.wait();
+                request(
+                    &addrs[i % 2],
+                    "POST",
+                    "/api/v1/custom-tools",
+                    Some(body.to_string().as_bytes()),
+                )
+                .status
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        5,
+        "{statuses:?}"
+    );
+    let listed = a.get("/api/v1/custom-tools").json();
+    assert_eq!(listed["data"]["total"], json!(5), "{listed}");
+}
+
+#[test]
+fn the_cli_works_on_postgres_and_start_up_errors_say_why() {
+    let Some((cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    env.create_tool_with(&["--database-url", &url], "from_cli", "return 1;");
+    let (code, stdout, stderr) = env.run(&["--database-url", &url, "--json", "tool", "list"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("from_cli"), "{stdout}");
+
+    // A missing database fails at once, naming the fix; the password is never shown.
+    let missing = format!(
+        "postgres://postgres:hunter2@127.0.0.1:{}/absent",
+        cluster.port()
+    );
+    let started = Instant::now();
+    let (code, _, stderr) = env.run(&["--database-url", &missing, "tool", "list"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("absent") && stderr.contains("createdb"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+
+    // Nothing listening: retried for the start-up timeout, then a clear message.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nowhere = format!("postgres://postgres@127.0.0.1:{port}/toolsmith");
+    let (code, _, stderr) = env.run(&[
+        "--database-url",
+        &nowhere,
+        "--database-startup-timeout",
+        "1s",
+        "tool",
+        "list",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("cannot reach the database"), "{stderr}");
+}
