@@ -133,6 +133,10 @@ pub struct ToolContext {
     /// The owner whose custom tools this call may see; `default` without authentication.
     pub user_id: String,
     pub agent_id: Option<String>,
+    /// The caller named `agent_id` itself (a request header on a token bound to no agent),
+    /// rather than a token or the operator's configuration: the agent's rules may then only
+    /// narrow what the user may do, never widen it.
+    pub agent_chosen_by_caller: bool,
     /// Cancelled when the caller goes away or the server shuts down.
     pub cancellation: CancellationToken,
     /// How many `callTool` hops led to this call (0 for a call from outside).
@@ -159,6 +163,7 @@ impl ToolContext {
             conversation_id: None,
             user_id: user_id.into(),
             agent_id: None,
+            agent_chosen_by_caller: false,
             cancellation: CancellationToken::new(),
             depth: 0,
             granted_permissions: None,
@@ -176,6 +181,7 @@ impl ToolContext {
             conversation_id: self.conversation_id.clone(),
             user_id: self.user_id.clone(),
             agent_id: self.agent_id.clone(),
+            agent_chosen_by_caller: self.agent_chosen_by_caller,
             cancellation: self.cancellation.child_token(),
             depth: self.depth + 1,
             granted_permissions: Some(granted),

@@ -160,6 +160,22 @@ impl Pipeline {
         finish(res, started)
     }
 
+    /// Runs a call of `tool`, which is not in the registry: code run once, a definition under
+    /// test. Everything after the lookup is as for a registered tool (depth, permissions,
+    /// schema, every middleware), so such a call meets the same policy, approvals, limits,
+    /// scrubbing and records as any other.
+    pub async fn execute_unregistered(
+        &self,
+        tool: Arc<RegisteredTool>,
+        args: Value,
+        ctx: ToolContext,
+    ) -> ToolResult {
+        let started = Instant::now();
+        let name = tool.name().to_owned();
+        let res = self.run_tool(&name, tool, args, ctx).await;
+        finish(res, started)
+    }
+
     /// Runs every call at once; each result stands alone (one failure never fails another).
     pub async fn execute_batch(&self, calls: Vec<BatchCall>) -> Vec<ToolResult> {
         let runs = calls
@@ -169,22 +185,29 @@ impl Pipeline {
     }
 
     async fn run(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
-        if ctx.depth > self.limits.max_call_depth {
-            return ToolResult::error(
-                ErrorKind::Denied,
-                format!(
-                    "tool call depth limit reached: '{name}' would be call number {} in a chain of nested callTool calls (limit {})",
-                    ctx.depth, self.limits.max_call_depth
-                ),
-            );
-        }
         let Some(tool) = self
             .registry
             .get(&ctx.user_id, name)
             .filter(|tool| tool.is_visible_to(ctx.agent_id.as_deref()))
         else {
+            if ctx.depth > self.limits.max_call_depth {
+                return depth_refusal(name, &ctx, self.limits);
+            }
             return ToolResult::error(ErrorKind::NotFound, format!("no tool named '{name}'"));
         };
+        self.run_tool(name, tool, args, ctx).await
+    }
+
+    async fn run_tool(
+        &self,
+        name: &str,
+        tool: Arc<RegisteredTool>,
+        args: Value,
+        ctx: ToolContext,
+    ) -> ToolResult {
+        if ctx.depth > self.limits.max_call_depth {
+            return depth_refusal(name, &ctx, self.limits);
+        }
         if let Some(granted) = &ctx.granted_permissions
             && !tool.permissions.is_subset(granted)
         {
@@ -285,6 +308,16 @@ impl Pipeline {
         };
         cap_output(res, self.limits.max_output_bytes)
     }
+}
+
+fn depth_refusal(name: &str, ctx: &ToolContext, limits: PipelineLimits) -> ToolResult {
+    ToolResult::error(
+        ErrorKind::Denied,
+        format!(
+            "tool call depth limit reached: '{name}' would be call number {} in a chain of nested callTool calls (limit {})",
+            ctx.depth, limits.max_call_depth
+        ),
+    )
 }
 
 /// Replaces a result whose serialized content is larger than `max_bytes` by an

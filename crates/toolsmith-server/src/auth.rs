@@ -77,6 +77,9 @@ impl Scope {
 pub struct Identity {
     pub user_id: String,
     pub agent_id: Option<String>,
+    /// `agent_id` came from the `X-Toolsmith-Agent` header (a token bound to no agent, or no
+    /// auth), not from the token: it may narrow what the user may do, never widen it.
+    pub agent_from_header: bool,
     pub scopes: Vec<Scope>,
     /// Set in read-only mode: writes are refused whatever the scopes say.
     pub read_only: bool,
@@ -88,6 +91,7 @@ impl Identity {
         Identity {
             user_id: "default".to_owned(),
             agent_id: None,
+            agent_from_header: false,
             scopes: Scope::ALL.to_vec(),
             read_only: false,
         }
@@ -113,6 +117,43 @@ impl Identity {
     }
 }
 
+impl Identity {
+    /// The context of a tool call made by this caller (user, agent, and whether the caller chose
+    /// the agent itself).
+    pub fn tool_context(&self) -> toolsmith_core::ToolContext {
+        let mut ctx = toolsmith_core::ToolContext::new(self.user_id.clone());
+        ctx.agent_id = self.agent_id.clone();
+        ctx.agent_chosen_by_caller = self.agent_from_header;
+        ctx
+    }
+
+    /// What this caller may do beyond running code once or dry-running a definition: read the
+    /// Config Center's secrets (`admin`, not as an agent) and create tools as a person
+    /// (`tools:write`, not as an agent).
+    pub fn run_rights(&self) -> toolsmith_service::RunRights {
+        let person = self.agent_id.is_none();
+        toolsmith_service::RunRights {
+            read_secrets: person && self.has(Scope::Admin),
+            create_tools: person && self.has(Scope::ToolsWrite),
+        }
+    }
+
+    /// Why the caller may not decide approvals, or `None` if it may: deciding needs
+    /// `tools:write` (so never in read-only mode) and a caller not acting as an agent — an
+    /// agent never approves its own calls; a person must. The same rule for every door (REST,
+    /// the MCP client's approval form).
+    pub fn approval_denial(&self) -> Option<String> {
+        if let Some(why) = self.denial(Scope::ToolsWrite) {
+            return Some(why);
+        }
+        self.agent_id.as_ref().map(|agent| {
+            format!(
+                "the caller acts as agent '{agent}'; an agent cannot decide approvals — a person must"
+            )
+        })
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for Identity {
     type Rejection = Infallible;
 
@@ -125,7 +166,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Identity {
             .cloned()
             .unwrap_or_else(Identity::local_default);
         // A token bound to an agent keeps it: the header names the agent only for tokens (or
-        // local use) that do not, so it can never escape an agent's policy.
+        // local use) that do not, so it can never escape an agent's policy. An agent named this
+        // way only narrows what the user may do (`agent_from_header`).
         if identity.agent_id.is_none()
             && let Some(agent) = parts
                 .headers
@@ -134,6 +176,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Identity {
                 .filter(|v| !v.is_empty() && v.len() <= 128)
         {
             identity.agent_id = Some(agent.to_owned());
+            identity.agent_from_header = true;
         }
         Ok(identity)
     }
@@ -232,6 +275,7 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
     let identity = Identity {
         user_id: record.user_id,
         agent_id: record.agent_id,
+        agent_from_header: false,
         scopes: record
             .scopes
             .iter()

@@ -14,6 +14,9 @@ pub struct Actor {
     pub kind: CreatedBy,
     /// The request this action belongs to (REST `X-Request-Id`), for the audit log.
     pub request_id: Option<String>,
+    /// The agent acting for the user, if one is named (an agent-bound token, or the
+    /// `X-Toolsmith-Agent` header), for the audit log.
+    pub agent: Option<String>,
 }
 
 impl Actor {
@@ -23,6 +26,7 @@ impl Actor {
             user_id: user_id.into(),
             kind: CreatedBy::User,
             request_id: None,
+            agent: None,
         }
     }
 
@@ -32,6 +36,7 @@ impl Actor {
             user_id: user_id.into(),
             kind: CreatedBy::Llm,
             request_id: None,
+            agent: None,
         }
     }
 
@@ -39,6 +44,13 @@ impl Actor {
     #[must_use]
     pub fn with_request_id(mut self, request_id: impl Into<String>) -> Actor {
         self.request_id = Some(request_id.into());
+        self
+    }
+
+    /// This actor, acting as `agent` (if any).
+    #[must_use]
+    pub fn with_agent(mut self, agent: Option<String>) -> Actor {
+        self.agent = agent;
         self
     }
 

@@ -36,10 +36,12 @@ use crate::telemetry::usage::UsageRecorder;
 mod http_import;
 pub mod lifecycle;
 pub mod registry_sync;
+pub mod one_off;
 pub mod run;
 pub(crate) mod validation;
 
 pub use http_import::Suggestion;
+pub use one_off::{EPHEMERAL_TOOL, RunRights};
 
 /// Limits and sizes of the service.
 #[derive(Debug, Clone)]
@@ -294,21 +296,32 @@ impl ToolService {
         &self.policy
     }
 
-    /// The tools `user` (as `agent`) may see and call: built-ins and the user's active custom
-    /// tools, less what the policy hides.
-    pub fn visible_tools(
-        &self,
-        user: &str,
-        agent: Option<&str>,
-    ) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
-        let mut tools = self.registry.tools(user);
-        tools.retain(|tool| tool.is_visible_to(agent));
+    /// The tools the caller of `ctx` (its user, as its agent) may see and call: built-ins and
+    /// the user's active custom tools, less what the policy hides.
+    pub fn visible_tools(&self, ctx: &ToolContext) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
+        let mut tools = self.registry.tools(&ctx.user_id);
+        tools.retain(|tool| tool.is_visible_to(ctx.agent_id.as_deref()));
         if !self.policy.is_configured() {
             return tools;
         }
-        let mut ctx = ToolContext::new(user);
-        ctx.agent_id = agent.map(str::to_owned);
-        self.policy.visible(&ctx, tools)
+        self.policy.visible(ctx, tools)
+    }
+
+    /// Whether the caller of `ctx` may see and call `tool` (its agent scope and the policy).
+    pub fn may_call(&self, ctx: &ToolContext, tool: &toolsmith_core::RegisteredTool) -> bool {
+        tool.is_visible_to(ctx.agent_id.as_deref()) && self.policy.check(ctx, tool).is_ok()
+    }
+
+    /// Whether the caller of `ctx` may be shown its stored tool `record` (in any status): only
+    /// if it could call it, as `tools/list` decides.
+    pub fn may_see_stored(
+        &self,
+        ctx: &ToolContext,
+        record: &toolsmith_core::CustomToolRecord,
+    ) -> bool {
+        let scope = crate::execution::kinds::agent_scope(record.kind, &record.code);
+        let in_scope = scope.is_none_or(|scope| ctx.agent_id.as_deref() == Some(scope.as_str()));
+        in_scope && self.policy.allows_custom(ctx, &record.name)
     }
 
     pub(crate) fn config_cache(&self) -> &Arc<ConfigCache> {

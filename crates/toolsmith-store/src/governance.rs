@@ -11,17 +11,19 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Where an approval stands. An approval still `Pending` after `expires_at` is expired, which
-/// counts as denied ([`ApprovalRecord::state`]).
+/// Where an approval stands. An approval still `Pending` (or `Allowed` and unused) after
+/// `expires_at` is expired, which counts as denied ([`ApprovalRecord::state`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalStatus {
     Pending,
-    /// Allowed once and not yet used by the call it allows.
+    /// Allowed once and not yet used by the call it allows. Deciding it moves `expires_at` to
+    /// the end of the window in which that call may run.
     Allowed,
-    /// Allowed, and the call it allowed has run (or an `allow_always` decision, which leaves a
-    /// grant instead).
+    /// Allowed once, and the call it allowed has run.
     Consumed,
+    /// Allowed always: the decision left a standing grant for the tool and caller.
+    Granted,
     Denied,
     Expired,
 }
@@ -32,6 +34,7 @@ impl ApprovalStatus {
             Self::Pending => "pending",
             Self::Allowed => "allowed",
             Self::Consumed => "consumed",
+            Self::Granted => "granted",
             Self::Denied => "denied",
             Self::Expired => "expired",
         }
@@ -52,6 +55,7 @@ impl FromStr for ApprovalStatus {
             "pending" => Self::Pending,
             "allowed" => Self::Allowed,
             "consumed" => Self::Consumed,
+            "granted" => Self::Granted,
             "denied" => Self::Denied,
             "expired" => Self::Expired,
             other => return Err(format!("unknown approval status '{other}'")),
@@ -128,9 +132,14 @@ pub struct ApprovalRecord {
 }
 
 impl ApprovalRecord {
-    /// The status as of `now`: a pending approval past its expiry is expired.
+    /// The status as of `now`: a pending approval, or an unused allowed one, past its expiry is
+    /// expired.
     pub fn state(&self, now: DateTime<Utc>) -> ApprovalStatus {
-        if self.status == ApprovalStatus::Pending && self.expires_at <= now {
+        let open = matches!(
+            self.status,
+            ApprovalStatus::Pending | ApprovalStatus::Allowed
+        );
+        if open && self.expires_at <= now {
             ApprovalStatus::Expired
         } else {
             self.status

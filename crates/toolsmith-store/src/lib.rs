@@ -311,7 +311,8 @@ pub trait Store: Send + Sync + 'static {
         caller: &str,
     ) -> Result<bool, StoreError>;
 
-    /// Removes every grant of a tool; how many went.
+    /// Removes every grant of a tool and expires its approvals still pending or allowed but
+    /// unused (asked for code that changed); how many grants went.
     async fn revoke_approval_grants(&self, owner: &str, tool_key: &str) -> Result<u64, StoreError>;
 
     /// Deletes every approval created before `before` (decided, used or long expired by then;

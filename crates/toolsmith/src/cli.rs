@@ -208,8 +208,25 @@ pub struct McpArgs {
     pub runtime: RuntimeArgs,
 }
 
+/// [`RuntimeArgs`] alone, to read them from the environment.
+#[derive(Debug, Parser)]
+#[command(name = "toolsmith")]
+struct RuntimeFromEnv {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+}
+
+impl RuntimeArgs {
+    /// The runtime options the `TOOLSMITH_*` variables set (`TOOLSMITH_CONFIG` names the
+    /// file), for the commands that take no runtime flags.
+    pub fn from_env() -> Result<RuntimeArgs, clap::Error> {
+        RuntimeFromEnv::try_parse_from(["toolsmith"]).map(|parsed| parsed.runtime)
+    }
+}
+
 /// Options `serve` and `mcp` share: the configuration file, the MCP compatibility mode, the
-/// sandbox limits and the change feed.
+/// sandbox limits and the change feed. The other commands read them from the environment
+/// only ([`RuntimeArgs::from_env`]).
 #[derive(Debug, Args)]
 pub struct RuntimeArgs {
     /// A TOML configuration file (docs/configuration.md). Flags and TOOLSMITH_* variables

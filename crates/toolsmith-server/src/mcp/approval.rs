@@ -5,16 +5,22 @@
 //!   `allow_once`, `allow_always` or `deny`) and waits for the answer while the call is open
 //!   ([`approver_for`] puts an [`ElicitingApprover`] on the call's context).
 //! - Protocol 2026-07-28 (no server-to-client requests): the call answers an
-//!   `InputRequiredResult` carrying the same form ([`input_required`]), with the approval id as
-//!   `requestState`; the client asks the person and retries the call with the answer in
-//!   `inputResponses`, which [`retry_answer`] reads before the call runs again.
-//! - A client that declared no elicitation capability gets the engine's "awaiting approval"
-//!   result, which names the approval for a person to decide elsewhere.
+//!   `InputRequiredResult` carrying the same form ([`input_required`]), with an unguessable,
+//!   single-use ticket as `requestState` ([`ApprovalTickets`]); the client asks the person and
+//!   retries the call with the answer in `inputResponses`, which [`retry_of`] reads before the
+//!   call runs again. The answer counts only with a ticket this server issued for exactly this
+//!   call: same user, same agent, same tool, same arguments, not used, not expired.
+//! - A client that declared no elicitation capability, or a caller that may not decide
+//!   approvals ([`Identity::approval_denial`]: an agent, no `tools:write`, read-only mode), gets
+//!   the engine's "awaiting approval" result, which names the approval for a person to decide
+//!   elsewhere. Forms are a door to deciding: they need what deciding through REST needs.
 //!
-//! Declining the form denies the call; cancelling (closing) it leaves the approval pending.
+//! Declining the form denies the call; cancelling (closing) it ends the call with the
+//! "awaiting approval" result and leaves the approval pending, in both protocol generations.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use rmcp::RoleServer;
@@ -26,10 +32,68 @@ use rmcp::service::{Peer, RequestContext};
 use serde_json::{Value, json};
 use toolsmith_core::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 
+use crate::auth::Identity;
+
 /// The key of the approval form in `inputRequests` / `inputResponses`.
 const INPUT_KEY: &str = "approval";
-/// `requestState` of an approval round: this prefix and the approval id.
+/// `requestState` of an approval round: this prefix and the round's ticket.
 const STATE_PREFIX: &str = "approval:";
+/// Length of a ticket: 64 hex digits (two random UUIDs, 244 random bits).
+const TICKET_LEN: usize = 64;
+/// Open rounds kept at most; past this the expired ones go, then the oldest.
+const MAX_TICKETS: usize = 10_000;
+
+/// The call an approval round was opened for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Round {
+    pub approval_id: String,
+    pub user: String,
+    pub agent: Option<String>,
+    pub tool: String,
+    /// [`toolsmith_service::governance::approvals::args_hash`] of the call's arguments.
+    pub args_hash: String,
+}
+
+/// The approval rounds this server opened with an `InputRequiredResult`, by ticket. A ticket
+/// is random, used at most once, and dies with the approval's time to be decided (or with the
+/// process: a client whose ticket is gone is asked again).
+#[derive(Debug, Default)]
+pub(crate) struct ApprovalTickets {
+    open: Mutex<HashMap<String, (Round, Instant)>>,
+}
+
+impl ApprovalTickets {
+    /// Opens a round for `round`, valid for `ttl`; the ticket to put in `requestState`.
+    pub fn issue(&self, round: Round, ttl: Duration) -> String {
+        let ticket = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let now = Instant::now();
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.len() >= MAX_TICKETS {
+            open.retain(|_, (_, expires)| *expires > now);
+        }
+        if open.len() >= MAX_TICKETS
+            && let Some(oldest) = open
+                .iter()
+                .min_by_key(|(_, (_, expires))| *expires)
+                .map(|(ticket, _)| ticket.clone())
+        {
+            open.remove(&oldest);
+        }
+        open.insert(ticket.clone(), (round, now + ttl));
+        ticket
+    }
+
+    /// Closes the round of `ticket` and returns it, if it is open and unexpired.
+    pub fn take(&self, ticket: &str) -> Option<Round> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let (round, expires) = open.remove(ticket)?;
+        (expires > Instant::now()).then_some(round)
+    }
+}
 
 /// Whether the client said it can show forms (an elicitation capability without modes means
 /// forms, as the spec's back-compatibility rule says).
@@ -46,9 +110,16 @@ fn is_stateless_generation(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
-/// The approver of a call on a 2025-11-25 session whose client can show forms.
-pub(crate) fn approver_for(context: &RequestContext<RoleServer>) -> Option<Approver> {
-    (supports_forms(context) && !is_stateless_generation(context)).then(|| {
+/// The approver of a call on a 2025-11-25 session whose client can show forms, for a caller
+/// that may decide approvals.
+pub(crate) fn approver_for(
+    context: &RequestContext<RoleServer>,
+    identity: &Identity,
+) -> Option<Approver> {
+    let asks = supports_forms(context)
+        && !is_stateless_generation(context)
+        && identity.approval_denial().is_none();
+    asks.then(|| {
         Approver(Arc::new(ElicitingApprover {
             peer: context.peer.clone(),
         }))
@@ -56,9 +127,18 @@ pub(crate) fn approver_for(context: &RequestContext<RoleServer>) -> Option<Appro
 }
 
 /// Whether an approval should come back as an `InputRequiredResult` (2026-07-28 clients that
-/// can show forms).
-pub(crate) fn wants_input_required(context: &RequestContext<RoleServer>) -> bool {
-    supports_forms(context) && is_stateless_generation(context)
+/// can show forms, for a caller that may decide approvals); otherwise why not.
+pub(crate) fn input_required_denial(
+    context: &RequestContext<RoleServer>,
+    identity: &Identity,
+) -> Option<String> {
+    if !is_stateless_generation(context) {
+        return Some("approval answers in inputResponses belong to protocol 2026-07-28; this session is asked through elicitation/create".to_owned());
+    }
+    if !supports_forms(context) {
+        return Some("the client did not declare the elicitation capability, so it was never asked and cannot answer".to_owned());
+    }
+    identity.approval_denial()
 }
 
 /// Asks through `elicitation/create` on the session.
@@ -135,45 +215,78 @@ fn answer_of(result: &ElicitResult) -> Option<ApprovalAnswer> {
     }
 }
 
-/// The `InputRequiredResult` asking for approval `approval_id` (2026-07-28).
+/// The `InputRequiredResult` asking for approval `approval_id`, whose round is `ticket`
+/// (2026-07-28).
 pub(crate) fn input_required(
     tool: &str,
     args_preview: &str,
     approval_id: &str,
+    ticket: &str,
 ) -> InputRequiredResult {
     let mut requests = BTreeMap::new();
     requests.insert(
         INPUT_KEY.to_owned(),
         InputRequest::Elicitation(ElicitRequest::new(form(tool, args_preview, approval_id))),
     );
-    InputRequiredResult::new(Some(requests), Some(format!("{STATE_PREFIX}{approval_id}")))
+    InputRequiredResult::new(Some(requests), Some(format!("{STATE_PREFIX}{ticket}")))
 }
 
-/// The approval id and the person's answer carried by a retried call, if it is one.
-/// `Some((id, None))` when the retry carries no usable answer (the form was cancelled).
-pub(crate) fn retry_answer(
-    request: &CallToolRequestParams,
-) -> Option<(String, Option<ApprovalAnswer>)> {
-    let id = request
+/// A retried call: the ticket of its round and the person's answer (`None`: the form was
+/// cancelled or the answer is unusable).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Retry {
+    /// `None` when `requestState` names an approval round but not in a ticket's form.
+    pub ticket: Option<String>,
+    pub answer: Option<ApprovalAnswer>,
+}
+
+/// The retry a call carries, if its `requestState` names an approval round.
+pub(crate) fn retry_of(request: &CallToolRequestParams) -> Option<Retry> {
+    let state = request
         .request_state
         .as_deref()?
         .strip_prefix(STATE_PREFIX)?;
-    let well_formed = id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !well_formed {
-        return None;
-    }
+    let well_formed = state.len() == TICKET_LEN && state.bytes().all(|b| b.is_ascii_hexdigit());
     let answer = request
         .input_responses
         .as_ref()
         .and_then(|responses| responses.get(INPUT_KEY))
         .and_then(|value| serde_json::from_value::<ElicitResult>(value.clone()).ok())
         .and_then(|result| answer_of(&result));
-    Some((id.to_owned(), answer))
+    Some(Retry {
+        ticket: well_formed.then(|| state.to_ascii_lowercase()),
+        answer,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn round(tool: &str) -> Round {
+        Round {
+            approval_id: "apr_1".to_owned(),
+            user: "alice".to_owned(),
+            agent: None,
+            tool: tool.to_owned(),
+            args_hash: "h".to_owned(),
+        }
+    }
+
+    #[test]
+    fn tickets_are_random_single_use_and_expire() {
+        let tickets = ApprovalTickets::default();
+        let a = tickets.issue(round("a"), Duration::from_secs(60));
+        let b = tickets.issue(round("a"), Duration::from_secs(60));
+        assert_ne!(a, b);
+        assert!(a.len() == TICKET_LEN && a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(tickets.take(&a), Some(round("a")));
+        assert_eq!(tickets.take(&a), None, "used once");
+        assert_eq!(tickets.take("apr_1"), None);
+        let gone = tickets.issue(round("c"), Duration::ZERO);
+        assert_eq!(tickets.take(&gone), None, "expired");
+        assert_eq!(tickets.take(&b), Some(round("a")));
+    }
 
     #[test]
     fn the_form_is_a_valid_elicitation_schema() {
@@ -212,11 +325,15 @@ mod tests {
         let cancel: ElicitResult = serde_json::from_value(json!({"action": "cancel"})).unwrap();
         assert_eq!(answer_of(&cancel), None);
 
+        let ticket = "0123456789abcdef".repeat(4);
         let mut retry =
-            CallToolRequestParams::new("t").with_request_state("approval:apr_0123456789abcdef");
+            CallToolRequestParams::new("t").with_request_state(format!("approval:{ticket}"));
         assert_eq!(
-            retry_answer(&retry),
-            Some(("apr_0123456789abcdef".to_owned(), None))
+            retry_of(&retry),
+            Some(Retry {
+                ticket: Some(ticket.clone()),
+                answer: None
+            })
         );
         let mut responses = BTreeMap::new();
         responses.insert(
@@ -225,15 +342,22 @@ mod tests {
         );
         retry = retry.with_input_responses(responses);
         assert_eq!(
-            retry_answer(&retry),
-            Some((
-                "apr_0123456789abcdef".to_owned(),
-                Some(ApprovalAnswer::AllowOnce)
-            ))
+            retry_of(&retry),
+            Some(Retry {
+                ticket: Some(ticket),
+                answer: Some(ApprovalAnswer::AllowOnce)
+            })
         );
-        for state in ["other", "approval:../../x", "approval:a b"] {
+        // An approval id is not a ticket; neither is anything else.
+        for state in [
+            "approval:apr_0123456789abcdef",
+            "approval:../../x",
+            "approval:a b",
+        ] {
             let hostile = CallToolRequestParams::new("t").with_request_state(state);
-            assert_eq!(retry_answer(&hostile), None, "{state}");
+            assert_eq!(retry_of(&hostile).unwrap().ticket, None, "{state}");
         }
+        let unrelated = CallToolRequestParams::new("t").with_request_state("other");
+        assert_eq!(retry_of(&unrelated), None);
     }
 }

@@ -291,6 +291,8 @@ pub(crate) async fn call(
                         args,
                         permissions,
                     },
+                    caller.tool_context(),
+                    caller.run_rights(),
                 )
                 .await;
             call_result(res)

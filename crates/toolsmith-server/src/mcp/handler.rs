@@ -24,7 +24,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsmith_core::{ApprovalAnswer, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult};
+use toolsmith_core::{Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult};
 use toolsmith_service::{Actor, ToolService};
 use toolsmith_store::ApprovalDecision;
 
@@ -119,14 +119,14 @@ impl ToolsmithMcp {
     }
 
     /// Runs a `tools/call`. `approver` asks the person behind a 2025-11-25 client during the
-    /// call; `input_required` turns a call waiting for approval into an `InputRequiredResult`
-    /// for a 2026-07-28 client (see [`super::approval`]).
+    /// call; `input_required` is `Ok` when a call waiting for approval turns into an
+    /// `InputRequiredResult` for a 2026-07-28 client, or says why not (see [`super::approval`]).
     async fn call(
         &self,
         request: CallToolRequestParams,
         ct: CancellationToken,
         approver: Option<Approver>,
-        input_required: bool,
+        input_required: Result<(), String>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name: &str = &request.name;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
@@ -157,10 +157,14 @@ impl ToolsmithMcp {
             return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
         }
         check_args(name, &tool.schema, &args)?;
-        if let Some((approval_id, answer)) = approval::retry_answer(&request)
-            && let Some(refused) = self.record_answer(&approval_id, answer).await
-        {
-            return Ok(call_result(refused).into());
+        let mut ask_in_result = input_required.is_ok();
+        if let Some(retry) = approval::retry_of(&request) {
+            match self.record_answer(name, &args, retry, input_required).await {
+                Err(refused) => return Ok(call_result(refused).into()),
+                // Cancelled: the call ends as "awaiting approval", never asks again.
+                Ok(None) => ask_in_result = false,
+                Ok(Some(_)) => {}
+            }
         }
         let mut ctx = caller.tool_context();
         // `_meta.context`: what the client knows of the conversation, for HTTP tools.
@@ -174,50 +178,112 @@ impl ToolsmithMcp {
         if res.error_kind() == Some(ErrorKind::RateLimited) {
             return Err(rate_limited(&res));
         }
-        if input_required
+        if ask_in_result
             && res.error_kind() == Some(ErrorKind::ApprovalRequired)
             && let Some(approval_id) = res.content.get("approvalId").and_then(Value::as_str)
-        {
-            let preview = self
+            && let Ok(approval) = self
                 .service()
                 .approvals()
                 .get(Some(self.owner()), approval_id)
                 .await
-                .map(|a| a.args_preview)
+        {
+            let ttl = (approval.expires_at - chrono::Utc::now())
+                .to_std()
                 .unwrap_or_default();
-            return Ok(approval::input_required(name, &preview, approval_id).into());
+            let ticket = self.inner.shared.tickets.issue(
+                approval::Round {
+                    approval_id: approval.id.clone(),
+                    user: self.owner().to_owned(),
+                    agent: self.inner.identity.agent_id.clone(),
+                    tool: name.to_owned(),
+                    args_hash: approval.args_hash.clone(),
+                },
+                ttl,
+            );
+            return Ok(approval::input_required(
+                name,
+                &approval.args_preview,
+                approval_id,
+                &ticket,
+            )
+            .into());
         }
         Ok(call_result(res).into())
     }
 
-    /// Records the answer a 2026-07-28 client brought back with its retry. A denial ends the
-    /// call (the result to return); an allowance lets the retried call run.
+    /// Records the answer a 2026-07-28 client brought back with its retry, if the retry may
+    /// carry one: a ticket this server issued for exactly this call (same user, agent, tool
+    /// and arguments; used once), from a client that can show forms, for a caller that may
+    /// decide approvals. `Err` is the result that ends the call (a refused answer, a denial);
+    /// `Ok(None)` a cancelled form; `Ok(Some(decision))` a recorded (or already made) decision.
     async fn record_answer(
         &self,
-        approval_id: &str,
-        answer: Option<ApprovalAnswer>,
-    ) -> Option<ToolResult> {
-        let decision = match answer? {
-            ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
-            ApprovalAnswer::AllowAlways => ApprovalDecision::AllowAlways,
-            ApprovalAnswer::Deny => ApprovalDecision::Deny,
+        name: &str,
+        args: &Value,
+        retry: approval::Retry,
+        input_required: Result<(), String>,
+    ) -> Result<Option<ApprovalDecision>, ToolResult> {
+        let refuse = |why: String| {
+            ToolResult::error(
+                ErrorKind::Denied,
+                format!(
+                    "the approval answer in this call was not accepted: {why}. Make the call again without requestState and inputResponses; a person can decide the approval in the client's form, the Toolsmith UI, `toolsmith approvals`, or POST /api/v1/approvals/{{id}}/decision"
+                ),
+            )
         };
-        let decided_by = format!("{} (asked in the client)", self.owner());
+        if let Err(why) = input_required {
+            return Err(refuse(why));
+        }
+        let round = retry
+            .ticket
+            .as_deref()
+            .and_then(|ticket| self.inner.shared.tickets.take(ticket))
+            .ok_or_else(|| {
+                refuse(
+                    "requestState names no approval round this server opened (unknown, already used, or expired)"
+                        .to_owned(),
+                )
+            })?;
+        let same_call = round.user == self.owner()
+            && round.agent == self.inner.identity.agent_id
+            && round.tool == name
+            && round.args_hash == toolsmith_service::governance::approvals::args_hash(args);
+        if !same_call {
+            return Err(refuse(
+                "the approval round was opened for another call (another caller, tool or arguments)"
+                    .to_owned(),
+            ));
+        }
+        let Some(answer) = retry.answer else {
+            return Ok(None);
+        };
+        let decision = toolsmith_service::governance::approvals::decision_of(answer);
+        let actor = Actor::user(self.owner().to_owned());
         let outcome = self
             .service()
             .approvals()
-            .decide(Some(self.owner()), approval_id, decision, &decided_by)
+            .decide_as(
+                &actor,
+                Some(self.owner()),
+                &round.approval_id,
+                decision,
+                toolsmith_service::governance::approvals::Via::Client,
+            )
             .await;
         if let Err(e) = &outcome {
             // Decided elsewhere or expired: the retried call meets that state.
-            tracing::debug!(approval = %approval_id, error = %e, "the client's answer was not recorded");
+            tracing::debug!(approval = %round.approval_id, error = %e, "the client's answer was not recorded");
         }
-        (decision == ApprovalDecision::Deny).then(|| {
-            ToolResult::error(
+        if decision == ApprovalDecision::Deny {
+            return Err(ToolResult::error(
                 ErrorKind::Denied,
-                format!("the user did not approve this call (approval {approval_id})"),
-            )
-        })
+                format!(
+                    "the user did not approve this call (approval {})",
+                    round.approval_id
+                ),
+            ));
+        }
+        Ok(Some(decision))
     }
 }
 
@@ -296,8 +362,7 @@ impl Caller<'_> {
 
     /// The tools this caller may see and call (the policy applied).
     pub fn visible_tools(&self) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
-        self.service()
-            .visible_tools(&self.identity.user_id, self.identity.agent_id.as_deref())
+        self.service().visible_tools(&self.identity.tool_context())
     }
 
     pub fn registry(&self) -> &ToolRegistry {
@@ -312,9 +377,9 @@ impl Caller<'_> {
             .filter(|tool| tool.is_visible_to(self.identity.agent_id.as_deref()))
     }
 
-    /// MCP callers are models.
+    /// MCP callers are models (acting as the identity's agent, if any).
     pub fn actor(&self) -> Actor {
-        Actor::llm(self.identity.user_id.clone())
+        Actor::llm(self.identity.user_id.clone()).with_agent(self.identity.agent_id.clone())
     }
 
     pub fn owner(&self) -> &str {
@@ -325,10 +390,14 @@ impl Caller<'_> {
         self.shared.catalog.compat()
     }
 
+    /// What this caller may do beyond running code once (see [`Identity::run_rights`]).
+    pub fn run_rights(&self) -> toolsmith_service::RunRights {
+        self.identity.run_rights()
+    }
+
     /// The context of one tool call made for this caller.
     pub fn tool_context(&self) -> ToolContext {
-        let mut ctx = ToolContext::new(self.identity.user_id.clone());
-        ctx.agent_id = self.identity.agent_id.clone();
+        let mut ctx = self.identity.tool_context();
         ctx.cancellation = self.ct.child_token();
         ctx.approver = self.approver.clone();
         ctx
@@ -396,8 +465,7 @@ impl ServerHandler for ToolsmithMcp {
             return Ok(ListToolsResult::with_all_items(tools));
         }
         // A policy or per-agent tools: keep the server tools, and the tools this caller may call.
-        let mut ctx = ToolContext::new(self.owner());
-        ctx.agent_id = self.inner.identity.agent_id.clone();
+        let ctx = self.inner.identity.tool_context();
         let visible = tools
             .into_iter()
             .filter(|tool| {
@@ -432,8 +500,12 @@ impl ServerHandler for ToolsmithMcp {
         if request.meta.is_none() && !context.meta.0.0.is_empty() {
             request.meta = Some(context.meta.clone());
         }
-        let approver = approval::approver_for(&context);
-        let input_required = approval::wants_input_required(&context);
+        let identity = &self.inner.identity;
+        let approver = approval::approver_for(&context, identity);
+        let input_required = match approval::input_required_denial(&context, identity) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        };
         self.call(request, context.ct.clone(), approver, input_required)
             .await
     }

@@ -63,12 +63,15 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 pub(crate) struct McpShared {
     pub state: AppState,
     pub catalog: catalog::CatalogCache,
+    /// The approval rounds opened with 2026-07-28 clients (stateless requests share them).
+    pub tickets: approval::ApprovalTickets,
 }
 
 impl McpShared {
     pub(crate) fn new(state: AppState) -> Arc<McpShared> {
         Arc::new(McpShared {
             catalog: catalog::CatalogCache::new(state.config.compat_dynamic_mcp),
+            tickets: approval::ApprovalTickets::default(),
             state,
         })
     }

@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsmith_service::ApprovalView;
+use toolsmith_service::governance::approvals::Via;
 use toolsmith_store::ApprovalDecision;
 use utoipa::ToSchema;
 
@@ -135,14 +136,8 @@ pub async fn decide(
 ) -> Result<ApiOk<ApprovalView>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
     query.check(&[])?;
-    if let Some(agent) = &identity.agent_id {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!(
-                "the caller acts as agent '{agent}'; an agent cannot decide approvals — a person must"
-            ),
-        ));
+    if let Some(why) = identity.approval_denial() {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", why));
     }
     let decision: ApprovalDecision = body.decision.parse().map_err(|why: String| {
         ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "validation_error", why)
@@ -155,7 +150,7 @@ pub async fn decide(
             owner_scope(&identity),
             &id,
             decision,
-            &identity.user_id,
+            Via::Api,
         )
         .await?;
     Ok(ApiOk::ok(ApprovalView::of(&decided)))

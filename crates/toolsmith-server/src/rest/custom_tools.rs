@@ -10,7 +10,7 @@ use axum::http::HeaderMap;
 use axum::http::header::ETAG;
 use axum::http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value};
-use toolsmith_core::{ErrorKind, ToolContext, ToolStatus};
+use toolsmith_core::{ErrorKind, ToolStatus};
 use toolsmith_service::{DeleteOptions, ToolQuery, ToolRef};
 
 use super::envelope::ApiOk;
@@ -159,7 +159,7 @@ pub async fn active_definitions(
     query.check(&[])?;
     let tools: Vec<Definition> = state
         .service
-        .visible_tools(&identity.user_id, identity.agent_id.as_deref())
+        .visible_tools(&identity.tool_context())
         .iter()
         .filter(|t| !t.is_builtin())
         .map(|t| t.definition.clone().into())
@@ -488,8 +488,7 @@ pub async fn execute(
     }
     let body = body.unwrap_or_default();
     let args = body.arguments.unwrap_or_default();
-    let mut ctx = ToolContext::new(identity.user_id.clone());
-    ctx.agent_id = identity.agent_id.clone();
+    let mut ctx = identity.tool_context();
     ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
     let res = state
         .service
@@ -538,7 +537,13 @@ pub async fn test(
     let name = input.name.clone();
     let res = state
         .service
-        .test_tool(&actor(&identity), input, Value::Object(args))
+        .test_tool(
+            &actor(&identity),
+            input,
+            Value::Object(args),
+            identity.tool_context(),
+            identity.run_rights(),
+        )
         .await;
     // The service reports an invalid definition as an `invalid_arguments` result without
     // schema violations; arguments that break the schema come with them.

@@ -94,6 +94,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
 pub fn actor(identity: &Identity) -> toolsmith_service::Actor {
     toolsmith_service::Actor::user(identity.user_id.clone())
         .with_request_id(envelope::current_request_id())
+        .with_agent(identity.agent_id.clone())
 }
 
 /// 403 unless the caller holds `scope` (or `admin`).

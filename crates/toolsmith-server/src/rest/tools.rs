@@ -3,7 +3,6 @@
 
 use axum::extract::State;
 use serde_json::Value;
-use toolsmith_core::ToolContext;
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, ApiPath, OptionalApiJson, QueryPairs};
@@ -44,7 +43,7 @@ pub async fn list(
     query.check(&[])?;
     let tools: Vec<ToolSummary> = state
         .service
-        .visible_tools(&identity.user_id, identity.agent_id.as_deref())
+        .visible_tools(&identity.tool_context())
         .iter()
         .map(|t| ToolSummary {
             name: t.definition.name.clone(),
@@ -99,7 +98,7 @@ pub async fn definitions(
     };
     let tools: Vec<ExportedTool> = state
         .service
-        .visible_tools(&identity.user_id, identity.agent_id.as_deref())
+        .visible_tools(&identity.tool_context())
         .iter()
         .map(|t| ExportedTool::new(format, t.definition.clone()))
         .collect();
@@ -146,8 +145,7 @@ pub async fn execute(
             format!("conversationId is longer than {MAX_CONVERSATION_ID_CHARS} characters"),
         ));
     }
-    let mut ctx = ToolContext::new(identity.user_id.clone());
-    ctx.agent_id = identity.agent_id.clone();
+    let mut ctx = identity.tool_context();
     ctx.conversation_id = body.conversation_id;
     ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
     let args = Value::Object(body.arguments.unwrap_or_default());

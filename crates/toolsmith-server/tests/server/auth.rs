@@ -49,12 +49,27 @@ impl Server {
         token: Option<&str>,
         body: Option<Value>,
     ) -> (StatusCode, Value, Option<String>) {
+        self.call_as_agent(method, uri, token, None, body).await
+    }
+
+    /// [`Server::call`] with `X-Toolsmith-Agent: agent`.
+    async fn call_as_agent(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<&str>,
+        agent: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value, Option<String>) {
         let mut request = Request::builder()
             .method(method)
             .uri(uri)
             .header(header::HOST, "127.0.0.1");
         if let Some(token) = token {
             request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        if let Some(agent) = agent {
+            request = request.header("x-toolsmith-agent", agent);
         }
         let request = match body {
             Some(body) => request
@@ -397,6 +412,110 @@ async fn a_token_bound_to_an_agent_gets_that_agents_policy_whatever_the_header_s
         )
         .await;
     assert_eq!(body["data"]["metadata"]["errorKind"], "denied", "{body}");
+}
+
+/// `X-Toolsmith-Agent` on a token bound to no agent names an agent the caller chose itself: it
+/// may narrow what the user may do, never widen it. Only a token bound to the agent gets what
+/// the operator granted that agent.
+#[tokio::test]
+async fn a_header_chosen_agent_only_narrows_what_the_user_may_do() {
+    let s = server(ServerConfig::default()).await;
+    s.state
+        .service
+        .set_policy(
+            &toolsmith_service::Actor::user("admin"),
+            json!({
+                "users": {"bob": {"profile": "minimal"}},
+                "agents": {
+                    "wide": {"profile": "full", "also_allow": ["shout"]},
+                    "narrow": {"deny": ["calculate"]},
+                },
+            }),
+            None,
+        )
+        .await
+        .unwrap();
+    let all = [Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute];
+    let bob = s.token("bob", &all).await;
+    let (record, bound) = new_token("bob", "wide bot", &all, Some("wide"));
+    s.state.service.store().insert_token(&record).await.unwrap();
+    let (status, body, _) = s
+        .call(
+            "POST",
+            "/api/v1/custom-tools",
+            Some(&bob),
+            Some(new_tool("shout")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    let listed = |body: &Value| -> Vec<String> {
+        body["data"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let run = |tool: &'static str| {
+        (
+            format!("/api/v1/tools/{tool}/execute"),
+            Some(
+                json!({"arguments": if tool == "calculate" { json!({"expression": "2*3"}) } else { json!({}) }}),
+            ),
+        )
+    };
+
+    // Bob's profile is minimal: his custom tool is not his to run, and naming a wider agent in
+    // the header does not change that.
+    for agent in [None, Some("wide")] {
+        let (status, body, _) = s
+            .call_as_agent("GET", "/api/v1/tools", Some(&bob), agent, None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            !listed(&body).contains(&"shout".to_owned()),
+            "{agent:?}: {body}"
+        );
+        let (uri, args) = run("shout");
+        let (_, body, _) = s.call_as_agent("POST", &uri, Some(&bob), agent, args).await;
+        assert_eq!(
+            body["data"]["metadata"]["errorKind"], "denied",
+            "{agent:?}: {body}"
+        );
+        for uri in ["/api/v1/custom-tools/shout/execute"] {
+            let (_, body, _) = s
+                .call_as_agent(
+                    "POST",
+                    uri,
+                    Some(&bob),
+                    agent,
+                    Some(json!({"arguments": {}})),
+                )
+                .await;
+            assert_eq!(
+                body["data"]["metadata"]["errorKind"], "denied",
+                "{agent:?}: {body}"
+            );
+        }
+    }
+    // A header-chosen agent still narrows.
+    let (uri, args) = run("calculate");
+    let (_, body, _) = s
+        .call_as_agent("POST", &uri, Some(&bob), None, args.clone())
+        .await;
+    assert_eq!(body["data"]["content"]["result"], 6.0, "{body}");
+    let (_, body, _) = s
+        .call_as_agent("POST", &uri, Some(&bob), Some("narrow"), args)
+        .await;
+    assert_eq!(body["data"]["metadata"]["errorKind"], "denied", "{body}");
+
+    // The token the operator bound to `wide` gets what `wide` is granted.
+    let (_, body, _) = s.call("GET", "/api/v1/tools", Some(&bound), None).await;
+    assert!(listed(&body).contains(&"shout".to_owned()), "{body}");
+    let (uri, args) = run("shout");
+    let (_, body, _) = s.call("POST", &uri, Some(&bound), args).await;
+    assert_eq!(body["data"]["content"], "hi", "{body}");
 }
 
 /// Tokens are written by `toolsmith token`, possibly another process: the server notices a

@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp_support::open_state;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ErrorData, Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ErrorData, Implementation, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use toolsmith_server::auth::Identity;
+use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_store::ApprovalStatus;
@@ -57,16 +57,25 @@ impl ClientHandler for Person {
         };
         assert!(message.contains("shout"), "{message}");
         assert!(requested_schema.properties.contains_key("decision"));
-        Ok(serde_json::from_value(
-            json!({"action": "accept", "content": {"decision": self.answer.unwrap_or("deny")}}),
-        )
-        .unwrap())
+        let answer = match self.answer {
+            Some("cancel") => json!({"action": "cancel"}),
+            other => json!({"action": "accept", "content": {"decision": other.unwrap_or("deny")}}),
+        };
+        Ok(serde_json::from_value(answer).unwrap())
     }
 }
 
 async fn connect(state: &AppState, person: Person) -> RunningService<RoleClient, Person> {
+    connect_as(state, person, Identity::local_default()).await
+}
+
+async fn connect_as(
+    state: &AppState,
+    person: Person,
+    identity: Identity,
+) -> RunningService<RoleClient, Person> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
+    let server = ToolsmithMcp::new(state.clone(), identity);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
@@ -144,13 +153,27 @@ async fn a_2025_11_25_client_is_asked_during_the_call() {
         .unwrap();
     let statuses: Vec<ApprovalStatus> = all.iter().map(|a| a.status).collect();
     assert_eq!(statuses, [ApprovalStatus::Denied, ApprovalStatus::Consumed]);
-    assert!(
-        all[0]
-            .decided_by
-            .as_deref()
-            .unwrap()
-            .contains("asked in the client")
-    );
+    // Under the person's own name, so filters by actor find them, through the client.
+    assert_eq!(all[0].decided_by.as_deref(), Some("default"));
+    let audit = client_decisions(&state).await;
+    assert_eq!(audit.len(), 2, "{audit:#?}");
+}
+
+/// The audit entries of approvals decided through the client's form, by user `default`.
+async fn client_decisions(state: &AppState) -> Vec<Value> {
+    let query = toolsmith_store::AuditQuery {
+        actor: Some("default".to_owned()),
+        action: Some("approval.decide".to_owned()),
+        limit: 100,
+        ..Default::default()
+    };
+    let entries = state.service.audit().list(&query).await.unwrap();
+    for entry in &entries {
+        assert_eq!(entry["actor"], "default", "{entry:#}");
+        assert_eq!(entry["actorKind"], "user", "{entry:#}");
+        assert_eq!(entry["details"]["via"], "client", "{entry:#}");
+    }
+    entries
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -167,36 +190,238 @@ async fn a_2026_07_28_client_gets_input_required_and_retries_with_the_answer() {
     let (is_error, _) = call(&client, "shout", json!({"text": "more"})).await;
     assert!(!is_error);
     assert_eq!(always.asked.load(Ordering::SeqCst), 1);
+    let all = state
+        .service
+        .approvals()
+        .list(None, false, 10)
+        .await
+        .unwrap();
+    assert_eq!(all[0].status, ApprovalStatus::Granted);
+    assert_eq!(client_decisions(&state).await.len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_without_elicitation_is_told_what_to_approve() {
-    let (state, _dir) = state().await;
-    let client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
-    model_creates_shout(&client).await;
-    let (is_error, text) = call(&client, "shout", json!({})).await;
-    assert!(is_error);
-    assert!(text.contains("awaiting approval apr_"), "{text}");
+/// A `tools/call` carrying an approval answer, as a client would retry (or forge) it.
+fn answered(name: &str, args: Value, state: &str, decision: &str) -> CallToolRequestParams {
+    let Value::Object(args) = args else { panic!() };
+    let mut responses = std::collections::BTreeMap::new();
+    responses.insert(
+        "approval".to_owned(),
+        json!({"action": "accept", "content": {"decision": decision}}),
+    );
+    CallToolRequestParams::new(name.to_owned())
+        .with_arguments(args)
+        .with_request_state(state.to_owned())
+        .with_input_responses(responses)
+}
+
+/// One `tools/call` without driving input-required rounds: the result, or the `requestState`
+/// of the round the server opened.
+async fn call_once(
+    client: &RunningService<RoleClient, Person>,
+    params: CallToolRequestParams,
+) -> Result<(bool, String), String> {
+    match client.peer().call_tool_once(params).await.unwrap() {
+        CallToolResponse::Complete(res) => Ok((
+            res.is_error.unwrap_or(false),
+            res.content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect(),
+        )),
+        CallToolResponse::InputRequired(round) => {
+            Err(round.request_state.expect("a round carries its state"))
+        }
+        _ => panic!("no tasks here"),
+    }
+}
+
+async fn pending_ids(state: &AppState) -> Vec<String> {
     let pending = state
         .service
         .approvals()
         .list(None, true, 10)
         .await
         .unwrap();
-    assert_eq!(pending.len(), 1);
-    // A person allows it elsewhere; the model's next identical call runs.
+    pending.into_iter().map(|a| a.id).collect()
+}
+
+fn agent_token() -> Identity {
+    Identity {
+        user_id: "default".to_owned(),
+        agent_id: Some("bot".to_owned()),
+        agent_from_header: false,
+        scopes: vec![Scope::ToolsExecute],
+        read_only: false,
+    }
+}
+
+/// On a session (rmcp's client over a pipe negotiates 2025-11-25): an agent is never asked to
+/// approve, and answers it makes up in `requestState` / `inputResponses` are refused. The
+/// 2026-07-28 tickets are tested over HTTP in `mcp_stateless_approvals.rs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_cannot_approve_its_own_calls() {
+    let (state, _dir) = state().await;
+    let creator = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
+    model_creates_shout(&creator).await;
+    let forged_tickets = |id: &str| {
+        vec![
+            format!("approval:{id}"),
+            format!("approval:{}", "0123456789abcdef".repeat(4)),
+        ]
+    };
+
+    // An execute-only, agent-bound token whose client says it shows forms: it is never asked
+    // (it may not decide), and an answer it makes up is refused.
+    let agent_person = person(Some("allow_always"), ProtocolVersion::V_2026_07_28);
+    let agent = connect_as(&state, agent_person.clone(), agent_token()).await;
+    let (is_error, text) = call_once(&agent, CallToolRequestParams::new("shout"))
+        .await
+        .unwrap();
+    assert!(
+        is_error && text.contains("awaiting approval apr_"),
+        "{text}"
+    );
+    assert_eq!(agent_person.asked.load(Ordering::SeqCst), 0);
+    let ids = pending_ids(&state).await;
+    assert_eq!(ids.len(), 1);
+    for forged in forged_tickets(&ids[0]) {
+        let (is_error, text) = call_once(
+            &agent,
+            answered("shout", json!({}), &forged, "allow_always"),
+        )
+        .await
+        .unwrap();
+        assert!(is_error, "{text}");
+        assert!(
+            text.contains("approval answer in this call was not accepted"),
+            "{text}"
+        );
+    }
+    // Nothing was decided: the approval waits, no grant was left.
+    assert_eq!(pending_ids(&state).await, ids);
+    let (is_error, text) = call_once(&agent, CallToolRequestParams::new("shout"))
+        .await
+        .unwrap();
+    assert!(is_error && text.contains("awaiting approval"), "{text}");
+
+    // A person on a read-only server, and a person whose client never declared forms, cannot
+    // decide through a made-up answer either.
+    let read_only = Identity {
+        read_only: true,
+        ..Identity::local_default()
+    };
+    let no_forms = person(None, ProtocolVersion::V_2026_07_28);
+    for (identity, who) in [
+        (read_only, "read-only"),
+        (Identity::local_default(), "no forms"),
+    ] {
+        let client = connect_as(&state, no_forms.clone(), identity).await;
+        for forged in forged_tickets(&ids[0]) {
+            let (is_error, text) =
+                call_once(&client, answered("shout", json!({}), &forged, "allow_once"))
+                    .await
+                    .unwrap();
+            assert!(is_error && text.contains("not accepted"), "{who}: {text}");
+        }
+    }
+    assert_eq!(pending_ids(&state).await, ids);
+    assert!(client_decisions(&state).await.is_empty());
+}
+
+/// `run_js_ephemeral` is a call through the pipeline as its caller: the policy decides on it
+/// (as `run_js_ephemeral`) and on every `utils.callTool` inside it, `utils.listTools` lists only
+/// what the caller may call, and a person's `allow_always` grant is that person's, not an
+/// agent's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ephemeral_code_runs_as_its_caller_and_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = toolsmith_service::ServiceConfig {
+        policy: Some(
+            serde_json::from_value(json!({"agents": {
+                "bot": {"deny": ["calculate"]},
+                "locked": {"deny": ["run_js_ephemeral"]},
+            }}))
+            .unwrap(),
+        ),
+        ..toolsmith_service::ServiceConfig::default()
+    };
+    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let person_client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
+    model_creates_shout(&person_client).await;
+    // The person allows `shout` always, for themselves (no agent).
+    let (_, text) = call(&person_client, "shout", json!({})).await;
+    assert!(text.contains("awaiting approval"), "{text}");
+    let id = pending_ids(&state).await.remove(0);
     state
         .service
         .approvals()
         .decide(
             None,
-            &pending[0].id,
-            toolsmith_store::ApprovalDecision::AllowOnce,
-            "admin",
+            &id,
+            toolsmith_store::ApprovalDecision::AllowAlways,
+            "default",
         )
         .await
         .unwrap();
-    let (is_error, text) = call(&client, "shout", json!({})).await;
+    let run = |code: &str| json!({"code": code});
+    let (is_error, text) = call(
+        &person_client,
+        "run_js_ephemeral",
+        run("return await utils.callTool('shout', {text: 'mine'})"),
+    )
+    .await;
+    assert!(
+        !is_error && text.contains("MINE"),
+        "the person's own grant: {text}"
+    );
+
+    let bot = Identity {
+        user_id: "default".to_owned(),
+        agent_id: Some("bot".to_owned()),
+        agent_from_header: false,
+        scopes: vec![Scope::ToolsRead, Scope::ToolsExecute],
+        read_only: false,
+    };
+    let bot_client = connect_as(&state, person(None, ProtocolVersion::V_2025_11_25), bot).await;
+    let (is_error, text) = call(
+        &bot_client,
+        "run_js_ephemeral",
+        run("try { return await utils.callTool('calculate', {expression: '1+1'}) } catch (e) { return 'refused: ' + e.message }"),
+    )
+    .await;
+    assert!(
+        !is_error && text.contains("refused") && text.contains("not allowed"),
+        "{text}"
+    );
+    let (is_error, text) = call(
+        &bot_client,
+        "run_js_ephemeral",
+        run("return utils.listTools().map(t => t.name)"),
+    )
+    .await;
     assert!(!is_error, "{text}");
-    assert_eq!(text, "HI");
+    assert!(
+        !text.contains("calculate") && text.contains("shout"),
+        "{text}"
+    );
+    let (is_error, text) = call(
+        &bot_client,
+        "run_js_ephemeral",
+        run("try { return await utils.callTool('shout', {text: 'theirs'}) } catch (e) { return 'refused: ' + e.message }"),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert!(
+        text.contains("refused") && text.contains("awaiting approval") && !text.contains("THEIRS"),
+        "another agent cannot use the person's grant: {text}"
+    );
+
+    let locked = Identity {
+        agent_id: Some("locked".to_owned()),
+        ..Identity::local_default()
+    };
+    let locked_client =
+        connect_as(&state, person(None, ProtocolVersion::V_2025_11_25), locked).await;
+    let (is_error, text) = call(&locked_client, "run_js_ephemeral", run("return 1")).await;
+    assert!(is_error && text.contains("not allowed"), "{text}");
 }

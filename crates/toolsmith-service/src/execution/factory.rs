@@ -32,15 +32,6 @@ impl ToolService {
         }
     }
 
-    pub(crate) fn js_executor(
-        &self,
-        name: &str,
-        code: Arc<str>,
-        permissions: PermissionSet,
-    ) -> JsToolExecutor {
-        self.js_executor_with_config(name, code, permissions, String::new(), Vec::new())
-    }
-
     /// A JS executor whose runs get `owner`'s config of the `declared` services.
     pub(crate) fn js_executor_with_config(
         &self,
@@ -60,6 +51,7 @@ impl ToolService {
             egress,
             sandbox: self.sandbox.clone(),
             pipeline: Arc::downgrade(&self.pipeline),
+            policy: self.policy.clone(),
             tool_name: name.to_owned(),
             code,
             permissions,

@@ -23,6 +23,17 @@ pub trait StoreValues: Send + Sync {
     async fn for_owner(&self, owner: &str) -> BTreeMap<String, String>;
 }
 
+/// No `store.*` values at all: what a dry run gets when its caller may not read the Config
+/// Center.
+pub struct NoStoreValues;
+
+#[async_trait]
+impl StoreValues for NoStoreValues {
+    async fn for_owner(&self, _owner: &str) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
 /// Runs one HTTP tool.
 pub struct HttpToolExecutor {
     pub(crate) tool_name: String,

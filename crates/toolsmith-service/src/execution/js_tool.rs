@@ -1,14 +1,16 @@
 //! Runs stored JS tools: the [`ToolExecutor`] the registry holds for each active JS tool, and
 //! [`PipelineHost`], the host side of `utils.callTool` / `utils.listTools`.
 //!
-//! A nested `callTool` goes through the same pipeline as any other call, with the caller's
-//! permissions as the ceiling (a tool can only reach tools whose own permissions it holds),
+//! `utils.listTools` lists what the caller may call (agent scope and policy, as `tools/list`),
+//! within the tool's permissions. A nested `callTool` goes through the same pipeline as any
+//! other call, as the same user and agent, with the caller's permissions as the ceiling (a tool can only reach tools whose own permissions it holds),
 //! one more level of depth, and the caller's deadline.
 
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use crate::config_center::ConfigCache;
+use crate::governance::policy::PolicyGate;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, PermissionSet, Pipeline, ToolContext, ToolExecutor, ToolResult};
@@ -28,6 +30,8 @@ pub struct JsToolExecutor {
     pub(crate) egress: Option<EgressGuard>,
     pub(crate) sandbox: Arc<JsSandbox>,
     pub(crate) pipeline: Weak<Pipeline>,
+    /// Who may see which tool, for `utils.listTools`.
+    pub(crate) policy: Arc<PolicyGate>,
     pub(crate) tool_name: String,
     pub(crate) code: Arc<str>,
     pub(crate) permissions: PermissionSet,
@@ -90,6 +94,7 @@ impl ToolExecutor for JsToolExecutor {
         let host = PipelineHost {
             egress: self.egress.as_ref().map(EgressGuard::session),
             pipeline: self.pipeline.clone(),
+            policy: self.policy.clone(),
             ctx: ctx.clone(),
             permissions: self.permissions.clone(),
             deadline: now + limits.wall_time,
@@ -117,6 +122,7 @@ pub struct PipelineHost {
     /// This execution's egress session (one request budget for every `fetch` of the run).
     egress: Option<EgressSession>,
     pipeline: Weak<Pipeline>,
+    policy: Arc<PolicyGate>,
     ctx: ToolContext,
     permissions: PermissionSet,
     deadline: Instant,
@@ -165,11 +171,15 @@ impl HostCalls for PipelineHost {
         let Some(pipeline) = self.pipeline.upgrade() else {
             return Vec::new();
         };
+        // What `tools/list` would show this caller (its agent scope and the policy), less what
+        // this tool could not call for lack of permissions.
         pipeline
             .registry()
             .tools(&self.ctx.user_id)
             .iter()
             .filter(|t| t.permissions.is_subset(&self.permissions))
+            .filter(|t| t.is_visible_to(self.ctx.agent_id.as_deref()))
+            .filter(|t| self.policy.check(&self.ctx, t).is_ok())
             .map(|t| {
                 json!({
                     "name": t.definition.name,

@@ -40,6 +40,9 @@ pub(crate) struct ExecutorSource<'a> {
     pub permissions: PermissionSet,
     /// The Config Center services the tool declares.
     pub declared: Vec<String>,
+    /// Whether an HTTP tool's `store.*` values come from the owner's Config Center (a stored
+    /// tool; a dry run by a caller who may read it) or are all absent.
+    pub config_values: bool,
 }
 
 impl ToolService {
@@ -144,6 +147,7 @@ impl ToolService {
             code,
             permissions,
             declared,
+            config_values,
         } = source;
         Ok(match kind {
             ToolKind::Js => Arc::new(self.js_executor_with_config(
@@ -186,7 +190,11 @@ impl ToolService {
                 owner: owner.to_owned(),
                 definition: Arc::new(http_definition(code)?),
                 sender: self.http_sender_for(owner),
-                values: self.config_cache().clone(),
+                values: if config_values {
+                    self.config_cache().clone()
+                } else {
+                    Arc::new(crate::execution::http_tool::NoStoreValues)
+                },
                 rules: self.http_rules(),
             }),
         })

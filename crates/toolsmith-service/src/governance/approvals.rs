@@ -195,19 +195,14 @@ impl ApprovalGate {
         answer: ApprovalAnswer,
         user: &str,
     ) -> Result<(), ToolResult> {
-        let decision = match answer {
-            ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
-            ApprovalAnswer::AllowAlways => ApprovalDecision::AllowAlways,
-            ApprovalAnswer::Deny => ApprovalDecision::Deny,
-        };
-        let decided_by = format!("{user} (asked in the client)");
+        let decision = decision_of(answer);
         match self
             .store
-            .decide_approval(&approval.id, decision, &decided_by, Utc::now())
+            .decide_approval(&approval.id, decision, user, Utc::now())
             .await
         {
             Ok(Some(decided)) => {
-                self.audit_decision(&Actor::user(user), &decided, "client")
+                self.audit_decision(&Actor::user(user), &decided, Via::Client)
                     .await;
             }
             // Decided elsewhere meanwhile (REST, CLI): that decision stands.
@@ -215,18 +210,30 @@ impl ApprovalGate {
             Err(e) => return Err(store_failure(&e)),
         }
         match self.store.get_approval(&approval.id).await {
-            Ok(Some(now)) => match now.status {
-                ApprovalStatus::Allowed => {
-                    // This call is the one the approval allows: use it up.
-                    let _ = self.store.consume_allowed_approval(&now).await;
-                    Ok(())
-                }
-                ApprovalStatus::Consumed => Ok(()),
+            Ok(Some(mut now)) => match now.state(Utc::now()) {
+                // This call is the one the approval allows: use it up, or do not run.
+                ApprovalStatus::Allowed => match self.consume(&mut now).await {
+                    Ok(Some(_)) => Ok(()),
+                    Ok(None) => Err(used_elsewhere(&now)),
+                    Err(e) => Err(store_failure(&e)),
+                },
+                ApprovalStatus::Granted => Ok(()),
+                // Allowed once, and another identical call used it first.
+                ApprovalStatus::Consumed => Err(used_elsewhere(&now)),
                 _ => Err(denied(&now)),
             },
             Ok(None) => Err(denied(approval)),
             Err(e) => Err(store_failure(&e)),
         }
+    }
+
+    /// Uses up the allowed approval `approval` (as a probe of its call, made now).
+    async fn consume(
+        &self,
+        approval: &mut ApprovalRecord,
+    ) -> Result<Option<String>, toolsmith_store::StoreError> {
+        approval.created_at = Utc::now();
+        self.store.consume_allowed_approval(approval).await
     }
 
     /// The approval this call would leave: its tool, caller and arguments.
@@ -253,8 +260,7 @@ impl ApprovalGate {
             tool_name: tool.name().to_owned(),
             tool_key: tool_key(tool),
             caller: ctx.agent_id.clone().unwrap_or_default(),
-            // serde_json's maps are sorted, so equal arguments hash equally.
-            args_hash: hex::encode(Sha256::digest(args.to_string().as_bytes())),
+            args_hash: args_hash(args),
             args_preview,
             status: ApprovalStatus::Pending,
             decision: None,
@@ -289,8 +295,8 @@ impl ApprovalGate {
         }
     }
 
-    /// A person's decision on a pending approval. `decided_by` is the actor's user id, or a
-    /// description of how they were asked; `actor` is recorded in the audit log.
+    /// A person's decision on a pending approval, through the REST API. `decided_by` is the
+    /// person's user id.
     pub async fn decide(
         &self,
         owner: Option<&str>,
@@ -298,19 +304,21 @@ impl ApprovalGate {
         decision: ApprovalDecision,
         decided_by: &str,
     ) -> Result<ApprovalRecord, ServiceError> {
-        self.decide_as(&Actor::user(decided_by), owner, id, decision, decided_by)
+        self.decide_as(&Actor::user(decided_by), owner, id, decision, Via::Api)
             .await
     }
 
-    /// [`ApprovalGate::decide`] with the full actor (its request id goes to the audit log).
+    /// A decision of `actor` (a person: the user id is recorded as `decided_by`, the request id
+    /// goes to the audit log) made through `via`.
     pub async fn decide_as(
         &self,
         actor: &Actor,
         owner: Option<&str>,
         id: &str,
         decision: ApprovalDecision,
-        decided_by: &str,
+        via: Via,
     ) -> Result<ApprovalRecord, ServiceError> {
+        let decided_by = actor.user_id.as_str();
         let current = self.get(owner, id).await?;
         let now = Utc::now();
         let state = current.state(now);
@@ -325,8 +333,8 @@ impl ApprovalGate {
             .await?
         {
             Some(decided) => {
-                tracing::info!(approval = %id, decision = %decision, by = %decided_by, "approval decided");
-                self.audit_decision(actor, &decided, "api").await;
+                tracing::info!(approval = %id, decision = %decision, by = %decided_by, via = via.as_str(), "approval decided");
+                self.audit_decision(actor, &decided, via).await;
                 Ok(decided)
             }
             None => Err(ServiceError::InvalidState(format!(
@@ -335,7 +343,7 @@ impl ApprovalGate {
         }
     }
 
-    async fn audit_decision(&self, actor: &Actor, decided: &ApprovalRecord, via: &str) {
+    async fn audit_decision(&self, actor: &Actor, decided: &ApprovalRecord, via: Via) {
         self.audit
             .record(
                 actor,
@@ -344,7 +352,7 @@ impl ApprovalGate {
                 (None, None),
                 json!({
                     "decision": decided.decision, "owner": decided.owner, "toolKey": decided.tool_key,
-                    "agent": decided.caller, "via": via,
+                    "agent": decided.caller, "via": via.as_str(),
                 }),
             )
             .await;
@@ -370,7 +378,8 @@ pub struct ApprovalView {
     pub agent: Option<String>,
     /// The arguments, scrubbed and shortened (JSON text).
     pub arguments: String,
-    /// `pending`, `allowed` (once, not yet used), `consumed`, `denied` or `expired`.
+    /// `pending`, `allowed` (once, not yet used), `consumed` (allowed once and used),
+    /// `granted` (allowed always), `denied` or `expired`.
     pub status: ApprovalStatus,
     pub decision: Option<ApprovalDecision>,
     pub decided_by: Option<String>,
@@ -404,6 +413,42 @@ pub(crate) fn tool_key(tool: &RegisteredTool) -> String {
     }
 }
 
+/// SHA-256 of a call's arguments, hex: what an approval binds to. serde_json's maps are
+/// sorted, so equal arguments hash equally.
+pub fn args_hash(args: &Value) -> String {
+    hex::encode(Sha256::digest(args.to_string().as_bytes()))
+}
+
+/// The decision a person's answer stands for.
+pub fn decision_of(answer: ApprovalAnswer) -> ApprovalDecision {
+    match answer {
+        ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
+        ApprovalAnswer::AllowAlways => ApprovalDecision::AllowAlways,
+        ApprovalAnswer::Deny => ApprovalDecision::Deny,
+    }
+}
+
+/// Through which door a person decided, for the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The REST API (and the UI on it).
+    Api,
+    /// The `toolsmith approvals` command.
+    Cli,
+    /// The MCP client's approval form (elicitation, or a 2026-07-28 `inputResponses` answer).
+    Client,
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Api => "api",
+            Via::Cli => "cli",
+            Via::Client => "client",
+        }
+    }
+}
+
 fn new_approval_id() -> String {
     format!("apr_{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
 }
@@ -426,6 +471,18 @@ fn awaiting(approval: &ApprovalRecord) -> ToolResult {
             "approvalId": approval.id,
             "expiresAt": approval.expires_at,
         })),
+    )
+}
+
+fn used_elsewhere(approval: &ApprovalRecord) -> ToolResult {
+    ToolResult::error_with(
+        ErrorKind::ApprovalRequired,
+        format!(
+            "approval {} allowed one call of '{}', and another identical call used it first; \
+             make the call again to ask for a new approval",
+            approval.id, approval.tool_name
+        ),
+        details(json!({"approvalId": approval.id})),
     )
 }
 

@@ -3,6 +3,9 @@
 //! entry written; a policy or token changed — with its actor, target, revisions before and
 //! after, and request id.
 //!
+//! An actor acting as an agent (an agent-bound token, the `X-Toolsmith-Agent` header, a model
+//! through MCP with one) is recorded with it: `details.actorAgent`.
+//!
 //! Entries go to the store (`audit_log`) and, when configured, are appended as JSON lines to a
 //! file. Writing them never fails the action they describe (the action is already committed);
 //! a failure is logged. Entries never carry secrets: `details` names what changed (field names,
@@ -76,8 +79,12 @@ impl AuditLog {
         action: &str,
         target: AuditTarget,
         revisions: (Option<i64>, Option<i64>),
-        details: Value,
+        mut details: Value,
     ) {
+        if let (Some(agent), Value::Object(map)) = (&actor.agent, &mut details) {
+            map.entry("actorAgent")
+                .or_insert_with(|| Value::String(agent.clone()));
+        }
         let mut entry = AuditRecord {
             id: 0,
             at: Utc::now(),

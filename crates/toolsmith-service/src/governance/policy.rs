@@ -88,17 +88,27 @@ impl PolicyGate {
         })
     }
 
-    /// `Err(reason)` if the caller of `ctx` may not call `tool`.
+    /// `Err(reason)` if the caller of `ctx` may not call `tool`. An agent the caller named
+    /// itself ([`ToolContext::agent_chosen_by_caller`]) only narrows: the user without the
+    /// agent must be allowed too.
     pub fn check(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
         let Some(policy) = self.current() else {
             return Ok(());
         };
         let decision = policy.decide(&caller(ctx), &info(tool));
-        if decision.allowed {
-            Ok(())
-        } else {
-            Err(decision.reason)
+        if !decision.allowed {
+            return Err(decision.reason);
         }
+        if let Some(as_user) = user_behind(ctx) {
+            let decision = policy.decide(&as_user, &info(tool));
+            if !decision.allowed {
+                return Err(format!(
+                    "{} (an agent named by the caller rather than by its token only narrows what user '{}' may do)",
+                    decision.reason, ctx.user_id
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The tools of `tools` the caller of `ctx` may see, in their order.
@@ -111,9 +121,16 @@ impl PolicyGate {
             None => tools,
             Some(policy) => {
                 let caller = caller(ctx);
+                let as_user = user_behind(ctx);
                 tools
                     .into_iter()
-                    .filter(|tool| policy.allows(&caller, &info(tool)))
+                    .filter(|tool| {
+                        let tool = info(tool);
+                        policy.allows(&caller, &tool)
+                            && as_user
+                                .as_ref()
+                                .is_none_or(|user| policy.allows(user, &tool))
+                    })
                     .collect()
             }
         }
@@ -140,6 +157,16 @@ fn caller(ctx: &ToolContext) -> Caller<'_> {
         agent: ctx.agent_id.as_deref(),
         depth: 0,
     }
+}
+
+/// The user without the agent, when the caller chose the agent itself: what it may do bounds
+/// what the agent may.
+fn user_behind(ctx: &ToolContext) -> Option<Caller<'_>> {
+    (ctx.agent_chosen_by_caller && ctx.agent_id.is_some()).then(|| Caller {
+        user: &ctx.user_id,
+        agent: None,
+        depth: 0,
+    })
 }
 
 fn info(tool: &RegisteredTool) -> ToolInfo<'_> {

@@ -88,6 +88,7 @@ impl ToolService {
                 code: &record.code,
                 permissions: record.permissions.clone(),
                 declared: dependencies::declared_names(record),
+                config_values: true,
             })
             .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(

@@ -1119,6 +1119,8 @@ async fn ephemeral_runs_store_nothing() {
                 args: Some(json!({"a": 21})),
                 permissions: Vec::new(),
             },
+            ToolContext::new("default"),
+            crate::RunRights::default(),
         )
         .await;
     assert_eq!(res.content, json!(42));
@@ -1131,19 +1133,33 @@ async fn ephemeral_runs_store_nothing() {
                 args: None,
                 permissions: Vec::new(),
             },
+            ToolContext::new("default"),
+            crate::RunRights::default(),
         )
         .await;
     assert_eq!(bad.error_kind(), Some(ErrorKind::InvalidArguments));
     assert_eq!(count(&f.service).await, 0);
     let tested = f
         .service
-        .test_tool(&user(), tool("dry", "return args.x + 1"), json!({"x": 1}))
+        .test_tool(
+            &user(),
+            tool("dry", "return args.x + 1"),
+            json!({"x": 1}),
+            ToolContext::new("default"),
+            crate::RunRights::default(),
+        )
         .await;
     assert_eq!(tested.content, json!(2));
     assert_eq!(tested.metadata.extra.get("testMode"), Some(&json!(true)));
     let tested = f
         .service
-        .test_tool(&user(), tool("dry", "return 1"), json!({"x": "one"}))
+        .test_tool(
+            &user(),
+            tool("dry", "return 1"),
+            json!({"x": "one"}),
+            ToolContext::new("default"),
+            crate::RunRights::default(),
+        )
         .await;
     assert_eq!(tested.error_kind(), Some(ErrorKind::InvalidArguments));
     assert_eq!(count(&f.service).await, 0);

@@ -34,6 +34,11 @@ fn approval_from_row(row: &Row<'_>) -> Result<ApprovalRecord, StoreError> {
         .map(|d| d.parse::<ApprovalDecision>())
         .transpose()
         .map_err(|e| corrupt("execution_approvals", &id, "decision", e))?;
+    // The table keeps an `allow_always` decision as `consumed` (its CHECK predates `granted`).
+    let status = match (status, decision) {
+        (ApprovalStatus::Consumed, Some(ApprovalDecision::AllowAlways)) => ApprovalStatus::Granted,
+        (status, _) => status,
+    };
     let decided_at = opt(12)?
         .map(|t| parse_time(&t))
         .transpose()
@@ -87,7 +92,7 @@ pub(crate) fn insert_approval(conn: &Connection, a: &ApprovalRecord) -> Result<(
             a.caller,
             a.args_hash,
             a.args_preview,
-            a.status.as_str(),
+            stored_status(a.status),
             a.decision.map(ApprovalDecision::as_str),
             a.decided_by,
             timestamp(&a.created_at),
@@ -130,6 +135,15 @@ pub(crate) fn list_approvals(
     }
 }
 
+/// A status as the table keeps it: `granted` is stored as `consumed` with the decision
+/// `allow_always`, and read back as `granted`.
+fn stored_status(status: ApprovalStatus) -> &'static str {
+    match status {
+        ApprovalStatus::Granted => ApprovalStatus::Consumed.as_str(),
+        other => other.as_str(),
+    }
+}
+
 /// The pending, unexpired approval of exactly this call, if one is already waiting.
 pub(crate) fn find_pending_approval(
     conn: &Connection,
@@ -164,7 +178,7 @@ pub(crate) fn decide_approval(
     let tx = conn.transaction().map_err(backend)?;
     let status = match decision {
         ApprovalDecision::AllowOnce => ApprovalStatus::Allowed,
-        ApprovalDecision::AllowAlways => ApprovalStatus::Consumed,
+        ApprovalDecision::AllowAlways => ApprovalStatus::Granted,
         ApprovalDecision::Deny => ApprovalStatus::Denied,
     };
     let changed = tx
@@ -172,7 +186,7 @@ pub(crate) fn decide_approval(
             "UPDATE execution_approvals SET status = ?1, decision = ?2, decided_by = ?3, \
              decided_at = ?4 WHERE id = ?5 AND status = 'pending' AND expires_at > ?4",
             params![
-                status.as_str(),
+                stored_status(status),
                 decision.as_str(),
                 decided_by,
                 timestamp(now),
@@ -182,6 +196,14 @@ pub(crate) fn decide_approval(
         .map_err(backend)?;
     if changed == 0 {
         return Ok(None);
+    }
+    if decision == ApprovalDecision::AllowOnce {
+        // The allowed call may run within one more approval time from now, not forever.
+        tx.execute(
+            "UPDATE execution_approvals SET expires_at = ?1 WHERE id = ?2",
+            params![timestamp(&allowed_until(&tx, id, now)?), id],
+        )
+        .map_err(backend)?;
     }
     let Some(record) = get_approval(&tx, id)? else {
         return Ok(None);
@@ -204,7 +226,21 @@ pub(crate) fn decide_approval(
     Ok(Some(record))
 }
 
-/// Uses up one `allow_once` approval of exactly this call: `Some(id)` if there was one.
+/// When an approval allowed once at `now` stops allowing its call: `now` plus the time the
+/// approval had to be decided in.
+fn allowed_until(
+    conn: &Connection,
+    id: &str,
+    now: &DateTime<Utc>,
+) -> Result<DateTime<Utc>, StoreError> {
+    let Some(record) = get_approval(conn, id)? else {
+        return Ok(*now);
+    };
+    Ok(*now + (record.expires_at - record.created_at))
+}
+
+/// Uses up one unexpired `allow_once` approval of exactly this call (`probe.created_at` is the
+/// time of the call): `Some(id)` if there was one.
 pub(crate) fn consume_allowed_approval(
     conn: &Connection,
     probe: &ApprovalRecord,
@@ -212,9 +248,15 @@ pub(crate) fn consume_allowed_approval(
     conn.query_row(
         "UPDATE execution_approvals SET status = 'consumed' WHERE id = (\
              SELECT id FROM execution_approvals WHERE owner = ?1 AND tool_key = ?2 \
-             AND caller = ?3 AND args_hash = ?4 AND status = 'allowed' \
+             AND caller = ?3 AND args_hash = ?4 AND status = 'allowed' AND expires_at > ?5 \
              ORDER BY decided_at LIMIT 1) RETURNING id",
-        params![probe.owner, probe.tool_key, probe.caller, probe.args_hash],
+        params![
+            probe.owner,
+            probe.tool_key,
+            probe.caller,
+            probe.args_hash,
+            timestamp(&probe.created_at)
+        ],
         |row| row.get(0),
     )
     .optional()
@@ -234,18 +276,28 @@ pub(crate) fn has_grant(
     .map_err(backend)
 }
 
-/// Deletes the grants of a tool (when it is deleted or its code changes); how many went.
+/// Deletes the grants of a tool (when it is deleted or its code changes), and expires its
+/// approvals still pending or allowed once but unused: they were asked for the old code. How
+/// many grants went.
 pub(crate) fn revoke_grants(
-    conn: &Connection,
+    conn: &mut Connection,
     owner: &str,
     tool_key: &str,
 ) -> Result<u64, StoreError> {
-    let n = conn
+    let tx = conn.transaction().map_err(backend)?;
+    let n = tx
         .execute(
             "DELETE FROM approval_grants WHERE owner = ?1 AND tool_key = ?2",
             params![owner, tool_key],
         )
         .map_err(backend)?;
+    tx.execute(
+        "UPDATE execution_approvals SET status = 'expired' WHERE owner = ?1 AND tool_key = ?2 \
+         AND status IN ('pending', 'allowed')",
+        params![owner, tool_key],
+    )
+    .map_err(backend)?;
+    tx.commit().map_err(backend)?;
     Ok(n as u64)
 }
 

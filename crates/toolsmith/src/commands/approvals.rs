@@ -86,7 +86,13 @@ pub async fn run(ctx: &Ctx, command: ApprovalsCommand) -> anyhow::Result<u8> {
         ApprovalsCommand::Deny { id } => (id, ApprovalDecision::Deny),
     };
     let decided = approvals
-        .decide(None, &id, decision, &ctx.actor.user_id)
+        .decide_as(
+            &ctx.actor,
+            None,
+            &id,
+            decision,
+            toolsmith_service::governance::approvals::Via::Cli,
+        )
         .await?;
     print_one(ctx, &decided)?;
     Ok(SUCCESS)

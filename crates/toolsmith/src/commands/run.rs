@@ -15,7 +15,7 @@ use toolsmith_core::{
     ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver, ErrorKind, ToolContext, ToolResult,
     ToolStatus,
 };
-use toolsmith_service::{RunCode, ToolRef};
+use toolsmith_service::{RunCode, RunRights, ToolRef};
 
 use super::Ctx;
 use crate::cli::{RunArgs, RunCodeArgs};
@@ -51,7 +51,18 @@ pub async fn run_code(ctx: &Ctx, args: RunCodeArgs) -> anyhow::Result<u8> {
         args: Some(call_args),
         permissions: args.permissions,
     };
-    let result = ctx.service.run_ephemeral(&ctx.actor, run).await;
+    // The local operator: may read the Config Center and create tools, so asks no one; the
+    // code still runs as a call through the pipeline (policy, limits, usage, audit).
+    let rights = RunRights {
+        read_secrets: true,
+        create_tools: true,
+    };
+    let mut tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
+    tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
+    let result = ctx
+        .service
+        .run_ephemeral(&ctx.actor, run, tool_ctx, rights)
+        .await;
     report(ctx, &result, None)
 }
 

@@ -6,6 +6,7 @@ fn identity(user: &str) -> Identity {
     Identity {
         user_id: user.to_owned(),
         agent_id: None,
+        agent_from_header: false,
         scopes: Vec::new(),
         read_only: false,
     }

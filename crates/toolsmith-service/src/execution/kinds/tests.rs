@@ -370,8 +370,10 @@ async fn a_per_agent_command_tool_exists_only_for_its_agent() {
         .unwrap();
 
     let names = |agent: Option<&str>| -> Vec<String> {
+        let mut ctx = toolsmith_core::ToolContext::new("default");
+        ctx.agent_id = agent.map(str::to_owned);
         f.service
-            .visible_tools("default", agent)
+            .visible_tools(&ctx)
             .iter()
             .filter(|t| !t.is_builtin())
             .map(|t| t.name().to_owned())

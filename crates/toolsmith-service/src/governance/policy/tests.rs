@@ -43,8 +43,10 @@ fn js(name: &str) -> CreateTool {
 }
 
 fn names(service: &ToolService, user: &str, agent: Option<&str>) -> Vec<String> {
+    let mut ctx = ToolContext::new(user);
+    ctx.agent_id = agent.map(str::to_owned);
     service
-        .visible_tools(user, agent)
+        .visible_tools(&ctx)
         .iter()
         .map(|t| t.name().to_owned())
         .collect()
