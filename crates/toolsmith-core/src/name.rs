@@ -1,4 +1,5 @@
-//! The naming rule for custom tools: `^[a-z][a-z0-9_]*$`, at most 64 characters.
+//! The naming rule for custom tools: `^[a-z][a-z0-9_]*$`, at most 64 characters, and not in
+//! the form of a tool id (`tool_` and 16 hex digits), which every interface reads as an id.
 
 /// Longest name a custom tool may have.
 pub const MAX_NAME_LEN: usize = 64;
@@ -24,6 +25,12 @@ pub fn is_reserved(name: &str) -> bool {
     RESERVED_NAMES.contains(&name)
 }
 
+/// Whether `text` has the form of a custom tool id: `tool_` and 16 hex digits.
+pub fn is_tool_id(text: &str) -> bool {
+    text.strip_prefix("tool_")
+        .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Why a name was refused, phrased for the person or model that chose it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
@@ -35,6 +42,10 @@ pub enum NameError {
         "tool name '{name}' is invalid: it must start with a lowercase letter and contain only lowercase letters, digits and underscores (^[a-z][a-z0-9_]*$)"
     )]
     BadCharacters { name: String },
+    #[error(
+        "tool name '{name}' has the form of a tool id (tool_ and 16 hex digits), so it could never be addressed by name; choose another name"
+    )]
+    LooksLikeId { name: String },
 }
 
 /// Checks a custom tool name against the rule.
@@ -53,6 +64,11 @@ pub fn validate_custom_name(name: &str) -> Result<(), NameError> {
         let shown: String = name.chars().take(MAX_NAME_LEN).collect();
         return Err(NameError::BadCharacters { name: shown });
     }
+    if is_tool_id(name) {
+        return Err(NameError::LooksLikeId {
+            name: name.to_owned(),
+        });
+    }
     Ok(())
 }
 
@@ -63,6 +79,17 @@ mod tests {
     #[test]
     fn accepts_the_rule() {
         for ok in ["a", "word_frequency", "x1_2", &"a".repeat(64)] {
+            assert_eq!(validate_custom_name(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn refuses_names_in_the_form_of_an_id() {
+        assert!(matches!(
+            validate_custom_name("tool_0123456789abcdef"),
+            Err(NameError::LooksLikeId { .. })
+        ));
+        for ok in ["tool_0123456789abcde", "tool_0123456789abcdef0", "tool_thing"] {
             assert_eq!(validate_custom_name(ok), Ok(()), "{ok}");
         }
     }

@@ -69,10 +69,7 @@ pub enum ToolRef {
 impl ToolRef {
     /// An id if the text looks like one, a name otherwise.
     pub fn parse(text: &str) -> ToolRef {
-        let is_id = text
-            .strip_prefix("tool_")
-            .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
-        if is_id {
+        if toolsmith_core::name::is_tool_id(text) {
             ToolRef::Id(text.to_owned())
         } else {
             ToolRef::Name(text.to_owned())

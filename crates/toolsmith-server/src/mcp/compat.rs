@@ -405,19 +405,16 @@ pub(crate) async fn call(
                 query.status = Some(status.parse::<ToolStatus>()?);
             }
             match service.list(&actor, query).await {
-                Ok(page) => ok(
-                    json!({
-                        "tools": page.tools.iter().map(summary).collect::<Vec<_>>(),
-                        "total": page.total,
-                    }),
-                    Vec::new(),
-                ),
+                Ok(page) => {
+                    let (shown, total) = super::control_plane::shown_summaries(caller, &page);
+                    ok(json!({"tools": shown, "total": total}), Vec::new())
+                }
                 Err(e) => service_error(e),
             }
         }
         Op::Get => {
             let GetArgs { name, .. } = parse(args)?;
-            match service.get(&actor, &ToolRef::parse(&name)).await {
+            match super::control_plane::visible_record(caller, &name).await {
                 Ok(record) => ok(json!({"tool": full(&record)}), Vec::new()),
                 Err(e) => service_error(e),
             }

@@ -374,9 +374,10 @@ async fn list(caller: &Caller<'_>, args: ListArgs) -> CallToolResult {
         Ok(stats) => stats,
         Err(e) => return service_error(e),
     };
+    let (shown, total) = shown_summaries(caller, &page);
     json_result(json!({
-        "tools": page.tools.iter().map(summary).collect::<Vec<_>>(),
-        "total": page.total,
+        "tools": shown,
+        "total": total,
         "stats": {
             "total": stats.total,
             "active": stats.active,
@@ -391,13 +392,37 @@ async fn list(caller: &Caller<'_>, args: ListArgs) -> CallToolResult {
 }
 
 async fn get(caller: &Caller<'_>, name: &str) -> CallToolResult {
-    match caller
-        .service()
-        .get(&caller.actor(), &ToolRef::parse(name))
-        .await
-    {
+    match visible_record(caller, name).await {
         Ok(record) => json_result(full(&record)),
         Err(e) => service_error(e),
+    }
+}
+
+/// The summaries of `page` the caller may be shown, and the total less the hidden ones: tools
+/// the caller may not call are not described to it (as in `tools/list`).
+pub(crate) fn shown_summaries(caller: &Caller<'_>, page: &toolsmith_service::ToolPage) -> (Vec<Value>, u64) {
+    let shown: Vec<Value> = page
+        .tools
+        .iter()
+        .filter(|t| caller.may_see_stored(t))
+        .map(summary)
+        .collect();
+    let hidden = (page.tools.len() - shown.len()) as u64;
+    (shown, page.total.saturating_sub(hidden))
+}
+
+/// The caller's stored tool `name` (or id), if it may be shown to it; a tool it may not call
+/// is "not found", as if it did not exist.
+pub(crate) async fn visible_record(
+    caller: &Caller<'_>,
+    name: &str,
+) -> Result<toolsmith_core::CustomToolRecord, ServiceError> {
+    let tool = ToolRef::parse(name);
+    let record = caller.service().get(&caller.actor(), &tool).await?;
+    if caller.may_see_stored(&record) {
+        Ok(record)
+    } else {
+        Err(ServiceError::NotFound(format!("no custom tool {tool}")))
     }
 }
 

@@ -377,6 +377,17 @@ impl Caller<'_> {
             .filter(|tool| tool.is_visible_to(self.identity.agent_id.as_deref()))
     }
 
+    /// Whether this caller may call `tool` (agent scope and policy, as `tools/list`).
+    pub fn may_call(&self, tool: &toolsmith_core::RegisteredTool) -> bool {
+        self.service().may_call(&self.identity.tool_context(), tool)
+    }
+
+    /// Whether this caller may be shown its stored tool `record` (it could call it).
+    pub fn may_see_stored(&self, record: &toolsmith_core::CustomToolRecord) -> bool {
+        self.service()
+            .may_see_stored(&self.identity.tool_context(), record)
+    }
+
     /// MCP callers are models (acting as the identity's agent, if any).
     pub fn actor(&self) -> Actor {
         Actor::llm(self.identity.user_id.clone()).with_agent(self.identity.agent_id.clone())

@@ -260,8 +260,10 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
 }
 
 fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
+    // Only what the caller may call is described, as in `tools/list`.
     if let Some(tool) = caller.find_tool(name)
         && !SERVER_TOOLS.is_server_tool(name)
+        && caller.may_call(&tool)
     {
         return json_result(help_of(&tool.definition, None));
     }

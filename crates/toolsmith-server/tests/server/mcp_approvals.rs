@@ -425,3 +425,40 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
     let (is_error, text) = call(&locked_client, "run_js_ephemeral", run("return 1")).await;
     assert!(is_error && text.contains("not allowed"), "{text}");
 }
+
+/// Tools a caller may not call are not described to it anywhere: not in `get_tool_help`,
+/// `list_custom_tools`, `get_custom_tool` or `utils.listTools()`, as in `tools/list`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_a_caller_may_not_call_are_not_described_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = toolsmith_service::ServiceConfig {
+        policy: Some(serde_json::from_value(json!({"agents": {"bot": {"deny": ["shout"]}}})).unwrap()),
+        ..toolsmith_service::ServiceConfig::default()
+    };
+    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let person_client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
+    model_creates_shout(&person_client).await;
+    let bot = Identity {
+        user_id: "default".to_owned(),
+        agent_id: Some("bot".to_owned()),
+        agent_from_header: false,
+        scopes: vec![Scope::ToolsRead, Scope::ToolsExecute],
+        read_only: false,
+    };
+    let bot_client = connect_as(&state, person(None, ProtocolVersion::V_2025_11_25), bot).await;
+    let asks = [
+        ("get_tool_help", json!({"tool_name": "shout"})),
+        ("list_custom_tools", json!({})),
+        ("get_custom_tool", json!({"name": "shout"})),
+        ("run_js_ephemeral", json!({"code": "return utils.listTools().map(t => t.name)"})),
+    ];
+    for (tool, args) in &asks {
+        let (_, text) = call(&person_client, tool, args.clone()).await;
+        assert!(text.contains("shout"), "the person sees it through {tool}: {text}");
+        let (_, text) = call(&bot_client, tool, args.clone()).await;
+        assert!(
+            !text.contains("Upper-cases") && !text.contains("toUpperCase") && !text.contains("\"shout\""),
+            "{tool} describes a denied tool: {text}"
+        );
+    }
+}

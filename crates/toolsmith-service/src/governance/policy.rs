@@ -92,15 +92,29 @@ impl PolicyGate {
     /// itself ([`ToolContext::agent_chosen_by_caller`]) only narrows: the user without the
     /// agent must be allowed too.
     pub fn check(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
+        self.check_info(ctx, &info(tool))
+    }
+
+    /// Whether the caller of `ctx` may call its custom tool `name`, stored in any status (what
+    /// `list_custom_tools` and `get_custom_tool` may show it).
+    pub fn allows_custom(&self, ctx: &ToolContext, name: &str) -> bool {
+        let tool = ToolInfo {
+            name,
+            kind: ToolKind::Custom,
+        };
+        self.check_info(ctx, &tool).is_ok()
+    }
+
+    fn check_info(&self, ctx: &ToolContext, tool: &ToolInfo<'_>) -> Result<(), String> {
         let Some(policy) = self.current() else {
             return Ok(());
         };
-        let decision = policy.decide(&caller(ctx), &info(tool));
+        let decision = policy.decide(&caller(ctx), tool);
         if !decision.allowed {
             return Err(decision.reason);
         }
         if let Some(as_user) = user_behind(ctx) {
-            let decision = policy.decide(&as_user, &info(tool));
+            let decision = policy.decide(&as_user, tool);
             if !decision.allowed {
                 return Err(format!(
                     "{} (an agent named by the caller rather than by its token only narrows what user '{}' may do)",
