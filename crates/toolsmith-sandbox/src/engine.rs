@@ -156,7 +156,8 @@ impl Sandbox {
 
 /// The functions `install` hands back.
 struct Hooks<'js> {
-    /// `begin({network, config, maxConsoleChars, maxOutputChars})` applies a job's options.
+    /// `begin({network, config, maxConsoleChars, maxOutputChars, maxMemoryBytes})` applies a
+    /// job's options.
     begin: Function<'js>,
     /// `run(main, argsJson, contextJson)` → promise of a report.
     run: Function<'js>,
@@ -328,6 +329,7 @@ impl<'js> Run<'_, 'js> {
         options.set("config", self.exec.config_json.as_deref())?;
         options.set("maxConsoleChars", limits.max_console_bytes as f64)?;
         options.set("maxOutputChars", limits.max_output_bytes as f64)?;
+        options.set("maxMemoryBytes", limits.memory_bytes as f64)?;
         Ok(options)
     }
 

@@ -58,6 +58,7 @@ export function install(host) {
     delete G.Atomics;
     // No V8-style stack hooks: call sites would hand out the functions on the stack.
     defineProperty(ErrorCtor, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
+    const limits = bound(host);
 
     const pending = { __proto__: null };
     let support;
@@ -97,6 +98,7 @@ export function install(host) {
 
     return {
         begin(options) {
+            limits.set(options.maxMemoryBytes);
             maxConsoleChars = options.maxConsoleChars;
             maxOutputChars = options.maxOutputChars;
             configJson = options.config;
@@ -157,5 +159,291 @@ export function install(host) {
         },
 
         describe,
+    };
+}
+
+// Built-ins that run long in native code without reaching the interrupt handler (so neither
+// the CPU limit nor the wall clock can stop them) are replaced or guarded here; the hostile
+// built-in test (tests/sandbox/builtins.rs) runs every string, regexp and array built-in on
+// generated adversarial input to find them.
+//
+// - `normalize` and `localeCompare` are quadratic in QuickJS on long runs of combining marks:
+//   replaced by the host's linear implementation (the `unicode-normalization` crate).
+// - The generic array methods loop over `length` of whatever they are called on, and an
+//   array-like `{length: 2**53 - 1}` or a sparse array keeps them in native code for hours:
+//   a length longer than any array the memory limit could hold densely is refused.
+// - Searching a long string for a long string is quadratic in QuickJS's naive search: past a
+//   size, `indexOf`, `lastIndexOf`, `includes`, `split`, `replace` and `replaceAll` use the
+//   host's linear search.
+function bound(host) {
+    const uncurry = (fn) => fn.call.bind(fn);
+    const StringProto = String.prototype;
+    const ArrayProto = Array.prototype;
+    const RangeErrorCtor = RangeError;
+    const RegExpCtor = RegExp;
+    const escape = RegExp.escape;
+    const isArray = Array.isArray;
+    const TypeErrorCtor = TypeError;
+    // ToString: throws on symbols, as the built-ins do.
+    const toStr = (value) => `${value}`;
+    const isWellFormed = uncurry(StringProto.isWellFormed);
+    const codePointAt = uncurry(StringProto.codePointAt);
+    const split = uncurry(StringProto.split);
+    const join = uncurry(ArrayProto.join);
+    const nativeNormalize = host.normalize;
+    const nativeCompare = host.compareNfc;
+    // A JSValue takes 16 bytes: no dense array of more elements than this fits the memory limit.
+    let maxLength = 1 << 20;
+    let maxStringBytes = 1 << 26;
+
+    const define = (proto, name, fn, length) => {
+        defineProperty(fn, 'name', { value: name });
+        defineProperty(fn, 'length', { value: length });
+        defineProperty(proto, name, { value: fn, writable: true, enumerable: false, configurable: true });
+    };
+    const coerce = (self, name) => {
+        if (self === null || self === undefined) {
+            throw new TypeErrorCtor('String.prototype.' + name + ' called on null or undefined');
+        }
+        return toStr(self);
+    };
+
+    // Lone surrogates are starters that never compose: the well-formed runs between them
+    // normalize independently.
+    const LONE = /([\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF])/;
+    const normalize = (text, form) => {
+        if (isWellFormed(text)) {
+            return nativeNormalize(text, form, maxStringBytes);
+        }
+        const parts = split(text, LONE);
+        for (let i = 0; i < parts.length; i += 2) {
+            parts[i] = nativeNormalize(parts[i], form, maxStringBytes);
+        }
+        return join(parts, '');
+    };
+    define(StringProto, 'normalize', {
+        normalize(form) {
+            const text = coerce(this, 'normalize');
+            const f = form === undefined ? 'NFC' : toStr(form);
+            if (f !== 'NFC' && f !== 'NFD' && f !== 'NFKC' && f !== 'NFKD') {
+                throw new RangeErrorCtor('invalid normalization form');
+            }
+            return normalize(text, f);
+        },
+    }.normalize, 0);
+    define(StringProto, 'localeCompare', {
+        localeCompare(that) {
+            const a = coerce(this, 'localeCompare');
+            const b = toStr(that);
+            if (isWellFormed(a) && isWellFormed(b)) {
+                return nativeCompare(a, b);
+            }
+            const x = normalize(a, 'NFC');
+            const y = normalize(b, 'NFC');
+            let i = 0;
+            let j = 0;
+            while (i < x.length && j < y.length) {
+                const c = codePointAt(x, i);
+                const d = codePointAt(y, j);
+                if (c !== d) {
+                    return c < d ? -1 : 1;
+                }
+                i += c > 0xffff ? 2 : 1;
+                j += d > 0xffff ? 2 : 1;
+            }
+            return i < x.length ? 1 : j < y.length ? -1 : 0;
+        },
+    }.localeCompare, 1);
+
+    // Long needle in a long haystack: the host's linear search (two-way); strings with lone
+    // surrogates (which the host cannot take) fall back to an escaped RegExp.
+    const QUADRATIC = 1 << 20;
+    const nativeFind = host.find;
+    const nativeRfind = host.rfind;
+    const nativeFindAll = host.findAll;
+    const long = (text, pattern) =>
+        typeof pattern === 'string' && pattern.length > 16 && text.length * pattern.length > QUADRATIC;
+    const hostable = (text, pattern) => isWellFormed(text) && isWellFormed(pattern);
+    const literal = (pattern, flags) => new RegExpCtor(escape(pattern), flags);
+    const slice = uncurry(StringProto.slice);
+    const position = (value, fallback) => {
+        const n = +value;
+        return n !== n ? fallback : n;
+    };
+    // GetSubstitution for a match of a plain string (no captures, no named groups).
+    const substitute = (matched, text, at, replacement) => {
+        let out = '';
+        for (let i = 0; i < replacement.length; i++) {
+            const c = replacement[i];
+            const next = replacement[i + 1];
+            if (c !== '$' || next === undefined) {
+                out += c;
+            } else if (next === '$') {
+                out += '$';
+                i++;
+            } else if (next === '&') {
+                out += matched;
+                i++;
+            } else if (next === '`') {
+                out += slice(text, 0, at);
+                i++;
+            } else if (next === "'") {
+                out += slice(text, at + matched.length);
+                i++;
+            } else {
+                out += c;
+            }
+        }
+        return out;
+    };
+    const replaceAt = (text, pattern, replacement, positions) => {
+        const fn = typeof replacement === 'function' ? replacement : undefined;
+        const rep = fn === undefined ? toStr(replacement) : '';
+        let out = '';
+        let last = 0;
+        for (let i = 0; i < positions.length; i++) {
+            const at = positions[i];
+            out += slice(text, last, at);
+            out += fn === undefined ? substitute(pattern, text, at, rep) : toStr(fn(pattern, at, text));
+            last = at + pattern.length;
+        }
+        return out + slice(text, last);
+    };
+    const stringSearch = (name, make) => {
+        const length = StringProto[name].length;
+        define(StringProto, name, make(uncurry(StringProto[name])), length);
+    };
+    stringSearch('indexOf', (original) => ({
+        indexOf(search, from) {
+            const text = coerce(this, 'indexOf');
+            const pattern = toStr(search);
+            if (!long(text, pattern)) {
+                return original(text, pattern, from);
+            }
+            const start = position(from, 0);
+            if (hostable(text, pattern)) {
+                return nativeFind(text, pattern, start);
+            }
+            const re = literal(pattern, 'g');
+            re.lastIndex = start < 0 ? 0 : start > text.length ? text.length : start;
+            const found = re.exec(text);
+            return found === null ? -1 : found.index;
+        },
+    }.indexOf));
+    stringSearch('lastIndexOf', (original) => ({
+        lastIndexOf(search, from) {
+            const text = coerce(this, 'lastIndexOf');
+            const pattern = toStr(search);
+            if (!long(text, pattern) || !hostable(text, pattern)) {
+                return original(text, pattern, from);
+            }
+            return nativeRfind(text, pattern, position(from, Infinity));
+        },
+    }.lastIndexOf));
+    stringSearch('includes', (original) => ({
+        includes(search, from) {
+            const text = coerce(this, 'includes');
+            if (typeof search !== 'string' || !long(text, search)) {
+                return original(text, search, from);
+            }
+            return StringProto.indexOf.call(text, search, from) !== -1;
+        },
+    }.includes));
+    stringSearch('split', (original) => ({
+        split(separator, limit) {
+            if (this !== null && this !== undefined && typeof separator === 'string') {
+                const text = toStr(this);
+                if (long(text, separator)) {
+                    if (!hostable(text, separator)) {
+                        return original(text, literal(separator, ''), limit);
+                    }
+                    const max = limit === undefined ? 4294967295 : limit >>> 0;
+                    const parts = [];
+                    if (max === 0) {
+                        return parts;
+                    }
+                    const found = nativeFindAll(text, separator);
+                    let last = 0;
+                    for (let i = 0; i < found.length && parts.length < max; i++) {
+                        parts[parts.length] = slice(text, last, found[i]);
+                        last = found[i] + separator.length;
+                    }
+                    if (parts.length < max) {
+                        parts[parts.length] = slice(text, last);
+                    }
+                    return parts;
+                }
+            }
+            return original(this, separator, limit);
+        },
+    }.split));
+    for (const name of ['replace', 'replaceAll']) {
+        stringSearch(name, (original) => ({
+            [name](pattern, replacement) {
+                if (this !== null && this !== undefined && typeof pattern === 'string') {
+                    const text = toStr(this);
+                    if (long(text, pattern)) {
+                        if (!hostable(text, pattern)) {
+                            return original(text, literal(pattern, name === 'replace' ? '' : 'g'), replacement);
+                        }
+                        let positions;
+                        if (name === 'replace') {
+                            const at = nativeFind(text, pattern, 0);
+                            positions = at === -1 ? [] : [at];
+                        } else {
+                            positions = nativeFindAll(text, pattern);
+                        }
+                        return replaceAt(text, pattern, replacement, positions);
+                    }
+                }
+                return original(this, pattern, replacement);
+            },
+        }[name]));
+    }
+
+    // Generic array methods: no length a dense array could not have.
+    const checkLength = (self, name) => {
+        if (self === null || self === undefined) {
+            return;
+        }
+        const len = +self.length;
+        if (len > maxLength) {
+            throw new RangeErrorCtor(
+                'Array.prototype.' + name + ': a length of ' + len +
+                ' is more than the sandbox allows (' + maxLength + ' elements)',
+            );
+        }
+    };
+    const guarded = [
+        'concat', 'copyWithin', 'fill', 'flat', 'flatMap', 'join', 'reverse', 'shift', 'slice',
+        'sort', 'splice', 'toLocaleString', 'toReversed', 'toSorted', 'toSpliced', 'toString',
+        'unshift', 'with',
+    ];
+    for (let i = 0; i < guarded.length; i++) {
+        const name = guarded[i];
+        const method = ArrayProto[name];
+        const original = uncurry(method);
+        define(ArrayProto, name, {
+            [name](...args) {
+                checkLength(this, name);
+                // What they walk besides the receiver: concat's arguments, flat's elements.
+                const inner = name === 'concat' ? args : name === 'flat' && isArray(this) ? this : undefined;
+                if (inner !== undefined) {
+                    for (let k = 0; k < inner.length; k++) {
+                        if (typeof inner[k] === 'object') {
+                            checkLength(inner[k], name);
+                        }
+                    }
+                }
+                return original(this, ...args);
+            },
+        }[name], method.length);
+    }
+
+    return {
+        set(memoryBytes) {
+            maxStringBytes = memoryBytes;
+            maxLength = memoryBytes / 16 > 1 << 16 ? memoryBytes / 16 : 1 << 16;
+        },
     };
 }

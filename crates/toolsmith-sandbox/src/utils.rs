@@ -20,6 +20,7 @@ use rand::seq::SliceRandom as _;
 use rquickjs::{Ctx, Exception, Function, Object, Value};
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha384, Sha512};
+use unicode_normalization::UnicodeNormalization as _;
 
 use crate::compile;
 use crate::console;
@@ -112,10 +113,130 @@ pub(crate) fn hex_decode(encoded: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The `host` object handed to `prelude.js`'s `install` (and never to the script): only the
-/// loader of the support module, so that preparing a context stays cheap.
+/// `text` in Unicode normalization form `form` (`NFC`, `NFD`, `NFKC`, `NFKD`), in linear time
+/// (QuickJS's own is quadratic on long runs of combining marks); refused once the result passes
+/// `max_bytes` of UTF-8.
+pub(crate) fn normalize(text: &str, form: &str, max_bytes: usize) -> Result<String, String> {
+    fn collect(chars: impl Iterator<Item = char>, max_bytes: usize) -> Result<String, String> {
+        let mut out = String::new();
+        for c in chars {
+            out.push(c);
+            if out.len() > max_bytes {
+                return Err(format!(
+                    "normalize: the result is larger than the memory limit of {max_bytes} bytes"
+                ));
+            }
+        }
+        Ok(out)
+    }
+    match form {
+        "NFC" => collect(text.nfc(), max_bytes),
+        "NFD" => collect(text.nfd(), max_bytes),
+        "NFKC" => collect(text.nfkc(), max_bytes),
+        "NFKD" => collect(text.nfkd(), max_bytes),
+        _ => Err("invalid normalization form".to_owned()),
+    }
+}
+
+/// `localeCompare` as QuickJS defines it: the NFC forms compared code point by code point
+/// (-1, 0 or 1), in linear time.
+pub(crate) fn compare_nfc(a: &str, b: &str) -> i32 {
+    match a.nfc().cmp(b.nfc()) {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => 1,
+    }
+}
+
+/// The byte offset in `text` of UTF-16 index `index` (the end when past it).
+fn byte_offset(text: &str, index: f64) -> usize {
+    if index.is_nan() || index <= 0.0 {
+        return 0;
+    }
+    let mut units = 0.0;
+    for (at, c) in text.char_indices() {
+        if units >= index {
+            return at;
+        }
+        units += c.len_utf16() as f64;
+    }
+    text.len()
+}
+
+/// The UTF-16 index of byte offset `at`, counting on from `(from_byte, from_index)`.
+fn utf16_index(text: &str, from: (usize, f64), at: usize) -> f64 {
+    from.1 + text[from.0..at].encode_utf16().count() as f64
+}
+
+/// `text.indexOf(pattern, from)` in linear time (two-way search), UTF-16 indices.
+pub(crate) fn find(text: &str, pattern: &str, from: f64) -> f64 {
+    let start = byte_offset(text, from);
+    match text[start..].find(pattern) {
+        Some(at) => utf16_index(text, (0, 0.0), start + at),
+        None => -1.0,
+    }
+}
+
+/// `text.lastIndexOf(pattern, from)` in linear time, UTF-16 indices.
+pub(crate) fn rfind(text: &str, pattern: &str, from: f64) -> f64 {
+    let end = byte_offset(text, from)
+        .saturating_add(pattern.len())
+        .min(text.len());
+    match text[..end].rfind(pattern) {
+        Some(at) => utf16_index(text, (0, 0.0), at),
+        None => -1.0,
+    }
+}
+
+/// The UTF-16 indices of every non-overlapping occurrence of `pattern`, in one linear pass.
+pub(crate) fn find_all(text: &str, pattern: &str) -> Vec<f64> {
+    let mut found = Vec::new();
+    let mut last = (0, 0.0);
+    for (at, _) in text.match_indices(pattern) {
+        let index = utf16_index(text, last, at);
+        found.push(index);
+        last = (at, index);
+    }
+    found
+}
+
+/// The `host` object handed to `prelude.js`'s `install` (and never to the script): the linear
+/// Unicode normalization that replaces QuickJS's, and the loader of the support module (kept
+/// small, so that preparing a context stays cheap).
 pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
+    host.set(
+        "normalize",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, text: String, form: String, max_bytes: f64| {
+                normalize(&text, &form, max_bytes as usize)
+                    .map_err(|e| Exception::throw_range(&ctx, &e))
+            },
+        )?,
+    )?;
+    host.set(
+        "find",
+        Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {
+            find(&text, &pattern, from)
+        })?,
+    )?;
+    host.set(
+        "rfind",
+        Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {
+            rfind(&text, &pattern, from)
+        })?,
+    )?;
+    host.set(
+        "findAll",
+        Function::new(ctx.clone(), |text: String, pattern: String| {
+            find_all(&text, &pattern)
+        })?,
+    )?;
+    host.set(
+        "compareNfc",
+        Function::new(ctx.clone(), |a: String, b: String| compare_nfc(&a, &b))?,
+    )?;
     host.set(
         "loadSupport",
         Function::new(

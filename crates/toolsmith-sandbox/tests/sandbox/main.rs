@@ -1,6 +1,7 @@
 //! Integration tests of the JS sandbox, through its public API only.
 
 mod basics;
+mod builtins;
 mod config;
 mod fetch;
 mod host_calls;

@@ -1,0 +1,274 @@
+//! Every string, regexp and array built-in on generated adversarial input stays under the CPU
+//! limit: none may run on in native code where the interrupt handler cannot stop it (issue 12,
+//! item 6: `normalize` and `localeCompare` were quadratic on combining marks, generic array
+//! methods looped over `{length: 2**53 - 1}`, a long needle made string search quadratic).
+//!
+//! Each case runs alone on a sandbox of its own thread count and measures the *process* CPU
+//! time it cost (nextest runs each test in its own process), so the check does not depend on
+//! how loaded the machine is. QuickJS has no `Intl`; that is asserted too, so a build that adds
+//! it must extend this test.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use cpu_time::ProcessTime;
+use proptest::prelude::*;
+use serde_json::json;
+use toolsmith_core::{ErrorKind, ToolResult};
+use toolsmith_sandbox::{JsLimits, JsSandbox, PoolConfig};
+
+use crate::support::*;
+
+/// The CPU limit of every case.
+const CPU_LIMIT: Duration = Duration::from_millis(100);
+/// What a case may cost in all: its limit, the run around it, and the stretch between two
+/// looks of the interrupt handler.
+const CPU_ALLOWED: Duration = Duration::from_millis(1500);
+
+static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+});
+
+static SANDBOX: LazyLock<JsSandbox> = LazyLock::new(|| {
+    JsSandbox::new(PoolConfig {
+        workers: 1,
+        max_in_flight: 4,
+    })
+});
+
+fn limits() -> JsLimits {
+    JsLimits {
+        cpu_time: CPU_LIMIT,
+        wall_time: Duration::from_secs(60),
+        ..small_limits()
+    }
+}
+
+/// Runs `code` and checks that it ended by itself (returned, threw, or hit the CPU or memory
+/// limit) within [`CPU_ALLOWED`] of process CPU time.
+fn check(code: &str) -> Result<(), TestCaseError> {
+    let before = ProcessTime::now();
+    let res: ToolResult = RUNTIME.block_on(SANDBOX.run(job_with(
+        code,
+        json!({}),
+        limits(),
+        std::sync::Arc::new(NoHost),
+    )));
+    let spent = before.elapsed();
+    let kind = res.error_kind();
+    prop_assert!(
+        matches!(
+            kind,
+            None | Some(ErrorKind::CpuLimit | ErrorKind::MemoryLimit | ErrorKind::ExecutionError)
+        ),
+        "{code}: ended as {kind:?}: {}",
+        res.content
+    );
+    prop_assert!(
+        spent <= CPU_ALLOWED,
+        "{code}: cost {spent:?} of CPU under a limit of {CPU_LIMIT:?} ({kind:?})"
+    );
+    Ok(())
+}
+
+/// Runs `setup` then the `how`-th of `calls`.
+fn check_one(setup: &str, calls: &[&str], how: usize) -> Result<(), TestCaseError> {
+    check(&format!("{setup} {}; return 1;", calls[how % calls.len()]))
+}
+
+/// A JS expression for an adversarial string of about `n` code units.
+fn hostile_string() -> impl Strategy<Value = String> {
+    let n = (8u32..21).prop_map(|bits| 1u32 << bits);
+    let shape = prop_oneof![
+        // Marks of different combining classes, alternating: every one must be reordered.
+        Just("'e' + '\\u0301\\u0316\\u0334'.repeat(N / 3)"),
+        Just("'\\u1100\\u1161\\u11a8'.repeat(N / 3)"),
+        Just("'a'.repeat(N)"),
+        Just("'a'.repeat(N) + 'b'"),
+        Just("'\\ud800'.repeat(N)"),
+        Just("'\\ufdfa'.repeat(N / 16)"),
+        Just("'ab'.repeat(N / 2)"),
+    ];
+    (shape, n).prop_map(|(shape, n)| shape.replace('N', &n.to_string()))
+}
+
+/// A JS expression for an adversarial receiver of the generic array methods.
+fn hostile_array() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (16u32..54).prop_map(|bits| format!("({{ length: 2 ** {bits} - 1 }})")),
+        (16u32..33).prop_map(|bits| format!(
+            "(() => {{ const a = []; a.length = 2 ** {bits} - 1; return a; }})()"
+        )),
+        (8u32..19).prop_map(|bits| format!(
+            "Array.from({{ length: 2 ** {bits} }}, (_, i) => 2 ** {bits} - i)"
+        )),
+        (16u32..33).prop_map(|bits| format!(
+            "(() => {{ const a = [1, 2]; a.length = 2 ** {bits} - 1; return [a, a]; }})()"
+        )),
+    ]
+}
+
+/// An argument for a built-in: strings, numbers, callbacks and nothing.
+fn argument() -> impl Strategy<Value = String> {
+    prop_oneof![
+        hostile_string(),
+        Just("''".to_owned()),
+        Just("0".to_owned()),
+        Just("-1".to_owned()),
+        Just("2 ** 30".to_owned()),
+        Just("(x) => x".to_owned()),
+        Just("undefined".to_owned()),
+        Just("'NFD'".to_owned()),
+        Just("'NFKC'".to_owned()),
+    ]
+}
+
+/// Calls the `pick`-th function of `proto` (sorted by name) on `receiver` with two arguments;
+/// a `TypeError` or `RangeError` the built-in throws is a fine way to end.
+fn call_every(proto: &str, receiver: &str, pick: usize, a: &str, b: &str) -> String {
+    format!(
+        "const P = {proto}; \
+         const names = Object.getOwnPropertyNames(P).filter((n) => n !== 'constructor' && typeof P[n] === 'function').sort(); \
+         const name = names[{pick} % names.length]; \
+         const R = {receiver}; const A = {a}; const B = {b}; \
+         try {{ P[name].call(R, A, B); }} catch (e) {{ if (!(e instanceof TypeError || e instanceof RangeError)) throw e; }} \
+         return name;"
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn string_built_ins_stay_under_the_cpu_limit(
+        receiver in hostile_string(), pick in 0usize..64, a in argument(), b in argument()
+    ) {
+        check(&call_every("String.prototype", &receiver, pick, &a, &b))?;
+    }
+
+    #[test]
+    fn array_built_ins_stay_under_the_cpu_limit(
+        receiver in hostile_array(), pick in 0usize..64, a in argument(), b in argument()
+    ) {
+        check(&call_every("Array.prototype", &receiver, pick, &a, &b))?;
+    }
+
+    #[test]
+    fn regexp_built_ins_stay_under_the_cpu_limit(
+        pattern in prop_oneof![
+            Just("(a+)+$"), Just("(a|a)*b"), Just("(?:a*)*b"), Just("a{1,30000}b"), Just("(\\\\w+\\\\s?)+$"),
+        ],
+        subject in hostile_string(),
+        how in 0usize..7,
+    ) {
+        check_one(
+            &format!("const re = new RegExp({pattern:?}); const S = {subject};"),
+            &[
+            "re.exec(S)", "S.replace(re, 'x')", "S.split(re)", "S.match(re)", "S.search(re)",
+            "[...S.matchAll(new RegExp(re.source, 'g'))]", "S.replaceAll(new RegExp(re.source, 'g'), '$&$&')",
+            ],
+            how,
+        )?;
+    }
+
+    #[test]
+    fn searching_long_strings_for_long_strings_stays_under_the_cpu_limit(
+        bits in 10u32..23, how in 0usize..7,
+    ) {
+        check_one(
+            &format!("const S = 'a'.repeat(2 ** {bits}); const N = 'a'.repeat(2 ** {bits} / 2) + 'b';"),
+            &[
+            "S.indexOf(N)", "S.lastIndexOf(N)", "S.includes(N)", "S.split(N)", "S.replace(N, 'x')",
+            "S.replaceAll(N, 'x')", "S.localeCompare(S + '\\u0301')",
+            ],
+            how,
+        )?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn normalizing_combining_marks_stays_under_the_cpu_limit(bits in 10u32..20, how in 0usize..6) {
+        check_one(
+            &format!("const S = 'e' + '\\u0301\\u0316\\u0334'.repeat(2 ** {bits} / 3);"),
+            &[
+            "S.normalize()", "S.normalize('NFD')", "S.normalize('NFKC')", "S.normalize('NFKD')",
+            "S.localeCompare(S + 'x')", "utils.slugify(S)",
+            ],
+            how,
+        )?;
+    }
+}
+
+#[tokio::test]
+async fn there_is_no_intl_to_test() {
+    assert_eq!(value("return typeof Intl").await, json!("undefined"));
+}
+
+#[tokio::test]
+async fn the_replacements_keep_what_the_built_ins_answer() {
+    let checks = [
+        ("'e\\u0301'.normalize()", json!("\u{e9}")),
+        ("'\\u00e9'.normalize('NFD')", json!("e\u{301}")),
+        ("'\\ufb01'.normalize('NFKC')", json!("fi")),
+        (
+            "'a\\ud800\\u0301e\\u0301'.normalize() === 'a\\ud800\\u0301\\u00e9'",
+            json!(true),
+        ),
+        ("'\\u00e9'.localeCompare('e\\u0301')", json!(0)),
+        ("'a'.localeCompare('b')", json!(-1)),
+        ("'b'.localeCompare('a')", json!(1)),
+        ("'ab'.localeCompare('a')", json!(1)),
+        ("'\\ud800'.localeCompare('\\ud800')", json!(0)),
+        (
+            "String.prototype.normalize.name + String.prototype.normalize.length",
+            json!("normalize0"),
+        ),
+        ("[1, 2, 3].join('-')", json!("1-2-3")),
+        ("[3, 1, 2].sort()", json!([1, 2, 3])),
+        ("[[1], [2, [3]]].flat(2)", json!([1, 2, 3])),
+        ("[1].concat([2], 3)", json!([1, 2, 3])),
+        ("Array.prototype.join.length", json!(1)),
+    ];
+    for (expr, expected) in checks {
+        assert_eq!(value(&format!("return {expr}")).await, expected, "{expr}");
+    }
+    let long = "const S = 'x'.repeat(300000) + 'needle-that-is-long-enough' + 'y'.repeat(10); \
+                const N = 'needle-that-is-long-enough';";
+    let searches = [
+        ("S.indexOf(N)", json!(300000)),
+        ("S.indexOf(N, 300001)", json!(-1)),
+        ("S.includes(N)", json!(true)),
+        ("S.split(N).length", json!(2)),
+        ("S.replace(N, '[$&]').length", json!(300000 + 28 + 10)),
+        ("S.replaceAll(N, () => '!').length", json!(300011)),
+        ("S.lastIndexOf(N)", json!(300000)),
+        ("S.lastIndexOf(N, 299999)", json!(-1)),
+        ("S.split(N, 1).length", json!(1)),
+        (
+            "S.replace(N, '$$-$`').length - S.length",
+            json!(2 + 300000 - 26),
+        ),
+        ("('\\u00e9' + S).indexOf(N)", json!(300001)),
+        ("('\\u{1F600}' + S).lastIndexOf(N)", json!(300002)),
+    ];
+    for (expr, expected) in searches {
+        assert_eq!(
+            value(&format!("{long} return {expr}")).await,
+            expected,
+            "{expr}"
+        );
+    }
+    assert_eq!(
+        failed(
+            &run("return Array.prototype.join.call({ length: 2 ** 53 - 1 }, '')").await,
+            ErrorKind::ExecutionError
+        ),
+        "RangeError: Array.prototype.join: a length of 9007199254740991 is more than the sandbox allows (1048576 elements)"
+    );
+}
