@@ -4,12 +4,14 @@
 #   util-linux   `prlimit` (rlimits inside the sandbox) and `setpriv` (drop from root to nobody)
 #   postgresql   `initdb`, `pg_ctl`, `postgres`: the tests start a private cluster to run the store
 #                and two-instance tests against a real PostgreSQL (PATH or /usr/lib/postgresql/*/bin)
+#   chromium     `/usr/bin/chromium`, the browser of the web UI's end-to-end tests
+#                (crates/toolsmith/tests/cli/ui_browser.rs), driven headless by playwright-core
 # Idempotent: installs only what is missing. Installs with apt-get when running as root on a
 # Debian-like system; otherwise prints what is missing and exits non-zero.
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
 set -euo pipefail
 
-declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux)
+declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [chromium]=chromium)
 
 missing=()
 # The server binaries of PostgreSQL: on PATH, or where Debian's packages put them.
@@ -18,7 +20,7 @@ have_postgres() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
-for tool in bwrap prlimit setpriv; do
+for tool in bwrap prlimit setpriv chromium; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     pkg="${package_of[$tool]}"
     [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
@@ -27,7 +29,7 @@ done
 have_postgres || missing+=("postgresql")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-system-deps: bwrap, prlimit, setpriv and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, chromium and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -42,7 +44,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
-for tool in bwrap prlimit setpriv; do
+for tool in bwrap prlimit setpriv chromium; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "install-system-deps: $tool is still missing after the install" >&2
     exit 1

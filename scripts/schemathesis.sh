@@ -19,6 +19,9 @@
 # fields) and policies (whose profiles and groups must exist). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 #
+# `createToken` is left out: a token it created would turn authentication on halfway through the
+# run, and every later request would be a 401 (its own tests are in rest_ui.rs).
+#
 # Exits non-zero on any failure (schemathesis's own exit code), and on a document that does not
 # validate; exits 3 when the tools cannot be installed (no python3/venv, no PyPI), so a caller
 # can tell a missing prerequisite from a failed run.
@@ -93,6 +96,7 @@ cd "$work"
   "$base_url/api/v1/openapi.json" \
   --url "$base_url" \
   --checks all \
+  --exclude-operation-id createToken \
   --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-50}" \
   --seed "${SCHEMATHESIS_SEED:-1}" \
   --generation-database none \

@@ -5,6 +5,7 @@
 //!   `/api/v1/openapi.json`. Unknown routes answer a JSON 404 envelope, a known route with the
 //!   wrong method a JSON 405 (with `Allow`); no plain-text error leaves it.
 //! - `/mcp` — MCP streamable HTTP ([`crate::mcp`]).
+//! - `/` and `/ui/…` — the web UI ([`crate::ui`]), static files with their own CSP.
 //! - `/livez` (always `200 {"status":"ok"}`) and `/readyz` (pings the store: 200, or 503).
 //!
 //! Around all of it, outermost first: the request id (`X-Request-Id`, and the log line of
@@ -63,6 +64,7 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Rou
         .with_state(state.clone());
 
     let app = api
+        .merge(crate::ui::router())
         .merge(crate::mcp::router_with_shutdown(state.clone(), shutdown))
         .layer(middleware::from_fn_with_state(
             state,

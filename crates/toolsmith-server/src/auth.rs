@@ -6,7 +6,8 @@
 //!
 //! - Without auth configured (no API tokens in the store, no admin token), every request acts
 //!   as user `default` with every scope. `toolsmith serve` only binds loopback addresses then.
-//! - Once auth is configured, a request without a valid token gets 401 (health probes excepted).
+//! - Once auth is configured, a request without a valid token gets 401 (health probes and the
+//!   web UI's static files excepted: they hold no data).
 //!   API tokens are stored as SHA-256 hashes and carry scopes (`tools:read`, `tools:write`,
 //!   `tools:execute`, `admin`) and a user id; every query is scoped to that user.
 //! - The admin token (spec 002) is compared in constant time and grants every scope as user
@@ -217,7 +218,11 @@ pub async fn authenticate(
     let identity = match bearer {
         None => {
             let path = request.uri().path();
-            if path == "/livez" || path == "/readyz" || !auth_configured(&state).await {
+            if path == "/livez"
+                || path == "/readyz"
+                || crate::ui::is_public(path)
+                || !auth_configured(&state).await
+            {
                 Some(Identity::local_default())
             } else {
                 None

@@ -5,6 +5,7 @@
 //!   [`app::serve`], which binds it and shuts it down gracefully.
 //! - [`auth`] — who is calling: the [`auth::Identity`] extractor and scopes.
 //! - [`rest`] — the REST routes, the JSON envelope, API errors, and the OpenAPI document.
+//! - [`ui`] — the web UI: static files embedded in the binary, served at `/` and `/ui/…`.
 //! - [`mcp`] — the MCP server (tools, control plane, discovery meta-tools, `list_changed`), over
 //!   streamable HTTP and stdio.
 //!
@@ -16,6 +17,7 @@ pub mod auth;
 pub mod discovery;
 pub mod mcp;
 pub mod rest;
+pub mod ui;
 
 use std::sync::Arc;
 

@@ -7,6 +7,7 @@
 //! - [`run`] — running tools, stored or not.
 //! - [`validation`] — the kind-independent checks of a tool's fields.
 //! - [`http_import`] — importing spec-004 HTTP definitions, and trigger suggestions.
+//! - [`activity`] — recent executions and the change token the web UI polls.
 //!
 //! The parts it wires live in their own trees: [`crate::governance`], [`crate::execution`],
 //! [`crate::config_center`] and [`crate::telemetry`]. Writes go to the store first; the
@@ -33,6 +34,7 @@ use crate::governance::scrubbing::ScrubMiddleware;
 use crate::telemetry::Telemetry;
 use crate::telemetry::usage::UsageRecorder;
 
+mod activity;
 mod http_import;
 pub mod lifecycle;
 pub mod registry_sync;

@@ -106,6 +106,18 @@ impl TokenCache {
         recent_touch.is_none()
     }
 
+    /// Forgets everything: a token created or revoked by this process takes effect at once.
+    pub fn clear(&self) {
+        *self
+            .tokens_exist
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.resolved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
     /// Forgets a token that the store no longer has.
     pub fn remove(&self, token_hash: &str) {
         self.resolved

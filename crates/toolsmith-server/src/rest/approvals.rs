@@ -31,7 +31,7 @@ pub struct DecisionBody {
 }
 
 /// The owner whose approvals the caller sees: its own, or everyone's for `admin`.
-fn owner_scope(identity: &Identity) -> Option<&str> {
+pub(crate) fn owner_scope(identity: &Identity) -> Option<&str> {
     if identity.scopes.contains(&Scope::Admin) && identity.agent_id.is_none() {
         None
     } else {

@@ -8,6 +8,10 @@
 //!   `GET /api/v1/tools/suggest` (tools whose triggers match a message).
 //! - [`metrics`] — `/api/v1/metrics/…` and `/api/v1/custom-tools/{id}/metrics|anomalies`:
 //!   execution analytics.
+//! - [`session`] — `/api/v1/session` (who is calling) and `/api/v1/changes` (a change digest
+//!   with an `ETag`, which the web UI polls).
+//! - [`executions`] — `/api/v1/executions`, the caller's recent executions.
+//! - [`tokens`] — `/api/v1/tokens…`, API tokens (`admin`).
 //! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
 //! - [`error`] — [`ApiError`](error::ApiError), the status rules, and the extractors whose
 //!   rejections become the envelope.
@@ -25,10 +29,13 @@ pub mod config;
 pub mod custom_tools;
 pub mod envelope;
 pub mod error;
+pub mod executions;
 pub mod import;
 pub mod metrics;
 pub mod openapi;
 pub mod policies;
+pub mod session;
+pub mod tokens;
 pub mod tools;
 pub mod types;
 
@@ -81,6 +88,11 @@ pub fn api_router() -> OpenApiRouter<AppState> {
             policies::put_policy,
             policies::delete_policy
         ))
+        .routes(routes!(session::session))
+        .routes(routes!(session::changes))
+        .routes(routes!(executions::list))
+        .routes(routes!(tokens::list, tokens::create))
+        .routes(routes!(tokens::revoke))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get_one))
         .routes(routes!(approvals::decide))

@@ -72,6 +72,9 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "audit", description = "The audit log of privileged actions (admin)"),
         (name = "approvals", description = "Human approval of executions: what waits for a person, and their decisions"),
         (name = "config", description = "The Config Center: services your tools need and their values"),
+        (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
+        (name = "executions", description = "Your recent executions"),
+        (name = "tokens", description = "API tokens (admin)"),
         (name = "health", description = "Liveness and readiness probes (not enveloped)"),
         (name = "meta", description = "This document")
     ),

@@ -25,3 +25,4 @@ mod rest_one_off;
 mod rest_openapi;
 mod rest_policies;
 mod rest_schemathesis;
+mod rest_ui;

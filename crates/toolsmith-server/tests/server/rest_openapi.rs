@@ -58,6 +58,12 @@ const OPERATIONS: &[(&str, &str)] = &[
         "DELETE",
         "/api/v1/config/services/{service}/entries/{entry}",
     ),
+    ("GET", "/api/v1/session"),
+    ("GET", "/api/v1/changes"),
+    ("GET", "/api/v1/executions"),
+    ("GET", "/api/v1/tokens"),
+    ("POST", "/api/v1/tokens"),
+    ("DELETE", "/api/v1/tokens/{id}"),
 ];
 
 async fn document(app: &TestApp) -> Value {

@@ -9,6 +9,7 @@
 //! - `serve` — `toolsmith serve` as a process: HTTP, signals, the CLI against a running server;
 //!   `serve::postgres`: two instances on one PostgreSQL database.
 //! - `token` — `toolsmith token`.
+//! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 
 mod errors;
 mod lifecycle;
@@ -16,3 +17,4 @@ mod run;
 mod serve;
 mod support;
 mod token;
+mod ui_browser;

@@ -1,0 +1,84 @@
+// The REST client: every call goes to /api/v1 on this origin, with the token of this tab's
+// session (sessionStorage, never the URL), and unwraps the {success, data|error} envelope.
+
+const KEY = 'toolsmith.token';
+
+export function getToken() {
+  return sessionStorage.getItem(KEY);
+}
+
+export function setToken(token) {
+  if (token) sessionStorage.setItem(KEY, token);
+  else sessionStorage.removeItem(KEY);
+}
+
+/** A refused call: HTTP status, the envelope's code, message and details. */
+export class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details || null;
+  }
+}
+
+/**
+ * Calls the API. Resolves with `data`; rejects with ApiError. A 401 also fires the
+ * `toolsmith:unauthorized` event so the app can ask for a token.
+ * opts.etag: send If-None-Match; resolves {notModified: true} on 304, else {data, etag}.
+ */
+export async function api(method, path, body, opts = {}) {
+  const headers = { Accept: 'application/json' };
+  const token = getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let payload;
+  if (body !== undefined) {
+    if (typeof body === 'string') {
+      headers['Content-Type'] = opts.contentType || 'application/yaml';
+      payload = body;
+    } else {
+      headers['Content-Type'] = 'application/json';
+      payload = JSON.stringify(body);
+    }
+  }
+  if (opts.etag) headers['If-None-Match'] = opts.etag;
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}`, { method, headers, body: payload, cache: 'no-store', credentials: 'omit' });
+  } catch (e) {
+    throw new ApiError(0, 'network', `The server could not be reached (${e.message}).`);
+  }
+  if (res.status === 304) return { notModified: true };
+  let json = null;
+  try {
+    json = await res.json();
+  } catch {
+    throw new ApiError(res.status, 'bad_response', `The server answered ${res.status} without JSON.`);
+  }
+  if (!res.ok || !json || json.success === false) {
+    const err = (json && json.error) || {};
+    if (res.status === 401) window.dispatchEvent(new CustomEvent('toolsmith:unauthorized'));
+    throw new ApiError(res.status, err.code || 'error', err.message || `HTTP ${res.status}`, err.details);
+  }
+  if (opts.etag !== undefined) return { data: json.data, etag: res.headers.get('ETag') };
+  return json.data;
+}
+
+export const get = (path, opts) => api('GET', path, undefined, opts);
+export const post = (path, body) => api('POST', path, body === undefined ? {} : body);
+export const patch = (path, body) => api('PATCH', path, body);
+export const put = (path, body) => api('PUT', path, body);
+export const del = (path, body) => api('DELETE', path, body);
+
+/** Path segment encoding for ids and names. */
+export const seg = (text) => encodeURIComponent(String(text));
+
+/** Every custom tool of the caller (pages of 1000). */
+export async function allTools() {
+  const tools = [];
+  for (let offset = 0; ; offset += 1000) {
+    const page = await get(`/custom-tools?limit=1000&offset=${offset}`);
+    tools.push(...page.tools);
+    if (page.tools.length < 1000 || tools.length >= page.total) return tools;
+  }
+}

@@ -1,0 +1,202 @@
+// The application shell: sign-in, the hash router, the header (pending badge, theme) and the
+// live feed (GET /api/v1/changes every second with If-None-Match; a page refreshes itself
+// when what it shows moved).
+
+import { ApiError, get, getToken, setToken } from './api.js';
+import { h, replace, field, toast } from './dom.js';
+import * as tools from './pages/tools.js';
+import * as tool from './pages/tool.js';
+import * as editor from './pages/editor.js';
+import * as approvals from './pages/approvals.js';
+import * as config from './pages/config.js';
+import * as executions from './pages/executions.js';
+import * as audit from './pages/audit.js';
+import * as policy from './pages/policy.js';
+import * as tokens from './pages/tokens.js';
+
+const POLL_MS = 1000;
+const main = document.getElementById('main');
+const state = { session: null, page: null, changes: null, etag: null, polling: false };
+
+/** What pages get: the session and helpers. */
+const ctx = {
+  get session() { return state.session; },
+  can(scope) {
+    const s = state.session;
+    if (!s || (s.readOnly && scope !== 'tools:read' && scope !== 'tools:execute')) return false;
+    return s.scopes.includes(scope) || s.scopes.includes('admin');
+  },
+  navigate(hash) { window.location.hash = hash; },
+  pollNow() { poll(); },
+};
+
+function parseRoute() {
+  const raw = window.location.hash.replace(/^#/, '') || '/tools';
+  const [path, query = ''] = raw.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { parts, params: new URLSearchParams(query) };
+}
+
+function pick({ parts }) {
+  const [first, second, third] = parts;
+  switch (first) {
+    case 'tools':
+      if (second === 'new') return [editor, 'tools'];
+      if (second && third === 'edit') return [editor, 'tools'];
+      if (second) return [tool, 'tools'];
+      return [tools, 'tools'];
+    case 'approvals': return [approvals, 'approvals'];
+    case 'executions': return [executions, 'executions'];
+    case 'config': return [config, 'config'];
+    case 'audit': return [audit, 'audit'];
+    case 'policy': return [policy, 'policy'];
+    case 'tokens': return [tokens, 'tokens'];
+    default: return [tools, 'tools'];
+  }
+}
+
+async function route() {
+  if (!state.session) return;
+  const r = parseRoute();
+  const [module, nav] = pick(r);
+  if (state.page && state.page.destroy) state.page.destroy();
+  state.page = null;
+  for (const a of document.querySelectorAll('#nav a')) {
+    if (a.dataset.page === nav) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  closeMenu();
+  replace(main, h('p', { class: 'loading', text: 'Loading…' }));
+  try {
+    state.page = (await module.render(main, ctx, r)) || null;
+  } catch (e) {
+    showError(e);
+  }
+  main.focus({ preventScroll: true });
+}
+
+function showError(e) {
+  const message = e instanceof ApiError ? `${e.message} (${e.code})` : String(e && e.message ? e.message : e);
+  replace(main, h('h1', { text: 'Something went wrong' }), h('p', { class: 'error', role: 'alert', text: message }));
+}
+
+/** The sign-in form, shown when the server needs a token. */
+function signIn(message) {
+  state.session = null;
+  document.getElementById('sign-out').hidden = true;
+  const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, spellcheck: 'false' });
+  const f = field('API token', input, 'The server requires a token. It is kept for this tab only (sessionStorage).');
+  if (message) f.error(message);
+  const form = h('form', { class: 'card signin', 'aria-labelledby': 'signin-title' },
+    h('h1', { id: 'signin-title', text: 'Sign in to Toolsmith' }),
+    f.wrap,
+    h('button', { type: 'submit', class: 'btn primary', text: 'Sign in' }));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    setToken(input.value.trim());
+    await start();
+  });
+  replace(main, form);
+  input.focus();
+}
+
+async function start() {
+  try {
+    state.session = await get('/session');
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      const had = getToken();
+      setToken(null);
+      signIn(had ? 'That token is not valid.' : null);
+      return;
+    }
+    showError(e);
+    return;
+  }
+  document.getElementById('sign-out').hidden = !state.session.authRequired;
+  state.etag = null;
+  state.changes = null;
+  await route();
+  if (!state.polling) {
+    state.polling = true;
+    setInterval(poll, POLL_MS);
+  }
+  poll();
+}
+
+async function poll() {
+  if (!state.session || document.hidden) return;
+  let answer;
+  try {
+    answer = await get('/changes', { etag: state.etag || '' });
+  } catch {
+    return;
+  }
+  if (answer.notModified) return;
+  const previous = state.changes;
+  state.changes = answer.data;
+  state.etag = answer.etag;
+  updateBadges(answer.data);
+  if (previous && state.page && state.page.refresh) {
+    const what = {
+      tools: previous.tools !== answer.data.tools,
+      approvals: previous.approvals !== answer.data.approvals,
+    };
+    if (what.tools || what.approvals) {
+      try { await state.page.refresh(what); } catch { /* the next change retries */ }
+    }
+  }
+}
+
+function updateBadges(c) {
+  const badge = document.getElementById('pending-badge');
+  badge.hidden = !c.pendingTools;
+  badge.textContent = `${c.pendingTools} pending`;
+  badge.setAttribute('aria-label', `${c.pendingTools} ${c.pendingTools === 1 ? 'tool' : 'tools'} pending approval`);
+  const count = document.getElementById('approvals-count');
+  count.hidden = !c.pendingApprovals;
+  count.textContent = String(c.pendingApprovals);
+  count.setAttribute('aria-label', `${c.pendingApprovals} waiting`);
+}
+
+// ----- theme and menu -------------------------------------------------------------------------
+
+function applyTheme(theme) {
+  const dark = theme === 'dark' || (!theme && window.matchMedia('(prefers-color-scheme: dark)').matches);
+  document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+  const button = document.getElementById('theme-toggle');
+  button.setAttribute('aria-pressed', String(dark));
+}
+
+function closeMenu() {
+  document.getElementById('menu-toggle').setAttribute('aria-expanded', 'false');
+  document.getElementById('nav').classList.remove('open');
+}
+
+function init() {
+  applyTheme(localStorage.getItem('toolsmith.theme'));
+  document.getElementById('theme-toggle').addEventListener('click', () => {
+    const next = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
+    localStorage.setItem('toolsmith.theme', next);
+    applyTheme(next);
+  });
+  document.getElementById('menu-toggle').addEventListener('click', (e) => {
+    const open = e.currentTarget.getAttribute('aria-expanded') !== 'true';
+    e.currentTarget.setAttribute('aria-expanded', String(open));
+    document.getElementById('nav').classList.toggle('open', open);
+  });
+  document.getElementById('sign-out').addEventListener('click', () => {
+    setToken(null);
+    if (state.page && state.page.destroy) state.page.destroy();
+    state.page = null;
+    signIn();
+    toast('Signed out.');
+  });
+  window.addEventListener('hashchange', route);
+  window.addEventListener('toolsmith:unauthorized', () => {
+    if (state.session && state.session.authRequired) signIn('The token was refused (revoked or expired).');
+  });
+  start();
+}
+
+init();

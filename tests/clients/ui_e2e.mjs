@@ -1,0 +1,568 @@
+// End-to-end tests of the web UI in a real browser: Debian's Chromium driven by playwright-core,
+// against the real `toolsmith` binary on a loopback port, with the MCP side played by the
+// official Python SDK (ui_mcp.py). Controls are found by role and accessible name.
+//
+//   node ui_e2e.mjs --bin PATH/toolsmith --out DIR [--chromium /usr/bin/chromium]
+//
+// Run by crates/toolsmith/tests/cli/ui_browser.rs. Writes screenshots of every page at 1280 and
+// 390 px wide into DIR, prints progress on stderr and one JSON report on the last stdout line;
+// exits non-zero with the failing step's message when a check fails.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const BIN = opt('bin');
+const OUT = opt('out');
+const CHROMIUM = opt('chromium', '/usr/bin/chromium');
+const PYTHON = opt('python', join(here, '.venv/bin/python'));
+assert.ok(BIN && OUT, 'usage: ui_e2e.mjs --bin PATH --out DIR');
+mkdirSync(OUT, { recursive: true });
+
+const report = { steps: [], screenshots: [] };
+const log = (...a) => console.error('[ui_e2e]', ...a);
+const cleanups = [];
+
+// ----- the server ----------------------------------------------------------------------------
+
+async function startServer(dataDir) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOOLSMITH_') && k !== 'RUST_LOG'));
+  env.TOOLSMITH_DATA_DIR = dataDir;
+  const child = spawn(BIN, ['serve', '--port', '0', '--max-tools-per-owner', '1100'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  cleanups.push(() => child.kill('SIGTERM'));
+  const line = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
+  });
+  const m = /toolsmith listening on (http:\/\/\S+)/.exec(line);
+  assert.ok(m, `no listening line: ${line}`);
+  return { base: m[1], child, stderr: () => stderr };
+}
+
+let BASE;
+let TOKEN = null;
+async function rest(method, path, body) {
+  const headers = { 'content-type': 'application/json' };
+  if (TOKEN) headers.authorization = `Bearer ${TOKEN}`;
+  const res = await fetch(`${BASE}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = await res.json();
+  return { status: res.status, json };
+}
+
+function mcp(args) {
+  const child = spawn(PYTHON, [join(here, 'ui_mcp.py'), '--url', `${BASE}/mcp`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanups.push(() => child.kill('SIGTERM'));
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const lines = [];
+  const waiters = [];
+  createInterface({ input: child.stdout }).on('line', (l) => {
+    const v = JSON.parse(l);
+    lines.push(v);
+    while (waiters.length) waiters.shift()();
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code) => { resolve(code); while (waiters.length) waiters.shift()(); }));
+  return {
+    async next(timeoutMs = 30000) {
+      const deadline = Date.now() + timeoutMs;
+      const seen = lines.length;
+      while (lines.length === seen) {
+        if (child.exitCode !== null) throw new Error(`ui_mcp.py exited ${child.exitCode}: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`ui_mcp.py said nothing for ${timeoutMs} ms: ${stderr}`);
+        await new Promise((r) => { waiters.push(r); setTimeout(r, 200); });
+      }
+      return lines[seen];
+    },
+    async done() {
+      const code = await exited;
+      assert.equal(code, 0, `ui_mcp.py failed: ${stderr}`);
+      return lines[lines.length - 1];
+    },
+  };
+}
+
+// ----- helpers ---------------------------------------------------------------------------------
+
+async function step(name, fn) {
+  const t0 = Date.now();
+  log(`step: ${name}`);
+  try {
+    await fn();
+  } catch (e) {
+    e.message = `${name}: ${e.message}`;
+    throw e;
+  }
+  report.steps.push({ name, ms: Date.now() - t0 });
+}
+
+/** Waits until `fn()` (run in node) is truthy. */
+async function until(what, fn, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) { last = e; }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last && last.message ? last.message : last})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function visible(locator, timeout = 5000) {
+  await locator.first().waitFor({ state: 'visible', timeout });
+  return locator.first();
+}
+
+/** The error shown for a form control (its aria-describedby error element). */
+async function fieldError(page, control) {
+  return control.evaluate((el) => {
+    const ids = (el.getAttribute('aria-describedby') || '').split(' ').filter(Boolean);
+    const err = ids.map((id) => document.getElementById(id)).find((n) => n && n.classList.contains('field-error') && !n.hidden);
+    return err ? { text: err.textContent, invalid: el.getAttribute('aria-invalid') === 'true' } : null;
+  });
+}
+
+async function shot(page, name) {
+  const width = page.viewportSize().width;
+  const file = join(OUT, `${name}-${width}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  report.screenshots.push(file);
+}
+
+// ----- the run ---------------------------------------------------------------------------------
+
+const dataDir = mkdtempSync(join(tmpdir(), 'toolsmith-ui-'));
+const profile = mkdtempSync(join(tmpdir(), 'toolsmith-chromium-'));
+cleanups.push(() => rmSync(profile, { recursive: true, force: true }));
+cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+
+let browser;
+try {
+  const server = await startServer(dataDir);
+  BASE = server.base;
+  log(`server at ${BASE}`);
+  // A fresh profile directory (Playwright passes it as --user-data-dir).
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  browser = context;
+  cleanups.unshift(() => context.close());
+  const page = await context.newPage();
+  const external = [];
+  const pageErrors = [];
+  const dialogs = [];
+  const bodies = [];
+  page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
+  page.on('response', async (r) => {
+    if (r.url().includes('/api/v1/')) { try { bodies.push(await r.text()); } catch { /* redirects, 304 */ } }
+  });
+
+  await step('the page is served with a strict CSP and no auth', async () => {
+    const res = await fetch(`${BASE}/`);
+    assert.equal(res.status, 200);
+    const csp = res.headers.get('content-security-policy');
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY');
+    const js = await fetch(`${BASE}/ui/js/app.js`);
+    assert.match(js.headers.get('content-type'), /javascript/);
+  });
+
+  await step('create a JS tool through the form, with server validation errors next to fields', async () => {
+    await page.goto(`${BASE}/#/tools`);
+    await visible(page.getByRole('heading', { name: 'Tools', level: 1 }));
+    await page.getByRole('link', { name: 'New tool' }).click();
+    await visible(page.getByRole('heading', { name: 'New tool' }));
+    const name = page.getByLabel('Name', { exact: true });
+    await name.fill('Word Count');
+    await page.getByLabel('Description').fill('Counts the words of a text');
+    await page.getByLabel('Category').fill('Text');
+    const code = page.getByLabel('Code (JavaScript function body)');
+    await code.fill('return { words: args.text.split(/\\s+/).filter(Boolean).length };');
+    await page.getByRole('button', { name: 'Create tool' }).click();
+    const nameErr = await until('an error next to Name', () => fieldError(page, name));
+    assert.ok(nameErr.invalid, 'Name is marked invalid');
+    assert.match(nameErr.text, /name/i);
+    report.nameError = nameErr.text;
+    await shot(page, 'editor-errors');
+
+    await name.fill('word_count');
+    await code.fill('return { words: ');
+    await page.getByRole('button', { name: 'Create tool' }).click();
+    const codeErr = await until('an error next to Code', () => fieldError(page, code));
+    report.codeError = codeErr.text;
+    assert.equal(await fieldError(page, name), null, 'the Name error is gone');
+
+    const params = page.getByLabel('Parameters (JSON Schema)');
+    const good = await params.inputValue();
+    await params.fill('{"type": "string"}');
+    const paramErr = await until('an error next to Parameters', () => fieldError(page, params));
+    assert.match(paramErr.text, /type.*object/);
+    await params.fill(good);
+
+    await code.fill('return { words: args.text.split(/\\s+/).filter(Boolean).length };');
+    await page.getByLabel('Test arguments (JSON)').fill('{"text": "a b c d"}');
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    await visible(page.getByText('Succeeded'));
+    assert.match(await page.locator('pre.output').innerText(), /"words": 4/);
+    assert.equal((await rest('GET', '/custom-tools/stats')).json.data.total, 0, 'a dry run stores nothing');
+    await shot(page, 'editor');
+    await page.getByRole('button', { name: 'Create tool' }).click();
+    await visible(page.getByRole('heading', { name: 'word_count', level: 1 }));
+  });
+
+  await step('test-run it from the Test tab', async () => {
+    await page.getByRole('tab', { name: 'Details' }).click();
+    await shot(page, 'tool-details');
+    await page.getByRole('tab', { name: 'Code' }).click();
+    await shot(page, 'tool-code');
+    await page.getByRole('tab', { name: 'Test' }).click();
+    await page.getByLabel('text (required)').fill('one two three');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await visible(page.getByText('Succeeded'));
+    assert.match(await page.locator('pre.output').innerText(), /"words": 3/);
+    await shot(page, 'tool-test');
+  });
+
+  await step('see it in the list', async () => {
+    await page.getByRole('link', { name: '← All tools' }).click();
+    const card = await visible(page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'word_count' }) }));
+    const text = await card.innerText();
+    assert.match(text, /Active/);
+    assert.match(text, /User Created/);
+    assert.match(text, /Text/);
+    assert.match(text, /v1/);
+    assert.match(text, /1 uses/);
+  });
+
+  await step('edit it and see the version bump', async () => {
+    await page.getByRole('link', { name: 'word_count' }).click();
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('Code (JavaScript function body)').fill('return { words: args.text.split(/\\s+/).filter(Boolean).length, v: 2 };');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await visible(page.getByText('version 2 · revision 2'));
+  });
+
+  await step('diff two versions and roll back', async () => {
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.getByLabel('From version').selectOption('1');
+    await page.getByLabel('To version').selectOption('2');
+    await page.getByRole('button', { name: 'Show diff' }).click();
+    const diff = await visible(page.getByLabel('Diff of version 1 and version 2'));
+    assert.match(await diff.innerText(), /\+ return \{ words: .*v: 2 \};/);
+    assert.match(await diff.innerText(), /- return \{ words: .*length \};/);
+    await shot(page, 'tool-history');
+    await page.getByRole('button', { name: 'Roll back to version 1' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Roll back' }).click();
+    await visible(page.getByText('version 3 · revision 3'));
+    await page.getByRole('tab', { name: 'Code' }).click();
+    assert.doesNotMatch(await page.getByLabel('word_count code').innerText(), /v: 2/);
+  });
+
+  await step('disable and enable', async () => {
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await visible(page.locator('.page-head .pill.status', { hasText: 'Disabled' }));
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await visible(page.locator('.page-head .pill.status', { hasText: 'Active' }));
+    await page.getByRole('tab', { name: 'Metrics' }).click();
+    await visible(page.getByRole('img', { name: /Daily executions/ }));
+    await shot(page, 'tool-metrics');
+  });
+
+  await step('a conflicting edit is explained', async () => {
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByLabel('Description').fill('Mine');
+    const r = await rest('PATCH', '/custom-tools/word_count', { description: 'Theirs' });
+    assert.equal(r.status, 200);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const alert = await visible(page.getByRole('alert').filter({ hasText: 'someone else changed' }));
+    assert.match(await alert.innerText(), /Changed: description/);
+    await page.getByRole('link', { name: '← word_count' }).click();
+  });
+
+  await step('descriptions with markup stay inert text', async () => {
+    const payloads = ['<script>window.__xss = 1</script>', '<img src=x onerror="window.__xss = 2">'];
+    for (const [i, description] of payloads.entries()) {
+      const r = await rest('POST', '/custom-tools', { name: `xss_${i}`, description, parameters: { type: 'object', properties: {} }, code: 'return 1;' });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    }
+    await page.goto(`${BASE}/#/tools`);
+    for (const p of payloads) await visible(page.getByText(p, { exact: true }));
+    await page.getByRole('link', { name: 'xss_1' }).click();
+    await visible(page.getByText(payloads[1], { exact: true }));
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.equal(await page.locator('main img').count(), 0);
+    assert.equal(await page.locator('main script').count(), 0);
+  });
+
+  await step('a model-created pending tool gets the badge live and is approved from its card', async () => {
+    await page.goto(`${BASE}/#/tools`);
+    await visible(page.getByRole('link', { name: 'word_count' }));
+    const created = await mcp(['create', '--name', 'mcp_greeter', '--description', 'Greets (made through MCP)']).done();
+    assert.ok(!created.isError && !created.error, JSON.stringify(created));
+    const t0 = Date.now();
+    const badge = await visible(page.getByRole('link', { name: '1 tool pending approval' }), 2500);
+    report.pendingBadgeMs = Date.now() - t0;
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'mcp_greeter' }) });
+    await visible(card);
+    assert.match(await card.innerText(), /Pending Approval/);
+    assert.match(await card.innerText(), /AI Created/);
+    await page.getByRole('button', { name: 'Pending Approval' }).click();
+    await visible(page.getByText('Showing 1 of 4 tools.'));
+    await shot(page, 'tools-pending');
+    await card.getByRole('button', { name: 'Approve mcp_greeter' }).click();
+    await visible(page.getByText('Showing 0 of 4 tools.'));
+    await badge.waitFor({ state: 'hidden', timeout: 2500 });
+    await page.getByRole('button', { name: 'All', exact: true }).click();
+    assert.match(await (await visible(card)).innerText(), /Active/);
+  });
+
+  await step('an MCP call waiting for approval is allowed from the Approvals page and completes', async () => {
+    await page.getByRole('link', { name: /^Approvals/ }).click();
+    await visible(page.getByRole('heading', { name: 'Approvals', level: 1 }));
+    const call = mcp(['call', '--name', 'mcp_greeter', '--args', '{"who": "browser"}']);
+    const first = await call.next();
+    assert.match(first.approvalId || '', /^apr_/, JSON.stringify(first));
+    const t0 = Date.now();
+    const card = await visible(page.getByRole('listitem').filter({ hasText: first.approvalId }), 2500);
+    report.approvalShownMs = Date.now() - t0;
+    assert.match(await card.innerText(), /mcp_greeter/);
+    assert.match(await card.innerText(), /"who"/);
+    assert.match(await card.innerText(), /expires in \d+:\d\d/);
+    await shot(page, 'approvals');
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    const final = await call.done();
+    assert.ok(final.final && !final.final.isError, JSON.stringify(final));
+    assert.match(JSON.stringify(final.final), /hello browser/);
+    assert.equal(final.waited, true);
+    await visible(page.getByText('Nothing is waiting for a decision.'));
+  });
+
+  await step('executions, audit log and policy pages', async () => {
+    await page.getByRole('link', { name: 'Executions' }).click();
+    await visible(page.getByRole('heading', { name: 'Executions', level: 1 }));
+    await visible(page.getByRole('cell', { name: 'word_count' }));
+    await page.getByLabel('Status').selectOption('success');
+    await visible(page.getByRole('cell', { name: 'mcp_greeter' }));
+    await shot(page, 'executions');
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await visible(page.getByRole('cell', { name: 'tool.create' }));
+    await shot(page, 'audit');
+    await page.getByRole('link', { name: 'Policy' }).click();
+    await visible(page.getByRole('heading', { name: 'Policy', level: 1 }));
+    await page.getByLabel('Policy (JSON)').fill('{"profile": "no_such_profile"}');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    const err = await until('a policy error', () => fieldError(page, page.getByLabel('Policy (JSON)')));
+    assert.match(err.text, /profile/);
+    await page.getByLabel('Policy (JSON)').fill('{"profile": "full"}');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await visible(page.getByText(/Source: stored/));
+    await shot(page, 'policy');
+  });
+
+  await step('a Config Center secret is never shown again in clear', async () => {
+    const secret = 'sk-uitest-9f8e7d6c5b4a39281706';
+    await page.getByRole('link', { name: 'Config Center' }).click();
+    await page.getByLabel('Service name').fill('weatherapi');
+    await page.getByLabel('Display name').fill('WeatherAPI');
+    await page.getByRole('button', { name: 'Add service' }).click();
+    await page.getByText('Add an entry to weatherapi').click();
+    const keyInput = page.getByLabel(/^(API key|api_key)/);
+    assert.equal(await keyInput.getAttribute('type'), 'password');
+    const before = bodies.length;
+    await keyInput.fill(secret);
+    await page.getByRole('button', { name: 'Add entry' }).click();
+    await visible(page.getByRole('heading', { name: /^default/ }));
+    await visible(page.getByText('Configured', { exact: true }));
+    assert.ok(!(await page.content()).includes(secret), 'the page holds the secret');
+    assert.ok(!(await page.content()).includes(secret.slice(0, 20)), 'the page holds most of the secret');
+    await page.reload();
+    await visible(page.getByRole('heading', { name: /^default/ }));
+    assert.ok(!(await page.content()).includes(secret));
+    const answers = bodies.slice(before).join('\n');
+    assert.ok(answers.length > 0);
+    assert.ok(!answers.includes(secret), 'an API answer carried the secret');
+    await shot(page, 'config');
+  });
+
+  await step('delete with confirmation', async () => {
+    await page.goto(`${BASE}/#/tools`);
+    await page.getByRole('link', { name: 'word_count' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete word_count?' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await visible(page.getByRole('heading', { name: 'word_count', level: 1 }));
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await dialog.getByRole('button', { name: 'Delete tool' }).click();
+    await visible(page.getByRole('heading', { name: 'Tools', level: 1 }));
+    await until('the card to go', async () => (await page.getByRole('link', { name: 'word_count' }).count()) === 0);
+    assert.equal((await rest('GET', '/custom-tools/word_count')).status, 404);
+  });
+
+  await step('screenshots at 1280 and 390 px, light and dark', async () => {
+    await page.goto(`${BASE}/#/tools`);
+    await visible(page.getByRole('link', { name: 'mcp_greeter' }));
+    await shot(page, 'tools');
+    await page.getByRole('button', { name: 'List view' }).click();
+    await shot(page, 'tools-list');
+    await page.getByRole('button', { name: 'Grid view' }).click();
+    await page.getByRole('button', { name: 'Dark theme' }).click();
+    await shot(page, 'tools-dark');
+    await page.getByRole('button', { name: 'Dark theme' }).click();
+    await page.goto(`${BASE}/#/tokens`);
+    await visible(page.getByRole('heading', { name: 'Tokens', level: 1 }));
+    await shot(page, 'tokens');
+    const mobile = await context.newPage();
+    await mobile.setViewportSize({ width: 390, height: 844 });
+    const greeter = (await rest('GET', '/custom-tools/mcp_greeter')).json.data.id;
+    const pages = [
+      ['tools', '#/tools', page.getByRole('heading', { name: 'Tools' })],
+      ['tool-details', `#/tools/${greeter}`, null],
+      ['tool-code', `#/tools/${greeter}?tab=code`, null],
+      ['tool-test', `#/tools/${greeter}?tab=test`, null],
+      ['tool-history', `#/tools/${greeter}?tab=history`, null],
+      ['tool-metrics', `#/tools/${greeter}?tab=metrics`, null],
+      ['editor', '#/tools/new', null],
+      ['approvals', '#/approvals', null],
+      ['executions', '#/executions', null],
+      ['config', '#/config', null],
+      ['audit', '#/audit', null],
+      ['policy', '#/policy', null],
+      ['tokens', '#/tokens', null],
+    ];
+    for (const [name, hash] of pages) {
+      await mobile.goto(`${BASE}/${hash}`);
+      await mobile.getByRole('heading', { level: 1 }).first().waitFor();
+      await mobile.waitForTimeout(150);
+      const overflow = await mobile.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 1, `${name} scrolls sideways at 390 px (${overflow} px)`);
+      await shot(mobile, name);
+    }
+    await mobile.getByRole('button', { name: 'Menu' }).click();
+    await visible(mobile.getByRole('link', { name: 'Config Center' }));
+    await shot(mobile, 'menu');
+    await mobile.close();
+  });
+
+  /** Five loads of the tools page with `count` tools: marks (ms after navigation start) and the search filter's cost. */
+  async function measureToolsPage(count, search) {
+    const runs = [];
+    for (let i = 0; i < 5; i += 1) {
+      const p = await context.newPage();
+      await p.goto(`${BASE}/#/tools`);
+      await p.waitForFunction(() => performance.getEntriesByName('toolsmith:tools-interactive').length > 0, null, { timeout: 60000 });
+      const at = await p.evaluate(() => Object.fromEntries(['fetched', 'rendered', 'interactive']
+        .map((k) => [k, performance.getEntriesByName(`toolsmith:tools-${k}`)[0].startTime])));
+      assert.equal(await p.locator('.tool-card').count(), Math.min(count, 100));
+      if (count > 100 && i === 0) {
+        await p.getByRole('button', { name: 'Show 100 more' }).click();
+        assert.equal(await p.locator('.tool-card').count(), 200);
+        await p.reload();
+        await p.waitForFunction(() => performance.getEntriesByName('toolsmith:tools-interactive').length > 0, null, { timeout: 60000 });
+      }
+      // Typing into the search box: the filter runs and the layout settles, measured in the page.
+      const filterMs = await p.evaluate((text) => {
+        const input = document.getElementById('tool-search');
+        const t0 = performance.now();
+        input.value = text;
+        input.dispatchEvent(new Event('input'));
+        void document.body.offsetHeight;
+        return performance.now() - t0;
+      }, search);
+      await p.getByText(`Showing 1 of ${count} tools.`).waitFor();
+      runs.push({ ...at, filterMs });
+      await p.close();
+    }
+    const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[2];
+    return { runs, median: { fetched: median('fetched'), rendered: median('rendered'), interactive: median('interactive'), filterMs: median('filterMs') } };
+  }
+
+  await step('1,000 tools: rendered and interactive, against 3 tools in the same run', async () => {
+    const existing = (await rest('GET', '/custom-tools/stats')).json.data.total;
+    assert.equal(existing, 3);
+    report.threeTools = await measureToolsPage(3, 'mcp_greeter');
+    const batch = [];
+    for (let i = 0; i < 1000 - existing; i += 1) {
+      batch.push(rest('POST', '/custom-tools', {
+        name: `bulk_${String(i).padStart(4, '0')}`,
+        description: `Bulk tool number ${i} for the page-load measurement`,
+        category: `Group ${i % 10}`,
+        parameters: { type: 'object', properties: { x: { type: 'number' } } },
+        code: 'return args.x;',
+      }));
+      if (batch.length === 50) { await Promise.all(batch.splice(0)); }
+    }
+    await Promise.all(batch);
+    assert.equal((await rest('GET', '/custom-tools/stats')).json.data.total, 1000);
+    report.thousandTools = await measureToolsPage(1000, 'bulk_0500');
+    log(`tools page, ms after navigation start (median of 5): 3 tools ${JSON.stringify(report.threeTools.median)}; 1,000 tools ${JSON.stringify(report.thousandTools.median)}`);
+  });
+
+  await step('tokens: created once, required afterwards, revoked', async () => {
+    await page.goto(`${BASE}/#/tokens`);
+    await page.getByLabel('Token name').fill('browser');
+    await page.getByLabel('admin').check();
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const tokenBox = await visible(page.getByRole('textbox', { name: 'The new token' }));
+    const token = await tokenBox.inputValue();
+    assert.match(token, /^tsk_/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    assert.equal(await page.getByRole('textbox', { name: 'The new token' }).count(), 0);
+    assert.ok(!(await page.content()).includes(token), 'the token is shown only once');
+    await page.reload();
+    const input = await visible(page.getByLabel('API token'));
+    await input.fill('tsk_wrong');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByText('That token is not valid.'));
+    await shot(page, 'signin');
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await visible(page.getByRole('heading', { name: 'Tokens', level: 1 }));
+    assert.ok(!page.url().includes(token), 'the token is in the URL');
+    TOKEN = token;
+    await page.getByLabel('Token name').fill('spare');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('button', { name: 'Revoke spare' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke token' }).click();
+    await until('spare to go', async () => (await page.getByRole('button', { name: 'Revoke spare' }).count()) === 0);
+    assert.equal((await rest('GET', '/tokens')).json.data.count, 1);
+  });
+
+  await step('no external requests, no script errors, no dialogs', async () => {
+    assert.deepEqual(external, []);
+    assert.deepEqual(dialogs, []);
+    const unexpected = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of (401|404|409|422)/.test(e));
+    assert.deepEqual(unexpected, []);
+  });
+
+  console.log(JSON.stringify({ ok: true, ...report }));
+} catch (e) {
+  console.log(JSON.stringify({ ok: false, error: String(e && e.stack ? e.stack : e), ...report }));
+  process.exitCode = 1;
+} finally {
+  for (const c of cleanups) { try { await c(); } catch { /* already gone */ } }
+}

@@ -1,0 +1,107 @@
+"""The MCP side of the web UI's browser tests (tests/clients/ui_e2e.mjs), with the official MCP
+Python SDK (`mcp` 2.x) from tests/clients/.venv. It declares no elicitation capability, so a
+call that needs a person's approval answers `approval_required` and waits for a decision made
+elsewhere — in the browser test, on the UI's Approvals page.
+
+    ui_mcp.py --url http://127.0.0.1:PORT/mcp create --name NAME --description TEXT
+        create_tool as the model, with the `filesystem` permission (so the tool waits in
+        pending_approval); prints the result as one JSON line.
+    ui_mcp.py --url http://127.0.0.1:PORT/mcp call --name NAME --args JSON [--timeout 60]
+        calls the tool; while the answer is "awaiting approval apr_…" prints
+        {"approvalId": "apr_…"} once, then repeats the same call every 0.3 s until it runs
+        (or the timeout passes); prints the final result as one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+APPROVAL = re.compile(r"apr_[0-9a-f]+")
+
+
+def emit(obj: dict[str, Any]) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+def result_json(res: Any) -> dict[str, Any]:
+    return {
+        "isError": bool(res.is_error),
+        "text": [c.text for c in res.content if getattr(c, "type", None) == "text"],
+        "structured": res.structured_content,
+    }
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return result_json(await client.call_tool(name, arguments))
+    except MCPError as e:
+        return {"error": {"code": e.code, "message": e.message}}
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--mode", default="legacy")
+    sub = parser.add_subparsers(dest="action", required=True)
+    create = sub.add_parser("create")
+    create.add_argument("--name", required=True)
+    create.add_argument("--description", required=True)
+    run = sub.add_parser("call")
+    run.add_argument("--name", required=True)
+    run.add_argument("--args", default="{}")
+    run.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args()
+
+    async with Client(args.url, mode=args.mode, read_timeout_seconds=60) as client:
+        if args.action == "create":
+            emit(
+                await call(
+                    client,
+                    "create_tool",
+                    {
+                        "name": args.name,
+                        "description": args.description,
+                        "parameters": json.dumps(
+                            {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]}
+                        ),
+                        "code": "return {greeting: 'hello ' + args.who};",
+                        "category": "Browser tests",
+                        "permissions": ["filesystem"],
+                    },
+                )
+            )
+            return
+        arguments = json.loads(args.args)
+        deadline = time.monotonic() + args.timeout
+        announced = False
+        while True:
+            out = await call(client, args.name, arguments)
+            text = " ".join(out.get("text") or [])
+            found = APPROVAL.search(text) if out.get("isError") else None
+            if not found:
+                emit({"final": out, "waited": announced})
+                return
+            if not announced:
+                emit({"approvalId": found.group(0)})
+                announced = True
+            if time.monotonic() > deadline:
+                emit({"final": out, "timedOut": True})
+                return
+            await anyio.sleep(0.3)
+
+
+if __name__ == "__main__":
+    try:
+        anyio.run(main)
+    except Exception as e:  # noqa: BLE001 - report, then fail
+        print(f"[ui_mcp] {e!r}", file=sys.stderr, flush=True)
+        sys.exit(1)
