@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_service::audit::AuditTarget;
+use toolsmith_service::AuditTarget;
 use toolsmith_store::ApiTokenRecord;
 use utoipa::ToSchema;
 
