@@ -311,7 +311,12 @@ pub(crate) fn call_result(res: ToolResult) -> CallToolResult {
         }
         return out;
     }
-    let mut out = CallToolResult::success(vec![ContentBlock::text(res.content_text())]);
+    // A `null` result says so: an empty text reads as nothing having happened.
+    let text = match &res.content {
+        Value::Null => "null".to_owned(),
+        _ => res.content_text(),
+    };
+    let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
     if res.content.is_object() {
         out.structured_content = Some(res.content);
     }
@@ -327,6 +332,14 @@ fn error_text(res: &ToolResult) -> String {
     let mut text = message;
     if let Some(kind) = res.error_kind() {
         text.push_str(&format!(" [{kind}]"));
+    }
+    if res.error_kind() == Some(toolsmith_core::ErrorKind::InvalidArguments)
+        && let Some(schema) = res.content.get("schema")
+    {
+        text.push_str(&format!(
+            "\nExpected arguments (\"?\" marks optional): {}",
+            crate::discovery::expected_shape(schema)
+        ));
     }
     if let Value::Object(content) = &res.content {
         let details: Map<String, Value> = content

@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -30,7 +30,8 @@ use toolsmith_store::ApprovalDecision;
 
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
-use super::{approval, compat, control_plane, meta_tools, notify};
+use super::search_index::OwnerIndex;
+use super::{approval, compat, control_plane, hints, meta_tools, notify};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -136,7 +137,9 @@ impl ToolsmithMcp {
             if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
                 return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
             }
-            check_args(name, &server_tool.schema, &args)?;
+            if let Err(invalid) = check_args(name, &server_tool.schema, &args) {
+                return Ok(invalid.into());
+            }
             let outcome = match server_tool.op {
                 ServerOp::Control(op) => control_plane::call(&caller, op, args).await,
                 ServerOp::Meta(op) => meta_tools::call(&caller, op, args).await,
@@ -151,12 +154,14 @@ impl ToolsmithMcp {
         }
 
         let Some(tool) = caller.find_tool(name) else {
-            return Err(unknown_tool(name));
+            return Err(unknown_tool(name, hints::unknown_tool(&caller, name).await));
         };
         if let Some(why) = self.inner.identity.denial(Scope::ToolsExecute) {
             return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
         }
-        check_args(name, &tool.schema, &args)?;
+        if let Err(invalid) = check_args(name, &tool.schema, &args) {
+            return Ok(invalid.into());
+        }
         let mut ask_in_result = input_required.is_ok();
         if let Some(retry) = approval::retry_of(&request) {
             match self.record_answer(name, &args, retry, input_required).await {
@@ -304,22 +309,19 @@ fn rate_limited(res: &ToolResult) -> ErrorData {
     )
 }
 
-/// `-32602` for a tool the caller cannot see.
-fn unknown_tool(name: &str) -> ErrorData {
-    ErrorData::invalid_params(
-        format!("Unknown tool: {name}"),
-        Some(
-            json!({"tool": name, "hint": "call tools/list or search_tools to see the tools you can call"}),
-        ),
-    )
+/// `-32602` for a tool the caller cannot see (a protocol error, as the MCP spec has it); the
+/// message says why and what to call instead ([`hints::unknown_tool`]).
+fn unknown_tool(name: &str, message: String) -> ErrorData {
+    ErrorData::invalid_params(message, Some(json!({"tool": name})))
 }
 
-/// `-32602` with every violation and the schema when `args` break a tool's schema.
+/// A tool execution error (`isError: true`, as MCP 2025-11-25 wants for arguments that break
+/// the schema) whose text names every offending path and the expected shape.
 fn check_args(
     name: &str,
     schema: &toolsmith_core::schema::CompiledSchema,
     args: &Value,
-) -> Result<(), ErrorData> {
+) -> Result<(), rmcp::model::CallToolResult> {
     let violations = schema.violations(args);
     if violations.is_empty() {
         return Ok(());
@@ -332,17 +334,79 @@ fn check_args(
             } else {
                 &v.instance_path
             };
-            format!("{at}: {}", v.message)
+            match object_as_text(schema.schema(), args, v) {
+                Some(hint) => format!("{at}: {hint}"),
+                None => format!("{at}: {}", v.message),
+            }
         })
         .collect();
     let details = toolsmith_core::schema::violation_details(&violations, schema.schema());
-    Err(ErrorData::invalid_params(
+    Err(call_result(ToolResult::error_with(
+        ErrorKind::InvalidArguments,
         format!(
             "invalid arguments for tool '{name}': {}",
             summary.join("; ")
         ),
-        Some(Value::Object(details)),
-    ))
+        details,
+    )))
+}
+
+/// The fix for the commonest type mistake of models: an object sent as its JSON text.
+fn object_as_text(
+    schema: &Value,
+    args: &Value,
+    violation: &toolsmith_core::schema::Violation,
+) -> Option<String> {
+    let expected = schema.pointer(&violation.schema_path)?;
+    let text = args.pointer(&violation.instance_path)?.as_str()?;
+    (violation.schema_path.ends_with("/type") && expected == "object").then(|| {
+        let parses = serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object());
+        if parses {
+            "must be a JSON object, got a string (it holds JSON text: send the object itself, not a string)".to_owned()
+        } else {
+            "must be a JSON object, got a string".to_owned()
+        }
+    })
+}
+
+/// The reply to a `tools/call` whose params rmcp could not read (it hands those to
+/// `on_custom_request`): `arguments` that are not an object — a JSON string, most often — or a
+/// missing name. A tool execution error, so the model reads what to fix.
+fn malformed_call(params: Option<&Value>) -> rmcp::model::CallToolResult {
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .map(|n| crate::discovery::text::truncate(n, 100).to_owned());
+    let arguments = params.and_then(|p| p.get("arguments"));
+    let message = match (&name, arguments) {
+        (None, _) => "tools/call needs params {\"name\": \"<tool name>\", \"arguments\": {…}}: the tool name is missing or not a string".to_owned(),
+        (Some(name), Some(Value::String(text))) => {
+            let parses = serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object());
+            let fix = if parses {
+                "the string holds JSON text: send that object itself as arguments, not a string"
+            } else {
+                "send the arguments as a JSON object, e.g. {\"text\": \"hello\"}"
+            };
+            format!("arguments must be a JSON object, got a string; {fix} (tool '{name}')")
+        }
+        (Some(name), Some(other)) => format!(
+            "arguments must be a JSON object, got {}; send them as an object of named arguments, e.g. {{\"text\": \"hello\"}} (tool '{name}')",
+            json_type(other)
+        ),
+        (Some(name), None) => format!("tools/call for '{name}' could not be read; send {{\"name\": \"{name}\", \"arguments\": {{…}}}}"),
+    };
+    call_result(ToolResult::error(ErrorKind::InvalidArguments, message))
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// What a control-plane or meta-tool call needs to know about its caller.
@@ -367,6 +431,26 @@ impl Caller<'_> {
 
     pub fn registry(&self) -> &ToolRegistry {
         self.shared.state.service.registry()
+    }
+
+    /// The search index of this caller's owner (every agent's tools: filter with
+    /// [`Caller::can_see`]).
+    pub fn search_index(&self) -> Arc<OwnerIndex> {
+        self.shared.search.index(self.registry(), self.owner())
+    }
+
+    /// Whether this caller may see and call `tool` (its agent, and the policy).
+    pub fn can_see(&self, tool: &toolsmith_core::RegisteredTool) -> bool {
+        if !tool.is_visible_to(self.identity.agent_id.as_deref()) {
+            return false;
+        }
+        let gate = self.service().policy();
+        if !gate.is_configured() {
+            return true;
+        }
+        let mut ctx = ToolContext::new(self.owner());
+        ctx.agent_id = self.identity.agent_id.clone();
+        gate.check(&ctx, tool).is_ok()
     }
 
     /// The registered tool `name` if it exists for this caller (a per-agent tool exists only
@@ -519,6 +603,24 @@ impl ServerHandler for ToolsmithMcp {
         };
         self.call(request, context.ct.clone(), approver, input_required)
             .await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != "tools/call" {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let result = malformed_call(request.params.as_ref());
+        serde_json::to_value(result)
+            .map(CustomResult::new)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     fn accepted_subscription_filter(

@@ -7,15 +7,15 @@
 //! passed to them is refused with a clear message (no `use_tool` of `use_tool` loops; those
 //! tools are called directly).
 
-use std::sync::LazyLock;
-
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{BatchCall, ErrorKind, ToolDefinition, ToolResult};
 
-use super::catalog::{SERVER_TOOLS, ServerOp, call_result, error_result, json_result};
+use super::catalog::{SERVER_TOOLS, call_result, error_result, json_result};
 use super::handler::Caller;
-use crate::discovery::{apply_tool_limits, lists_everything, parameter_docs, search};
+use super::hints;
+use super::search_index::Source;
+use crate::discovery::{apply_tool_limits, lists_everything, parameter_docs, text};
 use rmcp::model::CallToolResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +39,11 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Search,
             "search_tools",
-            "Search the tool catalogue (built-in tools, your custom tools, and the tool-management tools in category Meta) by keywords. Every word must match the name, description, category or search tags; results are ranked by relevance. Use \"all\" to list everything. Set include_params to get each tool's parameter schema too.",
+            "Find tools by what you need, in plain words or keywords (\"how many euros for 250 dollars\", \"convert currency\"): searches the names, descriptions, categories and tags of the built-in tools, your custom tools and the tool-management tools (category Meta), understanding plurals, tenses and common synonyms, best match first. \"all\" lists everything. Set include_params to get each tool's parameter schema too.",
             json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "Search keywords, e.g. \"email send\"; \"all\" lists every tool."},
+                    "query": {"type": "string", "maxLength": text::MAX_QUERY_BYTES, "description": "What you need, e.g. \"send an email\" or \"weather forecast\"; \"all\" lists every tool."},
                     "category": {"type": "string", "description": "Only tools of this category."},
                     "include_params": {"type": "boolean", "description": "Include each tool's full parameter schema.", "default": false}
                 },
@@ -160,7 +160,7 @@ pub(crate) async fn call(
         Op::Search => search_tools(caller, parse(args)?),
         Op::Help => {
             let HelpArgs { tool_name } = parse(args)?;
-            tool_help(caller, &tool_name)
+            tool_help(caller, &tool_name).await
         }
         Op::Use => {
             let UseArgs {
@@ -173,66 +173,40 @@ pub(crate) async fn call(
     })
 }
 
-/// The control plane (and the compatibility names) as search sees them: category `Meta`, as
-/// the spec files its meta-tools, so "create a tool" finds `create_tool`.
-static CONTROL_PLANE_DEFS: LazyLock<(Vec<ToolDefinition>, Vec<ToolDefinition>)> =
-    LazyLock::new(|| {
-        let def = |t: &super::catalog::ServerTool| {
-            ToolDefinition::new(
-                t.name,
-                t.tool.description.as_deref().unwrap_or_default(),
-                t.schema.schema().clone(),
-            )
-            .with_category(META_CATEGORY)
-        };
-        let core = SERVER_TOOLS
-            .core
-            .iter()
-            .filter(|t| matches!(t.op, ServerOp::Control(_)))
-            .map(def)
-            .collect();
-        let compat = SERVER_TOOLS.compat.iter().map(def).collect();
-        (core, compat)
-    });
-
-const META_CATEGORY: &str = "Meta";
-
 fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
-    let tools = caller.visible_tools();
-    let (control, compat) = &*CONTROL_PLANE_DEFS;
-    let mut defs: Vec<&ToolDefinition> = tools
-        .iter()
-        .map(|t| &t.definition)
-        .filter(|d| !SERVER_TOOLS.is_server_tool(&d.name))
-        .collect();
-    defs.extend(control);
-    if caller.compat() {
-        defs.extend(compat);
-    }
-    let hits = search(&defs, &args.query, args.category.as_deref());
+    let index = caller.search_index();
+    let hits = index.search(
+        &args.query,
+        args.category.as_deref(),
+        |source| match source {
+            Source::Registry(tool) => caller.can_see(tool),
+            Source::Server(_) => true,
+        },
+    );
     let total = hits.len();
     let listed: Vec<Value> = hits
         .iter()
         .take(MAX_SEARCH_RESULTS)
-        .map(|hit| {
+        .map(|&(i, _)| {
+            let def = index.definition(i);
             let mut entry = json!({
-                "name": hit.tool.name,
-                "description": short(&hit.tool.description),
+                "name": def.name,
+                "description": short(&def.description),
             });
-            if let Some(category) = &hit.tool.category {
+            if let Some(category) = &def.category {
                 entry["category"] = json!(category);
             }
             if args.include_params {
-                entry["parameters"] = hit.tool.parameters.clone();
+                entry["parameters"] = def.parameters.clone();
             }
-            if SERVER_TOOLS.is_server_tool(&hit.tool.name) {
+            if SERVER_TOOLS.is_server_tool(&def.name) {
                 entry["callDirectly"] = json!(true);
             }
             entry
         })
         .collect();
     let mut out = json!({
-        "query": args.query,
+        "query": text::truncate(&args.query, text::MAX_QUERY_BYTES),
         "total": total,
         "tools": listed,
     });
@@ -242,14 +216,13 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
     if total > MAX_SEARCH_RESULTS {
         out["truncated"] = json!(true);
         out["message"] = json!(format!(
-            "showing the first {MAX_SEARCH_RESULTS} of {total}; narrow the query or filter by category"
+            "showing the best {MAX_SEARCH_RESULTS} of {total}; narrow the query or filter by category"
         ));
     } else if total == 0 {
         out["message"] = json!(if lists_everything(&args.query) {
-            "no tools in this category".to_owned()
+            "no tools in this category; search without a category, or with query \"all\"".to_owned()
         } else {
-            "no tool matches every word of the query; try fewer or other words, or \"all\""
-                .to_owned()
+            "no tool matches the query; try other words (what the tool does, e.g. \"convert currency\"), or query \"all\" to list every tool; create_tool makes a new one".to_owned()
         });
     } else if !args.include_params {
         out["next"] = json!(
@@ -259,7 +232,7 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
     json_result(out)
 }
 
-fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
+async fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
     // Only what the caller may call is described, as in `tools/list`.
     if let Some(tool) = caller.find_tool(name)
         && !SERVER_TOOLS.is_server_tool(name)
@@ -278,7 +251,7 @@ fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
             Some("a Toolsmith server tool: call it directly (not through use_tool)"),
         ));
     }
-    not_found(caller, name)
+    not_found(caller, name).await
 }
 
 fn help_of(def: &ToolDefinition, note: Option<&str>) -> Value {
@@ -302,7 +275,7 @@ async fn use_tool(caller: &Caller<'_>, name: &str, arguments: Option<Value>) -> 
         return refused;
     }
     let Some(tool) = caller.find_tool(name) else {
-        return not_found(caller, name);
+        return not_found(caller, name).await;
     };
     let args = apply_tool_limits(name, &arguments.unwrap_or_else(|| json!({})));
     let res = caller
@@ -312,7 +285,8 @@ async fn use_tool(caller: &Caller<'_>, name: &str, arguments: Option<Value>) -> 
     call_result(with_docs(res, &tool.definition))
 }
 
-/// An invalid-arguments failure gets the tool's parameter docs, so the model can correct itself.
+/// An invalid-arguments failure gets the tool's parameter docs, so the model can correct itself
+/// (the schema is already in its details, once).
 fn with_docs(mut res: ToolResult, def: &ToolDefinition) -> ToolResult {
     if res.error_kind() == Some(ErrorKind::InvalidArguments)
         && let Value::Object(content) = &mut res.content
@@ -321,7 +295,9 @@ fn with_docs(mut res: ToolResult, def: &ToolDefinition) -> ToolResult {
             "parameterDocs".to_owned(),
             json!(parameter_docs(&def.parameters)),
         );
-        content.insert("parameters".to_owned(), def.parameters.clone());
+        content
+            .entry("schema".to_owned())
+            .or_insert_with(|| def.parameters.clone());
     }
     res
 }
@@ -360,6 +336,11 @@ async fn batch(caller: &Caller<'_>, args: BatchArgs) -> CallToolResult {
         if SERVER_TOOLS.is_server_tool(&name) {
             let message = refusal_message("batch_use_tool", &name);
             slots.push((name, Err(ToolResult::error(ErrorKind::Denied, message))));
+            continue;
+        }
+        if caller.find_tool(&name).is_none() {
+            let message = hints::unknown_tool(caller, &name).await;
+            slots.push((name, Err(ToolResult::error(ErrorKind::NotFound, message))));
             continue;
         }
         let args = match (op.arguments, op.args) {
@@ -456,29 +437,10 @@ fn refusal_message(via: &str, name: &str) -> String {
     )
 }
 
-/// An unknown tool, with the closest names the caller can see.
-fn not_found(caller: &Caller<'_>, name: &str) -> CallToolResult {
-    let tools = caller.visible_tools();
-    let defs: Vec<&ToolDefinition> = tools.iter().map(|t| &t.definition).collect();
-    let words = name.replace(['_', '-', '.'], " ");
-    let mut suggestions: Vec<String> = Vec::new();
-    for word in words.split_whitespace() {
-        for hit in search(&defs, word, None) {
-            if !suggestions.contains(&hit.tool.name) {
-                suggestions.push(hit.tool.name.clone());
-            }
-        }
-    }
-    suggestions.truncate(5);
-    let mut message = format!("no tool named '{name}'");
-    if suggestions.is_empty() {
-        message.push_str("; use search_tools to find one");
-    } else {
-        message.push_str(&format!("; did you mean: {}?", suggestions.join(", ")));
-    }
-    let mut extra = Map::new();
-    extra.insert("suggestions".to_owned(), json!(suggestions));
-    error_result("not_found", &message, extra)
+/// A tool this caller cannot call: why, and the closest names it can.
+async fn not_found(caller: &Caller<'_>, name: &str) -> CallToolResult {
+    let message = hints::unknown_tool(caller, name).await;
+    error_result("not_found", &message, Map::new())
 }
 
 fn short(description: &str) -> String {

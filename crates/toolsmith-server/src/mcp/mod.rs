@@ -34,8 +34,10 @@ mod catalog;
 mod compat;
 mod control_plane;
 mod handler;
+mod hints;
 mod meta_tools;
 mod notify;
+mod search_index;
 
 use std::sync::Arc;
 
@@ -65,6 +67,7 @@ pub(crate) struct McpShared {
     pub catalog: catalog::CatalogCache,
     /// The approval rounds opened with 2026-07-28 clients (stateless requests share them).
     pub tickets: approval::ApprovalTickets,
+    pub search: search_index::SearchCache,
 }
 
 impl McpShared {
@@ -72,6 +75,7 @@ impl McpShared {
         Arc::new(McpShared {
             catalog: catalog::CatalogCache::new(state.config.compat_dynamic_mcp),
             tickets: approval::ApprovalTickets::default(),
+            search: search_index::SearchCache::new(state.config.compat_dynamic_mcp),
             state,
         })
     }

@@ -115,23 +115,31 @@ fn check_flow(
     );
     assert_eq!(report["call2"]["structured"], expected2, "{ctx}");
 
-    // Protocol errors: unknown tool and invalid arguments are JSON-RPC -32602.
+    // An unknown tool is a protocol error (-32602) whose message says what to do; arguments
+    // that break the schema are a tool execution error (MCP 2025-11-25) with the path and the
+    // expected shape in its text.
     assert_eq!(report["unknownTool"]["error"]["code"], -32602, "{ctx}");
-    assert_eq!(
-        report["unknownTool"]["error"]["message"], "Unknown tool: no_such_tool_anywhere",
-        "{ctx}"
-    );
-    let bad = &report["badArgs"]["error"];
-    assert_eq!(bad["code"], -32602, "{ctx}");
     assert!(
-        bad["message"]
+        report["unknownTool"]["error"]["message"]
             .as_str()
             .unwrap()
-            .starts_with(&format!("invalid arguments for tool '{tool}'")),
+            .starts_with("Unknown tool: no_such_tool_anywhere."),
         "{ctx}"
     );
-    assert_eq!(bad["data"]["violations"][0]["path"], "/who", "{ctx}");
-    assert_eq!(bad["data"]["schema"]["required"], json!(["who"]), "{ctx}");
+    let bad = &report["badArgs"];
+    assert_eq!(bad["isError"], true, "{ctx}");
+    let text = bad["text"][0].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("invalid arguments for tool '{tool}': /who: ")),
+        "{ctx}"
+    );
+    assert!(text.contains(r#"{"who": string}"#), "{ctx}");
+    assert_eq!(bad["structured"]["violations"][0]["path"], "/who", "{ctx}");
+    assert_eq!(
+        bad["structured"]["schema"]["required"],
+        json!(["who"]),
+        "{ctx}"
+    );
     // A lifecycle mistake is a tool error the model reads.
     assert_eq!(report["badCreate"]["isError"], true, "{ctx}");
     assert_eq!(
@@ -155,6 +163,13 @@ fn check_flow(
     assert_eq!(report["notifiedAfterDisable"], true, "{ctx}");
     assert_eq!(report["listedAfterDisable"], false, "{ctx}");
     assert_eq!(report["callDisabled"]["error"]["code"], -32602, "{ctx}");
+    assert!(
+        report["callDisabled"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is disabled. Enable it with toggle_custom_tool"),
+        "{ctx}"
+    );
 
     // Exactly one notification per change: create, update, disable.
     assert_eq!(report["notifications"], 3, "{ctx}");

@@ -1,0 +1,402 @@
+//! The search index: tools as weighted bags of stemmed terms, an inverted index over them, and
+//! BM25 (Okapi, `k1 = 1.2`, `b = 0.75`) over *any* matching query term.
+//!
+//! - [`Document`] — one tool's terms with their field weights: name parts ×3, category and
+//!   tags ×2, description ×1, parameter names ×0.5 (BM25F: only the description and parameters,
+//!   the body, are normalised by their length); pairs of words run together count half. Made once per tool and reusable across
+//!   rebuilds of the index.
+//! - [`SearchIndex`] — postings per term, a sorted vocabulary for prefix matches, the
+//!   documents' lengths. [`SearchIndex::search`] touches only the postings of the query's terms
+//!   and their alternatives, so a query over 10,000 tools costs what the matching tools cost.
+//!
+//! Each query term scores a tool with the best of its alternatives: the term itself (×1), a
+//! synonym from [`super::text::synonyms`] (×0.7), a longer term it begins (×0.6, `calc` →
+//! `calculate`), or — only when none of these is in the index — a term one or two edits away
+//! (×0.5, for typos). A tool's score is the sum over the query's terms, so tools matching more
+//! of the request rank higher, and a tool matching one word still ranks. The sum grows by up to
+//! 30 % with the share of the tool's name the query covers.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use toolsmith_core::ToolDefinition;
+
+use super::text::{compound_terms, index_terms, query_terms, synonyms};
+
+/// BM25 term-frequency saturation.
+const K1: f64 = 1.2;
+/// BM25 length normalisation.
+const B: f64 = 0.75;
+const NAME_WEIGHT: f64 = 3.0;
+const CATEGORY_WEIGHT: f64 = 2.0;
+const TAG_WEIGHT: f64 = 2.0;
+const DESCRIPTION_WEIGHT: f64 = 1.0;
+const PARAMETER_WEIGHT: f64 = 0.5;
+
+const SYNONYM_FACTOR: f64 = 0.7;
+const PREFIX_FACTOR: f64 = 0.6;
+/// A tool whose name the query covers entirely scores this much more (`calculator` prefers
+/// `calculate` to `tip_calculator`); partly covered names get their share.
+const NAME_COVERAGE_BONUS: f64 = 0.3;
+/// Words run together (`to-do` → `todo`) count for this share of their field's weight.
+const COMPOUND_FACTOR: f64 = 0.5;
+const TYPO_FACTOR: f64 = 0.5;
+/// A query term of this many characters or more also matches the longer terms it begins.
+const MIN_PREFIX_CHARS: usize = 4;
+/// At most this many longer terms are tried for one prefix.
+const MAX_PREFIX_EXPANSIONS: usize = 64;
+/// A query term of this many characters or more may match a term one edit away (two edits
+/// from twice that).
+const MIN_TYPO_CHARS: usize = 5;
+/// At most this many terms of one query are looked up as typos (each scans the vocabulary).
+const MAX_TYPO_LOOKUPS: usize = 4;
+
+/// One tool as the index sees it: its name and its terms with their summed field weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    name: String,
+    terms: Vec<Term>,
+    /// The summed weight of the body's terms (description, parameters): the length BM25
+    /// normalises by.
+    len: f64,
+    /// How many distinct terms the name has.
+    name_terms: usize,
+}
+
+impl Document {
+    /// The document of a tool: name, category, tags, description and parameter names.
+    pub fn of(tool: &ToolDefinition) -> Document {
+        // term → (weight in the short fields, weight in the body)
+        let mut weights: HashMap<String, (f64, f64)> = HashMap::new();
+        let mut add = |text: &str, weight: f64, body: bool| {
+            let terms = index_terms(text).into_iter().map(|t| (t, weight));
+            let compounds = compound_terms(text)
+                .into_iter()
+                .map(|t| (t, weight * COMPOUND_FACTOR));
+            for (term, w) in terms.chain(compounds) {
+                let slot = weights.entry(term).or_default();
+                if body {
+                    slot.1 += w;
+                } else {
+                    slot.0 += w;
+                }
+            }
+        };
+        add(&tool.name, NAME_WEIGHT, false);
+        if let Some(category) = &tool.category {
+            add(category, CATEGORY_WEIGHT, false);
+        }
+        for tag in &tool.tags {
+            add(tag, TAG_WEIGHT, false);
+        }
+        add(&tool.description, DESCRIPTION_WEIGHT, true);
+        if let Some(props) = tool.parameters.get("properties").and_then(Value::as_object) {
+            for name in props.keys() {
+                add(name, PARAMETER_WEIGHT, true);
+            }
+        }
+        let in_name = index_terms(&tool.name);
+        let mut terms: Vec<Term> = weights
+            .into_iter()
+            .map(|(term, (short, body))| Term {
+                named: in_name.contains(&term),
+                term,
+                short,
+                body,
+            })
+            .collect();
+        terms.sort_by(|a, b| a.term.cmp(&b.term));
+        let len = terms.iter().map(|t| t.body).sum();
+        let name_terms = terms.iter().filter(|t| t.named).count();
+        Document {
+            name: tool.name.clone(),
+            terms,
+            len,
+            name_terms,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The summed weight of its body's terms (BM25's document length).
+    pub fn terms_len(&self) -> f64 {
+        self.len
+    }
+}
+
+/// One term of a [`Document`].
+#[derive(Debug, Clone, PartialEq)]
+struct Term {
+    term: String,
+    /// Summed weight in the short fields (name, category, tags), never length-normalised.
+    short: f64,
+    /// Summed weight in the body (description, parameter names).
+    body: f64,
+    /// Whether the name holds it.
+    named: bool,
+}
+
+/// One entry of a term's postings.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    short: f64,
+    body: f64,
+    named: bool,
+}
+
+/// An inverted index over [`Document`]s, which it refers to by their position.
+#[derive(Debug, Default)]
+pub struct SearchIndex {
+    names: Vec<String>,
+    doc_len: Vec<f64>,
+    /// How many distinct terms each document's name has.
+    name_terms: Vec<u16>,
+    avg_len: f64,
+    /// term → its id (the index into `postings`).
+    vocab: HashMap<String, usize>,
+    /// Every term, sorted, for prefix scans.
+    sorted: Vec<(String, usize)>,
+    /// Per term: the documents holding it.
+    postings: Vec<Vec<Posting>>,
+}
+
+impl SearchIndex {
+    /// The index of `docs`; results name documents by their position in this sequence.
+    pub fn build<'a>(docs: impl IntoIterator<Item = &'a Document>) -> SearchIndex {
+        let mut index = SearchIndex::default();
+        for (i, doc) in docs.into_iter().enumerate() {
+            let Ok(id) = u32::try_from(i) else {
+                break;
+            };
+            index.names.push(doc.name.clone());
+            index.doc_len.push(doc.len);
+            index
+                .name_terms
+                .push(u16::try_from(doc.name_terms).unwrap_or(u16::MAX));
+            for term in &doc.terms {
+                let next = index.postings.len();
+                let term_id = *index.vocab.entry(term.term.clone()).or_insert(next);
+                if term_id == next {
+                    index.postings.push(Vec::new());
+                }
+                index.postings[term_id].push(Posting {
+                    doc: id,
+                    short: term.short,
+                    body: term.body,
+                    named: term.named,
+                });
+            }
+        }
+        let n = index.names.len();
+        index.avg_len = if n == 0 {
+            1.0
+        } else {
+            (index.doc_len.iter().sum::<f64>() / n as f64).max(1.0)
+        };
+        index.sorted = index.vocab.iter().map(|(t, id)| (t.clone(), *id)).collect();
+        index.sorted.sort_unstable();
+        index
+    }
+
+    /// How many documents the index holds.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The documents matching any term of `query` that `accept` lets through, with their
+    /// scores, best first (ties by name). A query with no searchable word matches nothing.
+    pub fn search(&self, query: &str, accept: impl Fn(usize) -> bool) -> Vec<(usize, f64)> {
+        let terms = query_terms(query);
+        let n = self.names.len();
+        if terms.is_empty() || n == 0 {
+            return Vec::new();
+        }
+        let mut total = vec![0.0f64; n];
+        let mut best = vec![0.0f64; n];
+        // Whether the current query term met the document's name; how many terms did.
+        let mut in_name = vec![false; n];
+        let mut name_hits = vec![0u16; n];
+        let mut matched: Vec<u32> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
+        let mut typo_lookups = 0;
+        for term in &terms {
+            let alternatives = self.alternatives(term, typo_lookups < MAX_TYPO_LOOKUPS);
+            if alternatives.typo_lookup {
+                typo_lookups += 1;
+            }
+            // An alternative is worth no more than the word asked for: a rare synonym must not
+            // outrank the common word itself.
+            let own_idf = self.vocab.get(term).map(|&id| self.idf(id));
+            for (term_id, factor) in alternatives.terms {
+                let postings = &self.postings[term_id];
+                let idf = match own_idf {
+                    Some(own) => self.idf(term_id).min(own),
+                    None => self.idf(term_id),
+                };
+                for &Posting {
+                    doc,
+                    short,
+                    body,
+                    named,
+                } in postings
+                {
+                    // BM25F: only the body is normalised by its length (every name is short).
+                    let norm = 1.0 - B + B * self.doc_len[doc as usize] / self.avg_len;
+                    let tf = short + body / norm;
+                    let score = factor * idf * tf * (K1 + 1.0) / (tf + K1);
+                    let slot = &mut best[doc as usize];
+                    if *slot == 0.0 {
+                        touched.push(doc);
+                    }
+                    if score > *slot {
+                        *slot = score;
+                    }
+                    in_name[doc as usize] |= named;
+                }
+            }
+            for doc in touched.drain(..) {
+                let d = doc as usize;
+                if total[d] == 0.0 {
+                    matched.push(doc);
+                }
+                total[d] += best[d];
+                best[d] = 0.0;
+                if std::mem::take(&mut in_name[d]) {
+                    name_hits[d] = name_hits[d].saturating_add(1);
+                }
+            }
+        }
+        let mut ranked: Vec<(usize, f64)> = matched
+            .into_iter()
+            .map(|d| d as usize)
+            .filter(|&d| accept(d))
+            .map(|d| {
+                let coverage = if self.name_terms[d] == 0 {
+                    0.0
+                } else {
+                    (f64::from(name_hits[d]) / f64::from(self.name_terms[d])).min(1.0)
+                };
+                (d, total[d] * (1.0 + NAME_COVERAGE_BONUS * coverage))
+            })
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| self.names[a.0].cmp(&self.names[b.0]))
+        });
+        ranked
+    }
+
+    /// Okapi's inverse document frequency of a term.
+    fn idf(&self, term_id: usize) -> f64 {
+        let n = self.names.len() as f64;
+        let df = self.postings[term_id].len() as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// The index terms a query term stands for, with the factor of each; typos are looked up
+    /// only if `typos` allows it and nothing else matched.
+    fn alternatives(&self, term: &str, typos: bool) -> Alternatives {
+        let mut out: Vec<(usize, f64)> = Vec::new();
+        if let Some(&id) = self.vocab.get(term) {
+            push(&mut out, id, 1.0);
+        }
+        for synonym in synonyms(term) {
+            if let Some(&id) = self.vocab.get(synonym) {
+                push(&mut out, id, SYNONYM_FACTOR);
+            }
+        }
+        if term.chars().count() >= MIN_PREFIX_CHARS {
+            let start = self.sorted.partition_point(|(t, _)| t.as_str() < term);
+            for (candidate, id) in self.sorted[start..]
+                .iter()
+                .take_while(|(t, _)| t.starts_with(term))
+                .filter(|(t, _)| t != term)
+                .take(MAX_PREFIX_EXPANSIONS)
+            {
+                // A short prefix says less about the longer word.
+                let factor = PREFIX_FACTOR * term.len() as f64 / candidate.len() as f64;
+                push(&mut out, *id, factor.max(PREFIX_FACTOR / 2.0));
+            }
+        }
+        let mut typo_lookup = false;
+        if out.is_empty() && typos {
+            let chars = term.chars().count();
+            if chars >= MIN_TYPO_CHARS {
+                typo_lookup = true;
+                let max_edits = if chars >= 2 * MIN_TYPO_CHARS { 2 } else { 1 };
+                for (candidate, id) in &self.sorted {
+                    if candidate.len().abs_diff(term.len()) <= max_edits
+                        && strsim::levenshtein(candidate, term) <= max_edits
+                    {
+                        push(&mut out, *id, TYPO_FACTOR);
+                    }
+                }
+            }
+        }
+        Alternatives {
+            terms: out,
+            typo_lookup,
+        }
+    }
+}
+
+/// Adds a term to `out`, or raises its factor if it is there already.
+fn push(out: &mut Vec<(usize, f64)>, id: usize, factor: f64) {
+    match out.iter_mut().find(|(t, _)| *t == id) {
+        Some(existing) => existing.1 = existing.1.max(factor),
+        None => out.push((id, factor)),
+    }
+}
+
+struct Alternatives {
+    terms: Vec<(usize, f64)>,
+    /// Whether the vocabulary was scanned for typos.
+    typo_lookup: bool,
+}
+
+/// One search result: a tool and its score (0 when the query lists everything).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked<'a> {
+    pub tool: &'a ToolDefinition,
+    pub score: f64,
+}
+
+/// The tools matching `query` (and `category`, case-insensitively, if given), best first;
+/// ties by name. `"all"`, `"*"` or an empty query return every tool of the category by name.
+/// Builds an index for this one query: for many queries over one catalogue, keep a
+/// [`SearchIndex`].
+pub fn search<'a>(
+    tools: &[&'a ToolDefinition],
+    query: &str,
+    category: Option<&str>,
+) -> Vec<Ranked<'a>> {
+    let in_category =
+        |tool: &ToolDefinition| super::in_category(tool.category.as_deref(), category);
+    if super::lists_everything(query) {
+        let mut all: Vec<Ranked<'a>> = tools
+            .iter()
+            .copied()
+            .filter(|t| in_category(t))
+            .map(|tool| Ranked { tool, score: 0.0 })
+            .collect();
+        all.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        return all;
+    }
+    let docs: Vec<Document> = tools.iter().map(|t| Document::of(t)).collect();
+    let index = SearchIndex::build(&docs);
+    index
+        .search(query, |i| in_category(tools[i]))
+        .into_iter()
+        .map(|(i, score)| Ranked {
+            tool: tools[i],
+            score,
+        })
+        .collect()
+}

@@ -1,0 +1,391 @@
+//! Discovery's tests: ranking on a small catalogue, the query caps, the corpus of requests and
+//! keywords (`tests/data/search_corpus.json`), suggestions, parameter docs and shapes, limits.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolsmith_core::ToolDefinition;
+
+use super::text::{MAX_QUERY_TERMS, query_terms};
+use super::*;
+
+fn tool(name: &str, description: &str, category: Option<&str>, tags: &[&str]) -> ToolDefinition {
+    let mut def = ToolDefinition::new(name, description, json!({"type": "object"}));
+    def.category = category.map(str::to_owned);
+    def.tags = tags.iter().map(|t| (*t).to_owned()).collect();
+    def
+}
+
+fn small() -> Vec<ToolDefinition> {
+    vec![
+        tool(
+            "send_email",
+            "Send an email message to one or more recipients.",
+            Some("Email"),
+            &["smtp", "mail", "notify"],
+        ),
+        tool(
+            "list_emails",
+            "List the emails in a mailbox folder, newest first.",
+            Some("Email"),
+            &["inbox", "mail"],
+        ),
+        tool(
+            "reply_email",
+            "Reply to an email thread; the reply is sent to the original sender.",
+            Some("Email"),
+            &["respond", "mail"],
+        ),
+        tool(
+            "calculate",
+            "Evaluate a mathematical expression and return the number.",
+            Some("Utilities"),
+            &["math", "arithmetic", "compute"],
+        ),
+        tool(
+            "word_frequency",
+            "Count how often each word occurs in a text.",
+            Some("Text"),
+            &["count", "words", "statistics"],
+        ),
+        tool(
+            "add_task",
+            "Add a task to the todo list.",
+            Some("Tasks"),
+            &["todo", "reminder", "checklist"],
+        ),
+    ]
+}
+
+fn names(hits: &[Ranked<'_>]) -> Vec<String> {
+    hits.iter().map(|h| h.tool.name.clone()).collect()
+}
+
+fn run(query: &str, category: Option<&str>) -> Vec<String> {
+    let corpus = small();
+    let refs: Vec<&ToolDefinition> = corpus.iter().collect();
+    names(&search(&refs, query, category))
+}
+
+fn first(query: &str) -> Option<String> {
+    run(query, None).into_iter().next()
+}
+
+#[test]
+fn names_rank_above_descriptions() {
+    let mut email = run("email", None)[..3].to_vec();
+    email.sort();
+    assert_eq!(email, ["list_emails", "reply_email", "send_email"]);
+    assert_eq!(first("send email").as_deref(), Some("send_email"));
+    assert_eq!(first("reply").as_deref(), Some("reply_email"));
+    assert_eq!(first("count words").as_deref(), Some("word_frequency"));
+}
+
+#[test]
+fn any_word_may_match_and_more_words_rank_higher() {
+    // One word matches: the tool is still found.
+    assert_eq!(first("email math").as_deref(), Some("calculate"));
+    assert!(run("email math", None).contains(&"send_email".to_owned()));
+    assert_eq!(first("mail inbox").as_deref(), Some("list_emails"));
+    assert_eq!(run("smtp", None), ["send_email"]);
+    assert_eq!(first("utilities arithmetic").as_deref(), Some("calculate"));
+    assert_eq!(run("nothing-like-this", None), Vec::<String>::new());
+}
+
+#[test]
+fn sentences_inflections_prefixes_synonyms_and_typos() {
+    assert_eq!(
+        first("How do I write an email to someone?").as_deref(),
+        Some("send_email")
+    );
+    assert_eq!(first("the tasks").as_deref(), Some("add_task"));
+    assert_eq!(first("calc").as_deref(), Some("calculate"));
+    assert_eq!(first("computing").as_deref(), Some("calculate"));
+    assert_eq!(
+        first("what is the frequency of words").as_deref(),
+        Some("word_frequency")
+    );
+    assert_eq!(first("answer a thread").as_deref(), Some("reply_email"));
+    assert_eq!(first("arithmatic").as_deref(), Some("calculate"), "a typo");
+    assert_eq!(first("What's 17% of 2,340?").as_deref(), Some("calculate"));
+    // Only stop words, which no tool is indexed under.
+    assert_eq!(run("the", None), Vec::<String>::new());
+}
+
+#[test]
+fn scores_are_bm25() {
+    let corpus = small();
+    let refs: Vec<&ToolDefinition> = corpus.iter().collect();
+    let (k1, b) = (1.2, 0.75);
+    // One matching document out of 6: idf = ln(1 + (6 - 1 + 0.5) / (1 + 0.5)).
+    let idf = (1.0f64 + 5.5 / 1.5).ln();
+    let bm25 = |tf: f64| idf * tf * (k1 + 1.0) / (tf + k1);
+    // A tag (×2): a short field, not normalised by length; not in the name, so no bonus.
+    let hits = search(&refs, "smtp", None);
+    assert_eq!(names(&hits), ["send_email"]);
+    assert!((hits[0].score - bm25(2.0)).abs() < 1e-9, "{hits:?}");
+    // A word of the description (×1), normalised by the body's length (BM25F).
+    let docs: Vec<Document> = corpus.iter().map(Document::of).collect();
+    let avg: f64 = docs.iter().map(|d| d.terms_len()).sum::<f64>() / 6.0;
+    let hits = search(&refs, "recipients", None);
+    assert_eq!(names(&hits), ["send_email"]);
+    let tf = 1.0 / (1.0 - b + b * docs[0].terms_len() / avg);
+    assert!((hits[0].score - bm25(tf)).abs() < 1e-9, "{hits:?}");
+}
+
+#[test]
+fn all_lists_everything_and_category_filters() {
+    let everything = run("all", None);
+    assert_eq!(
+        everything,
+        [
+            "add_task",
+            "calculate",
+            "list_emails",
+            "reply_email",
+            "send_email",
+            "word_frequency"
+        ]
+    );
+    assert_eq!(run("*", None), everything);
+    assert_eq!(run("  ", None), everything);
+    assert_eq!(
+        run("all", Some("email")),
+        ["list_emails", "reply_email", "send_email"]
+    );
+    assert_eq!(run("mail", Some("Tasks")), Vec::<String>::new());
+    assert_eq!(run("reply", Some("EMAIL")), ["reply_email"]);
+}
+
+#[test]
+fn query_words_are_split_stemmed_and_filtered() {
+    assert_eq!(
+        query_terms("How many euros would I get for 250 US dollars?"),
+        ["count", "euro", "250", "dollar"]
+    );
+    assert_eq!(query_terms("currency_convert"), ["currenc", "convert"]);
+    assert_eq!(query_terms("getWeatherForecast"), ["weather", "forecast"]);
+    assert_eq!(query_terms("unique id"), ["uuid", "uniqu", "id"]);
+    assert_eq!(query_terms("located locations"), ["locat"]);
+}
+
+#[test]
+fn a_huge_query_is_cut_and_fast_to_read() {
+    // 1 MiB of distinct words: deduplication is linear and only the first 1 KiB is read.
+    let mut query = String::with_capacity(1 << 20);
+    let mut i = 0u64;
+    while query.len() < (1 << 20) {
+        query.push_str(&format!("word{i} "));
+        i += 1;
+    }
+    let terms = query_terms(&query);
+    assert_eq!(terms.len(), MAX_QUERY_TERMS);
+    // A matching word beyond the first kilobyte is not searched for.
+    let late = format!("{} smtp", "zzz ".repeat(400));
+    assert_eq!(run(&late, None), Vec::<String>::new());
+    let corpus = small();
+    let refs: Vec<&ToolDefinition> = corpus.iter().collect();
+    // `word0` … are a typo away from `word`: only a few typo lookups are made.
+    assert_eq!(names(&search(&refs, &query, None)), ["word_frequency"]);
+    // Multi-byte characters at the cut do not split.
+    let wide = "é".repeat(4000);
+    assert!(query_terms(&wide).len() <= 1);
+}
+
+#[derive(Deserialize)]
+struct Corpus {
+    tools: Vec<ToolDefinition>,
+    intents: Vec<Case>,
+    keywords: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    query: String,
+    expect: String,
+}
+
+fn corpus() -> (Vec<ToolDefinition>, Vec<Case>, Vec<Case>) {
+    let text = include_str!("../../tests/data/search_corpus.json");
+    let corpus: Corpus = serde_json::from_str(text).expect("the corpus is valid JSON");
+    let mut tools: Vec<ToolDefinition> = toolsmith_builtins::core::tools()
+        .into_iter()
+        .map(|t| t.definition.clone())
+        .collect();
+    tools.extend(corpus.tools);
+    (tools, corpus.intents, corpus.keywords)
+}
+
+/// (top-1 hits, top-3 hits, the misses with what came first).
+fn rates(tools: &[ToolDefinition], cases: &[Case]) -> (usize, usize, Vec<String>) {
+    let docs: Vec<Document> = tools.iter().map(Document::of).collect();
+    let index = SearchIndex::build(&docs);
+    let (mut top1, mut top3, mut misses) = (0, 0, Vec::new());
+    for case in cases {
+        let hits: Vec<&str> = index
+            .search(&case.query, |_| true)
+            .into_iter()
+            .take(3)
+            .map(|(i, _)| tools[i].name.as_str())
+            .collect();
+        assert!(
+            tools.iter().any(|t| t.name == case.expect),
+            "the corpus names a tool it does not have: {}",
+            case.expect
+        );
+        if hits.first() == Some(&case.expect.as_str()) {
+            top1 += 1;
+        } else {
+            misses.push(format!(
+                "{:?} → {hits:?} (want {})",
+                case.query, case.expect
+            ));
+        }
+        if hits.contains(&case.expect.as_str()) {
+            top3 += 1;
+        }
+    }
+    (top1, top3, misses)
+}
+
+#[test]
+fn the_corpus_of_requests_finds_the_right_tool() {
+    let (tools, intents, _) = corpus();
+    assert!(tools.len() >= 45 && intents.len() >= 40);
+    let (top1, top3, misses) = rates(&tools, &intents);
+    let n = intents.len();
+    eprintln!(
+        "intents: first {top1}/{n}, top 3 {top3}/{n}; misses:\n{}",
+        misses.join("\n")
+    );
+    assert!(
+        top3 * 10 >= n * 9,
+        "top 3 for {top3} of {n} (< 90 %):\n{}",
+        misses.join("\n")
+    );
+    assert!(
+        top1 * 10 >= n * 8,
+        "first for {top1} of {n} (< 80 %):\n{}",
+        misses.join("\n")
+    );
+}
+
+#[test]
+fn the_corpus_of_keywords_finds_the_right_tool_first() {
+    let (tools, _, keywords) = corpus();
+    assert!(keywords.len() >= 30);
+    let (top1, _, misses) = rates(&tools, &keywords);
+    let n = keywords.len();
+    eprintln!("keywords: first {top1}/{n}; misses:\n{}", misses.join("\n"));
+    assert!(
+        top1 * 10 >= n * 9,
+        "first for {top1} of {n} (< 90 %):\n{}",
+        misses.join("\n")
+    );
+}
+
+#[test]
+fn suggestions_by_spelling_and_by_meaning() {
+    let (tools, _, _) = corpus();
+    let refs: Vec<&ToolDefinition> = tools.iter().collect();
+    assert_eq!(closest_names("calculater", &refs)[0], "calculate");
+    assert_eq!(closest_names("get_wether", &refs)[0], "get_weather");
+    assert_eq!(closest_names("uuid", &refs)[0], "generate_uuid");
+    assert!(closest_names("convert_money", &refs).contains(&"currency_convert".to_owned()));
+    assert!(closest_names("*", &refs).is_empty());
+    assert!(closest_names("", &refs).is_empty());
+    assert!(closest_names(&"x".repeat(100_000), &refs).len() <= suggest::MAX_SUGGESTIONS);
+}
+
+#[test]
+fn limits_inject_the_default() {
+    let args = json!({"folder": "inbox"});
+    let out = apply_tool_limits("list_emails", &args);
+    assert_eq!(out, json!({"folder": "inbox", "limit": 20}));
+    assert_eq!(args, json!({"folder": "inbox"}), "the input is not mutated");
+    assert_eq!(
+        apply_tool_limits("search_web", &json!({"query": "x", "maxResults": null})),
+        json!({"query": "x", "maxResults": 10})
+    );
+}
+
+#[test]
+fn limits_cap_at_the_max_and_keep_smaller_values() {
+    let args = json!({"limit": 500});
+    assert_eq!(apply_tool_limits("list_tasks", &args), json!({"limit": 50}));
+    assert_eq!(args, json!({"limit": 500}), "the input is not mutated");
+    assert_eq!(
+        apply_tool_limits("list_tasks", &json!({"limit": 7})),
+        json!({"limit": 7})
+    );
+    assert_eq!(
+        apply_tool_limits("semantic_search", &json!({"topK": 50.5})),
+        json!({"topK": 50})
+    );
+    // Non-numbers are left for schema validation.
+    assert_eq!(
+        apply_tool_limits("list_tasks", &json!({"limit": "many"})),
+        json!({"limit": "many"})
+    );
+}
+
+#[test]
+fn limits_leave_other_tools_alone() {
+    let args = json!({"limit": 100000});
+    assert_eq!(apply_tool_limits("calculate", &args), args);
+    assert_eq!(apply_tool_limits("list_tasks", &json!([1])), json!([1]));
+    assert_eq!(TOOL_LIMITS.len(), 19);
+    assert_eq!(
+        tool_limit("search_files"),
+        Some(&ToolLimit {
+            tool: "search_files",
+            param: "maxResults",
+            max: 100,
+            default: 50
+        })
+    );
+}
+
+fn sample_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer", "description": "How many.", "minimum": 1, "default": 10},
+            "text": {"type": "string", "description": "The text."},
+            "mode": {"enum": ["fast", "slow"]},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["text"]
+    })
+}
+
+#[test]
+fn parameter_docs_read_well() {
+    assert_eq!(
+        parameter_docs(&sample_schema()),
+        "- text (string, required): The text.\n\
+         - limit (integer, optional): How many. Default: 10. (min 1).\n\
+         - mode (enum, optional) One of: \"fast\", \"slow\".\n\
+         - tags (array of string, optional)"
+    );
+    assert_eq!(
+        parameter_docs(&json!({"type": "object"})),
+        "This tool takes no parameters."
+    );
+}
+
+#[test]
+fn expected_shape_is_one_line() {
+    assert_eq!(
+        expected_shape(&sample_schema()),
+        r#"{"text": string, "limit"?: integer, "mode"?: "fast"|"slow", "tags"?: array of string}"#
+    );
+    assert_eq!(expected_shape(&json!({"type": "object"})), "{}");
+    let wide: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("field_{i}"), json!({"type": "string"})))
+        .collect();
+    let shape = expected_shape(&json!({"type": "object", "properties": wide}));
+    assert!(
+        shape.chars().count() < 700 && shape.ends_with("…}"),
+        "{shape}"
+    );
+}

@@ -1,0 +1,194 @@
+//! What `search_tools` searches: per owner, a [`SearchIndex`] over the owner's catalogue (the
+//! built-ins and every custom tool of the owner, whichever agent it belongs to) plus the
+//! control plane (category `Meta`, so "create a tool" finds `create_tool`) and, with
+//! `--compat dynamic-mcp`, the compatibility names.
+//!
+//! The index is rebuilt when the owner's catalogue version moves; the terms of a tool that is
+//! still the same `Arc` are reused, so a change costs the vocabulary, not the stemming of every
+//! description. What a caller may see (its agent, the policy) and the category filter are
+//! applied to the hits of each query ([`OwnerIndex::search`]), so one index serves every agent
+//! of an owner.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use toolsmith_core::{RegisteredTool, ToolDefinition, ToolRegistry};
+
+use super::catalog::{SERVER_TOOLS, ServerOp, ServerTool};
+use crate::discovery::{Document, SearchIndex, in_category, lists_everything};
+
+/// The category the control plane is filed under in search results.
+pub(crate) const META_CATEGORY: &str = "Meta";
+
+/// One searchable tool.
+pub(crate) enum Source {
+    Registry(Arc<RegisteredTool>),
+    /// A control-plane or compatibility tool of the server.
+    Server(&'static ToolDefinition),
+}
+
+struct Entry {
+    source: Source,
+    doc: Arc<Document>,
+}
+
+/// The server tools as search sees them (core control plane, compat names), with their
+/// documents, made once.
+static SERVER_DOCS: LazyLock<(
+    Vec<(ToolDefinition, Arc<Document>)>,
+    Vec<(ToolDefinition, Arc<Document>)>,
+)> = LazyLock::new(|| {
+    let of = |t: &ServerTool| {
+        let def = ToolDefinition::new(
+            t.name,
+            t.tool.description.as_deref().unwrap_or_default(),
+            t.schema.schema().clone(),
+        )
+        .with_category(META_CATEGORY);
+        let doc = Arc::new(Document::of(&def));
+        (def, doc)
+    };
+    let core = SERVER_TOOLS
+        .core
+        .iter()
+        .filter(|t| matches!(t.op, ServerOp::Control(_)))
+        .map(of)
+        .collect();
+    let compat = SERVER_TOOLS.compat.iter().map(of).collect();
+    (core, compat)
+});
+
+/// The control plane (and, with `compat`, the compatibility names) as search sees them.
+pub(crate) fn server_definitions(compat: bool) -> impl Iterator<Item = &'static ToolDefinition> {
+    let (core, more) = &*SERVER_DOCS;
+    core.iter()
+        .chain(more.iter().filter(move |_| compat))
+        .map(|(def, _)| def)
+}
+
+/// One owner's searchable catalogue at one catalogue version.
+pub(crate) struct OwnerIndex {
+    version: u64,
+    entries: Vec<Entry>,
+    index: SearchIndex,
+}
+
+impl OwnerIndex {
+    pub fn source(&self, i: usize) -> &Source {
+        &self.entries[i].source
+    }
+
+    pub fn definition(&self, i: usize) -> &ToolDefinition {
+        match &self.entries[i].source {
+            Source::Registry(tool) => &tool.definition,
+            Source::Server(def) => def,
+        }
+    }
+
+    /// The entries matching `query` within `category` that `visible` lets through, best first
+    /// (by name when the query lists everything), with their scores.
+    pub fn search(
+        &self,
+        query: &str,
+        category: Option<&str>,
+        visible: impl Fn(&Source) -> bool,
+    ) -> Vec<(usize, f64)> {
+        let accept = |i: usize| {
+            in_category(self.definition(i).category.as_deref(), category) && visible(self.source(i))
+        };
+        if lists_everything(query) {
+            let mut all: Vec<(usize, f64)> = (0..self.entries.len())
+                .filter(|&i| accept(i))
+                .map(|i| (i, 0.0))
+                .collect();
+            all.sort_by(|a, b| self.definition(a.0).name.cmp(&self.definition(b.0).name));
+            return all;
+        }
+        self.index.search(query, accept)
+    }
+}
+
+/// The [`OwnerIndex`] of every owner that searched, kept in step with the registry.
+pub(crate) struct SearchCache {
+    compat: bool,
+    by_owner: Mutex<HashMap<String, Arc<Mutex<Option<Arc<OwnerIndex>>>>>>,
+}
+
+impl SearchCache {
+    pub fn new(compat: bool) -> SearchCache {
+        SearchCache {
+            compat,
+            by_owner: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `owner`'s index at the registry's current catalogue version.
+    pub fn index(&self, registry: &ToolRegistry, owner: &str) -> Arc<OwnerIndex> {
+        let slot = self
+            .by_owner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(owner.to_owned())
+            .or_default()
+            .clone();
+        let mut cached = slot.lock().unwrap_or_else(|e| e.into_inner());
+        // The version is read before the tools: a change in between is caught next time.
+        let version = registry.catalog_version(owner);
+        if let Some(index) = cached.as_ref()
+            && index.version == version
+        {
+            return index.clone();
+        }
+        let built = Arc::new(self.build(registry, owner, version, cached.as_deref()));
+        *cached = Some(built.clone());
+        built
+    }
+
+    fn build(
+        &self,
+        registry: &ToolRegistry,
+        owner: &str,
+        version: u64,
+        old: Option<&OwnerIndex>,
+    ) -> OwnerIndex {
+        let reusable: HashMap<&str, (&Arc<RegisteredTool>, &Arc<Document>)> = old
+            .map(|old| {
+                old.entries
+                    .iter()
+                    .filter_map(|e| match &e.source {
+                        Source::Registry(tool) => Some((tool.name(), (tool, &e.doc))),
+                        Source::Server(_) => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut entries: Vec<Entry> = registry
+            .tools(owner)
+            .into_iter()
+            // A custom tool under a server tool's name cannot be reached (the server tool wins).
+            .filter(|tool| !SERVER_TOOLS.is_server_tool(tool.name()))
+            .map(|tool| {
+                let doc = match reusable.get(tool.name()) {
+                    Some((same, doc)) if Arc::ptr_eq(same, &tool) => (*doc).clone(),
+                    _ => Arc::new(Document::of(&tool.definition)),
+                };
+                Entry {
+                    source: Source::Registry(tool),
+                    doc,
+                }
+            })
+            .collect();
+        let (core, compat) = &*SERVER_DOCS;
+        let server = core.iter().chain(compat.iter().filter(|_| self.compat));
+        entries.extend(server.map(|(def, doc)| Entry {
+            source: Source::Server(def),
+            doc: doc.clone(),
+        }));
+        let index = SearchIndex::build(entries.iter().map(|e| e.doc.as_ref()));
+        OwnerIndex {
+            version,
+            entries,
+            index,
+        }
+    }
+}
