@@ -32,12 +32,15 @@ struct Entry {
     doc: Arc<Document>,
 }
 
+/// A server tool's definition as search sees it, and its document.
+type ServerDoc = (ToolDefinition, Arc<Document>);
+
+/// One owner's slot: its index once built.
+type Slot = Arc<Mutex<Option<Arc<OwnerIndex>>>>;
+
 /// The server tools as search sees them (core control plane, compat names), with their
 /// documents, made once.
-static SERVER_DOCS: LazyLock<(
-    Vec<(ToolDefinition, Arc<Document>)>,
-    Vec<(ToolDefinition, Arc<Document>)>,
-)> = LazyLock::new(|| {
+static SERVER_DOCS: LazyLock<(Vec<ServerDoc>, Vec<ServerDoc>)> = LazyLock::new(|| {
     let of = |t: &ServerTool| {
         let def = ToolDefinition::new(
             t.name,
@@ -111,7 +114,7 @@ impl OwnerIndex {
 /// The [`OwnerIndex`] of every owner that searched, kept in step with the registry.
 pub(crate) struct SearchCache {
     compat: bool,
-    by_owner: Mutex<HashMap<String, Arc<Mutex<Option<Arc<OwnerIndex>>>>>>,
+    by_owner: Mutex<HashMap<String, Slot>>,
 }
 
 impl SearchCache {
