@@ -124,7 +124,6 @@ pub struct ToolService {
     pub(crate) http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
     /// The guard behind the default `http_sender` (none when the connectors supplied a sender).
     pub(crate) http_guard: Option<toolsmith_egress::EgressGuard>,
-    pub(crate) scrub: Arc<ScrubMiddleware>,
     pub(crate) policy: Arc<PolicyGate>,
     pub(crate) approvals: Arc<ApprovalGate>,
     pub(crate) audit: Arc<AuditLog>,
@@ -225,7 +224,6 @@ impl ToolService {
             egress,
             http_sender,
             http_guard,
-            scrub,
             policy,
             approvals,
             audit,

@@ -14,10 +14,10 @@
 
 use std::sync::Arc;
 
-use toolsmith_service::{Actor, ServiceConfig, ToolService};
+use toolsmith_service::{Actor, ToolService};
 
-use crate::cli::{Cli, Command};
-use crate::config::{DEFAULT_DATA_DIR, DEFAULT_MAX_TOOLS_PER_OWNER, Settings};
+use crate::cli::{Cli, Command, RuntimeArgs};
+use crate::config::Settings;
 use crate::database;
 
 pub mod approvals;
@@ -50,19 +50,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         }
         other => other,
     };
-    let data_dir = global.data_dir.unwrap_or_else(|| DEFAULT_DATA_DIR.into());
-    let location = database::database_location(&data_dir, global.database_url.as_ref());
-    tracing::debug!(database = %location, "opening the store");
-    let config = ServiceConfig {
-        max_tools_per_owner: global
-            .max_tools_per_owner
-            .unwrap_or(DEFAULT_MAX_TOOLS_PER_OWNER),
-        ..ServiceConfig::default()
-    };
-    let startup_timeout = global
-        .database_startup_timeout
-        .unwrap_or(database::DEFAULT_STARTUP_TIMEOUT);
-    let service = database::open_service(&location, config, startup_timeout).await?;
+    // The other commands read the server's configuration (file named by TOOLSMITH_CONFIG and
+    // the TOOLSMITH_* variables) so that they honour the same limits, sandbox settings and
+    // JSONL audit file as the server they sit beside.
+    let settings = Settings::resolve(&global, None, &RuntimeArgs::from_env()?)?;
+    tracing::debug!(database = %settings.database, "opening the store");
+    let service = database::open_service(
+        &settings.database,
+        settings.service,
+        settings.database_startup_timeout,
+    )
+    .await?;
     let ctx = Ctx {
         service,
         actor: Actor::user(global.user),
