@@ -1,5 +1,6 @@
 //! The `{{.param}}` template: parsing (with a check of the shell quoting context of every
-//! placeholder) and one-pass rendering with every value single-quoted.
+//! placeholder: quotes, escapes, comments and nested expansions) and one-pass rendering with
+//! every value single-quoted.
 //!
 //! Rendering never looks at a value's text for placeholders: the template is split into literal
 //! and placeholder segments once, and values are only ever appended, quoted, to the output.
@@ -51,6 +52,14 @@ pub enum TemplateError {
         offset: usize,
         context: &'static str,
     },
+    #[error(
+        "placeholder `{name}` at byte {offset} follows {construct}, after which shells disagree on what is quoted; put placeholders before it, or move that part into a script the command runs"
+    )]
+    QuotingUnclear {
+        name: String,
+        offset: usize,
+        construct: &'static str,
+    },
     #[error("the command template ends inside {context}")]
     UnterminatedQuote { context: &'static str },
     #[error(
@@ -70,6 +79,7 @@ impl TemplateError {
             Self::UnterminatedPlaceholder { .. } => "template_unterminated_placeholder",
             Self::InvalidPlaceholder { .. } => "template_invalid_placeholder",
             Self::PlaceholderInQuotes { .. } => "template_placeholder_in_quotes",
+            Self::QuotingUnclear { .. } => "template_quoting_unclear",
             Self::UnterminatedQuote { .. } => "template_unterminated_quote",
             Self::HereDocument => "template_here_document",
         }
@@ -144,6 +154,14 @@ impl Template {
                         context,
                     });
                 }
+                if let Some(construct) = lexer.lost {
+                    return Err(TemplateError::QuotingUnclear {
+                        name: name.to_owned(),
+                        offset,
+                        construct,
+                    });
+                }
+                lexer.placeholder();
                 if !literal.is_empty() {
                     segments.push(Segment::Literal(std::mem::take(&mut literal)));
                 }
@@ -151,10 +169,12 @@ impl Template {
                 rest = &after_open[close + 2..];
                 continue;
             }
-            let Some(ch) = rest.chars().next() else { break };
-            lexer.feed(ch, rest[ch.len_utf8()..].chars().next());
-            literal.push(ch);
-            rest = &rest[ch.len_utf8()..];
+            let len = lexer.feed(rest).clamp(1, rest.len());
+            let len = (len..=rest.len())
+                .find(|n| rest.is_char_boundary(*n))
+                .unwrap_or(rest.len());
+            literal.push_str(&rest[..len]);
+            rest = &rest[len..];
         }
         if let Some(context) = lexer.unterminated() {
             return Err(TemplateError::UnterminatedQuote { context });
@@ -251,59 +271,290 @@ fn value_text(value: &Value) -> Cow<'_, str> {
     }
 }
 
-/// Tracks just enough POSIX shell lexing to know whether a position is in plain context.
-#[derive(Debug, Default)]
+/// Follows POSIX shell quoting far enough to know whether a position is in plain context: the
+/// nesting of quotes, escapes, comments and expansions (`$(…)`, `${…}`, `$((…))`, backticks).
+///
+/// It errs one way only: where it cannot be sure how the shell reads what follows (a quote
+/// inside an expansion inside double quotes, `$'…'`), it stops accepting placeholders rather
+/// than guess. Placeholders are accepted at top level and inside `$(…)` that stand in plain
+/// context (quoting starts afresh there, so a single-quoted value is one word).
+#[derive(Debug)]
 struct ShellLexer {
-    state: LexState,
+    /// Open constructs, innermost last; empty is plain top-level context.
+    stack: Vec<Frame>,
     escaped: bool,
+    /// The previous character ends a word, so a `#` here starts a comment.
+    word_start: bool,
     saw_here_document: bool,
+    /// Set once the lexer met something it does not model: no placeholder may follow.
+    lost: Option<&'static str>,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum LexState {
-    #[default]
-    Plain,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
     Single,
     Double,
     Backtick,
+    /// `$( … )`; `depth` counts parentheses opened inside it.
+    CommandSubstitution {
+        depth: u32,
+    },
+    /// `$(( … ))`.
+    Arithmetic {
+        depth: u32,
+    },
+    /// `${ … }`.
+    Parameter,
+    /// `# …` up to the end of the line.
+    Comment,
+}
+
+impl Frame {
+    fn describe(self) -> &'static str {
+        match self {
+            Frame::Single => "single quotes",
+            Frame::Double => "double quotes",
+            Frame::Backtick => "backticks",
+            Frame::CommandSubstitution { .. } => "a command substitution `$(…)`",
+            Frame::Arithmetic { .. } => "an arithmetic expansion `$((…))`",
+            Frame::Parameter => "a parameter expansion `${…}`",
+            Frame::Comment => "a shell comment",
+        }
+    }
+}
+
+impl Default for ShellLexer {
+    fn default() -> Self {
+        ShellLexer {
+            stack: Vec::new(),
+            escaped: false,
+            word_start: true,
+            saw_here_document: false,
+            lost: None,
+        }
+    }
 }
 
 impl ShellLexer {
-    fn feed(&mut self, ch: char, next: Option<char>) {
+    /// Consumes the next token of `rest` (one character, or a two- or three-character opener
+    /// such as `$(`) and returns its length in bytes (at least 1 for a non-empty `rest`).
+    fn feed(&mut self, rest: &str) -> usize {
+        let Some(ch) = rest.chars().next() else {
+            return 0;
+        };
+        let one = ch.len_utf8();
         if self.escaped {
             self.escaped = false;
-            return;
+            self.word_start = false;
+            return one;
         }
-        match (self.state, ch) {
-            (LexState::Plain | LexState::Double | LexState::Backtick, '\\') => self.escaped = true,
-            (LexState::Plain, '\'') => self.state = LexState::Single,
-            (LexState::Plain, '"') => self.state = LexState::Double,
-            (LexState::Plain, '`') => self.state = LexState::Backtick,
-            (LexState::Plain, '<') if next == Some('<') => self.saw_here_document = true,
-            (LexState::Single, '\'') | (LexState::Double, '"') | (LexState::Backtick, '`') => {
-                self.state = LexState::Plain;
+        let top = self.stack.last().copied();
+        // Inside an expansion nested in double quotes or backticks, how quotes and nested
+        // expansions are read differs between shells: stop following.
+        let nested_in_quotes = self
+            .stack
+            .iter()
+            .rev()
+            .skip(1)
+            .any(|f| matches!(f, Frame::Double | Frame::Backtick));
+        let len = match top {
+            None | Some(Frame::CommandSubstitution { .. }) => {
+                // `case … in pattern)` has a `)` that does not end the substitution.
+                let case = self.word_start && rest.starts_with("case");
+                if nested_in_quotes
+                    && (case || matches!(ch, '\'' | '"' | '`' | '#' | '(' | '\\' | '$' | '<'))
+                {
+                    self.lost = self.lost.or(Some(
+                        "a quote or expansion inside `$(…)` within double quotes",
+                    ));
+                }
+                self.plain(rest, ch)
             }
-            _ => {}
+            Some(Frame::Single) => {
+                if ch == '\'' {
+                    self.stack.pop();
+                }
+                one
+            }
+            Some(Frame::Double) => self.double(rest, ch),
+            Some(Frame::Backtick) => {
+                match ch {
+                    '\\' => self.escaped = true,
+                    '`' => {
+                        self.stack.pop();
+                    }
+                    _ => {}
+                }
+                one
+            }
+            Some(Frame::Parameter) => {
+                if nested_in_quotes && matches!(ch, '\'' | '"' | '`' | '$' | '\\') {
+                    self.lost = self.lost.or(Some(
+                        "a quote or expansion inside `${…}` within double quotes",
+                    ));
+                }
+                match ch {
+                    '}' => {
+                        self.stack.pop();
+                        one
+                    }
+                    '\'' => {
+                        self.stack.push(Frame::Single);
+                        one
+                    }
+                    _ => self.double(rest, ch),
+                }
+            }
+            Some(Frame::Arithmetic { depth }) => {
+                if matches!(ch, '\'' | '"' | '`' | '\\' | '#') {
+                    self.lost = self.lost.or(Some("a quote inside `$((…))`"));
+                }
+                match ch {
+                    '(' => {
+                        self.set_top(Frame::Arithmetic { depth: depth + 1 });
+                        one
+                    }
+                    ')' if depth == 0 && rest[one..].starts_with(')') => {
+                        self.stack.pop();
+                        2
+                    }
+                    ')' if depth == 0 => {
+                        self.lost = self.lost.or(Some("an unbalanced `)` in `$((…))`"));
+                        self.stack.pop();
+                        one
+                    }
+                    ')' => {
+                        self.set_top(Frame::Arithmetic { depth: depth - 1 });
+                        one
+                    }
+                    _ => self.expansion_opener(rest, ch).unwrap_or(one),
+                }
+            }
+            Some(Frame::Comment) => {
+                if ch == '\n' {
+                    self.stack.pop();
+                }
+                one
+            }
+        };
+        let last = rest[..len.min(rest.len())]
+            .chars()
+            .next_back()
+            .unwrap_or(ch);
+        self.word_start = matches!(
+            last,
+            ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
+        ) && !self.escaped;
+        len
+    }
+
+    /// Plain context: top level, or directly inside `$(…)`.
+    fn plain(&mut self, rest: &str, ch: char) -> usize {
+        let one = ch.len_utf8();
+        match ch {
+            '\\' => self.escaped = true,
+            '\'' => self.stack.push(Frame::Single),
+            '"' => self.stack.push(Frame::Double),
+            '`' => self.stack.push(Frame::Backtick),
+            '#' if self.word_start => self.stack.push(Frame::Comment),
+            '<' if rest[one..].starts_with('<') => {
+                self.saw_here_document = true;
+                return 2;
+            }
+            '(' => {
+                if let Some(Frame::CommandSubstitution { depth }) = self.stack.last().copied() {
+                    self.set_top(Frame::CommandSubstitution { depth: depth + 1 });
+                }
+            }
+            ')' => {
+                if let Some(Frame::CommandSubstitution { depth }) = self.stack.last().copied() {
+                    if depth == 0 {
+                        self.stack.pop();
+                    } else {
+                        self.set_top(Frame::CommandSubstitution { depth: depth - 1 });
+                    }
+                }
+            }
+            '$' if rest[one..].starts_with('\'') => {
+                // `$'…'` is ANSI-C quoting in bash and ksh, plain `$` then quotes in dash.
+                self.lost = self.lost.or(Some("`$'…'` quoting"));
+            }
+            _ => return self.expansion_opener(rest, ch).unwrap_or(one),
+        }
+        one
+    }
+
+    /// Inside double quotes (and the word of `${…}`): escapes, the closing quote, expansions.
+    fn double(&mut self, rest: &str, ch: char) -> usize {
+        let one = ch.len_utf8();
+        match ch {
+            '\\' => self.escaped = true,
+            '"' => {
+                if self.stack.last() == Some(&Frame::Double) {
+                    self.stack.pop();
+                } else {
+                    self.stack.push(Frame::Double);
+                }
+            }
+            '`' => self.stack.push(Frame::Backtick),
+            _ => return self.expansion_opener(rest, ch).unwrap_or(one),
+        }
+        one
+    }
+
+    /// `$((`, `$(` or `${` at `rest`: pushes the frame and returns the opener's length.
+    fn expansion_opener(&mut self, rest: &str, ch: char) -> Option<usize> {
+        if ch != '$' {
+            return None;
+        }
+        if rest.starts_with("$((") {
+            self.stack.push(Frame::Arithmetic { depth: 0 });
+            Some(3)
+        } else if rest.starts_with("$(") {
+            self.stack.push(Frame::CommandSubstitution { depth: 0 });
+            Some(2)
+        } else if rest.starts_with("${") {
+            self.stack.push(Frame::Parameter);
+            Some(2)
+        } else {
+            None
         }
     }
 
-    /// Where the current position is, if not in plain context.
+    fn set_top(&mut self, frame: Frame) {
+        if let Some(top) = self.stack.last_mut() {
+            *top = frame;
+        }
+    }
+
+    /// Where the current position is, if a placeholder may not stand here.
     fn context(&self) -> Option<&'static str> {
         if self.escaped {
             return Some("a backslash escape");
         }
-        self.unterminated()
+        self.stack
+            .iter()
+            .rev()
+            .find(|f| !matches!(f, Frame::CommandSubstitution { .. }))
+            .map(|f| f.describe())
     }
 
+    /// The construct left open at the end of the template (a comment may run to the end).
     fn unterminated(&self) -> Option<&'static str> {
-        match self.state {
-            LexState::Plain => None,
-            LexState::Single => Some("single quotes"),
-            LexState::Double => Some("double quotes"),
-            LexState::Backtick => Some("backticks"),
-        }
+        self.stack
+            .iter()
+            .rev()
+            .find(|f| **f != Frame::Comment)
+            .map(|f| f.describe())
+    }
+
+    /// A placeholder was rendered here: it reads as one quoted word.
+    fn placeholder(&mut self) {
+        self.word_start = false;
     }
 }
 
+#[cfg(test)]
+mod shell;
 #[cfg(test)]
 mod tests;

@@ -89,7 +89,11 @@ mod tests {
             validate_custom_name("tool_0123456789abcdef"),
             Err(NameError::LooksLikeId { .. })
         ));
-        for ok in ["tool_0123456789abcde", "tool_0123456789abcdef0", "tool_thing"] {
+        for ok in [
+            "tool_0123456789abcde",
+            "tool_0123456789abcdef0",
+            "tool_thing",
+        ] {
             assert_eq!(validate_custom_name(ok), Ok(()), "{ok}");
         }
     }

@@ -1,7 +1,9 @@
 //! The master key: where it comes from, how the key file is created and when it is refused.
 //!
 //! Order: the environment variable [`KEY_ENV`] if it is set (a bad value is an error, never a
-//! fallback), else the file [`KEY_FILE`] in the data dir, created on first start.
+//! fallback), else the file [`KEY_FILE`] in the data dir. [`SecretKey::find`] never creates the
+//! file: whoever starts the process decides whether a missing key may be replaced (only when
+//! nothing sealed exists yet) and then calls [`SecretKey::load_or_create_file`].
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
@@ -35,6 +37,15 @@ pub struct SecretKey {
     bytes: Zeroizing<[u8; KEY_LEN]>,
 }
 
+/// What [`SecretKey::find`] found.
+#[derive(Debug)]
+pub enum KeyLookup {
+    /// A usable key, and where it came from.
+    Found(SecretKey, KeySource),
+    /// No [`KEY_ENV`] and no key file at `path` (nothing was created).
+    Missing { path: PathBuf },
+}
+
 /// Where the key in use came from (for a start-up log line; it holds no key material).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeySource {
@@ -58,27 +69,53 @@ impl SecretKey {
         Ok(SecretKey { bytes })
     }
 
-    /// The key from [`KEY_ENV`] if set, else from (or newly in) `<data_dir>/secret.key`.
-    pub fn load(data_dir: &Path) -> Result<(SecretKey, KeySource), SecretError> {
-        SecretKey::load_with(std::env::var_os(KEY_ENV), data_dir)
+    /// The key from [`KEY_ENV`] if set, else from `<data_dir>/secret.key` if that file exists.
+    /// Creates nothing.
+    pub fn find(data_dir: &Path) -> Result<KeyLookup, SecretError> {
+        SecretKey::find_with(std::env::var_os(KEY_ENV), data_dir)
     }
 
-    /// [`SecretKey::load`] with the environment value given (testable without touching the
+    /// [`SecretKey::find`] with the environment value given (testable without touching the
     /// process environment).
+    pub(crate) fn find_with(
+        env_value: Option<std::ffi::OsString>,
+        data_dir: &Path,
+    ) -> Result<KeyLookup, SecretError> {
+        if let Some(value) = env_value {
+            let text = value.into_string().map_err(|_| SecretError::BadEnvKey {
+                reason: "it is not valid UTF-8".to_owned(),
+            })?;
+            let text = Zeroizing::new(text);
+            return Ok(KeyLookup::Found(
+                SecretKey::from_text(&text)?,
+                KeySource::Env,
+            ));
+        }
+        let path = data_dir.join(KEY_FILE);
+        match read_key_file(&path) {
+            Ok(key) => Ok(KeyLookup::Found(
+                key,
+                KeySource::File {
+                    path,
+                    created: false,
+                },
+            )),
+            Err(SecretError::KeyFileIo { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                Ok(KeyLookup::Missing { path })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The key from [`KEY_ENV`] if set, else from (or newly in) `<data_dir>/secret.key`.
+    #[cfg(test)]
     pub(crate) fn load_with(
         env_value: Option<std::ffi::OsString>,
         data_dir: &Path,
     ) -> Result<(SecretKey, KeySource), SecretError> {
-        match env_value {
-            Some(value) => {
-                let text = value.into_string().map_err(|_| SecretError::BadEnvKey {
-                    reason: "it is not valid UTF-8".to_owned(),
-                })?;
-                let text = Zeroizing::new(text);
-                Ok((SecretKey::from_text(&text)?, KeySource::Env))
-            }
-            None => {
-                let path = data_dir.join(KEY_FILE);
+        match SecretKey::find_with(env_value, data_dir)? {
+            KeyLookup::Found(key, source) => Ok((key, source)),
+            KeyLookup::Missing { path } => {
                 let (key, created) = SecretKey::load_or_create_file(&path)?;
                 Ok((key, KeySource::File { path, created }))
             }
@@ -163,17 +200,34 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) ->
 
 /// Reads and checks an existing key file: a regular file (not a symlink), owned by nobody but
 /// its user (no permission bits for group or others), holding exactly one 32-byte key.
+///
+/// The checks look at the file that was opened (`fstat` on the descriptor), not at the path
+/// before opening it, so the file cannot be swapped between the check and the read; the open
+/// never follows a symlink and never blocks on a FIFO.
 fn read_key_file(path: &Path) -> Result<SecretKey, SecretError> {
     let refuse = |reason: String| SecretError::BadKeyFile {
         path: path.to_path_buf(),
         reason,
     };
-    let meta = fs::symlink_metadata(path).map_err(io_error("read", path))?;
-    if !meta.file_type().is_file() {
-        return Err(refuse(
+    let not_regular = || {
+        refuse(
             "it is not a regular file (a symlink, directory or device is never followed)"
                 .to_owned(),
-        ));
+        )
+    };
+    let mut file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(file) => file,
+        // O_NOFOLLOW on a symlink fails with ELOOP.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular()),
+        Err(e) => return Err(io_error("read", path)(e)),
+    };
+    let meta = file.metadata().map_err(io_error("read", path))?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular());
     }
     let mode = meta.mode() & 0o777;
     if mode & 0o077 != 0 {
@@ -188,11 +242,6 @@ fn read_key_file(path: &Path) -> Result<SecretKey, SecretError> {
             meta.len()
         )));
     }
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(nofollow())
-        .open(path)
-        .map_err(io_error("read", path))?;
     let mut raw = Zeroizing::new(Vec::new());
     Read::by_ref(&mut file)
         .take(MAX_KEY_FILE_LEN)
@@ -207,8 +256,7 @@ fn read_key_file(path: &Path) -> Result<SecretKey, SecretError> {
     })
 }
 
-/// `O_NOFOLLOW`: opening a symlink fails instead of following it (closes the gap between
-/// the metadata check and the open).
+/// `O_NOFOLLOW`: creating through a symlink fails instead of following it.
 fn nofollow() -> i32 {
     libc::O_NOFOLLOW
 }

@@ -21,5 +21,5 @@ mod tests;
 
 pub use cipher::{Cipher, SEALED_PREFIX, SecretPlace};
 pub use error::SecretError;
-pub use key::{KEY_ENV, KEY_FILE, KeySource, SecretKey};
+pub use key::{KEY_ENV, KEY_FILE, KeyLookup, KeySource, SecretKey};
 pub use mask::{MASK, mask};

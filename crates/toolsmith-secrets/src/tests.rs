@@ -352,6 +352,38 @@ fn a_key_file_that_is_not_a_plain_key_is_refused_and_left_alone() {
     );
 }
 
+/// The checks apply to the file that was opened: a FIFO in the key's place is refused at once
+/// (opening it never waits for a writer), like any file that is not a regular file.
+#[test]
+fn a_fifo_in_place_of_the_key_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("secret.key");
+    let made = std::process::Command::new("mkfifo")
+        .arg("-m")
+        .arg("600")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    let err = SecretKey::load_or_create_file(&fifo).unwrap_err();
+    assert_eq!(err.code(), "secret_key_file_refused", "{err}");
+    assert!(matches!(
+        SecretKey::find_with(None, dir.path()),
+        Err(SecretError::BadKeyFile { .. })
+    ));
+}
+
+/// `find` never creates a key file; it reports the path it looked at.
+#[test]
+fn find_reports_a_missing_key_without_creating_one() {
+    let dir = tempfile::tempdir().unwrap();
+    match SecretKey::find_with(None, dir.path()).unwrap() {
+        crate::KeyLookup::Missing { path } => assert_eq!(path, dir.path().join(KEY_FILE)),
+        other => panic!("expected Missing, got {other:?}"),
+    }
+    assert!(!dir.path().join(KEY_FILE).exists());
+}
+
 #[test]
 fn debug_output_never_shows_key_material() {
     let text = STANDARD.encode([0xabu8; 32]);

@@ -13,9 +13,10 @@
 //! `X-Frame-Options`, `Referrer-Policy`, a strict `Content-Security-Policy` unless a route sets
 //! its own), the request timeout (503 envelope), and the body limit
 //! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope).
-//! Accepted connections get `TCP_NODELAY` ([`no_delay`]).
+//! Connections are accepted by [`crate::connections`]: `TCP_NODELAY`, a connection cap, and
+//! header-read and idle timeouts.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
@@ -27,7 +28,6 @@ use axum::http::header::{
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::serve::{Listener, ListenerExt};
 use tokio_util::sync::CancellationToken;
 use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_axum::router::OpenApiRouter;
@@ -105,51 +105,36 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let grace = state.config.request_timeout + Duration::from_secs(1);
+    let limits = crate::connections::ConnectionLimits {
+        max_connections: state.config.max_connections,
+        header_read_timeout: state.config.header_read_timeout,
+        idle_timeout: state.config.idle_timeout,
+    };
+    let stats = state.connections.clone();
     let stop = CancellationToken::new();
     let app = router_with_shutdown(state, stop.clone());
     let signal = stop.clone();
-    let server = axum::serve(no_delay(listener), app.into_make_service())
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            signal.cancel();
-        })
-        .into_future();
+    tokio::spawn(async move {
+        shutdown.await;
+        signal.cancel();
+    });
+    let server = crate::connections::serve_connections(listener, app, limits, stats, stop.clone());
     let mut server = std::pin::pin!(server);
     tokio::select! {
-        res = &mut server => return res.map_err(anyhow::Error::from),
+        () = &mut server => return Ok(()),
         () = stop.cancelled() => {}
     }
     tracing::info!(
         grace_secs = grace.as_secs(),
         "shutting down; waiting for in-flight requests"
     );
-    match tokio::time::timeout(grace, server).await {
-        Ok(res) => res.map_err(anyhow::Error::from),
-        Err(_) => {
-            tracing::warn!(
-                grace_secs = grace.as_secs(),
-                "in-flight requests did not finish in time; dropping them"
-            );
-            Ok(())
-        }
+    if tokio::time::timeout(grace, server).await.is_err() {
+        tracing::warn!(
+            grace_secs = grace.as_secs(),
+            "in-flight requests did not finish in time; dropping them"
+        );
     }
-}
-
-/// `listener`, with `TCP_NODELAY` set on every accepted connection.
-///
-/// Without it an MCP call over a kept-alive connection waits for Nagle's algorithm and the
-/// peer's delayed ACK: the response goes out in more than one write (headers, then the body or
-/// an SSE event), and the second write is held back until the first is acknowledged — about
-/// 40 ms per call on Linux loopback, measured. Every response here is small and
-/// latency-bound, so small segments are the right trade.
-pub(crate) fn no_delay(
-    listener: tokio::net::TcpListener,
-) -> impl Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY on an accepted connection");
-        }
-    })
+    Ok(())
 }
 
 /// `/livez` and `/readyz`, documented.
@@ -193,9 +178,79 @@ async fn metrics(
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         )],
-        state.service.metrics_text().await,
+        with_server_metrics(state.service.metrics_text().await, &state),
     )
         .into_response())
+}
+
+/// The service's exposition with this server's own series added before its `# EOF`: open
+/// connections and MCP sessions, and how many the limits closed or refused.
+fn with_server_metrics(service: String, state: &AppState) -> String {
+    use std::fmt::Write as _;
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = &state.connections;
+    let m = &state.mcp_sessions;
+    let series: [(&str, &str, &str, u64); 8] = [
+        (
+            "toolsmith_http_connections_open",
+            "gauge",
+            "HTTP connections open now",
+            c.open.load(Relaxed) as u64,
+        ),
+        (
+            "toolsmith_http_connections_evicted_total",
+            "counter",
+            "Idle connections closed to make room for a new one",
+            c.evicted.load(Relaxed),
+        ),
+        (
+            "toolsmith_http_connections_refused_total",
+            "counter",
+            "Connections refused with 503 because every open one was busy",
+            c.refused.load(Relaxed),
+        ),
+        (
+            "toolsmith_http_connections_idle_closed_total",
+            "counter",
+            "Connections closed after idle_timeout with nothing in flight",
+            c.idle_closed.load(Relaxed),
+        ),
+        (
+            "toolsmith_mcp_sessions_open",
+            "gauge",
+            "MCP sessions open now",
+            m.open.load(Relaxed) as u64,
+        ),
+        (
+            "toolsmith_mcp_sessions_evicted_total",
+            "counter",
+            "MCP sessions closed to make room for a newer one of the same user",
+            m.evicted.load(Relaxed),
+        ),
+        (
+            "toolsmith_mcp_sessions_refused_total",
+            "counter",
+            "MCP sessions refused by mcp_max_sessions or mcp_max_sessions_per_user",
+            m.refused.load(Relaxed),
+        ),
+        (
+            "toolsmith_mcp_sessions_expired_total",
+            "counter",
+            "MCP sessions closed after mcp_session_idle_timeout unused",
+            m.expired.load(Relaxed),
+        ),
+    ];
+    let mut extra = String::new();
+    for (name, kind, help, value) in series {
+        let family = name.strip_suffix("_total").unwrap_or(name);
+        let _ = writeln!(extra, "# HELP {family} {help}.");
+        let _ = writeln!(extra, "# TYPE {family} {kind}");
+        let _ = writeln!(extra, "{name} {value}");
+    }
+    match service.rfind("# EOF") {
+        Some(at) => format!("{}{extra}{}", &service[..at], &service[at..]),
+        None => service + &extra,
+    }
 }
 
 /// Readiness
@@ -279,23 +334,5 @@ async fn time_limit(State(limit): State<Duration>, request: Request, next: Next)
             1,
         )
         .into_response(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The listener `serve` uses hands out sockets with `TCP_NODELAY` on (a fresh socket has
-    /// it off, checked first, so the test cannot pass by accident).
-    #[tokio::test]
-    async fn accepted_connections_have_nodelay() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut listener = no_delay(listener);
-        let client = tokio::net::TcpStream::connect(addr).await.unwrap();
-        assert!(!client.nodelay().unwrap(), "sockets start with Nagle on");
-        let (accepted, _) = listener.accept().await;
-        assert!(accepted.nodelay().unwrap());
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod connections;
 pub mod discovery;
 pub mod mcp;
 pub mod rest;
@@ -30,6 +31,10 @@ pub struct AppState {
     pub config: Arc<ServerConfig>,
     /// What the auth middleware remembers of the API tokens.
     pub tokens: Arc<auth::cache::TokenCache>,
+    /// Open HTTP connections and those closed or refused by the limits (for `/metrics`).
+    pub connections: Arc<connections::ConnectionStats>,
+    /// MCP sessions open and those closed or refused by the limits (for `/metrics`).
+    pub mcp_sessions: Arc<mcp::SessionStats>,
 }
 
 impl AppState {
@@ -38,12 +43,14 @@ impl AppState {
             service,
             config,
             tokens: Arc::default(),
+            connections: Arc::default(),
+            mcp_sessions: Arc::default(),
         }
     }
 }
 
-/// Settings of the HTTP server.
-#[derive(Debug, Clone)]
+/// Settings of the HTTP server. `Debug` shows whether an admin token is set, never the token.
+#[derive(Clone)]
 pub struct ServerConfig {
     /// Largest request body, in bytes (default 1 MB).
     pub body_limit_bytes: usize,
@@ -57,6 +64,37 @@ pub struct ServerConfig {
     pub admin_token: Option<String>,
     /// Refuse every write; reads and executions keep working.
     pub read_only: bool,
+    /// Most HTTP connections open at once; past it the longest-idle one is closed to make
+    /// room, or the new one gets a 503 when all are busy (default 10,000; the binary lowers it
+    /// to fit the file-descriptor limit).
+    pub max_connections: usize,
+    /// Longest a client may take to send a request's headers (default 30 s).
+    pub header_read_timeout: std::time::Duration,
+    /// A connection with no request in flight for this long is closed (default 120 s).
+    pub idle_timeout: std::time::Duration,
+    /// MCP sessions (2025-11-25 `Mcp-Session-Id`): most open at once, per user, and how long
+    /// an unused one lives.
+    pub mcp_sessions: crate::mcp::SessionLimits,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("body_limit_bytes", &self.body_limit_bytes)
+            .field("request_timeout", &self.request_timeout)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("compat_dynamic_mcp", &self.compat_dynamic_mcp)
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("read_only", &self.read_only)
+            .field("max_connections", &self.max_connections)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("mcp_sessions", &self.mcp_sessions)
+            .finish()
+    }
 }
 
 impl Default for ServerConfig {
@@ -72,6 +110,10 @@ impl Default for ServerConfig {
             compat_dynamic_mcp: false,
             admin_token: None,
             read_only: false,
+            max_connections: 10_000,
+            header_read_timeout: std::time::Duration::from_secs(30),
+            idle_timeout: std::time::Duration::from_secs(120),
+            mcp_sessions: crate::mcp::SessionLimits::default(),
         }
     }
 }

@@ -37,8 +37,8 @@ use crate::telemetry::usage::UsageRecorder;
 mod activity;
 mod http_import;
 pub mod lifecycle;
-pub mod registry_sync;
 pub mod one_off;
+pub mod registry_sync;
 pub mod run;
 pub(crate) mod validation;
 

@@ -114,6 +114,27 @@ pub struct ConfigServiceEntries {
     pub entries: Vec<ConfigEntryRecord>,
 }
 
+/// A few sealed Config Center values and how many there are, for checking at start-up that
+/// the master key opens what the store holds ([`Store::sealed_values`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SealedSample {
+    /// Sealed values in the whole store (every owner).
+    pub total: u64,
+    /// Up to the requested number of them, oldest entries first.
+    pub values: Vec<SealedValue>,
+}
+
+/// One sealed value and its place (what it is bound to when sealed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedValue {
+    pub owner: String,
+    pub service_id: String,
+    pub entry_id: String,
+    pub field: String,
+    /// The sealed text (`v1:…`), never plaintext.
+    pub sealed: String,
+}
+
 /// What [`Store::sync_config_dependencies`] changed, by service name (each list sorted).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ConfigDependencyChanges {
@@ -447,6 +468,11 @@ pub trait Store: Send + Sync + 'static {
         owner: &str,
         id: &str,
     ) -> Result<ConfigEntryRecord, StoreError>;
+
+    /// How many sealed secret values the store holds across all owners, and up to `limit` of
+    /// them with their places: what start-up checks the master key against, so a lost or
+    /// wrong key is refused instead of being replaced.
+    async fn sealed_values(&self, limit: u32) -> Result<SealedSample, StoreError>;
 
     /// Every service of `owner` with its entries, read in one consistent snapshot (what a tool
     /// execution's `utils.getApiKey` & co. and the `missing_config` listing read).

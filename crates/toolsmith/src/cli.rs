@@ -131,7 +131,7 @@ pub enum Command {
     /// an address other than loopback needs authentication configured (API tokens or an admin
     /// token). Stops on SIGINT or SIGTERM, letting in-flight requests finish.
     #[command(after_help = "Configuration file keys and examples: docs/configuration.md")]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Serve MCP over stdin/stdout, for one client that starts toolsmith as a subprocess.
     ///
     /// Stdout carries only the protocol; logs go to stderr. Shares the store with a running
@@ -196,6 +196,37 @@ pub struct ServeArgs {
     /// working. [default: off]
     #[arg(long, env = "TOOLSMITH_READ_ONLY")]
     pub read_only: bool,
+
+    /// Most HTTP connections open at once. Past it, the connection idle the longest is
+    /// closed to make room; when every one is busy the new one gets a 503. Lowered at start to
+    /// fit the open-file limit. [default: 10000]
+    #[arg(long, env = "TOOLSMITH_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Longest a client may take to send a request's headers (also how long a kept-alive
+    /// HTTP/1.1 connection waits for its next request), e.g. `30s`. [default: 30s]
+    #[arg(long, env = "TOOLSMITH_HEADER_READ_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub header_read_timeout: Option<Duration>,
+
+    /// A connection with no request in flight for this long is closed (open MCP streams are
+    /// in flight), e.g. `2m`. [default: 120s]
+    #[arg(long, env = "TOOLSMITH_IDLE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
+
+    /// Most MCP sessions (`Mcp-Session-Id`) open at once, all users together; past it a new
+    /// session gets a 503. [default: 10000]
+    #[arg(long, env = "TOOLSMITH_MCP_MAX_SESSIONS", value_name = "N")]
+    pub mcp_max_sessions: Option<usize>,
+
+    /// Most MCP sessions open at once for one user; a new one past it closes that user's least
+    /// recently used session. [default: 100]
+    #[arg(long, env = "TOOLSMITH_MCP_MAX_SESSIONS_PER_USER", value_name = "N")]
+    pub mcp_max_sessions_per_user: Option<usize>,
+
+    /// An MCP session with no request and no open stream for this long is closed, e.g.
+    /// `10m`. [default: 10m]
+    #[arg(long, env = "TOOLSMITH_MCP_SESSION_IDLE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub mcp_session_idle_timeout: Option<Duration>,
 
     #[command(flatten)]
     pub runtime: RuntimeArgs,

@@ -60,6 +60,12 @@ pub struct FileConfig {
     pub allowed_hosts: Option<Vec<String>>,
     pub admin_token: Option<String>,
     pub read_only: Option<bool>,
+    pub max_connections: Option<usize>,
+    pub header_read_timeout: Option<Value>,
+    pub idle_timeout: Option<Value>,
+    pub mcp_max_sessions: Option<usize>,
+    pub mcp_max_sessions_per_user: Option<usize>,
+    pub mcp_session_idle_timeout: Option<Value>,
     pub compat: Option<Compat>,
     pub js_memory: Option<Value>,
     pub js_cpu_time: Option<Value>,
@@ -359,6 +365,36 @@ impl Settings {
         )? {
             server.request_timeout = positive(timeout, "request_timeout")?;
         }
+        if let Some(max) = serve.max_connections.or(file.max_connections) {
+            server.max_connections = at_least_one(max, "max_connections")?;
+        }
+        if let Some(timeout) = pick_duration(
+            serve.header_read_timeout,
+            file.header_read_timeout,
+            "header_read_timeout",
+        )? {
+            server.header_read_timeout = positive(timeout, "header_read_timeout")?;
+        }
+        if let Some(timeout) = pick_duration(serve.idle_timeout, file.idle_timeout, "idle_timeout")?
+        {
+            server.idle_timeout = positive(timeout, "idle_timeout")?;
+        }
+        if let Some(max) = serve.mcp_max_sessions.or(file.mcp_max_sessions) {
+            server.mcp_sessions.max_sessions = at_least_one(max, "mcp_max_sessions")?;
+        }
+        if let Some(max) = serve
+            .mcp_max_sessions_per_user
+            .or(file.mcp_max_sessions_per_user)
+        {
+            server.mcp_sessions.max_per_user = at_least_one(max, "mcp_max_sessions_per_user")?;
+        }
+        if let Some(timeout) = pick_duration(
+            serve.mcp_session_idle_timeout,
+            file.mcp_session_idle_timeout,
+            "mcp_session_idle_timeout",
+        )? {
+            server.mcp_sessions.idle_timeout = positive(timeout, "mcp_session_idle_timeout")?;
+        }
         let shutdown_timeout = pick_duration(
             serve.shutdown_timeout,
             file.shutdown_timeout,
@@ -428,6 +464,12 @@ impl ServeArgs {
             allowed_hosts: Vec::new(),
             admin_token: None,
             read_only: false,
+            max_connections: None,
+            header_read_timeout: None,
+            idle_timeout: None,
+            mcp_max_sessions: None,
+            mcp_max_sessions_per_user: None,
+            mcp_session_idle_timeout: None,
             runtime: RuntimeArgs {
                 config: None,
                 compat: None,
@@ -509,6 +551,13 @@ fn in_range(value: u64, min: u64, max: u64, key: &str) -> Result<usize, ConfigEr
         )));
     }
     usize::try_from(value).map_err(|_| bad(format!("{key}: {value} bytes is too large")))
+}
+
+fn at_least_one(value: usize, key: &str) -> Result<usize, ConfigError> {
+    if value == 0 {
+        return Err(bad(format!("{key} must be at least 1")));
+    }
+    Ok(value)
 }
 
 fn positive(value: Duration, key: &str) -> Result<Duration, ConfigError> {
@@ -609,7 +658,7 @@ mod tests {
             panic!("not serve")
         };
         let file: FileConfig = toml::from_str(file).map_err(|e| bad(e.to_string()))?;
-        Settings::merge(&cli.global, Some(serve), &serve.runtime, file)
+        Settings::merge(&cli.global, Some(&**serve), &serve.runtime, file)
     }
 
     #[test]

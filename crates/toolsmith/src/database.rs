@@ -201,22 +201,15 @@ fn sqlite_key_dir(path: &Path) -> PathBuf {
 }
 
 /// The service on an opened store. The Config Center's key: TOOLSMITH_SECRET_KEY, or
-/// `secret.key` in `key_dir` (created with mode 0600 on first start).
+/// `secret.key` in `key_dir` (created with mode 0600 only for a store that holds no sealed
+/// value yet; see [`crate::secret_key`]).
 async fn open_on(
     database: &Database,
     store: Arc<dyn Store>,
     key_dir: &Path,
     config: ServiceConfig,
 ) -> anyhow::Result<Arc<ToolService>> {
-    let (key, source) = toolsmith_secrets::SecretKey::load(key_dir)
-        .context("cannot load the Config Center's secret key")?;
-    if let toolsmith_secrets::KeySource::File {
-        path,
-        created: true,
-    } = &source
-    {
-        tracing::info!(file = %path.display(), "created a new secret key for the Config Center; back it up");
-    }
+    let key = crate::secret_key::resolve(store.as_ref(), key_dir).await?;
     let connectors = toolsmith_service::Connectors {
         cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..toolsmith_service::Connectors::default()

@@ -18,7 +18,9 @@ mod exit;
 mod feed;
 mod housekeeping;
 mod input;
+mod nofile;
 mod output;
+mod secret_key;
 
 use std::process::ExitCode;
 use std::time::Duration;

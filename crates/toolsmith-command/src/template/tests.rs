@@ -152,6 +152,46 @@ fn quotes_closed_before_a_placeholder_are_fine() {
     );
 }
 
+/// A quote inside a `#` comment does not open anything: the shell skips the comment to the end
+/// of the line, and so does the checker (the reported bypass: `$(id)` ran from a value).
+#[test]
+fn comments_are_skipped_like_the_shell_does() {
+    check_err(
+        "echo hi # don't\necho \"Hello '{{.a}}'\"",
+        "template_placeholder_in_quotes",
+    );
+    check_err("echo hi # {{.a}}", "template_placeholder_in_quotes");
+    check(
+        "# it's a comment\necho {{.a}} # and 'this'",
+        json!({"a": "$(id)"}),
+        "# it's a comment\necho '$(id)' # and 'this'",
+    );
+    // `#` inside a word or after `$` is no comment.
+    check(
+        "echo a#'b' $# {{.a}}",
+        json!({"a": "1"}),
+        "echo a#'b' $# '1'",
+    );
+}
+
+/// Quotes nested in expansions inside double quotes are read differently by shells: no
+/// placeholder may follow them.
+#[test]
+fn nested_quotes_in_expansions_stop_placeholders() {
+    check_err(
+        "echo \"$(echo \"{{.a}}\")\"",
+        "template_placeholder_in_quotes",
+    );
+    check_err("echo \"$(echo \"x\")\" {{.a}}", "template_quoting_unclear");
+    check_err("echo \"${x:-\"y\"}\" {{.a}}", "template_quoting_unclear");
+    check_err("echo $'a' {{.a}}", "template_quoting_unclear");
+    check(
+        "cp \"${HOME}/x\" \"$(date)\" {{.a}}",
+        json!({"a": "y"}),
+        "cp \"${HOME}/x\" \"$(date)\" 'y'",
+    );
+}
+
 #[test]
 fn unterminated_quotes_and_here_documents_are_refused() {
     check_err("echo 'abc {{.x}}", "template_placeholder_in_quotes");

@@ -400,7 +400,10 @@ async fn get(caller: &Caller<'_>, name: &str) -> CallToolResult {
 
 /// The summaries of `page` the caller may be shown, and the total less the hidden ones: tools
 /// the caller may not call are not described to it (as in `tools/list`).
-pub(crate) fn shown_summaries(caller: &Caller<'_>, page: &toolsmith_service::ToolPage) -> (Vec<Value>, u64) {
+pub(crate) fn shown_summaries(
+    caller: &Caller<'_>,
+    page: &toolsmith_service::ToolPage,
+) -> (Vec<Value>, u64) {
     let shown: Vec<Value> = page
         .tools
         .iter()

@@ -38,6 +38,7 @@ mod hints;
 mod meta_tools;
 mod notify;
 mod search_index;
+mod sessions;
 
 use std::sync::Arc;
 
@@ -46,11 +47,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 pub use handler::ToolsmithMcp;
+pub use sessions::{SessionError, SessionLimits, SessionStats};
 
 use crate::AppState;
 use crate::auth::Identity;
@@ -83,7 +84,7 @@ impl McpShared {
 
 struct McpHttp {
     shared: Arc<McpShared>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<sessions::SessionBook>,
     config: StreamableHttpServerConfig,
 }
 
@@ -110,10 +111,17 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> axu
         // when the handler sends something first).
         .with_json_response(true)
         .with_max_request_body_bytes(state.config.body_limit_bytes)
-        .with_cancellation_token(shutdown);
+        .with_cancellation_token(shutdown.clone());
+    let sessions = Arc::new(sessions::SessionBook::new(
+        state.config.mcp_sessions,
+        state.mcp_sessions.clone(),
+    ));
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(sessions::reap(Arc::downgrade(&sessions), shutdown));
+    }
     let http = Arc::new(McpHttp {
         shared: McpShared::new(state),
-        sessions: Arc::new(LocalSessionManager::default()),
+        sessions,
         config,
     });
     axum::Router::new()
@@ -129,9 +137,13 @@ async fn serve_http(
     request: Request,
 ) -> Response {
     let shared = http.shared.clone();
+    let gate = Arc::new(sessions::Gate::new(
+        http.sessions.clone(),
+        &identity.user_id,
+    ));
     let service = StreamableHttpService::new(
         move || Ok(ToolsmithMcp::with_shared(shared.clone(), identity.clone())),
-        http.sessions.clone(),
+        gate.clone(),
         http.config.clone(),
     );
     let is_delete = request.method() == axum::http::Method::DELETE;
@@ -140,12 +152,43 @@ async fn serve_http(
         .await
         .map(axum::body::Body::new)
         .into_response();
+    if gate.refused.load(std::sync::atomic::Ordering::SeqCst) {
+        // rmcp answers a failed session creation with a plain 500; a limit is a 503.
+        return session_refused(response).await;
+    }
     if is_delete && response.status() == StatusCode::ACCEPTED {
         // rmcp answers a session DELETE with 202; the Python SDK expects 200 or 204 (and logs
         // "Session termination failed: 202"). The session is closed either way: say so plainly.
         *response.status_mut() = StatusCode::NO_CONTENT;
         *response.body_mut() = axum::body::Body::empty();
     }
+    response
+}
+
+/// The 503 for an `initialize` refused by a session limit: rmcp's message (which names the
+/// limit and the fix) as a JSON-RPC error, with `Retry-After`.
+async fn session_refused(response: Response) -> Response {
+    let body = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&body);
+    let message = text
+        .strip_prefix("Encounter an error when create session: ")
+        .unwrap_or(&text)
+        .to_owned();
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32000, "message": message},
+        })),
+    )
+        .into_response();
+    response.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("5"),
+    );
     response
 }
 

@@ -432,7 +432,9 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
 async fn tools_a_caller_may_not_call_are_not_described_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let service = toolsmith_service::ServiceConfig {
-        policy: Some(serde_json::from_value(json!({"agents": {"bot": {"deny": ["shout"]}}})).unwrap()),
+        policy: Some(
+            serde_json::from_value(json!({"agents": {"bot": {"deny": ["shout"]}}})).unwrap(),
+        ),
         ..toolsmith_service::ServiceConfig::default()
     };
     let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
@@ -450,14 +452,22 @@ async fn tools_a_caller_may_not_call_are_not_described_to_it() {
         ("get_tool_help", json!({"tool_name": "shout"})),
         ("list_custom_tools", json!({})),
         ("get_custom_tool", json!({"name": "shout"})),
-        ("run_js_ephemeral", json!({"code": "return utils.listTools().map(t => t.name)"})),
+        (
+            "run_js_ephemeral",
+            json!({"code": "return utils.listTools().map(t => t.name)"}),
+        ),
     ];
     for (tool, args) in &asks {
         let (_, text) = call(&person_client, tool, args.clone()).await;
-        assert!(text.contains("shout"), "the person sees it through {tool}: {text}");
+        assert!(
+            text.contains("shout"),
+            "the person sees it through {tool}: {text}"
+        );
         let (_, text) = call(&bot_client, tool, args.clone()).await;
         assert!(
-            !text.contains("Upper-cases") && !text.contains("toUpperCase") && !text.contains("\"shout\""),
+            !text.contains("Upper-cases")
+                && !text.contains("toUpperCase")
+                && !text.contains("\"shout\""),
             "{tool} describes a denied tool: {text}"
         );
     }

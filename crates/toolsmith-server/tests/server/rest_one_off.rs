@@ -182,7 +182,10 @@ async fn a_dry_run_reads_config_center_secrets_only_for_an_admin() {
 async fn a_tool_name_in_the_form_of_an_id_is_refused() {
     let app = TestApp::new().await;
     let message = app
-        .post("/api/v1/custom-tools", &js("tool_0123456789abcdef", "return 1"))
+        .post(
+            "/api/v1/custom-tools",
+            &js("tool_0123456789abcdef", "return 1"),
+        )
         .await
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
     assert!(message.contains("form of a tool id"), "{message}");

@@ -741,6 +741,76 @@ async fn dependency_sync_registers_attaches_detaches_and_cleans_up(backend: &Bac
     assert!(store.list_config_services("bob").await.unwrap().is_empty());
 }
 
+async fn sealed_values_are_counted_across_owners_with_their_places(backend: &Backend) {
+    let store = backend.store();
+    // An empty store holds nothing sealed: start-up may create a new key.
+    assert_eq!(
+        store.sealed_values(16).await.unwrap(),
+        crate::SealedSample::default()
+    );
+    let smtp = store
+        .create_config_service(multi("alice", "smtp"))
+        .await
+        .unwrap();
+    let weather = store
+        .create_config_service(service("bob", "weatherapi"))
+        .await
+        .unwrap();
+    let mail = store
+        .create_config_service(service("bob", "mail"))
+        .await
+        .unwrap();
+    let work = store
+        .create_config_entry("alice", entry(&smtp, "work", 2))
+        .await
+        .unwrap();
+    let home = store
+        .create_config_entry("alice", entry(&smtp, "home", 3))
+        .await
+        .unwrap();
+    // Only secrets count: text that looks sealed, URLs, numbers are not sealed values.
+    let mut plain = entry(&weather, "default", 1);
+    plain.values = BTreeMap::from([
+        (
+            "base_url".to_owned(),
+            StoredValue::Url("https://api.example.test".to_owned()),
+        ),
+        (
+            "region".to_owned(),
+            StoredValue::Text("v1:not-sealed".to_owned()),
+        ),
+        ("retries".to_owned(), StoredValue::Number(3.into())),
+    ]);
+    store.create_config_entry("bob", plain).await.unwrap();
+    // Another owner's oldest entry comes first.
+    let bob = store
+        .create_config_entry("bob", entry(&mail, "bob", 0))
+        .await
+        .unwrap();
+
+    let place = |owner: &str, entry: &ConfigEntryRecord, label: &str| crate::SealedValue {
+        owner: owner.to_owned(),
+        service_id: entry.service_id.clone(),
+        entry_id: entry.id.clone(),
+        field: "api_key".to_owned(),
+        sealed: format!("v1:c2VhbGVk{label}"),
+    };
+    let all = store.sealed_values(16).await.unwrap();
+    assert_eq!(all.total, 3, "{all:?}");
+    assert_eq!(
+        all.values,
+        [
+            place("bob", &bob, "bob"),
+            place("alice", &work, "work"),
+            place("alice", &home, "home"),
+        ]
+    );
+    // The sample is bounded; the count is not.
+    let one = store.sealed_values(1).await.unwrap();
+    assert_eq!(one.total, 3);
+    assert_eq!(one.values, [place("bob", &bob, "bob")]);
+}
+
 on_both_backends!(
     services_round_trip_and_list_by_name,
     service_names_are_unique_per_owner_only,
@@ -755,4 +825,5 @@ on_both_backends!(
     huge_and_hostile_values_are_stored_as_data,
     the_snapshot_holds_every_service_with_its_entries,
     dependency_sync_registers_attaches_detaches_and_cleans_up,
+    sealed_values_are_counted_across_owners_with_their_places,
 );

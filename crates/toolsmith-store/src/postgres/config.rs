@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
-use tokio_postgres::{GenericClient, IsolationLevel, Row};
+use tokio_postgres::{GenericClient, Row};
 use toolsmith_core::{ConfigEntryRecord, ConfigServiceRecord};
 
 use super::errors::{pg, unique_violation};
@@ -18,7 +18,10 @@ use super::lock;
 use super::notify::notify;
 use super::rows::{col, json, json_col, micros};
 use super::tools::misuse;
-use crate::{ChangeKind, ConfigDependencyChanges, ConfigServiceEntries, StoreError};
+use crate::{
+    ChangeKind, ConfigDependencyChanges, ConfigServiceEntries, SealedSample, SealedValue,
+    StoreError,
+};
 
 const SERVICE_COLUMNS: &str = "id, owner, name, display_name, description, category, docs_url, \
      multi_entry, fields, registered_by, auto_registered, revision, created_at, updated_at";
@@ -506,17 +509,58 @@ async fn clear_default(
 
 // ----- snapshot and dependencies -----
 
+/// The sealed values of every owner (`{"secret": "v1:…"}` in `field_values`): their count, and
+/// up to `limit` of them with their places, oldest entries first (as SQLite orders them).
+pub(crate) async fn sealed_values(
+    client: &mut Client,
+    limit: u32,
+) -> Result<SealedSample, StoreError> {
+    const FROM: &str = "FROM config_entries e \
+         JOIN config_services s ON s.id = e.service_id \
+         CROSS JOIN LATERAL jsonb_each(e.field_values) AS f(key, value) \
+         WHERE jsonb_typeof(f.value -> 'secret') = 'string'";
+    let tx = super::snapshot(client).await?;
+    let total: i64 = col(
+        &tx.query_one(&format!("SELECT count(*) AS n {FROM}"), &[])
+            .await
+            .map_err(pg)?,
+        "n",
+    )?;
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT s.owner, e.service_id, e.id AS entry_id, f.key AS field, \
+                 f.value ->> 'secret' AS sealed {FROM} \
+                 ORDER BY e.created_at, e.id COLLATE \"C\", f.key COLLATE \"C\" LIMIT $1"
+            ),
+            &[&i64::from(limit)],
+        )
+        .await
+        .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    let values = rows
+        .iter()
+        .map(|row| {
+            Ok(SealedValue {
+                owner: col(row, "owner")?,
+                service_id: col(row, "service_id")?,
+                entry_id: col(row, "entry_id")?,
+                field: col(row, "field")?,
+                sealed: col(row, "sealed")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(SealedSample {
+        total: u64::try_from(total).unwrap_or(0),
+        values,
+    })
+}
+
 pub(crate) async fn snapshot(
     client: &mut Client,
     owner: &str,
 ) -> Result<Vec<ConfigServiceEntries>, StoreError> {
-    let tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(pg)?;
+    let tx = super::snapshot(client).await?;
     let services = list_services(&*tx, owner).await?;
     let mut out = Vec::with_capacity(services.len());
     for service in services {

@@ -30,8 +30,8 @@ use toolsmith_core::{
 
 use crate::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
-    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, Store, StoreError,
-    StoredPolicy, ToolPage, ToolQuery, ToolStats,
+    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, Store,
+    StoreError, StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 use errors::{pg, pool};
 
@@ -705,6 +705,10 @@ impl Store for PgStore {
         config::set_default_entry(&mut self.client().await?, &self.instance, owner, id).await
     }
 
+    async fn sealed_values(&self, limit: u32) -> Result<SealedSample, StoreError> {
+        config::sealed_values(&mut self.client().await?, limit).await
+    }
+
     async fn config_snapshot(&self, owner: &str) -> Result<Vec<ConfigServiceEntries>, StoreError> {
         config::snapshot(&mut self.client().await?, owner).await
     }
@@ -724,6 +728,20 @@ impl Store for PgStore {
         )
         .await
     }
+}
+
+/// A read-only transaction that sees one snapshot (repeatable read): reads that must agree,
+/// such as a page and its total.
+pub(crate) async fn snapshot(
+    client: &mut Client,
+) -> Result<deadpool_postgres::Transaction<'_>, StoreError> {
+    client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+        .map_err(pg)
 }
 
 /// Takes the transaction-scoped advisory lock of `key` (released at commit or rollback).

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use tokio_postgres::GenericClient;
-use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::ToSql;
 use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, ToolVersionRecord};
 
@@ -207,13 +206,7 @@ pub(crate) async fn list(client: &mut Client, query: &ToolQuery) -> Result<ToolP
         &pattern,
     ];
     // The page and the total from one snapshot.
-    let tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(pg)?;
+    let tx = super::snapshot(client).await?;
     let total: i64 = tx
         .query_one(
             &format!("SELECT count(*) FROM custom_tools WHERE {filter}"),

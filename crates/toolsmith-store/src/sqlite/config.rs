@@ -15,7 +15,7 @@ use toolsmith_core::{ConfigEntryRecord, ConfigServiceRecord};
 
 use super::queries::misuse;
 use super::rows::{backend, json_text, parse_time, timestamp};
-use crate::{ConfigDependencyChanges, ConfigServiceEntries, StoreError};
+use crate::{ConfigDependencyChanges, ConfigServiceEntries, SealedSample, SealedValue, StoreError};
 
 const SERVICE_COLUMNS: &str = "id, owner, name, display_name, description, category, docs_url, \
      multi_entry, fields, registered_by, auto_registered, revision, created_at, updated_at";
@@ -485,6 +485,40 @@ fn clear_default(
 }
 
 // ----- snapshot and dependencies -----
+
+/// The sealed values of every owner (`{"secret": "v1:…"}` in `field_values`): their count, and
+/// up to `limit` of them with their places, oldest entries first.
+pub(crate) fn sealed_values(conn: &mut Connection, limit: u32) -> Result<SealedSample, StoreError> {
+    const FROM: &str = "FROM config_entries e \
+         JOIN config_services s ON s.id = e.service_id, json_each(e.field_values) f \
+         WHERE json_type(f.value, '$.secret') = 'text'";
+    let total: i64 = conn
+        .query_row(&format!("SELECT count(*) {FROM}"), [], |row| row.get(0))
+        .map_err(backend)?;
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT s.owner, e.service_id, e.id, f.key, json_extract(f.value, '$.secret') {FROM} \
+             ORDER BY e.created_at, e.id, f.key LIMIT ?1"
+        ))
+        .map_err(backend)?;
+    let values = stmt
+        .query_map(params![limit], |row| {
+            Ok(SealedValue {
+                owner: row.get(0)?,
+                service_id: row.get(1)?,
+                entry_id: row.get(2)?,
+                field: row.get(3)?,
+                sealed: row.get(4)?,
+            })
+        })
+        .map_err(backend)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(backend)?;
+    Ok(SealedSample {
+        total: u64::try_from(total).unwrap_or(0),
+        values,
+    })
+}
 
 pub(crate) fn snapshot(
     conn: &mut Connection,

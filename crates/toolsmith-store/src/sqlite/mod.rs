@@ -34,8 +34,8 @@ use toolsmith_core::{
 
 use crate::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
-    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, Store, StoreError,
-    StoredPolicy, ToolPage, ToolQuery, ToolStats,
+    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, Store,
+    StoreError, StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 
 /// At most this many reads run at once (each on its own connection).
@@ -591,6 +591,11 @@ impl Store for SqliteStore {
     ) -> Result<ConfigEntryRecord, StoreError> {
         let (owner, id) = (owner.to_owned(), id.to_owned());
         self.write(move |conn| config::set_default_entry(conn, &owner, &id))
+            .await
+    }
+
+    async fn sealed_values(&self, limit: u32) -> Result<SealedSample, StoreError> {
+        self.read(move |conn| config::sealed_values(conn, limit))
             .await
     }
 

@@ -215,6 +215,7 @@ pub(crate) fn open_checked(path: &Path) -> Result<Connection, StoreError> {
     if path.is_dir() {
         return Err(corrupt("it is a directory, not a database file".to_owned()));
     }
+    create_private_or_check(path, &shown)?;
     let mut conn = Connection::open(path).map_err(|e| classify(&shown, e))?;
     // Read before writing anything: a file that is not a database fails here, untouched.
     let version = user_version(&conn).map_err(|e| classify(&shown, e))?;
@@ -271,6 +272,52 @@ pub(crate) fn open_checked(path: &Path) -> Result<Connection, StoreError> {
     configure(&conn).map_err(|e| classify(&shown, e))?;
     migrate(&mut conn, &shown)?;
     Ok(conn)
+}
+
+/// Creates a missing database file with mode 0600 (SQLite gives its WAL and shared-memory
+/// files the same mode), so other local users cannot read tokens' hashes, audit entries or
+/// sealed secrets. An existing file of 0 bytes is refused like any other unusable file: it is
+/// not a store that can be taken as new (its tokens would be gone and a loopback server would
+/// run open).
+fn create_private_or_check(path: &Path, shown: &str) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::metadata(path).map_err(|e| io_refusal(shown, "read", &e))?;
+            if meta.is_file() && meta.len() == 0 {
+                return Err(StoreError::Corrupt {
+                    path: shown.to_owned(),
+                    reason:
+                        "it is empty (0 bytes), so it holds no Toolsmith store; a new store is \
+                             created only where no file exists. Restore the database from a \
+                             backup, or remove the empty file to start a new store; the file was \
+                             left untouched"
+                            .to_owned(),
+                });
+            }
+            Ok(())
+        }
+        Err(e) => Err(io_refusal(shown, "create", &e)),
+    }
+}
+
+/// A file-system failure on the database, said in words with the path (read-only file
+/// system, permission denied), not SQLite's "unable to open database file".
+fn io_refusal(shown: &str, action: &str, e: &std::io::Error) -> StoreError {
+    let why = match e.kind() {
+        std::io::ErrorKind::ReadOnlyFilesystem => "the file system is read-only".to_owned(),
+        std::io::ErrorKind::PermissionDenied => {
+            "permission denied (check the owner and mode of the file and its directory)".to_owned()
+        }
+        _ => e.to_string(),
+    };
+    StoreError::Backend(format!("cannot {action} the database file {shown}: {why}").into())
 }
 
 /// Opens a reader connection to an already checked and migrated file. It refuses writes.
@@ -368,6 +415,23 @@ pub(crate) fn classify(path: &str, e: rusqlite::Error) -> StoreError {
             path: path.to_owned(),
             reason: format!("{e}; the file was left untouched"),
         };
+    }
+    if let rusqlite::Error::SqliteFailure(err, _) = &e {
+        let why = match err.code {
+            ErrorCode::ReadOnly => Some(
+                "it is read-only (a read-only file system, or no write permission on the file, \
+                 its directory, or its -wal and -shm files)",
+            ),
+            ErrorCode::CannotOpen => Some(
+                "it cannot be opened (permission denied or a read-only directory: SQLite needs \
+                 to create its -wal and -shm files next to it)",
+            ),
+            ErrorCode::PermissionDenied => Some("permission denied"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return StoreError::Backend(format!("the database file {path}: {why} ({e})").into());
+        }
     }
     StoreError::Backend(Box::new(e))
 }

@@ -218,21 +218,25 @@ async fn reads_do_not_wait_for_a_write_in_progress() {
 }
 
 #[tokio::test]
-async fn open_creates_directories_and_accepts_an_empty_file() {
+async fn open_creates_directories_and_refuses_an_empty_file() {
     let dir = tempfile::tempdir().unwrap();
     let nested = dir.path().join("a/b/c/store.db");
     let store = SqliteStore::open(&nested).await.unwrap();
     assert_eq!(store.path(), nested.as_path());
     store.ping().await.unwrap();
-    let empty = dir.path().join("empty.db");
-    std::fs::write(&empty, b"").unwrap();
-    let store = SqliteStore::open(&empty).await.unwrap();
-    assert_eq!(store.count_tools("default").await.unwrap(), 0);
-    let mode: String = Connection::open(&empty)
+    let mode: String = Connection::open(&nested)
         .unwrap()
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
+    // A 0-byte file is not a new store (a truncated or lost database must not come back
+    // empty, without its tokens): refused and left as it was.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let err = SqliteStore::open(&empty).await.unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("empty (0 bytes)"), "{err}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
 }
 
 #[tokio::test]

@@ -43,7 +43,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     let global = cli.global;
     let command = match cli.command {
         Command::Serve(args) => {
-            return serve::run(Settings::resolve(&global, Some(&args), &args.runtime)?).await;
+            return serve::run(Settings::resolve(&global, Some(&*args), &args.runtime)?).await;
         }
         Command::Mcp(args) => {
             return mcp::run(Settings::resolve(&global, None, &args.runtime)?).await;

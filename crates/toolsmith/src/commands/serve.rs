@@ -22,6 +22,18 @@ use crate::exit::SUCCESS;
 use crate::{database, feed, output};
 
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {
+    let files = crate::nofile::raise();
+    let mut server_config = settings.server.clone();
+    let fitted = crate::nofile::fit_connections(server_config.max_connections, files);
+    if fitted < server_config.max_connections {
+        tracing::info!(
+            configured = server_config.max_connections,
+            open_file_limit = ?files,
+            max_connections = fitted,
+            "max_connections lowered to fit the open-file limit"
+        );
+        server_config.max_connections = fitted;
+    }
     tracing::debug!(database = %settings.database, "opening the store");
     let service = database::open_service(
         &settings.database,
@@ -29,7 +41,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
         settings.database_startup_timeout,
     )
     .await?;
-    let state = AppState::new(service.clone(), Arc::new(settings.server.clone()));
+    let state = AppState::new(service.clone(), Arc::new(server_config));
 
     let addrs = resolve(&settings.bind, settings.port).await?;
     if !addrs.iter().all(|a| is_loopback(a.ip()))

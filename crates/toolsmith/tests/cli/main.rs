@@ -10,11 +10,13 @@
 //!   `serve::postgres`: two instances on one PostgreSQL database.
 //! - `token` — `toolsmith token`.
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
+//! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
 
 mod errors;
 mod lifecycle;
 mod run;
 mod serve;
+mod store_files;
 mod support;
 mod token;
 mod ui_browser;

@@ -97,6 +97,11 @@ impl Env {
     }
 
     fn serve_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Server {
+        self.serve_via(&[], args, env)
+    }
+
+    /// [`Env::serve_with_env`], with the binary started through `prefix` (e.g. `prlimit …`).
+    fn serve_via(&self, prefix: &[&str], args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut all = vec!["serve"];
         if !args.contains(&"--port") && !env.iter().any(|(k, _)| *k == "TOOLSMITH_PORT") {
             all.extend(["--port", "0"]);
@@ -104,8 +109,23 @@ impl Env {
         all.extend_from_slice(args);
         let stderr_path = self.path().join(format!("serve-{}.log", uuid_like()));
         let stderr = std::fs::File::create(&stderr_path).expect("log file");
-        let mut child = self
-            .command(&all)
+        let mut command = self.command(&all);
+        if let Some((program, rest)) = prefix.split_first() {
+            let mut wrapped = Command::new(program);
+            wrapped
+                .args(rest)
+                .arg(command.get_program())
+                .args(command.get_args());
+            for (key, value) in command.get_envs() {
+                match value {
+                    Some(value) => wrapped.env(key, value),
+                    None => wrapped.env_remove(key),
+                };
+            }
+            wrapped.current_dir(self.path());
+            command = wrapped;
+        }
+        let mut child = command
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -881,4 +901,227 @@ fn a_policy_stored_with_the_cli_reaches_the_running_server() {
     let (code, _, stderr) = env.run(&["policy", "clear"]);
     assert_eq!(code, 0, "{stderr}");
     wait_until(true);
+}
+
+// --- connection and session limits -----------------------------------------------------------
+
+/// `prlimit`, or why the test cannot run (a failure under CI, where it must be installed).
+fn prlimit_available() -> bool {
+    let found = Command::new("prlimit")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "prlimit (util-linux) is missing; scripts/install-system-deps.sh installs it"
+        );
+        eprintln!("skipped: prlimit is missing");
+    }
+    found
+}
+
+/// Opens `n` connections that send the start of a request and never finish it.
+fn stalled_connections(addr: &str, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .filter_map(|_| {
+            let mut stream = TcpStream::connect(addr).ok()?;
+            stream
+                .write_all(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                .ok()?;
+            Some(stream)
+        })
+        .collect()
+}
+
+/// 400 connections that never finish a request, against a server allowed 384 open files:
+/// before the fix they used up its descriptors and `/livez` hung until they went away. Now
+/// the server stays under its cap, closes the longest-idle ones, and answers at once.
+#[test]
+fn stalled_connections_cannot_take_the_server_down() {
+    if !prlimit_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = env.serve_via(&["prlimit", "--nofile=384:384"], &[], &[]);
+    let stalled = stalled_connections(&server.addr, 400);
+    assert!(
+        stalled.len() > 384,
+        "only {} connections opened",
+        stalled.len()
+    );
+    let mut stream = TcpStream::connect(&server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    send(&mut stream, &server.addr, "GET", "/livez", None).unwrap();
+    let response = read_response(stream).expect("/livez answers while 400 connections stall");
+    assert_eq!(response.status, 200, "{}", response.body);
+    let api = server.get("/api/v1/tools");
+    assert_eq!(api.status, 200, "{}", api.body);
+    drop(stalled);
+    assert!(
+        !server.stderr().contains("Too many open files"),
+        "{}",
+        server.stderr()
+    );
+}
+
+/// A client that starts a request and never finishes its headers is disconnected after the
+/// header-read timeout.
+#[test]
+fn a_request_whose_headers_never_end_is_cut_off() {
+    let env = Env::new();
+    let server = env.serve(&["--header-read-timeout", "1s"]);
+    let mut stalled = stalled_connections(&server.addr, 1).pop().expect("connect");
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut rest = Vec::new();
+    let read = stalled.read_to_end(&mut rest);
+    assert!(
+        read.is_ok(),
+        "the connection was still open after 20 s: {read:?}"
+    );
+}
+
+/// `serve` raises its soft open-file limit to the hard one.
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_raises_the_open_file_limit_to_the_hard_limit() {
+    if !prlimit_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = env.serve_via(&["prlimit", "--nofile=100:4096"], &[], &[]);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id()))
+        .expect("read /proc/PID/limits");
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("open files line");
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers, ["4096", "4096"], "{line}");
+}
+
+/// POSTs one JSON-RPC message to `/mcp` (protocol 2025-11-25, with the session if given).
+fn mcp_post(addr: &str, session: Option<&str>, body: &Value) -> Response {
+    let body = body.to_string();
+    let session = session
+        .map(|id| format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         {session}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    read_response(stream).expect("an answer from /mcp")
+}
+
+fn mcp_initialize(addr: &str) -> Response {
+    mcp_post(
+        addr,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "limits-test", "version": "1"}}}),
+    )
+}
+
+fn mcp_ping(addr: &str, session: &str) -> u16 {
+    mcp_post(
+        addr,
+        Some(session),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    )
+    .status
+}
+
+/// One user opening sessions without end keeps at most its cap (the oldest go); past the
+/// total a new session is refused with 503; an unused session expires and its place is freed.
+#[test]
+fn mcp_sessions_are_capped_per_user_and_in_total_and_expire() {
+    let env = Env::new();
+    let server = env.serve(&[
+        "--mcp-max-sessions-per-user",
+        "3",
+        "--mcp-max-sessions",
+        "100",
+    ]);
+    let ids: Vec<String> = (0..10)
+        .map(|_| {
+            let r = mcp_initialize(&server.addr);
+            assert_eq!(r.status, 200, "{}", r.body);
+            r.header("mcp-session-id").expect("a session id").to_owned()
+        })
+        .collect();
+    for id in &ids[..7] {
+        assert_eq!(
+            mcp_ping(&server.addr, id),
+            404,
+            "an evicted session is gone"
+        );
+    }
+    for id in &ids[7..] {
+        assert_eq!(mcp_ping(&server.addr, id), 200, "the newest sessions live");
+    }
+    let metrics = server.get("/metrics").body;
+    assert!(
+        metrics.contains("toolsmith_mcp_sessions_open 3"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("toolsmith_mcp_sessions_evicted_total 7"),
+        "{metrics}"
+    );
+    drop(server);
+
+    let server = env.serve(&["--mcp-max-sessions", "2"]);
+    for _ in 0..2 {
+        assert_eq!(mcp_initialize(&server.addr).status, 200);
+    }
+    let refused = mcp_initialize(&server.addr);
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(refused.header("retry-after").is_some());
+    assert!(
+        refused.body.contains("mcp_max_sessions"),
+        "{}",
+        refused.body
+    );
+    drop(server);
+
+    let server = env.serve(&["--mcp-session-idle-timeout", "1s"]);
+    let r = mcp_initialize(&server.addr);
+    let id = r.header("mcp-session-id").expect("a session id").to_owned();
+    // Watch /metrics (a ping would use the session and keep it alive).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !server
+        .get("/metrics")
+        .body
+        .contains("toolsmith_mcp_sessions_expired_total 1")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the unused session was still open after 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        server
+            .get("/metrics")
+            .body
+            .contains("toolsmith_mcp_sessions_open 0")
+    );
+    assert_eq!(
+        mcp_ping(&server.addr, &id),
+        404,
+        "the expired session is gone"
+    );
 }

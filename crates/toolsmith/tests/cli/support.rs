@@ -91,7 +91,19 @@ impl Env {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        self.command_via(&[], args)
+    }
+
+    /// The binary started through `prefix` (e.g. `setpriv …`), on this data directory.
+    fn command_via(&self, prefix: &[&str], args: &[&str]) -> Command {
+        let mut cmd = match prefix.split_first() {
+            Some((program, rest)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(rest).arg(env!("CARGO_BIN_EXE_toolsmith"));
+                cmd
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_toolsmith")),
+        };
         for var in [
             "TOOLSMITH_DATABASE_URL",
             "TOOLSMITH_USER",
@@ -115,9 +127,28 @@ impl Env {
         self.run_with_env(args, stdin, &[])
     }
 
+    /// Runs as user and group `nobody` (65534) through `setpriv` (for tests run as root, where
+    /// file permissions do not apply).
+    pub fn run_as_nobody(&self, args: &[&str]) -> Out {
+        let cmd = self.command_via(
+            &[
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+            ],
+            args,
+        );
+        Self::finish(cmd, None)
+    }
+
     pub fn run_with_env(&self, args: &[&str], stdin: Option<&[u8]>, env: &[(&str, &str)]) -> Out {
         let mut cmd = self.command(args);
         cmd.envs(env.iter().copied());
+        Self::finish(cmd, stdin)
+    }
+
+    fn finish(mut cmd: Command, stdin: Option<&[u8]>) -> Out {
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
