@@ -9,6 +9,7 @@
 //! - `input` — tool files, arguments and code read from files or stdin.
 //! - `output` — tables, `key: value` blocks and JSON.
 //! - `exit` — exit codes and how errors map to them.
+//! - `logging` — the log on stderr, without request payloads at any level.
 
 mod cli;
 mod commands;
@@ -18,6 +19,7 @@ mod exit;
 mod feed;
 mod housekeeping;
 mod input;
+mod logging;
 mod nofile;
 mod output;
 mod secret_key;
@@ -26,7 +28,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser as _;
-use tracing_subscriber::EnvFilter;
 
 /// How long blocking tasks may run on after the command finished.
 const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
@@ -43,7 +44,7 @@ fn main() -> ExitCode {
             });
         }
     };
-    init_logging();
+    logging::init();
     let json = cli.global.json;
     let outcome = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -75,24 +76,4 @@ fn report_error(err: &anyhow::Error, json: bool) -> u8 {
         }
     }
     class.exit
-}
-
-/// Logs go to stderr only, at the level of `TOOLSMITH_LOG`, else `RUST_LOG`, else `warn`.
-fn init_logging() {
-    let spec = ["TOOLSMITH_LOG", "RUST_LOG"]
-        .into_iter()
-        .find_map(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()));
-    let filter = match spec {
-        Some(spec) => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
-            output::stderr(&format!(
-                "warning: ignoring the log filter '{spec}': {e}; logging warnings only\n"
-            ));
-            EnvFilter::new("warn")
-        }),
-        None => EnvFilter::new("warn"),
-    };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
 }

@@ -601,8 +601,39 @@ impl ServerHandler for ToolsmithMcp {
             None => Ok(()),
             Some(why) => Err(why),
         };
-        self.call(request, context.ct.clone(), approver, input_required)
-            .await
+        // What the log may hold of a call: its name, its id and sizes, never the arguments
+        // (rmcp's own debug lines with the payload are redacted by the binary's log format).
+        let tool = request.name.to_string();
+        let argument_bytes = request
+            .arguments
+            .as_ref()
+            .map_or(0, |a| serde_json::to_vec(a).map_or(0, |v| v.len()));
+        let answer = self
+            .call(request, context.ct.clone(), approver, input_required)
+            .await;
+        match &answer {
+            Ok(CallToolResponse::Complete(result)) => tracing::debug!(
+                id = %context.id,
+                tool,
+                argument_bytes,
+                is_error = result.is_error.unwrap_or(false),
+                "tools/call answered"
+            ),
+            Ok(_) => tracing::debug!(
+                id = %context.id,
+                tool,
+                argument_bytes,
+                "tools/call waits for input"
+            ),
+            Err(e) => tracing::debug!(
+                id = %context.id,
+                tool,
+                argument_bytes,
+                code = e.code.0,
+                "tools/call refused"
+            ),
+        }
+        answer
     }
 
     async fn on_custom_request(

@@ -14,14 +14,14 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.canonicalize().unwrap_or(root)
 }
 
 /// `true` if `path` exists; otherwise fails under `CI=true`, or says loudly that the test is
 /// skipped and returns `false`.
-fn prerequisite(what: &str, path: &Path, install: &str) -> bool {
+pub(crate) fn prerequisite(what: &str, path: &Path, install: &str) -> bool {
     if path.exists() {
         return true;
     }
