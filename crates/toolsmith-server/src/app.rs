@@ -255,17 +255,28 @@ fn with_server_metrics(service: String, state: &AppState) -> String {
 
 /// Readiness
 ///
-/// `200 {"status": "ok"}` when the store answers, `503 {"status": "unavailable"}` otherwise.
+/// `200 {"status": "ok"}` when the store answers and takes writes, `503 {"status":
+/// "unavailable"}` otherwise (no answer in time, or its last write failed and records wait
+/// for a retry: disk full, read-only, unreachable).
 #[utoipa::path(
     get, path = "/readyz", tag = "health", operation_id = "readyz",
     responses(
-        (status = 200, description = "Ready: the store answers", body = Health),
-        (status = 503, description = "Not ready: the store does not answer", body = Health)
+        (status = 200, description = "Ready: the store answers and takes writes", body = Health),
+        (status = 503, description = "Not ready: the store does not answer or cannot write", body = Health)
     )
 )]
 async fn readyz(State(state): State<AppState>) -> Response {
     match tokio::time::timeout(READY_TIMEOUT, state.service.store().ping()).await {
-        Ok(Ok(())) => health(StatusCode::OK, "ok"),
+        Ok(Ok(())) => match state.service.store_write_health() {
+            (true, _) => health(StatusCode::OK, "ok"),
+            (false, spooled) => {
+                tracing::warn!(
+                    spooled,
+                    "readiness check: the store cannot write (usage records wait for a retry)"
+                );
+                unready()
+            }
+        },
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "readiness check: the store failed");
             unready()

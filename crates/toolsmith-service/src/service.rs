@@ -164,7 +164,8 @@ impl ToolService {
         let registry = Arc::new(ToolRegistry::default());
         toolsmith_builtins::register_all(&registry)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
-        let usage = UsageRecorder::start(store.clone());
+        let telemetry = Arc::new(Telemetry::new());
+        let usage = UsageRecorder::start(store.clone(), telemetry.usage_metrics());
         let limiter = Arc::new(Limiter::new(config.limits));
         let policy = Arc::new(
             PolicyGate::new(config.policy.as_ref(), &registry)
@@ -177,7 +178,6 @@ impl ToolService {
         );
         // Usage first: its `after` hook then also records the calls the limiter refuses. Scrub
         // last: its `after` hook runs first, so nothing unscrubbed is recorded or returned.
-        let telemetry = Arc::new(Telemetry::new());
         let audit = Arc::new(AuditLog::open(
             store.clone(),
             config.audit_log_file.as_deref(),
@@ -338,6 +338,14 @@ impl ToolService {
 
     pub(crate) fn command_runtime(&self) -> &Arc<CommandRuntime> {
         &self.command_runtime
+    }
+
+    /// Whether the store took the last write of usage records (`false` while records wait in
+    /// the spool for a store that cannot write: disk full, read-only, unreachable), and how
+    /// many wait. Readiness reads it.
+    pub fn store_write_health(&self) -> (bool, u64) {
+        let health = self.usage.health();
+        (health.writable(), health.spooled())
     }
 
     /// Waits until the usage of every call finished before now is committed to the store.

@@ -9,7 +9,8 @@
 //! - this module — Prometheus metrics of every call, below.
 //!
 //! Process metrics in the Prometheus text format (`GET /metrics`): executions by tool and
-//! status, a duration histogram, sandbox limit hits, rate-limit refusals and queue depth.
+//! status, a duration histogram, sandbox limit hits, rate-limit refusals, queue depth, and
+//! usage records spooled for a retry or lost.
 //!
 //! [`Telemetry`] is pipeline middleware (its `after` hook sees every finished call, refused
 //! ones included) plus a few gauges read at scrape time. Labels are bounded: the tool label is
@@ -65,6 +66,7 @@ pub struct Telemetry {
     denied: Counter,
     queue_depth: Gauge,
     approvals_pending: Gauge,
+    usage: usage::UsageMetrics,
     tool_labels: Mutex<HashSet<String>>,
 }
 
@@ -122,6 +124,22 @@ impl Telemetry {
             "Executions waiting for a person's decision",
             approvals_pending.clone(),
         );
+        let usage = usage::UsageMetrics::default();
+        registry.register(
+            "usage_records_lost",
+            "Execution records given up: the spool was full, or the store refused them",
+            usage.lost.clone(),
+        );
+        registry.register(
+            "usage_write_failures",
+            "Failed store writes of execution records (each is retried or counted as lost)",
+            usage.write_failures.clone(),
+        );
+        registry.register(
+            "usage_records_spooled",
+            "Execution records the store could not take yet, waiting for a retry",
+            usage.spooled.clone(),
+        );
         Telemetry {
             registry,
             executions,
@@ -131,8 +149,15 @@ impl Telemetry {
             denied,
             queue_depth,
             approvals_pending,
+            usage,
             tool_labels: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The usage writer's figures (lost and spooled records, failed writes), to hand to
+    /// [`usage::UsageRecorder::start`].
+    pub fn usage_metrics(&self) -> usage::UsageMetrics {
+        self.usage.clone()
     }
 
     /// The text exposition, with the gauges set to the given current values.

@@ -54,6 +54,11 @@ pub enum StoreError {
     /// Retrying cannot help.
     #[error("the database {target} refused the connection: {reason}")]
     ConnectRefused { target: String, reason: String },
+    /// The database cannot be used right now, for a reason outside Toolsmith that may pass:
+    /// the disk is full, the file or the server is read-only, an I/O error, the server went
+    /// away, no connection could be had in time. Nothing was changed; retrying later may work.
+    #[error("the database cannot be used right now: {reason}")]
+    Unavailable { reason: String },
     #[error("database backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -76,7 +81,17 @@ impl StoreError {
             StoreError::ToolLimit { .. } => "tool_limit",
             StoreError::Unreachable { .. } => "store_unreachable",
             StoreError::ConnectRefused { .. } => "store_connect_refused",
+            StoreError::Unavailable { .. } => "store_unavailable",
             StoreError::Backend(_) => "store_backend",
         }
+    }
+
+    /// Whether the failure is the database's state rather than the request (see
+    /// [`StoreError::Unavailable`]): worth a retry, answered `503` rather than `500`.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unavailable { .. } | StoreError::Unreachable { .. }
+        )
     }
 }

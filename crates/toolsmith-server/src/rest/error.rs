@@ -277,6 +277,17 @@ impl From<ServiceError> for ApiError {
             ServiceError::LimitReached(_) => {
                 ApiError::new(StatusCode::CONFLICT, "limit_reached", message)
             }
+            ServiceError::Store(e) if e.is_unavailable() => {
+                tracing::error!(error = %e, "the store cannot be used");
+                ApiError::unavailable(
+                    "unavailable",
+                    "the database cannot be used right now (disk full, read-only or \
+                     unreachable; the server log says which); nothing was changed. Retry in a \
+                     moment; if it lasts, the operator must free disk space or make the \
+                     database writable or reachable again",
+                    1,
+                )
+            }
             ServiceError::Store(e) => ApiError::internal(format!("store: {e}")),
         }
     }

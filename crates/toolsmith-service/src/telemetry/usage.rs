@@ -7,7 +7,9 @@
 //! a flush), so calls arriving together share one commit: under load a commit per call costs
 //! more than the call (WAL writes, file locks, a blocking-pool thread woken each time). Nothing
 //! is dropped: when the channel is full, callers wait for room (back-pressure) instead of
-//! losing records.
+//! losing records. A batch the store cannot take right now (disk full, read-only, unreachable)
+//! waits in a bounded [`spool`] and is retried; what is lost is counted in `/metrics` and
+//! logged with its count, and [`WriteHealth`] tells readiness that the store cannot write.
 //!
 //! Reads that must see every call made before them (`ToolService::get`, `list`, `stats`, the
 //! CLI before it exits, `serve` at shutdown) call [`UsageRecorder::flush`], which returns once
@@ -23,6 +25,11 @@ use toolsmith_core::{
     Call, ErrorKind, ExecutionRecord, ExecutionStatus, Middleware, ToolOrigin, ToolResult,
 };
 use toolsmith_store::Store;
+
+pub mod spool;
+
+use spool::Spool;
+pub use spool::{UsageMetrics, WriteHealth};
 
 /// Records waiting to be written, at most; past this, calls wait for the writer.
 const QUEUE_CAPACITY: usize = 8192;
@@ -40,6 +47,7 @@ enum Message {
 /// The last middleware of the pipeline: records usage of custom tools in the store.
 pub struct UsageRecorder {
     queue: mpsc::Sender<Message>,
+    health: Arc<WriteHealth>,
 }
 
 impl UsageRecorder {
@@ -48,11 +56,18 @@ impl UsageRecorder {
         self.queue.max_capacity() - self.queue.capacity()
     }
 
+    /// Whether the store took the last usage write, and how many records wait for a retry.
+    pub fn health(&self) -> &WriteHealth {
+        &self.health
+    }
+
     /// Starts the writer task on the current tokio runtime.
-    pub fn start(store: Arc<dyn Store>) -> Arc<UsageRecorder> {
+    pub fn start(store: Arc<dyn Store>, metrics: UsageMetrics) -> Arc<UsageRecorder> {
         let (queue, inbox) = mpsc::channel(QUEUE_CAPACITY);
-        tokio::spawn(write_batches(store, inbox));
-        Arc::new(UsageRecorder { queue })
+        let health = Arc::new(WriteHealth::default());
+        let spool = Spool::new(metrics, health.clone());
+        tokio::spawn(write_batches(store, inbox, spool));
+        Arc::new(UsageRecorder { queue, health })
     }
 
     /// Waits until every execution recorded before this call is committed to the store.
@@ -75,22 +90,35 @@ impl UsageRecorder {
     }
 }
 
-/// The writer task: writes each batch [`gather`] makes in one transaction, answers the flushes
-/// that were queued behind its records, and repeats until every sender is gone.
-async fn write_batches(store: Arc<dyn Store>, mut inbox: mpsc::Receiver<Message>) {
+/// The writer task: writes each batch [`gather`] makes in one transaction (behind what the
+/// spool holds from failed writes), answers the flushes that were queued behind its records,
+/// and repeats until every sender is gone. While the spool holds records it also wakes up to
+/// retry them when their back-off ends.
+async fn write_batches(
+    store: Arc<dyn Store>,
+    mut inbox: mpsc::Receiver<Message>,
+    mut spool: Spool,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut flushes = Vec::new();
-    while gather(&mut inbox, &mut batch, &mut flushes).await {
-        if !batch.is_empty() {
-            if let Err(e) = store.record_executions(&batch).await {
-                tracing::warn!(executions = batch.len(), error = %e, "could not record tool usage");
-            }
-            batch.clear();
+    loop {
+        let open = match spool.retry_at() {
+            // `gather` is cancel-safe: what it took is already in `batch` and `flushes`.
+            Some(at) => tokio::time::timeout_at(at, gather(&mut inbox, &mut batch, &mut flushes))
+                .await
+                .unwrap_or(true),
+            None => gather(&mut inbox, &mut batch, &mut flushes).await,
+        };
+        if !open {
+            break;
         }
+        spool.push(&mut batch);
+        spool.write(store.as_ref()).await;
         for done in flushes.drain(..) {
             let _ = done.send(());
         }
     }
+    spool.abandon();
 }
 
 /// Waits for a message, then gathers the batch it opens: what is queued, then what arrives

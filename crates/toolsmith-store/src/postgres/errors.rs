@@ -23,7 +23,35 @@ pub(crate) fn pg(e: tokio_postgres::Error) -> StoreError {
             .into(),
         );
     }
+    if is_unavailable(&e) {
+        return StoreError::Unavailable {
+            reason: format!("PostgreSQL: {}", connect_reason(&e)),
+        };
+    }
     StoreError::Backend(Box::new(e))
+}
+
+/// The server's state, not the request: the connection is gone or failed on I/O, or the
+/// server answered with a connection exception (class 08), insufficient resources (53: disk
+/// full, out of memory, too many connections), an operator intervention (57P: shutting down,
+/// starting up) or a read-only transaction (a standby).
+fn is_unavailable(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        Some(code) => {
+            let c = code.code();
+            c.starts_with("08")
+                || c.starts_with("53")
+                || c.starts_with("57P")
+                || *code == SqlState::READ_ONLY_SQL_TRANSACTION
+        }
+        None => {
+            e.as_db_error().is_none()
+                && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+        }
+    }
 }
 
 /// The name of the unique constraint (or index) `e` violated, if that is what it is.
@@ -36,6 +64,11 @@ pub(crate) fn unique_violation(e: &tokio_postgres::Error) -> Option<&str> {
 pub(crate) fn pool(e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => pg(e),
+        e @ (deadpool_postgres::PoolError::Timeout(_) | deadpool_postgres::PoolError::Closed) => {
+            StoreError::Unavailable {
+                reason: format!("no database connection available: {e}"),
+            }
+        }
         other => StoreError::Backend(format!("no database connection available: {other}").into()),
     }
 }

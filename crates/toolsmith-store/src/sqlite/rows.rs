@@ -136,7 +136,28 @@ pub(crate) fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
 }
 
 pub(crate) fn backend(e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(Box::new(e))
+    match unavailable(&e) {
+        Some(why) => StoreError::Unavailable {
+            reason: format!("{why} ({e})"),
+        },
+        None => StoreError::Backend(Box::new(e)),
+    }
+}
+
+/// What keeps SQLite from working that is the state of the disk or the file, not the request.
+fn unavailable(e: &rusqlite::Error) -> Option<&'static str> {
+    use rusqlite::ErrorCode;
+    Some(match e.sqlite_error_code()? {
+        ErrorCode::DiskFull => "the disk is full (free space, then it recovers by itself)",
+        ErrorCode::ReadOnly => "the database file is read-only",
+        ErrorCode::SystemIoFailure => "an I/O error on the database file",
+        ErrorCode::CannotOpen => "the database file cannot be opened",
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+            "the database is locked by another process"
+        }
+        ErrorCode::OutOfMemory => "out of memory",
+        _ => return None,
+    })
 }
 
 /// Names the database file in a [`StoreError::Corrupt`] raised while reading a row.

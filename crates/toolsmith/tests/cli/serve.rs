@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod full_disk;
 mod logs;
 mod postgres;
 

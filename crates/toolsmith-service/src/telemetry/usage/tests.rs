@@ -7,7 +7,11 @@ use toolsmith_core::ExecutionStatus;
 use super::*;
 
 fn record(id: &str) -> Message {
-    Message::Record(ExecutionRecord {
+    Message::Record(execution(id))
+}
+
+fn execution(id: &str) -> ExecutionRecord {
+    ExecutionRecord {
         id: id.to_owned(),
         tool_id: "tool_1".to_owned(),
         tool_name: "t".to_owned(),
@@ -19,7 +23,7 @@ fn record(id: &str) -> Message {
         error: None,
         duration_ms: 1.0,
         created_at: Utc::now(),
-    })
+    }
 }
 
 fn ids(batch: &[ExecutionRecord]) -> Vec<&str> {
@@ -114,4 +118,24 @@ async fn the_writer_ends_when_every_sender_is_gone() {
     batch.clear();
     assert!(!gather(&mut inbox, &mut batch, &mut flushes).await);
     assert!(batch.is_empty());
+}
+
+#[test]
+fn a_full_spool_drops_the_oldest_records_and_counts_them() {
+    let metrics = UsageMetrics::default();
+    let health = Arc::new(WriteHealth::default());
+    let mut spool = Spool::with_capacity(3, metrics.clone(), health.clone());
+    let mut batch: Vec<ExecutionRecord> = ["a", "b"].map(execution).into();
+    spool.push(&mut batch);
+    assert!(batch.is_empty(), "the batch moved into the spool");
+    assert_eq!((metrics.spooled.get(), metrics.lost.get()), (2, 0));
+    let mut more: Vec<ExecutionRecord> = ["c", "d", "e"].map(execution).into();
+    spool.push(&mut more);
+    assert_eq!(metrics.spooled.get(), 3);
+    assert_eq!(metrics.lost.get(), 2, "a and b, the oldest, were dropped");
+    assert_eq!(health.spooled(), 3);
+    assert!(
+        health.writable(),
+        "only a failed write makes the store unwritable"
+    );
 }
