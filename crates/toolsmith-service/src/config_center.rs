@@ -273,13 +273,10 @@ impl StoreValues for ConfigCache {
 
 #[async_trait]
 impl SecretSource for ConfigCache {
-    async fn secrets_of(&self, owner: &str) -> Vec<String> {
-        match self.owner(owner).await {
-            Ok(config) => config.secrets(),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot read the owner's secrets for scrubbing");
-                Vec::new()
-            }
-        }
+    async fn secrets_of(&self, owner: &str) -> Result<Vec<String>, String> {
+        self.owner(owner)
+            .await
+            .map(|config| config.secrets())
+            .map_err(|e| e.to_string())
     }
 }

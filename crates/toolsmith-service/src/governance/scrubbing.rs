@@ -10,14 +10,19 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use toolsmith_core::{Call, Middleware, ToolResult};
+use toolsmith_core::{Call, ErrorKind, Middleware, ToolResult};
 use toolsmith_scrub::Scrubber;
 
-/// The secret values a call's owner has (exact strings to redact).
+/// The secret values a call's owner has (exact strings to redact), or why they cannot be read.
 #[async_trait]
 pub trait SecretSource: Send + Sync {
-    async fn secrets_of(&self, owner: &str) -> Vec<String>;
+    async fn secrets_of(&self, owner: &str) -> Result<Vec<String>, String>;
 }
+
+/// What a result becomes when the owner's secrets cannot be read to scrub it.
+const WITHHELD: &str = "the result was withheld: the owner's Config Center secrets could not be \
+     read to scrub it, so nothing the tool returned is shown. Try the call again; if it keeps \
+     failing, the server log says why";
 
 /// Scrubs every result.
 pub struct ScrubMiddleware {
@@ -36,31 +41,42 @@ impl ScrubMiddleware {
     }
 
     /// Runs `f` with the scrubber of `owner`: the credential patterns and the owner's known
-    /// secrets.
-    async fn with_scrubber<R>(&self, owner: &str, f: impl FnOnce(&Scrubber) -> R) -> R {
-        let known = self.secrets.secrets_of(owner).await;
+    /// secrets. Fails (closed) when those secrets cannot be read or compiled: patterns alone
+    /// would let the owner's own secrets through.
+    async fn with_scrubber<R>(
+        &self,
+        owner: &str,
+        f: impl FnOnce(&Scrubber) -> R,
+    ) -> Result<R, String> {
+        let known = self.secrets.secrets_of(owner).await?;
         if known.is_empty() {
-            return f(&self.patterns);
+            return Ok(f(&self.patterns));
         }
-        match Scrubber::new(known) {
-            Ok(per_owner) => f(&per_owner),
+        let per_owner = Scrubber::new(known).map_err(|e| e.to_string())?;
+        Ok(f(&per_owner))
+    }
+
+    /// Redacts a JSON value of `owner`'s in place (arguments shown to a person deciding an
+    /// approval); the number of redactions. When the owner's secrets cannot be read the whole
+    /// value is replaced by a note that it was withheld.
+    pub async fn scrub_value(&self, owner: &str, value: &mut serde_json::Value) -> usize {
+        match self
+            .with_scrubber(owner, |scrubber| scrubber.scrub_json(value))
+            .await
+        {
+            Ok(n) => n,
             Err(e) => {
-                tracing::warn!(error = %e, "cannot build the scrubber of this owner's secrets; patterns only");
-                f(&self.patterns)
+                tracing::error!(error = %e, "cannot read the owner's secrets to scrub a value; withheld");
+                *value = serde_json::Value::String("[withheld: secrets unreadable]".to_owned());
+                0
             }
         }
     }
 
-    /// Redacts a JSON value of `owner`'s in place (arguments shown to a person deciding an
-    /// approval); the number of redactions.
-    pub async fn scrub_value(&self, owner: &str, value: &mut serde_json::Value) -> usize {
-        self.with_scrubber(owner, |scrubber| scrubber.scrub_json(value))
-            .await
-    }
-
-    /// Redacts `result` in place; the number of redactions.
+    /// Redacts `result` in place; the number of redactions. When the owner's secrets cannot
+    /// be read, the result is replaced by an `internal` error that shows none of it.
     pub async fn scrub(&self, owner: &str, result: &mut ToolResult) -> usize {
-        let n = self
+        let scrubbed = self
             .with_scrubber(owner, |scrubber| {
                 let mut n = scrubber.scrub_json(&mut result.content);
                 for line in &mut result.metadata.console {
@@ -76,6 +92,16 @@ impl ScrubMiddleware {
                 n
             })
             .await;
+        let n = match scrubbed {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the owner's secrets to scrub a result; withheld");
+                let duration_ms = result.metadata.duration_ms;
+                *result = ToolResult::error(ErrorKind::Internal, WITHHELD);
+                result.metadata.duration_ms = duration_ms;
+                return 0;
+            }
+        };
         if n > 0 {
             result
                 .metadata

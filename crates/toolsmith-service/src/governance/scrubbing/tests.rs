@@ -109,3 +109,34 @@ async fn results_console_and_errors_leave_without_credentials() {
     assert!(!errors.is_empty());
     assert!(errors.iter().all(|e| !e.contains("sk-live")), "{errors:?}");
 }
+
+/// A source whose secrets cannot be read (the store failed under it).
+struct Unreadable;
+
+#[async_trait::async_trait]
+impl super::SecretSource for Unreadable {
+    async fn secrets_of(&self, _owner: &str) -> Result<Vec<String>, String> {
+        Err("the database cannot be used right now: disk I/O error".to_owned())
+    }
+}
+
+#[tokio::test]
+async fn unreadable_secrets_withhold_the_result_instead_of_passing_it() {
+    let scrub = super::ScrubMiddleware::new(Arc::new(Unreadable)).unwrap();
+    let mut result = toolsmith_core::ToolResult::ok(json!({"mine": "correct-horse-battery"}));
+    result.metadata.duration_ms = 12.0;
+    scrub.scrub("ada", &mut result).await;
+    assert!(result.is_error);
+    assert_eq!(
+        result.error_kind(),
+        Some(toolsmith_core::ErrorKind::Internal)
+    );
+    let text = serde_json::to_string(&result).unwrap();
+    assert!(!text.contains("correct-horse-battery"), "{text}");
+    assert!(text.contains("withheld"), "{text}");
+    assert_eq!(result.metadata.duration_ms, 12.0);
+
+    let mut preview = json!({"token": "correct-horse-battery"});
+    scrub.scrub_value("ada", &mut preview).await;
+    assert_eq!(preview, json!("[withheld: secrets unreadable]"));
+}
