@@ -46,6 +46,10 @@ impl CompiledSchema {
     /// Checks the shape rule (`type: object`, `properties`, `required`) and compiles the schema.
     pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
         check_shape(schema)?;
+        let problems = meta_violations(schema);
+        if !problems.is_empty() {
+            return Err(SchemaError::Invalid(problems.join("; ")));
+        }
         let validator = jsonschema::options()
             .build(schema)
             .map_err(|e| SchemaError::Invalid(e.to_string()))?;
@@ -70,6 +74,36 @@ impl CompiledSchema {
             })
             .collect()
     }
+}
+
+/// Most problems reported for one schema (a hostile schema could otherwise make a huge reply).
+const MAX_SCHEMA_PROBLEMS: usize = 20;
+
+/// Every way `schema` breaks its draft's meta-schema, each as `<JSON pointer>: <message>`
+/// (the pointer is into `parameters`; `""` is the whole schema).
+fn meta_violations(schema: &Value) -> Vec<String> {
+    let Ok(meta) = jsonschema::meta::validator_for(schema) else {
+        // An unknown `$schema`: the compiler below names it.
+        return Vec::new();
+    };
+    let mut problems: Vec<String> = meta
+        .iter_errors(schema)
+        .map(|e| {
+            let pointer = e.instance_path().to_string();
+            let shown = if pointer.is_empty() {
+                "(root)"
+            } else {
+                pointer.as_str()
+            };
+            format!("at {shown}: {e}")
+        })
+        .take(MAX_SCHEMA_PROBLEMS + 1)
+        .collect();
+    if problems.len() > MAX_SCHEMA_PROBLEMS {
+        problems.truncate(MAX_SCHEMA_PROBLEMS);
+        problems.push("(more problems not shown)".to_owned());
+    }
+    problems
 }
 
 /// The shape rule alone: an object schema whose `properties` and `required` are well formed.
@@ -159,6 +193,19 @@ mod tests {
             CompiledSchema::compile(&bad),
             Err(SchemaError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn every_schema_problem_is_named_with_its_pointer() {
+        let bad = json!({"type": "object", "properties": {
+            "a": {"type": "strin"},
+            "b": {"minLength": -1},
+        }});
+        let Err(SchemaError::Invalid(message)) = CompiledSchema::compile(&bad) else {
+            panic!("an invalid schema compiled");
+        };
+        assert!(message.contains("at /properties/a/type"), "{message}");
+        assert!(message.contains("at /properties/b/minLength"), "{message}");
     }
 
     #[test]

@@ -67,6 +67,7 @@ export function install(host) {
     let maxConsoleChars = 0;
     let maxOutputChars = 0;
     let configJson;
+    let network = false;
     const load = () => {
         if (support === undefined) {
             support = host.loadSupport(primordials);
@@ -95,6 +96,7 @@ export function install(host) {
     });
 
     const describe = (e) => load().describe(e);
+    const noValue = (message) => ({ ok: false, message, stack: null, stackOverflow: false });
 
     return {
         begin(options) {
@@ -102,6 +104,7 @@ export function install(host) {
             maxConsoleChars = options.maxConsoleChars;
             maxOutputChars = options.maxOutputChars;
             configJson = options.config;
+            network = options.network === true;
             if (options.network) {
                 let fetchImpl;
                 const fetch = function fetch(resource, init) {
@@ -119,7 +122,21 @@ export function install(host) {
             try {
                 value = await main(parse(argsJson), freeze(parse(contextJson)));
             } catch (e) {
-                return describe(e);
+                const report = describe(e);
+                if (!network && report.message === 'ReferenceError: fetch is not defined') {
+                    report.message +=
+                        ': fetch exists only in tools that declare permissions: ["network"] (set it with create_tool or update_custom_tool)';
+                }
+                return report;
+            }
+            // Values JSON cannot carry would otherwise come back as an empty result.
+            if (value === undefined) {
+                return noValue('the tool returned undefined — does the code `return` a value? (e.g. `return {result: x};`)');
+            }
+            if (typeof value === 'function' || typeof value === 'symbol') {
+                return noValue(
+                    'the tool returned a ' + typeof value + ', which is not JSON — return data (an object, array, string, number or boolean), e.g. call the function and return its result',
+                );
             }
             let json;
             try {

@@ -60,6 +60,10 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// `--compat dynamic-mcp`: also expose the `dynamic.tool.*` control plane.
     pub compat_dynamic_mcp: bool,
+    /// `--mcp-listing discovery`: `tools/list` carries only the control plane and the discovery
+    /// meta-tools (with a slim `create_tool`); every other tool is found with `search_tools` and
+    /// called with `use_tool` or by name (docs/mcp.md).
+    pub mcp_discovery_only: bool,
     /// The admin token (spec 002): when set, control-plane writes need it (or an `admin` token).
     pub admin_token: Option<String>,
     /// Refuse every write; reads and executions keep working.
@@ -84,6 +88,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("request_timeout", &self.request_timeout)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("compat_dynamic_mcp", &self.compat_dynamic_mcp)
+            .field("mcp_discovery_only", &self.mcp_discovery_only)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
@@ -108,6 +113,7 @@ impl Default for ServerConfig {
                 "::1".to_owned(),
             ],
             compat_dynamic_mcp: false,
+            mcp_discovery_only: false,
             admin_token: None,
             read_only: false,
             max_connections: 10_000,

@@ -12,7 +12,7 @@ use toolsmith_core::{CreatedBy, Permission, ToolStatus};
 
 use toolsmith_service::Rate;
 
-use crate::config::{Compat, parse_duration, parse_rate, parse_size};
+use crate::config::{Compat, McpListing, parse_duration, parse_rate, parse_size};
 use crate::database::DatabaseUrl;
 
 /// Shown after `toolsmith --help`: the exit codes scripts can rely on (see docs/cli.md).
@@ -269,6 +269,11 @@ pub struct RuntimeArgs {
     /// turns it off). [default: none]
     #[arg(long, env = "TOOLSMITH_COMPAT", value_name = "MODE", value_enum)]
     pub compat: Option<Compat>,
+
+    /// What MCP `tools/list` carries: `full` (every tool) or `discovery` (only the control
+    /// plane and the meta-tools; other tools are found with search_tools). [default: full]
+    #[arg(long, env = "TOOLSMITH_MCP_LISTING", value_name = "MODE", value_enum)]
+    pub mcp_listing: Option<McpListing>,
 
     /// Heap limit of one JavaScript execution, e.g. `50MB`. [default: 50MB]
     #[arg(long, env = "TOOLSMITH_JS_MEMORY", value_name = "SIZE", value_parser = parse_size)]

@@ -44,6 +44,16 @@ pub enum Compat {
     DynamicMcp,
 }
 
+/// `--mcp-listing`: what MCP `tools/list` carries (docs/mcp.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum McpListing {
+    /// Every tool the caller may call, with its schema.
+    Full,
+    /// Only the control plane and the discovery meta-tools; the rest through `search_tools`.
+    Discovery,
+}
+
 /// The TOML file, as written. Every key is optional; an unknown key is an error that names it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +77,7 @@ pub struct FileConfig {
     pub mcp_max_sessions_per_user: Option<usize>,
     pub mcp_session_idle_timeout: Option<Value>,
     pub compat: Option<Compat>,
+    pub mcp_listing: Option<McpListing>,
     pub js_memory: Option<Value>,
     pub js_cpu_time: Option<Value>,
     pub js_wall_time: Option<Value>,
@@ -342,6 +353,8 @@ impl Settings {
 
         let mut server = ServerConfig {
             compat_dynamic_mcp: compat == Compat::DynamicMcp,
+            mcp_discovery_only: runtime.mcp_listing.or(file.mcp_listing)
+                == Some(McpListing::Discovery),
             ..ServerConfig::default()
         };
         let defaults = ServeArgs::default_ref();
@@ -473,6 +486,7 @@ impl ServeArgs {
             runtime: RuntimeArgs {
                 config: None,
                 compat: None,
+                mcp_listing: None,
                 js_memory: None,
                 js_cpu_time: None,
                 js_wall_time: None,
@@ -698,7 +712,19 @@ mod tests {
             Database::Sqlite(PathBuf::from("/srv/ts/toolsmith.db"))
         );
         assert!(s.server.compat_dynamic_mcp);
+        assert!(!s.server.mcp_discovery_only);
         assert_eq!(s.service.js_limits.cpu_time, Duration::from_secs(2));
+        let listing = settings(&["toolsmith", "serve"], "mcp_listing = \"discovery\"").unwrap();
+        assert!(listing.server.mcp_discovery_only);
+        let listing = settings(
+            &["toolsmith", "serve", "--mcp-listing", "full"],
+            "mcp_listing = \"discovery\"",
+        )
+        .unwrap();
+        assert!(
+            !listing.server.mcp_discovery_only,
+            "the flag beats the file"
+        );
 
         let s = settings(
             &[

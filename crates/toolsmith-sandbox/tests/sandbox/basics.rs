@@ -49,9 +49,31 @@ async fn context_describes_the_call() {
 }
 
 #[tokio::test]
-async fn undefined_becomes_null_and_values_round_trip_as_json() {
-    assert_eq!(value("return undefined").await, json!(null));
-    assert_eq!(value("").await, json!(null));
+async fn no_value_is_an_error_that_names_the_fix() {
+    let no_return = "the tool returned undefined — does the code `return` a value? (e.g. `return {result: x};`)";
+    for code in ["return undefined", "", "const x = 1 + 1;", "args.x = 1"] {
+        let res = run(code).await;
+        assert_eq!(
+            failed(&res, ErrorKind::ExecutionError),
+            no_return,
+            "{code:?}"
+        );
+    }
+    let res = run("return function f() {}").await;
+    assert!(
+        failed(&res, ErrorKind::ExecutionError)
+            .starts_with("the tool returned a function, which is not JSON — return data"),
+        "{}",
+        res.content
+    );
+    let res = run("return Symbol('x')").await;
+    assert!(failed(&res, ErrorKind::ExecutionError).starts_with("the tool returned a symbol"));
+    // `null` is a value: it comes back as it is.
+    assert_eq!(value("return null").await, json!(null));
+}
+
+#[tokio::test]
+async fn values_round_trip_as_json() {
     assert_eq!(
         value(
             "return { s: 'x', n: 1.5, b: true, a: [null], f() {}, u: undefined, d: new Date(0) }"
@@ -138,8 +160,8 @@ async fn code_runs_in_strict_mode() {
         "ReferenceError: undeclared is not defined"
     );
     assert_eq!(
-        value("return (function () { return this })()").await,
-        json!(null)
+        value("return typeof (function () { return this })()").await,
+        json!("undefined")
     );
 }
 
@@ -222,7 +244,7 @@ async fn fetch_exists_only_with_the_network_permission() {
     let res = shared().run(shell_only).await;
     assert_eq!(
         failed(&res, ErrorKind::ExecutionError),
-        "ReferenceError: fetch is not defined"
+        "ReferenceError: fetch is not defined: fetch exists only in tools that declare permissions: [\"network\"] (set it with create_tool or update_custom_tool)"
     );
 }
 

@@ -96,6 +96,44 @@ pub(crate) static SERVER_TOOLS: LazyLock<ServerTools> = LazyLock::new(|| {
     ServerTools { core, compat }
 });
 
+impl ServerTools {
+    /// `tools/list` under `--mcp-listing discovery`: the server tools only, `create_tool` with
+    /// its parameter docs left out (`get_tool_help` gives them in full).
+    pub(crate) fn discovery_listing(&self, compat: bool) -> Vec<Tool> {
+        let compat = if compat { self.compat.as_slice() } else { &[] };
+        self.core
+            .iter()
+            .chain(compat)
+            .map(|t| {
+                if t.name == "create_tool" {
+                    slim(&t.tool)
+                } else {
+                    t.tool.clone()
+                }
+            })
+            .collect()
+    }
+}
+
+/// A tool whose parameters keep their names, types and required list but lose their docs.
+fn slim(tool: &Tool) -> Tool {
+    let mut schema = (*tool.input_schema).clone();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for prop in props.values_mut() {
+            if let Value::Object(prop) = prop {
+                prop.remove("description");
+            }
+        }
+    }
+    let mut slim = tool.clone();
+    slim.input_schema = Arc::new(schema);
+    slim.description = Some(
+        "Create a reusable custom tool: code is the body of an async JavaScript function `(args, context)` that returns JSON-able data (kind command/http also exist). Call get_tool_help {\"tool_name\": \"create_tool\"} for every field and an example."
+            .into(),
+    );
+    slim
+}
+
 fn server_tool(
     op: ServerOp,
     name: &'static str,

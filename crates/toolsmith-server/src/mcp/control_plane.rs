@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{CustomToolRecord, Permission, ToolKind, ToolStatus};
 use toolsmith_service::{
-    CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
+    CreateTool, DeleteOptions, ExecutionApproval, RunCode, ServiceError, ToolPatch, ToolQuery,
+    ToolRef,
 };
 
 use super::catalog::{call_result, error_result, json_result};
@@ -307,6 +308,10 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, St
 
 async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
     let mut notes: Vec<String> = Vec::new();
+    let name = args.name.clone();
+    if args.kind == ToolKind::Js && !has_return(&args.code) {
+        notes.push(NO_RETURN_NOTE.to_owned());
+    }
     let metadata = args
         .required_api_keys
         .filter(|keys| !keys.is_empty())
@@ -333,15 +338,27 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
                     missing.join("; ")
                 ));
             }
+            let mode = caller.service().approvals().mode();
             let message = match record.status {
-                ToolStatus::Active => format!(
-                    "Tool '{}' was created and is active: it is in tools/list now and you can call it by name.",
-                    record.name
-                ),
+                ToolStatus::Active => {
+                    let waits = caller
+                        .find_tool(&record.name)
+                        .is_some_and(|tool| mode.applies_to(&tool));
+                    format!(
+                        "Tool '{}' was created and is active: you can call it by name now (or with use_tool). {}",
+                        record.name,
+                        calls_wait(waits, mode)
+                    )
+                }
                 _ => format!(
-                    "Tool '{}' was created and waits for a person's approval (it declares {}); it becomes callable once approved.",
+                    "Tool '{}' was created and waits for a person's approval (it declares {}); it becomes callable once a person approves it. {}",
                     record.name,
-                    dangerous_list(&record)
+                    dangerous_list(&record),
+                    calls_wait(
+                        mode != ExecutionApproval::Off
+                            && (mode == ExecutionApproval::Dangerous || record.requires_approval),
+                        mode,
+                    )
                 ),
             };
             let mut out = json!({"created": true, "tool": summary(&record), "message": message});
@@ -350,8 +367,43 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
             }
             json_result(out)
         }
+        Err(ServiceError::NameTaken(message)) if message.starts_with("a tool named") => {
+            error_result(
+                "name_taken",
+                &format!(
+                    "{message}: to change it, call update_custom_tool {{\"name\": \"{name}\", …only the fields to change}}; to keep both, choose another name"
+                ),
+                Map::new(),
+            )
+        }
         Err(e) => service_error(e),
     }
+}
+
+/// When the calls of a new tool wait for a person (`--execution-approval`, docs/approvals.md).
+fn calls_wait(waits: bool, mode: ExecutionApproval) -> String {
+    if waits {
+        format!(
+            "Each call of it waits for a person (execution approval is `{mode}`): a call answers with an approval id until the user allows it; then make the same call again."
+        )
+    } else {
+        "Its calls run without waiting for a person.".to_owned()
+    }
+}
+
+/// What `create_tool` adds when JavaScript code has no `return` at all.
+const NO_RETURN_NOTE: &str = "Warning: the code has no `return`, so every call will fail with \"the tool returned undefined\". The code is the body of an async function: end it with e.g. `return {result: x};` and fix it with update_custom_tool.";
+
+/// Whether JavaScript code holds the word `return` anywhere (a cheap check: a `return` inside
+/// a nested function or a comment passes too — the warning is for code with none at all).
+fn has_return(code: &str) -> bool {
+    code.match_indices("return").any(|(at, word)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + word.len()..].chars().next();
+        let ident =
+            |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        !ident(before) && !ident(after)
+    })
 }
 
 async fn list(caller: &Caller<'_>, args: ListArgs) -> CallToolResult {

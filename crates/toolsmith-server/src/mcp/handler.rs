@@ -554,6 +554,11 @@ impl ServerHandler for ToolsmithMcp {
         self.inner
             .seen
             .store(registry.catalog_version(self.owner()), Ordering::SeqCst);
+        if self.inner.shared.state.config.mcp_discovery_only {
+            return Ok(ListToolsResult::with_all_items(
+                SERVER_TOOLS.discovery_listing(self.compat()),
+            ));
+        }
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
         let gate = self.service().policy();
         if !gate.is_configured() && !registry.has_agent_scoped(self.owner()) {

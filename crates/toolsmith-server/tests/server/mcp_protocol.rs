@@ -946,3 +946,73 @@ async fn a_stored_policy_restricts_an_agents_session_at_once() {
         .unwrap();
     assert!(reader.names().await.contains(&"word_count".to_owned()));
 }
+
+/// `--mcp-listing discovery` over a 1,000-tool catalogue: `tools/list` stays under 2,500
+/// tokens (bytes / 4) and holds only the server tools, and a client that knows only those
+/// finds any tool with `search_tools` and calls it with `use_tool` or by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_listing_keeps_a_large_catalogue_out_of_tools_list() {
+    const TOOLS: usize = 1000;
+    let config = ServerConfig {
+        mcp_discovery_only: true,
+        ..ServerConfig::default()
+    };
+    let (state, dir) = state_with(config).await;
+    let user = Actor::user("default");
+    for i in 0..TOOLS {
+        let mut input = tool(
+            &format!("ledger_{i:04}"),
+            &format!("Looks up entry {i} of the ledger and doubles the amount given"),
+            &format!("return {{entry: {i}, doubled: args.amount * 2}};"),
+        );
+        input.parameters = json!({"type": "object", "properties": {"amount": {"type": "number", "description": "The amount to double"}}, "required": ["amount"]});
+        state.service.create(&user, input).await.unwrap();
+    }
+    let session = Session::open(&state, "default").await;
+    let listed = session.client.list_all_tools().await.expect("tools/list");
+    let bytes = serde_json::to_string(&listed).unwrap().len();
+    eprintln!(
+        "discovery listing of {TOOLS} tools: {} tools, {bytes} bytes, ~{} tokens",
+        listed.len(),
+        bytes / 4
+    );
+    assert!(bytes / 4 < 2500, "tools/list is {bytes} bytes");
+    // The same catalogue with the full listing, for docs/mcp.md.
+    let full_state = open_state(dir.path(), ServerConfig::default()).await;
+    let full = Session::open(&full_state, "default").await;
+    let full_list = full.client.list_all_tools().await.expect("tools/list");
+    let full_bytes = serde_json::to_string(&full_list).unwrap().len();
+    eprintln!(
+        "full listing of the same catalogue: {} tools, {full_bytes} bytes, ~{} tokens",
+        full_list.len(),
+        full_bytes / 4
+    );
+    assert!(full_list.len() > TOOLS);
+    let names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, SERVER_TOOLS, "only the server tools are listed");
+
+    for i in (0..TOOLS).step_by(111).chain([TOOLS - 1]) {
+        let name = format!("ledger_{i:04}");
+        let (is_error, found, _) = session
+            .ok("search_tools", json!({"query": name.clone()}))
+            .await;
+        assert!(!is_error, "{found}");
+        assert_eq!(found["tools"][0]["name"], name, "{found}");
+        let (is_error, help, _) = session
+            .ok("get_tool_help", json!({"tool_name": name.clone()}))
+            .await;
+        assert!(!is_error, "{help}");
+        assert_eq!(help["parameters"]["required"], json!(["amount"]));
+        let (is_error, used, _) = session
+            .ok(
+                "use_tool",
+                json!({"tool_name": name.clone(), "arguments": {"amount": 21}}),
+            )
+            .await;
+        assert!(!is_error, "{used}");
+        assert_eq!(used, json!({"entry": i, "doubled": 42}));
+        let (is_error, direct, _) = session.ok(&name, json!({"amount": 4})).await;
+        assert!(!is_error, "calling by name keeps working: {direct}");
+        assert_eq!(direct["doubled"], 8);
+    }
+}
