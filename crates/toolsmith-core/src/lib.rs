@@ -17,9 +17,11 @@
 
 pub mod approval;
 pub mod config;
+pub mod governance;
 pub mod model;
 pub mod name;
 pub mod pipeline;
+pub mod query;
 pub mod record;
 pub mod registry;
 pub mod schema;
@@ -27,6 +29,10 @@ pub mod schema;
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use config::{
     ConfigEntryRecord, ConfigError, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
+};
+pub use governance::{
+    ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
+    AuditRecord, StoredPolicy,
 };
 pub use model::{
     ConsoleEntry, ConsoleLevel, ErrorKind, Permission, PermissionSet, ResultMetadata, ToolContext,

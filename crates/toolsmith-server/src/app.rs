@@ -266,7 +266,7 @@ fn with_server_metrics(service: String, state: &AppState) -> String {
     )
 )]
 async fn readyz(State(state): State<AppState>) -> Response {
-    match tokio::time::timeout(READY_TIMEOUT, state.service.store().ping()).await {
+    match tokio::time::timeout(READY_TIMEOUT, state.service.ping_store()).await {
         Ok(Ok(())) => match state.service.store_write_health() {
             (true, _) => health(StatusCode::OK, "ok"),
             (false, spooled) => {

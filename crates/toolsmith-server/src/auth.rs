@@ -28,7 +28,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use sha2::{Digest, Sha256};
-use toolsmith_store::{ApiTokenRecord, StoreError};
+use toolsmith_core::ApiTokenRecord;
+use toolsmith_service::ServiceError;
 
 use crate::AppState;
 
@@ -193,7 +194,7 @@ pub async fn auth_configured(state: &AppState) -> bool {
     if let Some(exist) = state.tokens.tokens_exist(now) {
         return exist;
     }
-    match state.service.store().list_tokens().await {
+    match state.service.list_tokens().await {
         Ok(tokens) => {
             state.tokens.set_tokens_exist(now, !tokens.is_empty());
             !tokens.is_empty()
@@ -259,7 +260,7 @@ pub async fn authenticate(
     next.run(request).await
 }
 
-async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>, StoreError> {
+async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>, ServiceError> {
     if let Some(admin) = &state.config.admin_token
         && constant_time_eq(admin.as_bytes(), token.as_bytes())
     {
@@ -273,7 +274,7 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
         }
         return Ok(Some(cached.identity));
     }
-    let Some(record) = state.service.store().find_token(&hash).await? else {
+    let Some(record) = state.service.find_token(&hash).await? else {
         state.tokens.remove(&hash);
         return Ok(None);
     };
@@ -299,9 +300,9 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
 
 /// Records that the token `id` was used (in the background; a failure only loses the time).
 fn touch(state: &AppState, id: String) {
-    let store = state.service.store().clone();
+    let service = state.service.clone();
     tokio::spawn(async move {
-        if let Err(e) = store.touch_token(&id, Utc::now()).await {
+        if let Err(e) = service.touch_token(&id, Utc::now()).await {
             tracing::debug!(error = %e, "could not record token use");
         }
     });

@@ -10,6 +10,7 @@
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
 //! - [`scrubbing`] — the middleware that redacts credentials from every result.
 //! - [`audit`] — the audit log of privileged actions (store and optional JSONL file).
+//! - [`tokens`] — API tokens: what authentication reads and `toolsmith token` writes.
 //!
 //! Each middleware is wired into the pipeline by
 //! [`ToolService::open_with`](crate::ToolService::open_with), in the order documented there.
@@ -20,5 +21,6 @@ pub mod limits;
 pub mod policy;
 pub mod scrubbing;
 pub mod stored_policy;
+pub mod tokens;
 
 pub use stored_policy::PolicyView;

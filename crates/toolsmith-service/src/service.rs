@@ -264,8 +264,28 @@ impl ToolService {
         &self.pipeline
     }
 
-    pub fn store(&self) -> &Arc<dyn Store> {
+    /// The store, for this crate only: the faces reach it through the operations of the service.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// Whether the store answers (the server's `/readyz`).
+    pub async fn ping_store(&self) -> Result<(), ServiceError> {
+        Ok(self.store.ping().await?)
+    }
+
+    /// Committed changes of other processes sharing the store, pushed as they commit; `None`
+    /// when the backend cannot push them (SQLite): poll [`ToolService::tools_fingerprint`].
+    pub fn subscribe_changes(
+        &self,
+    ) -> Option<tokio::sync::mpsc::Receiver<toolsmith_store::FeedEvent>> {
+        self.store.subscribe_changes()
+    }
+
+    /// A value that changes whenever any stored tool changes, whichever process wrote it (the
+    /// change feed of `toolsmith serve` polls it).
+    pub async fn tools_fingerprint(&self) -> Result<String, ServiceError> {
+        Ok(self.store.tools_fingerprint().await?)
     }
 
     pub fn config(&self) -> &ServiceConfig {

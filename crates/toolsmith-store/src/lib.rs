@@ -9,7 +9,6 @@ mod changes;
 #[cfg(test)]
 mod contract;
 mod error;
-mod governance;
 mod postgres;
 mod sqlite;
 #[cfg(any(test, feature = "testkit"))]
@@ -18,136 +17,23 @@ pub mod testkit;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use toolsmith_core::{
-    ConfigEntryRecord, ConfigServiceRecord, CreatedBy, CustomToolRecord, ExecutionRecord,
-    ExecutionStatus, ToolStatus, ToolVersionRecord,
+    ConfigEntryRecord, ConfigServiceRecord, CustomToolRecord, ExecutionRecord, ToolVersionRecord,
 };
 
 pub use changes::{Change, ChangeKind, FeedEvent};
 pub use error::StoreError;
-pub use governance::{
-    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
-    StoredPolicy,
-};
 pub use postgres::{PgOptions, PgStore};
 pub use sqlite::SqliteStore;
-
-/// Which custom tools to list, always within one owner.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolQuery {
-    pub owner: String,
-    pub status: Option<ToolStatus>,
-    pub category: Option<String>,
-    pub created_by: Option<CreatedBy>,
-    /// Case-insensitive substring match over name, description and category.
-    pub search: Option<String>,
-    pub limit: u32,
-    pub offset: u32,
-}
-
-impl ToolQuery {
-    /// All tools of `owner`, first page of 100.
-    pub fn owner(owner: impl Into<String>) -> ToolQuery {
-        ToolQuery {
-            owner: owner.into(),
-            status: None,
-            category: None,
-            created_by: None,
-            search: None,
-            limit: 100,
-            offset: 0,
-        }
-    }
-}
-
-/// One page of a listing, with the total number of matches.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolPage {
-    pub tools: Vec<CustomToolRecord>,
-    pub total: u64,
-}
-
-/// Counts over one owner's custom tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ToolStats {
-    pub total: u64,
-    pub active: u64,
-    pub disabled: u64,
-    pub pending_approval: u64,
-    pub rejected: u64,
-    pub created_by_llm: u64,
-    pub created_by_user: u64,
-    pub total_usage: u64,
-}
-
-/// One execution as analytics sees it: which tool, how it ended, how long it took, when.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExecutionSample {
-    pub tool_id: String,
-    pub tool_name: String,
-    pub status: ExecutionStatus,
-    pub error_kind: Option<String>,
-    pub duration_ms: f64,
-    pub created_at: DateTime<Utc>,
-}
-
-/// An API token as stored: its owner, scopes and a SHA-256 of the secret — never the secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiTokenRecord {
-    /// `tok_<12 hex>`: how people refer to a token (to list or revoke it).
-    pub id: String,
-    pub user_id: String,
-    /// A label chosen by whoever created it.
-    pub name: String,
-    pub scopes: Vec<String>,
-    /// Lowercase hex SHA-256 of the token text.
-    pub token_hash: String,
-    pub created_at: DateTime<Utc>,
-    pub last_used_at: Option<DateTime<Utc>>,
-    /// The agent every request with this token acts as (selects the agent's policy).
-    pub agent_id: Option<String>,
-}
-
-/// One Config Center service with all its entries (default first, then oldest first).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigServiceEntries {
-    pub service: ConfigServiceRecord,
-    pub entries: Vec<ConfigEntryRecord>,
-}
-
-/// A few sealed Config Center values and how many there are, for checking at start-up that
-/// the master key opens what the store holds ([`Store::sealed_values`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SealedSample {
-    /// Sealed values in the whole store (every owner).
-    pub total: u64,
-    /// Up to the requested number of them, oldest entries first.
-    pub values: Vec<SealedValue>,
-}
-
-/// One sealed value and its place (what it is bound to when sealed).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SealedValue {
-    pub owner: String,
-    pub service_id: String,
-    pub entry_id: String,
-    pub field: String,
-    /// The sealed text (`v1:…`), never plaintext.
-    pub sealed: String,
-}
-
-/// What [`Store::sync_config_dependencies`] changed, by service name (each list sorted).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ConfigDependencyChanges {
-    /// Services that did not exist and were created (auto-registered) for the tool.
-    pub created: Vec<String>,
-    /// Existing services that now list the tool in `registered_by`.
-    pub attached: Vec<String>,
-    /// Services the tool no longer declares, and that stay (still needed by another tool,
-    /// created by a person, or holding entries).
-    pub detached: Vec<String>,
-    /// Auto-registered services that no tool needs any more and that had no entries: deleted.
-    pub removed: Vec<String>,
-}
+// The records and shapes the trait speaks in live in core; they are re-exported here so that
+// `toolsmith_store::X` keeps working for the store's users.
+pub use toolsmith_core::governance::{
+    ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
+    AuditRecord, StoredPolicy,
+};
+pub use toolsmith_core::query::{
+    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue, ToolPage,
+    ToolQuery, ToolStats,
+};
 
 /// Where custom tools, their history and their executions live.
 #[async_trait]

@@ -68,7 +68,7 @@ pub fn spawn(
     stop: CancellationToken,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut notices = service.store().subscribe_changes();
+        let mut notices = service.subscribe_changes();
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut poller = Poller::default();
@@ -143,7 +143,7 @@ struct Poller {
 impl Poller {
     async fn poll(&mut self, service: &ToolService) {
         refresh_policy(service).await;
-        let fingerprint = match service.store().tools_fingerprint().await {
+        let fingerprint = match service.tools_fingerprint().await {
             Ok(f) => f,
             Err(e) => {
                 if !self.failing {

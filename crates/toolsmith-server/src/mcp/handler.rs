@@ -24,9 +24,8 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsmith_core::{Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult};
+use toolsmith_core::{ApprovalDecision, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult};
 use toolsmith_service::{Actor, ToolService};
-use toolsmith_store::ApprovalDecision;
 
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};

@@ -10,9 +10,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolsmith_core::ApprovalDecision;
 use toolsmith_service::ApprovalView;
 use toolsmith_service::governance::approvals::Via;
-use toolsmith_store::ApprovalDecision;
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;

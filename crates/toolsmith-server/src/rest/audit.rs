@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use serde_json::{Value, json};
-use toolsmith_store::AuditQuery;
+use toolsmith_core::AuditQuery;
 
 use super::envelope::ApiOk;
 use super::error::{ApiError, QueryPairs};

@@ -6,8 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_service::AuditTarget;
-use toolsmith_store::ApiTokenRecord;
+use toolsmith_core::ApiTokenRecord;
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
@@ -75,12 +74,7 @@ pub async fn list(
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
-    let tokens = state
-        .service
-        .store()
-        .list_tokens()
-        .await
-        .map_err(toolsmith_service::ServiceError::from)?;
+    let tokens = state.service.list_tokens().await?;
     let tokens: Vec<Value> = tokens.iter().map(view).collect();
     Ok(ApiOk::ok(json!({"count": tokens.len(), "tokens": tokens})))
 }
@@ -131,21 +125,8 @@ pub async fn create(
     let (record, secret) = new_token(&user, &body.name, &scopes, body.agent_id.as_deref());
     state
         .service
-        .store()
-        .insert_token(&record)
-        .await
-        .map_err(toolsmith_service::ServiceError::from)?;
-    state
-        .service
-        .audit()
-        .record(
-            &actor(&identity),
-            "token.create",
-            AuditTarget::new("token", record.id.clone(), Some(record.name.clone())),
-            (None, None),
-            json!({"user": record.user_id, "scopes": record.scopes, "agent": record.agent_id}),
-        )
-        .await;
+        .create_token(&actor(&identity), &record)
+        .await?;
     state.tokens.clear();
     let mut answer = view(&record);
     answer["token"] = Value::String(secret);
@@ -170,13 +151,7 @@ pub async fn revoke(
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
-    let existed = state
-        .service
-        .store()
-        .delete_token(&id)
-        .await
-        .map_err(toolsmith_service::ServiceError::from)?;
-    if !existed {
+    if !state.service.revoke_token(&actor(&identity), &id).await? {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "not_found",
@@ -184,16 +159,5 @@ pub async fn revoke(
         ));
     }
     state.tokens.clear();
-    state
-        .service
-        .audit()
-        .record(
-            &actor(&identity),
-            "token.revoke",
-            AuditTarget::new("token", id.clone(), None),
-            (None, None),
-            json!({}),
-        )
-        .await;
     Ok(ApiOk::ok(json!({"revoked": id})))
 }

@@ -35,8 +35,7 @@ impl Server {
         let (record, secret) = new_token(user, "test", scopes, None);
         self.state
             .service
-            .store()
-            .insert_token(&record)
+            .create_token(&toolsmith_service::Actor::user(user), &record)
             .await
             .unwrap();
         secret
@@ -371,7 +370,11 @@ async fn a_token_bound_to_an_agent_gets_that_agents_policy_whatever_the_header_s
         &[Scope::ToolsRead, Scope::ToolsExecute],
         Some("reader"),
     );
-    s.state.service.store().insert_token(&record).await.unwrap();
+    s.state
+        .service
+        .create_token(&toolsmith_service::Actor::user("alice"), &record)
+        .await
+        .unwrap();
 
     let names = |body: &Value| -> Vec<String> {
         body["data"]["tools"]
@@ -529,7 +532,11 @@ async fn tokens_created_or_revoked_while_running_take_effect_within_the_cache_tt
     assert_eq!(status, StatusCode::OK, "open while no token exists");
 
     let (record, secret) = new_token("alice", "test", &[Scope::ToolsRead], None);
-    s.state.service.store().insert_token(&record).await.unwrap();
+    s.state
+        .service
+        .create_token(&toolsmith_service::Actor::user("alice"), &record)
+        .await
+        .unwrap();
     tokio::time::sleep(TOKEN_CACHE_TTL).await;
     let (status, _, _) = s.call("GET", "/api/v1/custom-tools", None, None).await;
     assert_eq!(
@@ -545,8 +552,7 @@ async fn tokens_created_or_revoked_while_running_take_effect_within_the_cache_tt
     assert!(
         s.state
             .service
-            .store()
-            .delete_token(&record.id)
+            .revoke_token(&toolsmith_service::Actor::user("alice"), &record.id)
             .await
             .unwrap()
     );

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_store::ApprovalStatus;
+use toolsmith_core::ApprovalStatus;
 
 /// A client whose person answers every approval form with `answer` (or has no forms at all).
 #[derive(Clone)]
@@ -161,7 +161,7 @@ async fn a_2025_11_25_client_is_asked_during_the_call() {
 
 /// The audit entries of approvals decided through the client's form, by user `default`.
 async fn client_decisions(state: &AppState) -> Vec<Value> {
-    let query = toolsmith_store::AuditQuery {
+    let query = toolsmith_core::AuditQuery {
         actor: Some("default".to_owned()),
         action: Some("approval.decide".to_owned()),
         limit: 100,
@@ -358,7 +358,7 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
         .decide(
             None,
             &id,
-            toolsmith_store::ApprovalDecision::AllowAlways,
+            toolsmith_core::ApprovalDecision::AllowAlways,
             "default",
         )
         .await

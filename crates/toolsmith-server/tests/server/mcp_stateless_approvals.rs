@@ -158,7 +158,7 @@ async fn pending(app: &TestApp) -> Vec<String> {
 }
 
 async fn decisions(app: &TestApp) -> Vec<Value> {
-    let query = toolsmith_store::AuditQuery {
+    let query = toolsmith_core::AuditQuery {
         action: Some("approval.decide".to_owned()),
         limit: 100,
         ..Default::default()

@@ -1204,9 +1204,12 @@ async fn scopes_are_enforced_per_route() {
     app.create_named("upper").await;
     let token = |scopes: &[Scope]| {
         let (record, secret) = new_token("default", "test", scopes, None);
-        let store = app.state.service.store().clone();
+        let service = app.state.service.clone();
         async move {
-            store.insert_token(&record).await.expect("token stored");
+            service
+                .create_token(&toolsmith_service::Actor::user("default"), &record)
+                .await
+                .expect("token stored");
             secret
         }
     };

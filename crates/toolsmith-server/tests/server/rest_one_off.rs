@@ -107,7 +107,7 @@ async fn a_dry_run_meets_the_policy_the_limits_and_the_audit_log() {
         .state
         .service
         .audit()
-        .list(&toolsmith_store::AuditQuery {
+        .list(&toolsmith_core::AuditQuery {
             action: Some("code.run".to_owned()),
             limit: 10,
             ..Default::default()

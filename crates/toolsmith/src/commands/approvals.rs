@@ -7,7 +7,7 @@
 
 use clap::Subcommand;
 use toolsmith_service::ApprovalView;
-use toolsmith_store::ApprovalDecision;
+use toolsmith_core::ApprovalDecision;
 
 use super::Ctx;
 use crate::exit::SUCCESS;
@@ -98,7 +98,7 @@ pub async fn run(ctx: &Ctx, command: ApprovalsCommand) -> anyhow::Result<u8> {
     Ok(SUCCESS)
 }
 
-fn print_one(ctx: &Ctx, record: &toolsmith_store::ApprovalRecord) -> anyhow::Result<()> {
+fn print_one(ctx: &Ctx, record: &toolsmith_core::ApprovalRecord) -> anyhow::Result<()> {
     let view = ApprovalView::of(record);
     if ctx.json {
         return output::json(&view);

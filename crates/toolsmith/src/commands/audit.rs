@@ -2,7 +2,7 @@
 //! the server writes it to.
 
 use clap::Args;
-use toolsmith_store::AuditQuery;
+use toolsmith_core::AuditQuery;
 
 use super::Ctx;
 use crate::exit::SUCCESS;

@@ -7,7 +7,6 @@
 use clap::Subcommand;
 use serde_json::json;
 use toolsmith_server::auth::{Scope, new_token};
-use toolsmith_service::AuditTarget;
 
 use super::Ctx;
 use crate::output::{self, Table};
@@ -39,7 +38,6 @@ pub enum TokenCommand {
 
 /// Runs a `token` command; returns the exit code.
 pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
-    let store = ctx.service.store();
     match command {
         TokenCommand::Create {
             scopes,
@@ -47,17 +45,7 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
             agent,
         } => {
             let (record, secret) = new_token(&ctx.actor.user_id, &name, &scopes, agent.as_deref());
-            store.insert_token(&record).await?;
-            ctx.service
-                .audit()
-                .record(
-                    &ctx.actor,
-                    "token.create",
-                    AuditTarget::new("token", record.id.clone(), Some(record.name.clone())),
-                    (None, None),
-                    json!({"user": record.user_id, "scopes": record.scopes, "agent": record.agent_id}),
-                )
-                .await;
+            ctx.service.create_token(&ctx.actor, &record).await?;
             if ctx.json {
                 output::json(&json!({
                     "id": record.id, "user": record.user_id, "name": record.name,
@@ -74,7 +62,7 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
             Ok(0)
         }
         TokenCommand::List => {
-            let tokens = store.list_tokens().await?;
+            let tokens = ctx.service.list_tokens().await?;
             if ctx.json {
                 let list: Vec<_> = tokens
                     .iter()
@@ -118,21 +106,11 @@ pub async fn run(ctx: &Ctx, command: TokenCommand) -> anyhow::Result<u8> {
             Ok(0)
         }
         TokenCommand::Revoke { id } => {
-            if !store.delete_token(&id).await? {
+            if !ctx.service.revoke_token(&ctx.actor, &id).await? {
                 return Err(
                     crate::exit::CliError::NotFound(format!("no API token with id {id}")).into(),
                 );
             }
-            ctx.service
-                .audit()
-                .record(
-                    &ctx.actor,
-                    "token.revoke",
-                    AuditTarget::new("token", id.clone(), None),
-                    (None, None),
-                    json!({}),
-                )
-                .await;
             if ctx.json {
                 output::json(&json!({"revoked": id}))?;
             } else {

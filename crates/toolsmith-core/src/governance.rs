@@ -1,5 +1,6 @@
 //! The governance records the store keeps: human approvals of executions (and the standing
-//! grants `allow_always` leaves), the audit log of privileged actions, and the stored policy.
+//! grants `allow_always` leaves), the audit log of privileged actions, the stored policy, and
+//! API tokens.
 //!
 //! Like every record of the store they are plain data; the rules (who needs an approval, what
 //! an audit entry may contain) live in the service.
@@ -201,4 +202,21 @@ pub struct StoredPolicy {
     pub revision: i64,
     pub updated_by: String,
     pub updated_at: DateTime<Utc>,
+}
+
+/// An API token as stored: its owner, scopes and a SHA-256 of the secret — never the secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiTokenRecord {
+    /// `tok_<12 hex>`: how people refer to a token (to list or revoke it).
+    pub id: String,
+    pub user_id: String,
+    /// A label chosen by whoever created it.
+    pub name: String,
+    pub scopes: Vec<String>,
+    /// Lowercase hex SHA-256 of the token text.
+    pub token_hash: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// The agent every request with this token acts as (selects the agent's policy).
+    pub agent_id: Option<String>,
 }
