@@ -21,7 +21,6 @@ use toolsmith_core::ToolDefinition;
 use toolsmith_server::discovery::{Document, SearchIndex};
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{Actor, CreateTool, ServiceConfig, ToolPatch, ToolRef, ToolService};
-use toolsmith_store::{SqliteStore, Store};
 
 const TOOLS: usize = 10_000;
 
@@ -56,16 +55,17 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.path().join("bench.db"))
-            .await
-            .unwrap(),
-    );
     let config = ServiceConfig {
         max_tools_per_owner: 20_000,
         ..Default::default()
     };
-    let service = ToolService::open(config, store).await.unwrap();
+    let service = ToolService::open_sqlite(
+        config,
+        &dir.path().join("bench.db"),
+        toolsmith_service::Connectors::default(),
+    )
+    .await
+    .unwrap();
     let user = Actor::user("default");
     for i in 0..TOOLS {
         let input = CreateTool {

@@ -155,6 +155,18 @@ impl ToolService {
         ToolService::open_with(config, store, Connectors::default()).await
     }
 
+    /// [`ToolService::open_with`] on the SQLite file at `path` (created if missing): for tests,
+    /// benchmarks and embedders, which then never touch the store crate. `toolsmith serve`
+    /// chooses the backend itself.
+    pub async fn open_sqlite(
+        config: ServiceConfig,
+        path: &std::path::Path,
+        connectors: Connectors,
+    ) -> Result<Arc<ToolService>, ServiceError> {
+        let store = toolsmith_store::SqliteStore::open(path).await?;
+        ToolService::open_with(config, Arc::new(store), connectors).await
+    }
+
     /// [`ToolService::open`] with the given ways out to the world (HTTP sender, config values).
     pub async fn open_with(
         config: ServiceConfig,

@@ -31,8 +31,8 @@ pub use toolsmith_core::governance::{
     AuditRecord, StoredPolicy,
 };
 pub use toolsmith_core::query::{
-    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue, ToolPage,
-    ToolQuery, ToolStats,
+    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
+    ToolPage, ToolQuery, ToolStats,
 };
 
 /// Where custom tools, their history and their executions live.

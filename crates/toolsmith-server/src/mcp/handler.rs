@@ -24,7 +24,9 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsmith_core::{ApprovalDecision, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult};
+use toolsmith_core::{
+    ApprovalDecision, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult,
+};
 use toolsmith_service::{Actor, ToolService};
 
 use super::McpShared;

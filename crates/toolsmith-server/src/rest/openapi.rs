@@ -20,6 +20,7 @@ use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
+use super::session::{Changes, Session};
 use super::types::{
     DefinitionList, Deleted, Execution, Export, Stats, ToolList, ToolRecord, ToolSummaryList,
     VersionList,
@@ -34,6 +35,8 @@ pub type ExecutionEnvelope = Envelope<Execution>;
 pub type VersionListEnvelope = Envelope<VersionList>;
 pub type ToolSummaryListEnvelope = Envelope<ToolSummaryList>;
 pub type ExportEnvelope = Envelope<Export>;
+pub type SessionEnvelope = Envelope<Session>;
+pub type ChangesEnvelope = Envelope<Changes>;
 
 const DESCRIPTION: &str = r#"Toolsmith's REST API: create, test, run and manage custom tools (JavaScript, run in a sandbox), list and run every tool, and export tool definitions for function calling.
 
@@ -80,7 +83,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, ToolRecord, ToolList, Stats, DefinitionList, Deleted, Execution,
-        VersionList, ToolSummaryList, Export
+        VersionList, ToolSummaryList, Export, Session, Changes
     ))
 )]
 pub struct ApiDoc;

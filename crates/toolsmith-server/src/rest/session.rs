@@ -53,7 +53,7 @@ pub struct Changes {
 #[utoipa::path(
     get, path = "/api/v1/session", tag = "session", operation_id = "getSession",
     responses(
-        (status = 200, description = "The caller", body = Session),
+        (status = 200, description = "The caller", body = inline(super::openapi::SessionEnvelope)),
         (status = 401, description = "A token is required", body = super::error::ErrorEnvelope)
     )
 )]
@@ -83,7 +83,7 @@ pub async fn session(
 #[utoipa::path(
     get, path = "/api/v1/changes", tag = "session", operation_id = "getChanges",
     responses(
-        (status = 200, description = "The digest", body = Changes,
+        (status = 200, description = "The digest", body = inline(super::openapi::ChangesEnvelope),
             headers(("ETag" = String, description = "The digest, quoted"))),
         (status = 304, description = "Nothing changed since the `If-None-Match` tag")
     )

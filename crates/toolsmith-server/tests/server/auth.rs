@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 use toolsmith_server::auth::{Scope, new_token};
 use toolsmith_server::{AppState, ServerConfig, app};
 use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, Store};
 use tower::ServiceExt;
 
 struct Server {
@@ -19,11 +18,13 @@ struct Server {
 
 async fn server(config: ServerConfig) -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-    let service = ToolService::open(ServiceConfig::default(), store)
-        .await
-        .unwrap();
+    let service = ToolService::open_sqlite(
+        ServiceConfig::default(),
+        &dir.path().join("t.db"),
+        toolsmith_service::Connectors::default(),
+    )
+    .await
+    .unwrap();
     Server {
         _dir: dir,
         state: AppState::new(service, Arc::new(config)),
@@ -441,7 +442,11 @@ async fn a_header_chosen_agent_only_narrows_what_the_user_may_do() {
     let all = [Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute];
     let bob = s.token("bob", &all).await;
     let (record, bound) = new_token("bob", "wide bot", &all, Some("wide"));
-    s.state.service.store().insert_token(&record).await.unwrap();
+    s.state
+        .service
+        .create_token(&toolsmith_service::Actor::user("admin"), &record)
+        .await
+        .unwrap();
     let (status, body, _) = s
         .call(
             "POST",

@@ -17,10 +17,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use toolsmith_core::ApprovalStatus;
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_core::ApprovalStatus;
 
 /// A client whose person answers every approval form with `answer` (or has no forms at all).
 #[derive(Clone)]

@@ -1,24 +1,21 @@
 //! MCP calls respect the caller's scopes and read-only mode, like REST.
 
-use std::sync::Arc;
-
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
+use toolsmith_server::ServerConfig;
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
-use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, Store};
+use toolsmith_service::ServiceConfig;
 
 async fn call_as(identity: Identity, name: &str, args: Value) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-    let service = ToolService::open(ServiceConfig::default(), store)
-        .await
-        .unwrap();
-    let state = AppState::new(service, Arc::new(ServerConfig::default()));
+    let state = crate::mcp_support::open_state_with(
+        dir.path(),
+        ServerConfig::default(),
+        ServiceConfig::default(),
+    )
+    .await;
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = ToolsmithMcp::new(state, identity).serve(server_io).await {

@@ -100,8 +100,7 @@ async fn app(config: toolsmith_server::ServerConfig) -> (TestApp, Tokens) {
         let (record, token) = new_token("default", "t", &scopes, agent);
         app.state
             .service
-            .store()
-            .insert_token(&record)
+            .create_token(&toolsmith_service::Actor::user("admin"), &record)
             .await
             .unwrap();
         tokens.push(token);

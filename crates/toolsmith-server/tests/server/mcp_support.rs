@@ -17,7 +17,6 @@ use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, Store};
 
 /// The control plane and discovery tools every MCP caller sees.
 pub const SERVER_TOOLS: [&str; 11] = [
@@ -51,14 +50,13 @@ pub async fn open_state(dir: &Path, config: ServerConfig) -> AppState {
 }
 
 pub async fn open_state_with(dir: &Path, config: ServerConfig, service: ServiceConfig) -> AppState {
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.join("toolsmith.db"))
-            .await
-            .expect("store opens"),
-    );
-    let service = ToolService::open(service, store)
-        .await
-        .expect("service opens");
+    let service = ToolService::open_sqlite(
+        service,
+        &dir.join("toolsmith.db"),
+        toolsmith_service::Connectors::default(),
+    )
+    .await
+    .expect("service opens");
     AppState::new(service, Arc::new(config))
 }
 

@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, Store};
 
 const TOOLS: &str = "/api/v1/custom-tools";
 
@@ -73,7 +72,8 @@ async fn unknown_routes_and_wrong_methods_are_json() {
         res.assert_error(StatusCode::NOT_FOUND, "not_found"),
         "no route for GET /api/v1/nothing/here"
     );
-    let res = app.get("/").await;
+    // `/` is the web UI; any other path no route serves is a JSON 404.
+    let res = app.get("/nothing").await;
     res.assert_error(StatusCode::NOT_FOUND, "not_found");
     let res = app
         .call(Method::DELETE, "/api/v1/custom-tools/x/versions")
@@ -323,14 +323,13 @@ async fn raw_http(addr: std::net::SocketAddr, request: &str) -> (u16, String, Va
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serves_over_a_real_socket_and_shuts_down() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.path().join("toolsmith.db"))
-            .await
-            .expect("store"),
-    );
-    let service = ToolService::open(ServiceConfig::default(), store)
-        .await
-        .expect("service");
+    let service = ToolService::open_sqlite(
+        ServiceConfig::default(),
+        &dir.path().join("toolsmith.db"),
+        toolsmith_service::Connectors::default(),
+    )
+    .await
+    .expect("service");
     let state = AppState::new(service, Arc::new(ServerConfig::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -43,8 +43,7 @@ async fn app(service: ServiceConfig) -> App {
         let (record, secret) = new_token("default", "t", &scopes, None);
         app.state
             .service
-            .store()
-            .insert_token(&record)
+            .create_token(&toolsmith_service::Actor::user("admin"), &record)
             .await
             .unwrap();
         secrets.push(secret);

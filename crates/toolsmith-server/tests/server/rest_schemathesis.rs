@@ -12,7 +12,6 @@ use std::sync::Arc;
 use tokio::process::Command;
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, Store};
 
 /// What the script exits with when it cannot install its tools.
 const PREREQUISITE_MISSING: i32 = 3;
@@ -47,14 +46,13 @@ async fn schemathesis_finds_no_server_error_and_no_schema_break() {
     }
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.path().join("toolsmith.db"))
-            .await
-            .expect("store opens"),
-    );
-    let service = ToolService::open(ServiceConfig::default(), store)
-        .await
-        .expect("service opens");
+    let service = ToolService::open_sqlite(
+        ServiceConfig::default(),
+        &dir.path().join("toolsmith.db"),
+        toolsmith_service::Connectors::default(),
+    )
+    .await
+    .expect("service opens");
     let state = AppState::new(service, Arc::new(ServerConfig::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{ServiceConfig, ToolService};
-use toolsmith_store::{SqliteStore, Store};
 use tower::ServiceExt;
 
 /// The application over its own store; the temp dir lives as long as this value.
@@ -43,20 +42,16 @@ impl TestApp {
 
     pub async fn with_configs(service: ServiceConfig, config: ServerConfig) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
-        let store: Arc<dyn Store> = Arc::new(
-            SqliteStore::open(&dir.path().join("toolsmith.db"))
-                .await
-                .expect("store opens"),
-        );
         // A fresh Config Center key per app, as `toolsmith serve` would load from its data dir.
         let key = toolsmith_secrets::SecretKey::generate().expect("a key");
         let connectors = toolsmith_service::Connectors {
             cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
             ..toolsmith_service::Connectors::default()
         };
-        let service = ToolService::open_with(service, store, connectors)
-            .await
-            .expect("service opens");
+        let service =
+            ToolService::open_sqlite(service, &dir.path().join("toolsmith.db"), connectors)
+                .await
+                .expect("service opens");
         let state = AppState::new(service, Arc::new(config));
         let router = toolsmith_server::app::router(state.clone());
         TestApp {

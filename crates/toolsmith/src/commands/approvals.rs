@@ -6,8 +6,8 @@
 //! the store on every call).
 
 use clap::Subcommand;
-use toolsmith_service::ApprovalView;
 use toolsmith_core::ApprovalDecision;
+use toolsmith_service::ApprovalView;
 
 use super::Ctx;
 use crate::exit::SUCCESS;
