@@ -10,8 +10,13 @@
 //! tools made from the search corpus (`tests/data/search_corpus.json`) with its requests.
 //!
 //! `cargo bench -p toolsmith-server --bench mcp_list`
+//!
+//! The 10,000-tool server is made once, on the first benchmark that runs: listing the
+//! benchmarks (`--list`, which the test runner does for every target) builds nothing, and the
+//! test run of the benchmarks (`cargo test --benches`, one iteration each, no `--bench`) uses
+//! 200 tools — it checks the benchmarks work, not how fast.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -22,7 +27,31 @@ use toolsmith_server::discovery::{Document, SearchIndex};
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{Actor, CreateTool, ServiceConfig, ToolPatch, ToolRef, ToolService};
 
-const TOOLS: usize = 10_000;
+/// How many tools: 10,000 when benchmarking, 200 in the test run of the benchmarks.
+fn tool_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        if std::env::args().any(|a| a == "--bench") {
+            10_000
+        } else {
+            200
+        }
+    })
+}
+
+/// The runtime and the server with its tools, made on first use.
+fn shared() -> &'static (tokio::runtime::Runtime, Fixture) {
+    static SHARED: OnceLock<(tokio::runtime::Runtime, Fixture)> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let f = rt.block_on(fixture());
+        (rt, f)
+    })
+}
 
 /// One HTTP/1.1 POST to `/mcp` (`Connection: close`); the raw response.
 async fn post(addr: &str, session: Option<&str>, body: &Value) -> String {
@@ -67,7 +96,7 @@ async fn fixture() -> Fixture {
     .await
     .unwrap();
     let user = Actor::user("default");
-    for i in 0..TOOLS {
+    for i in 0..tool_count() {
         let input = CreateTool {
             kind: Default::default(),
             name: format!("tool_{i:05}"),
@@ -131,27 +160,22 @@ async fn list(f: &Fixture) -> Duration {
     .await;
     let took = started.elapsed();
     let listed = response.matches("\"inputSchema\"").count();
-    assert!(listed > TOOLS, "only {listed} tools listed");
+    assert!(listed > tool_count(), "only {listed} tools listed");
     took
 }
 
 fn tools_list(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let f = rt.block_on(fixture());
     let user = Actor::user("default");
     let mut group = c.benchmark_group("mcp_tools_list_10k");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(10));
     group.bench_function("warm", |b| {
+        let (rt, f) = shared();
         b.iter_custom(|iters| {
             rt.block_on(async {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    total += list(&f).await;
+                    total += list(f).await;
                 }
                 total
             })
@@ -159,13 +183,14 @@ fn tools_list(c: &mut Criterion) {
     });
     let mut revision = 0u64;
     group.bench_function("after_one_change", |b| {
+        let (rt, f) = shared();
         b.iter_custom(|iters| {
             rt.block_on(async {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     // The change is not timed: only the first list after it.
                     revision += 1;
-                    let name = format!("tool_{:05}", revision % TOOLS as u64);
+                    let name = format!("tool_{:05}", revision % tool_count() as u64);
                     let patch = ToolPatch {
                         description: Some(format!("Changed, revision {revision}")),
                         ..Default::default()
@@ -174,7 +199,7 @@ fn tools_list(c: &mut Criterion) {
                         .update(&user, &ToolRef::Name(name), patch, None)
                         .await
                         .unwrap();
-                    total += list(&f).await;
+                    total += list(f).await;
                 }
                 total
             })
@@ -195,12 +220,6 @@ async fn search(f: &Fixture, query: &str) -> Duration {
 }
 
 fn search_tools(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let f = rt.block_on(fixture());
     let mut group = c.benchmark_group("mcp_search_tools_10k");
     group.sample_size(30);
     group.measurement_time(Duration::from_secs(8));
@@ -209,11 +228,12 @@ fn search_tools(c: &mut Criterion) {
         ("few_match", "tool_00042 tool_00043"),
     ] {
         group.bench_function(label, |b| {
+            let (rt, f) = shared();
             b.iter_custom(|iters| {
                 rt.block_on(async {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        total += search(&f, query).await;
+                        total += search(f, query).await;
                     }
                     total
                 })
@@ -237,7 +257,7 @@ struct Case {
 fn search_index(c: &mut Criterion) {
     let corpus: Corpus =
         serde_json::from_str(include_str!("../tests/data/search_corpus.json")).unwrap();
-    let tools: Vec<ToolDefinition> = (0..TOOLS)
+    let tools: Vec<ToolDefinition> = (0..tool_count())
         .map(|i| {
             let mut def = corpus.tools[i % corpus.tools.len()].clone();
             def.name = format!("{}_{i}", def.name);

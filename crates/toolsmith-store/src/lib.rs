@@ -5,6 +5,7 @@
 //! one backend, and one test suite (`contract/`) runs against both. Every write is one
 //! transaction: it is committed before the call returns, or nothing of it is.
 
+mod approval_rows;
 mod changes;
 #[cfg(test)]
 mod contract;

@@ -13,7 +13,6 @@ use toolsmith_core::{CreatedBy, Permission, ToolStatus};
 use toolsmith_service::Rate;
 
 use crate::config::{Compat, McpListing, parse_duration, parse_rate, parse_size};
-use crate::database::DatabaseUrl;
 
 /// Shown after `toolsmith --help`: the exit codes scripts can rely on (see docs/cli.md).
 const EXIT_CODES: &str = "\
@@ -58,10 +57,12 @@ pub struct GlobalArgs {
         long,
         global = true,
         env = "TOOLSMITH_DATABASE_URL",
-        value_name = "URL",
-        value_parser = DatabaseUrl::parse
+        hide_env_values = true,
+        value_name = "URL"
     )]
-    pub database_url: Option<DatabaseUrl>,
+    // Parsed when the settings are resolved, not by clap: clap's "invalid value" message would
+    // echo the URL with its password.
+    pub database_url: Option<String>,
 
     /// How long start-up waits for a PostgreSQL server that is not reachable yet (refused,
     /// timed out, starting up) before it gives up; a wrong password or a missing database

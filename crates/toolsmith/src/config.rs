@@ -206,7 +206,11 @@ impl Settings {
         // The database: a URL (flag/env, then file) beats a data directory from the same level
         // or below; a data directory given on a higher level beats a URL from the file.
         let url = match (&global.database_url, &global.data_dir, &file.database_url) {
-            (Some(url), _, _) => Some(url.clone()),
+            (Some(text), _, _) => Some(DatabaseUrl::parse(text).map_err(|e| {
+                bad(format!(
+                    "invalid --database-url / TOOLSMITH_DATABASE_URL: {e}"
+                ))
+            })?),
             (None, Some(_), _) => None,
             (None, None, Some(text)) => {
                 Some(DatabaseUrl::parse(text).map_err(|e| bad(format!("database_url: {e}")))?)

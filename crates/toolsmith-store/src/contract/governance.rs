@@ -1,5 +1,6 @@
 //! The governance contract: approvals decided once and only while pending (one winner among
-//! concurrent deciders), expiry, one-use `allow_once`, grants from `allow_always`, the audit
+//! concurrent deciders), expiry, one-use `allow_once` that expires, grants from `allow_always`
+//! (read back as `granted`), a code change voiding what was asked for the old code, the audit
 //! log's filters, and the stored policy's revision check.
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -203,6 +204,87 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant(b
     );
 }
 
+async fn allow_once_expires_allow_always_reads_granted_and_a_code_change_voids_the_rest(
+    backend: &Backend,
+) {
+    let store = backend.store();
+    // allow_once: the call may run within one more approval time (120 s) from the decision.
+    store
+        .insert_approval(&approval("apr_once", "h1"))
+        .await
+        .unwrap();
+    let decided = store
+        .decide_approval("apr_once", ApprovalDecision::AllowOnce, "admin", at(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(decided.status, ApprovalStatus::Allowed);
+    assert_eq!(decided.expires_at, at(130));
+    let mut late = approval("probe", "h1");
+    late.created_at = at(131);
+    assert_eq!(store.consume_allowed_approval(&late).await.unwrap(), None);
+    let stored = store.get_approval("apr_once").await.unwrap().unwrap();
+    assert_eq!(stored.state(at(131)), ApprovalStatus::Expired);
+    assert_eq!(stored.state(at(129)), ApprovalStatus::Allowed);
+
+    // allow_always reads back as granted, on the decision and from the table.
+    store
+        .insert_approval(&approval("apr_always", "h2"))
+        .await
+        .unwrap();
+    let granted = store
+        .decide_approval("apr_always", ApprovalDecision::AllowAlways, "admin", at(5))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(granted.status, ApprovalStatus::Granted);
+    let stored = store.get_approval("apr_always").await.unwrap().unwrap();
+    assert_eq!(stored.status, ApprovalStatus::Granted);
+    assert_eq!(stored.decision, Some(ApprovalDecision::AllowAlways));
+
+    // A code change (revoking the tool's grants) voids what was asked for the old code.
+    store
+        .insert_approval(&approval("apr_waiting", "h3"))
+        .await
+        .unwrap();
+    store
+        .insert_approval(&approval("apr_unused", "h4"))
+        .await
+        .unwrap();
+    store
+        .decide_approval("apr_unused", ApprovalDecision::AllowOnce, "admin", at(6))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store
+            .revoke_approval_grants("alice", "tool_0123456789abcdef")
+            .await
+            .unwrap(),
+        1
+    );
+    for id in ["apr_waiting", "apr_unused"] {
+        let voided = store.get_approval(id).await.unwrap().unwrap();
+        assert_eq!(voided.status, ApprovalStatus::Expired, "{id}");
+    }
+    assert_eq!(
+        store
+            .consume_allowed_approval(&approval("probe", "h4"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        store
+            .decide_approval("apr_waiting", ApprovalDecision::AllowOnce, "admin", at(7))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let kept = store.get_approval("apr_always").await.unwrap().unwrap();
+    assert_eq!(kept.status, ApprovalStatus::Granted);
+}
+
 async fn concurrent_decisions_on_one_approval_have_one_winner(backend: &Backend) {
     let store = backend.store();
     store
@@ -352,6 +434,7 @@ async fn the_stored_policy_checks_its_revision(backend: &Backend) {
 on_both_backends!(
     an_approval_is_decided_once_and_only_while_pending,
     an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant,
+    allow_once_expires_allow_always_reads_granted_and_a_code_change_voids_the_rest,
     concurrent_decisions_on_one_approval_have_one_winner,
     the_audit_log_filters_newest_first,
     the_stored_policy_checks_its_revision,

@@ -13,6 +13,7 @@ use super::errors::pg;
 use super::lock;
 use super::notify::notify;
 use super::rows::{col, corrupt, micros};
+use crate::approval_rows::{decided_status, read_status, stored_status};
 use crate::{
     ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
     ChangeKind, StoreError, StoredPolicy,
@@ -25,7 +26,14 @@ fn approval_from_row(row: &Row) -> Result<ApprovalRecord, StoreError> {
     let id: String = col(row, "id")?;
     let t = "execution_approvals";
     let status: String = col(row, "status")?;
+    let status = status
+        .parse::<ApprovalStatus>()
+        .map_err(|e| corrupt(t, &id, "status", e))?;
     let decision: Option<String> = col(row, "decision")?;
+    let decision = decision
+        .map(|d| d.parse::<ApprovalDecision>())
+        .transpose()
+        .map_err(|e| corrupt(t, &id, "decision", e))?;
     Ok(ApprovalRecord {
         owner: col(row, "owner")?,
         tool_name: col(row, "tool_name")?,
@@ -33,13 +41,8 @@ fn approval_from_row(row: &Row) -> Result<ApprovalRecord, StoreError> {
         caller: col(row, "caller")?,
         args_hash: col(row, "args_hash")?,
         args_preview: col(row, "args_preview")?,
-        status: status
-            .parse::<ApprovalStatus>()
-            .map_err(|e| corrupt(t, &id, "status", e))?,
-        decision: decision
-            .map(|d| d.parse::<ApprovalDecision>())
-            .transpose()
-            .map_err(|e| corrupt(t, &id, "decision", e))?,
+        status: read_status(status, decision),
+        decision,
         decided_by: col(row, "decided_by")?,
         created_at: col(row, "created_at")?,
         expires_at: col(row, "expires_at")?,
@@ -82,7 +85,7 @@ pub(crate) async fn insert_approval(
             &a.caller,
             &a.args_hash,
             &a.args_preview,
-            &a.status.as_str(),
+            &stored_status(a.status),
             &a.decision.map(ApprovalDecision::as_str),
             &a.decided_by,
             &micros(a.created_at),
@@ -160,21 +163,20 @@ pub(crate) async fn decide_approval(
     decided_by: &str,
     now: &DateTime<Utc>,
 ) -> Result<Option<ApprovalRecord>, StoreError> {
-    let status = match decision {
-        ApprovalDecision::AllowOnce => ApprovalStatus::Allowed,
-        ApprovalDecision::AllowAlways => ApprovalStatus::Consumed,
-        ApprovalDecision::Deny => ApprovalStatus::Denied,
-    };
+    let status = stored_status(decided_status(decision));
     let now = micros(*now);
     let tx = client.transaction().await.map_err(pg)?;
     let row = tx
         .query_opt(
             &format!(
                 "UPDATE execution_approvals SET status = $1, decision = $2, decided_by = $3, \
-                 decided_at = $4 WHERE id = $5 AND status = 'pending' AND expires_at > $4 \
+                 decided_at = $4, \
+                 expires_at = CASE WHEN $2 = 'allow_once' \
+                     THEN $4 + (expires_at - created_at) ELSE expires_at END \
+                 WHERE id = $5 AND status = 'pending' AND expires_at > $4 \
                  RETURNING {APPROVAL_COLUMNS}"
             ),
-            &[&status.as_str(), &decision.as_str(), &decided_by, &now, &id],
+            &[&status, &decision.as_str(), &decided_by, &now, &id],
         )
         .await
         .map_err(pg)?;
@@ -218,13 +220,14 @@ pub(crate) async fn consume_allowed_approval(
         .query_opt(
             "UPDATE execution_approvals SET status = 'consumed' WHERE status = 'allowed' AND id = (\
                  SELECT id FROM execution_approvals WHERE owner = $1 AND tool_key = $2 \
-                 AND caller = $3 AND args_hash = $4 AND status = 'allowed' \
+                 AND caller = $3 AND args_hash = $4 AND status = 'allowed' AND expires_at > $5 \
                  ORDER BY decided_at LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id",
             &[
                 &probe.owner,
                 &probe.tool_key,
                 &probe.caller,
                 &probe.args_hash,
+                &micros(probe.created_at),
             ],
         )
         .await

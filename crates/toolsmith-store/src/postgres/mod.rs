@@ -512,14 +512,25 @@ impl Store for PgStore {
     }
 
     async fn revoke_approval_grants(&self, owner: &str, tool_key: &str) -> Result<u64, StoreError> {
-        let client = self.client().await?;
-        client
+        // The approvals still pending or allowed once but unused were asked for the old code.
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg)?;
+        let n = tx
             .execute(
                 "DELETE FROM approval_grants WHERE owner = $1 AND tool_key = $2",
                 &[&owner, &tool_key],
             )
             .await
-            .map_err(pg)
+            .map_err(pg)?;
+        tx.execute(
+            "UPDATE execution_approvals SET status = 'expired' WHERE owner = $1 \
+             AND tool_key = $2 AND status IN ('pending', 'allowed')",
+            &[&owner, &tool_key],
+        )
+        .await
+        .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(n)
     }
 
     async fn prune_approvals(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::rows::{backend, json_text, parse_time, timestamp};
+use crate::approval_rows::{decided_status, read_status, stored_status};
 use crate::{
     ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
     StoreError, StoredPolicy,
@@ -34,11 +35,7 @@ fn approval_from_row(row: &Row<'_>) -> Result<ApprovalRecord, StoreError> {
         .map(|d| d.parse::<ApprovalDecision>())
         .transpose()
         .map_err(|e| corrupt("execution_approvals", &id, "decision", e))?;
-    // The table keeps an `allow_always` decision as `consumed` (its CHECK predates `granted`).
-    let status = match (status, decision) {
-        (ApprovalStatus::Consumed, Some(ApprovalDecision::AllowAlways)) => ApprovalStatus::Granted,
-        (status, _) => status,
-    };
+    let status = read_status(status, decision);
     let decided_at = opt(12)?
         .map(|t| parse_time(&t))
         .transpose()
@@ -135,15 +132,6 @@ pub(crate) fn list_approvals(
     }
 }
 
-/// A status as the table keeps it: `granted` is stored as `consumed` with the decision
-/// `allow_always`, and read back as `granted`.
-fn stored_status(status: ApprovalStatus) -> &'static str {
-    match status {
-        ApprovalStatus::Granted => ApprovalStatus::Consumed.as_str(),
-        other => other.as_str(),
-    }
-}
-
 /// The pending, unexpired approval of exactly this call, if one is already waiting.
 pub(crate) fn find_pending_approval(
     conn: &Connection,
@@ -176,11 +164,7 @@ pub(crate) fn decide_approval(
     now: &DateTime<Utc>,
 ) -> Result<Option<ApprovalRecord>, StoreError> {
     let tx = conn.transaction().map_err(backend)?;
-    let status = match decision {
-        ApprovalDecision::AllowOnce => ApprovalStatus::Allowed,
-        ApprovalDecision::AllowAlways => ApprovalStatus::Granted,
-        ApprovalDecision::Deny => ApprovalStatus::Denied,
-    };
+    let status = decided_status(decision);
     let changed = tx
         .execute(
             "UPDATE execution_approvals SET status = ?1, decision = ?2, decided_by = ?3, \
