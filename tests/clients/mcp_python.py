@@ -16,6 +16,10 @@ Scenarios:
                 reconnecting; A deletes it (confirm flow) and B sees it go.
   watch         connect, list, print {"ready": true}, wait for one list_changed (someone else
                 changes the catalogue), settle, list, report.
+  dynamic-mcp   against `toolsmith mcp --compat dynamic-mcp` with an admin token
+                (`--admin-token`): spec 002's examples verbatim and its documented behaviours
+                (admin token, create, duplicate, reserved names, list, get, update with and
+                without expectedRevision, enable/disable, timeoutMs, run_js_ephemeral, delete).
 
 Approvals: tools the model creates need a person's approval to run. This client declares
 the elicitation capability and its person answers every approval form with `--approve`
@@ -264,15 +268,132 @@ async def watch(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+# Spec 002 ("Dynamic Tools Guide"), verbatim.
+SPEC_TEXT_UPPERCASE = {
+    "tool": {
+        "name": "text.uppercase",
+        "description": "Convert input text to uppercase",
+        "code": "const { text } = args;\nif (!text) throw new Error('text is required');\nreturn { upper: String(text).toUpperCase() };",
+        "dependencies": [],
+        "image": "node:lts-slim",
+        "timeoutMs": 10000,
+    }
+}
+SPEC_PARSE_CSV = {
+    "tool": {
+        "name": "data.parse_csv",
+        "description": "Parse CSV text into JSON rows",
+        "code": "const { parse } = await import('csv-parse/sync');\nconst records = parse(args.csv, { columns: true });\nreturn { rows: records, count: records.length };",
+        "dependencies": [{"name": "csv-parse", "version": "^5.5.0"}],
+        "image": "node:lts-slim",
+        "timeoutMs": 30000,
+    }
+}
+SPEC_INVOKE = {"args": {"text": "hello world"}}
+SPEC_UPDATE = {
+    "name": "text.uppercase",
+    "patch": {"description": "Updated description", "timeoutMs": 15000},
+    "expectedRevision": 3,
+}
+SPEC_DISABLE = {"name": "text.uppercase", "enabled": False}
+SPEC_EPHEMERAL = {
+    "code": "return { now: new Date().toISOString(), pid: process.pid };",
+    "args": {},
+    "dependencies": [],
+    "image": "node:lts-slim",
+    "timeoutMs": 10000,
+}
+
+
+async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    token = args.admin_token
+
+    def admin(payload: dict[str, Any]) -> dict[str, Any]:
+        return {**payload, "adminToken": token}
+
+    async with connect(args) as (client, _changes):
+        out["protocolVersion"] = client.protocol_version
+        listed = await client.list_tools(cache_mode="refresh")
+        out["initialTools"] = [t.name for t in listed.tools]
+        out["createNoToken"] = await call(client, "dynamic.tool.create", SPEC_TEXT_UPPERCASE)
+        out["createWrongToken"] = await call(
+            client, "dynamic.tool.create", {**SPEC_TEXT_UPPERCASE, "adminToken": "not-the-admin-token"}
+        )
+        out["listNoToken"] = await call(client, "dynamic.tool.list", {})
+        out["create"] = await call(client, "dynamic.tool.create", admin(SPEC_TEXT_UPPERCASE))
+        out["duplicate"] = await call(client, "dynamic.tool.create", admin(SPEC_TEXT_UPPERCASE))
+        reserved = []
+        for name in ["dynamic.tool.mine", "run_js_ephemeral"]:
+            payload = {"tool": {**SPEC_TEXT_UPPERCASE["tool"], "name": name}}
+            reserved.append(await call(client, "dynamic.tool.create", admin(payload)))
+        out["reserved"] = reserved
+        out["tooShort"] = await call(
+            client, "dynamic.tool.create", admin({"tool": {**SPEC_TEXT_UPPERCASE["tool"], "name": "ab"}})
+        )
+        out["withDependencies"] = await call(client, "dynamic.tool.create", admin(SPEC_PARSE_CSV))
+        out["timeoutTooLong"] = await call(
+            client,
+            "dynamic.tool.create",
+            admin({"tool": {**SPEC_TEXT_UPPERCASE["tool"], "name": "text.slow", "timeoutMs": 120001}}),
+        )
+        listed = await client.list_tools(cache_mode="refresh")
+        out["listedTool"] = next(
+            ({"name": t.name, "title": t.title} for t in listed.tools if t.name == "text.uppercase"), None
+        )
+        out["invoke"] = await call(client, "text.uppercase", SPEC_INVOKE["args"])
+        out["invokeThrows"] = await call(client, "text.uppercase", {})
+        out["list"] = await call(client, "dynamic.tool.list", admin({}))
+        out["get"] = await call(client, "dynamic.tool.get", admin({"name": "text.uppercase"}))
+        out["updateTitle"] = await call(
+            client, "dynamic.tool.update", admin({"name": "text.uppercase", "patch": {"title": "Uppercase"}})
+        )
+        listed = await client.list_tools(cache_mode="refresh")
+        out["titleListed"] = next((t.title for t in listed.tools if t.name == "text.uppercase"), None)
+        out["disable"] = await call(client, "dynamic.tool.enable", admin(SPEC_DISABLE))
+        out["listedAfterDisable"] = "text.uppercase" in await tool_names(client)
+        out["invokeDisabled"] = await call(client, "text.uppercase", SPEC_INVOKE["args"])
+        out["update"] = await call(client, "dynamic.tool.update", admin(SPEC_UPDATE))
+        out["updateStale"] = await call(client, "dynamic.tool.update", admin(SPEC_UPDATE))
+        out["enable"] = await call(client, "dynamic.tool.enable", admin({"name": "text.uppercase", "enabled": True}))
+        out["listedAfterEnable"] = "text.uppercase" in await tool_names(client)
+        out["invokeAfterUpdate"] = await call(client, "text.uppercase", {"text": "again"})
+        out["createSlow"] = await call(
+            client,
+            "dynamic.tool.create",
+            admin({"tool": {"name": "loop.forever", "description": "Never ends", "code": "while (true) {}", "timeoutMs": 300}}),
+        )
+        started = time.monotonic()
+        out["invokeSlow"] = await call(client, "loop.forever", {})
+        out["slowSeconds"] = round(time.monotonic() - started, 3)
+        out["ephemeralSpec"] = await call(client, "run_js_ephemeral", SPEC_EPHEMERAL)
+        out["ephemeral"] = await call(
+            client,
+            "run_js_ephemeral",
+            {**SPEC_EPHEMERAL, "code": "return { now: new Date().toISOString(), sum: args.a + args.b };", "args": {"a": 2, "b": 3}},
+        )
+        out["ephemeralDependencies"] = await call(
+            client, "run_js_ephemeral", {**SPEC_EPHEMERAL, "dependencies": [{"name": "csv-parse", "version": "^5.5.0"}]}
+        )
+        out["delete"] = await call(client, "dynamic.tool.delete", admin({"name": "text.uppercase"}))
+        out["getDeleted"] = await call(client, "dynamic.tool.get", admin({"name": "text.uppercase"}))
+        out["listedAfterDelete"] = "text.uppercase" in await tool_names(client)
+        out["approvalsAsked"] = APPROVALS.asked
+    return out
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
-    parser.add_argument("--scenario", choices=["flow", "two-sessions", "watch"], required=True)
+    parser.add_argument(
+        "--scenario", choices=["flow", "two-sessions", "watch", "dynamic-mcp"], required=True
+    )
     parser.add_argument("--name", required=True, help="name of the tool the scenario creates")
     parser.add_argument("--url")
     parser.add_argument("--command")
     parser.add_argument("--arg", action="append", default=[])
     parser.add_argument("--env", action="append", default=[])
+    parser.add_argument("--admin-token", help="the server's admin token (scenario dynamic-mcp)")
     parser.add_argument(
         "--approve", choices=["allow_once", "allow_always", "deny"], default="allow_always",
         help="what the person answers to every approval form",
@@ -281,7 +402,12 @@ async def main() -> None:
     if bool(args.url) == bool(args.command):
         parser.error("give --url or --command")
     APPROVALS.decision = args.approve
-    scenario = {"flow": flow, "two-sessions": two_sessions, "watch": watch}[args.scenario]
+    scenario = {
+        "flow": flow,
+        "two-sessions": two_sessions,
+        "watch": watch,
+        "dynamic-mcp": dynamic_mcp,
+    }[args.scenario]
     from importlib.metadata import version
 
     out = {"client": f"mcp (python) {version('mcp')}", "mode": args.mode}

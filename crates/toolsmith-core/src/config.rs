@@ -39,7 +39,8 @@ pub const MAX_SEALED_LEN: usize = 2 * MAX_VALUE_LEN + 256;
 pub enum FieldKind {
     /// A string encrypted at rest and shown masked (API keys, passwords, tokens).
     Secret,
-    /// A plain string.
+    /// A plain string (also accepted as `string`).
+    #[serde(alias = "string")]
     Text,
     /// An `http://` or `https://` URL.
     Url,

@@ -20,6 +20,9 @@ use tokio_util::sync::CancellationToken;
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinition {
     pub name: String,
+    /// A display name (MCP's `title`); custom tools take it from `metadata.title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub description: String,
     /// JSON Schema of the arguments: always `{"type": "object", ...}`.
     pub parameters: Value,
@@ -37,6 +40,7 @@ impl ToolDefinition {
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         ToolDefinition {
             name: name.into(),
+            title: None,
             description: description.into(),
             parameters,
             category: None,
@@ -141,6 +145,11 @@ pub struct ToolContext {
     pub cancellation: CancellationToken,
     /// How many `callTool` hops led to this call (0 for a call from outside).
     pub depth: u32,
+    /// The caller's subagent depth as its agent runner declared it (0 for a top-level agent,
+    /// 1 for its subagent …; MCP `_meta.subagentDepth`, REST `X-Toolsmith-Subagent-Depth`):
+    /// what the policy's subagent deny lists apply to. Nested `callTool` calls keep it, so a
+    /// subagent cannot escape its deny list through a tool.
+    pub subagent_depth: u32,
     /// For nested calls: the permissions of the calling tool. A nested call may only reach a tool
     /// whose own permissions are covered by these. `None` for calls from outside.
     pub granted_permissions: Option<PermissionSet>,
@@ -166,6 +175,7 @@ impl ToolContext {
             agent_chosen_by_caller: false,
             cancellation: CancellationToken::new(),
             depth: 0,
+            subagent_depth: 0,
             granted_permissions: None,
             deadline: None,
             call_context: None,
@@ -184,6 +194,7 @@ impl ToolContext {
             agent_chosen_by_caller: self.agent_chosen_by_caller,
             cancellation: self.cancellation.child_token(),
             depth: self.depth + 1,
+            subagent_depth: self.subagent_depth,
             granted_permissions: Some(granted),
             deadline: match (self.deadline, deadline) {
                 (Some(a), Some(b)) => Some(a.min(b)),

@@ -183,6 +183,11 @@ impl CustomToolRecord {
     pub fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: self.name.clone(),
+            title: self
+                .metadata
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
             description: self.description.clone(),
             parameters: self.parameters.clone(),
             category: self.category.clone(),

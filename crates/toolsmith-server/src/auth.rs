@@ -355,13 +355,11 @@ pub fn new_token(
     (record, secret)
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for (idx, x) in a.iter().enumerate() {
-        let y = b.get(idx).copied().unwrap_or(0);
-        diff |= usize::from(x ^ y);
-    }
-    diff == 0
+/// Whether two secrets are equal, in time independent of where they differ (`subtle`; a
+/// length difference is not hidden, and tokens' lengths are not secret).
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
 #[cfg(test)]

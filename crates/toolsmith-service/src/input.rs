@@ -157,6 +157,10 @@ pub struct RunCode {
     pub args: Option<Value>,
     #[serde(default)]
     pub permissions: Vec<Permission>,
+    /// This run's wall-clock limit, 1 to 120,000 ms (dynamic-mcp's `timeoutMs`); the server's
+    /// `js_wall_time` without it.
+    #[serde(default, alias = "timeout_ms")]
+    pub timeout_ms: Option<u64>,
 }
 
 #[cfg(test)]

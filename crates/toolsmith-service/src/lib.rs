@@ -17,6 +17,7 @@
 //! - [`telemetry`] — Prometheus metrics, usage recording and execution analytics.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
 
+pub mod command_fields;
 pub mod config_center;
 mod error;
 pub mod execution;
@@ -24,6 +25,7 @@ pub mod governance;
 pub mod input;
 pub mod service;
 pub mod telemetry;
+pub mod tool_settings;
 
 pub use config_center::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use error::ServiceError;

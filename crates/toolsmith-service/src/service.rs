@@ -77,6 +77,8 @@ pub struct ServiceConfig {
     pub approval_ttl: std::time::Duration,
     /// Also append the audit log to this file, one JSON object per line.
     pub audit_log_file: Option<std::path::PathBuf>,
+    /// Which custom tool names are accepted (default strict; wide with `--compat dynamic-mcp`).
+    pub name_rule: toolsmith_core::name::NameRule,
 }
 
 impl Default for ServiceConfig {
@@ -97,6 +99,7 @@ impl Default for ServiceConfig {
             execution_approval: ExecutionApproval::default(),
             approval_ttl: std::time::Duration::from_secs(120),
             audit_log_file: None,
+            name_rule: toolsmith_core::name::NameRule::Strict,
         }
     }
 }

@@ -182,17 +182,6 @@ pub struct ServeArgs {
     )]
     pub allowed_hosts: Vec<String>,
 
-    /// The admin token: when set, callers may authenticate with it (every scope), and every
-    /// control-plane write needs it or a token with the `admin` scope. Prefer the environment
-    /// or the file to the command line, where other local users can see it.
-    #[arg(
-        long,
-        env = "TOOLSMITH_ADMIN_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    pub admin_token: Option<String>,
-
     /// Refuse every write (create, update, delete, status changes); reads and tool calls keep
     /// working. [default: off]
     #[arg(long, env = "TOOLSMITH_READ_ONLY")]
@@ -275,6 +264,23 @@ pub struct RuntimeArgs {
     /// plane and the meta-tools; other tools are found with search_tools). [default: full]
     #[arg(long, env = "TOOLSMITH_MCP_LISTING", value_name = "MODE", value_enum)]
     pub mcp_listing: Option<McpListing>,
+    /// The admin token: when set, callers may authenticate with it (every scope), every
+    /// control-plane write needs it or a token with the `admin` scope, and with
+    /// `--compat dynamic-mcp` every `dynamic.tool.*` call must carry it as `adminToken` (stdio
+    /// too; there `MCP_ADMIN_TOKEN` is read as well). Prefer the environment or the file to the
+    /// command line, where other local users can see it.
+    #[arg(
+        long,
+        env = "TOOLSMITH_ADMIN_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+
+    /// Refuse to start without an admin token (with `--compat dynamic-mcp`,
+    /// `MCP_REQUIRE_ADMIN_TOKEN=true` does the same). [default: off]
+    #[arg(long, env = "TOOLSMITH_REQUIRE_ADMIN_TOKEN")]
+    pub require_admin_token: bool,
 
     /// Heap limit of one JavaScript execution, e.g. `50MB`. [default: 50MB]
     #[arg(long, env = "TOOLSMITH_JS_MEMORY", value_name = "SIZE", value_parser = parse_size)]

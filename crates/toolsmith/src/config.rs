@@ -69,6 +69,8 @@ pub struct FileConfig {
     pub shutdown_timeout: Option<Value>,
     pub allowed_hosts: Option<Vec<String>>,
     pub admin_token: Option<String>,
+    /// Refuse to start without an admin token.
+    pub require_admin_token: Option<bool>,
     pub read_only: Option<bool>,
     pub max_connections: Option<usize>,
     pub header_read_timeout: Option<Value>,
@@ -348,6 +350,9 @@ impl Settings {
         );
 
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
+        if compat == Compat::DynamicMcp {
+            service.name_rule = toolsmith_core::name::NameRule::Wide;
+        }
         let poll_interval =
             pick_duration(runtime.poll_interval, file.poll_interval, "poll_interval")?
                 .unwrap_or(DEFAULT_POLL_INTERVAL);
@@ -446,12 +451,27 @@ impl Settings {
             }
         }
 
-        server.admin_token = serve.admin_token.clone().or(file.admin_token);
+        server.admin_token = runtime.admin_token.clone().or(file.admin_token);
+        let mut require_admin_token =
+            runtime.require_admin_token || file.require_admin_token.unwrap_or(false);
+        if compat == Compat::DynamicMcp {
+            // dynamic-mcp's own variables, honoured in its compatibility mode.
+            if server.admin_token.is_none() {
+                server.admin_token = env_text("MCP_ADMIN_TOKEN");
+            }
+            require_admin_token |= env_text("MCP_REQUIRE_ADMIN_TOKEN")
+                .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"));
+        }
         if let Some(token) = &server.admin_token
             && token.trim().len() < 16
         {
             return Err(bad(
                 "admin_token must be at least 16 characters (use a long random string)",
+            ));
+        }
+        if require_admin_token && server.admin_token.is_none() {
+            return Err(bad(
+                "require_admin_token is set but no admin token is configured: set TOOLSMITH_ADMIN_TOKEN (or MCP_ADMIN_TOKEN with --compat dynamic-mcp, or admin_token in the file) to a long random string",
             ));
         }
         server.read_only = serve.read_only || file.read_only.unwrap_or(false);
@@ -469,6 +489,11 @@ impl Settings {
     }
 }
 
+/// A non-empty environment variable.
+fn env_text(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
 impl ServeArgs {
     /// No serve options given (for `toolsmith mcp`, which shares the resolution).
     fn default_ref() -> ServeArgs {
@@ -479,7 +504,6 @@ impl ServeArgs {
             request_timeout: None,
             shutdown_timeout: None,
             allowed_hosts: Vec::new(),
-            admin_token: None,
             read_only: false,
             max_connections: None,
             header_read_timeout: None,
@@ -491,6 +515,8 @@ impl ServeArgs {
                 config: None,
                 compat: None,
                 mcp_listing: None,
+                admin_token: None,
+                require_admin_token: false,
                 js_memory: None,
                 js_cpu_time: None,
                 js_wall_time: None,

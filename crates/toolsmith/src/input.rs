@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use toolsmith_service::CreateTool;
+use toolsmith_service::command_fields::fold_json;
+
 use crate::exit::CliError;
 
 /// `-` as a path: standard input.
@@ -62,6 +65,27 @@ impl Format {
 /// `code_file`) replaced by the content of that file, resolved relative to the tool file's
 /// directory (the current directory for stdin).
 pub fn read_tool_file<T: DeserializeOwned>(path: &Path) -> Result<T, CliError> {
+    let fields = read_tool_object(path)?;
+    serde_json::from_value(Value::Object(fields)).map_err(|e| invalid_tool_file(path, e))
+}
+
+/// Reads a new tool's file: [`read_tool_file`], where a command tool may also be written in
+/// spec 001's form (`command`, `timeout_seconds` … at the top level, and `enabled`, which is
+/// returned).
+pub fn read_new_tool_file(path: &Path) -> Result<(CreateTool, Option<bool>), CliError> {
+    let mut fields = read_tool_object(path)?;
+    let enabled = fold_json(&mut fields).map_err(|e| invalid_tool_file(path, e))?;
+    let tool =
+        serde_json::from_value(Value::Object(fields)).map_err(|e| invalid_tool_file(path, e))?;
+    Ok((tool, enabled))
+}
+
+fn invalid_tool_file(path: &Path, why: impl std::fmt::Display) -> CliError {
+    CliError::Input(format!("invalid tool file {}: {why}", shown(path)))
+}
+
+/// A tool file's object, with `codeFile` resolved.
+fn read_tool_object(path: &Path) -> Result<Map<String, Value>, CliError> {
     let text = read_text(path, "tool file")?;
     let invalid =
         |why: String| CliError::Input(format!("invalid tool file {}: {why}", shown(path)));
@@ -87,7 +111,7 @@ pub fn read_tool_file<T: DeserializeOwned>(path: &Path) -> Result<T, CliError> {
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     };
     resolve_code_file(&mut fields, &base).map_err(invalid)?;
-    serde_json::from_value(Value::Object(fields)).map_err(|e| invalid(e.to_string()))
+    Ok(fields)
 }
 
 /// Replaces `codeFile` with `code: <content of the file>`.

@@ -37,6 +37,7 @@ impl ServerOp {
             | ServerOp::Compat(compat::Op::List | compat::Op::Get)
             | ServerOp::Meta(meta_tools::Op::Search | meta_tools::Op::Help) => Scope::ToolsRead,
             ServerOp::Control(control_plane::Op::RunEphemeral)
+            | ServerOp::Compat(compat::Op::RunEphemeral)
             | ServerOp::Meta(meta_tools::Op::Use | meta_tools::Op::Batch) => Scope::ToolsExecute,
             ServerOp::Control(_) | ServerOp::Compat(_) => Scope::ToolsWrite,
         }
@@ -59,12 +60,22 @@ pub(crate) struct ServerTools {
 }
 
 impl ServerTools {
-    /// The server tool `name`, if it is served (compat names only when `compat` is on).
+    /// The server tool `name`, if it is served (compat names only when `compat` is on; a
+    /// compat tool replaces the core tool of the same name, e.g. `run_js_ephemeral`).
     pub fn find(&self, name: &str, compat: bool) -> Option<&ServerTool> {
+        self.compat
+            .iter()
+            .filter(|_| compat)
+            .chain(&self.core)
+            .find(|t| t.name == name)
+    }
+
+    /// The core tools served, in order: with `compat`, those a compat tool replaces are left
+    /// out (the compat list has them).
+    pub fn served_core(&self, compat: bool) -> impl Iterator<Item = &ServerTool> {
         self.core
             .iter()
-            .chain(self.compat.iter().filter(|_| compat))
-            .find(|t| t.name == name)
+            .filter(move |t| !compat || !self.compat.iter().any(|c| c.name == t.name))
     }
 
     /// Whether `name` is any server tool's name, served or not.
@@ -176,7 +187,9 @@ fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
         ServerOp::Control(C::Delete) | ServerOp::Compat(D::Delete) => writes(true, true),
         ServerOp::Control(C::Toggle) | ServerOp::Compat(D::Enable) => writes(false, true),
         // These run arbitrary code or tools: no promise either way.
-        ServerOp::Control(C::RunEphemeral) | ServerOp::Meta(M::Use | M::Batch) => return None,
+        ServerOp::Control(C::RunEphemeral)
+        | ServerOp::Compat(D::RunEphemeral)
+        | ServerOp::Meta(M::Use | M::Batch) => return None,
     })
 }
 
@@ -260,7 +273,7 @@ impl CatalogCache {
         let server = &*SERVER_TOOLS;
         let compat = if self.compat { server.compat.len() } else { 0 };
         let mut tools = Vec::with_capacity(server.core.len() + list.entries.len() + compat);
-        tools.extend(server.core.iter().map(|t| t.tool.clone()));
+        tools.extend(server.served_core(self.compat).map(|t| t.tool.clone()));
         tools.extend(list.entries.iter().filter_map(|e| e.tool.clone()));
         if self.compat {
             tools.extend(server.compat.iter().map(|t| t.tool.clone()));
@@ -272,7 +285,10 @@ impl CatalogCache {
     #[cfg(test)]
     pub fn rebuild(&self, registry: &ToolRegistry, owner: &str) -> Vec<Tool> {
         let server = &*SERVER_TOOLS;
-        let mut tools: Vec<Tool> = server.core.iter().map(|t| t.tool.clone()).collect();
+        let mut tools: Vec<Tool> = server
+            .served_core(self.compat)
+            .map(|t| t.tool.clone())
+            .collect();
         tools.extend(
             registry
                 .tools(owner)
@@ -332,11 +348,15 @@ fn mcp_form(tool: &RegisteredTool, owner: &str) -> Option<Tool> {
 /// A registry tool as MCP shows it: name, description and its own input schema (tags and
 /// category stay server-side).
 pub(crate) fn registry_tool(definition: &toolsmith_core::ToolDefinition) -> Tool {
-    Tool::new(
+    let tool = Tool::new(
         definition.name.clone(),
         definition.description.clone(),
         Arc::new(as_object(definition.parameters.clone())),
-    )
+    );
+    match &definition.title {
+        Some(title) => tool.with_title(title.clone()),
+        None => tool,
+    }
 }
 
 /// A call's result as MCP returns it.

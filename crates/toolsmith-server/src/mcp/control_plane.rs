@@ -12,6 +12,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{CustomToolRecord, Permission, ToolKind, ToolStatus};
+use toolsmith_service::command_fields::fold_json;
 use toolsmith_service::{
     CreateTool, DeleteOptions, ExecutionApproval, RunCode, ServiceError, ToolPatch, ToolQuery,
     ToolRef,
@@ -77,9 +78,18 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                         "type": "array",
                         "items": {"type": "object"},
                         "description": "Config Center services the tool needs, e.g. [{\"name\": \"weatherapi\", \"displayName\": \"WeatherAPI\", \"docsUrl\": \"https://…\"}]. They are registered automatically; a person fills in the values, and the code reads them with utils.getApiKey('weatherapi'). Until then the tool answers with what is missing."
-                    }
+                    },
+                    "command": {"type": "string", "description": "A command tool written in GoClaw's form (instead of kind + code): the shell template, e.g. \"dig +short {{.record_type}} {{.domain}}\"."},
+                    "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 600, "description": "Command tools: wall-clock limit (default 60)."},
+                    "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 600},
+                    "working_dir": {"type": "string", "description": "Command tools: a relative directory in the run's workspace."},
+                    "workingDir": {"type": "string"},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Command tools: environment variables (stored encrypted)."},
+                    "network": {"type": "boolean", "description": "Command tools: share the host's network."},
+                    "scope": {"type": "string", "description": "Command tools: global (default) or agent:<id>."},
+                    "enabled": {"type": "boolean", "description": "false creates the tool disabled (default true)."}
                 },
-                "required": ["name", "description", "parameters", "code"],
+                "required": ["name", "description", "parameters"],
                 "additionalProperties": false
             }),
         ),
@@ -184,7 +194,9 @@ struct CreateArgs {
     kind: ToolKind,
     description: String,
     parameters: Value,
-    code: String,
+    /// Always present once [`fold_json`] ran (it turns a `command` into `code`).
+    #[serde(default)]
+    code: Option<String>,
     #[serde(default)]
     category: Option<String>,
     #[serde(default)]
@@ -268,7 +280,15 @@ pub(crate) async fn call(
     args: Value,
 ) -> Result<CallToolResult, String> {
     Ok(match op {
-        Op::Create => create(caller, parse(args)?).await,
+        Op::Create => {
+            let mut args = args;
+            let enabled = match args.as_object_mut().map(fold_json) {
+                Some(Err(e)) => return Ok(service_error(e)),
+                Some(Ok(enabled)) => enabled,
+                None => None,
+            };
+            create(caller, parse(args)?, enabled).await
+        }
         Op::List => list(caller, parse(args)?).await,
         Op::Get => {
             let NameArgs { name } = parse(args)?;
@@ -283,22 +303,30 @@ pub(crate) async fn call(
                 args,
                 permissions,
             } = parse(args)?;
-            let res = caller
-                .service()
-                .run_ephemeral(
-                    &caller.actor(),
-                    RunCode {
-                        code,
-                        args,
-                        permissions,
-                    },
-                    caller.tool_context(),
-                    caller.run_rights(),
-                )
-                .await;
-            call_result(res)
+            let run = RunCode {
+                code,
+                args,
+                permissions,
+                timeout_ms: None,
+            };
+            call_result(run_once(caller, run).await)
         }
     })
+}
+
+/// Runs code once for `caller`: a call of the one-off tool `run_js_ephemeral` through the
+/// pipeline as this caller (policy, approval, limits, usage, audit; see
+/// `toolsmith_service::service::one_off`). The only way MCP runs code once, in either mode.
+pub(crate) async fn run_once(caller: &Caller<'_>, run: RunCode) -> toolsmith_core::ToolResult {
+    caller
+        .service()
+        .run_ephemeral(
+            &caller.actor(),
+            run,
+            caller.tool_context(),
+            caller.run_rights(),
+        )
+        .await
 }
 
 /// Deserializes validated arguments; a failure here is an invalid-params error.
@@ -306,7 +334,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, St
     serde_json::from_value(args).map_err(|e| e.to_string())
 }
 
-async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
+async fn create(caller: &Caller<'_>, args: CreateArgs, enabled: Option<bool>) -> CallToolResult {
     let mut notes: Vec<String> = Vec::new();
     let name = args.name.clone();
     if args.kind == ToolKind::Js && !has_return(&args.code) {
@@ -316,19 +344,30 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
         .required_api_keys
         .filter(|keys| !keys.is_empty())
         .map(|keys| json!({"requiredApiKeys": keys}));
+    let Some(code) = args.code else {
+        return error_result(
+            "validation_error",
+            "code is required (or, for a command tool, command: GoClaw's form)",
+            Map::new(),
+        );
+    };
     let input = CreateTool {
         name: args.name,
         kind: args.kind,
         description: args.description,
         parameters: args.parameters,
-        code: args.code,
+        code,
         category: args.category,
         tags: args.tags,
         permissions: args.permissions,
         requires_approval: None,
         metadata,
     };
-    match caller.service().create(&caller.actor(), input).await {
+    match caller
+        .service()
+        .create_with_enabled(&caller.actor(), input, enabled)
+        .await
+    {
         Ok(record) => {
             if let Ok(missing) = caller.service().missing_config(&record).await
                 && !missing.is_empty()
@@ -350,6 +389,10 @@ async fn create(caller: &Caller<'_>, args: CreateArgs) -> CallToolResult {
                         calls_wait(waits, mode)
                     )
                 }
+                ToolStatus::Disabled => format!(
+                    "Tool '{}' was created disabled (enabled: false); enable it with toggle_custom_tool to call it.",
+                    record.name
+                ),
                 _ => format!(
                     "Tool '{}' was created and waits for a person's approval (it declares {}); it becomes callable once a person approves it. {}",
                     record.name,

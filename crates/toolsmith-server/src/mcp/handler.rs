@@ -104,12 +104,18 @@ impl ToolsmithMcp {
         self.inner.shared.catalog.compat()
     }
 
-    fn caller(&self, ct: CancellationToken, approver: Option<Approver>) -> Caller<'_> {
+    fn caller(
+        &self,
+        ct: CancellationToken,
+        approver: Option<Approver>,
+        subagent_depth: u32,
+    ) -> Caller<'_> {
         Caller {
             shared: &self.inner.shared,
             identity: &self.inner.identity,
             ct,
             approver,
+            subagent_depth,
         }
     }
 
@@ -132,14 +138,20 @@ impl ToolsmithMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         let name: &str = &request.name;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
-        let caller = self.caller(ct, approver);
+        let depth = subagent_depth(request.meta.as_ref().map(|m| &m.0.0))?;
+        let caller = self.caller(ct, approver, depth);
 
         if let Some(server_tool) = SERVER_TOOLS.find(name, self.compat()) {
             if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
                 return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
             }
             if let Err(invalid) = check_args(name, &server_tool.schema, &args) {
-                return Ok(invalid.into());
+                // The dynamic-mcp names answer in dynamic-mcp's shape, even here.
+                return Ok(match server_tool.op {
+                    ServerOp::Compat(_) => compat::invocation_result(invalid),
+                    _ => call_result(invalid),
+                }
+                .into());
             }
             let outcome = match server_tool.op {
                 ServerOp::Control(op) => control_plane::call(&caller, op, args).await,
@@ -161,7 +173,12 @@ impl ToolsmithMcp {
             return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
         }
         if let Err(invalid) = check_args(name, &tool.schema, &args) {
-            return Ok(invalid.into());
+            return Ok(if self.compat() && !tool.is_builtin() {
+                compat::invocation_result(invalid)
+            } else {
+                call_result(invalid)
+            }
+            .into());
         }
         let mut ask_in_result = input_required.is_ok();
         if let Some(retry) = approval::retry_of(&request) {
@@ -213,6 +230,9 @@ impl ToolsmithMcp {
                 &ticket,
             )
             .into());
+        }
+        if self.compat() && !tool.is_builtin() {
+            return Ok(compat::invocation_result(res).into());
         }
         Ok(call_result(res).into())
     }
@@ -316,13 +336,37 @@ fn unknown_tool(name: &str, message: String) -> ErrorData {
     ErrorData::invalid_params(message, Some(json!({"tool": name})))
 }
 
+/// The `_meta` keys an agent runner declares the caller's subagent depth under.
+const SUBAGENT_DEPTH_KEYS: [&str; 2] = ["subagentDepth", "toolsmith/subagentDepth"];
+/// The deepest subagent depth accepted (far beyond any policy's `max_depth`).
+const MAX_SUBAGENT_DEPTH: u64 = 64;
+
+/// The subagent depth of a `tools/call` (`_meta.subagentDepth`; 0 without it).
+fn subagent_depth(meta: Option<&serde_json::Map<String, Value>>) -> Result<u32, ErrorData> {
+    let Some(value) = meta.and_then(|m| SUBAGENT_DEPTH_KEYS.iter().find_map(|k| m.get(*k))) else {
+        return Ok(0);
+    };
+    value
+        .as_u64()
+        .filter(|d| *d <= MAX_SUBAGENT_DEPTH)
+        .and_then(|d| u32::try_from(d).ok())
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!(
+                    "_meta.subagentDepth must be a whole number from 0 to {MAX_SUBAGENT_DEPTH} (0 = a top-level agent, 1 = its subagent …), got {value}"
+                ),
+                None,
+            )
+        })
+}
+
 /// A tool execution error (`isError: true`, as MCP 2025-11-25 wants for arguments that break
 /// the schema) whose text names every offending path and the expected shape.
 fn check_args(
     name: &str,
     schema: &toolsmith_core::schema::CompiledSchema,
     args: &Value,
-) -> Result<(), rmcp::model::CallToolResult> {
+) -> Result<(), ToolResult> {
     let violations = schema.violations(args);
     if violations.is_empty() {
         return Ok(());
@@ -342,14 +386,14 @@ fn check_args(
         })
         .collect();
     let details = toolsmith_core::schema::violation_details(&violations, schema.schema());
-    Err(call_result(ToolResult::error_with(
+    Err(ToolResult::error_with(
         ErrorKind::InvalidArguments,
         format!(
             "invalid arguments for tool '{name}': {}",
             summary.join("; ")
         ),
         details,
-    )))
+    ))
 }
 
 /// The fix for the commonest type mistake of models: an object sent as its JSON text.
@@ -418,6 +462,8 @@ pub(crate) struct Caller<'a> {
     ct: CancellationToken,
     /// Asks the person behind the client to approve a call (clients with elicitation).
     approver: Option<Approver>,
+    /// The caller's subagent depth (`_meta.subagentDepth`).
+    subagent_depth: u32,
 }
 
 impl Caller<'_> {
@@ -491,11 +537,17 @@ impl Caller<'_> {
         self.identity.run_rights()
     }
 
+    /// The server's admin token, if one is configured.
+    pub fn admin_token(&self) -> Option<&str> {
+        self.shared.state.config.admin_token.as_deref()
+    }
+
     /// The context of one tool call made for this caller.
     pub fn tool_context(&self) -> ToolContext {
         let mut ctx = self.identity.tool_context();
         ctx.cancellation = self.ct.child_token();
         ctx.approver = self.approver.clone();
+        ctx.subagent_depth = self.subagent_depth;
         ctx
     }
 }

@@ -20,7 +20,7 @@ use super::types::{
     RevisionBody, RollbackBody, Stats, Status, TestToolBody, ToolList, ToolRecord, UpdateToolBody,
     VersionList,
 };
-use super::{actor, execution_response, require};
+use super::{Ran, actor, execution_response, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -223,9 +223,16 @@ pub async fn create(
     require(&identity, Scope::ToolsWrite)?;
     query.check(&[])?;
     check_creator(body.created_by)?;
+    if body.code.is_none() && body.command.is_none() {
+        return Err(ApiError::bad_request(
+            "invalid_body",
+            "missing field `code` (or, for a command tool written in spec 001's form, `command`)",
+        ));
+    }
+    let (input, enabled) = body.into_input()?;
     let record = state
         .service
-        .create(&actor(&identity), body.into_input())
+        .create_with_enabled(&actor(&identity), input, enabled)
         .await?;
     Ok(tool_ok(StatusCode::CREATED, record.into()))
 }
@@ -233,7 +240,9 @@ pub async fn create(
 /// Update a custom tool
 ///
 /// A partial update: only given fields change. `version` goes up when `code` or `parameters`
-/// change, `revision` on every change. Rename with `newName`.
+/// change, `revision` on every change. Rename with `name` (spec 000) or `newName`;
+/// `requiredApiKeys` replaces the declared Config Center services and keeps the rest of the
+/// metadata.
 #[utoipa::path(
     patch, path = "/api/v1/custom-tools/{id}", tag = "custom-tools", operation_id = "updateCustomTool",
     params(
@@ -262,11 +271,23 @@ pub async fn update(
 ) -> Result<ApiOk<ToolRecord>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
     query.check(&[])?;
-    let (patch, body_revision) = body.into_parts();
+    let (mut patch, body_revision, required_api_keys) = body.into_parts();
     let expected = expected_revision(&headers, body_revision)?;
+    let tool = ToolRef::parse(&id);
+    if let Some(keys) = required_api_keys {
+        let mut metadata = match patch.metadata.take() {
+            Some(Value::Object(given)) => given,
+            _ => {
+                let current = state.service.get(&actor(&identity), &tool).await?;
+                current.metadata.as_object().cloned().unwrap_or_default()
+            }
+        };
+        metadata.insert("requiredApiKeys".to_owned(), Value::Array(keys));
+        patch.metadata = Some(Value::Object(metadata));
+    }
     let record = state
         .service
-        .update(&actor(&identity), &ToolRef::parse(&id), patch, expected)
+        .update(&actor(&identity), &tool, patch, expected)
         .await?;
     Ok(tool_ok(StatusCode::OK, record.into()))
 }
@@ -392,7 +413,7 @@ pub async fn disable(
 
 /// Approve a pending tool
 ///
-/// `pending_approval` → `active`. Needs the `admin` scope; any other status is a 409.
+/// `pending_approval` → `active`. Needs the `admin` scope; any other status is a 400 (spec 000).
 #[utoipa::path(
     post, path = "/api/v1/custom-tools/{id}/approve", tag = "custom-tools", operation_id = "approveCustomTool",
     params(("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name")),
@@ -400,7 +421,7 @@ pub async fn disable(
         (status = 200, description = "The tool, now active", body = inline(super::openapi::ToolEnvelope),
             headers(("ETag" = String, description = "The tool's revision, quoted"))),
         (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 409, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
+        (status = 400, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
     )
 )]
 pub async fn approve(
@@ -414,13 +435,14 @@ pub async fn approve(
     let record = state
         .service
         .approve(&actor(&identity), &ToolRef::parse(&id))
-        .await?;
+        .await
+        .map_err(state_is_bad_request)?;
     Ok(tool_ok(StatusCode::OK, record.into()))
 }
 
 /// Reject a pending tool
 ///
-/// `pending_approval` → `rejected`. Needs the `admin` scope; any other status is a 409.
+/// `pending_approval` → `rejected`. Needs the `admin` scope; any other status is a 400 (spec 000).
 #[utoipa::path(
     post, path = "/api/v1/custom-tools/{id}/reject", tag = "custom-tools", operation_id = "rejectCustomTool",
     params(("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name")),
@@ -428,7 +450,7 @@ pub async fn approve(
         (status = 200, description = "The tool, now rejected", body = inline(super::openapi::ToolEnvelope),
             headers(("ETag" = String, description = "The tool's revision, quoted"))),
         (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 409, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
+        (status = 400, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
     )
 )]
 pub async fn reject(
@@ -442,7 +464,8 @@ pub async fn reject(
     let record = state
         .service
         .reject(&actor(&identity), &ToolRef::parse(&id))
-        .await?;
+        .await
+        .map_err(state_is_bad_request)?;
     Ok(tool_ok(StatusCode::OK, record.into()))
 }
 
@@ -450,7 +473,9 @@ pub async fn reject(
 ///
 /// Runs an active tool on `arguments`. A tool that fails (throws, times out …) still answers
 /// 200 with `isError: true`; arguments that break the tool's schema are a 422 with the
-/// violations and the schema in `error.details`; a tool that is not active is a 409.
+/// violations and the schema in `error.details`; a tool that is not active is a 400 (spec 000).
+/// The answer has spec 000's `result`, `duration`, `metadata.executionTime` and
+/// `metadata.dynamicTool` beside Toolsmith's `content` and `metadata.durationMs`.
 #[utoipa::path(
     post, path = "/api/v1/custom-tools/{id}/execute", tag = "custom-tools", operation_id = "executeCustomTool",
     params(("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name")),
@@ -458,7 +483,7 @@ pub async fn reject(
     responses(
         (status = 200, description = "The result (also when the tool failed: see `isError`)", body = inline(super::openapi::ExecutionEnvelope)),
         (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 409, description = "The tool is not active", body = super::error::ErrorEnvelope),
+        (status = 400, description = "The tool is not active", body = super::error::ErrorEnvelope),
         (status = 415, description = "A body that is not JSON", body = super::error::ErrorEnvelope),
         (status = 422, description = "The arguments break the tool's schema", body = super::error::ErrorEnvelope)
     )
@@ -468,20 +493,22 @@ pub async fn execute(
     identity: Identity,
     ApiPath(id): ApiPath<String>,
     query: QueryPairs,
+    headers: HeaderMap,
     OptionalApiJson(body): OptionalApiJson<ExecuteCustomBody>,
 ) -> Result<ApiOk<Execution>, ApiError> {
     require(&identity, Scope::ToolsExecute)?;
     query.check(&[])?;
+    let depth = super::subagent_depth(&headers)?;
     let record = state
         .service
         .get(&actor(&identity), &ToolRef::parse(&id))
         .await?;
     if record.status != ToolStatus::Active {
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
+            StatusCode::BAD_REQUEST,
             "invalid_state",
             format!(
-                "tool '{}' is {}; only active tools can run",
+                "tool '{}' is {}; only active tools can run (enable or approve it first)",
                 record.name, record.status
             ),
         ));
@@ -489,12 +516,13 @@ pub async fn execute(
     let body = body.unwrap_or_default();
     let args = body.arguments.unwrap_or_default();
     let mut ctx = identity.tool_context();
+    ctx.subagent_depth = depth;
     ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
     let res = state
         .service
         .execute(&record.name, Value::Object(args), ctx)
         .await;
-    execution_response(&record.name, res, false)
+    execution_response(&record.name, res, Ran::Custom)
 }
 
 /// Dry-run a tool definition
@@ -556,7 +584,7 @@ pub async fn test(
             res.error_message().unwrap_or("invalid tool definition"),
         ));
     }
-    execution_response(&name, res, true)
+    execution_response(&name, res, Ran::Test)
 }
 
 /// A tool's versions
@@ -648,6 +676,17 @@ fn check_creator(created_by: Option<Creator>) -> Result<(), ApiError> {
         ));
     }
     Ok(())
+}
+
+/// Spec 000 answers approve or reject of a tool that is not pending with a 400 (elsewhere a
+/// state conflict is a 409).
+fn state_is_bad_request(e: toolsmith_service::ServiceError) -> ApiError {
+    match e {
+        toolsmith_service::ServiceError::InvalidState(message) => {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_state", message)
+        }
+        other => other.into(),
+    }
 }
 
 /// The revision a write must find: from the body, from `If-Match`, or both when they agree.

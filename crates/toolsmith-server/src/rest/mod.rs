@@ -121,10 +121,45 @@ pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
 /// for what is not the tool's doing: an unknown tool (404), arguments that break its schema
 /// (422, violations and schema in `details`), a saturated sandbox (503), a rate limit (429) and
 /// an internal failure (500).
+/// The header an agent runner declares its caller's subagent depth in (0 = a top-level agent,
+/// 1 = its subagent …); the policy's subagent deny lists apply to it.
+pub const SUBAGENT_DEPTH_HEADER: &str = "x-toolsmith-subagent-depth";
+/// The deepest subagent depth accepted.
+const MAX_SUBAGENT_DEPTH: u32 = 64;
+
+/// The caller's subagent depth from [`SUBAGENT_DEPTH_HEADER`] (0 without it).
+pub fn subagent_depth(headers: &axum::http::HeaderMap) -> Result<u32, ApiError> {
+    let Some(value) = headers.get(SUBAGENT_DEPTH_HEADER) else {
+        return Ok(0);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|d| *d <= MAX_SUBAGENT_DEPTH)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_header",
+                format!(
+                    "X-Toolsmith-Subagent-Depth must be a whole number from 0 to {MAX_SUBAGENT_DEPTH} (0 = a top-level agent, 1 = its subagent …)"
+                ),
+            )
+        })
+}
+
+/// What ran: a tool of the catalogue (built-in or custom), a custom tool through its own route,
+/// or a dry run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ran {
+    Catalog,
+    Custom,
+    Test,
+}
+
 pub fn execution_response(
     tool: &str,
     res: ToolResult,
-    test_mode: bool,
+    ran: Ran,
 ) -> Result<ApiOk<Execution>, ApiError> {
     let message = || res.error_message().unwrap_or("the call failed").to_owned();
     match res.error_kind() {
@@ -169,8 +204,13 @@ pub fn execution_response(
         _ => {}
     }
     let mut execution = Execution::new(tool, res);
-    if test_mode {
-        execution.test_mode = Some(true);
+    match ran {
+        Ran::Catalog => {}
+        Ran::Custom => execution = execution.of_custom_tool(),
+        Ran::Test => {
+            execution = execution.of_custom_tool();
+            execution.test_mode = Some(true);
+        }
     }
     Ok(ApiOk::ok(execution))
 }

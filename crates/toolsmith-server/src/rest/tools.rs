@@ -96,9 +96,17 @@ pub async fn definitions(
             )
         })?,
     };
-    let tools: Vec<ExportedTool> = state
-        .service
-        .visible_tools(&identity.tool_context())
+    let visible = state.service.visible_tools(&identity.tool_context());
+    let mut name_map = std::collections::BTreeMap::new();
+    if format != ExportFormat::Mcp {
+        for tool in &visible {
+            let exported = toolsmith_core::name::function_name(tool.name());
+            if exported != tool.name() {
+                name_map.insert(exported, tool.name().to_owned());
+            }
+        }
+    }
+    let tools: Vec<ExportedTool> = visible
         .iter()
         .map(|t| ExportedTool::new(format, t.definition.clone()))
         .collect();
@@ -106,6 +114,7 @@ pub async fn definitions(
         format,
         count: tools.len() as u64,
         tools,
+        name_map,
     }))
 }
 
@@ -130,10 +139,12 @@ pub async fn execute(
     identity: Identity,
     ApiPath(name): ApiPath<String>,
     query: QueryPairs,
+    headers: axum::http::HeaderMap,
     OptionalApiJson(body): OptionalApiJson<ExecuteBody>,
 ) -> Result<ApiOk<Execution>, ApiError> {
     require(&identity, Scope::ToolsExecute)?;
     query.check(&[])?;
+    let depth = super::subagent_depth(&headers)?;
     let body = body.unwrap_or_default();
     if body
         .conversation_id
@@ -147,8 +158,9 @@ pub async fn execute(
     }
     let mut ctx = identity.tool_context();
     ctx.conversation_id = body.conversation_id;
+    ctx.subagent_depth = depth;
     ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
     let args = Value::Object(body.arguments.unwrap_or_default());
     let res = state.service.execute(&name, args, ctx).await;
-    execution_response(&name, res, false)
+    execution_response(&name, res, super::Ran::Catalog)
 }

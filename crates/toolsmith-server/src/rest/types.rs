@@ -13,7 +13,8 @@ use toolsmith_core::{
     CreatedBy, CustomToolRecord, Permission, ToolDefinition, ToolKind, ToolResult, ToolStatus,
     ToolVersionRecord,
 };
-use toolsmith_service::{CreateTool, ToolPatch, ToolStats};
+use toolsmith_service::command_fields::CommandFields;
+use toolsmith_service::{CreateTool, ServiceError, ToolPatch, ToolStats};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
@@ -428,9 +429,33 @@ pub struct CreateToolBody {
     #[schema(schema_with = parameters_schema)]
     pub parameters: Value,
     /// For `js`, the body of an async JavaScript function (`args` holds the arguments); for
-    /// `command`, the spec as JSON; for `http`, the YAML or JSON definition.
+    /// `command`, the spec as JSON; for `http`, the YAML or JSON definition. A command tool may
+    /// instead give its fields at the top level (`command`, `timeout_seconds` …, spec 001).
+    #[serde(default)]
     #[schema(example = "return { words: args.text.split(/\\s+/).filter(Boolean).length };")]
-    pub code: String,
+    pub code: Option<String>,
+    /// A command tool's template (spec 001 §13's form): makes the tool kind `command`; the
+    /// fields below go with it. Give these or `code`, not both.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Command tools: wall-clock limit of one run, 1 to 600 (default 60).
+    #[serde(default, alias = "timeout_seconds")]
+    pub timeout_seconds: Option<u64>,
+    /// Command tools: a relative directory inside the run's workspace.
+    #[serde(default, alias = "working_dir")]
+    pub working_dir: Option<String>,
+    /// Command tools: variables given to the command (stored encrypted).
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// Command tools: share the host's network.
+    #[serde(default)]
+    pub network: Option<bool>,
+    /// Command tools: `global` (default) or `agent:<id>`.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// `false` creates the tool disabled (spec 001); default `true`.
+    #[serde(default)]
+    pub enabled: Option<bool>,
     #[serde(default)]
     pub category: Option<String>,
     /// Search tags (at most 32, each at most 64 characters).
@@ -472,20 +497,32 @@ fn with_required_api_keys(
 }
 
 impl CreateToolBody {
-    /// The service's input; `createdBy` has been checked by the caller.
-    pub fn into_input(self) -> CreateTool {
-        CreateTool {
+    /// The service's input and `enabled`; `createdBy` has been checked by the caller. A
+    /// command tool written in spec 001's form becomes kind `command` with its fields in `code`.
+    pub fn into_input(self) -> Result<(CreateTool, Option<bool>), ServiceError> {
+        let mut kind: ToolKind = self.kind.into();
+        let code = CommandFields {
+            command: self.command,
+            timeout_seconds: self.timeout_seconds,
+            working_dir: self.working_dir,
+            env: self.env,
+            network: self.network,
+            scope: self.scope,
+        }
+        .fold(&mut kind, self.code)?;
+        let input = CreateTool {
             name: self.name,
-            kind: self.kind.into(),
+            kind,
             description: self.description,
             parameters: self.parameters,
-            code: self.code,
+            code,
             category: self.category,
             tags: self.tags,
             permissions: self.permissions.into_iter().map(Into::into).collect(),
             requires_approval: self.requires_approval,
             metadata: with_required_api_keys(self.metadata, self.required_api_keys),
-        }
+        };
+        Ok((input, self.enabled))
     }
 }
 
@@ -573,7 +610,8 @@ impl TestToolBody {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateToolBody {
-    /// If given, must be the tool's current name; to rename, use `newName`.
+    /// Renames the tool (spec 000). With `newName` also given, it must be the tool's current
+    /// name instead (a check, as before `newName` existed).
     #[serde(default)]
     pub name: Option<String>,
     /// Renames the tool (same rules as a new name).
@@ -601,6 +639,11 @@ pub struct UpdateToolBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Map<String, Value>>,
+    /// Replaces the Config Center services the tool declares (kept in
+    /// `metadata.requiredApiKeys`; the rest of the metadata stays as it is).
+    #[serde(default, alias = "required_api_keys")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub required_api_keys: Option<Vec<Value>>,
     /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
     #[serde(default, deserialize_with = "optional_integer")]
     #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
@@ -608,11 +651,17 @@ pub struct UpdateToolBody {
 }
 
 impl UpdateToolBody {
-    /// The patch and the expected revision.
-    pub fn into_parts(self) -> (ToolPatch, Option<i64>) {
+    /// The patch, the expected revision, and the `requiredApiKeys` to merge into the tool's
+    /// metadata (the caller holds the current metadata).
+    pub fn into_parts(self) -> (ToolPatch, Option<i64>, Option<Vec<Value>>) {
+        // `name` alone renames (spec 000); beside `newName` it is the identity check.
+        let (name, new_name) = match (self.name, self.new_name) {
+            (name, Some(new_name)) => (name, Some(new_name)),
+            (name, None) => (None, name),
+        };
         let patch = ToolPatch {
-            name: self.name,
-            new_name: self.new_name,
+            name,
+            new_name,
             description: self.description,
             parameters: self.parameters,
             code: self.code,
@@ -624,7 +673,7 @@ impl UpdateToolBody {
             requires_approval: self.requires_approval,
             metadata: self.metadata.map(Value::Object),
         };
-        (patch, self.expected_revision)
+        (patch, self.expected_revision, self.required_api_keys)
     }
 }
 
@@ -700,6 +749,11 @@ pub struct ConsoleLine {
 pub struct ExecutionMetadata {
     /// Wall-clock time of the whole call, in milliseconds.
     pub duration_ms: f64,
+    /// The same in whole milliseconds (spec 000).
+    pub execution_time: u64,
+    /// The custom tool that ran (spec 000); absent for built-ins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamic_tool: Option<String>,
     /// Why the call failed: `execution_error`, `timeout`, `cpu_limit`, `memory_limit`,
     /// `stack_overflow`, `output_too_large`, `cancelled`, `denied`, …
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -720,7 +774,13 @@ pub struct Execution {
     /// What the tool returned (any JSON), or `{"error", "kind", …}` when it failed.
     #[schema(value_type = Object)]
     pub content: Value,
+    /// The same as `content` (spec 000's name for it).
+    #[schema(value_type = Object)]
+    pub result: Value,
     pub is_error: bool,
+    /// Wall-clock time of the whole call, in whole milliseconds (spec 000); `metadata.durationMs`
+    /// has the fraction.
+    pub duration: u64,
     #[schema(value_type = ExecutionMetadata)]
     pub metadata: Value,
     /// `true` for a dry run (`POST /api/v1/custom-tools/test`); absent otherwise.
@@ -730,15 +790,31 @@ pub struct Execution {
 
 impl Execution {
     pub fn new(tool: &str, res: ToolResult) -> Execution {
-        let metadata =
+        let mut metadata =
             serde_json::to_value(&res.metadata).unwrap_or_else(|_| Value::Object(Map::new()));
+        let duration = res.metadata.duration_ms.max(0.0).round() as u64;
+        if let Some(obj) = metadata.as_object_mut() {
+            // Spec 000's name for the run's time, in whole milliseconds.
+            obj.insert("executionTime".to_owned(), Value::from(duration));
+        }
         Execution {
             tool: tool.to_owned(),
+            result: res.content.clone(),
             content: res.content,
             is_error: res.is_error,
+            duration,
             metadata,
             test_mode: None,
         }
+    }
+
+    /// Marks the result as a custom tool's (`metadata.dynamicTool`, spec 000).
+    #[must_use]
+    pub fn of_custom_tool(mut self) -> Execution {
+        if let Some(obj) = self.metadata.as_object_mut() {
+            obj.insert("dynamicTool".to_owned(), Value::String(self.tool.clone()));
+        }
+        self
     }
 }
 
@@ -861,13 +937,13 @@ impl ExportedTool {
             ExportFormat::Openai => ExportedTool::OpenAi(OpenAiTool {
                 kind: "function".to_owned(),
                 function: OpenAiFunction {
-                    name: d.name,
+                    name: toolsmith_core::name::function_name(&d.name),
                     description: d.description,
                     parameters: d.parameters,
                 },
             }),
             ExportFormat::Anthropic => ExportedTool::Anthropic(AnthropicTool {
-                name: d.name,
+                name: toolsmith_core::name::function_name(&d.name),
                 description: d.description,
                 input_schema: d.parameters,
             }),
@@ -882,10 +958,16 @@ impl ExportedTool {
 
 /// The caller's tools as function-calling definitions.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Export {
     pub format: ExportFormat,
     pub tools: Vec<ExportedTool>,
     pub count: u64,
+    /// Exported name → the tool's real name, for names a model API would refuse
+    /// (`text.uppercase` → `text_uppercase__1a2b3c4d` in `openai` and `anthropic`); call the
+    /// tool by its real name. Absent when no name was mapped.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub name_map: std::collections::BTreeMap<String, String>,
 }
 
 /// `GET /livez` and `GET /readyz`.

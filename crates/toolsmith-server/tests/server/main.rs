@@ -9,14 +9,17 @@ mod mcp_support;
 mod rest_support;
 
 mod auth;
+mod docs_examples;
 mod mcp_approvals;
 mod mcp_clients;
+mod mcp_compat;
 mod mcp_protocol;
 mod mcp_scopes;
 mod mcp_stateless_approvals;
 mod rest_api;
 mod rest_approvals;
 mod rest_audit;
+mod rest_contract;
 mod rest_http;
 mod rest_kinds;
 mod rest_load;

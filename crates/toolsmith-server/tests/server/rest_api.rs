@@ -281,8 +281,10 @@ async fn patch_updates_versions_and_revisions() {
     let tool = app.patch(&path, &json!({})).await.assert_ok(StatusCode::OK);
     assert_eq!(tool["revision"], json!(3));
 
-    // Rename with newName; `name` must be the current name.
-    let res = app.patch(&path, &json!({"name": "other"})).await;
+    // Beside newName, `name` must be the current name.
+    let res = app
+        .patch(&path, &json!({"name": "other", "newName": "third"}))
+        .await;
     let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
     assert!(
         message.contains("to rename a tool, set newName"),
@@ -474,8 +476,8 @@ async fn enable_disable_and_what_disabled_means() {
         )
         .await;
     assert_eq!(
-        res.assert_error(StatusCode::CONFLICT, "invalid_state"),
-        "tool 'upper' is disabled; only active tools can run"
+        res.assert_error(StatusCode::BAD_REQUEST, "invalid_state"),
+        "tool 'upper' is disabled; only active tools can run (enable or approve it first)"
     );
     let res = app
         .post(
@@ -566,13 +568,13 @@ async fn pending_approve_and_reject() {
         .call(Method::POST, &format!("{TOOLS}/{first}/approve"))
         .await;
     assert_eq!(
-        res.assert_error(StatusCode::CONFLICT, "invalid_state"),
+        res.assert_error(StatusCode::BAD_REQUEST, "invalid_state"),
         "tool 'first_pending' is active; only tools pending approval can be approved or rejected"
     );
     let res = app
         .call(Method::POST, &format!("{TOOLS}/upper/approve"))
         .await;
-    res.assert_error(StatusCode::CONFLICT, "invalid_state");
+    res.assert_error(StatusCode::BAD_REQUEST, "invalid_state");
 
     let tool = app
         .call(Method::POST, &format!("{TOOLS}/{second}/reject"))
@@ -582,7 +584,7 @@ async fn pending_approve_and_reject() {
     let res = app
         .call(Method::POST, &format!("{TOOLS}/{second}/reject"))
         .await;
-    res.assert_error(StatusCode::CONFLICT, "invalid_state");
+    res.assert_error(StatusCode::BAD_REQUEST, "invalid_state");
     let res = app
         .call(Method::POST, &format!("{TOOLS}/{second}/enable"))
         .await;
@@ -684,7 +686,12 @@ async fn execute_runs_and_reports_tool_errors_as_results() {
         )
         .await;
     let data = res.assert_ok(StatusCode::OK);
-    assert_eq!(keys(&data), ["content", "isError", "metadata", "tool"]);
+    assert_eq!(
+        keys(&data),
+        [
+            "content", "duration", "isError", "metadata", "result", "tool"
+        ]
+    );
     assert_eq!(data["tool"], json!("upper"));
     assert_eq!(data["content"], json!({"upper": "ABC"}));
     assert_eq!(data["isError"], json!(false));

@@ -4,8 +4,9 @@
 //!
 //! A tool's declaration lives in its `metadata.requiredApiKeys` (the spec keeps it with the
 //! tool's extended fields): a list of `{name, displayName?, description?, category?,
-//! docsUrl?}` (or plain names). Creating or updating the tool registers those services
-//! (auto-registered, with the default `api_key` + `base_url` fields); deleting it, or
+//! docsUrl?, multiEntry?, configSchema?}` (or plain names; spec 000's `RequiredConfigService`).
+//! Creating or updating the tool registers those services (auto-registered, with the fields of
+//! `configSchema`, or the default `api_key` + `base_url` without one); deleting it, or
 //! dropping a service from the list, unregisters what no tool needs any more and holds no
 //! entries ([`Store::sync_config_dependencies`](toolsmith_store::Store::sync_config_dependencies)).
 
@@ -64,6 +65,20 @@ pub(crate) fn services_of(
                     r.description = text("description");
                     r.category = text("category");
                     r.docs_url = text("docsUrl");
+                    if let Some(multi) = map.get("multiEntry") {
+                        r.multi_entry = multi.as_bool().ok_or_else(|| {
+                            ServiceError::Validation(format!(
+                                "requiredApiKeys: multiEntry of '{name}' must be true or false"
+                            ))
+                        })?;
+                    }
+                    if let Some(schema) = map.get("configSchema").filter(|s| !s.is_null()) {
+                        r.fields = serde_json::from_value(schema.clone()).map_err(|e| {
+                            ServiceError::Validation(format!(
+                                "requiredApiKeys: configSchema of '{name}' must be a list of fields ({{name, label?, type, required?, description?}}): {e}"
+                            ))
+                        })?;
+                    }
                     r
                 }
                 _ => {

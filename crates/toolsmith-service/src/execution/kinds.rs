@@ -43,6 +43,9 @@ pub(crate) struct ExecutorSource<'a> {
     /// Whether an HTTP tool's `store.*` values come from the owner's Config Center (a stored
     /// tool; a dry run by a caller who may read it) or are all absent.
     pub config_values: bool,
+    /// The tool's own wall-clock limit (`metadata.timeoutMs`, JS tools), instead of the
+    /// server's `js_wall_time`.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl ToolService {
@@ -148,15 +151,22 @@ impl ToolService {
             permissions,
             declared,
             config_values,
+            timeout,
         } = source;
         Ok(match kind {
-            ToolKind::Js => Arc::new(self.js_executor_with_config(
-                name,
-                code.into(),
-                permissions,
-                owner.to_owned(),
-                declared,
-            )),
+            ToolKind::Js => {
+                let mut executor = self.js_executor_with_config(
+                    name,
+                    code.into(),
+                    permissions,
+                    owner.to_owned(),
+                    declared,
+                );
+                if let Some(timeout) = timeout {
+                    executor.limits.wall_time = timeout;
+                }
+                Arc::new(executor)
+            }
             ToolKind::Command => {
                 let mut spec = command_spec(code)?;
                 for (env_name, value) in spec.env.iter_mut() {

@@ -163,13 +163,14 @@ fn catalog(registry: &ToolRegistry) -> GroupCatalog {
     GroupCatalog::new(families, Vec::<String>::new())
 }
 
-/// The policy's caller. Subagent depth is 0: a nested `callTool` is the same agent calling
-/// through a tool (its permissions are capped by the calling tool's), not a subagent.
+/// The policy's caller. Its depth is the subagent depth the agent runner declared
+/// (`ToolContext::subagent_depth`), which nested `callTool` calls inherit: a nested call is the
+/// same agent calling through a tool, so it is neither deeper nor shallower.
 fn caller(ctx: &ToolContext) -> Caller<'_> {
     Caller {
         user: &ctx.user_id,
         agent: ctx.agent_id.as_deref(),
-        depth: 0,
+        depth: ctx.subagent_depth,
     }
 }
 

@@ -16,7 +16,7 @@
 
 use chrono::Utc;
 use serde_json::Value;
-use toolsmith_core::name::validate_custom_name;
+use toolsmith_core::name::validate_name;
 use toolsmith_core::{CustomToolRecord, ToolStatus, ToolVersionRecord};
 use toolsmith_store::{StoreError, ToolPage, ToolQuery, ToolStats};
 
@@ -30,13 +30,35 @@ use crate::governance::audit::AuditTarget;
 use crate::input::{Actor, CreateTool, DeleteOptions, ToolPatch, ToolRef};
 
 impl ToolService {
+    /// Creates a custom tool and, for `enabled: Some(false)` (spec 001's switch), disables it
+    /// at once.
+    pub async fn create_with_enabled(
+        &self,
+        actor: &Actor,
+        input: CreateTool,
+        enabled: Option<bool>,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        let record = self.create(actor, input).await?;
+        if enabled == Some(false) {
+            return self
+                .disable(
+                    actor,
+                    &ToolRef::Id(record.id.clone()),
+                    Some(record.revision),
+                )
+                .await;
+        }
+        Ok(record)
+    }
+
     /// Creates a custom tool.
     pub async fn create(
         &self,
         actor: &Actor,
         input: CreateTool,
     ) -> Result<CustomToolRecord, ServiceError> {
-        validate_custom_name(&input.name).map_err(|e| ServiceError::Validation(e.to_string()))?;
+        validate_name(&input.name, self.config.name_rule)
+            .map_err(|e| ServiceError::Validation(e.to_string()))?;
         self.check_description(&input.description)?;
         let parameters = normalize_parameters(input.parameters)?;
         let checked = self.check_definition(
@@ -174,7 +196,8 @@ impl ToolService {
         if let Some(new_name) = patch.new_name
             && new_name != current.name
         {
-            validate_custom_name(&new_name).map_err(|e| ServiceError::Validation(e.to_string()))?;
+            validate_name(&new_name, self.config.name_rule)
+                .map_err(|e| ServiceError::Validation(e.to_string()))?;
             self.check_name_not_taken_by_toolsmith(&new_name)?;
             next.name = new_name;
         }
@@ -478,8 +501,18 @@ impl ToolService {
         }
         next.revision = current.revision + 1;
         next.updated_at = Utc::now();
+        let dependencies_changed = next.metadata != current.metadata
+            || next.code != current.code
+            || next.name != current.name;
+        if dependencies_changed {
+            dependencies::declared_services(&next)?;
+        }
         self.store.update_tool(&next, current.revision).await?;
         self.sync(&next);
+        if dependencies_changed {
+            // `requiredApiKeys` (and an HTTP tool's `store.*` keys) follow the update.
+            self.sync_dependencies(&next, Some(&current.name)).await;
+        }
         self.audit_tool(actor, "tool.update", Some(current.revision), &next, serde_json::json!({
             "changed": changed_fields(&current, &next), "version": next.version, "status": next.status,
         }))

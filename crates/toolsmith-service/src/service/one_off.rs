@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use toolsmith_core::name::validate_custom_name;
+use toolsmith_core::name::validate_name;
 use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{
     ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
@@ -83,13 +83,25 @@ impl ToolService {
             return ToolResult::error(ErrorKind::InvalidArguments, "args must be a JSON object");
         }
         let permissions: PermissionSet = run.permissions.into_iter().collect();
-        let executor = self.js_executor_with_config(
+        let mut executor = self.js_executor_with_config(
             EPHEMERAL_TOOL,
             run.code.as_str().into(),
             permissions.clone(),
             actor.user_id.clone(),
             Vec::new(),
         );
+        if let Some(ms) = run.timeout_ms {
+            if !(1..=crate::tool_settings::MAX_TIMEOUT_MS).contains(&ms) {
+                return ToolResult::error(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "timeoutMs must be from 1 to {} milliseconds, got {ms}",
+                        crate::tool_settings::MAX_TIMEOUT_MS
+                    ),
+                );
+            }
+            executor.limits.wall_time = std::time::Duration::from_millis(ms);
+        }
         let one_off = OneOff {
             name: EPHEMERAL_TOOL,
             id_prefix: "ephemeral",
@@ -115,7 +127,7 @@ impl ToolService {
         rights: RunRights,
     ) -> ToolResult {
         let checked = (|| {
-            validate_custom_name(&input.name)
+            validate_name(&input.name, self.config.name_rule)
                 .map_err(|e| ServiceError::Validation(e.to_string()))?;
             self.check_description(&input.description)?;
             let parameters = normalize_parameters(input.parameters.clone())?;
@@ -150,6 +162,10 @@ impl ToolService {
                     Vec::new()
                 },
                 config_values: rights.read_secrets,
+                timeout: input
+                    .metadata
+                    .as_ref()
+                    .and_then(crate::tool_settings::timeout),
             })?;
             Ok::<_, ServiceError>((schema, checked, executor))
         })();

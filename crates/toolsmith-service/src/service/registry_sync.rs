@@ -89,6 +89,7 @@ impl ToolService {
                 permissions: record.permissions.clone(),
                 declared: dependencies::declared_names(record),
                 config_values: true,
+                timeout: crate::tool_settings::timeout(&record.metadata),
             })
             .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(

@@ -16,7 +16,8 @@ impl ToolService {
         }
         if toolsmith_core::name::is_reserved(name) {
             return Err(ServiceError::NameTaken(format!(
-                "'{name}' is the name of one of Toolsmith's own MCP tools; choose another name"
+                "'{name}' is reserved: it is the name of one of Toolsmith's own MCP tools (names starting with '{}' are reserved too); choose another name",
+                toolsmith_core::name::RESERVED_PREFIX
             )));
         }
         Ok(())
@@ -67,7 +68,10 @@ pub(crate) fn normalize_parameters(parameters: Value) -> Result<Value, ServiceEr
 pub(crate) fn normalize_metadata(metadata: Option<Value>) -> Result<Value, ServiceError> {
     match metadata {
         None | Some(Value::Null) => Ok(Value::Object(Map::new())),
-        Some(it @ Value::Object(_)) => Ok(it),
+        Some(it @ Value::Object(_)) => {
+            crate::tool_settings::check(&it)?;
+            Ok(it)
+        }
         Some(_) => Err(ServiceError::Validation(
             "metadata must be a JSON object".to_owned(),
         )),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use toolsmith_core::CustomToolRecord;
-use toolsmith_service::{CreateTool, DeleteOptions, ToolPatch, ToolQuery, ToolRef, ToolStats};
+use toolsmith_service::{DeleteOptions, ToolPatch, ToolQuery, ToolRef, ToolStats};
 
 use super::Ctx;
 use crate::cli::{ListArgs, ToolCommand};
@@ -15,8 +15,8 @@ pub async fn run(ctx: &Ctx, command: ToolCommand) -> anyhow::Result<u8> {
     let actor = &ctx.actor;
     match command {
         ToolCommand::Create { file } => {
-            let tool: CreateTool = input::read_tool_file(&file)?;
-            let created = service.create(actor, tool).await?;
+            let (tool, enabled) = input::read_new_tool_file(&file)?;
+            let created = service.create_with_enabled(actor, tool, enabled).await?;
             report(ctx, "created", &created)?;
         }
         ToolCommand::Import { file } => {
