@@ -98,7 +98,9 @@ pub fn document() -> &'static Value {
             .merge(crate::app::health_routes())
             .into_openapi();
         finish(&mut doc);
-        serde_json::to_value(&doc).unwrap_or(Value::Null)
+        let mut doc = serde_json::to_value(&doc).unwrap_or(Value::Null);
+        code_or_command(&mut doc);
+        doc
     });
     &DOC
 }
@@ -118,6 +120,38 @@ pub async fn openapi_json() -> Response {
         JSON.as_slice(),
     )
         .into_response()
+}
+
+/// A create takes `code` or, for a command tool in spec 001's form, `command` (with its fields),
+/// never both: said in the schema, so that a generated body without either is known invalid.
+fn code_or_command(doc: &mut Value) {
+    let Some(create) = doc.pointer_mut("/components/schemas/CreateToolBody") else {
+        return;
+    };
+    let command_only = [
+        "command",
+        "timeoutSeconds",
+        "workingDir",
+        "env",
+        "network",
+        "scope",
+    ];
+    let mut with_code = serde_json::Map::new();
+    with_code.insert("code".to_owned(), serde_json::json!({"type": "string"}));
+    for field in command_only {
+        with_code.insert(field.to_owned(), serde_json::json!({"type": "null"}));
+    }
+    create["oneOf"] = serde_json::json!([
+        {"required": ["code"], "properties": with_code},
+        {
+            "required": ["command"],
+            "properties": {
+                "command": {"type": "string"},
+                "code": {"type": "null"},
+                "kind": {"enum": ["js", "command"]}
+            }
+        }
+    ]);
 }
 
 /// Completes the generated document: the error answers every operation can give (where the

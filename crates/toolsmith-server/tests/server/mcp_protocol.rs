@@ -236,7 +236,7 @@ async fn protocol_errors_and_tool_errors() {
     let (is_error, missing, text) = session
         .ok(
             "create_tool",
-            json!({"name": "x", "description": "d", "parameters": {"type": "object"}}),
+            json!({"name": "x", "parameters": {"type": "object"}, "code": "return 1;"}),
         )
         .await;
     assert!(is_error);
@@ -245,11 +245,23 @@ async fn protocol_errors_and_tool_errors() {
         missing["violations"][0]["message"]
             .as_str()
             .unwrap()
-            .contains("code"),
+            .contains("description"),
         "{missing}"
     );
+    // Neither `code` nor GoClaw's `command`: refused, naming both.
+    let (is_error, no_code, _) = session
+        .ok(
+            "create_tool",
+            json!({"name": "x", "description": "d", "parameters": {"type": "object"}}),
+        )
+        .await;
+    assert!(is_error);
+    let why = no_code["error"].as_str().unwrap_or_default();
+    assert!(why.contains("code") && why.contains("command"), "{no_code}");
     assert!(
-        text.contains(r#"Expected arguments ("?" marks optional): {"code": string, "description": string, "name": string"#),
+        text.contains(
+            r#"Expected arguments ("?" marks optional): {"description": string, "name": string"#
+        ),
         "{text}"
     );
     let (is_error, _, text) = session
@@ -593,14 +605,17 @@ async fn compat_dynamic_mcp_names() {
             }}),
         )
         .await;
+    // Every answer in dynamic-mcp's shape: {ok: true, result, meta?} / {ok: false, error, code}.
     assert!(!is_error, "{created}");
     assert_eq!(created["ok"], true);
-    assert_eq!(created["tool"]["createdBy"], "llm");
-    assert_eq!(created["notes"].as_array().unwrap().len(), 2);
-    let (_, _, text) = session
+    assert_eq!(created["result"]["tool"]["createdBy"], "llm");
+    assert_eq!(created["result"]["tool"]["timeoutMs"], 10000);
+    assert_eq!(created["meta"]["image"]["applicable"], false, "{created}");
+    let (is_error, _, text) = session
         .ok("text_upper", json!({"text": "hello world"}))
         .await;
-    assert_eq!(text, r#"{"upper":"HELLO WORLD"}"#);
+    assert!(!is_error);
+    assert_eq!(text, r#"{"ok":true,"result":{"upper":"HELLO WORLD"}}"#);
 
     let (is_error, stale, _) = session
         .ok(
@@ -609,6 +624,7 @@ async fn compat_dynamic_mcp_names() {
         )
         .await;
     assert!(is_error);
+    assert_eq!(stale["ok"], false);
     assert_eq!(stale["code"], "revision_conflict");
     let (is_error, updated, _) = session
         .ok(
@@ -617,16 +633,16 @@ async fn compat_dynamic_mcp_names() {
         )
         .await;
     assert!(!is_error, "{updated}");
-    assert_eq!(updated["tool"]["version"], 2);
+    assert_eq!(updated["result"]["tool"]["version"], 2);
     let (_, _, text) = session.ok("text_upper", json!({"text": "hi"})).await;
-    assert_eq!(text, r#"{"upper":"HI!"}"#);
+    assert_eq!(text, r#"{"ok":true,"result":{"upper":"HI!"}}"#);
 
     let (_, got, _) = session
         .ok("dynamic.tool.get", json!({"name": "text_upper"}))
         .await;
-    assert_eq!(got["tool"]["revision"], 2);
+    assert_eq!(got["result"]["tool"]["revision"], 2);
     let (_, listed, _) = session.ok("dynamic.tool.list", json!({})).await;
-    assert_eq!(listed["total"], 1);
+    assert_eq!(listed["result"]["total"], 1);
 
     let (_, disabled, _) = session
         .ok(
@@ -634,17 +650,34 @@ async fn compat_dynamic_mcp_names() {
             json!({"name": "text_upper", "enabled": false}),
         )
         .await;
-    assert_eq!(disabled["tool"]["status"], "disabled");
+    assert_eq!(disabled["result"]["tool"]["status"], "disabled");
+    assert_eq!(disabled["result"]["tool"]["enabled"], false);
     assert!(!session.names().await.contains(&"text_upper".to_owned()));
 
-    let (is_error, refused, _) = session
+    // dynamic-mcp's names, and the names it reserves.
+    let (is_error, dotted, _) = session
         .ok(
             "dynamic.tool.create",
             json!({"tool": {"name": "text.lower", "description": "d", "code": "return 1;"}}),
         )
         .await;
-    assert!(is_error, "Toolsmith's naming rule applies: {refused}");
-    assert_eq!(refused["code"], "validation_error");
+    assert!(!is_error, "{dotted}");
+    assert_eq!(dotted["result"]["tool"]["name"], "text.lower");
+    for (name, code) in [
+        ("dynamic.tool.mine", "reserved"),
+        ("run_js_ephemeral", "reserved"),
+        ("ab", "validation_error"),
+        ("tool_0123456789abcdef", "validation_error"),
+    ] {
+        let (is_error, refused, _) = session
+            .ok(
+                "dynamic.tool.create",
+                json!({"tool": {"name": name, "description": "d", "code": "return 1;"}}),
+            )
+            .await;
+        assert!(is_error, "{name}: {refused}");
+        assert_eq!(refused["code"], code, "{name}: {refused}");
+    }
     let (is_error, refused, _) = session
         .ok(
             "dynamic.tool.create",
@@ -653,6 +686,7 @@ async fn compat_dynamic_mcp_names() {
         )
         .await;
     assert!(is_error);
+    assert_eq!(refused["code"], "unsupported");
     assert!(
         refused["error"]
             .as_str()
@@ -660,18 +694,22 @@ async fn compat_dynamic_mcp_names() {
             .contains("dependencies are not supported")
     );
 
+    // No admin token configured: the model's delete must confirm.
     let (is_error, unconfirmed, _) = session
         .ok("dynamic.tool.delete", json!({"name": "text_upper"}))
         .await;
-    assert!(!is_error);
+    assert!(is_error);
     assert_eq!(unconfirmed["confirmationRequired"], true);
-    let (_, deleted, _) = session
+    assert_eq!(unconfirmed["code"], "confirmation_required");
+    let (is_error, deleted, _) = session
         .ok(
             "dynamic.tool.delete",
             json!({"name": "text_upper", "confirm": true}),
         )
         .await;
-    assert_eq!(deleted["deleted"]["name"], "text_upper");
+    assert!(!is_error, "{deleted}");
+    assert_eq!(deleted["result"]["deleted"], true);
+    assert_eq!(deleted["result"]["tool"]["name"], "text_upper");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -208,17 +208,32 @@ async fn request_schemas_are_what_the_handlers_accept() {
         [
             "category",
             "code",
+            "command",
             "createdBy",
             "description",
+            "enabled",
+            "env",
             "kind",
             "metadata",
             "name",
+            "network",
             "parameters",
             "permissions",
             "requiredApiKeys",
             "requiresApproval",
-            "tags"
+            "scope",
+            "tags",
+            "timeoutSeconds",
+            "workingDir"
         ]
+    );
+    // `code` or spec 001's `command`, never both.
+    let create = &doc["components"]["schemas"]["CreateToolBody"];
+    assert_eq!(create["oneOf"][0]["required"], json!(["code"]), "{create}");
+    assert_eq!(
+        create["oneOf"][1]["required"],
+        json!(["command"]),
+        "{create}"
     );
     assert_eq!(
         properties(&doc, "UpdateToolBody"),
@@ -232,6 +247,7 @@ async fn request_schemas_are_what_the_handlers_accept() {
             "newName",
             "parameters",
             "permissions",
+            "requiredApiKeys",
             "requiresApproval",
             "tags"
         ]
@@ -249,7 +265,22 @@ async fn request_schemas_are_what_the_handlers_accept() {
         properties(&doc, "ExecuteBody"),
         ["arguments", "context", "conversationId"]
     );
-    let mut test_fields = properties(&doc, "CreateToolBody");
+    // A dry run takes a create's fields (without spec 001's command form), and the arguments.
+    let mut test_fields: Vec<String> = properties(&doc, "CreateToolBody")
+        .into_iter()
+        .filter(|f| {
+            ![
+                "command",
+                "enabled",
+                "env",
+                "network",
+                "scope",
+                "timeoutSeconds",
+                "workingDir",
+            ]
+            .contains(&f.as_str())
+        })
+        .collect();
     test_fields.extend(["testArgs".to_owned(), "testArguments".to_owned()]);
     test_fields.sort();
     assert_eq!(properties(&doc, "TestToolBody"), test_fields);
