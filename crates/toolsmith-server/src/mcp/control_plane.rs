@@ -337,7 +337,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, St
 async fn create(caller: &Caller<'_>, args: CreateArgs, enabled: Option<bool>) -> CallToolResult {
     let mut notes: Vec<String> = Vec::new();
     let name = args.name.clone();
-    if args.kind == ToolKind::Js && !has_return(&args.code) {
+    if args.kind == ToolKind::Js && args.code.as_deref().is_some_and(|code| !has_return(code)) {
         notes.push(NO_RETURN_NOTE.to_owned());
     }
     let metadata = args
