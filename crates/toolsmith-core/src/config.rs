@@ -13,6 +13,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::schema::json_type;
+
 /// Longest service, field or tool name.
 pub const MAX_CONFIG_NAME_LEN: usize = 64;
 /// Longest display name, field label or entry label.
@@ -596,17 +598,6 @@ fn check_text(what: &str, text: &str, max: usize, multiline: bool) -> Result<(),
         )));
     }
     Ok(())
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn prefixed_id(prefix: &str) -> String {

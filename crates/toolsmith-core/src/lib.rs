@@ -44,3 +44,4 @@ pub use record::{
     ToolVersionRecord,
 };
 pub use registry::{RegisteredTool, RegistryError, RegistryStats, ToolOrigin, ToolRegistry};
+pub use schema::json_type;

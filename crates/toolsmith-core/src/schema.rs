@@ -64,16 +64,83 @@ impl CompiledSchema {
     }
 
     /// Every violation of the schema by `args`, in document order.
+    ///
+    /// A message names the rule and the type of the offending value, never the value itself
+    /// (`a string is not of type "integer"`): replies and logs carry these messages, and the
+    /// value could be a secret the caller should not have sent (issue 12).
     pub fn violations(&self, args: &Value) -> Vec<Violation> {
         self.validator
             .iter_errors(args)
             .map(|e| Violation {
                 instance_path: e.instance_path().to_string(),
                 schema_path: e.schema_path().to_string(),
-                message: e.to_string(),
+                message: e.masked_with(json_type(e.instance())).to_string(),
             })
             .collect()
     }
+}
+
+/// A value's JSON type with its article (`a string`, `an object`, `null`): how replies name
+/// a value they do not show.
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A deserialization error's message without the values it quotes: serde writes the offending
+/// value into its message (`invalid type: string "sk-…", expected a boolean`), and these
+/// messages reach replies. Each quoted value becomes its kind (`a string`); names of fields
+/// stay, since they are what the caller must fix.
+pub fn message_without_values(message: &str) -> String {
+    /// What serde writes before a value, and what the value is replaced with.
+    const QUOTED: [(&str, &str); 6] = [
+        ("string \"", "a string"),
+        ("integer `", "an integer"),
+        ("floating point `", "a number"),
+        ("character `", "a character"),
+        ("boolean `", "a boolean"),
+        ("unknown variant `", "an unknown variant"),
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    'scan: while !rest.is_empty() {
+        for (prefix, kind) in QUOTED {
+            if let Some(after) = rest.strip_prefix(prefix) {
+                let close = prefix.chars().last().unwrap_or('"');
+                out.push_str(kind);
+                rest = skip_quoted(after, close);
+                continue 'scan;
+            }
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    out
+}
+
+/// `text` after the closing `close` of a quoted value that `text` starts inside (a `\` escapes
+/// the next character); nothing when the quote never closes.
+fn skip_quoted(text: &str, close: char) -> &str {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' && close == '"' {
+            escaped = true;
+        } else if c == close {
+            return &text[i + c.len_utf8()..];
+        }
+    }
+    ""
 }
 
 /// Most problems reported for one schema (a hostile schema could otherwise make a huge reply).
@@ -229,5 +296,80 @@ mod tests {
         let details = violation_details(&v, compiled.schema());
         assert_eq!(details["schema"], word_schema());
         assert_eq!(details["violations"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn violation_messages_never_show_the_value() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "code": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 4},
+                "pick": {"enum": ["a", "b"]},
+                "list": {"type": "array", "uniqueItems": true},
+                "k": {"type": "number", "maximum": 10},
+            },
+        });
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        let secret = "sk-live-Zq8xW3secret";
+        let v = compiled.violations(&json!({
+            "n": secret,
+            "code": secret,
+            "pick": secret,
+            "list": [secret, secret],
+            "k": 987654321,
+        }));
+        assert_eq!(v.len(), 6, "{v:?}");
+        for violation in &v {
+            assert!(!violation.message.contains("Zq8xW3"), "{violation:?}");
+            assert!(!violation.message.contains("987654321"), "{violation:?}");
+        }
+        let n = v.iter().find(|v| v.instance_path == "/n").unwrap();
+        assert_eq!(n.message, r#"a string is not of type "integer""#);
+        let k = v.iter().find(|v| v.instance_path == "/k").unwrap();
+        assert_eq!(k.message, "a number is greater than the maximum of 10");
+    }
+
+    #[test]
+    fn deserialization_messages_lose_their_values() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Args {
+            enabled: Option<bool>,
+            mode: Option<Mode>,
+            count: Option<u8>,
+            name: Option<String>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        enum Mode {
+            Fast,
+        }
+        for (args, kept) in [
+            (
+                json!({"enabled": "sk-live-Zq8xW3\"quoted\" more"}),
+                "a string, expected a boolean",
+            ),
+            (
+                json!({"mode": "sk-live-Zq8xW3"}),
+                "an unknown variant, expected `Fast`",
+            ),
+            (json!({"count": 987654321}), "an integer"),
+            (json!({"name": 98765.4321}), "a number, expected a string"),
+            (
+                json!({"enabled": 987654321}),
+                "an integer, expected a boolean",
+            ),
+        ] {
+            let e = serde_json::from_value::<Args>(args.clone()).unwrap_err();
+            let message = message_without_values(&e.to_string());
+            assert!(!message.contains("Zq8xW3"), "{args}: {message}");
+            assert!(!message.contains("98765"), "{args}: {message}");
+            assert!(message.contains(kept), "{args}: {message}");
+        }
+        assert_eq!(
+            message_without_values("unknown field `nmae`, expected `name`"),
+            "unknown field `nmae`, expected `name`"
+        );
+        assert_eq!(message_without_values(r#"string "unclosed"#), "a string");
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use toolsmith_core::json_type;
 use toolsmith_service::CreateTool;
 use toolsmith_service::command_fields::fold_json;
 
@@ -100,7 +101,7 @@ fn read_tool_object(path: &Path) -> Result<Map<String, Value>, CliError> {
     let Value::Object(mut fields) = value else {
         return Err(invalid(format!(
             "expected an object (name, description, parameters, code …), found {}",
-            type_name(&value)
+            json_type(&value)
         )));
     };
     let base = if is_stdin(path) {
@@ -131,7 +132,7 @@ fn resolve_code_file(fields: &mut Map<String, Value>, base: &Path) -> Result<(),
     let Value::String(relative) = code_file else {
         return Err(format!(
             "codeFile must be a path (a string), found {}",
-            type_name(&code_file)
+            json_type(&code_file)
         ));
     };
     if fields.contains_key("code") {
@@ -166,17 +167,6 @@ pub fn read_args(inline: Option<&str>, file: Option<&Path>) -> Result<Value, Cli
 /// Whether `--args -` or `--args-file -` reads stdin.
 pub fn args_use_stdin(inline: Option<&str>, file: Option<&Path>) -> bool {
     inline == Some("-") || (inline.is_none() && file.is_some_and(is_stdin))
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

@@ -329,9 +329,11 @@ pub(crate) async fn run_once(caller: &Caller<'_>, run: RunCode) -> toolsmith_cor
         .await
 }
 
-/// Deserializes validated arguments; a failure here is an invalid-params error.
+/// Deserializes validated arguments; a failure here is an invalid-params error, whose text
+/// names the field and the expected type but never quotes the value sent.
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, String> {
-    serde_json::from_value(args).map_err(|e| e.to_string())
+    serde_json::from_value(args)
+        .map_err(|e| toolsmith_core::schema::message_without_values(&e.to_string()))
 }
 
 async fn create(caller: &Caller<'_>, args: CreateArgs, enabled: Option<bool>) -> CallToolResult {

@@ -25,7 +25,7 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolsmith_core::{
-    ApprovalDecision, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult,
+    ApprovalDecision, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult, json_type,
 };
 use toolsmith_service::{Actor, ToolService};
 
@@ -441,17 +441,6 @@ fn malformed_call(params: Option<&Value>) -> rmcp::model::CallToolResult {
         (Some(name), None) => format!("tools/call for '{name}' could not be read; send {{\"name\": \"{name}\", \"arguments\": {{…}}}}"),
     };
     call_result(ToolResult::error(ErrorKind::InvalidArguments, message))
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// What a control-plane or meta-tool call needs to know about its caller.

@@ -33,6 +33,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use toolsmith_core::json_type;
 use toolsmith_service::ServiceError;
 use utoipa::ToSchema;
 
@@ -430,7 +431,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalApiJson<T> 
             Value::Object(_) => serde_json::from_value::<T>(value)
                 .map(|v| OptionalApiJson(Some(v)))
                 .map_err(|e| {
-                    ApiError::bad_request("invalid_body", format!("invalid request body: {e}"))
+                    ApiError::bad_request(
+                        "invalid_body",
+                        format!(
+                            "invalid request body: {}",
+                            toolsmith_core::schema::message_without_values(&e.to_string())
+                        ),
+                    )
                 }),
             other => Err(ApiError::bad_request(
                 "invalid_body",
@@ -440,18 +447,6 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalApiJson<T> 
                 ),
             )),
         }
-    }
-}
-
-/// `null`, `a boolean`, `a number`, `a string`, `an array` or `an object`.
-pub fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -1,8 +1,10 @@
-//! The server's log never holds a call's argument values (issue 12, item 9): a Config Center
-//! secret sent as an invalid argument, over MCP with the official Python SDK
-//! (`tests/clients/ui_mcp.py`) and over REST, must not reach stderr — not at the default `warn`
-//! level (where rmcp logs every error answer) and not at `debug` (where it logs every request
-//! and response). The lines about those calls must still be there, with names, ids and sizes.
+//! Neither the server's log nor the reply holds a call's argument values (issue 12, item 9 and
+//! the invalid-argument replies): a Config Center secret sent as an invalid argument, over MCP
+//! with the official Python SDK (`tests/clients/ui_mcp.py`), over REST and through the CLI, must
+//! not reach stderr — not at the default `warn` level (where rmcp logs every error answer) and
+//! not at `debug` (where it logs every request and response) — nor come back in the error text,
+//! which still names the field and the expected type. The log lines about those calls must still
+//! be there, with names, ids and sizes.
 
 use std::path::Path;
 use std::process::Command;
@@ -67,7 +69,7 @@ fn prepared_env() -> Env {
 }
 
 #[test]
-fn argument_values_never_reach_the_log() {
+fn argument_values_never_reach_the_log_or_the_reply() {
     let python = repo_root().join("tests/clients/.venv/bin/python");
     if !prerequisite(
         "the MCP Python SDK",
@@ -100,11 +102,44 @@ fn argument_values_never_reach_the_log() {
     assert_eq!(answer["isError"], true, "{answer}");
     let text = answer["text"][0].as_str().unwrap_or_default();
     assert!(text.contains("invalid arguments"), "{answer}");
+    assert!(
+        text.contains(r#"/n: a string is not of type "integer""#),
+        "the reply names the field and the type: {answer}"
+    );
+    assert!(
+        !answer.to_string().contains("Zq8xW3"),
+        "MCP reply: {answer}"
+    );
+    // A control-plane tool: its arguments are checked against its schema, then deserialized.
+    let toggled = mcp_call(
+        &python,
+        &server,
+        "toggle_custom_tool",
+        &json!({"name": "add_one", "enabled": SECRET}),
+    );
+    assert!(
+        toggled.to_string().contains("enabled"),
+        "the reply names the field: {toggled}"
+    );
+    assert!(
+        !toggled.to_string().contains("Zq8xW3"),
+        "MCP reply: {toggled}"
+    );
     let res = server.post(
         "/api/v1/tools/add_one/execute",
         &json!({"arguments": {"n": SECRET}}),
     );
     assert_eq!(res.status, 422, "{}", res.body);
+    assert!(res.body.contains("/n"), "{}", res.body);
+    assert!(!res.body.contains("Zq8xW3"), "REST reply: {}", res.body);
+    // A body field of the wrong type: serde's message would quote the value.
+    let res = server.post(
+        "/api/v1/tools/add_one/execute",
+        &json!({"arguments": SECRET}),
+    );
+    assert_eq!(res.status, 400, "{}", res.body);
+    assert!(res.body.contains("a string"), "{}", res.body);
+    assert!(!res.body.contains("Zq8xW3"), "REST reply: {}", res.body);
     let log = server.stderr();
     for expected in [
         "received request id=",
@@ -127,4 +162,17 @@ fn argument_values_never_reach_the_log() {
         !log.contains("Zq8xW3"),
         "part of the secret is in the debug log:\n{log}"
     );
+    drop(server);
+
+    // The CLI's one-off run says what is wrong, without the value.
+    let args = json!({"n": SECRET}).to_string();
+    let (code, stdout, stderr) = env.run(&["run", "add_one", "--args", &args]);
+    assert_ne!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let out = format!("{stdout}{stderr}");
+    assert!(
+        out.contains(r#"a string is not of type \"integer\""#)
+            || out.contains(r#"a string is not of type "integer""#),
+        "{out}"
+    );
+    assert!(!out.contains("Zq8xW3"), "CLI output: {out}");
 }
