@@ -200,6 +200,7 @@ function bound(host) {
     const RegExpCtor = RegExp;
     const escape = RegExp.escape;
     const isArray = Array.isArray;
+    const apply = Reflect.apply;
     const TypeErrorCtor = TypeError;
     // ToString: throws on symbols, as the built-ins do.
     const toStr = (value) => `${value}`;
@@ -436,6 +437,23 @@ function bound(host) {
         'sort', 'splice', 'toLocaleString', 'toReversed', 'toSorted', 'toSpliced', 'toString',
         'unshift', 'with',
     ];
+    // flat walks every array down to its depth: each must pass before the native walk starts.
+    // The check is JavaScript, so the CPU limit stops it on a deep or cyclic receiver.
+    const checkNested = (array, depth, name) => {
+        for (let k = 0; k < array.length; k++) {
+            const item = array[k];
+            if (isArray(item)) {
+                checkLength(item, name);
+                if (depth > 1) {
+                    checkNested(item, depth - 1, name);
+                }
+            }
+        }
+    };
+    const flatDepth = (value) => {
+        const depth = value === undefined ? 1 : +value;
+        return depth !== depth ? 0 : depth;
+    };
     for (let i = 0; i < guarded.length; i++) {
         const name = guarded[i];
         const method = ArrayProto[name];
@@ -443,14 +461,28 @@ function bound(host) {
         define(ArrayProto, name, {
             [name](...args) {
                 checkLength(this, name);
-                // What they walk besides the receiver: concat's arguments, flat's elements.
-                const inner = name === 'concat' ? args : name === 'flat' && isArray(this) ? this : undefined;
-                if (inner !== undefined) {
-                    for (let k = 0; k < inner.length; k++) {
-                        if (typeof inner[k] === 'object') {
-                            checkLength(inner[k], name);
+                if (name === 'concat') {
+                    for (let k = 0; k < args.length; k++) {
+                        if (typeof args[k] === 'object') {
+                            checkLength(args[k], name);
                         }
                     }
+                } else if (name === 'flat' && isArray(this)) {
+                    const depth = flatDepth(args[0]);
+                    if (depth >= 1) {
+                        checkNested(this, depth, name);
+                    }
+                } else if (name === 'flatMap' && typeof args[0] === 'function') {
+                    // flatMap flattens what the callback returns: that is checked as it comes.
+                    const callback = args[0];
+                    const thisArg = args[1];
+                    args[0] = (value, index, array) => {
+                        const mapped = apply(callback, thisArg, [value, index, array]);
+                        if (isArray(mapped)) {
+                            checkLength(mapped, name);
+                        }
+                        return mapped;
+                    };
                 }
                 return original(this, ...args);
             },

@@ -205,6 +205,23 @@ proptest! {
     }
 }
 
+/// The cases the generated ones found: what `flat` and `flatMap` walk besides the receiver
+/// (CI, session 4: `[a, a].flatMap((x) => x)` with a sparse `a` of 2**24 - 1 cost 2.3 s of CPU
+/// under a limit of 100 ms).
+#[test]
+fn flattening_huge_nested_arrays_stays_under_the_cpu_limit() {
+    let sparse = "const a = [1, 2]; a.length = 2 ** 24 - 1;";
+    for call in [
+        "[a, a].flatMap((x) => x)",
+        "[0].flatMap(() => a)",
+        "[[a]].flat(2)",
+        "[[[a]]].flat(Infinity)",
+        "const c = [a]; c.push(c); c.flat(Infinity)",
+    ] {
+        check(&format!("{sparse} {call}; return 1;")).unwrap();
+    }
+}
+
 #[tokio::test]
 async fn there_is_no_intl_to_test() {
     assert_eq!(value("return typeof Intl").await, json!("undefined"));
@@ -232,6 +249,15 @@ async fn the_replacements_keep_what_the_built_ins_answer() {
         ("[1, 2, 3].join('-')", json!("1-2-3")),
         ("[3, 1, 2].sort()", json!([1, 2, 3])),
         ("[[1], [2, [3]]].flat(2)", json!([1, 2, 3])),
+        ("[[[[1]]], 2].flat(Infinity)", json!([1, 2])),
+        ("[[1], [[2]]].flat()", json!([1, [2]])),
+        ("[[1]].flat(0)", json!([[1]])),
+        ("[[1], [2]].flatMap((x) => x)", json!([1, 2])),
+        (
+            "[1, 2].flatMap(function (x, i, all) { return [x, this.k, i, all.length]; }, { k: 0 })",
+            json!([1, 0, 0, 2, 2, 0, 1, 2]),
+        ),
+        ("Array.prototype.flatMap.length", json!(1)),
         ("[1].concat([2], 3)", json!([1, 2, 3])),
         ("Array.prototype.join.length", json!(1)),
     ];

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -157,7 +157,12 @@ pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
     )
 }
 
-/// `cargo build -p toolsmith --bin toolsmith`, once per test binary; its path.
+/// The real `toolsmith` binary, once per test binary; its path.
+///
+/// Asked of cargo with the very command `scripts/test.sh` builds with (nextest runs `cargo test
+/// --no-run --workspace --all-targets`), so under it this is a no-op that only reports the
+/// path. A narrower build (`cargo build -p toolsmith`) resolves features differently and
+/// recompiled the server and the binary in the middle of every run (90 s on 2 cores, twice).
 fn toolsmith_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
@@ -165,24 +170,27 @@ fn toolsmith_binary() -> PathBuf {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
             let out = std::process::Command::new(cargo)
                 .args([
-                    "build",
+                    "test",
+                    "--no-run",
                     "--quiet",
-                    "-p",
-                    "toolsmith",
-                    "--bin",
-                    "toolsmith",
+                    "--workspace",
+                    "--all-targets",
                     "--message-format=json",
                 ])
                 .current_dir(repo_root())
                 .stderr(Stdio::inherit())
                 .output()
-                .expect("cargo build -p toolsmith");
+                .expect("cargo test --no-run --workspace --all-targets");
             assert!(out.status.success(), "building the toolsmith binary failed");
             String::from_utf8_lossy(&out.stdout)
                 .lines()
                 .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                // The binary itself, not its unit-test harness (also named `toolsmith`).
                 .filter(|msg| {
-                    msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "toolsmith"
+                    msg["reason"] == "compiler-artifact"
+                        && msg["target"]["name"] == "toolsmith"
+                        && msg["target"]["kind"] == json!(["bin"])
+                        && msg["profile"]["test"] == false
                 })
                 .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
                 .expect("cargo reported the toolsmith executable")
