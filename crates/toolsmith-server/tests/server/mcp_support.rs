@@ -163,12 +163,30 @@ pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
 /// --no-run --workspace --all-targets`), so under it this is a no-op that only reports the
 /// path. A narrower build (`cargo build -p toolsmith`) resolves features differently and
 /// recompiled the server and the binary in the middle of every run (90 s on 2 cores, twice).
+/// The variables cargo sets for this test's own package are taken away first: `ring`'s build
+/// script reruns when `CARGO_MANIFEST_DIR` changes, and with it half the dependency tree.
 fn toolsmith_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let out = std::process::Command::new(cargo)
+            let mut command = std::process::Command::new(cargo);
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy();
+                let of_this_package = [
+                    "CARGO_MANIFEST_",
+                    "CARGO_PKG_",
+                    "CARGO_CRATE_",
+                    "CARGO_BIN_",
+                ]
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+                    || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"].contains(&name.as_ref());
+                if of_this_package {
+                    command.env_remove(name.as_ref());
+                }
+            }
+            let out = command
                 .args([
                     "test",
                     "--no-run",
