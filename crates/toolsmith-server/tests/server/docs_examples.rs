@@ -7,13 +7,8 @@
 //! example must be added here, so a broken example cannot slip into the docs.
 //!
 //! The reference specs' own examples (`../shared/reference/`, outside this repository) are
-//! tested verbatim where their features live: spec 002's `dynamic.tool.*` payloads in
-//! `mcp_compat` (and `data.parse_csv`, whose npm `dependencies` Toolsmith deliberately lacks,
-//! is checked to be refused with the reason), spec 000's REST bodies in `rest_contract`, spec
-//! 001's command-tool JSON in `rest_contract` and `toolsmith-service`'s `command_fields`.
-//! Deliberately not tested: spec 002's Docker execution environment and enterprise sandbox
-//! sessions (`sandbox.*`: no containers here), spec 001's built-in agent tools (`exec`,
-//! `sessions_*` …: Toolsmith is not an agent runtime).
+//! kept verbatim in `tests/data/reference_examples.yaml` and run by `reference_examples`, each
+//! with its check, the test that runs it, or the reason nothing does.
 
 use crate::mcp_support::repo_root;
 use crate::rest_support::*;

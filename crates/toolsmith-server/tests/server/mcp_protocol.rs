@@ -53,13 +53,13 @@ impl ClientHandler for Watcher {
     }
 }
 
-struct Session {
+pub(crate) struct Session {
     client: RunningService<RoleClient, Watcher>,
     changes: Arc<AtomicUsize>,
 }
 
 impl Session {
-    async fn open(state: &AppState, user: &str) -> Session {
+    pub(crate) async fn open(state: &AppState, user: &str) -> Session {
         Session::open_as(state, user, None).await
     }
 
@@ -97,7 +97,7 @@ impl Session {
     }
 
     /// A call that must succeed at the protocol level; returns (isError, structured, text).
-    async fn ok(&self, name: &str, args: Value) -> (bool, Value, String) {
+    pub(crate) async fn ok(&self, name: &str, args: Value) -> (bool, Value, String) {
         let res = self
             .call(name, args)
             .await
@@ -141,7 +141,7 @@ impl Session {
     }
 }
 
-async fn state_with(config: ServerConfig) -> (AppState, tempfile::TempDir) {
+pub(crate) async fn state_with(config: ServerConfig) -> (AppState, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let state = open_state(dir.path(), config).await;
     (state, dir)
