@@ -27,6 +27,7 @@ pub use sandbox::{
     SandboxUnavailable,
 };
 pub use spec::{
-    CommandToolSpec, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, SpecError, SpecViolation,
+    CommandToolSpec, DEFAULT_TIMEOUT_SECONDS, EnvNames, MAX_TIMEOUT_SECONDS, SpecError,
+    SpecViolation,
 };
 pub use template::{MAX_RENDERED_LEN, RenderError, Template, TemplateError, render};

@@ -58,8 +58,9 @@ const RESERVED_ENV_NAMES: &[&str] = &[
 /// Prefixes of variables refused for the same reasons (`LD_PRELOAD`, `BASH_FUNC_x%%` …).
 const RESERVED_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_", "MALLOC_"];
 
-/// The `command`-kind part of a tool definition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The `command`-kind part of a tool definition. Its `Debug` names the env variables, never
+/// their values (they are secrets).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommandToolSpec {
     /// The shell template, with `{{.param}}` placeholders.
@@ -85,6 +86,30 @@ pub struct CommandToolSpec {
     /// that agent sees and may call it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for CommandToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandToolSpec")
+            .field("command", &self.command)
+            .field("working_dir", &self.working_dir)
+            .field("timeout_seconds", &self.timeout_seconds)
+            .field("env", &EnvNames(&self.env))
+            .field("network", &self.network)
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+/// An env map as `Debug` may show it: the names, each with `<redacted>` for its value.
+pub struct EnvNames<'a>(pub &'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for EnvNames<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|name| (name, "<redacted>")))
+            .finish()
+    }
 }
 
 /// The longest agent id a scope may name.

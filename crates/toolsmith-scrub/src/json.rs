@@ -11,7 +11,8 @@ impl Scrubber {
     ///
     /// A string or number under a credential-like key (`"password"`, `"apiKey"` …) becomes
     /// `"[REDACTED]"`; empty strings, `null` and booleans stay; objects and arrays under such a key
-    /// are scrubbed member by member, not replaced.
+    /// are scrubbed member by member, not replaced. A number anywhere whose digits hold a known
+    /// secret becomes `"[REDACTED]"` too.
     pub fn scrub_json(&self, value: &mut Value) -> usize {
         let mut n = 0;
         self.walk(value, &mut n);
@@ -51,7 +52,15 @@ impl Scrubber {
                     }
                 }
             }
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+            Value::Number(number) => {
+                // A numeric secret (a PIN, an account number) returned as a JSON number.
+                let (_, found) = self.scrub_counted(&number.to_string());
+                if found > 0 {
+                    *value = Value::String(REDACTED.to_owned());
+                    *n += found;
+                }
+            }
+            Value::Null | Value::Bool(_) => {}
         }
     }
 

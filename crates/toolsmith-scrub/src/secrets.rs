@@ -1,6 +1,7 @@
-//! Known secret values: the forms a secret can take in output (exact, JSON-escaped, URL-encoded,
-//! base64 in both alphabets, alone or inside a longer base64 text) and the Aho-Corasick automaton
-//! that finds them all in one pass.
+//! Known secret values: the forms a secret can take in output (exact, JSON-escaped, URL-encoded
+//! as RFC 3986 and as JavaScript's `encodeURI` / `encodeURIComponent` write it, hex, base64 in
+//! both alphabets, alone or inside a longer base64 text) and the Aho-Corasick automaton that
+//! finds them all in one pass.
 //!
 //! Built per request from that request's secrets only; nothing here is shared between requests.
 
@@ -85,6 +86,11 @@ fn forms_of(secret: &str) -> Vec<String> {
     forms.push(percent_encode(secret, false));
     forms.push(encoded.replace("%20", "+"));
     forms.push(encoded);
+    forms.push(js_uri_encode(secret, ENCODE_URI_KEEPS));
+    forms.push(js_uri_encode(secret, ENCODE_URI_COMPONENT_KEEPS));
+    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    forms.push(hex.to_ascii_uppercase());
+    forms.push(hex);
     for engine in [STANDARD, URL_SAFE] {
         forms.push(engine.encode(secret));
     }
@@ -129,6 +135,26 @@ fn percent_encode(secret: &str, upper: bool) -> String {
             res.push_str(&format!("%{byte:02X}"));
         } else {
             res.push_str(&format!("%{byte:02x}"));
+        }
+    }
+    res
+}
+
+/// The punctuation JavaScript's `encodeURI` leaves as it is (besides letters and digits).
+const ENCODE_URI_KEEPS: &[u8] = b";,/?:@&=+$-_.!~*'()#";
+
+/// The punctuation `encodeURIComponent` leaves as it is (besides letters and digits).
+const ENCODE_URI_COMPONENT_KEEPS: &[u8] = b"-_.!~*'()";
+
+/// The secret as JavaScript's `encodeURI` or `encodeURIComponent` writes it: UTF-8 bytes as
+/// upper-case `%XX`, except letters, digits and the punctuation in `keeps`.
+fn js_uri_encode(secret: &str, keeps: &[u8]) -> String {
+    let mut res = String::with_capacity(secret.len() * 3);
+    for byte in secret.bytes() {
+        if byte.is_ascii_alphanumeric() || keeps.contains(&byte) {
+            res.push(char::from(byte));
+        } else {
+            res.push_str(&format!("%{byte:02X}"));
         }
     }
     res

@@ -16,8 +16,9 @@ use toolsmith_core::ToolKind;
 
 use crate::ServiceError;
 
-/// The command's own fields, as the top level of a definition holds them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The command's own fields, as the top level of a definition holds them. Its `Debug` names
+/// the env variables, never their values.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommandFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,6 +41,19 @@ pub struct CommandFields {
     pub network: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for CommandFields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandFields")
+            .field("command", &self.command)
+            .field("timeout_seconds", &self.timeout_seconds)
+            .field("working_dir", &self.working_dir)
+            .field("env", &self.env.as_ref().map(toolsmith_command::EnvNames))
+            .field("network", &self.network)
+            .field("scope", &self.scope)
+            .finish()
+    }
 }
 
 /// The keys [`CommandFields`] takes from a definition (both spellings).

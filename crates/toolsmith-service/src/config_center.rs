@@ -16,7 +16,9 @@
 //!
 //! [`ConfigCache`] holds one decrypted [`OwnerConfig`] per owner, loaded on first use and
 //! dropped on every Config Center write of that owner (this process's writes; another
-//! process's writes are seen within [`CACHE_TTL`]). Plaintext lives only in this cache and in
+//! process's writes are seen within [`CACHE_TTL`]). A read that raced a write never puts its
+//! older snapshot back: every invalidation bumps a generation, and a snapshot read under an
+//! older generation is returned to its caller but not cached. Plaintext lives only in this cache and in
 //! the executions that use it; it is never written anywhere.
 
 pub(crate) mod dependencies;
@@ -41,12 +43,22 @@ use crate::governance::scrubbing::SecretSource;
 /// How long a cached owner config is trusted when another process may write.
 pub const CACHE_TTL: Duration = Duration::from_secs(5);
 
-/// One entry, decrypted.
-#[derive(Debug, Clone)]
+/// One entry, decrypted. Its `Debug` shows the field names, never the values.
+#[derive(Clone)]
 pub struct PlainEntry {
     pub label: String,
     pub is_default: bool,
     pub values: BTreeMap<String, Value>,
+}
+
+impl std::fmt::Debug for PlainEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlainEntry")
+            .field("label", &self.label)
+            .field("is_default", &self.is_default)
+            .field("values", &self.values.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// One service and its decrypted entries.
@@ -208,7 +220,24 @@ impl OwnerConfig {
 pub struct ConfigCache {
     store: Arc<dyn Store>,
     cipher: Option<Arc<Cipher>>,
-    owners: Mutex<HashMap<String, (Instant, Arc<OwnerConfig>)>>,
+    cached: Mutex<Cached>,
+}
+
+/// What the cache holds, and how many invalidations it has seen.
+#[derive(Default)]
+struct Cached {
+    owners: HashMap<String, (Instant, Arc<OwnerConfig>)>,
+    generation: u64,
+}
+
+impl std::fmt::Debug for ConfigCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cached = self.lock();
+        f.debug_struct("ConfigCache")
+            .field("owners", &cached.owners.len())
+            .field("generation", &cached.generation)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ConfigCache {
@@ -216,7 +245,7 @@ impl ConfigCache {
         ConfigCache {
             store,
             cipher,
-            owners: Mutex::new(HashMap::new()),
+            cached: Mutex::new(Cached::default()),
         }
     }
 
@@ -226,25 +255,48 @@ impl ConfigCache {
 
     /// `owner`'s config, from the cache when fresh.
     pub async fn owner(&self, owner: &str) -> Result<Arc<OwnerConfig>, ServiceError> {
-        if let Some((at, config)) = self.lock().get(owner)
-            && at.elapsed() < CACHE_TTL
-        {
-            return Ok(config.clone());
-        }
+        let read_at = {
+            let cached = self.lock();
+            if let Some((at, config)) = cached.owners.get(owner)
+                && at.elapsed() < CACHE_TTL
+            {
+                return Ok(config.clone());
+            }
+            cached.generation
+        };
         let snapshot = self.store.config_snapshot(owner).await?;
         let config = Arc::new(OwnerConfig::open(owner, snapshot, self.cipher.as_deref()));
-        self.lock()
-            .insert(owner.to_owned(), (Instant::now(), config.clone()));
+        self.fill(owner, read_at, config.clone());
         Ok(config)
     }
 
-    /// Forgets `owner`'s config (after a write).
-    pub fn invalidate(&self, owner: &str) {
-        self.lock().remove(owner);
+    /// The generation a read starts under (see [`ConfigCache::fill`]).
+    #[cfg(test)]
+    fn generation(&self) -> u64 {
+        self.lock().generation
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Arc<OwnerConfig>)>> {
-        self.owners.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Caches `config`, read from the store under generation `read_at`, unless an invalidation
+    /// came since: then a write may have committed after the read, and the snapshot is stale.
+    fn fill(&self, owner: &str, read_at: u64, config: Arc<OwnerConfig>) {
+        let mut cached = self.lock();
+        if cached.generation == read_at {
+            cached
+                .owners
+                .insert(owner.to_owned(), (Instant::now(), config));
+        }
+    }
+
+    /// Forgets `owner`'s config (after a write), and keeps any read under way from caching
+    /// what it read before the write.
+    pub fn invalidate(&self, owner: &str) {
+        let mut cached = self.lock();
+        cached.generation += 1;
+        cached.owners.remove(owner);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
+        self.cached.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -280,3 +332,6 @@ impl SecretSource for ConfigCache {
             .map_err(|e| e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,10 +13,11 @@
 //! usage records spooled for a retry or lost.
 //!
 //! [`Telemetry`] is pipeline middleware (its `after` hook sees every finished call, refused
-//! ones included) plus a few gauges read at scrape time. Labels are bounded: the tool label is
-//! the tool's name for built-ins, and `custom` for custom tools once more than
-//! [`MAX_TOOL_LABELS`] distinct names have been seen, so a flood of tools cannot blow up the
-//! series count.
+//! ones included) plus a few gauges read at scrape time. A series of executions is labelled
+//! with the tool's name and its id (`tool_id`: the custom tool's id, or the built-in's name), so
+//! two owners' tools of one name count apart. Labels are bounded: once [`MAX_TOOL_LABELS`]
+//! distinct custom tools have been seen, further ones share `tool="custom", tool_id="other"`,
+//! so a flood of tools cannot blow up the series count.
 
 pub mod analytics;
 pub mod reports;
@@ -36,12 +37,13 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use toolsmith_core::{Call, ErrorKind, Middleware, ToolResult};
 
-/// Most distinct tool names used as label values.
+/// Most distinct custom tools (by id) given series of their own.
 pub const MAX_TOOL_LABELS: usize = 500;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ExecutionLabels {
     tool: String,
+    tool_id: String,
     source: &'static str,
     status: &'static str,
 }
@@ -173,25 +175,25 @@ impl Telemetry {
         out
     }
 
-    fn tool_label(&self, name: &str, builtin: bool) -> String {
-        if builtin {
-            return name.to_owned();
-        }
+    /// The `(tool, tool_id)` labels of a call: a built-in's name twice, a custom tool's name and
+    /// id while fewer than [`MAX_TOOL_LABELS`] custom tools have series, else `custom`/`other`.
+    fn tool_labels(&self, name: &str, custom_id: Option<&str>) -> (String, String) {
+        let Some(id) = custom_id else {
+            return (name.to_owned(), name.to_owned());
+        };
         let mut seen = self
             .tool_labels
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if seen.contains(name) {
-            return name.to_owned();
+        if seen.contains(id) || seen.len() < MAX_TOOL_LABELS {
+            seen.insert(id.to_owned());
+            return (name.to_owned(), id.to_owned());
         }
-        if seen.len() < MAX_TOOL_LABELS {
-            seen.insert(name.to_owned());
-            return name.to_owned();
-        }
-        "custom".to_owned()
+        ("custom".to_owned(), "other".to_owned())
     }
 
-    fn record(&self, name: &str, builtin: bool, result: &ToolResult) {
+    fn record(&self, name: &str, custom_id: Option<&str>, result: &ToolResult) {
+        let builtin = custom_id.is_none();
         let source = if builtin { "builtin" } else { "custom" };
         let status = match result.error_kind() {
             None => "success",
@@ -201,9 +203,11 @@ impl Telemetry {
             Some(ErrorKind::ApprovalRequired) => "approval_required",
             Some(_) => "error",
         };
+        let (tool, tool_id) = self.tool_labels(name, custom_id);
         self.executions
             .get_or_create(&ExecutionLabels {
-                tool: self.tool_label(name, builtin),
+                tool,
+                tool_id,
                 source,
                 status,
             })
@@ -245,6 +249,70 @@ impl Middleware for Telemetry {
     }
 
     async fn after(&self, call: &Call, result: &mut ToolResult) {
-        self.record(call.tool.name(), call.tool.is_builtin(), result);
+        let custom_id =
+            (!call.tool.is_builtin()).then(|| call.tool.custom_id().unwrap_or("unsaved"));
+        self.record(call.tool.name(), custom_id, result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(text: &str, metric: &str) -> Vec<String> {
+        text.lines()
+            .filter(|line| line.starts_with(metric))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn two_owners_tools_of_one_name_have_series_of_their_own() {
+        let telemetry = Telemetry::new();
+        let ok = ToolResult::ok(serde_json::json!(1));
+        telemetry.record("work2", Some("tool_aaaaaaaaaaaaaaaa"), &ok);
+        telemetry.record("work2", Some("tool_bbbbbbbbbbbbbbbb"), &ok);
+        telemetry.record("work2", Some("tool_bbbbbbbbbbbbbbbb"), &ok);
+        telemetry.record("calculate", None, &ok);
+        let text = telemetry.render(0, 0);
+        let lines = lines_of(&text, "toolsmith_executions_total");
+        assert!(
+            lines.contains(&r#"toolsmith_executions_total{tool="work2",tool_id="tool_aaaaaaaaaaaaaaaa",source="custom",status="success"} 1"#.to_owned()),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&r#"toolsmith_executions_total{tool="work2",tool_id="tool_bbbbbbbbbbbbbbbb",source="custom",status="success"} 2"#.to_owned()),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&r#"toolsmith_executions_total{tool="calculate",tool_id="calculate",source="builtin",status="success"} 1"#.to_owned()),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn series_stay_bounded_however_many_tools_run() {
+        let telemetry = Telemetry::new();
+        let ok = ToolResult::ok(serde_json::json!(1));
+        for i in 0..MAX_TOOL_LABELS + 300 {
+            telemetry.record("work", Some(&format!("tool_{i:016}")), &ok);
+        }
+        // A tool seen before the cap keeps its own series.
+        telemetry.record("work", Some(&format!("tool_{:016}", 0)), &ok);
+        let text = telemetry.render(0, 0);
+        let lines = lines_of(&text, "toolsmith_executions_total");
+        assert_eq!(
+            lines.len(),
+            MAX_TOOL_LABELS + 1,
+            "one series per tool up to the cap, then one"
+        );
+        assert!(
+            lines.contains(&r#"toolsmith_executions_total{tool="custom",tool_id="other",source="custom",status="success"} 300"#.to_owned()),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&r#"toolsmith_executions_total{tool="work",tool_id="tool_0000000000000000",source="custom",status="success"} 2"#.to_owned()),
+            "{text}"
+        );
     }
 }

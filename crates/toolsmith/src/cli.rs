@@ -62,7 +62,7 @@ pub struct GlobalArgs {
     )]
     // Parsed when the settings are resolved, not by clap: clap's "invalid value" message would
     // echo the URL with its password.
-    pub database_url: Option<String>,
+    pub database_url: Option<crate::redacted::Redacted>,
 
     /// How long start-up waits for a PostgreSQL server that is not reachable yet (refused,
     /// timed out, starting up) before it gives up; a wrong password or a missing database
@@ -275,7 +275,7 @@ pub struct RuntimeArgs {
         value_name = "TOKEN",
         hide_env_values = true
     )]
-    pub admin_token: Option<String>,
+    pub admin_token: Option<crate::redacted::Redacted>,
 
     /// Refuse to start without an admin token (with `--compat dynamic-mcp`,
     /// `MCP_REQUIRE_ADMIN_TOKEN=true` does the same). [default: off]

@@ -61,14 +61,14 @@ pub struct FileConfig {
     pub bind: Option<String>,
     pub port: Option<u16>,
     pub data_dir: Option<PathBuf>,
-    pub database_url: Option<String>,
+    pub database_url: Option<crate::redacted::Redacted>,
     pub database_startup_timeout: Option<Value>,
     pub max_tools_per_owner: Option<u64>,
     pub body_limit: Option<Value>,
     pub request_timeout: Option<Value>,
     pub shutdown_timeout: Option<Value>,
     pub allowed_hosts: Option<Vec<String>>,
-    pub admin_token: Option<String>,
+    pub admin_token: Option<crate::redacted::Redacted>,
     /// Refuse to start without an admin token.
     pub require_admin_token: Option<bool>,
     pub read_only: Option<bool>,
@@ -451,7 +451,11 @@ impl Settings {
             }
         }
 
-        server.admin_token = runtime.admin_token.clone().or(file.admin_token);
+        server.admin_token = runtime
+            .admin_token
+            .clone()
+            .or(file.admin_token)
+            .map(crate::redacted::Redacted::into_inner);
         let mut require_admin_token =
             runtime.require_admin_token || file.require_admin_token.unwrap_or(false);
         if compat == Compat::DynamicMcp {

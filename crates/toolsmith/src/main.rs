@@ -22,6 +22,7 @@ mod input;
 mod logging;
 mod nofile;
 mod output;
+mod redacted;
 mod secret_key;
 
 use std::process::ExitCode;

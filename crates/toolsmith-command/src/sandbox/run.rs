@@ -18,7 +18,8 @@ use crate::spec::{MAX_TIMEOUT_SECONDS, env_violation, is_valid_working_dir};
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
 /// What to run; build it from a validated `CommandToolSpec` and a rendered, deny-checked command.
-#[derive(Debug, Clone)]
+/// Its `Debug` names the env variables, never their values.
+#[derive(Clone)]
 pub struct RunRequest<'a> {
     /// The rendered command, run as `/bin/sh -c COMMAND`.
     pub command: &'a str,
@@ -34,6 +35,20 @@ pub struct RunRequest<'a> {
     pub stdout_cap: usize,
     /// Bytes of stderr kept; the rest is discarded and flagged.
     pub stderr_cap: usize,
+}
+
+impl std::fmt::Debug for RunRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRequest")
+            .field("command", &self.command)
+            .field("env", &crate::spec::EnvNames(self.env))
+            .field("working_dir", &self.working_dir)
+            .field("timeout", &self.timeout)
+            .field("network", &self.network)
+            .field("stdout_cap", &self.stdout_cap)
+            .field("stderr_cap", &self.stderr_cap)
+            .finish()
+    }
 }
 
 impl<'a> RunRequest<'a> {

@@ -157,3 +157,27 @@ fn malformed_scopes_are_refused() {
         assert_eq!(tool.agent_scope(), None);
     }
 }
+
+#[test]
+fn debug_names_env_variables_but_never_shows_their_values() {
+    let mut spec = spec("echo hi");
+    spec.env
+        .insert("API_KEY".to_owned(), "sk-live-Zq8xW3-secret".to_owned());
+    let shown = format!("{spec:?}");
+    assert!(shown.contains("API_KEY"), "{shown}");
+    assert!(!shown.contains("Zq8xW3"), "{shown}");
+    let request = crate::RunRequest {
+        command: "echo hi",
+        env: &spec.env,
+        working_dir: None,
+        timeout: std::time::Duration::from_secs(1),
+        network: false,
+        stdout_cap: 1,
+        stderr_cap: 1,
+    };
+    let shown = format!("{request:?}");
+    assert!(
+        shown.contains("API_KEY") && !shown.contains("Zq8xW3"),
+        "{shown}"
+    );
+}

@@ -27,6 +27,11 @@ use toolsmith_core::{Call, ErrorKind, Held, Middleware, ToolOrigin, ToolResult};
 /// Idle buckets are forgotten once this many are kept (a full bucket carries no state).
 const MAX_BUCKETS: usize = 100_000;
 
+/// The per-user semaphore map is swept of idle users (no call in flight) when it reaches
+/// this many entries, or twice what the last sweep kept, whichever is larger: memory follows
+/// the users with calls in flight, not every user ever seen, at an amortised O(1) per call.
+const USER_SLOTS_SWEEP_AT: usize = 256;
+
 /// A token bucket: `per_minute` calls refill evenly over a minute, up to `burst` at once
 /// (`burst` 0 means `per_minute`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,8 +122,32 @@ pub struct Limiter {
     config: LimitsConfig,
     buckets: Mutex<HashMap<(Scope, String), Bucket>>,
     global: Option<Arc<Semaphore>>,
-    user_slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    user_slots: Mutex<UserSlots>,
     rejections: Mutex<LimitRejections>,
+}
+
+/// One semaphore per user with calls in flight (and, until the next sweep, recently).
+struct UserSlots {
+    by_user: HashMap<String, Arc<Semaphore>>,
+    sweep_at: usize,
+}
+
+impl UserSlots {
+    /// The semaphore of `user`, created with `permits`; sweeps idle users first when due.
+    fn of(&mut self, user: &str, permits: usize) -> Arc<Semaphore> {
+        if self.by_user.len() >= self.sweep_at {
+            // A permit holds a clone of its semaphore, and a caller clones it here, under
+            // this lock, before acquiring: one reference means no call holds or awaits it.
+            self.by_user
+                .retain(|_, semaphore| Arc::strong_count(semaphore) > 1);
+            self.sweep_at = (self.by_user.len() * 2).max(USER_SLOTS_SWEEP_AT);
+        }
+        Arc::clone(
+            self.by_user
+                .entry(user.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(permits))),
+        )
+    }
 }
 
 impl Limiter {
@@ -128,7 +157,10 @@ impl Limiter {
             buckets: Mutex::new(HashMap::new()),
             global: (config.max_concurrent > 0)
                 .then(|| Arc::new(Semaphore::new(config.max_concurrent))),
-            user_slots: Mutex::new(HashMap::new()),
+            user_slots: Mutex::new(UserSlots {
+                by_user: HashMap::new(),
+                sweep_at: USER_SLOTS_SWEEP_AT,
+            }),
             rejections: Mutex::new(LimitRejections::default()),
         }
     }
@@ -212,21 +244,27 @@ impl Limiter {
             call.held.push(Held::new(permit));
         }
         if self.config.max_concurrent_per_user > 0 {
-            let slots = {
-                let mut all = self
-                    .user_slots
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                Arc::clone(all.entry(call.ctx.user_id.clone()).or_insert_with(|| {
-                    Arc::new(Semaphore::new(self.config.max_concurrent_per_user))
-                }))
-            };
+            let slots = self
+                .user_slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .of(&call.ctx.user_id, self.config.max_concurrent_per_user);
             let permit: OwnedSemaphorePermit = slots
                 .try_acquire_owned()
                 .map_err(|_| self.concurrency_refused("too many of your executions are running"))?;
             call.held.push(Held::new(permit));
         }
         Ok(())
+    }
+
+    /// How many users have a semaphore now.
+    #[cfg(test)]
+    fn user_slot_count(&self) -> usize {
+        self.user_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_user
+            .len()
     }
 
     fn concurrency_refused(&self, message: &str) -> ToolResult {

@@ -237,3 +237,51 @@ async fn nested_calls_run_inside_their_callers_permit() {
     assert_eq!(outside.error_kind(), Some(ErrorKind::RateLimited));
     assert!(!holder.await.unwrap().is_error);
 }
+
+#[tokio::test]
+async fn idle_users_semaphores_are_removed() {
+    let (pipeline, limiter) = pipeline(
+        LimitsConfig {
+            max_concurrent_per_user: 2,
+            ..LimitsConfig::default()
+        },
+        Arc::new(Gauge::default()),
+    );
+    // One user's call stays in flight all along: its semaphore must survive every sweep.
+    let (release, held) = tokio::sync::oneshot::channel::<()>();
+    let busy = {
+        let pipeline = pipeline.clone();
+        let (started, running) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let call =
+                pipeline.execute_value("gauge", json!({"ms": 60_000}), ToolContext::new("busy"));
+            tokio::select! {
+                biased;
+                _ = call => {}
+                _ = async { let _ = started.send(()); let _ = held.await; } => {}
+            }
+        });
+        running.await.unwrap();
+        task
+    };
+    for i in 0..5_000 {
+        let done = pipeline
+            .execute_value("gauge", json!({"ms": 0}), ToolContext::new(format!("u{i}")))
+            .await;
+        assert!(!done.is_error, "{done:?}");
+    }
+    let count = limiter.user_slot_count();
+    assert!(
+        count <= 2 * USER_SLOTS_SWEEP_AT,
+        "{count} semaphores kept for 5,001 users of whom one is busy"
+    );
+    // Its semaphore is the one it holds a permit of: one more call fits, not two.
+    let (ok, refused) = flood(&pipeline, 2, |_| ToolContext::new("busy")).await;
+    assert_eq!(
+        (ok, refused),
+        (1, 1),
+        "busy's semaphore was replaced while in use"
+    );
+    release.send(()).unwrap();
+    busy.await.unwrap();
+}
