@@ -93,10 +93,17 @@ pub async fn list(
     query.check(LIST_PARAMS)?;
     let mut q = page_query(&identity, &query)?;
     if let Some(status) = query.get("status") {
-        q.status = Some(parse_enum::<Status>("status", status)?.into());
+        q.status = Some(
+            parse_enum::<Status>(
+                "status",
+                status,
+                "active, disabled, pending_approval, rejected",
+            )?
+            .into(),
+        );
     }
     if let Some(created_by) = query.get("createdBy") {
-        q.created_by = Some(parse_enum::<Creator>("createdBy", created_by)?.into());
+        q.created_by = Some(parse_enum::<Creator>("createdBy", created_by, "user, llm")?.into());
     }
     q.category = query.get("category").map(str::to_owned);
     q.search = query.get("search").map(str::to_owned);
@@ -737,12 +744,17 @@ fn parse_if_match(value: &HeaderValue) -> Result<Option<i64>, ApiError> {
     digits.parse::<i64>().map(Some).map_err(|_| bad())
 }
 
-fn parse_enum<T: serde::de::DeserializeOwned>(name: &str, value: &str) -> Result<T, ApiError> {
+/// `value` as one of an enum's wire names, or a 400 that lists them (`accepted`).
+fn parse_enum<T: serde::de::DeserializeOwned>(
+    name: &str,
+    value: &str,
+    accepted: &str,
+) -> Result<T, ApiError> {
     serde_json::from_value(Value::String(value.to_owned())).map_err(|_| {
         ApiError::bad_request(
             "invalid_query",
             format!(
-                "query parameter `{name}` has an unknown value '{}'",
+                "query parameter `{name}` has an unknown value '{}': use one of {accepted}",
                 value.chars().take(64).collect::<String>()
             ),
         )

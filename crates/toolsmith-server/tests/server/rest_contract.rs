@@ -432,3 +432,106 @@ async fn subagent_depth_header_applies_the_deny_lists() {
         .await
         .assert_error(StatusCode::BAD_REQUEST, "invalid_header");
 }
+
+/// The list's filters of spec 000, one by one: each narrows the list to what it names, paging
+/// counts the page in `count` and everything in `total`, and a bad value is a 400 whose message
+/// names the parameter and what to send instead.
+#[tokio::test]
+async fn list_filters_one_by_one() {
+    let app = TestApp::new().await;
+    for (name, category) in [("alpha", "Text"), ("beta", "Text"), ("gamma", "Math")] {
+        let mut body = tool_body(name);
+        body["category"] = json!(category);
+        app.post(TOOLS, &body).await.assert_ok(StatusCode::CREATED);
+    }
+    app.call(Method::POST, &format!("{TOOLS}/beta/disable"))
+        .await
+        .assert_ok(StatusCode::OK);
+    pending(&app, "delta").await;
+    let names = |list: &Value| -> Vec<String> {
+        list["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("a list: {list:#}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (query, expected) in [
+        ("", vec!["alpha", "beta", "delta", "gamma"]),
+        ("status=active", vec!["alpha", "gamma"]),
+        ("status=disabled", vec!["beta"]),
+        ("status=pending_approval", vec!["delta"]),
+        ("status=rejected", vec![]),
+        ("category=Text", vec!["alpha", "beta"]),
+        ("category=Nothing", vec![]),
+        ("createdBy=user", vec!["alpha", "beta", "gamma"]),
+        ("createdBy=llm", vec!["delta"]),
+        ("limit=2", vec!["alpha", "beta"]),
+        ("limit=2&offset=2", vec!["delta", "gamma"]),
+        ("offset=10", vec![]),
+        ("status=active&category=Math&createdBy=user", vec!["gamma"]),
+    ] {
+        let list = app
+            .get(&format!("{TOOLS}?{query}"))
+            .await
+            .assert_ok(StatusCode::OK);
+        assert_eq!(names(&list), expected, "?{query}: {list:#}");
+        assert_eq!(list["count"], expected.len(), "?{query}: count is the page");
+    }
+    let paged = app
+        .get(&format!("{TOOLS}?limit=1"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(paged["total"], 4, "total counts every match: {paged:#}");
+    let pending_list = app
+        .get(&format!("{TOOLS}/pending?limit=1&offset=0"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(names(&pending_list), vec!["delta"]);
+
+    for (query, fix) in [
+        (
+            "status=enabled",
+            "use one of active, disabled, pending_approval, rejected",
+        ),
+        ("createdBy=robot", "use one of user, llm"),
+        ("limit=0", "`limit` must be an integer from 1 to 1000"),
+        ("limit=ten", "`limit` must be an integer from 1 to 1000"),
+        ("offset=-1", "`offset` must be an integer from 0"),
+        ("sort=name", "sort"),
+    ] {
+        let message = app
+            .get(&format!("{TOOLS}?{query}"))
+            .await
+            .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+        assert!(message.contains(fix), "?{query}: {message}");
+    }
+    let message = app
+        .get(&format!("{TOOLS}/pending?status=active"))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+    assert!(message.contains("status"), "{message}");
+
+    // The other lists' filters answer the same way.
+    for (path, fix) in [
+        (
+            "/api/v1/approvals?status=open",
+            "must be `pending` or `all`",
+        ),
+        ("/api/v1/approvals?limit=5000", "from 1 to 1000"),
+        (
+            "/api/v1/executions?status=failed",
+            "one of success, error, timeout",
+        ),
+        ("/api/v1/executions?tool=", "1 to 128 characters"),
+        ("/api/v1/audit?since=yesterday", "RFC 3339 time, e.g."),
+        ("/api/v1/audit?actor=", "1 to 128 characters"),
+        ("/api/v1/audit?offset=x", "`offset` must be an integer"),
+    ] {
+        let message = app
+            .get(path)
+            .await
+            .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+        assert!(message.contains(fix), "{path}: {message}");
+    }
+}
