@@ -220,11 +220,11 @@ async fn bad_query_parameters_are_400() {
         ),
         (
             "?status=gone",
-            "query parameter `status` has an unknown value 'gone'",
+            "query parameter `status` has an unknown value 'gone': use one of active, disabled, pending_approval, rejected",
         ),
         (
             "?createdBy=robot",
-            "query parameter `createdBy` has an unknown value 'robot'",
+            "query parameter `createdBy` has an unknown value 'robot': use one of user, llm",
         ),
         (
             "?colour=red",
