@@ -15,7 +15,7 @@ use std::rc::Rc;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use md5::Md5;
-use rand::Rng as _;
+use rand::RngExt as _;
 use rand::seq::SliceRandom as _;
 use rquickjs::{Ctx, Exception, Function, Object, Value};
 use sha1::Sha1;

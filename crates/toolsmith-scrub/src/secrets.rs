@@ -11,6 +11,7 @@ use std::ops::Range;
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::ScrubError;
 
@@ -125,19 +126,29 @@ fn embedded_base64(secret: &[u8], engine: &impl base64::Engine) -> Vec<String> {
     res
 }
 
+/// Every byte but the URL "unreserved" set (letters, digits, `-`, `.`, `_`, `~`).
+const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes every byte except the URL "unreserved" set, with upper- or lower-case hex.
 fn percent_encode(secret: &str, upper: bool) -> String {
-    let mut res = String::with_capacity(secret.len() * 3);
-    for byte in secret.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            res.push(char::from(byte));
-        } else if upper {
-            res.push_str(&format!("%{byte:02X}"));
-        } else {
-            res.push_str(&format!("%{byte:02x}"));
-        }
+    let encoded = utf8_percent_encode(secret, NOT_UNRESERVED);
+    if upper {
+        return encoded.to_string();
     }
-    res
+    // The crate writes upper-case hex; only the escapes are lowered, never the kept characters.
+    encoded
+        .map(|piece| {
+            if piece.starts_with('%') {
+                piece.to_ascii_lowercase()
+            } else {
+                piece.to_owned()
+            }
+        })
+        .collect()
 }
 
 /// The punctuation JavaScript's `encodeURI` leaves as it is (besides letters and digits).

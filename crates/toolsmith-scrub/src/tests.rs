@@ -317,6 +317,18 @@ fn known_secret_is_redacted_in_every_form() {
 }
 
 #[test]
+fn known_secret_is_redacted_percent_encoded_in_either_hex_case() {
+    let scrubber = Scrubber::new(["k3y/v4l?x=y~z".to_owned()]).unwrap();
+    for form in ["k3y%2Fv4l%3Fx%3Dy~z", "k3y%2fv4l%3fx%3dy~z"] {
+        assert_eq!(
+            scrubber.scrub_str(&format!("url=https://h/?t={form}&n=1")),
+            "url=https://h/?t=[REDACTED]&n=1",
+            "form: {form}"
+        );
+    }
+}
+
+#[test]
 fn known_secret_is_found_inside_longer_base64() {
     let scrubber = Scrubber::new([SECRET.to_owned()]).unwrap();
     for prefix in ["", "u", "us", "user:"] {

@@ -9,8 +9,8 @@ use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use rand::TryRngCore;
-use rand::rngs::OsRng;
+use rand::TryRng;
+use rand::rngs::SysRng;
 use zeroize::Zeroizing;
 
 use crate::{SecretError, SecretKey};
@@ -82,7 +82,7 @@ impl Cipher {
             });
         }
         let mut nonce_bytes = [0u8; NONCE_LEN];
-        OsRng
+        SysRng
             .try_fill_bytes(&mut nonce_bytes)
             .map_err(|e| SecretError::Random(e.to_string()))?;
         let nonce = Nonce::from(nonce_bytes);

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use rand::TryRngCore;
-use rand::rngs::OsRng;
+use rand::TryRng;
+use rand::rngs::SysRng;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::SecretError;
@@ -63,7 +63,7 @@ impl SecretKey {
     /// A fresh random key from the operating system's random source.
     pub fn generate() -> Result<SecretKey, SecretError> {
         let mut bytes = Zeroizing::new([0u8; KEY_LEN]);
-        OsRng
+        SysRng
             .try_fill_bytes(bytes.as_mut())
             .map_err(|e| SecretError::Random(e.to_string()))?;
         Ok(SecretKey { bytes })
@@ -286,7 +286,7 @@ fn create_key_file(path: &Path, key: &SecretKey) -> Result<bool, SecretError> {
 
 fn temp_path(path: &Path) -> Result<PathBuf, SecretError> {
     let mut suffix = [0u8; 8];
-    OsRng
+    SysRng
         .try_fill_bytes(&mut suffix)
         .map_err(|e| SecretError::Random(e.to_string()))?;
     let mut name = path.file_name().unwrap_or_default().to_os_string();

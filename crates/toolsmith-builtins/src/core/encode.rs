@@ -4,6 +4,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode, utf8_percent_encode};
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
@@ -76,44 +77,33 @@ fn utf8(bytes: Vec<u8>, method: &str) -> Result<String, String> {
         .map_err(|_| format!("the {method}-decoded bytes are not valid UTF-8 text"))
 }
 
-/// Percent-encodes every byte but the RFC 3986 unreserved characters.
+/// Every byte but the RFC 3986 unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
+const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Percent-encodes every byte but the RFC 3986 unreserved characters (upper-case hex).
 pub fn url_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(text, NOT_UNRESERVED).to_string()
 }
 
-/// Decodes `%XX` escapes; every other character stands for itself (`+` stays `+`).
+/// Decodes `%XX` escapes; every other character stands for itself (`+` stays `+`). A `%` not
+/// followed by two hex digits is an error (the crate's decoder would pass it through).
 pub fn url_decode(text: &str) -> Result<Vec<u8>, String> {
     let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let pair = bytes
+    if let Some(i) = bytes.iter().enumerate().position(|(i, &b)| {
+        b == b'%'
+            && !bytes
                 .get(i + 1..i + 3)
-                .filter(|p| p.iter().all(u8::is_ascii_hexdigit));
-            let Some(pair) = pair else {
-                return Err(format!(
-                    "invalid URL encoding: '%' at byte {i} is not followed by two hex digits"
-                ));
-            };
-            // Two ASCII hex digits always parse.
-            let hex = std::str::from_utf8(pair).unwrap_or("00");
-            out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+                .is_some_and(|pair| pair.iter().all(u8::is_ascii_hexdigit))
+    }) {
+        return Err(format!(
+            "invalid URL encoding: '%' at byte {i} is not followed by two hex digits"
+        ));
     }
-    Ok(out)
+    Ok(percent_decode(bytes).collect())
 }
 
 /// Escapes the five characters that matter in HTML text and attributes.
@@ -206,6 +196,12 @@ mod tests {
         assert!(url_decode("%4").is_err());
         assert!(url_decode("%zz").is_err());
         assert!(url_decode("%+1").is_err());
+        assert_eq!(
+            url_decode("ok%20then%").unwrap_err(),
+            "invalid URL encoding: '%' at byte 9 is not followed by two hex digits"
+        );
+        // Escapes decode whatever their case; lone bytes that are not UTF-8 survive as bytes.
+        assert_eq!(url_decode("%2f%2F%ff").unwrap(), [b'/', b'/', 0xff]);
     }
 
     #[test]
