@@ -18,7 +18,6 @@ use serde_json::{Map, Value};
 
 use crate::model::{ErrorKind, ToolContext, ToolResult};
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::schema::violation_details;
 
 /// One call on its way through the pipeline.
 #[derive(Debug)]
@@ -230,27 +229,8 @@ impl Pipeline {
                 format!("arguments for tool '{name}' must be a JSON object"),
             );
         }
-        let violations = tool.schema.violations(&args);
-        if !violations.is_empty() {
-            let summary: Vec<String> = violations
-                .iter()
-                .map(|v| {
-                    let at = if v.instance_path.is_empty() {
-                        "/"
-                    } else {
-                        &v.instance_path
-                    };
-                    format!("{at}: {}", v.message)
-                })
-                .collect();
-            return ToolResult::error_with(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "invalid arguments for tool '{name}': {}",
-                    summary.join("; ")
-                ),
-                violation_details(&violations, tool.schema.schema()),
-            );
+        if let Err(invalid) = tool.schema.check_call(name, &args, |_| None) {
+            return invalid;
         }
 
         let mut call = Call {

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::model::{ErrorKind, ToolResult};
+
 /// A compiled parameter schema, ready to validate arguments.
 pub struct CompiledSchema {
     schema: Value,
@@ -61,6 +63,42 @@ impl CompiledSchema {
 
     pub fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    /// `Ok` when `args` conform; otherwise the `invalid_arguments` result every door gives for
+    /// them (the one schema-violation summary): its text names each offending path (`/` for the
+    /// whole object) with what is wrong there — `hint`'s fix where it has one, the validator's
+    /// message otherwise — and its details hold every violation and the schema.
+    pub fn check_call(
+        &self,
+        tool: &str,
+        args: &Value,
+        hint: impl Fn(&Violation) -> Option<String>,
+    ) -> Result<(), ToolResult> {
+        let violations = self.violations(args);
+        if violations.is_empty() {
+            return Ok(());
+        }
+        let summary: Vec<String> = violations
+            .iter()
+            .map(|v| {
+                let at = if v.instance_path.is_empty() {
+                    "/"
+                } else {
+                    &v.instance_path
+                };
+                let why = hint(v).unwrap_or_else(|| v.message.clone());
+                format!("{at}: {why}")
+            })
+            .collect();
+        Err(ToolResult::error_with(
+            ErrorKind::InvalidArguments,
+            format!(
+                "invalid arguments for tool '{tool}': {}",
+                summary.join("; ")
+            ),
+            violation_details(&violations, &self.schema),
+        ))
     }
 
     /// Every violation of the schema by `args`, in document order.

@@ -367,33 +367,7 @@ fn check_args(
     schema: &toolsmith_core::schema::CompiledSchema,
     args: &Value,
 ) -> Result<(), ToolResult> {
-    let violations = schema.violations(args);
-    if violations.is_empty() {
-        return Ok(());
-    }
-    let summary: Vec<String> = violations
-        .iter()
-        .map(|v| {
-            let at = if v.instance_path.is_empty() {
-                "/"
-            } else {
-                &v.instance_path
-            };
-            match object_as_text(schema.schema(), args, v) {
-                Some(hint) => format!("{at}: {hint}"),
-                None => format!("{at}: {}", v.message),
-            }
-        })
-        .collect();
-    let details = toolsmith_core::schema::violation_details(&violations, schema.schema());
-    Err(ToolResult::error_with(
-        ErrorKind::InvalidArguments,
-        format!(
-            "invalid arguments for tool '{name}': {}",
-            summary.join("; ")
-        ),
-        details,
-    ))
+    schema.check_call(name, args, |v| object_as_text(schema.schema(), args, v))
 }
 
 /// The fix for the commonest type mistake of models: an object sent as its JSON text.

@@ -342,138 +342,109 @@ pub async fn delete(
     }))
 }
 
-/// Enable a custom tool
-///
-/// `disabled` → `active`; enabling an active tool changes nothing. Pending and rejected tools
-/// become active only by approval (409).
-#[utoipa::path(
-    post, path = "/api/v1/custom-tools/{id}/enable", tag = "custom-tools", operation_id = "enableCustomTool",
-    params(
-        ("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name"),
-        ("If-Match" = Option<String>, Header, description = "`\"<revision>\"`: apply only at this revision (or `*`)",
-            pattern = r#"^(\*|"[1-9][0-9]{0,14}"|[1-9][0-9]{0,14})$"#)
-    ),
-    request_body(content = Option<RevisionBody>, description = "Optional"),
-    responses(
-        (status = 200, description = "The tool", body = inline(super::openapi::ToolEnvelope),
-            headers(("ETag" = String, description = "The tool's revision, quoted"))),
-        (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 409, description = "Stale revision, or the status does not allow it", body = super::error::ErrorEnvelope),
-        (status = 415, description = "A body that is not JSON", body = super::error::ErrorEnvelope)
-    )
-)]
-pub async fn enable(
-    State(state): State<AppState>,
-    identity: Identity,
-    ApiPath(id): ApiPath<String>,
-    query: QueryPairs,
-    headers: HeaderMap,
-    OptionalApiJson(body): OptionalApiJson<RevisionBody>,
-) -> Result<ApiOk<ToolRecord>, ApiError> {
-    require(&identity, Scope::ToolsWrite)?;
-    query.check(&[])?;
-    let expected = expected_revision(&headers, body.unwrap_or_default().expected_revision)?;
-    let record = state
-        .service
-        .enable(&actor(&identity), &ToolRef::parse(&id), expected)
-        .await?;
-    Ok(tool_ok(StatusCode::OK, record.into()))
+/// Writes `enable` and `disable`: a status change of the tool named in the path, for
+/// `tools:write`, guarded by the tool's revision (`If-Match` or `expectedRevision`); the
+/// handler calls the `ToolService` method of its own name.
+macro_rules! revision_guarded_change {
+    ($(#[doc = $doc:tt])* fn $name:ident, $path:tt, $operation_id:tt) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(
+            post, path = $path, tag = "custom-tools", operation_id = $operation_id,
+            params(
+                ("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name"),
+                ("If-Match" = Option<String>, Header, description = "`\"<revision>\"`: apply only at this revision (or `*`)",
+                    pattern = r#"^(\*|"[1-9][0-9]{0,14}"|[1-9][0-9]{0,14})$"#)
+            ),
+            request_body(content = Option<RevisionBody>, description = "Optional"),
+            responses(
+                (status = 200, description = "The tool", body = inline(super::openapi::ToolEnvelope),
+                    headers(("ETag" = String, description = "The tool's revision, quoted"))),
+                (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
+                (status = 409, description = "Stale revision, or the status does not allow it", body = super::error::ErrorEnvelope),
+                (status = 415, description = "A body that is not JSON", body = super::error::ErrorEnvelope)
+            )
+        )]
+        pub async fn $name(
+            State(state): State<AppState>,
+            identity: Identity,
+            ApiPath(id): ApiPath<String>,
+            query: QueryPairs,
+            headers: HeaderMap,
+            OptionalApiJson(body): OptionalApiJson<RevisionBody>,
+        ) -> Result<ApiOk<ToolRecord>, ApiError> {
+            require(&identity, Scope::ToolsWrite)?;
+            query.check(&[])?;
+            let expected = expected_revision(&headers, body.unwrap_or_default().expected_revision)?;
+            let record = state
+                .service
+                .$name(&actor(&identity), &ToolRef::parse(&id), expected)
+                .await?;
+            Ok(tool_ok(StatusCode::OK, record.into()))
+        }
+    };
 }
 
-/// Disable a custom tool
-///
-/// `active` → `disabled`; disabling a disabled tool changes nothing. Pending and rejected tools
-/// are approved or rejected instead (409).
-#[utoipa::path(
-    post, path = "/api/v1/custom-tools/{id}/disable", tag = "custom-tools", operation_id = "disableCustomTool",
-    params(
-        ("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name"),
-        ("If-Match" = Option<String>, Header, description = "`\"<revision>\"`: apply only at this revision (or `*`)",
-            pattern = r#"^(\*|"[1-9][0-9]{0,14}"|[1-9][0-9]{0,14})$"#)
-    ),
-    request_body(content = Option<RevisionBody>, description = "Optional"),
-    responses(
-        (status = 200, description = "The tool", body = inline(super::openapi::ToolEnvelope),
-            headers(("ETag" = String, description = "The tool's revision, quoted"))),
-        (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 409, description = "Stale revision, or the status does not allow it", body = super::error::ErrorEnvelope),
-        (status = 415, description = "A body that is not JSON", body = super::error::ErrorEnvelope)
-    )
-)]
-pub async fn disable(
-    State(state): State<AppState>,
-    identity: Identity,
-    ApiPath(id): ApiPath<String>,
-    query: QueryPairs,
-    headers: HeaderMap,
-    OptionalApiJson(body): OptionalApiJson<RevisionBody>,
-) -> Result<ApiOk<ToolRecord>, ApiError> {
-    require(&identity, Scope::ToolsWrite)?;
-    query.check(&[])?;
-    let expected = expected_revision(&headers, body.unwrap_or_default().expected_revision)?;
-    let record = state
-        .service
-        .disable(&actor(&identity), &ToolRef::parse(&id), expected)
-        .await?;
-    Ok(tool_ok(StatusCode::OK, record.into()))
+/// Writes `approve` and `reject`: an admin's decision on a pending tool; any other status is a
+/// 400 (spec 000). The handler calls the `ToolService` method of its own name.
+macro_rules! admin_decision {
+    ($(#[doc = $doc:tt])* fn $name:ident, $path:tt, $operation_id:tt, $answer:tt) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(
+            post, path = $path, tag = "custom-tools", operation_id = $operation_id,
+            params(("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name")),
+            responses(
+                (status = 200, description = $answer, body = inline(super::openapi::ToolEnvelope),
+                    headers(("ETag" = String, description = "The tool's revision, quoted"))),
+                (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
+                (status = 400, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
+            )
+        )]
+        pub async fn $name(
+            State(state): State<AppState>,
+            identity: Identity,
+            ApiPath(id): ApiPath<String>,
+            query: QueryPairs,
+        ) -> Result<ApiOk<ToolRecord>, ApiError> {
+            require(&identity, Scope::Admin)?;
+            query.check(&[])?;
+            let record = state
+                .service
+                .$name(&actor(&identity), &ToolRef::parse(&id))
+                .await
+                .map_err(state_is_bad_request)?;
+            Ok(tool_ok(StatusCode::OK, record.into()))
+        }
+    };
 }
 
-/// Approve a pending tool
-///
-/// `pending_approval` → `active`. Needs the `admin` scope; any other status is a 400 (spec 000).
-#[utoipa::path(
-    post, path = "/api/v1/custom-tools/{id}/approve", tag = "custom-tools", operation_id = "approveCustomTool",
-    params(("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name")),
-    responses(
-        (status = 200, description = "The tool, now active", body = inline(super::openapi::ToolEnvelope),
-            headers(("ETag" = String, description = "The tool's revision, quoted"))),
-        (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 400, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
-    )
-)]
-pub async fn approve(
-    State(state): State<AppState>,
-    identity: Identity,
-    ApiPath(id): ApiPath<String>,
-    query: QueryPairs,
-) -> Result<ApiOk<ToolRecord>, ApiError> {
-    require(&identity, Scope::Admin)?;
-    query.check(&[])?;
-    let record = state
-        .service
-        .approve(&actor(&identity), &ToolRef::parse(&id))
-        .await
-        .map_err(state_is_bad_request)?;
-    Ok(tool_ok(StatusCode::OK, record.into()))
+revision_guarded_change! {
+    /// Enable a custom tool
+    ///
+    /// `disabled` → `active`; enabling an active tool changes nothing. Pending and rejected tools
+    /// become active only by approval (409).
+    fn enable, "/api/v1/custom-tools/{id}/enable", "enableCustomTool"
 }
 
-/// Reject a pending tool
-///
-/// `pending_approval` → `rejected`. Needs the `admin` scope; any other status is a 400 (spec 000).
-#[utoipa::path(
-    post, path = "/api/v1/custom-tools/{id}/reject", tag = "custom-tools", operation_id = "rejectCustomTool",
-    params(("id" = String, Path, description = "Tool id (`tool_<16 hex>`) or name")),
-    responses(
-        (status = 200, description = "The tool, now rejected", body = inline(super::openapi::ToolEnvelope),
-            headers(("ETag" = String, description = "The tool's revision, quoted"))),
-        (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
-        (status = 400, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
-    )
-)]
-pub async fn reject(
-    State(state): State<AppState>,
-    identity: Identity,
-    ApiPath(id): ApiPath<String>,
-    query: QueryPairs,
-) -> Result<ApiOk<ToolRecord>, ApiError> {
-    require(&identity, Scope::Admin)?;
-    query.check(&[])?;
-    let record = state
-        .service
-        .reject(&actor(&identity), &ToolRef::parse(&id))
-        .await
-        .map_err(state_is_bad_request)?;
-    Ok(tool_ok(StatusCode::OK, record.into()))
+revision_guarded_change! {
+    /// Disable a custom tool
+    ///
+    /// `active` → `disabled`; disabling a disabled tool changes nothing. Pending and rejected tools
+    /// are approved or rejected instead (409).
+    fn disable, "/api/v1/custom-tools/{id}/disable", "disableCustomTool"
+}
+
+admin_decision! {
+    /// Approve a pending tool
+    ///
+    /// `pending_approval` → `active`. Needs the `admin` scope; any other status is a 400 (spec 000).
+    fn approve, "/api/v1/custom-tools/{id}/approve", "approveCustomTool", "The tool, now active"
+}
+
+admin_decision! {
+    /// Reject a pending tool
+    ///
+    /// `pending_approval` → `rejected`. Needs the `admin` scope; any other status is a 400 (spec 000).
+    fn reject, "/api/v1/custom-tools/{id}/reject", "rejectCustomTool", "The tool, now rejected"
 }
 
 /// Run a custom tool

@@ -173,13 +173,8 @@ impl ToolService {
             Ok(it) => it,
             Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.to_string()),
         };
-        let violations = schema.violations(&args);
-        if !violations.is_empty() {
-            return ToolResult::error_with(
-                ErrorKind::InvalidArguments,
-                format!("invalid arguments for tool '{}'", input.name),
-                toolsmith_core::schema::violation_details(&violations, schema.schema()),
-            );
+        if let Err(invalid) = schema.check_call(&input.name, &args, |_| None) {
+            return invalid;
         }
         let one_off = OneOff {
             name: &input.name,

@@ -163,455 +163,184 @@ where
         .map_err(|e| StoreError::Backend(Box::new(e)))?
 }
 
-#[async_trait]
-impl Store for SqliteStore {
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.read(|conn| {
-            conn.query_row("SELECT 1", [], |row| row.get::<_, i64>(0))
-                .map_err(rows::backend)?;
-            Ok(())
-        })
-        .await
-    }
+/// What an argument of a [`Store`] method becomes to cross onto the blocking connection thread:
+/// borrowed values are copied into owned ones (`&str` into a `String`, `&[T]` into a `Vec<T>`),
+/// owned ones move as they are.
+trait Carry {
+    type Carried: Send + 'static;
+    fn carry(self) -> Self::Carried;
+}
 
-    async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError> {
-        self.write(move |conn| queries::insert_tool(conn, tool, None))
-            .await
+impl<T: ToOwned + ?Sized> Carry for &T
+where
+    T::Owned: Send + 'static,
+{
+    type Carried = T::Owned;
+    fn carry(self) -> T::Owned {
+        self.to_owned()
     }
+}
 
-    async fn insert_tool_limited(
-        &self,
-        tool: CustomToolRecord,
-        max_per_owner: u64,
-    ) -> Result<CustomToolRecord, StoreError> {
-        self.write(move |conn| queries::insert_tool(conn, tool, Some(max_per_owner)))
-            .await
+impl Carry for Option<&str> {
+    type Carried = Option<String>;
+    fn carry(self) -> Option<String> {
+        self.map(str::to_owned)
     }
+}
 
-    async fn get_tool(
-        &self,
-        owner: &str,
-        id: &str,
-    ) -> Result<Option<CustomToolRecord>, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.read(move |conn| queries::get_tool(conn, &owner, &id))
-            .await
-    }
-
-    async fn get_tool_by_name(
-        &self,
-        owner: &str,
-        name: &str,
-    ) -> Result<Option<CustomToolRecord>, StoreError> {
-        let (owner, name) = (owner.to_owned(), name.to_owned());
-        self.read(move |conn| queries::get_tool_by_name(conn, &owner, &name))
-            .await
-    }
-
-    async fn list_tools(&self, query: &ToolQuery) -> Result<ToolPage, StoreError> {
-        let query = query.clone();
-        self.read(move |conn| queries::list_tools(conn, &query))
-            .await
-    }
-
-    async fn update_tool(
-        &self,
-        tool: &CustomToolRecord,
-        expected_revision: i64,
-    ) -> Result<(), StoreError> {
-        let tool = tool.clone();
-        self.write(move |conn| queries::update_tool(conn, &tool, expected_revision))
-            .await
-    }
-
-    async fn delete_tool(
-        &self,
-        owner: &str,
-        id: &str,
-        expected_revision: i64,
-    ) -> Result<(), StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.write(move |conn| queries::delete_tool(conn, &owner, &id, expected_revision))
-            .await
-    }
-
-    async fn count_tools(&self, owner: &str) -> Result<u64, StoreError> {
-        let owner = owner.to_owned();
-        self.read(move |conn| queries::count_tools(conn, &owner))
-            .await
-    }
-
-    async fn tool_stats(&self, owner: &str) -> Result<ToolStats, StoreError> {
-        let owner = owner.to_owned();
-        self.read(move |conn| queries::tool_stats(conn, &owner))
-            .await
-    }
-
-    async fn active_tools(&self) -> Result<Vec<CustomToolRecord>, StoreError> {
-        self.read(|conn| queries::active_tools(conn)).await
-    }
-
-    async fn record_usage(
-        &self,
-        owner: &str,
-        id: &str,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.write(move |conn| queries::record_usage(conn, &owner, &id, &at))
-            .await
-    }
-
-    async fn list_versions(
-        &self,
-        owner: &str,
-        id: &str,
-    ) -> Result<Vec<ToolVersionRecord>, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.read(move |conn| queries::list_versions(conn, &owner, &id))
-            .await
-    }
-
-    async fn get_version(
-        &self,
-        owner: &str,
-        id: &str,
-        version: i64,
-    ) -> Result<Option<ToolVersionRecord>, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.read(move |conn| queries::get_version(conn, &owner, &id, version))
-            .await
-    }
-
-    async fn record_execution(&self, execution: &ExecutionRecord) -> Result<(), StoreError> {
-        let execution = execution.clone();
-        self.write(move |conn| queries::record_execution(conn, &execution))
-            .await
-    }
-
-    async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError> {
-        if batch.is_empty() {
-            return Ok(());
+/// Owned arguments move onto the connection thread unchanged.
+macro_rules! carried_as_is {
+    ($($ty:ty),* $(,)?) => {$(
+        impl Carry for $ty {
+            type Carried = $ty;
+            fn carry(self) -> $ty {
+                self
+            }
         }
-        let batch = batch.to_vec();
-        self.write(move |conn| queries::record_executions(conn, &batch))
-            .await
-    }
+    )*};
+}
 
-    async fn list_executions(
-        &self,
-        owner: &str,
-        tool_id: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<ExecutionRecord>, StoreError> {
-        let (owner, tool_id) = (owner.to_owned(), tool_id.map(str::to_owned));
-        self.read(move |conn| queries::list_executions(conn, &owner, tool_id.as_deref(), limit))
-            .await
-    }
+carried_as_is!(
+    i64,
+    u32,
+    u64,
+    Option<i64>,
+    DateTime<Utc>,
+    ApprovalDecision,
+    CustomToolRecord,
+    ConfigServiceRecord,
+    ConfigEntryRecord,
+    Vec<ConfigServiceRecord>,
+);
 
-    async fn execution_samples(
-        &self,
-        owner: &str,
-        tool_id: Option<&str>,
-        since: DateTime<Utc>,
-        limit: u32,
-    ) -> Result<Vec<ExecutionSample>, StoreError> {
-        let (owner, tool_id) = (owner.to_owned(), tool_id.map(str::to_owned));
-        self.read(move |conn| {
-            analytics::execution_samples(conn, &owner, tool_id.as_deref(), &since, limit)
-        })
-        .await
-    }
+/// Writes the `Store` impl: each method [`Carry`]s its arguments onto the blocking pool and runs
+/// one function of this backend's modules there, on a reader connection (`read`) or the writer
+/// (`write`), with the connection as its first argument. Every method of this backend is one
+/// such call, so the rules live in those functions and this impl holds no logic of its own.
+macro_rules! store_on_connections {
+    ($(
+        $mode:ident fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty
+            = $($func:ident)::+($($call:expr),* $(,)?);
+    )*) => {
+        #[async_trait]
+        impl Store for SqliteStore {
+            $(
+                async fn $name(&self, $($arg: $ty),*) -> Result<$ret, StoreError> {
+                    $(let $arg = Carry::carry($arg);)*
+                    self.$mode(move |conn| $($func)::+(conn, $($call),*)).await
+                }
+            )*
+        }
+    };
+}
 
-    async fn prune_executions(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.write(move |conn| analytics::prune_executions(conn, &before))
-            .await
-    }
-
-    async fn tools_fingerprint(&self) -> Result<String, StoreError> {
-        self.read(|conn| tokens::tools_fingerprint(conn)).await
-    }
-
-    async fn insert_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError> {
-        let token = token.clone();
-        self.write(move |conn| tokens::insert_token(conn, &token))
-            .await
-    }
-
-    async fn find_token(&self, token_hash: &str) -> Result<Option<ApiTokenRecord>, StoreError> {
-        let token_hash = token_hash.to_owned();
-        self.read(move |conn| tokens::find_token(conn, &token_hash))
-            .await
-    }
-
-    async fn list_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
-        self.read(|conn| tokens::list_tokens(conn)).await
-    }
-
-    async fn delete_token(&self, id: &str) -> Result<bool, StoreError> {
-        let id = id.to_owned();
-        self.write(move |conn| tokens::delete_token(conn, &id))
-            .await
-    }
-
-    async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError> {
-        let approval = approval.clone();
-        self.write(move |conn| governance::insert_approval(conn, &approval))
-            .await
-    }
-
-    async fn get_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError> {
-        let id = id.to_owned();
-        self.read(move |conn| governance::get_approval(conn, &id))
-            .await
-    }
-
-    async fn list_approvals(
-        &self,
-        query: &ApprovalQuery,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<ApprovalRecord>, StoreError> {
-        let query = query.clone();
-        self.read(move |conn| governance::list_approvals(conn, &query, &now))
-            .await
-    }
-
-    async fn find_pending_approval(
-        &self,
-        probe: &ApprovalRecord,
-        now: DateTime<Utc>,
-    ) -> Result<Option<ApprovalRecord>, StoreError> {
-        let probe = probe.clone();
-        self.read(move |conn| governance::find_pending_approval(conn, &probe, &now))
-            .await
-    }
-
-    async fn decide_approval(
-        &self,
-        id: &str,
-        decision: ApprovalDecision,
-        decided_by: &str,
-        now: DateTime<Utc>,
-    ) -> Result<Option<ApprovalRecord>, StoreError> {
-        let (id, decided_by) = (id.to_owned(), decided_by.to_owned());
-        self.write(move |conn| governance::decide_approval(conn, &id, decision, &decided_by, &now))
-            .await
-    }
-
-    async fn consume_allowed_approval(
-        &self,
-        probe: &ApprovalRecord,
-    ) -> Result<Option<String>, StoreError> {
-        let probe = probe.clone();
-        self.write(move |conn| governance::consume_allowed_approval(conn, &probe))
-            .await
-    }
-
-    async fn has_approval_grant(
-        &self,
-        owner: &str,
-        tool_key: &str,
-        caller: &str,
-    ) -> Result<bool, StoreError> {
-        let (owner, tool_key, caller) = (owner.to_owned(), tool_key.to_owned(), caller.to_owned());
-        self.read(move |conn| governance::has_grant(conn, &owner, &tool_key, &caller))
-            .await
-    }
-
-    async fn revoke_approval_grants(&self, owner: &str, tool_key: &str) -> Result<u64, StoreError> {
-        let (owner, tool_key) = (owner.to_owned(), tool_key.to_owned());
-        self.write(move |conn| governance::revoke_grants(conn, &owner, &tool_key))
-            .await
-    }
-
-    async fn prune_approvals(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.write(move |conn| governance::prune_approvals(conn, &before))
-            .await
-    }
-
-    async fn count_pending_approvals(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.read(move |conn| governance::count_pending_approvals(conn, &now))
-            .await
-    }
-
-    async fn insert_audit(&self, entry: &AuditRecord) -> Result<i64, StoreError> {
-        let entry = entry.clone();
-        self.write(move |conn| governance::insert_audit(conn, &entry))
-            .await
-    }
-
-    async fn list_audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
-        let query = query.clone();
-        self.read(move |conn| governance::list_audit(conn, &query))
-            .await
-    }
-
-    async fn get_policy(&self) -> Result<Option<StoredPolicy>, StoreError> {
-        self.read(|conn| governance::get_policy(conn)).await
-    }
-
-    async fn put_policy(
-        &self,
+store_on_connections! {
+    read fn ping() -> () = queries::ping();
+    write fn insert_tool(tool: CustomToolRecord) -> CustomToolRecord
+        = queries::insert_tool(tool, None);
+    write fn insert_tool_limited(tool: CustomToolRecord, max_per_owner: u64) -> CustomToolRecord
+        = queries::insert_tool(tool, Some(max_per_owner));
+    read fn get_tool(owner: &str, id: &str) -> Option<CustomToolRecord>
+        = queries::get_tool(&owner, &id);
+    read fn get_tool_by_name(owner: &str, name: &str) -> Option<CustomToolRecord>
+        = queries::get_tool_by_name(&owner, &name);
+    read fn list_tools(query: &ToolQuery) -> ToolPage = queries::list_tools(&query);
+    write fn update_tool(tool: &CustomToolRecord, expected_revision: i64) -> ()
+        = queries::update_tool(&tool, expected_revision);
+    write fn delete_tool(owner: &str, id: &str, expected_revision: i64) -> ()
+        = queries::delete_tool(&owner, &id, expected_revision);
+    read fn count_tools(owner: &str) -> u64 = queries::count_tools(&owner);
+    read fn tool_stats(owner: &str) -> ToolStats = queries::tool_stats(&owner);
+    read fn active_tools() -> Vec<CustomToolRecord> = queries::active_tools();
+    write fn record_usage(owner: &str, id: &str, at: DateTime<Utc>) -> ()
+        = queries::record_usage(&owner, &id, &at);
+    read fn list_versions(owner: &str, id: &str) -> Vec<ToolVersionRecord>
+        = queries::list_versions(&owner, &id);
+    read fn get_version(owner: &str, id: &str, version: i64) -> Option<ToolVersionRecord>
+        = queries::get_version(&owner, &id, version);
+    write fn record_execution(execution: &ExecutionRecord) -> ()
+        = queries::record_execution(&execution);
+    write fn record_executions(batch: &[ExecutionRecord]) -> ()
+        = queries::record_executions(&batch);
+    read fn list_executions(owner: &str, tool_id: Option<&str>, limit: u32) -> Vec<ExecutionRecord>
+        = queries::list_executions(&owner, tool_id.as_deref(), limit);
+    read fn execution_samples(
+        owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
+    ) -> Vec<ExecutionSample>
+        = analytics::execution_samples(&owner, tool_id.as_deref(), &since, limit);
+    write fn prune_executions(before: DateTime<Utc>) -> u64 = analytics::prune_executions(&before);
+    read fn tools_fingerprint() -> String = tokens::tools_fingerprint();
+    write fn insert_token(token: &ApiTokenRecord) -> () = tokens::insert_token(&token);
+    read fn find_token(token_hash: &str) -> Option<ApiTokenRecord>
+        = tokens::find_token(&token_hash);
+    read fn list_tokens() -> Vec<ApiTokenRecord> = tokens::list_tokens();
+    write fn delete_token(id: &str) -> bool = tokens::delete_token(&id);
+    write fn insert_approval(approval: &ApprovalRecord) -> ()
+        = governance::insert_approval(&approval);
+    read fn get_approval(id: &str) -> Option<ApprovalRecord> = governance::get_approval(&id);
+    read fn list_approvals(query: &ApprovalQuery, now: DateTime<Utc>) -> Vec<ApprovalRecord>
+        = governance::list_approvals(&query, &now);
+    read fn find_pending_approval(
+        probe: &ApprovalRecord, now: DateTime<Utc>
+    ) -> Option<ApprovalRecord>
+        = governance::find_pending_approval(&probe, &now);
+    write fn decide_approval(
+        id: &str, decision: ApprovalDecision, decided_by: &str, now: DateTime<Utc>
+    ) -> Option<ApprovalRecord>
+        = governance::decide_approval(&id, decision, &decided_by, &now);
+    write fn consume_allowed_approval(probe: &ApprovalRecord) -> Option<String>
+        = governance::consume_allowed_approval(&probe);
+    read fn has_approval_grant(owner: &str, tool_key: &str, caller: &str) -> bool
+        = governance::has_grant(&owner, &tool_key, &caller);
+    write fn revoke_approval_grants(owner: &str, tool_key: &str) -> u64
+        = governance::revoke_grants(&owner, &tool_key);
+    write fn prune_approvals(before: DateTime<Utc>) -> u64 = governance::prune_approvals(&before);
+    read fn count_pending_approvals(now: DateTime<Utc>) -> u64
+        = governance::count_pending_approvals(&now);
+    write fn insert_audit(entry: &AuditRecord) -> i64 = governance::insert_audit(&entry);
+    read fn list_audit(query: &AuditQuery) -> Vec<AuditRecord> = governance::list_audit(&query);
+    read fn get_policy() -> Option<StoredPolicy> = governance::get_policy();
+    write fn put_policy(
         document: &serde_json::Value,
         expected_revision: Option<i64>,
         updated_by: &str,
         now: DateTime<Utc>,
-    ) -> Result<Result<StoredPolicy, i64>, StoreError> {
-        let (document, updated_by) = (document.clone(), updated_by.to_owned());
-        self.write(move |conn| {
-            governance::put_policy(conn, &document, expected_revision, &updated_by, &now)
-        })
-        .await
-    }
-
-    async fn delete_policy(&self) -> Result<bool, StoreError> {
-        self.write(|conn| governance::delete_policy(conn)).await
-    }
-
-    async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
-        let id = id.to_owned();
-        self.write(move |conn| tokens::touch_token(conn, &id, &at))
-            .await
-    }
-
-    async fn create_config_service(
-        &self,
-        service: ConfigServiceRecord,
-    ) -> Result<ConfigServiceRecord, StoreError> {
-        self.write(move |conn| config::create_service(conn, service))
-            .await
-    }
-
-    async fn get_config_service(
-        &self,
-        owner: &str,
-        id: &str,
-    ) -> Result<Option<ConfigServiceRecord>, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.read(move |conn| config::get_service(conn, &owner, &id))
-            .await
-    }
-
-    async fn get_config_service_by_name(
-        &self,
-        owner: &str,
-        name: &str,
-    ) -> Result<Option<ConfigServiceRecord>, StoreError> {
-        let (owner, name) = (owner.to_owned(), name.to_owned());
-        self.read(move |conn| config::get_service_by_name(conn, &owner, &name))
-            .await
-    }
-
-    async fn list_config_services(
-        &self,
-        owner: &str,
-    ) -> Result<Vec<ConfigServiceRecord>, StoreError> {
-        let owner = owner.to_owned();
-        self.read(move |conn| config::list_services(conn, &owner))
-            .await
-    }
-
-    async fn update_config_service(
-        &self,
-        service: &ConfigServiceRecord,
-        expected_revision: i64,
-    ) -> Result<ConfigServiceRecord, StoreError> {
-        let service = service.clone();
-        self.write(move |conn| config::update_service(conn, &service, expected_revision))
-            .await
-    }
-
-    async fn delete_config_service(
-        &self,
-        owner: &str,
-        id: &str,
-        expected_revision: Option<i64>,
-    ) -> Result<(), StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.write(move |conn| config::delete_service(conn, &owner, &id, expected_revision))
-            .await
-    }
-
-    async fn create_config_entry(
-        &self,
-        owner: &str,
-        entry: ConfigEntryRecord,
-    ) -> Result<ConfigEntryRecord, StoreError> {
-        let owner = owner.to_owned();
-        self.write(move |conn| config::create_entry(conn, &owner, entry))
-            .await
-    }
-
-    async fn get_config_entry(
-        &self,
-        owner: &str,
-        id: &str,
-    ) -> Result<Option<ConfigEntryRecord>, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.read(move |conn| config::get_entry(conn, &owner, &id))
-            .await
-    }
-
-    async fn list_config_entries(
-        &self,
-        owner: &str,
-        service_id: &str,
-    ) -> Result<Vec<ConfigEntryRecord>, StoreError> {
-        let (owner, service_id) = (owner.to_owned(), service_id.to_owned());
-        self.read(move |conn| config::list_entries(conn, &owner, &service_id))
-            .await
-    }
-
-    async fn update_config_entry(
-        &self,
-        owner: &str,
-        entry: &ConfigEntryRecord,
-        expected_revision: i64,
-    ) -> Result<ConfigEntryRecord, StoreError> {
-        let (owner, entry) = (owner.to_owned(), entry.clone());
-        self.write(move |conn| config::update_entry(conn, &owner, &entry, expected_revision))
-            .await
-    }
-
-    async fn delete_config_entry(
-        &self,
-        owner: &str,
-        id: &str,
-        expected_revision: Option<i64>,
-    ) -> Result<(), StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.write(move |conn| config::delete_entry(conn, &owner, &id, expected_revision))
-            .await
-    }
-
-    async fn set_default_config_entry(
-        &self,
-        owner: &str,
-        id: &str,
-    ) -> Result<ConfigEntryRecord, StoreError> {
-        let (owner, id) = (owner.to_owned(), id.to_owned());
-        self.write(move |conn| config::set_default_entry(conn, &owner, &id))
-            .await
-    }
-
-    async fn sealed_values(&self, limit: u32) -> Result<SealedSample, StoreError> {
-        self.read(move |conn| config::sealed_values(conn, limit))
-            .await
-    }
-
-    async fn config_snapshot(&self, owner: &str) -> Result<Vec<ConfigServiceEntries>, StoreError> {
-        let owner = owner.to_owned();
-        self.read(move |conn| config::snapshot(conn, &owner)).await
-    }
-
-    async fn sync_config_dependencies(
-        &self,
-        owner: &str,
-        tool_name: &str,
-        declared: Vec<ConfigServiceRecord>,
-    ) -> Result<ConfigDependencyChanges, StoreError> {
-        let (owner, tool_name) = (owner.to_owned(), tool_name.to_owned());
-        self.write(move |conn| config::sync_dependencies(conn, &owner, &tool_name, declared))
-            .await
-    }
+    ) -> Result<StoredPolicy, i64>
+        = governance::put_policy(&document, expected_revision, &updated_by, &now);
+    write fn delete_policy() -> bool = governance::delete_policy();
+    write fn touch_token(id: &str, at: DateTime<Utc>) -> () = tokens::touch_token(&id, &at);
+    write fn create_config_service(service: ConfigServiceRecord) -> ConfigServiceRecord
+        = config::create_service(service);
+    read fn get_config_service(owner: &str, id: &str) -> Option<ConfigServiceRecord>
+        = config::get_service(&owner, &id);
+    read fn get_config_service_by_name(owner: &str, name: &str) -> Option<ConfigServiceRecord>
+        = config::get_service_by_name(&owner, &name);
+    read fn list_config_services(owner: &str) -> Vec<ConfigServiceRecord>
+        = config::list_services(&owner);
+    write fn update_config_service(
+        service: &ConfigServiceRecord, expected_revision: i64
+    ) -> ConfigServiceRecord
+        = config::update_service(&service, expected_revision);
+    write fn delete_config_service(owner: &str, id: &str, expected_revision: Option<i64>) -> ()
+        = config::delete_service(&owner, &id, expected_revision);
+    write fn create_config_entry(owner: &str, entry: ConfigEntryRecord) -> ConfigEntryRecord
+        = config::create_entry(&owner, entry);
+    read fn get_config_entry(owner: &str, id: &str) -> Option<ConfigEntryRecord>
+        = config::get_entry(&owner, &id);
+    read fn list_config_entries(owner: &str, service_id: &str) -> Vec<ConfigEntryRecord>
+        = config::list_entries(&owner, &service_id);
+    write fn update_config_entry(
+        owner: &str, entry: &ConfigEntryRecord, expected_revision: i64
+    ) -> ConfigEntryRecord
+        = config::update_entry(&owner, &entry, expected_revision);
+    write fn delete_config_entry(owner: &str, id: &str, expected_revision: Option<i64>) -> ()
+        = config::delete_entry(&owner, &id, expected_revision);
+    write fn set_default_config_entry(owner: &str, id: &str) -> ConfigEntryRecord
+        = config::set_default_entry(&owner, &id);
+    read fn sealed_values(limit: u32) -> SealedSample = config::sealed_values(limit);
+    read fn config_snapshot(owner: &str) -> Vec<ConfigServiceEntries> = config::snapshot(&owner);
+    write fn sync_config_dependencies(
+        owner: &str, tool_name: &str, declared: Vec<ConfigServiceRecord>
+    ) -> ConfigDependencyChanges
+        = config::sync_dependencies(&owner, &tool_name, declared);
 }

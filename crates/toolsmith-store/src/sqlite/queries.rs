@@ -520,6 +520,13 @@ pub(crate) fn tool_stats(conn: &Connection, owner: &str) -> Result<ToolStats, St
     Ok(stats)
 }
 
+/// Whether the database answers a trivial query.
+pub(crate) fn ping(conn: &Connection) -> Result<(), StoreError> {
+    conn.query_row("SELECT 1", [], |row| row.get::<_, i64>(0))
+        .map_err(backend)?;
+    Ok(())
+}
+
 pub(crate) fn active_tools(conn: &Connection) -> Result<Vec<CustomToolRecord>, StoreError> {
     let mut stmt = conn
         .prepare_cached(&format!(
@@ -571,6 +578,9 @@ pub(crate) fn record_executions(
     conn: &mut Connection,
     batch: &[ExecutionRecord],
 ) -> Result<(), StoreError> {
+    if batch.is_empty() {
+        return Ok(());
+    }
     // Usage is summed per tool first, so a batch of many calls of one tool is one UPDATE.
     let mut usage: std::collections::HashMap<(&str, &str), (i64, DateTime<Utc>)> =
         std::collections::HashMap::new();
