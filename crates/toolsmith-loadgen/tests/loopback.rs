@@ -12,7 +12,7 @@ mod server {
     //! Starts and stops the server under test.
     use super::*;
     use toolsmith_server::{AppState, ServerConfig};
-    use toolsmith_service::{ServiceConfig, ToolService};
+    use toolsmith_service::{ToolService, ToolServiceSettings};
     use toolsmith_store::{SqliteStore, Store};
 
     pub struct Server {
@@ -29,9 +29,9 @@ mod server {
                 Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
             // The load generator measures calls, not people: nothing waits for approval (as
             // `bench/mcp-load.sh` starts the server with `--execution-approval off`).
-            let config = ServiceConfig {
+            let config = ToolServiceSettings {
                 execution_approval: toolsmith_service::ExecutionApproval::Off,
-                ..ServiceConfig::default()
+                ..ToolServiceSettings::default()
             };
             let service = ToolService::open(config, store).await.unwrap();
             let state = AppState::new(service, Arc::new(ServerConfig::default()));

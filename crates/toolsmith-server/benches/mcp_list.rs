@@ -25,7 +25,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolsmith_core::ToolDefinition;
 use toolsmith_server::discovery::{Document, SearchIndex};
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_service::{Actor, CreateTool, ServiceConfig, ToolPatch, ToolRef, ToolService};
+use toolsmith_service::{Actor, CreateTool, ToolPatch, ToolRef, ToolService, ToolServiceSettings};
 
 /// How many tools: 10,000 when benchmarking, 200 in the test run of the benchmarks.
 fn tool_count() -> usize {
@@ -84,7 +84,7 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let config = ServiceConfig {
+    let config = ToolServiceSettings {
         max_tools_per_owner: 20_000,
         ..Default::default()
     };

@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::{Value, json};
 use toolsmith_core::ToolContext;
-use toolsmith_service::{Actor, CreateTool, ServiceConfig, ToolService};
+use toolsmith_service::{Actor, CreateTool, ToolService, ToolServiceSettings};
 use toolsmith_store::{SqliteStore, Store};
 
 #[tokio::main]
@@ -28,7 +28,7 @@ async fn main() -> anyhow::Result<()> {
 
     let dir = tempfile::tempdir()?;
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("bench.db")).await?);
-    let service = ToolService::open(ServiceConfig::default(), store).await?;
+    let service = ToolService::open(ToolServiceSettings::default(), store).await?;
     let actor = Actor::user("default");
 
     let mut out = serde_json::Map::new();

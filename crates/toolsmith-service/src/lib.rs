@@ -34,7 +34,9 @@ pub use governance::approvals::{ApprovalView, ExecutionApproval};
 pub use governance::audit::AuditTarget;
 pub use governance::limits::{LimitsConfig, Rate};
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
-pub use service::{Connectors, EPHEMERAL_TOOL, RunRights, ServiceConfig, Suggestion, ToolService};
+pub use service::{
+    Connectors, EPHEMERAL_TOOL, RunRights, Suggestion, ToolService, ToolServiceSettings,
+};
 pub use telemetry::analytics::{Anomaly, Period};
 pub use telemetry::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

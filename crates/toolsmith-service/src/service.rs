@@ -45,9 +45,10 @@ pub(crate) mod validation;
 pub use http_import::Suggestion;
 pub use one_off::{EPHEMERAL_TOOL, RunRights};
 
-/// Limits and sizes of the service.
+/// The tool service's settings: limits, sizes and switches (not the Config Center's records,
+/// `ServiceInput` / `ServicePatch` / `ServiceView`, which describe external APIs).
 #[derive(Debug, Clone)]
-pub struct ServiceConfig {
+pub struct ToolServiceSettings {
     /// Most custom tools one owner may have (default 1,000).
     pub max_tools_per_owner: u64,
     /// Largest tool code, in bytes (default 200 KB).
@@ -81,9 +82,9 @@ pub struct ServiceConfig {
     pub name_rule: toolsmith_core::name::NameRule,
 }
 
-impl Default for ServiceConfig {
+impl Default for ToolServiceSettings {
     fn default() -> Self {
-        ServiceConfig {
+        ToolServiceSettings {
             max_tools_per_owner: 1000,
             max_code_bytes: 200 * 1024,
             max_description_chars: 4000,
@@ -107,7 +108,7 @@ impl Default for ServiceConfig {
 /// The service's ways out to the world, supplied by the binary (and by tests).
 #[derive(Clone, Default)]
 pub struct Connectors {
-    /// Sends HTTP tools' requests; by default the egress guard of `ServiceConfig::egress`.
+    /// Sends HTTP tools' requests; by default the egress guard of `ToolServiceSettings::egress`.
     pub http_sender: Option<Arc<dyn toolsmith_httptool::HttpSender>>,
     /// Encrypts and decrypts Config Center secrets; without it no secret can be stored.
     pub cipher: Option<Arc<toolsmith_secrets::Cipher>>,
@@ -121,7 +122,7 @@ pub struct ToolService {
     pub(crate) sandbox: Arc<JsSandbox>,
     pub(crate) usage: Arc<UsageRecorder>,
     pub(crate) limiter: Arc<Limiter>,
-    pub(crate) config: ServiceConfig,
+    pub(crate) config: ToolServiceSettings,
     pub(crate) config_cache: Arc<ConfigCache>,
     pub(crate) egress: toolsmith_egress::EgressGuard,
     pub(crate) http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
@@ -152,7 +153,7 @@ impl ToolService {
     /// pipeline. A stored tool that can no longer be registered (its name now belongs to a
     /// built-in, its schema no longer compiles) is skipped with a warning, never a crash.
     pub async fn open(
-        config: ServiceConfig,
+        config: ToolServiceSettings,
         store: Arc<dyn Store>,
     ) -> Result<Arc<ToolService>, ServiceError> {
         ToolService::open_with(config, store, Connectors::default()).await
@@ -162,7 +163,7 @@ impl ToolService {
     /// benchmarks and embedders, which then never touch the store crate. `toolsmith serve`
     /// chooses the backend itself.
     pub async fn open_sqlite(
-        config: ServiceConfig,
+        config: ToolServiceSettings,
         path: &std::path::Path,
         connectors: Connectors,
     ) -> Result<Arc<ToolService>, ServiceError> {
@@ -172,7 +173,7 @@ impl ToolService {
 
     /// [`ToolService::open`] with the given ways out to the world (HTTP sender, config values).
     pub async fn open_with(
-        config: ServiceConfig,
+        config: ToolServiceSettings,
         store: Arc<dyn Store>,
         connectors: Connectors,
     ) -> Result<Arc<ToolService>, ServiceError> {
@@ -303,7 +304,7 @@ impl ToolService {
         Ok(self.store.tools_fingerprint().await?)
     }
 
-    pub fn config(&self) -> &ServiceConfig {
+    pub fn config(&self) -> &ToolServiceSettings {
         &self.config
     }
 

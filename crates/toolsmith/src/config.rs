@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::{LimitsConfig, Rate, ServiceConfig};
+use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings};
 
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
 use crate::database::{self, Database, DatabaseUrl};
@@ -175,7 +175,7 @@ pub struct Settings {
     pub database: Database,
     /// How long start-up waits for an unreachable PostgreSQL server.
     pub database_startup_timeout: Duration,
-    pub service: ServiceConfig,
+    pub service: ToolServiceSettings,
     pub server: ServerConfig,
     /// Host of the listening address: an IP address or `localhost`.
     pub bind: String,
@@ -240,9 +240,9 @@ impl Settings {
             return Err(bad("max_tools_per_owner must be at least 1"));
         }
 
-        let mut service = ServiceConfig {
+        let mut service = ToolServiceSettings {
             max_tools_per_owner,
-            ..ServiceConfig::default()
+            ..ToolServiceSettings::default()
         };
         let js = &mut service.js_limits;
         if let Some(bytes) = pick_size(runtime.js_memory, file.js_memory, "js_memory")? {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_service::{ToolService, ToolServiceSettings};
 use toolsmith_store::{PgOptions, PgStore, SqliteStore, Store, StoreError};
 
 use crate::exit::CliError;
@@ -133,7 +133,7 @@ pub fn database_location(data_dir: &Path, url: Option<&DatabaseUrl>) -> Database
 /// PostgreSQL server is waited for.
 pub async fn open_service(
     database: &Database,
-    config: ServiceConfig,
+    config: ToolServiceSettings,
     startup_timeout: Duration,
 ) -> anyhow::Result<Arc<ToolService>> {
     let (store, key_dir): (Arc<dyn Store>, PathBuf) = match database {
@@ -207,7 +207,7 @@ async fn open_on(
     database: &Database,
     store: Arc<dyn Store>,
     key_dir: &Path,
-    config: ServiceConfig,
+    config: ToolServiceSettings,
 ) -> anyhow::Result<Arc<ToolService>> {
     let key = crate::secret_key::resolve(store.as_ref(), key_dir).await?;
     let connectors = toolsmith_service::Connectors {

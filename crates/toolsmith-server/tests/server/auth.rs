@@ -8,7 +8,7 @@ use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
 use toolsmith_server::auth::{Scope, new_token};
 use toolsmith_server::{AppState, ServerConfig, app};
-use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_service::{ToolService, ToolServiceSettings};
 use tower::ServiceExt;
 
 struct Server {
@@ -19,7 +19,7 @@ struct Server {
 async fn server(config: ServerConfig) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let service = ToolService::open_sqlite(
-        ServiceConfig::default(),
+        ToolServiceSettings::default(),
         &dir.path().join("t.db"),
         toolsmith_service::Connectors::default(),
     )

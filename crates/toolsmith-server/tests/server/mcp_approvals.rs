@@ -335,7 +335,7 @@ async fn a_model_cannot_approve_its_own_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ephemeral_code_runs_as_its_caller_and_agent() {
     let dir = tempfile::tempdir().unwrap();
-    let service = toolsmith_service::ServiceConfig {
+    let service = toolsmith_service::ToolServiceSettings {
         policy: Some(
             serde_json::from_value(json!({"agents": {
                 "bot": {"deny": ["calculate"]},
@@ -343,7 +343,7 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
             }}))
             .unwrap(),
         ),
-        ..toolsmith_service::ServiceConfig::default()
+        ..toolsmith_service::ToolServiceSettings::default()
     };
     let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
     let person_client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
@@ -431,11 +431,11 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_a_caller_may_not_call_are_not_described_to_it() {
     let dir = tempfile::tempdir().unwrap();
-    let service = toolsmith_service::ServiceConfig {
+    let service = toolsmith_service::ToolServiceSettings {
         policy: Some(
             serde_json::from_value(json!({"agents": {"bot": {"deny": ["shout"]}}})).unwrap(),
         ),
-        ..toolsmith_service::ServiceConfig::default()
+        ..toolsmith_service::ToolServiceSettings::default()
     };
     let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
     let person_client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;

@@ -703,9 +703,9 @@ async fn inspector_cli_over_stdio() {
 }
 
 /// A service whose executions need no person's approval.
-fn no_approvals() -> toolsmith_service::ServiceConfig {
-    toolsmith_service::ServiceConfig {
+fn no_approvals() -> toolsmith_service::ToolServiceSettings {
+    toolsmith_service::ToolServiceSettings {
         execution_approval: toolsmith_service::ExecutionApproval::Off,
-        ..toolsmith_service::ServiceConfig::default()
+        ..toolsmith_service::ToolServiceSettings::default()
     }
 }

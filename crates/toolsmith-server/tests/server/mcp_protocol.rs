@@ -795,7 +795,7 @@ async fn a_rate_limited_call_is_a_protocol_error_with_retry_after() {
         }),
         ..Default::default()
     };
-    let service = toolsmith_service::ServiceConfig {
+    let service = toolsmith_service::ToolServiceSettings {
         limits,
         ..Default::default()
     };
@@ -830,7 +830,7 @@ async fn an_http_tool_reads_the_calls_context_from_meta() {
     tokio::spawn(async move {
         axum::serve(listener, upstream).await.unwrap();
     });
-    let mut service = toolsmith_service::ServiceConfig {
+    let mut service = toolsmith_service::ToolServiceSettings {
         allow_plain_http: true,
         ..Default::default()
     };

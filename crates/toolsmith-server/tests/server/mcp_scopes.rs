@@ -6,14 +6,14 @@ use serde_json::{Value, json};
 use toolsmith_server::ServerConfig;
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
-use toolsmith_service::ServiceConfig;
+use toolsmith_service::ToolServiceSettings;
 
 async fn call_as(identity: Identity, name: &str, args: Value) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let state = crate::mcp_support::open_state_with(
         dir.path(),
         ServerConfig::default(),
-        ServiceConfig::default(),
+        ToolServiceSettings::default(),
     )
     .await;
     let (server_io, client_io) = tokio::io::duplex(1 << 20);

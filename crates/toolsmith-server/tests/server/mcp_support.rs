@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_service::{ToolService, ToolServiceSettings};
 
 /// The control plane and discovery tools every MCP caller sees.
 pub const SERVER_TOOLS: [&str; 11] = [
@@ -46,10 +46,14 @@ pub fn clients_dir() -> PathBuf {
 
 /// A service over the SQLite store `toolsmith.db` in `dir` (created if missing).
 pub async fn open_state(dir: &Path, config: ServerConfig) -> AppState {
-    open_state_with(dir, config, ServiceConfig::default()).await
+    open_state_with(dir, config, ToolServiceSettings::default()).await
 }
 
-pub async fn open_state_with(dir: &Path, config: ServerConfig, service: ServiceConfig) -> AppState {
+pub async fn open_state_with(
+    dir: &Path,
+    config: ServerConfig,
+    service: ToolServiceSettings,
+) -> AppState {
     let service = ToolService::open_sqlite(
         service,
         &dir.join("toolsmith.db"),
@@ -70,10 +74,10 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(config: ServerConfig) -> TestServer {
-        TestServer::start_with(config, ServiceConfig::default()).await
+        TestServer::start_with(config, ToolServiceSettings::default()).await
     }
 
-    pub async fn start_with(config: ServerConfig, service: ServiceConfig) -> TestServer {
+    pub async fn start_with(config: ServerConfig, service: ToolServiceSettings) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let state = open_state_with(dir.path(), config, service).await;
         let shutdown = CancellationToken::new();

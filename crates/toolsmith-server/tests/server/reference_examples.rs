@@ -425,10 +425,10 @@ async fn run_code(entry: &Entry, all: &[Entry]) {
     }
 }
 
-fn no_approvals() -> toolsmith_service::ServiceConfig {
-    toolsmith_service::ServiceConfig {
+fn no_approvals() -> toolsmith_service::ToolServiceSettings {
+    toolsmith_service::ToolServiceSettings {
         execution_approval: toolsmith_service::ExecutionApproval::Off,
-        ..toolsmith_service::ServiceConfig::default()
+        ..toolsmith_service::ToolServiceSettings::default()
     }
 }
 

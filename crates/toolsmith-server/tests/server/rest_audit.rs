@@ -9,7 +9,7 @@ use axum::http::{Method, StatusCode};
 use rest_support::{TestApp, tool_body};
 use serde_json::{Value, json};
 use toolsmith_server::ServerConfig;
-use toolsmith_service::ServiceConfig;
+use toolsmith_service::ToolServiceSettings;
 
 const SECRET: &str = "sk-live-audit-test-0123456789abcdef";
 
@@ -26,9 +26,9 @@ fn actions(entries: &Value) -> Vec<String> {
 async fn privileged_actions_are_audited_without_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let jsonl = dir.path().join("audit.jsonl");
-    let service = ServiceConfig {
+    let service = ToolServiceSettings {
         audit_log_file: Some(jsonl.clone()),
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     let app = TestApp::with_configs(service, ServerConfig::default()).await;
 

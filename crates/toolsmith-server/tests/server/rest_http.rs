@@ -12,7 +12,7 @@ use rest_support::{TestApp, TestResponse, request, tool_body};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_service::{ToolService, ToolServiceSettings};
 
 const TOOLS: &str = "/api/v1/custom-tools";
 
@@ -324,7 +324,7 @@ async fn raw_http(addr: std::net::SocketAddr, request: &str) -> (u16, String, Va
 async fn serves_over_a_real_socket_and_shuts_down() {
     let dir = tempfile::tempdir().expect("temp dir");
     let service = ToolService::open_sqlite(
-        ServiceConfig::default(),
+        ToolServiceSettings::default(),
         &dir.path().join("toolsmith.db"),
         toolsmith_service::Connectors::default(),
     )

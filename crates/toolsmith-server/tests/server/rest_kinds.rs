@@ -12,7 +12,7 @@ use axum::routing::get;
 use rest_support::TestApp;
 use serde_json::{Value, json};
 use toolsmith_server::ServerConfig;
-use toolsmith_service::ServiceConfig;
+use toolsmith_service::ToolServiceSettings;
 
 /// A loopback API: the loyalty endpoint of spec 004's first example, and a JSON echo.
 async fn upstream() -> String {
@@ -43,9 +43,9 @@ async fn upstream() -> String {
 
 /// An app whose egress may reach `host` (and nothing else private), over plain http.
 async fn app_reaching(host: &str) -> TestApp {
-    let mut service = ServiceConfig {
+    let mut service = ToolServiceSettings {
         allow_plain_http: true,
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     service.egress.allow_plain_http = true;
     service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
@@ -324,9 +324,9 @@ async fn an_owner_allowlist_narrows_what_its_tools_reach() {
     let host = upstream().await;
     // The operator allows the loopback test host; this owner's list names only another domain,
     // so neither `fetch` nor an HTTP tool of this owner may reach it.
-    let mut service = ServiceConfig {
+    let mut service = ToolServiceSettings {
         allow_plain_http: true,
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     service.egress.allow_plain_http = true;
     service.egress.allowed_private_hosts = vec![host.parse().unwrap()];

@@ -10,16 +10,16 @@ use axum::http::StatusCode;
 use rest_support::TestApp;
 use serde_json::json;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::{LimitsConfig, ServiceConfig};
+use toolsmith_service::{LimitsConfig, ToolServiceSettings};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_callers_meet_the_cap_and_reads_keep_answering() {
-    let service = ServiceConfig {
+    let service = ToolServiceSettings {
         limits: LimitsConfig {
             max_concurrent: 2,
             ..LimitsConfig::default()
         },
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     let app = Arc::new(TestApp::with_configs(service, ServerConfig::default()).await);
     app.create_tool(&json!({

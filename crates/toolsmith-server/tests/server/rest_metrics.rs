@@ -10,20 +10,20 @@ use rest_support::TestApp;
 use serde_json::json;
 use toolsmith_sandbox::JsLimits;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::ServiceConfig;
+use toolsmith_service::ToolServiceSettings;
 
 const WORK: &str = "if (args.mode === 'fail') throw new Error('boom');\n\
                     if (args.mode === 'hang') { while (true) {} }\n\
                     return args.mode;";
 
 async fn app() -> TestApp {
-    let service = ServiceConfig {
+    let service = ToolServiceSettings {
         js_limits: JsLimits {
             cpu_time: Duration::from_millis(100),
             wall_time: Duration::from_secs(2),
             ..JsLimits::default()
         },
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     let app = TestApp::with_configs(service, ServerConfig::default()).await;
     for name in ["work", "idle"] {

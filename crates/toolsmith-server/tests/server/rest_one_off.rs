@@ -11,7 +11,7 @@ use rest_support::{TestApp, TestResponse, request};
 use serde_json::{Value, json};
 use toolsmith_server::ServerConfig;
 use toolsmith_server::auth::{Scope, new_token};
-use toolsmith_service::{LimitsConfig, Rate, ServiceConfig};
+use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings};
 
 const SECRET: &str = "sk-live-4f9a1c2e7b3d5a8f";
 
@@ -23,7 +23,7 @@ struct App {
     runner: String,
 }
 
-async fn app(service: ServiceConfig) -> App {
+async fn app(service: ToolServiceSettings) -> App {
     let app = TestApp::with_configs(service, ServerConfig::default()).await;
     // No token yet: the local user sets up the Config Center.
     app.post("/api/v1/config/services", &json!({"name": "prod_api"}))
@@ -70,7 +70,7 @@ fn js(name: &str, code: &str) -> Value {
 
 #[tokio::test]
 async fn a_dry_run_meets_the_policy_the_limits_and_the_audit_log() {
-    let service = ServiceConfig {
+    let service = ToolServiceSettings {
         limits: LimitsConfig {
             per_user: Some(Rate {
                 per_minute: 3,
@@ -79,7 +79,7 @@ async fn a_dry_run_meets_the_policy_the_limits_and_the_audit_log() {
             ..LimitsConfig::default()
         },
         policy: Some(serde_json::from_value(json!({"deny": ["forbidden_dry"]})).unwrap()),
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     let a = app(service).await;
     let denied = a
@@ -126,7 +126,7 @@ async fn a_dry_run_meets_the_policy_the_limits_and_the_audit_log() {
 
 #[tokio::test]
 async fn a_dry_run_asking_for_the_network_needs_the_approval_its_creation_would() {
-    let a = app(ServiceConfig::default()).await;
+    let a = app(ToolServiceSettings::default()).await;
     // A command tool holds `shell`; with `network` it would reach the host's network. An
     // execute-only token may not create it, so a person must allow the dry run first.
     let body = json!({
@@ -160,7 +160,7 @@ async fn a_dry_run_asking_for_the_network_needs_the_approval_its_creation_would(
 
 #[tokio::test]
 async fn a_dry_run_reads_config_center_secrets_only_for_an_admin() {
-    let a = app(ServiceConfig::default()).await;
+    let a = app(ToolServiceSettings::default()).await;
     // Reversed, so the scrubber (which knows the plain form) cannot hide a leak.
     let mut body = js(
         "peek",

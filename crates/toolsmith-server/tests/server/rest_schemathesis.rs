@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tokio::process::Command;
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_service::{ToolService, ToolServiceSettings};
 
 /// What the script exits with when it cannot install its tools.
 const PREREQUISITE_MISSING: i32 = 3;
@@ -47,7 +47,7 @@ async fn schemathesis_finds_no_server_error_and_no_schema_break() {
 
     let dir = tempfile::tempdir().expect("temp dir");
     let service = ToolService::open_sqlite(
-        ServiceConfig::default(),
+        ToolServiceSettings::default(),
         &dir.path().join("toolsmith.db"),
         toolsmith_service::Connectors::default(),
     )

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use toolsmith_server::{AppState, ServerConfig};
-use toolsmith_service::{ServiceConfig, ToolService};
+use toolsmith_service::{ToolService, ToolServiceSettings};
 use tower::ServiceExt;
 
 /// The application over its own store; the temp dir lives as long as this value.
@@ -37,10 +37,10 @@ impl TestApp {
     }
 
     pub async fn with_config(config: ServerConfig) -> TestApp {
-        TestApp::with_configs(ServiceConfig::default(), config).await
+        TestApp::with_configs(ToolServiceSettings::default(), config).await
     }
 
-    pub async fn with_configs(service: ServiceConfig, config: ServerConfig) -> TestApp {
+    pub async fn with_configs(service: ToolServiceSettings, config: ServerConfig) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         // A fresh Config Center key per app, as `toolsmith serve` would load from its data dir.
         let key = toolsmith_secrets::SecretKey::generate().expect("a key");

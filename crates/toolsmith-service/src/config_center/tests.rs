@@ -7,7 +7,7 @@ use serde_json::json;
 use toolsmith_store::{SqliteStore, Store};
 
 use super::OwnerConfig;
-use crate::{Actor, Connectors, EntryInput, ServiceConfig, ServiceInput, ToolService};
+use crate::{Actor, Connectors, EntryInput, ServiceInput, ToolService, ToolServiceSettings};
 
 async fn service() -> (tempfile::TempDir, Arc<dyn Store>, Arc<ToolService>) {
     let dir = tempfile::tempdir().unwrap();
@@ -18,7 +18,7 @@ async fn service() -> (tempfile::TempDir, Arc<dyn Store>, Arc<ToolService>) {
         cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..Connectors::default()
     };
-    let service = ToolService::open_with(ServiceConfig::default(), store.clone(), connectors)
+    let service = ToolService::open_with(ToolServiceSettings::default(), store.clone(), connectors)
         .await
         .unwrap();
     (dir, store, service)

@@ -18,16 +18,16 @@ struct Fixture {
     service: Arc<ToolService>,
 }
 
-async fn open_at(path: &Path, config: ServiceConfig) -> Arc<ToolService> {
+async fn open_at(path: &Path, config: ToolServiceSettings) -> Arc<ToolService> {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(path).await.unwrap());
     ToolService::open(config, store).await.unwrap()
 }
 
 async fn fixture() -> Fixture {
-    fixture_with(ServiceConfig::default()).await
+    fixture_with(ToolServiceSettings::default()).await
 }
 
-async fn fixture_with(config: ServiceConfig) -> Fixture {
+async fn fixture_with(config: ToolServiceSettings) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let service = open_at(&dir.path().join("toolsmith.db"), config).await;
     Fixture { _dir: dir, service }
@@ -225,7 +225,7 @@ async fn a_stored_tool_that_collides_with_a_builtin_does_not_stop_start_up() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolsmith.db");
     {
-        let service = open_at(&path, ServiceConfig::default()).await;
+        let service = open_at(&path, ToolServiceSettings::default()).await;
         let mut record = service
             .create(&user(), tool("fine", "return 'fine'"))
             .await
@@ -235,7 +235,7 @@ async fn a_stored_tool_that_collides_with_a_builtin_does_not_stop_start_up() {
         record.name = "calculate".to_owned();
         service.store().insert_tool(record).await.unwrap();
     }
-    let service = open_at(&path, ServiceConfig::default()).await;
+    let service = open_at(&path, ToolServiceSettings::default()).await;
     assert_eq!(
         service.startup_warnings().len(),
         1,
@@ -334,9 +334,9 @@ async fn parameters_may_come_as_a_json_string() {
 
 #[tokio::test]
 async fn max_tools_per_owner() {
-    let f = fixture_with(ServiceConfig {
+    let f = fixture_with(ToolServiceSettings {
         max_tools_per_owner: 2,
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     })
     .await;
     f.service
@@ -954,7 +954,7 @@ async fn active_tools_are_loaded_again_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolsmith.db");
     {
-        let service = open_at(&path, ServiceConfig::default()).await;
+        let service = open_at(&path, ToolServiceSettings::default()).await;
         service
             .create(&user(), tool("kept", "return 'kept'"))
             .await
@@ -968,7 +968,7 @@ async fn active_tools_are_loaded_again_after_a_restart() {
             .await
             .unwrap();
     }
-    let service = open_at(&path, ServiceConfig::default()).await;
+    let service = open_at(&path, ToolServiceSettings::default()).await;
     assert!(service.startup_warnings().is_empty());
     assert_eq!(
         run(&service, "kept", json!({})).await.content,
@@ -1171,8 +1171,8 @@ async fn ephemeral_runs_store_nothing() {
 async fn resync_from_store_follows_another_process_and_only_real_changes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolsmith.db");
-    let here = open_at(&path, ServiceConfig::default()).await;
-    let there = open_at(&path, ServiceConfig::default()).await;
+    let here = open_at(&path, ToolServiceSettings::default()).await;
+    let there = open_at(&path, ToolServiceSettings::default()).await;
     assert_eq!(here.resync_from_store().await.unwrap(), 0);
 
     there.create(&user(), tool("t", "return 1")).await.unwrap();

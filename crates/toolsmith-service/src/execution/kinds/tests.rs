@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, Permission, ToolContext, ToolKind, ToolResult, ToolStatus};
 use toolsmith_store::{SqliteStore, Store};
 
-use crate::{Actor, CreateTool, ServiceConfig, ServiceError, ToolPatch, ToolRef, ToolService};
+use crate::{
+    Actor, CreateTool, ServiceError, ToolPatch, ToolRef, ToolService, ToolServiceSettings,
+};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -21,7 +23,7 @@ async fn fixture() -> Fixture {
             .await
             .unwrap(),
     );
-    let service = ToolService::open(ServiceConfig::default(), store)
+    let service = ToolService::open(ToolServiceSettings::default(), store)
         .await
         .unwrap();
     Fixture { _dir: dir, service }
@@ -307,7 +309,7 @@ async fn a_command_tools_env_is_sealed_at_rest_and_redacted_from_its_output() {
         cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..crate::Connectors::default()
     };
-    let service = ToolService::open_with(ServiceConfig::default(), store.clone(), connectors)
+    let service = ToolService::open_with(ToolServiceSettings::default(), store.clone(), connectors)
         .await
         .unwrap();
     let secret = "hunter2-correct-horse";

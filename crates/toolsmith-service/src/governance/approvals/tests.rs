@@ -14,16 +14,18 @@ use toolsmith_core::{
 use toolsmith_store::{ApprovalDecision, ApprovalStatus, SqliteStore, Store};
 
 use super::ExecutionApproval;
-use crate::{Actor, CreateTool, ServiceConfig, ServiceError, ToolPatch, ToolRef, ToolService};
+use crate::{
+    Actor, CreateTool, ServiceError, ToolPatch, ToolRef, ToolService, ToolServiceSettings,
+};
 
 async fn open(mode: ExecutionApproval, ttl: Duration) -> (tempfile::TempDir, Arc<ToolService>) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-    let config = ServiceConfig {
+    let config = ToolServiceSettings {
         execution_approval: mode,
         approval_ttl: ttl,
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     (dir, ToolService::open(config, store).await.unwrap())
 }

@@ -7,7 +7,7 @@ use toolsmith_core::{ErrorKind, ToolContext};
 use toolsmith_policy::PolicyConfig;
 use toolsmith_store::{SqliteStore, Store};
 
-use crate::{Actor, CreateTool, ServiceConfig, ServiceError, ToolService};
+use crate::{Actor, CreateTool, ServiceError, ToolService, ToolServiceSettings};
 
 async fn open(
     policy: Option<PolicyConfig>,
@@ -15,9 +15,9 @@ async fn open(
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-    let config = ServiceConfig {
+    let config = ToolServiceSettings {
         policy,
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     let service = ToolService::open(config, store).await;
     (dir, service)

@@ -8,7 +8,9 @@ use serde_json::json;
 use toolsmith_core::ToolContext;
 use toolsmith_store::{SqliteStore, Store};
 
-use crate::{Actor, Connectors, CreateTool, EntryInput, ServiceConfig, ServiceInput, ToolService};
+use crate::{
+    Actor, Connectors, CreateTool, EntryInput, ServiceInput, ToolService, ToolServiceSettings,
+};
 
 fn js(name: &str, code: &str) -> CreateTool {
     CreateTool {
@@ -35,7 +37,7 @@ async fn results_console_and_errors_leave_without_credentials() {
         cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..Connectors::default()
     };
-    let service = ToolService::open_with(ServiceConfig::default(), store.clone(), connectors)
+    let service = ToolService::open_with(ToolServiceSettings::default(), store.clone(), connectors)
         .await
         .unwrap();
     // Ada's own secret, in her Config Center.
