@@ -12,7 +12,7 @@ use toolsmith_core::{CreatedBy, Permission, ToolStatus};
 
 use toolsmith_service::Rate;
 
-use crate::config::{Compat, McpListing, parse_duration, parse_rate, parse_size};
+use crate::settings::{Compat, McpListing, parse_duration, parse_rate, parse_size};
 
 /// Shown after `toolsmith --help`: the exit codes scripts can rely on (see docs/cli.md).
 const EXIT_CODES: &str = "\

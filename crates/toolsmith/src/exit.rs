@@ -50,7 +50,10 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 code: "store_error",
             };
         }
-        if cause.downcast_ref::<crate::config::ConfigError>().is_some() {
+        if cause
+            .downcast_ref::<crate::settings::ConfigError>()
+            .is_some()
+        {
             return Class {
                 exit: USAGE,
                 code: "config_error",

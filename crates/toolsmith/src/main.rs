@@ -13,7 +13,6 @@
 
 mod cli;
 mod commands;
-mod config;
 mod database;
 mod exit;
 mod feed;
@@ -24,6 +23,7 @@ mod nofile;
 mod output;
 mod redacted;
 mod secret_key;
+mod settings;
 
 use std::process::ExitCode;
 use std::time::Duration;

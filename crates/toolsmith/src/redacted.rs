@@ -46,7 +46,7 @@ mod tests {
     use clap::Parser as _;
 
     use crate::cli::Cli;
-    use crate::config::FileConfig;
+    use crate::settings::FileConfig;
 
     const TOKEN: &str = "adm-Zq8xW3-0123456789abcdef";
 

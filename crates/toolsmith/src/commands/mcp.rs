@@ -10,8 +10,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolsmith_server::AppState;
 
-use crate::config::Settings;
 use crate::exit::SUCCESS;
+use crate::settings::Settings;
 use crate::{database, feed};
 
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {

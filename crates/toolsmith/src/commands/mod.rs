@@ -17,8 +17,8 @@ use std::sync::Arc;
 use toolsmith_service::{Actor, ToolService};
 
 use crate::cli::{Cli, Command, RuntimeArgs};
-use crate::config::Settings;
 use crate::database;
+use crate::settings::Settings;
 
 pub mod approvals;
 pub mod audit;

@@ -17,8 +17,8 @@ use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 use toolsmith_server::AppState;
 
-use crate::config::{ConfigError, Settings};
 use crate::exit::SUCCESS;
+use crate::settings::{ConfigError, Settings};
 use crate::{database, feed, output};
 
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {

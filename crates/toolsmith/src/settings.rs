@@ -1,4 +1,5 @@
-//! The configuration of `toolsmith serve` and `toolsmith mcp`, resolved once.
+//! The settings of `toolsmith serve` and `toolsmith mcp` (the CLI's configuration, not the
+//! Config Center), resolved once.
 //!
 //! Three sources, merged key by key with this precedence: command-line flag, then environment
 //! variable (`TOOLSMITH_*`; clap reads both, so a flag beats its variable), then the TOML file
