@@ -36,7 +36,8 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::rest;
 use crate::rest::envelope::request_id_middleware;
-use crate::rest::error::{ApiError, BodyLimit, envelope_errors};
+use crate::rest::error::{ApiError, envelope_errors};
+use crate::rest::extract::BodyLimit;
 use crate::rest::types::Health;
 
 /// The `Content-Security-Policy` of every response that does not set its own.

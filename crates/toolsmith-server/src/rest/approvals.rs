@@ -16,7 +16,8 @@ use toolsmith_service::governance::approvals::Via;
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiJson, ApiPath, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, QueryPairs};
 use super::require;
 use crate::AppState;
 use crate::auth::{Identity, Scope};

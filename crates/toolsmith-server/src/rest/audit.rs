@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use toolsmith_core::AuditQuery;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, QueryPairs};
+use super::error::ApiError;
+use super::extract::QueryPairs;
 use super::require;
 use crate::AppState;
 use crate::auth::{Identity, Scope};

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use toolsmith_service::{EntryView, ServiceView};
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiJson, ApiPath, OptionalApiJson, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, OptionalApiJson, QueryPairs};
 use super::types::{ConfigEntryBody, ConfigServiceBody, ConfigServicePatchBody, RevisionBody};
 use super::{actor, require};
 use crate::AppState;

@@ -14,7 +14,8 @@ use toolsmith_core::{ErrorKind, ToolStatus};
 use toolsmith_service::{DeleteOptions, ToolQuery, ToolRef};
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiJson, ApiPath, OptionalApiJson, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, OptionalApiJson, QueryPairs};
 use super::types::{
     CreateToolBody, Creator, Definition, DefinitionList, Deleted, ExecuteCustomBody, Execution,
     RevisionBody, RollbackBody, Stats, Status, TestToolBody, ToolList, ToolRecord, UpdateToolBody,

@@ -7,7 +7,8 @@ use toolsmith_core::ExecutionStatus;
 use toolsmith_service::ToolRef;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, QueryPairs};
+use super::error::ApiError;
+use super::extract::QueryPairs;
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};

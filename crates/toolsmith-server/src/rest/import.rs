@@ -9,7 +9,8 @@ use axum::http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
 use toolsmith_service::Suggestion;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, QueryPairs};
+use super::error::ApiError;
+use super::extract::QueryPairs;
 use super::require;
 use super::types::ToolRecord;
 use crate::AppState;

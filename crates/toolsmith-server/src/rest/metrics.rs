@@ -8,7 +8,8 @@ use toolsmith_service::{Anomaly, Period};
 use toolsmith_service::{MetricsReport, ToolMetricsReport, ToolRef};
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiPath, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiPath, QueryPairs};
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};

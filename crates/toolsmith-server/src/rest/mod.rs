@@ -30,6 +30,7 @@ pub mod custom_tools;
 pub mod envelope;
 pub mod error;
 pub mod executions;
+pub mod extract;
 pub mod import;
 pub mod metrics;
 pub mod openapi;

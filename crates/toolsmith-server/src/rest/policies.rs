@@ -10,7 +10,8 @@ use toolsmith_service::PolicyView;
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiJson, OptionalApiJson, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiJson, OptionalApiJson, QueryPairs};
 use super::types::RevisionBody;
 use super::{actor, require};
 use crate::AppState;

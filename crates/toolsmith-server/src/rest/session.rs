@@ -15,7 +15,8 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, QueryPairs};
+use super::error::ApiError;
+use super::extract::QueryPairs;
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};

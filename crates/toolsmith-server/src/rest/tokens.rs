@@ -10,7 +10,8 @@ use toolsmith_core::ApiTokenRecord;
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiJson, ApiPath, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, QueryPairs};
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope, new_token};

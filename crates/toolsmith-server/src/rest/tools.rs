@@ -5,7 +5,8 @@ use axum::extract::State;
 use serde_json::Value;
 
 use super::envelope::ApiOk;
-use super::error::{ApiError, ApiPath, OptionalApiJson, QueryPairs};
+use super::error::ApiError;
+use super::extract::{ApiPath, OptionalApiJson, QueryPairs};
 use super::types::{
     ExecuteBody, Execution, Export, ExportFormat, ExportedTool, Source, ToolSummary,
     ToolSummaryList,
