@@ -58,6 +58,28 @@ pub struct ToolStats {
     pub total_usage: u64,
 }
 
+impl ToolStats {
+    /// Adds one group of a `GROUP BY status, created_by` count: `tools` tools with these
+    /// stored values, used `usage` times in all. A value neither backend's constraints let in
+    /// counts in the totals only.
+    pub fn add_group(&mut self, status: &str, created_by: &str, tools: u64, usage: u64) {
+        self.total += tools;
+        self.total_usage += usage;
+        match status.parse::<ToolStatus>() {
+            Ok(ToolStatus::Active) => self.active += tools,
+            Ok(ToolStatus::Disabled) => self.disabled += tools,
+            Ok(ToolStatus::PendingApproval) => self.pending_approval += tools,
+            Ok(ToolStatus::Rejected) => self.rejected += tools,
+            Err(_) => {}
+        }
+        match created_by.parse::<CreatedBy>() {
+            Ok(CreatedBy::Llm) => self.created_by_llm += tools,
+            Ok(CreatedBy::User) => self.created_by_user += tools,
+            Err(_) => {}
+        }
+    }
+}
+
 /// One execution as analytics sees it: which tool, how it ended, how long it took, when.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecutionSample {

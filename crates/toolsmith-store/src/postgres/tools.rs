@@ -396,21 +396,12 @@ pub(crate) async fn stats(
     for row in &rows {
         let status: String = col(row, "status")?;
         let created_by: String = col(row, "created_by")?;
-        let n = u64::try_from(row.get::<_, i64>(2)).unwrap_or(0);
-        stats.total += n;
-        stats.total_usage += u64::try_from(row.get::<_, i64>(3)).unwrap_or(0);
-        match status.parse::<ToolStatus>() {
-            Ok(ToolStatus::Active) => stats.active += n,
-            Ok(ToolStatus::Disabled) => stats.disabled += n,
-            Ok(ToolStatus::PendingApproval) => stats.pending_approval += n,
-            Ok(ToolStatus::Rejected) => stats.rejected += n,
-            Err(_) => {}
-        }
-        match created_by.parse::<CreatedBy>() {
-            Ok(CreatedBy::Llm) => stats.created_by_llm += n,
-            Ok(CreatedBy::User) => stats.created_by_user += n,
-            Err(_) => {}
-        }
+        stats.add_group(
+            &status,
+            &created_by,
+            u64::try_from(row.get::<_, i64>(2)).unwrap_or(0),
+            u64::try_from(row.get::<_, i64>(3)).unwrap_or(0),
+        );
     }
     Ok(stats)
 }

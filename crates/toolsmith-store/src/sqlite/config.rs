@@ -62,38 +62,14 @@ fn insert_service(conn: &Connection, service: &ConfigServiceRecord) -> Result<()
             name: service.name.clone(),
         });
     }
-    conn.prepare_cached(&format!(
-        "INSERT INTO config_services ({SERVICE_COLUMNS}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-    ))
-    .and_then(|mut stmt| {
-        stmt.execute(params![
-            service.id,
-            service.owner,
-            service.name,
-            service.display_name,
-            service.description,
-            service.category,
-            service.docs_url,
-            service.multi_entry,
-            json_text(&service.fields),
-            json_text(&service.registered_by),
-            service.auto_registered,
-            service.revision,
-            timestamp(&service.created_at),
-            timestamp(&service.updated_at),
-        ])
-    })
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            StoreError::ConfigServiceNameTaken {
-                name: service.name.clone(),
-            }
-        } else {
-            backend(e)
-        }
-    })?;
-    Ok(())
+    execute_service(
+        conn,
+        &format!(
+            "INSERT INTO config_services ({SERVICE_COLUMNS}) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        ),
+        service,
+    )
 }
 
 pub(crate) fn get_service(
@@ -175,40 +151,54 @@ pub(crate) fn update_service(
     Ok(next)
 }
 
-/// Overwrites the stored row of `service` (matched by owner and id).
+/// Overwrites the stored row of `service` (matched by owner and id; `created_at` stays).
 fn write_service(conn: &Connection, service: &ConfigServiceRecord) -> Result<(), StoreError> {
-    conn.prepare_cached(
+    execute_service(
+        conn,
         "UPDATE config_services SET name = ?3, display_name = ?4, description = ?5, \
          category = ?6, docs_url = ?7, multi_entry = ?8, fields = ?9, registered_by = ?10, \
-         auto_registered = ?11, revision = ?12, updated_at = ?13 \
-         WHERE owner = ?1 AND id = ?2",
+         auto_registered = ?11, revision = ?12, updated_at = ?14 \
+         WHERE id = ?1 AND owner = ?2",
+        service,
     )
-    .and_then(|mut stmt| {
-        stmt.execute(params![
-            service.owner,
-            service.id,
-            service.name,
-            service.display_name,
-            service.description,
-            service.category,
-            service.docs_url,
-            service.multi_entry,
-            json_text(&service.fields),
-            json_text(&service.registered_by),
-            service.auto_registered,
-            service.revision,
-            timestamp(&service.updated_at),
-        ])
-    })
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            StoreError::ConfigServiceNameTaken {
-                name: service.name.clone(),
+}
+
+/// Runs `sql`, an INSERT or UPDATE of `config_services` whose `?1` to `?14` are the columns of
+/// [`SERVICE_COLUMNS`] in their order, for `service`; a name taken by another service of the
+/// owner is [`StoreError::ConfigServiceNameTaken`].
+fn execute_service(
+    conn: &Connection,
+    sql: &str,
+    service: &ConfigServiceRecord,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                service.id,
+                service.owner,
+                service.name,
+                service.display_name,
+                service.description,
+                service.category,
+                service.docs_url,
+                service.multi_entry,
+                json_text(&service.fields),
+                json_text(&service.registered_by),
+                service.auto_registered,
+                service.revision,
+                timestamp(&service.created_at),
+                timestamp(&service.updated_at),
+            ])
+        })
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                StoreError::ConfigServiceNameTaken {
+                    name: service.name.clone(),
+                }
+            } else {
+                backend(e)
             }
-        } else {
-            backend(e)
-        }
-    })?;
+        })?;
     Ok(())
 }
 

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
-use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, ToolVersionRecord};
+use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
 
 use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, backend, execution_from_row, json_text,
@@ -500,22 +500,13 @@ pub(crate) fn tool_stats(conn: &Connection, owner: &str) -> Result<ToolStats, St
     while let Some(row) = rows.next().map_err(backend)? {
         let status: String = row.get(0).map_err(backend)?;
         let created_by: String = row.get(1).map_err(backend)?;
-        let n = count(row.get(2).map_err(backend)?);
-        stats.total += n;
-        stats.total_usage += count(row.get(3).map_err(backend)?);
-        match status.parse::<ToolStatus>() {
-            Ok(ToolStatus::Active) => stats.active += n,
-            Ok(ToolStatus::Disabled) => stats.disabled += n,
-            Ok(ToolStatus::PendingApproval) => stats.pending_approval += n,
-            Ok(ToolStatus::Rejected) => stats.rejected += n,
-            // The CHECK constraint keeps other values out; such rows count in the total only.
-            Err(_) => {}
-        }
-        match created_by.parse::<CreatedBy>() {
-            Ok(CreatedBy::Llm) => stats.created_by_llm += n,
-            Ok(CreatedBy::User) => stats.created_by_user += n,
-            Err(_) => {}
-        }
+        // The CHECK constraints keep other values out; such rows would count in the totals only.
+        stats.add_group(
+            &status,
+            &created_by,
+            count(row.get(2).map_err(backend)?),
+            count(row.get(3).map_err(backend)?),
+        );
     }
     Ok(stats)
 }
