@@ -1,7 +1,7 @@
 //! Durability: a store killed with SIGKILL in the middle of a stream of creates still opens, is
 //! intact, and holds every tool whose `insert_tool` had returned.
 //!
-//! The test re-executes its own binary as the child (`--exact crash_child` with
+//! The test re-executes its own binary as the child (`--exact crash::crash_child` with
 //! `TOOLSMITH_STORE_CRASH_CHILD` naming the database): the child creates 1,000 tools and prints
 //! `ACK <id>` after each insert returned; the parent kills it after 300 acknowledgements.
 
@@ -76,7 +76,12 @@ async fn sigkill_during_creates_loses_no_acknowledged_tool() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "crash::crash_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, &path)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
