@@ -30,7 +30,7 @@ pub mod tool_settings;
 pub use config_center::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use error::ServiceError;
 pub use governance::PolicyView;
-pub use governance::approvals::{ApprovalView, ExecutionApproval};
+pub use governance::approvals::{ApprovalDoors, ApprovalView, ExecutionApproval};
 pub use governance::audit::AuditTarget;
 pub use governance::limits::{LimitsConfig, Rate};
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};

@@ -80,6 +80,9 @@ pub struct ToolServiceSettings {
     pub audit_log_file: Option<std::path::PathBuf>,
     /// Which custom tool names are accepted (default strict; wide with `--compat dynamic-mcp`).
     pub name_rule: toolsmith_core::name::NameRule,
+    /// Where a person decides approvals, as replies name it (default: the HTTP server's doors;
+    /// `toolsmith mcp` sets the CLI on its store).
+    pub approval_doors: crate::governance::approvals::ApprovalDoors,
 }
 
 impl Default for ToolServiceSettings {
@@ -101,6 +104,7 @@ impl Default for ToolServiceSettings {
             approval_ttl: std::time::Duration::from_secs(120),
             audit_log_file: None,
             name_rule: toolsmith_core::name::NameRule::Strict,
+            approval_doors: Default::default(),
         }
     }
 }
@@ -198,13 +202,16 @@ impl ToolService {
             store.clone(),
             config.audit_log_file.as_deref(),
         )?);
-        let approvals = Arc::new(ApprovalGate::new(
-            config.execution_approval,
-            config.approval_ttl,
-            store.clone(),
-            scrub.clone(),
-            audit.clone(),
-        ));
+        let approvals = Arc::new(
+            ApprovalGate::new(
+                config.execution_approval,
+                config.approval_ttl,
+                store.clone(),
+                scrub.clone(),
+                audit.clone(),
+            )
+            .with_doors(config.approval_doors.clone()),
+        );
         // Telemetry first: its `after` hook runs last and counts the final result.
         let pipeline = Arc::new(
             Pipeline::new(registry.clone(), config.pipeline_limits)

@@ -111,6 +111,42 @@ impl fmt::Display for Database {
     }
 }
 
+impl Database {
+    /// The global option that points another `toolsmith` command at this store, for hints:
+    /// `--data-dir DIR` for the default file name, else `--database-url URL` (a PostgreSQL
+    /// URL without its password: the person adds it).
+    pub fn cli_option(&self) -> String {
+        match self {
+            Database::Sqlite(path) if path.file_name() == Some(DB_FILE.as_ref()) => {
+                let dir = path
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or_else(|| Path::new("."));
+                format!("--data-dir {}", shell_word(&dir.display().to_string()))
+            }
+            Database::Sqlite(path) => {
+                format!("--database-url {}", shell_word(&path.display().to_string()))
+            }
+            Database::Postgres { url, .. } => {
+                format!("--database-url {}", shell_word(&PgStore::redact(url)))
+            }
+        }
+    }
+}
+
+/// `text` as one shell word: as it is when it holds only safe characters, else single-quoted.
+fn shell_word(text: &str) -> String {
+    let safe = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@=,".contains(c));
+    if safe {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 impl fmt::Debug for Database {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Database({self})")

@@ -249,11 +249,13 @@ impl ToolsmithMcp {
         retry: approval::Retry,
         input_required: Result<(), String>,
     ) -> Result<Option<ApprovalDecision>, ToolResult> {
+        let doors = &self.service().config().approval_doors;
         let refuse = |why: String| {
             ToolResult::error(
                 ErrorKind::Denied,
                 format!(
-                    "the approval answer in this call was not accepted: {why}. Make the call again without requestState and inputResponses; a person can decide the approval in the client's form, the Toolsmith UI, `toolsmith approvals`, or POST /api/v1/approvals/{{id}}/decision"
+                    "the approval answer in this call was not accepted: {why}. Make the call again without requestState and inputResponses; a person can decide the approval in the client's form, or {}",
+                    doors.describe("<approval id>")
                 ),
             )
         };

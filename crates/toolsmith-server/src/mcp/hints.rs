@@ -63,9 +63,13 @@ async fn not_active(caller: &Caller<'_>, name: &str) -> Option<String> {
             "Tool '{name}' is disabled. Enable it with toggle_custom_tool {{\"name\": \"{name}\", \"enabled\": true}}, then call it again."
         ),
         ToolStatus::PendingApproval => format!(
-            "Tool '{name}' waits for a person's approval before it can be called (it declares {}). You cannot approve it yourself: ask the user to approve it (`toolsmith tool approve {name}` with the server's --data-dir, or POST /api/v1/custom-tools/{}/approve with an admin token). Until then, use another tool, or drop that permission with update_custom_tool.",
+            "Tool '{name}' waits for a person's approval before it can be called (it declares {}). You cannot approve it yourself: ask the user to approve it {}. Until then, use another tool, or drop that permission with update_custom_tool.",
             dangerous(&record),
-            record.id
+            caller
+                .service()
+                .config()
+                .approval_doors
+                .describe_tool_approval(name, &record.id)
         ),
         ToolStatus::Rejected => format!(
             "Tool '{name}' was rejected by a person and cannot be called. Delete it with delete_custom_tool {{\"name\": \"{name}\", \"confirm\": true}} and create another without {}, or use another tool.",

@@ -472,3 +472,41 @@ async fn tools_a_caller_may_not_call_are_not_described_to_it() {
         );
     }
 }
+
+/// The reply that asks the model to get a person's decision names only doors that exist:
+/// the HTTP server's web UI, CLI and REST API, or — for `toolsmith mcp` over stdio, which has
+/// no UI and no REST API — the CLI on that very store, with its `--data-dir`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_replies_name_only_doors_that_exist() {
+    for (doors, wanted, unwanted) in [
+        (
+            toolsmith_service::ApprovalDoors::Server,
+            "in the Toolsmith web UI (Approvals), with `toolsmith approvals allow apr_",
+            "stdio",
+        ),
+        (
+            toolsmith_service::ApprovalDoors::Local {
+                store_option: "--data-dir /srv/ts".to_owned(),
+            },
+            "in a terminal with `toolsmith --data-dir /srv/ts approvals allow apr_",
+            "POST /api",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let service = toolsmith_service::ServiceConfig {
+            approval_doors: doors.clone(),
+            ..toolsmith_service::ServiceConfig::default()
+        };
+        let state =
+            mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+        let client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
+        model_creates_shout(&client).await;
+        let (_, text) = call(&client, "shout", json!({})).await;
+        assert!(text.contains("awaiting approval apr_"), "{doors:?}: {text}");
+        assert!(text.contains(wanted), "{doors:?}: {text}");
+        assert!(!text.contains(unwanted), "{doors:?}: {text}");
+        if matches!(doors, toolsmith_service::ApprovalDoors::Local { .. }) {
+            assert!(!text.contains("web UI (Approvals)"), "{text}");
+        }
+    }
+}

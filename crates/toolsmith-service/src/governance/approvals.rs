@@ -41,6 +41,52 @@ use crate::input::Actor;
 /// The longest argument preview kept with an approval, in characters.
 const MAX_PREVIEW_CHARS: usize = 2000;
 
+/// Where a person can decide an approval that the caller's client could not put to them:
+/// named in the reply that tells the model to ask, so it never points at a door that is not
+/// there (`toolsmith mcp` over stdio has no web UI and no REST API).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ApprovalDoors {
+    /// `toolsmith serve`: the web UI, the REST API and the CLI.
+    #[default]
+    Server,
+    /// `toolsmith mcp` over stdio: the CLI on the same store, whose global option (e.g.
+    /// `--data-dir /srv/toolsmith`) is given here; a `toolsmith serve` on that store also works.
+    Local { store_option: String },
+}
+
+impl ApprovalDoors {
+    /// Where a person decides approval `id`, as a clause for a reply.
+    pub fn describe(&self, id: &str) -> String {
+        match self {
+            ApprovalDoors::Server => format!(
+                "in the Toolsmith web UI (Approvals), with `toolsmith approvals allow {id}` \
+                 (add the server's --data-dir), or with POST /api/v1/approvals/{id}/decision"
+            ),
+            ApprovalDoors::Local { store_option } => format!(
+                "in a terminal with `toolsmith {store_option} approvals allow {id}` (this \
+                 stdio server has no web UI or REST API; a `toolsmith serve` on the same store \
+                 shows it too)"
+            ),
+        }
+    }
+
+    /// Where a person approves the stored tool `name` (id `id`) that waits in
+    /// `pending_approval`, as a clause for a reply.
+    pub fn describe_tool_approval(&self, name: &str, id: &str) -> String {
+        match self {
+            ApprovalDoors::Server => format!(
+                "in the Toolsmith web UI (Tools, pending), with `toolsmith tool approve {name}` \
+                 (add the server's --data-dir), or with POST /api/v1/custom-tools/{id}/approve \
+                 and an admin token"
+            ),
+            ApprovalDoors::Local { store_option } => format!(
+                "in a terminal with `toolsmith {store_option} tool approve {name}` (this stdio \
+                 server has no web UI or REST API)"
+            ),
+        }
+    }
+}
+
 /// Which executions need a human's approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExecutionApproval {
@@ -103,6 +149,7 @@ pub struct ApprovalGate {
     store: Arc<dyn Store>,
     scrub: Arc<ScrubMiddleware>,
     audit: Arc<AuditLog>,
+    doors: ApprovalDoors,
 }
 
 impl ApprovalGate {
@@ -119,7 +166,19 @@ impl ApprovalGate {
             store,
             scrub,
             audit,
+            doors: ApprovalDoors::default(),
         }
+    }
+
+    /// Names `doors` in the replies that ask the model to get a person's decision.
+    pub fn with_doors(mut self, doors: ApprovalDoors) -> ApprovalGate {
+        self.doors = doors;
+        self
+    }
+
+    /// Where a person can decide an approval of this service.
+    pub fn doors(&self) -> &ApprovalDoors {
+        &self.doors
     }
 
     pub fn mode(&self) -> ExecutionApproval {
@@ -171,7 +230,7 @@ impl ApprovalGate {
                 return self.apply_answer(&approval, answer, &ctx.user_id).await;
             }
         }
-        Err(awaiting(&approval))
+        Err(awaiting(&approval, &self.doors))
     }
 
     /// Whether a grant or an allowed approval of exactly this call lets it run (using up the
@@ -453,15 +512,15 @@ fn new_approval_id() -> String {
     format!("apr_{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
 }
 
-fn awaiting(approval: &ApprovalRecord) -> ToolResult {
+fn awaiting(approval: &ApprovalRecord, doors: &ApprovalDoors) -> ToolResult {
     ToolResult::error_with(
         ErrorKind::ApprovalRequired,
         format!(
             "awaiting approval {id}: tool '{tool}' needs a person's approval before it runs. \
-             Ask the user to approve it (in the Toolsmith UI, `toolsmith approvals allow {id}`, \
-             or POST /api/v1/approvals/{id}/decision), then make the same call again. \
+             Ask the user to approve it {where_}, then make the same call again. \
              It expires at {expires}.",
             id = approval.id,
+            where_ = doors.describe(&approval.id),
             tool = approval.tool_name,
             expires = approval
                 .expires_at

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use toolsmith_server::AppState;
+use toolsmith_service::ApprovalDoors;
 
 use crate::exit::SUCCESS;
 use crate::settings::Settings;
@@ -16,9 +17,15 @@ use crate::{database, feed};
 
 pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     tracing::debug!(database = %settings.database, "opening the store");
+    // No web UI or REST API here: replies that ask for a person's approval name the CLI on
+    // this very store.
+    let mut service_settings = settings.service.clone();
+    service_settings.approval_doors = ApprovalDoors::Local {
+        store_option: settings.database.cli_option(),
+    };
     let service = database::open_service(
         &settings.database,
-        settings.service.clone(),
+        service_settings,
         settings.database_startup_timeout,
     )
     .await?;

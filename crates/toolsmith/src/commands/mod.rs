@@ -16,8 +16,9 @@ use std::sync::Arc;
 
 use toolsmith_service::{Actor, ToolService};
 
-use crate::cli::{Cli, Command, RuntimeArgs};
-use crate::database;
+use crate::cli::{Cli, Command, RuntimeArgs, ToolCommand};
+use crate::database::{self, Database};
+use crate::exit::CliError;
 use crate::settings::Settings;
 
 pub mod approvals;
@@ -36,6 +37,9 @@ pub struct Ctx {
     /// The CLI is always a person.
     pub actor: Actor,
     pub json: bool,
+    /// The global option that names this store (`--data-dir DIR` …), for the commands that
+    /// hints tell the person to run.
+    pub store_option: String,
 }
 
 /// Opens the service and runs the command; returns the exit code.
@@ -54,6 +58,17 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     // the TOOLSMITH_* variables) so that they honour the same limits, sandbox settings and
     // JSONL audit file as the server they sit beside.
     let settings = Settings::resolve(&global, None, &RuntimeArgs::from_env()?)?;
+    if let Database::Sqlite(path) = &settings.database
+        && !creates_store(&command)
+        && !path.exists()
+    {
+        return Err(CliError::NotFound(format!(
+            "no Toolsmith store at {} (nothing was created there): pass the server's data \
+             directory with --data-dir DIR (or TOOLSMITH_DATA_DIR), or its --database-url",
+            path.display()
+        ))
+        .into());
+    }
     tracing::debug!(database = %settings.database, "opening the store");
     let service = database::open_service(
         &settings.database,
@@ -62,6 +77,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     )
     .await?;
     let ctx = Ctx {
+        store_option: settings.database.cli_option(),
         service,
         actor: Actor::user(global.user),
         json: global.json,
@@ -80,4 +96,29 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     // Usage is written in the background; nothing of it may be lost when the process exits.
     ctx.service.flush_usage().await;
     outcome
+}
+
+/// Whether `command` may start a new store where none is: those that write something a store
+/// is for, and runs (a built-in or code run once needs no stored tool). A command that reads,
+/// decides or deletes on a store that is not there says so instead of creating an empty one.
+fn creates_store(command: &Command) -> bool {
+    use config::ConfigCommand;
+    use policy::PolicyCommand;
+    use token::TokenCommand;
+    match command {
+        Command::Tool(tool) => matches!(
+            tool,
+            ToolCommand::Create { .. } | ToolCommand::Import { .. }
+        ),
+        Command::Config(config) => {
+            matches!(
+                config,
+                ConfigCommand::AddService { .. } | ConfigCommand::Set { .. }
+            )
+        }
+        Command::Policy(policy) => matches!(policy, PolicyCommand::Set { .. }),
+        Command::Token(token) => matches!(token, TokenCommand::Create { .. }),
+        Command::Run(_) | Command::RunCode(_) | Command::Serve(_) | Command::Mcp(_) => true,
+        Command::Audit(_) | Command::Approvals(_) => false,
+    }
 }

@@ -77,10 +77,14 @@ async fn not_active_hint(ctx: &Ctx, name: &str) -> Option<String> {
     let hint = match tool.status {
         ToolStatus::Active => return None,
         ToolStatus::Disabled => {
-            format!("tool '{name}' is disabled; enable it with `toolsmith tool enable {name}`")
+            format!(
+                "tool '{name}' is disabled; enable it with `toolsmith {} tool enable {name}`",
+                ctx.store_option
+            )
         }
         ToolStatus::PendingApproval => format!(
-            "tool '{name}' is waiting for approval; approve it with `toolsmith tool approve {name}`"
+            "tool '{name}' is waiting for approval; approve it with `toolsmith {} tool approve {name}`",
+            ctx.store_option
         ),
         ToolStatus::Rejected => format!("tool '{name}' was rejected"),
     };

@@ -50,10 +50,11 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
         return Err(ConfigError(format!(
             "refusing to listen on {}: it is not a loopback address and no authentication is \
              configured, so anyone who can reach it could create and run tools. Create an API \
-             token first (`toolsmith token create --user USER --scopes tools:read,tools:write,\
+             token first (`toolsmith {} token create --user USER --scopes tools:read,tools:write,\
              tools:execute`) or set an admin token (--admin-token, TOOLSMITH_ADMIN_TOKEN or \
              admin_token in the configuration file); or listen on 127.0.0.1 / ::1 / localhost",
-            settings.bind
+            settings.bind,
+            settings.database.cli_option()
         ))
         .into());
     }

@@ -210,8 +210,20 @@ fn database_urls() {
     assert!(!env.db_file().exists());
 
     // Relative URL and plain path: relative to the working directory.
-    env.json(&["--database-url", "sqlite://rel/x.db", "tool", "list"]);
-    env.json(&["--database-url", "plain.db", "tool", "list"]);
+    for url in ["sqlite://rel/x.db", "plain.db"] {
+        env.json(&[
+            "--database-url",
+            url,
+            "tool",
+            "create",
+            "--file",
+            &example("word_frequency.yaml"),
+        ]);
+        assert_eq!(
+            env.json(&["--database-url", url, "tool", "list"])["total"],
+            1
+        );
+    }
     let root = dir.parent().unwrap();
     assert!(root.join("rel/x.db").is_file());
     assert!(root.join("plain.db").is_file());
@@ -298,4 +310,55 @@ fn every_exit_code() {
     }
     std::fs::write(env.db_file(), b"not a database at all, not even close").unwrap();
     env.run(&["tool", "list"]).expect(10);
+}
+
+/// A command that reads, decides or deletes, pointed at a data directory with no store, says
+/// which path it looked at and exits 4 — it never creates an empty store there. Commands that
+/// write what a store is for still start one.
+#[test]
+fn a_missing_store_is_named_and_not_created() {
+    let env = Env::new();
+    let missing: [&[&str]; 9] = [
+        &["tool", "list"],
+        &["tool", "get", "word_frequency"],
+        &["tool", "delete", "word_frequency"],
+        &["approvals", "list"],
+        &["approvals", "allow", "apr_0123456789abcdef"],
+        &["audit"],
+        &["config", "list"],
+        &["policy", "show"],
+        &["token", "list"],
+    ];
+    for args in missing {
+        let out = env.run(args).expect(4);
+        assert!(
+            out.stderr.contains("no Toolsmith store at")
+                && out.stderr.contains(&env.db_file().display().to_string())
+                && out.stderr.contains("--data-dir"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!env.db_file().exists(), "{args:?} created a store");
+    }
+    let out = env.run(&["--json", "tool", "list"]).expect(4);
+    assert_eq!(out.error_doc().0, "not_found");
+
+    env.create_examples();
+    env.run(&["tool", "list"]).expect(0);
+}
+
+/// The hints the CLI prints name the store the person must point the next command at.
+#[test]
+fn hints_name_the_data_dir() {
+    let env = Env::new();
+    env.create_examples();
+    env.run(&["tool", "disable", "word_frequency"]).expect(0);
+    let out = env.run(&["run", "word_frequency", "--args", r#"{"text": "a b"}"#]);
+    let data_dir = env.data_dir().display().to_string();
+    assert!(
+        out.stderr.contains(&format!(
+            "`toolsmith --data-dir {data_dir} tool enable word_frequency`"
+        )),
+        "{out:?}"
+    );
 }

@@ -351,8 +351,11 @@ fn enable_disable_approve_reject() {
         .expect(4);
     assert_eq!(
         out.stderr,
-        "error: no tool named 'word_frequency' (tool 'word_frequency' is disabled; enable it \
-         with `toolsmith tool enable word_frequency`)\n"
+        format!(
+            "error: no tool named 'word_frequency' (tool 'word_frequency' is disabled; enable it \
+             with `toolsmith --data-dir {} tool enable word_frequency`)\n",
+            env.data_dir().display()
+        )
     );
 
     env.run(&[
@@ -421,6 +424,8 @@ fn delete() {
 #[test]
 fn stats_count_tools_and_uses() {
     let env = Env::new();
+    // A store with no tool yet (`tool stats` on no store at all says so and exits 4).
+    env.run(&["config", "add-service", "placeholder"]).expect(0);
     assert_eq!(
         env.json(&["tool", "stats"]),
         json!({

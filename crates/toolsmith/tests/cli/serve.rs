@@ -423,7 +423,10 @@ fn a_public_address_without_auth_is_refused() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("toolsmith token create") && stderr.contains("TOOLSMITH_ADMIN_TOKEN"),
+        stderr.contains(&format!(
+            "toolsmith --data-dir {} token create",
+            env.data_dir().display()
+        )) && stderr.contains("TOOLSMITH_ADMIN_TOKEN"),
         "the message says how to configure auth: {stderr}"
     );
 }
