@@ -13,6 +13,7 @@ mod docs_examples;
 mod mcp_approvals;
 mod mcp_clients;
 mod mcp_compat;
+mod mcp_mistakes;
 mod mcp_protocol;
 mod mcp_scopes;
 mod mcp_stateless_approvals;
