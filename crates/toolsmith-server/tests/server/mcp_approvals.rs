@@ -493,9 +493,9 @@ async fn approval_replies_name_only_doors_that_exist() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let service = toolsmith_service::ServiceConfig {
+        let service = toolsmith_service::ToolServiceSettings {
             approval_doors: doors.clone(),
-            ..toolsmith_service::ServiceConfig::default()
+            ..toolsmith_service::ToolServiceSettings::default()
         };
         let state =
             mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 use toolsmith_core::Permission;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::{Actor, CreateTool, ExecutionApproval, ServiceConfig, ToolRef};
+use toolsmith_service::{Actor, CreateTool, ExecutionApproval, ToolServiceSettings, ToolRef};
 
 use crate::mcp_support::{TestServer, prerequisite, python, run_client, strings};
 
@@ -132,9 +132,9 @@ async fn every_mistake_gets_a_reply_that_names_the_fix() {
     let ids: HashSet<&str> = corpus.iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), corpus.len(), "ids are unique");
 
-    let service = ServiceConfig {
+    let service = ToolServiceSettings {
         execution_approval: ExecutionApproval::Off,
-        ..ServiceConfig::default()
+        ..ToolServiceSettings::default()
     };
     let server = TestServer::start_with(ServerConfig::default(), service).await;
     catalogue(&server).await;
