@@ -157,8 +157,8 @@ pub struct RunCode {
     pub args: Option<Value>,
     #[serde(default)]
     pub permissions: Vec<Permission>,
-    /// This run's wall-clock limit, 1 to 120,000 ms (dynamic-mcp's `timeoutMs`); the server's
-    /// `js_wall_time` without it.
+    /// This run's wall-clock limit, 1 to 120,000 ms (dynamic-mcp's `timeoutMs`), capped by the
+    /// server's `js_wall_time` (which applies without it).
     #[serde(default, alias = "timeout_ms")]
     pub timeout_ms: Option<u64>,
 }

@@ -43,8 +43,8 @@ pub(crate) struct ExecutorSource<'a> {
     /// Whether an HTTP tool's `store.*` values come from the owner's Config Center (a stored
     /// tool; a dry run by a caller who may read it) or are all absent.
     pub config_values: bool,
-    /// The tool's own wall-clock limit (`metadata.timeoutMs`, JS tools), instead of the
-    /// server's `js_wall_time`.
+    /// The tool's own wall-clock limit (`metadata.timeoutMs`, JS tools): it may shorten the
+    /// server's `js_wall_time`, never lengthen it (the operator's limit is the ceiling).
     pub timeout: Option<std::time::Duration>,
 }
 
@@ -163,7 +163,7 @@ impl ToolService {
                     declared,
                 );
                 if let Some(timeout) = timeout {
-                    executor.limits.wall_time = timeout;
+                    executor.limits.wall_time = timeout.min(executor.limits.wall_time);
                 }
                 Arc::new(executor)
             }

@@ -100,7 +100,9 @@ impl ToolService {
                     ),
                 );
             }
-            executor.limits.wall_time = std::time::Duration::from_millis(ms);
+            // Shorter than the operator's `js_wall_time`, never longer.
+            executor.limits.wall_time =
+                std::time::Duration::from_millis(ms).min(executor.limits.wall_time);
         }
         let one_off = OneOff {
             name: EPHEMERAL_TOOL,

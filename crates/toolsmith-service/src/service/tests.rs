@@ -1107,6 +1107,65 @@ async fn call_tool_recursion_stops_at_the_depth_limit() {
     );
 }
 
+/// `timeoutMs` (dynamic-mcp's field) may shorten the operator's `js_wall_time`, never lengthen
+/// it: on a stored tool and on a one-off run alike.
+#[tokio::test]
+async fn timeout_ms_never_exceeds_the_servers_wall_time() {
+    let mut config = ToolServiceSettings::default();
+    config.js_limits.wall_time = std::time::Duration::from_millis(300);
+    let f = fixture_with(config).await;
+    // Busy until a limit stops it: the wall clock (300 ms) long before the CPU limit (5 s).
+    let never = "while (true) {} return 1;";
+    let mut input = tool("waits_forever", never);
+    input.metadata = Some(json!({"timeoutMs": 120000}));
+    f.service.create(&user(), input).await.unwrap();
+    let mut shorter = tool("waits_briefly", never);
+    shorter.metadata = Some(json!({"timeoutMs": 100}));
+    f.service.create(&user(), shorter).await.unwrap();
+    let one_off = |ms| RunCode {
+        code: never.into(),
+        args: None,
+        permissions: Vec::new(),
+        timeout_ms: Some(ms),
+    };
+    let results = [
+        (
+            "stored, 120000",
+            run(&f.service, "waits_forever", json!({})).await,
+            "300 ms",
+        ),
+        (
+            "stored, 100",
+            run(&f.service, "waits_briefly", json!({})).await,
+            "100 ms",
+        ),
+        (
+            "one-off, 120000",
+            f.service
+                .run_ephemeral(
+                    &llm(),
+                    one_off(120_000),
+                    ToolContext::new("default"),
+                    crate::RunRights::default(),
+                )
+                .await,
+            "300 ms",
+        ),
+    ];
+    for (what, res, limit) in results {
+        assert_eq!(
+            res.error_kind(),
+            Some(ErrorKind::Timeout),
+            "{what}: {res:?}"
+        );
+        let message = res.content.to_string();
+        assert!(
+            message.contains(&format!("time limit of {limit}")),
+            "{what}: {message}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn ephemeral_runs_store_nothing() {
     let f = fixture().await;
