@@ -59,6 +59,10 @@ async fn not_active(caller: &Caller<'_>, name: &str) -> Option<String> {
     let name = &record.name;
     Some(match record.status {
         ToolStatus::Active => return None,
+        // In dynamic-mcp mode the client knows the control plane's names.
+        ToolStatus::Disabled if caller.compat() => format!(
+            "Tool '{name}' is disabled. Enable it with dynamic.tool.enable {{\"name\": \"{name}\", \"enabled\": true}}, then call it again."
+        ),
         ToolStatus::Disabled => format!(
             "Tool '{name}' is disabled. Enable it with toggle_custom_tool {{\"name\": \"{name}\", \"enabled\": true}}, then call it again."
         ),

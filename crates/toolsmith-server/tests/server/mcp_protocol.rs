@@ -653,6 +653,17 @@ async fn compat_dynamic_mcp_names() {
     assert_eq!(disabled["result"]["tool"]["status"], "disabled");
     assert_eq!(disabled["result"]["tool"]["enabled"], false);
     assert!(!session.names().await.contains(&"text_upper".to_owned()));
+    // Calling it names the fix in the control plane's own words.
+    let refused = session
+        .call("text_upper", json!({"text": "hi"}))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.message.contains(
+            r#"Enable it with dynamic.tool.enable {"name": "text_upper", "enabled": true}"#
+        ),
+        "{refused:?}"
+    );
 
     // dynamic-mcp's names, and the names it reserves. (Wide names such as `text.lower` need the
     // service's wide name rule, which the binary sets with the mode: `mcp_compat` covers them.)
