@@ -343,7 +343,7 @@ const SUBAGENT_DEPTH_KEYS: [&str; 2] = ["subagentDepth", "toolsmith/subagentDept
 /// The deepest subagent depth accepted (far beyond any policy's `max_depth`).
 const MAX_SUBAGENT_DEPTH: u64 = 64;
 
-/// The subagent depth of a `tools/call` (`_meta.subagentDepth`; 0 without it).
+/// The subagent depth of a `tools/call` or `tools/list` (`_meta.subagentDepth`; 0 without it).
 fn subagent_depth(meta: Option<&serde_json::Map<String, Value>>) -> Result<u32, ErrorData> {
     let Some(value) = meta.and_then(|m| SUBAGENT_DEPTH_KEYS.iter().find_map(|k| m.get(*k))) else {
         return Ok(0);
@@ -564,9 +564,16 @@ impl ServerHandler for ToolsmithMcp {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // A subagent's list hides what the subagent policy denies at its depth, as its calls do.
+        // (rmcp hands a request's `_meta` over in the context.)
+        let meta = request
+            .as_ref()
+            .and_then(|r| r.meta.as_ref())
+            .unwrap_or(&context.meta);
+        let depth = subagent_depth(Some(&meta.0.0))?;
         let registry = self.registry();
         // Recorded before the list is built: a change racing with it is still notified.
         self.inner
@@ -583,7 +590,8 @@ impl ServerHandler for ToolsmithMcp {
             return Ok(ListToolsResult::with_all_items(tools));
         }
         // A policy or per-agent tools: keep the server tools, and the tools this caller may call.
-        let ctx = self.inner.identity.tool_context();
+        let mut ctx = self.inner.identity.tool_context();
+        ctx.subagent_depth = depth;
         let visible = tools
             .into_iter()
             .filter(|tool| {

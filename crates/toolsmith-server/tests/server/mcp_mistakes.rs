@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 use toolsmith_core::Permission;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::{Actor, CreateTool, ExecutionApproval, ToolServiceSettings, ToolRef};
+use toolsmith_service::{Actor, CreateTool, ExecutionApproval, ToolRef, ToolServiceSettings};
 
 use crate::mcp_support::{TestServer, prerequisite, python, run_client, strings};
 

@@ -1058,3 +1058,92 @@ async fn discovery_listing_keeps_a_large_catalogue_out_of_tools_list() {
         assert_eq!(direct["doubled"], 8);
     }
 }
+
+/// `_meta.subagentDepth` reaches the policy over MCP: a subagent's calls and its `tools/list`
+/// both follow the subagent deny list and `max_depth`; a malformed depth is refused.
+#[tokio::test]
+async fn subagent_depth_in_meta_applies_to_calls_and_lists() {
+    let (state, _dir) = state_with(ServerConfig::default()).await;
+    state
+        .service
+        .set_policy(
+            &Actor::user("default"),
+            json!({"subagents": {"always_deny": ["calculate"], "max_depth": 1}}),
+            None,
+        )
+        .await
+        .unwrap();
+    let session = Session::open(&state, "default").await;
+    let meta = |depth: Value| {
+        let mut object = serde_json::Map::new();
+        object.insert("subagentDepth".to_owned(), depth);
+        rmcp::model::RequestMetaObject::from(object)
+    };
+    let call = |depth: Option<Value>| {
+        let mut params = CallToolRequestParams::new("calculate").with_arguments(
+            json!({"expression": "1+2"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+        params.meta = depth.map(meta);
+        params
+    };
+    let list = |depth: Value| {
+        let mut params = rmcp::model::PaginatedRequestParams::default();
+        params.meta = Some(meta(depth));
+        params
+    };
+
+    let top = session.client.call_tool(call(None)).await.unwrap();
+    assert_eq!(top.is_error, Some(false), "{top:?}");
+    let sub = session
+        .client
+        .call_tool(call(Some(json!(1))))
+        .await
+        .unwrap();
+    assert_eq!(sub.is_error, Some(true), "{sub:?}");
+    assert!(format!("{sub:?}").contains("always_deny"), "{sub:?}");
+
+    let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+    assert!(session.names().await.contains(&"calculate".to_owned()));
+    let at_one = names(
+        session
+            .client
+            .list_tools(Some(list(json!(1))))
+            .await
+            .unwrap()
+            .tools,
+    );
+    assert!(!at_one.contains(&"calculate".to_owned()), "{at_one:?}");
+    assert!(
+        at_one.contains(&"search_tools".to_owned()),
+        "server tools stay: {at_one:?}"
+    );
+    let too_deep = names(
+        session
+            .client
+            .list_tools(Some(list(json!(2))))
+            .await
+            .unwrap()
+            .tools,
+    );
+    assert!(
+        !too_deep.contains(&"hash_text".to_owned()),
+        "past max_depth: {too_deep:?}"
+    );
+
+    for bad in [json!("deep"), json!(-1), json!(1000)] {
+        let refused = session
+            .client
+            .list_tools(Some(list(bad.clone())))
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("subagentDepth"),
+            "{bad}: {refused}"
+        );
+    }
+}
