@@ -7,7 +7,8 @@
 //! `search_tools` over the same 10,000 tools (acceptance: < 5 ms p50): the whole MCP call of a
 //! sentence that matches every tool (`tool number 42`, the worst case: every posting is read) and
 //! of one that matches a few; and the index alone ([`SearchIndex::search`]) over 10,000 varied
-//! tools made from the search corpus (`tests/data/search_corpus.json`) with its requests.
+//! tools made from the search corpus (`tests/data/search_corpus.json`) with its requests. A
+//! `ping` on the same session is the baseline of the MCP figures, measured in the same run.
 //!
 //! `cargo bench -p toolsmith-server --bench mcp_list`
 //!
@@ -164,23 +165,30 @@ async fn list(f: &Fixture) -> Duration {
     took
 }
 
+/// Times `iters` runs of `one` on the shared server, each measured by `one` itself.
+fn timed<F, Fut>(b: &mut criterion::Bencher<'_>, one: F)
+where
+    F: Fn(&'static Fixture) -> Fut,
+    Fut: std::future::Future<Output = Duration>,
+{
+    let (rt, f) = shared();
+    b.iter_custom(|iters| {
+        rt.block_on(async {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                total += one(f).await;
+            }
+            total
+        })
+    });
+}
+
 fn tools_list(c: &mut Criterion) {
     let user = Actor::user("default");
     let mut group = c.benchmark_group("mcp_tools_list_10k");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(10));
-    group.bench_function("warm", |b| {
-        let (rt, f) = shared();
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    total += list(f).await;
-                }
-                total
-            })
-        });
-    });
+    group.bench_function("warm", |b| timed(b, list));
     let mut revision = 0u64;
     group.bench_function("after_one_change", |b| {
         let (rt, f) = shared();
@@ -219,26 +227,28 @@ async fn search(f: &Fixture, query: &str) -> Duration {
     took
 }
 
+/// One MCP `ping` on the same session and the same kind of fresh connection: the floor every
+/// request pays (connection, HTTP, rmcp, the session's hop), against which `search_tools` is
+/// read as a ratio measured in the same run.
+async fn ping(f: &Fixture) -> Duration {
+    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+    let started = Instant::now();
+    let response = post(&f.addr, Some(&f.session), &body).await;
+    let took = started.elapsed();
+    assert!(response.contains("\"result\""), "no answer: {response}");
+    took
+}
+
 fn search_tools(c: &mut Criterion) {
     let mut group = c.benchmark_group("mcp_search_tools_10k");
     group.sample_size(30);
     group.measurement_time(Duration::from_secs(8));
+    group.bench_function("baseline_ping", |b| timed(b, ping));
     for (label, query) in [
         ("every_tool_matches", "Which tool has number 42?"),
         ("few_match", "tool_00042 tool_00043"),
     ] {
-        group.bench_function(label, |b| {
-            let (rt, f) = shared();
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        total += search(f, query).await;
-                    }
-                    total
-                })
-            });
-        });
+        group.bench_function(label, |b| timed(b, |f| search(f, query)));
     }
     group.finish();
 }
