@@ -529,7 +529,7 @@ pub async fn test(
     require(&identity, Scope::ToolsExecute)?;
     query.check(&[])?;
     check_creator(body.created_by())?;
-    let (input, [test_args, test_arguments]) = body.into_parts();
+    let (input, [test_args, test_arguments]) = body.into_parts()?;
     let args = match (test_args, test_arguments) {
         (Some(a), Some(b)) if a != b => {
             return Err(ApiError::new(

@@ -554,7 +554,22 @@ pub struct TestToolBody {
     pub description: String,
     #[schema(schema_with = parameters_schema)]
     pub parameters: Value,
-    pub code: String,
+    /// As in a create: the code of the tool's kind, or a command tool's fields at the top level.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// As in a create: a command tool's template (spec 001 §13's form). Give this or `code`.
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default, alias = "timeout_seconds")]
+    pub timeout_seconds: Option<u64>,
+    #[serde(default, alias = "working_dir")]
+    pub working_dir: Option<String>,
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default)]
+    pub network: Option<bool>,
+    #[serde(default)]
+    pub scope: Option<String>,
     #[serde(default)]
     pub category: Option<String>,
     #[serde(default)]
@@ -584,21 +599,33 @@ pub struct TestToolBody {
 }
 
 impl TestToolBody {
-    /// The definition, and the arguments given as `testArgs` and as `testArguments`.
-    pub fn into_parts(self) -> (CreateTool, [Option<Map<String, Value>>; 2]) {
+    /// The definition, and the arguments given as `testArgs` and as `testArguments`. A command
+    /// tool written in spec 001's form becomes kind `command` with its fields in `code`.
+    #[allow(clippy::type_complexity)]
+    pub fn into_parts(self) -> Result<(CreateTool, [Option<Map<String, Value>>; 2]), ServiceError> {
+        let mut kind: ToolKind = self.kind.into();
+        let code = CommandFields {
+            command: self.command,
+            timeout_seconds: self.timeout_seconds,
+            working_dir: self.working_dir,
+            env: self.env,
+            network: self.network,
+            scope: self.scope,
+        }
+        .fold(&mut kind, self.code)?;
         let input = CreateTool {
             name: self.name,
-            kind: self.kind.into(),
+            kind,
             description: self.description,
             parameters: self.parameters,
-            code: self.code,
+            code,
             category: self.category,
             tags: self.tags,
             permissions: self.permissions.into_iter().map(Into::into).collect(),
             requires_approval: self.requires_approval,
             metadata: with_required_api_keys(self.metadata, self.required_api_keys),
         };
-        (input, [self.test_args, self.test_arguments])
+        Ok((input, [self.test_args, self.test_arguments]))
     }
 
     pub fn created_by(&self) -> Option<Creator> {

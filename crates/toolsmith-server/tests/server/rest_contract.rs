@@ -391,6 +391,31 @@ async fn goclaw_command_tool_json_as_is() {
         .await
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
     assert!(message.contains("not both"), "{message}");
+
+    // The dry run takes the same form: the fields at the top level, run once in the command
+    // sandbox, nothing stored.
+    let dry = json!({
+      "name": "echo_domain",
+      "description": "Echoes a domain",
+      "parameters": {"type": "object", "properties": {"domain": {"type": "string"}}, "required": ["domain"]},
+      "command": "echo {{.domain}}",
+      "timeout_seconds": 10,
+      "testArguments": {"domain": "example.org"}
+    });
+    let ran = app
+        .post(&format!("{TOOLS}/test"), &dry)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(ran["isError"], false, "{ran:#}");
+    assert!(ran["result"].to_string().contains("example.org"), "{ran:#}");
+    let mut both = dry.clone();
+    both["code"] = json!("{\"command\": \"true\"}");
+    let message = app
+        .post(&format!("{TOOLS}/test"), &both)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+    assert!(message.contains("not both"), "{message}");
+    assert!(app.get(&format!("{TOOLS}/echo_domain")).await.status == StatusCode::NOT_FOUND);
 }
 
 /// The subagent depth reaches the policy from the REST header.
