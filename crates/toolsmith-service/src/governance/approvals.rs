@@ -85,6 +85,20 @@ impl ApprovalDoors {
             ),
         }
     }
+
+    /// Where a person deletes the stored tool `name` (id `id`), as a clause for a reply.
+    pub fn describe_tool_delete(&self, name: &str, id: &str) -> String {
+        match self {
+            ApprovalDoors::Server => format!(
+                "in the Toolsmith web UI (Tools), with `toolsmith tool delete {name}` (add the \
+                 server's --data-dir), or with DELETE /api/v1/custom-tools/{id}"
+            ),
+            ApprovalDoors::Local { store_option } => format!(
+                "in a terminal with `toolsmith {store_option} tool delete {name}` (this stdio \
+                 server has no web UI or REST API)"
+            ),
+        }
+    }
 }
 
 /// Which executions need a human's approval.

@@ -367,8 +367,11 @@ impl ToolService {
         if actor.is_llm() {
             if current.created_by != toolsmith_core::CreatedBy::Llm {
                 return Err(ServiceError::Forbidden(format!(
-                    "tool '{}' was created by a user; the model cannot delete it — ask the user to delete it in the UI, the REST API or the CLI",
-                    current.name
+                    "tool '{}' was created by a user; the model cannot delete it — ask the user to delete it {}",
+                    current.name,
+                    self.config()
+                        .approval_doors
+                        .describe_tool_delete(&current.name, &current.id)
                 )));
             }
             if !options.confirm {

@@ -792,6 +792,11 @@ async fn llm_deletes_only_its_own_tools_and_only_when_confirmed() {
         .unwrap_err();
     assert_eq!(err.code(), "forbidden");
     assert!(err.to_string().contains("created by a user"), "{err}");
+    assert!(
+        err.to_string().contains("`toolsmith tool delete users`")
+            && err.to_string().contains("web UI"),
+        "names the server's doors: {err}"
+    );
     let err = f
         .service
         .delete(&llm(), &by_name("models"), DeleteOptions::default())
@@ -1104,6 +1109,40 @@ async fn call_tool_recursion_stops_at_the_depth_limit() {
     assert!(
         !after.is_error,
         "the pipeline is healthy after the runaway chain: {after:?}"
+    );
+}
+
+/// Under `toolsmith mcp` (stdio) the refusal names the only door there is: the CLI on that store.
+#[tokio::test]
+async fn a_refused_delete_names_the_doors_of_stdio() {
+    let f = fixture_with(ToolServiceSettings {
+        approval_doors: crate::ApprovalDoors::Local {
+            store_option: "--data-dir /srv/ts".to_owned(),
+        },
+        ..ToolServiceSettings::default()
+    })
+    .await;
+    f.service
+        .create(&user(), tool("users", "return 1"))
+        .await
+        .unwrap();
+    let err = f
+        .service
+        .delete(
+            &llm(),
+            &by_name("users"),
+            DeleteOptions {
+                confirm: true,
+                expected_revision: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("`toolsmith --data-dir /srv/ts tool delete users`")
+            && !message.contains("in the Toolsmith web UI"),
+        "{message}"
     );
 }
 
