@@ -158,6 +158,7 @@ impl Pool {
         self.threads.submit(Job { exec, reply });
         let mut cancel = CancelOnDrop {
             cancelled,
+            ticket: ticket.clone(),
             events: events_tx,
             armed: true,
         };
@@ -314,6 +315,7 @@ impl Threads {
 /// Cancels the job if `run` is dropped before the reply arrives.
 struct CancelOnDrop {
     cancelled: Arc<AtomicBool>,
+    ticket: Arc<Ticket>,
     events: mpsc::Sender<Event>,
     armed: bool,
 }
@@ -321,7 +323,8 @@ struct CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            self.cancelled.store(true, Ordering::Relaxed);
+            self.cancelled.store(true, Ordering::SeqCst);
+            self.ticket.wake();
             let _ = self.events.send(Event::Cancelled);
         }
     }

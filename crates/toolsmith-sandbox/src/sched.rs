@@ -24,8 +24,6 @@ use std::time::{Duration, Instant};
 
 /// How long a script may keep its slot while others wait for one.
 pub(crate) const QUANTUM: Duration = Duration::from_millis(10);
-/// How often a waiter looks at its cancellation flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// The slots of one sandbox.
 pub(crate) struct CpuSlots {
@@ -44,8 +42,11 @@ struct State {
     ring: VecDeque<Arc<str>>,
 }
 
+/// A thread waiting for a slot. It sleeps until a slot is handed to it, its deadline passes, or
+/// its ticket is woken ([`Ticket::wake`], on cancellation): waiters never poll, so a thousand of
+/// them cost nothing while they wait.
 #[derive(Default)]
-struct Waiter {
+pub(crate) struct Waiter {
     granted: Mutex<bool>,
     wake: Condvar,
 }
@@ -113,12 +114,14 @@ impl CpuSlots {
         state.free += 1;
     }
 
-    /// Blocks until `owner` is given a slot, the deadline passes or `cancelled` is set.
+    /// Blocks until `owner` is given a slot, the deadline passes or `cancelled` is set (whoever
+    /// sets it wakes the waiter parked in `parked`).
     fn acquire(
         &self,
         owner: &Arc<str>,
         deadline: Instant,
         cancelled: &AtomicBool,
+        parked: &Mutex<Option<Arc<Waiter>>>,
     ) -> Result<(), NoSlot> {
         let waiter = {
             let mut state = self.lock();
@@ -141,6 +144,20 @@ impl CpuSlots {
             }
             waiter
         };
+        *parked.lock().unwrap_or_else(PoisonError::into_inner) = Some(waiter.clone());
+        let outcome = self.wait_for_grant(owner, &waiter, deadline, cancelled);
+        *parked.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        outcome
+    }
+
+    /// Sleeps until `waiter` is granted a slot, the deadline passes or `cancelled` is set.
+    fn wait_for_grant(
+        &self,
+        owner: &Arc<str>,
+        waiter: &Arc<Waiter>,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> Result<(), NoSlot> {
         let mut granted = waiter
             .granted
             .lock()
@@ -150,7 +167,7 @@ impl CpuSlots {
                 return Ok(());
             }
             let now = Instant::now();
-            let why = if cancelled.load(Ordering::Relaxed) {
+            let why = if cancelled.load(Ordering::SeqCst) {
                 Some(NoSlot::Cancelled)
             } else if now >= deadline {
                 Some(NoSlot::Deadline)
@@ -159,9 +176,9 @@ impl CpuSlots {
             };
             if let Some(why) = why {
                 drop(granted);
-                return self.give_up(owner, &waiter, why);
+                return self.give_up(owner, waiter, why);
             }
-            let wait = deadline.saturating_duration_since(now).min(CANCEL_POLL);
+            let wait = deadline.saturating_duration_since(now);
             granted = waiter
                 .wake
                 .wait_timeout(granted, wait)
@@ -199,6 +216,8 @@ pub(crate) struct Ticket {
     slots: Arc<CpuSlots>,
     owner: Arc<str>,
     state: Mutex<TicketState>,
+    /// The waiter of this ticket's thread while it waits for a slot.
+    parked: Mutex<Option<Arc<Waiter>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +237,7 @@ impl Ticket {
             slots,
             owner: Arc::from(owner),
             state: Mutex::new(TicketState::Idle),
+            parked: Mutex::new(None),
         })
     }
 
@@ -232,7 +252,8 @@ impl Ticket {
             TicketState::Retired | TicketState::RetiredHolding => return Err(NoSlot::Retired),
             TicketState::Idle => {}
         }
-        self.slots.acquire(&self.owner, deadline, cancelled)?;
+        self.slots
+            .acquire(&self.owner, deadline, cancelled, &self.parked)?;
         let mut state = self.lock();
         if *state == TicketState::Idle {
             *state = TicketState::Holding(Instant::now());
@@ -242,6 +263,20 @@ impl Ticket {
         drop(state);
         self.slots.hand_on();
         Err(NoSlot::Retired)
+    }
+
+    /// Wakes this ticket's thread if it waits for a slot, so that it sees at once the
+    /// cancellation flag its caller has just set.
+    pub(crate) fn wake(&self) {
+        let parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(waiter) = parked.as_ref() {
+            // Taking the waiter's lock orders this wake after its check of the flag.
+            let _granted = waiter
+                .granted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            waiter.wake.notify_one();
+        }
     }
 
     /// Gives the slot back (no-op when this ticket holds none).

@@ -100,10 +100,12 @@ fn a_cancelled_waiter_stops_waiting() {
     let waiter = Ticket::new(slots.clone(), "b");
     let handle = {
         let cancelled = cancelled.clone();
+        let waiter = waiter.clone();
         thread::spawn(move || waiter.acquire(far(), &cancelled))
     };
     until_waiting(&slots, 1);
-    cancelled.store(true, Ordering::Relaxed);
+    cancelled.store(true, Ordering::SeqCst);
+    waiter.wake();
     assert_eq!(handle.join().unwrap(), Err(NoSlot::Cancelled));
     assert_eq!(slots.waiting(), 0);
 }
