@@ -3,7 +3,8 @@
 # release `toolsmith serve` and a Node.js `vm` server running the same tool code, then for each
 # (concurrent calls, endpoint delay) fires that many calls at once at both and reports wall time,
 # calls answered and succeeded, p50/p99, and the server's peak RSS. Then, in the same run, a
-# trivial tool's latency while 500 calls wait on the slow endpoint.
+# trivial tool's latency: quiet, while 500 calls are admitted, while they wait on the slow
+# endpoint, and while 50 CPU-bound calls share the cores.
 #
 # Usage: bench/io-load.sh [calls list] [delays in ms]   (defaults: "200,1000", "200,1000")
 # Loopback only. Prints the load average before and after: figures on a shared machine are noisy,
@@ -81,23 +82,37 @@ PY
   done
 done
 
-# A trivial tool while 500 calls wait on the slow endpoint (1 s).
-url="$slow/slow?ms=1000"
-node bench/io_load.js client "$ts/api/v1/custom-tools/$fetch_id/execute" "$(body "$url")" 500 >"$data/background.json" &
+# A trivial tool's latency, 20 sequential calls on one connection each time, in four settings of
+# one run: quiet (the baseline); while 500 calls to the fetching tool are being admitted (fired
+# at once, the probe starts with them); while those 500 all wait inside the slow endpoint (the
+# probe first waits until the endpoint holds 500); and while 50 CPU-bound calls (3 s busy loops)
+# share the cores. The trivial calls are the same user's as the load: no help from the fairness
+# across users.
+trivial_url="$ts/api/v1/custom-tools/$trivial_id/execute"
+probe() { node bench/io_load.js probe "$trivial_url" '{"arguments": {}}' 20 "$@"; }
+quiet=$(probe)
+url="$slow/slow?ms=5000"
+node bench/io_load.js client "$ts/api/v1/custom-tools/$fetch_id/execute" "$(body "$url")" 500 >"$data/burst.json" &
+bg=$!
+burst=$(probe)
+waiting=$(probe "$slow/inflight" 500)
+wait "$bg"
+busy_id=$(create io_busy 'const end = Date.now() + 3000; let n = 0; while (Date.now() < end) n++; return n;' '[]')
+node bench/io_load.js client "$ts/api/v1/custom-tools/$busy_id/execute" '{"arguments": {}}' 50 >"$data/busy.json" &
 bg=$!
 sleep 0.3
-t=$(node bench/io_load.js client "$ts/api/v1/custom-tools/$trivial_id/execute" '{"arguments": {}}' 1)
-quiet=()
-for _ in 1 2 3 4 5 6 7 8 9; do
-  quiet+=("$(node bench/io_load.js client "$ts/api/v1/custom-tools/$trivial_id/execute" '{"arguments": {}}' 1)")
-done
+busy=$(probe)
 wait "$bg"
-python3 - "$t" "$(cat "$data/background.json")" "${quiet[@]}" <<'PY'
+python3 - "$quiet" "$burst" "$waiting" "$busy" "$(cat "$data/burst.json")" "$(cat "$data/busy.json")" <<'PY'
 import json, sys
-first, bg, rest = json.loads(sys.argv[1]), json.loads(sys.argv[2]), [json.loads(a) for a in sys.argv[3:]]
-lat = sorted([first["p50_ms"]] + [r["p50_ms"] for r in rest])
-print(f"trivial tool under 500 waiting calls: p50 {lat[len(lat)//2]:.1f} ms over {len(lat)} sequential calls "
-      f"(max {lat[-1]:.1f} ms); the 500: {bg['ok']}/{bg['n']} ok, wall {bg['wall_s']:.2f} s")
+quiet, burst, waiting, busy, bg, cpu = (json.loads(a) for a in sys.argv[1:])
+print("trivial tool, 20 sequential calls      p50_ms  p99_ms  max_ms  ratio_p50_to_quiet")
+for name, r in (("quiet", quiet), ("while 500 calls are admitted", burst),
+                (f"while {waiting['inflight_before']} calls wait in the endpoint", waiting),
+                ("while 50 CPU-bound calls run", busy)):
+    print(f"{name:<38}{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}{r['max_ms']:>8.1f}{r['p50_ms'] / quiet['p50_ms']:>10.1f}  ({r['ok']}/{r['n']} ok)")
+print(f"the 500 fetching calls: {bg['ok']}/{bg['n']} ok, wall {bg['wall_s']:.2f} s; "
+      f"the 50 CPU-bound: {cpu['ok']}/{cpu['n']} ok, wall {cpu['wall_s']:.2f} s")
 PY
 echo "server peak RSS: $(peak_rss_mb) MB"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

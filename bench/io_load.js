@@ -1,7 +1,8 @@
 // Helpers of bench/io-load.sh, one role per invocation (loopback only):
 //
 //   node bench/io_load.js slow            a slow endpoint: GET /slow?ms=N answers {"ok":true}
-//                                         after N ms; prints its URL
+//                                         after N ms; GET /inflight answers how many /slow
+//                                         requests it holds now; prints its URL
 //   node bench/io_load.js vm              the Node.js `vm` baseline: POST /execute {code, args}
 //                                         runs the code in a fresh vm context per request with
 //                                         a `fetch` global, as a vm-based sandbox does; prints
@@ -9,6 +10,11 @@
 //   node bench/io_load.js client URL BODY N
 //                                         N concurrent POSTs of BODY to URL; prints wall time,
 //                                         answered, ok, p50/p99 (ms) as JSON
+//   node bench/io_load.js probe URL BODY N [INFLIGHT_URL MIN]
+//                                         first waits (up to 30 s) until INFLIGHT_URL reports at
+//                                         least MIN, then N sequential POSTs of BODY to URL on
+//                                         one kept-alive connection; prints p50/p99/max (ms) and
+//                                         the in-flight count before and after as JSON
 'use strict';
 const http = require('node:http');
 const vm = require('node:vm');
@@ -23,9 +29,18 @@ function listen(server) {
 }
 
 if (role === 'slow') {
+  let inflight = 0;
   const server = http.createServer((req, res) => {
-    const ms = Number(new URL(req.url, 'http://x').searchParams.get('ms') || 0);
+    const url = new URL(req.url, 'http://x');
+    if (url.pathname === '/inflight') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ inflight }));
+      return;
+    }
+    const ms = Number(url.searchParams.get('ms') || 0);
+    inflight += 1;
     setTimeout(() => {
+      inflight -= 1;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     }, ms);
@@ -93,7 +108,54 @@ if (role === 'slow') {
     }) + '\n');
     process.exit(0);
   })();
+} else if (role === 'probe') {
+  const [url, body, n, inflightUrl, min] = [
+    process.argv[3], process.argv[4], Number(process.argv[5]), process.argv[6], Number(process.argv[7] || 0),
+  ];
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const get = (u) =>
+    new Promise((resolve) => {
+      http.get(u, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve(JSON.parse(text).inflight));
+      }).on('error', () => resolve(-1));
+    });
+  const post = () =>
+    new Promise((resolve) => {
+      const t0 = process.hrtime.bigint();
+      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, ok: res.statusCode === 200 }));
+      });
+      req.on('error', () => resolve({ ms: 0, ok: false }));
+      req.end(body);
+    });
+  (async () => {
+    let before = null;
+    if (inflightUrl) {
+      const until = Date.now() + 30000;
+      while ((before = await get(inflightUrl)) < min && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+    const times = [];
+    let ok = 0;
+    for (let i = 0; i < n; i++) {
+      const r = await post();
+      times.push(r.ms);
+      if (r.ok) ok += 1;
+    }
+    const after = inflightUrl ? await get(inflightUrl) : null;
+    times.sort((a, b) => a - b);
+    const pct = (p) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))];
+    process.stdout.write(JSON.stringify({
+      n, ok, p50_ms: pct(50), p99_ms: pct(99), max_ms: times[times.length - 1],
+      inflight_before: before, inflight_after: after,
+    }) + '\n');
+    process.exit(0);
+  })();
 } else {
-  process.stderr.write('usage: node bench/io_load.js slow | vm | client URL BODY N\n');
+  process.stderr.write('usage: node bench/io_load.js slow | vm | client URL BODY N | probe URL BODY N [INFLIGHT_URL MIN]\n');
   process.exit(2);
 }

@@ -12,6 +12,14 @@
 //! at the front of a ring of owners, who then moves to its back: one user's fifty busy loops
 //! make that user's queue long, not everyone's wait. Within one owner, first come first served.
 //!
+//! **Short work first, within one owner.** An owner's queue has two [`Level`]s: a script that
+//! was preempted (it used a whole quantum) waits at [`Level::Preempted`]; one that starts, or
+//! comes back from a host call, at [`Level::Fresh`], which goes first when that owner's turn
+//! comes. So a user's trivial call waits behind the user's other fresh work only, never behind
+//! the next quantum of every one of the user's busy loops. The levels do not cross owners: a
+//! flood of short calls from one user cannot starve another user's long script, which still
+//! gets every other turn of the ring.
+//!
 //! **Retired tickets.** A script stuck in native code that QuickJS cannot interrupt keeps its
 //! slot. When its caller gives up on it (deadline plus grace, `pool.rs`), [`Ticket::retire`]
 //! hands a replacement slot to the next waiter at once, and the stuck thread no longer counts:
@@ -23,7 +31,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a script may keep its slot while others wait for one.
-pub(crate) const QUANTUM: Duration = Duration::from_millis(10);
+pub(crate) const QUANTUM: Duration = Duration::from_millis(4);
 
 /// The slots of one sandbox.
 pub(crate) struct CpuSlots {
@@ -37,18 +45,54 @@ pub(crate) struct CpuSlots {
 #[derive(Default)]
 struct State {
     free: usize,
-    queues: HashMap<Arc<str>, VecDeque<Arc<Waiter>>>,
+    queues: HashMap<Arc<str>, OwnerQueue>,
     /// Owners with waiters, in the order they are served.
     ring: VecDeque<Arc<str>>,
+}
+
+/// One owner's waiters, by [`Level`].
+#[derive(Default)]
+struct OwnerQueue {
+    levels: [VecDeque<Arc<Waiter>>; 2],
+}
+
+impl OwnerQueue {
+    /// The fresh waiter that came first, else the preempted one that came first.
+    fn pop(&mut self) -> Option<Arc<Waiter>> {
+        self.levels.iter_mut().find_map(VecDeque::pop_front)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.levels.iter().all(VecDeque::is_empty)
+    }
+}
+
+/// Which queues a waiter joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// Starting, or back from a host call: served first.
+    Fresh = 0,
+    /// Preempted after a whole quantum: served when no fresh waiter is left.
+    Preempted = 1,
 }
 
 /// A thread waiting for a slot. It sleeps until a slot is handed to it, its deadline passes, or
 /// its ticket is woken ([`Ticket::wake`], on cancellation): waiters never poll, so a thousand of
 /// them cost nothing while they wait.
-#[derive(Default)]
 pub(crate) struct Waiter {
+    level: Level,
     granted: Mutex<bool>,
     wake: Condvar,
+}
+
+impl Default for Waiter {
+    fn default() -> Self {
+        Waiter {
+            level: Level::Fresh,
+            granted: Mutex::new(false),
+            wake: Condvar::new(),
+        }
+    }
 }
 
 /// Why a waiter stopped waiting without a slot.
@@ -91,27 +135,16 @@ impl CpuSlots {
     /// Gives a slot to the next waiter in turn, or back to the free ones.
     fn hand_on(&self) {
         let mut state = self.lock();
-        while let Some(owner) = state.ring.pop_front() {
-            let Some(queue) = state.queues.get_mut(&owner) else {
-                continue;
-            };
-            let next = queue.pop_front();
-            if queue.is_empty() {
-                state.queues.remove(&owner);
-            } else {
-                state.ring.push_back(owner);
-            }
-            if let Some(waiter) = next {
-                self.waiting.fetch_sub(1, Ordering::Relaxed);
-                *waiter
-                    .granted
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = true;
-                waiter.wake.notify_one();
-                return;
-            }
-        }
-        state.free += 1;
+        let Some(waiter) = state.next_in_turn() else {
+            state.free += 1;
+            return;
+        };
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        *waiter
+            .granted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = true;
+        waiter.wake.notify_one();
     }
 
     /// Blocks until `owner` is given a slot, the deadline passes or `cancelled` is set (whoever
@@ -119,6 +152,7 @@ impl CpuSlots {
     fn acquire(
         &self,
         owner: &Arc<str>,
+        level: Level,
         deadline: Instant,
         cancelled: &AtomicBool,
         parked: &Mutex<Option<Arc<Waiter>>>,
@@ -129,10 +163,13 @@ impl CpuSlots {
                 state.free -= 1;
                 return Ok(());
             }
-            let waiter = Arc::new(Waiter::default());
+            let waiter = Arc::new(Waiter {
+                level,
+                ..Waiter::default()
+            });
             let queue = state.queues.entry(owner.clone()).or_default();
-            queue.push_back(waiter.clone());
-            if queue.len() == 1 {
+            queue.levels[level as usize].push_back(waiter.clone());
+            if queue.levels.iter().map(VecDeque::len).sum::<usize>() == 1 {
                 state.ring.push_back(owner.clone());
             }
             self.waiting.fetch_add(1, Ordering::Relaxed);
@@ -200,7 +237,7 @@ impl CpuSlots {
             return Err(why);
         }
         if let Some(queue) = state.queues.get_mut(owner) {
-            queue.retain(|w| !Arc::ptr_eq(w, waiter));
+            queue.levels[waiter.level as usize].retain(|w| !Arc::ptr_eq(w, waiter));
             if queue.is_empty() {
                 state.queues.remove(owner);
                 state.ring.retain(|o| o != owner);
@@ -208,6 +245,28 @@ impl CpuSlots {
         }
         self.waiting.fetch_sub(1, Ordering::Relaxed);
         Err(why)
+    }
+}
+
+impl State {
+    /// The next waiter in turn: the owner at the front of the ring gives its next waiter and
+    /// moves to the back.
+    fn next_in_turn(&mut self) -> Option<Arc<Waiter>> {
+        while let Some(owner) = self.ring.pop_front() {
+            let Some(queue) = self.queues.get_mut(&owner) else {
+                continue;
+            };
+            let next = queue.pop();
+            if queue.is_empty() {
+                self.queues.remove(&owner);
+            } else {
+                self.ring.push_back(owner);
+            }
+            if next.is_some() {
+                return next;
+            }
+        }
+        None
     }
 }
 
@@ -247,13 +306,23 @@ impl Ticket {
 
     /// Takes a slot (no-op when this ticket holds one), waiting in turn.
     pub(crate) fn acquire(&self, deadline: Instant, cancelled: &AtomicBool) -> Result<(), NoSlot> {
+        self.acquire_at(Level::Fresh, deadline, cancelled)
+    }
+
+    /// [`Ticket::acquire`], waiting at `level`.
+    fn acquire_at(
+        &self,
+        level: Level,
+        deadline: Instant,
+        cancelled: &AtomicBool,
+    ) -> Result<(), NoSlot> {
         match *self.lock() {
             TicketState::Holding(_) => return Ok(()),
             TicketState::Retired | TicketState::RetiredHolding => return Err(NoSlot::Retired),
             TicketState::Idle => {}
         }
         self.slots
-            .acquire(&self.owner, deadline, cancelled, &self.parked)?;
+            .acquire(&self.owner, level, deadline, cancelled, &self.parked)?;
         let mut state = self.lock();
         if *state == TicketState::Idle {
             *state = TicketState::Holding(Instant::now());
@@ -290,7 +359,7 @@ impl Ticket {
     }
 
     /// From the interrupt handler: after a [`QUANTUM`] with others waiting, goes to the back of
-    /// the line and waits for its turn again.
+    /// the line, at the [`Level::Preempted`] level, and waits for its turn again.
     pub(crate) fn preempt(&self, deadline: Instant, cancelled: &AtomicBool) -> Result<(), NoSlot> {
         if self.slots.waiting() == 0 {
             return Ok(());
@@ -302,7 +371,7 @@ impl Ticket {
             return Ok(());
         }
         self.release();
-        self.acquire(deadline, cancelled)
+        self.acquire_at(Level::Preempted, deadline, cancelled)
     }
 
     /// The execution's caller gave up on it: a slot it holds is replaced at once, and it never

@@ -20,8 +20,18 @@ fn queued(
     name: &'static str,
     order: mpsc::Sender<&'static str>,
 ) -> thread::JoinHandle<()> {
+    queued_at(Level::Fresh, ticket, name, order)
+}
+
+/// [`queued`], waiting at `level`.
+fn queued_at(
+    level: Level,
+    ticket: Arc<Ticket>,
+    name: &'static str,
+    order: mpsc::Sender<&'static str>,
+) -> thread::JoinHandle<()> {
     thread::spawn(move || {
-        ticket.acquire(far(), &never()).expect("a slot");
+        ticket.acquire_at(level, far(), &never()).expect("a slot");
         order.send(name).unwrap();
         ticket.release();
     })
@@ -88,6 +98,49 @@ fn a_freed_slot_goes_to_the_next_owner_in_turn() {
         seen,
         ["busy 1", "quick", "busy 2", "busy 3"],
         "the quick user is served before the busy user's second"
+    );
+}
+
+#[test]
+fn a_fresh_waiter_goes_before_its_owners_preempted_ones_and_owners_keep_their_turns() {
+    let slots = CpuSlots::new(1);
+    let holder = Ticket::new(slots.clone(), "busy-user");
+    holder.acquire(far(), &never()).unwrap();
+    let (order, served) = mpsc::channel();
+    let mut waiters = Vec::new();
+    // Two busy loops were preempted; then a trivial call of the same user starts; another
+    // user has a preempted loop, and then a flood of fresh calls.
+    for (n, (level, owner, name)) in [
+        (Level::Preempted, "busy-user", "busy 1"),
+        (Level::Preempted, "busy-user", "busy 2"),
+        (Level::Fresh, "busy-user", "trivial"),
+        (Level::Preempted, "other-user", "other busy"),
+        (Level::Fresh, "flood-user", "flood 1"),
+        (Level::Fresh, "flood-user", "flood 2"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let ticket = Ticket::new(slots.clone(), owner);
+        waiters.push(queued_at(level, ticket, name, order.clone()));
+        until_waiting(&slots, n + 1);
+    }
+    holder.release();
+    for handle in waiters {
+        handle.join().unwrap();
+    }
+    let seen: Vec<&str> = served.try_iter().collect();
+    assert_eq!(
+        seen,
+        [
+            "trivial",
+            "other busy",
+            "flood 1",
+            "busy 1",
+            "flood 2",
+            "busy 2"
+        ],
+        "within an owner the fresh call goes first; across owners, turns are kept"
     );
 }
 
