@@ -4,6 +4,7 @@
 //!   at `/mcp`, `/livez` and `/readyz`, the body limit and the hardened headers; and
 //!   [`app::serve`], which binds it and shuts it down gracefully.
 //! - [`auth`] — who is calling: the [`auth::Identity`] extractor and scopes.
+//! - [`definition`] — the one wire shape of a tool definition that REST, MCP and the CLI read.
 //! - [`rest`] — the REST routes, the JSON envelope, API errors, and the OpenAPI document.
 //! - [`ui`] — the web UI: static files embedded in the binary, served at `/` and `/ui/…`.
 //! - [`mcp`] — the MCP server (tools, control plane, discovery meta-tools, `list_changed`), over
@@ -15,6 +16,7 @@
 pub mod app;
 pub mod auth;
 pub mod connections;
+pub mod definition;
 pub mod discovery;
 pub mod mcp;
 pub mod rest;

@@ -1,7 +1,11 @@
 //! Request shapes for lifecycle operations, as every interface hands them to the service.
 //!
-//! Field names accept the spec's camelCase and the MCP tools' snake_case alike. Unknown fields
-//! are refused, so a misspelt field is an error instead of being silently ignored.
+//! A new tool's definition reaches the service as [`CreateTool`], mapped from the one wire
+//! shape every face reads (`toolsmith_server::definition::CreateToolBody`: REST, MCP's
+//! `create_tool`, the CLI's tool files); `CreateTool`'s own `Deserialize` serves code that builds
+//! one from JSON directly (tests, embedders). Field names accept the spec's camelCase and the
+//! MCP tools' snake_case alike. Unknown fields are refused, so a misspelt field is an error
+//! instead of being silently ignored.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -11,8 +11,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use toolsmith_core::json_type;
+use toolsmith_server::definition::{CreateToolBody, MISSING_CODE};
+use toolsmith_server::rest::types::Creator;
 use toolsmith_service::CreateTool;
-use toolsmith_service::command_fields::fold_json;
 
 use crate::exit::CliError;
 
@@ -70,15 +71,68 @@ pub fn read_tool_file<T: DeserializeOwned>(path: &Path) -> Result<T, CliError> {
     serde_json::from_value(Value::Object(fields)).map_err(|e| invalid_tool_file(path, e))
 }
 
-/// Reads a new tool's file: [`read_tool_file`], where a command tool may also be written in
-/// spec 001's form (`command`, `timeout_seconds` … at the top level, and `enabled`, which is
-/// returned).
+/// Reads a new tool's file into the definition every face reads
+/// ([`toolsmith_server::definition::CreateToolBody`]: REST's create body, where a command tool
+/// may also be written in spec 001's form, `command`, `timeout_seconds` … at the top level),
+/// with any field name also in snake_case; returns the service's input and `enabled`.
 pub fn read_new_tool_file(path: &Path) -> Result<(CreateTool, Option<bool>), CliError> {
     let mut fields = read_tool_object(path)?;
-    let enabled = fold_json(&mut fields).map_err(|e| invalid_tool_file(path, e))?;
-    let tool =
-        serde_json::from_value(Value::Object(fields)).map_err(|e| invalid_tool_file(path, e))?;
-    Ok((tool, enabled))
+    let renamed = camel_case_names(&mut fields).map_err(|e| invalid_tool_file(path, e))?;
+    let tool: CreateToolBody = serde_json::from_value(Value::Object(fields)).map_err(|e| {
+        // An unknown field is named as the file spells it.
+        let mut why = e.to_string();
+        for (camel, written) in &renamed {
+            if let Some(rest) = why.strip_prefix(&format!("unknown field `{camel}`")) {
+                why = format!("unknown field `{written}`{rest}");
+            }
+        }
+        invalid_tool_file(path, why)
+    })?;
+    if tool.lacks_code() {
+        return Err(invalid_tool_file(path, MISSING_CODE));
+    }
+    if tool.created_by == Some(Creator::Llm) {
+        return Err(invalid_tool_file(
+            path,
+            "tools created with the CLI are created by a person: createdBy must be \"user\" or absent",
+        ));
+    }
+    tool.into_input().map_err(|e| invalid_tool_file(path, e))
+}
+
+/// Renames the snake_case field names of a tool file to the camelCase ones the definition
+/// reads (`requires_approval` → `requiresApproval`), and returns what was renamed (camelCase,
+/// as written); the same field under both names is an error.
+fn camel_case_names(fields: &mut Map<String, Value>) -> Result<Vec<(String, String)>, String> {
+    let snake: Vec<String> = fields.keys().filter(|k| k.contains('_')).cloned().collect();
+    let mut renamed = Vec::with_capacity(snake.len());
+    for key in snake {
+        let camel = camel_case(&key);
+        if fields.contains_key(&camel) {
+            return Err(format!("{camel} is given twice ({key} and {camel})"));
+        }
+        if let Some(value) = fields.remove(&key) {
+            fields.insert(camel.clone(), value);
+            renamed.push((camel, key));
+        }
+    }
+    Ok(renamed)
+}
+
+fn camel_case(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn invalid_tool_file(path: &Path, why: impl std::fmt::Display) -> CliError {

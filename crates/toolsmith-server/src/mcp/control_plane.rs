@@ -12,11 +12,11 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{CustomToolRecord, Permission, ToolKind, ToolStatus};
-use toolsmith_service::command_fields::fold_json;
 use toolsmith_service::{
-    CreateTool, DeleteOptions, ExecutionApproval, RunCode, ServiceError, ToolPatch, ToolQuery,
-    ToolRef,
+    DeleteOptions, ExecutionApproval, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
 };
+
+use crate::definition::CreateToolBody;
 
 use super::catalog::{call_result, error_result, json_result};
 use super::handler::Caller;
@@ -188,27 +188,6 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CreateArgs {
-    name: String,
-    #[serde(default)]
-    kind: ToolKind,
-    description: String,
-    parameters: Value,
-    /// Always present once [`fold_json`] ran (it turns a `command` into `code`).
-    #[serde(default)]
-    code: Option<String>,
-    #[serde(default)]
-    category: Option<String>,
-    #[serde(default)]
-    tags: Vec<String>,
-    #[serde(default)]
-    permissions: Vec<Permission>,
-    #[serde(default)]
-    required_api_keys: Option<Vec<Value>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ListArgs {
     #[serde(default)]
     category: Option<String>,
@@ -280,15 +259,7 @@ pub(crate) async fn call(
     args: Value,
 ) -> Result<CallToolResult, String> {
     Ok(match op {
-        Op::Create => {
-            let mut args = args;
-            let enabled = match args.as_object_mut().map(fold_json) {
-                Some(Err(e)) => return Ok(service_error(e)),
-                Some(Ok(enabled)) => enabled,
-                None => None,
-            };
-            create(caller, parse(args)?, enabled).await
-        }
+        Op::Create => create(caller, parse(args)?).await,
         Op::List => list(caller, parse(args)?).await,
         Op::Get => {
             let NameArgs { name } = parse(args)?;
@@ -336,35 +307,29 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, St
         .map_err(|e| toolsmith_core::schema::message_without_values(&e.to_string()))
 }
 
-async fn create(caller: &Caller<'_>, args: CreateArgs, enabled: Option<bool>) -> CallToolResult {
-    let mut notes: Vec<String> = Vec::new();
-    let name = args.name.clone();
-    if args.kind == ToolKind::Js && args.code.as_deref().is_some_and(|code| !has_return(code)) {
-        notes.push(NO_RETURN_NOTE.to_owned());
-    }
-    let metadata = args
-        .required_api_keys
-        .filter(|keys| !keys.is_empty())
-        .map(|keys| json!({"requiredApiKeys": keys}));
-    let Some(code) = args.code else {
+/// Creates a tool from `create_tool`'s arguments, read into the one definition shape
+/// ([`CreateToolBody`]) after its schema let through only what a model may give.
+async fn create(caller: &Caller<'_>, mut args: CreateToolBody) -> CallToolResult {
+    if args.code.is_none() && !args.has_command_fields() {
         return error_result(
             "validation_error",
             "code is required (or, for a command tool, command: GoClaw's form)",
             Map::new(),
         );
+    }
+    // An empty list declares nothing: no metadata for it.
+    if args.required_api_keys.as_ref().is_some_and(Vec::is_empty) {
+        args.required_api_keys = None;
+    }
+    let (input, enabled) = match args.into_input() {
+        Ok(parts) => parts,
+        Err(e) => return service_error(e),
     };
-    let input = CreateTool {
-        name: args.name,
-        kind: args.kind,
-        description: args.description,
-        parameters: args.parameters,
-        code,
-        category: args.category,
-        tags: args.tags,
-        permissions: args.permissions,
-        requires_approval: None,
-        metadata,
-    };
+    let mut notes: Vec<String> = Vec::new();
+    let name = input.name.clone();
+    if input.kind == ToolKind::Js && !has_return(&input.code) {
+        notes.push(NO_RETURN_NOTE.to_owned());
+    }
     match caller
         .service()
         .create_with_enabled(&caller.actor(), input, enabled)

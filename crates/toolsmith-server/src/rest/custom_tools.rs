@@ -231,10 +231,10 @@ pub async fn create(
     require(&identity, Scope::ToolsWrite)?;
     query.check(&[])?;
     check_creator(body.created_by)?;
-    if body.code.is_none() && body.command.is_none() {
+    if body.lacks_code() {
         return Err(ApiError::bad_request(
             "invalid_body",
-            "missing field `code` (or, for a command tool written in spec 001's form, `command`)",
+            crate::definition::MISSING_CODE,
         ));
     }
     let (input, enabled) = body.into_input()?;

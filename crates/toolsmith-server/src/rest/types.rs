@@ -4,7 +4,8 @@
 //! `ToolResult` …), converted by hand, so that the JSON contract (camelCase names, the OpenAPI
 //! schemas derived from these types) is decided here and nowhere below this crate. Request types
 //! deny unknown fields and accept exactly what the document describes: camelCase only, `null`
-//! wherever a field is optional.
+//! wherever a field is optional. A tool definition's body (`CreateToolBody`, `TestToolBody`) is
+//! the one every face reads, so it lives in [`crate::definition`] and is re-exported here.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,11 +14,12 @@ use toolsmith_core::{
     CreatedBy, CustomToolRecord, Permission, ToolDefinition, ToolKind, ToolResult, ToolStatus,
     ToolVersionRecord,
 };
-use toolsmith_service::command_fields::CommandFields;
-use toolsmith_service::{CreateTool, ServiceError, ToolPatch, ToolStats};
+use toolsmith_service::{ToolPatch, ToolStats};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+
+pub use crate::definition::{CreateToolBody, TestToolBody};
 
 /// Where a custom tool is in its lifecycle. Only `active` tools can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -370,7 +372,7 @@ pub(crate) fn optional_integer<'de, D: serde::Deserializer<'de>>(
 }
 
 /// `parameters` of a tool definition: a JSON Schema object, or the same as a JSON string.
-fn parameters_schema() -> impl Into<RefOr<Schema>> {
+pub(crate) fn parameters_schema() -> impl Into<RefOr<Schema>> {
     OneOfBuilder::new()
         .item(
             ObjectBuilder::new()
@@ -392,245 +394,6 @@ fn parameters_schema() -> impl Into<RefOr<Schema>> {
         .description(Some(
             "JSON Schema of the arguments: an object with `type: \"object\"` (`properties`, `required` …), or that object as a JSON string",
         ))
-}
-
-/// A new custom tool. Tools created through REST are created by a person (`createdBy: user`)
-/// and start `active`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schema(example = json!({
-    "name": "word_count",
-    "description": "Counts the words of a text",
-    "parameters": {
-        "type": "object",
-        "properties": {"text": {"type": "string", "description": "The text"}},
-        "required": ["text"]
-    },
-    "code": "return { words: args.text.split(/\\s+/).filter(Boolean).length };",
-    "category": "Text",
-    "tags": ["words", "count"]
-}))]
-pub struct CreateToolBody {
-    /// `^[a-z][a-z0-9_]*$`, at most 64 characters, not the name of a built-in or of another of
-    /// your tools.
-    #[schema(
-        pattern = "^[a-z][a-z0-9_]*$",
-        min_length = 1,
-        max_length = 64,
-        example = "word_count"
-    )]
-    pub name: String,
-    /// What `code` holds: `js` (default), `command` or `http` (see docs/tool-kinds.md).
-    #[serde(default)]
-    pub kind: Kind,
-    /// What the tool does, for the model that will call it (at most 4,000 characters by default).
-    #[schema(min_length = 1, example = "Counts the words of a text")]
-    pub description: String,
-    #[schema(schema_with = parameters_schema)]
-    pub parameters: Value,
-    /// For `js`, the body of an async JavaScript function (`args` holds the arguments); for
-    /// `command`, the spec as JSON; for `http`, the YAML or JSON definition. A command tool may
-    /// instead give its fields at the top level (`command`, `timeout_seconds` …, spec 001).
-    #[serde(default)]
-    #[schema(example = "return { words: args.text.split(/\\s+/).filter(Boolean).length };")]
-    pub code: Option<String>,
-    /// A command tool's template (spec 001 §13's form): makes the tool kind `command`; the
-    /// fields below go with it. Give these or `code`, not both.
-    #[serde(default)]
-    pub command: Option<String>,
-    /// Command tools: wall-clock limit of one run, 1 to 600 (default 60).
-    #[serde(default, alias = "timeout_seconds")]
-    pub timeout_seconds: Option<u64>,
-    /// Command tools: a relative directory inside the run's workspace.
-    #[serde(default, alias = "working_dir")]
-    pub working_dir: Option<String>,
-    /// Command tools: variables given to the command (stored encrypted).
-    #[serde(default)]
-    pub env: Option<std::collections::BTreeMap<String, String>>,
-    /// Command tools: share the host's network.
-    #[serde(default)]
-    pub network: Option<bool>,
-    /// Command tools: `global` (default) or `agent:<id>`.
-    #[serde(default)]
-    pub scope: Option<String>,
-    /// `false` creates the tool disabled (spec 001); default `true`.
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub category: Option<String>,
-    /// Search tags (at most 32, each at most 64 characters).
-    #[serde(default)]
-    #[schema(max_items = 32)]
-    pub tags: Vec<String>,
-    #[serde(default)]
-    pub permissions: Vec<ToolPermission>,
-    /// Every execution needs a person's confirmation (default `false`).
-    #[serde(default)]
-    pub requires_approval: Option<bool>,
-    /// Free-form JSON object.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Map<String, Value>>,
-    /// Accepted for compatibility; tools created through REST are always `user`.
-    #[serde(default)]
-    pub created_by: Option<Creator>,
-    /// Config Center services the tool needs (`[{name, displayName?, description?, category?,
-    /// docsUrl?}]`): registered automatically, kept in `metadata.requiredApiKeys`.
-    #[serde(default, alias = "required_api_keys")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub required_api_keys: Option<Vec<Value>>,
-}
-
-/// Puts `requiredApiKeys` into the metadata, where the service reads it.
-fn with_required_api_keys(
-    metadata: Option<Map<String, Value>>,
-    keys: Option<Vec<Value>>,
-) -> Option<Value> {
-    match keys {
-        None => metadata.map(Value::Object),
-        Some(keys) => {
-            let mut metadata = metadata.unwrap_or_default();
-            metadata.insert("requiredApiKeys".to_owned(), Value::Array(keys));
-            Some(Value::Object(metadata))
-        }
-    }
-}
-
-impl CreateToolBody {
-    /// The service's input and `enabled`; `createdBy` has been checked by the caller. A
-    /// command tool written in spec 001's form becomes kind `command` with its fields in `code`.
-    pub fn into_input(self) -> Result<(CreateTool, Option<bool>), ServiceError> {
-        let mut kind: ToolKind = self.kind.into();
-        let code = CommandFields {
-            command: self.command,
-            timeout_seconds: self.timeout_seconds,
-            working_dir: self.working_dir,
-            env: self.env,
-            network: self.network,
-            scope: self.scope,
-        }
-        .fold(&mut kind, self.code)?;
-        let input = CreateTool {
-            name: self.name,
-            kind,
-            description: self.description,
-            parameters: self.parameters,
-            code,
-            category: self.category,
-            tags: self.tags,
-            permissions: self.permissions.into_iter().map(Into::into).collect(),
-            requires_approval: self.requires_approval,
-            metadata: with_required_api_keys(self.metadata, self.required_api_keys),
-        };
-        Ok((input, self.enabled))
-    }
-}
-
-/// A dry run: a tool definition and the arguments to run it on. Nothing is stored.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schema(example = json!({
-    "name": "word_count",
-    "description": "Counts the words of a text",
-    "parameters": {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"]
-    },
-    "code": "return { words: args.text.split(/\\s+/).filter(Boolean).length };",
-    "testArgs": {"text": "one two three"}
-}))]
-pub struct TestToolBody {
-    #[schema(
-        pattern = "^[a-z][a-z0-9_]*$",
-        min_length = 1,
-        max_length = 64,
-        example = "word_count"
-    )]
-    pub name: String,
-    #[serde(default)]
-    pub kind: Kind,
-    #[schema(min_length = 1)]
-    pub description: String,
-    #[schema(schema_with = parameters_schema)]
-    pub parameters: Value,
-    /// As in a create: the code of the tool's kind, or a command tool's fields at the top level.
-    #[serde(default)]
-    pub code: Option<String>,
-    /// As in a create: a command tool's template (spec 001 §13's form). Give this or `code`.
-    #[serde(default)]
-    pub command: Option<String>,
-    #[serde(default, alias = "timeout_seconds")]
-    pub timeout_seconds: Option<u64>,
-    #[serde(default, alias = "working_dir")]
-    pub working_dir: Option<String>,
-    #[serde(default)]
-    pub env: Option<std::collections::BTreeMap<String, String>>,
-    #[serde(default)]
-    pub network: Option<bool>,
-    #[serde(default)]
-    pub scope: Option<String>,
-    #[serde(default)]
-    pub category: Option<String>,
-    #[serde(default)]
-    #[schema(max_items = 32)]
-    pub tags: Vec<String>,
-    #[serde(default)]
-    pub permissions: Vec<ToolPermission>,
-    #[serde(default)]
-    pub requires_approval: Option<bool>,
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub created_by: Option<Creator>,
-    /// The arguments to run the tool on (default `{}`).
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub test_args: Option<Map<String, Value>>,
-    /// The spec's name for `testArgs`; give one or the other (or both, equal).
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub test_arguments: Option<Map<String, Value>>,
-    /// As in a create: the Config Center services the tool reads.
-    #[serde(default, alias = "required_api_keys")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub required_api_keys: Option<Vec<Value>>,
-}
-
-impl TestToolBody {
-    /// The definition, and the arguments given as `testArgs` and as `testArguments`. A command
-    /// tool written in spec 001's form becomes kind `command` with its fields in `code`.
-    #[allow(clippy::type_complexity)]
-    pub fn into_parts(self) -> Result<(CreateTool, [Option<Map<String, Value>>; 2]), ServiceError> {
-        let mut kind: ToolKind = self.kind.into();
-        let code = CommandFields {
-            command: self.command,
-            timeout_seconds: self.timeout_seconds,
-            working_dir: self.working_dir,
-            env: self.env,
-            network: self.network,
-            scope: self.scope,
-        }
-        .fold(&mut kind, self.code)?;
-        let input = CreateTool {
-            name: self.name,
-            kind,
-            description: self.description,
-            parameters: self.parameters,
-            code,
-            category: self.category,
-            tags: self.tags,
-            permissions: self.permissions.into_iter().map(Into::into).collect(),
-            requires_approval: self.requires_approval,
-            metadata: with_required_api_keys(self.metadata, self.required_api_keys),
-        };
-        Ok((input, [self.test_args, self.test_arguments]))
-    }
-
-    pub fn created_by(&self) -> Option<Creator> {
-        self.created_by
-    }
 }
 
 /// A partial update: absent (or `null`) fields stay as they are.
