@@ -10,7 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -142,6 +142,43 @@ async function shot(page, name) {
   const file = join(OUT, `${name}-${width}.png`);
   await page.screenshot({ path: file, fullPage: true });
   report.screenshots.push(file);
+}
+
+/** axe-core's WCAG 2.0 and 2.1 A and AA rules. */
+const AXE_SOURCE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/**
+ * Runs axe-core's WCAG A/AA rules on the page as it is and returns the violations, one line each.
+ * The script goes in through the DevTools protocol, which the page's CSP does not govern (an
+ * injected <script> tag would be refused, as it should be).
+ */
+async function axeViolations(page, where) {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async (tags) => {
+    const result = await globalThis.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')), count: v.nodes.length }));
+  }, WCAG_AA);
+  return violations.map((v) => `${where}: ${v.id} (${v.impact}, ${v.count} element(s), e.g. ${v.targets.join(' | ')}): ${v.help}`);
+}
+
+/** The pages of the UI, by name and hash, for a tool whose id is `toolId`. */
+function uiPages(toolId) {
+  return [
+    ['tools', '#/tools'],
+    ['tool-details', `#/tools/${toolId}`],
+    ['tool-code', `#/tools/${toolId}?tab=code`],
+    ['tool-test', `#/tools/${toolId}?tab=test`],
+    ['tool-history', `#/tools/${toolId}?tab=history`],
+    ['tool-metrics', `#/tools/${toolId}?tab=metrics`],
+    ['editor', '#/tools/new'],
+    ['approvals', '#/approvals'],
+    ['executions', '#/executions'],
+    ['config', '#/config'],
+    ['audit', '#/audit'],
+    ['policy', '#/policy'],
+    ['tokens', '#/tokens'],
+  ];
 }
 
 // ----- the run ---------------------------------------------------------------------------------
@@ -438,22 +475,7 @@ try {
     const mobile = await context.newPage();
     await mobile.setViewportSize({ width: 390, height: 844 });
     const greeter = (await rest('GET', '/custom-tools/mcp_greeter')).json.data.id;
-    const pages = [
-      ['tools', '#/tools', page.getByRole('heading', { name: 'Tools' })],
-      ['tool-details', `#/tools/${greeter}`, null],
-      ['tool-code', `#/tools/${greeter}?tab=code`, null],
-      ['tool-test', `#/tools/${greeter}?tab=test`, null],
-      ['tool-history', `#/tools/${greeter}?tab=history`, null],
-      ['tool-metrics', `#/tools/${greeter}?tab=metrics`, null],
-      ['editor', '#/tools/new', null],
-      ['approvals', '#/approvals', null],
-      ['executions', '#/executions', null],
-      ['config', '#/config', null],
-      ['audit', '#/audit', null],
-      ['policy', '#/policy', null],
-      ['tokens', '#/tokens', null],
-    ];
-    for (const [name, hash] of pages) {
+    for (const [name, hash] of uiPages(greeter)) {
       await mobile.goto(`${BASE}/${hash}`);
       await mobile.getByRole('heading', { level: 1 }).first().waitFor();
       await mobile.waitForTimeout(150);
@@ -465,6 +487,66 @@ try {
     await visible(mobile.getByRole('link', { name: 'Config Center' }));
     await shot(mobile, 'menu');
     await mobile.close();
+  });
+
+  await step('accessibility: no WCAG 2.1 A/AA violation (axe-core) on any page, light and dark, 1280 and 390 px', async () => {
+    const greeter = (await rest('GET', '/custom-tools/mcp_greeter')).json.data.id;
+    const found = [];
+    let audits = 0;
+    for (const width of [1280, 390]) {
+      const p = await context.newPage();
+      await p.setViewportSize({ width, height: 900 });
+      for (const theme of ['light', 'dark']) {
+        for (const [name, hash] of uiPages(greeter)) {
+          await p.goto(`${BASE}/${hash}`);
+          await p.getByRole('heading', { level: 1 }).first().waitFor();
+          const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
+          if ((await dark()) !== (theme === 'dark')) {
+            await p.getByRole('button', { name: 'Dark theme' }).click();
+          }
+          assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
+          // Let loaded data and transitions settle before the contrast rules read colours.
+          await p.waitForTimeout(200);
+          found.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
+          audits += 1;
+        }
+      }
+      await p.close();
+    }
+    report.accessibility = { audits, rules: WCAG_AA, violations: found };
+    assert.deepEqual(found, [], `WCAG violations:\n${found.join('\n')}`);
+  });
+
+  await step('keyboard: every control reached by Tab shows its focus, and Enter opens a tool', async () => {
+    const p = await context.newPage();
+    await p.goto(`${BASE}/#/tools`);
+    await visible(p.getByRole('link', { name: 'mcp_greeter' }));
+    const reached = [];
+    for (let i = 0; i < 40; i += 1) {
+      await p.keyboard.press('Tab');
+      const focused = await p.evaluate(() => {
+        const el = document.activeElement;
+        if (!el || el === document.body) return null;
+        const style = getComputedStyle(el);
+        const outline = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0;
+        const ring = style.boxShadow && style.boxShadow !== 'none';
+        return {
+          what: `${el.tagName.toLowerCase()} "${(el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || '').trim().slice(0, 40)}"`,
+          visibleFocus: el.matches(':focus-visible') && (outline || ring),
+        };
+      });
+      if (focused) reached.push(focused);
+    }
+    const unseen = reached.filter((f) => !f.visibleFocus).map((f) => f.what);
+    assert.deepEqual(unseen, [], 'controls focused without a visible focus indicator');
+    const names = reached.map((f) => f.what).join(', ');
+    assert.ok(reached.some((f) => f.what.startsWith('input')), `Tab never reached the search box: ${names}`);
+    // Straight to the tool's card link, then Enter.
+    await p.getByRole('link', { name: 'mcp_greeter' }).focus();
+    await p.keyboard.press('Enter');
+    await visible(p.getByRole('heading', { name: 'mcp_greeter', level: 1 }));
+    report.keyboard = { tabStops: reached.length };
+    await p.close();
   });
 
   /** Five loads of the tools page with `count` tools: marks (ms after navigation start) and the search filter's cost. */

@@ -50,6 +50,11 @@ fn web_ui_in_chromium() {
             deps,
         )
         || !prerequisite(
+            "axe-core",
+            &clients.join("node_modules/axe-core/axe.min.js"),
+            deps,
+        )
+        || !prerequisite(
             "the MCP Python SDK",
             &clients.join(".venv/bin/python"),
             deps,
@@ -82,7 +87,10 @@ fn web_ui_in_chromium() {
         report["error"].as_str().unwrap_or("(no message)")
     );
     let steps = report["steps"].as_array().map_or(0, Vec::len);
-    assert_eq!(steps, 18, "every step ran: {report}");
+    assert_eq!(steps, 20, "every step ran: {report}");
+    // 13 pages × light and dark × 1280 and 390 px, each audited with no violation.
+    assert_eq!(report["accessibility"]["audits"], 52, "{report}");
+    assert!(report["keyboard"]["tabStops"].as_u64().unwrap_or(0) >= 10, "{report}");
     let shots = report["screenshots"]
         .as_array()
         .cloned()
