@@ -24,6 +24,10 @@ import {
 const approvals = { asked: 0 };
 
 const NOTIFY_TIMEOUT_MS = 15000;
+// A quiet window after the last expected notification, in which a duplicate would show. It waits
+// for nothing: sending nothing makes no event, and on HTTP notifications and replies travel on
+// different streams, so no later reply can vouch for them. In-process, the server's tests count
+// exactly instead (crates/toolsmith-server/tests/server/mcp_protocol.rs, on a paused clock).
 const SETTLE_MS = 1000;
 
 const log = (...parts) => console.error('[mcp_typescript]', ...parts);
@@ -48,15 +52,27 @@ function parseArgs(argv) {
 class Changes {
   constructor() {
     this.count = 0;
+    this.waiters = [];
   }
   hit() {
     this.count += 1;
     log(`tools/list_changed #${this.count}`);
+    for (const wake of this.waiters.splice(0)) wake();
   }
-  async waitBeyond(seen, timeoutMs = NOTIFY_TIMEOUT_MS) {
-    const deadline = Date.now() + timeoutMs;
-    while (this.count <= seen && Date.now() < deadline) await sleep(10);
-    return this.count > seen;
+  /** Resolves true when a notification beyond `seen` arrives, false once the timeout passes. */
+  waitBeyond(seen, timeoutMs = NOTIFY_TIMEOUT_MS) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.count > seen), timeoutMs);
+      const check = () => {
+        if (this.count > seen) {
+          clearTimeout(timer);
+          resolve(true);
+        } else {
+          this.waiters.push(check);
+        }
+      };
+      check();
+    });
   }
 }
 

@@ -64,28 +64,44 @@ async function rest(method, path, body) {
 }
 
 function mcp(args) {
-  const child = spawn(PYTHON, [join(here, 'ui_mcp.py'), '--url', `${BASE}/mcp`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(PYTHON, [join(here, 'ui_mcp.py'), '--url', `${BASE}/mcp`, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   cleanups.push(() => child.kill('SIGTERM'));
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const lines = [];
   const waiters = [];
+  const wake = () => { for (const w of waiters.splice(0)) w(); };
+  let closed = false;
   createInterface({ input: child.stdout }).on('line', (l) => {
-    const v = JSON.parse(l);
-    lines.push(v);
-    while (waiters.length) waiters.shift()();
+    lines.push(JSON.parse(l));
+    wake();
   });
-  const exited = new Promise((resolve) => child.once('exit', (code) => { resolve(code); while (waiters.length) waiters.shift()(); }));
+  // 'close' comes after the last line of stdout, so a line is never taken for silence.
+  child.once('close', () => { closed = true; wake(); });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
-    async next(timeoutMs = 30000) {
-      const deadline = Date.now() + timeoutMs;
+    /** The next JSON line: waits for it (or the script's end), at most `timeoutMs`. */
+    next(timeoutMs = 30000) {
       const seen = lines.length;
-      while (lines.length === seen) {
-        if (child.exitCode !== null) throw new Error(`ui_mcp.py exited ${child.exitCode}: ${stderr}`);
-        if (Date.now() > deadline) throw new Error(`ui_mcp.py said nothing for ${timeoutMs} ms: ${stderr}`);
-        await new Promise((r) => { waiters.push(r); setTimeout(r, 200); });
-      }
-      return lines[seen];
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`ui_mcp.py said nothing for ${timeoutMs} ms: ${stderr}`)), timeoutMs);
+        const check = () => {
+          if (lines.length > seen) {
+            clearTimeout(timer);
+            resolve(lines[seen]);
+          } else if (closed) {
+            clearTimeout(timer);
+            reject(new Error(`ui_mcp.py exited ${child.exitCode}: ${stderr}`));
+          } else {
+            waiters.push(check);
+          }
+        };
+        check();
+      });
+    },
+    /** Tells the script the person has decided (it makes its call once more). */
+    decided() {
+      child.stdin.end('decided\n');
     },
     async done() {
       const code = await exited;
@@ -391,11 +407,13 @@ try {
     assert.match(await card.innerText(), /expires in \d+:\d\d/);
     await shot(page, 'approvals');
     await card.getByRole('button', { name: 'Allow once' }).click();
+    // The page reloads the list once the decision is stored: from then on the call runs.
+    await visible(page.getByText('Nothing is waiting for a decision.'));
+    call.decided();
     const final = await call.done();
     assert.ok(final.final && !final.final.isError, JSON.stringify(final));
     assert.match(JSON.stringify(final.final), /hello browser/);
     assert.equal(final.waited, true);
-    await visible(page.getByText('Nothing is waiting for a decision.'));
   });
 
   await step('executions, audit log and policy pages', async () => {

@@ -7,9 +7,10 @@ elsewhere — in the browser test, on the UI's Approvals page.
         create_tool as the model, with the `filesystem` permission (so the tool waits in
         pending_approval); prints the result as one JSON line.
     ui_mcp.py --url http://127.0.0.1:PORT/mcp call --name NAME --args JSON [--timeout 60]
-        calls the tool; while the answer is "awaiting approval apr_…" prints
-        {"approvalId": "apr_…"} once, then repeats the same call every 0.3 s until it runs
-        (or the timeout passes); prints the final result as one JSON line.
+        calls the tool; if the answer is "awaiting approval apr_…", prints
+        {"approvalId": "apr_…"} and waits (at most the timeout) for one line on stdin: the
+        person has decided. Then it makes the same call once more, as a model would, and that
+        call must run. Prints the final result as one JSON line.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import argparse
 import json
 import re
 import sys
-import time
 from typing import Any
 
 import anyio
@@ -81,23 +81,26 @@ async def main() -> None:
             )
             return
         arguments = json.loads(args.args)
-        deadline = time.monotonic() + args.timeout
-        announced = False
-        while True:
-            out = await call(client, args.name, arguments)
-            text = " ".join(out.get("text") or [])
-            found = APPROVAL.search(text) if out.get("isError") else None
-            if not found:
-                emit({"final": out, "waited": announced})
-                return
-            if not announced:
-                emit({"approvalId": found.group(0)})
-                announced = True
-            if time.monotonic() > deadline:
-                emit({"final": out, "timedOut": True})
-                return
-            await anyio.sleep(0.3)
+        out = await call(client, args.name, arguments)
+        found = approval_in(out)
+        if not found:
+            emit({"final": out, "waited": False})
+            return
+        emit({"approvalId": found.group(0)})
+        # The decision is an event the caller reports, not something to poll for.
+        decided = False
+        with anyio.move_on_after(args.timeout):
+            decided = bool(await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True))
+        if not decided:
+            emit({"final": out, "timedOut": True})
+            return
+        emit({"final": await call(client, args.name, arguments), "waited": True})
 
+
+def approval_in(out: dict[str, Any]) -> re.Match[str] | None:
+    """The approval id in a call's answer, if it is waiting for a person."""
+    text = " ".join(out.get("text") or [])
+    return APPROVAL.search(text) if out.get("isError") else None
 
 if __name__ == "__main__":
     try:

@@ -300,7 +300,15 @@ async fn two_thousand_calls_against_a_cap_of_a_thousand_are_all_answered() {
         .filter(|res| res.error_kind() == Some(ErrorKind::Busy))
         .count();
     assert_eq!((through, busy), (1000, 1000));
+    // Each thread gives its place back just after its reply. The sandbox has no event for
+    // "nothing in flight", so ask, with a deadline: a place never given back fails here.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while sandbox.in_flight() > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} executions still in flight 30 s after their replies",
+            sandbox.in_flight()
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     still_works(&sandbox).await;

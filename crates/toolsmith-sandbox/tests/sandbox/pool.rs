@@ -82,21 +82,48 @@ async fn a_flood_past_the_cap_is_refused_as_busy() {
     still_works(&sandbox).await;
 }
 
+/// A host whose only tool reports that the script got that far, and answers at once. The
+/// execution holds the host until it ends, so the channel closing says the execution is gone.
+struct Reports(mpsc::UnboundedSender<()>);
+
+#[async_trait]
+impl HostCalls for Reports {
+    async fn call_tool(&self, _name: &str, _args: Value) -> Result<Value, String> {
+        let _ = self.0.send(());
+        Ok(Value::Null)
+    }
+
+    fn list_tools(&self) -> Vec<Value> {
+        Vec::new()
+    }
+}
+
 #[tokio::test]
 async fn a_dropped_call_is_cancelled_and_frees_its_worker() {
     let sandbox = JsSandbox::new(PoolConfig {
         workers: 1,
         max_in_flight: 4,
     });
-    let mut endless = job("while (true) {}");
+    let (started, mut reports) = mpsc::unbounded_channel();
+    let mut endless = job_with(
+        "await utils.callTool('started'); while (true) {}",
+        json!({}),
+        small_limits(),
+        Arc::new(Reports(started)),
+    );
     endless.limits.cpu_time = Duration::from_secs(60);
     endless.limits.wall_time = Duration::from_secs(60);
-    let dropped = tokio::time::timeout(Duration::from_millis(200), sandbox.run(endless)).await;
-    assert!(dropped.is_err());
-    // The worker stops the abandoned script and takes the next call long before its limits.
-    let next = tokio::time::timeout(Duration::from_secs(10), sandbox.run(job("return 'free'")))
+    // The caller goes away once the script runs: the call's future is dropped.
+    tokio::select! {
+        res = sandbox.run(endless) => panic!("an endless script answered: {res:?}"),
+        _ = reports.recv() => {}
+    }
+    // The abandoned script is stopped long before its limits: its execution lets go of its host.
+    let ended = tokio::time::timeout(Duration::from_secs(10), reports.recv())
         .await
-        .expect("the worker was freed");
+        .expect("the abandoned script was still running after 10 s");
+    assert_eq!(ended, None);
+    let next = sandbox.run(job("return 'free'")).await;
     assert_eq!(next.content, json!("free"));
 }
 

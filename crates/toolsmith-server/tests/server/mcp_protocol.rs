@@ -7,7 +7,6 @@
 use crate::mcp_support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_support::{SERVER_TOOLS, open_state};
@@ -15,19 +14,29 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use toolsmith_server::auth::Identity;
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerConfig};
 use toolsmith_service::{Actor, CreateTool, ToolRef};
 
-#[derive(Clone, Default)]
+/// Counts the session's `list_changed` notifications; tests wait on the count, never on time.
+#[derive(Clone)]
 struct Watcher {
-    changes: Arc<AtomicUsize>,
+    changes: Arc<watch::Sender<usize>>,
+}
+
+impl Default for Watcher {
+    fn default() -> Self {
+        Watcher {
+            changes: Arc::new(watch::Sender::new(0)),
+        }
+    }
 }
 
 impl ClientHandler for Watcher {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changes.fetch_add(1, Ordering::SeqCst);
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// The person behind this client can answer forms (`mcp_approvals.rs` tests the forms).
@@ -55,7 +64,7 @@ impl ClientHandler for Watcher {
 
 pub(crate) struct Session {
     client: RunningService<RoleClient, Watcher>,
-    changes: Arc<AtomicUsize>,
+    changes: Arc<watch::Sender<usize>>,
 }
 
 impl Session {
@@ -125,20 +134,35 @@ impl Session {
             .collect()
     }
 
+    /// How many `list_changed` notifications this session has received so far.
     fn changes(&self) -> usize {
-        self.changes.load(Ordering::SeqCst)
+        *self.changes.borrow()
     }
 
-    /// Waits until at least `n` notifications arrived (or a timeout), then a little more so an
-    /// extra one would be seen too.
-    async fn settle_at(&self, n: usize) -> usize {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while self.changes() < n && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    /// Waits for this session's `n`th notification (10 s at most; on a paused clock, until
+    /// nothing in the process is left to run); returns the count then.
+    async fn notified(&self, n: usize) -> usize {
+        let mut changes = self.changes.subscribe();
+        match tokio::time::timeout(Duration::from_secs(10), changes.wait_for(|c| *c >= n)).await {
+            Ok(Ok(count)) => *count,
+            _ => panic!("notification #{n} never came: {} arrived", self.changes()),
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.changes()
     }
+}
+
+/// Returns once everything already under way in this process has run: on a paused clock
+/// (`start_paused`, a current-thread runtime) a sleep ends only when every task is idle and no
+/// blocking-pool work (the SQLite store's) is in flight, so a notification the server was going
+/// to send has reached the client's count by then. That turns "nothing arrives" into an exact
+/// count instead of a guess at how long to wait. Only for tests that run no JS tool: the
+/// sandbox's threads are not the runtime's, so its reply deadline would pass while they work.
+async fn settled() {
+    let started = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "settled() needs a paused clock (#[tokio::test(start_paused = true)])"
+    );
 }
 
 pub(crate) async fn state_with(config: ServerConfig) -> (AppState, tempfile::TempDir) {
@@ -716,7 +740,9 @@ async fn compat_dynamic_mcp_names() {
     assert_eq!(deleted["result"]["tool"]["name"], "text_upper");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// Exact counts, "nothing else arrived" included: on a paused clock [`settled`] returns only
+/// once the server's watchers have acted on every change made so far (this test runs no JS).
+#[tokio::test(start_paused = true)]
 async fn list_changed_once_per_change_and_per_owner() {
     let (state, _dir) = state_with(ServerConfig::default()).await;
     let alice = Session::open(&state, "default").await;
@@ -730,8 +756,9 @@ async fn list_changed_once_per_change_and_per_owner() {
         .create(&Actor::user("bob"), tool("bobs_tool", "b", "return 1;"))
         .await
         .unwrap();
-    assert_eq!(bob.settle_at(1).await, 1);
-    assert_eq!(alice.changes(), 0);
+    assert_eq!(bob.notified(1).await, 1);
+    settled().await;
+    assert_eq!((alice.changes(), bob.changes()), (0, 1));
     assert!(bob.names().await.contains(&"bobs_tool".to_owned()));
     assert!(!alice.names().await.contains(&"bobs_tool".to_owned()));
     let unseen = alice.call("bobs_tool", json!({})).await.unwrap_err();
@@ -746,14 +773,14 @@ async fn list_changed_once_per_change_and_per_owner() {
     let mut shell = tool("needs_ok", "s", "return 1;");
     shell.permissions = vec![toolsmith_core::Permission::Shell];
     service.create(&Actor::llm("default"), shell).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settled().await;
     assert_eq!(alice.changes(), 0);
     // … until a person approves it: one notification.
     service
         .approve(&default, &ToolRef::Name("needs_ok".into()))
         .await
         .unwrap();
-    assert_eq!(alice.settle_at(1).await, 1);
+    assert_eq!(alice.notified(1).await, 1);
     let noop = toolsmith_service::ToolPatch {
         description: Some("s".to_owned()),
         ..Default::default()
@@ -762,7 +789,7 @@ async fn list_changed_once_per_change_and_per_owner() {
         .update(&default, &ToolRef::Name("needs_ok".into()), noop, None)
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settled().await;
     assert_eq!(alice.changes(), 1);
 
     // Several sessions of one owner each hear each change once.
@@ -771,9 +798,13 @@ async fn list_changed_once_per_change_and_per_owner() {
         .disable(&default, &ToolRef::Name("needs_ok".into()), None)
         .await
         .unwrap();
-    assert_eq!(alice.settle_at(2).await, 2);
-    assert_eq!(alice2.settle_at(1).await, 1);
-    assert_eq!(bob.changes(), 1);
+    assert_eq!(alice.notified(2).await, 2);
+    assert_eq!(alice2.notified(1).await, 1);
+    settled().await;
+    assert_eq!(
+        (alice.changes(), alice2.changes(), bob.changes()),
+        (2, 1, 1)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -959,7 +990,7 @@ async fn a_stored_policy_restricts_an_agents_session_at_once() {
         .await
         .unwrap();
     assert!(
-        reader.settle_at(before + 1).await > before,
+        reader.notified(before + 1).await > before,
         "the reader was told"
     );
     let names = reader.names().await;

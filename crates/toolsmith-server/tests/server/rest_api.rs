@@ -1211,7 +1211,6 @@ async fn scopes_are_enforced_per_route() {
     use toolsmith_server::auth::{Scope, new_token};
 
     let app = TestApp::new().await;
-    app.create_named("upper").await;
     let token = |scopes: &[Scope]| {
         let (record, secret) = new_token("default", "test", scopes, None);
         let service = app.state.service.clone();
@@ -1225,9 +1224,8 @@ async fn scopes_are_enforced_per_route() {
     };
     let reader = token(&[Scope::ToolsRead]).await;
     let writer = token(&[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute]).await;
-    // The server read "no tokens" on the first request; tokens written to the store behind its
-    // back count once that reading is older than the cache's ttl.
-    tokio::time::sleep(toolsmith_server::auth::cache::TOKEN_CACHE_TTL).await;
+    // The tokens exist before the first request, so the server never read "no tokens" (a
+    // reading it would trust for the cache's ttl).
     let with_token = |secret: &str, method: Method, path: &str, body: Option<Value>| {
         let mut req = match body {
             Some(body) => json_request(method, path, &body),
@@ -1239,6 +1237,14 @@ async fn scopes_are_enforced_per_route() {
         );
         req
     };
+    app.send(with_token(
+        &writer,
+        Method::POST,
+        TOOLS,
+        Some(tool_body("upper")),
+    ))
+    .await
+    .assert_ok(StatusCode::CREATED);
     let cases = [
         (Method::GET, TOOLS.to_owned(), None, "ok"),
         (Method::GET, format!("{TOOLS}/stats"), None, "ok"),

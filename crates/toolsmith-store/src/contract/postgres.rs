@@ -74,13 +74,27 @@ async fn start_up_waits_for_a_server_that_comes_up_later() {
     let Some(cluster) = pg_or_skip() else { return };
     let url = cluster.create_database().unwrap();
     cluster.stop().unwrap();
-    let connecting =
+    // While the server is down its port answers and hangs up at once, as a server still
+    // starting may: every accept is one attempt of `connect`, so the test sees it try again
+    // after each failure instead of guessing how long to wait.
+    let port = tokio::net::TcpListener::bind(("127.0.0.1", cluster.port()))
+        .await
+        .unwrap();
+    let mut connecting =
         tokio::spawn(async move { PgStore::connect(&url, &quick(Duration::from_secs(60))).await });
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(
-        !connecting.is_finished(),
-        "connect gave up while the server was down"
-    );
+    for attempt in 1..=3 {
+        tokio::select! {
+            accepted = port.accept() => drop(accepted.unwrap()),
+            gave_up = &mut connecting => {
+                panic!("connect gave up after {} attempts while the server was down: {:?}",
+                    attempt - 1, gave_up.unwrap().err())
+            }
+            () = tokio::time::sleep(Duration::from_secs(30)) => {
+                panic!("connect stopped trying after {} attempts", attempt - 1)
+            }
+        }
+    }
+    drop(port);
     cluster.restart().unwrap();
     let store = connecting.await.unwrap().unwrap();
     store.ping().await.unwrap();

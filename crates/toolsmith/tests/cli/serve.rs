@@ -6,6 +6,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -193,21 +194,43 @@ impl Server {
         assert!(status.success(), "kill -{name} failed");
     }
 
-    /// Waits (bounded) for the process to exit; returns its status and the rest of stdout.
+    /// Waits for the process to exit (killing it, and failing, if it is still running after
+    /// `within`); returns its status and the rest of stdout. The wait is the exit itself
+    /// (`wait(2)`); a watchdog thread keeps the deadline.
     fn wait(&mut self, within: Duration) -> (ExitStatus, String) {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                let mut rest = String::new();
-                self.stdout.read_to_string(&mut rest).expect("read stdout");
-                return (status, rest);
+        let pid = self.child.id().to_string();
+        let (exited, deadline) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            let late = deadline.recv_timeout(within) == Err(RecvTimeoutError::Timeout);
+            if late {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
             }
+            late
+        });
+        let status = self.child.wait().expect("wait");
+        let _ = exited.send(());
+        assert!(
+            !watchdog.join().expect("the watchdog"),
+            "the server did not exit within {within:?}\nstderr: {}",
+            self.stderr()
+        );
+        let mut rest = String::new();
+        self.stdout.read_to_string(&mut rest).expect("read stdout");
+        (status, rest)
+    }
+
+    /// Waits until `check` holds, for at most 30 s, asking again every 50 ms: for what the
+    /// server only answers when asked (`/metrics`, `/readyz`, `/proc`), where there is no event
+    /// to wait on.
+    fn wait_until(&self, what: &str, mut check: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !check() {
             assert!(
                 Instant::now() < deadline,
-                "the server did not exit within {within:?}\nstderr: {}",
+                "{what} did not happen within 30 s\nstderr: {}",
                 self.stderr()
             );
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
@@ -359,15 +382,9 @@ fn busy_code(ms: u64) -> String {
 /// proof that a busy tool is running inside it.
 #[cfg(target_os = "linux")]
 fn wait_for_cpu(server: &Server, base: u64, ticks: u64) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server.cpu_ticks() < base + ticks {
-        assert!(
-            Instant::now() < deadline,
-            "the busy tool never started\nstderr: {}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    server.wait_until("the busy tool starting", || {
+        server.cpu_ticks() >= base + ticks
+    });
 }
 
 // --- tests ----------------------------------------------------------------------------------
@@ -612,24 +629,14 @@ fn the_shutdown_timeout_bounds_what_in_flight_calls_get() {
 fn a_tool_created_by_another_process_reaches_the_running_server() {
     let env = Env::new();
     let server = env.serve(&["--poll-interval", "100ms"]);
+    let mut changes = ListChanged::open(&server.addr);
     let path = "/api/v1/tools/fresh/execute";
     let call = json!({"arguments": {}});
     assert_eq!(server.post(path, &call).status, 404);
 
     env.create_tool("fresh", "return 'made elsewhere';");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let response = loop {
-        let response = server.post(path, &call);
-        if response.status != 404 {
-            break response;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the tool never reached the server\nstderr: {}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    changes.next("the tool created by the CLI");
+    let response = server.post(path, &call);
     assert_eq!(response.status, 200, "{}", response.body);
     assert!(
         response.body.contains("made elsewhere"),
@@ -642,14 +649,8 @@ fn a_tool_created_by_another_process_reaches_the_running_server() {
     // A disable elsewhere takes it away again.
     let (code, _, stderr) = env.run(&["tool", "disable", "fresh"]);
     assert_eq!(code, 0, "{stderr}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while server.post(path, &call).status != 404 {
-        assert!(
-            Instant::now() < deadline,
-            "the disabled tool stayed callable"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    changes.next("the tool disabled by the CLI");
+    assert_eq!(server.post(path, &call).status, 404);
 }
 
 #[test]
@@ -884,28 +885,21 @@ fn an_approval_decided_with_the_cli_releases_the_call_on_the_server() {
 fn a_policy_stored_with_the_cli_reaches_the_running_server() {
     let env = Env::new();
     let server = env.serve(&["--poll-interval", "100ms"]);
+    let mut changes = ListChanged::open(&server.addr);
     let has_calculate = || server.get("/api/v1/tools").body.contains("\"calculate\"");
     assert!(has_calculate());
     let file = env.write("policy.toml", "deny = [\"calculate\"]\n");
     let (code, stdout, stderr) = env.run(&["policy", "set", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("source: store (revision 1)"), "{stdout}");
-    let wait_until = |want: bool| {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while has_calculate() != want {
-            assert!(
-                Instant::now() < deadline,
-                "the server never saw the policy change"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    wait_until(false);
+    changes.next("the stored policy");
+    assert!(!has_calculate());
     let bad = env.write("bad.toml", "profile = \"everything\"\n");
     assert_eq!(env.run(&["policy", "set", bad.to_str().unwrap()]).0, 3);
     let (code, _, stderr) = env.run(&["policy", "clear"]);
     assert_eq!(code, 0, "{stderr}");
-    wait_until(true);
+    changes.next("the cleared policy");
+    assert!(has_calculate());
 }
 
 // --- connection and session limits -----------------------------------------------------------
@@ -1049,6 +1043,67 @@ fn mcp_ping(addr: &str, session: &str) -> u16 {
     .status
 }
 
+/// An MCP session of the local user with its GET event stream open (protocol 2025-11-25):
+/// what a test waits on when a change made by another process must reach the running server.
+/// The server sends `notifications/tools/list_changed` once the change is in its registry, so
+/// the test needs no polling of the API and no guess of the poll interval.
+struct ListChanged {
+    stream: BufReader<TcpStream>,
+}
+
+impl ListChanged {
+    fn open(addr: &str) -> ListChanged {
+        let init = mcp_initialize(addr);
+        assert_eq!(init.status, 200, "{}", init.body);
+        let id = init
+            .header("mcp-session-id")
+            .expect("a session id")
+            .to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let ack = mcp_post(addr, Some(&id), &initialized);
+        assert_eq!(ack.status, 202, "{}", ack.body);
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+             Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).expect("send");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut stream = BufReader::new(stream);
+        // The stream is attached to the session once its head has come back.
+        let mut line = String::new();
+        stream
+            .read_line(&mut line)
+            .expect("the event stream's status");
+        assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+        while line != "\r\n" {
+            line.clear();
+            assert_ne!(stream.read_line(&mut line).expect("a header"), 0);
+        }
+        ListChanged { stream }
+    }
+
+    /// Blocks until the next `notifications/tools/list_changed` (30 s at most).
+    fn next(&mut self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut line = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no list_changed for {what} within 30 s");
+            self.stream.get_ref().set_read_timeout(Some(left)).unwrap();
+            line.clear();
+            match self.stream.read_line(&mut line) {
+                Ok(0) => panic!("the event stream ended before {what}"),
+                Ok(_) if line.contains("notifications/tools/list_changed") => return,
+                Ok(_) => {}
+                Err(e) => panic!("no list_changed for {what}: {e}"),
+            }
+        }
+    }
+}
+
 /// One user opening sessions without end keeps at most its cap (the oldest go); past the
 /// total a new session is refused with 503; an unused session expires and its place is freed.
 #[test]
@@ -1106,18 +1161,12 @@ fn mcp_sessions_are_capped_per_user_and_in_total_and_expire() {
     let r = mcp_initialize(&server.addr);
     let id = r.header("mcp-session-id").expect("a session id").to_owned();
     // Watch /metrics (a ping would use the session and keep it alive).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !server
-        .get("/metrics")
-        .body
-        .contains("toolsmith_mcp_sessions_expired_total 1")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the unused session was still open after 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    server.wait_until("the unused session expiring", || {
+        server
+            .get("/metrics")
+            .body
+            .contains("toolsmith_mcp_sessions_expired_total 1")
+    });
     assert!(
         server
             .get("/metrics")

@@ -175,7 +175,7 @@ async fn allow_always_holds_for_that_caller_until_the_code_changes() {
 
 #[tokio::test]
 async fn deny_and_expiry_keep_the_call_from_running() {
-    let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::from_millis(300)).await;
+    let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::from_secs(60)).await;
     service
         .create(&Actor::llm("alice"), echo("t", vec![]))
         .await
@@ -190,10 +190,23 @@ async fn deny_and_expiry_keep_the_call_from_running() {
     // The call is asked again (a new approval), never run.
     let later = approval_id(&call(&service, "t", json!({}), None).await);
     assert_ne!(later, denied);
-    tokio::time::sleep(Duration::from_millis(400)).await;
+
+    // An approval whose time is up cannot be decided any more. A ttl of zero has it expire as
+    // it is made, so no test waits for a clock.
+    let (_dir, service) = open(ExecutionApproval::LlmTools, Duration::ZERO).await;
+    service
+        .create(&Actor::llm("alice"), echo("t", vec![]))
+        .await
+        .unwrap();
+    let expired = approval_id(&call(&service, "t", json!({}), None).await);
     let err = service
         .approvals()
-        .decide(Some("alice"), &later, ApprovalDecision::AllowOnce, "alice")
+        .decide(
+            Some("alice"),
+            &expired,
+            ApprovalDecision::AllowOnce,
+            "alice",
+        )
         .await
         .unwrap_err();
     assert!(err.to_string().contains("expired"), "{err}");

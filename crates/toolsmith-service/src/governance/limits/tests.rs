@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use toolsmith_core::{
     Pipeline, PipelineLimits, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
     ToolRegistry,
@@ -12,11 +13,25 @@ use toolsmith_core::{
 
 use super::*;
 
-/// Sleeps `ms`, counting how many of its calls run at once (and the most ever seen).
+/// Sleeps `ms` (a tool that takes its time), counting how many of its calls run at once (and
+/// the most ever seen). A call with `{"hold": true}` instead counts itself in `held` and runs
+/// until `release` is sent, so a test knows a call is inside its permit without guessing a time.
 #[derive(Default)]
 struct Gauge {
     now: AtomicUsize,
     peak: AtomicUsize,
+    held: watch::Sender<usize>,
+    release: watch::Sender<bool>,
+}
+
+impl Gauge {
+    /// Waits until `n` held calls are running (inside the limiter's permits).
+    async fn holding(&self, n: usize) {
+        let mut held = self.held.subscribe();
+        held.wait_for(|held| *held >= n)
+            .await
+            .expect("the gauge lives");
+    }
 }
 
 #[async_trait]
@@ -24,8 +39,14 @@ impl ToolExecutor for Gauge {
     async fn execute(&self, args: serde_json::Value, _ctx: &ToolContext) -> ToolResult {
         let running = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.peak.fetch_max(running, Ordering::SeqCst);
-        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(50);
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+        if args.get("hold") == Some(&Value::Bool(true)) {
+            let mut release = self.release.subscribe();
+            self.held.send_modify(|held| *held += 1);
+            let _ = release.wait_for(|released| *released).await;
+        } else {
+            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(50);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         self.now.fetch_sub(1, Ordering::SeqCst);
         ToolResult::ok(json!("done"))
     }
@@ -194,15 +215,14 @@ async fn a_cancelled_call_gives_its_permit_back() {
             max_concurrent: 1,
             ..LimitsConfig::default()
         },
-        gauge,
+        gauge.clone(),
     );
-    // The caller goes away mid-call: the pipeline future is dropped.
-    let call = pipeline.execute_value("gauge", json!({"ms": 10_000}), ToolContext::new("u"));
-    assert!(
-        tokio::time::timeout(Duration::from_millis(50), call)
-            .await
-            .is_err()
-    );
+    // The caller goes away mid-call, inside its permit: the pipeline future is dropped.
+    let call = pipeline.execute_value("gauge", json!({"hold": true}), ToolContext::new("u"));
+    tokio::select! {
+        res = call => panic!("a held call cannot end on its own: {res:?}"),
+        () = gauge.holding(1) => {}
+    }
     let next = pipeline
         .execute_value("gauge", json!({"ms": 1}), ToolContext::new("u"))
         .await;
@@ -211,20 +231,22 @@ async fn a_cancelled_call_gives_its_permit_back() {
 
 #[tokio::test]
 async fn nested_calls_run_inside_their_callers_permit() {
+    let gauge = Arc::new(Gauge::default());
     let (pipeline, _) = pipeline(
         LimitsConfig {
             max_concurrent: 1,
             ..LimitsConfig::default()
         },
-        Arc::new(Gauge::default()),
+        gauge.clone(),
     );
     let outer = pipeline.clone();
     let holder = tokio::spawn(async move {
         outer
-            .execute_value("gauge", json!({"ms": 300}), ToolContext::new("u"))
+            .execute_value("gauge", json!({"hold": true}), ToolContext::new("u"))
             .await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The caller is running, holding the only permit.
+    gauge.holding(1).await;
     let mut nested = ToolContext::new("u");
     nested.depth = 1;
     let inner = pipeline
@@ -235,6 +257,7 @@ async fn nested_calls_run_inside_their_callers_permit() {
         .execute_value("gauge", json!({"ms": 1}), ToolContext::new("u"))
         .await;
     assert_eq!(outside.error_kind(), Some(ErrorKind::RateLimited));
+    gauge.release.send_replace(true);
     assert!(!holder.await.unwrap().is_error);
 }
 

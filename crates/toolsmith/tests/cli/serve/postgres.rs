@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 
-use super::{Env, Server, request};
+use super::{Env, ListChanged, Server, request};
 
 /// A cluster with one fresh database, and its URL.
 fn database() -> Option<(PgCluster, String)> {
@@ -36,19 +36,6 @@ fn create(server: &Server, name: &str) -> u16 {
         .status
 }
 
-/// Polls `check` every 20 ms until it holds, for at most 10 s.
-fn eventually(what: &str, server: &Server, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} never happened\nstderr: {}",
-            server.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_tool_created_on_one_instance_is_served_and_disabled_across_both() {
     let Some((_cluster, url)) = database() else {
@@ -56,13 +43,14 @@ fn a_tool_created_on_one_instance_is_served_and_disabled_across_both() {
     };
     let env = Env::new();
     let (a, b) = two_instances(&env, &url, &[]);
+    let (mut a_changes, mut b_changes) = (ListChanged::open(&a.addr), ListChanged::open(&b.addr));
     assert_eq!(create(&a, "shared"), 201);
+    a_changes.next("the tool created on A itself");
+    b_changes.next("the tool created on A");
     let path = "/api/v1/tools/shared/execute";
     let call = json!({"arguments": {}});
-    eventually("the tool reaching B", &b, || {
-        b.post(path, &call).status == 200
-    });
     let ran = b.post(path, &call);
+    assert_eq!(ran.status, 200, "{}", ran.body);
     assert!(ran.body.contains("shared ran"), "{}", ran.body);
     assert!(b.get("/api/v1/tools").body.contains("\"shared\""));
     // Usage recorded by B is counted in the shared database.
@@ -72,9 +60,8 @@ fn a_tool_created_on_one_instance_is_served_and_disabled_across_both() {
     // Disabled through B: A stops serving it.
     let disabled = b.post("/api/v1/custom-tools/shared/disable", &json!({}));
     assert_eq!(disabled.status, 200, "{}", disabled.body);
-    eventually("the disable reaching A", &a, || {
-        a.post(path, &call).status == 404
-    });
+    a_changes.next("the disable on B");
+    assert_eq!(a.post(path, &call).status, 404);
     assert_eq!(a.get("/readyz").status, 200);
     assert_eq!(b.get("/readyz").status, 200);
 }
