@@ -90,7 +90,10 @@ fn web_ui_in_chromium() {
     assert_eq!(steps, 20, "every step ran: {report}");
     // 13 pages × light and dark × 1280 and 390 px, each audited with no violation.
     assert_eq!(report["accessibility"]["audits"], 52, "{report}");
-    assert!(report["keyboard"]["tabStops"].as_u64().unwrap_or(0) >= 10, "{report}");
+    assert!(
+        report["keyboard"]["tabStops"].as_u64().unwrap_or(0) >= 10,
+        "{report}"
+    );
     let shots = report["screenshots"]
         .as_array()
         .cloned()
