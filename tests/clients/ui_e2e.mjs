@@ -422,6 +422,21 @@ try {
     await visible(page.getByRole('cell', { name: 'word_count' }));
     await page.getByLabel('Status').selectOption('success');
     await visible(page.getByRole('cell', { name: 'mcp_greeter' }));
+    // A call an agent made (REST with X-Toolsmith-Agent): the caller filter finds it alone.
+    const made = await fetch(`${BASE}/api/v1/custom-tools/word_count/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-toolsmith-agent': 'e2e-planner' },
+      body: JSON.stringify({ arguments: { text: 'called by an agent' } }),
+    });
+    assert.equal(made.status, 200, await made.text());
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Caller (agent id)').fill('e2e-planner');
+    await page.getByLabel('Caller (agent id)').press('Enter');
+    await visible(page.getByRole('cell', { name: 'e2e-planner' }));
+    await until('only the agent\'s call to be listed', async () => (await page.getByRole('row').count()) === 2);
+    await page.getByLabel('Caller (agent id)').fill('');
+    await page.getByLabel('Caller (agent id)').press('Enter');
+    await until('every call again', async () => (await page.getByRole('row').count()) > 2);
     await shot(page, 'executions');
     await page.getByRole('link', { name: 'Audit log' }).click();
     await visible(page.getByRole('cell', { name: 'tool.create' }));

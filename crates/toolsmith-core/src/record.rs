@@ -273,6 +273,10 @@ pub struct ExecutionRecord {
     pub tool_version: i64,
     pub owner: String,
     pub conversation_id: Option<String>,
+    /// The agent that made the call (an agent-bound token, or the `X-Toolsmith-Agent` header);
+    /// `None` for a call with no agent named. Absent from records spooled by older versions.
+    #[serde(default)]
+    pub agent_id: Option<String>,
     pub status: ExecutionStatus,
     /// The error class (`timeout`, `cpu_limit`, …) when the call failed.
     pub error_kind: Option<String>,

@@ -134,11 +134,13 @@ pub trait Store: Send + Sync + 'static {
     /// otherwise skipped. All of the batch is committed, or none of it.
     async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError>;
 
-    /// Recent executions of one owner, newest first, optionally of one tool.
+    /// Recent executions of one owner, newest first, optionally of one tool and of one agent
+    /// (the calls that named it).
     async fn list_executions(
         &self,
         owner: &str,
         tool_id: Option<&str>,
+        agent_id: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, StoreError>;
 

@@ -1,5 +1,5 @@
-//! Recent executions over REST: `GET /api/v1/executions?tool=&status=&limit=` (the caller's
-//! own, newest first). Error messages are the stored ones, already scrubbed when recorded.
+//! Recent executions over REST: `GET /api/v1/executions?tool=&status=&caller=&limit=` (the
+//! caller's own, newest first). Error messages are the stored ones, already scrubbed when recorded.
 
 use axum::extract::State;
 use serde_json::{Value, json};
@@ -15,13 +15,16 @@ use crate::auth::{Identity, Scope};
 
 /// Recent executions
 ///
-/// The caller's executions of custom tools, newest first, optionally of one tool (name or id)
-/// and of one status (`success`, `error`, `timeout`, `denied`, `rate_limited`).
+/// The caller's executions of custom tools, newest first, optionally of one tool (name or id),
+/// of one status (`success`, `error`, `timeout`, `denied`, `rate_limited`) and made by one agent
+/// (`caller`: the agent id the calls named, through an agent-bound token or the
+/// `X-Toolsmith-Agent` header). Each execution names its `caller` (`null`: no agent named).
 #[utoipa::path(
     get, path = "/api/v1/executions", tag = "executions", operation_id = "listExecutions",
     params(
         ("tool" = Option<String>, Query, description = "A tool name or id", min_length = 1, max_length = 128),
         ("status" = Option<String>, Query, description = "One status", pattern = "^(success|error|timeout|denied|rate_limited)$"),
+        ("caller" = Option<String>, Query, description = "An agent id: only the calls made by that agent", min_length = 1, max_length = 128),
         ("limit" = Option<u32>, Query, description = "1 to 1000 (default 100)", minimum = 1, maximum = 1000)
     ),
     responses(
@@ -36,7 +39,7 @@ pub async fn list(
     query: QueryPairs,
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::ToolsRead)?;
-    query.check(&["tool", "status", "limit"])?;
+    query.check(&["tool", "status", "caller", "limit"])?;
     let tool = match query.get("tool") {
         None => None,
         Some(t) if t.is_empty() || t.len() > 128 => {
@@ -56,6 +59,15 @@ pub async fn list(
             )
         })?),
     };
+    let caller = match query.get("caller") {
+        Some(c) if c.is_empty() || c.len() > 128 => {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                "query parameter `caller` must be an agent id of 1 to 128 characters (leave it out for every caller)",
+            ));
+        }
+        other => other,
+    };
     let limit = query.integer("limit", 1, 1000)?.unwrap_or(100);
     let rows = state
         .service
@@ -63,6 +75,7 @@ pub async fn list(
             &actor(&identity),
             tool.as_ref(),
             status,
+            caller,
             u32::try_from(limit).unwrap_or(1000),
         )
         .await?;
@@ -72,6 +85,7 @@ pub async fn list(
             json!({
                 "id": r.id, "toolId": r.tool_id, "toolName": r.tool_name,
                 "toolVersion": r.tool_version, "conversationId": r.conversation_id,
+                "caller": r.agent_id,
                 "status": r.status.as_str(), "errorKind": r.error_kind, "error": r.error,
                 "durationMs": r.duration_ms, "createdAt": r.created_at,
             })

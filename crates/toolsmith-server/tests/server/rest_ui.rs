@@ -211,6 +211,35 @@ async fn executions_are_listed_newest_first_and_filtered() {
     app.get("/api/v1/executions?limit=0")
         .await
         .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+
+    // A call an agent made names it, and `caller` lists that agent's calls alone.
+    app.send(
+        request(Method::POST, "/api/v1/custom-tools/shout/execute")
+            .header("content-type", "application/json")
+            .header("x-toolsmith-agent", "planner")
+            .body(Body::from(r#"{"arguments": {"text": "from an agent"}}"#))
+            .expect("request"),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let planner = app
+        .get("/api/v1/executions?caller=planner")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(planner["count"], 1, "{planner}");
+    assert_eq!(planner["executions"][0]["caller"], "planner");
+    assert_eq!(planner["executions"][0]["toolName"], "shout");
+    let everyone = app
+        .get("/api/v1/executions")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(everyone["count"], 4);
+    assert_eq!(everyone["executions"][1]["caller"], json!(null));
+    let nobody = app
+        .get("/api/v1/executions?caller=nobody&tool=shout")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(nobody["count"], 0);
 }
 
 #[tokio::test]

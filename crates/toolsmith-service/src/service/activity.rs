@@ -1,5 +1,5 @@
 //! What a person watching the server reads besides the tools themselves: an owner's recent
-//! executions (filtered by tool and status) and a cheap change signal over every stored tool,
+//! executions (filtered by tool, status and calling agent) and a cheap change signal over every stored tool,
 //! which the web UI polls to refresh within a second or two of a change made elsewhere.
 
 use toolsmith_core::{ExecutionRecord, ExecutionStatus};
@@ -13,7 +13,8 @@ pub const MAX_EXECUTIONS: u32 = 1000;
 
 impl ToolService {
     /// The actor's most recent executions, newest first: at most `limit` (capped at
-    /// [`MAX_EXECUTIONS`]), of one tool if `tool` is given, of one status if `status` is.
+    /// [`MAX_EXECUTIONS`]), of one tool if `tool` is given, of one status if `status` is, made
+    /// by one agent if `caller` is (the agent id the calls named).
     ///
     /// With a status filter the newest [`MAX_EXECUTIONS`] rows are read and filtered, so an
     /// old execution of a rare status may be missed; the UI shows recent activity, nothing more.
@@ -22,6 +23,7 @@ impl ToolService {
         actor: &Actor,
         tool: Option<&ToolRef>,
         status: Option<ExecutionStatus>,
+        caller: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, ServiceError> {
         self.flush_usage().await;
@@ -37,7 +39,7 @@ impl ToolService {
         };
         let mut rows = self
             .store
-            .list_executions(&actor.user_id, tool_id.as_deref(), read)
+            .list_executions(&actor.user_id, tool_id.as_deref(), caller, read)
             .await?;
         if let Some(status) = status {
             rows.retain(|r| r.status == status);

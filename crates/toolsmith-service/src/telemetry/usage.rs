@@ -39,7 +39,7 @@ const MAX_BATCH: usize = 512;
 const LINGER: Duration = Duration::from_millis(10);
 
 enum Message {
-    Record(ExecutionRecord),
+    Record(Box<ExecutionRecord>),
     /// Answered once every record queued before it is committed (or failed to commit).
     Flush(oneshot::Sender<()>),
 }
@@ -82,7 +82,7 @@ impl UsageRecorder {
     async fn enqueue(&self, execution: ExecutionRecord) {
         // The fast path never yields; a full queue waits for room rather than drop a record.
         if let Err(mpsc::error::TrySendError::Full(message)) =
-            self.queue.try_send(Message::Record(execution))
+            self.queue.try_send(Message::Record(Box::new(execution)))
             && self.queue.send(message).await.is_err()
         {
             tracing::warn!("usage writer stopped; an execution was not recorded");
@@ -137,7 +137,7 @@ async fn gather(
     loop {
         while let Some(message) = next.take() {
             match message {
-                Message::Record(execution) => batch.push(execution),
+                Message::Record(execution) => batch.push(*execution),
                 Message::Flush(done) => flushes.push(done),
             }
             if batch.len() < MAX_BATCH {
@@ -172,6 +172,7 @@ impl Middleware for UsageRecorder {
             tool_version: call.tool.version.unwrap_or(0),
             owner: owner.clone(),
             conversation_id: call.ctx.conversation_id.clone(),
+            agent_id: call.ctx.agent_id.clone(),
             status: execution_status(result),
             error_kind: result.error_kind().map(|k| k.as_str().to_owned()),
             error: result.error_message().map(|m| truncate(m, 2000)),

@@ -130,7 +130,7 @@ async fn a_newer_or_foreign_schema_stops_start_up_untouched() {
             err,
             StoreError::UnknownSchema {
                 found: 99,
-                supported: 1,
+                supported: crate::postgres::schema::SCHEMA_VERSION,
                 ..
             }
         ),

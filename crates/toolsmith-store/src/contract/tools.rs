@@ -54,6 +54,7 @@ pub(crate) fn execution(
         tool_version: tool.version,
         owner: tool.owner.clone(),
         conversation_id: Some("conv".to_owned()),
+        agent_id: None,
         status,
         error_kind: (status != ExecutionStatus::Success).then(|| "timeout".to_owned()),
         error: None,
@@ -362,7 +363,7 @@ async fn delete_removes_tool_and_history_but_keeps_executions(backend: &Backend)
     );
     assert_eq!(
         store
-            .list_executions("default", Some(&t.id), 10)
+            .list_executions("default", Some(&t.id), None, 10)
             .await
             .unwrap()
             .len(),
@@ -468,7 +469,10 @@ async fn executions_are_listed_newest_first(backend: &Backend) {
         .record_execution(&execution(&a, ExecutionStatus::Error, 3))
         .await
         .unwrap();
-    let all = store.list_executions("default", None, 10).await.unwrap();
+    let all = store
+        .list_executions("default", None, None, 10)
+        .await
+        .unwrap();
     let order: Vec<(&str, ExecutionStatus)> = all
         .iter()
         .map(|e| (e.tool_name.as_str(), e.status))
@@ -484,7 +488,7 @@ async fn executions_are_listed_newest_first(backend: &Backend) {
     assert_eq!(all[1], execution(&b, ExecutionStatus::Timeout, 2));
     assert_eq!(
         store
-            .list_executions("default", Some(&a.id), 1)
+            .list_executions("default", Some(&a.id), None, 1)
             .await
             .unwrap()
             .len(),
@@ -492,11 +496,72 @@ async fn executions_are_listed_newest_first(backend: &Backend) {
     );
     assert!(
         store
-            .list_executions("stranger", None, 10)
+            .list_executions("stranger", None, None, 10)
             .await
             .unwrap()
             .is_empty()
     );
+}
+
+async fn executions_are_filtered_by_the_agent_that_made_them(backend: &Backend) {
+    let store = backend.store();
+    let a = store.insert_tool(tool("default", "a")).await.unwrap();
+    let b = store.insert_tool(tool("default", "b")).await.unwrap();
+    let by = |agent: Option<&str>, tool: &CustomToolRecord, minute: i64| ExecutionRecord {
+        id: format!("exec_{}_{minute}", tool.name),
+        agent_id: agent.map(str::to_owned),
+        ..execution(tool, ExecutionStatus::Success, minute)
+    };
+    store
+        .record_executions(&[
+            by(Some("planner"), &a, 1),
+            by(None, &a, 2),
+            by(Some("writer"), &b, 3),
+            by(Some("planner"), &b, 4),
+        ])
+        .await
+        .unwrap();
+    let names = |rows: Vec<ExecutionRecord>| -> Vec<(String, Option<String>)> {
+        rows.into_iter()
+            .map(|e| (e.tool_name, e.agent_id))
+            .collect()
+    };
+    let planner = Some("planner".to_owned());
+    assert_eq!(
+        names(
+            store
+                .list_executions("default", None, Some("planner"), 10)
+                .await
+                .unwrap()
+        ),
+        [
+            ("b".to_owned(), planner.clone()),
+            ("a".to_owned(), planner.clone())
+        ]
+    );
+    assert_eq!(
+        names(
+            store
+                .list_executions("default", Some(&a.id), Some("planner"), 10)
+                .await
+                .unwrap()
+        ),
+        [("a".to_owned(), planner)]
+    );
+    assert!(
+        store
+            .list_executions("default", None, Some("nobody"), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Without the filter, every caller's, the agent kept as recorded.
+    let all = store
+        .list_executions("default", None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(all[2].agent_id, None);
 }
 
 async fn concurrent_writers_all_land(backend: &Backend) {
@@ -691,7 +756,10 @@ async fn an_unmeasured_duration_is_stored_as_zero(backend: &Backend) {
     let mut e = execution(&t, ExecutionStatus::Success, 1);
     e.duration_ms = f64::NAN;
     store.record_execution(&e).await.unwrap();
-    let listed = store.list_executions("default", None, 10).await.unwrap();
+    let listed = store
+        .list_executions("default", None, None, 10)
+        .await
+        .unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].duration_ms, 0.0);
 }
@@ -758,7 +826,10 @@ async fn a_batch_of_executions_is_one_commit_counting_usage_per_tool(backend: &B
         (1, Some(at(6)))
     );
     // Every execution row is kept, the deleted tool's included.
-    let all = store.list_executions("default", None, 10).await.unwrap();
+    let all = store
+        .list_executions("default", None, None, 10)
+        .await
+        .unwrap();
     assert_eq!(all.len(), 5);
     assert_eq!(all[0], execution(&gone, ExecutionStatus::Success, 10));
 
@@ -787,7 +858,7 @@ async fn a_failing_batch_commits_nothing(backend: &Backend) {
     assert_eq!(after.usage_count, 0);
     assert!(
         store
-            .list_executions("default", None, 10)
+            .list_executions("default", None, None, 10)
             .await
             .unwrap()
             .is_empty()
@@ -807,7 +878,7 @@ async fn refused_executions_are_recorded_but_not_counted_as_uses(backend: &Backe
     assert_eq!((after.usage_count, after.last_used_at), (1, Some(at(1))));
     assert_eq!(
         store
-            .list_executions("default", None, 10)
+            .list_executions("default", None, None, 10)
             .await
             .unwrap()
             .len(),
@@ -899,6 +970,7 @@ on_both_backends!(
     usage_does_not_touch_the_revision_and_survives_updates,
     stats_count_by_status_creator_and_usage,
     executions_are_listed_newest_first,
+    executions_are_filtered_by_the_agent_that_made_them,
     concurrent_writers_all_land,
     usage_recorded_during_updates_is_never_lost,
     last_used_at_never_moves_backwards_and_unknown_tools_are_not_found,

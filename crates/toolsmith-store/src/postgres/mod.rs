@@ -13,7 +13,7 @@ mod errors;
 mod governance;
 mod notify;
 mod rows;
-mod schema;
+pub(crate) mod schema;
 mod tokens;
 mod tools;
 
@@ -385,9 +385,10 @@ impl Store for PgStore {
         &self,
         owner: &str,
         tool_id: Option<&str>,
+        agent_id: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, StoreError> {
-        tools::list_executions(&**self.client().await?, owner, tool_id, limit).await
+        tools::list_executions(&**self.client().await?, owner, tool_id, agent_id, limit).await
     }
 
     async fn execution_samples(

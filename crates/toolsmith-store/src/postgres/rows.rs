@@ -21,7 +21,7 @@ pub(crate) const VERSION_COLUMNS: &str =
     "v.tool_id, v.version, v.description, v.parameters, v.code, v.permissions, v.created_at";
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
-     conversation_id, status, error_kind, error, duration_ms, created_at";
+     conversation_id, status, error_kind, error, duration_ms, created_at, agent_id";
 
 /// Reads column `name`; a type mismatch is a backend error.
 pub(crate) fn col<'a, T: FromSql<'a>>(row: &'a Row, name: &str) -> Result<T, StoreError> {
@@ -124,6 +124,7 @@ pub(crate) fn execution_from_row(row: &Row) -> Result<ExecutionRecord, StoreErro
         tool_version: col(row, "tool_version")?,
         owner: col(row, "owner")?,
         conversation_id: col(row, "conversation_id")?,
+        agent_id: col(row, "agent_id")?,
         status: parsed(row, "status", "tool_executions", &id)?,
         error_kind: col(row, "error_kind")?,
         error: col(row, "error")?,

@@ -17,13 +17,14 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
 
 /// Migration `i` brings a database from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE custom_tools (
     id                TEXT PRIMARY KEY,
     owner             TEXT NOT NULL DEFAULT 'default',
@@ -182,7 +183,13 @@ CREATE TABLE policies (
     updated_by TEXT NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL
 );
-"#];
+"#,
+    // 2: the agent that made each execution, to filter executions by caller.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN agent_id TEXT;
+CREATE INDEX idx_tool_executions_owner_agent ON tool_executions (owner, agent_id, created_at);
+"#,
+];
 
 const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
 

@@ -480,7 +480,7 @@ pub(crate) async fn record_execution(
         .execute(
             &format!(
                 "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
             ),
             &[
                 &execution.id,
@@ -494,6 +494,7 @@ pub(crate) async fn record_execution(
                 &execution.error,
                 &duration_ms,
                 &micros(execution.created_at),
+                &execution.agent_id,
             ],
         )
         .await
@@ -526,6 +527,7 @@ pub(crate) async fn list_executions(
     client: &impl GenericClient,
     owner: &str,
     tool_id: Option<&str>,
+    agent_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<ExecutionRecord>, StoreError> {
     let rows = client
@@ -533,9 +535,10 @@ pub(crate) async fn list_executions(
             &format!(
                 "SELECT {EXECUTION_COLUMNS} FROM tool_executions \
                  WHERE owner = $1 AND ($2::text IS NULL OR tool_id = $2) \
+                 AND ($4::text IS NULL OR agent_id = $4) \
                  ORDER BY created_at DESC, id COLLATE \"C\" DESC LIMIT $3"
             ),
-            &[&owner, &tool_id, &i64::from(limit)],
+            &[&owner, &tool_id, &i64::from(limit), &agent_id],
         )
         .await
         .map_err(pg)?;

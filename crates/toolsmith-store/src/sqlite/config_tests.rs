@@ -62,7 +62,8 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
             "DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
              DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
              DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
-             DROP TABLE config_services; PRAGMA user_version = 2;",
+             DROP TABLE config_services; DROP INDEX idx_tool_executions_owner_agent; \
+             ALTER TABLE tool_executions DROP COLUMN agent_id; PRAGMA user_version = 2;",
         )
         .unwrap();
     }

@@ -262,8 +262,10 @@ store_on_connections! {
         = queries::record_execution(&execution);
     write fn record_executions(batch: &[ExecutionRecord]) -> ()
         = queries::record_executions(&batch);
-    read fn list_executions(owner: &str, tool_id: Option<&str>, limit: u32) -> Vec<ExecutionRecord>
-        = queries::list_executions(&owner, tool_id.as_deref(), limit);
+    read fn list_executions(
+        owner: &str, tool_id: Option<&str>, agent_id: Option<&str>, limit: u32
+    ) -> Vec<ExecutionRecord>
+        = queries::list_executions(&owner, tool_id.as_deref(), agent_id.as_deref(), limit);
     read fn execution_samples(
         owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
     ) -> Vec<ExecutionSample>

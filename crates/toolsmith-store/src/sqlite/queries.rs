@@ -656,7 +656,7 @@ pub(crate) fn record_execution(
     };
     conn.prepare_cached(&format!(
         "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))
     .and_then(|mut stmt| {
         stmt.execute(params![
@@ -671,6 +671,7 @@ pub(crate) fn record_execution(
             execution.error,
             duration_ms,
             timestamp(&execution.created_at),
+            execution.agent_id,
         ])
     })
     .map_err(backend)?;
@@ -681,25 +682,29 @@ pub(crate) fn list_executions(
     conn: &Connection,
     owner: &str,
     tool_id: Option<&str>,
+    agent_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<ExecutionRecord>, StoreError> {
-    // Two statements rather than `?2 IS NULL OR …`, so each gets its own index.
-    let filter = match tool_id {
-        Some(_) => "owner = ?1 AND tool_id = ?3",
-        None => "owner = ?1",
-    };
+    // One statement per combination rather than `?3 IS NULL OR …`, so each gets its index.
+    let mut filter = String::from("owner = ?1");
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![&owner];
+    let limit = i64::from(limit);
+    values.push(&limit);
+    if let Some(tool_id) = &tool_id {
+        values.push(tool_id);
+        filter.push_str(&format!(" AND tool_id = ?{}", values.len()));
+    }
+    if let Some(agent_id) = &agent_id {
+        values.push(agent_id);
+        filter.push_str(&format!(" AND agent_id = ?{}", values.len()));
+    }
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {EXECUTION_COLUMNS} FROM tool_executions WHERE {filter} \
              ORDER BY created_at DESC, id DESC LIMIT ?2"
         ))
         .map_err(backend)?;
-    let limit = i64::from(limit);
-    let mut rows = match tool_id {
-        Some(tool_id) => stmt.query(params![owner, limit, tool_id]),
-        None => stmt.query(params![owner, limit]),
-    }
-    .map_err(backend)?;
+    let mut rows = stmt.query(values.as_slice()).map_err(backend)?;
     let mut executions = Vec::new();
     while let Some(row) = rows.next().map_err(backend)? {
         executions.push(execution_from_row(row)?);

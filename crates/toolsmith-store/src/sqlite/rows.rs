@@ -22,7 +22,7 @@ pub(crate) const VERSION_COLUMNS: &str =
     "tool_id, version, description, parameters, code, permissions, created_at";
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
-     conversation_id, status, error_kind, error, duration_ms, created_at";
+     conversation_id, status, error_kind, error, duration_ms, created_at, agent_id";
 
 pub(crate) fn timestamp(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
@@ -118,6 +118,7 @@ pub(crate) fn execution_from_row(row: &Row<'_>) -> Result<ExecutionRecord, Store
         tool_version: row.get(3).map_err(backend)?,
         owner: row.get(4).map_err(backend)?,
         conversation_id: row.get(5).map_err(backend)?,
+        agent_id: row.get(11).map_err(backend)?,
         status: status
             .parse::<ExecutionStatus>()
             .map_err(|e| bad("status", e))?,

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -188,6 +188,11 @@ CREATE TABLE policies (
 );
 
 ALTER TABLE api_tokens ADD COLUMN agent_id TEXT;
+"#,
+    // 5: the agent that made each execution, to filter executions by caller.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN agent_id TEXT;
+CREATE INDEX idx_tool_executions_owner_agent ON tool_executions (owner, agent_id, created_at);
 "#,
 ];
 

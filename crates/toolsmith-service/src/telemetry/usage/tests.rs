@@ -7,7 +7,7 @@ use toolsmith_core::ExecutionStatus;
 use super::*;
 
 fn record(id: &str) -> Message {
-    Message::Record(execution(id))
+    Message::Record(Box::new(execution(id)))
 }
 
 fn execution(id: &str) -> ExecutionRecord {
@@ -18,6 +18,7 @@ fn execution(id: &str) -> ExecutionRecord {
         tool_version: 1,
         owner: "alice".to_owned(),
         conversation_id: None,
+        agent_id: None,
         status: ExecutionStatus::Success,
         error_kind: None,
         error: None,
