@@ -170,9 +170,11 @@ async fn one_users_busy_loops_do_not_starve_another_users_trivial_call() {
         workers: 1,
         max_in_flight: 64,
     }));
+    // 8 × 150 ms of CPU on one slot: small enough to end well within the wall clock on a
+    // loaded machine, long enough that the loops are still running when the trivial call comes.
     let limits = JsLimits {
-        cpu_time: Duration::from_millis(300),
-        wall_time: Duration::from_secs(30),
+        cpu_time: Duration::from_millis(150),
+        wall_time: Duration::from_secs(60),
         ..small_limits()
     };
     let finished = Arc::new(AtomicUsize::new(0));
@@ -188,7 +190,7 @@ async fn one_users_busy_loops_do_not_starve_another_users_trivial_call() {
             res
         }));
     }
-    // The loops share the only slot (8 × 300 ms of CPU); the trivial call comes after them.
+    // The loops share the only slot; the trivial call comes after them.
     while sandbox.in_flight() < 8 {
         tokio::task::yield_now().await;
     }
