@@ -145,6 +145,20 @@ fn slim(tool: &Tool) -> Tool {
     slim
 }
 
+/// A server tool's input schema: an object with `properties`, of which `required` must be
+/// given, that refuses any other field (`additionalProperties: false`), so a misspelt argument
+/// is named back to the model instead of being ignored.
+pub(crate) fn arguments(properties: Value, required: &[&str]) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("properties".to_owned(), properties);
+    if !required.is_empty() {
+        schema.insert("required".to_owned(), json!(required));
+    }
+    schema.insert("additionalProperties".to_owned(), json!(false));
+    Value::Object(schema)
+}
+
 fn server_tool(
     op: ServerOp,
     name: &'static str,

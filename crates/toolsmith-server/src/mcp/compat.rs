@@ -30,7 +30,7 @@ use toolsmith_service::{
     CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
 };
 
-use super::catalog::json_result;
+use super::catalog::{arguments, json_result};
 use super::control_plane::{full, parse, service_error, summary};
 use super::handler::Caller;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -97,111 +97,96 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
             Op::Create,
             "dynamic.tool.create",
             "dynamic-mcp compatible: create a JavaScript tool ({tool: {name, description, code, inputSchema}}). Same as create_tool.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "tool": {
-                        "type": "object",
-                        "properties": definition_properties(),
-                        "required": ["name", "description", "code"],
-                        "additionalProperties": false
-                    },
+            arguments(
+                json!({
+                    "tool": arguments(
+                        Value::Object(definition_properties()),
+                        &["name", "description", "code"]
+                    ),
                     "adminToken": admin_token
-                },
-                "required": ["tool"],
-                "additionalProperties": false
-            }),
+                }),
+                &["tool"],
+            ),
         ),
         (
             Op::Update,
             "dynamic.tool.update",
             "dynamic-mcp compatible: apply a patch to a tool ({name, patch, expectedRevision}). Same as update_custom_tool.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string"},
-                    "patch": {"type": "object", "properties": patch_props, "additionalProperties": false},
+                    "patch": arguments(Value::Object(patch_props), &[]),
                     "expectedRevision": {"type": "integer"},
                     "adminToken": admin_token
-                },
-                "required": ["name", "patch"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name", "patch"],
+            ),
         ),
         (
             Op::Delete,
             "dynamic.tool.delete",
             "dynamic-mcp compatible: delete a tool the model created. With a valid adminToken it is deleted at once; without, it needs confirm: true. Same as delete_custom_tool.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string"},
                     "confirm": {"type": "boolean"},
                     "expectedRevision": {"type": "integer"},
                     "adminToken": admin_token
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name"],
+            ),
         ),
         (
             Op::List,
             "dynamic.tool.list",
             "dynamic-mcp compatible: list your tools. Same as list_custom_tools.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "status": {"type": "string", "enum": ToolStatus::ALL.map(ToolStatus::as_str)},
                     "category": {"type": "string"},
                     "adminToken": admin_token
-                },
-                "additionalProperties": false
-            }),
+                }),
+                &[],
+            ),
         ),
         (
             Op::Get,
             "dynamic.tool.get",
             "dynamic-mcp compatible: get one tool with its code and revision. Same as get_custom_tool.",
-            json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "adminToken": admin_token},
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+            arguments(
+                json!({"name": {"type": "string"}, "adminToken": admin_token}),
+                &["name"],
+            ),
         ),
         (
             Op::Enable,
             "dynamic.tool.enable",
             "dynamic-mcp compatible: enable or disable a tool ({name, enabled}). Same as toggle_custom_tool.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string"},
                     "enabled": {"type": "boolean"},
                     "expectedRevision": {"type": "integer"},
                     "adminToken": admin_token
-                },
-                "required": ["name", "enabled"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name", "enabled"],
+            ),
         ),
         (
             Op::RunEphemeral,
             "run_js_ephemeral",
             "Run JavaScript once in the sandbox without storing a tool ({code, args, timeoutMs}); answers {ok, result} or {ok: false, error}.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "code": {"type": "string", "description": "Body of an async function receiving `args`."},
                     "args": {"type": "object"},
                     "dependencies": dependencies_schema(),
                     "image": image_schema(),
                     "timeoutMs": timeout_schema(),
                     "permissions": {"type": "array", "items": {"type": "string", "enum": ["network", "filesystem", "database", "shell", "email", "scheduling"]}}
-                },
-                "required": ["code"],
-                "additionalProperties": false
-            }),
+                }),
+                &["code"],
+            ),
         ),
     ]
 }

@@ -18,7 +18,7 @@ use toolsmith_service::{
 
 use crate::definition::CreateToolBody;
 
-use super::catalog::{call_result, error_result, json_result};
+use super::catalog::{arguments, call_result, error_result, json_result};
 use super::handler::Caller;
 use rmcp::model::CallToolResult;
 
@@ -60,9 +60,8 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
             Op::Create,
             "create_tool",
             "Create a new reusable custom tool from JavaScript. It is stored, validated and, once active, appears in tools/list right away (clients get notifications/tools/list_changed) so you can call it by name. Tools declaring shell, filesystem or email wait for a person's approval first.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string", "description": "Unique tool name: ^[a-z][a-z0-9_]*$, at most 64 characters."},
                     "kind": {"type": "string", "enum": ["js", "command", "http"], "description": "What code holds: js (default) = the body of an async JavaScript function; command = a shell-command spec as JSON, e.g. {\"command\": \"wc -w {{.file}}\", \"timeoutSeconds\": 10} (every {{.param}} must be a declared parameter; values are shell-quoted); http = an HTTP tool definition in YAML or JSON (spec 004). Command tools need a person's approval before they run."},
                     "description": {"type": "string", "description": "What the tool does, for whoever will call it."},
@@ -88,42 +87,37 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                     "network": {"type": "boolean", "description": "Command tools: share the host's network."},
                     "scope": {"type": "string", "description": "Command tools: global (default) or agent:<id>."},
                     "enabled": {"type": "boolean", "description": "false creates the tool disabled (default true)."}
-                },
-                "required": ["name", "description", "parameters"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name", "description", "parameters"],
+            ),
         ),
         (
             Op::List,
             "list_custom_tools",
             "List your custom tools (summaries: id, name, description, status, category, createdBy, usageCount, version, revision) with totals per status.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "category": {"type": "string", "description": "Only tools of this category."},
                     "status": {"type": "string", "enum": ToolStatus::ALL.map(ToolStatus::as_str), "description": "Only tools in this status."}
-                },
-                "additionalProperties": false
-            }),
+                }),
+                &[],
+            ),
         ),
         (
             Op::Get,
             "get_custom_tool",
             "Get one of your custom tools in full: code, parameters, permissions, status, version and revision (pass the revision as expected_revision to update it safely).",
-            json!({
-                "type": "object",
-                "properties": {"name": {"type": "string", "description": "The tool's name (or its id)."}},
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+            arguments(
+                json!({"name": {"type": "string", "description": "The tool's name (or its id)."}}),
+                &["name"],
+            ),
         ),
         (
             Op::Update,
             "update_custom_tool",
             "Change one of your custom tools. Only the fields you give change; the new code runs on the next call. Changing code or parameters makes a new version. Give expected_revision (from get_custom_tool) to refuse the update if someone else changed the tool meanwhile.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string", "description": "The tool to change (its current name, or its id)."},
                     "new_name": {"type": "string", "description": "Rename the tool."},
                     "description": {"type": "string"},
@@ -133,55 +127,48 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                     "tags": {"type": "array", "items": {"type": "string"}},
                     "permissions": permissions_schema(),
                     "expected_revision": {"type": "integer", "description": "Fail with a conflict unless the tool is at this revision."}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name"],
+            ),
         ),
         (
             Op::Delete,
             "delete_custom_tool",
             "Delete a custom tool you created, with its history. Deleting cannot be undone: without confirm: true this only asks for confirmation. Tools a person created cannot be deleted by the model.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string", "description": "The tool to delete (name or id)."},
                     "confirm": {"type": "boolean", "description": "Must be true to delete."},
                     "expected_revision": {"type": "integer"}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name"],
+            ),
         ),
         (
             Op::Toggle,
             "toggle_custom_tool",
             "Enable or disable one of your custom tools. A disabled tool leaves tools/list until it is enabled again.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "name": {"type": "string", "description": "The tool (name or id)."},
                     "enabled": {"type": "boolean", "description": "true to enable, false to disable."},
                     "expected_revision": {"type": "integer"}
-                },
-                "required": ["name", "enabled"],
-                "additionalProperties": false
-            }),
+                }),
+                &["name", "enabled"],
+            ),
         ),
         (
             Op::RunEphemeral,
             "run_js_ephemeral",
             "Run JavaScript once in the sandbox without storing a tool: to try code before create_tool, or for a one-off computation.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "code": {"type": "string", "description": CODE_CONTRACT},
                     "args": {"type": "object", "description": "The `args` object the code receives."},
                     "permissions": permissions_schema()
-                },
-                "required": ["code"],
-                "additionalProperties": false
-            }),
+                }),
+                &["code"],
+            ),
         ),
     ]
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_core::{BatchCall, ErrorKind, ToolDefinition, ToolResult};
 
-use super::catalog::{SERVER_TOOLS, call_result, error_result, json_result};
+use super::catalog::{SERVER_TOOLS, arguments, call_result, error_result, json_result};
 use super::handler::Caller;
 use super::hints;
 use super::search_index::Source;
@@ -40,49 +40,42 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
             Op::Search,
             "search_tools",
             "Find tools by what you need, in plain words or keywords (\"how many euros for 250 dollars\", \"convert currency\"): searches the names, descriptions, categories and tags of the built-in tools, your custom tools and the tool-management tools (category Meta), understanding plurals, tenses and common synonyms, best match first. \"all\" lists everything. Set include_params to get each tool's parameter schema too.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "query": {"type": "string", "maxLength": text::MAX_QUERY_BYTES, "description": "What you need, e.g. \"send an email\" or \"weather forecast\"; \"all\" lists every tool."},
                     "category": {"type": "string", "description": "Only tools of this category."},
                     "include_params": {"type": "boolean", "description": "Include each tool's full parameter schema.", "default": false}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+                }),
+                &["query"],
+            ),
         ),
         (
             Op::Help,
             "get_tool_help",
             "Get a tool's full description and parameter documentation, to call it correctly.",
-            json!({
-                "type": "object",
-                "properties": {"tool_name": {"type": "string", "description": "Exact tool name, e.g. from search_tools."}},
-                "required": ["tool_name"],
-                "additionalProperties": false
-            }),
+            arguments(
+                json!({"tool_name": {"type": "string", "description": "Exact tool name, e.g. from search_tools."}}),
+                &["tool_name"],
+            ),
         ),
         (
             Op::Use,
             "use_tool",
             "Run any catalogue tool by name. Count parameters of list tools are capped at their limits. If the arguments are wrong, the error comes with the tool's parameter documentation.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "tool_name": {"type": "string", "description": "Exact tool name."},
                     "arguments": {"type": "object", "description": "Arguments matching the tool's parameters."}
-                },
-                "required": ["tool_name"],
-                "additionalProperties": false
-            }),
+                }),
+                &["tool_name"],
+            ),
         ),
         (
             Op::Batch,
             "batch_use_tool",
             "Run several catalogue tools in one request, in parallel. Each operation gets its own status; one failure does not stop the others.",
-            json!({
-                "type": "object",
-                "properties": {
+            arguments(
+                json!({
                     "operations": {
                         "type": "array",
                         "minItems": 1,
@@ -98,10 +91,9 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                             "additionalProperties": false
                         }
                     }
-                },
-                "required": ["operations"],
-                "additionalProperties": false
-            }),
+                }),
+                &["operations"],
+            ),
         ),
     ]
 }

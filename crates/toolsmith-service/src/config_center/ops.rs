@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use chrono::Utc;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::governance::audit::AuditTarget;
@@ -20,56 +20,39 @@ use crate::error::ServiceError;
 use crate::input::Actor;
 use crate::service::ToolService;
 
-/// A service to create.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// A service to create. The faces read their own wire shapes (REST's `ConfigServiceBody`, the
+/// CLI's flags) and build these.
+#[derive(Debug, Clone, Default)]
 pub struct ServiceInput {
     pub name: String,
-    #[serde(default)]
     pub display_name: Option<String>,
-    #[serde(default)]
     pub description: Option<String>,
-    #[serde(default)]
     pub category: Option<String>,
-    #[serde(default, alias = "docs_url")]
     pub docs_url: Option<String>,
-    #[serde(default, alias = "multi_entry")]
     pub multi_entry: bool,
     /// The config schema; `api_key` (secret, required) and `base_url` when absent.
-    #[serde(default)]
     pub fields: Option<Vec<ConfigField>>,
 }
 
 /// A change to a service; absent fields stay.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct ServicePatch {
-    #[serde(default)]
     pub display_name: Option<String>,
-    #[serde(default)]
     pub description: Option<String>,
-    #[serde(default)]
     pub category: Option<String>,
-    #[serde(default)]
     pub docs_url: Option<String>,
-    #[serde(default)]
     pub multi_entry: Option<bool>,
-    #[serde(default)]
     pub fields: Option<Vec<ConfigField>>,
 }
 
 /// An entry to create, or (with every field optional) a change to one.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct EntryInput {
     /// Default `default`.
-    #[serde(default)]
     pub label: Option<String>,
-    #[serde(default, alias = "is_default")]
     pub is_default: Option<bool>,
     /// Field → plaintext value. In an update, absent fields keep their value and `null`
     /// removes one.
-    #[serde(default)]
     pub values: BTreeMap<String, Value>,
 }
 
