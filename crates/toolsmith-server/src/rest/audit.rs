@@ -39,15 +39,8 @@ pub async fn list(
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::Admin)?;
     query.check(&["actor", "action", "targetId", "since", "limit", "offset"])?;
-    let text = |name: &str, max: usize| -> Result<Option<String>, ApiError> {
-        match query.get(name) {
-            None => Ok(None),
-            Some(v) if v.is_empty() || v.chars().count() > max => Err(ApiError::bad_request(
-                "invalid_query",
-                format!("query parameter `{name}` must be 1 to {max} characters"),
-            )),
-            Some(v) => Ok(Some(v.to_owned())),
-        }
+    let text = |name: &str, max: usize, what: &str| -> Result<Option<String>, ApiError> {
+        Ok(query.text(name, max, what)?.map(str::to_owned))
     };
     let since = match query.get("since") {
         None => None,
@@ -65,9 +58,9 @@ pub async fn list(
     let limit = query.integer("limit", 1, 1000)?.unwrap_or(100);
     let offset = query.integer("offset", 0, 1_000_000)?.unwrap_or(0);
     let audit_query = AuditQuery {
-        actor: text("actor", 128)?,
-        action: text("action", 64)?,
-        target_id: text("targetId", 128)?,
+        actor: text("actor", 128, "a user id")?,
+        action: text("action", 64, "an action or a prefix ending in `.`")?,
+        target_id: text("targetId", 128, "a target id")?,
         since,
         limit: u32::try_from(limit).unwrap_or(1000),
         offset: u32::try_from(offset).unwrap_or(0),

@@ -40,16 +40,9 @@ pub async fn list(
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::ToolsRead)?;
     query.check(&["tool", "status", "caller", "limit"])?;
-    let tool = match query.get("tool") {
-        None => None,
-        Some(t) if t.is_empty() || t.len() > 128 => {
-            return Err(ApiError::bad_request(
-                "invalid_query",
-                "query parameter `tool` must be a tool name or id of 1 to 128 characters",
-            ));
-        }
-        Some(t) => Some(ToolRef::parse(t)),
-    };
+    let tool = query
+        .text("tool", 128, "a tool name or id")?
+        .map(ToolRef::parse);
     let status = match query.get("status") {
         None => None,
         Some(s) => Some(s.parse::<ExecutionStatus>().map_err(|_| {
@@ -59,15 +52,7 @@ pub async fn list(
             )
         })?),
     };
-    let caller = match query.get("caller") {
-        Some(c) if c.is_empty() || c.len() > 128 => {
-            return Err(ApiError::bad_request(
-                "invalid_query",
-                "query parameter `caller` must be an agent id of 1 to 128 characters (leave it out for every caller)",
-            ));
-        }
-        other => other,
-    };
+    let caller = query.text("caller", 128, "an agent id")?;
     let limit = query.integer("limit", 1, 1000)?.unwrap_or(100);
     let rows = state
         .service

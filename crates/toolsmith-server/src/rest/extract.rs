@@ -176,6 +176,19 @@ impl QueryPairs {
             .map(|(_, v)| v.as_str())
     }
 
+    /// A text parameter of 1 to `max` characters; `what` names what it holds in the error.
+    pub fn text(&self, name: &str, max: usize, what: &str) -> Result<Option<&str>, ApiError> {
+        match self.get(name) {
+            Some(v) if v.is_empty() || v.chars().count() > max => Err(ApiError::bad_request(
+                "invalid_query",
+                format!(
+                    "query parameter `{name}` must be {what} of 1 to {max} characters (leave it out for no filter)"
+                ),
+            )),
+            value => Ok(value),
+        }
+    }
+
     /// An integer parameter within `min..=max`.
     pub fn integer(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, ApiError> {
         let Some(raw) = self.get(name) else {

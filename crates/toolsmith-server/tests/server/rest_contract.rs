@@ -549,10 +549,7 @@ async fn list_filters_one_by_one() {
             "one of success, error, timeout",
         ),
         ("/api/v1/executions?tool=", "1 to 128 characters"),
-        (
-            "/api/v1/executions?caller=",
-            "leave it out for every caller",
-        ),
+        ("/api/v1/executions?caller=", "leave it out for no filter"),
         ("/api/v1/audit?since=yesterday", "RFC 3339 time, e.g."),
         ("/api/v1/audit?actor=", "1 to 128 characters"),
         ("/api/v1/audit?offset=x", "`offset` must be an integer"),
