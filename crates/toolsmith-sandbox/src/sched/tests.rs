@@ -65,35 +65,35 @@ fn no_more_tickets_hold_a_slot_than_there_are_slots() {
     assert_eq!(slots.lock().free, 2);
 }
 
-#[test]
-fn a_freed_slot_goes_to_the_next_owner_in_turn() {
+/// With one slot held, queues one waiter per `(level, owner, name)`, in this order, then frees the
+/// slot and returns the names in the order the waiters were served.
+fn served_in_turn(waiters: &[(Level, &'static str, &'static str)]) -> Vec<&'static str> {
     let slots = CpuSlots::new(1);
-    let holder = Ticket::new(slots.clone(), "busy-user");
+    let holder = Ticket::new(slots.clone(), "holder");
     holder.acquire(far(), &never()).unwrap();
     let (order, served) = mpsc::channel();
-    let mut waiters = Vec::new();
-    // The busy user queues three more, then another user queues one.
-    for (n, (owner, name)) in [
-        ("busy-user", "busy 1"),
-        ("busy-user", "busy 2"),
-        ("busy-user", "busy 3"),
-        ("quick-user", "quick"),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        waiters.push(queued(
-            Ticket::new(slots.clone(), owner),
-            name,
-            order.clone(),
-        ));
+    let mut handles = Vec::new();
+    for (n, &(level, owner, name)) in waiters.iter().enumerate() {
+        let ticket = Ticket::new(slots.clone(), owner);
+        handles.push(queued_at(level, ticket, name, order.clone()));
         until_waiting(&slots, n + 1);
     }
     holder.release();
-    for handle in waiters {
+    for handle in handles {
         handle.join().unwrap();
     }
-    let seen: Vec<&str> = served.try_iter().collect();
+    served.try_iter().collect()
+}
+
+#[test]
+fn a_freed_slot_goes_to_the_next_owner_in_turn() {
+    // The busy user queues three, then another user queues one.
+    let seen = served_in_turn(&[
+        (Level::Fresh, "busy-user", "busy 1"),
+        (Level::Fresh, "busy-user", "busy 2"),
+        (Level::Fresh, "busy-user", "busy 3"),
+        (Level::Fresh, "quick-user", "quick"),
+    ]);
     assert_eq!(
         seen,
         ["busy 1", "quick", "busy 2", "busy 3"],
@@ -103,33 +103,16 @@ fn a_freed_slot_goes_to_the_next_owner_in_turn() {
 
 #[test]
 fn a_fresh_waiter_goes_before_its_owners_preempted_ones_and_owners_keep_their_turns() {
-    let slots = CpuSlots::new(1);
-    let holder = Ticket::new(slots.clone(), "busy-user");
-    holder.acquire(far(), &never()).unwrap();
-    let (order, served) = mpsc::channel();
-    let mut waiters = Vec::new();
     // Two busy loops were preempted; then a trivial call of the same user starts; another
     // user has a preempted loop, and then a flood of fresh calls.
-    for (n, (level, owner, name)) in [
+    let seen = served_in_turn(&[
         (Level::Preempted, "busy-user", "busy 1"),
         (Level::Preempted, "busy-user", "busy 2"),
         (Level::Fresh, "busy-user", "trivial"),
         (Level::Preempted, "other-user", "other busy"),
         (Level::Fresh, "flood-user", "flood 1"),
         (Level::Fresh, "flood-user", "flood 2"),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let ticket = Ticket::new(slots.clone(), owner);
-        waiters.push(queued_at(level, ticket, name, order.clone()));
-        until_waiting(&slots, n + 1);
-    }
-    holder.release();
-    for handle in waiters {
-        handle.join().unwrap();
-    }
-    let seen: Vec<&str> = served.try_iter().collect();
+    ]);
     assert_eq!(
         seen,
         [
