@@ -497,7 +497,7 @@ fn code_columns(stack_line: &str) -> String {
 }
 
 /// The limit a failure to get a CPU slot counts as.
-fn no_slot_limit(no_slot: NoSlot) -> Limit {
+pub(crate) fn no_slot_limit(no_slot: NoSlot) -> Limit {
     match no_slot {
         NoSlot::Cancelled => Limit::Cancelled,
         NoSlot::Deadline | NoSlot::Retired => Limit::Wall,

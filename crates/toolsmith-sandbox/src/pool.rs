@@ -6,9 +6,13 @@
 //! runtime having a thread to itself while it runs: the thread's CPU clock is that execution's
 //! CPU time, and the interrupt handler can simply *block* to hand the core to someone else
 //! (preemption, `sched.rs`). So every execution gets a thread, and the thread gives its CPU
-//! slot back whenever it waits. Threads are kept: one that finished its job prepares a fresh
-//! runtime (never a used one) and waits for the next job; `workers` of them stay ready with a
-//! prepared runtime, the others exit after [`IDLE_EXIT`] without work. ARCHITECTURE.md has the
+//! slot back whenever it waits. An execution gets its thread only once it holds its first slot
+//! (until then it waits as a task, `Ticket::acquire_first`), so the threads and runtimes alive
+//! follow what runs and waits on host calls, not how many calls are queued: 256 trivial calls
+//! in flight run on a handful of threads whose runtimes stay in cache, not on 256. Threads are
+//! kept: one that finished its job prepares a fresh runtime (never a used one) and waits for the
+//! next job; `workers` of them stay ready with a prepared runtime, the others exit after
+//! [`IDLE_EXIT`] without work. ARCHITECTURE.md has the
 //! alternative we measured (many runtimes driven as futures on each worker) and why not.
 //!
 //! **Bounds.** A call past `max_in_flight` executions (running, waiting for a slot, or awaiting
@@ -129,9 +133,15 @@ impl Pool {
             refused.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
             return refused;
         };
+        let ticket = Ticket::new(self.slots.clone(), &job.context.user_id);
+        // No thread until the execution can run: one waiting for its first slot is a task.
+        if let Err(no_slot) = ticket.acquire_first(deadline).await {
+            let mut result = engine::no_slot_limit(no_slot).result(&limits);
+            result.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            return result;
+        }
         let (events_tx, events) = mpsc::channel();
         let cancelled = Arc::new(AtomicBool::new(false));
-        let ticket = Ticket::new(self.slots.clone(), &job.context.user_id);
         let exec = Execution {
             args_json: job.args.to_string(),
             context_json: json!({

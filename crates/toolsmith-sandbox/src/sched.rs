@@ -28,6 +28,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// How long a script may keep its slot while others wait for one.
@@ -76,22 +77,47 @@ pub(crate) enum Level {
     Preempted = 1,
 }
 
-/// A thread waiting for a slot. It sleeps until a slot is handed to it, its deadline passes, or
-/// its ticket is woken ([`Ticket::wake`], on cancellation): waiters never poll, so a thousand of
-/// them cost nothing while they wait.
+/// An execution waiting for a slot: a thread that sleeps on [`Waiter::wake`], or (before the
+/// execution has a thread) a task whose waker is kept in its [`Grant`]. It waits until a slot is
+/// handed to it, its deadline passes or it is woken on cancellation ([`Ticket::wake`], or the
+/// task is dropped): waiters never poll, so a thousand of them cost nothing while they wait.
 pub(crate) struct Waiter {
     level: Level,
-    granted: Mutex<bool>,
+    grant: Mutex<Grant>,
     wake: Condvar,
 }
 
-impl Default for Waiter {
-    fn default() -> Self {
+#[derive(Default)]
+struct Grant {
+    granted: bool,
+    /// The task to wake when the slot is granted, for a waiter without a thread.
+    waker: Option<Waker>,
+}
+
+impl Waiter {
+    fn new(level: Level) -> Waiter {
         Waiter {
-            level: Level::Fresh,
-            granted: Mutex::new(false),
+            level,
+            grant: Mutex::new(Grant::default()),
             wake: Condvar::new(),
         }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Grant> {
+        self.grant.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Resolves when the slot is granted.
+    async fn granted(&self) {
+        std::future::poll_fn(|cx| {
+            let mut grant = self.lock();
+            if grant.granted {
+                return Poll::Ready(());
+            }
+            grant.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
     }
 }
 
@@ -140,11 +166,39 @@ impl CpuSlots {
             return;
         };
         self.waiting.fetch_sub(1, Ordering::Relaxed);
-        *waiter
-            .granted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = true;
+        let waker = {
+            let mut grant = waiter.lock();
+            grant.granted = true;
+            grant.waker.take()
+        };
         waiter.wake.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Takes a free slot for `owner` if nobody waits for one (`None`), else queues a waiter at
+    /// `level` and returns it.
+    fn enqueue(&self, owner: &Arc<str>, level: Level) -> Option<Arc<Waiter>> {
+        let mut state = self.lock();
+        if state.free > 0 && state.ring.is_empty() {
+            state.free -= 1;
+            return None;
+        }
+        let waiter = Arc::new(Waiter::new(level));
+        let queue = state.queues.entry(owner.clone()).or_default();
+        queue.levels[level as usize].push_back(waiter.clone());
+        if queue.levels.iter().map(VecDeque::len).sum::<usize>() == 1 {
+            state.ring.push_back(owner.clone());
+        }
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        // A slot may be free while others queue (they were just woken): serve in turn.
+        if state.free > 0 {
+            state.free -= 1;
+            drop(state);
+            self.hand_on();
+        }
+        Some(waiter)
     }
 
     /// Blocks until `owner` is given a slot, the deadline passes or `cancelled` is set (whoever
@@ -157,29 +211,8 @@ impl CpuSlots {
         cancelled: &AtomicBool,
         parked: &Mutex<Option<Arc<Waiter>>>,
     ) -> Result<(), NoSlot> {
-        let waiter = {
-            let mut state = self.lock();
-            if state.free > 0 && state.ring.is_empty() {
-                state.free -= 1;
-                return Ok(());
-            }
-            let waiter = Arc::new(Waiter {
-                level,
-                ..Waiter::default()
-            });
-            let queue = state.queues.entry(owner.clone()).or_default();
-            queue.levels[level as usize].push_back(waiter.clone());
-            if queue.levels.iter().map(VecDeque::len).sum::<usize>() == 1 {
-                state.ring.push_back(owner.clone());
-            }
-            self.waiting.fetch_add(1, Ordering::Relaxed);
-            // A slot may be free while others queue (they were just woken): serve in turn.
-            if state.free > 0 {
-                state.free -= 1;
-                drop(state);
-                self.hand_on();
-            }
-            waiter
+        let Some(waiter) = self.enqueue(owner, level) else {
+            return Ok(());
         };
         *parked.lock().unwrap_or_else(PoisonError::into_inner) = Some(waiter.clone());
         let outcome = self.wait_for_grant(owner, &waiter, deadline, cancelled);
@@ -195,12 +228,9 @@ impl CpuSlots {
         deadline: Instant,
         cancelled: &AtomicBool,
     ) -> Result<(), NoSlot> {
-        let mut granted = waiter
-            .granted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut grant = waiter.lock();
         loop {
-            if *granted {
+            if grant.granted {
                 return Ok(());
             }
             let now = Instant::now();
@@ -212,13 +242,13 @@ impl CpuSlots {
                 None
             };
             if let Some(why) = why {
-                drop(granted);
+                drop(grant);
                 return self.give_up(owner, waiter, why);
             }
             let wait = deadline.saturating_duration_since(now);
-            granted = waiter
+            grant = waiter
                 .wake
-                .wait_timeout(granted, wait)
+                .wait_timeout(grant, wait)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
@@ -227,11 +257,7 @@ impl CpuSlots {
     /// Takes `waiter` out of its queue; if a slot reached it meanwhile, passes that slot on.
     fn give_up(&self, owner: &Arc<str>, waiter: &Arc<Waiter>, why: NoSlot) -> Result<(), NoSlot> {
         let mut state = self.lock();
-        if *waiter
-            .granted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-        {
+        if waiter.lock().granted {
             drop(state);
             self.hand_on();
             return Err(why);
@@ -267,6 +293,24 @@ impl State {
             }
         }
         None
+    }
+}
+
+/// A task's place in a queue: given up if the task is dropped before it is granted a slot.
+struct Queued<'a> {
+    slots: &'a CpuSlots,
+    owner: &'a Arc<str>,
+    waiter: &'a Arc<Waiter>,
+    armed: bool,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self
+                .slots
+                .give_up(self.owner, self.waiter, NoSlot::Cancelled);
+        }
     }
 }
 
@@ -316,19 +360,54 @@ impl Ticket {
         deadline: Instant,
         cancelled: &AtomicBool,
     ) -> Result<(), NoSlot> {
-        match *self.lock() {
-            TicketState::Holding(_) => return Ok(()),
-            TicketState::Retired | TicketState::RetiredHolding => return Err(NoSlot::Retired),
-            TicketState::Idle => {}
+        if self.holds()? {
+            return Ok(());
         }
         self.slots
             .acquire(&self.owner, level, deadline, cancelled, &self.parked)?;
+        self.hold()
+    }
+
+    /// The first slot of an execution that has no thread yet: waits in turn (at
+    /// [`Level::Fresh`]) as a task, so executions queued for a slot cost no thread and no
+    /// runtime. Dropping the future gives up the place in the queue.
+    pub(crate) async fn acquire_first(&self, deadline: Instant) -> Result<(), NoSlot> {
+        if self.holds()? {
+            return Ok(());
+        }
+        if let Some(waiter) = self.slots.enqueue(&self.owner, Level::Fresh) {
+            let mut queued = Queued {
+                slots: &self.slots,
+                owner: &self.owner,
+                waiter: &waiter,
+                armed: true,
+            };
+            let granted = tokio::time::timeout_at(deadline.into(), waiter.granted()).await;
+            queued.armed = false;
+            if granted.is_err() {
+                return self.slots.give_up(&self.owner, &waiter, NoSlot::Deadline);
+            }
+        }
+        self.hold()
+    }
+
+    /// Whether this ticket holds a slot; an error when it was retired.
+    fn holds(&self) -> Result<bool, NoSlot> {
+        match *self.lock() {
+            TicketState::Holding(_) => Ok(true),
+            TicketState::Retired | TicketState::RetiredHolding => Err(NoSlot::Retired),
+            TicketState::Idle => Ok(false),
+        }
+    }
+
+    /// Records the slot just granted, unless the ticket was retired while it waited: that slot
+    /// is not its to keep.
+    fn hold(&self) -> Result<(), NoSlot> {
         let mut state = self.lock();
         if *state == TicketState::Idle {
             *state = TicketState::Holding(Instant::now());
             return Ok(());
         }
-        // Retired while it waited: the slot it got is not its to keep.
         drop(state);
         self.slots.hand_on();
         Err(NoSlot::Retired)
@@ -340,10 +419,7 @@ impl Ticket {
         let parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(waiter) = parked.as_ref() {
             // Taking the waiter's lock orders this wake after its check of the flag.
-            let _granted = waiter
-                .granted
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let _grant = waiter.lock();
             waiter.wake.notify_one();
         }
     }

@@ -191,3 +191,52 @@ fn a_retired_ticket_is_replaced_and_never_frees_twice() {
     next.release();
     assert_eq!(slots.lock().free, 1);
 }
+
+#[tokio::test]
+async fn a_task_waits_for_its_first_slot_in_turn_and_gives_up_its_place_when_dropped() {
+    let slots = CpuSlots::new(1);
+    let holder = Ticket::new(slots.clone(), "a");
+    holder.acquire(far(), &never()).unwrap();
+
+    // Past its deadline, the task gets no slot and leaves the queue.
+    let late = Ticket::new(slots.clone(), "b");
+    let soon = Instant::now() + Duration::from_millis(20);
+    assert_eq!(late.acquire_first(soon).await, Err(NoSlot::Deadline));
+    assert_eq!(slots.waiting(), 0);
+
+    // A dropped task leaves the queue too: the freed slot is not lost to it.
+    let dropped = Ticket::new(slots.clone(), "c");
+    {
+        let waiting = dropped.acquire_first(far());
+        tokio::pin!(waiting);
+        assert!(poll_once(waiting.as_mut()).await.is_none());
+        assert_eq!(slots.waiting(), 1);
+    }
+    assert_eq!(slots.waiting(), 0);
+
+    // A task queued behind the holder is woken when the slot is freed.
+    let next = Ticket::new(slots.clone(), "d");
+    let task = tokio::spawn({
+        let next = next.clone();
+        async move { next.acquire_first(far()).await }
+    });
+    while slots.waiting() < 1 {
+        tokio::task::yield_now().await;
+    }
+    holder.release();
+    assert_eq!(task.await.unwrap(), Ok(()));
+    assert!(matches!(*next.lock(), TicketState::Holding(_)));
+    next.release();
+    assert_eq!(slots.lock().free, 1);
+}
+
+/// Polls `future` once: its output if it is ready.
+async fn poll_once<F: std::future::Future + Unpin>(mut future: F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
+            std::task::Poll::Ready(output) => Some(output),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}
