@@ -9,6 +9,7 @@ mod approval_rows;
 mod changes;
 #[cfg(test)]
 mod contract;
+pub mod copy;
 mod error;
 mod postgres;
 mod sqlite;

@@ -124,6 +124,9 @@ pub enum Command {
     /// Create, list and revoke API tokens for the server (`--user` owns the token).
     #[command(subcommand)]
     Token(crate::commands::token::TokenCommand),
+    /// The database as a whole: copy a store between SQLite and PostgreSQL.
+    #[command(subcommand)]
+    Db(crate::commands::db::DbCommand),
     /// Serve the REST API (/api/v1), MCP over streamable HTTP (/mcp) and health checks.
     ///
     /// Prints one line to stdout once it listens, `toolsmith listening on http://ADDR`; logs go

@@ -29,6 +29,10 @@ pub enum CliError {
     /// Something named on the command line does not exist (other than a tool).
     #[error("{0}")]
     NotFound(String),
+    /// The state of something named on the command line forbids the operation (a database
+    /// to copy into that is not empty).
+    #[error("{0}")]
+    Conflict(String),
 }
 
 /// How an error is reported: exit code and the machine-readable code of `--json`.
@@ -72,6 +76,10 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 CliError::NotFound(_) => Class {
                     exit: NOT_FOUND,
                     code: "not_found",
+                },
+                CliError::Conflict(_) => Class {
+                    exit: CONFLICT,
+                    code: "conflict",
                 },
             };
         }

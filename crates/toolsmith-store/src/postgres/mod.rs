@@ -9,6 +9,7 @@
 //! SQLite's single writer gives the embedded backend.
 
 mod config;
+mod copy;
 mod errors;
 mod governance;
 mod notify;

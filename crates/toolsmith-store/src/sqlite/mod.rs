@@ -12,6 +12,7 @@ mod analytics;
 mod config;
 #[cfg(test)]
 mod config_tests;
+mod copy;
 mod governance;
 mod queries;
 mod rows;

@@ -10,9 +10,9 @@ use toolsmith_core::{ConfigEntryRecord, ConfigServiceRecord, StoredValue};
 use toolsmith_secrets::{Cipher, SecretKey, SecretPlace};
 use toolsmith_store::{SqliteStore, Store};
 
-const SECRET: &str = "sk-live-THIS-IS-THE-PLAINTEXT-4242";
+pub(crate) const SECRET: &str = "sk-live-THIS-IS-THE-PLAINTEXT-4242";
 
-fn sealed_entry(
+pub(crate) fn sealed_entry(
     cipher: &Cipher,
     service: &ConfigServiceRecord,
     label: &str,
@@ -56,7 +56,7 @@ fn sealed_entry(
     entry
 }
 
-fn open_secret(
+pub(crate) fn open_secret(
     cipher: &Cipher,
     service: &ConfigServiceRecord,
     entry: &ConfigEntryRecord,

@@ -18,7 +18,7 @@ fn token(id: &str, hash: &str) -> ApiTokenRecord {
     }
 }
 
-fn tool(name: &str) -> CustomToolRecord {
+pub(crate) fn tool(name: &str) -> CustomToolRecord {
     let at = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
     CustomToolRecord {
         id: CustomToolRecord::new_id(),

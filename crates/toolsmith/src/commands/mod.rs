@@ -8,6 +8,8 @@
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
+//! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
+//!   opens two stores of its own, no service).
 //!
 //! A command prints its own output and returns the exit code of a run that got an answer;
 //! errors travel up as `anyhow` errors and are reported by `main`.
@@ -24,6 +26,7 @@ use crate::settings::Settings;
 pub mod approvals;
 pub mod audit;
 pub mod config;
+pub mod db;
 pub mod mcp;
 pub mod policy;
 pub mod run;
@@ -52,6 +55,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Mcp(args) => {
             return mcp::run(Settings::resolve(&global, None, &args.runtime)?).await;
         }
+        Command::Db(command) => return db::run(&global, command).await,
         other => other,
     };
     // The other commands read the server's configuration (file named by TOOLSMITH_CONFIG and
@@ -91,7 +95,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Approvals(command) => approvals::run(&ctx, command).await,
         Command::Audit(args) => audit::run(&ctx, args).await,
         Command::Policy(command) => policy::run(&ctx, command).await,
-        Command::Serve(_) | Command::Mcp(_) => unreachable!("dispatched above"),
+        Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
+            unreachable!("dispatched above")
+        }
     };
     // Usage is written in the background; nothing of it may be lost when the process exits.
     ctx.service.flush_usage().await;
@@ -118,7 +124,11 @@ fn creates_store(command: &Command) -> bool {
         }
         Command::Policy(policy) => matches!(policy, PolicyCommand::Set { .. }),
         Command::Token(token) => matches!(token, TokenCommand::Create { .. }),
-        Command::Run(_) | Command::RunCode(_) | Command::Serve(_) | Command::Mcp(_) => true,
+        Command::Run(_)
+        | Command::RunCode(_)
+        | Command::Serve(_)
+        | Command::Mcp(_)
+        | Command::Db(_) => true,
         Command::Audit(_) | Command::Approvals(_) => false,
     }
 }

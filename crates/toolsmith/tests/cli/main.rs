@@ -11,9 +11,11 @@
 //!   that cannot write; `serve::logs`: no argument
 //!   value in the server's log.
 //! - `token` — `toolsmith token`.
+//! - `db_copy` — `toolsmith db copy` between SQLite and PostgreSQL.
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 //! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
 
+mod db_copy;
 mod errors;
 mod lifecycle;
 mod run;

@@ -1,0 +1,284 @@
+//! The tables `db copy` moves, their columns and what each column holds: the one list both
+//! backends read and write by. A table or column of a database that is neither here nor in
+//! [`NOT_COPIED`] stops a copy before anything is written ([`check_catalog`]), and the tests
+//! hold both fresh schemas against this list, so a table added by a migration cannot be left
+//! behind silently.
+
+use super::CopyError;
+
+/// What a column holds, in terms both backends can read and write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    Int,
+    Real,
+    /// SQLite `INTEGER` 0/1, PostgreSQL `BOOLEAN`.
+    Bool,
+    /// SQLite JSON text, PostgreSQL `JSONB`.
+    Json,
+    /// SQLite RFC 3339 text (microseconds), PostgreSQL `TIMESTAMPTZ`.
+    Time,
+}
+
+/// One table: its name, its columns in order, the columns it is read in order of (its primary
+/// key), and its identity column (PostgreSQL's sequence is moved past the copied ids).
+#[derive(Debug)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: &'static [(&'static str, Kind)],
+    pub order_by: &'static str,
+    pub identity: Option<&'static str>,
+}
+
+impl Table {
+    /// The column names, comma-separated.
+    pub(crate) fn column_list(&self) -> String {
+        let names: Vec<&str> = self.columns.iter().map(|(n, _)| *n).collect();
+        names.join(", ")
+    }
+
+    /// `SELECT <columns> FROM <table> ORDER BY <key>`.
+    pub(crate) fn select_all(&self) -> String {
+        format!(
+            "SELECT {} FROM {} ORDER BY {}",
+            self.column_list(),
+            self.name,
+            self.order_by
+        )
+    }
+}
+
+use Kind::{Bool, Int, Json, Real, Text, Time};
+
+/// Every table `db copy` copies, parents before children (foreign keys hold at each insert).
+pub const TABLES: &[Table] = &[
+    Table {
+        name: "custom_tools",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("name", Text),
+            ("kind", Text),
+            ("description", Text),
+            ("parameters", Json),
+            ("code", Text),
+            ("category", Text),
+            ("tags", Json),
+            ("permissions", Json),
+            ("status", Text),
+            ("requires_approval", Bool),
+            ("created_by", Text),
+            ("version", Int),
+            ("revision", Int),
+            ("usage_count", Int),
+            ("last_used_at", Time),
+            ("metadata", Json),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "tool_versions",
+        columns: &[
+            ("tool_id", Text),
+            ("version", Int),
+            ("description", Text),
+            ("parameters", Json),
+            ("code", Text),
+            ("permissions", Json),
+            ("created_at", Time),
+        ],
+        order_by: "tool_id, version",
+        identity: None,
+    },
+    Table {
+        name: "tool_name_retired",
+        columns: &[("owner", Text), ("name", Text), ("last_revision", Int)],
+        order_by: "owner, name",
+        identity: None,
+    },
+    Table {
+        name: "tool_executions",
+        columns: &[
+            ("id", Text),
+            ("tool_id", Text),
+            ("tool_name", Text),
+            ("tool_version", Int),
+            ("owner", Text),
+            ("conversation_id", Text),
+            ("status", Text),
+            ("error_kind", Text),
+            ("error", Text),
+            ("duration_ms", Real),
+            ("created_at", Time),
+            ("agent_id", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "api_tokens",
+        columns: &[
+            ("id", Text),
+            ("user_id", Text),
+            ("name", Text),
+            ("scopes", Json),
+            ("token_hash", Text),
+            ("created_at", Time),
+            ("last_used_at", Time),
+            ("agent_id", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "config_services",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("name", Text),
+            ("display_name", Text),
+            ("description", Text),
+            ("category", Text),
+            ("docs_url", Text),
+            ("multi_entry", Bool),
+            ("fields", Json),
+            ("registered_by", Json),
+            ("auto_registered", Bool),
+            ("revision", Int),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        // Secret values are sealed above the store and bound to their owner, service, entry and
+        // field: copied as they are, with the same ids, they open with the same key.
+        name: "config_entries",
+        columns: &[
+            ("id", Text),
+            ("service_id", Text),
+            ("label", Text),
+            ("is_default", Bool),
+            ("field_values", Json),
+            ("revision", Int),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "execution_approvals",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("tool_name", Text),
+            ("tool_key", Text),
+            ("caller", Text),
+            ("args_hash", Text),
+            ("args_preview", Text),
+            ("status", Text),
+            ("decision", Text),
+            ("decided_by", Text),
+            ("created_at", Time),
+            ("expires_at", Time),
+            ("decided_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "approval_grants",
+        columns: &[
+            ("owner", Text),
+            ("tool_key", Text),
+            ("caller", Text),
+            ("granted_by", Text),
+            ("created_at", Time),
+        ],
+        order_by: "owner, tool_key, caller",
+        identity: None,
+    },
+    Table {
+        name: "audit_log",
+        columns: &[
+            ("id", Int),
+            ("at", Time),
+            ("actor", Text),
+            ("actor_kind", Text),
+            ("action", Text),
+            ("target_type", Text),
+            ("target_id", Text),
+            ("target_name", Text),
+            ("before_revision", Int),
+            ("after_revision", Int),
+            ("request_id", Text),
+            ("details", Json),
+        ],
+        order_by: "id",
+        identity: Some("id"),
+    },
+    Table {
+        name: "policies",
+        columns: &[
+            ("id", Int),
+            ("document", Json),
+            ("revision", Int),
+            ("updated_by", Text),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+];
+
+/// Tables a database may hold that are deliberately not copied, and why.
+pub const NOT_COPIED: &[(&str, &str)] = &[(
+    "toolsmith_schema",
+    "PostgreSQL's schema version: the destination is migrated by this build when opened",
+)];
+
+/// Checks a database's tables and columns (`catalog`: name → column names) against
+/// [`TABLES`] and [`NOT_COPIED`]: every table must be known, and every copied table must have
+/// exactly the listed columns. `shown` names the database in the error.
+pub fn check_catalog(shown: &str, catalog: &[(String, Vec<String>)]) -> Result<(), CopyError> {
+    for (name, columns) in catalog {
+        if NOT_COPIED.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let Some(table) = TABLES.iter().find(|t| t.name == name) else {
+            return Err(CopyError::UnknownTable {
+                database: shown.to_owned(),
+                table: name.clone(),
+            });
+        };
+        let mut expected: Vec<&str> = table.columns.iter().map(|(n, _)| *n).collect();
+        let mut found: Vec<&str> = columns.iter().map(String::as_str).collect();
+        expected.sort_unstable();
+        found.sort_unstable();
+        if expected != found {
+            return Err(CopyError::Columns {
+                database: shown.to_owned(),
+                table: name.clone(),
+                expected: expected.join(", "),
+                found: found.join(", "),
+            });
+        }
+    }
+    if let Some(missing) = TABLES
+        .iter()
+        .find(|t| !catalog.iter().any(|(n, _)| n == t.name))
+    {
+        return Err(CopyError::Columns {
+            database: shown.to_owned(),
+            table: missing.name.to_owned(),
+            expected: missing.column_list(),
+            found: "no such table".to_owned(),
+        });
+    }
+    Ok(())
+}
