@@ -15,6 +15,8 @@ mod governance;
 mod notify;
 mod rows;
 pub(crate) mod schema;
+#[cfg(test)]
+mod schema_tests;
 mod tokens;
 mod tools;
 

@@ -23,7 +23,7 @@ pub(crate) const SCHEMA_VERSION: i64 = 2;
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
 
 /// Migration `i` brings a database from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE custom_tools (
     id                TEXT PRIMARY KEY,
