@@ -8,6 +8,9 @@
 //!   as user `default` with every scope. `toolsmith serve` only binds loopback addresses then.
 //! - Once auth is configured, a request without a valid token gets 401 (health probes and the
 //!   web UI's static files excepted: they hold no data).
+//! - When the store cannot be read to decide (the database is down), no one is let in: the
+//!   answer is 503 with `Retry-After` (500 for any other store failure), never a 401 that
+//!   would send a client looking for a token it does not need.
 //!   API tokens are stored as SHA-256 hashes and carry scopes (`tools:read`, `tools:write`,
 //!   `tools:execute`, `admin`) and a user id; every query is scoped to that user.
 //! - The admin token (spec 002) is compared in constant time and grants every scope as user
@@ -185,25 +188,27 @@ impl<S: Send + Sync> FromRequestParts<S> for Identity {
 }
 
 /// Whether callers must authenticate: true once API tokens exist or an admin token is set.
-/// `toolsmith serve` refuses to bind a non-loopback address while this is false.
+/// `toolsmith serve` refuses to bind a non-loopback address while this is false. When the
+/// tokens cannot be read it answers true (fail closed).
 pub async fn auth_configured(state: &AppState) -> bool {
+    auth_required(state).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "could not read API tokens; treating auth as configured");
+        true
+    })
+}
+
+/// [`auth_configured`], or the store's error when whether tokens exist cannot be known.
+async fn auth_required(state: &AppState) -> Result<bool, ServiceError> {
     if state.config.admin_token.is_some() {
-        return true;
+        return Ok(true);
     }
     let now = Instant::now();
     if let Some(exist) = state.tokens.tokens_exist(now) {
-        return exist;
+        return Ok(exist);
     }
-    match state.service.list_tokens().await {
-        Ok(tokens) => {
-            state.tokens.set_tokens_exist(now, !tokens.is_empty());
-            !tokens.is_empty()
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "could not read API tokens; treating auth as configured");
-            true
-        }
-    }
+    let tokens = state.service.list_tokens().await?;
+    state.tokens.set_tokens_exist(now, !tokens.is_empty());
+    Ok(!tokens.is_empty())
 }
 
 /// Resolves the caller of every request (see the module docs).
@@ -219,27 +224,23 @@ pub async fn authenticate(
     let identity = match bearer {
         None => {
             let path = request.uri().path();
-            if path == "/livez"
-                || path == "/readyz"
-                || crate::ui::is_public(path)
-                || !auth_configured(&state).await
-            {
+            let public = path == "/livez" || path == "/readyz" || crate::ui::is_public(path);
+            // A store that cannot say whether tokens exist lets no one in, and says it is the
+            // store (503, retry), not the caller (401).
+            if public {
                 Some(Identity::local_default())
             } else {
-                None
+                match auth_required(&state).await {
+                    Ok(false) => Some(Identity::local_default()),
+                    Ok(true) => None,
+                    Err(e) => return store_failure(e),
+                }
             }
         }
         Some(value) => match value.strip_prefix("Bearer ").map(str::trim) {
             Some(token) if !token.is_empty() => match resolve_token(&state, token).await {
                 Ok(found) => found,
-                Err(e) => {
-                    tracing::error!(error = %e, "token lookup failed");
-                    return unauthorized(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "internal_error",
-                        "could not check the token",
-                    );
-                }
+                Err(e) => return store_failure(e),
             },
             _ => None,
         },
@@ -249,7 +250,7 @@ pub async fn authenticate(
             None => "authentication required: send Authorization: Bearer <token>",
             Some(_) => "the token is not valid",
         };
-        return unauthorized(StatusCode::UNAUTHORIZED, "unauthorized", message);
+        return unauthorized(message);
     };
     identity.read_only = state.config.read_only;
     if state.config.admin_token.is_some() && !identity.scopes.contains(&Scope::Admin) {
@@ -308,19 +309,21 @@ fn touch(state: &AppState, id: String) {
     });
 }
 
-fn unauthorized(status: StatusCode, code: &'static str, message: &str) -> Response {
-    let error = if status == StatusCode::UNAUTHORIZED {
-        crate::rest::error::ApiError::new(status, code, message)
-    } else {
-        crate::rest::error::ApiError::internal(message)
-    };
-    let mut response = error.into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+fn unauthorized(message: &str) -> Response {
+    let mut response =
+        crate::rest::error::ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+            .into_response();
     response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// The caller could not be checked because the store failed: 503 with `Retry-After` when it is
+/// unavailable (the database is down or full), 500 otherwise; never let in.
+fn store_failure(e: ServiceError) -> Response {
+    tracing::warn!(error = %e, "cannot check the caller: the store failed");
+    crate::rest::error::ApiError::from(e).into_response()
 }
 
 /// Lowercase hex SHA-256 of a token: what the store keeps.
