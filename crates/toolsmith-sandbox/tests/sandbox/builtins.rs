@@ -260,6 +260,48 @@ async fn the_replacements_keep_what_the_built_ins_answer() {
         ("Array.prototype.flatMap.length", json!(1)),
         ("[1].concat([2], 3)", json!([1, 2, 3])),
         ("Array.prototype.join.length", json!(1)),
+        // Each replacement keeps the built-in's name, length and property attributes.
+        (
+            "['indexOf', 'lastIndexOf', 'includes', 'split', 'replace', 'replaceAll', 'localeCompare'] \
+             .map((n) => [String.prototype[n].name, String.prototype[n].length])",
+            json!([
+                ["indexOf", 1],
+                ["lastIndexOf", 1],
+                ["includes", 1],
+                ["split", 2],
+                ["replace", 2],
+                ["replaceAll", 2],
+                ["localeCompare", 1]
+            ]),
+        ),
+        (
+            "['concat', 'fill', 'slice', 'splice', 'sort', 'with', 'toString'] \
+             .map((n) => [Array.prototype[n].name, Array.prototype[n].length])",
+            json!([
+                ["concat", 1],
+                ["fill", 1],
+                ["slice", 2],
+                ["splice", 2],
+                ["sort", 1],
+                ["with", 2],
+                ["toString", 0]
+            ]),
+        ),
+        (
+            "[[String.prototype, 'indexOf'], [String.prototype, 'normalize'], [Array.prototype, 'join'], \
+              [Array.prototype, 'flat']].map(([p, n]) => Object.getOwnPropertyDescriptor(p, n)) \
+             .map((d) => [d.writable, d.enumerable, d.configurable])",
+            json!([
+                [true, false, true],
+                [true, false, true],
+                [true, false, true],
+                [true, false, true]
+            ]),
+        ),
+        (
+            "Object.keys(Array.prototype).length + Object.keys(String.prototype).length",
+            json!(0),
+        ),
     ];
     for (expr, expected) in checks {
         assert_eq!(value(&format!("return {expr}")).await, expected, "{expr}");
