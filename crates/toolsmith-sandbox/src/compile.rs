@@ -12,7 +12,7 @@
 //! code runs in strict mode.
 //!
 //! Each thread keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
-//! called again skips parsing. `prelude.js` and `utils.js` are compiled once per process.
+//! called again skips parsing. `prelude.js`, `utils.js` and `bounds.js` are compiled once per process.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -29,6 +29,8 @@ const PRELUDE_MODULE: &str = "prelude.js";
 const PRELUDE_SOURCE: &str = include_str!("prelude.js");
 const UTILS_MODULE: &str = "utils.js";
 const UTILS_SOURCE: &str = include_str!("utils.js");
+const BOUNDS_MODULE: &str = "bounds.js";
+const BOUNDS_SOURCE: &str = include_str!("bounds.js");
 /// What precedes the tool code on its first line.
 const TOOL_HEADER: &str = "export default async function (args, context) {";
 
@@ -198,6 +200,14 @@ pub(crate) fn utils() -> Result<Bytecode, CompileError> {
     static UTILS: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
     UTILS
         .get_or_init(|| compile_once(UTILS_MODULE, UTILS_SOURCE))
+        .clone()
+}
+
+/// The bytecode of `bounds.js`, compiled on first use.
+pub(crate) fn bounds() -> Result<Bytecode, CompileError> {
+    static BOUNDS: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    BOUNDS
+        .get_or_init(|| compile_once(BOUNDS_MODULE, BOUNDS_SOURCE))
         .clone()
 }
 

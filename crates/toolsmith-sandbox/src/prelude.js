@@ -192,30 +192,41 @@ export function install(host) {
 // - Searching a long string for a long string is quadratic in QuickJS's naive search: past a
 //   size, `indexOf`, `lastIndexOf`, `includes`, `split`, `replace` and `replaceAll` use the
 //   host's linear search.
+//
+// Every execution pays for what this function creates, so it holds only the guards and the
+// checks every call makes. The rare paths (a long search, strings with lone surrogates) live in
+// `bounds.js`, loaded the first time one is taken; it gets everything it uses from `kit`, captured
+// here before any tool code ran.
 function bound(host) {
     const uncurry = (fn) => fn.call.bind(fn);
     const StringProto = String.prototype;
     const ArrayProto = Array.prototype;
     const RangeErrorCtor = RangeError;
-    const RegExpCtor = RegExp;
-    const escape = RegExp.escape;
     const isArray = Array.isArray;
     const apply = Reflect.apply;
     const TypeErrorCtor = TypeError;
     // ToString: throws on symbols, as the built-ins do.
     const toStr = (value) => `${value}`;
     const isWellFormed = uncurry(StringProto.isWellFormed);
-    const codePointAt = uncurry(StringProto.codePointAt);
-    const split = uncurry(StringProto.split);
-    const join = uncurry(ArrayProto.join);
     const nativeNormalize = host.normalize;
     const nativeCompare = host.compareNfc;
+    const kit = [
+        apply, StringProto.slice, StringProto.codePointAt, StringProto.split, ArrayProto.join,
+        StringProto.isWellFormed, RegExp, RegExp.escape, nativeNormalize, StringProto.lastIndexOf,
+        StringProto.split, StringProto.replace, StringProto.replaceAll,
+    ];
+    let rare;
+    const slow = () => {
+        if (rare === undefined) {
+            rare = host.loadBounds(kit);
+        }
+        return rare;
+    };
     // A JSValue takes 16 bytes: no dense array of more elements than this fits the memory limit.
     let maxLength = 1 << 20;
     let maxStringBytes = 1 << 26;
 
-    // Every execution pays for this, so it does the least that keeps the built-in's shape: the
-    // property keeps its attributes (an assignment), the function has its name already (a
+    // The property keeps its attributes (an assignment), the function has its name already (a
     // method), and only a length that differs from the built-in's is redefined.
     const define = (proto, name, fn, length) => {
         if (fn.length !== length) {
@@ -230,19 +241,6 @@ function bound(host) {
         return toStr(self);
     };
 
-    // Lone surrogates are starters that never compose: the well-formed runs between them
-    // normalize independently.
-    const LONE = /([\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF])/;
-    const normalize = (text, form) => {
-        if (isWellFormed(text)) {
-            return nativeNormalize(text, form, maxStringBytes);
-        }
-        const parts = split(text, LONE);
-        for (let i = 0; i < parts.length; i += 2) {
-            parts[i] = nativeNormalize(parts[i], form, maxStringBytes);
-        }
-        return join(parts, '');
-    };
     define(StringProto, 'normalize', {
         normalize(form) {
             const text = coerce(this, 'normalize');
@@ -250,116 +248,43 @@ function bound(host) {
             if (f !== 'NFC' && f !== 'NFD' && f !== 'NFKC' && f !== 'NFKD') {
                 throw new RangeErrorCtor('invalid normalization form');
             }
-            return normalize(text, f);
+            return isWellFormed(text)
+                ? nativeNormalize(text, f, maxStringBytes)
+                : slow().normalize(text, f, maxStringBytes);
         },
     }.normalize, 0);
     define(StringProto, 'localeCompare', {
         localeCompare(that) {
             const a = coerce(this, 'localeCompare');
             const b = toStr(that);
-            if (isWellFormed(a) && isWellFormed(b)) {
-                return nativeCompare(a, b);
-            }
-            const x = normalize(a, 'NFC');
-            const y = normalize(b, 'NFC');
-            let i = 0;
-            let j = 0;
-            while (i < x.length && j < y.length) {
-                const c = codePointAt(x, i);
-                const d = codePointAt(y, j);
-                if (c !== d) {
-                    return c < d ? -1 : 1;
-                }
-                i += c > 0xffff ? 2 : 1;
-                j += d > 0xffff ? 2 : 1;
-            }
-            return i < x.length ? 1 : j < y.length ? -1 : 0;
+            return isWellFormed(a) && isWellFormed(b)
+                ? nativeCompare(a, b)
+                : slow().localeCompare(a, b, maxStringBytes);
         },
     }.localeCompare, 1);
 
-    // Long needle in a long haystack: the host's linear search (two-way); strings with lone
-    // surrogates (which the host cannot take) fall back to an escaped RegExp.
+    // Long needle in a long haystack: the host's linear search (bounds.js).
     const QUADRATIC = 1 << 20;
-    const nativeFind = host.find;
-    const nativeRfind = host.rfind;
-    const nativeFindAll = host.findAll;
     const long = (text, pattern) =>
         typeof pattern === 'string' && pattern.length > 16 && text.length * pattern.length > QUADRATIC;
-    const hostable = (text, pattern) => isWellFormed(text) && isWellFormed(pattern);
-    const literal = (pattern, flags) => new RegExpCtor(escape(pattern), flags);
-    const slice = uncurry(StringProto.slice);
-    const position = (value, fallback) => {
-        const n = +value;
-        return n !== n ? fallback : n;
-    };
-    // GetSubstitution for a match of a plain string (no captures, no named groups).
-    const substitute = (matched, text, at, replacement) => {
-        let out = '';
-        for (let i = 0; i < replacement.length; i++) {
-            const c = replacement[i];
-            const next = replacement[i + 1];
-            if (c !== '$' || next === undefined) {
-                out += c;
-            } else if (next === '$') {
-                out += '$';
-                i++;
-            } else if (next === '&') {
-                out += matched;
-                i++;
-            } else if (next === '`') {
-                out += slice(text, 0, at);
-                i++;
-            } else if (next === "'") {
-                out += slice(text, at + matched.length);
-                i++;
-            } else {
-                out += c;
-            }
-        }
-        return out;
-    };
-    const replaceAt = (text, pattern, replacement, positions) => {
-        const fn = typeof replacement === 'function' ? replacement : undefined;
-        const rep = fn === undefined ? toStr(replacement) : '';
-        let out = '';
-        let last = 0;
-        for (let i = 0; i < positions.length; i++) {
-            const at = positions[i];
-            out += slice(text, last, at);
-            out += fn === undefined ? substitute(pattern, text, at, rep) : toStr(fn(pattern, at, text));
-            last = at + pattern.length;
-        }
-        return out + slice(text, last);
-    };
     const stringSearch = (name, make) => {
-        const length = StringProto[name].length;
-        define(StringProto, name, make(uncurry(StringProto[name])), length);
+        const method = StringProto[name];
+        define(StringProto, name, make(uncurry(method)), method.length);
     };
     stringSearch('indexOf', (original) => ({
         indexOf(search, from) {
             const text = coerce(this, 'indexOf');
             const pattern = toStr(search);
-            if (!long(text, pattern)) {
-                return original(text, pattern, from);
-            }
-            const start = position(from, 0);
-            if (hostable(text, pattern)) {
-                return nativeFind(text, pattern, start);
-            }
-            const re = literal(pattern, 'g');
-            re.lastIndex = start < 0 ? 0 : start > text.length ? text.length : start;
-            const found = re.exec(text);
-            return found === null ? -1 : found.index;
+            return long(text, pattern) ? slow().indexOf(text, pattern, from) : original(text, pattern, from);
         },
     }.indexOf));
     stringSearch('lastIndexOf', (original) => ({
         lastIndexOf(search, from) {
             const text = coerce(this, 'lastIndexOf');
             const pattern = toStr(search);
-            if (!long(text, pattern) || !hostable(text, pattern)) {
-                return original(text, pattern, from);
-            }
-            return nativeRfind(text, pattern, position(from, Infinity));
+            return long(text, pattern)
+                ? slow().lastIndexOf(text, pattern, from)
+                : original(text, pattern, from);
         },
     }.lastIndexOf));
     stringSearch('includes', (original) => ({
@@ -368,7 +293,7 @@ function bound(host) {
             if (typeof search !== 'string' || !long(text, search)) {
                 return original(text, search, from);
             }
-            return StringProto.indexOf.call(text, search, from) !== -1;
+            return slow().indexOf(text, search, from) !== -1;
         },
     }.includes));
     stringSearch('split', (original) => ({
@@ -376,46 +301,20 @@ function bound(host) {
             if (this !== null && this !== undefined && typeof separator === 'string') {
                 const text = toStr(this);
                 if (long(text, separator)) {
-                    if (!hostable(text, separator)) {
-                        return original(text, literal(separator, ''), limit);
-                    }
-                    const max = limit === undefined ? 4294967295 : limit >>> 0;
-                    const parts = [];
-                    if (max === 0) {
-                        return parts;
-                    }
-                    const found = nativeFindAll(text, separator);
-                    let last = 0;
-                    for (let i = 0; i < found.length && parts.length < max; i++) {
-                        parts[parts.length] = slice(text, last, found[i]);
-                        last = found[i] + separator.length;
-                    }
-                    if (parts.length < max) {
-                        parts[parts.length] = slice(text, last);
-                    }
-                    return parts;
+                    return slow().splitLong(text, separator, limit);
                 }
             }
             return original(this, separator, limit);
         },
     }.split));
     for (const name of ['replace', 'replaceAll']) {
+        const all = name === 'replaceAll';
         stringSearch(name, (original) => ({
             [name](pattern, replacement) {
                 if (this !== null && this !== undefined && typeof pattern === 'string') {
                     const text = toStr(this);
                     if (long(text, pattern)) {
-                        if (!hostable(text, pattern)) {
-                            return original(text, literal(pattern, name === 'replace' ? '' : 'g'), replacement);
-                        }
-                        let positions;
-                        if (name === 'replace') {
-                            const at = nativeFind(text, pattern, 0);
-                            positions = at === -1 ? [] : [at];
-                        } else {
-                            positions = nativeFindAll(text, pattern);
-                        }
-                        return replaceAt(text, pattern, replacement, positions);
+                        return slow().replaceLong(all, text, pattern, replacement);
                     }
                 }
                 return original(this, pattern, replacement);

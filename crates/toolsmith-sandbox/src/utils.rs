@@ -201,8 +201,9 @@ pub(crate) fn find_all(text: &str, pattern: &str) -> Vec<f64> {
 }
 
 /// The `host` object handed to `prelude.js`'s `install` (and never to the script): the linear
-/// Unicode normalization that replaces QuickJS's, and the loader of the support module (kept
-/// small, so that preparing a context stays cheap).
+/// Unicode normalization and comparison that replace QuickJS's, and the loaders of the rare
+/// paths of the built-in guards (`bounds.js`, with the linear string search) and of the support
+/// module (kept small, so that preparing a context stays cheap).
 pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
     host.set(
@@ -216,26 +217,14 @@ pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::R
         )?,
     )?;
     host.set(
-        "find",
-        Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {
-            find(&text, &pattern, from)
-        })?,
-    )?;
-    host.set(
-        "rfind",
-        Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {
-            rfind(&text, &pattern, from)
-        })?,
-    )?;
-    host.set(
-        "findAll",
-        Function::new(ctx.clone(), |text: String, pattern: String| {
-            find_all(&text, &pattern)
-        })?,
-    )?;
-    host.set(
         "compareNfc",
         Function::new(ctx.clone(), |a: String, b: String| compare_nfc(&a, &b))?,
+    )?;
+    host.set(
+        "loadBounds",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>, kit: Value<'js>| {
+            load_bounds(&ctx, kit)
+        })?,
     )?;
     host.set(
         "loadSupport",
@@ -267,6 +256,39 @@ fn load_support<'js>(
     let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
     let init: Function<'js> = module.get("init")?;
     init.call((natives, primordials))
+}
+
+/// Loads `bounds.js` (the rare paths of the built-in guards) into the context and initializes
+/// it with the host's linear string search and the prelude's `kit`.
+fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Result<Object<'js>> {
+    let bytecode = compile::bounds().map_err(|e| {
+        Exception::throw_internal(
+            ctx,
+            &format!("the built-in guards could not be loaded: {e}"),
+        )
+    })?;
+    let natives = Object::new(ctx.clone())?;
+    natives.set(
+        "find",
+        Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {
+            find(&text, &pattern, from)
+        })?,
+    )?;
+    natives.set(
+        "rfind",
+        Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {
+            rfind(&text, &pattern, from)
+        })?,
+    )?;
+    natives.set(
+        "findAll",
+        Function::new(ctx.clone(), |text: String, pattern: String| {
+            find_all(&text, &pattern)
+        })?,
+    )?;
+    let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
+    let init: Function<'js> = module.get("init")?;
+    init.call((natives, kit))
 }
 
 /// The native functions `utils.js` calls.

@@ -340,3 +340,40 @@ async fn the_replacements_keep_what_the_built_ins_answer() {
         "RangeError: Array.prototype.join: a length of 9007199254740991 is more than the sandbox allows (1048576 elements)"
     );
 }
+
+/// The rare paths of the guards (`bounds.js`) load only when first taken, after tool code has
+/// run: a tool that rewrote the built-ins they would use first still gets the right answers, by
+/// the linear search.
+#[tokio::test]
+async fn the_guards_rare_paths_ignore_built_ins_rewritten_before_they_load() {
+    let code = "const S = 'x'.repeat(300000) + 'needle-that-is-long-enough' + 'y'.repeat(10); \
+                const N = 'needle-that-is-long-enough'; \
+                Function.prototype.call = function () { return 'call'; }; \
+                Function.prototype.apply = function () { return 'apply'; }; \
+                Function.prototype.bind = function () { return () => 'bind'; }; \
+                Reflect.apply = function () { return 'Reflect.apply'; }; \
+                String.prototype.slice = function () { return 'slice'; }; \
+                String.prototype.codePointAt = function () { return 0; }; \
+                Array.prototype.join = function () { return 'join'; }; \
+                Array.prototype[Symbol.iterator] = function* () {}; \
+                RegExp.escape = function () { return '.*'; }; \
+                globalThis.RegExp = function () { throw new Error('RegExp'); }; \
+                return [S.indexOf(N), S.lastIndexOf(N), S.includes(N), S.split(N).length, \
+                        S.split(N)[1], S.replace(N, '!').length, S.replaceAll(N, '$&').length, \
+                        'a\\ud800\\u0301e\\u0301'.normalize() === 'a\\ud800\\u0301\\u00e9', \
+                        '\\ud800e\\u0301'.localeCompare('\\ud800\\u00e9')];";
+    assert_eq!(
+        value(code).await,
+        json!([
+            300000,
+            300000,
+            true,
+            2,
+            "yyyyyyyyyy",
+            300011,
+            300036,
+            true,
+            0
+        ])
+    );
+}
