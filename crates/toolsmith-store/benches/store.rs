@@ -9,6 +9,9 @@
 //! - `search`: `list_tools` with a search term matching one tool (a full scan of the owner).
 //! - `get_by_id`: `get_tool`.
 //! - `stats`: `tool_stats`.
+//! - `record_executions_10`: what executions cost the store — `record_executions` of a batch
+//!   of 10 finished calls of one tool (execution rows plus its usage counter, one
+//!   transaction), the way the usage recorder commits calls made together.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,7 +22,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::sync::Arc;
 use tokio::runtime::Runtime;
-use toolsmith_core::{CreatedBy, CustomToolRecord, Permission, ToolKind, ToolStatus};
+use toolsmith_core::{
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, Permission, ToolKind, ToolStatus,
+};
 
 use toolsmith_store::testkit::PgCluster;
 use toolsmith_store::{PgOptions, PgStore, SqliteStore, Store, ToolQuery};
@@ -80,6 +85,24 @@ fn tool(name: &str, i: usize) -> CustomToolRecord {
         metadata: json!({"source": "bench"}),
         created_at: now,
         updated_at: now,
+    }
+}
+
+/// The `i`-th finished call of tool `tool_id` (`tool_00000`).
+fn execution(tool_id: &str, i: usize) -> ExecutionRecord {
+    ExecutionRecord {
+        id: format!("exec_{i:016x}"),
+        tool_id: tool_id.to_owned(),
+        tool_name: "tool_00000".to_owned(),
+        tool_version: 1,
+        owner: "default".to_owned(),
+        conversation_id: None,
+        agent_id: None,
+        status: ExecutionStatus::Success,
+        error_kind: None,
+        error: None,
+        duration_ms: 1.5,
+        created_at: Utc::now(),
     }
 }
 
@@ -230,6 +253,16 @@ fn bench_backend(c: &mut Criterion, rt: &Runtime, group_name: &str, n: usize, f:
 
         group.bench_with_input(BenchmarkId::new("stats", n), &n, |b, _| {
             b.iter(|| black_box(rt.block_on(store.tool_stats("default")).unwrap()));
+        });
+
+        let ran = AtomicUsize::new(0);
+        group.bench_with_input(BenchmarkId::new("record_executions_10", n), &n, |b, _| {
+            b.iter(|| {
+                let batch: Vec<ExecutionRecord> = (0..10)
+                    .map(|_| execution(&f.ids[0], ran.fetch_add(1, Ordering::Relaxed)))
+                    .collect();
+                rt.block_on(store.record_executions(&batch)).unwrap();
+            });
         });
 
         group.finish();

@@ -53,9 +53,9 @@ pub trait RawTables: Send + Sync {
     /// The database as shown in messages (no password).
     fn shown(&self) -> String;
 
-    /// What tells two handles on the same database apart from handles on two databases (the
-    /// canonical file path; the server, port and database name).
-    fn identity(&self) -> String;
+    /// What tells two handles on the same database apart from handles on two databases, however
+    /// their URLs spell it (the canonical file path; the server's start time and the database).
+    async fn identity(&self) -> Result<String, StoreError>;
 
     /// Every table of the database with its column names.
     async fn catalog(&self) -> Result<Vec<(String, Vec<String>)>, StoreError>;
@@ -148,7 +148,7 @@ pub async fn copy_database(
         database: to.shown(),
         error,
     };
-    if from.identity() == to.identity() {
+    if from.identity().await.map_err(source)? == to.identity().await.map_err(destination)? {
         return Err(CopyError::SameDatabase {
             database: from.shown(),
         });

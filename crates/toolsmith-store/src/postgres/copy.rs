@@ -24,12 +24,20 @@ impl RawTables for PgStore {
         self.shown.clone()
     }
 
-    fn identity(&self) -> String {
-        // The shown URL names the server, the port and the database (not the user).
-        match self.shown.split_once('@') {
-            Some((_, rest)) => format!("postgres://{rest}"),
-            None => self.shown.clone(),
-        }
+    async fn identity(&self) -> Result<String, StoreError> {
+        // The server as it knows itself (its start time, to the microsecond, and port), not as
+        // a URL names it: `localhost`, `127.0.0.1` and a unix socket reach the same server.
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT pg_postmaster_start_time()::text, current_setting('port'), \
+                        current_database()::text",
+                &[],
+            )
+            .await
+            .map_err(pg)?;
+        let (started, port, db): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+        Ok(format!("postgres:{started}:{port}/{db}"))
     }
 
     async fn catalog(&self) -> Result<Vec<(String, Vec<String>)>, StoreError> {

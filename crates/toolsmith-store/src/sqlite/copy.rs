@@ -20,10 +20,10 @@ impl RawTables for SqliteStore {
         self.inner.shown.clone()
     }
 
-    fn identity(&self) -> String {
+    async fn identity(&self) -> Result<String, StoreError> {
         let path = &self.inner.path;
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        format!("sqlite:{}", canonical.display())
+        Ok(format!("sqlite:{}", canonical.display()))
     }
 
     async fn catalog(&self) -> Result<Vec<(String, Vec<String>)>, StoreError> {

@@ -198,6 +198,18 @@ async fn sqlite_to_postgres_and_back_keeps_every_row_and_secrets_stay_sealed() {
             .iter()
             .all(|c| c.source_rows > 0 && c.source_rows == c.destination_rows)
     );
+    // The same database reached another way (its unix socket) is still the same database.
+    let db = pg.shown().rsplit('/').next().unwrap().to_owned();
+    let by_socket = format!(
+        "postgres://postgres@/{db}?host={}&port={}",
+        cluster.socket_dir().display(),
+        cluster.port()
+    );
+    let alias = PgStore::connect(&by_socket, &PgOptions::default())
+        .await
+        .unwrap();
+    let err = copy_database(&pg, &alias, true).await.unwrap_err();
+    assert!(matches!(err, CopyError::SameDatabase { .. }), "{err}");
     let back = SqliteStore::open(&dir.path().join("back.db"))
         .await
         .unwrap();
