@@ -455,9 +455,18 @@ pub(crate) async fn record_executions(
         entry.1 = entry.1.max(execution.created_at);
     }
     let tx = client.transaction().await.map_err(pg)?;
-    for execution in batch {
-        record_execution(&*tx, execution).await?;
-    }
+    // One statement, prepared once per connection; the rows are sent together (pipelined on
+    // the connection), not one round trip after another.
+    let insert = tx
+        .prepare_cached(&insert_execution_sql())
+        .await
+        .map_err(pg)?;
+    futures::future::try_join_all(
+        batch
+            .iter()
+            .map(|execution| insert_execution(&*tx, &insert, execution)),
+    )
+    .await?;
     // In a fixed order, so two instances' batches never lock the same rows crosswise.
     let mut usage: Vec<_> = usage.into_iter().collect();
     usage.sort_by(|a, b| a.0.cmp(&b.0));
@@ -471,6 +480,25 @@ pub(crate) async fn record_execution(
     client: &impl GenericClient,
     execution: &ExecutionRecord,
 ) -> Result<(), StoreError> {
+    insert_execution(client, insert_execution_sql().as_str(), execution).await
+}
+
+fn insert_execution_sql() -> String {
+    format!(
+        "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    )
+}
+
+/// Inserts one execution row with `statement` ([`insert_execution_sql`], prepared or not).
+async fn insert_execution<T>(
+    client: &impl GenericClient,
+    statement: &T,
+    execution: &ExecutionRecord,
+) -> Result<(), StoreError>
+where
+    T: tokio_postgres::ToStatement + Sync + Send + ?Sized,
+{
     let duration_ms = if execution.duration_ms.is_nan() {
         0.0
     } else {
@@ -478,10 +506,7 @@ pub(crate) async fn record_execution(
     };
     client
         .execute(
-            &format!(
-                "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-            ),
+            statement,
             &[
                 &execution.id,
                 &execution.tool_id,
