@@ -8,7 +8,7 @@
 //! - `errors` — exit codes, corrupt databases, database URLs, help.
 //! - `serve` — `toolsmith serve` as a process: HTTP, signals, the CLI against a running server;
 //!   `serve::postgres`: two instances on one PostgreSQL database; `serve::postgres_ops`: the
-//!   database restarted under load, and A→B change latency; `serve::full_disk`: a store
+//!   database restarted under load, listeners cut off, and A→B change latency; `serve::full_disk`: a store
 //!   that cannot write; `serve::logs`: no argument
 //!   value in the server's log.
 //! - `token` — `toolsmith token`.

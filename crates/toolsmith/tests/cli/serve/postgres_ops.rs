@@ -1,7 +1,8 @@
 //! Operating two real `toolsmith serve` instances on one PostgreSQL database: the database
 //! restarted under load (both instances survive, catch up through the change feed, and lose
-//! no acknowledged write), and how fast a tool created through one reaches an MCP client of
-//! the other.
+//! no acknowledged write), a change made while the listeners were cut off (it arrives by the
+//! resync after they reconnect), and how fast a tool created through one reaches an MCP
+//! client of the other.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -221,5 +222,60 @@ fn a_tool_created_through_one_instance_reaches_an_mcp_client_of_the_other_within
     assert!(
         max < Duration::from_secs(1),
         "a change took {max:?} to reach B (p50 {p50:?}, p99 {p99:?})"
+    );
+}
+
+/// The listeners of both instances are cut off and cannot reconnect (the database refuses new
+/// connections; pooled ones keep working) while a tool is created through A: its notice reaches
+/// no one, so B can only learn of it from the resync its listener does once it is back.
+#[test]
+fn a_change_made_while_the_other_instance_was_not_listening_reaches_it_by_the_resync() {
+    let Some(cluster) = pg_or_skip() else { return };
+    let url = cluster.create_database().expect("database");
+    let db = url.rsplit('/').next().expect("database name").to_owned();
+    let env = Env::new();
+    let args = ["--database-url", url.as_str(), "--poll-interval", "1h"];
+    let a = env.serve(&args);
+    let b = env.serve(&args);
+    let created = |name: &str| {
+        request(
+            &a.addr,
+            "POST",
+            "/api/v1/custom-tools",
+            Some(create_body(name).as_slice()),
+        )
+        .status
+    };
+    assert_eq!(created("before"), 201);
+    b.wait_until("B serves the tool created on A", || serves(&b, "before"));
+
+    cluster
+        .psql(&format!("ALTER DATABASE {db} WITH ALLOW_CONNECTIONS false"))
+        .expect("refuse new connections");
+    let cut = cluster
+        .psql(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = '{db}' AND query LIKE 'LISTEN%'"
+        ))
+        .expect("cut the listeners");
+    assert_eq!(cut, "2", "each instance has one listening connection");
+    assert_eq!(created("while_away"), 201);
+    // Long enough for the listeners to fail at least once more.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !serves(&b, "while_away"),
+        "B heard of it while not listening"
+    );
+    cluster
+        .psql(&format!("ALTER DATABASE {db} WITH ALLOW_CONNECTIONS true"))
+        .expect("allow connections again");
+    b.wait_until(
+        "B serves the tool created while it was not listening",
+        || serves(&b, "while_away"),
+    );
+    assert!(
+        b.stderr().contains("the LISTEN connection"),
+        "B's log does not show the lost listener:\n{}",
+        b.stderr()
     );
 }
