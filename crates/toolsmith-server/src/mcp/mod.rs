@@ -147,6 +147,17 @@ async fn serve_http(
         http.config.clone(),
     );
     let is_delete = request.method() == axum::http::Method::DELETE;
+    if is_delete
+        && let Some(id) = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        && !http.sessions.knows(id).await
+    {
+        // rmcp closes an unknown session "successfully"; the spec's answer for a session the
+        // server does not have is 404 (it may live on another instance, or be gone).
+        return session_not_found();
+    }
     let mut response = service
         .handle(request)
         .await
@@ -163,6 +174,16 @@ async fn serve_http(
         *response.body_mut() = axum::body::Body::empty();
     }
     response
+}
+
+/// The 404 for a session this instance does not have, as rmcp answers a POST or GET for one.
+fn session_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "Not Found: Session not found (it ended, or another server instance holds it); \
+         initialize a new session",
+    )
+        .into_response()
 }
 
 /// The 503 for an `initialize` refused by a session limit: rmcp's message (which names the

@@ -201,6 +201,15 @@ impl SessionBook {
     }
 
     /// Drops a closed session from the book (its place is free again).
+    /// Whether this instance has the session `id` (another instance's, or a closed one, it
+    /// has not).
+    pub(crate) async fn knows(&self, id: &str) -> bool {
+        self.inner
+            .has_session(&SessionId::from(id.to_owned()))
+            .await
+            .unwrap_or(false)
+    }
+
     fn forget(&self, id: &SessionId) {
         let mut state = self.lock();
         forget_locked(&mut state, id);

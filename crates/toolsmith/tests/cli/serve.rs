@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 mod full_disk;
 mod logs;
 mod postgres;
+mod postgres_balancer;
 mod postgres_ops;
 
 // --- running the binary ---------------------------------------------------------------------
@@ -1035,6 +1036,20 @@ fn mcp_initialize(addr: &str) -> Response {
     )
 }
 
+/// A 2025-11-25 session on `addr`, initialized (`initialize`, `notifications/initialized`).
+fn mcp_session(addr: &str) -> String {
+    let init = mcp_initialize(addr);
+    assert_eq!(init.status, 200, "{}", init.body);
+    let id = init
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let ack = mcp_post(addr, Some(&id), &initialized);
+    assert_eq!(ack.status, 202, "{}", ack.body);
+    id
+}
+
 fn mcp_ping(addr: &str, session: &str) -> u16 {
     mcp_post(
         addr,
@@ -1054,15 +1069,7 @@ struct ListChanged {
 
 impl ListChanged {
     fn open(addr: &str) -> ListChanged {
-        let init = mcp_initialize(addr);
-        assert_eq!(init.status, 200, "{}", init.body);
-        let id = init
-            .header("mcp-session-id")
-            .expect("a session id")
-            .to_owned();
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let ack = mcp_post(addr, Some(&id), &initialized);
-        assert_eq!(ack.status, 202, "{}", ack.body);
+        let id = mcp_session(addr);
         let mut stream = TcpStream::connect(addr).expect("connect");
         let head = format!(
             "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\

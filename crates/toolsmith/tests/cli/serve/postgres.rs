@@ -11,14 +11,14 @@ use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 use super::{Env, ListChanged, Server, request};
 
 /// A cluster with one fresh database, and its URL.
-fn database() -> Option<(PgCluster, String)> {
+pub(super) fn database() -> Option<(PgCluster, String)> {
     let cluster = pg_or_skip()?;
     let url = cluster.create_database().expect("create database");
     Some((cluster, url))
 }
 
 /// Instances A and B on `url` (same data dir: the same Config Center key).
-fn two_instances(env: &Env, url: &str, extra: &[&str]) -> (Server, Server) {
+pub(super) fn two_instances(env: &Env, url: &str, extra: &[&str]) -> (Server, Server) {
     let mut args = vec!["--database-url", url, "--poll-interval", "100ms"];
     args.extend_from_slice(extra);
     let a = env.serve(&args);
@@ -26,7 +26,7 @@ fn two_instances(env: &Env, url: &str, extra: &[&str]) -> (Server, Server) {
     (a, b)
 }
 
-fn create(server: &Server, name: &str) -> u16 {
+pub(super) fn create(server: &Server, name: &str) -> u16 {
     server
         .post(
             "/api/v1/custom-tools",
