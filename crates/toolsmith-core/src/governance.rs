@@ -1,6 +1,7 @@
 //! The governance records the store keeps: human approvals of executions (and the standing
-//! grants `allow_always` leaves), the audit log of privileged actions, the stored policy, and
-//! API tokens.
+//! grants `allow_always` leaves), the audit log of privileged actions, the stored policy, API
+//! tokens, and what a call asks of the rate limits and concurrency caps several instances
+//! share on one database.
 //!
 //! Like every record of the store they are plain data; the rules (who needs an approval, what
 //! an audit entry may contain) live in the service.
@@ -219,4 +220,52 @@ pub struct ApiTokenRecord {
     pub last_used_at: Option<DateTime<Utc>>,
     /// The agent every request with this token acts as (selects the agent's policy).
     pub agent_id: Option<String>,
+}
+
+/// One token bucket a call spends from in limits shared by every instance on one database
+/// (`rate_per_user`, `rate_per_tool`, `rate_per_session`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateBucketSpend {
+    /// What the bucket counts: `user`, `tool` or `session`; at most one bucket per scope.
+    pub scope: String,
+    /// Whose bucket it is (the user id, `owner/tool`, the session id); any text.
+    pub key: String,
+    /// The most tokens it holds (the burst).
+    pub capacity: f64,
+    /// The tokens it regains per second (more than 0).
+    pub per_second: f64,
+}
+
+/// What one call takes from the shared limits, in one atomic step: a token of each bucket,
+/// and then one of the user's concurrency slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitRequest {
+    pub buckets: Vec<RateBucketSpend>,
+    /// A slot of this user's concurrency cap, if one is configured (and the call is not nested).
+    pub slot: Option<SlotRequest>,
+}
+
+/// One of `cap` slots of `user`, leased for `ttl`: a lease not renewed in time (its instance
+/// died) lapses, so no slot leaks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotRequest {
+    pub user: String,
+    pub cap: u32,
+    pub ttl: std::time::Duration,
+}
+
+/// The outcome of a [`LimitRequest`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum LimitOutcome {
+    /// Every bucket gave a token; `lease` is the slot's lease when one was asked for.
+    Allowed { lease: Option<i64> },
+    /// Bucket `index` (of the request's) was empty and the longest to wait for: nothing was
+    /// spent. It has a token again after `wait`.
+    RateLimited {
+        index: usize,
+        wait: std::time::Duration,
+    },
+    /// The tokens were spent, but the user already runs `cap` executions (as in memory, where
+    /// a call refused by the concurrency cap has spent its rate tokens).
+    ConcurrencyLimited,
 }

@@ -32,7 +32,7 @@ pub use config::{
 };
 pub use governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
-    AuditRecord, StoredPolicy,
+    AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,
 };
 pub use model::{
     ConsoleEntry, ConsoleLevel, ErrorKind, Permission, PermissionSet, ResultMetadata, ToolContext,

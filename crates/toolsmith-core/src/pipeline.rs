@@ -32,11 +32,16 @@ pub struct Call {
 }
 
 /// Something a middleware keeps alive until its call ends.
-pub struct Held(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
+pub struct Held(Box<dyn std::any::Any + Send + Sync>);
 
 impl Held {
     pub fn new(value: impl std::any::Any + Send + Sync) -> Held {
         Held(Box::new(value))
+    }
+
+    /// The value, if it is a `T` (for the middleware that put it there, in its `after` hook).
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
     }
 }
 

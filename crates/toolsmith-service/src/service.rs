@@ -186,7 +186,8 @@ impl ToolService {
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let telemetry = Arc::new(Telemetry::new());
         let usage = UsageRecorder::start(store.clone(), telemetry.usage_metrics());
-        let limiter = Arc::new(Limiter::new(config.limits));
+        let limiter =
+            Arc::new(Limiter::new(config.limits).with_shared(store.clone().shared_limits()));
         let policy = Arc::new(
             PolicyGate::new(config.policy.as_ref(), &registry)
                 .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,

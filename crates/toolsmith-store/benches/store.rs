@@ -12,6 +12,11 @@
 //! - `record_executions_10`: what executions cost the store — `record_executions` of a batch
 //!   of 10 finished calls of one tool (execution rows plus its usage counter, one
 //!   transaction), the way the usage recorder commits calls made together.
+//!
+//! Group `shared_limits` (PostgreSQL only) is what the limits several instances share cost a
+//! call: `ping` (`SELECT 1`, one round trip: the baseline), `take_user` (one rate bucket, the
+//! usual `rate_per_user`), `take_three` (user, tool and session buckets), `slot_and_release` (a
+//! concurrency slot taken and given back: two round trips). Buckets are never empty.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -269,5 +274,67 @@ fn bench_backend(c: &mut Criterion, rt: &Runtime, group_name: &str, n: usize, f:
     }
 }
 
-criterion_group!(store_benches, benches);
+fn shared_limits(c: &mut Criterion) {
+    use toolsmith_store::{LimitRequest, RateBucketSpend, SlotRequest};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let Some((store, _keep)) = empty(&rt, "postgres") else {
+        return;
+    };
+    let limits = Arc::clone(&store).shared_limits().expect("PostgreSQL shares limits");
+    let bucket = |scope: &str, key: &str| RateBucketSpend {
+        scope: scope.to_owned(),
+        key: key.to_owned(),
+        capacity: 1e12,
+        per_second: 1e9,
+    };
+    let user = LimitRequest {
+        buckets: vec![bucket("user", "alice")],
+        slot: None,
+    };
+    let three = LimitRequest {
+        buckets: vec![
+            bucket("user", "alice"),
+            bucket("tool", "alice/echo"),
+            bucket("session", "conversation-1"),
+        ],
+        slot: None,
+    };
+    let slot = LimitRequest {
+        buckets: Vec::new(),
+        slot: Some(SlotRequest {
+            user: "alice".to_owned(),
+            cap: 1_000,
+            ttl: Duration::from_secs(15),
+        }),
+    };
+    let mut group = c.benchmark_group("shared_limits");
+    group.measurement_time(Duration::from_secs(4));
+    group.bench_function("ping", |b| {
+        b.iter(|| rt.block_on(store.ping()).unwrap());
+    });
+    group.bench_function("take_user", |b| {
+        b.iter(|| black_box(rt.block_on(limits.take_limits(&user)).unwrap()));
+    });
+    group.bench_function("take_three", |b| {
+        b.iter(|| black_box(rt.block_on(limits.take_limits(&three)).unwrap()));
+    });
+    group.bench_function("slot_and_release", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let taken = limits.take_limits(&slot).await.unwrap();
+                let toolsmith_store::LimitOutcome::Allowed { lease: Some(lease) } = taken else {
+                    panic!("a slot: {taken:?}");
+                };
+                limits.release_slot(lease).await.unwrap();
+            });
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(store_benches, benches, shared_limits);
 criterion_main!(store_benches);

@@ -30,12 +30,40 @@ pub use sqlite::SqliteStore;
 // `toolsmith_store::X` keeps working for the store's users.
 pub use toolsmith_core::governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
-    AuditRecord, StoredPolicy,
+    AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,
 };
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ToolPage, ToolQuery, ToolStats,
 };
+
+/// Rate-limit buckets and concurrency slots kept in the database, so that several instances
+/// on one database enforce one limit between them. Each [`SharedLimits::take_limits`] is one
+/// round trip and one atomic step, on the database's clock (instances' clocks never meet).
+/// The rows are transient counters, not data: dropping them all resets the limits.
+#[async_trait]
+pub trait SharedLimits: Send + Sync + 'static {
+    /// Spends one token of every bucket of the request, or of none of them (and says which
+    /// was empty and for how long), then, if asked, takes one of the user's slots: a lease of
+    /// `ttl` that [`SharedLimits::renew_slots`] extends and [`SharedLimits::release_slot`] ends.
+    async fn take_limits(&self, request: &LimitRequest) -> Result<LimitOutcome, StoreError>;
+
+    /// Gives a slot back (nothing if it is gone already).
+    async fn release_slot(&self, lease: i64) -> Result<(), StoreError>;
+
+    /// Extends the given slots (the ones its instance still holds: it is alive) to `ttl` from
+    /// now; how many were still there. A slot nobody renews lapses after its `ttl`, so the
+    /// slots of an instance that died, or a lease whose answer was lost, free themselves.
+    async fn renew_slots(
+        &self,
+        leases: &[i64],
+        ttl: std::time::Duration,
+    ) -> Result<u64, StoreError>;
+
+    /// Deletes the buckets that are full again (a full bucket is the same as none) and the
+    /// lapsed slots; how many rows went.
+    async fn sweep_limits(&self) -> Result<u64, StoreError>;
+}
 
 /// Where custom tools, their history and their executions live.
 #[async_trait]
@@ -48,6 +76,13 @@ pub trait Store: Send + Sync + 'static {
     /// reconnection. `None` when the backend cannot push changes (SQLite): poll
     /// [`Store::tools_fingerprint`] instead.
     fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::Receiver<FeedEvent>> {
+        None
+    }
+
+    /// The rate-limit and concurrency counters every process on this store shares
+    /// (PostgreSQL). `None` when one process is all there is (SQLite): the service keeps its
+    /// counters in memory.
+    fn shared_limits(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn SharedLimits>> {
         None
     }
 

@@ -107,6 +107,12 @@ impl PgCluster {
 
     /// Runs one SQL command as the superuser against database `postgres`.
     pub fn psql(&self, sql: &str) -> Result<String, ClusterError> {
+        self.psql_in("postgres", sql)
+    }
+
+    /// Runs one SQL command as the superuser against database `db`; its output, unaligned,
+    /// without headers (one row a line).
+    pub fn psql_in(&self, db: &str, sql: &str) -> Result<String, ClusterError> {
         let mut psql = Command::new(self.bin.join("psql"));
         psql.args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-h"])
             .arg(self.dir.path())
@@ -116,7 +122,7 @@ impl PgCluster {
                 "-U",
                 "postgres",
                 "-d",
-                "postgres",
+                db,
                 "-c",
             ])
             .arg(sql);

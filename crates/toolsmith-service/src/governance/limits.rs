@@ -13,7 +13,12 @@
 //! Nested calls (`callTool` from tool code) run inside their caller's permit and are not
 //! counted again, so a tool that calls tools can never deadlock against its own cap; they do
 //! spend rate tokens. Only executions pass here: control-plane reads never wait for a permit.
-//! Counters are per process; a shared store takes them over with the PostgreSQL backend.
+//!
+//! Counters are in memory on a store one process has to itself (SQLite). On a store several
+//! instances share (PostgreSQL) the rate buckets and the per-user cap live in the database
+//! ([`shared`]), so they hold across every instance; the global cap (`max_concurrent`)
+//! protects one instance's CPU and stays per instance, and is taken first there, so a call
+//! this instance cannot run spends nothing of the user's shared budget.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,7 +27,15 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Map, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use toolsmith_core::{Call, ErrorKind, Held, Middleware, ToolOrigin, ToolResult};
+use toolsmith_core::{
+    Call, ErrorKind, Held, LimitRequest, Middleware, RateBucketSpend, SlotRequest, ToolOrigin,
+    ToolResult,
+};
+use toolsmith_store::SharedLimits;
+
+use shared::{SLOT_TTL, SharedCounters, SlotLease, Taken};
+
+mod shared;
 
 /// Idle buckets are forgotten once this many are kept (a full bucket carries no state).
 const MAX_BUCKETS: usize = 100_000;
@@ -124,7 +137,12 @@ pub struct Limiter {
     global: Option<Arc<Semaphore>>,
     user_slots: Mutex<UserSlots>,
     rejections: Mutex<LimitRejections>,
+    /// The database's counters, when instances share them and a shared limit is configured.
+    shared: Option<Arc<SharedCounters>>,
 }
+
+/// The buckets of one call: scope, rate (if configured) and key (if the call has one).
+type BucketKeys = [(Scope, Option<Rate>, Option<String>); 3];
 
 /// One semaphore per user with calls in flight (and, until the next sweep, recently).
 struct UserSlots {
@@ -162,7 +180,22 @@ impl Limiter {
                 sweep_at: USER_SLOTS_SWEEP_AT,
             }),
             rejections: Mutex::new(LimitRejections::default()),
+            shared: None,
         }
+    }
+
+    /// Keeps the rate buckets and the per-user cap in `shared` (the counters every instance on
+    /// one database shares) when there is one and any of them is configured.
+    #[must_use]
+    pub fn with_shared(mut self, shared: Option<Arc<dyn SharedLimits>>) -> Limiter {
+        let config = self.config;
+        let rated = [config.per_user, config.per_tool, config.per_session]
+            .iter()
+            .any(|rate| rate.is_some_and(|rate| rate.per_minute > 0));
+        if rated || config.max_concurrent_per_user > 0 {
+            self.shared = shared.map(SharedCounters::new);
+        }
+        self
     }
 
     /// Refusals so far.
@@ -174,7 +207,7 @@ impl Limiter {
     }
 
     /// Spends one token from each configured bucket of the call, or from none of them.
-    fn spend(&self, keys: &[(Scope, Option<Rate>, Option<String>)]) -> Result<(), ToolResult> {
+    fn spend(&self, keys: &BucketKeys) -> Result<(), ToolResult> {
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         let mut refilled = Vec::with_capacity(keys.len());
@@ -237,12 +270,21 @@ impl Limiter {
     }
 
     fn acquire(&self, call: &mut Call) -> Result<(), ToolResult> {
+        self.acquire_global(call)?;
+        self.acquire_user(call)
+    }
+
+    fn acquire_global(&self, call: &mut Call) -> Result<(), ToolResult> {
         if let Some(global) = &self.global {
             let permit = Arc::clone(global).try_acquire_owned().map_err(|_| {
                 self.concurrency_refused("too many executions are running on this server")
             })?;
             call.held.push(Held::new(permit));
         }
+        Ok(())
+    }
+
+    fn acquire_user(&self, call: &mut Call) -> Result<(), ToolResult> {
         if self.config.max_concurrent_per_user > 0 {
             let slots = self
                 .user_slots
@@ -265,6 +307,71 @@ impl Limiter {
             .unwrap_or_else(PoisonError::into_inner)
             .by_user
             .len()
+    }
+
+    /// The call's limits from the shared counters: `None` when the database did not answer
+    /// (the caller falls back to the in-memory counters; the global permit is taken already).
+    async fn shared_before(
+        &self,
+        shared: &Arc<SharedCounters>,
+        call: &mut Call,
+        keys: &BucketKeys,
+    ) -> Option<Result<(), ToolResult>> {
+        let outer = call.ctx.depth == 0;
+        if outer && let Err(refused) = self.acquire_global(call) {
+            return Some(Err(refused));
+        }
+        let mut scopes = Vec::with_capacity(keys.len());
+        let mut request = LimitRequest {
+            buckets: Vec::with_capacity(keys.len()),
+            slot: None,
+        };
+        for (scope, rate, key) in keys {
+            let (Some(rate), Some(key)) = (rate, key) else {
+                continue;
+            };
+            if rate.per_minute == 0 {
+                continue;
+            }
+            scopes.push(*scope);
+            request.buckets.push(RateBucketSpend {
+                scope: scope.as_str().to_owned(),
+                key: key.clone(),
+                capacity: rate.capacity(),
+                per_second: rate.refill_per_sec(),
+            });
+        }
+        if outer && self.config.max_concurrent_per_user > 0 {
+            request.slot = Some(SlotRequest {
+                user: call.ctx.user_id.clone(),
+                cap: u32::try_from(self.config.max_concurrent_per_user).unwrap_or(u32::MAX),
+                ttl: SLOT_TTL,
+            });
+        }
+        if request.buckets.is_empty() && request.slot.is_none() {
+            return Some(Ok(()));
+        }
+        Some(match shared.take(&request).await {
+            Taken::Allowed(lease) => {
+                if let Some(lease) = lease {
+                    call.held.push(Held::new(lease));
+                }
+                Ok(())
+            }
+            Taken::RateLimited { index, wait } => {
+                let scope = scopes.get(index).copied().unwrap_or(Scope::User);
+                self.count(|r| r.rate += 1);
+                Err(refusal(
+                    format!("rate limit per {} reached", scope.as_str()),
+                    scope.as_str(),
+                    wait,
+                ))
+            }
+            Taken::ConcurrencyLimited => {
+                Err(self.concurrency_refused("too many of your executions are running"))
+            }
+            Taken::Unavailable => return None,
+        })
     }
 
     fn concurrency_refused(&self, message: &str) -> ToolResult {
@@ -296,7 +403,7 @@ impl Middleware for Limiter {
             ToolOrigin::Custom { owner, .. } => format!("{owner}/{}", call.tool.name()),
             ToolOrigin::BuiltIn { .. } => call.tool.name().to_owned(),
         };
-        self.spend(&[
+        let keys: BucketKeys = [
             (
                 Scope::User,
                 self.config.per_user,
@@ -308,11 +415,34 @@ impl Middleware for Limiter {
                 self.config.per_session,
                 call.ctx.conversation_id.clone(),
             ),
-        ])?;
+        ];
+        if let Some(shared) = &self.shared {
+            if let Some(decided) = self.shared_before(shared, call, &keys).await {
+                return decided;
+            }
+            // The database did not answer: this instance's own counters decide.
+            self.spend(&keys)?;
+            if call.ctx.depth == 0 {
+                self.acquire_user(call)?;
+            }
+            return Ok(());
+        }
+        self.spend(&keys)?;
         if call.ctx.depth == 0 {
             self.acquire(call)?;
         }
         Ok(())
+    }
+
+    async fn after(&self, call: &Call, _result: &mut ToolResult) {
+        if self.shared.is_none() {
+            return;
+        }
+        for held in &call.held {
+            if let Some(lease) = held.get::<SlotLease>() {
+                lease.release().await;
+            }
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub(crate) mod config;
 mod governance;
+mod limits;
 mod postgres;
 pub(crate) mod tools;
 
@@ -62,6 +63,17 @@ impl Backend {
 
     pub(crate) fn store(&self) -> Arc<dyn Store> {
         Arc::clone(&self.store)
+    }
+
+    /// Another handle on the same PostgreSQL database (another instance), when this is the
+    /// PostgreSQL backend.
+    pub(crate) async fn another_instance(&self) -> Option<Arc<PgStore>> {
+        match &self.kind {
+            Kind::Postgres { url, .. } => Some(Arc::new(
+                PgStore::connect(url, &PgOptions::default()).await.unwrap(),
+            )),
+            Kind::Sqlite { .. } => None,
+        }
     }
 
     /// The PostgreSQL cluster, when this is the PostgreSQL backend.

@@ -12,6 +12,7 @@ mod config;
 mod copy;
 mod errors;
 mod governance;
+mod limits;
 mod notify;
 mod rows;
 pub(crate) mod schema;
@@ -246,6 +247,12 @@ async fn wait_until_reachable(
 
 #[async_trait]
 impl Store for PgStore {
+    fn shared_limits(
+        self: std::sync::Arc<Self>,
+    ) -> Option<std::sync::Arc<dyn crate::SharedLimits>> {
+        Some(self)
+    }
+
     fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::Receiver<crate::FeedEvent>> {
         Some(notify::subscribe(
             self.config.clone(),

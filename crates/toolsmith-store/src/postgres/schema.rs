@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -188,6 +188,110 @@ CREATE TABLE policies (
     r#"
 ALTER TABLE tool_executions ADD COLUMN agent_id TEXT;
 CREATE INDEX idx_tool_executions_owner_agent ON tool_executions (owner, agent_id, created_at);
+"#,
+    // 3: rate limits and concurrency slots shared by every instance (transient counters, not
+    // data: `toolsmith db copy` leaves them out). One token bucket per (scope, key); a bucket
+    // that is full again (`full_at` passed) is the same as no row and is swept. A slot is a
+    // lease its instance renews; one that lapses (the instance died) no longer counts.
+    r#"
+CREATE TABLE limit_buckets (
+    scope      TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    tokens     DOUBLE PRECISION NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    full_at    TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+CREATE INDEX idx_limit_buckets_full ON limit_buckets (full_at);
+
+CREATE TABLE limit_slots (
+    id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id    TEXT NOT NULL,
+    instance   TEXT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX idx_limit_slots_user ON limit_slots (user_id, expires_at);
+CREATE INDEX idx_limit_slots_instance ON limit_slots (instance);
+CREATE INDEX idx_limit_slots_expires ON limit_slots (expires_at);
+
+-- One call's take, in one round trip: lock each bucket (created full when missing) in the
+-- order given (one bucket per scope, in scope order, so two callers never wait on each other
+-- in a cycle), refill it to the clock read after the locks, and spend one token of each only
+-- if every one has a token; then, if a slot is asked for, count the user's live slots under
+-- a per-user advisory lock and lease one. refused: 0 allowed, i > 0 bucket i was empty
+-- (wait_seconds until it has a token), -1 the user's slots are all taken.
+CREATE FUNCTION toolsmith_take_limits(
+    p_scopes TEXT[], p_keys TEXT[], p_capacity DOUBLE PRECISION[],
+    p_per_second DOUBLE PRECISION[], p_user TEXT, p_cap INTEGER, p_instance TEXT,
+    p_ttl_seconds DOUBLE PRECISION,
+    OUT refused INTEGER, OUT wait_seconds DOUBLE PRECISION, OUT lease BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+    n INTEGER := coalesce(array_length(p_keys, 1), 0);
+    k TEXT;
+    held DOUBLE PRECISION;
+    stamp TIMESTAMPTZ;
+    tokens DOUBLE PRECISION[] := '{}';
+    stamps TIMESTAMPTZ[] := '{}';
+    keys TEXT[] := '{}';
+    levels DOUBLE PRECISION[] := '{}';
+    t TIMESTAMPTZ;
+    level DOUBLE PRECISION;
+    wait DOUBLE PRECISION;
+    live BIGINT;
+BEGIN
+    refused := 0;
+    wait_seconds := 0;
+    lease := NULL;
+    FOR i IN 1..n LOOP
+        -- Keys past what an index entry holds are stored by their hash.
+        k := CASE WHEN octet_length(p_keys[i]) > 256
+                  THEN 'sha256:' || encode(sha256(convert_to(p_keys[i], 'UTF8')), 'hex')
+                  ELSE p_keys[i] END;
+        INSERT INTO limit_buckets AS b (scope, key, tokens, updated_at, full_at)
+        VALUES (p_scopes[i], k, p_capacity[i], clock_timestamp(), clock_timestamp())
+        ON CONFLICT (scope, key) DO UPDATE SET scope = b.scope
+        RETURNING b.tokens, b.updated_at INTO held, stamp;
+        keys := keys || k;
+        tokens := tokens || held;
+        stamps := stamps || stamp;
+    END LOOP;
+    t := clock_timestamp();
+    FOR i IN 1..n LOOP
+        level := least(p_capacity[i], tokens[i]
+            + greatest(0, extract(epoch FROM t - stamps[i])::double precision) * p_per_second[i]);
+        levels := levels || level;
+        IF level < 1 THEN
+            wait := CASE WHEN p_per_second[i] > 0 THEN (1 - level) / p_per_second[i] ELSE 3600 END;
+            IF refused = 0 OR wait > wait_seconds THEN
+                refused := i;
+                wait_seconds := wait;
+            END IF;
+        END IF;
+    END LOOP;
+    IF refused > 0 THEN
+        RETURN;
+    END IF;
+    FOR i IN 1..n LOOP
+        UPDATE limit_buckets
+           SET tokens = levels[i] - 1, updated_at = t,
+               full_at = t + make_interval(secs => least(1e9,
+                   (p_capacity[i] - levels[i] + 1) / greatest(p_per_second[i], 1e-9)))
+         WHERE scope = p_scopes[i] AND key = keys[i];
+    END LOOP;
+    IF p_user IS NOT NULL THEN
+        PERFORM pg_advisory_xact_lock(hashtextextended('toolsmith-slots:' || p_user, 0));
+        SELECT count(*) INTO live FROM limit_slots WHERE user_id = p_user AND expires_at > t;
+        IF live >= p_cap THEN
+            refused := -1;
+            RETURN;
+        END IF;
+        INSERT INTO limit_slots (user_id, instance, expires_at)
+        VALUES (p_user, p_instance, t + make_interval(secs => p_ttl_seconds))
+        RETURNING id INTO lease;
+    END IF;
+END
+$$;
 "#,
 ];
 

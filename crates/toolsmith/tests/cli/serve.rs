@@ -15,6 +15,7 @@ mod full_disk;
 mod logs;
 mod postgres;
 mod postgres_balancer;
+mod postgres_limits;
 mod postgres_ops;
 
 // --- running the binary ---------------------------------------------------------------------
