@@ -51,6 +51,16 @@ fn stores() -> (&'static [(&'static str, &'static str)], &'static [usize]) {
     }
 }
 
+/// Whether the command line's filter (criterion's positional argument, if any) can select a
+/// benchmark of `group`: a group nobody asked for is not filled (22,000 tools take minutes).
+fn wanted(group: &str) -> bool {
+    let mut filters = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .peekable();
+    filters.peek().is_none() || filters.any(|f| group.starts_with(&f) || f.starts_with(group))
+}
+
 fn tool(name: &str, i: usize) -> CustomToolRecord {
     let now = Utc::now();
     CustomToolRecord {
@@ -181,6 +191,9 @@ fn benches(c: &mut Criterion) {
         .unwrap();
     let (backends, sizes) = stores();
     for &(backend, group_name) in backends {
+        if !wanted(group_name) {
+            continue;
+        }
         for &n in sizes {
             let Some(f) = filled(&rt, backend, n) else {
                 return;
@@ -276,6 +289,10 @@ fn bench_backend(c: &mut Criterion, rt: &Runtime, group_name: &str, n: usize, f:
 
 fn shared_limits(c: &mut Criterion) {
     use toolsmith_store::{LimitRequest, RateBucketSpend, SlotRequest};
+    // PostgreSQL only, and only under `cargo bench` (as the groups above).
+    if !std::env::args().any(|a| a == "--bench") || !wanted("shared_limits") {
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -284,7 +301,9 @@ fn shared_limits(c: &mut Criterion) {
     let Some((store, _keep)) = empty(&rt, "postgres") else {
         return;
     };
-    let limits = Arc::clone(&store).shared_limits().expect("PostgreSQL shares limits");
+    let limits = Arc::clone(&store)
+        .shared_limits()
+        .expect("PostgreSQL shares limits");
     let bucket = |scope: &str, key: &str| RateBucketSpend {
         scope: scope.to_owned(),
         key: key.to_owned(),

@@ -237,10 +237,22 @@ pub const TABLES: &[Table] = &[
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.
-pub const NOT_COPIED: &[(&str, &str)] = &[(
-    "toolsmith_schema",
-    "PostgreSQL's schema version: the destination is migrated by this build when opened",
-)];
+pub const NOT_COPIED: &[(&str, &str)] = &[
+    (
+        "toolsmith_schema",
+        "PostgreSQL's schema version: the destination is migrated by this build when opened",
+    ),
+    (
+        "limit_buckets",
+        "PostgreSQL's shared rate-limit buckets: transient counters; the destination's buckets \
+         start full",
+    ),
+    (
+        "limit_slots",
+        "PostgreSQL's leased concurrency slots: they belong to the running calls of the source's \
+         instances, and lapse there on their own",
+    ),
+];
 
 /// Checks a database's tables and columns (`catalog`: name → column names) against
 /// [`TABLES`] and [`NOT_COPIED`]: every table must be known, and every copied table must have

@@ -33,6 +33,9 @@ impl SharedLimits for PgStore {
             None => (None, 0, 0.0),
         };
         let client = self.client().await?;
+        if let ([(_, only)], None) = (buckets.as_slice(), &request.slot) {
+            return spend_one(&client, only, &keys[0]).await;
+        }
         let row = client
             .query_one(
                 "SELECT refused, wait_seconds, lease \
@@ -94,7 +97,9 @@ impl SharedLimits for PgStore {
         let client = self.client().await?;
         let buckets = client
             .execute(
-                "DELETE FROM limit_buckets WHERE full_at < clock_timestamp()",
+                "DELETE FROM limit_buckets WHERE tokens \
+                 + extract(epoch FROM clock_timestamp() - updated_at)::double precision \
+                   * per_second >= capacity",
                 &[],
             )
             .await
@@ -108,6 +113,68 @@ impl SharedLimits for PgStore {
             .map_err(pg)?;
         Ok(buckets + slots)
     }
+}
+
+/// The usual call (one bucket, `rate_per_user` alone, no slot) in one statement: the row lock
+/// is held for that statement only, not for a function's several, which is what a user's
+/// concurrent calls queue on. Same semantics as `toolsmith_take_limits`; on a refusal a second
+/// read says how long to wait.
+async fn spend_one(
+    client: &deadpool_postgres::Client,
+    bucket: &crate::RateBucketSpend,
+    key: &str,
+) -> Result<LimitOutcome, StoreError> {
+    const LEVEL: &str = "least($3::double precision, b.tokens + greatest(0, extract(epoch FROM \
+                         clock_timestamp() - b.updated_at)::double precision) \
+                         * $4::double precision)";
+    let key = if key.len() > 256 {
+        // What the function stores such keys as (an index entry holds no more).
+        let row = client
+            .query_one(
+                "SELECT 'sha256:' || encode(sha256(convert_to($1, 'UTF8')), 'hex')",
+                &[&key],
+            )
+            .await
+            .map_err(pg)?;
+        row.get::<_, String>(0)
+    } else {
+        key.to_owned()
+    };
+    let spent = client
+        .query_opt(
+            &format!(
+                "INSERT INTO limit_buckets AS b (scope, key, tokens, updated_at, capacity, per_second) \
+                 VALUES ($1, $2, $3::double precision - 1, clock_timestamp(), $3, $4) \
+                 ON CONFLICT (scope, key) DO UPDATE \
+                 SET tokens = {LEVEL} - 1, updated_at = clock_timestamp(), capacity = $3, \
+                     per_second = $4 \
+                 WHERE {LEVEL} >= 1 \
+                 RETURNING 1"
+            ),
+            &[&bucket.scope, &key, &bucket.capacity, &bucket.per_second],
+        )
+        .await
+        .map_err(pg)?;
+    if spent.is_some() {
+        return Ok(LimitOutcome::Allowed { lease: None });
+    }
+    let row = client
+        .query_opt(
+            &format!("SELECT {LEVEL} FROM limit_buckets b WHERE b.scope = $1 AND b.key = $2"),
+            &[&bucket.scope, &key, &bucket.capacity, &bucket.per_second],
+        )
+        .await
+        .map_err(pg)?;
+    let level: f64 = row.map_or(0.0, |r| r.get(0));
+    let wait = if bucket.per_second > 0.0 {
+        (1.0 - level).max(0.0) / bucket.per_second
+    } else {
+        3600.0
+    };
+    Ok(LimitOutcome::RateLimited {
+        index: 0,
+        wait: Duration::from_secs_f64(wait.clamp(0.0, 3600.0)),
+    })
 }
 
 /// `key` as PostgreSQL text can hold it: a NUL (which text refuses) becomes `\0` and a

@@ -190,29 +190,31 @@ ALTER TABLE tool_executions ADD COLUMN agent_id TEXT;
 CREATE INDEX idx_tool_executions_owner_agent ON tool_executions (owner, agent_id, created_at);
 "#,
     // 3: rate limits and concurrency slots shared by every instance (transient counters, not
-    // data: `toolsmith db copy` leaves them out). One token bucket per (scope, key); a bucket
-    // that is full again (`full_at` passed) is the same as no row and is swept. A slot is a
-    // lease its instance renews; one that lapses (the instance died) no longer counts.
+    // data: `toolsmith db copy` leaves them out). One token bucket per (scope, key), with the
+    // rate it was last spent at; a bucket that is full again is the same as no row and is
+    // swept. A slot is a lease its instance renews; one that lapses (the instance died) no
+    // longer counts. UNLOGGED: no WAL, so a call's take waits for no disk flush; after a
+    // database crash (or on a promoted replica) the tables are empty, which is every bucket
+    // full and no slot taken. A bucket's update touches no indexed column and its page keeps
+    // room (fillfactor), so a hot bucket's updates stay HOT (no index writes).
     r#"
-CREATE TABLE limit_buckets (
+CREATE UNLOGGED TABLE limit_buckets (
     scope      TEXT NOT NULL,
     key        TEXT NOT NULL,
     tokens     DOUBLE PRECISION NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL,
-    full_at    TIMESTAMPTZ NOT NULL,
+    capacity   DOUBLE PRECISION NOT NULL,
+    per_second DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (scope, key)
-);
-CREATE INDEX idx_limit_buckets_full ON limit_buckets (full_at);
+) WITH (fillfactor = 50);
 
-CREATE TABLE limit_slots (
+CREATE UNLOGGED TABLE limit_slots (
     id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     user_id    TEXT NOT NULL,
     instance   TEXT NOT NULL,
     expires_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX idx_limit_slots_user ON limit_slots (user_id, expires_at);
-CREATE INDEX idx_limit_slots_instance ON limit_slots (instance);
-CREATE INDEX idx_limit_slots_expires ON limit_slots (expires_at);
 
 -- One call's take, in one round trip: lock each bucket (created full when missing) in the
 -- order given (one bucket per scope, in scope order, so two callers never wait on each other
@@ -248,10 +250,16 @@ BEGIN
         k := CASE WHEN octet_length(p_keys[i]) > 256
                   THEN 'sha256:' || encode(sha256(convert_to(p_keys[i], 'UTF8')), 'hex')
                   ELSE p_keys[i] END;
-        INSERT INTO limit_buckets AS b (scope, key, tokens, updated_at, full_at)
-        VALUES (p_scopes[i], k, p_capacity[i], clock_timestamp(), clock_timestamp())
-        ON CONFLICT (scope, key) DO UPDATE SET scope = b.scope
-        RETURNING b.tokens, b.updated_at INTO held, stamp;
+        SELECT b.tokens, b.updated_at INTO held, stamp
+          FROM limit_buckets b WHERE b.scope = p_scopes[i] AND b.key = k FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO limit_buckets (scope, key, tokens, updated_at, capacity, per_second)
+            VALUES (p_scopes[i], k, p_capacity[i], clock_timestamp(), p_capacity[i],
+                    p_per_second[i])
+            ON CONFLICT (scope, key) DO NOTHING;
+            SELECT b.tokens, b.updated_at INTO held, stamp
+              FROM limit_buckets b WHERE b.scope = p_scopes[i] AND b.key = k FOR UPDATE;
+        END IF;
         keys := keys || k;
         tokens := tokens || held;
         stamps := stamps || stamp;
@@ -274,9 +282,8 @@ BEGIN
     END IF;
     FOR i IN 1..n LOOP
         UPDATE limit_buckets
-           SET tokens = levels[i] - 1, updated_at = t,
-               full_at = t + make_interval(secs => least(1e9,
-                   (p_capacity[i] - levels[i] + 1) / greatest(p_per_second[i], 1e-9)))
+           SET tokens = levels[i] - 1, updated_at = t, capacity = p_capacity[i],
+               per_second = p_per_second[i]
          WHERE scope = p_scopes[i] AND key = keys[i];
     END LOOP;
     IF p_user IS NOT NULL THEN
