@@ -308,3 +308,49 @@ async fn idle_users_semaphores_are_removed() {
     release.send(()).unwrap();
     busy.await.unwrap();
 }
+
+/// On PostgreSQL the buckets are the database's; when it is gone, a call is decided by this
+/// instance's own counters (which the shared ones never spent), so the limit still holds, per
+/// instance, instead of being off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_database_gone_the_limits_hold_on_this_instances_own_counters() {
+    let Some(cluster) = toolsmith_store::testkit::pg_or_skip() else {
+        return;
+    };
+    let url = cluster.create_database().unwrap();
+    let store = toolsmith_store::PgStore::connect(&url, &toolsmith_store::PgOptions::default())
+        .await
+        .unwrap();
+    let settings = crate::ToolServiceSettings {
+        limits: LimitsConfig {
+            per_user: Some(Rate {
+                per_minute: 1,
+                burst: 2,
+            }),
+            ..LimitsConfig::default()
+        },
+        ..crate::ToolServiceSettings::default()
+    };
+    let service = crate::ToolService::open(settings, Arc::new(store))
+        .await
+        .unwrap();
+    let call = || service.execute("generate_uuid", json!({}), ToolContext::new("alice"));
+    let refused = |res: &ToolResult| res.error_kind() == Some(ErrorKind::RateLimited);
+    // From the database's bucket: two, then refused.
+    for _ in 0..2 {
+        let res = call().await;
+        assert!(!res.is_error, "{res:?}");
+    }
+    assert!(refused(&call().await));
+
+    cluster.stop().unwrap();
+    for _ in 0..2 {
+        let res = call().await;
+        assert!(
+            !res.is_error,
+            "the instance's own bucket is still full: {res:?}"
+        );
+    }
+    let res = call().await;
+    assert!(refused(&res), "{res:?}");
+}
