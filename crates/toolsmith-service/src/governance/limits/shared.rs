@@ -27,7 +27,8 @@ pub(super) const SLOT_TTL: Duration = Duration::from_secs(15);
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 /// How often an instance that took anything deletes full buckets and lapsed slots.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
-/// How long a call waits for the database before it falls back to the in-memory limits.
+/// How long a call waits for the database before it falls back to the in-memory limits (and
+/// for a slot's release before it leaves the slot to lapse).
 const TAKE_TIMEOUT: Duration = Duration::from_secs(2);
 /// At most one warning about an unavailable database per this time.
 const WARN_EVERY: Duration = Duration::from_secs(10);
@@ -159,9 +160,16 @@ impl SlotLease {
         if self.released.swap(true, Ordering::AcqRel) {
             return;
         }
+        // No longer renewed from here on: if the delete does not get through (in time), the
+        // lease lapses on its own and the answer is not held back for it.
         self.counters.lock_held().remove(&self.id);
-        if let Err(e) = self.counters.store.release_slot(self.id).await {
-            tracing::warn!(error = %e, lease = self.id, "a concurrency slot was not given back; it lapses on its own");
+        let released =
+            tokio::time::timeout(TAKE_TIMEOUT, self.counters.store.release_slot(self.id)).await;
+        if let Err(reason) = released
+            .map_err(|_| "no answer in time".to_owned())
+            .and_then(|done| done.map_err(|e| e.to_string()))
+        {
+            tracing::warn!(error = %reason, lease = self.id, "a concurrency slot was not given back; it lapses on its own");
         }
     }
 }
