@@ -10,8 +10,9 @@
 //!   task per instance; a lease nobody renews (its instance died, its answer was lost) lapses,
 //!   so the cap never leaks slots for longer than [`SLOT_TTL`].
 //! - When the database does not answer within [`TAKE_TIMEOUT`], or fails, the call falls back
-//!   to this instance's own counters (the in-memory limits) with a warning: limits then hold
-//!   per instance until the database is back, never not at all.
+//!   to this instance's own counters (the in-memory limits) with a warning, and so do the calls
+//!   of the next [`BACK_OFF`] without asking it: limits then hold per instance until the
+//!   database is back, never not at all.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,6 +31,9 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// How long a call waits for the database before it falls back to the in-memory limits (and
 /// for a slot's release before it leaves the slot to lapse).
 const TAKE_TIMEOUT: Duration = Duration::from_secs(2);
+/// After the database failed a take, how long calls use the in-memory limits without asking
+/// it (so a hung database costs one call the timeout, not every call).
+const BACK_OFF: Duration = Duration::from_secs(5);
 /// At most one warning about an unavailable database per this time.
 const WARN_EVERY: Duration = Duration::from_secs(10);
 
@@ -54,6 +58,8 @@ pub(super) struct SharedCounters {
     used: AtomicBool,
     maintenance: OnceLock<()>,
     warned: Mutex<Option<Instant>>,
+    /// Until when the database is not asked (it failed a take).
+    down_until: Mutex<Option<Instant>>,
 }
 
 impl SharedCounters {
@@ -64,12 +70,21 @@ impl SharedCounters {
             used: AtomicBool::new(false),
             maintenance: OnceLock::new(),
             warned: Mutex::new(None),
+            down_until: Mutex::new(None),
         })
     }
 
     /// Takes what `request` asks for, in one round trip.
     pub(super) async fn take(self: &Arc<Self>, request: &LimitRequest) -> Taken {
         self.start_maintenance();
+        if self
+            .down_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|until| Instant::now() < until)
+        {
+            return Taken::Unavailable;
+        }
         self.used.store(true, Ordering::Relaxed);
         let answer = tokio::time::timeout(TAKE_TIMEOUT, self.store.take_limits(request)).await;
         match answer {
@@ -84,11 +99,11 @@ impl SharedCounters {
             Ok(Ok(LimitOutcome::RateLimited { index, wait })) => Taken::RateLimited { index, wait },
             Ok(Ok(LimitOutcome::ConcurrencyLimited)) => Taken::ConcurrencyLimited,
             Ok(Err(e)) => {
-                self.warn(&e.to_string());
+                self.failed(&e.to_string());
                 Taken::Unavailable
             }
             Err(_) => {
-                self.warn(&format!(
+                self.failed(&format!(
                     "no answer within {} s",
                     TAKE_TIMEOUT.as_secs_f64()
                 ));
@@ -99,6 +114,15 @@ impl SharedCounters {
 
     fn lock_held(&self) -> std::sync::MutexGuard<'_, HashSet<i64>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks the database down for [`BACK_OFF`] and says so (at most every [`WARN_EVERY`]).
+    fn failed(&self, reason: &str) {
+        *self
+            .down_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + BACK_OFF);
+        self.warn(reason);
     }
 
     fn warn(&self, reason: &str) {
