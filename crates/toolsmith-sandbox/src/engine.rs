@@ -405,7 +405,7 @@ impl<'js> Run<'_, 'js> {
                 && let Err(no_slot) = self
                     .exec
                     .ticket
-                    .acquire(self.exec.deadline, &self.exec.cancelled)
+                    .resume(self.exec.deadline, &self.exec.cancelled)
             {
                 self.watchdog.fire(no_slot_limit(no_slot));
                 return Some(Outcome::Stopped);

@@ -12,13 +12,16 @@
 //! at the front of a ring of owners, who then moves to its back: one user's fifty busy loops
 //! make that user's queue long, not everyone's wait. Within one owner, first come first served.
 //!
-//! **Short work first, within one owner.** An owner's queue has two [`Level`]s: a script that
-//! was preempted (it used a whole quantum) waits at [`Level::Preempted`]; one that starts, or
-//! comes back from a host call, at [`Level::Fresh`], which goes first when that owner's turn
-//! comes. So a user's trivial call waits behind the user's other fresh work only, never behind
-//! the next quantum of every one of the user's busy loops. The levels do not cross owners: a
-//! flood of short calls from one user cannot starve another user's long script, which still
-//! gets every other turn of the ring.
+//! **Finish what was started, then short work, within one owner.** An owner's queue has three
+//! [`Level`]s, served in order when that owner's turn comes: a script coming back from a host
+//! call ([`Level::Resumed`]), then one that starts ([`Level::Fresh`]), then one that was
+//! preempted after a whole quantum ([`Level::Preempted`]). Resumed scripts first: a burst of a
+//! thousand calls that each await a `fetch` would otherwise finish only after every one of them
+//! had started (each holding its thread and heap all along); served first, each finishes as its
+//! reply comes. Preempted last: a user's trivial call never waits behind the next quantum of
+//! every one of the user's busy loops. The levels do not cross owners: a flood of short calls
+//! from one user cannot starve another user's long script, which still gets every other turn of
+//! the ring.
 //!
 //! **Retired tickets.** A script stuck in native code that QuickJS cannot interrupt keeps its
 //! slot. When its caller gives up on it (deadline plus grace, `pool.rs`), [`Ticket::retire`]
@@ -54,11 +57,11 @@ struct State {
 /// One owner's waiters, by [`Level`].
 #[derive(Default)]
 struct OwnerQueue {
-    levels: [VecDeque<Arc<Waiter>>; 2],
+    levels: [VecDeque<Arc<Waiter>>; 3],
 }
 
 impl OwnerQueue {
-    /// The fresh waiter that came first, else the preempted one that came first.
+    /// The waiter that came first at the first level that has one.
     fn pop(&mut self) -> Option<Arc<Waiter>> {
         self.levels.iter_mut().find_map(VecDeque::pop_front)
     }
@@ -71,10 +74,12 @@ impl OwnerQueue {
 /// Which queues a waiter joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Level {
-    /// Starting, or back from a host call: served first.
-    Fresh = 0,
-    /// Preempted after a whole quantum: served when no fresh waiter is left.
-    Preempted = 1,
+    /// Back from a host call: served first.
+    Resumed = 0,
+    /// Starting.
+    Fresh = 1,
+    /// Preempted after a whole quantum: served when no other waiter of its owner is left.
+    Preempted = 2,
 }
 
 /// An execution waiting for a slot: a thread that sleeps on [`Waiter::wake`], or (before the
@@ -351,6 +356,12 @@ impl Ticket {
     /// Takes a slot (no-op when this ticket holds one), waiting in turn.
     pub(crate) fn acquire(&self, deadline: Instant, cancelled: &AtomicBool) -> Result<(), NoSlot> {
         self.acquire_at(Level::Fresh, deadline, cancelled)
+    }
+
+    /// Takes a slot back after a host call, ahead of the owner's executions that have not
+    /// started yet ([`Level::Resumed`]).
+    pub(crate) fn resume(&self, deadline: Instant, cancelled: &AtomicBool) -> Result<(), NoSlot> {
+        self.acquire_at(Level::Resumed, deadline, cancelled)
     }
 
     /// [`Ticket::acquire`], waiting at `level`.

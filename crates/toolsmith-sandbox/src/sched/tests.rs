@@ -128,6 +128,25 @@ fn a_fresh_waiter_goes_before_its_owners_preempted_ones_and_owners_keep_their_tu
 }
 
 #[test]
+fn a_script_back_from_a_host_call_goes_before_its_owners_new_and_preempted_ones() {
+    // A burst: new calls queue, one is preempted, then two come back from their fetch; another
+    // user has one new call.
+    let seen = served_in_turn(&[
+        (Level::Fresh, "user", "new 1"),
+        (Level::Fresh, "user", "new 2"),
+        (Level::Preempted, "user", "busy"),
+        (Level::Resumed, "user", "back 1"),
+        (Level::Fresh, "other", "other new"),
+        (Level::Resumed, "user", "back 2"),
+    ]);
+    assert_eq!(
+        seen,
+        ["back 1", "other new", "back 2", "new 1", "new 2", "busy"],
+        "within an owner: resumed, then new, then preempted; across owners, turns are kept"
+    );
+}
+
+#[test]
 fn a_cancelled_waiter_stops_waiting() {
     let slots = CpuSlots::new(1);
     let holder = Ticket::new(slots.clone(), "a");
