@@ -93,11 +93,24 @@ struct BookState {
     per_user: HashMap<String, usize>,
     /// All sessions, including those being created.
     total: usize,
+    /// Counts every use of every session: the order of uses, which milliseconds cannot give
+    /// (several sessions can be created or used within one).
+    uses: u64,
+}
+
+impl BookState {
+    /// The next use's place in the order of uses.
+    fn next_use(&mut self) -> u64 {
+        self.uses += 1;
+        self.uses
+    }
 }
 
 struct Entry {
     user: String,
     last_active_ms: u64,
+    /// When it was last used, in the order of uses (the least recently used goes first).
+    last_use: u64,
     open_streams: usize,
 }
 
@@ -135,7 +148,7 @@ impl SessionBook {
                 .sessions
                 .iter()
                 .filter(|(_, e)| e.user == user && e.open_streams == 0)
-                .min_by_key(|(_, e)| e.last_active_ms)
+                .min_by_key(|(_, e)| e.last_use)
                 .map(|(id, _)| id.clone());
             let Some(id) = lru else {
                 self.stats.refused.fetch_add(1, Ordering::Relaxed);
@@ -167,36 +180,42 @@ impl SessionBook {
 
     fn record(&self, id: SessionId, user: &str) {
         let now = self.now_ms();
-        self.lock().sessions.insert(
+        let mut state = self.lock();
+        let last_use = state.next_use();
+        state.sessions.insert(
             id,
             Entry {
                 user: user.to_owned(),
                 last_active_ms: now,
+                last_use,
                 open_streams: 0,
             },
         );
     }
 
     fn touch(&self, id: &SessionId) {
-        let now = self.now_ms();
-        if let Some(entry) = self.lock().sessions.get_mut(id) {
-            entry.last_active_ms = now;
-        }
+        self.used(id, |_| {});
     }
 
     fn stream_opened(&self, id: &SessionId) {
-        let now = self.now_ms();
-        if let Some(entry) = self.lock().sessions.get_mut(id) {
-            entry.open_streams += 1;
-            entry.last_active_ms = now;
-        }
+        self.used(id, |entry| entry.open_streams += 1);
     }
 
     fn stream_closed(&self, id: &SessionId) {
-        let now = self.now_ms();
-        if let Some(entry) = self.lock().sessions.get_mut(id) {
+        self.used(id, |entry| {
             entry.open_streams = entry.open_streams.saturating_sub(1);
+        });
+    }
+
+    /// Records a use of session `id` (if it is still in the book), after `change`.
+    fn used(&self, id: &SessionId, change: impl FnOnce(&mut Entry)) {
+        let now = self.now_ms();
+        let mut state = self.lock();
+        let last_use = state.next_use();
+        if let Some(entry) = state.sessions.get_mut(id) {
+            change(entry);
             entry.last_active_ms = now;
+            entry.last_use = last_use;
         }
     }
 

@@ -38,6 +38,22 @@ async fn past_the_per_user_cap_the_least_recently_used_session_goes() {
     assert_eq!(book.stats.evicted.load(Ordering::SeqCst), 1);
 }
 
+/// On a paused clock every session is created and used in the same millisecond: the order of
+/// uses still decides (CI once evicted a newer session than the oldest: ties in milliseconds).
+#[tokio::test(start_paused = true)]
+async fn within_one_millisecond_the_order_of_uses_decides_which_session_goes() {
+    let book = book(100, 3);
+    for id in ["a1", "a2", "a3"] {
+        assert_eq!(add(&book, "alice", id), None);
+    }
+    book.touch(&SessionId::from("a1"));
+    let mut evicted = Vec::new();
+    for id in ["a4", "a5", "a6", "a7"] {
+        evicted.push(add(&book, "alice", id).expect("one goes").to_string());
+    }
+    assert_eq!(evicted, ["a2", "a3", "a1", "a4"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn sessions_with_open_streams_are_never_evicted() {
     let book = book(100, 1);
