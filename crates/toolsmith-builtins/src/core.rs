@@ -1,7 +1,8 @@
-//! The seed family `core`: small, pure utility tools with no permissions and no I/O.
+//! The utilities (003 category 24): small, pure tools with no permissions and no I/O.
 //!
 //! Each tool is one module exposing `definition()` (what the LLM sees) and `run(args)` (the
-//! work, as a plain function); [`builtin`] turns the pair into a [`RegisteredTool`].
+//! work, as a plain function); [`builtin`] turns the pair into a [`RegisteredTool`] whose
+//! provider is the tool's group in [`crate::groups`].
 
 pub mod calc;
 pub mod calculate;
@@ -15,12 +16,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{
-    ErrorKind, PermissionSet, RegisteredTool, RegistryError, ToolContext, ToolDefinition,
-    ToolExecutor, ToolOrigin, ToolRegistry, ToolResult,
+    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
+    ToolOrigin, ToolResult,
 };
 
-/// The provider name of this family.
-pub const PROVIDER: &str = "core";
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Utilities";
 
@@ -40,13 +39,13 @@ impl ToolExecutor for FnExecutor {
     }
 }
 
-/// A built-in tool of this family: category `Utilities`, provider `core`, no permissions.
+/// A built-in tool of this family: category `Utilities`, its group as provider, no permissions.
 pub fn builtin(definition: ToolDefinition, run: ToolFn) -> RegisteredTool {
     let name = definition.name.clone();
     RegisteredTool::new(
         definition.with_category(CATEGORY),
         ToolOrigin::BuiltIn {
-            provider: PROVIDER.to_owned(),
+            provider: crate::groups::provider_of(&name).to_owned(),
         },
         PermissionSet::new(),
         Arc::new(FnExecutor(run)),
@@ -64,13 +63,6 @@ pub fn tools() -> Vec<RegisteredTool> {
         builtin(hash::definition(), hash::run),
         builtin(encode::definition(), encode::run),
     ]
-}
-
-/// Registers the family.
-pub fn register(registry: &ToolRegistry) -> Result<(), RegistryError> {
-    tools()
-        .into_iter()
-        .try_for_each(|tool| registry.register_builtin(tool))
 }
 
 /// The string argument `key`. The schema has already checked it; a missing one is still an

@@ -1,0 +1,227 @@
+//! The tool groups of the spec (003 "Tool Groups and Configuration"): which built-in tool
+//! belongs to which group, which groups are on out of the box, and what a group needs.
+//!
+//! A built-in tool's provider (`ToolOrigin::BuiltIn { provider }`) is the id of its group, so
+//! the policy's `group:<id>` names the same tools. GoClaw's groups (001 §5: `fs`, `runtime`,
+//! `web`) are aliases of the groups they match.
+//!
+//! To add a tool: implement it in its family's module, then list its name in the group here;
+//! `every_builtin_belongs_to_the_group_its_provider_names` fails until both agree.
+
+use serde::Serialize;
+
+/// One group, in the spec's `ToolGroupConfig` shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolGroup {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Whether the group is on when the configuration says nothing about it.
+    pub default_enabled: bool,
+    pub tools: &'static [&'static str],
+    /// Groups that must be on for this one to be enabled.
+    pub depends_on: &'static [&'static str],
+    /// Other names of this group (GoClaw's), accepted wherever a group id is.
+    pub aliases: &'static [&'static str],
+    /// Why the group is off by default; `None` for the default-enabled ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<&'static str>,
+}
+
+const fn on(
+    id: &'static str,
+    name: &'static str,
+    description: &'static str,
+    tools: &'static [&'static str],
+) -> ToolGroup {
+    ToolGroup {
+        id,
+        name,
+        description,
+        default_enabled: true,
+        tools,
+        depends_on: &[],
+        aliases: &[],
+        disabled_reason: None,
+    }
+}
+
+/// Every group, in the order the spec lists them.
+pub const TOOL_GROUPS: &[ToolGroup] = &[
+    on(
+        "core",
+        "Core",
+        "Essential utilities: time, arithmetic, identifiers, hashing, encodings, the host's description.",
+        &[
+            "get_current_datetime",
+            "calculate",
+            "generate_uuid",
+            "hash_text",
+            "encode_decode",
+            "system_info",
+        ],
+    ),
+    ToolGroup {
+        aliases: &["fs"],
+        ..on(
+            "filesystem",
+            "File System",
+            "Files in the caller's own workspace: read, write, edit, list, search, copy, move, delete.",
+            &[
+                "read_file",
+                "write_file",
+                "edit_file",
+                "list_directory",
+                "list_files",
+                "search_files",
+                "search",
+                "glob",
+                "file_info",
+                "delete_file",
+                "copy_file",
+                "move_file",
+                "create_folder",
+            ],
+        )
+    },
+    on(
+        "textUtils",
+        "Text Utilities",
+        "Count, extract, transform, compare and match text; format JSON.",
+        &[
+            "count_text",
+            "extract_from_text",
+            "transform_text",
+            "compare_text",
+            "regex",
+            "format_json",
+        ],
+    ),
+    on(
+        "dateTime",
+        "Date and Time",
+        "Differences between dates and date arithmetic.",
+        &["date_diff", "date_add"],
+    ),
+    on(
+        "conversion",
+        "Conversion",
+        "Units of measurement, CSV to and from structured data.",
+        &["convert_units", "parse_csv", "generate_csv"],
+    ),
+    on(
+        "generation",
+        "Generation",
+        "Random passwords and numbers.",
+        &["generate_password", "random_number"],
+    ),
+    on(
+        "validation",
+        "Validation",
+        "Check that a value is a valid email, URL, phone number, UUID and more.",
+        &["validate"],
+    ),
+    on(
+        "listOps",
+        "List Operations",
+        "Sort, filter, deduplicate and chunk arrays.",
+        &["array_operations"],
+    ),
+    on(
+        "mathStats",
+        "Math and Statistics",
+        "Statistical measures of a list of numbers.",
+        &["statistics"],
+    ),
+    ToolGroup {
+        id: "codeExecution",
+        name: "Code Execution",
+        description: "Run JavaScript, Python and shell commands in a sandbox with the workspace mounted.",
+        default_enabled: false,
+        tools: &[
+            "execute_javascript",
+            "execute_python",
+            "execute_shell",
+            "compile_code",
+            "package_manager",
+            "sandbox_initialize",
+            "sandbox_exec",
+            "sandbox_run_js",
+            "sandbox_stop",
+        ],
+        depends_on: &["filesystem"],
+        aliases: &["runtime"],
+        disabled_reason: Some("runs code the model wrote; needs the command sandbox (bubblewrap)"),
+    },
+    ToolGroup {
+        id: "webFetch",
+        name: "Web and API",
+        description: "HTTP requests, web pages as text, JSON APIs, web search and downloads into the workspace.",
+        default_enabled: false,
+        tools: &[
+            "http_request",
+            "fetch_web_page",
+            "json_api",
+            "search_web",
+            "web_search",
+            "web_fetch",
+            "download_file",
+        ],
+        depends_on: &["filesystem"],
+        aliases: &["web"],
+        disabled_reason: Some("external HTTP access"),
+    },
+    ToolGroup {
+        id: "git",
+        name: "Git",
+        description: "Version control of a repository in the workspace.",
+        default_enabled: false,
+        tools: &[
+            "git_status",
+            "git_diff",
+            "git_log",
+            "git_commit",
+            "git_add",
+            "git_branch",
+            "git_checkout",
+        ],
+        depends_on: &["filesystem"],
+        aliases: &[],
+        disabled_reason: Some("version control operations"),
+    },
+    ToolGroup {
+        id: "pdf",
+        name: "PDF",
+        description: "Read, create and describe PDF documents in the workspace.",
+        default_enabled: false,
+        tools: &["read_pdf", "create_pdf", "pdf_info"],
+        depends_on: &["filesystem"],
+        aliases: &[],
+        disabled_reason: Some("PDF processing libraries"),
+    },
+];
+
+/// The group with this id or alias (`fs` is `filesystem`).
+#[must_use]
+pub fn find(id_or_alias: &str) -> Option<&'static ToolGroup> {
+    TOOL_GROUPS
+        .iter()
+        .find(|g| g.id == id_or_alias || g.aliases.contains(&id_or_alias))
+}
+
+/// The group a built-in tool belongs to.
+#[must_use]
+pub fn group_of(tool: &str) -> Option<&'static ToolGroup> {
+    TOOL_GROUPS.iter().find(|g| g.tools.contains(&tool))
+}
+
+/// The provider a built-in tool registers under: its group's id. A tool in no group is a
+/// programming error of this crate, caught by its tests.
+#[must_use]
+pub fn provider_of(tool: &str) -> &'static str {
+    group_of(tool).map_or_else(
+        || panic!("built-in tool '{tool}' is in no group of groups::TOOL_GROUPS"),
+        |g| g.id,
+    )
+}
