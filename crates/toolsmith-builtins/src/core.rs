@@ -1,20 +1,29 @@
-//! The utilities (003 category 24): small, pure tools with no permissions and no I/O.
+//! The utilities (003 category 24): small, pure tools with no permissions and no I/O beyond
+//! `system_info`'s reads of `/proc`.
 //!
 //! Each tool is one module exposing `definition()` (what the LLM sees) and `run(args)` (the
 //! work, as a plain function); [`builtin`] turns the pair into a [`RegisteredTool`] whose
-//! provider is the tool's group in [`crate::groups`].
+//! provider is the tool's group in [`crate::groups`]. The argument readers below are shared by
+//! every tool: the pipeline has already checked the schema, but `run` is also called directly,
+//! so each reader checks again and names the fix in its error.
 
 pub mod calc;
 pub mod calculate;
+pub mod convert_units;
+pub mod date_add;
+pub mod date_diff;
 pub mod datetime;
 pub mod encode;
 pub mod hash;
+pub mod password;
+pub mod random_number;
+pub mod statistics;
 pub mod uuid;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Number, Value};
 use toolsmith_core::{
     ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
     ToolOrigin, ToolResult,
@@ -23,10 +32,40 @@ use toolsmith_core::{
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Utilities";
 
-/// The work of a pure built-in: validated arguments in, content or an error message out.
-pub type ToolFn = fn(&Value) -> Result<Value, String>;
+/// Largest text (in UTF-8 bytes) a text argument may hold, unless a tool says otherwise.
+pub const MAX_TEXT_BYTES: usize = 1_000_000;
+/// Most elements an array argument may hold, unless a tool says otherwise.
+pub const MAX_ARRAY_LEN: usize = 10_000;
 
-/// Runs a [`ToolFn`]; an `Err` becomes an `execution_error` result.
+/// Why a tool call failed: the arguments (`invalid_arguments`: the caller can fix them) or the
+/// work itself (`execution_error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fail {
+    Args(String),
+    Run(String),
+}
+
+impl Fail {
+    /// The message, whatever the kind.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        match self {
+            Fail::Args(m) | Fail::Run(m) => m,
+        }
+    }
+}
+
+/// A bare message is about the arguments: that is what nearly every check of these tools is.
+impl From<String> for Fail {
+    fn from(message: String) -> Self {
+        Fail::Args(message)
+    }
+}
+
+/// The work of a pure built-in: validated arguments in, content or a failure out.
+pub type ToolFn = fn(&Value) -> Result<Value, Fail>;
+
+/// Runs a [`ToolFn`]; a [`Fail`] becomes an `invalid_arguments` or `execution_error` result.
 struct FnExecutor(ToolFn);
 
 #[async_trait]
@@ -34,7 +73,8 @@ impl ToolExecutor for FnExecutor {
     async fn execute(&self, args: Value, _ctx: &ToolContext) -> ToolResult {
         match (self.0)(&args) {
             Ok(content) => ToolResult::ok(content),
-            Err(message) => ToolResult::error(ErrorKind::ExecutionError, message),
+            Err(Fail::Args(message)) => ToolResult::error(ErrorKind::InvalidArguments, message),
+            Err(Fail::Run(message)) => ToolResult::error(ErrorKind::ExecutionError, message),
         }
     }
 }
@@ -56,24 +96,203 @@ pub fn builtin(definition: ToolDefinition, run: ToolFn) -> RegisteredTool {
 
 /// Every tool of the family, ready to register.
 pub fn tools() -> Vec<RegisteredTool> {
-    vec![
-        builtin(datetime::definition(), datetime::run),
-        builtin(calculate::definition(), calculate::run),
-        builtin(uuid::definition(), uuid::run),
-        builtin(hash::definition(), hash::run),
-        builtin(encode::definition(), encode::run),
-    ]
+    let all: [(fn() -> ToolDefinition, ToolFn); 11] = [
+        (datetime::definition, datetime::run),
+        (date_diff::definition, date_diff::run),
+        (date_add::definition, date_add::run),
+        (calculate::definition, calculate::run),
+        (statistics::definition, statistics::run),
+        (convert_units::definition, convert_units::run),
+        (uuid::definition, uuid::run),
+        (password::definition, password::run),
+        (random_number::definition, random_number::run),
+        (hash::definition, hash::run),
+        (encode::definition, encode::run),
+    ];
+    all.into_iter()
+        .map(|(definition, run)| builtin(definition(), run))
+        .collect()
 }
 
 /// The string argument `key`. The schema has already checked it; a missing one is still an
 /// error, never a panic.
-pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
+pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, Fail> {
     args.get(key)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("'{key}' must be a string"))
+        .ok_or_else(|| Fail::Args(format!("'{key}' is required and must be a string")))
 }
 
 /// The optional string argument `key`, or `default`.
 pub(crate) fn opt_str_arg<'a>(args: &'a Value, key: &str, default: &'a str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or(default)
 }
+
+/// The string argument `key`, at most `max_bytes` long.
+pub(crate) fn text_arg<'a>(args: &'a Value, key: &str, max_bytes: usize) -> Result<&'a str, Fail> {
+    let text = str_arg(args, key)?;
+    check_size(key, text.len(), max_bytes)?;
+    Ok(text)
+}
+
+/// An error when `len` bytes of `what` are over `max_bytes`.
+pub(crate) fn check_size(what: &str, len: usize, max_bytes: usize) -> Result<(), Fail> {
+    if len > max_bytes {
+        return Err(Fail::Args(format!(
+            "'{what}' is {len} bytes; the limit is {max_bytes} bytes: send a shorter text or split it into parts"
+        )));
+    }
+    Ok(())
+}
+
+/// The optional string argument `key`, which must be one of `allowed` (default `default`).
+pub(crate) fn choice<'a>(
+    args: &'a Value,
+    key: &str,
+    default: &'a str,
+    allowed: &[&str],
+) -> Result<&'a str, Fail> {
+    let value = match args.get(key) {
+        None | Some(Value::Null) => default,
+        Some(v) => v.as_str().unwrap_or(""),
+    };
+    if allowed.contains(&value) {
+        Ok(value)
+    } else {
+        Err(Fail::Args(format!(
+            "'{key}' must be one of: {}",
+            allowed.join(", ")
+        )))
+    }
+}
+
+/// The required string argument `key`, which must be one of `allowed`.
+pub(crate) fn required_choice<'a>(
+    args: &'a Value,
+    key: &str,
+    allowed: &[&str],
+) -> Result<&'a str, Fail> {
+    if args.get(key).is_none_or(Value::is_null) {
+        return Err(Fail::Args(format!(
+            "'{key}' is required; use one of: {}",
+            allowed.join(", ")
+        )));
+    }
+    choice(args, key, "", allowed)
+}
+
+/// The optional boolean argument `key`, or `default`.
+pub(crate) fn opt_bool(args: &Value, key: &str, default: bool) -> Result<bool, Fail> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(Fail::Args(format!("'{key}' must be true or false"))),
+    }
+}
+
+/// The optional integer argument `key` in `min..=max`, or `default`.
+pub(crate) fn opt_int(
+    args: &Value,
+    key: &str,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<i64, Fail> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => as_int(v)
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| Fail::Args(format!("'{key}' must be an integer from {min} to {max}"))),
+    }
+}
+
+/// A JSON number that is a whole number (`3` or `3.0`) within ±2^53.
+pub(crate) fn as_int(v: &Value) -> Option<i64> {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if let Some(n) = v.as_i64() {
+        return Some(n);
+    }
+    v.as_f64()
+        .filter(|f| f.fract() == 0.0 && f.abs() <= EXACT)
+        // A whole f64 within ±2^53 converts to i64 exactly.
+        .map(|f| f as i64)
+}
+
+/// The required finite number argument `key`.
+pub(crate) fn num_arg(args: &Value, key: &str) -> Result<f64, Fail> {
+    args.get(key)
+        .and_then(Value::as_f64)
+        .filter(|f| f.is_finite())
+        .ok_or_else(|| Fail::Args(format!("'{key}' is required and must be a number")))
+}
+
+/// The optional finite number argument `key`, or `default`.
+pub(crate) fn opt_num(args: &Value, key: &str, default: f64) -> Result<f64, Fail> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(_) => num_arg(args, key),
+    }
+}
+
+/// A JSON value given either as itself or as a string of JSON text (the spec's tools take JSON
+/// text; models often send the value). `max_bytes` caps the text.
+pub(crate) fn json_arg(args: &Value, key: &str, max_bytes: usize) -> Result<Value, Fail> {
+    match args.get(key) {
+        None | Some(Value::Null) => Err(Fail::Args(format!("'{key}' is required"))),
+        Some(Value::String(text)) => {
+            check_size(key, text.len(), max_bytes)?;
+            serde_json::from_str(text).map_err(|e| {
+                Fail::Args(format!(
+                    "'{key}' is not valid JSON ({e}): send the value itself or valid JSON text"
+                ))
+            })
+        }
+        Some(v) => Ok(v.clone()),
+    }
+}
+
+/// An array given as itself or as JSON text, with at most `max_len` elements.
+pub(crate) fn array_arg(args: &Value, key: &str, max_len: usize) -> Result<Vec<Value>, Fail> {
+    let Value::Array(items) = json_arg(args, key, MAX_TEXT_BYTES)? else {
+        return Err(Fail::Args(format!(
+            "'{key}' must be an array such as [1, 2, 3] (or its JSON text)"
+        )));
+    };
+    if items.len() > max_len {
+        return Err(Fail::Args(format!(
+            "'{key}' has {} elements; the limit is {max_len}: send fewer",
+            items.len()
+        )));
+    }
+    Ok(items)
+}
+
+/// `x` as a JSON number; a result that is not finite is a failure of the work.
+pub(crate) fn number(x: f64) -> Result<Value, Fail> {
+    Number::from_f64(x)
+        .map(Value::Number)
+        .ok_or_else(|| Fail::Run("the result is not a finite number (it overflowed)".to_owned()))
+}
+
+/// `x` rounded to `places` decimal places (values too large to round are returned as they are).
+pub(crate) fn round(x: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    let scaled = (x * scale).round() / scale;
+    if scaled.is_finite() { scaled } else { x }
+}
+
+/// `x` rounded to 12 significant digits: conversion results without the binary noise
+/// (`0.30000000000000004`), still far beyond any measurement's precision.
+pub(crate) fn significant(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    // The exponent of a finite non-zero f64 is within ±324.
+    let digits = 12 - 1 - x.abs().log10().floor() as i32;
+    if digits > 300 {
+        return x;
+    }
+    round(x, digits)
+}
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
 use super::calc;
-use super::str_arg;
+use super::{Fail, str_arg};
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition::new(
@@ -27,11 +27,15 @@ pub fn definition() -> ToolDefinition {
             "additionalProperties": false
         }),
     )
-    .with_tags(&["math", "arithmetic", "expression", "calculator", "compute"])
+    .with_tags(&[
+        "math", "arithmetic", "expression", "calculator", "compute", "calculate", "percent",
+        "formula", "sqrt",
+    ])
 }
 
-pub fn run(args: &Value) -> Result<Value, String> {
+pub fn run(args: &Value) -> Result<Value, Fail> {
     let expression = str_arg(args, "expression")?;
-    let result = calc::evaluate(expression).map_err(|e| format!("cannot evaluate: {e}"))?;
+    let result =
+        calc::evaluate(expression).map_err(|e| Fail::Run(format!("cannot evaluate: {e}")))?;
     Ok(json!({"expression": expression, "result": result}))
 }

@@ -8,12 +8,12 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode, utf8_percent_
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
-use super::str_arg;
+use super::{Fail, MAX_TEXT_BYTES, str_arg, text_arg};
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition::new(
         "encode_decode",
-        "Encode or decode text with base64 (standard alphabet, padded), URL percent-encoding \
+        "Encode or decode text (at most 1 MB) with base64 (standard alphabet, padded), URL percent-encoding \
          (RFC 3986: everything but letters, digits and -_.~ is escaped), hex (of the UTF-8 \
          bytes) or HTML entities.",
         json!({
@@ -43,38 +43,42 @@ pub fn definition() -> ToolDefinition {
     ])
 }
 
-pub fn run(args: &Value) -> Result<Value, String> {
-    let text = str_arg(args, "text")?;
+pub fn run(args: &Value) -> Result<Value, Fail> {
+    let text = text_arg(args, "text", MAX_TEXT_BYTES)?;
     let method = str_arg(args, "method")?;
     let result = match (method, str_arg(args, "operation")?) {
         ("base64", "encode") => STANDARD.encode(text),
         ("base64", "decode") => {
             let bytes = STANDARD
                 .decode(text.trim())
-                .map_err(|e| format!("invalid base64: {e}"))?;
+                .map_err(|e| Fail::Run(format!("invalid base64: {e}")))?;
             utf8(bytes, method)?
         }
         ("url", "encode") => url_encode(text),
-        ("url", "decode") => utf8(url_decode(text)?, method)?,
+        ("url", "decode") => utf8(url_decode(text).map_err(Fail::Run)?, method)?,
         ("hex", "encode") => hex::encode(text),
         ("hex", "decode") => {
-            let bytes = hex::decode(text.trim()).map_err(|e| format!("invalid hex: {e}"))?;
+            let bytes =
+                hex::decode(text.trim()).map_err(|e| Fail::Run(format!("invalid hex: {e}")))?;
             utf8(bytes, method)?
         }
         ("html", "encode") => html_encode(text),
         ("html", "decode") => html_decode(text),
         (method, operation) => {
-            return Err(format!(
-                "unsupported method/operation '{method}'/'{operation}'"
-            ));
+            return Err(Fail::Args(format!(
+                "unsupported method/operation '{method}'/'{operation}': 'method' must be one of base64, url, hex, html and 'operation' encode or decode"
+            )));
         }
     };
     Ok(json!({ "result": result }))
 }
 
-fn utf8(bytes: Vec<u8>, method: &str) -> Result<String, String> {
-    String::from_utf8(bytes)
-        .map_err(|_| format!("the {method}-decoded bytes are not valid UTF-8 text"))
+fn utf8(bytes: Vec<u8>, method: &str) -> Result<String, Fail> {
+    String::from_utf8(bytes).map_err(|_| {
+        Fail::Run(format!(
+            "the {method}-decoded bytes are not valid UTF-8 text"
+        ))
+    })
 }
 
 /// Every byte but the RFC 3986 unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
