@@ -7,18 +7,30 @@
 //! every tool: the pipeline has already checked the schema, but `run` is also called directly,
 //! so each reader checks again and names the fix in its error.
 
+pub mod array_operations;
 pub mod calc;
 pub mod calculate;
+pub mod compare_text;
 pub mod convert_units;
+pub mod count_text;
+pub mod csv_parse;
+pub mod csv_write;
 pub mod date_add;
 pub mod date_diff;
 pub mod datetime;
 pub mod encode;
+pub mod extract;
+pub mod format_json;
 pub mod hash;
 pub mod password;
+pub mod pattern;
 pub mod random_number;
+pub mod regex_tool;
 pub mod statistics;
+pub mod system_info;
+pub mod transform_text;
 pub mod uuid;
+pub mod validate;
 
 use std::sync::Arc;
 
@@ -96,7 +108,7 @@ pub fn builtin(definition: ToolDefinition, run: ToolFn) -> RegisteredTool {
 
 /// Every tool of the family, ready to register.
 pub fn tools() -> Vec<RegisteredTool> {
-    let all: [(fn() -> ToolDefinition, ToolFn); 11] = [
+    let all: [(fn() -> ToolDefinition, ToolFn); 22] = [
         (datetime::definition, datetime::run),
         (date_diff::definition, date_diff::run),
         (date_add::definition, date_add::run),
@@ -108,6 +120,17 @@ pub fn tools() -> Vec<RegisteredTool> {
         (random_number::definition, random_number::run),
         (hash::definition, hash::run),
         (encode::definition, encode::run),
+        (count_text::definition, count_text::run),
+        (extract::definition, extract::run),
+        (transform_text::definition, transform_text::run),
+        (compare_text::definition, compare_text::run),
+        (regex_tool::definition, regex_tool::run),
+        (format_json::definition, format_json::run),
+        (csv_parse::definition, csv_parse::run),
+        (csv_write::definition, csv_write::run),
+        (array_operations::definition, array_operations::run),
+        (validate::definition, validate::run),
+        (system_info::definition, system_info::run),
     ];
     all.into_iter()
         .map(|(definition, run)| builtin(definition(), run))
@@ -286,12 +309,8 @@ pub(crate) fn significant(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return x;
     }
-    // The exponent of a finite non-zero f64 is within ±324.
-    let digits = 12 - 1 - x.abs().log10().floor() as i32;
-    if digits > 300 {
-        return x;
-    }
-    round(x, digits)
+    // Decimal rounding through the shortest exact text: no scaling error for tiny values.
+    format!("{x:.11e}").parse().unwrap_or(x)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ const UNITS: &[Unit] = &[
     u("t", "mass", 1e6, &["tonne", "metric ton", "ton"]),
     u("lb", "mass", 453.592_37, &["pound", "lbs"]),
     u("oz", "mass", 28.349_523_125, &["ounce"]),
-    u("st", "mass", 6350.293_18, &["stone"]),
+    u("st", "mass", 6_350.293_18, &["stone"]),
     u(
         "c",
         "temperature",
@@ -111,7 +111,7 @@ const UNITS: &[Unit] = &[
         &["sqin", "square inch", "square inches"],
     ),
     u("mi2", "area", 2_589_988.110_336, &["sqmi", "square mile"]),
-    u("acre", "area", 4046.856_422_4, &["ac"]),
+    u("acre", "area", 4_046.856_422_4, &["ac"]),
     u("ha", "area", 10_000.0, &["hectare"]),
     u(
         "m/s",
@@ -152,7 +152,7 @@ const UNITS: &[Unit] = &[
     u("kPa", "pressure", 1000.0, &["kilopascal"]),
     u("bar", "pressure", 100_000.0, &[]),
     u("atm", "pressure", 101_325.0, &["atmosphere"]),
-    u("psi", "pressure", 6894.757_293_168, &[]),
+    u("psi", "pressure", 6_894.757_293_168, &[]),
     u("mmHg", "pressure", 133.322_387_415, &["torr"]),
     u("J", "energy", 1.0, &["joule"]),
     u("kJ", "energy", 1000.0, &["kilojoule"]),

@@ -34,8 +34,8 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "date", "add", "subtract", "plus", "minus", "later", "ago", "future", "past", "deadline",
-        "due", "from", "now", "next", "schedule",
+        "date", "add", "subtract", "plus", "minus", "later", "ago", "future", "past",
+        "deadline", "days", "weeks", "months", "years",
     ])
 }
 

@@ -41,7 +41,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "password", "passphrase", "secure", "random", "secret", "credentials", "generate",
+        "password", "passphrase", "random", "secret", "credentials", "generate",
         "strong", "pin", "key",
     ])
 }
