@@ -39,4 +39,5 @@ pub use service::{
 };
 pub use telemetry::analytics::{Anomaly, Period};
 pub use telemetry::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
+pub use toolsmith_builtins::workspace::WorkspaceConfig;
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

@@ -83,6 +83,9 @@ pub struct ToolServiceSettings {
     /// Where a person decides approvals, as replies name it (default: the HTTP server's doors;
     /// `toolsmith mcp` sets the CLI on its store).
     pub approval_doors: crate::governance::approvals::ApprovalDoors,
+    /// Where the per-user workspaces of the file tools live and what bounds them; `None`
+    /// leaves the file tools answering that no workspace is configured.
+    pub workspace: Option<toolsmith_builtins::workspace::WorkspaceConfig>,
 }
 
 impl Default for ToolServiceSettings {
@@ -105,6 +108,7 @@ impl Default for ToolServiceSettings {
             audit_log_file: None,
             name_rule: toolsmith_core::name::NameRule::Strict,
             approval_doors: Default::default(),
+            workspace: None,
         }
     }
 }
@@ -137,6 +141,8 @@ pub struct ToolService {
     pub(crate) audit: Arc<AuditLog>,
     pub(crate) telemetry: Arc<Telemetry>,
     pub(crate) command_runtime: Arc<CommandRuntime>,
+    /// What the built-ins were given (the workspaces).
+    pub(crate) builtins: toolsmith_builtins::BuiltinEnv,
     pub(crate) write_lock: Mutex<()>,
     /// Revision and time of the stored policy in force (`None`: none stored).
     pub(crate) policy_marker: std::sync::Mutex<Option<(i64, chrono::DateTime<Utc>)>>,
@@ -152,7 +158,29 @@ impl std::fmt::Debug for ToolService {
     }
 }
 
+/// The built-ins' handles from the settings: the workspaces' root is created and opened here,
+/// so a root that cannot be made stops start-up with the reason.
+fn builtin_env(
+    config: &ToolServiceSettings,
+) -> Result<toolsmith_builtins::BuiltinEnv, ServiceError> {
+    let workspaces = config
+        .workspace
+        .clone()
+        .map(toolsmith_builtins::workspace::Workspaces::open)
+        .transpose()
+        .map_err(|e| ServiceError::Validation(format!("workspace: {e}")))?
+        .map(Arc::new);
+    Ok(toolsmith_builtins::BuiltinEnv { workspaces })
+}
+
 impl ToolService {
+    /// Every user's workspace (the file tools'), when one is configured: for the parts that
+    /// reach a caller's files from outside the built-ins (a JS tool's `filesystem` API).
+    #[must_use]
+    pub fn workspaces(&self) -> Option<&Arc<toolsmith_builtins::workspace::Workspaces>> {
+        self.builtins.workspaces.as_ref()
+    }
+
     /// Builds the registry (built-ins, then every active custom tool in the store) and the
     /// pipeline. A stored tool that can no longer be registered (its name now belongs to a
     /// built-in, its schema no longer compiles) is skipped with a warning, never a crash.
@@ -182,7 +210,8 @@ impl ToolService {
         connectors: Connectors,
     ) -> Result<Arc<ToolService>, ServiceError> {
         let registry = Arc::new(ToolRegistry::default());
-        toolsmith_builtins::register_all(&registry)
+        let builtins = builtin_env(&config)?;
+        toolsmith_builtins::register_all(&registry, &builtins)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let telemetry = Arc::new(Telemetry::new());
         let usage = UsageRecorder::start(store.clone(), telemetry.usage_metrics());
@@ -253,6 +282,7 @@ impl ToolService {
             audit,
             telemetry,
             command_runtime: Arc::new(CommandRuntime::default()),
+            builtins,
             write_lock: Mutex::new(()),
             policy_marker: std::sync::Mutex::new(None),
             startup_warnings: Vec::new(),

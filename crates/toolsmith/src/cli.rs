@@ -142,7 +142,7 @@ pub enum Command {
     /// `toolsmith serve` (same --data-dir or --database-url): changes made by either are seen
     /// by the other.
     #[command(after_help = "Configuration file keys and examples: docs/configuration.md")]
-    Mcp(McpArgs),
+    Mcp(Box<McpArgs>),
 }
 
 /// The options of `toolsmith serve`.
@@ -356,6 +356,20 @@ pub struct RuntimeArgs {
     /// line; it always goes to the store.
     #[arg(long, env = "TOOLSMITH_AUDIT_LOG", value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+
+    /// The folder of the per-user workspaces the file tools work in.
+    /// [default: <data dir>/workspaces]
+    #[arg(long, env = "TOOLSMITH_WORKSPACE_DIR", value_name = "DIR")]
+    pub workspace_dir: Option<PathBuf>,
+
+    /// Bytes of files one user's workspaces may hold together, e.g. `100MB`. [default: 100MB]
+    #[arg(long, env = "TOOLSMITH_WORKSPACE_QUOTA", value_name = "SIZE", value_parser = parse_size)]
+    pub workspace_quota: Option<u64>,
+
+    /// Give each agent of a user a workspace of its own (calls without an agent keep the
+    /// user's). [default: false]
+    #[arg(long, env = "TOOLSMITH_WORKSPACE_PER_AGENT", value_name = "BOOL")]
+    pub workspace_per_agent: Option<bool>,
 }
 
 #[derive(Debug, Subcommand)]

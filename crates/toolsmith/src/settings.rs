@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings};
+use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings, WorkspaceConfig};
 
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
 use crate::database::{self, Database, DatabaseUrl};
@@ -102,6 +102,16 @@ pub struct FileConfig {
     pub policy: Option<toolsmith_policy::PolicyConfig>,
     /// `[egress]`: what `fetch` and HTTP tools may reach (docs/egress.md).
     pub egress: Option<EgressFile>,
+    /// The folder of the per-user workspaces (default `<data_dir>/workspaces`).
+    pub workspace_dir: Option<PathBuf>,
+    /// Bytes one user's workspaces may hold together.
+    pub workspace_quota: Option<Value>,
+    /// Files and folders one user's workspaces may hold together.
+    pub workspace_max_entries: Option<u64>,
+    /// A workspace per agent of a user.
+    pub workspace_per_agent: Option<bool>,
+    /// Workspace path prefixes the file tools refuse and hide (default `[".toolsmith"]`).
+    pub workspace_denied_paths: Option<Vec<String>>,
 }
 
 /// The `[egress]` table.
@@ -350,6 +360,18 @@ impl Settings {
                 .unwrap_or(DEFAULT_EXECUTION_RETENTION_DAYS),
         );
 
+        service.workspace = Some(workspace_config(
+            runtime,
+            &data_dir,
+            WorkspaceFile {
+                dir: file.workspace_dir,
+                quota: file.workspace_quota,
+                max_entries: file.workspace_max_entries,
+                per_agent: file.workspace_per_agent,
+                denied_paths: file.workspace_denied_paths,
+            },
+        )?);
+
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
         if compat == Compat::DynamicMcp {
             service.name_rule = toolsmith_core::name::NameRule::Wide;
@@ -494,6 +516,54 @@ impl Settings {
     }
 }
 
+/// The file's `workspace_*` keys.
+struct WorkspaceFile {
+    dir: Option<PathBuf>,
+    quota: Option<Value>,
+    max_entries: Option<u64>,
+    per_agent: Option<bool>,
+    denied_paths: Option<Vec<String>>,
+}
+
+/// The workspaces' settings: flags and environment over the file over the defaults.
+fn workspace_config(
+    runtime: &RuntimeArgs,
+    data_dir: &Path,
+    file: WorkspaceFile,
+) -> Result<WorkspaceConfig, ConfigError> {
+    let root = runtime
+        .workspace_dir
+        .clone()
+        .or(file.dir)
+        .unwrap_or_else(|| data_dir.join("workspaces"));
+    let mut config = WorkspaceConfig::new(root);
+    if let Some(quota) = pick_size(runtime.workspace_quota, file.quota, "workspace_quota")? {
+        if quota == 0 {
+            return Err(bad("workspace_quota must be more than 0 bytes"));
+        }
+        config.quota_bytes = quota;
+    }
+    if let Some(max) = file.max_entries {
+        if max == 0 {
+            return Err(bad("workspace_max_entries must be at least 1"));
+        }
+        config.max_entries = max;
+    }
+    config.per_agent = runtime
+        .workspace_per_agent
+        .or(file.per_agent)
+        .unwrap_or(false);
+    if let Some(denied) = file.denied_paths {
+        if let Some(bad_path) = denied.iter().find(|p| p.split('/').any(|n| n == "..")) {
+            return Err(bad(format!(
+                "workspace_denied_paths: '{bad_path}' contains '..'; list paths relative to a workspace root, such as '.toolsmith'"
+            )));
+        }
+        config.denied_prefixes = denied;
+    }
+    Ok(config)
+}
+
 /// A non-empty environment variable.
 fn env_text(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -537,6 +607,9 @@ impl ServeArgs {
                 execution_approval: None,
                 approval_timeout: None,
                 audit_log: None,
+                workspace_dir: None,
+                workspace_quota: None,
+                workspace_per_agent: None,
             },
         }
     }
@@ -724,6 +797,57 @@ mod tests {
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("3 days").is_err());
+    }
+
+    #[test]
+    fn workspace_settings_default_to_the_data_dir_and_are_checked() {
+        let s = settings(&["toolsmith", "serve"], "data_dir = \"/srv/ts\"").unwrap();
+        let ws = s.service.workspace.unwrap();
+        assert_eq!(ws.root, PathBuf::from("/srv/ts/workspaces"));
+        assert_eq!(ws.quota_bytes, 100 << 20);
+        assert!(!ws.per_agent);
+        assert_eq!(ws.denied_prefixes, [".toolsmith"]);
+        let file = "workspace_dir = \"/w\"\nworkspace_quota = \"5MB\"\nworkspace_max_entries = 10\nworkspace_per_agent = true\nworkspace_denied_paths = [\".git\", \"secrets/keys\"]";
+        let ws = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .workspace
+            .unwrap();
+        assert_eq!(ws.root, PathBuf::from("/w"));
+        assert_eq!(
+            (ws.quota_bytes, ws.max_entries, ws.per_agent),
+            (5 << 20, 10, true)
+        );
+        assert_eq!(ws.denied_prefixes, [".git", "secrets/keys"]);
+        let ws = settings(
+            &[
+                "toolsmith",
+                "serve",
+                "--workspace-quota",
+                "1KB",
+                "--workspace-per-agent",
+                "false",
+            ],
+            file,
+        )
+        .unwrap()
+        .service
+        .workspace
+        .unwrap();
+        assert_eq!((ws.quota_bytes, ws.per_agent), (1024, false));
+        for (file, error) in [
+            ("workspace_quota = 0", "workspace_quota must be more than 0"),
+            (
+                "workspace_max_entries = 0",
+                "workspace_max_entries must be at least 1",
+            ),
+            ("workspace_denied_paths = [\"../x\"]", "contains '..'"),
+        ] {
+            let e = settings(&["toolsmith", "serve"], file)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(error), "{file}: {e}");
+        }
     }
 
     #[test]

@@ -1367,3 +1367,65 @@ async fn usage_of_a_burst_of_concurrent_calls_is_counted_exactly() {
         .unwrap();
     assert_eq!(executions.len(), 300);
 }
+
+#[tokio::test]
+async fn file_tools_keep_each_users_workspace_apart_and_need_filesystem_in_js() {
+    let workspaces = tempfile::tempdir().unwrap();
+    let f = fixture_with(ToolServiceSettings {
+        workspace: Some(crate::WorkspaceConfig::new(workspaces.path().join("ws"))),
+        ..ToolServiceSettings::default()
+    })
+    .await;
+    let call = |user: &'static str, tool: &'static str, args: Value| {
+        f.service.execute(tool, args, ToolContext::new(user))
+    };
+    let res = call(
+        "alice",
+        "write_file",
+        json!({"path": "note.txt", "content": "alice only"}),
+    )
+    .await;
+    assert!(!res.is_error, "{res:?}");
+    let res = call("bob", "read_file", json!({"path": "note.txt"})).await;
+    assert!(
+        res.error_message()
+            .unwrap_or_default()
+            .contains("does not exist"),
+        "{res:?}"
+    );
+    let res = call("bob", "list_directory", json!({})).await;
+    assert_eq!(res.content["count"], 0, "{res:?}");
+    let res = call("alice", "read_file", json!({"path": "note.txt"})).await;
+    assert_eq!(res.content["content"], "alice only", "{res:?}");
+    assert!(f.service.workspaces().is_some());
+
+    // A JS tool reaches the file tools through callTool only when it holds `filesystem`.
+    call(
+        "default",
+        "write_file",
+        json!({"path": "n.txt", "content": "mine"}),
+    )
+    .await;
+    let code = "try { return (await utils.callTool('read_file', {path: 'n.txt'})).content } catch (e) { return 'refused: ' + e.message }";
+    f.service
+        .create(&user(), tool("plain_reader", code))
+        .await
+        .unwrap();
+    let res = run(&f.service, "plain_reader", json!({})).await;
+    let text = res.content.as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("refused: ") && text.contains("filesystem"),
+        "{res:?}"
+    );
+    f.service
+        .create(
+            &user(),
+            with_perms(tool("fs_reader", code), &[Permission::Filesystem]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        run(&f.service, "fs_reader", json!({})).await.content,
+        json!("mine")
+    );
+}

@@ -1,0 +1,212 @@
+//! The per-user workspace: a folder under the data dir that the file tools (and, later, code
+//! execution, git, PDF, downloads and JS tools with `filesystem`) read and write, with path
+//! security, a deny-list and a quota.
+//!
+//! Layout under [`WorkspaceConfig::root`] (`<data_dir>/workspaces`):
+//!
+//! ```text
+//! <user>/workspace/          the user's workspace (calls without an agent, or per_agent off)
+//! <user>/agents/<agent>/     an agent's workspace (per_agent on)
+//! ```
+//!
+//! `<user>` and `<agent>` are [`ids::folder_name`]s of the call's `ToolContext` ids, so a caller
+//! can never name another user's folder, and one user's workspaces share one quota.
+//!
+//! Modules, each one job: [`config`] (settings and limits), [`error`] (typed errors with the
+//! fix), [`path`] (lexical checks), [`deny`] (the deny-list), [`ids`] (folder names),
+//! [`beneath`] (the system calls, all relative to a directory handle), [`ops`] (the operations
+//! of one [`Workspace`]), [`walk`] (bounded traversal: listings, searches, globs) and [`quota`].
+
+pub mod beneath;
+pub mod config;
+pub mod deny;
+pub mod error;
+pub mod ids;
+pub mod ops;
+pub mod path;
+pub mod quota;
+pub mod walk;
+
+use std::collections::HashMap;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rustix::fd::OwnedFd;
+use toolsmith_core::ToolContext;
+
+pub use beneath::EntryKind;
+pub use config::{FileLimits, WorkspaceConfig};
+pub use deny::DenyList;
+pub use error::WorkspaceError;
+pub use ops::{Metadata, RemoveOutcome, WriteOptions, WriteOutcome};
+pub use path::WsPath;
+pub use quota::Usage;
+pub use walk::{WalkEntry, WalkOptions, WalkOutcome};
+
+/// The folder of a user's own workspace inside their folder.
+const USER_WORKSPACE: &str = "workspace";
+/// The folder holding a user's agents' workspaces.
+const AGENTS: &str = "agents";
+
+/// Every user's workspaces: the root handle, the settings and one lock per user (held by
+/// changes, so a quota check and the write it allows are one step).
+pub struct Workspaces {
+    config: Arc<WorkspaceConfig>,
+    deny: Arc<DenyList>,
+    root: OwnedFd,
+    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+impl std::fmt::Debug for Workspaces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspaces")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Workspaces {
+    /// Creates the root folder (mode 0700) if missing and opens it. Fails when it cannot.
+    /// The root is made absolute, so an absolute path naming a workspace can be recognised.
+    pub fn open(mut config: WorkspaceConfig) -> Result<Workspaces, WorkspaceError> {
+        let shown = config.root.display().to_string();
+        let io = |source| WorkspaceError::Io {
+            op: "open the workspace root",
+            path: shown.clone(),
+            source,
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&config.root)
+            .map_err(io)?;
+        config.root = std::fs::canonicalize(&config.root).map_err(io)?;
+        let root = rustix::fs::open(
+            &config.root,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| io(e.into()))?;
+        Ok(Workspaces {
+            deny: Arc::new(DenyList::new(&config.denied_prefixes)),
+            config: Arc::new(config),
+            root,
+            locks: Mutex::new(HashMap::new()),
+        })
+    }
+
+    #[must_use]
+    pub fn config(&self) -> &WorkspaceConfig {
+        &self.config
+    }
+
+    /// The workspace of the call's user (and agent, with `per_agent`), created if missing.
+    pub fn for_call(&self, ctx: &ToolContext) -> Result<Workspace, WorkspaceError> {
+        let agent = ctx.agent_id.as_deref().filter(|_| self.config.per_agent);
+        self.for_owner(&ctx.user_id, agent)
+    }
+
+    /// The workspace of `user` (or of that user's `agent`), created if missing.
+    pub fn for_owner(&self, user: &str, agent: Option<&str>) -> Result<Workspace, WorkspaceError> {
+        let user_name = ids::folder_name(user);
+        let mut rel = vec![user_name.clone()];
+        match agent {
+            Some(agent) => rel.extend([AGENTS.to_owned(), ids::folder_name(agent)]),
+            None => rel.push(USER_WORKSPACE.to_owned()),
+        }
+        let user_dir = ensure_dir(&self.root, std::slice::from_ref(&user_name))?;
+        let dir = ensure_dir(&self.root, &rel)?;
+        let lock = self
+            .locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(user_name)
+            .or_default()
+            .clone();
+        let root_path = rel.iter().fold(self.config.root.clone(), |p, n| p.join(n));
+        Ok(Workspace {
+            dir,
+            user_dir,
+            root_path,
+            config: self.config.clone(),
+            deny: self.deny.clone(),
+            lock,
+        })
+    }
+}
+
+/// Opens `names` below `root`, creating each missing folder (mode 0700) on the way.
+fn ensure_dir(root: &OwnedFd, names: &[String]) -> Result<OwnedFd, WorkspaceError> {
+    let fail = |e| WorkspaceError::from_errno("open the workspace", "your workspace", e);
+    let mut dir = beneath::open_dir(root, ".").map_err(fail)?;
+    for name in names {
+        match rustix::fs::mkdirat(&dir, name.as_str(), rustix::fs::Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(fail(e)),
+        }
+        dir = beneath::open_dir(&dir, name).map_err(fail)?;
+    }
+    Ok(dir)
+}
+
+/// One caller's workspace: a handle on its folder and what bounds it. Every operation
+/// ([`ops`], [`walk`]) resolves paths below the handle, never by host path.
+pub struct Workspace {
+    dir: OwnedFd,
+    user_dir: OwnedFd,
+    root_path: PathBuf,
+    config: Arc<WorkspaceConfig>,
+    deny: Arc<DenyList>,
+    lock: Arc<Mutex<()>>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root_path", &self.root_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Workspace {
+    /// The workspace's folder on the host: for mounting it into a sandbox. Never resolve a
+    /// caller's path against it; use [`Workspace::path`] and the operations.
+    #[must_use]
+    pub fn root_path(&self) -> &Path {
+        &self.root_path
+    }
+
+    #[must_use]
+    pub fn limits(&self) -> &FileLimits {
+        &self.config.limits
+    }
+
+    #[must_use]
+    pub fn config(&self) -> &WorkspaceConfig {
+        &self.config
+    }
+
+    /// Checks the caller's `raw` path: the lexical rules of [`WsPath::parse`], then the
+    /// deny-list.
+    pub fn path(&self, raw: &str) -> Result<WsPath, WorkspaceError> {
+        let path = WsPath::parse(raw, &self.root_path, &self.config.limits)?;
+        if self.deny.denies(&path) {
+            return Err(WorkspaceError::Denied {
+                path: error::shown(raw),
+            });
+        }
+        Ok(path)
+    }
+
+    /// Whether listings must leave `path` out (denied, or a write in progress).
+    #[must_use]
+    pub fn hidden(&self, path: &WsPath) -> bool {
+        self.deny.denies(path)
+            || path
+                .file_name()
+                .is_some_and(|n| n.starts_with(beneath::TEMP_PREFIX))
+    }
+}

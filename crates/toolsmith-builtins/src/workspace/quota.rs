@@ -1,0 +1,94 @@
+//! The quota: bytes of regular files and the number of files and folders one user's
+//! workspaces hold together (their own and their agents'). Counted by walking the user's
+//! folder under the per-user lock that every change holds, so a check and the change it
+//! allows are one step for the file tools.
+
+use std::sync::{MutexGuard, PoisonError};
+
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::io::Errno;
+use serde::Serialize;
+
+use super::Workspace;
+use super::beneath::{self, EntryKind};
+use super::error::WorkspaceError;
+
+/// What a user's workspaces hold, and what they may.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub bytes: u64,
+    pub entries: u64,
+    pub quota_bytes: u64,
+    pub max_entries: u64,
+}
+
+/// Deeper than any path the tools can make; a deeper tree was built by something else and
+/// is counted only to here.
+const MAX_COUNT_DEPTH: usize = 256;
+
+impl Workspace {
+    /// What the user's workspaces hold now.
+    pub fn usage(&self) -> Result<Usage, WorkspaceError> {
+        let mut usage = Usage {
+            quota_bytes: self.config.quota_bytes,
+            max_entries: self.config.max_entries,
+            ..Usage::default()
+        };
+        tally(&self.user_dir, 0, &mut usage)
+            .map_err(|e| WorkspaceError::from_errno("measure", "your workspace", e))?;
+        Ok(usage)
+    }
+
+    /// Held by every change of the user's workspaces.
+    pub(crate) fn lock_changes(&self) -> MutexGuard<'_, ()> {
+        self.lock.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Refuses a change that would add `bytes` and `entries` beyond the quota. Call with
+    /// [`Workspace::lock_changes`] held.
+    pub(crate) fn check_quota(&self, bytes: u64, entries: u64) -> Result<(), WorkspaceError> {
+        if bytes == 0 && entries == 0 {
+            return Ok(());
+        }
+        let usage = self.usage()?;
+        if usage.bytes.saturating_add(bytes) > usage.quota_bytes {
+            return Err(WorkspaceError::QuotaExceeded {
+                used: usage.bytes,
+                limit: usage.quota_bytes,
+                needed: bytes,
+            });
+        }
+        if usage.entries.saturating_add(entries) > usage.max_entries {
+            return Err(WorkspaceError::TooManyEntries {
+                count: usage.entries,
+                limit: usage.max_entries,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn tally(dir: &OwnedFd, depth: usize, usage: &mut Usage) -> Result<(), Errno> {
+    let names: Vec<std::ffi::CString> = rustix::fs::Dir::read_from(dir.as_fd())?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| n.as_c_str() != c"." && n.as_c_str() != c"..")
+        .collect();
+    for name in names {
+        let Ok(stat) = beneath::stat_entry(dir, name.as_c_str()) else {
+            continue;
+        };
+        usage.entries += 1;
+        match EntryKind::of(&stat) {
+            EntryKind::File => usage.bytes += u64::try_from(stat.st_size).unwrap_or(0),
+            EntryKind::Directory if depth < MAX_COUNT_DEPTH => {
+                if let Ok(sub) = beneath::open_dir(dir, name.as_c_str()) {
+                    tally(&sub, depth + 1, usage)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
