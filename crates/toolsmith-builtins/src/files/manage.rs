@@ -102,7 +102,7 @@ pub fn create_folder_definition() -> ToolDefinition {
             "additionalProperties": false
         }),
     )
-    .with_tags(&["mkdir", "folder", "directory", "create", "new"])
+    .with_tags(&["mkdir", "folder", "directory", "subfolder"])
 }
 
 pub fn create_folder(ws: &Workspace, args: &Value) -> Result<Value, FileError> {

@@ -26,7 +26,7 @@ pub fn definition() -> ToolDefinition {
             "additionalProperties": false
         }),
     )
-    .with_tags(&["write", "save", "create", "file", "store", "output"])
+    .with_tags(&["write", "save", "file", "store", "output"])
 }
 
 pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
