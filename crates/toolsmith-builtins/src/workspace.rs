@@ -118,14 +118,23 @@ impl Workspaces {
             None => rel.push(USER_WORKSPACE.to_owned()),
         }
         let user_dir = ensure_dir(&self.root, std::slice::from_ref(&user_name))?;
-        let dir = ensure_dir(&self.root, &rel)?;
-        let lock = self
+        let lock: Arc<Mutex<()>> = self
             .locks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .entry(user_name)
             .or_default()
             .clone();
+        let dir = match beneath::open_dir(&self.root, rel.join("/").as_str()) {
+            Ok(dir) => dir,
+            Err(_) => {
+                // A new workspace (an agent id can be the caller's choice): its folders count
+                // against the user's entries like any other.
+                let _guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                quota::check(&user_dir, &self.config, 0, 2)?;
+                ensure_dir(&self.root, &rel)?
+            }
+        };
         let root_path = rel.iter().fold(self.config.root.clone(), |p, n| p.join(n));
         Ok(Workspace {
             dir,

@@ -176,3 +176,66 @@ impl EntryKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    #[test]
+    fn lookups_stay_beneath_the_handle_and_never_follow_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::write(tmp.path().join("outside.txt"), "out").unwrap();
+        std::fs::write(ws.join("sub/in.txt"), "in").unwrap();
+        symlink("in.txt", ws.join("sub/inner-link")).unwrap();
+        symlink("../outside.txt", ws.join("escape")).unwrap();
+        let dir = rustix::fs::open(&ws, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let (_, stat) = open_for_read(&dir, "sub/in.txt").unwrap();
+        assert_eq!(EntryKind::of(&stat), EntryKind::File);
+        // Even a link that stays inside is refused: one rule, no resolution to reason about.
+        assert_eq!(
+            open_for_read(&dir, "sub/inner-link").unwrap_err(),
+            Errno::LOOP
+        );
+        assert_eq!(open_for_read(&dir, "escape").unwrap_err(), Errno::LOOP);
+        // Escapes the kernel sees (the text checks never let these through).
+        assert_eq!(
+            open_for_read(&dir, "../outside.txt").unwrap_err(),
+            Errno::XDEV
+        );
+        assert_eq!(open_dir(&dir, "/").unwrap_err(), Errno::XDEV);
+        assert!(open_dir(&dir, "sub").is_ok());
+        assert_eq!(open_dir(&dir, "sub/in.txt").unwrap_err(), Errno::NOTDIR);
+    }
+
+    #[test]
+    fn temp_files_renames_and_removals_act_on_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = rustix::fs::open(
+            tmp.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let (_, name) = create_temp(&dir).unwrap();
+        assert!(name.starts_with(TEMP_PREFIX));
+        std::fs::write(tmp.path().join("taken"), "x").unwrap();
+        assert_eq!(
+            rename(&dir, name.as_str(), &dir, "taken", false).unwrap_err(),
+            Errno::EXIST
+        );
+        rename(&dir, name.as_str(), &dir, "taken", true).unwrap();
+        assert_eq!(std::fs::read(tmp.path().join("taken")).unwrap(), b"");
+        make_dir(&dir, "d").unwrap();
+        assert_eq!(
+            EntryKind::of(&stat_entry(&dir, "d").unwrap()),
+            EntryKind::Directory
+        );
+        remove_entry(&dir, "d", true).unwrap();
+        remove_entry(&dir, "taken", false).unwrap();
+        assert_eq!(stat_entry(&dir, "taken").unwrap_err(), Errno::NOENT);
+    }
+}

@@ -131,3 +131,35 @@ pub(crate) fn shown(path: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use rustix::io::Errno;
+
+    use super::*;
+
+    #[test]
+    fn system_errors_become_errors_with_the_fix() {
+        let msg = |e| WorkspaceError::from_errno("read", "a/b", e).to_string();
+        assert!(msg(Errno::NOENT).contains("list_directory"));
+        assert!(msg(Errno::LOOP).contains("never follow links"));
+        assert!(msg(Errno::XDEV).contains("outside your workspace"));
+        assert!(msg(Errno::NOTEMPTY).contains("recursive: true"));
+        assert!(msg(Errno::ACCESS).starts_with("cannot read 'a/b'"));
+        assert_eq!(
+            WorkspaceError::invalid("..", "no").kind(),
+            ErrorKind::InvalidArguments
+        );
+        assert_eq!(
+            WorkspaceError::NotConfigured.kind(),
+            ErrorKind::ExecutionError
+        );
+    }
+
+    #[test]
+    fn shown_paths_are_bounded_and_escaped() {
+        assert_eq!(shown("a\nb"), "a\\nb");
+        let long = shown(&"x".repeat(500));
+        assert_eq!(long.chars().count(), 201);
+    }
+}

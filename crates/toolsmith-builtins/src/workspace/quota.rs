@@ -9,9 +9,9 @@ use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use super::Workspace;
 use super::beneath::{self, EntryKind};
 use super::error::WorkspaceError;
+use super::{Workspace, WorkspaceConfig};
 
 /// What a user's workspaces hold, and what they may.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -30,14 +30,7 @@ const MAX_COUNT_DEPTH: usize = 256;
 impl Workspace {
     /// What the user's workspaces hold now.
     pub fn usage(&self) -> Result<Usage, WorkspaceError> {
-        let mut usage = Usage {
-            quota_bytes: self.config.quota_bytes,
-            max_entries: self.config.max_entries,
-            ..Usage::default()
-        };
-        tally(&self.user_dir, 0, &mut usage)
-            .map_err(|e| WorkspaceError::from_errno("measure", "your workspace", e))?;
-        Ok(usage)
+        usage(&self.user_dir, &self.config)
     }
 
     /// Held by every change of the user's workspaces.
@@ -48,25 +41,47 @@ impl Workspace {
     /// Refuses a change that would add `bytes` and `entries` beyond the quota. Call with
     /// [`Workspace::lock_changes`] held.
     pub(crate) fn check_quota(&self, bytes: u64, entries: u64) -> Result<(), WorkspaceError> {
-        if bytes == 0 && entries == 0 {
-            return Ok(());
-        }
-        let usage = self.usage()?;
-        if usage.bytes.saturating_add(bytes) > usage.quota_bytes {
-            return Err(WorkspaceError::QuotaExceeded {
-                used: usage.bytes,
-                limit: usage.quota_bytes,
-                needed: bytes,
-            });
-        }
-        if usage.entries.saturating_add(entries) > usage.max_entries {
-            return Err(WorkspaceError::TooManyEntries {
-                count: usage.entries,
-                limit: usage.max_entries,
-            });
-        }
-        Ok(())
+        check(&self.user_dir, &self.config, bytes, entries)
     }
+}
+
+/// What the user folder `user_dir` holds.
+pub(crate) fn usage(user_dir: &OwnedFd, config: &WorkspaceConfig) -> Result<Usage, WorkspaceError> {
+    let mut usage = Usage {
+        quota_bytes: config.quota_bytes,
+        max_entries: config.max_entries,
+        ..Usage::default()
+    };
+    tally(user_dir, 0, &mut usage)
+        .map_err(|e| WorkspaceError::from_errno("measure", "your workspace", e))?;
+    Ok(usage)
+}
+
+/// Refuses adding `bytes` and `entries` to the user folder `user_dir` beyond the quota.
+pub(crate) fn check(
+    user_dir: &OwnedFd,
+    config: &WorkspaceConfig,
+    bytes: u64,
+    entries: u64,
+) -> Result<(), WorkspaceError> {
+    if bytes == 0 && entries == 0 {
+        return Ok(());
+    }
+    let usage = usage(user_dir, config)?;
+    if usage.bytes.saturating_add(bytes) > usage.quota_bytes {
+        return Err(WorkspaceError::QuotaExceeded {
+            used: usage.bytes,
+            limit: usage.quota_bytes,
+            needed: bytes,
+        });
+    }
+    if usage.entries.saturating_add(entries) > usage.max_entries {
+        return Err(WorkspaceError::TooManyEntries {
+            count: usage.entries,
+            limit: usage.max_entries,
+        });
+    }
+    Ok(())
 }
 
 fn tally(dir: &OwnedFd, depth: usize, usage: &mut Usage) -> Result<(), Errno> {

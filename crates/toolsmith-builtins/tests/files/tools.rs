@@ -866,3 +866,25 @@ async fn without_per_agent_an_agent_uses_its_users_workspace() {
     .await;
     assert!(fx.dir("alice").join("a.txt").exists());
 }
+
+#[tokio::test]
+async fn new_agent_workspaces_count_against_the_users_entries() {
+    let fx = Fixture::with(|c| {
+        c.per_agent = true;
+        c.max_entries = 5;
+    });
+    for (agent, refused) in [("a1", false), ("a2", false), ("a3", false), ("a4", true)] {
+        let mut ctx = ToolContext::new("alice");
+        ctx.agent_id = Some(agent.into());
+        let res = fx.call_as(ctx, "list_directory", json!({})).await;
+        assert_eq!(res.is_error, refused, "{agent}: {:?}", res.content);
+        if refused {
+            let msg = res.error_message().unwrap();
+            assert!(msg.contains("most it may hold is 5"), "{msg}");
+        }
+    }
+    assert_eq!(
+        super::names(&fx.root.join("alice/agents")),
+        ["a1", "a2", "a3"]
+    );
+}
