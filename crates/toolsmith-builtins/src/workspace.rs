@@ -199,10 +199,14 @@ impl Workspace {
     }
 
     /// Checks the caller's `raw` path: the lexical rules of [`WsPath::parse`], then the
-    /// deny-list.
+    /// deny-list (and the names of writes in progress, which are reserved too).
     pub fn path(&self, raw: &str) -> Result<WsPath, WorkspaceError> {
         let path = WsPath::parse(raw, &self.root_path, &self.config.limits)?;
-        if self.deny.denies(&path) {
+        let in_progress = path
+            .names()
+            .iter()
+            .any(|n| n.starts_with(beneath::TEMP_PREFIX));
+        if in_progress || self.deny.denies(&path) {
             return Err(WorkspaceError::Denied {
                 path: error::shown(raw),
             });

@@ -15,7 +15,7 @@ use crate::workspace::Workspace;
 pub fn definition() -> ToolDefinition {
     ToolDefinition::new(
         "read_file",
-        "Read a file of your workspace. Text is returned whole (up to 1 MB) or by line range \
+        "Read a file of your workspace. Text is returned whole (up to 512 KB) or by line range \
          (startLine/endLine, 1-based, inclusive) for larger files; encoding base64 returns any \
          file's bytes. Paths are relative to the workspace root.",
         json!({

@@ -51,7 +51,8 @@ pub struct FileLimits {
     pub max_name_bytes: usize,
     /// Most components in a path, and deepest a listing, search or glob descends.
     pub max_depth: usize,
-    /// Most bytes `read_file` returns at once; larger files are read by line ranges.
+    /// Most bytes `read_file` returns at once; larger files are read by line ranges. Half the
+    /// pipeline's 1 MB output cap, so the content fits once escaped or base64-encoded.
     pub max_read_bytes: u64,
     /// Largest file a write, edit or copy may produce.
     pub max_write_bytes: u64,
@@ -71,7 +72,7 @@ impl Default for FileLimits {
             max_path_bytes: 1024,
             max_name_bytes: 255,
             max_depth: 32,
-            max_read_bytes: 1024 * 1024,
+            max_read_bytes: 512 * 1024,
             max_write_bytes: 10 * 1024 * 1024,
             max_list_entries: 1000,
             max_search_results: 100,

@@ -434,9 +434,10 @@ impl Workspace {
                 "a folder cannot be moved into itself; choose a destination outside it",
             ));
         }
-        if self.deny.holds_denied(from) {
+        // Neither what moves nor where it lands may hold a denied prefix below it.
+        if let Some(path) = [from, to].into_iter().find(|p| self.deny.holds_denied(p)) {
             return Err(WorkspaceError::Denied {
-                path: from.to_string(),
+                path: path.to_string(),
             });
         }
         let _guard = self.lock_changes();

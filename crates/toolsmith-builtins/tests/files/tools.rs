@@ -888,3 +888,73 @@ async fn new_agent_workspaces_count_against_the_users_entries() {
         ["a1", "a2", "a3"]
     );
 }
+
+#[tokio::test]
+async fn the_largest_whole_read_fits_the_pipelines_output_cap() {
+    let fx = Fixture::new();
+    let text = "0123456789abcdef".repeat(512 * 1024 / 16);
+    fx.ok("write_file", json!({"path": "half.txt", "content": text}))
+        .await;
+    let out = fx.ok("read_file", json!({"path": "half.txt"})).await;
+    assert_eq!(out["content"].as_str().unwrap().len(), 512 * 1024);
+    let out = fx
+        .ok(
+            "read_file",
+            json!({"path": "half.txt", "encoding": "base64"}),
+        )
+        .await;
+    assert_eq!(out["size"], 512 * 1024);
+    fx.ok(
+        "write_file",
+        json!({"path": "more.txt", "content": format!("{text}x")}),
+    )
+    .await;
+    let msg = fx
+        .fails("read_file", json!({"path": "more.txt"}), EXEC)
+        .await;
+    assert!(msg.contains("startLine"), "{msg}");
+}
+
+#[tokio::test]
+async fn denied_prefixes_of_several_names_cannot_be_reached_by_moves() {
+    let fx = Fixture::with(|c| c.denied_prefixes = vec!["keep/out".into()]);
+    fx.ok("write_file", json!({"path": "x/out/f", "content": "1"}))
+        .await;
+    fx.ok("write_file", json!({"path": "keep/f", "content": "1"}))
+        .await;
+    for (source, destination) in [("x", "keep"), ("keep", "y")] {
+        let msg = fx
+            .fails(
+                "move_file",
+                json!({"source": source, "destination": destination, "overwrite": true}),
+                ARGS,
+            )
+            .await;
+        assert!(msg.contains("reserved"), "{msg}");
+    }
+    let msg = fx
+        .fails(
+            "delete_file",
+            json!({"path": "keep", "recursive": true}),
+            ARGS,
+        )
+        .await;
+    assert!(msg.contains("reserved"), "{msg}");
+    let msg = fx
+        .fails(
+            "write_file",
+            json!({"path": "keep/out/f", "content": ""}),
+            ARGS,
+        )
+        .await;
+    assert!(msg.contains("reserved"), "{msg}");
+    // The names of writes in progress are reserved as well.
+    let msg = fx
+        .fails(
+            "write_file",
+            json!({"path": ".toolsmith-write-x", "content": ""}),
+            ARGS,
+        )
+        .await;
+    assert!(msg.contains("reserved"), "{msg}");
+}
