@@ -958,3 +958,38 @@ async fn denied_prefixes_of_several_names_cannot_be_reached_by_moves() {
         .await;
     assert!(msg.contains("reserved"), "{msg}");
 }
+
+#[tokio::test]
+async fn walks_stop_at_the_visit_cap_and_searches_at_the_byte_budget() {
+    let fx = Fixture::with(|c| {
+        c.limits.max_walk_entries = 4;
+        c.limits.max_search_bytes = 10;
+    });
+    for n in 0..6 {
+        fx.ok(
+            "write_file",
+            json!({"path": format!("d/f{n}.txt"), "content": "needle"}),
+        )
+        .await;
+    }
+    for (tool, args) in [
+        ("list_directory", json!({"recursive": true})),
+        ("glob", json!({"pattern": "**"})),
+        ("search_files", json!({"query": "needle"})),
+    ] {
+        let out = fx.ok(tool, args).await;
+        assert_eq!(out["truncated"], true, "{tool}: {out}");
+    }
+    // 6 bytes per file, 10 bytes in all: the first file is read, the next ones skipped.
+    let out = fx
+        .ok(
+            "search_files",
+            json!({"query": "needle", "include": "d/f[0-2].txt"}),
+        )
+        .await;
+    assert_eq!(
+        (out["count"].clone(), out["filesSkipped"].clone()),
+        (json!(1), json!(2)),
+        "{out}"
+    );
+}
