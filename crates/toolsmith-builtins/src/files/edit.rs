@@ -41,7 +41,9 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         ));
     }
     let limit = ws.limits().max_write_bytes;
-    let bytes = ws.read(&path, limit)?;
+    let bytes = ws.read(&path, limit).map_err(|e| {
+        e.with_hint("edit_file changes files up to that size; write_file replaces a whole file")
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| {
         FileError::Args(format!(
             "'{path}' is not UTF-8 text; edit_file changes text files only (write_file replaces any file)"

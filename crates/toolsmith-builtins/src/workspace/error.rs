@@ -75,6 +75,23 @@ impl WorkspaceError {
         }
     }
 
+    /// A [`WorkspaceError::TooLarge`] with `hint` as its fix (other errors unchanged): for an
+    /// operation whose fix differs from reading by line range.
+    #[must_use]
+    pub fn with_hint(self, hint: &'static str) -> Self {
+        match self {
+            WorkspaceError::TooLarge {
+                path, size, limit, ..
+            } => WorkspaceError::TooLarge {
+                path,
+                size,
+                limit,
+                hint,
+            },
+            other => other,
+        }
+    }
+
     pub(crate) fn invalid(path: &str, reason: impl Into<String>) -> Self {
         WorkspaceError::InvalidPath {
             path: shown(path),

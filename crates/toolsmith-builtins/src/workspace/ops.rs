@@ -405,7 +405,9 @@ impl Workspace {
     /// Copies the regular file `from` to `to` (parents created), read whole: at most the
     /// write limit.
     pub fn copy(&self, from: &WsPath, to: &WsPath, overwrite: bool) -> Result<u64, WorkspaceError> {
-        let bytes = self.read(from, self.limits().max_write_bytes)?;
+        let bytes = self
+            .read(from, self.limits().max_write_bytes)
+            .map_err(|e| e.with_hint("files that large cannot be copied"))?;
         let options = WriteOptions {
             overwrite,
             create_parents: true,
