@@ -78,12 +78,30 @@ impl From<String> for Fail {
 pub type ToolFn = fn(&Value) -> Result<Value, Fail>;
 
 /// Runs a [`ToolFn`]; a [`Fail`] becomes an `invalid_arguments` or `execution_error` result.
-struct FnExecutor(ToolFn);
+/// Tools whose input can be large (up to a megabyte of text or ten thousand elements) run on
+/// the blocking pool, so a long one never holds up an async worker; the small ones run inline.
+struct FnExecutor {
+    run: ToolFn,
+    blocking: bool,
+}
 
 #[async_trait]
 impl ToolExecutor for FnExecutor {
     async fn execute(&self, args: Value, _ctx: &ToolContext) -> ToolResult {
-        match (self.0)(&args) {
+        let outcome = if self.blocking {
+            let run = self.run;
+            match tokio::task::spawn_blocking(move || run(&args)).await {
+                Ok(outcome) => outcome,
+                // The pipeline turns a panic into an `internal` result: hand it on.
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(_) => Err(Fail::Run(
+                    "the tool was stopped before it finished".to_owned(),
+                )),
+            }
+        } else {
+            (self.run)(&args)
+        };
+        match outcome {
             Ok(content) => ToolResult::ok(content),
             Err(Fail::Args(message)) => ToolResult::error(ErrorKind::InvalidArguments, message),
             Err(Fail::Run(message)) => ToolResult::error(ErrorKind::ExecutionError, message),
@@ -91,8 +109,18 @@ impl ToolExecutor for FnExecutor {
     }
 }
 
+/// What a tool's module gives the LLM: its definition.
+type DefinitionFn = fn() -> ToolDefinition;
+
+/// How a tool runs: inline on the caller's task, or on the blocking pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    Inline,
+    Blocking,
+}
+
 /// A built-in tool of this family: category `Utilities`, its group as provider, no permissions.
-pub fn builtin(definition: ToolDefinition, run: ToolFn) -> RegisteredTool {
+pub fn builtin(definition: ToolDefinition, run: ToolFn, runs: Runs) -> RegisteredTool {
     let name = definition.name.clone();
     RegisteredTool::new(
         definition.with_category(CATEGORY),
@@ -100,7 +128,10 @@ pub fn builtin(definition: ToolDefinition, run: ToolFn) -> RegisteredTool {
             provider: crate::groups::provider_of(&name).to_owned(),
         },
         PermissionSet::new(),
-        Arc::new(FnExecutor(run)),
+        Arc::new(FnExecutor {
+            run,
+            blocking: runs == Runs::Blocking,
+        }),
     )
     // The schemas are constants of this crate and covered by its tests.
     .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
@@ -108,32 +139,37 @@ pub fn builtin(definition: ToolDefinition, run: ToolFn) -> RegisteredTool {
 
 /// Every tool of the family, ready to register.
 pub fn tools() -> Vec<RegisteredTool> {
-    let all: [(fn() -> ToolDefinition, ToolFn); 22] = [
-        (datetime::definition, datetime::run),
-        (date_diff::definition, date_diff::run),
-        (date_add::definition, date_add::run),
-        (calculate::definition, calculate::run),
-        (statistics::definition, statistics::run),
-        (convert_units::definition, convert_units::run),
-        (uuid::definition, uuid::run),
-        (password::definition, password::run),
-        (random_number::definition, random_number::run),
-        (hash::definition, hash::run),
-        (encode::definition, encode::run),
-        (count_text::definition, count_text::run),
-        (extract::definition, extract::run),
-        (transform_text::definition, transform_text::run),
-        (compare_text::definition, compare_text::run),
-        (regex_tool::definition, regex_tool::run),
-        (format_json::definition, format_json::run),
-        (csv_parse::definition, csv_parse::run),
-        (csv_write::definition, csv_write::run),
-        (array_operations::definition, array_operations::run),
-        (validate::definition, validate::run),
-        (system_info::definition, system_info::run),
+    use Runs::{Blocking, Inline};
+    let all: [(DefinitionFn, ToolFn, Runs); 22] = [
+        (datetime::definition, datetime::run, Inline),
+        (date_diff::definition, date_diff::run, Inline),
+        (date_add::definition, date_add::run, Inline),
+        (calculate::definition, calculate::run, Inline),
+        (statistics::definition, statistics::run, Blocking),
+        (convert_units::definition, convert_units::run, Inline),
+        (uuid::definition, uuid::run, Inline),
+        (password::definition, password::run, Inline),
+        (random_number::definition, random_number::run, Inline),
+        (hash::definition, hash::run, Blocking),
+        (encode::definition, encode::run, Blocking),
+        (count_text::definition, count_text::run, Blocking),
+        (extract::definition, extract::run, Blocking),
+        (transform_text::definition, transform_text::run, Blocking),
+        (compare_text::definition, compare_text::run, Blocking),
+        (regex_tool::definition, regex_tool::run, Blocking),
+        (format_json::definition, format_json::run, Blocking),
+        (csv_parse::definition, csv_parse::run, Blocking),
+        (csv_write::definition, csv_write::run, Blocking),
+        (
+            array_operations::definition,
+            array_operations::run,
+            Blocking,
+        ),
+        (validate::definition, validate::run, Blocking),
+        (system_info::definition, system_info::run, Inline),
     ];
     all.into_iter()
-        .map(|(definition, run)| builtin(definition(), run))
+        .map(|(definition, run, runs)| builtin(definition(), run, runs))
         .collect()
 }
 

@@ -48,9 +48,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "array", "list", "sort", "order", "filter", "deduplicate", "duplicates", "unique",
-        "shuffle", "chunk", "flatten", "sample", "group", "sum", "average", "min", "max",
-        "count", "items", "collection",
+        "array", "list", "sort", "order", "alphabetically", "filter", "deduplicate", "duplicates", "unique", "shuffle", "chunk", "flatten", "sample", "group", "sum", "average", "min", "max", "count", "items", "collection",
     ])
 }
 

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! expr    := term (('+' | '-') term)*
-//! term    := unary (('*' | '/' | '%') unary)*
+//! term    := unary (('*' | '/' | '%') unary | '%' 'of' unary)*   x% of y = x / 100 * y
 //! unary   := ('+' | '-') unary | power
 //! power   := primary ('^' unary)?            right-associative: 2^3^2 = 2^9
 //! primary := number | constant | function '(' expr (',' expr)* ')' | '(' expr ')'
@@ -307,6 +307,15 @@ impl Parser {
         while let Some(Tok::Op(op @ ('*' | '/' | '%'))) = self.peek() {
             let op = *op;
             self.at += 1;
+            // `15% of 250`: a percentage of what follows; any other `%` is the remainder.
+            let percent_of = op == '%'
+                && matches!(self.peek(), Some(Tok::Ident(w)) if w.eq_ignore_ascii_case("of"));
+            if percent_of {
+                self.at += 1;
+                let rhs = self.unary()?;
+                value = finite(value / 100.0 * rhs, "an intermediate result")?;
+                continue;
+            }
             let rhs = self.unary()?;
             value = match op {
                 '*' => value * rhs,
@@ -472,6 +481,10 @@ mod tests {
         assert_eq!(ok("100 / 10 / 5"), 2.0);
         assert_eq!(ok("7 % 3"), 1.0);
         assert_eq!(ok("-7 % 3"), -1.0);
+        assert_eq!(ok("15% of 250"), 37.5);
+        assert_eq!(ok("10 + 20 % OF 50 * 2"), 30.0);
+        assert_eq!(ok("(1 + 1)% of (2 * 50)"), 2.0);
+        assert_eq!(ok("50% of 50% of 80"), 20.0);
         assert_eq!(ok("2^3^2"), 512.0);
         assert_eq!(ok("(2^3)^2"), 64.0);
         assert_eq!(ok("-2^2"), -4.0);

@@ -10,8 +10,8 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition::new(
         "calculate",
         "Evaluate an arithmetic expression exactly as written and return the numeric result. \
-         Supports + - * / % ^ (power, right-associative), unary minus, parentheses, the \
-         constants pi and e, and the functions sqrt, abs, sin, cos, tan, asin, acos, atan \
+         Supports + - * / % (remainder) ^ (power, right-associative), percentages \
+         (\"15% of 250\"), unary minus, parentheses, the constants pi and e, and the functions sqrt, abs, sin, cos, tan, asin, acos, atan \
          (radians), ln, log (base 10), log2, exp, floor, ceil, round, min(a, b, ...), max(...).",
         json!({
             "type": "object",
@@ -29,7 +29,7 @@ pub fn definition() -> ToolDefinition {
     )
     .with_tags(&[
         "math", "arithmetic", "expression", "calculator", "compute", "calculate", "percent",
-        "formula", "sqrt",
+        "formula", "sqrt", "percentage",
     ])
 }
 

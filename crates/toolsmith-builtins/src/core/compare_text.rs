@@ -20,7 +20,7 @@ pub const MAX_LISTED: usize = 50;
 /// Longest `diff` text returned, in bytes.
 pub const MAX_DIFF_BYTES: usize = 100_000;
 /// A safety net for the diff: past it, `similar` finishes with a coarser (still correct) diff.
-const DEADLINE: Duration = Duration::from_secs(2);
+const DEADLINE: Duration = Duration::from_secs(1);
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition::new(

@@ -33,8 +33,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "csv", "tsv", "parse", "spreadsheet", "excel", "table", "rows", "columns", "import",
-        "comma", "separated", "tabular",
+        "csv", "tsv", "parse", "spreadsheet", "excel", "table", "rows", "columns", "import", "comma", "separated", "tabular", "json", "objects",
     ])
 }
 

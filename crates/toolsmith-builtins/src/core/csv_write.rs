@@ -27,8 +27,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "csv", "generate", "export", "spreadsheet", "excel", "table", "rows", "columns",
-        "convert", "json", "tsv", "download",
+        "csv", "generate", "export", "spreadsheet", "excel", "table", "rows", "columns", "json", "tsv", "download",
     ])
 }
 

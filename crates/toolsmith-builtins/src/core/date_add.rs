@@ -17,8 +17,8 @@ const MAX_MONTHS: i64 = 12 * 10_000;
 pub fn definition() -> ToolDefinition {
     ToolDefinition::new(
         "date_add",
-        "Add or subtract time from a date: what date is 30 days from now, 3 weeks ago, next \
-         month, in 2 years. Use \"now\" as the date for the current time and a negative amount \
+        "Add or subtract time from a date: what date is 30 days from today, 3 weeks ago, a \
+         month later, in 2 years. Use \"now\" as the date for the current time and a negative amount \
          to go back. Months and years are calendar months (Jan 31 + 1 month = Feb 29 in a leap \
          year, the last day of the month).",
         json!({
@@ -34,8 +34,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "date", "add", "subtract", "plus", "minus", "later", "ago", "future", "past",
-        "deadline", "days", "weeks", "months", "years",
+        "date", "add", "subtract", "plus", "minus", "later", "ago", "future", "past", "deadline", "days", "today",
     ])
 }
 

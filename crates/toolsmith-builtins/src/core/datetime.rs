@@ -42,8 +42,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "date", "time", "datetime", "now", "today", "clock", "timezone", "zone", "timestamp",
-        "unix", "weekday", "week", "current",
+        "date", "time", "datetime", "now", "today", "clock", "timezone", "zone", "timestamp", "unix", "weekday", "day", "week", "current",
     ])
 }
 

@@ -54,8 +54,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "extract", "find", "urls", "links", "emails", "phone", "numbers", "dates", "hashtags",
-        "mentions", "ip", "pull", "scrape",
+        "extract", "find", "urls", "links", "emails", "phone", "numbers", "dates", "hashtags", "mentions", "ip", "pull", "scrape", "document",
     ])
 }
 

@@ -41,8 +41,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "json", "format", "prettify", "pretty", "beautify", "minify", "indent", "query", "path",
-        "flatten", "keys", "sort", "validate", "parse",
+        "json", "format", "prettify", "pretty", "beautify", "minify", "indent", "query", "path", "flatten", "keys", "validate", "parse",
     ])
 }
 

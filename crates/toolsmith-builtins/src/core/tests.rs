@@ -106,3 +106,45 @@ fn sizes_are_checked_in_bytes() {
         "'t' is 8 bytes; the limit is 6 bytes: send a shorter text or split it into parts"
     );
 }
+
+fn panics(_: &Value) -> Result<Value, Fail> {
+    panic!("a bug in a tool")
+}
+
+/// Inline or on the blocking pool, a tool's panic is the pipeline's `internal` result, never a
+/// crash, and a tool's `Fail` keeps its kind.
+#[tokio::test]
+async fn both_ways_of_running_keep_the_pipelines_guarantees() {
+    use toolsmith_core::{Pipeline, PipelineLimits, ToolRegistry};
+    for runs in [Runs::Inline, Runs::Blocking] {
+        let registry = ToolRegistry::default();
+        registry
+            .register_builtin(builtin(regex_tool::definition(), panics, runs))
+            .unwrap();
+        registry
+            .register_builtin(builtin(count_text::definition(), count_text::run, runs))
+            .unwrap();
+        let pipeline = Pipeline::new(std::sync::Arc::new(registry), PipelineLimits::default());
+        let ctx = || ToolContext::new("default");
+        let res = pipeline
+            .execute("regex", r#"{"pattern": "a", "text": "a"}"#, ctx())
+            .await;
+        assert_eq!(
+            res.error_kind(),
+            Some(ErrorKind::Internal),
+            "{runs:?}: {:?}",
+            res.content
+        );
+        let res = pipeline
+            .execute("count_text", r#"{"text": "two words"}"#, ctx())
+            .await;
+        assert_eq!(res.content["words"], 2, "{runs:?}");
+        let long = serde_json::json!({"text": "a".repeat(MAX_TEXT_BYTES + 1)}).to_string();
+        let res = pipeline.execute("count_text", &long, ctx()).await;
+        assert_eq!(
+            res.error_kind(),
+            Some(ErrorKind::InvalidArguments),
+            "{runs:?}"
+        );
+    }
+}

@@ -57,9 +57,7 @@ pub fn definition() -> ToolDefinition {
         }),
     )
     .with_tags(&[
-        "transform", "case", "uppercase", "lowercase", "capitalize", "title", "camelcase",
-        "snake", "kebab", "slug", "slugify", "trim", "reverse", "accents", "diacritics",
-        "truncate", "convert", "text", "format", "rename",
+        "transform", "case", "uppercase", "lowercase", "capitalize", "title", "camelcase", "snake", "kebab", "slug", "slugify", "friendly", "permalink", "trim", "reverse", "accents", "diacritics", "truncate", "text", "rename",
     ])
 }
 

@@ -283,6 +283,37 @@ fn the_corpus_of_keywords_finds_the_right_tool_first() {
     );
 }
 
+/// Every request and keyword meant for a built-in utility finds it among the first three: the
+/// utilities' tags are what `search_tools` matches people's words against.
+#[test]
+fn every_utility_request_finds_its_tool_in_the_top_3() {
+    let (tools, intents, keywords) = corpus();
+    let utilities: Vec<String> = toolsmith_builtins::core::tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    let cases: Vec<Case> = intents
+        .into_iter()
+        .chain(keywords)
+        .filter(|c| utilities.contains(&c.expect))
+        .collect();
+    let covered: std::collections::BTreeSet<&str> =
+        cases.iter().map(|c| c.expect.as_str()).collect();
+    assert_eq!(
+        covered.len(),
+        utilities.len(),
+        "a case for every utility: {covered:?}"
+    );
+    assert!(cases.len() >= 40, "{} cases", cases.len());
+    let (_, top3, misses) = rates(&tools, &cases);
+    assert_eq!(
+        top3,
+        cases.len(),
+        "not in the top 3:\n{}",
+        misses.join("\n")
+    );
+}
+
 #[test]
 fn suggestions_by_spelling_and_by_meaning() {
     let (tools, _, _) = corpus();
