@@ -5,7 +5,7 @@
 //! directory nor the working directory), no process ids. Every field is listed in
 //! [`definition`]'s description and tested to be all there is.
 
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 use toolsmith_core::ToolDefinition;
@@ -102,18 +102,16 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
         );
     }
     if on("uptime") {
-        let system = read_proc("/proc/uptime")
-            .and_then(|u| {
-                u.split_whitespace()
-                    .next()
-                    .and_then(|s| s.parse::<f64>().ok())
-            })
-            .map(f64::round);
+        let system = read_proc("/proc/uptime").and_then(|u| {
+            u.split_whitespace()
+                .next()
+                .and_then(|s| s.parse::<f64>().ok())
+        });
         out.insert(
             "uptime".into(),
             json!({
-                "systemSeconds": system,
-                "processSeconds": process_started().elapsed().as_secs(),
+                "systemSeconds": system.map(f64::round),
+                "processSeconds": process_seconds(system),
             }),
         );
     }
@@ -125,11 +123,15 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
     Ok(Value::Object(out))
 }
 
-/// When this process first asked (the closest std offers to its start without reading paths
-/// of `/proc/self/stat` and the boot clock).
-fn process_started() -> Instant {
-    static STARTED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *STARTED.get_or_init(Instant::now)
+/// Seconds since this process started: the system's uptime less the process's start time
+/// (field 22 of `/proc/self/stat`, in clock ticks since boot).
+fn process_seconds(system_uptime: Option<f64>) -> Option<f64> {
+    let stat = read_proc("/proc/self/stat")?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let start_ticks: f64 = after_name.split_whitespace().nth(19)?.parse().ok()?;
+    let ticks = rustix::param::clock_ticks_per_second() as f64;
+    Some((system_uptime? - start_ticks / ticks).max(0.0).round())
 }
 
 /// A small kernel file, or `None` off Linux.
@@ -185,6 +187,10 @@ mod tests {
             assert!(got["memory"]["processRssMb"].is_u64(), "{got}");
             assert_eq!(got["cpu"]["loadAverage"].as_array().map(Vec::len), Some(3));
             assert!(got["platform"]["kernel"].is_string());
+            // This test process started moments ago, well after the system.
+            let process = got["uptime"]["processSeconds"].as_f64().unwrap();
+            let system = got["uptime"]["systemSeconds"].as_f64().unwrap();
+            assert!(process < 3600.0 && process <= system + 1.0, "{got}");
         }
         let only = run(&json!({"include": ["memory"]})).unwrap();
         let keys: Vec<&str> = only
