@@ -25,6 +25,7 @@ pub mod query;
 pub mod record;
 pub mod registry;
 pub mod schema;
+pub mod tool_limits;
 
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use config::{

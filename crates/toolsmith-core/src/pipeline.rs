@@ -1,5 +1,5 @@
-//! How one call runs: parse arguments → look up the tool → validate the arguments against its
-//! schema → middleware `before` hooks (in order) → executor → output cap → middleware `after`
+//! How one call runs: parse arguments → look up the tool → apply the spec's tool max limits
+//! ([`crate::tool_limits`]) → validate the arguments against its schema → middleware `before` hooks (in order) → executor → output cap → middleware `after`
 //! hooks (in reverse order).
 //!
 //! Middleware is where policy, rate limits, approvals, scrubbing, usage recording and audit
@@ -206,9 +206,10 @@ impl Pipeline {
         &self,
         name: &str,
         tool: Arc<RegisteredTool>,
-        args: Value,
+        mut args: Value,
         ctx: ToolContext,
     ) -> ToolResult {
+        crate::tool_limits::limit_in_place(name, &mut args);
         if ctx.depth > self.limits.max_call_depth {
             return depth_refusal(name, &ctx, self.limits);
         }

@@ -6,7 +6,7 @@
 //! tools. The registry holds only *active* custom tools; the service keeps it in step with the
 //! store. Every change bumps a catalogue version that watchers (MCP sessions) can follow.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
 use tokio::sync::watch;
@@ -146,6 +146,9 @@ struct Tables {
     builtin_version: u64,
     /// owner → how often that owner's custom tools changed.
     owner_versions: HashMap<String, u64>,
+    /// Built-ins whose group is disabled: registered (their names stay reserved) but invisible
+    /// to every lookup and list, so a call to one answers `not_found`.
+    hidden: HashSet<String>,
 }
 
 /// All tools a call can reach. Cheap to read from many threads at once.
@@ -282,11 +285,35 @@ impl ToolRegistry {
         n_removed
     }
 
-    /// The tool `name` as `owner` sees it: a built-in, or one of the owner's custom tools.
+    /// Hides exactly these built-ins (their groups are disabled) and shows every other one.
+    /// Returns whether what callers see changed; if it did, every catalogue version moves.
+    pub fn set_hidden_builtins(&self, hidden: HashSet<String>) -> bool {
+        let changed = {
+            let mut tables = self.write();
+            let changed = tables.hidden != hidden;
+            if changed {
+                tables.hidden = hidden;
+                tables.builtin_version += 1;
+            }
+            changed
+        };
+        if changed {
+            self.bump();
+        }
+        changed
+    }
+
+    /// Whether `name` is a built-in hidden because its group is disabled.
+    pub fn is_hidden_builtin(&self, name: &str) -> bool {
+        self.read().hidden.contains(name)
+    }
+
+    /// The tool `name` as `owner` sees it: a visible built-in, or one of the owner's custom
+    /// tools.
     pub fn get(&self, owner: &str, name: &str) -> Option<Arc<RegisteredTool>> {
         let tables = self.read();
         if let Some(tool) = tables.builtins.get(name) {
-            return Some(tool.clone());
+            return (!tables.hidden.contains(name)).then(|| tool.clone());
         }
         tables
             .custom
@@ -315,16 +342,23 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// Whether a built-in, visible or hidden, holds `name` (so no custom tool may take it).
     pub fn is_builtin_name(&self, name: &str) -> bool {
         self.read().builtins.contains_key(name)
     }
 
-    /// Every tool `owner` can reach, built-ins first, each tier sorted by name.
+    /// Every tool `owner` can reach, visible built-ins first, each tier sorted by name.
     pub fn tools(&self, owner: &str) -> Vec<Arc<RegisteredTool>> {
         let tables = self.read();
         let custom = tables.custom.get(owner);
         let mut tools = Vec::with_capacity(tables.builtins.len() + custom.map_or(0, BTreeMap::len));
-        tools.extend(tables.builtins.values().cloned());
+        tools.extend(
+            tables
+                .builtins
+                .values()
+                .filter(|t| !tables.hidden.contains(t.name()))
+                .cloned(),
+        );
         tools.extend(custom.into_iter().flat_map(|owned| owned.values().cloned()));
         tools
     }
@@ -378,9 +412,13 @@ impl ToolRegistry {
     pub fn stats(&self) -> RegistryStats {
         let tables = self.read();
         let custom: usize = tables.custom.values().map(BTreeMap::len).sum();
-        let mut providers: Vec<&str> = tables
-            .builtins
-            .values()
+        let visible = || {
+            tables
+                .builtins
+                .values()
+                .filter(|t| !tables.hidden.contains(t.name()))
+        };
+        let mut providers: Vec<&str> = visible()
             .filter_map(|t| match &t.origin {
                 ToolOrigin::BuiltIn { provider } => Some(provider.as_str()),
                 ToolOrigin::Custom { .. } => None,
@@ -388,9 +426,10 @@ impl ToolRegistry {
             .collect();
         providers.sort_unstable();
         providers.dedup();
+        let builtin = visible().count();
         RegistryStats {
-            total: tables.builtins.len() + custom,
-            builtin: tables.builtins.len(),
+            total: builtin + custom,
+            builtin,
             custom,
             owners: tables.custom.len(),
             providers: providers.len(),

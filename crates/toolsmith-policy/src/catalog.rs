@@ -1,7 +1,7 @@
 //! What the caller of the engine supplies: the tool families and MCP servers that exist
 //! ([`GroupCatalog`]), the tool being decided ([`ToolInfo`]) and who is asking ([`Caller`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The groups that exist beyond the user-defined ones, built by the integrator from the registry.
 ///
@@ -13,6 +13,9 @@ pub struct GroupCatalog {
     pub families: BTreeSet<String>,
     /// Configured MCP server names (whether connected or not).
     pub mcp_servers: BTreeSet<String>,
+    /// Other names of families (GoClaw's `fs` for `filesystem`): `group:fs` is
+    /// `group:filesystem`.
+    pub aliases: BTreeMap<String, String>,
 }
 
 impl GroupCatalog {
@@ -28,7 +31,21 @@ impl GroupCatalog {
         Self {
             families: families.into_iter().map(Into::into).collect(),
             mcp_servers: mcp_servers.into_iter().map(Into::into).collect(),
+            aliases: BTreeMap::new(),
         }
+    }
+
+    /// This catalog with `alias` naming the family `family` too.
+    #[must_use]
+    pub fn with_alias(mut self, alias: impl Into<String>, family: impl Into<String>) -> Self {
+        self.aliases.insert(alias.into(), family.into());
+        self
+    }
+
+    /// The family a group name means: itself, or the family it is an alias of.
+    #[must_use]
+    pub fn family<'a>(&'a self, name: &'a str) -> &'a str {
+        self.aliases.get(name).map_or(name, String::as_str)
     }
 }
 

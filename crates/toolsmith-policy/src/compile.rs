@@ -110,25 +110,43 @@ fn scope(
 }
 
 /// What a built-in profile contains. Families the catalog lacks are left out, so every built-in
-/// profile compiles against any catalog.
+/// profile compiles against any catalog; aliases (`fs`, `runtime`) name their families.
 ///
 /// - `full`: every tool.
 /// - `minimal`: the `core` family (pure utilities: time, arithmetic, ids, hashes, encodings).
-/// - `coding`: `core`, `fs`, `runtime`, `memory`, `data` and every custom tool.
+/// - `coding`: the utilities, files (`fs`), code execution (`runtime`), `git`, `memory`,
+///   `data` and every custom tool — GoClaw's `coding` with what Toolsmith has.
 /// - `messaging`: `core` and `messaging`.
 fn builtin_profile(name: &str, catalog: &GroupCatalog) -> ToolSet {
     let (families, custom): (&[&str], bool) = match name {
         "full" => return ToolSet::all(),
         "minimal" => (&["core"], false),
-        "coding" => (&["core", "fs", "runtime", "memory", "data"], true),
+        "coding" => (CODING, true),
         "messaging" => (&["core", "messaging"], false),
         _ => (&[], false),
     };
     ToolSet::of_families(
         families
             .iter()
-            .copied()
+            .map(|f| catalog.family(f))
             .filter(|f| catalog.families.contains(*f)),
         custom,
     )
 }
+
+/// The families of the `coding` profile.
+const CODING: &[&str] = &[
+    "core",
+    "textUtils",
+    "dateTime",
+    "conversion",
+    "generation",
+    "validation",
+    "listOps",
+    "mathStats",
+    "fs",
+    "runtime",
+    "git",
+    "memory",
+    "data",
+];

@@ -37,6 +37,33 @@ pub struct PolicyConfig {
     pub profiles: BTreeMap<String, Vec<String>>,
     /// Restrictions for subagents.
     pub subagents: SubagentPolicy,
+    /// Built-in tool groups switched on or off against their defaults. A disabled group's
+    /// tools do not exist for any caller; the integrator checks the ids.
+    #[serde(
+        alias = "toolGroups",
+        skip_serializing_if = "ToolGroupSwitches::is_empty"
+    )]
+    pub tool_groups: ToolGroupSwitches,
+}
+
+/// Which built-in tool groups differ from their defaults (003 `defaultEnabled`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolGroupSwitches {
+    /// Groups switched on (the disabled-by-default ones: `codeExecution`, `webFetch` …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub enable: Vec<String>,
+    /// Groups switched off. A group in both lists is off.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disable: Vec<String>,
+}
+
+impl ToolGroupSwitches {
+    /// Whether every group is at its default.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.enable.is_empty() && self.disable.is_empty()
+    }
 }
 
 /// The policy of one user or agent; it narrows and extends the global one.

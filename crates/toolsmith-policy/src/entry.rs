@@ -192,9 +192,10 @@ impl<'c> Resolver<'c> {
                 ..ToolSet::default()
             });
         }
-        if self.catalog.families.contains(name) {
+        let family = self.catalog.family(name);
+        if self.catalog.families.contains(family) {
             return Ok(ToolSet {
-                families: BTreeSet::from([name.to_owned()]),
+                families: BTreeSet::from([family.to_owned()]),
                 ..ToolSet::default()
             });
         }

@@ -18,6 +18,10 @@ pub enum PolicyError {
     ShadowsBuiltin { what: &'static str, name: String },
     #[error("group '{name}' contains itself (through {path})")]
     GroupCycle { name: String, path: String },
+    /// The `tool_groups` switches name an unknown group or break a dependency (checked by the
+    /// integrator, which knows the groups).
+    #[error("{0}")]
+    ToolGroups(String),
 }
 
 impl PolicyError {
@@ -30,6 +34,7 @@ impl PolicyError {
             Self::InvalidEntry { .. } => "invalid_entry",
             Self::ShadowsBuiltin { .. } => "shadows_builtin",
             Self::GroupCycle { .. } => "group_cycle",
+            Self::ToolGroups(_) => "tool_groups",
         }
     }
 }

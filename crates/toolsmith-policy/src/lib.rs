@@ -21,7 +21,7 @@ mod error;
 mod policy;
 
 pub use catalog::{Caller, GroupCatalog, ToolInfo, ToolKind};
-pub use config::{AgentPolicy, PolicyConfig, ScopePolicy, SubagentPolicy};
+pub use config::{AgentPolicy, PolicyConfig, ScopePolicy, SubagentPolicy, ToolGroupSwitches};
 pub use error::PolicyError;
 pub use policy::{Decision, Policy};
 

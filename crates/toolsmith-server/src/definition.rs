@@ -83,7 +83,11 @@ pub struct CreateToolBody {
     #[serde(default)]
     pub command: Option<String>,
     /// Command tools: wall-clock limit of one run, 1 to 600 (default 60).
-    #[serde(default, alias = "timeout_seconds")]
+    #[serde(
+        default,
+        alias = "timeout_seconds",
+        deserialize_with = "crate::rest::types::optional_unsigned"
+    )]
     pub timeout_seconds: Option<u64>,
     /// Command tools: a relative directory inside the run's workspace.
     #[serde(default, alias = "working_dir")]

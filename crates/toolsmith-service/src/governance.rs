@@ -10,6 +10,8 @@
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
 //! - [`scrubbing`] — the middleware that redacts credentials from every result.
 //! - [`audit`] — the audit log of privileged actions (store and optional JSONL file).
+//! - [`tool_groups`] — which built-in tool groups are on (the policy's `tool_groups`), and the
+//!   built-ins hidden because theirs is off.
 //! - [`tokens`] — API tokens: what authentication reads and `toolsmith token` writes.
 //!
 //! Each middleware is wired into the pipeline by
@@ -22,5 +24,6 @@ pub mod policy;
 pub mod scrubbing;
 pub mod stored_policy;
 pub mod tokens;
+pub mod tool_groups;
 
 pub use stored_policy::PolicyView;

@@ -296,6 +296,16 @@ impl ToolService {
                 .replace(Some(&config), &service.registry)
                 .map_err(|e| ServiceError::Validation(format!("the stored policy: {e}")))?;
             *service.policy_marker() = Some((stored.revision, stored.updated_at));
+            let file_groups = service.config.policy.as_ref().map(|p| &p.tool_groups);
+            if file_groups.is_some_and(|g| !g.is_empty() && *g != config.tool_groups) {
+                let warning = "the configuration's tool group switches ([policy.tool_groups], \
+                    --enable-group, --disable-group) are not in force: a policy stored through \
+                    the API wins over them; switch groups with `toolsmith groups` or \
+                    PUT /api/v1/tool-groups/{id}, or clear the stored policy"
+                    .to_owned();
+                tracing::warn!("{warning}");
+                service.startup_warnings.push(warning);
+            }
         }
         for tool in service.store.active_tools().await? {
             if let Err(why) = service.register(&tool) {

@@ -116,6 +116,9 @@ pub enum Command {
     /// The policy in force: show it, replace the stored one from a file, clear it.
     #[command(subcommand)]
     Policy(crate::commands::policy::PolicyCommand),
+    /// The built-in tool groups: list them, show one, find a tool's, switch one on or off.
+    #[command(subcommand)]
+    Groups(crate::commands::groups::GroupsCommand),
     /// The audit log of privileged actions, newest first.
     Audit(crate::commands::audit::AuditArgs),
     /// Human approval of executions: list what waits, allow or deny it.
@@ -306,6 +309,26 @@ pub struct RuntimeArgs {
     /// awaiting `fetch` / `callTool`; past it calls get `busy` at once. [default: 1024]
     #[arg(long, env = "TOOLSMITH_JS_MAX_IN_FLIGHT", value_name = "N")]
     pub js_max_in_flight: Option<usize>,
+
+    /// Built-in tool groups to switch on, e.g. `codeExecution,webFetch` (the environment takes a
+    /// comma-separated list), over the configuration file's `[policy.tool_groups]`
+    /// (docs/builtins.md). [default: the groups on by default]
+    #[arg(
+        long = "enable-group",
+        env = "TOOLSMITH_ENABLE_GROUPS",
+        value_name = "GROUP",
+        value_delimiter = ','
+    )]
+    pub enable_groups: Vec<String>,
+
+    /// Built-in tool groups to switch off, e.g. `filesystem`. [default: none]
+    #[arg(
+        long = "disable-group",
+        env = "TOOLSMITH_DISABLE_GROUPS",
+        value_name = "GROUP",
+        value_delimiter = ','
+    )]
+    pub disable_groups: Vec<String>,
 
     /// How often the store is checked for changes made by other processes (the CLI, another
     /// server), which then reach this process's catalogue and MCP clients. [default: 500ms]

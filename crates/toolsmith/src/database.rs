@@ -250,10 +250,20 @@ async fn open_on(
         cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
         ..toolsmith_service::Connectors::default()
     };
-    let service = ToolService::open_with(config, store, connectors)
-        .await
-        .map_err(|e| CliError::Store(e.to_string()))
-        .with_context(|| format!("cannot load the tools stored in {database}"))?;
+    let service = match ToolService::open_with(config, store, connectors).await {
+        Ok(service) => service,
+        // What the configuration asks for cannot be honoured (a policy, tool groups or egress
+        // rule that does not hold): the store is fine, the configuration needs the fix.
+        Err(toolsmith_service::ServiceError::Validation(why)) => {
+            return Err(
+                crate::settings::ConfigError(format!("invalid configuration: {why}")).into(),
+            );
+        }
+        Err(e) => {
+            return Err(CliError::Store(e.to_string()))
+                .with_context(|| format!("cannot load the tools stored in {database}"));
+        }
+    };
     for warning in service.startup_warnings() {
         tracing::warn!("{warning}");
     }

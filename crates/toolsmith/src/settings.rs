@@ -301,6 +301,7 @@ impl Settings {
         };
 
         service.policy = file.policy;
+        switch_groups(&mut service.policy, runtime);
         if let Some(egress) = file.egress {
             let policy = &mut service.egress;
             for domain in egress.allowed_domains {
@@ -564,6 +565,29 @@ fn workspace_config(
     Ok(config)
 }
 
+/// Applies `--enable-group` / `--disable-group` (and their variables) over the file's
+/// `[policy.tool_groups]`: a flag wins over the file for the group it names.
+fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyConfig>, runtime: &RuntimeArgs) {
+    let named = |list: &[String]| -> Vec<String> {
+        list.iter()
+            .map(|g| g.trim().to_owned())
+            .filter(|g| !g.is_empty())
+            .collect()
+    };
+    let (enable, disable) = (
+        named(&runtime.enable_groups),
+        named(&runtime.disable_groups),
+    );
+    if enable.is_empty() && disable.is_empty() {
+        return;
+    }
+    let switches = &mut policy.get_or_insert_with(Default::default).tool_groups;
+    switches.disable.retain(|g| !enable.contains(g));
+    switches.enable.retain(|g| !disable.contains(g));
+    switches.enable.extend(enable);
+    switches.disable.extend(disable);
+}
+
 /// A non-empty environment variable.
 fn env_text(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -597,6 +621,8 @@ impl ServeArgs {
                 js_wall_time: None,
                 js_max_output: None,
                 js_max_in_flight: None,
+                enable_groups: Vec::new(),
+                disable_groups: Vec::new(),
                 poll_interval: None,
                 rate_per_user: None,
                 rate_per_tool: None,

@@ -500,3 +500,40 @@ fn readers_and_writers_from_many_threads() {
         assert_eq!(registry.names(&format!("owner{t}")).len(), 26);
     }
 }
+
+#[test]
+fn hidden_builtins_are_unreachable_but_keep_their_names() {
+    let registry = ToolRegistry::default();
+    registry
+        .register_builtin(builtin("git_status", "git"))
+        .unwrap();
+    registry
+        .register_builtin(builtin("calculate", "core"))
+        .unwrap();
+    let before = registry.catalog_version("alice");
+
+    assert!(registry.set_hidden_builtins(HashSet::from(["git_status".to_owned()])));
+    assert!(registry.get("alice", "git_status").is_none());
+    assert_eq!(registry.names("alice"), ["calculate"]);
+    assert_eq!(registry.stats().builtin, 1);
+    assert!(
+        registry.catalog_version("alice") > before,
+        "watchers must re-list"
+    );
+    // The name stays reserved: no custom tool may take it while the group is off.
+    assert!(matches!(
+        registry.check_name_free("alice", "git_status"),
+        Err(RegistryError::BuiltInName { .. })
+    ));
+
+    let hidden_version = registry.catalog_version("alice");
+    assert!(!registry.set_hidden_builtins(HashSet::from(["git_status".to_owned()])));
+    assert_eq!(
+        registry.catalog_version("alice"),
+        hidden_version,
+        "no change, no move"
+    );
+
+    assert!(registry.set_hidden_builtins(HashSet::new()));
+    assert!(registry.get("alice", "git_status").is_some());
+}

@@ -8,18 +8,18 @@
 //!   prefixes and typos as weaker alternatives; [`search`] for a one-off query.
 //! - [`suggest`] — the names closest to a name that does not exist (edit distance, then search).
 //! - [`docs`] — a tool's parameters as text ([`parameter_docs`], [`expected_shape`]).
-//! - [`limits`] — the tool max limits table of the spec ([`TOOL_LIMITS`], [`apply_tool_limits`]).
+//! - the tool max limits table of the spec ([`TOOL_LIMITS`], [`apply_tool_limits`]) lives in
+//!   `toolsmith_core::tool_limits`: the pipeline applies it to every call.
 
 pub mod docs;
 pub mod index;
-pub mod limits;
 pub mod suggest;
 pub mod text;
 
 pub use docs::{expected_shape, parameter_docs};
 pub use index::{Document, Ranked, SearchIndex, search};
-pub use limits::{TOOL_LIMITS, ToolLimit, apply_tool_limits, tool_limit};
 pub use suggest::closest_names;
+pub use toolsmith_core::tool_limits::{TOOL_LIMITS, ToolLimit, apply_tool_limits, tool_limit};
 
 /// Whether a query asks for every tool rather than a search.
 pub fn lists_everything(query: &str) -> bool {

@@ -15,7 +15,7 @@ use super::catalog::{SERVER_TOOLS, arguments, call_result, error_result, json_re
 use super::handler::Caller;
 use super::hints;
 use super::search_index::Source;
-use crate::discovery::{apply_tool_limits, lists_everything, parameter_docs, text};
+use crate::discovery::{lists_everything, parameter_docs, text};
 use rmcp::model::CallToolResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,7 +269,8 @@ async fn use_tool(caller: &Caller<'_>, name: &str, arguments: Option<Value>) -> 
     let Some(tool) = caller.find_tool(name) else {
         return not_found(caller, name).await;
     };
-    let args = apply_tool_limits(name, &arguments.unwrap_or_else(|| json!({})));
+    // The pipeline applies the tool max limits, as on every path.
+    let args = arguments.unwrap_or_else(|| json!({}));
     let res = caller
         .service()
         .execute(name, args, caller.tool_context())
@@ -349,7 +350,6 @@ async fn batch(caller: &Caller<'_>, args: BatchArgs) -> CallToolResult {
             (Some(a), None) | (None, Some(a)) => a,
             (None, None) => json!({}),
         };
-        let args = apply_tool_limits(&name, &args);
         slots.push((name.clone(), Ok(calls.len())));
         calls.push(BatchCall {
             name,

@@ -37,6 +37,7 @@ pub mod openapi;
 pub mod policies;
 pub mod session;
 pub mod tokens;
+pub mod tool_groups;
 pub mod tools;
 pub mod types;
 
@@ -89,6 +90,9 @@ pub fn api_router() -> OpenApiRouter<AppState> {
             policies::put_policy,
             policies::delete_policy
         ))
+        .routes(routes!(tool_groups::list))
+        .routes(routes!(tool_groups::enabled_tools))
+        .routes(routes!(tool_groups::get_one, tool_groups::switch))
         .routes(routes!(session::session))
         .routes(routes!(session::changes))
         .routes(routes!(executions::list))

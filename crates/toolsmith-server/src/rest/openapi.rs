@@ -72,6 +72,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "tools", description = "Every tool you can run, and function-calling exports"),
         (name = "metrics", description = "Execution analytics of your custom tools"),
         (name = "policies", description = "The policy in force: who may see and call which tool (admin)"),
+        (name = "tool-groups", description = "Built-in tool groups: which are on, their tools, switching one (admin)"),
         (name = "audit", description = "The audit log of privileged actions (admin)"),
         (name = "approvals", description = "Human approval of executions: what waits for a person, and their decisions"),
         (name = "config", description = "The Config Center: services your tools need and their values"),

@@ -371,6 +371,19 @@ pub(crate) fn optional_integer<'de, D: serde::Deserializer<'de>>(
     Ok(Option::<Wrapped>::deserialize(deserializer)?.map(|Wrapped(n)| n))
 }
 
+/// [`optional_integer`] that must not be negative (a count of seconds, say); `3.0` is 3.
+pub(crate) fn optional_unsigned<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u64>, D::Error> {
+    optional_integer(deserializer)?
+        .map(|n| {
+            u64::try_from(n).map_err(|_| {
+                serde::de::Error::custom(format!("invalid value: {n}, expected a whole number ≥ 0"))
+            })
+        })
+        .transpose()
+}
+
 /// `parameters` of a tool definition: a JSON Schema object, or the same as a JSON string.
 pub(crate) fn parameters_schema() -> impl Into<RefOr<Schema>> {
     OneOfBuilder::new()

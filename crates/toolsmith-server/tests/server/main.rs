@@ -31,3 +31,4 @@ mod rest_openapi;
 mod rest_policies;
 mod rest_schemathesis;
 mod rest_ui;
+mod tool_groups;

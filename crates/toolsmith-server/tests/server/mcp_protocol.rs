@@ -90,7 +90,7 @@ impl Session {
         Session { client, changes }
     }
 
-    async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
+    pub(crate) async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
         let Value::Object(args) = args else {
             panic!("arguments must be an object")
         };
@@ -124,7 +124,7 @@ impl Session {
         )
     }
 
-    async fn names(&self) -> Vec<String> {
+    pub(crate) async fn names(&self) -> Vec<String> {
         self.client
             .list_all_tools()
             .await
@@ -135,13 +135,13 @@ impl Session {
     }
 
     /// How many `list_changed` notifications this session has received so far.
-    fn changes(&self) -> usize {
+    pub(crate) fn changes(&self) -> usize {
         *self.changes.borrow()
     }
 
     /// Waits for this session's `n`th notification (10 s at most; on a paused clock, until
     /// nothing in the process is left to run); returns the count then.
-    async fn notified(&self, n: usize) -> usize {
+    pub(crate) async fn notified(&self, n: usize) -> usize {
         let mut changes = self.changes.subscribe();
         match tokio::time::timeout(Duration::from_secs(10), changes.wait_for(|c| *c >= n)).await {
             Ok(Ok(count)) => *count,
@@ -543,7 +543,14 @@ async fn discovery_meta_tools() {
         .await;
     assert_eq!(text, "50", "capped at the max");
     let (_, _, text) = session.ok("list_tasks", json!({"limit": 500})).await;
-    assert_eq!(text, "500", "direct calls are not limited");
+    assert_eq!(text, "50", "direct calls are limited too");
+    let (_, _, text) = session
+        .ok(
+            "run_js_ephemeral",
+            json!({"code": "return await utils.callTool('list_tasks', {limit: 1000})"}),
+        )
+        .await;
+    assert_eq!(text, "50", "and nested ones");
 
     for meta in [
         "use_tool",

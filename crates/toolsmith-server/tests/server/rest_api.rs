@@ -879,7 +879,7 @@ async fn create_errors_have_the_right_statuses() {
     let res = app.post(TOOLS, &tool_body("calculate")).await;
     assert_eq!(
         res.assert_error(StatusCode::CONFLICT, "name_taken"),
-        "'calculate' is the name of a built-in tool; choose another name"
+        "'calculate' is the name of a built-in tool (of tool group 'core', reserved even while the group is disabled); choose another name"
     );
 
     let invalid = [

@@ -378,6 +378,23 @@ async fn goclaw_command_tool_json_as_is() {
     assert_eq!(spec["command"], "dig +short {{.record_type}} {{.domain}}");
     assert_eq!(spec["timeoutSeconds"], 10);
 
+    // A whole number written as a float is that number (schemathesis sent `3.0`); a fraction
+    // or a negative number is a 400 naming what is expected.
+    body["name"] = json!("dns_lookup_float");
+    body["timeout_seconds"] = json!(3.0);
+    let float = app.post(TOOLS, &body).await.assert_ok(StatusCode::CREATED);
+    let spec: Value = serde_json::from_str(float["code"].as_str().unwrap()).unwrap();
+    assert_eq!(spec["timeoutSeconds"], 3);
+    for bad in [json!(2.5), json!(-1)] {
+        body["timeout_seconds"] = bad;
+        let message = app
+            .post(TOOLS, &body)
+            .await
+            .assert_error(StatusCode::BAD_REQUEST, "invalid_body");
+        assert!(message.contains("expected"), "{message}");
+    }
+    body["timeout_seconds"] = json!(10);
+
     body["name"] = json!("dns_lookup_off");
     body["enabled"] = json!(false);
     let off = app.post(TOOLS, &body).await.assert_ok(StatusCode::CREATED);

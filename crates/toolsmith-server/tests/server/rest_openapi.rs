@@ -64,6 +64,10 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/tokens"),
     ("POST", "/api/v1/tokens"),
     ("DELETE", "/api/v1/tokens/{id}"),
+    ("GET", "/api/v1/tool-groups"),
+    ("GET", "/api/v1/tool-groups/enabled-tools"),
+    ("GET", "/api/v1/tool-groups/{id}"),
+    ("PUT", "/api/v1/tool-groups/{id}"),
 ];
 
 async fn document(app: &TestApp) -> Value {

@@ -5,8 +5,12 @@
 //! *which of these tools may this caller see* (`tools/list`, `search_tools`, the REST
 //! catalogue). Without a configured policy everything is allowed, and the checks cost nothing.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
+use toolsmith_builtins::groups::TOOL_GROUPS;
+
+use crate::governance::tool_groups;
 use async_trait::async_trait;
 use toolsmith_core::{
     Call, ErrorKind, Middleware, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry, ToolResult,
@@ -20,6 +24,8 @@ pub struct PolicyGate {
     policy: RwLock<Arc<Policy>>,
     /// Whether a policy is configured at all (so unrestricted callers skip filtering).
     configured: RwLock<bool>,
+    /// The enabled tool groups (the defaults when no policy switches any).
+    groups: RwLock<BTreeSet<&'static str>>,
 }
 
 impl PolicyGate {
@@ -32,6 +38,7 @@ impl PolicyGate {
         let gate = PolicyGate {
             policy: RwLock::new(Arc::new(Policy::allow_all())),
             configured: RwLock::new(false),
+            groups: RwLock::new(BTreeSet::new()),
         };
         gate.replace(config, registry)?;
         Ok(gate)
@@ -47,6 +54,12 @@ impl PolicyGate {
             None => Policy::allow_all(),
             Some(config) => config.compile(&catalog(registry))?,
         };
+        let groups = enabled_groups(config)?;
+        registry.set_hidden_builtins(tool_groups::hidden_tools(&groups));
+        *self
+            .groups
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = groups;
         *self
             .policy
             .write()
@@ -64,7 +77,16 @@ impl PolicyGate {
         config: &PolicyConfig,
         registry: &ToolRegistry,
     ) -> Result<(), PolicyError> {
-        config.compile(&catalog(registry)).map(|_| ())
+        config.compile(&catalog(registry))?;
+        enabled_groups(Some(config)).map(|_| ())
+    }
+
+    /// The ids of the enabled tool groups.
+    pub fn enabled_groups(&self) -> BTreeSet<&'static str> {
+        self.groups
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Whether a policy is configured (if not, everything is visible and callable).
@@ -151,8 +173,16 @@ impl PolicyGate {
     }
 }
 
+/// The enabled groups under `config`'s switches (the defaults without a policy).
+fn enabled_groups(config: Option<&PolicyConfig>) -> Result<BTreeSet<&'static str>, PolicyError> {
+    let switches = config.map(|c| c.tool_groups.clone()).unwrap_or_default();
+    tool_groups::enabled_groups(&switches).map_err(PolicyError::ToolGroups)
+}
+
+/// The families a policy may name: every tool group (enabled or not, so a policy naming a
+/// disabled one still compiles), their aliases, and any other provider registered.
 fn catalog(registry: &ToolRegistry) -> GroupCatalog {
-    let families: std::collections::BTreeSet<String> = registry
+    let mut families: BTreeSet<String> = registry
         .tools("")
         .iter()
         .filter_map(|t| match &t.origin {
@@ -160,7 +190,15 @@ fn catalog(registry: &ToolRegistry) -> GroupCatalog {
             ToolOrigin::Custom { .. } => None,
         })
         .collect();
-    GroupCatalog::new(families, Vec::<String>::new())
+    families.extend(TOOL_GROUPS.iter().map(|g| g.id.to_owned()));
+    TOOL_GROUPS.iter().fold(
+        GroupCatalog::new(families, Vec::<String>::new()),
+        |catalog, group| {
+            group.aliases.iter().fold(catalog, |catalog, alias| {
+                catalog.with_alias(*alias, group.id)
+            })
+        },
+    )
 }
 
 /// The policy's caller. Its depth is the subagent depth the agent runner declared

@@ -48,8 +48,16 @@ impl ToolService {
 }
 
 pub(crate) fn builtin_name_taken(name: &str) -> ServiceError {
+    let group = toolsmith_builtins::groups::group_of(name)
+        .map(|g| {
+            format!(
+                " (of tool group '{}', reserved even while the group is disabled)",
+                g.id
+            )
+        })
+        .unwrap_or_default();
     ServiceError::NameTaken(format!(
-        "'{name}' is the name of a built-in tool; choose another name"
+        "'{name}' is the name of a built-in tool{group}; choose another name"
     ))
 }
 

@@ -4,6 +4,7 @@
 //! - [`approvals`] — `toolsmith approvals …`: human approval of executions.
 //! - [`audit`] — `toolsmith audit`: the audit log.
 //! - [`policy`] — `toolsmith policy …`: the stored policy.
+//! - [`groups`] — `toolsmith groups …`: the built-in tool groups, switched on and off.
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
@@ -27,6 +28,7 @@ pub mod approvals;
 pub mod audit;
 pub mod config;
 pub mod db;
+pub mod groups;
 pub mod mcp;
 pub mod policy;
 pub mod run;
@@ -95,6 +97,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Approvals(command) => approvals::run(&ctx, command).await,
         Command::Audit(args) => audit::run(&ctx, args).await,
         Command::Policy(command) => policy::run(&ctx, command).await,
+        Command::Groups(command) => groups::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -123,6 +126,10 @@ fn creates_store(command: &Command) -> bool {
             )
         }
         Command::Policy(policy) => matches!(policy, PolicyCommand::Set { .. }),
+        Command::Groups(groups) => matches!(
+            groups,
+            groups::GroupsCommand::Enable { .. } | groups::GroupsCommand::Disable { .. }
+        ),
         Command::Token(token) => matches!(token, TokenCommand::Create { .. }),
         Command::Run(_)
         | Command::RunCode(_)

@@ -905,6 +905,59 @@ fn a_policy_stored_with_the_cli_reaches_the_running_server() {
     assert!(has_calculate());
 }
 
+/// Tool groups from every way in: `--disable-group` hides a group's tools, an unknown group in
+/// `TOOLSMITH_ENABLE_GROUPS` stops the start naming the groups, and `toolsmith groups disable`
+/// in another process reaches the running server (it stores the policy).
+#[test]
+fn tool_groups_switch_from_flags_the_environment_and_the_cli() {
+    let env = Env::new();
+    let server = env.serve(&["--poll-interval", "100ms", "--disable-group", "core"]);
+    assert!(
+        !has_calculate_on(&server),
+        "--disable-group hides the group's tools"
+    );
+    drop(server);
+    let out = env
+        .command(&["groups", "enable", "pdf"])
+        .env("TOOLSMITH_ENABLE_GROUPS", "nope")
+        .output()
+        .expect("run toolsmith");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a configuration error: {stderr}"
+    );
+    assert!(
+        stderr.contains("unknown group 'nope'") && stderr.contains("codeExecution"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = env.run(&["groups", "list"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("codeExecution"), "{stdout}");
+    let (code, stdout, stderr) = env.run(&["--json", "groups", "of", "calculate"]);
+    assert_eq!(code, 0, "{stderr}");
+    let of: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(of[0]["id"], "core");
+
+    let server = env.serve(&["--poll-interval", "100ms"]);
+    let mut changes = ListChanged::open(&server.addr);
+    assert!(has_calculate_on(&server));
+    let (code, _, stderr) = env.run(&["groups", "disable", "core"]);
+    assert_eq!(code, 0, "{stderr}");
+    changes.next("the group switched off");
+    assert!(!has_calculate_on(&server));
+    let (code, _, stderr) = env.run(&["groups", "disable", "filesystem"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = env.run(&["groups", "enable", "git"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("enable 'filesystem' too"), "{stderr}");
+}
+
+fn has_calculate_on(server: &Server) -> bool {
+    server.get("/api/v1/tools").body.contains("\"calculate\"")
+}
+
 // --- connection and session limits -----------------------------------------------------------
 
 /// `prlimit`, or why the test cannot run (a failure under CI, where it must be installed).

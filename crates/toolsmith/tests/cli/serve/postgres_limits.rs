@@ -72,9 +72,12 @@ fn a_rate_limit_for_one_user_holds_across_two_instances_on_every_door() {
         "caller",
         "const inner = await utils.callTool('limited', {}); return {inner};",
     );
+    // The catalogue, not the store: `/api/v1/custom-tools/{id}` reads the shared store, so it
+    // answers before the other instance's registry has the tool.
     for server in [&a, &b] {
         server.wait_until("the tools reaching both instances", || {
-            server.get("/api/v1/custom-tools/caller").status == 200
+            let body = server.get("/api/v1/tools").body;
+            body.contains("\"limited\"") && body.contains("\"caller\"")
         });
     }
     let session_b = mcp_session(&b.addr);
@@ -159,7 +162,8 @@ fn the_per_user_concurrency_cap_holds_across_two_instances_and_survives_one_dyin
     create_tool(&a, "quick", "return 'quick ran';");
     for server in [&a, &b] {
         server.wait_until("the tools reaching both instances", || {
-            server.get("/api/v1/custom-tools/busy").status == 200
+            let body = server.get("/api/v1/tools").body;
+            body.contains("\"busy\"") && body.contains("\"quick\"")
         });
     }
     let busy = |server: &Server| {

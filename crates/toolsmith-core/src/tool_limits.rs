@@ -1,8 +1,9 @@
-//! The tool max limits table of the spec: the default of a count parameter is injected when it
-//! is missing and a larger value is capped, on a copy of the arguments (the caller's value is
-//! never changed).
+//! The tool max limits table of the spec (003 "Tool Max Limits"): the default of a count
+//! parameter is injected when it is missing and a larger value is capped. The pipeline applies
+//! it to every call before the schema check, so it holds on every path (REST, MCP, `use_tool`,
+//! `batch_use_tool`, `utils.callTool`).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A cap on a count parameter of a list-returning tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,18 +60,24 @@ pub fn tool_limit(tool: &str) -> Option<&'static ToolLimit> {
 /// value; `args` is never changed. Tools without a limit, non-object arguments and non-numeric
 /// values (left for schema validation to refuse) come back as they were.
 pub fn apply_tool_limits(tool: &str, args: &Value) -> Value {
-    let (Some(limit), Some(obj)) = (tool_limit(tool), args.as_object()) else {
-        return args.clone();
+    let mut out = args.clone();
+    limit_in_place(tool, &mut out);
+    out
+}
+
+/// [`apply_tool_limits`] on the arguments themselves: what the pipeline does to every call (a
+/// tool without a limit costs one lookup and no copy).
+pub fn limit_in_place(tool: &str, args: &mut Value) {
+    let (Some(limit), Some(obj)) = (tool_limit(tool), args.as_object_mut()) else {
+        return;
     };
-    let mut out: Map<String, Value> = obj.clone();
-    match out.get(limit.param) {
+    match obj.get(limit.param) {
         None | Some(Value::Null) => {
-            out.insert(limit.param.to_owned(), Value::from(limit.default));
+            obj.insert(limit.param.to_owned(), Value::from(limit.default));
         }
         Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v > limit.max as f64) => {
-            out.insert(limit.param.to_owned(), Value::from(limit.max));
+            obj.insert(limit.param.to_owned(), Value::from(limit.max));
         }
         Some(_) => {}
     }
-    Value::Object(out)
 }
