@@ -28,7 +28,7 @@ pub fn definition() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "array": {"type": ["array", "string"], "description": "The list, e.g. [3, 1, 2] or [{\"name\": \"a\", \"age\": 3}], or its JSON text. At most 10000 elements."},
+                "array": {"anyOf": [{"type": "array"}, {"type": "string"}], "description": "The list, e.g. [3, 1, 2] or [{\"name\": \"a\", \"age\": 3}], or its JSON text. At most 10000 elements."},
                 "operation": {"type": "string", "enum": OPERATIONS, "description": "What to do."},
                 "options": {
                     "type": "object",
@@ -38,7 +38,7 @@ pub fn definition() -> ToolDefinition {
                         "order": {"type": "string", "enum": ["asc", "desc"], "description": "Sort order (default asc)."},
                         "size": {"type": "integer", "minimum": 1, "description": "Chunk size (default 2), sample size or first/last count (default 1)."},
                         "op": {"type": "string", "enum": FILTER_OPS, "description": "Filter comparison (default eq)."},
-                        "value": {"description": "Filter operand."}
+                        "value": {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}], "description": "Filter operand."}
                     },
                     "additionalProperties": false
                 }

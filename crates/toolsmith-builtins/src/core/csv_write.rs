@@ -16,7 +16,7 @@ pub fn definition() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "data": {"type": ["array", "string"], "description": "The rows, e.g. [{\"name\": \"Ada\", \"age\": 36}], or their JSON text. At most 10000 rows."},
+                "data": {"anyOf": [{"type": "array"}, {"type": "string"}], "description": "The rows, e.g. [{\"name\": \"Ada\", \"age\": 36}], or their JSON text. At most 10000 rows."},
                 "columns": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_COLUMNS, "description": "For objects: these keys, in this order (default: every key)."},
                 "delimiter": {"type": "string", "default": ",", "description": "One character: \",\" (default), \";\", \"|\", or \"tab\"."},
                 "includeHeader": {"type": "boolean", "default": true, "description": "Write the header row for objects (default true)."},

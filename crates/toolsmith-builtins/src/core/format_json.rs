@@ -31,7 +31,7 @@ pub fn definition() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "json": {"description": "The JSON text (at most 1 MB), or the JSON value itself."},
+                "json": {"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": true}, {"type": "array"}], "description": "The JSON text (at most 1 MB), or the JSON object or array itself."},
                 "operation": {"type": "string", "enum": OPERATIONS, "default": "prettify", "description": "What to do (default prettify)."},
                 "path": {"type": "string", "description": "For get_path: \"user.name\", \"items[0].id\" or a JSON Pointer such as \"/items/0/id\"."},
                 "indent": {"type": "integer", "minimum": 0, "maximum": 8, "default": 2, "description": "Spaces per level for prettify and sort_keys (default 2)."}

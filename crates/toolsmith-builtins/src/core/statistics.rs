@@ -19,8 +19,7 @@ pub fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "numbers": {
-                    "type": ["array", "string"],
-                    "items": {"type": "number"},
+                    "anyOf": [{"type": "array", "items": {"type": "number"}}, {"type": "string"}],
                     "description": "The numbers: an array such as [1, 2.5, 3], or text such as \"1, 2.5, 3\". At most 100000."
                 },
                 "percentile": {"type": "number", "minimum": 0, "maximum": 100, "description": "Also compute this percentile (0-100)."},
