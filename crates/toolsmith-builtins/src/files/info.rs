@@ -22,7 +22,7 @@ pub fn definition() -> ToolDefinition {
             "additionalProperties": false
         }),
     )
-    .with_tags(&["info", "stat", "metadata", "size", "exists", "file", "quota", "modified"])
+    .with_tags(&["info", "stat", "metadata", "size", "big", "bytes", "exists", "file", "quota", "modified", "when", "date"])
 }
 
 pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {

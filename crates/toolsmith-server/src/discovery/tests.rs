@@ -314,6 +314,69 @@ fn every_utility_request_finds_its_tool_in_the_top_3() {
     );
 }
 
+/// The file tools among every other built-in and the corpus's tools: what a person asks for
+/// finds the tool in the top 3 (either name of a pair the two seeds named differently).
+#[test]
+fn every_file_tool_request_finds_its_tool_in_the_top_3() {
+    let (mut tools, _, _) = corpus();
+    tools.extend(
+        toolsmith_builtins::files::tools(&toolsmith_builtins::BuiltinEnv::default())
+            .into_iter()
+            .map(|t| t.definition.clone()),
+    );
+    let cases: &[(&str, &[&str])] = &[
+        ("read the contents of notes.txt", &["read_file"]),
+        ("show me lines 10 to 20 of main.py", &["read_file"]),
+        ("save this text to a file called report.md", &["write_file"]),
+        ("replace foo with bar in config.yaml", &["edit_file"]),
+        (
+            "what files are in the docs folder",
+            &["list_directory", "list_files"],
+        ),
+        (
+            "list everything in my workspace",
+            &["list_directory", "list_files"],
+        ),
+        (
+            "find files containing the word TODO",
+            &["search_files", "search"],
+        ),
+        (
+            "search file contents with a regex",
+            &["search_files", "search"],
+        ),
+        ("find all .rs files matching a glob pattern", &["glob"]),
+        (
+            "how big is data.csv and when was it modified",
+            &["file_info"],
+        ),
+        ("delete the file old.log", &["delete_file"]),
+        ("make a copy of report.md named backup.md", &["copy_file"]),
+        ("rename draft.txt to final.txt", &["move_file"]),
+        ("create a new folder called images", &["create_folder"]),
+    ];
+    let docs: Vec<Document> = tools.iter().map(Document::of).collect();
+    let index = SearchIndex::build(&docs);
+    let misses: Vec<String> = cases
+        .iter()
+        .filter_map(|(query, want)| {
+            let top3: Vec<&str> = index
+                .search(query, |_| true)
+                .into_iter()
+                .take(3)
+                .map(|(i, _)| tools[i].name.as_str())
+                .collect();
+            (!top3.iter().any(|hit| want.contains(hit)))
+                .then(|| format!("{query:?} → {top3:?} (want one of {want:?})"))
+        })
+        .collect();
+    assert!(
+        misses.is_empty(),
+        "not in the top 3:\n{}",
+        misses.join("\n")
+    );
+}
+
 #[test]
 fn suggestions_by_spelling_and_by_meaning() {
     let (tools, _, _) = corpus();
