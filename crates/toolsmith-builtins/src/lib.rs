@@ -1,5 +1,6 @@
 //! Built-in tools, grouped as the spec's tool groups ([`groups`]). Each family is one module:
-//! [`core`] holds the pure utilities, [`files`] the file tools on the caller's [`workspace`].
+//! [`core`] holds the pure utilities, [`files`] the file tools on the caller's [`workspace`],
+//! [`web`] the HTTP, page, API and download tools (through the server's egress guard).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
@@ -7,6 +8,7 @@
 pub mod core;
 pub mod files;
 pub mod groups;
+pub mod web;
 pub mod workspace;
 
 #[cfg(test)]
@@ -23,6 +25,22 @@ pub struct BuiltinEnv {
     /// Every user's workspace; `None` when the server has none configured, and then the file
     /// tools answer with the setting to change.
     pub workspaces: Option<Arc<workspace::Workspaces>>,
+    /// The way out to the network of the web tools (the egress guard); `None` makes them
+    /// answer that the server has none.
+    pub web: Option<Arc<dyn web::WebClient>>,
+    /// The callers' Config Center values (the web search provider); `None` when the server
+    /// has none, and then the tools that need a value say what to configure.
+    pub config: Option<Arc<dyn ConfigValues>>,
+}
+
+/// A caller's Config Center: the default entry's values of one of the owner's services.
+#[async_trait::async_trait]
+pub trait ConfigValues: Send + Sync + std::fmt::Debug {
+    async fn values(
+        &self,
+        owner: &str,
+        service: &str,
+    ) -> Option<std::collections::BTreeMap<String, serde_json::Value>>;
 }
 
 /// Every built-in tool of every family, whether its group is enabled or not.
@@ -30,6 +48,7 @@ pub struct BuiltinEnv {
 pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     let mut tools = core::tools();
     tools.extend(files::tools(env));
+    tools.extend(web::tools(env));
     tools
 }
 

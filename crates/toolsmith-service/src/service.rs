@@ -162,6 +162,7 @@ impl std::fmt::Debug for ToolService {
 /// so a root that cannot be made stops start-up with the reason.
 fn builtin_env(
     config: &ToolServiceSettings,
+    config_cache: &Arc<ConfigCache>,
 ) -> Result<toolsmith_builtins::BuiltinEnv, ServiceError> {
     let workspaces = config
         .workspace
@@ -170,7 +171,38 @@ fn builtin_env(
         .transpose()
         .map_err(|e| ServiceError::Validation(format!("workspace: {e}")))?
         .map(Arc::new);
-    Ok(toolsmith_builtins::BuiltinEnv { workspaces })
+    let egress = toolsmith_egress::EgressGuard::new(config.egress.clone())
+        .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
+    let web: Arc<dyn toolsmith_builtins::web::WebClient> = Arc::new(
+        toolsmith_builtins::web::GuardClient::new(egress, config.owner_allowed_domains.clone()),
+    );
+    Ok(toolsmith_builtins::BuiltinEnv {
+        workspaces,
+        web: Some(web),
+        config: Some(Arc::new(BuiltinConfig(config_cache.clone()))),
+    })
+}
+
+/// The Config Center as the built-ins see it: an owner's default entry of one service.
+struct BuiltinConfig(Arc<ConfigCache>);
+
+impl std::fmt::Debug for BuiltinConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuiltinConfig")
+    }
+}
+
+#[async_trait::async_trait]
+impl toolsmith_builtins::ConfigValues for BuiltinConfig {
+    async fn values(
+        &self,
+        owner: &str,
+        service: &str,
+    ) -> Option<std::collections::BTreeMap<String, serde_json::Value>> {
+        let config = self.0.owner(owner).await.ok()?;
+        let entry = config.services.get(service)?.default_entry()?;
+        Some(entry.values.clone())
+    }
 }
 
 impl ToolService {
@@ -210,7 +242,8 @@ impl ToolService {
         connectors: Connectors,
     ) -> Result<Arc<ToolService>, ServiceError> {
         let registry = Arc::new(ToolRegistry::default());
-        let builtins = builtin_env(&config)?;
+        let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
+        let builtins = builtin_env(&config, &config_cache)?;
         toolsmith_builtins::register_all(&registry, &builtins)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let telemetry = Arc::new(Telemetry::new());
@@ -221,7 +254,6 @@ impl ToolService {
             PolicyGate::new(config.policy.as_ref(), &registry)
                 .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
         );
-        let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let scrub = Arc::new(
             ScrubMiddleware::new(config_cache.clone())
                 .map_err(|e| ServiceError::Validation(format!("credential scrubber: {e}")))?,

@@ -46,6 +46,7 @@ impl Fixture {
         let registry = ToolRegistry::default();
         let env = BuiltinEnv {
             workspaces: Some(workspaces.clone()),
+            ..BuiltinEnv::default()
         };
         toolsmith_builtins::register_all(&registry, &env).unwrap();
         Fixture {
