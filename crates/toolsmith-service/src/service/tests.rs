@@ -1429,3 +1429,80 @@ async fn file_tools_keep_each_users_workspace_apart_and_need_filesystem_in_js() 
         json!("mine")
     );
 }
+
+/// A one-page HTTP server on 127.0.0.1 (the only address the web tests reach); its address.
+async fn one_page_server(html: &'static str) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    html.len()
+                );
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(html.as_bytes()).await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn the_specs_summarize_url_example_runs_end_to_end_through_web_fetch() {
+    let addr = one_page_server(
+        "<html><head><title>Spec</title></head><body><p>one two three four five</p></body></html>",
+    )
+    .await;
+    let mut config = ToolServiceSettings::default();
+    config.egress.allowed_private_hosts = vec![addr.to_string().parse().unwrap()];
+    let f = fixture_with(config).await;
+    let url = format!("http://{addr}/article");
+    let code = "const content = await utils.callTool('web_fetch', { url: args.url });\n\
+        const text = typeof content === 'string' ? content : JSON.stringify(content);\n\
+        const words = text.split(/\\s+/).length;\n\
+        return { url: args.url, wordCount: words, preview: utils.truncate(text, 500), fetchedAt: utils.now() };";
+    let mut summarize = with_perms(tool("summarize_url", code), &[Permission::Network]);
+    summarize.parameters = json!({
+        "type": "object",
+        "properties": {"url": {"type": "string", "description": "URL to summarize"}},
+        "required": ["url"]
+    });
+    f.service.create(&user(), summarize).await.unwrap();
+    // The group is off by default: web_fetch does not exist for the tool yet.
+    let res = run(&f.service, "summarize_url", json!({"url": url})).await;
+    assert!(res.is_error, "{res:?}");
+    f.service
+        .set_tool_group(&user(), "web", true)
+        .await
+        .unwrap();
+    let res = run(&f.service, "summarize_url", json!({"url": url})).await;
+    assert!(!res.is_error, "{res:?}");
+    assert_eq!(res.content["url"], json!(url));
+    let preview = res.content["preview"].as_str().unwrap();
+    assert!(preview.contains("one two three four five"), "{preview}");
+    assert!(preview.contains("\"title\":\"Spec\""), "{preview}");
+    assert!(res.content["wordCount"].as_u64().unwrap() >= 5, "{res:?}");
+    // Without `network`, the tool cannot reach web_fetch.
+    let plain = "try { return await utils.callTool('web_fetch', { url: args.url }) } catch (e) { return 'refused: ' + e.message }";
+    f.service
+        .create(&user(), tool("no_net", plain))
+        .await
+        .unwrap();
+    let res = run(&f.service, "no_net", json!({"url": url})).await;
+    let text = res.content.as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("refused: ") && text.contains("network"),
+        "{res:?}"
+    );
+}
