@@ -66,6 +66,9 @@ pub fn definitions() -> impl Iterator<Item = ToolDefinition> {
             "scrape",
             "text",
             "browse",
+            "article",
+            "blog",
+            "post",
         ])
     })
 }

@@ -314,17 +314,43 @@ fn every_utility_request_finds_its_tool_in_the_top_3() {
     );
 }
 
-/// The file tools among every other built-in and the corpus's tools: what a person asks for
-/// finds the tool in the top 3 (either name of a pair the two seeds named differently).
+/// The file and web tools among every other built-in and the corpus's tools: what a person asks
+/// for finds the tool in the top 3 (either name of a pair the two seeds named differently).
 #[test]
-fn every_file_tool_request_finds_its_tool_in_the_top_3() {
+fn every_file_and_web_tool_request_finds_its_tool_in_the_top_3() {
     let (mut tools, _, _) = corpus();
+    let env = toolsmith_builtins::BuiltinEnv::default();
     tools.extend(
-        toolsmith_builtins::files::tools(&toolsmith_builtins::BuiltinEnv::default())
+        toolsmith_builtins::files::tools(&env)
             .into_iter()
+            .chain(toolsmith_builtins::web::tools(&env))
             .map(|t| t.definition.clone()),
     );
     let cases: &[(&str, &[&str])] = &[
+        (
+            "fetch this web page and give me its text",
+            &["fetch_web_page", "web_fetch"],
+        ),
+        (
+            "read the article at https://example.org/post",
+            &["fetch_web_page", "web_fetch"],
+        ),
+        (
+            "search the web for rust async tutorials",
+            &["search_web", "web_search"],
+        ),
+        (
+            "download the file at this url into my workspace",
+            &["download_file"],
+        ),
+        (
+            "send a POST request with a JSON body to an API",
+            &["http_request", "json_api"],
+        ),
+        (
+            "call a JSON API and return the response",
+            &["json_api", "http_request"],
+        ),
         ("read the contents of notes.txt", &["read_file"]),
         ("show me lines 10 to 20 of main.py", &["read_file"]),
         ("save this text to a file called report.md", &["write_file"]),
