@@ -2,6 +2,7 @@
 //! the arguments its schema refuses.
 
 mod files;
+mod support;
 mod web;
 
 use std::sync::Arc;

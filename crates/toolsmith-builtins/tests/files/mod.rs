@@ -81,21 +81,13 @@ impl Fixture {
 
     pub async fn ok(&self, tool: &str, args: Value) -> Value {
         let res = self.call(tool, args.clone()).await;
-        assert!(!res.is_error, "{tool} {args}: {:?}", res.content);
-        res.content
+        crate::support::succeeded(tool, &args, res)
     }
 
     /// The call fails with `kind`; its message.
     pub async fn fails(&self, tool: &str, args: Value, kind: ErrorKind) -> String {
         let res = self.call(tool, args.clone()).await;
-        assert!(res.is_error, "{tool} {args}: succeeded: {:?}", res.content);
-        assert_eq!(
-            res.error_kind(),
-            Some(kind),
-            "{tool} {args}: {:?}",
-            res.content
-        );
-        res.error_message().unwrap().to_owned()
+        crate::support::failed(tool, &args, &res, kind)
     }
 
     /// The canary and everything else outside the workspaces is as the fixture made it.

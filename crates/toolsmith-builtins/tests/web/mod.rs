@@ -121,20 +121,12 @@ impl Web {
 
     async fn ok(&self, tool: &str, args: Value) -> Value {
         let res = self.call(tool, args.clone()).await;
-        assert!(!res.is_error, "{tool} {args}: {:?}", res.content);
-        res.content
+        crate::support::succeeded(tool, &args, res)
     }
 
     async fn fails(&self, tool: &str, args: Value, kind: ErrorKind) -> String {
         let res = self.call(tool, args.clone()).await;
-        assert!(res.is_error, "{tool} {args}: succeeded: {:?}", res.content);
-        assert_eq!(
-            res.error_kind(),
-            Some(kind),
-            "{tool} {args}: {:?}",
-            res.content
-        );
-        res.error_message().unwrap().to_owned()
+        crate::support::failed(tool, &args, &res, kind)
     }
 
     fn url(&self, path: &str) -> String {
