@@ -10,8 +10,9 @@
 //!   and validation of call arguments against that schema.
 //! - [`registry`] — [`ToolRegistry`]: built-in tools (grouped by provider) and the active custom
 //!   tools of every owner.
-//! - [`pipeline`] — [`Pipeline`]: parse → look up → validate → middleware `before` → executor →
-//!   output cap → middleware `after`, plus parallel batches.
+//! - [`pipeline`] — [`Pipeline`]: parse → look up → tool max limits → validate → middleware
+//!   `before` → executor → output cap → middleware `after`, plus parallel batches.
+//! - [`tool_limits`] — the spec's table of count limits the pipeline applies to every call.
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
 
