@@ -28,7 +28,7 @@ use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Val
 use serde_json::{Map, Value as Json};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
-use toolsmith_core::{ErrorKind, ToolResult};
+use toolsmith_core::{ErrorKind, Permission, PermissionSet, ToolResult};
 
 use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
 use crate::console::ConsoleBuffer;
@@ -66,7 +66,8 @@ pub(crate) struct Execution {
     pub(crate) context_json: String,
     /// The Config Center snapshot as JSON, if the job has one.
     pub(crate) config_json: Option<String>,
-    pub(crate) network: bool,
+    /// The tool's permissions: `network`, `filesystem` and `shell` each add a global.
+    pub(crate) permissions: PermissionSet,
     pub(crate) limits: JsLimits,
     pub(crate) deadline: Instant,
     pub(crate) cancelled: Arc<AtomicBool>,
@@ -156,7 +157,8 @@ impl Sandbox {
 
 /// The functions `install` hands back.
 struct Hooks<'js> {
-    /// `begin({network, config, maxConsoleChars, maxOutputChars, maxMemoryBytes})` applies a
+    /// `begin({network, filesystem, shell, config, maxConsoleChars, maxOutputChars,
+    /// maxMemoryBytes})` applies a
     /// job's options.
     begin: Function<'js>,
     /// `run(main, argsJson, contextJson)` → promise of a report.
@@ -325,7 +327,10 @@ impl<'js> Run<'_, 'js> {
     fn options(&self) -> rquickjs::Result<Object<'js>> {
         let limits = &self.exec.limits;
         let options = Object::new(self.ctx.clone())?;
-        options.set("network", self.exec.network)?;
+        let granted = |p: Permission| self.exec.permissions.contains(&p);
+        options.set("network", granted(Permission::Network))?;
+        options.set("filesystem", granted(Permission::Filesystem))?;
+        options.set("shell", granted(Permission::Shell))?;
         options.set("config", self.exec.config_json.as_deref())?;
         options.set("maxConsoleChars", limits.max_console_bytes as f64)?;
         options.set("maxOutputChars", limits.max_output_bytes as f64)?;

@@ -4,7 +4,9 @@
 //! slot.
 //!
 //! The only things a script sees are those injected here: `args`, `context`, `utils`,
-//! `console`, and `fetch` only when the tool holds the `network` permission.
+//! `console`, and what the tool's permissions add: `fetch` (`network`), `fs` (`filesystem`) and
+//! `shell` (`shell`). `fs` and `shell` are `callTool`s of fixed built-in tools (`read_file`,
+//! `write_file`, …, `execute_shell`), so the host governs them as it governs any call.
 //!
 //! # Using it
 //!
@@ -39,8 +41,8 @@
 //! - `compile.rs`: source to bytecode, outside the sandbox (which cannot compile anything).
 //! - `prelude.js`: runs first in every context: locks it down, defines `utils`, `console` and
 //!   `fetch`, and the hooks `engine.rs` drives.
-//! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, error descriptions, and the
-//!   native functions they call; loaded only when a tool uses them.
+//! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, `fs`, `shell`, error
+//!   descriptions, and the native functions they call; loaded only when a tool uses them.
 //! - `host.rs`: `utils.callTool` / `utils.listTools` / `fetch` over [`HostCalls`].
 //! - `console.rs`: the capped console.
 //! - `checks.rs`: [`check_code`], the registration-time checks.

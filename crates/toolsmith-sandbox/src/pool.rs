@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::oneshot;
-use toolsmith_core::{ErrorKind, Permission, ToolResult};
+use toolsmith_core::{ErrorKind, ToolResult};
 
 use crate::compile::Compiler;
 use crate::engine::{self, Execution, Job};
@@ -153,7 +153,7 @@ impl Pool {
             .to_string(),
             code: job.code,
             config_json: job.config.map(|config| config.to_string()),
-            network: job.permissions.contains(&Permission::Network),
+            permissions: job.permissions,
             limits,
             deadline,
             cancelled: cancelled.clone(),

@@ -5,7 +5,8 @@
 // is loaded only when a tool first touches `utils` or `console`, or throws.
 //
 // It owns, inside the sandbox: the lock-down of what the engine offers (no code from strings,
-// no shared memory, no stack-trace hooks), the `utils`, `console` and `fetch` globals, and the
+// no shared memory, no stack-trace hooks), the `utils` and `console` globals and the globals
+// permissions add (`fetch` with `network`, `fs` with `filesystem`, `shell` with `shell`), and the
 // hooks the Rust side drives: `begin` (per-job options), `run` (calls the tool and serializes
 // its result), `settle` (finishes a `callTool` or `fetch` promise) and `describe` (turns a thrown value
 // into a message). The `host` object of native functions it receives is captured here and never
@@ -23,6 +24,14 @@ const stringify = JSON.stringify;
 const ErrorCtor = Error;
 const EvalErrorCtor = EvalError;
 const PromiseCtor = Promise;
+// The globals a permission adds, by the message of the ReferenceError a tool without it gets:
+// [global, permission].
+const PERMISSION_OF = {
+    __proto__: null,
+    'ReferenceError: fetch is not defined': ['fetch', 'network'],
+    'ReferenceError: fs is not defined': ['fs', 'filesystem'],
+    'ReferenceError: shell is not defined': ['shell', 'shell'],
+};
 
 // What this module captured anyway, handed on to `utils.js` (by position). The rest of what
 // `utils.js` uses it captures when it loads: capturing everything here would force QuickJS to
@@ -67,7 +76,7 @@ export function install(host) {
     let maxConsoleChars = 0;
     let maxOutputChars = 0;
     let configJson;
-    let network = false;
+    let granted = { fetch: false, fs: false, shell: false };
     const load = () => {
         if (support === undefined) {
             support = host.loadSupport(primordials);
@@ -104,7 +113,6 @@ export function install(host) {
             maxConsoleChars = options.maxConsoleChars;
             maxOutputChars = options.maxOutputChars;
             configJson = options.config;
-            network = options.network === true;
             if (options.network) {
                 let fetchImpl;
                 const fetch = function fetch(resource, init) {
@@ -115,6 +123,28 @@ export function install(host) {
                 };
                 defineProperty(G, 'fetch', { value: fetch, writable: false, enumerable: false, configurable: false });
             }
+            // `fs` (permission `filesystem`) and `shell` (permission `shell`): built on first
+            // use, like `utils`.
+            const lazyGlobal = (name, make) => {
+                let object;
+                defineProperty(G, name, {
+                    get() {
+                        if (object === undefined) {
+                            object = make(load());
+                        }
+                        return object;
+                    },
+                    enumerable: false,
+                    configurable: false,
+                });
+            };
+            if (options.filesystem) {
+                lazyGlobal('fs', (support) => support.makeFs(pending));
+            }
+            if (options.shell) {
+                lazyGlobal('shell', (support) => support.makeShell(pending));
+            }
+            granted = { fetch: options.network === true, fs: options.filesystem === true, shell: options.shell === true };
         },
 
         async run(main, argsJson, contextJson) {
@@ -123,9 +153,11 @@ export function install(host) {
                 value = await main(parse(argsJson), freeze(parse(contextJson)));
             } catch (e) {
                 const report = describe(e);
-                if (!network && report.message === 'ReferenceError: fetch is not defined') {
+                const missing = PERMISSION_OF[report.message];
+                if (missing !== undefined && !granted[missing[0]]) {
                     report.message +=
-                        ': fetch exists only in tools that declare permissions: ["network"] (set it with create_tool or update_custom_tool)';
+                        ': ' + missing[0] + ' exists only in tools that declare permissions: ["' + missing[1] +
+                        '"] (set it with create_tool or update_custom_tool)';
                 }
                 return report;
             }

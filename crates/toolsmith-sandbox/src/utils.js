@@ -73,7 +73,7 @@ export function init(nativeFunctions, P) {
         pt: ['janeiro', 'fevereiro', 'março', 'abril', 'maio', 'junho', 'julho', 'agosto', 'setembro', 'outubro', 'novembro', 'dezembro'],
         nl: ['januari', 'februari', 'maart', 'april', 'mei', 'juni', 'juli', 'augustus', 'september', 'oktober', 'november', 'december'],
     };
-    return { describe, makeConsole, makeUtils, makeFetch };
+    return { describe, makeConsole, makeUtils, makeFetch, makeFs, makeShell };
 }
 
 function wellFormed(text) {
@@ -947,4 +947,148 @@ function makeFetch(pending) {
             };
         });
     };
+}
+
+// `fs` and `shell`: the permissions `filesystem` and `shell` as small APIs over the built-in
+// tools that do the work (`read_file`, `write_file`, `list_directory`, `file_info`,
+// `create_folder`, `delete_file`, `execute_shell`). Each method is one `callTool`, so the
+// caller's workspace, its path security and quota, the tool groups, the policy and approvals
+// apply exactly as they do to the tools themselves; the host counts every file operation against
+// the execution's budget (`js_max_fs_operations`).
+
+/** `(label, tool, args, shape)` → a promise of `shape(content)`, rejected as `label: message`. */
+function toolCall(pending) {
+    const host = natives;
+    return (label, tool, args, shape) =>
+        new PromiseCtor((resolve, reject) => {
+            const id = host.callTool(tool, wellFormed(stringify(args)));
+            pending[id] = {
+                resolve(content) {
+                    resolve(shape(content));
+                },
+                reject(e) {
+                    reject(new ErrorCtor(label + ': ' + safeString(e && e.message)));
+                },
+            };
+        });
+}
+
+/** A promise rejected at once with `label: message`. */
+function refused(label, message) {
+    return new PromiseCtor((resolve, reject) => {
+        reject(new ErrorCtor(label + ': ' + message));
+    });
+}
+
+/** The options object of a call (`undefined` is none), or `undefined` if it is not an object. */
+function optionsOf(value) {
+    if (value === undefined || value === null) {
+        return {};
+    }
+    return typeof value === 'object' && !isArray(value) ? value : undefined;
+}
+
+/** `args` with each of `names` copied from `options` when present there. */
+function withOptions(args, options, names) {
+    for (let i = 0; i < names.length; i++) {
+        if (options[names[i]] !== undefined) {
+            args[names[i]] = options[names[i]];
+        }
+    }
+    return args;
+}
+
+const FS_PATH_HINT = 'a non-empty string relative to the workspace root (e.g. "notes/todo.md")';
+
+/** The `fs` object of one context (permission `filesystem`). */
+function makeFs(pending) {
+    const call = toolCall(pending);
+    const same = (content) => content;
+    // `method(path, options)`: checks both, then calls `tool` with the path under `key`.
+    const method = (name, tool, key, names, shape, defaultPath) =>
+        function (path, options) {
+            const label = 'fs.' + name;
+            const p = path === undefined ? defaultPath : path;
+            if (typeof p !== 'string' || p === '') {
+                return refused(label, 'the path must be ' + FS_PATH_HINT);
+            }
+            const opts = optionsOf(options);
+            if (opts === undefined) {
+                return refused(label, 'the options must be an object');
+            }
+            const args = {};
+            args[key] = p;
+            return call(label, tool, withOptions(args, opts, names), shape);
+        };
+    const encoding = (opts) => {
+        const e = opts.encoding === 'utf-8' ? 'utf8' : opts.encoding;
+        return e === undefined ? {} : { encoding: e };
+    };
+    const readFile = method('readFile', 'read_file', 'path', ['encoding', 'startLine', 'endLine'], (c) => c.content);
+    const fs = {
+        /** The file's text (or base64 with `{encoding: 'base64'}`). */
+        readFile(path, options) {
+            const opts = optionsOf(typeof options === 'string' ? { encoding: options } : options);
+            if (opts === undefined) {
+                return refused('fs.readFile', 'the options must be an object or an encoding');
+            }
+            return readFile(path, withOptions(encoding(opts), opts, ['startLine', 'endLine']));
+        },
+        /** Writes text (or base64 with `{encoding: 'base64'}`); missing folders are created. */
+        writeFile(path, data, options) {
+            const label = 'fs.writeFile';
+            if (typeof path !== 'string' || path === '') {
+                return refused(label, 'the path must be ' + FS_PATH_HINT);
+            }
+            if (typeof data !== 'string') {
+                return refused(label, 'the data must be a string (JSON.stringify objects first)');
+            }
+            const opts = optionsOf(typeof options === 'string' ? { encoding: options } : options);
+            if (opts === undefined) {
+                return refused(label, 'the options must be an object or an encoding');
+            }
+            const args = withOptions(encoding(opts), opts, ['overwrite', 'createParents']);
+            args.path = path;
+            args.content = data;
+            return call(label, 'write_file', args, same);
+        },
+        /** The names in a folder (default: the workspace root). */
+        readdir: method('readdir', 'list_directory', 'path', [], (c) => c.entries.map((e) => e.name), '.'),
+        /** `{path, count, entries: [{path, name, type, size, modified}], truncated}`. */
+        list: method('list', 'list_directory', 'path', ['recursive', 'maxDepth', 'maxEntries'], same, '.'),
+        /** `{path, type, size, modified, …}`; rejects when the path does not exist. */
+        stat: method('stat', 'file_info', 'path', [], same, '.'),
+        /** Creates a folder and any missing parents. */
+        mkdir: method('mkdir', 'create_folder', 'path', [], same),
+        /** Deletes a file, or a folder with `{recursive: true}`. */
+        rm: method('rm', 'delete_file', 'path', ['recursive'], same),
+    };
+    const names = objectKeys(fs);
+    for (let i = 0; i < names.length; i++) {
+        freeze(fs[names[i]]);
+    }
+    return freeze(fs);
+}
+
+/** The `shell` object of one context (permission `shell`). */
+function makeShell(pending) {
+    const call = toolCall(pending);
+    const shell = {
+        /** Runs `command` with `/bin/sh` in the command sandbox, the workspace as its folder. */
+        exec(command, options) {
+            const label = 'shell.exec';
+            if (typeof command !== 'string' || command === '') {
+                return refused(label, 'the command must be a non-empty string (e.g. "ls -la")');
+            }
+            const opts = optionsOf(options);
+            if (opts === undefined) {
+                return refused(label, 'the options must be an object');
+            }
+            const args = withOptions({}, opts, objectKeys(opts));
+            args.command = command;
+            return call(label, 'execute_shell', args, (c) => c);
+        },
+    };
+    freeze(shell.exec);
+    return freeze(shell);
 }

@@ -45,6 +45,9 @@ pub(crate) mod validation;
 pub use http_import::Suggestion;
 pub use one_off::{EPHEMERAL_TOOL, RunRights};
 
+/// The default of [`ToolServiceSettings::js_max_fs_operations`] (the spec's `maxFsOperations`).
+pub const DEFAULT_JS_MAX_FS_OPERATIONS: u32 = 100;
+
 /// The tool service's settings: limits, sizes and switches (not the Config Center's records,
 /// `ServiceInput` / `ServicePatch` / `ServiceView`, which describe external APIs).
 #[derive(Debug, Clone)]
@@ -56,6 +59,9 @@ pub struct ToolServiceSettings {
     /// Longest description, in characters (default 4,000).
     pub max_description_chars: usize,
     pub js_limits: JsLimits,
+    /// File operations one JS execution may make: calls of tools holding `filesystem`, whether
+    /// through `fs` or `utils.callTool` (default 100, the spec's `maxFsOperations`).
+    pub js_max_fs_operations: u32,
     pub pipeline_limits: PipelineLimits,
     pub pool: PoolConfig,
     /// Rate limits and concurrency caps on executions (none by default).
@@ -95,6 +101,7 @@ impl Default for ToolServiceSettings {
             max_code_bytes: 200 * 1024,
             max_description_chars: 4000,
             js_limits: JsLimits::default(),
+            js_max_fs_operations: DEFAULT_JS_MAX_FS_OPERATIONS,
             pipeline_limits: PipelineLimits::default(),
             pool: PoolConfig::default(),
             limits: LimitsConfig::default(),

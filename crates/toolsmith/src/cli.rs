@@ -310,6 +310,11 @@ pub struct RuntimeArgs {
     #[arg(long, env = "TOOLSMITH_JS_MAX_IN_FLIGHT", value_name = "N")]
     pub js_max_in_flight: Option<usize>,
 
+    /// File operations one JavaScript execution may make through `fs` or `utils.callTool`
+    /// (tools holding `filesystem`). [default: 100]
+    #[arg(long, env = "TOOLSMITH_JS_MAX_FS_OPERATIONS", value_name = "N")]
+    pub js_max_fs_operations: Option<u32>,
+
     /// Built-in tool groups to switch on, e.g. `codeExecution,webFetch` (the environment takes a
     /// comma-separated list), over the configuration file's `[policy.tool_groups]`
     /// (docs/builtins.md). [default: the groups on by default]

@@ -86,6 +86,7 @@ pub struct FileConfig {
     pub js_wall_time: Option<Value>,
     pub js_max_output: Option<Value>,
     pub js_max_in_flight: Option<usize>,
+    pub js_max_fs_operations: Option<u32>,
     pub poll_interval: Option<Value>,
     pub rate_per_user: Option<String>,
     pub rate_per_tool: Option<String>,
@@ -277,6 +278,14 @@ impl Settings {
                 )));
             }
             service.pool.max_in_flight = max;
+        }
+        if let Some(max) = runtime.js_max_fs_operations.or(file.js_max_fs_operations) {
+            if !(1..=1_000_000).contains(&max) {
+                return Err(bad(format!(
+                    "js_max_fs_operations: {max} is out of range (1 to 1000000)"
+                )));
+            }
+            service.js_max_fs_operations = max;
         }
 
         let rate = |flag: Option<Rate>, key: Option<String>, name: &str| match flag {
@@ -621,6 +630,7 @@ impl ServeArgs {
                 js_wall_time: None,
                 js_max_output: None,
                 js_max_in_flight: None,
+                js_max_fs_operations: None,
                 enable_groups: Vec::new(),
                 disable_groups: Vec::new(),
                 poll_interval: None,
@@ -1001,6 +1011,29 @@ mod tests {
         assert_eq!(s.database_startup_timeout, Duration::from_secs(120));
         let s = settings(&["toolsmith", "serve", "--bind", "[::1]"], "").unwrap();
         assert_eq!(s.bind, "::1");
+
+        let fs_ops = |argv: &[&str], file: &str| {
+            settings(argv, file)
+                .map(|s| s.service.js_max_fs_operations)
+                .ok()
+        };
+        assert_eq!(fs_ops(&["toolsmith", "serve"], ""), Some(100));
+        assert_eq!(
+            fs_ops(&["toolsmith", "serve"], "js_max_fs_operations = 20"),
+            Some(20)
+        );
+        assert_eq!(
+            fs_ops(
+                &["toolsmith", "serve", "--js-max-fs-operations", "7"],
+                "js_max_fs_operations = 20"
+            ),
+            Some(7)
+        );
+        let err = settings(&["toolsmith", "serve"], "js_max_fs_operations = 0").unwrap_err();
+        assert!(
+            err.0.contains("js_max_fs_operations: 0 is out of range"),
+            "{err}"
+        );
     }
 
     #[test]

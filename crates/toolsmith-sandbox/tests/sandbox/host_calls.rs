@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolsmith_core::ErrorKind;
+use toolsmith_core::{ErrorKind, Permission};
 use toolsmith_sandbox::{HostCalls, JsLimits, JsSandbox, PoolConfig};
 
 use crate::support::*;
@@ -268,4 +268,90 @@ async fn nested_calls_three_deep_and_side_by_side_complete() {
     for res in results {
         assert_eq!(res.content, json!("abcbc"));
     }
+}
+
+#[tokio::test]
+async fn fs_and_shell_are_calls_of_the_file_tools_and_execute_shell_under_their_permissions() {
+    let sandbox = pool(1);
+    let host = TestHost::new(&sandbox);
+    let code = r#"
+        const out = [typeof fs, typeof shell];
+        for (const attempt of [
+            () => fs.readFile('a.txt', {encoding: 'utf-8', startLine: 2}),
+            () => fs.writeFile('b.txt', 'text', {overwrite: false}),
+            () => fs.readdir(),
+            () => fs.list('src', {recursive: true}),
+            () => fs.stat('a.txt'),
+            () => fs.mkdir('x/y'),
+            () => fs.rm('x', {recursive: true}),
+            () => shell.exec('ls -la', {timeoutSeconds: 5}),
+        ]) {
+            try { await attempt(); } catch (e) { out.push(e.message); }
+        }
+        return out;
+    "#;
+    let mut job = job_with(code, json!({}), small_limits(), host.clone());
+    job.permissions.insert(Permission::Filesystem);
+    job.permissions.insert(Permission::Shell);
+    let res = sandbox.run(job).await;
+    assert_eq!(
+        res.content,
+        json!([
+            "object",
+            "object",
+            "fs.readFile: no tool named 'read_file'",
+            "fs.writeFile: no tool named 'write_file'",
+            "fs.readdir: no tool named 'list_directory'",
+            "fs.list: no tool named 'list_directory'",
+            "fs.stat: no tool named 'file_info'",
+            "fs.mkdir: no tool named 'create_folder'",
+            "fs.rm: no tool named 'delete_file'",
+            "shell.exec: no tool named 'execute_shell'",
+        ]),
+        "{res:?}"
+    );
+    assert_eq!(
+        *host.calls.lock().unwrap(),
+        vec![
+            (
+                "read_file".to_owned(),
+                json!({"path": "a.txt", "encoding": "utf8", "startLine": 2})
+            ),
+            (
+                "write_file".to_owned(),
+                json!({"path": "b.txt", "content": "text", "overwrite": false})
+            ),
+            ("list_directory".to_owned(), json!({"path": "."})),
+            (
+                "list_directory".to_owned(),
+                json!({"path": "src", "recursive": true})
+            ),
+            ("file_info".to_owned(), json!({"path": "a.txt"})),
+            ("create_folder".to_owned(), json!({"path": "x/y"})),
+            (
+                "delete_file".to_owned(),
+                json!({"path": "x", "recursive": true})
+            ),
+            (
+                "execute_shell".to_owned(),
+                json!({"command": "ls -la", "timeoutSeconds": 5})
+            ),
+        ]
+    );
+
+    // Without the permissions neither exists, and the error names the permission to declare.
+    let res = sandbox
+        .run(job_with(
+            "return await shell.exec('ls')",
+            json!({}),
+            small_limits(),
+            host,
+        ))
+        .await;
+    assert_eq!(
+        res.error_message(),
+        Some(
+            "ReferenceError: shell is not defined: shell exists only in tools that declare permissions: [\"shell\"] (set it with create_tool or update_custom_tool)"
+        )
+    );
 }

@@ -56,6 +56,7 @@ impl ToolService {
             code,
             permissions,
             limits: self.config.js_limits,
+            max_fs_operations: self.config.js_max_fs_operations,
         }
     }
 }

@@ -5,7 +5,13 @@
 //! within the tool's permissions. A nested `callTool` goes through the same pipeline as any
 //! other call, as the same user and agent, with the caller's permissions as the ceiling (a tool can only reach tools whose own permissions it holds),
 //! one more level of depth, and the caller's deadline.
+//!
+//! A script's `fs` (permission `filesystem`) and `shell` (permission `shell`) are `callTool`s of
+//! the file tools and `execute_shell`, so they meet the same rules; every call of a tool holding
+//! `filesystem`, by either way, spends one of the run's `js_max_fs_operations`. A call of a
+//! built-in whose tool group is disabled is told which group and how to enable it.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -13,7 +19,10 @@ use crate::config_center::ConfigCache;
 use crate::governance::policy::PolicyGate;
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolsmith_core::{ErrorKind, PermissionSet, Pipeline, ToolContext, ToolExecutor, ToolResult};
+use toolsmith_core::{
+    ErrorKind, Permission, PermissionSet, Pipeline, RegisteredTool, ToolContext, ToolExecutor,
+    ToolResult,
+};
 use toolsmith_egress::{EgressGuard, EgressSession, OutboundRequest};
 use toolsmith_sandbox::{
     FetchRequest, FetchResponse, HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox,
@@ -36,6 +45,8 @@ pub struct JsToolExecutor {
     pub(crate) code: Arc<str>,
     pub(crate) permissions: PermissionSet,
     pub(crate) limits: JsLimits,
+    /// File operations one run may make (`js_max_fs_operations`).
+    pub(crate) max_fs_operations: u32,
 }
 
 #[async_trait]
@@ -98,6 +109,8 @@ impl ToolExecutor for JsToolExecutor {
             ctx: ctx.clone(),
             permissions: self.permissions.clone(),
             deadline: now + limits.wall_time,
+            fs_operations_left: AtomicU32::new(self.max_fs_operations),
+            max_fs_operations: self.max_fs_operations,
         };
         let job = JsJob {
             code: self.code.to_string(),
@@ -126,6 +139,28 @@ pub struct PipelineHost {
     ctx: ToolContext,
     permissions: PermissionSet,
     deadline: Instant,
+    /// What is left of the run's file-operation budget.
+    fs_operations_left: AtomicU32,
+    max_fs_operations: u32,
+}
+
+impl PipelineHost {
+    /// Takes one file operation from the run's budget if `tool` touches files (holds
+    /// `filesystem`); the refusal names the limit and the way around it.
+    fn spend_fs_operation(&self, tool: &RegisteredTool) -> Result<(), String> {
+        if !tool.permissions.contains(&Permission::Filesystem) {
+            return Ok(());
+        }
+        self.fs_operations_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1))
+            .map(drop)
+            .map_err(|_| {
+                format!(
+                    "this run has used its {} file operations (the `js_max_fs_operations` setting, the spec's maxFsOperations); do the work in fewer, larger reads and writes",
+                    self.max_fs_operations
+                )
+            })
+    }
 }
 
 #[async_trait]
@@ -134,6 +169,17 @@ impl HostCalls for PipelineHost {
         let Some(pipeline) = self.pipeline.upgrade() else {
             return Err("Toolsmith is shutting down".to_owned());
         };
+        let registry = pipeline.registry();
+        match registry.get(&self.ctx.user_id, name) {
+            Some(tool) => self.spend_fs_operation(&tool)?,
+            None if registry.is_hidden_builtin(name) => {
+                let group = toolsmith_builtins::groups::group_of(name).map_or("its", |g| g.id);
+                return Err(format!(
+                    "tool '{name}' is in the tool group '{group}', which is disabled on this server; an admin enables it with `toolsmith groups enable {group}` (or PUT /api/v1/tool-groups/{group})"
+                ));
+            }
+            None => {}
+        }
         let nested = self
             .ctx
             .nested(self.permissions.clone(), Some(self.deadline));

@@ -1506,3 +1506,5 @@ async fn the_specs_summarize_url_example_runs_end_to_end_through_web_fetch() {
         "{res:?}"
     );
 }
+
+mod js_workspace;
