@@ -323,3 +323,32 @@ async fn an_approver_answers_during_the_call() {
     assert!(!res.is_error, "{res:?}");
     assert!(asked.is_empty());
 }
+
+#[tokio::test]
+async fn under_dangerous_the_builtins_that_touch_files_or_the_network_wait_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
+    let mut policy = toolsmith_policy::PolicyConfig::default();
+    policy.tool_groups.enable = vec!["webFetch".to_owned()];
+    let config = ToolServiceSettings {
+        execution_approval: ExecutionApproval::Dangerous,
+        policy: Some(policy),
+        ..ToolServiceSettings::default()
+    };
+    let service = ToolService::open(config, store).await.unwrap();
+    for (tool, args) in [
+        ("write_file", json!({"path": "a.txt", "content": "x"})),
+        ("delete_file", json!({"path": "a.txt"})),
+        ("http_request", json!({"url": "https://example.com"})),
+        ("fetch_web_page", json!({"url": "https://example.com"})),
+        (
+            "download_file",
+            json!({"url": "https://example.com/a", "path": "a"}),
+        ),
+    ] {
+        approval_id(&call(&service, tool, args, None).await);
+    }
+    let res = call(&service, "calculate", json!({"expression": "2+2"}), None).await;
+    assert!(!res.is_error, "{res:?}");
+}
