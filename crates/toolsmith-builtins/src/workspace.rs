@@ -135,6 +135,15 @@ impl Workspaces {
                 ensure_dir(&self.root, &rel)?
             }
         };
+        if let Some(owner) = self.config.owner {
+            beneath::give_to(&dir, owner).map_err(|e| {
+                WorkspaceError::from_errno(
+                    "give the workspace to the sandbox user",
+                    "your workspace",
+                    e,
+                )
+            })?;
+        }
         let root_path = rel.iter().fold(self.config.root.clone(), |p, n| p.join(n));
         Ok(Workspace {
             dir,

@@ -174,7 +174,11 @@ fn builtin_env(
     let workspaces = config
         .workspace
         .clone()
-        .map(toolsmith_builtins::workspace::Workspaces::open)
+        .map(|mut workspace| {
+            // Under root, code runs in the command sandbox as `nobody`: the workspaces are its.
+            workspace.owner = toolsmith_command::CommandSandbox::workspace_owner();
+            toolsmith_builtins::workspace::Workspaces::open(workspace)
+        })
         .transpose()
         .map_err(|e| ServiceError::Validation(format!("workspace: {e}")))?
         .map(Arc::new);

@@ -71,8 +71,9 @@ pub fn stat_entry<P: Arg>(dir: impl AsFd, name: P) -> Result<Stat, Errno> {
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
 }
 
-/// A new, empty, uniquely named file in `dir` for writing, and its name.
-pub fn create_temp(dir: impl AsFd) -> Result<(File, String), Errno> {
+/// A new, empty, uniquely named file in `dir` for writing, and its name; given to `owner`
+/// (uid, gid) when set.
+pub fn create_temp(dir: impl AsFd, owner: Option<(u32, u32)>) -> Result<(File, String), Errno> {
     let dir = dir.as_fd();
     loop {
         let name = format!("{TEMP_PREFIX}{}", uuid::Uuid::new_v4().simple());
@@ -82,16 +83,46 @@ pub fn create_temp(dir: impl AsFd) -> Result<(File, String), Errno> {
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o644),
         ) {
-            Ok(fd) => return Ok((File::from(fd), name)),
+            Ok(fd) => {
+                if let Some(owner) = owner {
+                    rustix::fs::fchown(&fd, Some(uid(owner.0)), Some(gid(owner.1)))?;
+                }
+                return Ok((File::from(fd), name));
+            }
             Err(Errno::EXIST) => {}
             Err(e) => return Err(e),
         }
     }
 }
 
-/// Creates the folder `name` in `dir`.
-pub fn make_dir(dir: impl AsFd, name: &str) -> Result<(), Errno> {
-    rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755))
+/// Creates the folder `name` in `dir`, given to `owner` (uid, gid) when set.
+pub fn make_dir(dir: impl AsFd, name: &str, owner: Option<(u32, u32)>) -> Result<(), Errno> {
+    let dir = dir.as_fd();
+    rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755))?;
+    if let Some(owner) = owner {
+        // Never follows a link: whatever took the name meanwhile is not changed beyond itself.
+        rustix::fs::chownat(
+            dir,
+            name,
+            Some(uid(owner.0)),
+            Some(gid(owner.1)),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?;
+    }
+    Ok(())
+}
+
+/// Gives the open file or folder `fd` to `owner` (uid, gid).
+pub fn give_to(fd: impl AsFd, owner: (u32, u32)) -> Result<(), Errno> {
+    rustix::fs::fchown(fd, Some(uid(owner.0)), Some(gid(owner.1)))
+}
+
+fn uid(raw: u32) -> rustix::fs::Uid {
+    rustix::fs::Uid::from_raw(raw)
+}
+
+fn gid(raw: u32) -> rustix::fs::Gid {
+    rustix::fs::Gid::from_raw(raw)
 }
 
 /// Removes the entry `name` of `dir` (a folder when `folder`, which must be empty). A symlink
@@ -220,7 +251,7 @@ mod tests {
             Mode::empty(),
         )
         .unwrap();
-        let (_, name) = create_temp(&dir).unwrap();
+        let (_, name) = create_temp(&dir, None).unwrap();
         assert!(name.starts_with(TEMP_PREFIX));
         std::fs::write(tmp.path().join("taken"), "x").unwrap();
         assert_eq!(
@@ -229,7 +260,7 @@ mod tests {
         );
         rename(&dir, name.as_str(), &dir, "taken", true).unwrap();
         assert_eq!(std::fs::read(tmp.path().join("taken")).unwrap(), b"");
-        make_dir(&dir, "d").unwrap();
+        make_dir(&dir, "d", None).unwrap();
         assert_eq!(
             EntryKind::of(&stat_entry(&dir, "d").unwrap()),
             EntryKind::Directory

@@ -25,6 +25,12 @@ pub struct WorkspaceConfig {
     /// not `.toolsmithy`) the file tools refuse and leave out of listings, searches and globs.
     pub denied_prefixes: Vec<String>,
     pub limits: FileLimits,
+    /// Who owns each workspace folder and everything the server creates in it, as (uid, gid);
+    /// `None` leaves them the server's. The service sets it to the command sandbox's user when
+    /// it runs as root (`CommandSandbox::workspace_owner`: `nobody`), so code run in the
+    /// sandbox can change the files the file tools wrote. The folders above a workspace (the
+    /// root, a user's folder, `agents`) stay the server's, mode 0700.
+    pub owner: Option<(u32, u32)>,
 }
 
 impl WorkspaceConfig {
@@ -38,6 +44,7 @@ impl WorkspaceConfig {
             per_agent: false,
             denied_prefixes: vec![DEFAULT_DENIED_PREFIX.to_owned()],
             limits: FileLimits::default(),
+            owner: None,
         }
     }
 }

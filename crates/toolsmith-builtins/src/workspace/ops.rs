@@ -211,7 +211,7 @@ impl Workspace {
             Some(dir) => dir,
             None => self.make_parents(path)?,
         };
-        let (mut file, temp) = beneath::create_temp(&parent)
+        let (mut file, temp) = beneath::create_temp(&parent, self.config.owner)
             .map_err(|e| WorkspaceError::from_errno("write", &shown_path, e))?;
         let written = file
             .write_all(bytes)
@@ -314,7 +314,7 @@ impl Workspace {
         let mut dir = self.open_folder(&WsPath::root())?;
         let parent = path.parent().unwrap_or_else(WsPath::root);
         for name in parent.names() {
-            match beneath::make_dir(&dir, name) {
+            match beneath::make_dir(&dir, name, self.config.owner) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => {
                     return Err(WorkspaceError::from_errno(
@@ -367,7 +367,7 @@ impl Workspace {
             Some(dir) => dir,
             None => self.make_parents(path)?,
         };
-        beneath::make_dir(&dir, name)
+        beneath::make_dir(&dir, name, self.config.owner)
             .map_err(|e| WorkspaceError::from_errno("create", &shown_path, e))?;
         Ok(true)
     }

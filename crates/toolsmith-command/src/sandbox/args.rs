@@ -1,4 +1,7 @@
-//! The command line of one sandboxed run: `[setpriv …] bwrap … -- prlimit … -- /bin/sh -c CMD`.
+//! The command line of one sandboxed run: `[setpriv …] bwrap … -- prlimit … -- /bin/sh -c CMD`,
+//! and under root with a workspace, `unshare --mount … sh -c STAGE_SCRIPT` before it: root
+//! bind-mounts the workspace at `/mnt/ws` in that private namespace, then drops to `nobody`,
+//! and bubblewrap binds `/mnt/ws` at `/tmp/work`.
 //!
 //! Nothing secret goes on this command line (it is visible in the host's process list): the
 //! tool's env reaches the command through the environment bubblewrap inherits.
@@ -6,7 +9,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{CommandSandbox, NOBODY};
+use super::{CommandSandbox, NOBODY, RunRequest, STAGE};
 
 /// Where the private workspace is inside the sandbox; also `HOME`.
 pub(crate) const WORKSPACE: &str = "/tmp/work";
@@ -37,6 +40,11 @@ const ETC_ENTRIES: &[&str] = &[
     "ssl",
 ];
 
+/// Run by `sh -c` as root inside a fresh private mount namespace: `$1` is the workspace, `$2`
+/// the `mount` binary, the rest the command to run once it is staged. The tmpfs keeps the
+/// host's `/mnt` untouched and the bind mount private to this run.
+const STAGE_SCRIPT: &str = r#"ws="$1"; mount="$2"; shift 2 && "$mount" -t tmpfs -o size=16k,mode=0755,nosuid,nodev,noexec toolsmith-stage /mnt && mkdir /mnt/ws && "$mount" --bind "$ws" /mnt/ws && exec "$@""#;
+
 /// One planned run: the program and its arguments.
 pub(crate) struct Invocation {
     pub(crate) program: OsString,
@@ -45,34 +53,34 @@ pub(crate) struct Invocation {
 
 pub(crate) fn invocation(
     sandbox: &CommandSandbox,
-    command: &str,
-    working_dir: Option<&str>,
-    network: bool,
+    request: &RunRequest<'_>,
     cpu_seconds: u64,
 ) -> Invocation {
+    // The whole line, program first; split at the end.
     let mut args: Vec<OsString> = Vec::new();
-    let program = match &sandbox.setpriv {
-        Some(setpriv) => {
-            push(
-                &mut args,
-                &[
-                    "--reuid",
-                    &NOBODY.to_string(),
-                    "--regid",
-                    &NOBODY.to_string(),
-                ],
-            );
-            push(
-                &mut args,
-                &["--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"],
-            );
-            args.push(sandbox.bwrap.clone().into_os_string());
-            setpriv.clone().into_os_string()
-        }
-        None => sandbox.bwrap.clone().into_os_string(),
-    };
+    let staged = request.workspace.zip(sandbox.stage.as_ref());
+    if let Some((workspace, stage)) = staged {
+        args.push(stage.unshare.clone().into_os_string());
+        push(
+            &mut args,
+            &["--mount", "--propagation", "private", "--", "/bin/sh", "-c"],
+        );
+        push(&mut args, &[STAGE_SCRIPT, "toolsmith-stage"]);
+        args.push(workspace.as_os_str().to_owned());
+        args.push(stage.mount.clone().into_os_string());
+    }
+    if let Some(setpriv) = &sandbox.setpriv {
+        args.push(setpriv.clone().into_os_string());
+        let nobody = NOBODY.to_string();
+        push(&mut args, &["--reuid", &nobody, "--regid", &nobody]);
+        push(
+            &mut args,
+            &["--clear-groups", "--inh-caps=-all", "--no-new-privs", "--"],
+        );
+    }
+    args.push(sandbox.bwrap.clone().into_os_string());
     push(&mut args, &["--unshare-all", "--unshare-user"]);
-    if network {
+    if request.network {
         push(&mut args, &["--share-net"]);
     }
     push(
@@ -107,11 +115,23 @@ pub(crate) fn invocation(
     push(&mut args, &["--proc", "/proc", "--dev", "/dev"]);
     let tmp_size = sandbox.limits.workspace_bytes.to_string();
     push(&mut args, &["--size", &tmp_size, "--tmpfs", "/tmp"]);
-    let cwd = match working_dir {
+    let cwd = match request.working_dir {
         Some(dir) => format!("{WORKSPACE}/{dir}"),
         None => WORKSPACE.to_owned(),
     };
-    push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]);
+    match request.workspace {
+        Some(workspace) => {
+            // Bound, not created: bubblewrap never walks the caller's folder on the host.
+            let source = match staged {
+                Some(_) => OsString::from(format!("{STAGE}/ws")),
+                None => workspace.as_os_str().to_owned(),
+            };
+            args.push("--bind".into());
+            args.push(source);
+            args.push(WORKSPACE.into());
+        }
+        None => push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]),
+    }
     // The root is bubblewrap's own tmpfs; nothing outside `/tmp` needs to be writable.
     push(&mut args, &["--remount-ro", "/", "--chdir", &cwd, "--"]);
     if sandbox.seccomp.is_some() {
@@ -139,9 +159,12 @@ pub(crate) fn invocation(
             "--",
             "/bin/sh",
             "-c",
-            command,
+            request.command,
+            "toolsmith-run",
         ],
     );
+    push(&mut args, request.args);
+    let program = args.remove(0);
     Invocation { program, args }
 }
 

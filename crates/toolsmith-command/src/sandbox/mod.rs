@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use run::{CommandOutput, RunError, RunRequest};
+pub use run::{CommandOutput, EXEC_ARGS, RunError, RunRequest};
 
 /// The default cap of stdout and of stderr, each.
 pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
@@ -65,6 +65,20 @@ impl SandboxUnavailable {
     }
 }
 
+/// util-linux's `unshare` and `mount`: under root, a workspace run first bind-mounts the folder
+/// at [`STAGE`] in a private mount namespace of its own, because `nobody` may not walk the
+/// server's data dir (mode 0700) to reach it.
+#[derive(Debug, Clone)]
+struct Stage {
+    unshare: PathBuf,
+    mount: PathBuf,
+}
+
+/// Where, in a run's private mount namespace, a root server puts a fresh tmpfs holding the
+/// workspace's bind mount. Exists on every FHS system; what the host mounts there is hidden
+/// only from that run, never changed on the host.
+const STAGE: &str = "/mnt";
+
 /// A sandbox checked to work on this host; cheap to clone and share.
 #[derive(Debug, Clone)]
 pub struct CommandSandbox {
@@ -72,6 +86,9 @@ pub struct CommandSandbox {
     prlimit: PathBuf,
     /// `Some` when the server runs as root: every run first drops to `nobody` with it.
     setpriv: Option<PathBuf>,
+    /// `Some` when the server runs as root: how a workspace folder reaches a sandbox that starts
+    /// as `nobody` (see [`args`]'s staging).
+    stage: Option<Stage>,
     /// The seccomp filter, when one can be built for this architecture.
     seccomp: Option<Arc<[u8]>>,
     limits: SandboxLimits,
@@ -88,10 +105,21 @@ impl CommandSandbox {
     pub async fn probe_with(limits: SandboxLimits) -> Result<CommandSandbox, SandboxUnavailable> {
         let bwrap = find_tool("bwrap", "bubblewrap")?;
         let prlimit = find_tool("prlimit", "util-linux")?;
-        let setpriv = if rustix::process::geteuid().is_root() {
-            Some(find_tool("setpriv", "util-linux")?)
+        let (setpriv, stage) = if rustix::process::geteuid().is_root() {
+            if !Path::new(STAGE).is_dir() {
+                return Err(SandboxUnavailable {
+                    reason: format!(
+                        "`{STAGE}` is missing; a server running as root stages workspaces there (create the folder)"
+                    ),
+                });
+            }
+            let stage = Stage {
+                unshare: find_tool("unshare", "util-linux")?,
+                mount: find_tool("mount", "mount")?,
+            };
+            (Some(find_tool("setpriv", "util-linux")?), Some(stage))
         } else {
-            None
+            (None, None)
         };
         let seccomp = match seccomp::filter_bytes() {
             Ok(bytes) => Some(Arc::from(bytes)),
@@ -104,6 +132,7 @@ impl CommandSandbox {
             bwrap,
             prlimit,
             setpriv,
+            stage,
             seccomp,
             limits,
         };
@@ -117,6 +146,26 @@ impl CommandSandbox {
         self.seccomp.is_some()
     }
 
+    /// Who must own a workspace folder (and everything in it) for a run to write it: `nobody`
+    /// (uid, gid) when the server runs as root, `None` otherwise.
+    ///
+    /// Why ownership, not uid mapping: under root every run drops to `nobody` before bubblewrap
+    /// starts, so a kernel or bubblewrap flaw leaves an attacker `nobody`, not root. Mapping the
+    /// sandbox's user onto root instead (bubblewrap as root with `--unshare-user`) would make
+    /// every root-owned file the sandbox sees its own (`/etc/ssl/private`, set-uid bits on what
+    /// it writes); an idmapped bind mount would avoid that but needs a `mount` built with the new
+    /// mount API, which Debian's is not. So the workspace belongs to `nobody` (the server,
+    /// as root, still reads and writes it), and its parents (the data dir, mode 0700) stay
+    /// closed to `nobody`: the folder reaches the sandbox through a bind mount made by root in
+    /// the run's private mount namespace. Without root, bubblewrap maps the sandbox's user onto
+    /// the server's uid, which owns the workspace already.
+    #[must_use]
+    pub fn workspace_owner() -> Option<(u32, u32)> {
+        rustix::process::geteuid()
+            .is_root()
+            .then_some((NOBODY, NOBODY))
+    }
+
     /// The limits every run gets.
     #[must_use]
     pub fn limits(&self) -> &SandboxLimits {
@@ -124,15 +173,11 @@ impl CommandSandbox {
     }
 
     async fn self_test(&self) -> Result<(), SandboxUnavailable> {
-        let env = std::collections::BTreeMap::new();
         let request = RunRequest {
-            command: "echo toolsmith-sandbox-ok",
-            env: &env,
-            working_dir: None,
             timeout: Duration::from_secs(20),
-            network: false,
             stdout_cap: 1024,
             stderr_cap: 4096,
+            ..RunRequest::shell("echo toolsmith-sandbox-ok")
         };
         let output = self.run(&request).await.map_err(|err| SandboxUnavailable {
             reason: format!("bubblewrap could not be started: {err}"),

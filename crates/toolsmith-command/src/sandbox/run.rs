@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,12 +18,44 @@ use crate::spec::{MAX_TIMEOUT_SECONDS, env_violation, is_valid_working_dir};
 /// How long output may keep flowing after the sandbox was killed before the run is abandoned.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
-/// What to run; build it from a validated `CommandToolSpec` and a rendered, deny-checked command.
+/// The command that runs its positional arguments as a program: with it, `args` is an argv.
+pub const EXEC_ARGS: &str = "exec \"$@\"";
+
+/// No environment variables beyond the fixed ones.
+static NO_ENV: BTreeMap<String, String> = BTreeMap::new();
+
+/// What to run; build it from a validated `CommandToolSpec` and a rendered, deny-checked command
+/// ([`RunRequest::for_spec`]), or from a command or an argv with the defaults
+/// ([`RunRequest::shell`], [`RunRequest::argv`]) and then set what differs.
 /// Its `Debug` names the env variables, never their values.
+///
+/// A run in a host folder (the built-in code tools and sandbox sessions, git):
+///
+/// ```ignore
+/// let argv = ["git", "status", "--porcelain"];
+/// let mut request = RunRequest::argv(&argv);
+/// request.workspace = Some(workspace.root_path()); // mounted read-write at /tmp/work
+/// let output = sandbox.run(&request).await?;
+/// ```
 #[derive(Clone)]
 pub struct RunRequest<'a> {
-    /// The rendered command, run as `/bin/sh -c COMMAND`.
+    /// The rendered command, run as `/bin/sh -c COMMAND toolsmith-run ARGS…`. Deny-check it
+    /// ([`crate::check_denied`]) before running it.
     pub command: &'a str,
+    /// Positional parameters of `command` (`$1`, `$2`, …), passed as they are, never parsed by a
+    /// shell: with [`EXEC_ARGS`] they are the program and its arguments.
+    pub args: &'a [&'a str],
+    /// A host folder bind-mounted read-write at `/tmp/work` (the command's `HOME` and working
+    /// directory) in place of the private, empty workspace; nothing else of the host is added.
+    /// It must be an absolute path of a folder the server created, never one a caller named.
+    /// With a workspace, `working_dir` must already exist inside it (it is not created: the
+    /// folder's content is the caller's, and the sandbox only ever enters it from inside).
+    ///
+    /// Ownership: when the server runs as root, the command runs as `nobody` (see
+    /// [`super::CommandSandbox::workspace_owner`]), so the folder and everything in it must
+    /// belong to `nobody` to be writable; otherwise the sandbox's user is the server's own uid,
+    /// which owns the folder already.
+    pub workspace: Option<&'a Path>,
     /// The only variables the command sees besides `PATH`, `HOME`, `LANG` and `TMPDIR`.
     pub env: &'a BTreeMap<String, String>,
     /// A relative directory inside the private workspace, created empty.
@@ -41,6 +74,8 @@ impl std::fmt::Debug for RunRequest<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunRequest")
             .field("command", &self.command)
+            .field("args", &self.args)
+            .field("workspace", &self.workspace)
             .field("env", &crate::spec::EnvNames(self.env))
             .field("working_dir", &self.working_dir)
             .field("timeout", &self.timeout)
@@ -52,12 +87,41 @@ impl std::fmt::Debug for RunRequest<'_> {
 }
 
 impl<'a> RunRequest<'a> {
+    /// `/bin/sh -c command` with no env, no workspace, no network, a 30 s timeout and the
+    /// default output caps.
+    #[must_use]
+    pub fn shell(command: &'a str) -> RunRequest<'a> {
+        RunRequest {
+            command,
+            args: &[],
+            workspace: None,
+            env: &NO_ENV,
+            working_dir: None,
+            timeout: Duration::from_secs(30),
+            network: false,
+            stdout_cap: super::DEFAULT_OUTPUT_CAP,
+            stderr_cap: super::DEFAULT_OUTPUT_CAP,
+        }
+    }
+
+    /// `argv[0]` run with the arguments `argv[1..]` (looked up on the sandbox's `PATH`), with
+    /// the defaults of [`RunRequest::shell`]. Nothing is parsed by a shell.
+    #[must_use]
+    pub fn argv(argv: &'a [&'a str]) -> RunRequest<'a> {
+        RunRequest {
+            args: argv,
+            ..RunRequest::shell(EXEC_ARGS)
+        }
+    }
+
     /// The request for a validated spec and its rendered, deny-checked command, with the
     /// default output caps.
     #[must_use]
     pub fn for_spec(spec: &'a crate::CommandToolSpec, command: &'a str) -> RunRequest<'a> {
         RunRequest {
             command,
+            args: &[],
+            workspace: None,
             env: &spec.env,
             working_dir: spec.working_dir.as_deref(),
             timeout: Duration::from_secs(spec.timeout_seconds),
@@ -121,13 +185,7 @@ impl CommandSandbox {
         check_request(request)?;
         // The CPU limit is a backstop for the wall-clock timeout, never shorter than it.
         let cpu_seconds = request.timeout.as_secs().saturating_add(1);
-        let plan = invocation(
-            self,
-            request.command,
-            request.working_dir,
-            request.network,
-            cpu_seconds,
-        );
+        let plan = invocation(self, request, cpu_seconds);
         let mut command = Command::new(&plan.program);
         command
             .args(&plan.args)
@@ -199,10 +257,23 @@ impl CommandSandbox {
 }
 
 fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
-    if request.command.contains('\0') {
+    if request.command.contains('\0') || request.args.iter().any(|arg| arg.contains('\0')) {
         return Err(RunError::InvalidRequest(
-            "the command contains a NUL byte".into(),
+            "the command or an argument contains a NUL byte".into(),
         ));
+    }
+    if request.command == EXEC_ARGS && request.args.is_empty() {
+        return Err(RunError::InvalidRequest(
+            "an argv run needs at least the program".into(),
+        ));
+    }
+    if let Some(workspace) = request.workspace
+        && !(workspace.is_absolute() && workspace.is_dir())
+    {
+        return Err(RunError::InvalidRequest(format!(
+            "workspace `{}` is not an absolute path of an existing folder",
+            workspace.display()
+        )));
     }
     if request.timeout.is_zero() || request.timeout > Duration::from_secs(MAX_TIMEOUT_SECONDS) {
         return Err(RunError::InvalidRequest(format!(

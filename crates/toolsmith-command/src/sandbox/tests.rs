@@ -26,6 +26,8 @@ async fn sandbox() -> Option<CommandSandbox> {
 fn request<'a>(command: &'a str, env: &'a BTreeMap<String, String>) -> RunRequest<'a> {
     RunRequest {
         command,
+        args: &[],
+        workspace: None,
         env,
         working_dir: None,
         timeout: Duration::from_secs(20),
@@ -399,3 +401,5 @@ async fn the_seccomp_filter_denies_kernel_attack_surface_and_stdin_is_empty() {
     .await;
     assert_eq!(out.stdout, "Seccomp:\t2\n0\nmount-refused\n", "{out:?}");
 }
+
+mod workspace;

@@ -168,6 +168,8 @@ fn debug_names_env_variables_but_never_shows_their_values() {
     assert!(!shown.contains("Zq8xW3"), "{shown}");
     let request = crate::RunRequest {
         command: "echo hi",
+        args: &[],
+        workspace: None,
         env: &spec.env,
         working_dir: None,
         timeout: std::time::Duration::from_secs(1),
