@@ -1,6 +1,7 @@
 //! Built-in tools, grouped as the spec's tool groups ([`groups`]). Each family is one module:
 //! [`core`] holds the pure utilities, [`files`] the file tools on the caller's [`workspace`],
-//! [`web`] the HTTP, page, API and download tools (through the server's egress guard).
+//! [`web`] the HTTP, page, API and download tools (through the server's egress guard), [`pdf`]
+//! the PDF tools (read, create, describe; on the workspace).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
@@ -8,6 +9,7 @@
 pub mod core;
 pub mod files;
 pub mod groups;
+pub mod pdf;
 pub mod web;
 pub mod workspace;
 
@@ -49,6 +51,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     let mut tools = core::tools();
     tools.extend(files::tools(env));
     tools.extend(web::tools(env));
+    tools.extend(pdf::tools(env));
     tools
 }
 

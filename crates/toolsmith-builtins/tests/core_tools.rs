@@ -2,6 +2,7 @@
 //! the arguments its schema refuses.
 
 mod files;
+mod pdf;
 mod support;
 mod web;
 

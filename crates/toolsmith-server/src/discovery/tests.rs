@@ -314,16 +314,17 @@ fn every_utility_request_finds_its_tool_in_the_top_3() {
     );
 }
 
-/// The file and web tools among every other built-in and the corpus's tools: what a person asks
+/// The workspace (file, PDF, git) and web tools among every other built-in and the corpus's tools: what a person asks
 /// for finds the tool in the top 3 (either name of a pair the two seeds named differently).
 #[test]
-fn every_file_and_web_tool_request_finds_its_tool_in_the_top_3() {
+fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
     let (mut tools, _, _) = corpus();
     let env = toolsmith_builtins::BuiltinEnv::default();
     tools.extend(
         toolsmith_builtins::files::tools(&env)
             .into_iter()
             .chain(toolsmith_builtins::web::tools(&env))
+            .chain(toolsmith_builtins::pdf::tools(&env))
             .map(|t| t.definition.clone()),
     );
     let cases: &[(&str, &[&str])] = &[
@@ -380,6 +381,12 @@ fn every_file_and_web_tool_request_finds_its_tool_in_the_top_3() {
         ("make a copy of report.md named backup.md", &["copy_file"]),
         ("rename draft.txt to final.txt", &["move_file"]),
         ("create a new folder called images", &["create_folder"]),
+        ("read a pdf", &["read_pdf"]),
+        ("extract the text from invoice.pdf", &["read_pdf"]),
+        ("make a pdf from markdown", &["create_pdf"]),
+        ("export this report as a PDF document", &["create_pdf"]),
+        ("how many pages does the pdf have", &["pdf_info"]),
+        ("who is the author of this PDF", &["pdf_info"]),
     ];
     let docs: Vec<Document> = tools.iter().map(Document::of).collect();
     let index = SearchIndex::build(&docs);
