@@ -2,6 +2,7 @@
 # Installs the system packages Toolsmith needs at run time and in its tests:
 #   bubblewrap   `bwrap`, the OS sandbox of command tools (crates/toolsmith-command)
 #   util-linux   `prlimit` (rlimits inside the sandbox) and `setpriv` (drop from root to nobody)
+#   git          the git tools (crates/toolsmith-builtins/src/git), run inside that sandbox
 #   postgresql   `initdb`, `pg_ctl`, `postgres`: the tests start a private cluster to run the store
 #                and two-instance tests against a real PostgreSQL (PATH or /usr/lib/postgresql/*/bin)
 #   chromium     `/usr/bin/chromium`, the browser of the web UI's end-to-end tests
@@ -11,7 +12,7 @@
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
 set -euo pipefail
 
-declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [chromium]=chromium)
+declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [git]=git [chromium]=chromium)
 
 missing=()
 # The server binaries of PostgreSQL: on PATH, or where Debian's packages put them.
@@ -20,7 +21,7 @@ have_postgres() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
-for tool in bwrap prlimit setpriv chromium; do
+for tool in bwrap prlimit setpriv git chromium; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     pkg="${package_of[$tool]}"
     [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
@@ -29,7 +30,7 @@ done
 have_postgres || missing+=("postgresql")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-system-deps: bwrap, prlimit, setpriv, chromium and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, git, chromium and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -44,7 +45,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
-for tool in bwrap prlimit setpriv chromium; do
+for tool in bwrap prlimit setpriv git chromium; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "install-system-deps: $tool is still missing after the install" >&2
     exit 1

@@ -25,8 +25,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{
-    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
-    ToolExecutor, ToolOrigin, ToolResult,
+    ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 use crate::BuiltinEnv;
@@ -84,20 +83,15 @@ impl ToolExecutor for FileExecutor {
 
 /// A file tool: category `File System`, its group as provider, the `filesystem` permission.
 pub fn file_tool(env: &BuiltinEnv, definition: ToolDefinition, run: FileFn) -> RegisteredTool {
-    let name = definition.name.clone();
-    RegisteredTool::new(
-        definition.with_category(CATEGORY),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
-        PermissionSet::from([Permission::Filesystem]),
+    crate::family_tool(
+        definition,
+        CATEGORY,
+        Permission::Filesystem,
         Arc::new(FileExecutor {
             workspaces: env.workspaces.clone(),
             run,
         }),
     )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 /// Every tool of the family, ready to register.

@@ -1,13 +1,15 @@
 //! Built-in tools, grouped as the spec's tool groups ([`groups`]). Each family is one module:
 //! [`core`] holds the pure utilities, [`files`] the file tools on the caller's [`workspace`],
 //! [`web`] the HTTP, page, API and download tools (through the server's egress guard), [`pdf`]
-//! the PDF tools (read, create, describe; on the workspace).
+//! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
+//! command sandbox, on the workspace).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
 
 pub mod core;
 pub mod files;
+pub mod git;
 pub mod groups;
 pub mod pdf;
 pub mod web;
@@ -33,6 +35,11 @@ pub struct BuiltinEnv {
     /// The callers' Config Center values (the web search provider); `None` when the server
     /// has none, and then the tools that need a value say what to configure.
     pub config: Option<Arc<dyn ConfigValues>>,
+    /// The command sandbox the git tools run git in; `None` (or a source that has none)
+    /// makes them answer why, and nothing runs.
+    pub sandbox: Option<Arc<dyn git::SandboxSource>>,
+    /// The git tools' settings (the default commit author).
+    pub git: git::GitSettings,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.
@@ -52,7 +59,29 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(files::tools(env));
     tools.extend(web::tools(env));
     tools.extend(pdf::tools(env));
+    tools.extend(git::tools(env));
     tools
+}
+
+/// A built-in tool of a family: `definition` in `category`, its group as provider (so
+/// `group:<id>` in a policy names it), holding `permission`, run by `executor`.
+pub(crate) fn family_tool(
+    definition: toolsmith_core::ToolDefinition,
+    category: &str,
+    permission: toolsmith_core::Permission,
+    executor: Arc<dyn toolsmith_core::ToolExecutor>,
+) -> RegisteredTool {
+    let name = definition.name.clone();
+    RegisteredTool::new(
+        definition.with_category(category),
+        toolsmith_core::ToolOrigin::BuiltIn {
+            provider: groups::provider_of(&name).to_owned(),
+        },
+        toolsmith_core::PermissionSet::from([permission]),
+        executor,
+    )
+    // The schemas are constants of this crate and covered by its tests.
+    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 /// Registers every built-in family. Fails only if a name is registered twice.

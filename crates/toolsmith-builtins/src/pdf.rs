@@ -34,8 +34,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use toolsmith_core::{
-    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
-    ToolExecutor, ToolOrigin, ToolResult,
+    ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 use crate::BuiltinEnv;
@@ -155,21 +154,16 @@ fn pdf_tool(
     definition: ToolDefinition,
     run: PdfFn,
 ) -> RegisteredTool {
-    let name = definition.name.clone();
-    RegisteredTool::new(
-        definition.with_category(CATEGORY),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
-        PermissionSet::from([Permission::Filesystem]),
+    crate::family_tool(
+        definition,
+        CATEGORY,
+        Permission::Filesystem,
         Arc::new(PdfExecutor {
             workspaces: env.workspaces.clone(),
             slots: slots.clone(),
             run,
         }),
     )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 /// Every tool of the family, ready to register. They share one set of worker slots.

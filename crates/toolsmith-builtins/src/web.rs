@@ -24,8 +24,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{
-    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
-    ToolExecutor, ToolOrigin, ToolResult,
+    ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 pub use client::{GuardClient, WebClient, WebError, WebRequest, WebResponse};
@@ -115,20 +114,15 @@ impl ToolExecutor for WebExecutor {
 
 /// A web tool: category `Web and API`, its group as provider, the `network` permission.
 pub fn web_tool(env: &BuiltinEnv, definition: ToolDefinition, run: WebFn) -> RegisteredTool {
-    let name = definition.name.clone();
-    RegisteredTool::new(
-        definition.with_category(CATEGORY),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
-        PermissionSet::from([Permission::Network]),
+    crate::family_tool(
+        definition,
+        CATEGORY,
+        Permission::Network,
         Arc::new(WebExecutor {
             env: env.clone(),
             run,
         }),
     )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 /// Every tool of the family, ready to register.

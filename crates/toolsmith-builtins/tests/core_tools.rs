@@ -2,6 +2,7 @@
 //! the arguments its schema refuses.
 
 mod files;
+mod git;
 mod pdf;
 mod support;
 mod web;

@@ -39,5 +39,6 @@ pub use service::{
 };
 pub use telemetry::analytics::{Anomaly, Period};
 pub use telemetry::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
+pub use toolsmith_builtins::git::{GitSettings, parse_author as parse_git_author};
 pub use toolsmith_builtins::workspace::WorkspaceConfig;
 pub use toolsmith_store::{ToolPage, ToolQuery, ToolStats};

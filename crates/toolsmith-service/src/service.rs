@@ -92,6 +92,8 @@ pub struct ToolServiceSettings {
     /// Where the per-user workspaces of the file tools live and what bounds them; `None`
     /// leaves the file tools answering that no workspace is configured.
     pub workspace: Option<toolsmith_builtins::workspace::WorkspaceConfig>,
+    /// The git tools' settings (the default commit author, `git_author`).
+    pub git: toolsmith_builtins::git::GitSettings,
 }
 
 impl Default for ToolServiceSettings {
@@ -116,6 +118,7 @@ impl Default for ToolServiceSettings {
             name_rule: toolsmith_core::name::NameRule::Strict,
             approval_doors: Default::default(),
             workspace: None,
+            git: toolsmith_builtins::git::GitSettings::default(),
         }
     }
 }
@@ -170,6 +173,7 @@ impl std::fmt::Debug for ToolService {
 fn builtin_env(
     config: &ToolServiceSettings,
     config_cache: &Arc<ConfigCache>,
+    command_runtime: &Arc<CommandRuntime>,
 ) -> Result<toolsmith_builtins::BuiltinEnv, ServiceError> {
     let workspaces = config
         .workspace
@@ -191,6 +195,8 @@ fn builtin_env(
         workspaces,
         web: Some(web),
         config: Some(Arc::new(BuiltinConfig(config_cache.clone()))),
+        sandbox: Some(command_runtime.clone()),
+        git: config.git.clone(),
     })
 }
 
@@ -254,7 +260,8 @@ impl ToolService {
     ) -> Result<Arc<ToolService>, ServiceError> {
         let registry = Arc::new(ToolRegistry::default());
         let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
-        let builtins = builtin_env(&config, &config_cache)?;
+        let command_runtime = Arc::new(CommandRuntime::default());
+        let builtins = builtin_env(&config, &config_cache, &command_runtime)?;
         toolsmith_builtins::register_all(&registry, &builtins)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let telemetry = Arc::new(Telemetry::new());
@@ -324,7 +331,7 @@ impl ToolService {
             approvals,
             audit,
             telemetry,
-            command_runtime: Arc::new(CommandRuntime::default()),
+            command_runtime,
             builtins,
             write_lock: Mutex::new(()),
             policy_marker: std::sync::Mutex::new(None),

@@ -398,6 +398,11 @@ pub struct RuntimeArgs {
     /// user's). [default: false]
     #[arg(long, env = "TOOLSMITH_WORKSPACE_PER_AGENT", value_name = "BOOL")]
     pub workspace_per_agent: Option<bool>,
+
+    /// The author of the git tools' commits when a call names none, as `Name <email>`.
+    /// [default: Toolsmith Agent <agent@toolsmith.local>]
+    #[arg(long, env = "TOOLSMITH_GIT_AUTHOR", value_name = "AUTHOR")]
+    pub git_author: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -113,6 +113,8 @@ pub struct FileConfig {
     pub workspace_per_agent: Option<bool>,
     /// Workspace path prefixes the file tools refuse and hide (default `[".toolsmith"]`).
     pub workspace_denied_paths: Option<Vec<String>>,
+    /// The git tools' default commit author, `Name <email>`.
+    pub git_author: Option<String>,
 }
 
 /// The `[egress]` table.
@@ -382,6 +384,12 @@ impl Settings {
             },
         )?);
 
+        if let Some(author) = runtime.git_author.clone().or(file.git_author) {
+            toolsmith_service::parse_git_author(&author)
+                .map_err(|e| bad(format!("git_author: {e}")))?;
+            service.git.default_author = author.trim().to_owned();
+        }
+
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
         if compat == Compat::DynamicMcp {
             service.name_rule = toolsmith_core::name::NameRule::Wide;
@@ -646,6 +654,7 @@ impl ServeArgs {
                 workspace_dir: None,
                 workspace_quota: None,
                 workspace_per_agent: None,
+                git_author: None,
             },
         }
     }
@@ -833,6 +842,36 @@ mod tests {
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("3 days").is_err());
+    }
+
+    #[test]
+    fn the_git_author_defaults_and_is_checked() {
+        let author =
+            |args: &[&str], file: &str| settings(args, file).map(|s| s.service.git.default_author);
+        assert_eq!(
+            author(&["toolsmith", "serve"], "").unwrap(),
+            "Toolsmith Agent <agent@toolsmith.local>"
+        );
+        let file = "git_author = \"Build Bot <bot@example.org>\"";
+        assert_eq!(
+            author(&["toolsmith", "serve"], file).unwrap(),
+            "Build Bot <bot@example.org>"
+        );
+        assert_eq!(
+            author(
+                &["toolsmith", "serve", "--git-author", "Ada <ada@x.org>"],
+                file
+            )
+            .unwrap(),
+            "Ada <ada@x.org>"
+        );
+        let e = author(&["toolsmith", "serve"], "git_author = \"nobody\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("git_author") && e.contains("Name <email>"),
+            "{e}"
+        );
     }
 
     #[test]

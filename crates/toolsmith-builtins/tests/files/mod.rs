@@ -33,6 +33,14 @@ impl Fixture {
 
     /// A fixture whose workspace settings `change` adjusts.
     pub fn with(change: impl FnOnce(&mut WorkspaceConfig)) -> Fixture {
+        Fixture::with_env(change, |_| {})
+    }
+
+    /// A fixture whose workspace settings `change` and built-ins' environment `env` adjust.
+    pub fn with_env(
+        change: impl FnOnce(&mut WorkspaceConfig),
+        env: impl FnOnce(&mut BuiltinEnv),
+    ) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path().canonicalize().unwrap();
         let outside = base.join("outside");
@@ -44,11 +52,12 @@ impl Fixture {
         change(&mut config);
         let workspaces = Arc::new(Workspaces::open(config).unwrap());
         let registry = ToolRegistry::default();
-        let env = BuiltinEnv {
+        let mut builtins = BuiltinEnv {
             workspaces: Some(workspaces.clone()),
             ..BuiltinEnv::default()
         };
-        toolsmith_builtins::register_all(&registry, &env).unwrap();
+        env(&mut builtins);
+        toolsmith_builtins::register_all(&registry, &builtins).unwrap();
         Fixture {
             root: base.join("workspaces"),
             _tmp: tmp,

@@ -102,6 +102,7 @@ impl Web {
                 HashMap::new(),
             ))),
             config: Some(Arc::new(Config(Some(format!("{base}/searx"))))),
+            ..BuiltinEnv::default()
         };
         let registry = ToolRegistry::default();
         toolsmith_builtins::register_all(&registry, &env).unwrap();

@@ -325,6 +325,7 @@ fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
             .into_iter()
             .chain(toolsmith_builtins::web::tools(&env))
             .chain(toolsmith_builtins::pdf::tools(&env))
+            .chain(toolsmith_builtins::git::tools(&env))
             .map(|t| t.definition.clone()),
     );
     let cases: &[(&str, &[&str])] = &[
@@ -387,6 +388,14 @@ fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
         ("export this report as a PDF document", &["create_pdf"]),
         ("how many pages does the pdf have", &["pdf_info"]),
         ("who is the author of this PDF", &["pdf_info"]),
+        ("commit my changes", &["git_commit"]),
+        ("show git history", &["git_log"]),
+        ("what files have I changed in the repo", &["git_status"]),
+        ("show the diff of my uncommitted changes", &["git_diff"]),
+        ("stage main.rs for the next commit", &["git_add"]),
+        ("create a new branch called feature", &["git_branch"]),
+        ("switch to the develop branch", &["git_checkout"]),
+        ("list the branches of the repository", &["git_branch"]),
     ];
     let docs: Vec<Document> = tools.iter().map(Document::of).collect();
     let index = SearchIndex::build(&docs);

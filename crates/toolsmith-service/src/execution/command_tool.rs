@@ -17,7 +17,7 @@ use toolsmith_command::{
 use toolsmith_core::{ErrorKind, ToolContext, ToolExecutor, ToolResult};
 
 /// The command sandbox of this process, probed on first use.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct CommandRuntime {
     sandbox: OnceCell<Result<Arc<CommandSandbox>, String>>,
 }
@@ -37,6 +37,14 @@ impl CommandRuntime {
             })
             .await
             .clone()
+    }
+}
+
+/// The git tools run git in the same sandbox, probed once for both.
+#[async_trait]
+impl toolsmith_builtins::git::SandboxSource for CommandRuntime {
+    async fn sandbox(&self) -> Result<Arc<CommandSandbox>, String> {
+        CommandRuntime::sandbox(self).await
     }
 }
 
