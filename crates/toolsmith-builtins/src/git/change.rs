@@ -41,8 +41,10 @@ pub async fn add(git: Git, args: Value) -> Result<Value, GitError> {
             "'files' must name at least one file ('.' for everything)".into(),
         ));
     }
+    git.check_room().await?;
+    let specs = git.pathspecs(&files);
     let mut argv = vec!["add", "--"];
-    argv.extend(files.iter().map(String::as_str));
+    argv.extend(specs.iter().map(String::as_str));
     git.run_ok(&argv, &BTreeMap::new(), |complaint| {
         if complaint.contains("did not match any files") {
             format!(
@@ -53,14 +55,7 @@ pub async fn add(git: Git, args: Value) -> Result<Value, GitError> {
         }
     })
     .await?;
-    let status = git
-        .run_ok(
-            &["status", "--porcelain=v2", "--branch", "-z"],
-            &BTreeMap::new(),
-            generic,
-        )
-        .await?;
-    let status = parse::status(&status.stdout);
+    let status = git.status().await?;
     Ok(json!({
         "path": git.shown(),
         "added": files,
@@ -116,6 +111,7 @@ pub async fn commit(git: Git, args: Value) -> Result<Value, GitError> {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.clone()))
     .collect();
+    git.check_room().await?;
     let message_arg = format!("--message={message}");
     let mut argv = vec!["commit", "--quiet", "--no-verify", &message_arg];
     if bool_arg(&args, "all") {

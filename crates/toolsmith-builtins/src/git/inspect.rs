@@ -46,14 +46,7 @@ pub fn status_definition() -> ToolDefinition {
 }
 
 pub async fn status(git: Git, _args: Value) -> Result<Value, GitError> {
-    let out = git
-        .run_ok(
-            &["status", "--porcelain=v2", "--branch", "-z"],
-            &no_env(),
-            generic,
-        )
-        .await?;
-    let mut v = parse::status(&out.stdout);
+    let mut v = git.status().await?;
     v["path"] = json!(git.shown());
     Ok(v)
 }
@@ -106,7 +99,8 @@ pub async fn diff(git: Git, args: Value) -> Result<Value, GitError> {
         argv.push(rev);
     }
     argv.push("--");
-    argv.extend(files.iter().map(String::as_str));
+    let specs = git.pathspecs(&files);
+    argv.extend(specs.iter().map(String::as_str));
     let out = git
         .run_ok(&argv, &no_env(), |complaint| {
             unknown_revision(complaint, rev.as_deref())
@@ -173,7 +167,7 @@ pub async fn log(git: Git, args: Value) -> Result<Value, GitError> {
     let skip = args.get("skip").and_then(Value::as_u64).unwrap_or(0);
     let rev = revision_arg(&args, "ref")?;
     let file = match super::opt_str(&args, "file")? {
-        Some(f) => Some(super::repo_relative(&git, f)?),
+        Some(f) => Some(format!(":(literal){}", super::repo_relative(&git, f)?)),
         None => None,
     };
     let (count, skip_arg) = (format!("--max-count={limit}"), format!("--skip={skip}"));

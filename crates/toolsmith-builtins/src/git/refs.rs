@@ -145,6 +145,7 @@ pub async fn checkout(git: Git, args: Value) -> Result<Value, GitError> {
             "create and files do not go together: create switches to a new branch, files restores files".into(),
         ));
     }
+    git.check_room().await?;
     let mut argv: Vec<&str> = vec!["checkout", "--quiet"];
     if create {
         argv.extend(["-b", &target]);
@@ -155,7 +156,12 @@ pub async fn checkout(git: Git, args: Value) -> Result<Value, GitError> {
         argv.extend(["--end-of-options", &target]);
     }
     argv.push("--");
-    argv.extend(files.iter().map(String::as_str));
+    let specs = if files.is_empty() {
+        Vec::new()
+    } else {
+        git.pathspecs(&files)
+    };
+    argv.extend(specs.iter().map(String::as_str));
     git.run_ok(&argv, &no_env(), |c| {
         if c.contains("would be overwritten") {
             format!(
@@ -179,14 +185,7 @@ pub async fn checkout(git: Git, args: Value) -> Result<Value, GitError> {
     if !files.is_empty() {
         return Ok(json!({"path": git.shown(), "target": target, "restored": files}));
     }
-    let status = git
-        .run_ok(
-            &["status", "--porcelain=v2", "--branch", "-z"],
-            &no_env(),
-            generic,
-        )
-        .await?;
-    let status = parse::status(&status.stdout);
+    let status = git.status().await?;
     Ok(json!({
         "path": git.shown(),
         "branch": status["branch"],

@@ -6,7 +6,10 @@
 //! ask for credentials or sign with gpg, or use any transport (`protocol.allow=never`); the
 //! system and global configuration files are not read (`GIT_CONFIG_NOSYSTEM`,
 //! `GIT_CONFIG_GLOBAL=/dev/null`: a model could write `~/.gitconfig` — the workspace is
-//! `HOME` in the sandbox), and pathspecs are literal (`GIT_LITERAL_PATHSPECS`: no `:(magic)`).
+//! `HOME` in the sandbox). Every file a caller names is a `:(literal)` pathspec (no magic of
+//! the caller's), and the workspace's denied prefixes inside the repository are excluded from
+//! every status, diff, add and restore ([`Git::pathspecs`]), so git cannot show, stage or
+//! overwrite what the file tools hide.
 //! Anything else a configuration can name (filters, diff drivers) runs inside the sandbox only.
 
 use std::collections::BTreeMap;
@@ -103,7 +106,7 @@ impl Output {
 /// A call's repository: the sandbox, the workspace it is in and where it is.
 pub struct Git {
     sandbox: Arc<CommandSandbox>,
-    pub(crate) workspace: Workspace,
+    pub(crate) workspace: Arc<Workspace>,
     /// The repository's folder in the workspace.
     pub(crate) repo: WsPath,
     /// Its folder inside the sandbox.
@@ -136,7 +139,7 @@ impl Git {
                      holding .git), not a file"
                 )));
             }
-            Ok((workspace, repo))
+            Ok((Arc::new(workspace), repo))
         })
         .await
         .map_err(|e| GitError::Sandbox(format!("the workspace check failed: {e}")))??;
@@ -167,6 +170,59 @@ impl Git {
         self.repo.to_string()
     }
 
+    /// Refuses a change when the user's workspaces are already at their quota: git writes
+    /// into the workspace beside the file tools (objects, checked-out files), so it may not
+    /// grow a workspace that is full. (What one git run writes is not known before it runs.)
+    pub async fn check_room(&self) -> Result<(), GitError> {
+        let workspace = self.workspace.clone();
+        let usage = tokio::task::spawn_blocking(move || workspace.usage())
+            .await
+            .map_err(|e| GitError::Sandbox(format!("the quota check failed: {e}")))??;
+        if usage.bytes >= usage.quota_bytes || usage.entries >= usage.max_entries {
+            return Err(GitError::Git(format!(
+                "your workspace is full ({} of {} bytes, {} of {} files and folders) and git \
+                 writes into it; delete files you no longer need (delete_file) and try again",
+                usage.bytes, usage.quota_bytes, usage.entries, usage.max_entries
+            )));
+        }
+        Ok(())
+    }
+
+    /// `files` (relative to the repository) as literal pathspecs, then an exclusion of each
+    /// denied prefix of the workspace that lies inside the repository. With no files, the
+    /// exclusions alone mean "everything else".
+    #[must_use]
+    pub fn pathspecs(&self, files: &[String]) -> Vec<String> {
+        let repo: Vec<&str> = self.repo.names().iter().map(String::as_str).collect();
+        let excluded = self
+            .workspace
+            .config()
+            .denied_prefixes
+            .iter()
+            .map(|p| {
+                p.split('/')
+                    .filter(|n| !n.is_empty() && *n != ".")
+                    .collect::<Vec<_>>()
+            })
+            .filter(|names| names.len() > repo.len() && names.starts_with(&repo))
+            .map(|names| format!(":(exclude,literal){}", names[repo.len()..].join("/")));
+        files
+            .iter()
+            .map(|f| format!(":(literal){f}"))
+            .chain(excluded)
+            .collect()
+    }
+
+    /// The repository's status (`git status --porcelain=v2`, denied prefixes left out) as
+    /// [`parse::status`] gives it.
+    pub async fn status(&self) -> Result<Value, GitError> {
+        let specs = self.pathspecs(&[]);
+        let mut argv = vec!["status", "--porcelain=v2", "--branch", "-z", "--"];
+        argv.extend(specs.iter().map(String::as_str));
+        let out = self.run_ok(&argv, &BTreeMap::new(), generic).await?;
+        Ok(super::parse::status(&out.stdout))
+    }
+
     /// Runs `git <args>` in the repository with the fixed environment and `extra_env`.
     pub async fn run(
         &self,
@@ -184,7 +240,6 @@ impl Git {
             ("GIT_TERMINAL_PROMPT", "0"),
             ("GIT_CEILING_DIRECTORIES", "/tmp"),
             ("GIT_OPTIONAL_LOCKS", "0"),
-            ("GIT_LITERAL_PATHSPECS", "1"),
             ("GIT_ATTR_NOSYSTEM", "1"),
             ("GIT_PAGER", "cat"),
             ("GIT_EDITOR", "true"),

@@ -96,3 +96,57 @@ async fn a_hostile_git_config_runs_nothing_on_the_host() {
         "the test's filter never ran"
     );
 }
+
+/// The workspace's denied prefix (`.toolsmith`, Toolsmith's own state) inside a repository at
+/// the workspace root: git never shows its names or content, never stages it, never restores
+/// into it, and naming it is refused as the file tools refuse it.
+#[tokio::test]
+async fn the_denied_prefix_stays_out_of_every_git_tool() {
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let fx = fixture(&sandbox);
+    init_repo(&fx, &sandbox, ".").await;
+    let state = fx.dir("alice").join(".toolsmith");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("state.json"), "TOOLSMITH-PRIVATE-STATE").unwrap();
+    fx.ok(
+        "write_file",
+        json!({"path": "notes.txt", "content": "mine\n"}),
+    )
+    .await;
+
+    let status = fx.ok("git_status", json!({})).await;
+    assert_eq!(status["untracked"], json!(["notes.txt"]), "{status}");
+    let added = fx.ok("git_add", json!({"files": ["."]})).await;
+    assert_eq!(
+        added["staged"],
+        json!([{"path": "notes.txt", "status": "added"}]),
+        "{added}"
+    );
+    let diff = fx.ok("git_diff", json!({"staged": true})).await;
+    let text = diff.to_string();
+    assert!(
+        !text.contains(".toolsmith") && !text.contains("PRIVATE"),
+        "{text}"
+    );
+    fx.ok("git_commit", json!({"message": "notes"})).await;
+    let msg = fx
+        .fails(
+            "git_add",
+            json!({"files": [".toolsmith/state.json"]}),
+            super::ARGS,
+        )
+        .await;
+    assert!(msg.contains("reserved"), "{msg}");
+    fx.fails(
+        "git_checkout",
+        json!({"target": "HEAD", "files": [".toolsmith"]}),
+        super::ARGS,
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(state.join("state.json")).unwrap(),
+        "TOOLSMITH-PRIVATE-STATE"
+    );
+}

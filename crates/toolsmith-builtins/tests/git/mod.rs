@@ -336,6 +336,42 @@ async fn bad_arguments_get_the_fix() {
 }
 
 #[tokio::test]
+async fn a_full_workspace_takes_no_more_from_git() {
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let source: Arc<dyn SandboxSource> = Arc::new(Probed(sandbox.clone()));
+    let fx = Fixture::with_env(
+        |c| {
+            c.owner = CommandSandbox::workspace_owner();
+            c.quota_bytes = 4096;
+        },
+        |env| env.sandbox = Some(source),
+    );
+    // `git init` alone (its sample hooks) fills a 4 KB quota.
+    init_repo(&fx, &sandbox, "r").await;
+    let status = fx.ok("git_status", json!({"path": "r"})).await;
+    assert_eq!(status["clean"], true);
+    for (tool, args) in [
+        ("git_add", json!({"path": "r", "files": ["."]})),
+        (
+            "git_commit",
+            json!({"path": "r", "message": "m", "all": true}),
+        ),
+        (
+            "git_checkout",
+            json!({"path": "r", "target": "x", "create": true}),
+        ),
+    ] {
+        let msg = fx.fails(tool, args, EXEC).await;
+        assert!(
+            msg.contains("workspace is full") && msg.contains("delete_file"),
+            "{tool}: {msg}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn without_a_sandbox_the_tools_say_why_and_run_nothing() {
     let fx = Fixture::new();
     fx.ok("create_folder", json!({"path": "r"})).await;
