@@ -12,12 +12,15 @@
 //!   tools of every owner.
 //! - [`pipeline`] — [`Pipeline`]: parse → look up → tool max limits → validate → middleware
 //!   `before` → executor → output cap → middleware `after`, plus parallel batches.
+//! - [`data`] — the agent's own records (memory, tasks, notes …) as one generic shape
+//!   ([`data::DataRecord`]) the store keeps and searches.
 //! - [`tool_limits`] — the spec's table of count limits the pipeline applies to every call.
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
 
 pub mod approval;
 pub mod config;
+pub mod data;
 pub mod governance;
 pub mod model;
 pub mod name;

@@ -46,6 +46,10 @@ pub enum StoreError {
     /// has `limit` tools.
     #[error("the owner already has {limit} tools, the most allowed")]
     ToolLimit { limit: u64 },
+    /// [`Store::put_record`](crate::Store::put_record): the owner already has `limit` records
+    /// in the collection.
+    #[error("the owner already has {limit} {collection} records, the most allowed")]
+    RecordLimit { collection: String, limit: u64 },
     /// The database server could not be reached (refused, timed out, starting up) for as long
     /// as start-up was allowed to wait.
     #[error("cannot reach the database {target}: {reason}")]
@@ -79,6 +83,7 @@ impl StoreError {
             StoreError::Corrupt { .. } => "store_corrupt",
             StoreError::UnknownSchema { .. } => "store_schema_unknown",
             StoreError::ToolLimit { .. } => "tool_limit",
+            StoreError::RecordLimit { .. } => "record_limit",
             StoreError::Unreachable { .. } => "store_unreachable",
             StoreError::ConnectRefused { .. } => "store_connect_refused",
             StoreError::Unavailable { .. } => "store_unavailable",

@@ -12,6 +12,7 @@ mod contract;
 pub mod copy;
 mod error;
 mod postgres;
+mod records;
 mod sqlite;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
@@ -31,6 +32,9 @@ pub use sqlite::SqliteStore;
 pub use toolsmith_core::governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
     AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,
+};
+pub use toolsmith_core::data::{
+    DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
 };
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
@@ -419,4 +423,63 @@ pub trait Store: Send + Sync + 'static {
         tool_name: &str,
         declared: Vec<ConfigServiceRecord>,
     ) -> Result<ConfigDependencyChanges, StoreError>;
+    // ----- The agent's own records (memory, tasks, notes …), every family in one table -----
+    //
+    // Every method but the two whole-owner ones is scoped to one owner and agent
+    // ([`RecordScope`]): a record of another scope is "not found". Times are kept to the
+    // microsecond.
+
+    /// Inserts a record, unless one with the same `dedup_key` is in its scope and collection
+    /// already ([`PutOutcome::Duplicate`], the stored one, unchanged), or the owner has
+    /// `max_per_collection` records of the collection (across all their agents;
+    /// [`StoreError::RecordLimit`]). The check and the insert are one atomic step, across
+    /// every process sharing the store.
+    async fn put_record(
+        &self,
+        record: DataRecord,
+        max_per_collection: u64,
+    ) -> Result<PutOutcome, StoreError>;
+
+    /// Replaces a stored record's fields (all but `id`, `collection`, `owner`, `agent`,
+    /// `dedup_key` and `created_at`); the record as stored, `None` when the scope has no such
+    /// record.
+    async fn update_record(&self, record: DataRecord) -> Result<Option<DataRecord>, StoreError>;
+
+    async fn get_record(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+        id: &str,
+    ) -> Result<Option<DataRecord>, StoreError>;
+
+    /// Deletes a record; whether the scope had it.
+    async fn delete_record(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+        id: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// The records of one scope and collection that match the query, in its order; with
+    /// `text`, only those matching a word of it, with their relevance.
+    async fn query_records(&self, query: &RecordQuery) -> Result<Vec<RecordHit>, StoreError>;
+
+    /// Counts of one scope's records of a collection.
+    async fn record_stats(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<RecordStats, StoreError>;
+
+    /// Every record of `owner` (all agents, all collections) with an id after `after`, in id
+    /// order, at most `limit`: a person's data, page by page.
+    async fn export_records(
+        &self,
+        owner: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, StoreError>;
+
+    /// Deletes every record of `owner` (all agents, all collections); how many went.
+    async fn delete_owner_records(&self, owner: &str) -> Result<u64, StoreError>;
 }

@@ -12,6 +12,7 @@ pub(crate) mod config;
 mod governance;
 mod limits;
 mod postgres;
+mod records;
 pub(crate) mod tools;
 
 use std::path::PathBuf;

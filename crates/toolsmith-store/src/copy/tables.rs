@@ -234,10 +234,55 @@ pub const TABLES: &[Table] = &[
         order_by: "id",
         identity: None,
     },
+    Table {
+        // The agent's own records; SQLite's full-text index over them is rebuilt by its
+        // triggers as the rows arrive (`NOT_COPIED`), PostgreSQL's is an index.
+        name: "data_records",
+        columns: &[
+            ("seq", Int),
+            ("id", Text),
+            ("collection", Text),
+            ("owner", Text),
+            ("agent", Text),
+            ("document", Json),
+            ("search_text", Text),
+            ("dedup_key", Text),
+            ("kind", Text),
+            ("category", Text),
+            ("weight", Real),
+            ("at", Time),
+            ("tags", Json),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "seq",
+        identity: Some("seq"),
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.
 pub const NOT_COPIED: &[(&str, &str)] = &[
+    (
+        "data_records_fts",
+        "SQLite's full-text index of data_records (an FTS5 table): derived, rebuilt by triggers \
+         as data_records rows are written",
+    ),
+    (
+        "data_records_fts_config",
+        "a shadow table of SQLite's full-text index of data_records: derived",
+    ),
+    (
+        "data_records_fts_data",
+        "a shadow table of SQLite's full-text index of data_records: derived",
+    ),
+    (
+        "data_records_fts_docsize",
+        "a shadow table of SQLite's full-text index of data_records: derived",
+    ),
+    (
+        "data_records_fts_idx",
+        "a shadow table of SQLite's full-text index of data_records: derived",
+    ),
     (
         "toolsmith_schema",
         "PostgreSQL's schema version: the destination is migrated by this build when opened",

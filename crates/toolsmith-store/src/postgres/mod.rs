@@ -14,6 +14,7 @@ mod errors;
 mod governance;
 mod limits;
 mod notify;
+mod records;
 mod rows;
 pub(crate) mod schema;
 #[cfg(test)]
@@ -34,8 +35,9 @@ use toolsmith_core::{
 
 use crate::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
-    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, Store,
-    StoreError, StoredPolicy, ToolPage, ToolQuery, ToolStats,
+    ConfigDependencyChanges, ConfigServiceEntries, DataRecord, ExecutionSample, PutOutcome,
+    RecordHit, RecordQuery, RecordScope, RecordStats, SealedSample, Store, StoreError,
+    StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 use errors::{pg, pool};
 
@@ -749,6 +751,61 @@ impl Store for PgStore {
             declared,
         )
         .await
+    }
+
+    async fn put_record(
+        &self,
+        record: DataRecord,
+        max_per_collection: u64,
+    ) -> Result<PutOutcome, StoreError> {
+        records::put(&mut self.client().await?, record, max_per_collection).await
+    }
+
+    async fn update_record(&self, record: DataRecord) -> Result<Option<DataRecord>, StoreError> {
+        records::update(&self.client().await?, record).await
+    }
+
+    async fn get_record(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+        id: &str,
+    ) -> Result<Option<DataRecord>, StoreError> {
+        records::get(&self.client().await?, scope, collection, id).await
+    }
+
+    async fn delete_record(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        records::delete(&self.client().await?, scope, collection, id).await
+    }
+
+    async fn query_records(&self, query: &RecordQuery) -> Result<Vec<RecordHit>, StoreError> {
+        records::query(&self.client().await?, query).await
+    }
+
+    async fn record_stats(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<RecordStats, StoreError> {
+        records::stats(&self.client().await?, scope, collection).await
+    }
+
+    async fn export_records(
+        &self,
+        owner: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, StoreError> {
+        records::export(&self.client().await?, owner, after, limit).await
+    }
+
+    async fn delete_owner_records(&self, owner: &str) -> Result<u64, StoreError> {
+        records::delete_owner(&self.client().await?, owner).await
     }
 }
 

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -299,6 +299,33 @@ BEGIN
     END IF;
 END
 $$;
+"#,
+    // 4: the agent's own records (memory, tasks, notes …): every family in one table, its
+    // text searched through a GIN index on the English text-search vector. `seq` mirrors
+    // SQLite's FTS row id (so both schemas have the same columns for `db copy`).
+    r#"
+CREATE TABLE data_records (
+    seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    collection  TEXT NOT NULL,
+    owner       TEXT NOT NULL,
+    agent       TEXT NOT NULL DEFAULT '',
+    document    JSONB NOT NULL,
+    search_text TEXT NOT NULL DEFAULT '',
+    dedup_key   TEXT,
+    kind        TEXT,
+    category    TEXT,
+    weight      DOUBLE PRECISION NOT NULL DEFAULT 0,
+    at          TIMESTAMPTZ,
+    tags        JSONB NOT NULL DEFAULT '[]'::jsonb,
+    created_at  TIMESTAMPTZ NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX idx_data_records_scope ON data_records (owner, collection, agent, created_at);
+CREATE UNIQUE INDEX idx_data_records_dedup
+    ON data_records (owner, agent, collection, dedup_key) WHERE dedup_key IS NOT NULL;
+CREATE INDEX idx_data_records_search
+    ON data_records USING GIN (to_tsvector('english'::regconfig, search_text));
 "#,
 ];
 

@@ -59,7 +59,8 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
+            "DROP TABLE data_records_fts; DROP TABLE data_records; \
+             DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
              DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
              DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
              DROP TABLE config_services; DROP INDEX idx_tool_executions_owner_agent; \
@@ -86,6 +87,17 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     assert_eq!(version, schema::SCHEMA_VERSION);
     assert!(store.get_policy().await.unwrap().is_none());
     assert_eq!(store.count_pending_approvals(Utc::now()).await.unwrap(), 0);
+    // The records table and its full-text index came with the migration.
+    let scope = crate::RecordScope::new("alice", None);
+    assert_eq!(store.record_stats(&scope, "memory").await.unwrap().total, 0);
+    let query = crate::RecordQuery {
+        owner: "alice".to_owned(),
+        collection: "memory".to_owned(),
+        text: Some("anything".to_owned()),
+        limit: 1,
+        ..crate::RecordQuery::default()
+    };
+    assert!(store.query_records(&query).await.unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ mod config_tests;
 mod copy;
 mod governance;
 mod queries;
+mod records;
 mod rows;
 mod schema;
 #[cfg(test)]
@@ -35,8 +36,9 @@ use toolsmith_core::{
 
 use crate::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
-    ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, Store,
-    StoreError, StoredPolicy, ToolPage, ToolQuery, ToolStats,
+    ConfigDependencyChanges, ConfigServiceEntries, DataRecord, ExecutionSample, PutOutcome,
+    RecordHit, RecordQuery, RecordScope, RecordStats, SealedSample, Store, StoreError,
+    StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 
 /// At most this many reads run at once (each on its own connection).
@@ -212,6 +214,7 @@ carried_as_is!(
     ConfigServiceRecord,
     ConfigEntryRecord,
     Vec<ConfigServiceRecord>,
+    DataRecord,
 );
 
 /// Writes the `Store` impl: each method [`Carry`]s its arguments onto the blocking pool and runs
@@ -346,4 +349,17 @@ store_on_connections! {
         owner: &str, tool_name: &str, declared: Vec<ConfigServiceRecord>
     ) -> ConfigDependencyChanges
         = config::sync_dependencies(&owner, &tool_name, declared);
+    write fn put_record(record: DataRecord, max_per_collection: u64) -> PutOutcome
+        = records::put(record, max_per_collection);
+    write fn update_record(record: DataRecord) -> Option<DataRecord> = records::update(record);
+    read fn get_record(scope: &RecordScope, collection: &str, id: &str) -> Option<DataRecord>
+        = records::get(&scope, &collection, &id);
+    write fn delete_record(scope: &RecordScope, collection: &str, id: &str) -> bool
+        = records::delete(&scope, &collection, &id);
+    read fn query_records(query: &RecordQuery) -> Vec<RecordHit> = records::query(&query);
+    read fn record_stats(scope: &RecordScope, collection: &str) -> RecordStats
+        = records::stats(&scope, &collection);
+    read fn export_records(owner: &str, after: Option<&str>, limit: u32) -> Vec<DataRecord>
+        = records::export(&owner, after.as_deref(), limit);
+    write fn delete_owner_records(owner: &str) -> u64 = records::delete_owner(&owner);
 }

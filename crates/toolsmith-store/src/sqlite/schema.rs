@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -193,6 +193,47 @@ ALTER TABLE api_tokens ADD COLUMN agent_id TEXT;
     r#"
 ALTER TABLE tool_executions ADD COLUMN agent_id TEXT;
 CREATE INDEX idx_tool_executions_owner_agent ON tool_executions (owner, agent_id, created_at);
+"#,
+    // 6: the agent's own records (memory, tasks, notes …): every family in one table, its
+    // text in an FTS5 index kept in step by triggers. `seq` is the FTS row id (an INTEGER
+    // PRIMARY KEY, so VACUUM keeps it); `id` is the record's name outside.
+    r#"
+CREATE TABLE data_records (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    collection  TEXT NOT NULL,
+    owner       TEXT NOT NULL,
+    agent       TEXT NOT NULL DEFAULT '',
+    document    TEXT NOT NULL,
+    search_text TEXT NOT NULL DEFAULT '',
+    dedup_key   TEXT,
+    kind        TEXT,
+    category    TEXT,
+    weight      REAL NOT NULL DEFAULT 0,
+    at          TEXT,
+    tags        TEXT NOT NULL DEFAULT '[]',
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX idx_data_records_scope ON data_records (owner, collection, agent, created_at);
+CREATE UNIQUE INDEX idx_data_records_dedup
+    ON data_records (owner, agent, collection, dedup_key) WHERE dedup_key IS NOT NULL;
+CREATE VIRTUAL TABLE data_records_fts USING fts5(
+    search_text, content = 'data_records', content_rowid = 'seq',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER data_records_fts_insert AFTER INSERT ON data_records BEGIN
+    INSERT INTO data_records_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+END;
+CREATE TRIGGER data_records_fts_delete AFTER DELETE ON data_records BEGIN
+    INSERT INTO data_records_fts (data_records_fts, rowid, search_text)
+    VALUES ('delete', old.seq, old.search_text);
+END;
+CREATE TRIGGER data_records_fts_update AFTER UPDATE OF search_text ON data_records BEGIN
+    INSERT INTO data_records_fts (data_records_fts, rowid, search_text)
+    VALUES ('delete', old.seq, old.search_text);
+    INSERT INTO data_records_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+END;
 "#,
 ];
 

@@ -164,6 +164,29 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
         .await
         .unwrap()
         .unwrap();
+    // data_records (SQLite's full-text index of them is derived, not copied).
+    store
+        .put_record(
+            toolsmith_store::DataRecord {
+                collection: "memory".to_owned(),
+                id: "mem_1".to_owned(),
+                owner: "alice".to_owned(),
+                agent: "agent-1".to_owned(),
+                document: json!({"content": "Alice prefers green tea", "importance": 0.7}),
+                search_text: "Alice prefers green tea".to_owned(),
+                dedup_key: Some("fact:alice prefers green tea".to_owned()),
+                kind: Some("preference".to_owned()),
+                category: None,
+                weight: 0.7,
+                at: Some(at),
+                tags: vec!["drinks".to_owned()],
+                created_at: at,
+                updated_at: at,
+            },
+            10,
+        )
+        .await
+        .unwrap();
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,
@@ -248,6 +271,20 @@ async fn sqlite_to_postgres_and_back_keeps_every_row_and_secrets_stay_sealed() {
             .await
             .unwrap()
     );
+    // Copied records are searchable on both copies (SQLite's index rebuilt by its triggers).
+    let search = toolsmith_store::RecordQuery {
+        owner: "alice".to_owned(),
+        agent: "agent-1".to_owned(),
+        collection: "memory".to_owned(),
+        text: Some("which tea".to_owned()),
+        limit: 5,
+        ..Default::default()
+    };
+    for store in [&pg as &dyn Store, &back] {
+        let hits = store.query_records(&search).await.unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].record.id, "mem_1");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,290 @@
+//! The records contract (the agent's own data: memory, tasks, notes …): round trips, scopes
+//! that never see each other (owner and agent), deduplication, the per-collection limit held
+//! under concurrent inserts, full-text search with stems and hostile query text, filters,
+//! orders, figures, and a person's export and erasure.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::json;
+
+use super::{Backend, on_both_backends};
+use crate::{
+    DataRecord, PutOutcome, RecordOrder, RecordQuery, RecordScope, Store, StoreError,
+};
+
+fn at(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
+}
+
+fn record(owner: &str, agent: &str, id: &str, text: &str) -> DataRecord {
+    DataRecord {
+        collection: "memory".to_owned(),
+        id: id.to_owned(),
+        owner: owner.to_owned(),
+        agent: agent.to_owned(),
+        document: json!({ "content": text }),
+        search_text: text.to_owned(),
+        dedup_key: None,
+        kind: Some("fact".to_owned()),
+        category: None,
+        weight: 0.5,
+        at: None,
+        tags: Vec::new(),
+        created_at: at(0),
+        updated_at: at(0),
+    }
+}
+
+fn query(owner: &str, agent: &str) -> RecordQuery {
+    RecordQuery {
+        owner: owner.to_owned(),
+        agent: agent.to_owned(),
+        collection: "memory".to_owned(),
+        limit: 50,
+        ..RecordQuery::default()
+    }
+}
+
+async fn put(store: &Arc<dyn Store>, r: DataRecord) -> DataRecord {
+    match store.put_record(r, 1000).await.unwrap() {
+        PutOutcome::Inserted(r) => r,
+        PutOutcome::Duplicate(d) => panic!("unexpected duplicate {d:?}"),
+    }
+}
+
+async fn ids(store: &Arc<dyn Store>, q: &RecordQuery) -> Vec<String> {
+    let hits = store.query_records(q).await.unwrap();
+    hits.into_iter().map(|h| h.record.id).collect()
+}
+
+async fn a_record_round_trips_and_stays_in_its_scope(backend: &Backend) {
+    let store = backend.store();
+    let mut r = record("alice", "", "mem_1", "Alice's cat is called Miso");
+    r.tags = vec!["pets".to_owned()];
+    r.at = Some(at(99));
+    let stored = put(&store, r.clone()).await;
+    assert_eq!(stored, r);
+    let scope = RecordScope::new("alice", None);
+    assert_eq!(
+        store.get_record(&scope, "memory", "mem_1").await.unwrap(),
+        Some(r.clone())
+    );
+    // Another owner, another agent of the same owner, another collection: not found.
+    for (scope, collection) in [
+        (RecordScope::new("bob", None), "memory"),
+        (RecordScope::new("alice", Some("agent-1")), "memory"),
+        (RecordScope::new("alice", None), "note"),
+    ] {
+        assert_eq!(store.get_record(&scope, collection, "mem_1").await.unwrap(), None);
+        assert!(!store.delete_record(&scope, collection, "mem_1").await.unwrap());
+        let mut other = r.clone();
+        other.owner = scope.owner.clone();
+        other.agent = scope.agent.clone();
+        other.collection = collection.to_owned();
+        other.search_text = "stolen".to_owned();
+        assert_eq!(store.update_record(other).await.unwrap(), None);
+    }
+    assert!(ids(&store, &query("bob", "")).await.is_empty());
+    let mut text = query("alice", "agent-1");
+    text.text = Some("cat Miso".to_owned());
+    assert!(ids(&store, &text).await.is_empty());
+    text.agent = String::new();
+    assert_eq!(ids(&store, &text).await, ["mem_1"]);
+
+    // An update replaces the fields and the searched text (the old words no longer match).
+    let mut changed = r.clone();
+    changed.document = json!({ "content": "Alice's dog is called Pico" });
+    changed.search_text = "Alice's dog is called Pico".to_owned();
+    changed.weight = 0.9;
+    changed.updated_at = at(10);
+    changed.created_at = at(5); // kept as stored
+    let updated = store.update_record(changed).await.unwrap().unwrap();
+    assert_eq!(updated.created_at, at(0));
+    assert_eq!(updated.updated_at, at(10));
+    assert_eq!(updated.weight, 0.9);
+    assert!(ids(&store, &text).await.is_empty());
+    text.text = Some("pico".to_owned());
+    assert_eq!(ids(&store, &text).await, ["mem_1"]);
+
+    assert!(store.delete_record(&scope, "memory", "mem_1").await.unwrap());
+    assert_eq!(store.get_record(&scope, "memory", "mem_1").await.unwrap(), None);
+    assert!(ids(&store, &text).await.is_empty());
+}
+
+async fn a_record_with_the_same_dedup_key_is_found_not_stored_twice(backend: &Backend) {
+    let store = backend.store();
+    let mut first = record("alice", "", "mem_1", "likes tea");
+    first.dedup_key = Some("k1".to_owned());
+    put(&store, first.clone()).await;
+    let mut again = record("alice", "", "mem_2", "likes tea");
+    again.dedup_key = Some("k1".to_owned());
+    match store.put_record(again.clone(), 1000).await.unwrap() {
+        PutOutcome::Duplicate(found) => assert_eq!(found, first),
+        other => panic!("expected the first record, got {other:?}"),
+    }
+    // The same key in another scope is another record.
+    again.agent = "agent-1".to_owned();
+    put(&store, again.clone()).await;
+    again.id = "mem_3".to_owned();
+    again.owner = "bob".to_owned();
+    put(&store, again).await;
+    assert_eq!(ids(&store, &query("alice", "")).await, ["mem_1"]);
+}
+
+async fn the_collection_limit_holds_under_concurrent_inserts(backend: &Backend) {
+    let store = backend.store();
+    let other: Arc<dyn Store> = match backend.another_instance().await {
+        Some(pg) => pg,
+        None => store.clone(),
+    };
+    let tasks: Vec<_> = (0..12)
+        .map(|i| {
+            let s = if i % 2 == 0 { store.clone() } else { other.clone() };
+            // Spread over two agents: the limit is the owner's, across agents.
+            let r = record("alice", if i % 3 == 0 { "a" } else { "" }, &format!("mem_{i}"), "x");
+            tokio::spawn(async move { s.put_record(r, 5).await })
+        })
+        .collect();
+    let mut inserted = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(PutOutcome::Inserted(_)) => inserted += 1,
+            Err(StoreError::RecordLimit { collection, limit }) => {
+                assert_eq!((collection.as_str(), limit), ("memory", 5));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(inserted, 5);
+    // Another collection and another owner have their own counts.
+    let mut note = record("alice", "", "note_1", "x");
+    note.collection = "note".to_owned();
+    put(&store, note).await;
+    put(&store, record("bob", "", "mem_b", "x")).await;
+}
+
+async fn full_text_search_ranks_matches_with_stems_and_survives_hostile_text(backend: &Backend) {
+    let store = backend.store();
+    let texts = [
+        ("m1", "The user runs five kilometres every morning before work"),
+        ("m2", "The user's favourite programming language is Rust"),
+        ("m3", "Rust stains on the old bicycle; the bicycle needs new brakes"),
+        ("m4", "Meeting with the dentist on Tuesday"),
+    ];
+    for (i, (id, text)) in texts.iter().enumerate() {
+        let mut r = record("alice", "", id, text);
+        r.created_at = at(i as i64);
+        put(&store, r).await;
+    }
+    let mut q = query("alice", "");
+    q.order = RecordOrder::Relevance;
+    // Stems: "running" finds "runs"; "bicycles" finds "bicycle".
+    q.text = Some("running".to_owned());
+    assert_eq!(ids(&store, &q).await, ["m1"]);
+    q.text = Some("What do I know about bicycles?".to_owned());
+    assert_eq!(ids(&store, &q).await, ["m3"]);
+    // Any word matches; the record with more of the query's words ranks first.
+    q.text = Some("rust programming language".to_owned());
+    let hits = store.query_records(&q).await.unwrap();
+    let got: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
+    assert_eq!(got, ["m2", "m3"]);
+    assert_eq!(hits[0].relevance, 1.0);
+    assert!(hits[1].relevance > 0.0 && hits[1].relevance < 1.0);
+    // Only common words, or nothing searchable: no match, no error.
+    for text in ["what is the", "", "?!", "  "] {
+        q.text = Some(text.to_owned());
+        assert!(ids(&store, &q).await.is_empty(), "{text:?}");
+    }
+    // Query syntax of either database is plain text here.
+    for text in [
+        "\"", "rust\" OR \"dentist", "NEAR(rust dentist)", "rust* ^dentist", "search_text: rust",
+        "rust & !dentist | (", "'; DROP TABLE data_records; --", "\u{0}rust", "rust:*",
+    ] {
+        q.text = Some(text.to_owned());
+        let found = ids(&store, &q).await;
+        assert!(found.iter().all(|id| id == "m2" || id == "m3" || id == "m4"), "{text:?}: {found:?}");
+    }
+    q.text = Some("rust\" OR \"dentist".to_owned());
+    assert_eq!(ids(&store, &q).await.len(), 3);
+    assert_eq!(backend.count_rows("data_records").await, 4);
+}
+
+async fn filters_orders_figures_export_and_erasure(backend: &Backend) {
+    let store = backend.store();
+    let specs = [
+        ("a", "fact", Some("work"), 0.2, Some(30), vec!["x"]),
+        ("b", "event", None, 0.9, None, vec!["y", "z"]),
+        ("c", "fact", Some("home"), 0.5, Some(10), vec![]),
+        ("d", "skill", Some("work"), 0.7, Some(20), vec!["z"]),
+    ];
+    for (i, (id, kind, category, weight, due, tags)) in specs.into_iter().enumerate() {
+        let mut r = record("alice", "", id, "text");
+        r.kind = Some(kind.to_owned());
+        r.category = category.map(str::to_owned);
+        r.weight = weight;
+        r.at = due.map(at);
+        r.tags = tags.into_iter().map(str::to_owned).collect();
+        r.created_at = at(i as i64);
+        r.updated_at = at(100 - i as i64);
+        put(&store, r).await;
+    }
+    put(&store, record("alice", "agent-1", "e", "text")).await;
+    put(&store, record("bob", "", "f", "text")).await;
+    let mut q = query("alice", "");
+    assert_eq!(ids(&store, &q).await, ["d", "c", "b", "a"]);
+    q.order = RecordOrder::Updated;
+    assert_eq!(ids(&store, &q).await, ["a", "b", "c", "d"]);
+    q.order = RecordOrder::Weight;
+    assert_eq!(ids(&store, &q).await, ["b", "d", "c", "a"]);
+    q.order = RecordOrder::At;
+    assert_eq!(ids(&store, &q).await, ["c", "d", "a", "b"]);
+    q.limit = 2;
+    q.offset = 1;
+    assert_eq!(ids(&store, &q).await, ["d", "a"]);
+    let mut q = query("alice", "");
+    q.kind = Some("fact".to_owned());
+    assert_eq!(ids(&store, &q).await, ["c", "a"]);
+    q.kind = None;
+    q.category = Some("work".to_owned());
+    assert_eq!(ids(&store, &q).await, ["d", "a"]);
+    q.category = None;
+    q.tags = vec!["z".to_owned(), "x".to_owned()];
+    assert_eq!(ids(&store, &q).await, ["d", "b", "a"]);
+
+    let stats = store
+        .record_stats(&RecordScope::new("alice", None), "memory")
+        .await
+        .unwrap();
+    assert_eq!(stats.total, 4);
+    assert_eq!(stats.by_kind.get("fact"), Some(&2));
+    assert_eq!(stats.by_kind.get("skill"), Some(&1));
+    assert!((stats.mean_weight - 0.575).abs() < 1e-9);
+    assert_eq!((stats.oldest, stats.newest), (Some(at(0)), Some(at(3))));
+    let empty = store
+        .record_stats(&RecordScope::new("carol", None), "memory")
+        .await
+        .unwrap();
+    assert_eq!((empty.total, empty.oldest), (0, None));
+
+    // Export: every agent's records of the owner, page by page, and nobody else's.
+    let first = store.export_records("alice", None, 3).await.unwrap();
+    let rest = store
+        .export_records("alice", Some(&first[2].id), 3)
+        .await
+        .unwrap();
+    let all: Vec<String> = first.iter().chain(&rest).map(|r| r.id.clone()).collect();
+    assert_eq!(all, ["a", "b", "c", "d", "e"]);
+    assert_eq!(store.delete_owner_records("alice").await.unwrap(), 5);
+    assert!(store.export_records("alice", None, 10).await.unwrap().is_empty());
+    assert_eq!(store.export_records("bob", None, 10).await.unwrap().len(), 1);
+    assert_eq!(backend.count_rows("data_records").await, 1);
+}
+
+on_both_backends!(
+    a_record_round_trips_and_stays_in_its_scope,
+    a_record_with_the_same_dedup_key_is_found_not_stored_twice,
+    the_collection_limit_holds_under_concurrent_inserts,
+    full_text_search_ranks_matches_with_stems_and_survives_hostile_text,
+    filters_orders_figures_export_and_erasure,
+);
