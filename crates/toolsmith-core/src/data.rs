@@ -168,8 +168,7 @@ const STOPWORDS: &[&str] = &[
     "have", "he", "her", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "know",
     "me", "my", "of", "on", "or", "our", "she", "so", "some", "tell", "than", "that", "the",
     "their", "them", "then", "there", "these", "they", "this", "to", "us", "was", "we", "were",
-    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you",
-    "your",
+    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
 ];
 
 #[cfg(test)]

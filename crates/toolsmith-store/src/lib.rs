@@ -29,12 +29,12 @@ pub use postgres::{PgOptions, PgStore};
 pub use sqlite::SqliteStore;
 // The records and shapes the trait speaks in live in core; they are re-exported here so that
 // `toolsmith_store::X` keeps working for the store's users.
+pub use toolsmith_core::data::{
+    DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
+};
 pub use toolsmith_core::governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
     AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,
-};
-pub use toolsmith_core::data::{
-    DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
 };
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,

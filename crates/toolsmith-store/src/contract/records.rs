@@ -9,9 +9,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
 
 use super::{Backend, on_both_backends};
-use crate::{
-    DataRecord, PutOutcome, RecordOrder, RecordQuery, RecordScope, Store, StoreError,
-};
+use crate::{DataRecord, PutOutcome, RecordOrder, RecordQuery, RecordScope, Store, StoreError};
 
 fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
@@ -76,8 +74,16 @@ async fn a_record_round_trips_and_stays_in_its_scope(backend: &Backend) {
         (RecordScope::new("alice", Some("agent-1")), "memory"),
         (RecordScope::new("alice", None), "note"),
     ] {
-        assert_eq!(store.get_record(&scope, collection, "mem_1").await.unwrap(), None);
-        assert!(!store.delete_record(&scope, collection, "mem_1").await.unwrap());
+        assert_eq!(
+            store.get_record(&scope, collection, "mem_1").await.unwrap(),
+            None
+        );
+        assert!(
+            !store
+                .delete_record(&scope, collection, "mem_1")
+                .await
+                .unwrap()
+        );
         let mut other = r.clone();
         other.owner = scope.owner.clone();
         other.agent = scope.agent.clone();
@@ -107,8 +113,16 @@ async fn a_record_round_trips_and_stays_in_its_scope(backend: &Backend) {
     text.text = Some("pico".to_owned());
     assert_eq!(ids(&store, &text).await, ["mem_1"]);
 
-    assert!(store.delete_record(&scope, "memory", "mem_1").await.unwrap());
-    assert_eq!(store.get_record(&scope, "memory", "mem_1").await.unwrap(), None);
+    assert!(
+        store
+            .delete_record(&scope, "memory", "mem_1")
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.get_record(&scope, "memory", "mem_1").await.unwrap(),
+        None
+    );
     assert!(ids(&store, &text).await.is_empty());
 }
 
@@ -140,9 +154,18 @@ async fn the_collection_limit_holds_under_concurrent_inserts(backend: &Backend) 
     };
     let tasks: Vec<_> = (0..12)
         .map(|i| {
-            let s = if i % 2 == 0 { store.clone() } else { other.clone() };
+            let s = if i % 2 == 0 {
+                store.clone()
+            } else {
+                other.clone()
+            };
             // Spread over two agents: the limit is the owner's, across agents.
-            let r = record("alice", if i % 3 == 0 { "a" } else { "" }, &format!("mem_{i}"), "x");
+            let r = record(
+                "alice",
+                if i % 3 == 0 { "a" } else { "" },
+                &format!("mem_{i}"),
+                "x",
+            );
             tokio::spawn(async move { s.put_record(r, 5).await })
         })
         .collect();
@@ -167,9 +190,15 @@ async fn the_collection_limit_holds_under_concurrent_inserts(backend: &Backend) 
 async fn full_text_search_ranks_matches_with_stems_and_survives_hostile_text(backend: &Backend) {
     let store = backend.store();
     let texts = [
-        ("m1", "The user runs five kilometres every morning before work"),
+        (
+            "m1",
+            "The user runs five kilometres every morning before work",
+        ),
         ("m2", "The user's favourite programming language is Rust"),
-        ("m3", "Rust stains on the old bicycle; the bicycle needs new brakes"),
+        (
+            "m3",
+            "Rust stains on the old bicycle; the bicycle needs new brakes",
+        ),
         ("m4", "Meeting with the dentist on Tuesday"),
     ];
     for (i, (id, text)) in texts.iter().enumerate() {
@@ -198,12 +227,24 @@ async fn full_text_search_ranks_matches_with_stems_and_survives_hostile_text(bac
     }
     // Query syntax of either database is plain text here.
     for text in [
-        "\"", "rust\" OR \"dentist", "NEAR(rust dentist)", "rust* ^dentist", "search_text: rust",
-        "rust & !dentist | (", "'; DROP TABLE data_records; --", "\u{0}rust", "rust:*",
+        "\"",
+        "rust\" OR \"dentist",
+        "NEAR(rust dentist)",
+        "rust* ^dentist",
+        "search_text: rust",
+        "rust & !dentist | (",
+        "'; DROP TABLE data_records; --",
+        "\u{0}rust",
+        "rust:*",
     ] {
         q.text = Some(text.to_owned());
         let found = ids(&store, &q).await;
-        assert!(found.iter().all(|id| id == "m2" || id == "m3" || id == "m4"), "{text:?}: {found:?}");
+        assert!(
+            found
+                .iter()
+                .all(|id| id == "m2" || id == "m3" || id == "m4"),
+            "{text:?}: {found:?}"
+        );
     }
     q.text = Some("rust\" OR \"dentist".to_owned());
     assert_eq!(ids(&store, &q).await.len(), 3);
@@ -276,8 +317,17 @@ async fn filters_orders_figures_export_and_erasure(backend: &Backend) {
     let all: Vec<String> = first.iter().chain(&rest).map(|r| r.id.clone()).collect();
     assert_eq!(all, ["a", "b", "c", "d", "e"]);
     assert_eq!(store.delete_owner_records("alice").await.unwrap(), 5);
-    assert!(store.export_records("alice", None, 10).await.unwrap().is_empty());
-    assert_eq!(store.export_records("bob", None, 10).await.unwrap().len(), 1);
+    assert!(
+        store
+            .export_records("alice", None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.export_records("bob", None, 10).await.unwrap().len(),
+        1
+    );
     assert_eq!(backend.count_rows("data_records").await, 1);
 }
 

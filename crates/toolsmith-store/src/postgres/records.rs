@@ -30,7 +30,10 @@ pub(crate) async fn put(
 ) -> Result<PutOutcome, StoreError> {
     truncate(&mut record);
     let tx = client.transaction().await.map_err(pg)?;
-    let lock_key = format!("toolsmith-records:{}\u{1f}{}", record.owner, record.collection);
+    let lock_key = format!(
+        "toolsmith-records:{}\u{1f}{}",
+        record.owner, record.collection
+    );
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
         &[&lock_key],
