@@ -86,6 +86,22 @@ pub const TOOL_GROUPS: &[ToolGroup] = &[
         )
     },
     on(
+        "memory",
+        "Memory",
+        "The agent's persistent memory of its user: remember facts, preferences, events and skills; recall them by relevance, importance and recency; boost and forget them.",
+        &[
+            "remember",
+            "batch_remember",
+            "recall",
+            "forget",
+            "list_memories",
+            "boost_memory",
+            "memory_stats",
+            "memory_search",
+            "memory_get",
+        ],
+    ),
+    on(
         "textUtils",
         "Text Utilities",
         "Count, extract, transform, compare and match text; format JSON.",

@@ -2,16 +2,19 @@
 //! [`core`] holds the pure utilities, [`files`] the file tools on the caller's [`workspace`],
 //! [`web`] the HTTP, page, API and download tools (through the server's egress guard), [`pdf`]
 //! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
-//! command sandbox, on the workspace).
+//! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
+//! per-user record store of [`data`]).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
 
 pub mod core;
+pub mod data;
 pub mod files;
 pub mod git;
 pub mod groups;
 pub mod pdf;
+pub mod memory;
 pub mod web;
 pub mod workspace;
 
@@ -40,6 +43,9 @@ pub struct BuiltinEnv {
     pub sandbox: Option<Arc<dyn git::SandboxSource>>,
     /// The git tools' settings (the default commit author).
     pub git: git::GitSettings,
+    /// Every user's own records (memory …); `None` makes the data tools answer that the
+    /// server keeps no data.
+    pub data: Option<Arc<dyn data::Records>>,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.
@@ -60,6 +66,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(web::tools(env));
     tools.extend(pdf::tools(env));
     tools.extend(git::tools(env));
+    tools.extend(memory::tools(env));
     tools
 }
 

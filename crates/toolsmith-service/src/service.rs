@@ -8,6 +8,7 @@
 //! - [`validation`] — the kind-independent checks of a tool's fields.
 //! - [`http_import`] — importing spec-004 HTTP definitions, and trigger suggestions.
 //! - [`activity`] — recent executions and the change token the web UI polls.
+//! - [`records`] — the per-user record store (memory …) as the built-ins reach it.
 //!
 //! The parts it wires live in their own trees: [`crate::governance`], [`crate::execution`],
 //! [`crate::config_center`] and [`crate::telemetry`]. Writes go to the store first; the
@@ -38,6 +39,7 @@ mod activity;
 mod http_import;
 pub mod lifecycle;
 pub mod one_off;
+mod records;
 pub mod registry_sync;
 pub mod run;
 pub(crate) mod validation;
@@ -94,6 +96,9 @@ pub struct ToolServiceSettings {
     pub workspace: Option<toolsmith_builtins::workspace::WorkspaceConfig>,
     /// The git tools' settings (the default commit author, `git_author`).
     pub git: toolsmith_builtins::git::GitSettings,
+    /// What bounds each user's own records (memory …): the largest record and the most
+    /// records of one collection.
+    pub records: toolsmith_builtins::data::RecordLimits,
 }
 
 impl Default for ToolServiceSettings {
@@ -119,6 +124,7 @@ impl Default for ToolServiceSettings {
             approval_doors: Default::default(),
             workspace: None,
             git: toolsmith_builtins::git::GitSettings::default(),
+            records: toolsmith_builtins::data::RecordLimits::default(),
         }
     }
 }
@@ -174,6 +180,7 @@ fn builtin_env(
     config: &ToolServiceSettings,
     config_cache: &Arc<ConfigCache>,
     command_runtime: &Arc<CommandRuntime>,
+    store: &Arc<dyn Store>,
 ) -> Result<toolsmith_builtins::BuiltinEnv, ServiceError> {
     let workspaces = config
         .workspace
@@ -197,6 +204,10 @@ fn builtin_env(
         config: Some(Arc::new(BuiltinConfig(config_cache.clone()))),
         sandbox: Some(command_runtime.clone()),
         git: config.git.clone(),
+        data: Some(Arc::new(records::StoreRecords {
+            store: store.clone(),
+            limits: config.records,
+        })),
     })
 }
 
@@ -261,7 +272,7 @@ impl ToolService {
         let registry = Arc::new(ToolRegistry::default());
         let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let command_runtime = Arc::new(CommandRuntime::default());
-        let builtins = builtin_env(&config, &config_cache, &command_runtime)?;
+        let builtins = builtin_env(&config, &config_cache, &command_runtime, &store)?;
         toolsmith_builtins::register_all(&registry, &builtins)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let telemetry = Arc::new(Telemetry::new());

@@ -115,6 +115,10 @@ pub struct FileConfig {
     pub workspace_denied_paths: Option<Vec<String>>,
     /// The git tools' default commit author, `Name <email>`.
     pub git_author: Option<String>,
+    /// Largest record of a user's own data (memory …): its document and searched text.
+    pub max_record_bytes: Option<Value>,
+    /// Most records of one collection (memories, tasks …) one user may have.
+    pub max_records_per_collection: Option<u64>,
 }
 
 /// The `[egress]` table.
@@ -388,6 +392,17 @@ impl Settings {
             toolsmith_service::parse_git_author(&author)
                 .map_err(|e| bad(format!("git_author: {e}")))?;
             service.git.default_author = author.trim().to_owned();
+        if let Some(bytes) = pick_size(None, file.max_record_bytes, "max_record_bytes")? {
+            if !(256..=16 << 20).contains(&bytes) {
+                return Err(bad("max_record_bytes must be from 256 bytes to 16MB"));
+            }
+            service.records.max_record_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
+        if let Some(max) = file.max_records_per_collection {
+            if max == 0 {
+                return Err(bad("max_records_per_collection must be at least 1"));
+            }
+            service.records.max_records_per_collection = max;
         }
 
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
@@ -917,6 +932,34 @@ mod tests {
                 "workspace_max_entries must be at least 1",
             ),
             ("workspace_denied_paths = [\"../x\"]", "contains '..'"),
+        ] {
+            let e = settings(&["toolsmith", "serve"], file)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(error), "{file}: {e}");
+        }
+    }
+
+    #[test]
+    fn record_limits_come_from_the_file_and_are_checked() {
+        let s = settings(&["toolsmith", "serve"], "").unwrap();
+        let records = s.service.records;
+        assert_eq!(
+            (records.max_record_bytes, records.max_records_per_collection),
+            (64 << 10, 100_000)
+        );
+        let file = "max_record_bytes = \"8KB\"\nmax_records_per_collection = 500";
+        let records = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .records;
+        assert_eq!(
+            (records.max_record_bytes, records.max_records_per_collection),
+            (8 << 10, 500)
+        );
+        for (file, error) in [
+            ("max_record_bytes = 10", "from 256 bytes"),
+            ("max_records_per_collection = 0", "at least 1"),
         ] {
             let e = settings(&["toolsmith", "serve"], file)
                 .unwrap_err()

@@ -314,8 +314,9 @@ fn every_utility_request_finds_its_tool_in_the_top_3() {
     );
 }
 
-/// The workspace (file, PDF, git) and web tools among every other built-in and the corpus's tools: what a person asks
-/// for finds the tool in the top 3 (either name of a pair the two seeds named differently).
+/// The workspace (file, PDF, git), web and memory tools among every other built-in and the
+/// corpus's tools: what a person asks for finds the tool in the top 3 (either name of a pair
+/// the two seeds named differently).
 #[test]
 fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
     let (mut tools, _, _) = corpus();
@@ -326,6 +327,7 @@ fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
             .chain(toolsmith_builtins::web::tools(&env))
             .chain(toolsmith_builtins::pdf::tools(&env))
             .chain(toolsmith_builtins::git::tools(&env))
+            .chain(toolsmith_builtins::memory::tools(&env))
             .map(|t| t.definition.clone()),
     );
     let cases: &[(&str, &[&str])] = &[
@@ -396,6 +398,20 @@ fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
         ("create a new branch called feature", &["git_branch"]),
         ("switch to the develop branch", &["git_checkout"]),
         ("list the branches of the repository", &["git_branch"]),
+        ("remember that my daughter's name is Mia", &["remember"]),
+        ("what do you know about me", &["recall", "memory_search"]),
+        (
+            "do you remember what I told you about my allergies",
+            &["recall", "memory_search"],
+        ),
+        ("forget what I told you about my old address", &["forget"]),
+        ("mark that memory as more important", &["boost_memory"]),
+        ("how many memories have you stored", &["memory_stats"]),
+        ("show me all the memories you saved", &["list_memories"]),
+        (
+            "store several facts about me in memory at once",
+            &["batch_remember"],
+        ),
     ];
     let docs: Vec<Document> = tools.iter().map(Document::of).collect();
     let index = SearchIndex::build(&docs);

@@ -1,0 +1,241 @@
+//! The agent's own data as the built-ins reach it: [`Records`], the per-user record store the
+//! server passes in [`BuiltinEnv`](crate::BuiltinEnv) (in Toolsmith, the service's view of its
+//! store, with the size and count limits applied), and what every data family (memory; later
+//! tasks, notes …) shares: the executor that hands a call its scope and the store, and the
+//! record ids.
+//!
+//! Every family keeps its records in one collection of the same generic store
+//! ([`toolsmith_core::data::DataRecord`]); a call's scope is its user and, when the call has
+//! one, its agent ([`RecordScope`]), so one user's (or agent's) records are never visible to
+//! another through any tool.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolsmith_core::data::{
+    DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats,
+};
+use toolsmith_core::{
+    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
+    ToolOrigin, ToolResult,
+};
+
+use crate::BuiltinEnv;
+use crate::core::Fail;
+
+/// The per-user record store. Every method is scoped ([`RecordScope`], or the query's owner
+/// and agent); what one scope stored is "not found" from any other.
+#[async_trait]
+pub trait Records: Send + Sync + std::fmt::Debug {
+    /// Stores a new record, or finds the one with the same `dedup_key` in its scope.
+    async fn put(&self, record: DataRecord) -> Result<PutOutcome, DataError>;
+    /// Replaces a record's fields (not its id, scope, collection, dedup key or creation
+    /// time); `None` when the scope has no such record.
+    async fn update(&self, record: DataRecord) -> Result<Option<DataRecord>, DataError>;
+    async fn get(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+        id: &str,
+    ) -> Result<Option<DataRecord>, DataError>;
+    async fn delete(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+        id: &str,
+    ) -> Result<bool, DataError>;
+    async fn query(&self, query: &RecordQuery) -> Result<Vec<RecordHit>, DataError>;
+    async fn stats(&self, scope: &RecordScope, collection: &str) -> Result<RecordStats, DataError>;
+    /// The limits the store applies.
+    fn limits(&self) -> RecordLimits;
+}
+
+/// What bounds one user's data (settings `max_record_bytes`, `max_records_per_collection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLimits {
+    /// Largest record: its JSON document plus its searched text, in bytes.
+    pub max_record_bytes: usize,
+    /// Most records of one collection (memories, tasks …) one user may have, across agents.
+    pub max_records_per_collection: u64,
+}
+
+impl Default for RecordLimits {
+    fn default() -> Self {
+        RecordLimits {
+            max_record_bytes: 64 * 1024,
+            max_records_per_collection: 100_000,
+        }
+    }
+}
+
+/// Why the record store refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error(
+        "the {collection} record is {bytes} bytes; the limit is {max} bytes \
+         (max_record_bytes): store less text in one record, or split it into several"
+    )]
+    TooLarge {
+        collection: String,
+        bytes: usize,
+        max: usize,
+    },
+    #[error(
+        "you already have {limit} {collection} records, the most allowed \
+         (max_records_per_collection): delete ones you no longer need first"
+    )]
+    Limit { collection: String, limit: u64 },
+    #[error("the data store is unavailable right now; try again later ({0})")]
+    Unavailable(String),
+    #[error("the data store failed: {0}")]
+    Store(String),
+}
+
+impl From<DataError> for Fail {
+    fn from(e: DataError) -> Fail {
+        match e {
+            DataError::TooLarge { .. } | DataError::Limit { .. } => Fail::Args(e.to_string()),
+            DataError::Unavailable(_) | DataError::Store(_) => Fail::Run(e.to_string()),
+        }
+    }
+}
+
+/// What a data tool's work gets: the store, the caller's scope and the arguments.
+pub struct Call<'a> {
+    pub records: &'a dyn Records,
+    pub scope: RecordScope,
+    pub ctx: &'a ToolContext,
+    pub args: Value,
+}
+
+/// The work of one data tool.
+pub type DataFn =
+    for<'a> fn(
+        Call<'a>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, Fail>> + Send + 'a>>;
+
+struct DataExecutor {
+    records: Option<Arc<dyn Records>>,
+    run: DataFn,
+}
+
+#[async_trait]
+impl ToolExecutor for DataExecutor {
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let Some(records) = self.records.as_deref() else {
+            return ToolResult::error(
+                ErrorKind::ExecutionError,
+                "this server keeps no data for its users: it was started without a record \
+                 store for built-ins (an embedder must set BuiltinEnv::data; `toolsmith serve` \
+                 always does)",
+            );
+        };
+        let call = Call {
+            records,
+            scope: RecordScope::new(ctx.user_id.clone(), ctx.agent_id.as_deref()),
+            ctx,
+            args,
+        };
+        match (self.run)(call).await {
+            Ok(content) => ToolResult::ok(content),
+            Err(Fail::Args(message)) => ToolResult::error(ErrorKind::InvalidArguments, message),
+            Err(Fail::Run(message)) => ToolResult::error(ErrorKind::ExecutionError, message),
+        }
+    }
+}
+
+/// A data tool: the family's category, its group as provider, no permissions (it reaches
+/// nothing but its caller's own records).
+pub fn data_tool(
+    env: &BuiltinEnv,
+    category: &str,
+    definition: ToolDefinition,
+    run: DataFn,
+) -> RegisteredTool {
+    let name = definition.name.clone();
+    RegisteredTool::new(
+        definition.with_category(category),
+        ToolOrigin::BuiltIn {
+            provider: crate::groups::provider_of(&name).to_owned(),
+        },
+        PermissionSet::new(),
+        Arc::new(DataExecutor {
+            records: env.data.clone(),
+            run,
+        }),
+    )
+    // The schemas are constants of this crate and covered by its tests.
+    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
+}
+
+/// A new record id: the family's prefix and 16 random hex digits (`mem_3f9a…`).
+#[must_use]
+pub fn new_id(prefix: &str) -> String {
+    let bits = ::uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}_{}", &bits[..16])
+}
+
+/// The string argument `key` as a record id: non-empty, at most 100 bytes.
+pub(crate) fn id_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, Fail> {
+    let id = crate::core::str_arg(args, key)?.trim();
+    if id.is_empty() || id.len() > 100 {
+        return Err(Fail::Args(format!(
+            "'{key}' must be the id of a record (like 'mem_3f9a0c1d2e4b5a6c')"
+        )));
+    }
+    Ok(id)
+}
+
+/// The optional list of tags `key`: at most `max` strings of at most 64 bytes, trimmed,
+/// lower-cased, duplicates removed.
+pub(crate) fn tags_arg(args: &Value, key: &str, max: usize) -> Result<Vec<String>, Fail> {
+    let items = match args.get(key) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(Fail::Args(format!(
+                "'{key}' must be an array of strings such as [\"work\", \"project-x\"]"
+            )));
+        }
+    };
+    if items.len() > max {
+        return Err(Fail::Args(format!(
+            "'{key}' has {} tags; the limit is {max}: keep the most useful ones",
+            items.len()
+        )));
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for item in items {
+        let tag = item.as_str().map(str::trim).unwrap_or_default();
+        if tag.is_empty() || tag.len() > 64 || tag.contains('\0') {
+            return Err(Fail::Args(format!(
+                "every entry of '{key}' must be a non-empty string of at most 64 bytes"
+            )));
+        }
+        let tag = tag.to_lowercase();
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    Ok(tags)
+}
+
+/// A required text argument for a record: trimmed, non-empty, at most `max_bytes`, without
+/// NUL characters (which PostgreSQL cannot store, so neither backend accepts them).
+pub(crate) fn record_text<'a>(
+    args: &'a Value,
+    key: &str,
+    max_bytes: usize,
+) -> Result<&'a str, Fail> {
+    let text = crate::core::text_arg(args, key, max_bytes)?.trim();
+    if text.is_empty() {
+        return Err(Fail::Args(format!("'{key}' must not be empty")));
+    }
+    if text.contains('\0') {
+        return Err(Fail::Args(format!(
+            "'{key}' contains a NUL character (\\u0000); remove it"
+        )));
+    }
+    Ok(text)
+}
