@@ -13,8 +13,8 @@ pub mod data;
 pub mod files;
 pub mod git;
 pub mod groups;
-pub mod pdf;
 pub mod memory;
+pub mod pdf;
 pub mod web;
 pub mod workspace;
 

@@ -66,7 +66,6 @@ pub fn definition() -> ToolDefinition {
         "memorize",
         "store",
         "save",
-        "note",
         "fact",
         "preference",
         "persist",
