@@ -392,6 +392,7 @@ impl Settings {
             toolsmith_service::parse_git_author(&author)
                 .map_err(|e| bad(format!("git_author: {e}")))?;
             service.git.default_author = author.trim().to_owned();
+        }
         if let Some(bytes) = pick_size(None, file.max_record_bytes, "max_record_bytes")? {
             if !(256..=16 << 20).contains(&bytes) {
                 return Err(bad("max_record_bytes must be from 256 bytes to 16MB"));

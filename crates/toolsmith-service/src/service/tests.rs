@@ -1508,5 +1508,5 @@ async fn the_specs_summarize_url_example_runs_end_to_end_through_web_fetch() {
 }
 
 mod js_workspace;
-mod pdf_git;
 mod memory;
+mod pdf_git;
