@@ -21,6 +21,9 @@ pub enum ToolOrigin {
     BuiltIn { provider: String },
     /// A stored custom tool.
     Custom { id: String, owner: String },
+    /// A tool of an external MCP server, bridged into the catalogue (policy groups `mcp` and
+    /// `mcp:<server>`). Held with the built-ins: one name for every caller.
+    Mcp { server: String },
 }
 
 /// A tool ready to run: its definition, compiled schema, permissions and executor.
@@ -111,7 +114,7 @@ impl RegisteredTool {
     pub fn custom_id(&self) -> Option<&str> {
         match &self.origin {
             ToolOrigin::Custom { id, .. } => Some(id),
-            ToolOrigin::BuiltIn { .. } => None,
+            ToolOrigin::BuiltIn { .. } | ToolOrigin::Mcp { .. } => None,
         }
     }
 }
@@ -175,7 +178,8 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// Adds a built-in tool. Its name must be free everywhere.
+    /// Adds a built-in tool, or a bridged one (`ToolOrigin::Mcp`). Its name must be free
+    /// everywhere: nothing is ever shadowed.
     pub fn register_builtin(&self, tool: RegisteredTool) -> Result<(), RegistryError> {
         let name = tool.name().to_owned();
         {
@@ -273,6 +277,26 @@ impl ToolRegistry {
             tables.builtins.retain(
                 |_, t| !matches!(&t.origin, ToolOrigin::BuiltIn { provider: p } if p == provider),
             );
+            let n_removed = before - tables.builtins.len();
+            if n_removed > 0 {
+                tables.builtin_version += 1;
+            }
+            n_removed
+        };
+        if n_removed > 0 {
+            self.bump();
+        }
+        n_removed
+    }
+
+    /// Removes every tool bridged from the MCP server `server`. Returns how many went.
+    pub fn unregister_mcp_server(&self, server: &str) -> usize {
+        let n_removed = {
+            let mut tables = self.write();
+            let before = tables.builtins.len();
+            tables
+                .builtins
+                .retain(|_, t| !matches!(&t.origin, ToolOrigin::Mcp { server: s } if s == server));
             let n_removed = before - tables.builtins.len();
             if n_removed > 0 {
                 tables.builtin_version += 1;
@@ -421,7 +445,7 @@ impl ToolRegistry {
         let mut providers: Vec<&str> = visible()
             .filter_map(|t| match &t.origin {
                 ToolOrigin::BuiltIn { provider } => Some(provider.as_str()),
-                ToolOrigin::Custom { .. } => None,
+                ToolOrigin::Custom { .. } | ToolOrigin::Mcp { .. } => None,
             })
             .collect();
         providers.sort_unstable();

@@ -15,8 +15,10 @@
 //! - [`config_center`] — the Config Center's operations, its run-time cache and the tools'
 //!   declared dependencies.
 //! - [`telemetry`] — Prometheus metrics, usage recording and execution analytics.
+//! - [`bridge`] — external MCP servers' tools in the catalogue (the MCP bridge).
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
 
+pub mod bridge;
 pub mod command_fields;
 pub mod config_center;
 mod error;

@@ -99,6 +99,8 @@ pub struct ToolServiceSettings {
     /// What bounds each user's own records (memory …): the largest record and the most
     /// records of one collection.
     pub records: toolsmith_builtins::data::RecordLimits,
+    /// External MCP servers whose tools are bridged into the catalogue (none by default).
+    pub mcp_servers: Vec<crate::bridge::McpServerConfig>,
 }
 
 impl Default for ToolServiceSettings {
@@ -125,6 +127,7 @@ impl Default for ToolServiceSettings {
             workspace: None,
             git: toolsmith_builtins::git::GitSettings::default(),
             records: toolsmith_builtins::data::RecordLimits::default(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -163,6 +166,9 @@ pub struct ToolService {
     /// Revision and time of the stored policy in force (`None`: none stored).
     pub(crate) policy_marker: std::sync::Mutex<Option<(i64, chrono::DateTime<Utc>)>>,
     pub(crate) startup_warnings: Vec<String>,
+    /// The upstream MCP servers' connections (started last, once the custom tools hold their
+    /// names).
+    pub(crate) bridge: Option<crate::bridge::Bridge>,
 }
 
 impl std::fmt::Debug for ToolService {
@@ -269,6 +275,7 @@ impl ToolService {
         store: Arc<dyn Store>,
         connectors: Connectors,
     ) -> Result<Arc<ToolService>, ServiceError> {
+        crate::bridge::Bridge::validate(&config.mcp_servers).map_err(ServiceError::Validation)?;
         let registry = Arc::new(ToolRegistry::default());
         let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let command_runtime = Arc::new(CommandRuntime::default());
@@ -280,8 +287,12 @@ impl ToolService {
         let limiter =
             Arc::new(Limiter::new(config.limits).with_shared(store.clone().shared_limits()));
         let policy = Arc::new(
-            PolicyGate::new(config.policy.as_ref(), &registry)
-                .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
+            PolicyGate::new(
+                config.policy.as_ref(),
+                &registry,
+                crate::bridge::Bridge::server_names(&config.mcp_servers),
+            )
+            .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
         );
         let scrub = Arc::new(
             ScrubMiddleware::new(config_cache.clone())
@@ -347,6 +358,7 @@ impl ToolService {
             write_lock: Mutex::new(()),
             policy_marker: std::sync::Mutex::new(None),
             startup_warnings: Vec::new(),
+            bridge: None,
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {
@@ -378,7 +390,24 @@ impl ToolService {
                 service.startup_warnings.push(warning);
             }
         }
+        service.bridge = Some(crate::bridge::Bridge::start(
+            &service.config.mcp_servers,
+            service.registry.clone(),
+        ));
         Ok(Arc::new(service))
+    }
+
+    /// The bridged MCP servers' status, by name (empty when none is configured).
+    pub fn mcp_servers(&self) -> Vec<crate::bridge::ServerStatus> {
+        self.bridge
+            .as_ref()
+            .map(crate::bridge::Bridge::status)
+            .unwrap_or_default()
+    }
+
+    /// Makes the bridged MCP server `name` reconnect now; `false` if there is none by that name.
+    pub fn retry_mcp_server(&self, name: &str) -> bool {
+        self.bridge.as_ref().is_some_and(|b| b.retry(name))
     }
 
     pub fn registry(&self) -> &Arc<ToolRegistry> {

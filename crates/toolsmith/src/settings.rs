@@ -119,6 +119,9 @@ pub struct FileConfig {
     pub max_record_bytes: Option<Value>,
     /// Most records of one collection (memories, tasks …) one user may have.
     pub max_records_per_collection: Option<u64>,
+    /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
+    #[serde(default)]
+    pub mcp_servers: Vec<toolsmith_service::bridge::McpServerConfig>,
 }
 
 /// The `[egress]` table.
@@ -258,8 +261,10 @@ impl Settings {
             return Err(bad("max_tools_per_owner must be at least 1"));
         }
 
+        toolsmith_service::bridge::Bridge::validate(&file.mcp_servers).map_err(bad)?;
         let mut service = ToolServiceSettings {
             max_tools_per_owner,
+            mcp_servers: file.mcp_servers.clone(),
             ..ToolServiceSettings::default()
         };
         let js = &mut service.js_limits;

@@ -173,7 +173,7 @@ impl ToolsmithMcp {
             return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
         }
         if let Err(invalid) = check_args(name, &tool.schema, &args) {
-            return Ok(if self.compat() && !tool.is_builtin() {
+            return Ok(if self.compat() && tool.custom_id().is_some() {
                 compat::invocation_result(invalid)
             } else {
                 call_result(invalid)
@@ -231,7 +231,7 @@ impl ToolsmithMcp {
             )
             .into());
         }
-        if self.compat() && !tool.is_builtin() {
+        if self.compat() && tool.custom_id().is_some() {
             return Ok(compat::invocation_result(res).into());
         }
         Ok(call_result(res).into())

@@ -169,7 +169,7 @@ pub async fn active_definitions(
         .service
         .visible_tools(&identity.tool_context())
         .iter()
-        .filter(|t| !t.is_builtin())
+        .filter(|t| t.custom_id().is_some())
         .map(|t| t.definition.clone().into())
         .collect();
     Ok(ApiOk::ok(DefinitionList {

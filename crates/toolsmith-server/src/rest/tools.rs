@@ -3,6 +3,7 @@
 
 use axum::extract::State;
 use serde_json::Value;
+use toolsmith_core::ToolOrigin;
 
 use super::envelope::ApiOk;
 use super::error::ApiError;
@@ -51,10 +52,10 @@ pub async fn list(
             description: t.definition.description.clone(),
             parameters: t.definition.parameters.clone(),
             category: t.definition.category.clone(),
-            source: if t.is_builtin() {
-                Source::Builtin
-            } else {
-                Source::Custom
+            source: match &t.origin {
+                ToolOrigin::BuiltIn { .. } => Source::Builtin,
+                ToolOrigin::Custom { .. } => Source::Custom,
+                ToolOrigin::Mcp { .. } => Source::Mcp,
             },
             id: t.custom_id().map(str::to_owned),
             version: t.version,

@@ -629,6 +629,8 @@ pub enum Source {
     Builtin,
     /// One of the caller's active custom tools.
     Custom,
+    /// A tool of an external MCP server, bridged (docs/mcp-bridge.md).
+    Mcp,
 }
 
 /// A tool the caller can run.

@@ -11,6 +11,7 @@ mod rest_support;
 mod auth;
 mod docs_examples;
 mod mcp_approvals;
+mod mcp_bridge;
 mod mcp_clients;
 mod mcp_compat;
 mod mcp_mistakes;

@@ -401,7 +401,7 @@ impl Middleware for Limiter {
     async fn before(&self, call: &mut Call) -> Result<(), ToolResult> {
         let tool_key = match &call.tool.origin {
             ToolOrigin::Custom { owner, .. } => format!("{owner}/{}", call.tool.name()),
-            ToolOrigin::BuiltIn { .. } => call.tool.name().to_owned(),
+            ToolOrigin::BuiltIn { .. } | ToolOrigin::Mcp { .. } => call.tool.name().to_owned(),
         };
         let keys: BucketKeys = [
             (

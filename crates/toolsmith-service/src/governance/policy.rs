@@ -26,19 +26,23 @@ pub struct PolicyGate {
     configured: RwLock<bool>,
     /// The enabled tool groups (the defaults when no policy switches any).
     groups: RwLock<BTreeSet<&'static str>>,
+    /// The configured MCP servers, so `group:mcp:<server>` names one even while it is down.
+    mcp_servers: BTreeSet<String>,
 }
 
 impl PolicyGate {
-    /// Compiles `config` against the registry's built-in families; `None` allows everything.
-    /// An unknown profile or group is an error (fail closed).
+    /// Compiles `config` against the registry's built-in families and the configured MCP
+    /// servers; `None` allows everything. An unknown profile or group is an error (fail closed).
     pub fn new(
         config: Option<&PolicyConfig>,
         registry: &ToolRegistry,
+        mcp_servers: BTreeSet<String>,
     ) -> Result<PolicyGate, PolicyError> {
         let gate = PolicyGate {
             policy: RwLock::new(Arc::new(Policy::allow_all())),
             configured: RwLock::new(false),
             groups: RwLock::new(BTreeSet::new()),
+            mcp_servers,
         };
         gate.replace(config, registry)?;
         Ok(gate)
@@ -52,7 +56,7 @@ impl PolicyGate {
     ) -> Result<(), PolicyError> {
         let compiled = match config {
             None => Policy::allow_all(),
-            Some(config) => config.compile(&catalog(registry))?,
+            Some(config) => config.compile(&catalog(registry, &self.mcp_servers))?,
         };
         let groups = enabled_groups(config)?;
         registry.set_hidden_builtins(tool_groups::hidden_tools(&groups));
@@ -77,7 +81,7 @@ impl PolicyGate {
         config: &PolicyConfig,
         registry: &ToolRegistry,
     ) -> Result<(), PolicyError> {
-        config.compile(&catalog(registry))?;
+        config.compile(&catalog(registry, &self.mcp_servers))?;
         enabled_groups(Some(config)).map(|_| ())
     }
 
@@ -180,19 +184,20 @@ fn enabled_groups(config: Option<&PolicyConfig>) -> Result<BTreeSet<&'static str
 }
 
 /// The families a policy may name: every tool group (enabled or not, so a policy naming a
-/// disabled one still compiles), their aliases, and any other provider registered.
-fn catalog(registry: &ToolRegistry) -> GroupCatalog {
+/// disabled one still compiles), their aliases, any other provider registered, and the
+/// configured MCP servers (`group:mcp:<server>`).
+fn catalog(registry: &ToolRegistry, mcp_servers: &BTreeSet<String>) -> GroupCatalog {
     let mut families: BTreeSet<String> = registry
         .tools("")
         .iter()
         .filter_map(|t| match &t.origin {
             ToolOrigin::BuiltIn { provider } => Some(provider.clone()),
-            ToolOrigin::Custom { .. } => None,
+            ToolOrigin::Custom { .. } | ToolOrigin::Mcp { .. } => None,
         })
         .collect();
     families.extend(TOOL_GROUPS.iter().map(|g| g.id.to_owned()));
     TOOL_GROUPS.iter().fold(
-        GroupCatalog::new(families, Vec::<String>::new()),
+        GroupCatalog::new(families, mcp_servers.iter().cloned()),
         |catalog, group| {
             group.aliases.iter().fold(catalog, |catalog, alias| {
                 catalog.with_alias(*alias, group.id)
@@ -228,6 +233,7 @@ fn info(tool: &RegisteredTool) -> ToolInfo<'_> {
         kind: match &tool.origin {
             ToolOrigin::BuiltIn { provider } => ToolKind::Builtin { family: provider },
             ToolOrigin::Custom { .. } => ToolKind::Custom,
+            ToolOrigin::Mcp { server } => ToolKind::Mcp { server },
         },
     }
 }

@@ -1,0 +1,148 @@
+//! One upstream tool as a catalogue tool: its definition under the server's prefix, and the
+//! executor that forwards a call to the upstream and turns its answer into a [`ToolResult`].
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::Peer;
+use serde_json::Value;
+use toolsmith_core::{
+    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
+    ToolExecutor, ToolOrigin, ToolResult,
+};
+
+use super::status::Counters;
+
+/// The catalogue tool for `tool` of server `server`, named `prefix + tool.name`.
+///
+/// Bridged tools hold `network` (they reach outside the process), so a JS tool calls one only
+/// with that permission, and `execution_approval = "dangerous"` covers them. MCP's annotations
+/// decide the rest: a tool not marked read-only and not marked non-destructive (MCP's default
+/// is destructive) gets `requires_confirmation`; one marked `destructiveHint: true` also waits
+/// for a person under the default approval setting, as a model-written tool does.
+pub(crate) fn registered(
+    server: &str,
+    prefix: &str,
+    tool: &Tool,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+    counters: Arc<Counters>,
+) -> Result<RegisteredTool, String> {
+    let name = format!("{prefix}{}", tool.name);
+    let description = tool
+        .description
+        .as_deref()
+        .unwrap_or("(the upstream server gives no description)");
+    let mut definition = ToolDefinition::new(
+        name.clone(),
+        format!("{description} [bridged from MCP server '{server}']"),
+        Value::Object((*tool.input_schema).clone()),
+    )
+    .with_category(format!("mcp:{server}"));
+    definition.title = tool.title.clone();
+    definition.tags = vec!["mcp".to_owned(), server.to_owned()];
+    let hints = tool.annotations.as_ref();
+    let read_only = hints.and_then(|a| a.read_only_hint) == Some(true);
+    let destructive = hints.and_then(|a| a.destructive_hint);
+    definition.requires_confirmation = !read_only && destructive != Some(false);
+    let executor = BridgedExecutor {
+        remote_name: tool.name.to_string(),
+        server: server.to_owned(),
+        peer,
+        timeout,
+        counters,
+    };
+    RegisteredTool::new(
+        definition,
+        ToolOrigin::Mcp {
+            server: server.to_owned(),
+        },
+        PermissionSet::from([Permission::Network]),
+        Arc::new(executor),
+    )
+    .map(|t| t.with_requires_approval(!read_only && destructive == Some(true)))
+    .map_err(|e| format!("its input schema is not usable: {e}"))
+}
+
+struct BridgedExecutor {
+    remote_name: String,
+    server: String,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+    counters: Arc<Counters>,
+}
+
+#[async_trait]
+impl ToolExecutor for BridgedExecutor {
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        self.counters.calls.fetch_add(1, Ordering::Relaxed);
+        let mut params = CallToolRequestParams::new(self.remote_name.clone());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let limit = match ctx.deadline {
+            Some(deadline) => self
+                .timeout
+                .min(deadline.saturating_duration_since(std::time::Instant::now())),
+            None => self.timeout,
+        };
+        let result = match tokio::time::timeout(limit, self.peer.call_tool(params)).await {
+            Ok(Ok(result)) => into_tool_result(result),
+            Ok(Err(e)) => ToolResult::error(
+                ErrorKind::ExecutionError,
+                format!(
+                    "the MCP server '{}' failed the call of '{}': {e}",
+                    self.server, self.remote_name
+                ),
+            ),
+            Err(_) => ToolResult::error(
+                ErrorKind::Timeout,
+                format!(
+                    "the MCP server '{}' did not answer '{}' within {:.0} s (its call_timeout_seconds)",
+                    self.server,
+                    self.remote_name,
+                    limit.as_secs_f64()
+                ),
+            ),
+        };
+        if result.is_error {
+            self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+/// The upstream's answer as Toolsmith content: its structured content when it gives one; else
+/// its text (parsed as JSON when it is JSON), or the list of its content blocks.
+fn into_tool_result(result: CallToolResult) -> ToolResult {
+    let texts: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect();
+    let failed = result.is_error == Some(true);
+    if failed {
+        let message = if texts.is_empty() {
+            "the upstream tool reported an error without a message".to_owned()
+        } else {
+            texts.join("\n")
+        };
+        return ToolResult::error(ErrorKind::ExecutionError, message);
+    }
+    let content = match (
+        result.structured_content,
+        texts.len() == result.content.len(),
+    ) {
+        (Some(structured), _) => structured,
+        (None, true) if texts.len() == 1 => {
+            serde_json::from_str(&texts[0]).unwrap_or_else(|_| Value::String(texts[0].clone()))
+        }
+        (None, true) => Value::Array(texts.into_iter().map(Value::String).collect()),
+        (None, false) => serde_json::to_value(&result.content).unwrap_or(Value::Null),
+    };
+    ToolResult::ok(content)
+}

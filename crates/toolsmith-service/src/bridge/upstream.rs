@@ -1,0 +1,273 @@
+//! The connection task of one upstream server: start it, list and register its tools, follow
+//! its `list_changed` and a 30 s health check, and reconnect with backoff when it goes away.
+
+use std::process::Stdio;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use chrono::Utc;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::Notify;
+use toolsmith_core::ToolRegistry;
+
+use super::config::McpServerConfig;
+use super::status::{Counters, ServerState, ServerStatus};
+use super::tool;
+
+/// Time between health checks of a connected server.
+const HEALTH_INTERVAL: Duration = Duration::from_secs(30);
+/// The first wait before a reconnect; doubled each failed attempt up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(2);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Failed attempts in a row before the server waits for [`super::Bridge::retry`].
+const MAX_ATTEMPTS: u32 = 10;
+/// How long starting the program and the MCP handshake may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One server: its configuration, its status, and the wake-ups of its task.
+pub(crate) struct Upstream {
+    pub(crate) config: McpServerConfig,
+    status: Mutex<ServerStatus>,
+    counters: Arc<Counters>,
+    /// The upstream said its tools changed.
+    tools_changed: Arc<Notify>,
+    /// Someone asked for a reconnect now.
+    pub(crate) retry_now: Notify,
+}
+
+impl Upstream {
+    pub(crate) fn new(config: McpServerConfig) -> Upstream {
+        let state = if config.enabled {
+            ServerState::Connecting
+        } else {
+            ServerState::Disabled
+        };
+        Upstream {
+            status: Mutex::new(ServerStatus {
+                name: config.name.clone(),
+                state,
+                last_error: None,
+                tools: Vec::new(),
+                skipped: Vec::new(),
+                last_check: None,
+                connections: 0,
+                calls: 0,
+                errors: 0,
+            }),
+            config,
+            counters: Arc::new(Counters::default()),
+            tools_changed: Arc::new(Notify::new()),
+            retry_now: Notify::new(),
+        }
+    }
+
+    pub(crate) fn status(&self) -> ServerStatus {
+        let mut status = self.lock().clone();
+        status.calls = self.counters.calls.load(Ordering::Relaxed);
+        status.errors = self.counters.errors.load(Ordering::Relaxed);
+        status
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ServerStatus> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_down(&self, error: String) {
+        tracing::warn!(server = %self.config.name, error = %error, "MCP server is down");
+        let mut status = self.lock();
+        status.state = ServerState::Down;
+        status.last_error = Some(error);
+        status.tools.clear();
+    }
+}
+
+/// Receives the upstream's notifications.
+struct Handler {
+    tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolsmith-bridge", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// The task: connect, serve, reconnect — until the bridge is dropped.
+pub(crate) async fn run(upstream: Arc<Upstream>, registry: Arc<ToolRegistry>) {
+    let mut failures = 0u32;
+    loop {
+        upstream.lock().state = ServerState::Connecting;
+        match connect(&upstream).await {
+            Ok(service) => {
+                failures = 0;
+                upstream.lock().connections += 1;
+                let reason = serve(&upstream, service, &registry).await;
+                registry.unregister_mcp_server(&upstream.config.name);
+                upstream.set_down(reason);
+            }
+            Err(e) => {
+                failures += 1;
+                upstream.set_down(e);
+            }
+        }
+        if failures >= MAX_ATTEMPTS {
+            let note = format!(" (gave up after {MAX_ATTEMPTS} attempts; retried on demand)");
+            if let Some(error) = upstream.lock().last_error.as_mut() {
+                error.push_str(&note);
+            }
+            upstream.retry_now.notified().await;
+            failures = 0;
+            continue;
+        }
+        let backoff = FIRST_BACKOFF
+            .saturating_mul(1 << failures.min(6))
+            .min(MAX_BACKOFF);
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = upstream.retry_now.notified() => {}
+        }
+    }
+}
+
+/// Starts the program and completes the MCP handshake.
+async fn connect(upstream: &Upstream) -> Result<RunningService<RoleClient, Handler>, String> {
+    let config = &upstream.config;
+    let mut command = tokio::process::Command::new(&config.command);
+    command.args(&config.args).env_clear();
+    for name in ["PATH", "HOME", "LANG"] {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command.envs(&config.env).kill_on_drop(true);
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start '{}': {e}", config.command))?;
+    if let Some(stderr) = stderr {
+        let name = config.name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(server = %name, "{line}");
+            }
+        });
+    }
+    let handler = Handler {
+        tools_changed: upstream.tools_changed.clone(),
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
+        Err(_) => Err(format!(
+            "the MCP handshake did not finish within {} s",
+            CONNECT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Lists and registers the tools, then follows the connection until it ends; the reason.
+async fn serve(
+    upstream: &Upstream,
+    service: RunningService<RoleClient, Handler>,
+    registry: &ToolRegistry,
+) -> String {
+    let peer = service.peer().clone();
+    let mut listed = None;
+    if let Err(e) = relist(upstream, &peer, registry, &mut listed).await {
+        return e;
+    }
+    let ended = service.waiting();
+    tokio::pin!(ended);
+    let mut health = tokio::time::interval(HEALTH_INTERVAL);
+    health.tick().await;
+    loop {
+        tokio::select! {
+            reason = &mut ended => {
+                return match reason {
+                    Ok(reason) => format!("the connection ended: {reason:?}"),
+                    Err(e) => format!("the connection task failed: {e}"),
+                };
+            }
+            () = upstream.tools_changed.notified() => {
+                if let Err(e) = relist(upstream, &peer, registry, &mut listed).await {
+                    return e;
+                }
+            }
+            _ = health.tick() => {
+                if let Err(e) = relist(upstream, &peer, registry, &mut listed).await {
+                    return format!("health check failed: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Lists the upstream's tools and makes the registry hold exactly the bridged ones. `listed`
+/// is what this connection registered last: an unchanged listing changes nothing (so a health
+/// check does not make every client re-list).
+async fn relist(
+    upstream: &Upstream,
+    peer: &Peer<RoleClient>,
+    registry: &ToolRegistry,
+    listed: &mut Option<String>,
+) -> Result<(), String> {
+    let config = &upstream.config;
+    let tools = tokio::time::timeout(config.call_timeout(), peer.list_all_tools())
+        .await
+        .map_err(|_| "tools/list did not answer in time".to_owned())?
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let fingerprint = serde_json::to_string(&tools).unwrap_or_default();
+    if listed.as_deref() == Some(fingerprint.as_str()) {
+        upstream.lock().last_check = Some(Utc::now());
+        return Ok(());
+    }
+    *listed = Some(fingerprint);
+    registry.unregister_mcp_server(&config.name);
+    let prefix = config.prefix();
+    let mut bridged = Vec::new();
+    let mut skipped = Vec::new();
+    for upstream_tool in tools.iter().filter(|t| config.bridges(&t.name)) {
+        let registered = tool::registered(
+            &config.name,
+            &prefix,
+            upstream_tool,
+            peer.clone(),
+            config.call_timeout(),
+            upstream.counters.clone(),
+        )
+        .and_then(|t| {
+            let name = t.name().to_owned();
+            registry
+                .register_builtin(t)
+                .map(|()| name)
+                .map_err(|e| format!("the name is taken ({e})"))
+        });
+        match registered {
+            Ok(name) => bridged.push(name),
+            Err(why) => {
+                tracing::warn!(server = %config.name, tool = %upstream_tool.name, "not bridged: {why}");
+                skipped.push(format!("{}: {why}", upstream_tool.name));
+            }
+        }
+    }
+    let mut status = upstream.lock();
+    status.state = ServerState::Connected;
+    status.last_error = None;
+    status.tools = bridged;
+    status.skipped = skipped;
+    status.last_check = Some(Utc::now());
+    Ok(())
+}
