@@ -7,6 +7,11 @@
 #                and two-instance tests against a real PostgreSQL (PATH or /usr/lib/postgresql/*/bin)
 #   chromium     `/usr/bin/chromium`, the browser of the web UI's end-to-end tests
 #                (crates/toolsmith/tests/cli/ui_browser.rs), driven headless by playwright-core
+#   mount        `mount`: under root, a workspace run's private bind mount (toolsmith-command)
+#   python3, python3-pip, nodejs
+#                `/usr/bin/python3` (execute_python, compile_code), its pip (package_manager) and
+#                `/usr/bin/node` (sandbox_run_js): the code tools run the host's own interpreters
+#                inside the sandbox, which sees /usr/bin only (not pyenv or nvm shims)
 # Idempotent: installs only what is missing. Installs with apt-get when running as root on a
 # Debian-like system; otherwise prints what is missing and exits non-zero.
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
@@ -28,9 +33,13 @@ for tool in bwrap prlimit setpriv git chromium; do
   fi
 done
 have_postgres || missing+=("postgresql")
+command -v mount >/dev/null 2>&1 || missing+=("mount")
+[[ -x /usr/bin/python3 ]] || missing+=("python3")
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=("python3-pip")
+[[ -x /usr/bin/node ]] || missing+=("nodejs")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-system-deps: bwrap, prlimit, setpriv, git, chromium and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, python3 (with pip), node and the PostgreSQL server binaries are present"
   exit 0
 fi
 

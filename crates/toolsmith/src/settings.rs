@@ -122,6 +122,10 @@ pub struct FileConfig {
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
     pub mcp_servers: Vec<toolsmith_service::bridge::McpServerConfig>,
+    /// Idle time after which a sandbox session ends (default 15m).
+    pub sandbox_session_timeout: Option<Value>,
+    /// Most sandbox sessions of one user at once (default 5).
+    pub sandbox_sessions_per_user: Option<usize>,
 }
 
 /// The `[egress]` table.
@@ -410,6 +414,25 @@ impl Settings {
             }
             service.records.max_records_per_collection = max;
         }
+        if let Some(idle) = pick_duration(
+            runtime.sandbox_session_timeout,
+            file.sandbox_session_timeout,
+            "sandbox_session_timeout",
+        )? {
+            if idle < Duration::from_secs(1) {
+                return Err(bad("sandbox_session_timeout must be at least 1s"));
+            }
+            service.sandbox_sessions.idle_timeout = idle;
+        }
+        if let Some(max) = runtime
+            .sandbox_sessions_per_user
+            .or(file.sandbox_sessions_per_user)
+        {
+            if max == 0 {
+                return Err(bad("sandbox_sessions_per_user must be at least 1"));
+            }
+            service.sandbox_sessions.max_per_user = max;
+        }
 
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
         if compat == Compat::DynamicMcp {
@@ -676,6 +699,8 @@ impl ServeArgs {
                 workspace_quota: None,
                 workspace_per_agent: None,
                 git_author: None,
+                sandbox_session_timeout: None,
+                sandbox_sessions_per_user: None,
             },
         }
     }

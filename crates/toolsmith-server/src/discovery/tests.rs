@@ -328,9 +328,48 @@ fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
             .chain(toolsmith_builtins::pdf::tools(&env))
             .chain(toolsmith_builtins::git::tools(&env))
             .chain(toolsmith_builtins::memory::tools(&env))
+            .chain(toolsmith_builtins::exec::tools(&env))
             .map(|t| t.definition.clone()),
     );
     let cases: &[(&str, &[&str])] = &[
+        ("run python", &["execute_python"]),
+        ("run this python script", &["execute_python"]),
+        (
+            "execute python code to compute the average",
+            &["execute_python"],
+        ),
+        (
+            "execute a shell command",
+            &["execute_shell", "sandbox_exec"],
+        ),
+        (
+            "run ls -la in a terminal",
+            &["execute_shell", "sandbox_exec"],
+        ),
+        ("run a bash script", &["execute_shell", "sandbox_exec"]),
+        (
+            "run javascript code",
+            &["execute_javascript", "sandbox_run_js"],
+        ),
+        (
+            "evaluate a js snippet",
+            &["execute_javascript", "sandbox_run_js"],
+        ),
+        (
+            "compile this C program and show the errors",
+            &["compile_code"],
+        ),
+        ("check my java code for syntax errors", &["compile_code"]),
+        (
+            "install the requests package with pip",
+            &["package_manager"],
+        ),
+        ("npm install lodash", &["package_manager"]),
+        (
+            "start a persistent sandbox session",
+            &["sandbox_initialize"],
+        ),
+        ("stop the sandbox session", &["sandbox_stop"]),
         (
             "fetch this web page and give me its text",
             &["fetch_web_page", "web_fetch"],

@@ -9,6 +9,7 @@ mod mcp_support;
 mod rest_support;
 
 mod auth;
+mod code_execution;
 mod docs_examples;
 mod mcp_approvals;
 mod mcp_bridge;

@@ -41,6 +41,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     };
     stop_feed.cancel();
     let _ = feed.await;
+    service.end_sandbox_sessions().await;
     service.flush_usage().await;
     outcome?;
     Ok(SUCCESS)

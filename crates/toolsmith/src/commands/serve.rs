@@ -98,6 +98,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     stop_feed.cancel();
     let _ = feed.await;
     let _ = housekeeping.await;
+    service.end_sandbox_sessions().await;
     service.flush_usage().await;
     outcome.context("the server failed")?;
     Ok(SUCCESS)

@@ -1,0 +1,370 @@
+//! The code execution tools (003 §9 "Code Execution", 001's `runtime` group) and sandbox
+//! sessions (002 "Sandbox Sessions"), group `codeExecution`, off by default.
+//!
+//! - `execute_shell`, `execute_python`, `compile_code`, `package_manager` and the session tools
+//!   run in the command sandbox (`toolsmith-command`, bubblewrap) with the caller's workspace —
+//!   or a session's folder — bind-mounted read-write at `/tmp/work` and nothing else of the
+//!   host: no data dir, no other user's workspace, no network (only `package_manager` has it,
+//!   and it needs a person's approval). Python, Node.js and the compilers are the host's own
+//!   (`/usr/bin`), seen read-only inside the sandbox.
+//! - `execute_javascript` runs in the QuickJS sandbox through the server ([`CodeHost::run_js`]),
+//!   under the same limits as any JS tool.
+//!
+//! 003's rules: the sandbox is mandatory — without a working one every tool answers with the
+//! reason and nothing runs on the host ([`unavailable`]); at most [`MAX_TIMEOUT`] per run;
+//! output capped ([`STDOUT_CAP`], [`STDERR_CAP`]: together under the pipeline's 1 MB once
+//! escaped); shell commands pass the deny patterns (`toolsmith_command::check_denied`).
+//!
+//! To add a tool: a module here with its `definition()`, a [`Kind`] and its arm in
+//! [`ExecExecutor`], a line in [`tools`], and its name in the `codeExecution` group.
+
+pub mod compile;
+pub mod javascript;
+pub mod packages;
+pub mod python;
+pub mod sessions;
+pub mod shell;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith_command::{CommandOutput, CommandSandbox, RunRequest, check_denied};
+use toolsmith_core::{
+    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
+    ToolExecutor, ToolOrigin, ToolResult,
+};
+
+pub use sessions::{SessionSettings, Sessions};
+
+use crate::BuiltinEnv;
+use crate::workspace::{Workspace, WorkspaceError, Workspaces};
+
+/// The category every tool of this family carries.
+pub const CATEGORY: &str = "Code Execution";
+/// Longest one run may take (003: 30 s); `timeoutSeconds` may only shorten it.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bytes of stdout a run returns; the rest is dropped and `truncated` set.
+pub const STDOUT_CAP: usize = 512 * 1024;
+/// Bytes of stderr a run returns.
+pub const STDERR_CAP: usize = 128 * 1024;
+/// Largest code or command accepted: one argument of a process (Linux caps it at 128 KiB).
+pub const MAX_CODE_BYTES: usize = 100 * 1024;
+
+/// What the code tools need from the server: the command sandbox and the JS sandbox.
+#[async_trait]
+pub trait CodeHost: Send + Sync + std::fmt::Debug {
+    /// The command sandbox, or why it cannot run on this host.
+    async fn command_sandbox(&self) -> Result<Arc<CommandSandbox>, String>;
+    /// Runs `code` once in the JS sandbox for the caller of `ctx`, with no permissions, at most
+    /// `timeout`, under the server's JS limits.
+    async fn run_js(
+        &self,
+        code: &str,
+        args: Value,
+        ctx: &ToolContext,
+        timeout: Duration,
+    ) -> ToolResult;
+}
+
+/// Why a code tool failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("{0}")]
+    Args(String),
+    #[error("{0}")]
+    Denied(String),
+    #[error("{0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Limit(String),
+    #[error("{0}")]
+    Run(String),
+}
+
+impl ExecError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            ExecError::Args(_) => ErrorKind::InvalidArguments,
+            ExecError::Denied(_) => ErrorKind::Denied,
+            ExecError::Workspace(e) => e.kind(),
+            // `not_found` means "no such tool" to clients; an unknown session is a bad argument.
+            ExecError::NotFound(_) => ErrorKind::InvalidArguments,
+            ExecError::Limit(_) => ErrorKind::Denied,
+            ExecError::Unavailable(_) | ExecError::Run(_) => ErrorKind::ExecutionError,
+        }
+    }
+}
+
+/// The answer of every code tool when the sandbox cannot run (003's "security error").
+#[must_use]
+pub fn unavailable(reason: &str) -> ExecError {
+    ExecError::Unavailable(format!(
+        "Code execution needs the command sandbox (bubblewrap), which does not work on this \
+         host: {reason}. Nothing was run: code never runs on the host without it. To fix: \
+         install bubblewrap and util-linux (scripts/install-system-deps.sh) and allow \
+         unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)."
+    ))
+}
+
+/// Which tool an [`ExecExecutor`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Shell,
+    Python,
+    JavaScript,
+    Compile,
+    Packages,
+    SessionInitialize,
+    SessionExec,
+    SessionRunJs,
+    SessionStop,
+}
+
+/// What the family's tools share: the server's handles.
+#[derive(Debug, Clone)]
+pub(crate) struct Deps {
+    pub(crate) workspaces: Option<Arc<Workspaces>>,
+    pub(crate) host: Option<Arc<dyn CodeHost>>,
+    pub(crate) sessions: Option<Arc<Sessions>>,
+}
+
+impl Deps {
+    pub(crate) async fn sandbox(&self) -> Result<Arc<CommandSandbox>, ExecError> {
+        let host = self
+            .host
+            .as_ref()
+            .ok_or_else(|| unavailable("this server has no command sandbox configured"))?;
+        host.command_sandbox()
+            .await
+            .map_err(|why| unavailable(&why))
+    }
+
+    pub(crate) fn workspace(&self, ctx: &ToolContext) -> Result<Workspace, ExecError> {
+        let workspaces = self
+            .workspaces
+            .as_ref()
+            .ok_or(ExecError::Workspace(WorkspaceError::NotConfigured))?;
+        Ok(workspaces.for_call(ctx)?)
+    }
+
+    pub(crate) fn sessions(&self) -> Result<&Arc<Sessions>, ExecError> {
+        self.sessions.as_ref().ok_or_else(|| {
+            ExecError::Unavailable(
+                "sandbox sessions need a workspace; set `workspace_dir` (or keep the default \
+                 under the data dir) to use them"
+                    .to_owned(),
+            )
+        })
+    }
+}
+
+struct ExecExecutor {
+    kind: Kind,
+    deps: Deps,
+}
+
+#[async_trait]
+impl ToolExecutor for ExecExecutor {
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let deps = &self.deps;
+        let outcome = match self.kind {
+            Kind::Shell => shell::run(deps, &args, ctx).await,
+            Kind::Python => python::run(deps, &args, ctx).await,
+            Kind::JavaScript => return javascript::run(deps, args, ctx).await,
+            Kind::Compile => compile::run(deps, &args, ctx).await,
+            Kind::Packages => packages::run(deps, &args, ctx).await,
+            Kind::SessionInitialize => sessions::initialize(deps, ctx).await,
+            Kind::SessionExec => sessions::exec(deps, &args, ctx).await,
+            Kind::SessionRunJs => sessions::run_js(deps, &args, ctx).await,
+            Kind::SessionStop => sessions::stop(deps, &args, ctx).await,
+        };
+        match outcome {
+            Ok(content) => ToolResult::ok(content),
+            Err(e) => ToolResult::error(e.kind(), e.to_string()),
+        }
+    }
+}
+
+/// A code tool: category `Code Execution`, its group as provider, `shell` (plus whatever
+/// `extra` adds), so the `dangerous` approval setting and JS tools' `callTool` rules cover it.
+fn exec_tool(
+    deps: &Deps,
+    definition: ToolDefinition,
+    kind: Kind,
+    extra: &[Permission],
+) -> RegisteredTool {
+    let name = definition.name.clone();
+    let mut permissions = PermissionSet::from([Permission::Shell]);
+    permissions.extend(extra.iter().copied());
+    let requires_approval = definition.requires_confirmation;
+    RegisteredTool::new(
+        definition.with_category(CATEGORY),
+        ToolOrigin::BuiltIn {
+            provider: crate::groups::provider_of(&name).to_owned(),
+        },
+        permissions,
+        Arc::new(ExecExecutor {
+            kind,
+            deps: deps.clone(),
+        }),
+    )
+    // The schemas are constants of this crate and covered by its tests.
+    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
+    .with_requires_approval(requires_approval)
+}
+
+/// Every tool of the family, ready to register.
+pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
+    let deps = Deps {
+        workspaces: env.workspaces.clone(),
+        host: env.code.clone(),
+        sessions: env.sessions.clone(),
+    };
+    vec![
+        exec_tool(&deps, javascript::definition(), Kind::JavaScript, &[]),
+        exec_tool(
+            &deps,
+            python::definition(),
+            Kind::Python,
+            &[Permission::Filesystem],
+        ),
+        exec_tool(
+            &deps,
+            shell::definition(),
+            Kind::Shell,
+            &[Permission::Filesystem],
+        ),
+        exec_tool(&deps, compile::definition(), Kind::Compile, &[]),
+        exec_tool(
+            &deps,
+            packages::definition(),
+            Kind::Packages,
+            &[Permission::Filesystem, Permission::Network],
+        ),
+        exec_tool(
+            &deps,
+            sessions::initialize_definition(),
+            Kind::SessionInitialize,
+            &[],
+        ),
+        exec_tool(&deps, sessions::exec_definition(), Kind::SessionExec, &[]),
+        exec_tool(
+            &deps,
+            sessions::run_js_definition(),
+            Kind::SessionRunJs,
+            &[],
+        ),
+        exec_tool(&deps, sessions::stop_definition(), Kind::SessionStop, &[]),
+    ]
+}
+
+/// The string argument `key`, non-empty and at most [`MAX_CODE_BYTES`]; `what` names it in
+/// the error (e.g. "the Python code").
+pub(crate) fn code_arg<'a>(args: &'a Value, key: &str, what: &str) -> Result<&'a str, ExecError> {
+    let code = args
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|code| !code.trim().is_empty())
+        .ok_or_else(|| ExecError::Args(format!("'{key}' must be a non-empty string: {what}")))?;
+    if code.len() > MAX_CODE_BYTES {
+        return Err(ExecError::Args(format!(
+            "'{key}' is {} bytes; the limit is {MAX_CODE_BYTES}. Write longer code to a file \
+             with write_file and run it from execute_shell (e.g. `python3 main.py`)",
+            code.len()
+        )));
+    }
+    if code.contains('\0') {
+        return Err(ExecError::Args(format!(
+            "'{key}' contains a NUL byte; remove it"
+        )));
+    }
+    Ok(code)
+}
+
+/// The run's time limit: `timeoutSeconds` (1 to 30), else [`MAX_TIMEOUT`]; never past the
+/// call's own deadline.
+pub(crate) fn timeout_arg(args: &Value, ctx: &ToolContext) -> Result<Duration, ExecError> {
+    let max = MAX_TIMEOUT.as_secs();
+    let timeout = match args.get("timeoutSeconds") {
+        None | Some(Value::Null) => MAX_TIMEOUT,
+        Some(value) => match value.as_u64() {
+            Some(secs @ 1..) if secs <= max => Duration::from_secs(secs),
+            _ => {
+                return Err(ExecError::Args(format!(
+                    "'timeoutSeconds' must be a whole number from 1 to {max} (the sandbox's limit)"
+                )));
+            }
+        },
+    };
+    Ok(match ctx.deadline {
+        Some(deadline) => timeout.min(
+            deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .max(Duration::from_millis(1)),
+        ),
+        None => timeout,
+    })
+}
+
+/// Refuses a shell command the deny patterns match, naming why.
+pub(crate) fn check_command(command: &str) -> Result<(), ExecError> {
+    check_denied(command).map_err(|denied| {
+        ExecError::Denied(format!(
+            "the command was refused: {denied}. Run a narrower command inside your workspace"
+        ))
+    })
+}
+
+/// The `timeoutSeconds` property every run tool takes.
+pub(crate) fn timeout_schema() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT.as_secs(), "default": MAX_TIMEOUT.as_secs(), "description": "Wall-clock limit of the run in seconds (at most 30); at the end every process of the run is killed."})
+}
+
+/// Runs `request` with the family's output caps and shapes the outcome.
+pub(crate) async fn run_request(
+    deps: &Deps,
+    mut request: RunRequest<'_>,
+) -> Result<Value, ExecError> {
+    let sandbox = deps.sandbox().await?;
+    request.stdout_cap = STDOUT_CAP;
+    request.stderr_cap = STDERR_CAP;
+    let output = sandbox
+        .run(&request)
+        .await
+        .map_err(|e| ExecError::Run(format!("the sandbox could not run the code: {e}")))?;
+    Ok(output_json(&output))
+}
+
+/// `{success, exitCode, stdout, stderr, timedOut, truncated, durationMs}` (+ `signal`).
+pub(crate) fn output_json(output: &CommandOutput) -> Value {
+    let mut out = json!({
+        "success": output.exit_code == Some(0) && !output.timed_out,
+        "exitCode": output.exit_code,
+        "stdout": output.stdout,
+        "stderr": output.stderr,
+        "timedOut": output.timed_out,
+        "truncated": output.stdout_truncated || output.stderr_truncated,
+        "durationMs": u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
+    });
+    if let Some(signal) = output.signal {
+        out["signal"] = json!(signal);
+    }
+    if output.timed_out {
+        out["error"] = json!(format!(
+            "the run was killed at its time limit ({} s at most); make it faster or split it",
+            MAX_TIMEOUT.as_secs()
+        ));
+    }
+    out
+}
+
+/// Whether a run's program was missing from the sandbox (`sh`'s exit 127).
+pub(crate) fn program_missing(out: &Value) -> bool {
+    out["exitCode"] == json!(127)
+}

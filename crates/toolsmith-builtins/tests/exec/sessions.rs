@@ -1,0 +1,196 @@
+//! Sandbox sessions: files persist between runs of one session, a session is its owner's
+//! only, `stop` and the idle timeout delete its files, and a user's sessions are capped.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolsmith_builtins::exec::SessionSettings;
+use toolsmith_core::ErrorKind;
+
+use super::Fixture;
+use crate::support::{failed, succeeded};
+
+async fn start(fx: &Fixture, user: &str) -> String {
+    let args = json!({});
+    let out = succeeded(
+        "sandbox_initialize",
+        &args,
+        fx.call_as(user, "sandbox_initialize", args.clone()).await,
+    );
+    assert_eq!(out["workdir"], "/tmp/work");
+    out["sessionId"].as_str().unwrap().to_owned()
+}
+
+fn session_dir(fx: &Fixture, user: &str, id: &str) -> std::path::PathBuf {
+    fx.data
+        .join("workspaces")
+        .join(user)
+        .join("sessions")
+        .join(id)
+}
+
+#[tokio::test]
+async fn a_sessions_files_persist_between_runs_until_it_stops() {
+    let Some(fx) = Fixture::new().await else {
+        return;
+    };
+    let id = start(&fx, "alice").await;
+    let args = json!({"sessionId": id, "command": "echo kept > state.txt && ls"});
+    let out = succeeded(
+        "sandbox_exec",
+        &args,
+        fx.call("sandbox_exec", args.clone()).await,
+    );
+    assert_eq!(out["stdout"], "state.txt\n", "{out}");
+    let args = json!({"sessionId": id, "command": "cat state.txt; ls /tmp/work"});
+    let out = succeeded(
+        "sandbox_exec",
+        &args,
+        fx.call("sandbox_exec", args.clone()).await,
+    );
+    assert_eq!(out["stdout"], "kept\nstate.txt\n", "{out}");
+    if std::path::Path::new("/usr/bin/node").exists() {
+        let args = json!({"sessionId": id, "code": "const fs = require('fs'); console.log(fs.readFileSync('state.txt', 'utf8').trim() + '!')"});
+        let out = succeeded(
+            "sandbox_run_js",
+            &args,
+            fx.call("sandbox_run_js", args.clone()).await,
+        );
+        assert_eq!(out["stdout"], "kept!\n", "{out}");
+    }
+    assert!(session_dir(&fx, "alice", &id).join("state.txt").exists());
+
+    // Another user cannot use, see or stop it.
+    let args = json!({"sessionId": id, "command": "cat state.txt"});
+    let res = fx.call_as("bob", "sandbox_exec", args.clone()).await;
+    let message = failed("sandbox_exec", &args, &res, ErrorKind::InvalidArguments);
+    assert!(message.contains("sandbox_initialize"), "{message}");
+    let args = json!({"sessionId": id});
+    let res = fx.call_as("bob", "sandbox_stop", args.clone()).await;
+    failed("sandbox_stop", &args, &res, ErrorKind::InvalidArguments);
+
+    let out = succeeded(
+        "sandbox_stop",
+        &args,
+        fx.call("sandbox_stop", args.clone()).await,
+    );
+    assert_eq!(out, json!({"sessionId": id, "stopped": true}));
+    assert!(!session_dir(&fx, "alice", &id).exists());
+    let args = json!({"sessionId": id, "command": "ls"});
+    let res = fx.call("sandbox_exec", args.clone()).await;
+    let message = failed("sandbox_exec", &args, &res, ErrorKind::InvalidArguments);
+    assert!(message.contains("no sandbox session"), "{message}");
+}
+
+#[tokio::test]
+async fn session_tools_refuse_bad_arguments_and_dangerous_commands() {
+    let Some(fx) = Fixture::new().await else {
+        return;
+    };
+    let id = start(&fx, "alice").await;
+    for (tool, args, kind, needle) in [
+        (
+            "sandbox_exec",
+            json!({"command": "ls"}),
+            ErrorKind::InvalidArguments,
+            "sessionId",
+        ),
+        (
+            "sandbox_exec",
+            json!({"sessionId": "sbx_nope", "command": "ls"}),
+            ErrorKind::InvalidArguments,
+            "sandbox_initialize",
+        ),
+        (
+            "sandbox_exec",
+            json!({"sessionId": id, "command": "rm -rf /"}),
+            ErrorKind::Denied,
+            "refused",
+        ),
+        (
+            "sandbox_exec",
+            json!({"sessionId": id, "command": "ls", "timeoutSeconds": 99}),
+            ErrorKind::InvalidArguments,
+            "timeoutSeconds",
+        ),
+        (
+            "sandbox_run_js",
+            json!({"sessionId": id}),
+            ErrorKind::InvalidArguments,
+            "code",
+        ),
+        (
+            "sandbox_stop",
+            json!({}),
+            ErrorKind::InvalidArguments,
+            "sessionId",
+        ),
+    ] {
+        let res = fx.call(tool, args.clone()).await;
+        let message = failed(tool, &args, &res, kind);
+        assert!(message.contains(needle), "{tool} {args}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn sessions_are_capped_per_user_and_scavenged_when_idle() {
+    let settings = SessionSettings {
+        idle_timeout: Duration::from_millis(300),
+        max_per_user: 2,
+    };
+    let Some(fx) = Fixture::with_sessions(settings).await else {
+        return;
+    };
+    let first = start(&fx, "alice").await;
+    let second = start(&fx, "alice").await;
+    let res = fx.call("sandbox_initialize", json!({})).await;
+    let message = failed("sandbox_initialize", &json!({}), &res, ErrorKind::Denied);
+    assert!(message.contains("sandbox_stop"), "{message}");
+    // Bob's cap is his own.
+    let bobs = start(&fx, "bob").await;
+
+    for id in [&first, &second] {
+        let args = json!({"sessionId": id, "command": "echo x > f"});
+        succeeded(
+            "sandbox_exec",
+            &args,
+            fx.call("sandbox_exec", args.clone()).await,
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(fx.sessions.scavenge(), 3);
+    assert!(fx.sessions.is_empty());
+    for (user, id) in [("alice", &first), ("alice", &second), ("bob", &bobs)] {
+        assert!(!session_dir(&fx, user, id).exists(), "{id}");
+    }
+    let args = json!({"sessionId": first, "command": "ls"});
+    let res = fx.call("sandbox_exec", args.clone()).await;
+    failed("sandbox_exec", &args, &res, ErrorKind::InvalidArguments);
+    // After the scavenge, alice may start again.
+    let again = start(&fx, "alice").await;
+    assert_eq!(fx.sessions.stop_all(), 1);
+    assert!(!session_dir(&fx, "alice", &again).exists());
+}
+
+#[tokio::test]
+async fn a_running_session_is_not_scavenged() {
+    let settings = SessionSettings {
+        idle_timeout: Duration::from_millis(200),
+        max_per_user: 2,
+    };
+    let Some(fx) = Fixture::with_sessions(settings).await else {
+        return;
+    };
+    let id = start(&fx, "alice").await;
+    let args = json!({"sessionId": id, "command": "sleep 2; echo done > f; cat f"});
+    let run = fx.call("sandbox_exec", args.clone());
+    let scavenger = async {
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        fx.sessions.scavenge()
+    };
+    let (res, ended) = tokio::join!(run, scavenger);
+    let out: Value = succeeded("sandbox_exec", &args, res);
+    assert_eq!(out["stdout"], "done\n", "{out}");
+    assert_eq!(ended, 0);
+    assert_eq!(fx.sessions.len(), 1);
+}

@@ -1,0 +1,117 @@
+//! The `codeExecution` group through the real server: off by default and invisible until
+//! enabled; then `execute_javascript` runs in the JS sandbox, `execute_shell` changes what
+//! `write_file` wrote (the workspace is the sandbox user's), and `package_manager` waits for a
+//! person's approval.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use toolsmith_server::ServerConfig;
+use toolsmith_service::ToolServiceSettings;
+
+use crate::rest_support::TestApp;
+
+fn listed(list: &Value, name: &str) -> bool {
+    list["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
+}
+
+async fn execute(app: &TestApp, tool: &str, arguments: Value) -> crate::rest_support::TestResponse {
+    app.post(
+        &format!("/api/v1/tools/{tool}/execute"),
+        &json!({"arguments": arguments}),
+    )
+    .await
+}
+
+/// Whether the command sandbox works here; under `CI=true` it must.
+async fn sandbox_works() -> bool {
+    match toolsmith_command::CommandSandbox::probe().await {
+        Ok(_) => true,
+        Err(err) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
+            panic!("CI=true and the command sandbox is unavailable: {err}")
+        }
+        Err(err) => {
+            eprintln!("SKIP: {err}");
+            false
+        }
+    }
+}
+
+#[tokio::test]
+async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled() {
+    let ws = tempfile::tempdir().unwrap();
+    let settings = ToolServiceSettings {
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
+            ws.path().join("workspaces"),
+        )),
+        ..ToolServiceSettings::default()
+    };
+    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    let tools = app.get("/api/v1/tools").await.assert_ok(StatusCode::OK);
+    for name in [
+        "execute_shell",
+        "execute_python",
+        "execute_javascript",
+        "sandbox_initialize",
+    ] {
+        assert!(
+            !listed(&tools, name),
+            "{name} is listed while its group is off"
+        );
+    }
+    execute(&app, "execute_shell", json!({"command": "id"}))
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+
+    app.json(
+        Method::PUT,
+        "/api/v1/tool-groups/codeExecution",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let tools = app.get("/api/v1/tools").await.assert_ok(StatusCode::OK);
+    assert!(listed(&tools, "execute_shell") && listed(&tools, "package_manager"));
+
+    let js = execute(
+        &app,
+        "execute_javascript",
+        json!({"code": "return args.xs.map(x => x * 2)", "args": {"xs": [1, 2, 3]}}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert!(js.to_string().contains("[2,4,6]"), "{js}");
+    let bad = execute(
+        &app,
+        "execute_javascript",
+        json!({"code": "process.exit(1)"}),
+    )
+    .await;
+    assert!(bad.text.contains("process.exit"), "{}", bad.text);
+
+    if !sandbox_works().await {
+        return;
+    }
+    execute(
+        &app,
+        "write_file",
+        json!({"path": "log.txt", "content": "by write_file\n"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let shell = execute(
+        &app,
+        "execute_shell",
+        json!({"command": "echo by-shell >> log.txt && cat log.txt"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert!(
+        shell.to_string().contains("by write_file\\nby-shell\\n"),
+        "{shell}"
+    );
+    // `package_manager` has the network, so it waits for a person (the default approval rule).
+    let pending = execute(&app, "package_manager", json!({"command": "pip list"})).await;
+    assert!(pending.text.contains("approval"), "{}", pending.text);
+}
