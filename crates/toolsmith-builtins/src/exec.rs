@@ -32,8 +32,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_command::{CommandOutput, CommandSandbox, RunRequest, check_denied};
 use toolsmith_core::{
-    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
-    ToolExecutor, ToolOrigin, ToolResult,
+    ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 pub use sessions::{SessionSettings, Sessions};
@@ -199,24 +198,14 @@ fn exec_tool(
     kind: Kind,
     extra: &[Permission],
 ) -> RegisteredTool {
-    let name = definition.name.clone();
-    let mut permissions = PermissionSet::from([Permission::Shell]);
-    permissions.extend(extra.iter().copied());
     let requires_approval = definition.requires_confirmation;
-    RegisteredTool::new(
-        definition.with_category(CATEGORY),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
-        permissions,
-        Arc::new(ExecExecutor {
-            kind,
-            deps: deps.clone(),
-        }),
-    )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
-    .with_requires_approval(requires_approval)
+    let executor = Arc::new(ExecExecutor {
+        kind,
+        deps: deps.clone(),
+    });
+    let mut tool = crate::family_tool(definition, CATEGORY, Permission::Shell, executor);
+    tool.permissions.extend(extra.iter().copied());
+    tool.with_requires_approval(requires_approval)
 }
 
 /// Every tool of the family, ready to register.
