@@ -31,7 +31,7 @@ pub fn definition() -> ToolDefinition {
             "additionalProperties": false
         }),
     )
-    .with_tags(&["read", "file", "open", "cat", "view", "contents", "lines", "text"])
+    .with_tags(&["read", "file", "open", "cat", "view", "contents", "lines", "text", "txt", "show"])
 }
 
 pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
