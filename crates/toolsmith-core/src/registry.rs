@@ -271,32 +271,25 @@ impl ToolRegistry {
 
     /// Removes every built-in registered by `provider`. Returns how many went.
     pub fn unregister_provider(&self, provider: &str) -> usize {
-        let n_removed = {
-            let mut tables = self.write();
-            let before = tables.builtins.len();
-            tables.builtins.retain(
-                |_, t| !matches!(&t.origin, ToolOrigin::BuiltIn { provider: p } if p == provider),
-            );
-            let n_removed = before - tables.builtins.len();
-            if n_removed > 0 {
-                tables.builtin_version += 1;
-            }
-            n_removed
-        };
-        if n_removed > 0 {
-            self.bump();
-        }
-        n_removed
+        self.unregister_global(
+            |origin| matches!(origin, ToolOrigin::BuiltIn { provider: p } if p == provider),
+        )
     }
 
     /// Removes every tool bridged from the MCP server `server`. Returns how many went.
     pub fn unregister_mcp_server(&self, server: &str) -> usize {
+        self.unregister_global(
+            |origin| matches!(origin, ToolOrigin::Mcp { server: s } if s == server),
+        )
+    }
+
+    /// Removes every built-in or bridged tool whose origin matches; moves the versions once if
+    /// any went. Returns how many went.
+    fn unregister_global(&self, matching: impl Fn(&ToolOrigin) -> bool) -> usize {
         let n_removed = {
             let mut tables = self.write();
             let before = tables.builtins.len();
-            tables
-                .builtins
-                .retain(|_, t| !matches!(&t.origin, ToolOrigin::Mcp { server: s } if s == server));
+            tables.builtins.retain(|_, t| !matching(&t.origin));
             let n_removed = before - tables.builtins.len();
             if n_removed > 0 {
                 tables.builtin_version += 1;
