@@ -115,9 +115,25 @@ pub type DataFn =
         Call<'a>,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, Fail>> + Send + 'a>>;
 
+/// The work of a data tool that carries what it works on (a family's description and which
+/// of its operations), where a [`DataFn`] cannot.
+#[async_trait]
+pub trait DataWork: Send + Sync {
+    async fn run(&self, call: Call<'_>) -> Result<Value, Fail>;
+}
+
+struct FnWork(DataFn);
+
+#[async_trait]
+impl DataWork for FnWork {
+    async fn run(&self, call: Call<'_>) -> Result<Value, Fail> {
+        (self.0)(call).await
+    }
+}
+
 struct DataExecutor {
     records: Option<Arc<dyn Records>>,
-    run: DataFn,
+    work: Box<dyn DataWork>,
 }
 
 #[async_trait]
@@ -137,7 +153,7 @@ impl ToolExecutor for DataExecutor {
             ctx,
             args,
         };
-        match (self.run)(call).await {
+        match self.work.run(call).await {
             Ok(content) => ToolResult::ok(content),
             Err(Fail::Args(message)) => ToolResult::error(ErrorKind::InvalidArguments, message),
             Err(Fail::Run(message)) => ToolResult::error(ErrorKind::ExecutionError, message),
@@ -153,6 +169,16 @@ pub fn data_tool(
     definition: ToolDefinition,
     run: DataFn,
 ) -> RegisteredTool {
+    data_tool_with(env, category, definition, FnWork(run))
+}
+
+/// [`data_tool`] for work that carries its own data.
+pub fn data_tool_with(
+    env: &BuiltinEnv,
+    category: &str,
+    definition: ToolDefinition,
+    work: impl DataWork + 'static,
+) -> RegisteredTool {
     let name = definition.name.clone();
     RegisteredTool::new(
         definition.with_category(category),
@@ -162,7 +188,7 @@ pub fn data_tool(
         PermissionSet::new(),
         Arc::new(DataExecutor {
             records: env.data.clone(),
-            run,
+            work: Box::new(work),
         }),
     )
     // The schemas are constants of this crate and covered by its tests.

@@ -86,6 +86,65 @@ pub const TOOL_GROUPS: &[ToolGroup] = &[
         )
     },
     on(
+        "tasks",
+        "Task Management",
+        "The user's to-do list: add tasks with due dates, priorities and categories; list, update, complete and delete them.",
+        &[
+            "add_task",
+            "batch_add_tasks",
+            "list_tasks",
+            "complete_task",
+            "update_task",
+            "delete_task",
+        ],
+    ),
+    on(
+        "bookmarks",
+        "Bookmarks",
+        "Saved URLs with titles, descriptions, categories, tags and favorites.",
+        &[
+            "add_bookmark",
+            "batch_add_bookmarks",
+            "list_bookmarks",
+            "delete_bookmark",
+        ],
+    ),
+    on(
+        "notes",
+        "Notes",
+        "Text notes in Markdown with categories, tags and pins: add, list and search, update, delete.",
+        &[
+            "add_note",
+            "batch_add_notes",
+            "list_notes",
+            "update_note",
+            "delete_note",
+        ],
+    ),
+    on(
+        "calendar",
+        "Calendar",
+        "Events and appointments with start and end times, locations and reminders, listed by date range.",
+        &[
+            "add_calendar_event",
+            "batch_add_calendar_events",
+            "list_calendar_events",
+            "delete_calendar_event",
+        ],
+    ),
+    on(
+        "contacts",
+        "Contacts",
+        "People: names, emails, phones, companies, relationships, birthdays and addresses.",
+        &[
+            "add_contact",
+            "batch_add_contacts",
+            "list_contacts",
+            "update_contact",
+            "delete_contact",
+        ],
+    ),
+    on(
         "memory",
         "Memory",
         "The agent's persistent memory of its user: remember facts, preferences, events and skills; recall them by relevance, importance and recency; boost and forget them.",

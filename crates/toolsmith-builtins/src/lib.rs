@@ -3,8 +3,9 @@
 //! [`web`] the HTTP, page, API and download tools (through the server's egress guard), [`pdf`]
 //! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
 //! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
-//! per-user record store of [`data`]), [`exec`] the code execution tools and sandbox
-//! sessions (in the command and JS sandboxes).
+//! per-user record store of [`data`]), [`personal`] the tasks, bookmarks, notes, calendar and
+//! contacts (on the same store), [`exec`] the code execution tools and sandbox sessions (in
+//! the command and JS sandboxes).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
@@ -17,6 +18,7 @@ pub mod git;
 pub mod groups;
 pub mod memory;
 pub mod pdf;
+pub mod personal;
 pub mod web;
 pub mod workspace;
 
@@ -74,6 +76,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(pdf::tools(env));
     tools.extend(git::tools(env));
     tools.extend(memory::tools(env));
+    tools.extend(personal::tools(env));
     tools.extend(exec::tools(env));
     tools
 }

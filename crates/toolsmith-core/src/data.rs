@@ -101,6 +101,14 @@ pub struct RecordQuery {
     /// Full-text search: records matching any of its words (stemmed; common English words
     /// ignored). A text with no searchable word matches nothing.
     pub text: Option<String>,
+    /// Records whose `at` is at or after this time (records without one are left out).
+    pub at_from: Option<DateTime<Utc>>,
+    /// Records whose `at` is before this time (records without one are left out).
+    pub at_before: Option<DateTime<Utc>>,
+    /// Records whose `weight` is at least this.
+    pub min_weight: Option<f64>,
+    /// Records whose `weight` is at most this.
+    pub max_weight: Option<f64>,
     pub order: RecordOrder,
     pub limit: u32,
     pub offset: u32,

@@ -202,6 +202,7 @@ pub async fn list(call: Call<'_>) -> Result<Value, Fail> {
             order,
             limit: u32::try_from(limit).unwrap_or(20),
             offset: u32::try_from(offset).unwrap_or(0),
+            ..RecordQuery::default()
         })
         .await?;
     let memories: Vec<Value> = hits.iter().map(|h| view(&h.record)).collect();

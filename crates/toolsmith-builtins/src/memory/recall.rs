@@ -138,6 +138,7 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
             order: RecordOrder::Relevance,
             limit: CANDIDATES,
             offset: 0,
+            ..RecordQuery::default()
         })
         .await?;
     let now = Utc::now();

@@ -442,31 +442,40 @@ async fn control_plane_follows_the_lifecycle_rules() {
 async fn discovery_meta_tools() {
     let (state, _dir) = state_with(ServerConfig::default()).await;
     let user = Actor::user("default");
+    // Names no built-in shares (the notes family has `note` in its names and tags).
     let mut send = tool(
-        "send_note",
-        "Send a note to a colleague by email",
+        "send_postcard",
+        "Send a postcard to a colleague by email",
         "return 'sent ' + args.to;",
     );
     send.category = Some("Messaging".to_owned());
     send.tags = vec!["mail".to_owned(), "notify".to_owned()];
     send.parameters = json!({"type": "object", "properties": {"to": {"type": "string", "description": "Recipient"}}, "required": ["to"]});
     state.service.create(&user, send).await.unwrap();
-    let mut count = tool("note_count", "Count the notes in a folder", "return 3;");
-    count.category = Some("Notes".to_owned());
+    let mut count = tool(
+        "postcard_count",
+        "Count the postcards in a folder",
+        "return 3;",
+    );
+    count.category = Some("Postcards".to_owned());
     state.service.create(&user, count).await.unwrap();
-    // A custom tool named like a spec limit: use_tool applies its limit, a direct call does not.
-    let mut list_tasks = tool("list_tasks", "List tasks", "return args.limit;");
-    list_tasks.parameters = json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
-    state.service.create(&user, list_tasks).await.unwrap();
+    // A custom tool named like a spec limit (an email tool: no built-in has the name) is
+    // limited on every path.
+    let mut list_emails = tool("list_emails", "List emails", "return args.limit;");
+    list_emails.parameters =
+        json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
+    state.service.create(&user, list_emails).await.unwrap();
     let session = Session::open(&state, "default").await;
 
     let (_, found, _) = session
-        .ok("search_tools", json!({"query": "note email"}))
+        .ok("search_tools", json!({"query": "postcard email"}))
         .await;
     // Any word may match; the tool matching both comes first.
-    assert_eq!(found["tools"][0]["name"], "send_note", "{found}");
+    assert_eq!(found["tools"][0]["name"], "send_postcard", "{found}");
     assert!(found["tools"][0].get("parameters").is_none());
-    let (_, found, _) = session.ok("search_tools", json!({"query": "note"})).await;
+    let (_, found, _) = session
+        .ok("search_tools", json!({"query": "postcard"}))
+        .await;
     let ranked: Vec<&str> = found["tools"]
         .as_array()
         .unwrap()
@@ -475,7 +484,7 @@ async fn discovery_meta_tools() {
         .collect();
     assert_eq!(
         ranked,
-        ["note_count", "send_note"],
+        ["postcard_count", "send_postcard"],
         "name matches rank first: {found}"
     );
     let (_, found, _) = session
@@ -496,21 +505,21 @@ async fn discovery_meta_tools() {
     assert_eq!(found["tools"][0]["callDirectly"], true);
 
     let (is_error, help, _) = session
-        .ok("get_tool_help", json!({"tool_name": "send_note"}))
+        .ok("get_tool_help", json!({"tool_name": "send_postcard"}))
         .await;
     assert!(!is_error);
     assert_eq!(help["parameterDocs"], "- to (string, required): Recipient");
     let (is_error, missing, text) = session
-        .ok("get_tool_help", json!({"tool_name": "send_notes"}))
+        .ok("get_tool_help", json!({"tool_name": "send_postcards"}))
         .await;
     assert!(is_error);
     assert_eq!(missing["code"], "not_found");
-    assert!(text.contains("Did you mean 'send_note'"), "{text}");
+    assert!(text.contains("Did you mean 'send_postcard'"), "{text}");
 
     let (is_error, _, text) = session
         .ok(
             "use_tool",
-            json!({"tool_name": "send_note", "arguments": {"to": "ada"}}),
+            json!({"tool_name": "send_postcard", "arguments": {"to": "ada"}}),
         )
         .await;
     assert!(!is_error);
@@ -518,7 +527,7 @@ async fn discovery_meta_tools() {
     let (is_error, bad, text) = session
         .ok(
             "use_tool",
-            json!({"tool_name": "send_note", "arguments": {"too": "ada"}}),
+            json!({"tool_name": "send_postcard", "arguments": {"too": "ada"}}),
         )
         .await;
     assert!(
@@ -527,27 +536,27 @@ async fn discovery_meta_tools() {
     );
     assert_eq!(bad["parameterDocs"], "- to (string, required): Recipient");
     assert!(
-        text.contains("invalid arguments for tool 'send_note'"),
+        text.contains("invalid arguments for tool 'send_postcard'"),
         "{text}"
     );
 
     let (_, _, text) = session
-        .ok("use_tool", json!({"tool_name": "list_tasks"}))
+        .ok("use_tool", json!({"tool_name": "list_emails"}))
         .await;
     assert_eq!(text, "20", "the default is injected");
     let (_, _, text) = session
         .ok(
             "use_tool",
-            json!({"tool_name": "list_tasks", "arguments": {"limit": 500}}),
+            json!({"tool_name": "list_emails", "arguments": {"limit": 500}}),
         )
         .await;
     assert_eq!(text, "50", "capped at the max");
-    let (_, _, text) = session.ok("list_tasks", json!({"limit": 500})).await;
+    let (_, _, text) = session.ok("list_emails", json!({"limit": 500})).await;
     assert_eq!(text, "50", "direct calls are limited too");
     let (_, _, text) = session
         .ok(
             "run_js_ephemeral",
-            json!({"code": "return await utils.callTool('list_tasks', {limit: 1000})"}),
+            json!({"code": "return await utils.callTool('list_emails', {limit: 1000})"}),
         )
         .await;
     assert_eq!(text, "50", "and nested ones");
@@ -570,12 +579,12 @@ async fn discovery_meta_tools() {
         .ok(
             "batch_use_tool",
             json!({"operations": [
-                {"tool_name": "send_note", "arguments": {"to": "bo"}},
-                {"tool": "note_count", "args": {}},
-                {"tool_name": "send_note", "arguments": {}},
+                {"tool_name": "send_postcard", "arguments": {"to": "bo"}},
+                {"tool": "postcard_count", "args": {}},
+                {"tool_name": "send_postcard", "arguments": {}},
                 {"tool_name": "use_tool", "arguments": {}},
                 {"tool_name": "nothing_here"},
-                {"tool_name": "list_tasks", "arguments": {"limit": 1000}}
+                {"tool_name": "list_emails", "arguments": {"limit": 1000}}
             ]}),
         )
         .await;

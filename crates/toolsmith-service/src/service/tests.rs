@@ -1510,3 +1510,4 @@ async fn the_specs_summarize_url_example_runs_end_to_end_through_web_fetch() {
 mod js_workspace;
 mod memory;
 mod pdf_git;
+mod personal;

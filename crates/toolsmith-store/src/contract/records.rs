@@ -292,6 +292,21 @@ async fn filters_orders_figures_export_and_erasure(backend: &Backend) {
     q.category = None;
     q.tags = vec!["z".to_owned(), "x".to_owned()];
     assert_eq!(ids(&store, &q).await, ["d", "b", "a"]);
+    // Time and weight ranges (records without a time are outside every time range).
+    let mut q = query("alice", "");
+    q.at_from = Some(at(10));
+    q.at_before = Some(at(30));
+    q.order = RecordOrder::At;
+    assert_eq!(ids(&store, &q).await, ["c", "d"]);
+    q.at_before = None;
+    assert_eq!(ids(&store, &q).await, ["c", "d", "a"]);
+    let mut q = query("alice", "");
+    q.min_weight = Some(0.5);
+    q.max_weight = Some(0.7);
+    assert_eq!(ids(&store, &q).await, ["d", "c"]);
+    q.min_weight = Some(0.9);
+    q.max_weight = Some(0.9);
+    assert_eq!(ids(&store, &q).await, ["b"]);
 
     let stats = store
         .record_stats(&RecordScope::new("alice", None), "memory")

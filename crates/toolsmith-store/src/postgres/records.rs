@@ -201,6 +201,22 @@ pub(crate) async fn query(client: &Client, q: &RecordQuery) -> Result<Vec<Record
         args.push(Box::new(q.tags.clone()));
         filter.push_str(&format!(" AND tags ?| ${}::text[]", args.len()));
     }
+    if let Some(from) = q.at_from {
+        args.push(Box::new(from));
+        filter.push_str(&format!(" AND at >= ${}", args.len()));
+    }
+    if let Some(before) = q.at_before {
+        args.push(Box::new(before));
+        filter.push_str(&format!(" AND at < ${}", args.len()));
+    }
+    if let Some(min) = q.min_weight {
+        args.push(Box::new(min));
+        filter.push_str(&format!(" AND weight >= ${}", args.len()));
+    }
+    if let Some(max) = q.max_weight {
+        args.push(Box::new(max));
+        filter.push_str(&format!(" AND weight <= ${}", args.len()));
+    }
     let order = match (q.order, q.text.is_some()) {
         (RecordOrder::Relevance, true) => r#"score DESC, id COLLATE "C""#,
         (RecordOrder::Newest | RecordOrder::Relevance, _) => {

@@ -194,6 +194,22 @@ pub(crate) fn query(conn: &Connection, q: &RecordQuery) -> Result<Vec<RecordHit>
             args.len()
         ));
     }
+    if let Some(from) = &q.at_from {
+        args.push(SqlValue::Text(timestamp(from)));
+        filter.push_str(&format!(" AND r.at >= ?{}", args.len()));
+    }
+    if let Some(before) = &q.at_before {
+        args.push(SqlValue::Text(timestamp(before)));
+        filter.push_str(&format!(" AND r.at < ?{}", args.len()));
+    }
+    if let Some(min) = q.min_weight {
+        args.push(SqlValue::Real(min));
+        filter.push_str(&format!(" AND r.weight >= ?{}", args.len()));
+    }
+    if let Some(max) = q.max_weight {
+        args.push(SqlValue::Real(max));
+        filter.push_str(&format!(" AND r.weight <= ?{}", args.len()));
+    }
     let order = match (q.order, q.text.is_some()) {
         (RecordOrder::Relevance, true) => "score DESC, r.id",
         (RecordOrder::Newest | RecordOrder::Relevance, _) => "r.created_at DESC, r.id DESC",

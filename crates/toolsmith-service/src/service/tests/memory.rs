@@ -6,7 +6,7 @@ use toolsmith_core::{ErrorKind, ToolContext};
 
 use super::*;
 
-async fn call(
+pub(super) async fn call(
     service: &ToolService,
     user: &str,
     agent: Option<&str>,
@@ -24,7 +24,7 @@ async fn ok(service: &ToolService, user: &str, tool: &str, args: Value) -> Value
     res.content
 }
 
-fn refused(res: &ToolResult, kind: ErrorKind, words: &str) {
+pub(super) fn refused(res: &ToolResult, kind: ErrorKind, words: &str) {
     assert!(res.is_error, "{res:?}");
     assert_eq!(res.metadata.error_kind, Some(kind), "{res:?}");
     let text = res.content.to_string();
