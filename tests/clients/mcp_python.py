@@ -5,7 +5,7 @@ Run by crates/toolsmith-server/tests/mcp_clients.rs with the interpreter of test
 observed as one JSON object on the last line of stdout; the Rust test holds the assertions.
 Progress goes to stderr.
 
-    mcp_python.py --mode auto|legacy --scenario flow|two-sessions|watch --name TOOL
+    mcp_python.py --mode auto|legacy --scenario flow|two-sessions|watch|... --name TOOL
                   (--url http://127.0.0.1:PORT/mcp | --command BIN [--arg A]... [--env K=V]...)
 
 Scenarios:
@@ -20,6 +20,9 @@ Scenarios:
                 (`--admin-token`): spec 002's examples verbatim and its documented behaviours
                 (admin token, create, duplicate, reserved names, list, get, update with and
                 without expectedRevision, enable/disable, timeoutMs, run_js_ephemeral, delete).
+  sandbox-sessions  against `toolsmith mcp --compat dynamic-mcp`: spec 002's sandbox sessions
+                (sandbox.initialize, sandbox.exec with a line and an argv, sandbox.run_js with
+                args, errors, sandbox.stop), each answer recorded.
 
 Approvals: tools the model creates need a person's approval to run. This client declares
 the elicitation capability and its person answers every approval form with `--approve`
@@ -391,11 +394,53 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def sandbox_sessions(args: argparse.Namespace) -> dict[str, Any]:
+    """dynamic-mcp's sandbox sessions (sandbox.initialize / exec / run_js / stop) as a client of
+    spec 002 calls them; every answer is recorded, the Rust test judges them."""
+    out: dict[str, Any] = {}
+    async with connect(args) as (client, _changes):
+        out["protocolVersion"] = client.protocol_version
+        out["initialTools"] = await tool_names(client)
+        init = await call(client, "sandbox.initialize", {"image": "node:lts-slim"})
+        out["initialize"] = init
+        sid = ((init.get("structured") or {}).get("result") or {}).get("sessionId", "sbx_missing")
+        out["exec"] = await call(
+            client, "sandbox.exec", {"sessionId": sid, "command": "echo kept > state.txt && cat state.txt"}
+        )
+        out["execArgv"] = await call(
+            client, "sandbox.exec", {"sessionId": sid, "command": ["sh", "-c", 'cat state.txt; echo "$0"', "it's $(id)"]}
+        )
+        out["execLongTimeout"] = await call(
+            client, "sandbox.exec", {"sessionId": sid, "command": "true", "timeoutMs": 120000}
+        )
+        out["runJs"] = await call(
+            client,
+            "sandbox.run_js",
+            {
+                "sessionId": sid,
+                "code": "const fs = require('fs'); console.log('log line'); "
+                "return {state: fs.readFileSync('state.txt', 'utf8').trim(), n: args.n + 1};",
+                "args": {"n": 41},
+            },
+        )
+        out["runJsThrows"] = await call(
+            client, "sandbox.run_js", {"sessionId": sid, "code": "throw new Error('boom')"}
+        )
+        out["missingSession"] = await call(client, "sandbox.exec", {"command": "ls"})
+        out["unknownSession"] = await call(client, "sandbox.exec", {"sessionId": "sbx_nope", "command": "ls"})
+        out["stop"] = await call(client, "sandbox.stop", {"sessionId": sid})
+        out["execAfterStop"] = await call(client, "sandbox.exec", {"sessionId": sid, "command": "ls"})
+        out["approvalsAsked"] = APPROVALS.asked
+    return out
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
     parser.add_argument(
-        "--scenario", choices=["flow", "two-sessions", "watch", "dynamic-mcp"], required=True
+        "--scenario",
+        choices=["flow", "two-sessions", "watch", "dynamic-mcp", "sandbox-sessions"],
+        required=True,
     )
     parser.add_argument("--name", required=True, help="name of the tool the scenario creates")
     parser.add_argument("--url")
@@ -416,6 +461,7 @@ async def main() -> None:
         "two-sessions": two_sessions,
         "watch": watch,
         "dynamic-mcp": dynamic_mcp,
+        "sandbox-sessions": sandbox_sessions,
     }[args.scenario]
     from importlib.metadata import version
 

@@ -330,6 +330,48 @@ pub(crate) async fn run_request(
     Ok(output_json(&output))
 }
 
+/// Runs `request` in the caller's workspace `ws` (mounted read-write at `/tmp/work`), under
+/// the workspace's rules as far as a sandbox can hold them:
+/// - the deny-listed paths that exist are covered (empty and read-only inside the sandbox);
+/// - the quota: a run is refused while the user's workspaces are at or over it, no one file
+///   the run writes may exceed what is left (`RLIMIT_FSIZE`), and a run that still leaves
+///   them over it (many files) says so in `quota`, so the next run or write is refused until
+///   files are deleted.
+pub(crate) async fn run_in(
+    deps: &Deps,
+    ws: &Workspace,
+    request: RunRequest<'_>,
+) -> Result<Value, ExecError> {
+    let before = ws.usage()?;
+    if before.bytes >= before.quota_bytes || before.entries >= before.max_entries {
+        return Err(ExecError::Limit(format!(
+            "your workspaces are full ({} of {} bytes, {} of {} files and folders): delete \
+             files (delete_file) before running code in them",
+            before.bytes, before.quota_bytes, before.entries, before.max_entries
+        )));
+    }
+    let root = ws.root_path().to_path_buf();
+    let hidden = ws.denied_paths();
+    let mut request: RunRequest<'_> = request;
+    request.workspace = Some(&root);
+    request.hidden = &hidden;
+    request.max_file_size = Some(before.quota_bytes - before.bytes);
+    let mut out = run_request(deps, request).await?;
+    let after = ws.usage()?;
+    if after.bytes > after.quota_bytes || after.entries > after.max_entries {
+        out["quota"] = json!({
+            "exceeded": true,
+            "usage": after,
+            "message": format!(
+                "the run left your workspaces over their quota ({} of {} bytes, {} of {} files \
+                 and folders): delete files (delete_file) before the next run or write",
+                after.bytes, after.quota_bytes, after.entries, after.max_entries
+            ),
+        });
+    }
+    Ok(out)
+}
+
 /// `{success, exitCode, stdout, stderr, timedOut, truncated, durationMs}` (+ `signal`).
 pub(crate) fn output_json(output: &CommandOutput) -> Value {
     let mut out = json!({

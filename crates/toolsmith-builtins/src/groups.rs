@@ -291,6 +291,16 @@ pub fn group_of(tool: &str) -> Option<&'static ToolGroup> {
     TOOL_GROUPS.iter().find(|g| g.tools.contains(&tool))
 }
 
+/// What a caller of the built-in `tool` is told while its group is disabled: which group, and
+/// how an admin enables it.
+#[must_use]
+pub fn disabled_message(tool: &str) -> String {
+    let group = group_of(tool).map_or("its", |g| g.id);
+    format!(
+        "tool '{tool}' is in the tool group '{group}', which is disabled on this server; an admin enables it with `toolsmith groups enable {group}` (or PUT /api/v1/tool-groups/{group})"
+    )
+}
+
 /// The provider a built-in tool registers under: its group's id. A tool in no group is a
 /// programming error of this crate, caught by its tests.
 #[must_use]

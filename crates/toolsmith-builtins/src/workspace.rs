@@ -137,6 +137,41 @@ impl Workspaces {
         }
     }
 
+    /// Removes every user's sandbox session folders: at start, when no session can be live
+    /// (sessions live in one process), so a crash or a kill never leaves a session's files
+    /// behind. How many were removed; a folder that cannot be removed is logged and left.
+    pub fn remove_all_sessions(&self) -> usize {
+        let Ok(users) = std::fs::read_dir(&self.config.root) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for user in users.flatten() {
+            let Some(user_folder) = user.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            let listed = std::fs::read_dir(user.path().join(SESSIONS));
+            let Ok(leftovers) = listed else { continue };
+            let Ok(sessions) = self.open_in(user_folder, &[SESSIONS], false) else {
+                continue;
+            };
+            for leftover in leftovers.flatten() {
+                let name = leftover.file_name().to_string_lossy().into_owned();
+                let outcome = sessions
+                    .path(&name)
+                    .and_then(|path| sessions.remove(&path, true));
+                match outcome {
+                    Ok(_) => removed += 1,
+                    Err(e) => tracing::warn!(
+                        session = %name,
+                        error = %e,
+                        "a sandbox session folder left by an earlier run could not be removed"
+                    ),
+                }
+            }
+        }
+        removed
+    }
+
     /// Opens (creating if missing) the folder `tail` below `user`'s folder; `give` hands it to
     /// the configured owner (a workspace, not a folder holding workspaces).
     fn open_below(
@@ -145,7 +180,16 @@ impl Workspaces {
         tail: &[&str],
         give: bool,
     ) -> Result<Workspace, WorkspaceError> {
-        let user_name = ids::folder_name(user);
+        self.open_in(ids::folder_name(user), tail, give)
+    }
+
+    /// [`Self::open_below`] for the user whose folder is named `user_name`.
+    fn open_in(
+        &self,
+        user_name: String,
+        tail: &[&str],
+        give: bool,
+    ) -> Result<Workspace, WorkspaceError> {
         let mut rel = vec![user_name.clone()];
         rel.extend(tail.iter().map(|name| (*name).to_owned()));
         let user_dir = ensure_dir(&self.root, std::slice::from_ref(&user_name))?;
@@ -226,6 +270,12 @@ impl Workspace {
     #[must_use]
     pub fn root_path(&self) -> &Path {
         &self.root_path
+    }
+
+    /// The deny-listed paths of this workspace, for a sandbox that mounts its folder to cover.
+    #[must_use]
+    pub fn denied_paths(&self) -> Vec<String> {
+        self.deny.paths()
     }
 
     #[must_use]

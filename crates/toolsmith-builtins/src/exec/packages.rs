@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use toolsmith_command::RunRequest;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
-use super::{Deps, ExecError, code_arg, program_missing, run_request, timeout_arg, timeout_schema};
+use super::{Deps, ExecError, code_arg, program_missing, run_in, timeout_arg, timeout_schema};
 
 /// The subcommands allowed per manager.
 const PIP: &[&str] = &["install", "uninstall", "list", "show", "freeze", "download"];
@@ -57,7 +57,6 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
     let argv = parse(command)?;
     let timeout = timeout_arg(args, ctx)?;
     let ws = deps.workspace(ctx)?;
-    let root = ws.root_path().to_path_buf();
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let env = std::collections::BTreeMap::from([
         ("PIP_USER".to_owned(), "1".to_owned()),
@@ -69,11 +68,10 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
         ("npm_config_audit".to_owned(), "false".to_owned()),
     ]);
     let mut request = RunRequest::argv(&argv);
-    request.workspace = Some(&root);
     request.env = &env;
     request.network = true;
     request.timeout = timeout;
-    let out = run_request(deps, request).await?;
+    let out = run_in(deps, &ws, request).await?;
     if program_missing(&out) {
         return Err(ExecError::Unavailable(format!(
             "`{}` is not installed on this host (the sandbox uses the host's /usr/bin); install \

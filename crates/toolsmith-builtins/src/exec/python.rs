@@ -7,7 +7,7 @@ use toolsmith_command::RunRequest;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
 use super::shell::working_dir;
-use super::{Deps, ExecError, code_arg, program_missing, run_request, timeout_arg, timeout_schema};
+use super::{Deps, ExecError, code_arg, program_missing, run_in, timeout_arg, timeout_schema};
 
 /// Most command-line arguments passed to the script.
 pub const MAX_ARGS: usize = 64;
@@ -55,14 +55,12 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
     let timeout = timeout_arg(args, ctx)?;
     let ws = deps.workspace(ctx)?;
     let cwd = working_dir(&ws, args)?;
-    let root = ws.root_path().to_path_buf();
     let mut argv = vec!["python3", "-c", code];
     argv.extend(extra);
     let mut request = RunRequest::argv(&argv);
-    request.workspace = Some(&root);
     request.working_dir = cwd.as_deref();
     request.timeout = timeout;
-    let out = run_request(deps, request).await?;
+    let out = run_in(deps, &ws, request).await?;
     if program_missing(&out) {
         return Err(ExecError::Unavailable(
             "python3 is not installed on this host (Python comes from the host's /usr/bin); \

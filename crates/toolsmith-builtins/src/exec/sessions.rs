@@ -7,7 +7,8 @@
 //!   and an ended one all answer alike.
 //! - A session idle for [`SessionSettings::idle_timeout`] is stopped by the scavenger
 //!   ([`Sessions::spawn_scavenger`]) and its folder removed; a session with a run in progress is
-//!   never scavenged. [`Sessions::stop_all`] ends every session at shutdown.
+//!   never scavenged. [`Sessions::stop_all`] ends every session at shutdown, and
+//!   [`Sessions::new`] removes the folders a crashed or killed process left.
 //! - A user has at most [`SessionSettings::max_per_user`] sessions at once.
 //! - `sandbox_run_js` runs the code with the host's `node` inside the sandbox (Node.js, so
 //!   the code can use the session's files); `execute_javascript` is the QuickJS path.
@@ -21,10 +22,9 @@ use toolsmith_command::RunRequest;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
 use super::{
-    Deps, ExecError, check_command, code_arg, program_missing, run_request, timeout_arg,
-    timeout_schema,
+    Deps, ExecError, check_command, code_arg, program_missing, run_in, timeout_arg, timeout_schema,
 };
-use crate::workspace::Workspaces;
+use crate::workspace::{Workspace, Workspaces};
 
 /// The default idle timeout of a session (15 minutes).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
@@ -89,8 +89,17 @@ impl Drop for Running<'_> {
 }
 
 impl Sessions {
+    /// The sessions of a server starting now: none, so every session folder found (left by
+    /// a process that crashed or was killed) is removed first.
     #[must_use]
     pub fn new(workspaces: Arc<Workspaces>, settings: SessionSettings) -> Arc<Sessions> {
+        let leftovers = workspaces.remove_all_sessions();
+        if leftovers > 0 {
+            tracing::info!(
+                removed = leftovers,
+                "sandbox session folders left by an earlier run removed"
+            );
+        }
         Arc::new(Sessions {
             workspaces,
             settings,
@@ -144,7 +153,7 @@ impl Sessions {
         &self,
         owner: &str,
         id: &str,
-    ) -> Result<(Running<'_>, std::path::PathBuf), ExecError> {
+    ) -> Result<(Running<'_>, Workspace), ExecError> {
         {
             let mut live = self.lock();
             let session = live
@@ -159,7 +168,7 @@ impl Sessions {
             id: id.to_owned(),
         };
         let ws = self.workspaces.for_session(owner, id)?;
-        Ok((running, ws.root_path().to_path_buf()))
+        Ok((running, ws))
     }
 
     /// Ends `owner`'s session `id` and removes its files.
@@ -393,9 +402,8 @@ pub(crate) async fn exec(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result
     let sessions = deps.sessions()?;
     let (_running, folder) = sessions.enter(&ctx.user_id, id)?;
     let mut request = RunRequest::shell(command);
-    request.workspace = Some(&folder);
     request.timeout = timeout;
-    let mut out = run_request(deps, request).await?;
+    let mut out = run_in(deps, &folder, request).await?;
     out["sessionId"] = json!(id);
     Ok(out)
 }
@@ -412,9 +420,8 @@ pub(crate) async fn run_js(
     let (_running, folder) = sessions.enter(&ctx.user_id, id)?;
     let argv = ["node", "-e", code];
     let mut request = RunRequest::argv(&argv);
-    request.workspace = Some(&folder);
     request.timeout = timeout;
-    let mut out = run_request(deps, request).await?;
+    let mut out = run_in(deps, &folder, request).await?;
     if program_missing(&out) {
         return Err(ExecError::Unavailable(
             "node is not installed on this host (sandbox_run_js uses the host's Node.js); \

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use toolsmith_command::RunRequest;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
-use super::{Deps, ExecError, check_command, code_arg, run_request, timeout_arg, timeout_schema};
+use super::{Deps, ExecError, check_command, code_arg, run_in, timeout_arg, timeout_schema};
 use crate::workspace::{EntryKind, Workspace};
 
 pub fn definition() -> ToolDefinition {
@@ -36,12 +36,10 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
     let timeout = timeout_arg(args, ctx)?;
     let ws = deps.workspace(ctx)?;
     let cwd = working_dir(&ws, args)?;
-    let root = ws.root_path().to_path_buf();
     let mut request = RunRequest::shell(command);
-    request.workspace = Some(&root);
     request.working_dir = cwd.as_deref();
     request.timeout = timeout;
-    run_request(deps, request).await
+    run_in(deps, &ws, request).await
 }
 
 /// The `cwd` argument as the sandbox's working dir: `None` for the root, else an existing

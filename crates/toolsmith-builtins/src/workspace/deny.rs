@@ -29,6 +29,17 @@ impl DenyList {
         DenyList { prefixes }
     }
 
+    /// Every denied prefix as a relative path (`secrets/keys`), leaving out those that can
+    /// never match (holding `..`): what a sandbox mounting the workspace must cover.
+    #[must_use]
+    pub fn paths(&self) -> Vec<String> {
+        self.prefixes
+            .iter()
+            .filter(|names| names.iter().all(|n| n != ".."))
+            .map(|names| names.join("/"))
+            .collect()
+    }
+
     /// Whether `path` is a denied prefix or lies under one.
     #[must_use]
     pub fn denies(&self, path: &WsPath) -> bool {

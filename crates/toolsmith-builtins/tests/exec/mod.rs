@@ -73,17 +73,36 @@ impl Fixture {
         Some(Fixture::with_host(Ok(sandbox), settings))
     }
 
+    /// With a working sandbox and the workspaces' settings changed by `configure`.
+    pub async fn with_workspaces(configure: impl FnOnce(&mut WorkspaceConfig)) -> Option<Fixture> {
+        let sandbox = sandbox().await?;
+        Some(Fixture::build(
+            Ok(sandbox),
+            SessionSettings::default(),
+            configure,
+        ))
+    }
+
     /// A server whose sandbox does not work, for `why`.
     pub fn without_sandbox(why: &str) -> Fixture {
         Fixture::with_host(Err(why.to_owned()), SessionSettings::default())
     }
 
     fn with_host(host: Result<Arc<CommandSandbox>, String>, settings: SessionSettings) -> Fixture {
+        Fixture::build(host, settings, |_| {})
+    }
+
+    fn build(
+        host: Result<Arc<CommandSandbox>, String>,
+        settings: SessionSettings,
+        configure: impl FnOnce(&mut WorkspaceConfig),
+    ) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let data = tmp.path().canonicalize().unwrap();
         std::fs::write(data.join("secret.key"), KEY).unwrap();
         let mut config = WorkspaceConfig::new(data.join("workspaces"));
         config.owner = CommandSandbox::workspace_owner();
+        configure(&mut config);
         let workspaces = Arc::new(Workspaces::open(config).unwrap());
         let sessions = Sessions::new(workspaces.clone(), settings);
         let registry = ToolRegistry::default();

@@ -194,3 +194,33 @@ async fn a_running_session_is_not_scavenged() {
     assert_eq!(ended, 0);
     assert_eq!(fx.sessions.len(), 1);
 }
+
+#[tokio::test]
+async fn session_folders_left_by_a_crashed_server_are_removed_at_the_next_start() {
+    let Some(fx) = Fixture::new().await else {
+        return;
+    };
+    let kept = start(&fx, "alice").await;
+    let args = json!({"sessionId": kept, "command": "mkdir -p deep/er && echo x > deep/er/f"});
+    succeeded(
+        "sandbox_exec",
+        &args,
+        fx.call("sandbox_exec", args.clone()).await,
+    );
+    let bobs = start(&fx, "bob").await;
+    // A link a session left pointing out of it: removing the session never follows it.
+    let outside = fx.dir("alice").join("keep.txt");
+    std::fs::write(&outside, "mine").unwrap();
+    std::os::unix::fs::symlink(&outside, session_dir(&fx, "bob", &bobs).join("link")).unwrap();
+    assert!(session_dir(&fx, "alice", &kept).join("deep/er/f").exists());
+
+    // The process "crashes": nothing ends the sessions; a new server starts on the same data.
+    let restarted =
+        toolsmith_builtins::exec::Sessions::new(fx.workspaces.clone(), SessionSettings::default());
+    assert!(restarted.is_empty());
+    assert!(!session_dir(&fx, "alice", &kept).exists());
+    assert!(!session_dir(&fx, "bob", &bobs).exists());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "mine");
+    // The users' own workspaces are untouched.
+    assert!(fx.dir("bob").join("notes.txt").exists());
+}

@@ -349,3 +349,116 @@ async fn without_a_sandbox_every_code_tool_answers_why_and_runs_nothing() {
     }
     assert!(!marker.exists());
 }
+
+#[tokio::test]
+async fn code_runs_see_and_change_nothing_of_the_deny_listed_paths() {
+    let Some(fx) = Fixture::with_workspaces(|config| {
+        config.denied_prefixes.push("secrets/keys/".to_owned());
+        config.denied_prefixes.push("private.txt".to_owned());
+    })
+    .await
+    else {
+        return;
+    };
+    let ws = fx.dir("alice");
+    std::fs::create_dir_all(ws.join(".toolsmith")).unwrap();
+    std::fs::write(ws.join(".toolsmith/state.json"), "TOOLSMITH-STATE-7f3").unwrap();
+    std::fs::create_dir_all(ws.join("secrets/keys")).unwrap();
+    std::fs::write(ws.join("secrets/keys/id"), "KEY-MATERIAL-2b9").unwrap();
+    std::fs::write(ws.join("secrets/open.txt"), "not-denied").unwrap();
+    std::fs::write(ws.join("private.txt"), "PRIVATE-FILE-c41").unwrap();
+    let command = "cat .toolsmith/state.json secrets/keys/id private.txt secrets/open.txt 2>&1; \
+                   ls -a .toolsmith secrets/keys; \
+                   echo planted > .toolsmith/new; echo planted > secrets/keys/new; \
+                   echo planted > private.txt; rm -f .toolsmith/state.json secrets/keys/id; true";
+    for (tool, args) in [
+        ("execute_shell", json!({"command": command})),
+        (
+            "execute_python",
+            json!({"code": format!("import subprocess; print(subprocess.run({command:?}, shell=True, capture_output=True, text=True).stdout)")}),
+        ),
+    ] {
+        let out = succeeded(tool, &args, fx.call(tool, args.clone()).await);
+        let text = out.to_string();
+        for secret in [
+            "TOOLSMITH-STATE-7f3",
+            "KEY-MATERIAL-2b9",
+            "PRIVATE-FILE-c41",
+        ] {
+            assert!(!text.contains(secret), "{tool} read a denied path: {text}");
+        }
+        assert!(text.contains("not-denied"), "{tool}: {text}");
+        assert!(!ws.join(".toolsmith/new").exists(), "{tool}");
+        assert!(!ws.join("secrets/keys/new").exists(), "{tool}");
+        let read = |p: &str| std::fs::read_to_string(ws.join(p)).unwrap();
+        assert_eq!(
+            read(".toolsmith/state.json"),
+            "TOOLSMITH-STATE-7f3",
+            "{tool}"
+        );
+        assert_eq!(read("secrets/keys/id"), "KEY-MATERIAL-2b9", "{tool}");
+        assert_eq!(read("private.txt"), "PRIVATE-FILE-c41", "{tool}");
+    }
+}
+
+#[tokio::test]
+async fn code_runs_count_against_the_quota_and_wait_for_deletions_once_it_is_full() {
+    const QUOTA: u64 = 64 * 1024;
+    let Some(fx) = Fixture::with_workspaces(|config| config.quota_bytes = QUOTA).await else {
+        return;
+    };
+    let ws = fx.dir("alice");
+    // No one file grows past what is left of the quota.
+    let args = json!({"command": "head -c 500000 /dev/zero > big; echo done"});
+    let out = succeeded(
+        "execute_shell",
+        &args,
+        fx.call("execute_shell", args.clone()).await,
+    );
+    assert_eq!(out["stdout"], "done\n", "{out}");
+    let size = std::fs::metadata(ws.join("big")).unwrap().len();
+    assert!(
+        size <= QUOTA,
+        "a run wrote a {size}-byte file past the {QUOTA}-byte quota"
+    );
+    std::fs::remove_file(ws.join("big")).unwrap();
+
+    // Many files, each within the room, together past it: the answer says so.
+    let args = json!({"command": "for i in 1 2 3; do head -c 30000 /dev/zero > f$i; done"});
+    let out = succeeded(
+        "execute_shell",
+        &args,
+        fx.call("execute_shell", args.clone()).await,
+    );
+    assert_eq!(out["quota"]["exceeded"], true, "{out}");
+    let message = out["quota"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("delete_file"), "{message}");
+
+    // Then nothing runs until files are deleted.
+    for (tool, args) in [
+        ("execute_shell", json!({"command": "echo more > more.txt"})),
+        (
+            "execute_python",
+            json!({"code": "open('more.txt', 'w').write('more')"}),
+        ),
+    ] {
+        let res = fx.call(tool, args.clone()).await;
+        let message = failed(tool, &args, &res, ErrorKind::Denied);
+        assert!(message.contains("delete files"), "{message}");
+    }
+    assert!(!ws.join("more.txt").exists());
+    let args = json!({"path": "f1"});
+    succeeded(
+        "delete_file",
+        &args,
+        fx.call("delete_file", args.clone()).await,
+    );
+    let args = json!({"command": "echo again"});
+    let out = succeeded(
+        "execute_shell",
+        &args,
+        fx.call("execute_shell", args.clone()).await,
+    );
+    assert_eq!(out["stdout"], "again\n", "{out}");
+    assert!(out.get("quota").is_none(), "{out}");
+}

@@ -129,6 +129,7 @@ pub(crate) fn invocation(
             args.push("--bind".into());
             args.push(source);
             args.push(WORKSPACE.into());
+            hide(&mut args, workspace, request.hidden);
         }
         None => push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]),
     }
@@ -153,7 +154,13 @@ pub(crate) fn invocation(
             &format!("--cpu={cpu_seconds}"),
             &format!("--as={}", limits.address_space_bytes),
             &format!("--nproc={}", limits.max_processes),
-            &format!("--fsize={}", limits.max_file_size_bytes),
+            &format!(
+                "--fsize={}",
+                request
+                    .max_file_size
+                    .map_or(limits.max_file_size_bytes, |max| max
+                        .min(limits.max_file_size_bytes))
+            ),
             &format!("--nofile={}", limits.max_open_files),
             "--core=0",
             "--",
@@ -166,6 +173,28 @@ pub(crate) fn invocation(
     push(&mut args, request.args);
     let program = args.remove(0);
     Invocation { program, args }
+}
+
+/// Covers each of `hidden` that exists in `workspace` (checked without following a final
+/// link): a folder with an empty read-only tmpfs, a file or other entry with `/dev/null`. A
+/// link is left alone: what it points at inside the sandbox is already all the command can
+/// reach, and covering it would cover its target. Paths were checked by `check_request`.
+fn hide(args: &mut Vec<OsString>, workspace: &Path, hidden: &[String]) {
+    for path in hidden {
+        let path = path.trim_end_matches('/');
+        let Ok(meta) = std::fs::symlink_metadata(workspace.join(path)) else {
+            continue;
+        };
+        let dest = format!("{WORKSPACE}/{path}");
+        if meta.is_dir() {
+            push(
+                args,
+                &["--size", "4096", "--tmpfs", &dest, "--remount-ro", &dest],
+            );
+        } else if !meta.file_type().is_symlink() {
+            push(args, &["--ro-bind", "/dev/null", &dest]);
+        }
+    }
 }
 
 fn push(args: &mut Vec<OsString>, items: &[&str]) {

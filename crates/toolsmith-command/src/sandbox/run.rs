@@ -56,6 +56,14 @@ pub struct RunRequest<'a> {
     /// belong to `nobody` to be writable; otherwise the sandbox's user is the server's own uid,
     /// which owns the folder already.
     pub workspace: Option<&'a Path>,
+    /// Workspace-relative paths the command must not see (the workspace's deny-list): each
+    /// one that exists in `workspace` is covered inside the sandbox, a folder by an empty
+    /// read-only tmpfs, anything else by an empty read-only file. Plain relative paths only
+    /// (no `..`, not absolute); others are refused by [`super::CommandSandbox::run`].
+    pub hidden: &'a [String],
+    /// A lower ceiling than the sandbox's `max_file_size_bytes` for any one file the command
+    /// writes (e.g. what is left of the caller's quota).
+    pub max_file_size: Option<u64>,
     /// The only variables the command sees besides `PATH`, `HOME`, `LANG` and `TMPDIR`.
     pub env: &'a BTreeMap<String, String>,
     /// A relative directory inside the private workspace, created empty.
@@ -76,6 +84,8 @@ impl std::fmt::Debug for RunRequest<'_> {
             .field("command", &self.command)
             .field("args", &self.args)
             .field("workspace", &self.workspace)
+            .field("hidden", &self.hidden)
+            .field("max_file_size", &self.max_file_size)
             .field("env", &crate::spec::EnvNames(self.env))
             .field("working_dir", &self.working_dir)
             .field("timeout", &self.timeout)
@@ -95,6 +105,8 @@ impl<'a> RunRequest<'a> {
             command,
             args: &[],
             workspace: None,
+            hidden: &[],
+            max_file_size: None,
             env: &NO_ENV,
             working_dir: None,
             timeout: Duration::from_secs(30),
@@ -122,6 +134,8 @@ impl<'a> RunRequest<'a> {
             command,
             args: &[],
             workspace: None,
+            hidden: &[],
+            max_file_size: None,
             env: &spec.env,
             working_dir: spec.working_dir.as_deref(),
             timeout: Duration::from_secs(spec.timeout_seconds),
@@ -287,12 +301,30 @@ fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
             "working dir `{dir}` is not a relative path of plain names"
         )));
     }
+    if let Some(path) = request
+        .hidden
+        .iter()
+        .find(|path| !is_plain_relative(path.trim_end_matches('/')))
+    {
+        return Err(RunError::InvalidRequest(format!(
+            "hidden path `{path}` is not a relative path of plain names"
+        )));
+    }
     for (name, value) in request.env {
         if let Some(violation) = env_violation(name, value) {
             return Err(RunError::InvalidRequest(violation.to_string()));
         }
     }
     Ok(())
+}
+
+/// A relative path of names: not empty, no `.` or `..`, no empty component, no NUL.
+fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains('\0')
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 /// Sends SIGKILL to the process group the sandbox was started in.

@@ -28,6 +28,8 @@ fn request<'a>(command: &'a str, env: &'a BTreeMap<String, String>) -> RunReques
         command,
         args: &[],
         workspace: None,
+        hidden: &[],
+        max_file_size: None,
         env,
         working_dir: None,
         timeout: Duration::from_secs(20),

@@ -170,6 +170,8 @@ fn debug_names_env_variables_but_never_shows_their_values() {
         command: "echo hi",
         args: &[],
         workspace: None,
+        hidden: &[],
+        max_file_size: None,
         env: &spec.env,
         working_dir: None,
         timeout: std::time::Duration::from_secs(1),

@@ -37,7 +37,7 @@ impl ServerOp {
             | ServerOp::Compat(compat::Op::List | compat::Op::Get)
             | ServerOp::Meta(meta_tools::Op::Search | meta_tools::Op::Help) => Scope::ToolsRead,
             ServerOp::Control(control_plane::Op::RunEphemeral)
-            | ServerOp::Compat(compat::Op::RunEphemeral)
+            | ServerOp::Compat(compat::Op::RunEphemeral | compat::Op::Sandbox(_))
             | ServerOp::Meta(meta_tools::Op::Use | meta_tools::Op::Batch) => Scope::ToolsExecute,
             ServerOp::Control(_) | ServerOp::Compat(_) => Scope::ToolsWrite,
         }
@@ -50,6 +50,24 @@ pub(crate) struct ServerTool {
     pub op: ServerOp,
     pub tool: Tool,
     pub schema: CompiledSchema,
+}
+
+impl ServerTool {
+    /// The built-in this server tool stands for (a compat name such as `sandbox.exec`), if
+    /// any: it is served to a caller only while the caller can reach that built-in.
+    pub fn builtin(&self) -> Option<&'static str> {
+        match self.op {
+            ServerOp::Compat(op) => op.builtin(),
+            _ => None,
+        }
+    }
+
+    /// Whether `owner` has this server tool: always, unless it stands for a built-in the
+    /// registry does not hold for `owner` (its group is disabled).
+    pub fn held_by(&self, registry: &ToolRegistry, owner: &str) -> bool {
+        self.builtin()
+            .is_none_or(|builtin| registry.get(owner, builtin).is_some())
+    }
 }
 
 /// Every server tool: the control plane and meta-tools (always listed), and the compatibility
@@ -108,13 +126,19 @@ pub(crate) static SERVER_TOOLS: LazyLock<ServerTools> = LazyLock::new(|| {
 });
 
 impl ServerTools {
-    /// `tools/list` under `--mcp-listing discovery`: the server tools only, `create_tool` with
-    /// its parameter docs left out (`get_tool_help` gives them in full).
-    pub(crate) fn discovery_listing(&self, compat: bool) -> Vec<Tool> {
+    /// `tools/list` under `--mcp-listing discovery`: the server tools `owner` has, `create_tool`
+    /// with its parameter docs left out (`get_tool_help` gives them in full).
+    pub(crate) fn discovery_listing(
+        &self,
+        compat: bool,
+        registry: &ToolRegistry,
+        owner: &str,
+    ) -> Vec<Tool> {
         let compat = if compat { self.compat.as_slice() } else { &[] };
         self.core
             .iter()
             .chain(compat)
+            .filter(|t| t.held_by(registry, owner))
             .map(|t| {
                 if t.name == "create_tool" {
                     slim(&t.tool)
@@ -182,6 +206,7 @@ fn server_tool(
 /// Behaviour hints for clients (e.g. which calls they may run without asking the user).
 fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
     use compat::Op as D;
+    use compat::sandbox::SandboxOp as S;
     use control_plane::Op as C;
     use meta_tools::Op as M;
     let read_only = ToolAnnotations::new().read_only(true).open_world(false);
@@ -200,9 +225,11 @@ fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
         ServerOp::Control(C::Update) | ServerOp::Compat(D::Update) => writes(true, false),
         ServerOp::Control(C::Delete) | ServerOp::Compat(D::Delete) => writes(true, true),
         ServerOp::Control(C::Toggle) | ServerOp::Compat(D::Enable) => writes(false, true),
+        ServerOp::Compat(D::Sandbox(S::Initialize)) => writes(false, false),
+        ServerOp::Compat(D::Sandbox(S::Stop)) => writes(true, true),
         // These run arbitrary code or tools: no promise either way.
         ServerOp::Control(C::RunEphemeral)
-        | ServerOp::Compat(D::RunEphemeral)
+        | ServerOp::Compat(D::RunEphemeral | D::Sandbox(S::Exec | S::RunJs))
         | ServerOp::Meta(M::Use | M::Batch) => return None,
     })
 }
@@ -290,7 +317,13 @@ impl CatalogCache {
         tools.extend(server.served_core(self.compat).map(|t| t.tool.clone()));
         tools.extend(list.entries.iter().filter_map(|e| e.tool.clone()));
         if self.compat {
-            tools.extend(server.compat.iter().map(|t| t.tool.clone()));
+            tools.extend(
+                server
+                    .compat
+                    .iter()
+                    .filter(|t| t.held_by(registry, owner))
+                    .map(|t| t.tool.clone()),
+            );
         }
         tools
     }
@@ -310,7 +343,13 @@ impl CatalogCache {
                 .filter_map(|t| mcp_form(t, owner)),
         );
         if self.compat {
-            tools.extend(server.compat.iter().map(|t| t.tool.clone()));
+            tools.extend(
+                server
+                    .compat
+                    .iter()
+                    .filter(|t| t.held_by(registry, owner))
+                    .map(|t| t.tool.clone()),
+            );
         }
         tools
     }

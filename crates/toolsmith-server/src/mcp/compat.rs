@@ -9,6 +9,8 @@
 //! - `dynamic.tool.enable` `{name, enabled, expectedRevision?}`
 //! - `run_js_ephemeral` `{code, args?, dependencies?, image?, timeoutMs?}` (replaces the
 //!   control plane's own `run_js_ephemeral` in this mode)
+//! - `sandbox.initialize`, `sandbox.exec`, `sandbox.run_js`, `sandbox.stop`: the sandbox
+//!   sessions, names for built-ins of the `codeExecution` group ([`sandbox`])
 //!
 //! Every answer is `{ok: true, result}` or `{ok: false, error}` (plus `code`, and `meta` notes),
 //! and so is every call of a custom tool ([`invocation_result`]).
@@ -35,6 +37,8 @@ use super::control_plane::{full, parse, service_error, summary};
 use super::handler::Caller;
 use rmcp::model::{CallToolResult, ContentBlock};
 
+pub(crate) mod sandbox;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Op {
     Create,
@@ -44,6 +48,18 @@ pub(crate) enum Op {
     Get,
     Enable,
     RunEphemeral,
+    /// A name for a built-in; called through the built-in's own door (see [`sandbox`]).
+    Sandbox(sandbox::SandboxOp),
+}
+
+impl Op {
+    /// The built-in this compat name stands for, if it stands for one.
+    pub(crate) fn builtin(self) -> Option<&'static str> {
+        match self {
+            Op::Sandbox(op) => Some(op.builtin()),
+            _ => None,
+        }
+    }
 }
 
 /// The built-in name dynamic-mcp reserves besides its `dynamic.tool.` prefix.
@@ -189,6 +205,13 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
             ),
         ),
     ]
+    .into_iter()
+    .chain(
+        sandbox::definitions()
+            .into_iter()
+            .map(|(op, name, description, schema)| (Op::Sandbox(op), name, description, schema)),
+    )
+    .collect()
 }
 
 #[derive(Deserialize, Default)]
@@ -389,7 +412,8 @@ pub(crate) async fn call(
             }
         }
         Op::Enable => enable(caller, parse(args)?).await,
-        Op::RunEphemeral => return Err("unreachable".to_owned()),
+        // Run by the handler, through the built-in's door.
+        Op::RunEphemeral | Op::Sandbox(_) => return Err("unreachable".to_owned()),
     })
 }
 

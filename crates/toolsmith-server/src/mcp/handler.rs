@@ -42,6 +42,15 @@ const INSTRUCTIONS: &str = "Toolsmith: tools you can grow yourself. Call any lis
 /// a few at most are ever pending, more means some listens failed before the handler ran.
 const MAX_PENDING_LISTENS: usize = 16;
 
+/// How a call of a registry tool ended.
+enum Called {
+    /// The tool ran (or its arguments were refused): the result, to be shaped for the name
+    /// it was called by.
+    Ran(ToolResult),
+    /// An answer already in its final form (a denial, an approval round).
+    Answered(CallToolResponse),
+}
+
 /// The MCP server of one session (or one stateless request), acting for one identity.
 pub struct ToolsmithMcp {
     inner: Arc<Inner>,
@@ -153,6 +162,11 @@ impl ToolsmithMcp {
                 }
                 .into());
             }
+            if let ServerOp::Compat(compat::Op::Sandbox(op)) = server_tool.op {
+                return self
+                    .call_as_builtin(&caller, op, &args, &request, input_required)
+                    .await;
+            }
             let outcome = match server_tool.op {
                 ServerOp::Control(op) => control_plane::call(&caller, op, args).await,
                 ServerOp::Meta(op) => meta_tools::call(&caller, op, args).await,
@@ -169,21 +183,74 @@ impl ToolsmithMcp {
         let Some(tool) = caller.find_tool(name) else {
             return Err(unknown_tool(name, hints::unknown_tool(&caller, name).await));
         };
+        let compat_shape = self.compat() && tool.custom_id().is_some();
+        Ok(
+            match self
+                .call_registered(&caller, &tool, args, &request, input_required)
+                .await?
+            {
+                Called::Answered(response) => response,
+                Called::Ran(res) if compat_shape => compat::invocation_result(res).into(),
+                Called::Ran(res) => call_result(res).into(),
+            },
+        )
+    }
+
+    /// A compat name for a built-in (`sandbox.exec` …): its arguments translated, then the
+    /// built-in called through the same door as by its own name ([`Self::call_registered`]),
+    /// and its result answered in dynamic-mcp's shape.
+    async fn call_as_builtin(
+        &self,
+        caller: &Caller<'_>,
+        op: compat::sandbox::SandboxOp,
+        args: &Value,
+        request: &CallToolRequestParams,
+        input_required: Result<(), String>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = caller.find_tool(op.builtin()) else {
+            // Not listed either (`ServerTool::held_by`); a client that calls it anyway is
+            // told why, in the compat shape.
+            return Ok(compat::sandbox::unavailable(op).into());
+        };
+        let translated = match compat::sandbox::builtin_args(op, args) {
+            Ok(translated) => translated,
+            Err(refused) => return Ok(refused.into()),
+        };
+        let builtin_args = translated.args.clone();
+        Ok(
+            match self
+                .call_registered(caller, &tool, builtin_args, request, input_required)
+                .await?
+            {
+                Called::Answered(response) => response,
+                Called::Ran(res) => compat::sandbox::answer(op, res, translated).into(),
+            },
+        )
+    }
+
+    /// Runs the registry's `tool` for `caller`: the execute scope, the schema, the approval
+    /// answer a retry brings, then the engine pipeline (`ToolService::execute`).
+    async fn call_registered(
+        &self,
+        caller: &Caller<'_>,
+        tool: &toolsmith_core::RegisteredTool,
+        args: Value,
+        request: &CallToolRequestParams,
+        input_required: Result<(), String>,
+    ) -> Result<Called, ErrorData> {
+        let name = tool.name();
         if let Some(why) = self.inner.identity.denial(Scope::ToolsExecute) {
-            return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
+            return Ok(Called::Answered(
+                call_result(ToolResult::error(ErrorKind::Denied, why)).into(),
+            ));
         }
         if let Err(invalid) = check_args(name, &tool.schema, &args) {
-            return Ok(if self.compat() && tool.custom_id().is_some() {
-                compat::invocation_result(invalid)
-            } else {
-                call_result(invalid)
-            }
-            .into());
+            return Ok(Called::Ran(invalid));
         }
         let mut ask_in_result = input_required.is_ok();
-        if let Some(retry) = approval::retry_of(&request) {
+        if let Some(retry) = approval::retry_of(request) {
             match self.record_answer(name, &args, retry, input_required).await {
-                Err(refused) => return Ok(call_result(refused).into()),
+                Err(refused) => return Ok(Called::Answered(call_result(refused).into())),
                 // Cancelled: the call ends as "awaiting approval", never asks again.
                 Ok(None) => ask_in_result = false,
                 Ok(Some(_)) => {}
@@ -223,18 +290,11 @@ impl ToolsmithMcp {
                 },
                 ttl,
             );
-            return Ok(approval::input_required(
-                name,
-                &approval.args_preview,
-                approval_id,
-                &ticket,
-            )
-            .into());
+            return Ok(Called::Answered(
+                approval::input_required(name, &approval.args_preview, approval_id, &ticket).into(),
+            ));
         }
-        if self.compat() && tool.custom_id().is_some() {
-            return Ok(compat::invocation_result(res).into());
-        }
-        Ok(call_result(res).into())
+        Ok(Called::Ran(res))
     }
 
     /// Records the answer a 2026-07-28 client brought back with its retry, if the retry may
@@ -581,7 +641,7 @@ impl ServerHandler for ToolsmithMcp {
             .store(registry.catalog_version(self.owner()), Ordering::SeqCst);
         if self.inner.shared.state.config.mcp_discovery_only {
             return Ok(ListToolsResult::with_all_items(
-                SERVER_TOOLS.discovery_listing(self.compat()),
+                SERVER_TOOLS.discovery_listing(self.compat(), registry, self.owner()),
             ));
         }
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
@@ -595,13 +655,19 @@ impl ServerHandler for ToolsmithMcp {
         let visible = tools
             .into_iter()
             .filter(|tool| {
-                SERVER_TOOLS.find(&tool.name, self.compat()).is_some()
-                    || registry
-                        .get(self.owner(), &tool.name)
-                        .is_some_and(|registered| {
-                            registered.is_visible_to(ctx.agent_id.as_deref())
-                                && gate.check(&ctx, &registered).is_ok()
-                        })
+                // A server tool is kept, unless it stands for a built-in this caller may not
+                // call: then it goes with that built-in.
+                let name = match SERVER_TOOLS.find(&tool.name, self.compat()) {
+                    Some(server_tool) => match server_tool.builtin() {
+                        Some(builtin) => builtin,
+                        None => return true,
+                    },
+                    None => &tool.name,
+                };
+                registry.get(self.owner(), name).is_some_and(|registered| {
+                    registered.is_visible_to(ctx.agent_id.as_deref())
+                        && gate.check(&ctx, &registered).is_ok()
+                })
             })
             .collect();
         Ok(ListToolsResult::with_all_items(visible))
@@ -609,7 +675,9 @@ impl ServerHandler for ToolsmithMcp {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         if let Some(server_tool) = SERVER_TOOLS.find(name, self.compat()) {
-            return Some(server_tool.tool.clone());
+            return server_tool
+                .held_by(self.registry(), self.owner())
+                .then(|| server_tool.tool.clone());
         }
         self.registry()
             .get(self.owner(), name)

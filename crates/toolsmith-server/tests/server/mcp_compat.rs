@@ -304,3 +304,145 @@ async fn require_admin_token_refuses_to_start_without_one() {
         assert!(started.elapsed() < Duration::from_secs(60));
     }
 }
+
+/// Spec 002's sandbox sessions under `--compat dynamic-mcp`, driven by the official Python SDK:
+/// with `codeExecution` enabled the four names are listed and keep a session's files between
+/// `sandbox.exec` and `sandbox.run_js` calls, with dynamic-mcp's argument names and answers;
+/// with the group off (the default) they are neither listed nor callable, like the built-ins
+/// they stand for.
+async fn sandbox_sessions_stdio(enable_group: bool) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = strings(&[
+        "mcp_python.py",
+        "--mode",
+        "auto",
+        "--scenario",
+        "sandbox-sessions",
+        "--name",
+        "unused",
+    ]);
+    args.extend(compat_stdio(&dir.path().join("toolsmith.db")));
+    args.push(format!("--env=TOOLSMITH_DATA_DIR={}", dir.path().display()));
+    args.push("--env=TOOLSMITH_EXECUTION_APPROVAL=off".to_owned());
+    if enable_group {
+        args.push("--env=TOOLSMITH_ENABLE_GROUPS=codeExecution".to_owned());
+    }
+    run_client("python sandbox-sessions", &python(), &args, &[]).await
+}
+
+const SANDBOX_NAMES: [&str; 4] = [
+    "sandbox.initialize",
+    "sandbox.exec",
+    "sandbox.run_js",
+    "sandbox.stop",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_mcp_sandbox_sessions_keep_files_between_calls_in_the_specs_shapes() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    match toolsmith_command::CommandSandbox::probe().await {
+        Ok(_) => {}
+        Err(err) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
+            panic!("CI=true and the command sandbox is unavailable: {err}")
+        }
+        Err(err) => return eprintln!("SKIP: {err}"),
+    }
+    let report = sandbox_sessions_stdio(true).await;
+    let ctx = format!("report: {report:#}");
+    let listed = names(&report["initialTools"]);
+    for name in SANDBOX_NAMES {
+        assert!(listed.iter().any(|n| n == name), "{name} listed: {ctx}");
+    }
+
+    let init = ok_result(&report, "initialize");
+    assert!(
+        init["sessionId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("sbx_")),
+        "{ctx}"
+    );
+    assert_eq!(init["workdir"], "/tmp/work", "{ctx}");
+    assert_eq!(
+        report["initialize"]["structured"]["meta"]["image"]["applicable"], false,
+        "{ctx}"
+    );
+
+    let exec = ok_result(&report, "exec");
+    assert_eq!(
+        (exec["exitCode"].clone(), exec["stdout"].clone()),
+        (json!(0), json!("kept\n")),
+        "{ctx}"
+    );
+    // An argv array: every word reaches the program as it is, nothing is run by a shell.
+    let argv = ok_result(&report, "execArgv");
+    assert_eq!(argv["stdout"], "kept\nit's $(id)\n", "{ctx}");
+    assert_eq!(
+        report["execLongTimeout"]["structured"]["meta"]["timeoutMs"]["applied"], 30000,
+        "{ctx}"
+    );
+
+    if ["/usr/bin/node", "/usr/local/bin/node"]
+        .iter()
+        .any(|p| std::path::Path::new(p).exists())
+    {
+        let value = ok_result(&report, "runJs");
+        assert_eq!(value, json!({"state": "kept", "n": 42}), "{ctx}");
+        assert_eq!(
+            report["runJs"]["structured"]["meta"]["stdout"], "log line\n",
+            "{ctx}"
+        );
+        let thrown = failure(&report["runJsThrows"], "runJsThrows");
+        assert_eq!(thrown["error"], "boom", "{ctx}");
+    }
+
+    let missing = failure(&report["missingSession"], "missingSession");
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("sessionId"),
+        "{ctx}"
+    );
+    let unknown = failure(&report["unknownSession"], "unknownSession");
+    assert!(
+        unknown["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("sandbox_initialize"),
+        "{ctx}"
+    );
+    assert_eq!(ok_result(&report, "stop")["stopped"], true, "{ctx}");
+    let after = failure(&report["execAfterStop"], "execAfterStop");
+    assert!(
+        after["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no sandbox session"),
+        "{ctx}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_mcp_sandbox_names_are_absent_while_code_execution_is_off() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let report = sandbox_sessions_stdio(false).await;
+    let ctx = format!("report: {report:#}");
+    let listed = names(&report["initialTools"]);
+    for name in SANDBOX_NAMES {
+        assert!(
+            !listed.iter().any(|n| n == name),
+            "{name} listed while its group is off: {ctx}"
+        );
+    }
+    let refused = failure(&report["initialize"], "initialize");
+    assert_eq!(refused["code"], "not_found", "{ctx}");
+    let message = refused["error"].as_str().unwrap_or("");
+    assert!(
+        message.contains("codeExecution") && message.contains("groups enable"),
+        "{ctx}"
+    );
+}

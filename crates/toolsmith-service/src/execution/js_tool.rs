@@ -173,10 +173,7 @@ impl HostCalls for PipelineHost {
         match registry.get(&self.ctx.user_id, name) {
             Some(tool) => self.spend_fs_operation(&tool)?,
             None if registry.is_hidden_builtin(name) => {
-                let group = toolsmith_builtins::groups::group_of(name).map_or("its", |g| g.id);
-                return Err(format!(
-                    "tool '{name}' is in the tool group '{group}', which is disabled on this server; an admin enables it with `toolsmith groups enable {group}` (or PUT /api/v1/tool-groups/{group})"
-                ));
+                return Err(toolsmith_builtins::groups::disabled_message(name));
             }
             None => {}
         }
