@@ -9,6 +9,7 @@
 //! - [`http_import`] — importing spec-004 HTTP definitions, and trigger suggestions.
 //! - [`activity`] — recent executions and the change token the web UI polls.
 //! - [`records`] — the per-user record store (memory …) as the built-ins reach it.
+//! - [`data_api`] — the same records as people reach them (REST): per family, export, erasure.
 //!
 //! The parts it wires live in their own trees: [`crate::governance`], [`crate::execution`],
 //! [`crate::config_center`] and [`crate::telemetry`]. Writes go to the store first; the
@@ -37,6 +38,7 @@ use crate::telemetry::Telemetry;
 use crate::telemetry::usage::UsageRecorder;
 
 mod activity;
+pub mod data_api;
 mod http_import;
 pub mod lifecycle;
 pub mod one_off;

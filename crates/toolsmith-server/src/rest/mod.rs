@@ -11,6 +11,8 @@
 //! - [`session`] — `/api/v1/session` (who is calling) and `/api/v1/changes` (a change digest
 //!   with an `ETag`, which the web UI polls).
 //! - [`executions`] — `/api/v1/executions`, the caller's recent executions.
+//! - [`data`] — `/api/v1/data…`, the agent's own records (tasks, notes …) per family, and a
+//!   person's export and erasure.
 //! - [`tokens`] — `/api/v1/tokens…`, API tokens (`admin`).
 //! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
 //! - [`error`] — [`ApiError`](error::ApiError), the status rules, and the extractors whose
@@ -27,6 +29,7 @@ pub mod approvals;
 pub mod audit;
 pub mod config;
 pub mod custom_tools;
+pub mod data;
 pub mod envelope;
 pub mod error;
 pub mod executions;
@@ -96,6 +99,10 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(session::session))
         .routes(routes!(session::changes))
         .routes(routes!(executions::list))
+        .routes(routes!(data::export))
+        .routes(routes!(data::erase))
+        .routes(routes!(data::list, data::create))
+        .routes(routes!(data::get_one, data::update, data::delete))
         .routes(routes!(tokens::list, tokens::create))
         .routes(routes!(tokens::revoke))
         .routes(routes!(approvals::list))

@@ -78,6 +78,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "config", description = "The Config Center: services your tools need and their values"),
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
+        (name = "data", description = "What the agent keeps for you (tasks, bookmarks, notes, events, contacts), your export and erasure"),
         (name = "tokens", description = "API tokens (admin)"),
         (name = "health", description = "Liveness and readiness probes (not enveloped)"),
         (name = "meta", description = "This document")

@@ -24,6 +24,7 @@ mod rest_api;
 mod rest_approvals;
 mod rest_audit;
 mod rest_contract;
+mod rest_data;
 mod rest_http;
 mod rest_kinds;
 mod rest_load;

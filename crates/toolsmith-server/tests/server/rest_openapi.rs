@@ -12,6 +12,13 @@ use serde_json::{Value, json};
 /// Every operation of the API, as the spec and the issue list them.
 const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/custom-tools"),
+    ("GET", "/api/v1/data/export"),
+    ("DELETE", "/api/v1/data"),
+    ("GET", "/api/v1/data/{family}"),
+    ("POST", "/api/v1/data/{family}"),
+    ("GET", "/api/v1/data/{family}/{id}"),
+    ("PATCH", "/api/v1/data/{family}/{id}"),
+    ("DELETE", "/api/v1/data/{family}/{id}"),
     ("POST", "/api/v1/custom-tools"),
     ("GET", "/api/v1/custom-tools/stats"),
     ("GET", "/api/v1/custom-tools/pending"),
