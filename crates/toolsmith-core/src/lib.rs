@@ -14,6 +14,8 @@
 //!   `before` → executor → output cap → middleware `after`, plus parallel batches.
 //! - [`data`] — the agent's own records (memory, tasks, notes …) as one generic shape
 //!   ([`data::DataRecord`]) the store keeps and searches.
+//! - [`mcp_bridge`] — the MCP bridge's stored records: registered upstream servers, grants
+//!   and access requests.
 //! - [`tool_limits`] — the spec's table of count limits the pipeline applies to every call.
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
@@ -22,6 +24,7 @@ pub mod approval;
 pub mod config;
 pub mod data;
 pub mod governance;
+pub mod mcp_bridge;
 pub mod model;
 pub mod name;
 pub mod pipeline;

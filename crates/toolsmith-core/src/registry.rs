@@ -41,6 +41,9 @@ pub struct RegisteredTool {
     /// Whether the tool is marked as needing a human's approval of each execution
     /// (`requires_approval`; every LLM-created tool).
     pub requires_approval: bool,
+    /// Left out of MCP `tools/list` (a bridged tool of a large upstream catalogue): found with
+    /// `search_tools`, called with `use_tool` or by its name.
+    pub deferred: bool,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -71,6 +74,7 @@ impl RegisteredTool {
             version: None,
             agent_scope: None,
             requires_approval: false,
+            deferred: false,
         })
     }
 
@@ -92,6 +96,13 @@ impl RegisteredTool {
     #[must_use]
     pub fn with_requires_approval(mut self, requires_approval: bool) -> Self {
         self.requires_approval = requires_approval;
+        self
+    }
+
+    /// Marks the tool as left out of MCP `tools/list` ([`RegisteredTool::deferred`]).
+    #[must_use]
+    pub fn with_deferred(mut self, deferred: bool) -> Self {
+        self.deferred = deferred;
         self
     }
 
@@ -134,6 +145,8 @@ pub enum RegistryError {
 pub struct RegistryStats {
     pub total: usize,
     pub builtin: usize,
+    /// Tools bridged from upstream MCP servers (not counted in `builtin`).
+    pub mcp: usize,
     pub custom: usize,
     pub owners: usize,
     pub providers: usize,
@@ -443,10 +456,14 @@ impl ToolRegistry {
             .collect();
         providers.sort_unstable();
         providers.dedup();
-        let builtin = visible().count();
+        let mcp = visible()
+            .filter(|t| matches!(t.origin, ToolOrigin::Mcp { .. }))
+            .count();
+        let builtin = visible().count() - mcp;
         RegistryStats {
-            total: builtin + custom,
+            total: builtin + mcp + custom,
             builtin,
+            mcp,
             custom,
             owners: tables.custom.len(),
             providers: providers.len(),

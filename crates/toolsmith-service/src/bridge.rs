@@ -14,35 +14,107 @@
 //! 10 attempts, then it waits for [`Bridge::retry`]), re-listing on every reconnect. Each change
 //! moves the registry's version, so Toolsmith's own MCP clients get `list_changed`.
 //!
+//! Servers come from the configuration file (`[[mcp_servers]]`) or are registered at run time
+//! through REST or the CLI (kept in the store, `manage.rs`); the latter may start only programs
+//! the operator allowed (`launch.rs`), and their `env` holds Config Center references, read at
+//! each launch, instead of secret values.
+//!
 //! - `config.rs`: the configuration of one server and its checks.
+//! - `launch.rs`: the allowlist of programs servers registered at run time may start.
 //! - `upstream.rs`: the connection task.
 //! - `tool.rs`: an upstream tool as a registered tool, and the call forwarding.
 //! - `status.rs`: what REST and the CLI show.
+//! - `manage.rs`: registering, changing and removing servers (the service's operations).
 
 mod config;
+mod launch;
+pub(crate) mod manage;
 mod status;
 mod tool;
 mod upstream;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::task::JoinHandle;
 use toolsmith_core::ToolRegistry;
 
-pub use config::{DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerConfig};
-pub use status::{ServerState, ServerStatus};
+use crate::config_center::ConfigCache;
 
-/// Every configured upstream server and its connection task.
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerConfig, env_references, resolve_env,
+};
+pub use launch::LaunchPolicy;
+pub use manage::ServerInput;
+pub use status::{ConfigView, ServerSource, ServerState, ServerStatus};
+
+/// The bridge's settings beyond the servers themselves.
+#[derive(Debug, Clone)]
+pub struct BridgeSettings {
+    /// `mcp_allowed_commands`: the programs (files) and directories servers registered through
+    /// REST or the CLI may start. Empty: registering stdio servers that way is refused.
+    pub allowed_commands: Vec<PathBuf>,
+    /// `mcp_deferred_threshold`: a server offering more tools than this has them left out of
+    /// MCP `tools/list` (unless its `deferred` says otherwise).
+    pub deferred_threshold: usize,
+}
+
+impl Default for BridgeSettings {
+    fn default() -> Self {
+        BridgeSettings {
+            allowed_commands: Vec::new(),
+            deferred_threshold: DEFAULT_DEFERRED_THRESHOLD,
+        }
+    }
+}
+
+/// Tools per server above which they are deferred, by default.
+pub const DEFAULT_DEFERRED_THRESHOLD: usize = 50;
+
+/// Where a server's configuration comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The configuration file.
+    Config,
+    /// The store, at this revision, registered by `owner`.
+    Registered { owner: String, revision: i64 },
+}
+
+impl Origin {
+    /// Whose Config Center the server's `env` references read.
+    pub(crate) fn owner(&self) -> &str {
+        match self {
+            Origin::Config => "default",
+            Origin::Registered { owner, .. } => owner,
+        }
+    }
+}
+
+/// What every connection task needs besides its server.
+pub(crate) struct Launcher {
+    pub(crate) launch: LaunchPolicy,
+    pub(crate) config: Arc<ConfigCache>,
+    pub(crate) deferred_threshold: usize,
+}
+
+/// One server and its connection task.
+struct Running {
+    upstream: Arc<upstream::Upstream>,
+    task: Option<JoinHandle<()>>,
+}
+
+/// Every upstream server and its connection task.
 pub struct Bridge {
-    servers: BTreeMap<String, Arc<upstream::Upstream>>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    registry: Arc<ToolRegistry>,
+    launcher: Arc<Launcher>,
+    servers: Mutex<BTreeMap<String, Running>>,
 }
 
 impl std::fmt::Debug for Bridge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bridge")
-            .field("servers", &self.servers.keys().collect::<Vec<_>>())
+            .field("servers", &self.lock().keys().cloned().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -65,20 +137,65 @@ impl Bridge {
 
     /// Starts a connection task per enabled server (on the current tokio runtime); returns at
     /// once, so a slow or broken upstream never delays start-up.
-    pub fn start(configs: &[McpServerConfig], registry: Arc<ToolRegistry>) -> Bridge {
-        let servers: BTreeMap<String, Arc<upstream::Upstream>> = configs
-            .iter()
-            .map(|c| (c.name.clone(), Arc::new(upstream::Upstream::new(c.clone()))))
-            .collect();
-        let tasks = servers
-            .values()
-            .filter(|u| u.config.enabled)
-            .map(|u| tokio::spawn(upstream::run(u.clone(), registry.clone())))
-            .collect();
-        Bridge {
-            servers,
-            tasks: Mutex::new(tasks),
+    pub(crate) fn start(
+        servers: Vec<(McpServerConfig, Origin)>,
+        registry: Arc<ToolRegistry>,
+        launcher: Launcher,
+    ) -> Bridge {
+        let bridge = Bridge {
+            registry,
+            launcher: Arc::new(launcher),
+            servers: Mutex::new(BTreeMap::new()),
+        };
+        for (config, origin) in servers {
+            bridge.insert(config, origin);
         }
+        bridge
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Running>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds a server (no server of that name may be running: [`Bridge::remove`] it first) and
+    /// starts its task when it is enabled.
+    fn insert(&self, config: McpServerConfig, origin: Origin) {
+        let upstream = Arc::new(upstream::Upstream::new(config, origin));
+        let task = upstream.config.enabled.then(|| {
+            tokio::spawn(upstream::run(
+                upstream.clone(),
+                self.registry.clone(),
+                self.launcher.clone(),
+            ))
+        });
+        let name = upstream.config.name.clone();
+        self.lock().insert(name, Running { upstream, task });
+    }
+
+    /// Stops a server's task, ends its program and takes its tools out of the catalogue;
+    /// whether there was one.
+    async fn remove(&self, name: &str) -> bool {
+        let Some(running) = self.lock().remove(name) else {
+            return false;
+        };
+        if let Some(task) = running.task {
+            task.abort();
+            // Wait until it has stopped, so it registers nothing after the removal below.
+            let _ = task.await;
+        }
+        self.registry.unregister_mcp_server(name);
+        true
+    }
+
+    /// Replaces a server's configuration (its task is restarted).
+    async fn replace(&self, config: McpServerConfig, origin: Origin) {
+        self.remove(&config.name).await;
+        self.insert(config, origin);
+    }
+
+    /// Where the server `name` comes from, if there is one.
+    pub(crate) fn origin(&self, name: &str) -> Option<Origin> {
+        self.lock().get(name).map(|r| r.upstream.origin.clone())
     }
 
     /// The configured servers' names (the policy's `mcp:<server>` groups).
@@ -88,13 +205,18 @@ impl Bridge {
 
     /// Every server's status, by name.
     pub fn status(&self) -> Vec<ServerStatus> {
-        self.servers.values().map(|u| u.status()).collect()
+        self.lock().values().map(|r| r.upstream.status()).collect()
+    }
+
+    /// One server's status.
+    pub fn status_of(&self, name: &str) -> Option<ServerStatus> {
+        self.lock().get(name).map(|r| r.upstream.status())
     }
 
     /// Makes a server that is down try again now. `false` if no server has that name.
     pub fn retry(&self, name: &str) -> bool {
-        self.servers.get(name).is_some_and(|u| {
-            u.retry_now.notify_one();
+        self.lock().get(name).is_some_and(|r| {
+            r.upstream.retry_now.notify_one();
             true
         })
     }
@@ -102,13 +224,10 @@ impl Bridge {
 
 impl Drop for Bridge {
     fn drop(&mut self) {
-        for task in self
-            .tasks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-        {
-            task.abort();
+        for running in self.lock().values_mut() {
+            if let Some(task) = running.task.take() {
+                task.abort();
+            }
         }
     }
 }

@@ -104,6 +104,9 @@ pub struct ToolServiceSettings {
     pub records: toolsmith_builtins::data::RecordLimits,
     /// External MCP servers whose tools are bridged into the catalogue (none by default).
     pub mcp_servers: Vec<crate::bridge::McpServerConfig>,
+    /// The bridge's other settings: the programs servers registered at run time may start, the
+    /// deferred threshold.
+    pub mcp_bridge: crate::bridge::BridgeSettings,
     /// Sandbox sessions' idle timeout and per-user cap (sessions need a workspace).
     pub sandbox_sessions: toolsmith_builtins::exec::SessionSettings,
 }
@@ -133,6 +136,7 @@ impl Default for ToolServiceSettings {
             git: toolsmith_builtins::git::GitSettings::default(),
             records: toolsmith_builtins::data::RecordLimits::default(),
             mcp_servers: Vec::new(),
+            mcp_bridge: crate::bridge::BridgeSettings::default(),
             sandbox_sessions: toolsmith_builtins::exec::SessionSettings::default(),
         }
     }
@@ -288,6 +292,33 @@ impl ToolService {
         connectors: Connectors,
     ) -> Result<Arc<ToolService>, ServiceError> {
         crate::bridge::Bridge::validate(&config.mcp_servers).map_err(ServiceError::Validation)?;
+        let launch = crate::bridge::LaunchPolicy::new(&config.mcp_bridge.allowed_commands)
+            .map_err(ServiceError::Validation)?;
+        let mut bridge_warnings = Vec::new();
+        let mut bridged: Vec<(crate::bridge::McpServerConfig, crate::bridge::Origin)> = config
+            .mcp_servers
+            .iter()
+            .map(|c| (c.clone(), crate::bridge::Origin::Config))
+            .collect();
+        for record in store.list_mcp_servers().await? {
+            if bridged.iter().any(|(c, _)| c.name == record.name) {
+                bridge_warnings.push(format!(
+                    "the registered MCP server '{}' is not started: the configuration file defines a server of that name",
+                    record.name
+                ));
+                continue;
+            }
+            match crate::bridge::manage::stored_config(&record) {
+                Ok(server) => bridged.push((
+                    server,
+                    crate::bridge::Origin::Registered {
+                        owner: record.owner.clone(),
+                        revision: record.revision,
+                    },
+                )),
+                Err(why) => bridge_warnings.push(why),
+            }
+        }
         let registry = Arc::new(ToolRegistry::default());
         let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let command_runtime = Arc::new(CommandRuntime::default());
@@ -317,7 +348,7 @@ impl ToolService {
             PolicyGate::new(
                 config.policy.as_ref(),
                 &registry,
-                crate::bridge::Bridge::server_names(&config.mcp_servers),
+                bridged.iter().map(|(c, _)| c.name.clone()).collect(),
             )
             .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
         );
@@ -384,7 +415,10 @@ impl ToolService {
             builtins,
             write_lock: Mutex::new(()),
             policy_marker: std::sync::Mutex::new(None),
-            startup_warnings: Vec::new(),
+            startup_warnings: bridge_warnings
+                .into_iter()
+                .inspect(|w| tracing::warn!("{w}"))
+                .collect(),
             bridge: None,
         };
         // A policy stored through the API wins over the configuration file's.
@@ -418,25 +452,17 @@ impl ToolService {
             }
         }
         service.bridge = Some(crate::bridge::Bridge::start(
-            &service.config.mcp_servers,
+            bridged,
             service.registry.clone(),
+            crate::bridge::Launcher {
+                launch,
+                config: service.config_cache.clone(),
+                deferred_threshold: service.config.mcp_bridge.deferred_threshold,
+            },
         ));
         let service = Arc::new(service);
         code_host.bind(&service);
         Ok(service)
-    }
-
-    /// The bridged MCP servers' status, by name (empty when none is configured).
-    pub fn mcp_servers(&self) -> Vec<crate::bridge::ServerStatus> {
-        self.bridge
-            .as_ref()
-            .map(crate::bridge::Bridge::status)
-            .unwrap_or_default()
-    }
-
-    /// Makes the bridged MCP server `name` reconnect now; `false` if there is none by that name.
-    pub fn retry_mcp_server(&self, name: &str) -> bool {
-        self.bridge.as_ref().is_some_and(|b| b.retry(name))
     }
 
     pub fn registry(&self) -> &Arc<ToolRegistry> {

@@ -36,6 +36,9 @@ pub use toolsmith_core::governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
     AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,
 };
+pub use toolsmith_core::mcp_bridge::{
+    AccessRequestRecord, AccessRequestStatus, GrantSubject, McpGrantRecord, McpServerRecord,
+};
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ToolPage, ToolQuery, ToolStats,
@@ -482,4 +485,56 @@ pub trait Store: Send + Sync + 'static {
 
     /// Deletes every record of `owner` (all agents, all collections); how many went.
     async fn delete_owner_records(&self, owner: &str) -> Result<u64, StoreError>;
+
+    // ----- The MCP bridge: registered upstream servers, grants, access requests -----
+
+    /// Every server registered through REST or the CLI, by name.
+    async fn list_mcp_servers(&self) -> Result<Vec<McpServerRecord>, StoreError>;
+
+    /// Stores a new server at revision 1; `false` (and nothing written) when the name is taken.
+    async fn create_mcp_server(&self, server: &McpServerRecord) -> Result<bool, StoreError>;
+
+    /// Replaces a server's `config`, `updated_at` and `updated_by` (revision + 1) if its stored
+    /// revision is `expected_revision` (when given). `Err(None)`: no such server;
+    /// `Err(Some(actual))`: a revision conflict.
+    async fn update_mcp_server(
+        &self,
+        server: &McpServerRecord,
+        expected_revision: Option<i64>,
+    ) -> Result<Result<McpServerRecord, Option<i64>>, StoreError>;
+
+    /// Removes a registered server; whether there was one. Its grants and requests stay (a
+    /// server registered again under the name finds them).
+    async fn delete_mcp_server(&self, name: &str) -> Result<bool, StoreError>;
+
+    /// Every grant, by server, subject kind and subject.
+    async fn list_mcp_grants(&self) -> Result<Vec<McpGrantRecord>, StoreError>;
+
+    /// Writes the grant of its (server, subject kind, subject): created with the given id, or
+    /// the existing one's fields replaced (its id and `created_at` stay). The grant as stored.
+    async fn put_mcp_grant(&self, grant: &McpGrantRecord) -> Result<McpGrantRecord, StoreError>;
+
+    /// Removes a grant by id; whether there was one.
+    async fn delete_mcp_grant(&self, id: &str) -> Result<bool, StoreError>;
+
+    async fn create_access_request(&self, request: &AccessRequestRecord) -> Result<(), StoreError>;
+
+    /// Requests, newest first, optionally of one status.
+    async fn list_access_requests(
+        &self,
+        status: Option<AccessRequestStatus>,
+    ) -> Result<Vec<AccessRequestRecord>, StoreError>;
+
+    /// Decides a pending request (a conditional update: of concurrent deciders exactly one
+    /// wins); on approval the subject's grant for the server is created (from `new_grant`: its
+    /// id, times and author) or widened ([`McpGrantRecord::widened`]) in the same transaction.
+    /// The decided request, `None` when no request with that id is pending.
+    async fn decide_access_request(
+        &self,
+        id: &str,
+        approve: bool,
+        decided_by: &str,
+        now: DateTime<Utc>,
+        new_grant: &McpGrantRecord,
+    ) -> Result<Option<AccessRequestRecord>, StoreError>;
 }

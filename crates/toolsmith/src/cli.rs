@@ -127,6 +127,9 @@ pub enum Command {
     /// Create, list and revoke API tokens for the server (`--user` owns the token).
     #[command(subcommand)]
     Token(crate::commands::token::TokenCommand),
+    /// The MCP bridge's upstream servers: status, register, update, retry, remove.
+    #[command(subcommand)]
+    McpServers(crate::commands::mcp_servers::McpServersCommand),
     /// The database as a whole: copy a store between SQLite and PostgreSQL.
     #[command(subcommand)]
     Db(crate::commands::db::DbCommand),

@@ -7,7 +7,8 @@
 //!   ([`Store::tools_fingerprint`], one cheap query); only when that moved does it reload the
 //!   active tools and bring the registry in line ([`ToolService::resync_from_store`]), which
 //!   bumps the catalogue versions of the owners whose tools really changed — and so sends MCP
-//!   `list_changed` to their sessions. Each poll also checks the stored policy's revision.
+//!   `list_changed` to their sessions. Each poll also checks the stored policy's revision and
+//!   the registered MCP servers (started, restarted or stopped as the store says).
 //! - **Pushed notices** (PostgreSQL's `LISTEN`/`NOTIFY`, [`Store::subscribe_changes`]): a
 //!   change another instance commits arrives at once and reloads just its kind — the tools
 //!   for a tool, the policy for a policy, that owner's cached Config Center for a config
@@ -143,6 +144,11 @@ struct Poller {
 impl Poller {
     async fn poll(&mut self, service: &ToolService) {
         refresh_policy(service).await;
+        match service.refresh_mcp_servers_from_store().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(changed = n, "change feed: registered MCP servers changed"),
+            Err(e) => tracing::warn!(error = %e, "change feed: cannot read the MCP servers"),
+        }
         let fingerprint = match service.tools_fingerprint().await {
             Ok(f) => f,
             Err(e) => {

@@ -122,6 +122,12 @@ pub struct FileConfig {
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
     pub mcp_servers: Vec<toolsmith_service::bridge::McpServerConfig>,
+    /// Programs (files) and directories the MCP servers registered through REST or the CLI
+    /// may start; empty (the default): registering stdio servers that way is refused.
+    #[serde(default)]
+    pub mcp_allowed_commands: Vec<PathBuf>,
+    /// Tools per MCP server above which they are left out of MCP `tools/list` (default 50).
+    pub mcp_deferred_threshold: Option<usize>,
     /// Idle time after which a sandbox session ends (default 15m).
     pub sandbox_session_timeout: Option<Value>,
     /// Most sandbox sessions of one user at once (default 5).
@@ -269,6 +275,12 @@ impl Settings {
         let mut service = ToolServiceSettings {
             max_tools_per_owner,
             mcp_servers: file.mcp_servers.clone(),
+            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
+                allowed_commands: file.mcp_allowed_commands.clone(),
+                deferred_threshold: file
+                    .mcp_deferred_threshold
+                    .unwrap_or(toolsmith_service::bridge::DEFAULT_DEFERRED_THRESHOLD),
+            },
             ..ToolServiceSettings::default()
         };
         let js = &mut service.js_limits;

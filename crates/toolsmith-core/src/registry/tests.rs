@@ -299,21 +299,35 @@ fn stats() {
     registry.register_builtin(builtin("a", "core")).unwrap();
     registry.register_builtin(builtin("b", "core")).unwrap();
     registry.register_builtin(builtin("c", "web")).unwrap();
+    registry
+        .register_builtin(
+            RegisteredTool::new(
+                definition("mcp_up_echo"),
+                ToolOrigin::Mcp {
+                    server: "up".to_owned(),
+                },
+                PermissionSet::new(),
+                Arc::new(Echo),
+            )
+            .unwrap(),
+        )
+        .unwrap();
     registry.upsert_custom(custom("x", "1", "alice")).unwrap();
     registry.upsert_custom(custom("y", "2", "alice")).unwrap();
     registry.upsert_custom(custom("x", "3", "bob")).unwrap();
     assert_eq!(
         registry.stats(),
         RegistryStats {
-            total: 6,
+            total: 7,
             builtin: 3,
+            mcp: 1,
             custom: 3,
             owners: 2,
             providers: 2,
         }
     );
     let debug = format!("{registry:?}");
-    assert!(debug.contains("total: 6"), "{debug}");
+    assert!(debug.contains("total: 7"), "{debug}");
 }
 
 #[test]

@@ -385,8 +385,12 @@ fn merge(old: Vec<Entry>, registered: Vec<Arc<RegisteredTool>>, owner: &str) -> 
 }
 
 /// A registry tool as `tools/list` shows it, or `None` when a server tool holds its name (a
-/// custom tool cannot be reached under a server tool's name; the server tool wins).
+/// custom tool cannot be reached under a server tool's name; the server tool wins) or the tool
+/// is deferred (a bridged tool of a large upstream: `search_tools` finds it).
 fn mcp_form(tool: &RegisteredTool, owner: &str) -> Option<Tool> {
+    if tool.deferred {
+        return None;
+    }
     if SERVER_TOOLS.is_server_tool(tool.name()) {
         tracing::warn!(
             tool = tool.name(),

@@ -14,6 +14,7 @@
 //! - [`data`] — `/api/v1/data…`, the agent's own records (tasks, notes …) per family, and a
 //!   person's export and erasure.
 //! - [`tokens`] — `/api/v1/tokens…`, API tokens (`admin`).
+//! - [`mcp_servers`] — `/api/v1/mcp-servers…`, the MCP bridge's upstream servers (`admin`).
 //! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
 //! - [`error`] — [`ApiError`](error::ApiError), the status rules, and the extractors whose
 //!   rejections become the envelope.
@@ -35,6 +36,7 @@ pub mod error;
 pub mod executions;
 pub mod extract;
 pub mod import;
+pub mod mcp_servers;
 pub mod metrics;
 pub mod openapi;
 pub mod policies;
@@ -105,6 +107,13 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(data::get_one, data::update, data::delete))
         .routes(routes!(tokens::list, tokens::create))
         .routes(routes!(tokens::revoke))
+        .routes(routes!(mcp_servers::list, mcp_servers::register))
+        .routes(routes!(
+            mcp_servers::get_one,
+            mcp_servers::update,
+            mcp_servers::remove
+        ))
+        .routes(routes!(mcp_servers::retry))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get_one))
         .routes(routes!(approvals::decide))

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use toolsmith_service::ToolServiceSettings;
 use toolsmith_service::bridge::{McpServerConfig, ServerState};
@@ -30,6 +31,7 @@ fn upstream(name: &str) -> McpServerConfig {
         tool_allow: Vec::new(),
         tool_deny: vec!["fail_not_there".to_owned()],
         call_timeout_seconds: Some(20),
+        deferred: None,
     }
 }
 
@@ -254,4 +256,269 @@ async fn a_crashed_upstream_is_restarted_and_its_tools_listed_again() {
         .ok("mcp_phoenix_echo", json!({"text": "again"}))
         .await;
     assert!(!failed && text.contains("again"), "{text}");
+}
+
+/// An app whose operator allowed the test's Python for servers registered at run time.
+async fn app_allowing_python(threshold: Option<usize>) -> TestApp {
+    let mut bridge = toolsmith_service::bridge::BridgeSettings {
+        allowed_commands: vec![python()],
+        ..Default::default()
+    };
+    if let Some(threshold) = threshold {
+        bridge.deferred_threshold = threshold;
+    }
+    TestApp::with_configs(
+        ToolServiceSettings {
+            mcp_bridge: bridge,
+            ..ToolServiceSettings::default()
+        },
+        toolsmith_server::ServerConfig::default(),
+    )
+    .await
+}
+
+/// The REST body registering the Python upstream as `name`.
+fn registration(name: &str) -> Value {
+    json!({
+        "name": name,
+        "command": python().display().to_string(),
+        "args": [clients_dir().join("mcp_upstream.py").display().to_string()],
+        "env": {"UPSTREAM_SECRET": "{{config.weatherapi.api_key}}"},
+        "callTimeoutSeconds": 20,
+    })
+}
+
+/// Polls `GET /api/v1/mcp-servers/{name}` until `done` holds (30 s at most).
+async fn wait_status(app: &TestApp, name: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = app.get(&format!("/api/v1/mcp-servers/{name}")).await.json;
+        if done(&status["data"]) {
+            return status["data"].clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server '{name}' never got there: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+const UPSTREAM_KEY: &str = "sk-live-configcenter-0123456789abcdef";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_are_registered_through_rest_only_with_an_allowed_program() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    // Nothing allowed (the default): refused, and the message names the setting.
+    let closed = TestApp::new().await;
+    let res = closed
+        .post("/api/v1/mcp-servers", &registration("up"))
+        .await;
+    let message = res.assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(message.contains("mcp_allowed_commands"), "{message}");
+    assert!(closed.state.service.mcp_servers().is_empty());
+
+    let app = app_allowing_python(None).await;
+    // A program outside the allowlist, whatever it is called, and a shell line as a command.
+    for command in ["/bin/sh", "sh", "python3 -c 'print(1)'"] {
+        let mut body = registration("other");
+        body["command"] = json!(command);
+        let res = app.post("/api/v1/mcp-servers", &body).await;
+        assert!(
+            res.status == StatusCode::FORBIDDEN || res.status == StatusCode::UNPROCESSABLE_ENTITY,
+            "{command}: {} {}",
+            res.status,
+            res.text
+        );
+    }
+    // Hostile fields are refused with the field named.
+    let mut bad = registration("Bad Name");
+    let res = app.post("/api/v1/mcp-servers", &bad).await;
+    assert!(
+        res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error")
+            .contains("name")
+    );
+    bad = registration("bad-env");
+    bad["env"] = json!({"X": "{{config.weatherapi}}"});
+    let res = app.post("/api/v1/mcp-servers", &bad).await;
+    assert!(
+        res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error")
+            .contains("env X")
+    );
+    bad = registration("extra");
+    bad["shell"] = json!(true);
+    assert_eq!(
+        app.post("/api/v1/mcp-servers", &bad).await.status,
+        StatusCode::BAD_REQUEST
+    );
+
+    // The secret the upstream needs lives in the Config Center; the server's env references it.
+    app.post("/api/v1/config/services", &json!({"name": "weatherapi"}))
+        .await
+        .assert_ok(StatusCode::CREATED);
+    app.post(
+        "/api/v1/config/services/weatherapi/entries",
+        &json!({"values": {"api_key": UPSTREAM_KEY}}),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    let created = app
+        .post("/api/v1/mcp-servers", &registration("reg"))
+        .await
+        .assert_ok(StatusCode::CREATED);
+    assert_eq!(created["source"], "api");
+    assert_eq!(created["revision"], 1);
+    assert_eq!(created["config"]["envNames"], json!(["UPSTREAM_SECRET"]));
+    let res = app.post("/api/v1/mcp-servers", &registration("reg")).await;
+    res.assert_error(StatusCode::CONFLICT, "name_taken");
+
+    let status = wait_status(&app, "reg", |s| s["state"] == "connected").await;
+    assert!(status["toolCount"].as_u64().unwrap() >= 5, "{status}");
+    assert_eq!(status["deferred"], false);
+    // The upstream got the Config Center value (it answers with it), and the client sees it
+    // scrubbed; the store holds only the reference.
+    let session = Session::open(&app.state, "default").await;
+    let (failed, _, text) = session.ok("mcp_reg_reveal", json!({})).await;
+    assert!(!failed, "{text}");
+    assert!(
+        !text.contains(UPSTREAM_KEY) && text.contains("[REDACTED]"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("unset"),
+        "the env reference was not resolved: {text}"
+    );
+    let mut stored = Vec::new();
+    for suffix in ["", "-wal"] {
+        let mut path = app.store_path().into_os_string();
+        path.push(suffix);
+        stored.extend(std::fs::read(path).unwrap_or_default());
+    }
+    let stored = String::from_utf8_lossy(&stored);
+    assert!(stored.contains("{{config.weatherapi.api_key}}"));
+    assert!(
+        !stored.contains(UPSTREAM_KEY),
+        "the secret is stored in clear"
+    );
+
+    // The list shows it with its counters.
+    let list = app
+        .get("/api/v1/mcp-servers")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(list["count"], 1);
+    assert!(list["servers"][0]["calls"].as_u64().unwrap() >= 1, "{list}");
+
+    // A change restarts it with the new lists; a stale revision is refused.
+    let mut change = registration("reg");
+    change["toolDeny"] = json!(["wipe"]);
+    change["expectedRevision"] = json!(1);
+    let changed = app
+        .json(Method::PUT, "/api/v1/mcp-servers/reg", &change)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(changed["revision"], 2);
+    let res = app
+        .json(Method::PUT, "/api/v1/mcp-servers/reg", &change)
+        .await;
+    res.assert_error(StatusCode::CONFLICT, "revision_conflict");
+    let status = wait_status(&app, "reg", |s| s["state"] == "connected").await;
+    let tools: Vec<String> = serde_json::from_value(status["tools"].clone()).unwrap();
+    assert!(tools.contains(&"mcp_reg_echo".to_owned()), "{status}");
+    assert!(!tools.contains(&"mcp_reg_wipe".to_owned()), "{status}");
+    app.post("/api/v1/mcp-servers/reg/retry", &json!({}))
+        .await
+        .assert_ok(StatusCode::OK);
+
+    // Removed: its tools leave the catalogue; the name is free again.
+    app.call(Method::DELETE, "/api/v1/mcp-servers/reg")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert!(!session.names().await.contains(&"mcp_reg_echo".to_owned()));
+    app.call(Method::DELETE, "/api/v1/mcp-servers/reg")
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+    let audit = app.get("/api/v1/audit").await.json.to_string();
+    for action in [
+        "mcp_server.create",
+        "mcp_server.update",
+        "mcp_server.delete",
+    ] {
+        assert!(audit.contains(action), "{action} not audited: {audit}");
+    }
+    assert!(!audit.contains(UPSTREAM_KEY));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configuration_file_servers_are_shown_but_not_changed_through_rest() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let app = app_with(vec![upstream("filed")]).await;
+    let status = app
+        .get("/api/v1/mcp-servers/filed")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(status["source"], "config");
+    assert_eq!(status["state"], "connected");
+    // Env values of the file may be secrets: names only.
+    assert!(!status.to_string().contains("sk-live-upstream"), "{status}");
+    let mut body = registration("filed");
+    body["command"] = json!(python().display().to_string());
+    let res = app
+        .json(Method::PUT, "/api/v1/mcp-servers/filed", &body)
+        .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.text);
+    let res = app.call(Method::DELETE, "/api/v1/mcp-servers/filed").await;
+    let message = res.assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(message.contains("configuration file"), "{message}");
+    app.get("/api/v1/mcp-servers/nope")
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_upstream_is_deferred_out_of_tools_list_but_found_and_called() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    // A threshold of 3: the upstream's 7 tools are deferred.
+    let app = app_allowing_python(Some(3)).await;
+    let mut body = registration("big");
+    body["env"] = json!({});
+    app.post("/api/v1/mcp-servers", &body)
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let status = wait_status(&app, "big", |s| s["state"] == "connected").await;
+    assert_eq!(status["deferred"], true, "{status}");
+    let session = Session::open(&app.state, "default").await;
+    let names = session.names().await;
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp_big_")),
+        "{names:?}"
+    );
+    let (failed, found, _) = session
+        .ok("search_tools", json!({"query": "echo the text back"}))
+        .await;
+    assert!(!failed, "{found}");
+    assert!(found.to_string().contains("mcp_big_echo"), "{found}");
+    let (failed, used, text) = session
+        .ok(
+            "use_tool",
+            json!({"tool_name": "mcp_big_echo", "arguments": {"text": "deferred"}}),
+        )
+        .await;
+    assert!(!failed && text.contains("deferred"), "{used} {text}");
+    // `deferred: false` overrides the threshold.
+    body["deferred"] = json!(false);
+    app.json(Method::PUT, "/api/v1/mcp-servers/big", &body)
+        .await
+        .assert_ok(StatusCode::OK);
+    wait_status(&app, "big", |s| {
+        s["state"] == "connected" && s["deferred"] == false
+    })
+    .await;
+    assert!(session.names().await.contains(&"mcp_big_echo".to_owned()));
 }

@@ -61,6 +61,11 @@ impl TestApp {
         }
     }
 
+    /// The SQLite file the app's service runs on.
+    pub fn store_path(&self) -> std::path::PathBuf {
+        self._dir.path().join("toolsmith.db")
+    }
+
     /// Sends a request as is.
     pub async fn send(&self, request: Request<Body>) -> TestResponse {
         let res = self

@@ -17,13 +17,64 @@ pub enum ServerState {
     Disabled,
 }
 
+/// Where a server's configuration comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerSource {
+    /// `[[mcp_servers]]` of the configuration file (changed only there).
+    Config,
+    /// Registered through REST or the CLI, kept in the store.
+    Api,
+}
+
+/// What a server is configured as, without its `env` values (names only: a value of the
+/// configuration file may be a secret).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigView {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env_names: Vec<String>,
+    pub prefix: String,
+    pub enabled: bool,
+    pub tool_allow: Vec<String>,
+    pub tool_deny: Vec<String>,
+    pub call_timeout_seconds: u64,
+    pub deferred: Option<bool>,
+}
+
+impl ConfigView {
+    pub fn of(config: &super::McpServerConfig) -> ConfigView {
+        ConfigView {
+            command: config.command.clone(),
+            args: config.args.clone(),
+            env_names: config.env.keys().cloned().collect(),
+            prefix: config.prefix(),
+            enabled: config.enabled,
+            tool_allow: config.tool_allow.clone(),
+            tool_deny: config.tool_deny.clone(),
+            call_timeout_seconds: config.call_timeout().as_secs(),
+            deferred: config.deferred,
+        }
+    }
+}
+
 /// One server's status, as REST and the CLI show it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
     pub name: String,
+    pub source: ServerSource,
+    /// Who registered it (`None` for the configuration file's).
+    pub owner: Option<String>,
+    /// Its stored revision (`None` for the configuration file's).
+    pub revision: Option<i64>,
+    pub config: ConfigView,
     pub state: ServerState,
     pub last_error: Option<String>,
+    pub tool_count: usize,
+    /// Whether its tools are left out of MCP `tools/list` now.
+    pub deferred: bool,
     /// Catalogue names of the tools bridged now.
     pub tools: Vec<String>,
     /// Upstream tools not bridged, each with the reason (a name taken, a bad schema).

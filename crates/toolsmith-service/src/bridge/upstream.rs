@@ -15,9 +15,9 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 use toolsmith_core::ToolRegistry;
 
-use super::config::McpServerConfig;
-use super::status::{Counters, ServerState, ServerStatus};
-use super::tool;
+use super::config::{McpServerConfig, env_references, resolve_env};
+use super::status::{ConfigView, Counters, ServerSource, ServerState, ServerStatus};
+use super::{Launcher, Origin, tool};
 
 /// Time between health checks of a connected server.
 const HEALTH_INTERVAL: Duration = Duration::from_secs(30);
@@ -32,6 +32,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// One server: its configuration, its status, and the wake-ups of its task.
 pub(crate) struct Upstream {
     pub(crate) config: McpServerConfig,
+    pub(crate) origin: Origin,
     status: Mutex<ServerStatus>,
     counters: Arc<Counters>,
     /// The upstream said its tools changed.
@@ -41,17 +42,29 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    pub(crate) fn new(config: McpServerConfig) -> Upstream {
+    pub(crate) fn new(config: McpServerConfig, origin: Origin) -> Upstream {
         let state = if config.enabled {
             ServerState::Connecting
         } else {
             ServerState::Disabled
         };
+        let (source, owner, revision) = match &origin {
+            Origin::Config => (ServerSource::Config, None, None),
+            Origin::Registered { owner, revision } => {
+                (ServerSource::Api, Some(owner.clone()), Some(*revision))
+            }
+        };
         Upstream {
             status: Mutex::new(ServerStatus {
                 name: config.name.clone(),
+                source,
+                owner,
+                revision,
+                config: ConfigView::of(&config),
                 state,
                 last_error: None,
+                tool_count: 0,
+                deferred: false,
                 tools: Vec::new(),
                 skipped: Vec::new(),
                 last_check: None,
@@ -60,6 +73,7 @@ impl Upstream {
                 errors: 0,
             }),
             config,
+            origin,
             counters: Arc::new(Counters::default()),
             tools_changed: Arc::new(Notify::new()),
             retry_now: Notify::new(),
@@ -68,6 +82,7 @@ impl Upstream {
 
     pub(crate) fn status(&self) -> ServerStatus {
         let mut status = self.lock().clone();
+        status.tool_count = status.tools.len();
         status.calls = self.counters.calls.load(Ordering::Relaxed);
         status.errors = self.counters.errors.load(Ordering::Relaxed);
         status
@@ -105,15 +120,19 @@ impl ClientHandler for Handler {
 }
 
 /// The task: connect, serve, reconnect — until the bridge is dropped.
-pub(crate) async fn run(upstream: Arc<Upstream>, registry: Arc<ToolRegistry>) {
+pub(crate) async fn run(
+    upstream: Arc<Upstream>,
+    registry: Arc<ToolRegistry>,
+    launcher: Arc<Launcher>,
+) {
     let mut failures = 0u32;
     loop {
         upstream.lock().state = ServerState::Connecting;
-        match connect(&upstream).await {
+        match connect(&upstream, &launcher).await {
             Ok(service) => {
                 failures = 0;
                 upstream.lock().connections += 1;
-                let reason = serve(&upstream, service, &registry).await;
+                let reason = serve(&upstream, service, &registry, &launcher).await;
                 registry.unregister_mcp_server(&upstream.config.name);
                 upstream.set_down(reason);
             }
@@ -141,17 +160,68 @@ pub(crate) async fn run(upstream: Arc<Upstream>, registry: Arc<ToolRegistry>) {
     }
 }
 
-/// Starts the program and completes the MCP handshake.
-async fn connect(upstream: &Upstream) -> Result<RunningService<RoleClient, Handler>, String> {
+/// The program to start: for a server registered at run time, the allowed program its command
+/// resolves to (checked at every launch, so a narrowed allowlist takes effect); the
+/// configuration file's command as written.
+fn program(upstream: &Upstream, launcher: &Launcher) -> Result<std::path::PathBuf, String> {
+    match &upstream.origin {
+        Origin::Config => Ok(upstream.config.command.clone().into()),
+        Origin::Registered { .. } => launcher.launch.check(&upstream.config.command),
+    }
+}
+
+/// The server's environment with its Config Center references read now.
+async fn environment(
+    upstream: &Upstream,
+    launcher: &Launcher,
+) -> Result<Vec<(String, String)>, String> {
     let config = &upstream.config;
-    let mut command = tokio::process::Command::new(&config.command);
+    let needs_config = config
+        .env
+        .values()
+        .any(|v| env_references(v).is_ok_and(|r| !r.is_empty()));
+    let owner_config = if needs_config {
+        Some(
+            launcher
+                .config
+                .owner(upstream.origin.owner())
+                .await
+                .map_err(|e| format!("cannot read the Config Center: {e}"))?,
+        )
+    } else {
+        None
+    };
+    config
+        .env
+        .iter()
+        .map(|(name, value)| {
+            let resolved = match &owner_config {
+                Some(oc) => resolve_env(value, |key| oc.store_value(key)),
+                None => Ok(value.clone()),
+            };
+            resolved
+                .map(|v| (name.clone(), v))
+                .map_err(|why| format!("env {name}: {why}"))
+        })
+        .collect()
+}
+
+/// Starts the program and completes the MCP handshake.
+async fn connect(
+    upstream: &Upstream,
+    launcher: &Launcher,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    let config = &upstream.config;
+    let program = program(upstream, launcher)?;
+    let env = environment(upstream, launcher).await?;
+    let mut command = tokio::process::Command::new(&program);
     command.args(&config.args).env_clear();
     for name in ["PATH", "HOME", "LANG"] {
         if let Some(value) = std::env::var_os(name) {
             command.env(name, value);
         }
     }
-    command.envs(&config.env).kill_on_drop(true);
+    command.envs(env).kill_on_drop(true);
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
@@ -183,10 +253,12 @@ async fn serve(
     upstream: &Upstream,
     service: RunningService<RoleClient, Handler>,
     registry: &ToolRegistry,
+    launcher: &Launcher,
 ) -> String {
+    let threshold = launcher.deferred_threshold;
     let peer = service.peer().clone();
     let mut listed = None;
-    if let Err(e) = relist(upstream, &peer, registry, &mut listed).await {
+    if let Err(e) = relist(upstream, &peer, registry, threshold, &mut listed).await {
         return e;
     }
     let ended = service.waiting();
@@ -202,12 +274,12 @@ async fn serve(
                 };
             }
             () = upstream.tools_changed.notified() => {
-                if let Err(e) = relist(upstream, &peer, registry, &mut listed).await {
+                if let Err(e) = relist(upstream, &peer, registry, threshold, &mut listed).await {
                     return e;
                 }
             }
             _ = health.tick() => {
-                if let Err(e) = relist(upstream, &peer, registry, &mut listed).await {
+                if let Err(e) = relist(upstream, &peer, registry, threshold, &mut listed).await {
                     return format!("health check failed: {e}");
                 }
             }
@@ -222,6 +294,7 @@ async fn relist(
     upstream: &Upstream,
     peer: &Peer<RoleClient>,
     registry: &ToolRegistry,
+    deferred_threshold: usize,
     listed: &mut Option<String>,
 ) -> Result<(), String> {
     let config = &upstream.config;
@@ -239,7 +312,11 @@ async fn relist(
     let prefix = config.prefix();
     let mut bridged = Vec::new();
     let mut skipped = Vec::new();
-    for upstream_tool in tools.iter().filter(|t| config.bridges(&t.name)) {
+    let offered: Vec<_> = tools.iter().filter(|t| config.bridges(&t.name)).collect();
+    let deferred = config
+        .deferred
+        .unwrap_or(offered.len() > deferred_threshold);
+    for upstream_tool in offered {
         let registered = tool::registered(
             &config.name,
             &prefix,
@@ -248,6 +325,7 @@ async fn relist(
             config.call_timeout(),
             upstream.counters.clone(),
         )
+        .map(|t| t.with_deferred(deferred))
         .and_then(|t| {
             let name = t.name().to_owned();
             registry
@@ -268,6 +346,7 @@ async fn relist(
     status.last_error = None;
     status.tools = bridged;
     status.skipped = skipped;
+    status.deferred = deferred;
     status.last_check = Some(Utc::now());
     Ok(())
 }

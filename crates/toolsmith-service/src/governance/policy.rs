@@ -26,8 +26,9 @@ pub struct PolicyGate {
     configured: RwLock<bool>,
     /// The enabled tool groups (the defaults when no policy switches any).
     groups: RwLock<BTreeSet<&'static str>>,
-    /// The configured MCP servers, so `group:mcp:<server>` names one even while it is down.
-    mcp_servers: BTreeSet<String>,
+    /// The configured and registered MCP servers, so `group:mcp:<server>` names one even
+    /// while it is down.
+    mcp_servers: RwLock<BTreeSet<String>>,
 }
 
 impl PolicyGate {
@@ -42,7 +43,7 @@ impl PolicyGate {
             policy: RwLock::new(Arc::new(Policy::allow_all())),
             configured: RwLock::new(false),
             groups: RwLock::new(BTreeSet::new()),
-            mcp_servers,
+            mcp_servers: RwLock::new(mcp_servers),
         };
         gate.replace(config, registry)?;
         Ok(gate)
@@ -56,7 +57,7 @@ impl PolicyGate {
     ) -> Result<(), PolicyError> {
         let compiled = match config {
             None => Policy::allow_all(),
-            Some(config) => config.compile(&catalog(registry, &self.mcp_servers))?,
+            Some(config) => config.compile(&catalog(registry, &self.mcp_server_names()))?,
         };
         let groups = enabled_groups(config)?;
         registry.set_hidden_builtins(tool_groups::hidden_tools(&groups));
@@ -81,8 +82,45 @@ impl PolicyGate {
         config: &PolicyConfig,
         registry: &ToolRegistry,
     ) -> Result<(), PolicyError> {
-        config.compile(&catalog(registry, &self.mcp_servers))?;
+        config.compile(&catalog(registry, &self.mcp_server_names()))?;
         enabled_groups(Some(config)).map(|_| ())
+    }
+
+    /// The MCP servers `group:mcp:<server>` may name.
+    pub fn mcp_server_names(&self) -> BTreeSet<String> {
+        self.mcp_servers
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Lets policies name `group:mcp:<server>` (a server registered at run time).
+    pub fn add_mcp_server(&self, server: &str) {
+        self.mcp_servers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(server.to_owned());
+    }
+
+    /// Forgets a removed server's group. The caller checked first that the policy in force
+    /// does not name it ([`PolicyGate::names_mcp_server`]).
+    pub fn remove_mcp_server(&self, server: &str) {
+        self.mcp_servers
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(server);
+    }
+
+    /// Whether `config` needs `group:mcp:<server>` to compile (it names the server).
+    pub fn names_mcp_server(
+        &self,
+        config: &PolicyConfig,
+        registry: &ToolRegistry,
+        server: &str,
+    ) -> bool {
+        let mut without = self.mcp_server_names();
+        without.remove(server);
+        config.compile(&catalog(registry, &without)).is_err()
     }
 
     /// The ids of the enabled tool groups.

@@ -11,6 +11,7 @@
 pub(crate) mod config;
 mod governance;
 mod limits;
+mod mcp;
 mod postgres;
 mod records;
 pub(crate) mod tools;

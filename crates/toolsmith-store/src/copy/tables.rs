@@ -258,6 +258,58 @@ pub const TABLES: &[Table] = &[
         order_by: "seq",
         identity: Some("seq"),
     },
+    Table {
+        // The MCP bridge's servers registered at run time (their configuration holds Config
+        // Center references, never secret values).
+        name: "mcp_servers",
+        columns: &[
+            ("name", Text),
+            ("owner", Text),
+            ("config", Json),
+            ("revision", Int),
+            ("created_at", Time),
+            ("updated_at", Time),
+            ("updated_by", Text),
+        ],
+        order_by: "name",
+        identity: None,
+    },
+    Table {
+        name: "mcp_grants",
+        columns: &[
+            ("id", Text),
+            ("server", Text),
+            ("subject_kind", Text),
+            ("subject", Text),
+            ("enabled", Bool),
+            ("tool_allow", Json),
+            ("tool_deny", Json),
+            ("created_at", Time),
+            ("updated_at", Time),
+            ("updated_by", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "mcp_access_requests",
+        columns: &[
+            ("id", Text),
+            ("server", Text),
+            ("subject_kind", Text),
+            ("subject", Text),
+            ("tools", Json),
+            ("reason", Text),
+            ("status", Text),
+            ("requested_by", Text),
+            ("created_at", Time),
+            ("decided_by", Text),
+            ("decided_at", Time),
+            ("grant_id", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.

@@ -13,6 +13,7 @@ mod copy;
 mod errors;
 mod governance;
 mod limits;
+mod mcp;
 mod notify;
 mod records;
 mod rows;
@@ -29,6 +30,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
+use toolsmith_core::mcp_bridge::{
+    AccessRequestRecord, AccessRequestStatus, McpGrantRecord, McpServerRecord,
+};
 use toolsmith_core::{
     ConfigEntryRecord, ConfigServiceRecord, CustomToolRecord, ExecutionRecord, ToolVersionRecord,
 };
@@ -806,6 +810,68 @@ impl Store for PgStore {
 
     async fn delete_owner_records(&self, owner: &str) -> Result<u64, StoreError> {
         records::delete_owner(&self.client().await?, owner).await
+    }
+
+    async fn list_mcp_servers(&self) -> Result<Vec<McpServerRecord>, StoreError> {
+        mcp::list_servers(&**self.client().await?).await
+    }
+
+    async fn create_mcp_server(&self, server: &McpServerRecord) -> Result<bool, StoreError> {
+        mcp::create_server(&**self.client().await?, server).await
+    }
+
+    async fn update_mcp_server(
+        &self,
+        server: &McpServerRecord,
+        expected_revision: Option<i64>,
+    ) -> Result<Result<McpServerRecord, Option<i64>>, StoreError> {
+        mcp::update_server(&mut self.client().await?, server, expected_revision).await
+    }
+
+    async fn delete_mcp_server(&self, name: &str) -> Result<bool, StoreError> {
+        mcp::delete_server(&**self.client().await?, name).await
+    }
+
+    async fn list_mcp_grants(&self) -> Result<Vec<McpGrantRecord>, StoreError> {
+        mcp::list_grants(&**self.client().await?).await
+    }
+
+    async fn put_mcp_grant(&self, grant: &McpGrantRecord) -> Result<McpGrantRecord, StoreError> {
+        mcp::put_grant(&**self.client().await?, grant).await
+    }
+
+    async fn delete_mcp_grant(&self, id: &str) -> Result<bool, StoreError> {
+        mcp::delete_grant(&**self.client().await?, id).await
+    }
+
+    async fn create_access_request(&self, request: &AccessRequestRecord) -> Result<(), StoreError> {
+        mcp::create_request(&**self.client().await?, request).await
+    }
+
+    async fn list_access_requests(
+        &self,
+        status: Option<AccessRequestStatus>,
+    ) -> Result<Vec<AccessRequestRecord>, StoreError> {
+        mcp::list_requests(&**self.client().await?, status).await
+    }
+
+    async fn decide_access_request(
+        &self,
+        id: &str,
+        approve: bool,
+        decided_by: &str,
+        now: DateTime<Utc>,
+        new_grant: &McpGrantRecord,
+    ) -> Result<Option<AccessRequestRecord>, StoreError> {
+        mcp::decide_request(
+            &mut self.client().await?,
+            id,
+            approve,
+            decided_by,
+            now,
+            new_grant,
+        )
+        .await
     }
 }
 

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -326,6 +326,50 @@ CREATE UNIQUE INDEX idx_data_records_dedup
     ON data_records (owner, agent, collection, dedup_key) WHERE dedup_key IS NOT NULL;
 CREATE INDEX idx_data_records_search
     ON data_records USING GIN (to_tsvector('english'::regconfig, search_text));
+"#,
+    // 5: the MCP bridge: upstream servers registered through REST or the CLI (their
+    // configuration as JSON, Config Center references instead of secret values), grants of a
+    // server's tools to users and agents, and requests for access an admin decides.
+    r#"
+CREATE TABLE mcp_servers (
+    name       TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    config     JSONB NOT NULL,
+    revision   BIGINT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    updated_by TEXT NOT NULL
+);
+
+CREATE TABLE mcp_grants (
+    id           TEXT PRIMARY KEY,
+    server       TEXT NOT NULL,
+    subject_kind TEXT NOT NULL CHECK (subject_kind IN ('user', 'agent')),
+    subject      TEXT NOT NULL,
+    enabled      BOOLEAN NOT NULL,
+    tool_allow   JSONB NOT NULL,
+    tool_deny    JSONB NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    updated_at   TIMESTAMPTZ NOT NULL,
+    updated_by   TEXT NOT NULL,
+    UNIQUE (server, subject_kind, subject)
+);
+
+CREATE TABLE mcp_access_requests (
+    id           TEXT PRIMARY KEY,
+    server       TEXT NOT NULL,
+    subject_kind TEXT NOT NULL CHECK (subject_kind IN ('user', 'agent')),
+    subject      TEXT NOT NULL,
+    tools        JSONB NOT NULL,
+    reason       TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+    requested_by TEXT NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    decided_by   TEXT,
+    decided_at   TIMESTAMPTZ,
+    grant_id     TEXT
+);
+CREATE INDEX idx_mcp_access_requests_status ON mcp_access_requests (status, created_at);
 "#,
 ];
 

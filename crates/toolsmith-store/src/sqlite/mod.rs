@@ -14,6 +14,7 @@ mod config;
 mod config_tests;
 mod copy;
 mod governance;
+mod mcp;
 mod queries;
 mod records;
 mod rows;
@@ -30,6 +31,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use tokio::sync::Semaphore;
+use toolsmith_core::mcp_bridge::{
+    AccessRequestRecord, AccessRequestStatus, McpGrantRecord, McpServerRecord,
+};
 use toolsmith_core::{
     ConfigEntryRecord, ConfigServiceRecord, CustomToolRecord, ExecutionRecord, ToolVersionRecord,
 };
@@ -204,9 +208,11 @@ macro_rules! carried_as_is {
 }
 
 carried_as_is!(
+    bool,
     i64,
     u32,
     u64,
+    Option<AccessRequestStatus>,
     Option<i64>,
     DateTime<Utc>,
     ApprovalDecision,
@@ -362,4 +368,22 @@ store_on_connections! {
     read fn export_records(owner: &str, after: Option<&str>, limit: u32) -> Vec<DataRecord>
         = records::export(&owner, after.as_deref(), limit);
     write fn delete_owner_records(owner: &str) -> u64 = records::delete_owner(&owner);
+    read fn list_mcp_servers() -> Vec<McpServerRecord> = mcp::list_servers();
+    write fn create_mcp_server(server: &McpServerRecord) -> bool = mcp::create_server(&server);
+    write fn update_mcp_server(
+        server: &McpServerRecord, expected_revision: Option<i64>
+    ) -> Result<McpServerRecord, Option<i64>>
+        = mcp::update_server(&server, expected_revision);
+    write fn delete_mcp_server(name: &str) -> bool = mcp::delete_server(&name);
+    read fn list_mcp_grants() -> Vec<McpGrantRecord> = mcp::list_grants();
+    write fn put_mcp_grant(grant: &McpGrantRecord) -> McpGrantRecord = mcp::put_grant(&grant);
+    write fn delete_mcp_grant(id: &str) -> bool = mcp::delete_grant(&id);
+    write fn create_access_request(request: &AccessRequestRecord) -> ()
+        = mcp::create_request(&request);
+    read fn list_access_requests(status: Option<AccessRequestStatus>) -> Vec<AccessRequestRecord>
+        = mcp::list_requests(status);
+    write fn decide_access_request(
+        id: &str, approve: bool, decided_by: &str, now: DateTime<Utc>, new_grant: &McpGrantRecord
+    ) -> Option<AccessRequestRecord>
+        = mcp::decide_request(&id, approve, &decided_by, &now, &new_grant);
 }

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 6;
+pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -234,6 +234,50 @@ CREATE TRIGGER data_records_fts_update AFTER UPDATE OF search_text ON data_recor
     VALUES ('delete', old.seq, old.search_text);
     INSERT INTO data_records_fts (rowid, search_text) VALUES (new.seq, new.search_text);
 END;
+"#,
+    // 7: the MCP bridge: upstream servers registered through REST or the CLI (their
+    // configuration as JSON, Config Center references instead of secret values), grants of a
+    // server's tools to users and agents, and requests for access an admin decides.
+    r#"
+CREATE TABLE mcp_servers (
+    name       TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    config     TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    updated_by TEXT NOT NULL
+);
+
+CREATE TABLE mcp_grants (
+    id           TEXT PRIMARY KEY,
+    server       TEXT NOT NULL,
+    subject_kind TEXT NOT NULL CHECK (subject_kind IN ('user', 'agent')),
+    subject      TEXT NOT NULL,
+    enabled      INTEGER NOT NULL,
+    tool_allow   TEXT NOT NULL,
+    tool_deny    TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    updated_by   TEXT NOT NULL,
+    UNIQUE (server, subject_kind, subject)
+);
+
+CREATE TABLE mcp_access_requests (
+    id           TEXT PRIMARY KEY,
+    server       TEXT NOT NULL,
+    subject_kind TEXT NOT NULL CHECK (subject_kind IN ('user', 'agent')),
+    subject      TEXT NOT NULL,
+    tools        TEXT NOT NULL,
+    reason       TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
+    requested_by TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    decided_by   TEXT,
+    decided_at   TEXT,
+    grant_id     TEXT
+);
+CREATE INDEX idx_mcp_access_requests_status ON mcp_access_requests (status, created_at);
 "#,
 ];
 

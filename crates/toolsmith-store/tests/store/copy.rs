@@ -187,6 +187,59 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
         )
         .await
         .unwrap();
+    // The MCP bridge: a registered server, a grant, and a request decided into a grant.
+    let server = toolsmith_store::McpServerRecord {
+        name: "files".to_owned(),
+        owner: "alice".to_owned(),
+        config: json!({"name": "files", "command": "/usr/bin/python3", "args": ["s.py"]}),
+        revision: 1,
+        created_at: at,
+        updated_at: at,
+        updated_by: "alice".to_owned(),
+    };
+    assert!(store.create_mcp_server(&server).await.unwrap());
+    let grant = toolsmith_store::McpGrantRecord {
+        id: "grant_1".to_owned(),
+        server: "files".to_owned(),
+        subject_kind: toolsmith_store::GrantSubject::Agent,
+        subject: "agent-1".to_owned(),
+        enabled: true,
+        tool_allow: vec!["echo".to_owned()],
+        tool_deny: vec!["wipe".to_owned()],
+        created_at: at,
+        updated_at: at,
+        updated_by: "alice".to_owned(),
+    };
+    store.put_mcp_grant(&grant).await.unwrap();
+    store
+        .create_access_request(&toolsmith_store::AccessRequestRecord {
+            id: "req_1".to_owned(),
+            server: "files".to_owned(),
+            subject_kind: toolsmith_store::GrantSubject::User,
+            subject: "bob".to_owned(),
+            tools: vec!["echo".to_owned()],
+            reason: "reading".to_owned(),
+            status: toolsmith_store::AccessRequestStatus::Pending,
+            requested_by: "bob".to_owned(),
+            created_at: at,
+            decided_by: None,
+            decided_at: None,
+            grant_id: None,
+        })
+        .await
+        .unwrap();
+    let template = toolsmith_store::McpGrantRecord {
+        id: "grant_2".to_owned(),
+        enabled: false,
+        tool_allow: vec![],
+        tool_deny: vec![],
+        ..grant
+    };
+    store
+        .decide_access_request("req_1", true, "alice", at, &template)
+        .await
+        .unwrap()
+        .unwrap();
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,

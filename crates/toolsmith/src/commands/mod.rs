@@ -7,6 +7,7 @@
 //! - [`groups`] — `toolsmith groups …`: the built-in tool groups, switched on and off.
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
+//! - [`mcp_servers`] — `toolsmith mcp-servers …`: the MCP bridge's upstream servers.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
@@ -30,6 +31,7 @@ pub mod config;
 pub mod db;
 pub mod groups;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod policy;
 pub mod run;
 pub mod serve;
@@ -98,6 +100,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Audit(args) => audit::run(&ctx, args).await,
         Command::Policy(command) => policy::run(&ctx, command).await,
         Command::Groups(command) => groups::run(&ctx, command).await,
+        Command::McpServers(command) => mcp_servers::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -131,6 +134,9 @@ fn creates_store(command: &Command) -> bool {
             groups::GroupsCommand::Enable { .. } | groups::GroupsCommand::Disable { .. }
         ),
         Command::Token(token) => matches!(token, TokenCommand::Create { .. }),
+        Command::McpServers(command) => {
+            matches!(command, mcp_servers::McpServersCommand::Add(_))
+        }
         Command::Run(_)
         | Command::RunCode(_)
         | Command::Serve(_)

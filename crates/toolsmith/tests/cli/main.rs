@@ -12,6 +12,7 @@
 //!   that cannot write; `serve::logs`: no argument
 //!   value in the server's log.
 //! - `token` — `toolsmith token`.
+//! - `mcp_servers` — `toolsmith mcp-servers`, with a real upstream.
 //! - `db_copy` — `toolsmith db copy` between SQLite and PostgreSQL.
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 //! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
@@ -19,6 +20,7 @@
 mod db_copy;
 mod errors;
 mod lifecycle;
+mod mcp_servers;
 mod run;
 mod serve;
 mod store_files;

@@ -1,0 +1,260 @@
+//! The MCP bridge's upstream servers over REST (`admin`): `GET /api/v1/mcp-servers` (every
+//! server's status), `POST` (register a stdio server: only a program the operator allowed in
+//! `mcp_allowed_commands`), `GET|PUT|DELETE /api/v1/mcp-servers/{name}` and
+//! `POST /api/v1/mcp-servers/{name}/retry`. The configuration file's servers are listed but
+//! changed only there. Env values are shown by name only.
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolsmith_service::bridge::McpServerConfig;
+use utoipa::ToSchema;
+
+use super::envelope::ApiOk;
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, QueryPairs};
+use super::{actor, require};
+use crate::AppState;
+use crate::auth::{Identity, Scope};
+
+/// A stdio MCP server to register or its new configuration.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpServerBody {
+    /// 1–32 lower-case letters, digits, `_` or `-` (required to register; on `PUT` the path's).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The program: an absolute path or a name found in `PATH`, among `mcp_allowed_commands`.
+    pub command: String,
+    /// Its arguments, each one as it is passed (no shell reads them).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Its environment; a value may hold `{{config.<service>.<field>}}` references to your
+    /// Config Center, read at each launch (put secrets there, not here).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Prefix of its tools' names (default `mcp_<name>_`).
+    #[serde(default)]
+    pub prefix: Option<String>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Only these upstream tools are bridged (empty: all).
+    #[serde(default)]
+    pub tool_allow: Vec<String>,
+    /// These upstream tools are never bridged (wins over `toolAllow`).
+    #[serde(default)]
+    pub tool_deny: Vec<String>,
+    /// Seconds one call may take (default 60, at most 300).
+    #[serde(default)]
+    pub call_timeout_seconds: Option<u64>,
+    /// Leave its tools out of MCP `tools/list` (found with `search_tools`); unset: when it
+    /// offers more than `mcp_deferred_threshold` tools.
+    #[serde(default)]
+    pub deferred: Option<bool>,
+    /// `PUT` only: the revision the change is based on.
+    #[serde(default)]
+    pub expected_revision: Option<i64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl McpServerBody {
+    fn into_config(self, name: String) -> McpServerConfig {
+        McpServerConfig {
+            name,
+            command: self.command,
+            args: self.args,
+            env: self.env,
+            prefix: self.prefix,
+            enabled: self.enabled,
+            tool_allow: self.tool_allow,
+            tool_deny: self.tool_deny,
+            call_timeout_seconds: self.call_timeout_seconds,
+            deferred: self.deferred,
+        }
+    }
+}
+
+fn view<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// List MCP servers
+#[utoipa::path(
+    get, path = "/api/v1/mcp-servers", tag = "mcp-servers", operation_id = "listMcpServers",
+    responses(
+        (status = 200, description = "`{servers, count}`: each server's configuration (env names only) and status: state, lastError, toolCount, lastCheck, calls, errors", body = Object),
+        (status = 403, description = "Needs admin", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+) -> Result<ApiOk<Value>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&[])?;
+    let servers = state.service.mcp_servers();
+    Ok(ApiOk::ok(
+        json!({"count": servers.len(), "servers": view(&servers)}),
+    ))
+}
+
+/// Register an MCP server
+///
+/// Only stdio servers whose program the operator allowed (`mcp_allowed_commands`); it connects
+/// in the background (poll its status).
+#[utoipa::path(
+    post, path = "/api/v1/mcp-servers", tag = "mcp-servers", operation_id = "registerMcpServer",
+    request_body(content = McpServerBody, description = "The server"),
+    responses(
+        (status = 201, description = "Its status (state `connecting`)", body = Object),
+        (status = 403, description = "Needs admin, or the program is not allowed (the message names `mcp_allowed_commands`)", body = super::error::ErrorEnvelope),
+        (status = 409, description = "The name is taken", body = super::error::ErrorEnvelope),
+        (status = 422, description = "A bad field (the message names it)", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn register(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+    ApiJson(body): ApiJson<McpServerBody>,
+) -> Result<ApiOk<Value>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&[])?;
+    let Some(name) = body.name.clone() else {
+        return Err(ApiError::bad_request(
+            "validation_error",
+            "`name` is required to register a server",
+        ));
+    };
+    if body.expected_revision.is_some() {
+        return Err(ApiError::bad_request(
+            "validation_error",
+            "`expectedRevision` belongs to PUT /api/v1/mcp-servers/{name}",
+        ));
+    }
+    let status = state
+        .service
+        .register_mcp_server(&actor(&identity), body.into_config(name))
+        .await?;
+    Ok(ApiOk::created(view(&status)))
+}
+
+/// Get an MCP server
+#[utoipa::path(
+    get, path = "/api/v1/mcp-servers/{name}", tag = "mcp-servers", operation_id = "getMcpServer",
+    params(("name" = String, Path, description = "Server name")),
+    responses(
+        (status = 200, description = "Its configuration (env names only) and status", body = Object),
+        (status = 403, description = "Needs admin", body = super::error::ErrorEnvelope),
+        (status = 404, description = "No such server", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn get_one(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(name): ApiPath<String>,
+    query: QueryPairs,
+) -> Result<ApiOk<Value>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&[])?;
+    Ok(ApiOk::ok(view(&state.service.mcp_server(&name)?)))
+}
+
+/// Change an MCP server
+///
+/// Replaces a registered server's configuration and restarts it.
+#[utoipa::path(
+    put, path = "/api/v1/mcp-servers/{name}", tag = "mcp-servers", operation_id = "updateMcpServer",
+    params(("name" = String, Path, description = "Server name")),
+    request_body(content = McpServerBody, description = "The whole new configuration"),
+    responses(
+        (status = 200, description = "Its status", body = Object),
+        (status = 403, description = "Needs admin, a program not allowed, or a server of the configuration file", body = super::error::ErrorEnvelope),
+        (status = 404, description = "No such server", body = super::error::ErrorEnvelope),
+        (status = 409, description = "`expectedRevision` is not the stored revision", body = super::error::ErrorEnvelope),
+        (status = 422, description = "A bad field", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn update(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(name): ApiPath<String>,
+    query: QueryPairs,
+    ApiJson(body): ApiJson<McpServerBody>,
+) -> Result<ApiOk<Value>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&[])?;
+    if body.name.as_ref().is_some_and(|n| *n != name) {
+        return Err(ApiError::bad_request(
+            "validation_error",
+            "`name` differs from the path's: a server cannot be renamed (register it anew and remove this one)",
+        ));
+    }
+    let expected = body.expected_revision;
+    let status = state
+        .service
+        .update_mcp_server(&actor(&identity), body.into_config(name), expected)
+        .await?;
+    Ok(ApiOk::ok(view(&status)))
+}
+
+/// Remove an MCP server
+#[utoipa::path(
+    delete, path = "/api/v1/mcp-servers/{name}", tag = "mcp-servers", operation_id = "removeMcpServer",
+    params(("name" = String, Path, description = "Server name")),
+    responses(
+        (status = 200, description = "`{removed: name}`; its program ended and its tools left the catalogue", body = Object),
+        (status = 403, description = "Needs admin, or a server of the configuration file", body = super::error::ErrorEnvelope),
+        (status = 404, description = "No such server", body = super::error::ErrorEnvelope),
+        (status = 409, description = "The policy in force names its group", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn remove(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(name): ApiPath<String>,
+    query: QueryPairs,
+) -> Result<ApiOk<Value>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&[])?;
+    state
+        .service
+        .remove_mcp_server(&actor(&identity), &name)
+        .await?;
+    Ok(ApiOk::ok(json!({"removed": name})))
+}
+
+/// Retry an MCP server now
+///
+/// A server that is down (or gave up after its attempts) connects again at once.
+#[utoipa::path(
+    post, path = "/api/v1/mcp-servers/{name}/retry", tag = "mcp-servers", operation_id = "retryMcpServer",
+    params(("name" = String, Path, description = "Server name")),
+    responses(
+        (status = 200, description = "Its status", body = Object),
+        (status = 403, description = "Needs admin", body = super::error::ErrorEnvelope),
+        (status = 404, description = "No such server", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn retry(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(name): ApiPath<String>,
+    query: QueryPairs,
+) -> Result<ApiOk<Value>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&[])?;
+    if !state.service.retry_mcp_server(&name) {
+        return Err(toolsmith_service::ServiceError::NotFound(format!(
+            "no MCP server named '{name}'"
+        ))
+        .into());
+    }
+    Ok(ApiOk::ok(view(&state.service.mcp_server(&name)?)))
+}

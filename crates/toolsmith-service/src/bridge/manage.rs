@@ -1,0 +1,291 @@
+//! The service's operations on upstream servers: status, and registering, changing, retrying and
+//! removing the servers kept in the store (REST and the CLI, admin only at those faces). The
+//! configuration file's servers are shown but changed only in the file.
+//!
+//! Every write is checked (the entry's own rules, a name free of the configuration file's, the
+//! program among `mcp_allowed_commands`), stored, applied to this process's bridge and audited;
+//! other processes on the store apply it at their next change-feed poll
+//! ([`ToolService::refresh_mcp_servers_from_store`]).
+
+use chrono::Utc;
+use serde_json::json;
+use toolsmith_core::mcp_bridge::McpServerRecord;
+
+use super::{Bridge, McpServerConfig, Origin, ServerStatus};
+use crate::error::ServiceError;
+use crate::governance::audit::AuditTarget;
+use crate::{Actor, ToolService};
+
+/// What REST and the CLI send to register or change a server: its configuration.
+pub type ServerInput = McpServerConfig;
+
+impl ToolService {
+    fn bridge(&self) -> Result<&Bridge, ServiceError> {
+        self.bridge
+            .as_ref()
+            .ok_or_else(|| ServiceError::InvalidState("the MCP bridge is not running".to_owned()))
+    }
+
+    /// Every bridged MCP server's status, by name (empty when there is none).
+    pub fn mcp_servers(&self) -> Vec<ServerStatus> {
+        self.bridge.as_ref().map(Bridge::status).unwrap_or_default()
+    }
+
+    /// One server's status.
+    pub fn mcp_server(&self, name: &str) -> Result<ServerStatus, ServiceError> {
+        self.bridge()?
+            .status_of(name)
+            .ok_or_else(|| not_found(name))
+    }
+
+    /// Makes the bridged MCP server `name` reconnect now; `false` if there is none by that name.
+    pub fn retry_mcp_server(&self, name: &str) -> bool {
+        self.bridge.as_ref().is_some_and(|b| b.retry(name))
+    }
+
+    /// Checks what a registration or change may not do: break the entry's rules, or start a
+    /// program the operator did not allow.
+    fn check_registered(&self, config: &McpServerConfig) -> Result<(), ServiceError> {
+        config.validate().map_err(ServiceError::Validation)?;
+        self.bridge()?
+            .launcher
+            .launch
+            .check(&config.command)
+            .map_err(ServiceError::Forbidden)?;
+        Ok(())
+    }
+
+    /// Registers a server and starts it (in the background); its status.
+    pub async fn register_mcp_server(
+        &self,
+        actor: &Actor,
+        config: McpServerConfig,
+    ) -> Result<ServerStatus, ServiceError> {
+        self.check_registered(&config)?;
+        let _guard = self.write_lock.lock().await;
+        let bridge = self.bridge()?;
+        if bridge.origin(&config.name) == Some(Origin::Config) {
+            return Err(from_file(&config.name));
+        }
+        let now = Utc::now();
+        let record = McpServerRecord {
+            name: config.name.clone(),
+            owner: actor.user_id.clone(),
+            config: serde_json::to_value(&config)
+                .map_err(|e| ServiceError::Validation(e.to_string()))?,
+            revision: 1,
+            created_at: now,
+            updated_at: now,
+            updated_by: actor.user_id.clone(),
+        };
+        if !self.store.create_mcp_server(&record).await? {
+            return Err(ServiceError::NameTaken(format!(
+                "an MCP server named '{}' is registered already; change it with an update, or pick another name",
+                config.name
+            )));
+        }
+        let name = config.name.clone();
+        self.policy.add_mcp_server(&name);
+        bridge.insert(
+            config,
+            Origin::Registered {
+                owner: record.owner.clone(),
+                revision: 1,
+            },
+        );
+        self.audit_server(actor, "mcp_server.create", &record, (None, Some(1)))
+            .await;
+        self.mcp_server(&name)
+    }
+
+    /// Replaces a registered server's configuration (if its revision is `expected_revision`,
+    /// when given) and restarts it; its status.
+    pub async fn update_mcp_server(
+        &self,
+        actor: &Actor,
+        config: McpServerConfig,
+        expected_revision: Option<i64>,
+    ) -> Result<ServerStatus, ServiceError> {
+        self.check_registered(&config)?;
+        let _guard = self.write_lock.lock().await;
+        let bridge = self.bridge()?;
+        let owner = match bridge.origin(&config.name) {
+            Some(Origin::Config) => return Err(from_file(&config.name)),
+            Some(Origin::Registered { owner, .. }) => owner,
+            None => return Err(not_found(&config.name)),
+        };
+        let record = McpServerRecord {
+            name: config.name.clone(),
+            owner,
+            config: serde_json::to_value(&config)
+                .map_err(|e| ServiceError::Validation(e.to_string()))?,
+            revision: 0,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            updated_by: actor.user_id.clone(),
+        };
+        let stored = match self
+            .store
+            .update_mcp_server(&record, expected_revision)
+            .await?
+        {
+            Ok(stored) => stored,
+            Err(None) => return Err(not_found(&config.name)),
+            Err(Some(actual)) => {
+                return Err(ServiceError::RevisionConflict {
+                    expected: expected_revision.unwrap_or_default(),
+                    actual,
+                });
+            }
+        };
+        let name = config.name.clone();
+        bridge
+            .replace(
+                config,
+                Origin::Registered {
+                    owner: stored.owner.clone(),
+                    revision: stored.revision,
+                },
+            )
+            .await;
+        self.audit_server(
+            actor,
+            "mcp_server.update",
+            &stored,
+            (Some(stored.revision - 1), Some(stored.revision)),
+        )
+        .await;
+        self.mcp_server(&name)
+    }
+
+    /// Removes a registered server: its program ends and its tools leave the catalogue. Refused
+    /// while the policy in force names its group (`group:mcp:<name>`).
+    pub async fn remove_mcp_server(&self, actor: &Actor, name: &str) -> Result<(), ServiceError> {
+        let _guard = self.write_lock.lock().await;
+        let bridge = self.bridge()?;
+        match bridge.origin(name) {
+            Some(Origin::Config) => return Err(from_file(name)),
+            Some(Origin::Registered { .. }) => {}
+            None => return Err(not_found(name)),
+        }
+        if let Some(policy) = self.policy_in_force().await?
+            && self.policy.names_mcp_server(&policy, &self.registry, name)
+        {
+            return Err(ServiceError::InvalidState(format!(
+                "the policy in force names group:mcp:{name}; take it out of the policy first"
+            )));
+        }
+        if !self.store.delete_mcp_server(name).await? {
+            return Err(not_found(name));
+        }
+        bridge.remove(name).await;
+        self.policy.remove_mcp_server(name);
+        self.audit
+            .record(
+                actor,
+                "mcp_server.delete",
+                AuditTarget::new("mcp_server", name.to_owned(), Some(name.to_owned())),
+                (None, None),
+                json!({}),
+            )
+            .await;
+        Ok(())
+    }
+
+    /// The policy in force: the stored one, else the configuration file's.
+    async fn policy_in_force(
+        &self,
+    ) -> Result<Option<toolsmith_policy::PolicyConfig>, ServiceError> {
+        match self.store.get_policy().await? {
+            Some(stored) => serde_json::from_value(stored.document)
+                .map(Some)
+                .map_err(|e| ServiceError::Validation(format!("the stored policy: {e}"))),
+            None => Ok(self.config.policy.clone()),
+        }
+    }
+
+    /// Brings this process's bridge in line with the servers stored by any process (the change
+    /// feed calls it on every poll); how many servers were started, restarted or stopped.
+    pub async fn refresh_mcp_servers_from_store(&self) -> Result<usize, ServiceError> {
+        let stored = self.store.list_mcp_servers().await?;
+        let _guard = self.write_lock.lock().await;
+        let bridge = self.bridge()?;
+        let mut changed = 0;
+        for record in &stored {
+            let origin = Origin::Registered {
+                owner: record.owner.clone(),
+                revision: record.revision,
+            };
+            match bridge.origin(&record.name) {
+                Some(current) if current == origin => continue,
+                Some(Origin::Config) => continue,
+                _ => {}
+            }
+            match stored_config(record) {
+                Ok(config) => {
+                    self.policy.add_mcp_server(&record.name);
+                    bridge.replace(config, origin).await;
+                    changed += 1;
+                }
+                Err(why) => tracing::warn!(server = %record.name, "{why}"),
+            }
+        }
+        for status in bridge.status() {
+            let registered = matches!(bridge.origin(&status.name), Some(Origin::Registered { .. }));
+            if registered && !stored.iter().any(|r| r.name == status.name) {
+                bridge.remove(&status.name).await;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+
+    async fn audit_server(
+        &self,
+        actor: &Actor,
+        action: &str,
+        record: &McpServerRecord,
+        revisions: (Option<i64>, Option<i64>),
+    ) {
+        // The configuration without env values (references only, but names suffice here).
+        let config = &record.config;
+        self.audit
+            .record(
+                actor,
+                action,
+                AuditTarget::new("mcp_server", record.name.clone(), Some(record.name.clone())),
+                revisions,
+                json!({
+                    "command": config["command"],
+                    "args": config["args"],
+                    "envNames": config["env"].as_object().map(|e| e.keys().cloned().collect::<Vec<_>>()),
+                }),
+            )
+            .await;
+    }
+}
+
+/// A stored server's configuration, checked like a new one (a row written by a newer or
+/// broken process is skipped with the reason).
+pub(crate) fn stored_config(record: &McpServerRecord) -> Result<McpServerConfig, String> {
+    let config: McpServerConfig = serde_json::from_value(record.config.clone())
+        .map_err(|e| format!("the stored MCP server '{}' is unreadable: {e}", record.name))?;
+    if config.name != record.name {
+        return Err(format!(
+            "the stored MCP server '{}' names itself '{}'",
+            record.name, config.name
+        ));
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+fn not_found(name: &str) -> ServiceError {
+    ServiceError::NotFound(format!("no MCP server named '{name}'"))
+}
+
+fn from_file(name: &str) -> ServiceError {
+    ServiceError::Forbidden(format!(
+        "the MCP server '{name}' is defined in the configuration file ([[mcp_servers]]); change or remove it there"
+    ))
+}

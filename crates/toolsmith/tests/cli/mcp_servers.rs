@@ -1,0 +1,91 @@
+//! `toolsmith mcp-servers …` through the real binary, with the official Python SDK's upstream
+//! (`tests/clients/mcp_upstream.py`): registered only when the program is allowed, its status
+//! from a fresh connection, changed and removed.
+
+use std::path::PathBuf;
+
+use crate::support::Env;
+
+fn clients_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients")
+}
+
+fn python() -> PathBuf {
+    clients_dir().join(".venv/bin/python")
+}
+
+#[test]
+fn servers_are_added_listed_changed_and_removed_from_the_cli() {
+    if !python().exists() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "the MCP Python SDK is missing: run scripts/install-test-deps.sh"
+        );
+        eprintln!("skipped: the MCP Python SDK is missing (scripts/install-test-deps.sh)");
+        return;
+    }
+    let env = Env::new();
+    let python = python().display().to_string();
+    let script = clients_dir().join("mcp_upstream.py").display().to_string();
+    let add = [
+        "mcp-servers",
+        "add",
+        "up",
+        "--command",
+        python.as_str(),
+        "--arg",
+        script.as_str(),
+        "--call-timeout",
+        "20",
+    ];
+
+    // Nothing allowed yet: refused, naming the setting.
+    let out = env.run(&["--json"].iter().chain(&add).copied().collect::<Vec<_>>());
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(message.contains("mcp_allowed_commands"), "{message}");
+
+    let config = env.write(
+        "toolsmith.toml",
+        format!("mcp_allowed_commands = [{python:?}]\n"),
+    );
+    let with = |args: &[&str]| env.run_with_env(args, None, &[("TOOLSMITH_CONFIG", &config)]);
+    let out = with(&["--json"].iter().chain(&add).copied().collect::<Vec<_>>()).expect(0);
+    assert_eq!(out.json()["revision"], 1);
+
+    // The status of a fresh connection: connected, its tools listed.
+    let listed = with(&["--json", "mcp-servers", "list"]).expect(0).json();
+    assert_eq!(listed[0]["name"], "up", "{listed}");
+    assert_eq!(listed[0]["state"], "connected", "{listed}");
+    assert_eq!(listed[0]["source"], "api");
+    assert!(listed[0]["toolCount"].as_u64().unwrap() >= 5, "{listed}");
+    let table = with(&["mcp-servers", "list"]).expect(0).stdout;
+    assert!(
+        table.contains("up") && table.contains("connected"),
+        "{table}"
+    );
+
+    let mut update: Vec<&str> = add.to_vec();
+    update[1] = "update";
+    update.extend(["--deny", "wipe", "--expected-revision", "1"]);
+    with(&update).expect(0);
+    let shown = with(&["--json", "mcp-servers", "show", "up"])
+        .expect(0)
+        .json();
+    assert_eq!(shown["revision"], 2);
+    let tools = shown["tools"].to_string();
+    assert!(
+        tools.contains("mcp_up_echo") && !tools.contains("mcp_up_wipe"),
+        "{shown}"
+    );
+    // A stale revision is refused.
+    assert_ne!(with(&update).code, 0);
+
+    let out = with(&["mcp-servers", "remove", "up"]).expect(0);
+    assert!(out.stdout.contains("removed MCP server up"), "{out:?}");
+    assert_ne!(with(&["mcp-servers", "remove", "up"]).code, 0);
+    assert_eq!(
+        with(&["--json", "mcp-servers", "list"]).expect(0).json(),
+        serde_json::json!([])
+    );
+}
