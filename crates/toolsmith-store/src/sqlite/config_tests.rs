@@ -59,7 +59,8 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE data_records_fts; DROP TABLE data_records; \
+            "DROP TABLE mcp_access_requests; DROP TABLE mcp_grants; DROP TABLE mcp_servers; \
+             DROP TABLE data_records_fts; DROP TABLE data_records; \
              DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
              DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
              DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
