@@ -162,6 +162,9 @@ pub struct ToolContext {
     /// Who can ask the person behind this call for an approval while the call waits (an MCP
     /// client with elicitation); `None` leaves approvals to the REST API and the CLI.
     pub approver: Option<crate::approval::Approver>,
+    /// The caller is an admin acting as a person (an `admin` token without an agent, or the
+    /// CLI): not bound by MCP grants. Nested calls keep it.
+    pub admin: bool,
 }
 
 impl ToolContext {
@@ -180,6 +183,7 @@ impl ToolContext {
             deadline: None,
             call_context: None,
             approver: None,
+            admin: false,
         }
     }
 
@@ -202,6 +206,7 @@ impl ToolContext {
             },
             call_context: self.call_context.clone(),
             approver: self.approver.clone(),
+            admin: self.admin,
         }
     }
 }

@@ -22,8 +22,9 @@ pub enum ToolOrigin {
     /// A stored custom tool.
     Custom { id: String, owner: String },
     /// A tool of an external MCP server, bridged into the catalogue (policy groups `mcp` and
-    /// `mcp:<server>`). Held with the built-ins: one name for every caller.
-    Mcp { server: String },
+    /// `mcp:<server>`). Held with the built-ins: one name for every caller. `tool` is its
+    /// upstream name (what grants and the server's allow and deny lists name).
+    Mcp { server: String, tool: String },
 }
 
 /// A tool ready to run: its definition, compiled schema, permissions and executor.
@@ -292,7 +293,7 @@ impl ToolRegistry {
     /// Removes every tool bridged from the MCP server `server`. Returns how many went.
     pub fn unregister_mcp_server(&self, server: &str) -> usize {
         self.unregister_global(
-            |origin| matches!(origin, ToolOrigin::Mcp { server: s } if s == server),
+            |origin| matches!(origin, ToolOrigin::Mcp { server: s, .. } if s == server),
         )
     }
 

@@ -129,7 +129,13 @@ impl Identity {
         let mut ctx = toolsmith_core::ToolContext::new(self.user_id.clone());
         ctx.agent_id = self.agent_id.clone();
         ctx.agent_chosen_by_caller = self.agent_from_header;
+        ctx.admin = self.is_admin_person();
         ctx
+    }
+
+    /// An admin acting as a person (`admin` scope, no agent): not bound by MCP grants.
+    pub fn is_admin_person(&self) -> bool {
+        self.has(Scope::Admin) && self.agent_id.is_none()
     }
 
     /// What this caller may do beyond running code once or dry-running a definition: read the

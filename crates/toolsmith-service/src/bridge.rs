@@ -25,8 +25,11 @@
 //! - `tool.rs`: an upstream tool as a registered tool, and the call forwarding.
 //! - `status.rs`: what REST and the CLI show.
 //! - `manage.rs`: registering, changing and removing servers (the service's operations).
+//! - `grants.rs`: who may use which server's tools (grants, switched on by `mcp_grants`), and
+//!   the access-request workflow.
 
 mod config;
+mod grants;
 mod launch;
 pub(crate) mod manage;
 mod status;
@@ -45,6 +48,7 @@ use crate::config_center::ConfigCache;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerConfig, env_references, resolve_env,
 };
+pub use grants::{AccessRequestInput, GrantInput, Grants};
 pub use launch::LaunchPolicy;
 pub use manage::ServerInput;
 pub use status::{ConfigView, ServerSource, ServerState, ServerStatus};
@@ -58,6 +62,9 @@ pub struct BridgeSettings {
     /// `mcp_deferred_threshold`: a server offering more tools than this has them left out of
     /// MCP `tools/list` (unless its `deferred` says otherwise).
     pub deferred_threshold: usize,
+    /// `mcp_grants`: bridged tools are visible and callable for non-admins only through a
+    /// grant of their server.
+    pub grants: bool,
 }
 
 impl Default for BridgeSettings {
@@ -65,6 +72,7 @@ impl Default for BridgeSettings {
         BridgeSettings {
             allowed_commands: Vec::new(),
             deferred_threshold: DEFAULT_DEFERRED_THRESHOLD,
+            grants: false,
         }
     }
 }

@@ -350,7 +350,8 @@ impl ToolService {
                 &registry,
                 bridged.iter().map(|(c, _)| c.name.clone()).collect(),
             )
-            .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?,
+            .map_err(|e| ServiceError::Validation(format!("policy: {e}")))?
+            .with_grants(config.mcp_bridge.grants),
         );
         let scrub = Arc::new(
             ScrubMiddleware::new(config_cache.clone())
@@ -441,6 +442,10 @@ impl ToolService {
                 service.startup_warnings.push(warning);
             }
         }
+        service
+            .policy
+            .grants()
+            .replace(service.store.list_mcp_grants().await?);
         for tool in service.store.active_tools().await? {
             if let Err(why) = service.register(&tool) {
                 let warning = format!(
@@ -530,7 +535,7 @@ impl ToolService {
     pub fn visible_tools(&self, ctx: &ToolContext) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
         let mut tools = self.registry.tools(&ctx.user_id);
         tools.retain(|tool| tool.is_visible_to(ctx.agent_id.as_deref()));
-        if !self.policy.is_configured() {
+        if !self.policy.filters() {
             return tools;
         }
         self.policy.visible(ctx, tools)

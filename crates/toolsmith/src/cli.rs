@@ -130,6 +130,9 @@ pub enum Command {
     /// The MCP bridge's upstream servers: status, register, update, retry, remove.
     #[command(subcommand)]
     McpServers(crate::commands::mcp_servers::McpServersCommand),
+    /// Grants of bridged MCP servers to users and agents, and access requests.
+    #[command(subcommand)]
+    McpGrants(crate::commands::mcp_grants::McpGrantsCommand),
     /// The database as a whole: copy a store between SQLite and PostgreSQL.
     #[command(subcommand)]
     Db(crate::commands::db::DbCommand),

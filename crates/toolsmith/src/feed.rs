@@ -8,7 +8,7 @@
 //!   active tools and bring the registry in line ([`ToolService::resync_from_store`]), which
 //!   bumps the catalogue versions of the owners whose tools really changed — and so sends MCP
 //!   `list_changed` to their sessions. Each poll also checks the stored policy's revision and
-//!   the registered MCP servers (started, restarted or stopped as the store says).
+//!   the registered MCP servers (started, restarted or stopped as the store says) and grants.
 //! - **Pushed notices** (PostgreSQL's `LISTEN`/`NOTIFY`, [`Store::subscribe_changes`]): a
 //!   change another instance commits arrives at once and reloads just its kind — the tools
 //!   for a tool, the policy for a policy, that owner's cached Config Center for a config
@@ -148,6 +148,9 @@ impl Poller {
             Ok(0) => {}
             Ok(n) => tracing::info!(changed = n, "change feed: registered MCP servers changed"),
             Err(e) => tracing::warn!(error = %e, "change feed: cannot read the MCP servers"),
+        }
+        if let Err(e) = service.refresh_mcp_grants().await {
+            tracing::warn!(error = %e, "change feed: cannot read the MCP grants");
         }
         let fingerprint = match service.tools_fingerprint().await {
             Ok(f) => f,

@@ -128,6 +128,8 @@ pub struct FileConfig {
     pub mcp_allowed_commands: Vec<PathBuf>,
     /// Tools per MCP server above which they are left out of MCP `tools/list` (default 50).
     pub mcp_deferred_threshold: Option<usize>,
+    /// Bridged tools are visible and callable for non-admins only through a grant.
+    pub mcp_grants: Option<bool>,
     /// Idle time after which a sandbox session ends (default 15m).
     pub sandbox_session_timeout: Option<Value>,
     /// Most sandbox sessions of one user at once (default 5).
@@ -280,6 +282,7 @@ impl Settings {
                 deferred_threshold: file
                     .mcp_deferred_threshold
                     .unwrap_or(toolsmith_service::bridge::DEFAULT_DEFERRED_THRESHOLD),
+                grants: file.mcp_grants.unwrap_or(false),
             },
             ..ToolServiceSettings::default()
         };

@@ -305,6 +305,7 @@ fn stats() {
                 definition("mcp_up_echo"),
                 ToolOrigin::Mcp {
                     server: "up".to_owned(),
+                    tool: "echo".to_owned(),
                 },
                 PermissionSet::new(),
                 Arc::new(Echo),

@@ -517,11 +517,13 @@ impl Caller<'_> {
             return false;
         }
         let gate = self.service().policy();
-        if !gate.is_configured() {
+        if !gate.filters() {
             return true;
         }
         let mut ctx = ToolContext::new(self.owner());
         ctx.agent_id = self.identity.agent_id.clone();
+        ctx.agent_chosen_by_caller = self.identity.agent_from_header;
+        ctx.admin = self.identity.is_admin_person();
         gate.check(&ctx, tool).is_ok()
     }
 
@@ -646,7 +648,7 @@ impl ServerHandler for ToolsmithMcp {
         }
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
         let gate = self.service().policy();
-        if !gate.is_configured() && !registry.has_agent_scoped(self.owner()) {
+        if !gate.filters() && !registry.has_agent_scoped(self.owner()) {
             return Ok(ListToolsResult::with_all_items(tools));
         }
         // A policy or per-agent tools: keep the server tools, and the tools this caller may call.

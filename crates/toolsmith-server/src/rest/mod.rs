@@ -15,6 +15,7 @@
 //!   person's export and erasure.
 //! - [`tokens`] — `/api/v1/tokens…`, API tokens (`admin`).
 //! - [`mcp_servers`] — `/api/v1/mcp-servers…`, the MCP bridge's upstream servers (`admin`).
+//! - [`mcp_grants`] — `/api/v1/mcp-grants…` (`admin`) and `/api/v1/mcp-access-requests…`.
 //! - [`envelope`] — `{success, data | error, meta{requestId, timestamp}}` and the request id.
 //! - [`error`] — [`ApiError`](error::ApiError), the status rules, and the extractors whose
 //!   rejections become the envelope.
@@ -36,6 +37,7 @@ pub mod error;
 pub mod executions;
 pub mod extract;
 pub mod import;
+pub mod mcp_grants;
 pub mod mcp_servers;
 pub mod metrics;
 pub mod openapi;
@@ -114,6 +116,10 @@ pub fn api_router() -> OpenApiRouter<AppState> {
             mcp_servers::remove
         ))
         .routes(routes!(mcp_servers::retry))
+        .routes(routes!(mcp_grants::list, mcp_grants::put))
+        .routes(routes!(mcp_grants::delete))
+        .routes(routes!(mcp_grants::list_requests, mcp_grants::request))
+        .routes(routes!(mcp_grants::decide))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get_one))
         .routes(routes!(approvals::decide))

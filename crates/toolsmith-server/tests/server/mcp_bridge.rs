@@ -522,3 +522,247 @@ async fn a_large_upstream_is_deferred_out_of_tools_list_but_found_and_called() {
     .await;
     assert!(session.names().await.contains(&"mcp_big_echo".to_owned()));
 }
+
+/// Sends `method path` with `body` as the holder of `token`.
+async fn as_token(
+    app: &TestApp,
+    token: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> crate::rest_support::TestResponse {
+    let builder = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json");
+    let body = body.map_or_else(String::new, Value::to_string);
+    app.send(builder.body(axum::body::Body::from(body)).unwrap())
+        .await
+}
+
+/// What `bob` meets of the bridged tool `name` on every face: (listed by REST, listed by MCP
+/// tools/list, found by search_tools, a call through use_tool answered).
+async fn faces(app: &TestApp, bob: &str, session: &Session, name: &str) -> [bool; 4] {
+    let listed = as_token(app, bob, Method::GET, "/api/v1/tools", None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    let rest = listed.text.contains(&format!("\"{name}\""));
+    let mcp = session.names().await.contains(&name.to_owned());
+    let (_, found, _) = session.ok("search_tools", json!({"query": name})).await;
+    let search = found["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == name));
+    if !search {
+        // Nor does the answer name it anywhere else (a suggestion, a message).
+        let mut rest = found.clone();
+        rest.as_object_mut().map(|o| o.remove("query"));
+        assert!(!rest.to_string().contains(name), "{found}");
+    }
+    let (failed, _, text) = session
+        .ok(
+            "use_tool",
+            json!({"tool_name": name, "arguments": {"text": "hi"}}),
+        )
+        .await;
+    let called = !failed;
+    if failed {
+        assert!(
+            text.contains("not allowed")
+                || text.contains("not found")
+                || text.contains("no grant")
+                || text.contains("Unknown"),
+            "a refused call says why: {text}"
+        );
+    }
+    [rest, mcp, search, called]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_hides_a_denied_tool_on_every_face_and_an_approved_request_shows_it() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let app = TestApp::with_configs(
+        ToolServiceSettings {
+            mcp_servers: vec![upstream("g")],
+            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
+                grants: true,
+                ..Default::default()
+            },
+            ..ToolServiceSettings::default()
+        },
+        toolsmith_server::ServerConfig::default(),
+    )
+    .await;
+    wait_status(&app, "g", |s| s["state"] == "connected").await;
+    let admin = app
+        .post(
+            "/api/v1/tokens",
+            &json!({"name": "admin", "scopes": ["admin"]}),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED)["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let bob = as_token(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/v1/tokens",
+        Some(&json!({"name": "bob", "userId": "bob", "scopes": ["tools:read", "tools:execute"]})),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED)["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut identity = toolsmith_server::auth::Identity::local_default();
+    identity.user_id = "bob".to_owned();
+    identity.scopes = vec![
+        toolsmith_server::auth::Scope::ToolsRead,
+        toolsmith_server::auth::Scope::ToolsExecute,
+    ];
+    let session = Session::open_with(&app.state, identity).await;
+
+    // No grant: bob meets none of the server's tools anywhere; the admin meets them all.
+    assert_eq!(faces(&app, &bob, &session, "mcp_g_echo").await, [false; 4]);
+    let admin_list = as_token(&app, &admin, Method::GET, "/api/v1/tools", None).await;
+    assert!(admin_list.text.contains("\"mcp_g_echo\""));
+    let direct = as_token(
+        &app,
+        &bob,
+        Method::POST,
+        "/api/v1/tools/mcp_g_echo/execute",
+        Some(&json!({"arguments": {"text": "hi"}})),
+    )
+    .await;
+    // REST answers a refused call as a tool error of kind `denied`, naming the way to ask.
+    assert_eq!(
+        direct.json["data"]["metadata"]["errorKind"], "denied",
+        "{}",
+        direct.text
+    );
+    assert!(
+        direct.text.contains("mcp-access-requests"),
+        "{}",
+        direct.text
+    );
+    // Grants are the admin's.
+    let grant =
+        json!({"server": "g", "subjectKind": "user", "subject": "bob", "toolDeny": ["echo"]});
+    as_token(&app, &bob, Method::POST, "/api/v1/mcp-grants", Some(&grant))
+        .await
+        .assert_error(StatusCode::FORBIDDEN, "forbidden");
+    // A grant of the server that denies `echo`: `add` appears, `echo` stays hidden everywhere.
+    let granted = as_token(
+        &app,
+        &admin,
+        Method::POST,
+        "/api/v1/mcp-grants",
+        Some(&grant),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert_eq!(granted["toolDeny"], json!(["echo"]));
+    assert!(session.names().await.contains(&"mcp_g_add".to_owned()));
+    let (failed, _, text) = session.ok("mcp_g_add", json!({"a": 1, "b": 2})).await;
+    assert!(!failed, "{text}");
+    assert_eq!(faces(&app, &bob, &session, "mcp_g_echo").await, [false; 4]);
+
+    // Bob asks for `echo`; a request for another user is refused.
+    let asked = as_token(
+        &app,
+        &bob,
+        Method::POST,
+        "/api/v1/mcp-access-requests",
+        Some(&json!({"server": "g", "tools": ["echo"], "reason": "to greet"})),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    assert_eq!(asked["status"], "pending");
+    assert_eq!(asked["subject"], "bob");
+    as_token(
+        &app,
+        &bob,
+        Method::POST,
+        "/api/v1/mcp-access-requests",
+        Some(&json!({"server": "g", "subjectKind": "user", "subject": "carol"})),
+    )
+    .await
+    .assert_error(StatusCode::FORBIDDEN, "forbidden");
+    let id = asked["id"].as_str().unwrap();
+    let decide = format!("/api/v1/mcp-access-requests/{id}/decision");
+    as_token(
+        &app,
+        &bob,
+        Method::POST,
+        &decide,
+        Some(&json!({"decision": "approve"})),
+    )
+    .await
+    .assert_error(StatusCode::FORBIDDEN, "forbidden");
+    // Bob sees his own request pending.
+    let mine = as_token(
+        &app,
+        &bob,
+        Method::GET,
+        "/api/v1/mcp-access-requests?status=pending",
+        None,
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert_eq!(mine["count"], 1);
+
+    // Approved: the grant is widened in the same step, and `echo` is visible on every face.
+    let decided = as_token(
+        &app,
+        &admin,
+        Method::POST,
+        &decide,
+        Some(&json!({"decision": "approve"})),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert_eq!(decided["status"], "approved");
+    assert_eq!(decided["grantId"], granted["id"]);
+    assert_eq!(faces(&app, &bob, &session, "mcp_g_echo").await, [true; 4]);
+    // Decided once.
+    as_token(
+        &app,
+        &admin,
+        Method::POST,
+        &decide,
+        Some(&json!({"decision": "reject"})),
+    )
+    .await
+    .assert_error(StatusCode::NOT_FOUND, "not_found");
+
+    // The grant removed: back to nothing.
+    let grants = as_token(&app, &admin, Method::GET, "/api/v1/mcp-grants", None)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(grants["enforced"], true);
+    let grant_id = grants["grants"][0]["id"].as_str().unwrap();
+    as_token(
+        &app,
+        &admin,
+        Method::DELETE,
+        &format!("/api/v1/mcp-grants/{grant_id}"),
+        None,
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert_eq!(faces(&app, &bob, &session, "mcp_g_echo").await, [false; 4]);
+    let audit = as_token(&app, &admin, Method::GET, "/api/v1/audit", None)
+        .await
+        .text;
+    for action in [
+        "mcp_grant.put",
+        "mcp_access.request",
+        "mcp_access.approve",
+        "mcp_grant.delete",
+    ] {
+        assert!(audit.contains(action), "{action} not audited");
+    }
+}

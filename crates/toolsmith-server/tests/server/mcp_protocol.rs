@@ -74,10 +74,15 @@ impl Session {
 
     /// A session of `user` acting as `agent`.
     async fn open_as(state: &AppState, user: &str, agent: Option<&str>) -> Session {
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let mut identity = Identity::local_default();
         identity.user_id = user.to_owned();
         identity.agent_id = agent.map(str::to_owned);
+        Session::open_with(state, identity).await
+    }
+
+    /// A session of the caller `identity` (its scopes as given).
+    pub(crate) async fn open_with(state: &AppState, identity: Identity) -> Session {
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let server = ToolsmithMcp::new(state.clone(), identity);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {

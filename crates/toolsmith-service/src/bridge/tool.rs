@@ -60,6 +60,7 @@ pub(crate) fn registered(
         definition,
         ToolOrigin::Mcp {
             server: server.to_owned(),
+            tool: tool.name.to_string(),
         },
         PermissionSet::from([Permission::Network]),
         Arc::new(executor),

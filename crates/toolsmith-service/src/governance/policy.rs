@@ -29,6 +29,8 @@ pub struct PolicyGate {
     /// The configured and registered MCP servers, so `group:mcp:<server>` names one even
     /// while it is down.
     mcp_servers: RwLock<BTreeSet<String>>,
+    /// Who may use which bridged server's tools, when grants are on.
+    grants: crate::bridge::Grants,
 }
 
 impl PolicyGate {
@@ -44,6 +46,7 @@ impl PolicyGate {
             configured: RwLock::new(false),
             groups: RwLock::new(BTreeSet::new()),
             mcp_servers: RwLock::new(mcp_servers),
+            grants: crate::bridge::Grants::default(),
         };
         gate.replace(config, registry)?;
         Ok(gate)
@@ -131,6 +134,24 @@ impl PolicyGate {
             .clone()
     }
 
+    /// Switches grants of bridged MCP servers on (`mcp_grants`).
+    #[must_use]
+    pub fn with_grants(mut self, on: bool) -> Self {
+        self.grants = crate::bridge::Grants::new(on);
+        self
+    }
+
+    /// The grants of bridged MCP servers in force.
+    pub fn grants(&self) -> &crate::bridge::Grants {
+        &self.grants
+    }
+
+    /// Whether anything filters what callers see (a policy, or grants): if not, everything is
+    /// visible and callable, and listings may skip the checks.
+    pub fn filters(&self) -> bool {
+        self.is_configured() || self.grants.is_on()
+    }
+
     /// Whether a policy is configured (if not, everything is visible and callable).
     pub fn is_configured(&self) -> bool {
         *self
@@ -156,7 +177,16 @@ impl PolicyGate {
     /// itself ([`ToolContext::agent_chosen_by_caller`]) only narrows: the user without the
     /// agent must be allowed too.
     pub fn check(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
-        self.check_info(ctx, &info(tool))
+        self.check_info(ctx, &info(tool))?;
+        self.check_grant(ctx, tool)
+    }
+
+    /// The grants' answer for a bridged tool (nothing to say about the others).
+    fn check_grant(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
+        match &tool.origin {
+            ToolOrigin::Mcp { server, tool } => self.grants.check(ctx, server, tool),
+            _ => Ok(()),
+        }
     }
 
     /// Whether the caller of `ctx` may call its custom tool `name`, stored in any status (what
@@ -195,6 +225,14 @@ impl PolicyGate {
         ctx: &ToolContext,
         tools: Vec<Arc<RegisteredTool>>,
     ) -> Vec<Arc<RegisteredTool>> {
+        let tools = if self.grants.is_on() {
+            tools
+                .into_iter()
+                .filter(|tool| self.check_grant(ctx, tool).is_ok())
+                .collect()
+        } else {
+            tools
+        };
         match self.current() {
             None => tools,
             Some(policy) => {
@@ -271,7 +309,7 @@ fn info(tool: &RegisteredTool) -> ToolInfo<'_> {
         kind: match &tool.origin {
             ToolOrigin::BuiltIn { provider } => ToolKind::Builtin { family: provider },
             ToolOrigin::Custom { .. } => ToolKind::Custom,
-            ToolOrigin::Mcp { server } => ToolKind::Mcp { server },
+            ToolOrigin::Mcp { server, .. } => ToolKind::Mcp { server },
         },
     }
 }

@@ -8,6 +8,7 @@
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`mcp_servers`] — `toolsmith mcp-servers …`: the MCP bridge's upstream servers.
+//! - [`mcp_grants`] — `toolsmith mcp-grants …`: grants of bridged servers, access requests.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
@@ -31,6 +32,7 @@ pub mod config;
 pub mod db;
 pub mod groups;
 pub mod mcp;
+pub mod mcp_grants;
 pub mod mcp_servers;
 pub mod policy;
 pub mod run;
@@ -101,6 +103,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Policy(command) => policy::run(&ctx, command).await,
         Command::Groups(command) => groups::run(&ctx, command).await,
         Command::McpServers(command) => mcp_servers::run(&ctx, command).await,
+        Command::McpGrants(command) => mcp_grants::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -137,6 +140,10 @@ fn creates_store(command: &Command) -> bool {
         Command::McpServers(command) => {
             matches!(command, mcp_servers::McpServersCommand::Add(_))
         }
+        Command::McpGrants(command) => matches!(
+            command,
+            mcp_grants::McpGrantsCommand::Set { .. } | mcp_grants::McpGrantsCommand::Request { .. }
+        ),
         Command::Run(_)
         | Command::RunCode(_)
         | Command::Serve(_)

@@ -26,6 +26,8 @@ pub async fn run_tool(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
     let call_args = input::read_args(args.call.args.as_deref(), args.call.args_file.as_deref())?;
     let mut tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
     tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
+    // The CLI is the local operator: MCP grants do not bind it.
+    tool_ctx.admin = true;
     let result = ctx.service.execute(&args.name, call_args, tool_ctx).await;
     let hint = if result.error_kind() == Some(ErrorKind::NotFound) {
         not_active_hint(ctx, &args.name).await
@@ -60,6 +62,8 @@ pub async fn run_code(ctx: &Ctx, args: RunCodeArgs) -> anyhow::Result<u8> {
     };
     let mut tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
     tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
+    // The CLI is the local operator: MCP grants do not bind it.
+    tool_ctx.admin = true;
     let result = ctx
         .service
         .run_ephemeral(&ctx.actor, run, tool_ctx, rights)

@@ -81,6 +81,56 @@ fn servers_are_added_listed_changed_and_removed_from_the_cli() {
     // A stale revision is refused.
     assert_ne!(with(&update).code, 0);
 
+    // Grants and the access-request workflow.
+    let grant = with(&[
+        "--json",
+        "mcp-grants",
+        "set",
+        "up",
+        "user",
+        "bob",
+        "--deny",
+        "wipe",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(grant["toolDeny"], serde_json::json!(["wipe"]));
+    let asked = with(&[
+        "--json",
+        "--user",
+        "bob",
+        "mcp-grants",
+        "request",
+        "up",
+        "--tool",
+        "wipe",
+        "--reason",
+        "cleanup",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(asked["status"], "pending");
+    // A user asks only for themselves.
+    assert_ne!(
+        with(&["--user", "bob", "mcp-grants", "request", "nope"]).code,
+        0,
+        "an unknown server"
+    );
+    let pending = with(&["--json", "mcp-grants", "requests", "--status", "pending"])
+        .expect(0)
+        .json();
+    assert_eq!(pending.as_array().unwrap().len(), 1, "{pending}");
+    let id = asked["id"].as_str().unwrap();
+    let approved = with(&["--json", "mcp-grants", "approve", id])
+        .expect(0)
+        .json();
+    assert_eq!(approved["grantId"], grant["id"]);
+    assert_ne!(with(&["mcp-grants", "reject", id]).code, 0, "decided once");
+    let grants = with(&["--json", "mcp-grants", "list"]).expect(0).json();
+    assert_eq!(grants[0]["toolDeny"], serde_json::json!([]), "{grants}");
+    let gid = grant["id"].as_str().unwrap();
+    with(&["mcp-grants", "remove", gid]).expect(0);
+
     let out = with(&["mcp-servers", "remove", "up"]).expect(0);
     assert!(out.stdout.contains("removed MCP server up"), "{out:?}");
     assert_ne!(with(&["mcp-servers", "remove", "up"]).code, 0);
