@@ -20,6 +20,7 @@ use utoipa::ToSchema;
 use super::envelope::ApiOk;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, QueryPairs};
+use super::mcp_servers::view;
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
@@ -81,10 +82,6 @@ fn subject_kind(text: &str) -> Result<GrantSubject, ApiError> {
             "`subjectKind` must be `user` or `agent`",
         )
     })
-}
-
-fn view<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// List MCP grants

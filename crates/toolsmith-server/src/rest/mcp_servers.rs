@@ -79,7 +79,8 @@ impl McpServerBody {
     }
 }
 
-fn view<T: serde::Serialize>(value: &T) -> Value {
+/// A serializable status or record as the answer's `data`.
+pub(super) fn view<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
