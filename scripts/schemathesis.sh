@@ -87,6 +87,11 @@ include-operation-id = [
   "createConfigEntry",
   "updateConfigEntry",
   "putPolicy",
+  "registerMcpServer",
+  "updateMcpServer",
+  "putMcpGrant",
+  "requestMcpAccess",
+  "decideMcpAccessRequest",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 

@@ -20,7 +20,7 @@ use utoipa::ToSchema;
 use super::envelope::ApiOk;
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, QueryPairs};
-use super::mcp_servers::view;
+use super::mcp_servers::{invalid, view};
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
@@ -76,12 +76,7 @@ pub struct AccessDecisionBody {
 }
 
 fn subject_kind(text: &str) -> Result<GrantSubject, ApiError> {
-    GrantSubject::parse(text).ok_or_else(|| {
-        ApiError::bad_request(
-            "validation_error",
-            "`subjectKind` must be `user` or `agent`",
-        )
-    })
+    GrantSubject::parse(text).ok_or_else(|| invalid("`subjectKind` must be `user` or `agent`"))
 }
 
 /// List MCP grants
@@ -233,9 +228,10 @@ pub async fn request(
     };
     let subject = match (body.subject, kind) {
         (Some(subject), _) => subject,
-        (None, GrantSubject::Agent) => identity.agent_id.clone().ok_or_else(|| {
-            ApiError::bad_request("validation_error", "`subject` names the agent to ask for")
-        })?,
+        (None, GrantSubject::Agent) => identity
+            .agent_id
+            .clone()
+            .ok_or_else(|| invalid("`subject` names the agent to ask for"))?,
         (None, GrantSubject::User) => identity.user_id.clone(),
     };
     let input = AccessRequestInput {
@@ -260,7 +256,8 @@ pub async fn request(
     responses(
         (status = 200, description = "The decided request (with `grantId` when approved)", body = Object),
         (status = 403, description = "Needs admin", body = super::error::ErrorEnvelope),
-        (status = 404, description = "No pending request with that id", body = super::error::ErrorEnvelope)
+        (status = 404, description = "No pending request with that id", body = super::error::ErrorEnvelope),
+        (status = 422, description = "A decision other than `approve` or `reject`", body = super::error::ErrorEnvelope)
     )
 )]
 pub async fn decide(
@@ -276,10 +273,7 @@ pub async fn decide(
         "approve" => true,
         "reject" => false,
         _ => {
-            return Err(ApiError::bad_request(
-                "validation_error",
-                "`decision` must be `approve` or `reject`",
-            ));
+            return Err(invalid("`decision` must be `approve` or `reject`"));
         }
     };
     let decided = state

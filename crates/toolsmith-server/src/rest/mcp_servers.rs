@@ -47,14 +47,16 @@ pub struct McpServerBody {
     #[serde(default)]
     pub tool_deny: Vec<String>,
     /// Seconds one call may take (default 60, at most 300).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::types::optional_unsigned")]
+    #[schema(minimum = 1, maximum = 300)]
     pub call_timeout_seconds: Option<u64>,
     /// Leave its tools out of MCP `tools/list` (found with `search_tools`); unset: when it
     /// offers more than `mcp_deferred_threshold` tools.
     #[serde(default)]
     pub deferred: Option<bool>,
     /// `PUT` only: the revision the change is based on.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::types::optional_integer")]
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     pub expected_revision: Option<i64>,
 }
 
@@ -77,6 +79,15 @@ impl McpServerBody {
             deferred: self.deferred,
         }
     }
+}
+
+/// A field that breaks a rule (422, as the routes document it).
+pub(super) fn invalid(message: &str) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_error",
+        message,
+    )
 }
 
 /// A serializable status or record as the answer's `data`.
@@ -128,14 +139,10 @@ pub async fn register(
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
     let Some(name) = body.name.clone() else {
-        return Err(ApiError::bad_request(
-            "validation_error",
-            "`name` is required to register a server",
-        ));
+        return Err(invalid("`name` is required to register a server"));
     };
     if body.expected_revision.is_some() {
-        return Err(ApiError::bad_request(
-            "validation_error",
+        return Err(invalid(
             "`expectedRevision` belongs to PUT /api/v1/mcp-servers/{name}",
         ));
     }
@@ -192,8 +199,7 @@ pub async fn update(
     require(&identity, Scope::Admin)?;
     query.check(&[])?;
     if body.name.as_ref().is_some_and(|n| *n != name) {
-        return Err(ApiError::bad_request(
-            "validation_error",
+        return Err(invalid(
             "`name` differs from the path's: a server cannot be renamed (register it anew and remove this one)",
         ));
     }
