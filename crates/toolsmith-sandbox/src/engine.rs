@@ -32,6 +32,7 @@ use toolsmith_core::{ErrorKind, Permission, PermissionSet, ToolResult};
 
 use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
 use crate::console::ConsoleBuffer;
+use crate::guards::{Guards, Originals};
 use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
 use crate::pool::InFlight;
@@ -95,27 +96,37 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
     let watchdog = Rc::new(Watchdog::new());
     let slot = Rc::new(JobSlot::default());
     let prepared = Sandbox::start(&watchdog).and_then(|sandbox| {
-        let hooks = sandbox
+        let (hooks, originals) = sandbox
             .context
-            .with(|ctx| prepare(&ctx, &slot).map(|hooks| Persistent::save(&ctx, hooks)))
+            .with(|ctx| {
+                prepare(&ctx, &slot)
+                    .map(|(hooks, originals)| (Persistent::save(&ctx, hooks), originals))
+            })
             .map_err(|e| format!("could not prepare the sandbox: {e}"))?;
-        // Fields drop in order: the saved hooks before the runtime they live in.
-        Ok((hooks, sandbox))
+        Ok(Prepared {
+            hooks,
+            originals,
+            sandbox,
+        })
     });
     let Some(job) = next() else { return false };
     let result = match prepared {
-        Ok((hooks, sandbox)) => {
+        Ok(prepared) => {
+            let sandbox = &prepared.sandbox;
             sandbox
                 .runtime
                 .set_max_stack_size(limits::clamp_stack(job.exec.limits.max_stack_bytes));
             let result = sandbox.context.with(|ctx| {
-                let hooks = match hooks
+                let hooks = match prepared
+                    .hooks
+                    .clone()
                     .restore(&ctx)
                     .and_then(|hooks| Hooks::from_object(&hooks))
                 {
                     Ok(hooks) => hooks,
                     Err(e) => return internal(format!("could not prepare the sandbox: {e}")),
                 };
+                prepared.originals.set_memory(job.exec.limits.memory_bytes);
                 Run {
                     ctx: &ctx,
                     hooks: &hooks,
@@ -134,6 +145,14 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
     };
     let _ = job.reply.send(result);
     true
+}
+
+/// A runtime made ready for a job. Fields drop in order, also when a panic unwinds: the values
+/// kept from Rust (the saved hooks, the guards' originals) before the runtime they live in.
+struct Prepared {
+    hooks: Persistent<Object<'static>>,
+    originals: Originals,
+    sandbox: Sandbox,
 }
 
 /// A fresh runtime and context. The context is declared first so it is dropped first.
@@ -181,15 +200,17 @@ impl<'js> Hooks<'js> {
 }
 
 /// Evaluates the prelude and calls its `install`, which locks the context down and sets up the
-/// globals; returns the hooks object.
-fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
+/// globals, then installs the native array guards (`guards.rs`); returns the hooks object and
+/// the guards' originals.
+fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<(Object<'js>, Originals)> {
     let bytecode =
         compile::prelude().map_err(|e| rquickjs::Exception::throw_internal(ctx, &e.to_string()))?;
     let host = utils::host_object(ctx, slot.clone())?;
     let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
     while ctx.execute_pending_job() {}
     let install: Function<'js> = module.get("install")?;
-    install.call((host,))
+    let hooks = install.call((host,))?;
+    Ok((hooks, Guards::install(ctx)?))
 }
 
 /// How a script ended, before it is turned into a result.

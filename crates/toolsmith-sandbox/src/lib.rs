@@ -34,10 +34,12 @@
 //!   after a quantum when others wait, served round-robin across users.
 //! - `engine.rs`: one execution in a fresh runtime, prepared before its job arrives: prelude,
 //!   tool, the loop that drives promises and host calls, and the [`ToolResult`] that comes out.
+//! - `guards.rs`: the length guards of the generic array methods, native functions installed
+//!   in every context before tool code runs.
 //! - `limits.rs`: the watchdog behind the interrupt handler (CPU, wall clock, cancellation) and
 //!   the messages of every limit.
 //! - `raw.rs`: the only `unsafe` code: the allocator that enforces the memory limit, loading
-//!   bytecode, and adding optional built-ins to a context.
+//!   bytecode, adding optional built-ins to a context, and reading `+x.length` of any value.
 //! - `compile.rs`: source to bytecode, outside the sandbox (which cannot compile anything).
 //! - `prelude.js`: runs first in every context: locks it down, defines `utils`, `console` and
 //!   `fetch`, and the hooks `engine.rs` drives.
@@ -56,6 +58,7 @@ mod checks;
 mod compile;
 mod console;
 mod engine;
+mod guards;
 mod host;
 mod limits;
 mod pool;

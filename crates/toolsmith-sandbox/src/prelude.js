@@ -220,7 +220,8 @@ export function install(host) {
 //   replaced by the host's linear implementation (the `unicode-normalization` crate).
 // - The generic array methods loop over `length` of whatever they are called on, and an
 //   array-like `{length: 2**53 - 1}` or a sparse array keeps them in native code for hours:
-//   a length longer than any array the memory limit could hold densely is refused.
+//   a length longer than any array the memory limit could hold densely is refused (here for
+//   `flat` and `flatMap`; the others are native functions, guards.rs).
 // - Searching a long string for a long string is quadratic in QuickJS's naive search: past a
 //   size, `indexOf`, `lastIndexOf`, `includes`, `split`, `replace` and `replaceAll` use the
 //   host's linear search.
@@ -354,7 +355,10 @@ function bound(host) {
         }[name]));
     }
 
-    // Generic array methods: no length a dense array could not have.
+    // `flat` and `flatMap`: no length a dense array could not have, in what they are called on
+    // and in what they flatten. The other generic array methods have the same length guard as
+    // native functions (guards.rs), which cost a fresh runtime far less than closures here; these
+    // two walk nested arrays, which must be interruptible JavaScript.
     const checkLength = (self, name) => {
         if (self === null || self === undefined) {
             return;
@@ -367,11 +371,6 @@ function bound(host) {
             );
         }
     };
-    const guarded = [
-        'concat', 'copyWithin', 'fill', 'flat', 'flatMap', 'join', 'reverse', 'shift', 'slice',
-        'sort', 'splice', 'toLocaleString', 'toReversed', 'toSorted', 'toSpliced', 'toString',
-        'unshift', 'with',
-    ];
     // flat walks every array down to its depth: each must pass before the native walk starts.
     // The check is JavaScript, so the CPU limit stops it on a deep or cyclic receiver.
     const checkNested = (array, depth, name) => {
@@ -385,43 +384,39 @@ function bound(host) {
             }
         }
     };
-    const flatDepth = (value) => {
-        const depth = value === undefined ? 1 : +value;
-        return depth !== depth ? 0 : depth;
-    };
-    for (let i = 0; i < guarded.length; i++) {
-        const name = guarded[i];
-        const method = ArrayProto[name];
-        define(ArrayProto, name, {
-            [name](...args) {
-                checkLength(this, name);
-                if (name === 'concat') {
-                    for (let k = 0; k < args.length; k++) {
-                        if (typeof args[k] === 'object') {
-                            checkLength(args[k], name);
-                        }
-                    }
-                } else if (name === 'flat' && isArray(this)) {
-                    const depth = flatDepth(args[0]);
-                    if (depth >= 1) {
-                        checkNested(this, depth, name);
-                    }
-                } else if (name === 'flatMap' && typeof args[0] === 'function') {
-                    // flatMap flattens what the callback returns: that is checked as it comes.
-                    const callback = args[0];
-                    const thisArg = args[1];
-                    args[0] = (value, index, array) => {
-                        const mapped = apply(callback, thisArg, [value, index, array]);
-                        if (isArray(mapped)) {
-                            checkLength(mapped, name);
-                        }
-                        return mapped;
-                    };
+    const flat = ArrayProto.flat;
+    define(ArrayProto, 'flat', {
+        flat(...args) {
+            checkLength(this, 'flat');
+            if (isArray(this)) {
+                const value = args[0];
+                const depth = value === undefined ? 1 : +value;
+                if (depth >= 1) {
+                    checkNested(this, depth, 'flat');
                 }
-                return apply(method, this, args);
-            },
-        }[name], method.length);
-    }
+            }
+            return apply(flat, this, args);
+        },
+    }.flat, flat.length);
+    const flatMap = ArrayProto.flatMap;
+    define(ArrayProto, 'flatMap', {
+        flatMap(...args) {
+            checkLength(this, 'flatMap');
+            if (typeof args[0] === 'function') {
+                // flatMap flattens what the callback returns: that is checked as it comes.
+                const callback = args[0];
+                const thisArg = args[1];
+                args[0] = (value, index, array) => {
+                    const mapped = apply(callback, thisArg, [value, index, array]);
+                    if (isArray(mapped)) {
+                        checkLength(mapped, 'flatMap');
+                    }
+                    return mapped;
+                };
+            }
+            return apply(flatMap, this, args);
+        },
+    }.flatMap, flatMap.length);
 
     return {
         set(memoryBytes) {

@@ -17,6 +17,10 @@
 //!   never touch them; see `compile::Needs`). rquickjs only offers intrinsics when a context is
 //!   created, so this calls QuickJS's `JS_AddIntrinsic*` directly.
 //!
+//! - [`length_of`]: `+value.length` for any value (the array guards of `guards.rs` check the
+//!   receiver's length as the built-in will read it, primitives included), which rquickjs only
+//!   offers on objects.
+//!
 //! Nothing else here: no other FFI calls, no raw pointers outside the allocator.
 
 #![allow(unsafe_code)]
@@ -27,8 +31,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use rquickjs::allocator::{Allocator, RustAllocator};
+use rquickjs::convert::Coerced;
 use rquickjs::module::Declared;
-use rquickjs::{Ctx, Module, WriteOptions, qjs};
+use rquickjs::{Ctx, FromJs, Module, Value, WriteOptions, qjs};
 
 /// Allocates through Rust's global allocator and refuses to go past `limit` bytes.
 pub(crate) struct CountingAllocator {
@@ -189,4 +194,20 @@ pub(crate) fn add_intrinsic(ctx: &Ctx<'_>, intrinsic: LazyIntrinsic) -> bool {
         }
     };
     status == 0
+}
+
+/// `+value.length`, as JavaScript computes it: getters and `valueOf` run, a primitive is read
+/// through its wrapper (a string has its length, a number none, which is `NaN`).
+pub(crate) fn length_of<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> rquickjs::Result<f64> {
+    // SAFETY: `value` belongs to the live context `ctx` borrows, used on its own thread;
+    // `JS_GetPropertyStr` takes a borrowed value and returns a new reference, which
+    // `Value::from_raw` takes ownership of (and frees).
+    let length = unsafe {
+        let got = qjs::JS_GetPropertyStr(ctx.as_raw().as_ptr(), value.as_raw(), c"length".as_ptr());
+        Value::from_raw(ctx.clone(), got)
+    };
+    if length.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Coerced::<f64>::from_js(ctx, length).map(|n| n.0)
 }

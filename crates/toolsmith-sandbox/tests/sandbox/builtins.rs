@@ -341,6 +341,54 @@ async fn the_replacements_keep_what_the_built_ins_answer() {
     );
 }
 
+/// The array guards are native functions (`guards.rs`): they read `length` as `+x.length` does
+/// (primitives, getters, `valueOf`), check `concat`'s object arguments, are no constructors, and
+/// call the built-in they replaced directly, whatever the tool did to `call`, `apply` or
+/// `Reflect`.
+#[tokio::test]
+async fn native_array_guards_read_length_as_javascript_does() {
+    let refused = [
+        "return Array.prototype.join.call('x'.repeat(2000000), '')",
+        "return [].concat([1], { length: 2 ** 40 })",
+        "return Array.prototype.slice.call({ get length() { return 2 ** 32; } })",
+        "return Array.prototype.fill.call({ length: { valueOf: () => 2 ** 30 } }, 0)",
+    ];
+    for code in refused {
+        let message = failed(&run(code).await, ErrorKind::ExecutionError);
+        assert!(
+            message.starts_with("RangeError: Array.prototype.")
+                && message.contains("more than the sandbox allows"),
+            "{code}: {message}"
+        );
+    }
+    let checks = [
+        ("Array.prototype.join.call('abc', '-')", json!("a-b-c")),
+        ("[1].concat(null, undefined, () => 2).length", json!(4)),
+        (
+            "(() => { try { new [].join(); return 'constructed'; } catch (e) { return e.name; } })()",
+            json!("TypeError"),
+        ),
+        (
+            "(() => { Function.prototype.call = null; Function.prototype.apply = null; Reflect.apply = null; \
+               return [3, 1, 2].sort().join(''); })()",
+            json!("123"),
+        ),
+        (
+            "(() => { let n = 0; [1, 2, 3].sort((a, b) => { n++; return b - a; }); return n > 0; })()",
+            json!(true),
+        ),
+        ("String([1, [2, 3]])", json!("1,2,3")),
+    ];
+    for (expr, expected) in checks {
+        assert_eq!(value(&format!("return {expr}")).await, expected, "{expr}");
+    }
+    let thrown = failed(
+        &run("return Array.prototype.join.call(undefined)").await,
+        ErrorKind::ExecutionError,
+    );
+    assert!(thrown.starts_with("TypeError"), "{thrown}");
+}
+
 /// The rare paths of the guards (`bounds.js`) load only when first taken, after tool code has
 /// run: a tool that rewrote the built-ins they would use first still gets the right answers, by
 /// the linear search.
