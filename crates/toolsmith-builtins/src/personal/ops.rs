@@ -79,6 +79,10 @@ fn id_property(f: &Family) -> Value {
 }
 
 /// The schema of the update tool: the id and any field to change (`null` clears one).
+///
+/// A clearable field is `{"anyOf": [its schema, {"type": "null"}]}`, not `"type": [t, "null"]`:
+/// clients that map tool schemas onto a single-`type` dialect (Gemini's function declarations)
+/// reject the array form, and the MCP Inspector's `--strict` check flags it.
 #[must_use]
 pub fn update_schema(f: &Family) -> Value {
     let mut props: Map<String, Value> = f
@@ -87,8 +91,14 @@ pub fn update_schema(f: &Family) -> Value {
         .map(|field| {
             let mut schema = field.schema();
             if !field.required && field.default.is_none() {
-                let kind = schema["type"].clone();
-                schema["type"] = json!([kind, "null"]);
+                let description = schema
+                    .as_object_mut()
+                    .and_then(|s| s.remove("description"));
+                let mut nullable = json!({"anyOf": [schema, {"type": "null"}]});
+                if let Some(description) = description {
+                    nullable["description"] = description;
+                }
+                schema = nullable;
             }
             (field.name.to_owned(), schema)
         })
