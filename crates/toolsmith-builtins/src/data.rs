@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats,
@@ -49,6 +50,22 @@ pub trait Records: Send + Sync + std::fmt::Debug {
     async fn stats(&self, scope: &RecordScope, collection: &str) -> Result<RecordStats, DataError>;
     /// The limits the store applies.
     fn limits(&self) -> RecordLimits;
+    /// Across every owner: the records of `collection` due by `before` (`at` set and not
+    /// after it), earliest first. For the server's scheduler only; no tool reaches it.
+    async fn due(
+        &self,
+        collection: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, DataError>;
+    /// Stores `record`'s `document`, `kind` and `at` only if its stored `at` is still
+    /// `expected_at`: whether this call did (of several claiming one due record, exactly one
+    /// does, across processes). For the server's scheduler only.
+    async fn claim(
+        &self,
+        record: DataRecord,
+        expected_at: DateTime<Utc>,
+    ) -> Result<bool, DataError>;
 }
 
 /// What bounds one user's data (settings `max_record_bytes`, `max_records_per_collection`).

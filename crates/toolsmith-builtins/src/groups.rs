@@ -275,6 +275,24 @@ pub const TOOL_GROUPS: &[ToolGroup] = &[
         aliases: &[],
         disabled_reason: Some("PDF processing libraries"),
     },
+    ToolGroup {
+        id: "scheduler",
+        name: "Scheduler",
+        description: "Scheduled tasks: tool calls the server makes on a cron schedule or at one time, as their owner; their history; trigger one now.",
+        default_enabled: false,
+        tools: &[
+            "create_scheduled_task",
+            "list_scheduled_tasks",
+            "update_scheduled_task",
+            "delete_scheduled_task",
+            "get_task_history",
+            "trigger_task",
+            "cron",
+        ],
+        depends_on: &[],
+        aliases: &["automation"],
+        disabled_reason: Some("runs tools on its own schedule, with no one watching"),
+    },
 ];
 
 /// The group with this id or alias (`fs` is `filesystem`).

@@ -19,6 +19,7 @@ pub mod groups;
 pub mod memory;
 pub mod pdf;
 pub mod personal;
+pub mod schedule;
 pub mod web;
 pub mod workspace;
 
@@ -55,6 +56,9 @@ pub struct BuiltinEnv {
     pub code: Option<Arc<dyn exec::CodeHost>>,
     /// The live sandbox sessions; `None` (no workspace) makes the session tools say so.
     pub sessions: Option<Arc<exec::Sessions>>,
+    /// How scheduled tasks call their tools (the server's pipeline); `None` makes the
+    /// scheduler tools answer that this server runs no scheduled tasks.
+    pub tasks: Option<Arc<dyn schedule::TaskCaller>>,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.
@@ -78,6 +82,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(memory::tools(env));
     tools.extend(personal::tools(env));
     tools.extend(exec::tools(env));
+    tools.extend(schedule::tools(env));
     tools
 }
 

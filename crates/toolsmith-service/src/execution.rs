@@ -20,3 +20,4 @@ pub(crate) mod factory;
 pub mod http_tool;
 pub mod js_tool;
 pub(crate) mod kinds;
+pub(crate) mod task_caller;

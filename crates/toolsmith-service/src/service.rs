@@ -29,6 +29,7 @@ use crate::error::ServiceError;
 use crate::execution::code_host::ServiceCodeHost;
 use crate::execution::command_tool::CommandRuntime;
 use crate::execution::egress::EgressSender;
+use crate::execution::task_caller::ServiceTaskCaller;
 use crate::governance::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
 use crate::governance::audit::AuditLog;
 use crate::governance::limits::{LimitRejections, Limiter, LimitsConfig};
@@ -179,6 +180,8 @@ pub struct ToolService {
     /// The upstream MCP servers' connections (started last, once the custom tools hold their
     /// names).
     pub(crate) bridge: Option<crate::bridge::Bridge>,
+    /// Made on first use ([`ToolService::scheduler`]).
+    pub(crate) scheduler: std::sync::OnceLock<Arc<toolsmith_builtins::schedule::engine::Scheduler>>,
 }
 
 impl std::fmt::Debug for ToolService {
@@ -230,6 +233,8 @@ fn builtin_env(
         })),
         code: Some(code),
         sessions,
+        // Set by `open_with` once it has the caller (which needs the service).
+        tasks: None,
     })
 }
 
@@ -323,13 +328,15 @@ impl ToolService {
         let config_cache = Arc::new(ConfigCache::new(store.clone(), connectors.cipher.clone()));
         let command_runtime = Arc::new(CommandRuntime::default());
         let code_host = Arc::new(ServiceCodeHost::new(command_runtime.clone()));
-        let builtins = builtin_env(
+        let task_caller = Arc::new(ServiceTaskCaller::default());
+        let mut builtins = builtin_env(
             &config,
             &config_cache,
             &command_runtime,
             &store,
             code_host.clone(),
         )?;
+        builtins.tasks = Some(task_caller.clone());
         if let Some(sessions) = &builtins.sessions {
             // Often enough that a session outlives its idle timeout by at most a quarter of it.
             let every = (sessions.settings().idle_timeout / 4).clamp(
@@ -421,6 +428,7 @@ impl ToolService {
                 .inspect(|w| tracing::warn!("{w}"))
                 .collect(),
             bridge: None,
+            scheduler: std::sync::OnceLock::new(),
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {
@@ -467,6 +475,7 @@ impl ToolService {
         ));
         let service = Arc::new(service);
         code_host.bind(&service);
+        task_caller.bind(&service);
         Ok(service)
     }
 
@@ -593,6 +602,33 @@ impl ToolService {
         tokio::task::spawn_blocking(move || sessions.stop_all())
             .await
             .unwrap_or(0)
+    }
+
+    /// The scheduler of this server's tasks: ticked by [`ToolService::start_scheduler`] (in
+    /// `toolsmith serve`), or by hand with any clock (tests). `None` without a record store.
+    pub fn scheduler(&self) -> Option<Arc<toolsmith_builtins::schedule::engine::Scheduler>> {
+        let records = self.builtins.data.clone()?;
+        let caller = self.builtins.tasks.clone()?;
+        Some(
+            self.scheduler
+                .get_or_init(|| {
+                    Arc::new(toolsmith_builtins::schedule::engine::Scheduler::new(
+                        records, caller,
+                    ))
+                })
+                .clone(),
+        )
+    }
+
+    /// Runs due scheduled tasks every second by the system clock until the service is
+    /// dropped. Every process that does this on one store shares the work: each due run
+    /// happens once.
+    pub fn start_scheduler(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let scheduler = self.scheduler()?;
+        Some(scheduler.spawn(
+            Arc::new(toolsmith_builtins::schedule::engine::SystemClock),
+            std::time::Duration::from_secs(1),
+        ))
     }
 
     pub async fn flush_usage(&self) {

@@ -537,4 +537,24 @@ pub trait Store: Send + Sync + 'static {
         now: DateTime<Utc>,
         new_grant: &McpGrantRecord,
     ) -> Result<Option<AccessRequestRecord>, StoreError>;
+
+    // ----- Across owners: for the server's scheduler only, never reachable by a tool -----
+
+    /// The records of `collection`, of every owner, whose `at` is set and not after
+    /// `before`, earliest first, at most `limit`.
+    async fn due_records(
+        &self,
+        collection: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, StoreError>;
+
+    /// Sets a record's `document`, `kind`, `at` and `updated_at` only if its `at` is still
+    /// `expected_at`: whether this call made the change. Of several processes claiming the
+    /// same due record, exactly one succeeds.
+    async fn claim_record(
+        &self,
+        record: DataRecord,
+        expected_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
 }

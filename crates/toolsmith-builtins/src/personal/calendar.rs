@@ -77,6 +77,8 @@ pub static TOOLS: &[ToolSpec] = &[
             "event",
             "appointment",
             "meeting",
+            "meet",
+            "team",
             "schedule",
             "book",
             "add",

@@ -465,17 +465,7 @@ fn every_workspace_and_web_tool_request_finds_its_tool_in_the_top_3() {
 /// corpus's stand-ins for tools that are now built-ins left out, so each name is there once).
 #[test]
 fn every_personal_data_request_finds_its_tool_in_the_top_3() {
-    let (corpus, _, _) = corpus();
-    let builtins: Vec<ToolDefinition> =
-        toolsmith_builtins::tools(&toolsmith_builtins::BuiltinEnv::default())
-            .into_iter()
-            .map(|t| t.definition.clone())
-            .collect();
-    let mut tools: Vec<ToolDefinition> = corpus
-        .into_iter()
-        .filter(|t| !builtins.iter().any(|b| b.name == t.name))
-        .collect();
-    tools.extend(builtins);
+    let tools = builtins_and_corpus();
     let cases: &[(&str, &[&str])] = &[
         ("remind me to call the dentist tomorrow", &["add_task"]),
         ("add buy milk to my todo list", &["add_task"]),
@@ -529,7 +519,61 @@ fn every_personal_data_request_finds_its_tool_in_the_top_3() {
         ),
         ("remember that I prefer window seats", &["remember"]),
     ];
-    let misses = top3_misses(&tools, cases);
+    assert_all_in_top3(&tools, cases);
+}
+
+/// Requests to automate: the scheduler's tools in the top 3, among every built-in (the
+/// personal data families too: "remind me" and "schedule a meeting" stay theirs) and the
+/// corpus's tools.
+#[test]
+fn every_scheduler_request_finds_its_tool_in_the_top_3() {
+    let tools = builtins_and_corpus();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "run the weather report tool every morning at 7",
+            &["create_scheduled_task", "cron"],
+        ),
+        (
+            "schedule the sales report to run every Monday at 9",
+            &["create_scheduled_task", "cron"],
+        ),
+        ("set up a cron job", &["cron", "create_scheduled_task"]),
+        ("automate this daily", &["create_scheduled_task", "cron"]),
+        ("which jobs are scheduled", &["list_scheduled_tasks"]),
+        (
+            "pause the recurring job until next week",
+            &["update_scheduled_task"],
+        ),
+        ("cancel the scheduled job", &["delete_scheduled_task"]),
+        (
+            "did my scheduled task run last night",
+            &["get_task_history"],
+        ),
+        ("run that scheduled job now", &["trigger_task"]),
+    ];
+    assert_all_in_top3(&tools, cases);
+}
+
+/// Every built-in, and the corpus's tools but its stand-ins for tools that are now built-ins
+/// (so each name is there once).
+fn builtins_and_corpus() -> Vec<ToolDefinition> {
+    let (corpus, _, _) = corpus();
+    let builtins: Vec<ToolDefinition> =
+        toolsmith_builtins::tools(&toolsmith_builtins::BuiltinEnv::default())
+            .into_iter()
+            .map(|t| t.definition.clone())
+            .collect();
+    let mut tools: Vec<ToolDefinition> = corpus
+        .into_iter()
+        .filter(|t| !builtins.iter().any(|b| b.name == t.name))
+        .collect();
+    tools.extend(builtins);
+    tools
+}
+
+/// Fails with every request of `cases` whose tool is not in the top 3 of `tools`.
+fn assert_all_in_top3(tools: &[ToolDefinition], cases: &[(&str, &[&str])]) {
+    let misses = top3_misses(tools, cases);
     assert!(
         misses.is_empty(),
         "{} of {} not in the top 3:\n{}",

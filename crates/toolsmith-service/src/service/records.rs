@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use toolsmith_builtins::data::{DataError, RecordLimits, Records};
 use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats,
@@ -104,5 +105,29 @@ impl Records for StoreRecords {
 
     fn limits(&self) -> RecordLimits {
         self.limits
+    }
+
+    async fn due(
+        &self,
+        collection: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, DataError> {
+        self.store
+            .due_records(collection, before, limit)
+            .await
+            .map_err(data_error)
+    }
+
+    async fn claim(
+        &self,
+        record: DataRecord,
+        expected_at: DateTime<Utc>,
+    ) -> Result<bool, DataError> {
+        self.check_size(&record)?;
+        self.store
+            .claim_record(record, expected_at)
+            .await
+            .map_err(data_error)
     }
 }

@@ -1511,3 +1511,4 @@ mod js_workspace;
 mod memory;
 mod pdf_git;
 mod personal;
+mod schedule;

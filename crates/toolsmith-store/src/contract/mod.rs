@@ -78,6 +78,17 @@ impl Backend {
         }
     }
 
+    /// Another store on the same database, as a second process would open it: a second
+    /// SQLite connection pool on the same file, or another PostgreSQL instance.
+    pub(crate) async fn another_process(&self) -> Arc<dyn Store> {
+        match &self.kind {
+            Kind::Postgres { url, .. } => {
+                Arc::new(PgStore::connect(url, &PgOptions::default()).await.unwrap())
+            }
+            Kind::Sqlite { path, .. } => Arc::new(crate::SqliteStore::open(path).await.unwrap()),
+        }
+    }
+
     /// The PostgreSQL cluster, when this is the PostgreSQL backend.
     pub(crate) fn cluster(&self) -> Option<&PgCluster> {
         match &self.kind {

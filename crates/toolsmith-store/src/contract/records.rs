@@ -1,7 +1,8 @@
 //! The records contract (the agent's own data: memory, tasks, notes …): round trips, scopes
 //! that never see each other (owner and agent), deduplication, the per-collection limit held
 //! under concurrent inserts, full-text search with stems and hostile query text, filters,
-//! orders, figures, and a person's export and erasure.
+//! orders, figures, a person's export and erasure, and the scheduler's due records claimed
+//! once across instances.
 
 use std::sync::Arc;
 
@@ -346,10 +347,86 @@ async fn filters_orders_figures_export_and_erasure(backend: &Backend) {
     assert_eq!(backend.count_rows("data_records").await, 1);
 }
 
+async fn due_records_are_claimed_once_across_instances(backend: &Backend) {
+    let store = backend.store();
+    let other = backend.another_process().await;
+    let task = |owner: &str, agent: &str, id: &str, when: Option<i64>| {
+        let mut r = record(owner, agent, id, "x");
+        r.collection = "schedule".to_owned();
+        r.at = when.map(at);
+        r
+    };
+    put(&store, task("alice", "", "task_a", Some(10))).await;
+    put(&store, task("bob", "helper", "task_b", Some(20))).await;
+    put(&store, task("alice", "", "task_later", Some(100))).await;
+    put(&store, task("alice", "", "task_paused", None)).await;
+    let mut memory = record("alice", "", "mem_due", "x");
+    memory.at = Some(at(5));
+    put(&store, memory).await;
+
+    // Every owner's due records of the collection, earliest first, within the limit.
+    let due = |limit| {
+        let store = store.clone();
+        async move {
+            let found = store.due_records("schedule", at(50), limit).await.unwrap();
+            found.into_iter().map(|r| r.id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(due(10).await, ["task_a", "task_b"]);
+    assert_eq!(due(1).await, ["task_a"]);
+
+    // Sixteen claims of one due time from two instances: exactly one wins.
+    let claims: Vec<_> = (0..16)
+        .map(|i| {
+            let s = if i % 2 == 0 {
+                store.clone()
+            } else {
+                other.clone()
+            };
+            let mut claimed = task("alice", "", "task_a", Some(70));
+            claimed.document = json!({"claimedBy": i});
+            claimed.kind = Some("active".to_owned());
+            tokio::spawn(async move { s.claim_record(claimed, at(10)).await })
+        })
+        .collect();
+    let mut won = Vec::new();
+    for (i, claim) in claims.into_iter().enumerate() {
+        if claim.await.unwrap().unwrap() {
+            won.push(i);
+        }
+    }
+    assert_eq!(won.len(), 1, "claims that won: {won:?}");
+    let scope = RecordScope::new("alice", None);
+    let stored = store
+        .get_record(&scope, "schedule", "task_a")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.at, Some(at(70)));
+    assert_eq!(stored.document, json!({"claimedBy": won[0]}));
+    assert_eq!(due(10).await, ["task_b"]);
+
+    // A stale expectation changes nothing; a claim may end a record's schedule.
+    let mut stale = stored.clone();
+    stale.at = Some(at(90));
+    assert!(!store.claim_record(stale, at(10)).await.unwrap());
+    let mut finished = stored.clone();
+    finished.at = None;
+    assert!(other.claim_record(finished, at(70)).await.unwrap());
+    let later = store.due_records("schedule", at(1000), 10).await.unwrap();
+    let ids: Vec<_> = later.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["task_b", "task_later"]);
+    // A claim never reaches another collection's record of the same id.
+    let mut wrong = record("alice", "", "mem_due", "x");
+    wrong.collection = "schedule".to_owned();
+    assert!(!store.claim_record(wrong, at(5)).await.unwrap());
+}
+
 on_both_backends!(
     a_record_round_trips_and_stays_in_its_scope,
     a_record_with_the_same_dedup_key_is_found_not_stored_twice,
     the_collection_limit_holds_under_concurrent_inserts,
     full_text_search_ranks_matches_with_stems_and_survives_hostile_text,
     filters_orders_figures_export_and_erasure,
+    due_records_are_claimed_once_across_instances,
 );

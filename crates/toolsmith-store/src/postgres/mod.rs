@@ -873,6 +873,23 @@ impl Store for PgStore {
         )
         .await
     }
+
+    async fn due_records(
+        &self,
+        collection: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, StoreError> {
+        records::due(&self.client().await?, collection, before, limit).await
+    }
+
+    async fn claim_record(
+        &self,
+        record: DataRecord,
+        expected_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        records::claim(&self.client().await?, record, expected_at).await
+    }
 }
 
 /// A read-only transaction that sees one snapshot (repeatable read): reads that must agree,

@@ -309,6 +309,50 @@ pub(crate) async fn export(
     rows.iter().map(read).collect()
 }
 
+pub(crate) async fn due(
+    client: &Client,
+    collection: &str,
+    before: chrono::DateTime<chrono::Utc>,
+    limit: u32,
+) -> Result<Vec<DataRecord>, StoreError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM data_records WHERE collection = $1 \
+                 AND at IS NOT NULL AND at <= $2 ORDER BY at, id COLLATE \"C\" LIMIT $3"
+            ),
+            &[&collection, &before, &i64::from(limit)],
+        )
+        .await
+        .map_err(pg)?;
+    rows.iter().map(read).collect()
+}
+
+pub(crate) async fn claim(
+    client: &Client,
+    mut record: DataRecord,
+    expected_at: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, StoreError> {
+    truncate(&mut record);
+    let n = client
+        .execute(
+            "UPDATE data_records SET document = $4, kind = $5, at = $6, updated_at = $7 \
+             WHERE collection = $1 AND id = $2 AND at = $3",
+            &[
+                &record.collection,
+                &record.id,
+                &expected_at.trunc_subsecs(6),
+                &record.document,
+                &record.kind,
+                &record.at,
+                &record.updated_at,
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(n == 1)
+}
+
 pub(crate) async fn delete_owner(client: &Client, owner: &str) -> Result<u64, StoreError> {
     client
         .execute("DELETE FROM data_records WHERE owner = $1", &[&owner])

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -370,6 +370,10 @@ CREATE TABLE mcp_access_requests (
     grant_id     TEXT
 );
 CREATE INDEX idx_mcp_access_requests_status ON mcp_access_requests (status, created_at);
+"#,
+    // 6: records due at a time, across owners (the scheduler's query every second).
+    r#"
+CREATE INDEX idx_data_records_due ON data_records (collection, at) WHERE at IS NOT NULL;
 "#,
 ];
 

@@ -386,4 +386,8 @@ store_on_connections! {
         id: &str, approve: bool, decided_by: &str, now: DateTime<Utc>, new_grant: &McpGrantRecord
     ) -> Option<AccessRequestRecord>
         = mcp::decide_request(&id, approve, &decided_by, &now, &new_grant);
+    read fn due_records(collection: &str, before: DateTime<Utc>, limit: u32) -> Vec<DataRecord>
+        = records::due(&collection, &before, limit);
+    write fn claim_record(record: DataRecord, expected_at: DateTime<Utc>) -> bool
+        = records::claim(record, &expected_at);
 }

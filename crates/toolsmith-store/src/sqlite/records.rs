@@ -300,6 +300,50 @@ pub(crate) fn export(
         .collect()
 }
 
+pub(crate) fn due(
+    conn: &Connection,
+    collection: &str,
+    before: &DateTime<Utc>,
+    limit: u32,
+) -> Result<Vec<DataRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM data_records r WHERE r.collection = ?1 \
+             AND r.at IS NOT NULL AND r.at <= ?2 ORDER BY r.at, r.id LIMIT ?3"
+        ))
+        .map_err(backend)?;
+    stmt.query_map(params![collection, timestamp(before), limit], read)
+        .map_err(backend)?
+        .map(|r| r.map_err(backend).and_then(|rec| rec))
+        .collect()
+}
+
+pub(crate) fn claim(
+    conn: &mut Connection,
+    mut record: DataRecord,
+    expected_at: &DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    truncate(&mut record);
+    let n = conn
+        .prepare_cached(
+            "UPDATE data_records SET document = ?4, kind = ?5, at = ?6, updated_at = ?7 \
+             WHERE collection = ?1 AND id = ?2 AND at = ?3",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                record.collection,
+                record.id,
+                timestamp(&expected_at.trunc_subsecs(6)),
+                json_text(&record.document),
+                record.kind,
+                record.at.as_ref().map(timestamp),
+                timestamp(&record.updated_at),
+            ])
+        })
+        .map_err(backend)?;
+    Ok(n == 1)
+}
+
 pub(crate) fn delete_owner(conn: &mut Connection, owner: &str) -> Result<u64, StoreError> {
     let n = conn
         .execute("DELETE FROM data_records WHERE owner = ?1", params![owner])

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 7;
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -278,6 +278,10 @@ CREATE TABLE mcp_access_requests (
     grant_id     TEXT
 );
 CREATE INDEX idx_mcp_access_requests_status ON mcp_access_requests (status, created_at);
+"#,
+    // 8: records due at a time, across owners (the scheduler's query every second).
+    r#"
+CREATE INDEX idx_data_records_due ON data_records (collection, at) WHERE at IS NOT NULL;
 "#,
 ];
 

@@ -42,6 +42,8 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     )
     .await?;
     let state = AppState::new(service.clone(), Arc::new(server_config));
+    // Scheduled tasks run while the server does (each due run once across instances).
+    let _scheduler = service.start_scheduler();
 
     let addrs = resolve(&settings.bind, settings.port).await?;
     if !addrs.iter().all(|a| is_loopback(a.ip()))

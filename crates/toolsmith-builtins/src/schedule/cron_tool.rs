@@ -1,0 +1,89 @@
+//! 001's `cron` ("Manage scheduled tasks", group `automation`): one tool whose `action` is one
+//! of the scheduler tools — `add` (create_scheduled_task), `list`, `update`, `remove`
+//! (delete), `run` (trigger_task), `history` (get_task_history) — with the same arguments
+//! beside it.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use toolsmith_core::data::RecordScope;
+use toolsmith_core::{ToolContext, ToolDefinition};
+
+use super::{Deps, runs, tasks};
+use crate::core::Fail;
+use crate::data::Call;
+
+const ACTIONS: &[&str] = &["add", "list", "update", "remove", "run", "history"];
+
+pub fn definition() -> ToolDefinition {
+    ToolDefinition::new(
+        "cron",
+        "Manage scheduled tasks (GoClaw's cron): action add (name, schedule, tool, arguments, \
+         timezone), list, update (taskId + fields), remove (taskId), run (taskId: now), \
+         history (taskId). Same as create_scheduled_task, list_scheduled_tasks, \
+         update_scheduled_task, delete_scheduled_task, trigger_task and get_task_history.",
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ACTIONS},
+                "taskId": {"type": "string"},
+                "name": {"type": "string"},
+                "schedule": {"type": "string", "description": "Cron (\"0 9 * * 1-5\") or one ISO time."},
+                "timezone": {"type": "string"},
+                "tool": {"type": "string"},
+                "arguments": {"type": "object"},
+                "description": {"type": "string"},
+                "enabled": {"type": "boolean"},
+                "missedRuns": {"type": "string", "enum": tasks::MISSED_RUNS},
+                "status": {"type": "string", "enum": ["active", "paused", "finished"]},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "offset": {"type": "integer", "minimum": 0}
+            },
+            "required": ["action"],
+            "additionalProperties": false
+        }),
+    )
+    .with_tags(&["cron", "crontab", "recurring", "automation", "job", "timer"])
+}
+
+pub(crate) async fn run(
+    deps: &Deps,
+    scope: RecordScope,
+    ctx: &ToolContext,
+    args: Value,
+    now: DateTime<Utc>,
+) -> Result<Value, Fail> {
+    let action = args
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let rest = Value::Object(
+        args.as_object()
+            .map(|map| {
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != "action")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    );
+    let call = |args: Value| Call {
+        records: deps.records.as_ref(),
+        scope: scope.clone(),
+        ctx,
+        args,
+    };
+    match action.as_str() {
+        "add" => tasks::create(deps, scope.clone(), &rest, now).await,
+        "list" => tasks::list(call(rest)).await,
+        "update" => tasks::update(deps, scope.clone(), &rest, now).await,
+        "remove" => tasks::delete(call(rest)).await,
+        "run" => runs::trigger(deps, scope.clone(), &rest, now).await,
+        "history" => runs::history(call(rest)).await,
+        other => Err(Fail::Args(format!(
+            "'action' must be one of {}, not '{}'",
+            ACTIONS.join(", "),
+            other.chars().take(40).collect::<String>()
+        ))),
+    }
+}

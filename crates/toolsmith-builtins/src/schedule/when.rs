@@ -1,0 +1,193 @@
+//! [`When`]: a task's schedule — a five-field cron expression (croner: POSIX/Vixie cron, with
+//! `L`, `W` and `#`, and the `@daily`-style nicknames) or one moment (an ISO 8601 time) — in
+//! an IANA time zone, and the next time it is due.
+//!
+//! Cron expressions are read in the task's time zone (`0 9 * * 1-5` is 9:00 on weekdays
+//! there, daylight saving included); a one-off time without an offset is read in it too.
+//! Seconds are not accepted: the scheduler runs at most once a minute per task.
+
+use std::str::FromStr;
+
+use chrono::{DateTime, NaiveDateTime, SubsecRound, TimeZone, Utc};
+use chrono_tz::Tz;
+use croner::Cron;
+
+/// Longest schedule string accepted.
+const MAX_SCHEDULE_BYTES: usize = 200;
+
+/// When a task is due.
+#[derive(Debug, Clone)]
+pub enum When {
+    /// Every time the expression matches, in the zone.
+    Cron { cron: Box<Cron>, tz: Tz },
+    /// Once, at this moment.
+    Once(DateTime<Utc>),
+}
+
+impl When {
+    /// Reads `schedule` (cron or ISO time) in the time zone `timezone` (IANA; `None`: UTC).
+    pub fn parse(schedule: &str, timezone: Option<&str>) -> Result<When, String> {
+        let tz = match timezone.map(str::trim).filter(|t| !t.is_empty()) {
+            None => Tz::UTC,
+            Some(name) => Tz::from_str(name).map_err(|_| {
+                format!(
+                    "'timezone' must be an IANA time zone such as \"Europe/Paris\" or \
+                     \"America/New_York\" (or \"UTC\"); '{}' is not one",
+                    shown(name)
+                )
+            })?,
+        };
+        let schedule = schedule.trim();
+        if schedule.is_empty() || schedule.len() > MAX_SCHEDULE_BYTES {
+            return Err(format!(
+                "'schedule' must be a cron expression such as \"0 9 * * 1-5\" (9:00 on \
+                 weekdays) or \"*/15 * * * *\", or one time such as \"2026-12-01T09:00\"; at \
+                 most {MAX_SCHEDULE_BYTES} bytes"
+            ));
+        }
+        if let Some(at) = one_time(schedule, tz) {
+            return Ok(When::Once(at));
+        }
+        let fields = schedule.split_whitespace().count();
+        if !schedule.starts_with('@') && fields != 5 {
+            return Err(format!(
+                "'schedule' \"{}\" has {fields} fields; a cron expression has 5 (minute hour \
+                 day-of-month month day-of-week, e.g. \"30 8 * * *\" for 8:30 every day), and \
+                 a one-off time is ISO 8601 (\"2026-12-01T09:00\")",
+                shown(schedule)
+            ));
+        }
+        let cron = Cron::from_str(schedule).map_err(|e| {
+            format!(
+                "'schedule' \"{}\" is not a valid cron expression ({e}); e.g. \"0 9 * * 1-5\" \
+                 runs at 9:00 on weekdays, \"*/10 * * * *\" every 10 minutes",
+                shown(schedule)
+            )
+        })?;
+        Ok(When::Cron {
+            cron: Box::new(cron),
+            tz,
+        })
+    }
+
+    /// The first time it is due strictly after `after`; `None` when it never is again. A
+    /// cron time is on the whole minute (croner carries the start's fraction of a second
+    /// over, so the search starts from `after`'s whole second).
+    #[must_use]
+    pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match self {
+            When::Once(at) => (*at > after).then_some(*at),
+            When::Cron { cron, tz } => cron
+                .find_next_occurrence(&after.trunc_subsecs(0).with_timezone(tz), false)
+                .ok()
+                .map(|next| next.with_timezone(&Utc).trunc_subsecs(0)),
+        }
+    }
+
+    /// Whether it is due more than once.
+    #[must_use]
+    pub fn repeats(&self) -> bool {
+        matches!(self, When::Cron { .. })
+    }
+}
+
+/// `schedule` as one moment: RFC 3339 with an offset, or a local date-time (`T` or a space,
+/// minutes or seconds) or a date (midnight) read in `tz`.
+fn one_time(schedule: &str, tz: Tz) -> Option<DateTime<Utc>> {
+    if let Ok(at) = DateTime::parse_from_rfc3339(schedule) {
+        return Some(at.with_timezone(&Utc));
+    }
+    let naive = [
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+    ]
+    .iter()
+    .find_map(|format| NaiveDateTime::parse_from_str(schedule, format).ok())
+    .or_else(|| {
+        chrono::NaiveDate::parse_from_str(schedule, "%Y-%m-%d")
+            .ok()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+    })?;
+    // A time skipped by a clock change is taken an hour later; an ambiguous one, the first.
+    tz.from_local_datetime(&naive)
+        .earliest()
+        .or_else(|| {
+            tz.from_local_datetime(&(naive + chrono::Duration::hours(1)))
+                .earliest()
+        })
+        .map(|at| at.with_timezone(&Utc))
+}
+
+/// At most 60 characters of a caller's string, for an error message.
+fn shown(s: &str) -> String {
+    s.chars().take(60).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn cron_in_a_time_zone_follows_its_clock_changes() {
+        let when = When::parse("0 9 * * 1-5", Some("Europe/Paris")).unwrap();
+        // Friday 2026-03-27 is CET (UTC+1): 9:00 there is 8:00 UTC.
+        assert_eq!(
+            when.next_after(utc("2026-03-27T07:00:00Z")),
+            Some(utc("2026-03-27T08:00:00Z"))
+        );
+        // After the change to CEST on Sunday 29 March, Monday's 9:00 is 7:00 UTC.
+        assert_eq!(
+            when.next_after(utc("2026-03-27T08:00:00Z")),
+            Some(utc("2026-03-30T07:00:00Z"))
+        );
+        let every_minute = When::parse("* * * * *", None).unwrap();
+        assert_eq!(
+            every_minute.next_after(utc("2026-11-27T12:00:30.123456Z")),
+            Some(utc("2026-11-27T12:01:00Z"))
+        );
+        assert_eq!(
+            every_minute.next_after(utc("2026-11-27T12:00:59.999Z")),
+            Some(utc("2026-11-27T12:01:00Z"))
+        );
+        assert_eq!(
+            every_minute.next_after(utc("2026-11-27T12:01:00Z")),
+            Some(utc("2026-11-27T12:02:00Z"))
+        );
+        assert!(When::parse("@daily", None).unwrap().repeats());
+    }
+
+    #[test]
+    fn one_off_times_are_read_in_the_zone_and_are_due_once() {
+        let when = When::parse("2026-12-01T09:00", Some("America/New_York")).unwrap();
+        let at = utc("2026-12-01T14:00:00Z");
+        assert_eq!(when.next_after(utc("2026-11-30T00:00:00Z")), Some(at));
+        assert_eq!(when.next_after(at), None);
+        assert!(!when.repeats());
+        let offset = When::parse("2026-12-01T09:00:00+02:00", Some("Asia/Tokyo")).unwrap();
+        assert_eq!(
+            offset.next_after(utc("2026-01-01T00:00:00Z")),
+            Some(utc("2026-12-01T07:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn bad_schedules_and_zones_name_the_fix() {
+        for (schedule, zone, needle) in [
+            ("", None, "cron expression"),
+            ("* * * * * *", None, "has 6 fields"),
+            ("61 * * * *", None, "not a valid cron expression"),
+            ("every day", None, "has 2 fields"),
+            ("0 9 * * *", Some("Mars/Olympus"), "IANA time zone"),
+            (&"9".repeat(500), None, "at most 200 bytes"),
+        ] {
+            let err = When::parse(schedule, zone).err().unwrap_or_default();
+            assert!(err.contains(needle), "{schedule:?} {zone:?}: {err}");
+        }
+    }
+}

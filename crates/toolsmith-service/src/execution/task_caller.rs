@@ -1,0 +1,78 @@
+//! How scheduled tasks reach this server (`toolsmith_builtins::schedule::TaskCaller`): a
+//! task's tool is checked and called as its owner (and agent) through the service's pipeline,
+//! so policy, approval, rate limits, scrubbing, usage and audit hold for a run exactly as for
+//! a call the owner makes.
+
+use std::sync::{OnceLock, Weak};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolsmith_core::{ErrorKind, ToolContext, ToolResult};
+
+use crate::ToolService;
+
+/// Built before the service it serves; [`ServiceTaskCaller::bind`] gives it the service.
+#[derive(Default)]
+pub(crate) struct ServiceTaskCaller {
+    service: OnceLock<Weak<ToolService>>,
+}
+
+impl std::fmt::Debug for ServiceTaskCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ServiceTaskCaller")
+    }
+}
+
+impl ServiceTaskCaller {
+    pub(crate) fn bind(&self, service: &std::sync::Arc<ToolService>) {
+        let _ = self.service.set(std::sync::Arc::downgrade(service));
+    }
+
+    fn service(&self) -> Option<std::sync::Arc<ToolService>> {
+        self.service.get().and_then(Weak::upgrade)
+    }
+}
+
+fn context(owner: &str, agent: Option<&str>) -> ToolContext {
+    let mut ctx = ToolContext::new(owner);
+    ctx.agent_id = agent.map(str::to_owned);
+    ctx
+}
+
+#[async_trait]
+impl toolsmith_builtins::schedule::TaskCaller for ServiceTaskCaller {
+    async fn check(&self, tool: &str, owner: &str, agent: Option<&str>) -> Result<(), String> {
+        let Some(service) = self.service() else {
+            return Err("the server is shutting down; try again".to_owned());
+        };
+        let shown: String = tool.chars().take(100).collect();
+        match service.registry.get(owner, tool) {
+            None if service.registry.is_hidden_builtin(tool) => {
+                Err(toolsmith_builtins::groups::disabled_message(tool))
+            }
+            None => Err(format!(
+                "there is no tool '{shown}' you can call: find the tool to schedule with \
+                 search_tools"
+            )),
+            Some(found) if !service.may_call(&context(owner, agent), &found) => Err(format!(
+                "you may not call '{shown}' (the policy denies it), so a task cannot either: \
+                 schedule a tool you can call"
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    async fn call(&self, tool: &str, args: Value, owner: &str, agent: Option<&str>) -> ToolResult {
+        let Some(service) = self.service() else {
+            return ToolResult::error(ErrorKind::Internal, "the server is shutting down");
+        };
+        if service.registry.get(owner, tool).is_none() && service.registry.is_hidden_builtin(tool) {
+            // The history says which group, and how to switch it back on.
+            return ToolResult::error(
+                ErrorKind::NotFound,
+                toolsmith_builtins::groups::disabled_message(tool),
+            );
+        }
+        service.execute(tool, args, context(owner, agent)).await
+    }
+}
