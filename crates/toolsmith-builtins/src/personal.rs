@@ -63,13 +63,15 @@ pub struct Family {
     /// again finds the first (a bookmark's URL).
     pub dedup: Option<&'static str>,
     /// What must hold of a whole record beyond its fields (an event ends after it starts),
-    /// checked when it is added and whenever it changes.
+    /// and the fields derived from others (a task's `completedAt` from its status), run when
+    /// it is added and whenever it changes.
     pub check: Option<RecordCheck>,
 }
 
-/// A family's check of a whole record's document.
+/// A family's check of a whole record's document, which may also set the fields derived
+/// from the others.
 pub type RecordCheck =
-    fn(&serde_json::Map<String, serde_json::Value>) -> Result<(), crate::core::Fail>;
+    fn(&mut serde_json::Map<String, serde_json::Value>) -> Result<(), crate::core::Fail>;
 
 /// Which of a family's fields fill the store's indexed columns; each one indexed is a filter
 /// of its list tool.

@@ -110,7 +110,7 @@ pub static TOOLS: &[ToolSpec] = &[
 ];
 
 /// An event's end is not before its start.
-fn check(event: &Map<String, Value>) -> Result<(), Fail> {
+fn check(event: &mut Map<String, Value>) -> Result<(), Fail> {
     let time = |k: &str| event.get(k).and_then(Value::as_str).and_then(instant);
     if let (Some(start), Some(end)) = (time("startTime"), time("endTime"))
         && end < start

@@ -91,9 +91,7 @@ pub fn update_schema(f: &Family) -> Value {
         .map(|field| {
             let mut schema = field.schema();
             if !field.required && field.default.is_none() {
-                let description = schema
-                    .as_object_mut()
-                    .and_then(|s| s.remove("description"));
+                let description = schema.as_object_mut().and_then(|s| s.remove("description"));
                 let mut nullable = json!({"anyOf": [schema, {"type": "null"}]});
                 if let Some(description) = description {
                     nullable["description"] = description;
@@ -343,9 +341,9 @@ pub async fn batch_add(
 
 /// A new record's document from `args`, its fields read and the family's check passed.
 fn read_doc(f: &Family, args: &Value) -> Result<Map<String, Value>, Fail> {
-    let doc = fields::read_new(f.fields, args, f.noun)?;
+    let mut doc = fields::read_new(f.fields, args, f.noun)?;
     if let Some(check) = f.check {
-        check(&doc)?;
+        check(&mut doc)?;
     }
     Ok(doc)
 }
@@ -590,7 +588,7 @@ pub async fn modify(
     };
     change(&mut doc)?;
     if let Some(check) = f.check {
-        check(&doc)?;
+        check(&mut doc)?;
     }
     let mut updated = record(f, scope, found.id, doc);
     updated.created_at = found.created_at;

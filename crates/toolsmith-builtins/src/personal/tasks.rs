@@ -4,7 +4,7 @@
 //! urgent 4), due date as `at`.
 
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use toolsmith_core::data::RecordOrder;
 
 use super::fields::{Field, FieldKind};
@@ -86,8 +86,21 @@ pub static FAMILY: Family = Family {
     ],
     tools: TOOLS,
     dedup: None,
-    check: None,
+    check: Some(settle_completion),
 };
+
+/// A task's `completedAt` follows its status: set when it becomes `completed` (kept if it
+/// was already), removed when it is reopened.
+fn settle_completion(task: &mut Map<String, Value>) -> Result<(), Fail> {
+    if task.get("status").and_then(Value::as_str) == Some("completed") {
+        if !task.contains_key("completedAt") {
+            task.insert("completedAt".to_owned(), json!(Utc::now()));
+        }
+    } else {
+        task.remove("completedAt");
+    }
+    Ok(())
+}
 
 pub static TOOLS: &[ToolSpec] = &[
     ToolSpec {
@@ -157,8 +170,8 @@ pub static TOOLS: &[ToolSpec] = &[
 async fn complete(call: Call<'_>) -> Result<Value, Fail> {
     let id = id_arg(&call.args, FAMILY.id_param)?;
     let mut reply = ops::modify(&FAMILY, call.records, &call.scope, id, |doc| {
+        // `settle_completion` sets `completedAt` (keeping the first one on a second call).
         doc.insert("status".to_owned(), json!("completed"));
-        doc.insert("completedAt".to_owned(), json!(Utc::now()));
         Ok(())
     })
     .await?;

@@ -162,6 +162,22 @@ async fn tasks_add_list_filter_sort_complete_update_delete(kind: Kind) {
     let done = ok(s, "complete_task", json!({"taskId": tax})).await;
     assert_eq!(done["task"]["status"], "completed");
     assert!(done["task"]["completedAt"].is_string());
+    // completedAt follows the status: gone when the task is reopened, back when it is done
+    // again through update_task.
+    let reopened = ok(
+        s,
+        "update_task",
+        json!({"taskId": tax, "status": "pending"}),
+    )
+    .await;
+    assert!(reopened["task"].get("completedAt").is_none(), "{reopened}");
+    let redone = ok(
+        s,
+        "update_task",
+        json!({"taskId": tax, "status": "completed"}),
+    )
+    .await;
+    assert!(redone["task"]["completedAt"].is_string(), "{redone}");
     let found = ok(s, "list_tasks", json!({"status": "completed"})).await;
     assert_eq!(field(&found, "tasks", "id"), [tax.as_str()]);
 
