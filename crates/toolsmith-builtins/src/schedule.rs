@@ -61,6 +61,9 @@ pub trait TaskCaller: Send + Sync + std::fmt::Debug {
     async fn check(&self, tool: &str, owner: &str, agent: Option<&str>) -> Result<(), String>;
     /// Calls `tool` with `args` as `owner` (and `agent`) through the server's full pipeline.
     async fn call(&self, tool: &str, args: Value, owner: &str, agent: Option<&str>) -> ToolResult;
+    /// Whether the `scheduler` group is on: while it is off, no task runs (due tasks wait,
+    /// and count as missed if they are late when it is switched back on).
+    fn scheduling_enabled(&self) -> bool;
 }
 
 /// Every tool of the family, ready to register.

@@ -7,6 +7,7 @@
 //! A run more than [`GRACE`] late was missed (the server was down): the task's `missedRuns`
 //! decides — `skip` records a `skipped` run, `run_once` runs it once now; either way the next
 //! run is the first one after now, so a long downtime never causes a burst of runs.
+//! While the `scheduler` group is off no task runs: switching it off stops the automation.
 //! The clock is a parameter ([`Clock`]), so tests drive time themselves.
 
 use std::sync::{Arc, Weak};
@@ -64,6 +65,9 @@ impl Scheduler {
     /// Claims every task due at `now` and starts its run (or records its skip); the runs
     /// started, to wait for if the caller wants to.
     pub async fn tick(&self, now: DateTime<Utc>) -> Result<Vec<tokio::task::JoinHandle<()>>, Fail> {
+        if !self.deps.caller.scheduling_enabled() {
+            return Ok(Vec::new());
+        }
         let due = self.deps.records.due(COLLECTION, now, BATCH).await?;
         let mut started = Vec::new();
         for task in due {

@@ -75,4 +75,10 @@ impl toolsmith_builtins::schedule::TaskCaller for ServiceTaskCaller {
         }
         service.execute(tool, args, context(owner, agent)).await
     }
+
+    fn scheduling_enabled(&self) -> bool {
+        // The group's tools are hidden exactly while it is off.
+        self.service()
+            .is_some_and(|service| !service.registry.is_hidden_builtin("create_scheduled_task"))
+    }
 }

@@ -124,6 +124,33 @@ async fn a_task_every_minute_fires_on_time_for_three_minutes() {
 }
 
 #[tokio::test]
+async fn switching_the_group_off_stops_every_task_until_it_is_back() {
+    let f = fixture().await;
+    with_scheduler(&f.service).await;
+    let start = Utc::now();
+    let skip = every_minute(&f.service, "alice", "skip").await;
+    f.service
+        .set_tool_group(&user(), "scheduler", false)
+        .await
+        .unwrap();
+    drive(&f.service, start, 150).await;
+    // Back on five minutes later: the waiting run is late, so it is a missed one.
+    with_scheduler(&f.service).await;
+    let back = start + Duration::minutes(5);
+    drive(&f.service, back, 0).await;
+    let runs = history(&f.service, "alice", &skip).await;
+    assert_eq!(
+        runs.len(),
+        1,
+        "nothing ran while the group was off: {runs:#?}"
+    );
+    assert_eq!(
+        (runs[0]["status"].clone(), runs[0]["trigger"].clone()),
+        (json!("skipped"), json!("missed"))
+    );
+}
+
+#[tokio::test]
 async fn two_services_on_one_store_run_each_due_time_once() {
     let f = fixture().await;
     let path = f._dir.path().join("toolsmith.db");
