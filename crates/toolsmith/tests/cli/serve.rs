@@ -17,6 +17,7 @@ mod postgres;
 mod postgres_balancer;
 mod postgres_limits;
 mod postgres_ops;
+mod postgres_scheduler;
 
 // --- running the binary ---------------------------------------------------------------------
 
