@@ -266,7 +266,8 @@ pub struct Erased {
 /// Erase your data
 ///
 /// Deletes everything you keep through the data tools (every family, memories included, of
-/// every agent of yours), for good. Needs `confirm=true`.
+/// every agent of yours), for good. Needs `confirm=true`. The audit log records the erasure
+/// (`data.erase`, with the count).
 #[utoipa::path(
     delete, path = "/api/v1/data", tag = "data", operation_id = "eraseData",
     params(("confirm" = String, Query, description = "Must be `true`: this deletes everything, for good", pattern = "^true$")),
@@ -290,6 +291,9 @@ pub async fn erase(
             "this deletes all of your data for good: add ?confirm=true",
         ));
     }
-    let deleted = state.service.data_erase(&identity.user_id).await?;
+    let deleted = state
+        .service
+        .data_erase(&super::actor(&identity), &identity.user_id)
+        .await?;
     Ok(ApiOk::ok(Erased { deleted }))
 }

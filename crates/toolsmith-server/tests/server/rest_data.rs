@@ -40,12 +40,22 @@ impl Caller<'_> {
 }
 
 async fn caller<'a>(app: &'a TestApp, user: &str, agent: Option<&'a str>) -> Caller<'a> {
-    let (record, token) = new_token(
+    caller_with(
+        app,
         user,
-        "test",
+        agent,
         &[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute],
-        None,
-    );
+    )
+    .await
+}
+
+async fn caller_with<'a>(
+    app: &'a TestApp,
+    user: &str,
+    agent: Option<&'a str>,
+    scopes: &[Scope],
+) -> Caller<'a> {
+    let (record, token) = new_token(user, "test", scopes, None);
     app.state
         .service
         .create_token(&toolsmith_service::Actor::user(user), &record)
@@ -358,6 +368,17 @@ async fn no_route_search_or_export_shows_one_users_or_agents_records_to_another(
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(erased["deleted"], 6);
+    // The erasure is in the audit log: who, whose, how many, and nothing of what was kept.
+    let admin = caller_with(&app, "root", None, &[Scope::Admin]).await;
+    let audit = admin.get("/api/v1/audit?action=data.erase").await;
+    assert!(!audit.text.contains(secret), "{}", audit.text);
+    let audit = audit.assert_ok(StatusCode::OK);
+    let entries = audit["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{audit}");
+    assert_eq!(entries[0]["actor"], "alice");
+    assert_eq!(entries[0]["targetType"], "user");
+    assert_eq!(entries[0]["targetId"], "alice");
+    assert_eq!(entries[0]["details"], json!({"deleted": 6}));
     let export = alice
         .get("/api/v1/data/export")
         .await

@@ -3,7 +3,7 @@
 //! same checks as the tools ([`toolsmith_builtins::personal::ops`]), and a person's whole data
 //! exported page by page and erased.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use toolsmith_builtins::core::Fail;
 use toolsmith_builtins::personal::{self, Family, ops};
 use toolsmith_core::data::{DataRecord, RecordScope};
@@ -11,6 +11,8 @@ use toolsmith_core::data::{DataRecord, RecordScope};
 use super::ToolService;
 use super::records::StoreRecords;
 use crate::ServiceError;
+use crate::governance::audit::AuditTarget;
+use crate::input::Actor;
 
 /// One operation on a family's records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,9 +147,20 @@ impl ToolService {
         Ok((page, next))
     }
 
-    /// Deletes everything `owner` keeps (every family, every agent); how many records went.
-    pub async fn data_erase(&self, owner: &str) -> Result<u64, ServiceError> {
-        Ok(self.store.delete_owner_records(owner).await?)
+    /// Deletes everything `owner` keeps (every family, every agent) and audits it
+    /// (`data.erase`, with the count, never a record); how many records went.
+    pub async fn data_erase(&self, actor: &Actor, owner: &str) -> Result<u64, ServiceError> {
+        let deleted = self.store.delete_owner_records(owner).await?;
+        self.audit
+            .record(
+                actor,
+                "data.erase",
+                AuditTarget::new("user", owner.to_owned(), None),
+                (None, None),
+                json!({"deleted": deleted}),
+            )
+            .await;
+        Ok(deleted)
     }
 }
 
