@@ -92,6 +92,8 @@ include-operation-id = [
   "putMcpGrant",
   "requestMcpAccess",
   "decideMcpAccessRequest",
+  "createScheduledTask",
+  "updateScheduledTask",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 

@@ -13,11 +13,13 @@
 //! - [`runs`] — running a task and its history: `get_task_history`, `trigger_task`.
 //! - [`engine`] — the loop that runs due tasks, exactly once across processes.
 //! - [`cron_tool`] — 001's `cron`, one tool with an `action` for all of the above.
+//! - [`api`] — the same operations for REST (`/api/v1/scheduled-tasks`).
 //!
 //! A task cannot call a scheduler tool (a task that triggers tasks could loop forever); its
 //! tool must exist and be callable by its owner when it is created, and a run whose tool was
 //! since denied, disabled or deleted records the refusal in the history.
 
+pub mod api;
 pub mod cron_tool;
 pub mod engine;
 pub mod runs;

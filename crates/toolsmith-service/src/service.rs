@@ -46,6 +46,7 @@ pub mod one_off;
 mod records;
 pub mod registry_sync;
 pub mod run;
+pub mod schedule_api;
 pub(crate) mod validation;
 
 pub use http_import::Suggestion;

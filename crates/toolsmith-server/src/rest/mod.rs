@@ -13,6 +13,8 @@
 //! - [`executions`] — `/api/v1/executions`, the caller's recent executions.
 //! - [`data`] — `/api/v1/data…`, the agent's own records (tasks, notes …) per family, and a
 //!   person's export and erasure.
+//! - [`scheduled_tasks`] — `/api/v1/scheduled-tasks…`, the caller's scheduled tasks and their
+//!   runs.
 //! - [`tokens`] — `/api/v1/tokens…`, API tokens (`admin`).
 //! - [`mcp_servers`] — `/api/v1/mcp-servers…`, the MCP bridge's upstream servers (`admin`).
 //! - [`mcp_grants`] — `/api/v1/mcp-grants…` (`admin`) and `/api/v1/mcp-access-requests…`.
@@ -42,6 +44,7 @@ pub mod mcp_servers;
 pub mod metrics;
 pub mod openapi;
 pub mod policies;
+pub mod scheduled_tasks;
 pub mod session;
 pub mod tokens;
 pub mod tool_groups;
@@ -107,6 +110,14 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(data::erase))
         .routes(routes!(data::list, data::create))
         .routes(routes!(data::get_one, data::update, data::delete))
+        .routes(routes!(scheduled_tasks::list, scheduled_tasks::create))
+        .routes(routes!(
+            scheduled_tasks::get_one,
+            scheduled_tasks::update,
+            scheduled_tasks::delete
+        ))
+        .routes(routes!(scheduled_tasks::runs))
+        .routes(routes!(scheduled_tasks::trigger))
         .routes(routes!(tokens::list, tokens::create))
         .routes(routes!(tokens::revoke))
         .routes(routes!(mcp_servers::list, mcp_servers::register))

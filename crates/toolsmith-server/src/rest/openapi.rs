@@ -79,6 +79,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
         (name = "data", description = "What the agent keeps for you (tasks, bookmarks, notes, events, contacts), your export and erasure"),
+        (name = "scheduled-tasks", description = "Your scheduled tasks (the scheduler tools' automation): list, create, change, delete, their runs, run now"),
         (name = "tokens", description = "API tokens (admin)"),
         (name = "mcp-servers", description = "The MCP bridge's upstream servers: status, registration (admin)"),
         (name = "health", description = "Liveness and readiness probes (not enveloped)"),

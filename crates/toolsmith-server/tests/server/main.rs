@@ -32,6 +32,7 @@ mod rest_metrics;
 mod rest_one_off;
 mod rest_openapi;
 mod rest_policies;
+mod rest_scheduled_tasks;
 mod rest_schemathesis;
 mod rest_ui;
 mod tool_groups;

@@ -12,14 +12,20 @@ use toolsmith_server::auth::{Scope, new_token};
 
 use crate::rest_support::{TestApp, TestResponse, request};
 
-struct Caller<'a> {
+/// A bearer-token caller (a user, maybe an agent), shared with the other data routes' tests.
+pub(crate) struct Caller<'a> {
     app: &'a TestApp,
     token: String,
     agent: Option<&'a str>,
 }
 
 impl Caller<'_> {
-    async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> TestResponse {
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> TestResponse {
         let mut builder =
             request(method, path).header("authorization", format!("Bearer {}", self.token));
         if let Some(agent) = self.agent {
@@ -34,12 +40,12 @@ impl Caller<'_> {
         self.app.send(req.expect("request")).await
     }
 
-    async fn get(&self, path: &str) -> TestResponse {
+    pub(crate) async fn get(&self, path: &str) -> TestResponse {
         self.send(Method::GET, path, None).await
     }
 }
 
-async fn caller<'a>(app: &'a TestApp, user: &str, agent: Option<&'a str>) -> Caller<'a> {
+pub(crate) async fn caller<'a>(app: &'a TestApp, user: &str, agent: Option<&'a str>) -> Caller<'a> {
     caller_with(
         app,
         user,
@@ -49,7 +55,7 @@ async fn caller<'a>(app: &'a TestApp, user: &str, agent: Option<&'a str>) -> Cal
     .await
 }
 
-async fn caller_with<'a>(
+pub(crate) async fn caller_with<'a>(
     app: &'a TestApp,
     user: &str,
     agent: Option<&'a str>,

@@ -65,11 +65,7 @@ impl ToolService {
             DataOp::Update(id) => ops::update(f, &records, scope, id, body, "").await,
             DataOp::Delete(id) => ops::delete(f, &records, scope, id).await,
         };
-        result.map_err(|e| match e {
-            // The checks' answers (a bad field, a limit) name the fix.
-            Fail::Args(m) => ServiceError::Validation(m),
-            Fail::Run(m) => ServiceError::Store(toolsmith_store::StoreError::Backend(m.into())),
-        })
+        result.map_err(service_error)
     }
 
     /// A list's arguments from a query string: each name one of the family's list filters
@@ -161,6 +157,15 @@ impl ToolService {
             )
             .await;
         Ok(deleted)
+    }
+}
+
+/// A data operation's failure as the service's: the checks' answers (a bad field, a limit)
+/// name the fix; anything else is the store's.
+pub(super) fn service_error(fail: Fail) -> ServiceError {
+    match fail {
+        Fail::Args(m) => ServiceError::Validation(m),
+        Fail::Run(m) => ServiceError::Store(toolsmith_store::StoreError::Backend(m.into())),
     }
 }
 
