@@ -75,8 +75,10 @@ fn a_stateless_client_calls_through_either_instance_in_turn() {
     let (a, b) = two_instances(&env, &url, &[]);
     assert_eq!(create(&a, "roaming"), 201);
     // B knows the tool once A's notice arrived: wait for it through REST.
-    b.wait_until("the tool reaching B", || {
-        b.get("/api/v1/custom-tools/roaming").status == 200
+    // (Not `GET /api/v1/custom-tools/…`: that reads the shared database, which has the tool
+    // at once, while calls are served from B's catalogue, which has it once the notice came.)
+    b.wait_until("the tool reaching B's catalogue", || {
+        b.get("/api/v1/tools").body.contains("\"roaming\"")
     });
     // One client, consecutive requests: A, B, A, B — as a round-robin balancer sends them.
     for (i, server) in [&a, &b, &a, &b].into_iter().enumerate() {

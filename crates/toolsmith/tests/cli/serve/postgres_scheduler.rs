@@ -32,8 +32,10 @@ fn two_instances_run_each_due_task_exactly_once() {
     let env = super::Env::new();
     let (a, b) = two_instances(&env, &url, &["--enable-group", "scheduler"]);
     assert_eq!(create(&a, "ticked"), 201);
-    b.wait_until("the tool reaching B", || {
-        b.get("/api/v1/custom-tools/ticked").status == 200
+    // (Not `GET /api/v1/custom-tools/…`: that reads the shared database, which has the tool
+    // at once, while calls are served from B's catalogue, which has it once the notice came.)
+    b.wait_until("the tool reaching B's catalogue", || {
+        b.get("/api/v1/tools").body.contains("\"ticked\"")
     });
 
     // Far enough ahead for every task to be stored before it is due (each instance ticks
