@@ -31,6 +31,15 @@ use crate::core::Fail;
 pub trait Records: Send + Sync + std::fmt::Debug {
     /// Stores a new record, or finds the one with the same `dedup_key` in its scope.
     async fn put(&self, record: DataRecord) -> Result<PutOutcome, DataError>;
+    /// [`Records::put`] with a tighter per-collection limit than the store's (custom tables
+    /// per user): the smaller of `max` and `max_records_per_collection` holds.
+    async fn put_within(&self, record: DataRecord, max: u64) -> Result<PutOutcome, DataError>;
+    /// Deletes every record of the scope's `collection` (a custom table's rows); how many.
+    async fn delete_collection(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<u64, DataError>;
     /// Replaces a record's fields (not its id, scope, collection, dedup key or creation
     /// time); `None` when the scope has no such record.
     async fn update(&self, record: DataRecord) -> Result<Option<DataRecord>, DataError>;

@@ -4,13 +4,14 @@
 //! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
 //! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
 //! per-user record store of [`data`]), [`personal`] the tasks, bookmarks, notes, calendar and
-//! contacts (on the same store), [`exec`] the code execution tools and sandbox sessions (in
-//! the command and JS sandboxes).
+//! contacts (on the same store), [`custom`] the user's own tables (on the same store), [`exec`]
+//! the code execution tools and sandbox sessions (in the command and JS sandboxes).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
 
 pub mod core;
+pub mod custom;
 pub mod data;
 pub mod exec;
 pub mod files;
@@ -81,6 +82,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(git::tools(env));
     tools.extend(memory::tools(env));
     tools.extend(personal::tools(env));
+    tools.extend(custom::tools(env));
     tools.extend(exec::tools(env));
     tools.extend(schedule::tools(env));
     tools

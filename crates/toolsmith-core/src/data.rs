@@ -61,6 +61,35 @@ pub struct DataRecord {
 }
 
 impl DataRecord {
+    /// A record of `scope` in `collection` made now, with none of the indexed fields set and
+    /// no dedup key.
+    #[must_use]
+    pub fn new(
+        scope: &RecordScope,
+        collection: impl Into<String>,
+        id: impl Into<String>,
+        document: Value,
+        search_text: String,
+    ) -> DataRecord {
+        let now = Utc::now();
+        DataRecord {
+            collection: collection.into(),
+            id: id.into(),
+            owner: scope.owner.clone(),
+            agent: scope.agent.clone(),
+            document,
+            search_text,
+            dedup_key: None,
+            kind: None,
+            category: None,
+            weight: 0.0,
+            at: None,
+            tags: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
     /// The scope the record belongs to.
     #[must_use]
     pub fn scope(&self) -> RecordScope {
@@ -109,9 +138,58 @@ pub struct RecordQuery {
     pub min_weight: Option<f64>,
     /// Records whose `weight` is at most this.
     pub max_weight: Option<f64>,
+    /// Records whose document has each of these fields equal to its value (custom tables'
+    /// column filters).
+    pub fields: Vec<FieldMatch>,
+    /// Order by a field of the document instead of `order` (records without it last), then
+    /// newest first.
+    pub field_order: Option<FieldOrder>,
     pub order: RecordOrder,
     pub limit: u32,
     pub offset: u32,
+}
+
+/// A document field that must equal a value. The field is a name of the document's top level
+/// ([`is_field_name`]); the store passes both as parameters, never as query text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldMatch {
+    pub field: String,
+    pub value: FieldValue,
+}
+
+/// A value a document field is compared with: equal only to a field of the same JSON type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FieldValue {
+    Text(String),
+    Number(f64),
+    Bool(bool),
+}
+
+/// An order on a document field: how its values compare (text in byte order, numbers by
+/// value, `false` before `true`), and which way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldOrder {
+    pub field: String,
+    pub sort: FieldSort,
+    pub descending: bool,
+}
+
+/// How a field's values compare in a [`FieldOrder`]; a value of another JSON type counts as
+/// missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FieldSort {
+    Text,
+    Number,
+    Bool,
+}
+
+/// Whether `name` can name a document field in a query: 1 to 64 ASCII letters, digits and
+/// underscores. The stores refuse any other.
+#[must_use]
+pub fn is_field_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// One result of a query: the record and, for a text query, how well it matched.

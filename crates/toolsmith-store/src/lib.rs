@@ -474,6 +474,13 @@ pub trait Store: Send + Sync + 'static {
         collection: &str,
     ) -> Result<RecordStats, StoreError>;
 
+    /// Deletes every record of one scope's collection (a custom table's rows); how many went.
+    async fn delete_collection_records(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<u64, StoreError>;
+
     /// Every record of `owner` (all agents, all collections) with an id after `after`, in id
     /// order, at most `limit`: a person's data, page by page.
     async fn export_records(

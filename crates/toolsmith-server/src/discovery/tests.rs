@@ -518,6 +518,45 @@ fn every_personal_data_request_finds_its_tool_in_the_top_3() {
             &["delete_contact"],
         ),
         ("remember that I prefer window seats", &["remember"]),
+        (
+            "create a table to track my workouts",
+            &["create_custom_table"],
+        ),
+        (
+            "make a database of the books I read",
+            &["create_custom_table"],
+        ),
+        ("what custom tables do I have", &["list_custom_tables"]),
+        (
+            "what columns does my books table have",
+            &["describe_custom_table"],
+        ),
+        ("add a row to my reading list table", &["add_custom_record"]),
+        (
+            "insert these twenty rows into my workouts table",
+            &["batch_add_custom_records"],
+        ),
+        (
+            "show the records of my movies table sorted by rating",
+            &["list_custom_records"],
+        ),
+        (
+            "search my recipes table for pasta",
+            &["search_custom_records"],
+        ),
+        (
+            "get one record of my table by its id",
+            &["get_custom_record"],
+        ),
+        (
+            "change the rating in that row of my movies table",
+            &["update_custom_record"],
+        ),
+        (
+            "delete that row from my movies table",
+            &["delete_custom_record"],
+        ),
+        ("drop the workouts table", &["delete_custom_table"]),
     ];
     assert_all_in_top3(&tools, cases);
 }

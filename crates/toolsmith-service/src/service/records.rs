@@ -63,6 +63,25 @@ impl Records for StoreRecords {
             .map_err(data_error)
     }
 
+    async fn put_within(&self, record: DataRecord, max: u64) -> Result<PutOutcome, DataError> {
+        self.check_size(&record)?;
+        self.store
+            .put_record(record, max.min(self.limits.max_records_per_collection))
+            .await
+            .map_err(data_error)
+    }
+
+    async fn delete_collection(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<u64, DataError> {
+        self.store
+            .delete_collection_records(scope, collection)
+            .await
+            .map_err(data_error)
+    }
+
     async fn update(&self, record: DataRecord) -> Result<Option<DataRecord>, DataError> {
         self.check_size(&record)?;
         self.store.update_record(record).await.map_err(data_error)

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::{Backend, on_both_backends};
 use crate::{DataRecord, PutOutcome, RecordOrder, RecordQuery, RecordScope, Store, StoreError};
+use toolsmith_core::data::{FieldMatch, FieldOrder, FieldSort, FieldValue};
 
 fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
@@ -422,7 +423,145 @@ async fn due_records_are_claimed_once_across_instances(backend: &Backend) {
     assert!(!store.claim_record(wrong, at(5)).await.unwrap());
 }
 
+/// Custom tables' rows: equality on a document field of its own JSON type, an order on a
+/// field (missing and other-typed values last), hostile field names refused, and one scope's
+/// collection deleted whole.
+async fn document_field_filters_orders_and_collection_deletion(backend: &Backend) {
+    let store = backend.store();
+    let rows = [
+        (
+            "r1",
+            json!({"title": "Dune", "rating": 9, "seen": true, "year": "1965"}),
+        ),
+        ("r2", json!({"title": "Emma", "rating": 7.5, "seen": false})),
+        ("r3", json!({"title": "Zed", "rating": "9", "seen": "true"})),
+        ("r4", json!({"title": "alpha", "rating": 10, "seen": true})),
+    ];
+    for (i, (id, doc)) in rows.into_iter().enumerate() {
+        let mut r = record("alice", "", id, "text");
+        r.collection = "custom_rows:t1".to_owned();
+        r.document = doc;
+        r.created_at = at(i as i64);
+        put(&store, r).await;
+    }
+    let mut other = record("alice", "agent-1", "r5", "text");
+    other.collection = "custom_rows:t1".to_owned();
+    other.document = json!({"title": "Dune", "rating": 9, "seen": true});
+    put(&store, other).await;
+    let q = |fields: Vec<(&str, FieldValue)>| RecordQuery {
+        collection: "custom_rows:t1".to_owned(),
+        fields: fields
+            .into_iter()
+            .map(|(f, value)| FieldMatch {
+                field: f.to_owned(),
+                value,
+            })
+            .collect(),
+        ..query("alice", "")
+    };
+    // A value matches only a field of its own JSON type: 9 is not "9", true is not "true".
+    assert_eq!(
+        ids(&store, &q(vec![("rating", FieldValue::Number(9.0))])).await,
+        ["r1"]
+    );
+    assert_eq!(
+        ids(&store, &q(vec![("rating", FieldValue::Number(7.5))])).await,
+        ["r2"]
+    );
+    assert_eq!(
+        ids(
+            &store,
+            &q(vec![("rating", FieldValue::Text("9".to_owned()))])
+        )
+        .await,
+        ["r3"]
+    );
+    assert_eq!(
+        ids(&store, &q(vec![("seen", FieldValue::Bool(true))])).await,
+        ["r4", "r1"]
+    );
+    assert_eq!(
+        ids(
+            &store,
+            &q(vec![
+                ("seen", FieldValue::Bool(true)),
+                ("title", FieldValue::Text("Dune".to_owned()))
+            ])
+        )
+        .await,
+        ["r1"]
+    );
+    assert!(
+        ids(&store, &q(vec![("nothing", FieldValue::Bool(false))]))
+            .await
+            .is_empty()
+    );
+    let ordered = |field: &str, sort: FieldSort, descending: bool| RecordQuery {
+        field_order: Some(FieldOrder {
+            field: field.to_owned(),
+            sort,
+            descending,
+        }),
+        ..q(Vec::new())
+    };
+    // Text in byte order (upper case before lower), numbers by value, missing ones last.
+    assert_eq!(
+        ids(&store, &ordered("title", FieldSort::Text, false)).await,
+        ["r1", "r2", "r3", "r4"]
+    );
+    assert_eq!(
+        ids(&store, &ordered("rating", FieldSort::Number, true)).await,
+        ["r4", "r1", "r2", "r3"]
+    );
+    assert_eq!(
+        ids(&store, &ordered("rating", FieldSort::Number, false)).await,
+        ["r2", "r1", "r4", "r3"]
+    );
+    assert_eq!(
+        ids(&store, &ordered("seen", FieldSort::Bool, false)).await,
+        ["r2", "r4", "r1", "r3"]
+    );
+    assert_eq!(
+        ids(&store, &ordered("year", FieldSort::Text, false)).await,
+        ["r1", "r4", "r3", "r2"]
+    );
+    for hostile in ["a') OR 1=1 --", "$.title", "", "x\"y", &"a".repeat(65)] {
+        let err = store
+            .query_records(&q(vec![(hostile, FieldValue::Bool(true))]))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("cannot name a document field"),
+            "{err}"
+        );
+        assert!(
+            store
+                .query_records(&ordered(hostile, FieldSort::Text, false))
+                .await
+                .is_err()
+        );
+    }
+    // One scope's collection goes whole; the other agent's rows and other collections stay.
+    put(&store, record("alice", "", "m1", "text")).await;
+    let scope = RecordScope::new("alice", None);
+    assert_eq!(
+        store
+            .delete_collection_records(&scope, "custom_rows:t1")
+            .await
+            .unwrap(),
+        4
+    );
+    assert!(ids(&store, &q(Vec::new())).await.is_empty());
+    assert_eq!(ids(&store, &query("alice", "")).await, ["m1"]);
+    let agent = RecordQuery {
+        collection: "custom_rows:t1".to_owned(),
+        ..query("alice", "agent-1")
+    };
+    assert_eq!(ids(&store, &agent).await, ["r5"]);
+}
+
 on_both_backends!(
+    document_field_filters_orders_and_collection_deletion,
     a_record_round_trips_and_stays_in_its_scope,
     a_record_with_the_same_dedup_key_is_found_not_stored_twice,
     the_collection_limit_holds_under_concurrent_inserts,

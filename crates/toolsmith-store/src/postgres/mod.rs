@@ -808,6 +808,14 @@ impl Store for PgStore {
         records::export(&self.client().await?, owner, after, limit).await
     }
 
+    async fn delete_collection_records(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<u64, StoreError> {
+        records::delete_collection(&self.client().await?, scope, collection).await
+    }
+
     async fn delete_owner_records(&self, owner: &str) -> Result<u64, StoreError> {
         records::delete_owner(&self.client().await?, owner).await
     }

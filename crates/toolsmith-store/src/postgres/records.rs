@@ -9,8 +9,8 @@ use deadpool_postgres::Client;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use toolsmith_core::data::{
-    DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
-    query_terms,
+    DataRecord, FieldSort, FieldValue, PutOutcome, RecordHit, RecordOrder, RecordQuery,
+    RecordScope, RecordStats, is_field_name, query_terms,
 };
 
 use super::errors::pg;
@@ -217,7 +217,62 @@ pub(crate) async fn query(client: &Client, q: &RecordQuery) -> Result<Vec<Record
         args.push(Box::new(max));
         filter.push_str(&format!(" AND weight <= ${}", args.len()));
     }
+    // A field's name and value are parameters, never query text.
+    let field = |name: &str, args: &mut Vec<Box<dyn ToSql + Sync + Send>>| {
+        if !is_field_name(name) {
+            return Err(StoreError::Backend(
+                format!("'{name}' cannot name a document field").into(),
+            ));
+        }
+        args.push(Box::new(name.to_owned()));
+        Ok(format!("(document -> ${}::text)", args.len()))
+    };
+    for m in &q.fields {
+        let f = field(&m.field, &mut args)?;
+        let test = match &m.value {
+            FieldValue::Text(text) => {
+                args.push(Box::new(text.clone()));
+                format!("{f} = to_jsonb(${}::text)", args.len())
+            }
+            FieldValue::Number(n) => {
+                args.push(Box::new(*n));
+                format!(
+                    "(CASE WHEN jsonb_typeof({f}) = 'number' THEN ({f} #>> '{{}}')::float8 END) \
+                     = ${}::float8",
+                    args.len()
+                )
+            }
+            FieldValue::Bool(b) => {
+                args.push(Box::new(*b));
+                format!("{f} = to_jsonb(${}::bool)", args.len())
+            }
+        };
+        filter.push_str(" AND ");
+        filter.push_str(&test);
+    }
+    let by_field = match &q.field_order {
+        Some(o) => {
+            let f = field(&o.field, &mut args)?;
+            let key = match o.sort {
+                FieldSort::Text => format!(
+                    r#"(CASE WHEN jsonb_typeof({f}) = 'string' THEN {f} #>> '{{}}' END) COLLATE "C""#
+                ),
+                FieldSort::Number => format!(
+                    "CASE WHEN jsonb_typeof({f}) = 'number' THEN ({f} #>> '{{}}')::float8 END"
+                ),
+                FieldSort::Bool => format!(
+                    "CASE WHEN jsonb_typeof({f}) = 'boolean' THEN ({f} #>> '{{}}')::bool END"
+                ),
+            };
+            let dir = if o.descending { "DESC" } else { "ASC" };
+            Some(format!(
+                r#"{key} {dir} NULLS LAST, created_at DESC, id COLLATE "C" DESC"#
+            ))
+        }
+        None => None,
+    };
     let order = match (q.order, q.text.is_some()) {
+        _ if by_field.is_some() => by_field.as_deref().unwrap_or_default(),
         (RecordOrder::Relevance, true) => r#"score DESC, id COLLATE "C""#,
         (RecordOrder::Newest | RecordOrder::Relevance, _) => {
             r#"created_at DESC, id COLLATE "C" DESC"#
@@ -351,6 +406,20 @@ pub(crate) async fn claim(
         .await
         .map_err(pg)?;
     Ok(n == 1)
+}
+
+pub(crate) async fn delete_collection(
+    client: &Client,
+    scope: &RecordScope,
+    collection: &str,
+) -> Result<u64, StoreError> {
+    client
+        .execute(
+            "DELETE FROM data_records WHERE owner = $1 AND agent = $2 AND collection = $3",
+            &[&scope.owner, &scope.agent, &collection],
+        )
+        .await
+        .map_err(pg)
 }
 
 pub(crate) async fn delete_owner(client: &Client, owner: &str) -> Result<u64, StoreError> {

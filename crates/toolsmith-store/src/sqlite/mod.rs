@@ -367,6 +367,8 @@ store_on_connections! {
         = records::stats(&scope, &collection);
     read fn export_records(owner: &str, after: Option<&str>, limit: u32) -> Vec<DataRecord>
         = records::export(&owner, after.as_deref(), limit);
+    write fn delete_collection_records(scope: &RecordScope, collection: &str) -> u64
+        = records::delete_collection(&scope, &collection);
     write fn delete_owner_records(owner: &str) -> u64 = records::delete_owner(&owner);
     read fn list_mcp_servers() -> Vec<McpServerRecord> = mcp::list_servers();
     write fn create_mcp_server(server: &McpServerRecord) -> bool = mcp::create_server(&server);

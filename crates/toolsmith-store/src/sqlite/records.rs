@@ -6,8 +6,8 @@ use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params, params_from_iter};
 use toolsmith_core::data::{
-    DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
-    query_terms,
+    DataRecord, FieldSort, FieldValue, PutOutcome, RecordHit, RecordOrder, RecordQuery,
+    RecordScope, RecordStats, is_field_name, query_terms,
 };
 
 use super::rows::{backend, json_text, parse_time, timestamp};
@@ -210,7 +210,71 @@ pub(crate) fn query(conn: &Connection, q: &RecordQuery) -> Result<Vec<RecordHit>
         args.push(SqlValue::Real(max));
         filter.push_str(&format!(" AND r.weight <= ?{}", args.len()));
     }
+    // A field's name and value are parameters; its JSON path is built from a checked name.
+    let path = |field: &str, args: &mut Vec<SqlValue>| -> Result<usize, StoreError> {
+        if !is_field_name(field) {
+            return Err(StoreError::Backend(
+                format!("'{field}' cannot name a document field").into(),
+            ));
+        }
+        args.push(SqlValue::Text(format!("$.\"{field}\"")));
+        Ok(args.len())
+    };
+    for m in &q.fields {
+        let p = path(&m.field, &mut args)?;
+        match &m.value {
+            FieldValue::Text(text) => {
+                args.push(SqlValue::Text(text.clone()));
+                filter.push_str(&format!(
+                    " AND json_type(r.document, ?{p}) = 'text' \
+                     AND json_extract(r.document, ?{p}) = ?{}",
+                    args.len()
+                ));
+            }
+            FieldValue::Number(n) => {
+                args.push(SqlValue::Real(*n));
+                filter.push_str(&format!(
+                    " AND json_type(r.document, ?{p}) IN ('integer', 'real') \
+                     AND json_extract(r.document, ?{p}) = ?{}",
+                    args.len()
+                ));
+            }
+            FieldValue::Bool(b) => {
+                args.push(SqlValue::Text(b.to_string()));
+                filter.push_str(&format!(
+                    " AND json_type(r.document, ?{p}) = ?{}",
+                    args.len()
+                ));
+            }
+        }
+    }
+    let by_field = match &q.field_order {
+        Some(o) => {
+            let p = path(&o.field, &mut args)?;
+            let key = match o.sort {
+                FieldSort::Text => format!(
+                    "CASE WHEN json_type(r.document, ?{p}) = 'text' \
+                     THEN json_extract(r.document, ?{p}) END"
+                ),
+                FieldSort::Number => format!(
+                    "CASE WHEN json_type(r.document, ?{p}) IN ('integer', 'real') \
+                     THEN json_extract(r.document, ?{p}) END"
+                ),
+                FieldSort::Bool => {
+                    format!(
+                        "CASE json_type(r.document, ?{p}) WHEN 'true' THEN 1 WHEN 'false' THEN 0 END"
+                    )
+                }
+            };
+            let dir = if o.descending { "DESC" } else { "ASC" };
+            Some(format!(
+                "({key}) IS NULL, ({key}) {dir}, r.created_at DESC, r.id DESC"
+            ))
+        }
+        None => None,
+    };
     let order = match (q.order, q.text.is_some()) {
+        _ if by_field.is_some() => by_field.as_deref().unwrap_or_default(),
         (RecordOrder::Relevance, true) => "score DESC, r.id",
         (RecordOrder::Newest | RecordOrder::Relevance, _) => "r.created_at DESC, r.id DESC",
         (RecordOrder::Updated, _) => "r.updated_at DESC, r.id DESC",
@@ -342,6 +406,20 @@ pub(crate) fn claim(
         })
         .map_err(backend)?;
     Ok(n == 1)
+}
+
+pub(crate) fn delete_collection(
+    conn: &mut Connection,
+    scope: &RecordScope,
+    collection: &str,
+) -> Result<u64, StoreError> {
+    let n = conn
+        .execute(
+            "DELETE FROM data_records WHERE owner = ?1 AND agent = ?2 AND collection = ?3",
+            params![scope.owner, scope.agent, collection],
+        )
+        .map_err(backend)?;
+    Ok(n as u64)
 }
 
 pub(crate) fn delete_owner(conn: &mut Connection, owner: &str) -> Result<u64, StoreError> {

@@ -11,20 +11,20 @@ use super::memory::call;
 use super::*;
 
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     Sqlite,
     Postgres,
 }
 
 /// A service on a fresh store of one backend, and what keeps the store alive.
-struct Env {
-    service: Arc<ToolService>,
+pub(super) struct Env {
+    pub(super) service: Arc<ToolService>,
     _dir: Option<tempfile::TempDir>,
     _cluster: Option<PgCluster>,
 }
 
 /// `None` (the test skipped, the reason printed) when PostgreSQL is not installed.
-async fn open(kind: Kind, settings: ToolServiceSettings) -> Option<Env> {
+pub(super) async fn open(kind: Kind, settings: ToolServiceSettings) -> Option<Env> {
     match kind {
         Kind::Sqlite => {
             let f = fixture_with(settings).await;
@@ -63,6 +63,7 @@ macro_rules! on_both_backends {
         }
     };
 }
+pub(super) use on_both_backends;
 
 on_both_backends!(
     tasks_add_list_filter_sort_complete_update_delete,
@@ -72,14 +73,14 @@ on_both_backends!(
     one_users_or_agents_records_are_never_visible_to_another,
 );
 
-async fn ok(s: &ToolService, tool: &str, args: Value) -> Value {
+pub(super) async fn ok(s: &ToolService, tool: &str, args: Value) -> Value {
     let res = call(s, "alice", None, tool, args).await;
     assert!(!res.is_error, "{tool}: {res:?}");
     res.content
 }
 
 /// Refused as bad arguments, with `words` in the answer.
-fn refused(res: &ToolResult, words: &str) {
+pub(super) fn refused(res: &ToolResult, words: &str) {
     super::memory::refused(res, ErrorKind::InvalidArguments, words);
 }
 
