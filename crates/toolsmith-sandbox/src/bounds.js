@@ -1,11 +1,12 @@
-// The rare paths of the built-in guards (module `bounds.js`): a search for a long string in a
+// The rare paths of the string guards (module `bounds.js`): a search for a long string in a
 // long string, and Unicode normalization or comparison of strings with lone surrogates. The
-// guards themselves, and the checks every call makes, live in prelude.js (`bound`); this module
-// is loaded into a context only the first time one of these paths is taken, so an execution that
-// never takes one does not pay for reading it (compiled to bytecode once per process).
+// guards themselves, and the checks every call makes, are native functions (guards/strings.rs);
+// this module is loaded into a context only the first time one of these paths is taken, so an
+// execution that never takes one does not pay for reading it (compiled to bytecode once per
+// process).
 //
 // By the time it loads, tool code has run and may have rewritten any built-in. So it uses only
-// what `init` receives, captured by the prelude before any tool code ran (`kit`, by position),
+// what `init` receives, captured by the guards before any tool code ran (`kit`, by position),
 // and calls methods only through the captured `Reflect.apply`: no `.call`, no destructuring (an
 // iterator), no method looked up on a prototype a tool could have changed.
 
@@ -17,7 +18,7 @@ let originalLastIndexOf, originalSplit, originalReplace, originalReplaceAll;
 // normalize independently.
 const LONE = /([\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF])/;
 
-/** Sets the module up for one context; returns the rare paths the prelude's guards take. */
+/** Sets the module up for one context; returns the rare paths the string guards take. */
 export function init(natives, kit) {
     apply = kit[0];
     slice = kit[1];
@@ -27,11 +28,11 @@ export function init(natives, kit) {
     isWellFormed = kit[5];
     RegExpCtor = kit[6];
     escape = kit[7];
-    nativeNormalize = kit[8];
-    originalLastIndexOf = kit[9];
-    originalSplit = kit[10];
-    originalReplace = kit[11];
-    originalReplaceAll = kit[12];
+    originalLastIndexOf = kit[8];
+    originalSplit = kit[9];
+    originalReplace = kit[10];
+    originalReplaceAll = kit[11];
+    nativeNormalize = natives.normalize;
     nativeFind = natives.find;
     nativeRfind = natives.rfind;
     nativeFindAll = natives.findAll;

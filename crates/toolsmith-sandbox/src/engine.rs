@@ -32,7 +32,7 @@ use toolsmith_core::{ErrorKind, Permission, PermissionSet, ToolResult};
 
 use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
 use crate::console::ConsoleBuffer;
-use crate::guards::{Guards, Originals};
+use crate::guards;
 use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
 use crate::pool::InFlight;
@@ -79,8 +79,9 @@ pub(crate) struct Execution {
     /// The execution's claim on a CPU slot: held while script code runs, given back while it
     /// waits.
     pub(crate) ticket: Arc<Ticket>,
-    /// Counts the execution in flight until this is dropped.
-    pub(crate) _in_flight: InFlight,
+    /// Counts the execution against the cap: answered before the reply is sent, and until
+    /// this is dropped, after the runtime is freed.
+    pub(crate) in_flight: InFlight,
 }
 
 impl Drop for Execution {
@@ -96,18 +97,11 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
     let watchdog = Rc::new(Watchdog::new());
     let slot = Rc::new(JobSlot::default());
     let prepared = Sandbox::start(&watchdog).and_then(|sandbox| {
-        let (hooks, originals) = sandbox
+        let hooks = sandbox
             .context
-            .with(|ctx| {
-                prepare(&ctx, &slot)
-                    .map(|(hooks, originals)| (Persistent::save(&ctx, hooks), originals))
-            })
+            .with(|ctx| prepare(&ctx, &slot).map(|hooks| Persistent::save(&ctx, hooks)))
             .map_err(|e| format!("could not prepare the sandbox: {e}"))?;
-        Ok(Prepared {
-            hooks,
-            originals,
-            sandbox,
-        })
+        Ok(Prepared { hooks, sandbox })
     });
     let Some(job) = next() else { return false };
     let result = match prepared {
@@ -126,7 +120,7 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
                     Ok(hooks) => hooks,
                     Err(e) => return internal(format!("could not prepare the sandbox: {e}")),
                 };
-                prepared.originals.set_memory(job.exec.limits.memory_bytes);
+                guards::set_memory(job.exec.limits.memory_bytes);
                 Run {
                     ctx: &ctx,
                     hooks: &hooks,
@@ -137,21 +131,22 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
                 .execute(compiler)
             });
             job.exec.ticket.finish();
+            job.exec.in_flight.answered();
             let _ = job.reply.send(result);
             // The runtime is torn down here, after the reply.
             return true;
         }
         Err(message) => internal(message),
     };
+    job.exec.in_flight.answered();
     let _ = job.reply.send(result);
     true
 }
 
-/// A runtime made ready for a job. Fields drop in order, also when a panic unwinds: the values
-/// kept from Rust (the saved hooks, the guards' originals) before the runtime they live in.
+/// A runtime made ready for a job. Fields drop in order, also when a panic unwinds: the value
+/// kept from Rust (the saved hooks) before the runtime it lives in.
 struct Prepared {
     hooks: Persistent<Object<'static>>,
-    originals: Originals,
     sandbox: Sandbox,
 }
 
@@ -200,9 +195,8 @@ impl<'js> Hooks<'js> {
 }
 
 /// Evaluates the prelude and calls its `install`, which locks the context down and sets up the
-/// globals, then installs the native array guards (`guards.rs`); returns the hooks object and
-/// the guards' originals.
-fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<(Object<'js>, Originals)> {
+/// globals, then installs the native guards (`guards.rs`); returns the hooks object.
+fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
     let bytecode =
         compile::prelude().map_err(|e| rquickjs::Exception::throw_internal(ctx, &e.to_string()))?;
     let host = utils::host_object(ctx, slot.clone())?;
@@ -210,7 +204,8 @@ fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<(Object<
     while ctx.execute_pending_job() {}
     let install: Function<'js> = module.get("install")?;
     let hooks = install.call((host,))?;
-    Ok((hooks, Guards::install(ctx)?))
+    guards::install(ctx)?;
+    Ok(hooks)
 }
 
 /// How a script ended, before it is turned into a result.

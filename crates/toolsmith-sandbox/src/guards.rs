@@ -10,157 +10,150 @@
 //! **Why native.** Every execution has a fresh runtime, so every execution pays for what the
 //! guards create. Written in the prelude, the sixteen of them cost each runtime a function
 //! definition read from bytecode, sixteen closures and sixteen objects to name them, and their
-//! teardown: about a quarter of a trivial call's CPU. As native functions they cost one small
-//! object each. (`flat` and `flatMap`, which must also walk nested arrays in interruptible
-//! code, stay in `prelude.js`, as do the string guards.)
+//! teardown: about a quarter of a trivial call's CPU. As native functions made with
+//! `JS_NewCFunctionData2` (`raw::native_function`) they cost one small object each. (`flat`
+//! and `flatMap`, which must also walk nested arrays in interruptible code, stay in
+//! `prelude.js`; the string guards are native too, `guards/strings.rs`.)
 //!
-//! The built-ins replaced are kept on the Rust side ([`Guards`]), captured before any tool code
-//! ran, and never reachable from a script. They are released before the runtime is torn down
-//! ([`Originals`]).
+//! The built-in each guard replaced is kept inside the guard's function object (its data),
+//! captured before any tool code ran and never reachable from a script; the garbage collector
+//! traces it like any other value, so nothing of the runtime is kept on the Rust side.
+//!
+//! **The limits a guard checks** follow the running job's memory limit. A runtime lives on one
+//! thread and a thread runs one runtime's job at a time, so they are the thread's
+//! ([`set_memory`], reset by [`install`] for each fresh runtime).
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::cell::Cell;
+use std::ffi::CStr;
 
-use rquickjs::function::{Rest, This};
-use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value};
+use rquickjs::{Ctx, Exception, Object, Value};
 
-use crate::raw;
+use crate::raw::{self, Args, Native};
 
-/// The array methods guarded here, by index (the index of each one's original in [`Guards`]).
-const GUARDED: [&str; 16] = [
-    "concat",
-    "copyWithin",
-    "fill",
-    "join",
-    "reverse",
-    "shift",
-    "slice",
-    "sort",
-    "splice",
-    "toLocaleString",
-    "toReversed",
-    "toSorted",
-    "toSpliced",
-    "toString",
-    "unshift",
-    "with",
+mod strings;
+
+/// The array methods guarded here, by index (the `magic` of each one's guard).
+const GUARDED: [&CStr; 16] = [
+    c"concat",
+    c"copyWithin",
+    c"fill",
+    c"join",
+    c"reverse",
+    c"shift",
+    c"slice",
+    c"sort",
+    c"splice",
+    c"toLocaleString",
+    c"toReversed",
+    c"toSorted",
+    c"toSpliced",
+    c"toString",
+    c"unshift",
+    c"with",
 ];
+/// The index of `concat` in [`GUARDED`], the one guard that also checks its arguments.
+const CONCAT: u16 = 0;
 
 /// The longest array a runtime is prepared with, before a job sets its own memory limit
 /// (`prelude.js` starts from the same value).
 const PREPARE_MAX_LENGTH: f64 = (1u32 << 20) as f64;
+/// The longest string a runtime's normalization may produce before a job sets its own memory
+/// limit (`prelude.js` starts from the same value).
+const PREPARE_MAX_STRING_BYTES: usize = 1 << 26;
 /// The longest array allowed under any memory limit.
 const MIN_MAX_LENGTH: f64 = (1u32 << 16) as f64;
 
-/// One runtime's array guards: the built-ins they replaced and the length they allow.
-pub(crate) struct Guards {
-    originals: RefCell<Vec<Persistent<Function<'static>>>>,
-    max_length: Cell<f64>,
+thread_local! {
+    /// The longest array the running job's memory limit allows.
+    static MAX_LENGTH: Cell<f64> = const { Cell::new(PREPARE_MAX_LENGTH) };
+    /// The running job's memory limit, in bytes: no string may be longer.
+    static MAX_STRING_BYTES: Cell<usize> = const { Cell::new(PREPARE_MAX_STRING_BYTES) };
 }
 
-/// Owns a runtime's [`Guards`] and releases the built-ins they keep when dropped, which must
-/// happen before the runtime is torn down (a value kept from Rust must not outlive its runtime).
-pub(crate) struct Originals(Rc<Guards>);
-
-impl Originals {
-    /// Applies a job's memory limit to the guards.
-    pub(crate) fn set_memory(&self, memory_bytes: usize) {
-        self.0.set_memory(memory_bytes);
+/// Replaces the guarded methods of `Array.prototype` and `String.prototype` in `ctx`. Call
+/// before any tool code runs.
+pub(crate) fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+    MAX_LENGTH.set(PREPARE_MAX_LENGTH);
+    MAX_STRING_BYTES.set(PREPARE_MAX_STRING_BYTES);
+    let globals = ctx.globals();
+    let array: Object<'_> = globals.get("Array")?;
+    let proto: Object<'_> = array.get("prototype")?;
+    for (index, name) in GUARDED.iter().enumerate() {
+        let original: Value<'_> = proto.get(name_str(name))?;
+        let length = raw::length_of(ctx, &original)?;
+        let guard =
+            raw::native_function::<ArrayGuard>(ctx, name, length as u8, index as u16, &[original])?;
+        // An assignment: the property keeps the built-in's attributes.
+        proto.set(name_str(name), guard)?;
     }
+    strings::install(ctx, &globals)
 }
 
-impl Drop for Originals {
-    fn drop(&mut self) {
-        self.0.originals.borrow_mut().clear();
-    }
+/// Applies a job's memory limit to the guards of this thread's runtime: a JSValue takes 16
+/// bytes, so no dense array of more elements than `memory_bytes / 16` fits.
+pub(crate) fn set_memory(memory_bytes: usize) {
+    let fits = memory_bytes as f64 / 16.0;
+    MAX_LENGTH.set(fits.max(MIN_MAX_LENGTH));
+    MAX_STRING_BYTES.set(memory_bytes);
 }
 
-impl Guards {
-    /// Replaces the guarded methods of `Array.prototype` in `ctx`. Call before any tool code
-    /// runs; the returned [`Originals`] must be dropped before the runtime.
-    pub(crate) fn install<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Originals> {
-        let guards = Rc::new(Guards {
-            originals: RefCell::new(Vec::with_capacity(GUARDED.len())),
-            max_length: Cell::new(PREPARE_MAX_LENGTH),
-        });
-        let originals = Originals(guards.clone());
-        let array: Object<'js> = ctx.globals().get("Array")?;
-        let proto: Object<'js> = array.get("prototype")?;
-        for (index, name) in GUARDED.iter().enumerate() {
-            let original: Function<'js> = proto.get(*name)?;
-            let length: usize = original.get("length")?;
-            guards
-                .originals
-                .borrow_mut()
-                .push(Persistent::save(ctx, original));
-            let state = guards.clone();
-            let guard = Function::new(
-                ctx.clone(),
-                move |ctx: Ctx<'js>, this: This<Value<'js>>, args: Rest<Value<'js>>| {
-                    state.call(&ctx, index, this.0, args.0)
-                },
-            )?
-            .with_name(name)?;
-            guard.set_length(length)?;
-            // An assignment: the property keeps the built-in's attributes.
-            proto.set(*name, guard)?;
-        }
-        Ok(originals)
-    }
+/// The running job's memory limit in bytes, the longest string a guard may produce.
+fn max_string_bytes() -> usize {
+    MAX_STRING_BYTES.get()
+}
 
-    /// A job's memory limit: a JSValue takes 16 bytes, so no dense array of more
-    /// elements than `memory_bytes / 16` fits.
-    fn set_memory(&self, memory_bytes: usize) {
-        let fits = memory_bytes as f64 / 16.0;
-        self.max_length.set(fits.max(MIN_MAX_LENGTH));
-    }
+fn name_str(name: &CStr) -> &str {
+    name.to_str().unwrap_or_default()
+}
+
+/// A guard of [`GUARDED`]: its one datum is the built-in it replaced.
+struct ArrayGuard;
+
+impl Native for ArrayGuard {
+    const DATA: usize = 1;
 
     fn call<'js>(
-        &self,
         ctx: &Ctx<'js>,
-        index: usize,
+        magic: u16,
         this: Value<'js>,
-        args: Vec<Value<'js>>,
+        args: &Args<'_, 'js>,
+        data: &Args<'_, 'js>,
     ) -> rquickjs::Result<Value<'js>> {
-        let name = GUARDED[index];
-        self.check(ctx, name, &this)?;
-        if name == "concat" {
-            for arg in &args {
+        let name = GUARDED
+            .get(usize::from(magic))
+            .map_or("", |name| name_str(name));
+        check(ctx, name, &this)?;
+        if magic == CONCAT {
+            for index in 0..args.len() {
+                let arg = args.get(index);
                 if arg.is_object() && !arg.is_function() {
-                    self.check(ctx, name, arg)?;
+                    check(ctx, name, &arg)?;
                 }
             }
         }
-        let original = self.originals.borrow().get(index).cloned();
-        let Some(original) = original else {
-            return Err(Exception::throw_internal(
-                ctx,
-                "the sandbox's array guards were released",
-            ));
-        };
-        original.restore(ctx)?.call((This(this), Rest(args)))
+        raw::call_passing(ctx, &data.get(0), &this, args)
     }
+}
 
-    /// Refuses `value` when its `length` is more than a dense array could have (`null` and
-    /// `undefined` are left to the built-in, which throws).
-    fn check<'js>(&self, ctx: &Ctx<'js>, name: &str, value: &Value<'js>) -> rquickjs::Result<()> {
-        if value.is_null() || value.is_undefined() {
-            return Ok(());
-        }
-        let length = raw::length_of(ctx, value)?;
-        let max = self.max_length.get();
-        if length > max {
-            return Err(Exception::throw_range(
-                ctx,
-                &format!(
-                    "Array.prototype.{name}: a length of {} is more than the sandbox allows ({} elements)",
-                    js_number(length),
-                    js_number(max)
-                ),
-            ));
-        }
-        Ok(())
+/// Refuses `value` when its `length` is more than a dense array could have (`null` and
+/// `undefined` are left to the built-in, which throws).
+fn check<'js>(ctx: &Ctx<'js>, name: &str, value: &Value<'js>) -> rquickjs::Result<()> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(());
     }
+    let length = raw::length_of(ctx, value)?;
+    let max = MAX_LENGTH.get();
+    if length > max {
+        return Err(Exception::throw_range(
+            ctx,
+            &format!(
+                "Array.prototype.{name}: a length of {} is more than the sandbox allows ({} elements)",
+                js_number(length),
+                js_number(max)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A number as JavaScript writes it, for the values a length check meets.

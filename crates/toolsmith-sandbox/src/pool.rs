@@ -17,9 +17,14 @@
 //!
 //! **Bounds.** A call past `max_in_flight` executions (running, waiting for a slot, or awaiting
 //! host calls) is refused at once with `busy`; nested executions count like any other, and
-//! since a waiting parent holds no slot they cannot deadlock the pool. An execution's thread,
-//! its runtime and its heap (at most its memory limit) live until it ends, so the memory of the
-//! cap is `max_in_flight` × (memory limit + stack); see docs/configuration.md.
+//! since a waiting parent holds no slot they cannot deadlock the pool. An execution counts
+//! against the cap from its admission until its thread has *freed its runtime*, which happens
+//! after the reply, so at most `max_in_flight` runtimes with their heaps (each at most its
+//! memory limit) exist at once: the memory of the cap is `max_in_flight` × (memory limit +
+//! stack); see docs/configuration.md. A caller that meets the cap only because answered
+//! executions are still freeing their runtimes (they count, but are no longer in flight for
+//! anyone) waits for one of them to finish, which takes a garbage collection, instead of being
+//! refused: a caller whose previous call has answered is never refused because of it.
 //!
 //! **The async side.** `run` hands the job over and awaits a oneshot reply. It measures the
 //! wall-clock deadline from the moment it is called (waiting for a slot counts), and has its own
@@ -38,7 +43,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 use toolsmith_core::{ErrorKind, ToolResult};
 
 use crate::compile::Compiler;
@@ -57,8 +62,19 @@ pub(crate) const IDLE_EXIT: Duration = Duration::from_secs(10);
 pub(crate) struct Pool {
     threads: Arc<Threads>,
     slots: Arc<CpuSlots>,
-    in_flight: Arc<AtomicUsize>,
+    counts: Arc<Counts>,
     max_in_flight: usize,
+}
+
+/// What the cap counts.
+#[derive(Default)]
+struct Counts {
+    /// Executions admitted whose runtime is not freed yet (what bounds memory).
+    alive: AtomicUsize,
+    /// Executions admitted whose reply is not sent yet (what a caller sees in flight).
+    unanswered: AtomicUsize,
+    /// Told whenever an execution's runtime is freed.
+    freed: Notify,
 }
 
 /// The threads and the jobs handed to them.
@@ -80,12 +96,28 @@ struct ThreadState {
     closed: bool,
 }
 
-/// Counts an execution in flight until it is dropped (when its thread is done with it).
-pub(crate) struct InFlight(Arc<AtomicUsize>);
+/// Counts an execution against the cap: unanswered until [`InFlight::answered`] (or the drop),
+/// alive until it is dropped, after its thread has freed the runtime.
+pub(crate) struct InFlight {
+    counts: Arc<Counts>,
+    answered: AtomicBool,
+}
+
+impl InFlight {
+    /// The execution's reply is about to be sent.
+    pub(crate) fn answered(&self) {
+        if !self.answered.swap(true, Ordering::SeqCst) {
+            self.counts.unanswered.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        // Alive first: a waiting caller never sees an execution answered that is not.
+        self.counts.alive.fetch_sub(1, Ordering::SeqCst);
+        self.answered();
+        self.counts.freed.notify_waiters();
     }
 }
 
@@ -108,21 +140,21 @@ impl Pool {
         Pool {
             threads,
             slots: CpuSlots::new(config.workers),
-            in_flight: Arc::new(AtomicUsize::new(0)),
+            counts: Arc::new(Counts::default()),
             max_in_flight: config.max_in_flight.max(1),
         }
     }
 
-    /// Executions in flight now.
+    /// Executions in flight now (admitted, and their runtimes not yet freed).
     pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+        self.counts.alive.load(Ordering::SeqCst)
     }
 
     pub(crate) async fn run(&self, job: JsJob) -> ToolResult {
         let started = Instant::now();
         let limits = job.limits;
         let deadline = started + limits.wall_time;
-        let Some(in_flight) = self.admit() else {
+        let Some(in_flight) = self.admit(deadline).await else {
             let mut refused = ToolResult::error(
                 ErrorKind::Busy,
                 format!(
@@ -162,7 +194,7 @@ impl Pool {
             host: job.host,
             handle: tokio::runtime::Handle::try_current().ok(),
             ticket: ticket.clone(),
-            _in_flight: in_flight,
+            in_flight,
         };
         let (reply, replied) = oneshot::channel();
         self.threads.submit(Job { exec, reply });
@@ -201,13 +233,34 @@ impl Pool {
         result
     }
 
-    /// Counts one more execution in flight, unless the cap is reached.
-    fn admit(&self) -> Option<InFlight> {
-        if self.in_flight.fetch_add(1, Ordering::SeqCst) >= self.max_in_flight {
-            self.in_flight.fetch_sub(1, Ordering::SeqCst);
-            return None;
+    /// Counts one more execution in flight, unless the cap is reached by executions not yet
+    /// answered. While some of those that fill it have answered and are only freeing their
+    /// runtimes, waits (at most until `deadline`) for one to be freed.
+    async fn admit(&self, deadline: Instant) -> Option<InFlight> {
+        let counts = &self.counts;
+        loop {
+            let freed = counts.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            // Unanswered first and alive second, undone in the other order, so `alive` is never
+            // below `unanswered` for long enough to make a caller wait for nothing.
+            counts.unanswered.fetch_add(1, Ordering::SeqCst);
+            if counts.alive.fetch_add(1, Ordering::SeqCst) < self.max_in_flight {
+                return Some(InFlight {
+                    counts: counts.clone(),
+                    answered: AtomicBool::new(false),
+                });
+            }
+            counts.alive.fetch_sub(1, Ordering::SeqCst);
+            let unanswered = counts.unanswered.fetch_sub(1, Ordering::SeqCst) - 1;
+            if unanswered >= self.max_in_flight {
+                return None;
+            }
+            let until = tokio::time::Instant::from_std(deadline);
+            if tokio::time::timeout_at(until, freed).await.is_err() {
+                return None;
+            }
         }
-        Some(InFlight(self.in_flight.clone()))
     }
 }
 

@@ -67,7 +67,7 @@ export function install(host) {
     delete G.Atomics;
     // No V8-style stack hooks: call sites would hand out the functions on the stack.
     defineProperty(ErrorCtor, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
-    const limits = bound(host);
+    const limits = bound();
 
     const pending = { __proto__: null };
     let support;
@@ -212,153 +212,22 @@ export function install(host) {
 }
 
 // Built-ins that run long in native code without reaching the interrupt handler (so neither
-// the CPU limit nor the wall clock can stop them) are replaced or guarded here; the hostile
-// built-in test (tests/sandbox/builtins.rs) runs every string, regexp and array built-in on
-// generated adversarial input to find them.
-//
-// - `normalize` and `localeCompare` are quadratic in QuickJS on long runs of combining marks:
-//   replaced by the host's linear implementation (the `unicode-normalization` crate).
-// - The generic array methods loop over `length` of whatever they are called on, and an
-//   array-like `{length: 2**53 - 1}` or a sparse array keeps them in native code for hours:
-//   a length longer than any array the memory limit could hold densely is refused (here for
-//   `flat` and `flatMap`; the others are native functions, guards.rs).
-// - Searching a long string for a long string is quadratic in QuickJS's naive search: past a
-//   size, `indexOf`, `lastIndexOf`, `includes`, `split`, `replace` and `replaceAll` use the
-//   host's linear search.
-//
-// Every execution pays for what this function creates, so it holds only the guards and the
-// checks every call makes. The rare paths (a long search, strings with lone surrogates) live in
-// `bounds.js`, loaded the first time one is taken; it gets everything it uses from `kit`, captured
-// here before any tool code ran.
-function bound(host) {
-    const uncurry = (fn) => fn.call.bind(fn);
-    const StringProto = String.prototype;
-    const ArrayProto = Array.prototype;
-    const RangeErrorCtor = RangeError;
+// the CPU limit nor the wall clock can stop them) are replaced or guarded before any tool code
+// runs; the hostile built-in test (tests/sandbox/builtins.rs) runs every string, regexp and
+// array built-in on generated adversarial input to find them. Most guards are native functions
+// (guards.rs: the generic array methods' length guard; guards/strings.rs: `normalize`,
+// `localeCompare` and the long-needle string searches), which cost a fresh runtime far less
+// than closures here. Only `flat` and `flatMap` are guarded here: they must walk nested arrays,
+// which must be interruptible JavaScript. They refuse a length longer than any array the memory
+// limit could hold densely, in what they are called on and in what they flatten.
+function bound() {
     const isArray = Array.isArray;
     const apply = Reflect.apply;
-    const TypeErrorCtor = TypeError;
-    // ToString: throws on symbols, as the built-ins do.
-    const toStr = (value) => `${value}`;
-    const isWellFormed = uncurry(StringProto.isWellFormed);
-    const nativeNormalize = host.normalize;
-    const nativeCompare = host.compareNfc;
-    const kit = [
-        apply, StringProto.slice, StringProto.codePointAt, StringProto.split, ArrayProto.join,
-        StringProto.isWellFormed, RegExp, RegExp.escape, nativeNormalize, StringProto.lastIndexOf,
-        StringProto.split, StringProto.replace, StringProto.replaceAll,
-    ];
-    let rare;
-    const slow = () => {
-        if (rare === undefined) {
-            rare = host.loadBounds(kit);
-        }
-        return rare;
-    };
+    const RangeErrorCtor = RangeError;
+    const ArrayProto = Array.prototype;
     // A JSValue takes 16 bytes: no dense array of more elements than this fits the memory limit.
     let maxLength = 1 << 20;
-    let maxStringBytes = 1 << 26;
 
-    // The property keeps its attributes (an assignment), the function has its name already (a
-    // method), and only a length that differs from the built-in's is redefined.
-    const define = (proto, name, fn, length) => {
-        if (fn.length !== length) {
-            defineProperty(fn, 'length', { value: length });
-        }
-        proto[name] = fn;
-    };
-    const coerce = (self, name) => {
-        if (self === null || self === undefined) {
-            throw new TypeErrorCtor('String.prototype.' + name + ' called on null or undefined');
-        }
-        return toStr(self);
-    };
-
-    define(StringProto, 'normalize', {
-        normalize(form) {
-            const text = coerce(this, 'normalize');
-            const f = form === undefined ? 'NFC' : toStr(form);
-            if (f !== 'NFC' && f !== 'NFD' && f !== 'NFKC' && f !== 'NFKD') {
-                throw new RangeErrorCtor('invalid normalization form');
-            }
-            return isWellFormed(text)
-                ? nativeNormalize(text, f, maxStringBytes)
-                : slow().normalize(text, f, maxStringBytes);
-        },
-    }.normalize, 0);
-    define(StringProto, 'localeCompare', {
-        localeCompare(that) {
-            const a = coerce(this, 'localeCompare');
-            const b = toStr(that);
-            return isWellFormed(a) && isWellFormed(b)
-                ? nativeCompare(a, b)
-                : slow().localeCompare(a, b, maxStringBytes);
-        },
-    }.localeCompare, 1);
-
-    // Long needle in a long haystack: the host's linear search (bounds.js).
-    const QUADRATIC = 1 << 20;
-    const long = (text, pattern) =>
-        typeof pattern === 'string' && pattern.length > 16 && text.length * pattern.length > QUADRATIC;
-    const stringSearch = (name, make) => {
-        const method = StringProto[name];
-        define(StringProto, name, make(uncurry(method)), method.length);
-    };
-    stringSearch('indexOf', (original) => ({
-        indexOf(search, from) {
-            const text = coerce(this, 'indexOf');
-            const pattern = toStr(search);
-            return long(text, pattern) ? slow().indexOf(text, pattern, from) : original(text, pattern, from);
-        },
-    }.indexOf));
-    stringSearch('lastIndexOf', (original) => ({
-        lastIndexOf(search, from) {
-            const text = coerce(this, 'lastIndexOf');
-            const pattern = toStr(search);
-            return long(text, pattern)
-                ? slow().lastIndexOf(text, pattern, from)
-                : original(text, pattern, from);
-        },
-    }.lastIndexOf));
-    stringSearch('includes', (original) => ({
-        includes(search, from) {
-            const text = coerce(this, 'includes');
-            if (typeof search !== 'string' || !long(text, search)) {
-                return original(text, search, from);
-            }
-            return slow().indexOf(text, search, from) !== -1;
-        },
-    }.includes));
-    stringSearch('split', (original) => ({
-        split(separator, limit) {
-            if (this !== null && this !== undefined && typeof separator === 'string') {
-                const text = toStr(this);
-                if (long(text, separator)) {
-                    return slow().splitLong(text, separator, limit);
-                }
-            }
-            return original(this, separator, limit);
-        },
-    }.split));
-    for (const name of ['replace', 'replaceAll']) {
-        const all = name === 'replaceAll';
-        stringSearch(name, (original) => ({
-            [name](pattern, replacement) {
-                if (this !== null && this !== undefined && typeof pattern === 'string') {
-                    const text = toStr(this);
-                    if (long(text, pattern)) {
-                        return slow().replaceLong(all, text, pattern, replacement);
-                    }
-                }
-                return original(this, pattern, replacement);
-            },
-        }[name]));
-    }
-
-    // `flat` and `flatMap`: no length a dense array could not have, in what they are called on
-    // and in what they flatten. The other generic array methods have the same length guard as
-    // native functions (guards.rs), which cost a fresh runtime far less than closures here; these
-    // two walk nested arrays, which must be interruptible JavaScript.
     const checkLength = (self, name) => {
         if (self === null || self === undefined) {
             return;
@@ -384,8 +253,10 @@ function bound(host) {
             }
         }
     };
+    // Assignments keep the properties' attributes; the methods have their names already, and
+    // `flat`'s length is the built-in's (0: a rest parameter does not count), `flatMap`'s is set.
     const flat = ArrayProto.flat;
-    define(ArrayProto, 'flat', {
+    const guardedFlat = {
         flat(...args) {
             checkLength(this, 'flat');
             if (isArray(this)) {
@@ -397,9 +268,10 @@ function bound(host) {
             }
             return apply(flat, this, args);
         },
-    }.flat, flat.length);
+    }.flat;
+    ArrayProto.flat = guardedFlat;
     const flatMap = ArrayProto.flatMap;
-    define(ArrayProto, 'flatMap', {
+    const guardedFlatMap = {
         flatMap(...args) {
             checkLength(this, 'flatMap');
             if (typeof args[0] === 'function') {
@@ -416,11 +288,12 @@ function bound(host) {
             }
             return apply(flatMap, this, args);
         },
-    }.flatMap, flatMap.length);
+    }.flatMap;
+    defineProperty(guardedFlatMap, 'length', { value: flatMap.length });
+    ArrayProto.flatMap = guardedFlatMap;
 
     return {
         set(memoryBytes) {
-            maxStringBytes = memoryBytes;
             maxLength = memoryBytes / 16 > 1 << 16 ? memoryBytes / 16 : 1 << 16;
         },
     };

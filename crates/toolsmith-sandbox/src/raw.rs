@@ -17,23 +17,34 @@
 //!   never touch them; see `compile::Needs`). rquickjs only offers intrinsics when a context is
 //!   created, so this calls QuickJS's `JS_AddIntrinsic*` directly.
 //!
-//! - [`length_of`]: `+value.length` for any value (the array guards of `guards.rs` check the
+//! - [`length_of`] and [`to_js_string`]: `+value.length` and `${value}` for any value (the array guards of `guards.rs` check the
 //!   receiver's length as the built-in will read it, primitives included), which rquickjs only
-//!   offers on objects.
+//!   offers on objects, and the string guards coerce as the built-ins do, without copying the
+//!   text out of the runtime.
 //!
-//! Nothing else here: no other FFI calls, no raw pointers outside the allocator.
+//! - [`native_function`]: a native function made with QuickJS's `JS_NewCFunctionData2`, which
+//!   keeps the values it is made with (the built-in a guard replaces) inside the function
+//!   object, where the garbage collector sees them: one small object per function, against
+//!   rquickjs's `Function::new` (a class instance, a boxed closure and `name`/`length`
+//!   redefined), which every fresh runtime would pay for. [`call_passing`] calls a function
+//!   with a native function's own arguments, unconverted.
+//!
+//! Nothing else here: no other FFI calls, no raw pointers outside the allocator and the
+//! argument and data arrays QuickJS hands a native function.
 
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
-use std::ptr;
+use std::ffi::{CStr, c_int};
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::Arc;
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::convert::Coerced;
 use rquickjs::module::Declared;
-use rquickjs::{Ctx, FromJs, Module, Value, WriteOptions, qjs};
+use rquickjs::{Ctx, Exception, FromJs, Function, Module, Value, WriteOptions, qjs};
 
 /// Allocates through Rust's global allocator and refuses to go past `limit` bytes.
 pub(crate) struct CountingAllocator {
@@ -200,14 +211,205 @@ pub(crate) fn add_intrinsic(ctx: &Ctx<'_>, intrinsic: LazyIntrinsic) -> bool {
 /// through its wrapper (a string has its length, a number none, which is `NaN`).
 pub(crate) fn length_of<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> rquickjs::Result<f64> {
     // SAFETY: `value` belongs to the live context `ctx` borrows, used on its own thread;
-    // `JS_GetPropertyStr` takes a borrowed value and returns a new reference, which
-    // `Value::from_raw` takes ownership of (and frees).
+    // `JS_GetProperty` takes a borrowed value and one of QuickJS's built-in atoms (never freed),
+    // and returns a new reference, which `Value::from_raw` takes ownership of (and frees).
     let length = unsafe {
-        let got = qjs::JS_GetPropertyStr(ctx.as_raw().as_ptr(), value.as_raw(), c"length".as_ptr());
+        let got = qjs::JS_GetProperty(
+            ctx.as_raw().as_ptr(),
+            value.as_raw(),
+            qjs::JS_ATOM_length as qjs::JSAtom,
+        );
         Value::from_raw(ctx.clone(), got)
     };
     if length.is_exception() {
         return Err(rquickjs::Error::Exception);
     }
     Coerced::<f64>::from_js(ctx, length).map(|n| n.0)
+}
+
+/// `ToString(value)` as JavaScript computes it (`${value}`: a symbol throws), as a JS string.
+pub(crate) fn to_js_string<'js>(
+    ctx: &Ctx<'js>,
+    value: &Value<'js>,
+) -> rquickjs::Result<Value<'js>> {
+    // SAFETY: `value` belongs to the live context `ctx` borrows, used on its own thread;
+    // `JS_ToString` takes a borrowed value and returns a new reference, which `Value::from_raw`
+    // takes ownership of.
+    let text = unsafe {
+        let raw = qjs::JS_ToString(ctx.as_raw().as_ptr(), value.as_raw());
+        Value::from_raw(ctx.clone(), raw)
+    };
+    if text.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(text)
+}
+
+/// What a function made by [`native_function`] does when called: `magic` is the number it was
+/// made with, `data` the values it was made with (`DATA` of them).
+pub(crate) trait Native {
+    /// How many values each function of this kind keeps.
+    const DATA: usize;
+
+    fn call<'js>(
+        ctx: &Ctx<'js>,
+        magic: u16,
+        this: Value<'js>,
+        args: &Args<'_, 'js>,
+        data: &Args<'_, 'js>,
+    ) -> rquickjs::Result<Value<'js>>;
+}
+
+/// Values QuickJS hands a native function for the length of a call: its arguments, or the
+/// values it was made with.
+pub(crate) struct Args<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    values: &'a [qjs::JSValue],
+}
+
+impl<'js> Args<'_, 'js> {
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The `index`-th, `undefined` past the end.
+    pub(crate) fn get(&self, index: usize) -> Value<'js> {
+        match self.values.get(index) {
+            // SAFETY: the value is live for the call and belongs to this context; `JS_DupValue`
+            // makes the reference `Value::from_raw` takes ownership of.
+            Some(&raw) => unsafe {
+                Value::from_raw(
+                    self.ctx.clone(),
+                    qjs::JS_DupValue(self.ctx.as_raw().as_ptr(), raw),
+                )
+            },
+            None => Value::new_undefined(self.ctx.clone()),
+        }
+    }
+}
+
+/// A native function named `name`, of `length`, that calls `N::call` with `magic` and `data`
+/// (which the function keeps, traced by the garbage collector, for as long as it lives). Not a
+/// constructor.
+pub(crate) fn native_function<'js, N: Native>(
+    ctx: &Ctx<'js>,
+    name: &CStr,
+    length: u8,
+    magic: u16,
+    data: &[Value<'js>],
+) -> rquickjs::Result<Function<'js>> {
+    if data.len() != N::DATA {
+        return Err(Exception::throw_internal(
+            ctx,
+            "a native function was made with the wrong number of values",
+        ));
+    }
+    let mut raw_data: Vec<qjs::JSValue> = data.iter().map(Value::as_raw).collect();
+    // SAFETY: the live context `ctx` borrows, on its own thread; QuickJS copies (and duplicates)
+    // the `data` values and the name; the new reference it returns is owned by `Value::from_raw`.
+    let function = unsafe {
+        let raw = qjs::JS_NewCFunctionData2(
+            ctx.as_raw().as_ptr(),
+            Some(trampoline::<N>),
+            name.as_ptr(),
+            c_int::from(length),
+            c_int::from(magic),
+            N::DATA as c_int,
+            raw_data.as_mut_ptr(),
+        );
+        Value::from_raw(ctx.clone(), raw)
+    };
+    if function.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Function::from_value(function)
+}
+
+/// What QuickJS calls for a function made by [`native_function`].
+unsafe extern "C" fn trampoline<N: Native>(
+    ctx: *mut qjs::JSContext,
+    this: qjs::JSValue,
+    argc: c_int,
+    argv: *mut qjs::JSValue,
+    magic: c_int,
+    data: *mut qjs::JSValue,
+) -> qjs::JSValue {
+    let Some(raw_ctx) = NonNull::new(ctx) else {
+        return qjs::JS_EXCEPTION;
+    };
+    // SAFETY: QuickJS calls this on the runtime's own thread with the runtime locked, for the
+    // length of the call: `ctx` is live, `argv` holds at least `argc` values (and `data` the
+    // `N::DATA` values the function was made with, `native_function` checked), all borrowed;
+    // `this` is borrowed too, hence the `JS_DupValue` before `Value::from_raw` owns it.
+    let (ctx, this, args, data) = unsafe {
+        let ctx = Ctx::from_raw(raw_ctx);
+        let this = Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), this));
+        let args: &[qjs::JSValue] = match usize::try_from(argc) {
+            Ok(n) if n > 0 && !argv.is_null() => std::slice::from_raw_parts(argv, n),
+            _ => &[],
+        };
+        let data: &[qjs::JSValue] = if N::DATA > 0 && !data.is_null() {
+            std::slice::from_raw_parts(data, N::DATA)
+        } else {
+            &[]
+        };
+        (ctx, this, args, data)
+    };
+    let magic = u16::try_from(magic).unwrap_or(u16::MAX);
+    let called = panic::catch_unwind(AssertUnwindSafe(|| {
+        N::call(
+            &ctx,
+            magic,
+            this,
+            &Args {
+                ctx: &ctx,
+                values: args,
+            },
+            &Args {
+                ctx: &ctx,
+                values: data,
+            },
+        )
+    }));
+    let result = match called {
+        Ok(result) => result,
+        Err(_) => Err(Exception::throw_internal(&ctx, "a sandbox guard failed")),
+    };
+    match result {
+        // SAFETY: a new reference for QuickJS to own, made from the live `value`.
+        Ok(value) => unsafe { qjs::JS_DupValue(ctx.as_raw().as_ptr(), value.as_raw()) },
+        Err(rquickjs::Error::Exception) => qjs::JS_EXCEPTION,
+        Err(other) => {
+            let _ = Exception::throw_internal(&ctx, &other.to_string());
+            qjs::JS_EXCEPTION
+        }
+    }
+}
+
+/// Calls `function` with `this` and the arguments of a native function's call, as they are.
+pub(crate) fn call_passing<'js>(
+    ctx: &Ctx<'js>,
+    function: &Value<'js>,
+    this: &Value<'js>,
+    args: &Args<'_, 'js>,
+) -> rquickjs::Result<Value<'js>> {
+    let argc = c_int::try_from(args.values.len()).unwrap_or(c_int::MAX);
+    // SAFETY: every value is live and belongs to the live context `ctx` borrows, on its own
+    // thread; `JS_Call` borrows them (it only reads `argv`, whatever its pointer type says) and
+    // returns a new reference, which `Value::from_raw` owns.
+    let result = unsafe {
+        let raw = qjs::JS_Call(
+            ctx.as_raw().as_ptr(),
+            function.as_raw(),
+            this.as_raw(),
+            argc,
+            args.values.as_ptr().cast_mut(),
+        );
+        Value::from_raw(ctx.clone(), raw)
+    };
+    if result.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(result)
 }

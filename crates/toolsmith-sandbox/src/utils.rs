@@ -200,32 +200,10 @@ pub(crate) fn find_all(text: &str, pattern: &str) -> Vec<f64> {
     found
 }
 
-/// The `host` object handed to `prelude.js`'s `install` (and never to the script): the linear
-/// Unicode normalization and comparison that replace QuickJS's, and the loaders of the rare
-/// paths of the built-in guards (`bounds.js`, with the linear string search) and of the support
-/// module (kept small, so that preparing a context stays cheap).
+/// The `host` object handed to `prelude.js`'s `install` (and never to the script): the loader
+/// of the support module (kept small, so that preparing a context stays cheap).
 pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
-    host.set(
-        "normalize",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, text: String, form: String, max_bytes: f64| {
-                normalize(&text, &form, max_bytes as usize)
-                    .map_err(|e| Exception::throw_range(&ctx, &e))
-            },
-        )?,
-    )?;
-    host.set(
-        "compareNfc",
-        Function::new(ctx.clone(), |a: String, b: String| compare_nfc(&a, &b))?,
-    )?;
-    host.set(
-        "loadBounds",
-        Function::new(ctx.clone(), |ctx: Ctx<'js>, kit: Value<'js>| {
-            load_bounds(&ctx, kit)
-        })?,
-    )?;
     host.set(
         "loadSupport",
         Function::new(
@@ -258,9 +236,9 @@ fn load_support<'js>(
     init.call((natives, primordials))
 }
 
-/// Loads `bounds.js` (the rare paths of the built-in guards) into the context and initializes
-/// it with the host's linear string search and the prelude's `kit`.
-fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Result<Object<'js>> {
+/// Loads `bounds.js` (the rare paths of the string guards) into the context and initializes
+/// it with the host's linear normalization and string search and the guards' `kit`.
+pub(crate) fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Result<Object<'js>> {
     let bytecode = compile::bounds().map_err(|e| {
         Exception::throw_internal(
             ctx,
@@ -268,6 +246,16 @@ fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Result<Object<
         )
     })?;
     let natives = Object::new(ctx.clone())?;
+    natives.set(
+        "normalize",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, text: String, form: String, max_bytes: f64| {
+                normalize(&text, &form, max_bytes as usize)
+                    .map_err(|e| Exception::throw_range(&ctx, &e))
+            },
+        )?,
+    )?;
     natives.set(
         "find",
         Function::new(ctx.clone(), |text: String, pattern: String, from: f64| {

@@ -425,3 +425,47 @@ async fn the_guards_rare_paths_ignore_built_ins_rewritten_before_they_load() {
         ])
     );
 }
+
+/// The string guards are native functions (`guards/strings.rs`): they coerce what they are
+/// called on and with as the built-ins do (objects through `toString`, symbols and `null`
+/// refused with the built-ins' errors), are no constructors, and reach the built-ins they
+/// replaced directly, whatever the tool did to `call`, `apply` or `Reflect`.
+#[tokio::test]
+async fn native_string_guards_coerce_as_the_built_ins_do() {
+    let checks = [
+        ("String.prototype.indexOf.call(1234, 3)", json!(2)),
+        (
+            "String.prototype.includes.call({ toString: () => 'abc' }, 'b')",
+            json!(true),
+        ),
+        ("'a,b'.split({ toString: () => ',' })", json!(["a", "b"])),
+        ("'aXbX'.replaceAll('X', (m, at) => at)", json!("a1b3")),
+        ("'abc'.lastIndexOf('c', undefined)", json!(2)),
+        ("'e\\u0301'.normalize(undefined)", json!("\u{e9}")),
+        (
+            "(() => { try { ''.normalize('nfc'); } catch (e) { return e.name + ': ' + e.message; } })()",
+            json!("RangeError: invalid normalization form"),
+        ),
+        (
+            "(() => { try { String.prototype.indexOf.call(null, 'a'); } catch (e) { return e.name + ': ' + e.message; } })()",
+            json!("TypeError: String.prototype.indexOf called on null or undefined"),
+        ),
+        (
+            "(() => { try { 'a'.includes(Symbol('x')); } catch (e) { return e.name; } })()",
+            json!("TypeError"),
+        ),
+        (
+            "(() => { try { new ''.indexOf('a'); return 'constructed'; } catch (e) { return e.name; } })()",
+            json!("TypeError"),
+        ),
+        (
+            "(() => { Function.prototype.call = null; Function.prototype.apply = null; Reflect.apply = null; \
+               return ['abc'.indexOf('c'), 'x'.repeat(100000).includes('x'.repeat(50) + 'y'), \
+                       'b\\u0301'.localeCompare('a')]; })()",
+            json!([2, false, 1]),
+        ),
+    ];
+    for (expr, expected) in checks {
+        assert_eq!(value(&format!("return {expr}")).await, expected, "{expr}");
+    }
+}

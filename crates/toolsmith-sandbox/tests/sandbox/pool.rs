@@ -1,5 +1,6 @@
-//! The pool: a flood of calls gets `busy` past the cap of executions in flight, a dropped call
-//! is cancelled, and the default configuration.
+//! The pool: a flood of calls gets `busy` past the cap of executions in flight (but a call
+//! right after an answered one does not), a dropped call is cancelled, and the default
+//! configuration.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,6 +81,25 @@ async fn a_flood_past_the_cap_is_refused_as_busy() {
         );
     }
     still_works(&sandbox).await;
+}
+
+/// An answered call counts against the cap until its runtime is freed (that bounds memory),
+/// but the caller it answered is not refused because of it: the next call waits for the
+/// runtime to be freed instead. With a cap of one, each call here follows one whose runtime
+/// holds 50,000 objects to collect.
+#[tokio::test]
+async fn a_call_after_an_answered_one_is_not_refused_while_its_runtime_is_freed() {
+    let sandbox = JsSandbox::new(PoolConfig {
+        workers: 1,
+        max_in_flight: 1,
+    });
+    let heavy = "const a = []; for (let i = 0; i < 50000; i++) { a.push({ i }); } return a.length";
+    for _ in 0..10 {
+        let res = sandbox.run(job(heavy)).await;
+        assert_eq!(res.content, json!(50_000), "{res:?}");
+        let res = sandbox.run(job("return 1")).await;
+        assert_eq!(res.content, json!(1), "{res:?}");
+    }
 }
 
 /// A host whose only tool reports that the script got that far, and answers at once. The
