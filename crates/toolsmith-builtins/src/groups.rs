@@ -179,6 +179,21 @@ pub const TOOL_GROUPS: &[ToolGroup] = &[
         ],
     ),
     on(
+        "goals",
+        "Goals",
+        "Long-term objectives with priorities, due dates and progress, in a hierarchy of sub-goals, broken into steps; what to work on next.",
+        &[
+            "create_goal",
+            "list_goals",
+            "update_goal",
+            "decompose_goal",
+            "get_next_actions",
+            "complete_step",
+            "get_goal_details",
+            "goal_stats",
+        ],
+    ),
+    on(
         "textUtils",
         "Text Utilities",
         "Count, extract, transform, compare and match text; format JSON.",

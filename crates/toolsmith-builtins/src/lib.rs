@@ -4,8 +4,9 @@
 //! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
 //! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
 //! per-user record store of [`data`]), [`personal`] the tasks, bookmarks, notes, calendar and
-//! contacts (on the same store), [`custom`] the user's own tables (on the same store), [`exec`]
-//! the code execution tools and sandbox sessions (in the command and JS sandboxes).
+//! contacts (on the same store), [`custom`] the user's own tables (on the same store), [`goals`]
+//! the goals and their steps (personal families too), [`exec`] the code execution tools and
+//! sandbox sessions (in the command and JS sandboxes).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
 //! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
@@ -16,6 +17,7 @@ pub mod data;
 pub mod exec;
 pub mod files;
 pub mod git;
+pub mod goals;
 pub mod groups;
 pub mod memory;
 pub mod pdf;

@@ -10,6 +10,8 @@
 //!
 //! - [`fields`] — what a field accepts, its schema, and a document read from arguments.
 //! - [`ops`] — the operations every family shares, for the tools and for REST.
+//! - [`rules`] — what a family adds to them: checks against the store, follow-ups of a
+//!   change, its own list limits and filters (goals, expenses).
 //! - [`tasks`], [`bookmarks`], [`notes`], [`calendar`], [`contacts`] — the families.
 
 pub mod bookmarks;
@@ -18,6 +20,7 @@ pub mod contacts;
 pub mod fields;
 pub mod notes;
 pub mod ops;
+pub mod rules;
 pub mod tasks;
 
 use toolsmith_core::data::RecordOrder;
@@ -66,6 +69,9 @@ pub struct Family {
     /// and the fields derived from others (a task's `completedAt` from its status), run when
     /// it is added and whenever it changes.
     pub check: Option<RecordCheck>,
+    /// What the family checks against the store and does around a change, and its own list
+    /// limits and filters ([`rules::Rules`]); `None` for the families whose fields say it all.
+    pub rules: Option<&'static rules::Rules>,
 }
 
 /// A family's check of a whole record's document, which may also set the fields derived
@@ -96,6 +102,9 @@ pub enum Weight {
     Rank(&'static str, &'static [&'static str]),
     /// A flag, 1 when set (a favourite, a pinned note), so favourites sort first.
     Flag(&'static str),
+    /// A number the family derives from the document (a goal's priority, an expense's amount
+    /// in thousandths); filtered, if at all, by the family's own list filters.
+    Computed(fn(&serde_json::Map<String, serde_json::Value>) -> f64),
 }
 
 /// A range filter of a list tool on the indexed time.
@@ -153,13 +162,16 @@ pub const BY_UPDATED: Sort = Sort {
     description: "last changed first",
 };
 
-/// Every family, in the spec's order.
+/// Every family, in the spec's order; goals (with their steps) are described in
+/// their own modules ([`crate::goals`]) and run by the same operations.
 pub const FAMILIES: &[&Family] = &[
     &tasks::FAMILY,
     &bookmarks::FAMILY,
     &notes::FAMILY,
     &calendar::FAMILY,
     &contacts::FAMILY,
+    &crate::goals::FAMILY,
+    &crate::goals::STEPS,
 ];
 
 /// The family REST names `plural` (`tasks`, `notes` …).

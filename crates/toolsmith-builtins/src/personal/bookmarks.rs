@@ -58,6 +58,7 @@ pub static FAMILY: Family = Family {
     tools: TOOLS,
     dedup: Some("url"),
     check: None,
+    rules: None,
 };
 
 pub static TOOLS: &[ToolSpec] = &[

@@ -64,6 +64,7 @@ pub static FAMILY: Family = Family {
     tools: TOOLS,
     dedup: None,
     check: Some(check),
+    rules: None,
 };
 
 pub static TOOLS: &[ToolSpec] = &[

@@ -30,6 +30,11 @@ pub enum FieldKind {
     Tags,
     /// A whole number of minutes, 0 to four weeks.
     Minutes,
+    /// A whole number from the first to the second (a goal's priority, 1 to 10).
+    Int(i64, i64),
+    /// A positive decimal number, kept as its decimal text (`12.5`, or the string `"12.50"`)
+    /// so no float rounding ever touches it; the family's check gives it its scale.
+    Decimal,
 }
 
 /// Most tags on one record.
@@ -120,6 +125,8 @@ impl Field {
                 "maxItems": MAX_TAGS
             }),
             FieldKind::Minutes => json!({"type": "integer", "minimum": 0, "maximum": MAX_MINUTES}),
+            FieldKind::Int(min, max) => json!({"type": "integer", "minimum": min, "maximum": max}),
+            FieldKind::Decimal => json!({"type": "number"}),
         };
         schema["description"] = json!(self.description);
         schema
@@ -218,8 +225,41 @@ impl Field {
                 let args = json!({ name: value });
                 json!(crate::core::opt_int(&args, name, 0, 0, MAX_MINUTES)?)
             }
+            FieldKind::Int(min, max) => {
+                let args = json!({ name: value });
+                json!(crate::core::opt_int(&args, name, min, min, max)?)
+            }
+            FieldKind::Decimal => json!(decimal_text(name, value)?),
         })
     }
+}
+
+/// Longest decimal text a [`FieldKind::Decimal`] takes.
+const MAX_DECIMAL_CHARS: usize = 24;
+
+/// The decimal text of a positive number given as a JSON number (read by its shortest decimal
+/// form, so `19.99` stays `19.99`) or a string (`"19.99"`): digits, at most one point, no
+/// sign, no exponent.
+fn decimal_text(name: &str, value: &Value) -> Result<String, Fail> {
+    let text = match value {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.trim().to_owned(),
+        _ => String::new(),
+    };
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let well_formed = !whole.is_empty()
+        && text.len() <= MAX_DECIMAL_CHARS
+        && digits(whole)
+        && digits(fraction)
+        && fraction.is_empty() != text.contains('.');
+    if !well_formed || text.bytes().all(|b| b == b'0' || b == b'.') {
+        return Err(Fail::Args(format!(
+            "'{name}' must be a positive number written plainly, like 12.5 or \"12.50\" (no \
+             sign, no exponent, at most {MAX_DECIMAL_CHARS} characters)"
+        )));
+    }
+    Ok(text)
 }
 
 /// The instant an ISO 8601 date or date-time names (a date is its midnight; no offset is
@@ -278,7 +318,13 @@ pub fn read_new(fields: &[Field], args: &Value, noun: &str) -> Result<Map<String
             }
             _ => {
                 if let Some(default) = field.default {
-                    doc.insert(field.name.to_owned(), json!(default));
+                    let value = match field.kind {
+                        FieldKind::Int(..) => {
+                            default.parse::<i64>().map_or(json!(default), |n| json!(n))
+                        }
+                        _ => json!(default),
+                    };
+                    doc.insert(field.name.to_owned(), value);
                 } else if field.kind == FieldKind::Flag {
                     doc.insert(field.name.to_owned(), json!(false));
                 }

@@ -63,6 +63,7 @@ pub static FAMILY: Family = Family {
     tools: TOOLS,
     dedup: None,
     check: None,
+    rules: None,
 };
 
 pub static TOOLS: &[ToolSpec] = &[

@@ -141,15 +141,24 @@ pub fn list_schema(f: &Family) -> Value {
         json!({"type": "string", "enum": sorts,
                "description": format!("Order: {}; with search, best matches first unless sortBy is given.", described.join(", "))}),
     );
+    let (default, max) = list_limit(f);
     props.insert(
         "limit".to_owned(),
-        json!({"type": "integer", "minimum": 1, "maximum": MAX_LIST, "description": "Max results (default: 20, max: 50)."}),
+        json!({"type": "integer", "minimum": 1, "maximum": max, "description": format!("Max results (default: {default}, max: {max}).")}),
     );
+    if let Some(filters) = f.rules.and_then(|r| r.filters) {
+        (filters.schema)(&mut props);
+    }
     props.insert(
         "offset".to_owned(),
         json!({"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "description": "Skip this many (for the next page)."}),
     );
     json!({"type": "object", "properties": props, "additionalProperties": false})
+}
+
+/// The list `limit`'s default and most for `f`.
+fn list_limit(f: &Family) -> (i64, i64) {
+    f.rules.map_or((DEFAULT_LIST, MAX_LIST), |r| r.list_limit)
 }
 
 /// The list tool's equality filters: one per indexed field.
@@ -172,7 +181,7 @@ fn filter_fields(f: &Family) -> Vec<(&'static str, Value)> {
                 out.push((weight.name, filter_schema(f, weight)));
             }
         }
-        Weight::None => {}
+        Weight::None | Weight::Computed(_) => {}
     }
     if let Some(tags) = f.index.tags {
         out.push((tags, json!({"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64},
@@ -222,6 +231,7 @@ fn record(f: &Family, scope: &RecordScope, id: String, doc: Map<String, Value>) 
                 0.0
             }
         }
+        Weight::Computed(weigh) => weigh(&doc),
     };
     let tags: Vec<String> = f
         .index
@@ -281,7 +291,7 @@ pub async fn add(
     scope: &RecordScope,
     args: &Value,
 ) -> Result<Value, Fail> {
-    let doc = read_doc(f, args)?;
+    let doc = read_doc(f, records, scope, args).await?;
     store(f, records, scope, doc).await
 }
 
@@ -300,14 +310,13 @@ pub async fn batch_add(
             f.batch_param, f.noun
         )));
     }
-    let docs = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            read_doc(f, item)
-                .map_err(|e| Fail::Args(format!("{}[{i}]: {}", f.batch_param, e.message())))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut docs = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let doc = read_doc(f, records, scope, item)
+            .await
+            .map_err(|e| Fail::Args(format!("{}[{i}]: {}", f.batch_param, e.message())))?;
+        docs.push(doc);
+    }
     let total = docs.len();
     let mut results = Vec::with_capacity(total);
     let (mut added, mut duplicates) = (0, 0);
@@ -339,11 +348,19 @@ pub async fn batch_add(
     }))
 }
 
-/// A new record's document from `args`, its fields read and the family's check passed.
-fn read_doc(f: &Family, args: &Value) -> Result<Map<String, Value>, Fail> {
+/// A new record's document from `args`, its fields read and the family's checks passed.
+async fn read_doc(
+    f: &Family,
+    records: &dyn Records,
+    scope: &RecordScope,
+    args: &Value,
+) -> Result<Map<String, Value>, Fail> {
     let mut doc = fields::read_new(f.fields, args, f.noun)?;
     if let Some(check) = f.check {
         check(&mut doc)?;
+    }
+    if let Some(before_add) = f.rules.and_then(|r| r.before_add) {
+        before_add(records, scope, &mut doc).await?;
     }
     Ok(doc)
 }
@@ -356,12 +373,15 @@ async fn store(
 ) -> Result<Value, Fail> {
     let record = record(f, scope, new_id(f.id_prefix), doc);
     match records.put(record).await? {
-        PutOutcome::Inserted(stored) => Ok(json!({
+        PutOutcome::Inserted(stored) => {
+            after_write(f, records, scope, &stored).await?;
+            Ok(json!({
             "success": true,
             "duplicate": false,
             f.one: view(&stored),
             "message": format!("Added the {}.", f.noun),
-        })),
+            }))
+        }
         PutOutcome::Duplicate(found) => Ok(json!({
             "success": true,
             "duplicate": true,
@@ -447,7 +467,7 @@ fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<RecordQue
                 }
             }
         }
-        Weight::None => {}
+        Weight::None | Weight::Computed(_) => {}
     }
     if let Some(name) = f.index.tags {
         q.tags = tags_arg(args, name, fields::MAX_TAGS)?;
@@ -501,7 +521,11 @@ fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<RecordQue
             .map(|s| s.order)
             .ok_or_else(|| Fail::Args(format!("'sortBy' must be one of: {}", names.join(", "))))?,
     };
-    let limit = opt_int(args, "limit", DEFAULT_LIST, 1, MAX_LIST)?;
+    if let Some(filters) = f.rules.and_then(|r| r.filters) {
+        (filters.apply)(args, &mut q)?;
+    }
+    let (default, max) = list_limit(f);
+    let limit = opt_int(args, "limit", default, 1, max)?;
     let offset = opt_int(args, "offset", 0, 0, MAX_OFFSET)?;
     q.limit = u32::try_from(limit).unwrap_or(20);
     q.offset = u32::try_from(offset).unwrap_or(0);
@@ -582,21 +606,38 @@ pub async fn modify(
     change: impl FnOnce(&mut Map<String, Value>) -> Result<(), Fail>,
 ) -> Result<Value, Fail> {
     let found = existing(f, records, scope, id).await?;
-    let mut doc = match found.document {
-        Value::Object(doc) => doc,
+    let mut doc = match &found.document {
+        Value::Object(doc) => doc.clone(),
         _ => Map::new(),
     };
     change(&mut doc)?;
     if let Some(check) = f.check {
         check(&mut doc)?;
     }
-    let mut updated = record(f, scope, found.id, doc);
+    if let Some(before_change) = f.rules.and_then(|r| r.before_change) {
+        before_change(records, scope, &found, &mut doc).await?;
+    }
+    let mut updated = record(f, scope, found.id.clone(), doc);
     updated.created_at = found.created_at;
     let stored = records
         .update(updated)
         .await?
         .ok_or_else(|| not_found(f, id))?;
+    after_write(f, records, scope, &stored).await?;
     Ok(json!({ "success": true, f.one: view(&stored) }))
+}
+
+/// The family's follow-up of a stored record, if it has one.
+async fn after_write(
+    f: &Family,
+    records: &dyn Records,
+    scope: &RecordScope,
+    stored: &DataRecord,
+) -> Result<(), Fail> {
+    match f.rules.and_then(|r| r.after_write) {
+        Some(after) => after(records, scope, stored).await,
+        None => Ok(()),
+    }
 }
 
 /// Deletes the record `id` of the scope.
@@ -606,8 +647,16 @@ pub async fn delete(
     scope: &RecordScope,
     id: &str,
 ) -> Result<Value, Fail> {
+    let Some(after_delete) = f.rules.and_then(|r| r.after_delete) else {
+        if !records.delete(scope, f.collection, id).await? {
+            return Err(not_found(f, id));
+        }
+        return Ok(json!({ "success": true, "deleted": true, f.id_param: id }));
+    };
+    let found = existing(f, records, scope, id).await?;
     if !records.delete(scope, f.collection, id).await? {
         return Err(not_found(f, id));
     }
+    after_delete(records, scope, &found).await?;
     Ok(json!({ "success": true, "deleted": true, f.id_param: id }))
 }

@@ -87,6 +87,7 @@ pub static FAMILY: Family = Family {
     tools: TOOLS,
     dedup: None,
     check: Some(settle_completion),
+    rules: None,
 };
 
 /// A task's `completedAt` follows its status: set when it becomes `completed` (kept if it

@@ -557,6 +557,18 @@ fn every_personal_data_request_finds_its_tool_in_the_top_3() {
             &["delete_custom_record"],
         ),
         ("drop the workouts table", &["delete_custom_table"]),
+        ("I want to learn Spanish this year", &["create_goal"]),
+        ("set a goal to run a marathon by October", &["create_goal"]),
+        ("break this goal into steps", &["decompose_goal"]),
+        ("what should I work on next", &["get_next_actions"]),
+        ("show my active goals", &["list_goals"]),
+        ("I finished the first step of my goal", &["complete_step"]),
+        ("pause my goal of writing a book", &["update_goal"]),
+        ("how am I doing on my goals overall", &["goal_stats"]),
+        (
+            "show the details and steps of that goal",
+            &["get_goal_details"],
+        ),
     ];
     assert_all_in_top3(&tools, cases);
 }

@@ -1,8 +1,9 @@
 //! The agent's own data over REST, so people (the web UI, scripts) can see and edit what the
 //! agent stored: `/api/v1/data/{family}` and `/api/v1/data/{family}/{id}` (list, add, read,
-//! change, delete the records of `tasks`, `bookmarks`, `notes`, `events`, `contacts`, with the
-//! same checks and replies as the family's tools), `GET /api/v1/data/export` (everything the
-//! caller keeps, memories included, page by page) and `DELETE /api/v1/data` (erase it all).
+//! change, delete the records of `tasks`, `bookmarks`, `notes`, `events`, `contacts`, `goals`,
+//! `goal-steps`, with the same checks and replies as the family's tools), `GET
+//! /api/v1/data/export` (everything the caller keeps, memories included, page by page) and
+//! `DELETE /api/v1/data` (erase it all).
 //!
 //! Records belong to the caller's user and, for a caller with an agent, that agent — exactly
 //! what the tools see. Export and erasure cover every agent of the user, so they are a
@@ -22,7 +23,8 @@ use super::require;
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
-const FAMILY_DOC: &str = "The family: `tasks`, `bookmarks`, `notes`, `events` or `contacts`";
+const FAMILY_DOC: &str =
+    "The family: `tasks`, `bookmarks`, `notes`, `events`, `contacts`, `goals` or `goal-steps`";
 
 fn scope(identity: &Identity) -> RecordScope {
     RecordScope::new(identity.user_id.clone(), identity.agent_id.as_deref())

@@ -25,6 +25,7 @@ mod rest_approvals;
 mod rest_audit;
 mod rest_contract;
 mod rest_data;
+mod rest_goals;
 mod rest_http;
 mod rest_kinds;
 mod rest_load;

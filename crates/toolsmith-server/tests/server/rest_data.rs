@@ -16,7 +16,7 @@ use crate::rest_support::{TestApp, TestResponse, request};
 pub(crate) struct Caller<'a> {
     app: &'a TestApp,
     token: String,
-    agent: Option<&'a str>,
+    pub(crate) agent: Option<&'a str>,
 }
 
 impl Caller<'_> {
@@ -71,8 +71,23 @@ pub(crate) async fn caller_with<'a>(
 }
 
 impl Caller<'_> {
+    /// Asserts that the record `id` of `family` is "not found" to this caller: to read,
+    /// change or delete.
+    pub(crate) async fn cannot_reach(&self, family: &str, id: &str) {
+        let path = format!("/api/v1/data/{family}/{id}");
+        self.get(&path)
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "not_found");
+        self.send(Method::PATCH, &path, Some(&json!({"title": "taken"})))
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "not_found");
+        self.send(Method::DELETE, &path, None)
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "not_found");
+    }
+
     /// Adds a record of `family` and returns its id.
-    async fn add(&self, family: &str, body: &Value) -> String {
+    pub(crate) async fn add(&self, family: &str, body: &Value) -> String {
         let made = self
             .send(Method::POST, &format!("/api/v1/data/{family}"), Some(body))
             .await
@@ -88,7 +103,7 @@ impl Caller<'_> {
 }
 
 /// A tool call of `user` (no agent) through the service's pipeline.
-async fn tool(app: &TestApp, user: &str, name: &str, args: Value) -> Value {
+pub(crate) async fn tool(app: &TestApp, user: &str, name: &str, args: Value) -> Value {
     let res = app
         .state
         .service
@@ -305,19 +320,7 @@ async fn no_route_search_or_export_shows_one_users_or_agents_records_to_another(
                 assert_eq!(list["count"], mine, "{family}{query}: {list}");
                 assert!(!list.to_string().contains(secret), "{list}");
             }
-            let path = format!("/api/v1/data/{family}/{id}");
-            other
-                .get(&path)
-                .await
-                .assert_error(StatusCode::NOT_FOUND, "not_found");
-            other
-                .send(Method::PATCH, &path, Some(&json!({"title": "taken"})))
-                .await
-                .assert_error(StatusCode::NOT_FOUND, "not_found");
-            other
-                .send(Method::DELETE, &path, None)
-                .await
-                .assert_error(StatusCode::NOT_FOUND, "not_found");
+            other.cannot_reach(family, id).await;
         }
     }
     // Bob's export holds only his task; an agent may neither export nor erase.

@@ -84,7 +84,7 @@ pub(super) fn refused(res: &ToolResult, words: &str) {
     super::memory::refused(res, ErrorKind::InvalidArguments, words);
 }
 
-fn field<'a>(list: &'a Value, key: &str, field: &str) -> Vec<&'a str> {
+pub(super) fn field<'a>(list: &'a Value, key: &str, field: &str) -> Vec<&'a str> {
     list[key]
         .as_array()
         .unwrap_or_else(|| panic!("no {key} in {list}"))
