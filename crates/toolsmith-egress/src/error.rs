@@ -28,6 +28,8 @@ pub enum EgressError {
     DnsFailed { host: String, reason: String },
     #[error("too many redirects (at most {0} are followed)")]
     TooManyRedirects(usize),
+    #[error("refused: a redirect to another origin ('{0}')")]
+    RedirectOffOrigin(String),
     #[error("too many requests (at most {0} per execution)")]
     TooManyRequests(usize),
     #[error("the response is larger than the limit of {0} bytes")]
@@ -52,6 +54,7 @@ impl EgressError {
             EgressError::DomainNotAllowed(_) => "domain_not_allowed",
             EgressError::DnsFailed { .. } => "dns_failed",
             EgressError::TooManyRedirects(_) => "too_many_redirects",
+            EgressError::RedirectOffOrigin(_) => "redirect_refused",
             EgressError::TooManyRequests(_) => "too_many_requests",
             EgressError::ResponseTooLarge(_) => "response_too_large",
             EgressError::Timeout(_) => "timeout",

@@ -1,11 +1,11 @@
 //! [`EgressGuard`] (one `reqwest` client and the policy) and [`EgressSession`] (one
 //! execution's request budget): sending a request, following redirects by hand with every hop
-//! checked again, and reading the body under the size cap.
+//! checked again, and reading the body under the size cap; and [`OriginClient`], a client bound
+//! to one origin for a long-lived peer (an upstream MCP server over HTTP).
 
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Client, Method, StatusCode};
@@ -15,9 +15,7 @@ use crate::check::check_url_for;
 use crate::error::EgressError;
 use crate::policy::{DomainPattern, EgressPolicy, normalize_host};
 use crate::resolve::{GuardResolver, NameResolver, SystemResolver, resolve_and_check};
-
-/// Time to set up one connection, within the total timeout.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use crate::tls::client_builder;
 
 /// Request headers a caller may not set: they belong to the HTTP layer (a forged
 /// `content-length` or `transfer-encoding` smuggles requests) or to proxies.
@@ -100,22 +98,11 @@ impl EgressGuard {
         policy: EgressPolicy,
         resolver: Arc<dyn NameResolver>,
     ) -> Result<EgressGuard, EgressError> {
-        let hook = GuardResolver {
-            resolver: resolver.clone(),
-            private_hosts: Arc::new(policy.allowed_private_hosts.clone()),
-        };
-        let client = Client::builder()
-            // A proxy would resolve names itself, out of the guard's sight.
-            .no_proxy()
+        let hook = hook(&resolver, &policy);
+        let client = client_builder(hook)
             .redirect(reqwest::redirect::Policy::none())
-            .referer(false)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .dns_resolver(Arc::new(hook))
-            .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| {
-                EgressError::InvalidPolicy(format!("cannot build the HTTP client: {e}"))
-            })?;
+            .map_err(cannot_build)?;
         Ok(EgressGuard {
             client,
             policy: Arc::new(policy),
@@ -176,6 +163,35 @@ impl EgressGuard {
         Ok(CheckedUrl { url, addrs })
     }
 
+    /// A client for one origin, for a peer spoken to over many requests and long-lived
+    /// streams (an upstream MCP server over streamable HTTP) through a library that takes a
+    /// `reqwest::Client`. `url` is checked now as [`EgressGuard::check_url`] checks it (scheme,
+    /// allowed domains, IP literals, an allowed private host's port); the name is resolved and
+    /// checked by the guard's DNS hook on every connection, so it never reaches a refused
+    /// address unless listed in `allowed_private_hosts`. Redirects are followed only within
+    /// the origin (at most `max_redirects`); one to another origin fails the request. No total
+    /// timeout (its streams stay open): the caller bounds each exchange.
+    pub fn origin_client(&self, url: &str) -> Result<OriginClient, EgressError> {
+        let url = self.check_url(url)?;
+        let origin = url.origin();
+        let max = self.policy.max_redirects;
+        let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > max {
+                attempt.error(EgressError::TooManyRedirects(max))
+            } else if attempt.url().origin() != origin {
+                let to = attempt.url().host_str().map(normalize_host);
+                attempt.error(EgressError::RedirectOffOrigin(to.unwrap_or_default()))
+            } else {
+                attempt.follow()
+            }
+        });
+        let client = client_builder(hook(&self.resolver, &self.policy))
+            .redirect(redirects)
+            .build()
+            .map_err(cannot_build)?;
+        Ok(OriginClient { url, client })
+    }
+
     /// Sends one request under the policy, outside any session's budget.
     pub async fn send(&self, request: OutboundRequest) -> Result<OutboundResponse, EgressError> {
         let limit = self.policy.total_timeout;
@@ -230,6 +246,27 @@ impl EgressGuard {
             return read_response(response, self.policy.max_response_bytes).await;
         }
     }
+}
+
+/// A `reqwest` client bound to one checked origin: see [`EgressGuard::origin_client`].
+#[derive(Debug, Clone)]
+pub struct OriginClient {
+    /// The checked URL it was made for.
+    pub url: Url,
+    /// The client: the guard's DNS hook, TLS and proxy settings, redirects only within `url`'s
+    /// origin.
+    pub client: Client,
+}
+
+fn hook(resolver: &Arc<dyn NameResolver>, policy: &EgressPolicy) -> GuardResolver {
+    GuardResolver {
+        resolver: resolver.clone(),
+        private_hosts: Arc::new(policy.allowed_private_hosts.clone()),
+    }
+}
+
+fn cannot_build(e: reqwest::Error) -> EgressError {
+    EgressError::InvalidPolicy(format!("cannot build the HTTP client: {e}"))
 }
 
 /// One execution's view of the guard: at most `policy.max_requests` requests, counted

@@ -28,7 +28,9 @@
 //! - `classify.rs`: [`classify`], [`AddressClass`].
 //! - `check.rs`: [`check_url`] and the address check.
 //! - `resolve.rs`: [`NameResolver`], [`SystemResolver`], the DNS hook.
-//! - `guard.rs`: [`EgressGuard`], [`EgressSession`], sending, redirects, the size cap.
+//! - `guard.rs`: [`EgressGuard`], [`EgressSession`], sending, redirects, the size cap;
+//!   [`OriginClient`].
+//! - `tls.rs`: the client settings every client shares (rustls on `ring`, bundled roots).
 //! - `error.rs`: [`EgressError`].
 
 mod check;
@@ -37,10 +39,13 @@ mod error;
 mod guard;
 mod policy;
 mod resolve;
+mod tls;
 
 pub use check::{MAX_URL_BYTES, check_url};
 pub use classify::{AddressClass, classify};
 pub use error::EgressError;
-pub use guard::{CheckedUrl, EgressGuard, EgressSession, OutboundRequest, OutboundResponse};
+pub use guard::{
+    CheckedUrl, EgressGuard, EgressSession, OriginClient, OutboundRequest, OutboundResponse,
+};
 pub use policy::{DomainPattern, EgressPolicy, PrivateHost};
 pub use resolve::{NameResolver, SystemResolver};

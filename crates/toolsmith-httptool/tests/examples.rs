@@ -94,6 +94,8 @@ struct LoopbackSender {
 
 impl LoopbackSender {
     fn new() -> Self {
+        // reqwest is built without a rustls provider (the workspace installs `ring`).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
