@@ -1,7 +1,8 @@
 //! The MCP bridge: external MCP servers' tools in the catalogue, governed like Toolsmith's own.
 //!
 //! Each configured server (`[[mcp_servers]]`, [`McpServerConfig`]) gets one task
-//! (`upstream.rs`) that starts the program, speaks MCP to it with rmcp's client, lists its tools
+//! (`upstream.rs`) that starts the program (stdio) or reaches its URL (streamable HTTP, on a
+//! client the egress guard built), speaks MCP to it with rmcp's client, lists its tools
 //! and registers them as `ToolOrigin::Mcp` tools named `<prefix><tool>`. From then on a bridged
 //! call is a call like any other: the pipeline checks the schema, the policy (`group:mcp`,
 //! `group:mcp:<server>`), approvals, rate limits, scrubs the upstream's answer and records it.
@@ -46,7 +47,7 @@ use toolsmith_core::ToolRegistry;
 use crate::config_center::ConfigCache;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerConfig, env_references, resolve_env,
+    DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerConfig, Transport, env_references, resolve_env,
 };
 pub use grants::{AccessRequestInput, GrantInput, Grants};
 pub use launch::LaunchPolicy;
@@ -102,6 +103,8 @@ impl Origin {
 /// What every connection task needs besides its server.
 pub(crate) struct Launcher {
     pub(crate) launch: LaunchPolicy,
+    /// The egress guard (the operator's policy) that HTTP upstreams are reached through.
+    pub(crate) egress: toolsmith_egress::EgressGuard,
     pub(crate) config: Arc<ConfigCache>,
     pub(crate) deferred_threshold: usize,
 }

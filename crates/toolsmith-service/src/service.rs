@@ -470,6 +470,7 @@ impl ToolService {
             service.registry.clone(),
             crate::bridge::Launcher {
                 launch,
+                egress: service.egress.clone(),
                 config: service.config_cache.clone(),
                 deferred_threshold: service.config.mcp_bridge.deferred_threshold,
             },

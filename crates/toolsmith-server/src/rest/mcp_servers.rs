@@ -1,15 +1,16 @@
 //! The MCP bridge's upstream servers over REST (`admin`): `GET /api/v1/mcp-servers` (every
-//! server's status), `POST` (register a stdio server: only a program the operator allowed in
-//! `mcp_allowed_commands`), `GET|PUT|DELETE /api/v1/mcp-servers/{name}` and
+//! server's status), `POST` (register a stdio server — only a program the operator allowed in
+//! `mcp_allowed_commands` — or a streamable HTTP one — a URL the egress guard allows),
+//! `GET|PUT|DELETE /api/v1/mcp-servers/{name}` and
 //! `POST /api/v1/mcp-servers/{name}/retry`. The configuration file's servers are listed but
-//! changed only there. Env values are shown by name only.
+//! changed only there. Env and header values are shown by name only.
 
 use std::collections::BTreeMap;
 
 use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_service::bridge::McpServerConfig;
+use toolsmith_service::bridge::{McpServerConfig, Transport};
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
@@ -19,14 +20,23 @@ use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
-/// A stdio MCP server to register or its new configuration.
+/// An MCP server to register or its new configuration: a stdio server (`command`, `args`,
+/// `env`) or a streamable HTTP one (`transport: "streamable_http"`, `url`, `headers`,
+/// `bearerToken`).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServerBody {
     /// 1–32 lower-case letters, digits, `_` or `-` (required to register; on `PUT` the path's).
     #[serde(default)]
     pub name: Option<String>,
-    /// The program: an absolute path or a name found in `PATH`, among `mcp_allowed_commands`.
+    /// `stdio` (default) or `streamable_http`; `sse` (legacy HTTP+SSE) is refused, naming the
+    /// alternative.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "streamable_http")]
+    pub transport: Option<String>,
+    /// stdio: the program, an absolute path or a name found in `PATH`, among
+    /// `mcp_allowed_commands`.
+    #[serde(default)]
     pub command: String,
     /// Its arguments, each one as it is passed (no shell reads them).
     #[serde(default)]
@@ -35,6 +45,18 @@ pub struct McpServerBody {
     /// Config Center, read at each launch (put secrets there, not here).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// streamable_http: the MCP endpoint; a private or loopback host must be in
+    /// `allowed_private_hosts`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// streamable_http: headers sent with every request; values may hold Config Center
+    /// references.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// streamable_http: the bearer token as a Config Center reference only
+    /// (`{{config.<service>.<field>}}`); a token in clear is refused.
+    #[serde(default)]
+    pub bearer_token: Option<String>,
     /// Prefix of its tools' names (default `mcp_<name>_`).
     #[serde(default)]
     pub prefix: Option<String>,
@@ -65,19 +87,33 @@ fn yes() -> bool {
 }
 
 impl McpServerBody {
-    fn into_config(self, name: String) -> McpServerConfig {
-        McpServerConfig {
+    fn into_config(self, name: String) -> Result<McpServerConfig, ApiError> {
+        let transport = match self.transport.as_deref() {
+            None | Some("stdio") => Transport::Stdio,
+            Some("streamable_http") => Transport::StreamableHttp,
+            Some("sse") => Transport::Sse,
+            Some(other) => {
+                return Err(invalid(&format!(
+                    "`transport` '{other}' is not one of stdio, streamable_http"
+                )));
+            }
+        };
+        Ok(McpServerConfig {
             name,
+            transport,
             command: self.command,
             args: self.args,
             env: self.env,
+            url: self.url,
+            headers: self.headers,
+            bearer_token: self.bearer_token,
             prefix: self.prefix,
             enabled: self.enabled,
             tool_allow: self.tool_allow,
             tool_deny: self.tool_deny,
             call_timeout_seconds: self.call_timeout_seconds,
             deferred: self.deferred,
-        }
+        })
     }
 }
 
@@ -118,14 +154,15 @@ pub async fn list(
 
 /// Register an MCP server
 ///
-/// Only stdio servers whose program the operator allowed (`mcp_allowed_commands`); it connects
-/// in the background (poll its status).
+/// A stdio server whose program the operator allowed (`mcp_allowed_commands`), or a
+/// streamable HTTP server whose URL the egress guard allows; it connects in the background
+/// (poll its status).
 #[utoipa::path(
     post, path = "/api/v1/mcp-servers", tag = "mcp-servers", operation_id = "registerMcpServer",
     request_body(content = McpServerBody, description = "The server"),
     responses(
         (status = 201, description = "Its status (state `connecting`)", body = Object),
-        (status = 403, description = "Needs admin, or the program is not allowed (the message names `mcp_allowed_commands`)", body = super::error::ErrorEnvelope),
+        (status = 403, description = "Needs admin, the program is not allowed (the message names `mcp_allowed_commands`), or the egress guard refuses the URL", body = super::error::ErrorEnvelope),
         (status = 409, description = "The name is taken", body = super::error::ErrorEnvelope),
         (status = 422, description = "A bad field (the message names it)", body = super::error::ErrorEnvelope)
     )
@@ -148,7 +185,7 @@ pub async fn register(
     }
     let status = state
         .service
-        .register_mcp_server(&actor(&identity), body.into_config(name))
+        .register_mcp_server(&actor(&identity), body.into_config(name)?)
         .await?;
     Ok(ApiOk::created(view(&status)))
 }
@@ -206,7 +243,7 @@ pub async fn update(
     let expected = body.expected_revision;
     let status = state
         .service
-        .update_mcp_server(&actor(&identity), body.into_config(name), expected)
+        .update_mcp_server(&actor(&identity), body.into_config(name)?, expected)
         .await?;
     Ok(ApiOk::ok(view(&status)))
 }

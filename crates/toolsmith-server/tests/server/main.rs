@@ -13,6 +13,7 @@ mod code_execution;
 mod docs_examples;
 mod mcp_approvals;
 mod mcp_bridge;
+mod mcp_bridge_http;
 mod mcp_clients;
 mod mcp_compat;
 mod mcp_mistakes;

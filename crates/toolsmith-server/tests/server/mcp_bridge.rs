@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use toolsmith_service::ToolServiceSettings;
-use toolsmith_service::bridge::{McpServerConfig, ServerState};
+use toolsmith_service::bridge::{McpServerConfig, ServerState, Transport};
 
 use crate::mcp_protocol::Session;
 use crate::mcp_support::{clients_dir, prerequisite, python};
@@ -23,9 +23,13 @@ fn upstream(name: &str) -> McpServerConfig {
     );
     McpServerConfig {
         name: name.to_owned(),
+        transport: Transport::Stdio,
         command: python().display().to_string(),
         args: vec![clients_dir().join("mcp_upstream.py").display().to_string()],
         env,
+        url: None,
+        headers: Default::default(),
+        bearer_token: None,
         prefix: None,
         enabled: true,
         tool_allow: Vec::new(),
@@ -355,15 +359,7 @@ async fn servers_are_registered_through_rest_only_with_an_allowed_program() {
     );
 
     // The secret the upstream needs lives in the Config Center; the server's env references it.
-    app.post("/api/v1/config/services", &json!({"name": "weatherapi"}))
-        .await
-        .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/config/services/weatherapi/entries",
-        &json!({"values": {"api_key": UPSTREAM_KEY}}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    app.config_secret("weatherapi", UPSTREAM_KEY).await;
     let created = app
         .post("/api/v1/mcp-servers", &registration("reg"))
         .await
@@ -390,13 +386,7 @@ async fn servers_are_registered_through_rest_only_with_an_allowed_program() {
         !text.contains("unset"),
         "the env reference was not resolved: {text}"
     );
-    let mut stored = Vec::new();
-    for suffix in ["", "-wal"] {
-        let mut path = app.store_path().into_os_string();
-        path.push(suffix);
-        stored.extend(std::fs::read(path).unwrap_or_default());
-    }
-    let stored = String::from_utf8_lossy(&stored);
+    let stored = app.stored_text();
     assert!(stored.contains("{{config.weatherapi.api_key}}"));
     assert!(
         !stored.contains(UPSTREAM_KEY),

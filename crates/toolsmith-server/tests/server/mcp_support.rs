@@ -169,7 +169,7 @@ pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
 /// recompiled the server and the binary in the middle of every run (90 s on 2 cores, twice).
 /// The variables cargo sets for this test's own package are taken away first: `ring`'s build
 /// script reruns when `CARGO_MANIFEST_DIR` changes, and with it half the dependency tree.
-fn toolsmith_binary() -> PathBuf {
+pub fn toolsmith_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {

@@ -66,6 +66,34 @@ impl TestApp {
         self._dir.path().join("toolsmith.db")
     }
 
+    /// Every byte of the SQLite store (the database file and its WAL) as lossy text: what
+    /// someone reading the files would find.
+    pub fn stored_text(&self) -> String {
+        let mut stored = Vec::new();
+        for suffix in ["", "-wal"] {
+            let mut path = self.store_path().into_os_string();
+            path.push(suffix);
+            stored.extend(std::fs::read(path).unwrap_or_default());
+        }
+        String::from_utf8_lossy(&stored).into_owned()
+    }
+
+    /// Creates the Config Center service `service` with `api_key` (a secret) set to `value`.
+    pub async fn config_secret(&self, service: &str, value: &str) {
+        self.post(
+            "/api/v1/config/services",
+            &serde_json::json!({"name": service}),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+        self.post(
+            &format!("/api/v1/config/services/{service}/entries"),
+            &serde_json::json!({"values": {"api_key": value}}),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+    }
+
     /// Sends a request as is.
     pub async fn send(&self, request: Request<Body>) -> TestResponse {
         let res = self

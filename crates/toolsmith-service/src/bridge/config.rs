@@ -1,5 +1,6 @@
 //! What the operator configures per upstream MCP server (`[[mcp_servers]]` in the configuration
-//! file), and the checks it must pass before anything is launched.
+//! file, or registered through REST and the CLI): a program started over stdio, or a URL spoken
+//! to over streamable HTTP; and the checks it must pass before anything is launched or sent.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,15 +12,45 @@ pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// A bridged call's limit when the server's configuration gives none.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One upstream MCP server reached over stdio: a program Toolsmith starts and speaks MCP to.
+/// How Toolsmith reaches an upstream server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// A program Toolsmith starts, spoken to over its stdin and stdout.
+    #[default]
+    Stdio,
+    /// An MCP endpoint over streamable HTTP (MCP 2025-03-26 and later), through the egress
+    /// guard.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): refused, rmcp 3.11 has no client for
+    /// it (`validate` says what to use instead).
+    Sse,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::StreamableHttp => "streamable_http",
+            Transport::Sse => "sse",
+        }
+    }
+}
+
+/// One upstream MCP server: a program Toolsmith starts and speaks MCP to over stdio, or a URL
+/// it speaks MCP to over streamable HTTP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// Lower-case letters, digits, `_` and `-` (1–32): the `mcp:<name>` policy group and, by
     /// default, the prefix of its tools' names.
     pub name: String,
-    /// The program, as an absolute path or a name looked up in `PATH`. Started directly with
-    /// `args` as a vector, never through a shell.
+    /// `stdio` (default), `streamable_http`, or `sse` (refused: not supported by the client).
+    #[serde(default, skip_serializing_if = "is_stdio")]
+    pub transport: Transport,
+    /// stdio: the program, as an absolute path or a name looked up in `PATH`. Started directly
+    /// with `args` as a vector, never through a shell. Empty for HTTP servers.
+    #[serde(default)]
     pub command: String,
     #[serde(default)]
     pub args: Vec<String>,
@@ -29,6 +60,18 @@ pub struct McpServerConfig {
     /// only the reference is stored.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// streamable_http: the MCP endpoint (`https://host/mcp`). Checked by the egress guard:
+    /// a host on a private or loopback address must be in `allowed_private_hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// streamable_http: headers sent with every request; a value may hold Config Center
+    /// references, read at each connection.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// streamable_http: the bearer token, as Config Center references only
+    /// (`{{config.<service>.<field>}}`): a token is never written here in clear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token: Option<String>,
     /// Prepended to each upstream tool's name; default `mcp_<name>_` (the spec's).
     #[serde(default)]
     pub prefix: Option<String>,
@@ -52,6 +95,31 @@ pub struct McpServerConfig {
 fn yes() -> bool {
     true
 }
+
+fn is_stdio(transport: &Transport) -> bool {
+    *transport == Transport::Stdio
+}
+
+/// Headers an HTTP server's configuration may not set: the HTTP layer's, the MCP transport's
+/// own, and `authorization` (written as `bearer_token`, so it is a reference, never clear).
+const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "authorization",
+    "connection",
+    "content-length",
+    "content-type",
+    "cookie",
+    "host",
+    "keep-alive",
+    "last-event-id",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
 
 impl McpServerConfig {
     /// The prefix of this server's tools in the catalogue.
@@ -88,16 +156,17 @@ impl McpServerConfig {
             ));
         }
         let what = format!("mcp_servers '{}'", self.name);
-        if self.command.trim().is_empty() {
-            return Err(format!(
-                "{what}: command is empty; give the program to start (e.g. \"npx\" or \"/usr/local/bin/my-server\")"
-            ));
-        }
-        if self.command.contains(char::is_whitespace) && !self.command.starts_with('/') {
-            return Err(format!(
-                "{what}: command '{}' holds spaces; put the program in command and each argument in args (no shell is used)",
-                self.command
-            ));
+        match self.transport {
+            Transport::Stdio => self.validate_stdio(&what)?,
+            Transport::StreamableHttp => self.validate_http(&what)?,
+            Transport::Sse => {
+                return Err(format!(
+                    "{what}: transport 'sse' (the legacy HTTP+SSE transport of MCP 2024-11-05) is not \
+                     supported: the MCP client Toolsmith uses (rmcp 3.11) speaks only streamable HTTP \
+                     to remote servers. Most servers serve streamable HTTP too (often at /mcp): use \
+                     transport = \"streamable_http\" with that URL, or run the server over stdio"
+                ));
+            }
         }
         if let Some(bad) = self
             .env
@@ -125,6 +194,103 @@ impl McpServerConfig {
         }
         Ok(())
     }
+
+    fn validate_stdio(&self, what: &str) -> Result<(), String> {
+        if self.command.trim().is_empty() {
+            return Err(format!(
+                "{what}: command is empty; give the program to start (e.g. \"npx\" or \"/usr/local/bin/my-server\"), or a url with transport = \"streamable_http\""
+            ));
+        }
+        if self.command.contains(char::is_whitespace) && !self.command.starts_with('/') {
+            return Err(format!(
+                "{what}: command '{}' holds spaces; put the program in command and each argument in args (no shell is used)",
+                self.command
+            ));
+        }
+        if self.url.is_some() || !self.headers.is_empty() || self.bearer_token.is_some() {
+            return Err(format!(
+                "{what}: url, headers and bearer_token belong to transport = \"streamable_http\"; a stdio server has command, args and env"
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_http(&self, what: &str) -> Result<(), String> {
+        let Some(url) = self.url.as_deref() else {
+            return Err(format!(
+                "{what}: transport \"streamable_http\" needs url, the server's MCP endpoint (e.g. \"https://mcp.example.com/mcp\")"
+            ));
+        };
+        if !self.command.is_empty() || !self.args.is_empty() || !self.env.is_empty() {
+            return Err(format!(
+                "{what}: command, args and env belong to transport = \"stdio\"; an HTTP server has url, headers and bearer_token"
+            ));
+        }
+        let parsed = url::Url::parse(url).map_err(|e| format!("{what}: url '{url}': {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+            return Err(format!(
+                "{what}: url '{url}' must be an http or https URL with a host"
+            ));
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(format!(
+                "{what}: url '{url}' holds credentials; put the token in the Config Center and reference it in bearer_token"
+            ));
+        }
+        for (name, value) in &self.headers {
+            let valid = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !valid {
+                return Err(format!(
+                    "{what}: header name '{name}' must be letters, digits, '-' and '_'"
+                ));
+            }
+            if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                return Err(format!(
+                    "{what}: header '{name}' may not be set{}",
+                    if name.eq_ignore_ascii_case("authorization") {
+                        "; give the token as bearer_token (a Config Center reference)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if value.chars().any(char::is_control) {
+                return Err(format!("{what}: header '{name}' holds a control character"));
+            }
+            env_references(value).map_err(|why| format!("{what}: header {name}: {why}"))?;
+        }
+        if let Some(token) = &self.bearer_token {
+            let references =
+                env_references(token).map_err(|why| format!("{what}: bearer_token: {why}"))?;
+            if references.is_empty() || !only_references(token) {
+                return Err(format!(
+                    "{what}: bearer_token must be a Config Center reference, never the token itself: \
+                     store the token as a secret (`toolsmith config set <service> <field> …`) and write \
+                     \"{{{{config.<service>.<field>}}}}\""
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `value` is nothing but Config Center references (and white space).
+fn only_references(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(start) = rest.find(REFERENCE_OPEN) {
+        if !rest[..start].trim().is_empty() {
+            return false;
+        }
+        let after = &rest[start + REFERENCE_OPEN.len()..];
+        let Some(end) = after.find("}}") else {
+            return false;
+        };
+        rest = &after[end + 2..];
+    }
+    rest.trim().is_empty()
 }
 
 /// Opens a Config Center reference in an `env` value.

@@ -11,7 +11,7 @@ use chrono::Utc;
 use serde_json::json;
 use toolsmith_core::mcp_bridge::McpServerRecord;
 
-use super::{Bridge, McpServerConfig, Origin, ServerStatus};
+use super::{Bridge, McpServerConfig, Origin, ServerStatus, Transport};
 use crate::error::ServiceError;
 use crate::governance::audit::AuditTarget;
 use crate::{Actor, ToolService};
@@ -43,15 +43,28 @@ impl ToolService {
         self.bridge.as_ref().is_some_and(|b| b.retry(name))
     }
 
-    /// Checks what a registration or change may not do: break the entry's rules, or start a
-    /// program the operator did not allow.
+    /// Checks what a registration or change may not do: break the entry's rules, start a
+    /// program the operator did not allow, or reach a URL the egress guard refuses (checked
+    /// again, with the name resolved, at every connection).
     fn check_registered(&self, config: &McpServerConfig) -> Result<(), ServiceError> {
         config.validate().map_err(ServiceError::Validation)?;
-        self.bridge()?
-            .launcher
-            .launch
-            .check(&config.command)
-            .map_err(ServiceError::Forbidden)?;
+        let launcher = &self.bridge()?.launcher;
+        match config.transport {
+            Transport::Stdio => {
+                launcher
+                    .launch
+                    .check(&config.command)
+                    .map_err(ServiceError::Forbidden)?;
+            }
+            Transport::StreamableHttp | Transport::Sse => {
+                let url = config.url.as_deref().unwrap_or_default();
+                launcher.egress.check_url(url).map_err(|e| {
+                    ServiceError::Forbidden(format!(
+                        "the egress guard refuses '{url}': {e} (an upstream on a private or loopback address must be listed in allowed_private_hosts)"
+                    ))
+                })?;
+            }
+        }
         Ok(())
     }
 
@@ -256,9 +269,12 @@ impl ToolService {
                 AuditTarget::new("mcp_server", record.name.clone(), Some(record.name.clone())),
                 revisions,
                 json!({
+                    "transport": config.get("transport").cloned().unwrap_or_else(|| json!("stdio")),
                     "command": config["command"],
                     "args": config["args"],
                     "envNames": config["env"].as_object().map(|e| e.keys().cloned().collect::<Vec<_>>()),
+                    "url": config.get("url"),
+                    "headerNames": config.get("headers").and_then(|h| h.as_object()).map(|h| h.keys().cloned().collect::<Vec<_>>()),
                 }),
             )
             .await;

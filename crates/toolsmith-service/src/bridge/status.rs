@@ -27,14 +27,23 @@ pub enum ServerSource {
     Api,
 }
 
-/// What a server is configured as, without its `env` values (names only: a value of the
-/// configuration file may be a secret).
+/// What a server is configured as, without its `env` and header values (names only: a value
+/// of the configuration file may be a secret).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigView {
+    pub transport: super::Transport,
     pub command: String,
     pub args: Vec<String>,
     pub env_names: Vec<String>,
+    /// streamable_http: the endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// streamable_http: the names of its headers (values may be secrets).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub header_names: Vec<String>,
+    /// streamable_http: whether a bearer token (a Config Center reference) is sent.
+    pub bearer_token: bool,
     pub prefix: String,
     pub enabled: bool,
     pub tool_allow: Vec<String>,
@@ -46,9 +55,13 @@ pub struct ConfigView {
 impl ConfigView {
     pub fn of(config: &super::McpServerConfig) -> ConfigView {
         ConfigView {
+            transport: config.transport,
             command: config.command.clone(),
             args: config.args.clone(),
             env_names: config.env.keys().cloned().collect(),
+            url: config.url.clone(),
+            header_names: config.headers.keys().cloned().collect(),
+            bearer_token: config.bearer_token.is_some(),
             prefix: config.prefix(),
             enabled: config.enabled,
             tool_allow: config.tool_allow.clone(),

@@ -10,10 +10,12 @@ use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::Peer;
 use serde_json::Value;
+use tokio::sync::Notify;
 use toolsmith_core::{
     ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
     ToolExecutor, ToolOrigin, ToolResult,
 };
+use toolsmith_scrub::Scrubber;
 
 use super::status::Counters;
 
@@ -24,14 +26,8 @@ use super::status::Counters;
 /// decide the rest: a tool not marked read-only and not marked non-destructive (MCP's default
 /// is destructive) gets `requires_confirmation`; one marked `destructiveHint: true` also waits
 /// for a person under the default approval setting, as a model-written tool does.
-pub(crate) fn registered(
-    server: &str,
-    prefix: &str,
-    tool: &Tool,
-    peer: Peer<RoleClient>,
-    timeout: Duration,
-    counters: Arc<Counters>,
-) -> Result<RegisteredTool, String> {
+pub(crate) fn registered(prefix: &str, tool: &Tool, link: &Link) -> Result<RegisteredTool, String> {
+    let server = link.server.as_str();
     let name = format!("{prefix}{}", tool.name);
     let description = tool
         .description
@@ -51,10 +47,7 @@ pub(crate) fn registered(
     definition.requires_confirmation = !read_only && destructive != Some(false);
     let executor = BridgedExecutor {
         remote_name: tool.name.to_string(),
-        server: server.to_owned(),
-        peer,
-        timeout,
-        counters,
+        link: link.clone(),
     };
     RegisteredTool::new(
         definition,
@@ -69,49 +62,70 @@ pub(crate) fn registered(
     .map_err(|e| format!("its input schema is not usable: {e}"))
 }
 
+/// What every tool of one connection shares.
+#[derive(Clone)]
+pub(crate) struct Link {
+    pub(crate) server: String,
+    pub(crate) peer: Peer<RoleClient>,
+    /// The server's `call_timeout_seconds`.
+    pub(crate) timeout: Duration,
+    pub(crate) counters: Arc<Counters>,
+    /// Woken when a call fails below the tool (the connection, the protocol): the connection
+    /// task checks the upstream at once instead of at its next health check, so a dead or
+    /// restarted upstream is reconnected and re-listed within seconds.
+    pub(crate) recheck: Arc<Notify>,
+    /// The secrets the server was given (its Config Center references' values): redacted from
+    /// every answer here, whoever calls, before the pipeline scrubs the caller's own.
+    pub(crate) scrubber: Option<Arc<Scrubber>>,
+}
+
 struct BridgedExecutor {
     remote_name: String,
-    server: String,
-    peer: Peer<RoleClient>,
-    timeout: Duration,
-    counters: Arc<Counters>,
+    link: Link,
 }
 
 #[async_trait]
 impl ToolExecutor for BridgedExecutor {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        self.counters.calls.fetch_add(1, Ordering::Relaxed);
+        let link = &self.link;
+        link.counters.calls.fetch_add(1, Ordering::Relaxed);
         let mut params = CallToolRequestParams::new(self.remote_name.clone());
         if let Value::Object(map) = args {
             params = params.with_arguments(map);
         }
         let limit = match ctx.deadline {
-            Some(deadline) => self
+            Some(deadline) => link
                 .timeout
                 .min(deadline.saturating_duration_since(std::time::Instant::now())),
-            None => self.timeout,
+            None => link.timeout,
         };
-        let result = match tokio::time::timeout(limit, self.peer.call_tool(params)).await {
+        let mut result = match tokio::time::timeout(limit, link.peer.call_tool(params)).await {
             Ok(Ok(result)) => into_tool_result(result),
-            Ok(Err(e)) => ToolResult::error(
-                ErrorKind::ExecutionError,
-                format!(
-                    "the MCP server '{}' failed the call of '{}': {e}",
-                    self.server, self.remote_name
-                ),
-            ),
+            Ok(Err(e)) => {
+                link.recheck.notify_one();
+                ToolResult::error(
+                    ErrorKind::ExecutionError,
+                    format!(
+                        "the MCP server '{}' failed the call of '{}': {e}",
+                        link.server, self.remote_name
+                    ),
+                )
+            }
             Err(_) => ToolResult::error(
                 ErrorKind::Timeout,
                 format!(
                     "the MCP server '{}' did not answer '{}' within {:.0} s (its call_timeout_seconds)",
-                    self.server,
+                    link.server,
                     self.remote_name,
                     limit.as_secs_f64()
                 ),
             ),
         };
         if result.is_error {
-            self.counters.errors.fetch_add(1, Ordering::Relaxed);
+            link.counters.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(scrubber) = &link.scrubber {
+            scrubber.scrub_json(&mut result.content);
         }
         result
     }

@@ -1,6 +1,8 @@
-//! The connection task of one upstream server: start it, list and register its tools, follow
-//! its `list_changed` and a 30 s health check, and reconnect with backoff when it goes away.
+//! The connection task of one upstream server: start it (stdio) or reach it (streamable HTTP,
+//! through the egress guard), list and register its tools, follow its `list_changed` and a 30 s
+//! health check, and reconnect with backoff when it goes away.
 
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,13 +11,14 @@ use std::time::Duration;
 use chrono::Utc;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, Peer, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 use toolsmith_core::ToolRegistry;
 
-use super::config::{McpServerConfig, env_references, resolve_env};
+use super::config::{McpServerConfig, Transport, env_references, resolve_env};
 use super::status::{ConfigView, Counters, ServerSource, ServerState, ServerStatus};
 use super::{Launcher, Origin, tool};
 
@@ -39,6 +42,10 @@ pub(crate) struct Upstream {
     tools_changed: Arc<Notify>,
     /// Someone asked for a reconnect now.
     pub(crate) retry_now: Notify,
+    /// The values this connection's Config Center references resolved to (env, headers, the
+    /// bearer token): secrets of whoever registered the server, which the pipeline's scrubber
+    /// (the caller's secrets and the patterns) would not know when someone else calls.
+    resolved: Mutex<Vec<String>>,
 }
 
 impl Upstream {
@@ -77,6 +84,7 @@ impl Upstream {
             counters: Arc::new(Counters::default()),
             tools_changed: Arc::new(Notify::new()),
             retry_now: Notify::new(),
+            resolved: Mutex::new(Vec::new()),
         }
     }
 
@@ -90,6 +98,18 @@ impl Upstream {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ServerStatus> {
         self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A scrubber of this connection's resolved secrets (`None` when it has none).
+    fn scrubber(&self) -> Result<Option<Arc<toolsmith_scrub::Scrubber>>, String> {
+        let resolved = self.resolved.lock().unwrap_or_else(PoisonError::into_inner);
+        let secrets: Vec<String> = resolved.iter().filter(|s| !s.is_empty()).cloned().collect();
+        if secrets.is_empty() {
+            return Ok(None);
+        }
+        toolsmith_scrub::Scrubber::new(secrets)
+            .map(|s| Some(Arc::new(s)))
+            .map_err(|e| format!("cannot scrub the server's own secrets: {e}"))
     }
 
     fn set_down(&self, error: String) {
@@ -170,14 +190,16 @@ fn program(upstream: &Upstream, launcher: &Launcher) -> Result<std::path::PathBu
     }
 }
 
-/// The server's environment with its Config Center references read now.
-async fn environment(
+/// `values` (the env, or the headers) with their Config Center references read now, from the
+/// Config Center of whoever registered the server; `what` names them in an error. Each value a
+/// reference gave is kept in `upstream.resolved` for the server's answers to be scrubbed of.
+async fn resolve(
     upstream: &Upstream,
     launcher: &Launcher,
+    values: &std::collections::BTreeMap<String, String>,
+    what: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let config = &upstream.config;
-    let needs_config = config
-        .env
+    let needs_config = values
         .values()
         .any(|v| env_references(v).is_ok_and(|r| !r.is_empty()));
     let owner_config = if needs_config {
@@ -191,8 +213,17 @@ async fn environment(
     } else {
         None
     };
-    config
-        .env
+    if let Some(oc) = &owner_config {
+        let mut resolved = upstream
+            .resolved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for value in values.values() {
+            let keys = env_references(value).unwrap_or_default();
+            resolved.extend(keys.into_iter().filter_map(|key| oc.store_value(key)));
+        }
+    }
+    values
         .iter()
         .map(|(name, value)| {
             let resolved = match &owner_config {
@@ -201,19 +232,96 @@ async fn environment(
             };
             resolved
                 .map(|v| (name.clone(), v))
-                .map_err(|why| format!("env {name}: {why}"))
+                .map_err(|why| format!("{what} {name}: {why}"))
         })
         .collect()
 }
 
-/// Starts the program and completes the MCP handshake.
+/// Reaches the server and completes the MCP handshake.
 async fn connect(
     upstream: &Upstream,
     launcher: &Launcher,
 ) -> Result<RunningService<RoleClient, Handler>, String> {
+    let handler = Handler {
+        tools_changed: upstream.tools_changed.clone(),
+    };
+    upstream
+        .resolved
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    let serving = match upstream.config.transport {
+        Transport::Stdio => {
+            let transport = start_program(upstream, launcher).await?;
+            tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await
+        }
+        Transport::StreamableHttp => {
+            let transport = http_transport(upstream, launcher).await?;
+            tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await
+        }
+        Transport::Sse => return Err(upstream.config.validate().err().unwrap_or_default()),
+    };
+    match serving {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
+        Err(_) => Err(format!(
+            "the MCP handshake did not finish within {} s",
+            CONNECT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// The streamable HTTP transport to the server's URL, on a client the egress guard built: the
+/// URL checked now, the host checked by the guard's DNS hook at every connection, redirects
+/// only within the origin, answers capped at the guard's response limit. Headers and the
+/// bearer token have their Config Center references read now.
+async fn http_transport(
+    upstream: &Upstream,
+    launcher: &Launcher,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let config = &upstream.config;
+    let url = config.url.as_deref().unwrap_or_default();
+    let origin = launcher
+        .egress
+        .origin_client(url)
+        .map_err(|e| format!("the egress guard refused '{url}': {e}"))?;
+    let mut headers = HashMap::new();
+    for (name, value) in resolve(upstream, launcher, &config.headers, "header").await? {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("header '{name}' is not a valid header name"))?;
+        let value = reqwest::header::HeaderValue::from_str(&value)
+            .map_err(|_| format!("header '{name}': its value is not a valid header value"))?;
+        headers.insert(name, value);
+    }
+    let max = launcher.egress.policy().max_response_bytes;
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(origin.url.as_str())
+        .custom_headers(headers)
+        .max_json_response_size(max)
+        .max_sse_event_size(max)
+        // A restarted upstream has forgotten the session: end the connection, so the task
+        // reconnects and re-lists (a silent re-initialization would keep a stale listing).
+        .reinit_on_expired_session(false);
+    if let Some(token) = &config.bearer_token {
+        let token = std::collections::BTreeMap::from([("bearer_token".to_owned(), token.clone())]);
+        let resolved = resolve(upstream, launcher, &token, "the").await?;
+        if let Some((_, token)) = resolved.into_iter().next() {
+            transport_config = transport_config.auth_header(token);
+        }
+    }
+    Ok(StreamableHttpClientTransport::with_client(
+        origin.client,
+        transport_config,
+    ))
+}
+
+/// Starts the server's program with its environment; the stdio transport to it.
+async fn start_program(
+    upstream: &Upstream,
+    launcher: &Launcher,
+) -> Result<TokioChildProcess, String> {
     let config = &upstream.config;
     let program = program(upstream, launcher)?;
-    let env = environment(upstream, launcher).await?;
+    let env = resolve(upstream, launcher, &config.env, "env").await?;
     let mut command = tokio::process::Command::new(&program);
     command.args(&config.args).env_clear();
     for name in ["PATH", "HOME", "LANG"] {
@@ -235,17 +343,7 @@ async fn connect(
             }
         });
     }
-    let handler = Handler {
-        tools_changed: upstream.tools_changed.clone(),
-    };
-    match tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await {
-        Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
-        Err(_) => Err(format!(
-            "the MCP handshake did not finish within {} s",
-            CONNECT_TIMEOUT.as_secs()
-        )),
-    }
+    Ok(transport)
 }
 
 /// Lists and registers the tools, then follows the connection until it ends; the reason.
@@ -313,26 +411,27 @@ async fn relist(
     let mut bridged = Vec::new();
     let mut skipped = Vec::new();
     let offered: Vec<_> = tools.iter().filter(|t| config.bridges(&t.name)).collect();
+    let link = tool::Link {
+        server: config.name.clone(),
+        peer: peer.clone(),
+        timeout: config.call_timeout(),
+        counters: upstream.counters.clone(),
+        recheck: upstream.tools_changed.clone(),
+        scrubber: upstream.scrubber()?,
+    };
     let deferred = config
         .deferred
         .unwrap_or(offered.len() > deferred_threshold);
     for upstream_tool in offered {
-        let registered = tool::registered(
-            &config.name,
-            &prefix,
-            upstream_tool,
-            peer.clone(),
-            config.call_timeout(),
-            upstream.counters.clone(),
-        )
-        .map(|t| t.with_deferred(deferred))
-        .and_then(|t| {
-            let name = t.name().to_owned();
-            registry
-                .register_builtin(t)
-                .map(|()| name)
-                .map_err(|e| format!("the name is taken ({e})"))
-        });
+        let registered = tool::registered(&prefix, upstream_tool, &link)
+            .map(|t| t.with_deferred(deferred))
+            .and_then(|t| {
+                let name = t.name().to_owned();
+                registry
+                    .register_builtin(t)
+                    .map(|()| name)
+                    .map_err(|e| format!("the name is taken ({e})"))
+            });
         match registered {
             Ok(name) => bridged.push(name),
             Err(why) => {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use toolsmith_service::bridge::{McpServerConfig, ServerState, ServerStatus};
+use toolsmith_service::bridge::{McpServerConfig, ServerState, ServerStatus, Transport};
 
 use super::Ctx;
 use crate::exit::{CliError, SUCCESS};
@@ -27,7 +27,8 @@ pub enum McpServersCommand {
         #[command(flatten)]
         wait: WaitArgs,
     },
-    /// Register a stdio server (its program must be among `mcp_allowed_commands`).
+    /// Register a stdio server (--command: its program must be among `mcp_allowed_commands`)
+    /// or a streamable HTTP one (--url: the egress guard must allow it).
     Add(ServerArgs),
     /// Replace a registered server's configuration (the whole of it).
     Update {
@@ -59,9 +60,20 @@ pub struct WaitArgs {
 pub struct ServerArgs {
     /// 1–32 lower-case letters, digits, `_` or `-`.
     name: String,
-    /// The program: an absolute path or a name found in PATH. Never run through a shell.
+    /// stdio: the program, an absolute path or a name found in PATH. Never run through a shell.
+    #[arg(long, conflicts_with = "url", required_unless_present = "url")]
+    command: Option<String>,
+    /// Streamable HTTP: the server's MCP endpoint (e.g. https://mcp.example.com/mcp).
     #[arg(long)]
-    command: String,
+    url: Option<String>,
+    /// With --url: NAME=VALUE sent with every request (repeat); VALUE may hold
+    /// `{{config.<service>.<field>}}` references.
+    #[arg(long = "header", value_parser = parse_env, requires = "url")]
+    headers: Vec<(String, String)>,
+    /// With --url: the bearer token as a Config Center reference only, e.g.
+    /// '{{config.github.token}}' (a token in clear is refused).
+    #[arg(long, requires = "url")]
+    bearer_token: Option<String>,
     /// One argument (repeat for each, in order).
     #[arg(long = "arg", allow_hyphen_values = true)]
     args: Vec<String>,
@@ -94,9 +106,17 @@ impl ServerArgs {
     fn into_config(self) -> McpServerConfig {
         McpServerConfig {
             name: self.name,
-            command: self.command,
+            transport: if self.url.is_some() {
+                Transport::StreamableHttp
+            } else {
+                Transport::Stdio
+            },
+            command: self.command.unwrap_or_default(),
             args: self.args,
             env: self.env.into_iter().collect::<BTreeMap<_, _>>(),
+            url: self.url,
+            headers: self.headers.into_iter().collect::<BTreeMap<_, _>>(),
+            bearer_token: self.bearer_token,
             prefix: self.prefix,
             enabled: !self.disabled,
             tool_allow: self.tool_allow,
@@ -246,9 +266,18 @@ fn show(ctx: &Ctx, status: &ServerStatus) -> anyhow::Result<()> {
         .field("name", status.name.clone())
         .field("source", format!("{:?}", status.source).to_lowercase())
         .field("state", state(status))
-        .field("command", status.config.command.clone())
-        .field("args", status.config.args.join(" "))
-        .field("env", status.config.env_names.join(", "))
+        .field("transport", status.config.transport.as_str().to_owned());
+    match &status.config.url {
+        Some(url) => block
+            .field("url", url.clone())
+            .field("headers", status.config.header_names.join(", "))
+            .field("bearer token", status.config.bearer_token.to_string()),
+        None => block
+            .field("command", status.config.command.clone())
+            .field("args", status.config.args.join(" "))
+            .field("env", status.config.env_names.join(", ")),
+    };
+    block
         .field("prefix", status.config.prefix.clone())
         .field("tools", status.tools.join(", "))
         .field("skipped", status.skipped.join("; "))

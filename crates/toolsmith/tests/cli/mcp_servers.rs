@@ -139,3 +139,36 @@ fn servers_are_added_listed_changed_and_removed_from_the_cli() {
         serde_json::json!([])
     );
 }
+
+#[test]
+fn http_servers_are_refused_from_the_cli_with_the_fix_named() {
+    let env = Env::new();
+    let add = |extra: &[&str]| {
+        let mut args = vec!["--json", "mcp-servers", "add", "remote"];
+        args.extend_from_slice(extra);
+        env.run(&args)
+    };
+    // A bearer token in clear is never stored.
+    let out = add(&[
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--bearer-token",
+        "sk-clear-token-0123456789",
+    ]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(message.contains("Config Center reference"), "{message}");
+    // A loopback upstream the egress policy does not list.
+    let out = add(&["--url", "http://127.0.0.1:9/mcp"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(message.contains("allowed_private_hosts"), "{message}");
+    // A program and a URL at once, or neither.
+    assert_ne!(
+        add(&["--url", "https://x.test/mcp", "--command", "/bin/true"]).code,
+        0
+    );
+    assert_ne!(add(&[]).code, 0);
+    let listed = env.run(&["--json", "mcp-servers", "list"]).expect(0).json();
+    assert_eq!(listed, serde_json::json!([]), "{listed}");
+}
