@@ -3,6 +3,7 @@
 // served over streamable HTTP on 127.0.0.1.
 //
 //   node mcp_upstream_http.mjs [PORT]     (0 or none: an ephemeral port)
+//   UPSTREAM_JSON_RESPONSES=1: answer POSTs with JSON instead of an SSE stream (bench/mcp-bridge.sh)
 //
 // Prints one JSON line on stdout once listening: {"port": N}. Logs go to stderr.
 //
@@ -99,6 +100,7 @@ const http = createServer(async (req, res) => {
       }
       transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: process.env.UPSTREAM_JSON_RESPONSES === "1",
         onsessioninitialized: (id) => transports.set(id, transport),
       });
       transport.onclose = () => transport.sessionId && transports.delete(transport.sessionId);
