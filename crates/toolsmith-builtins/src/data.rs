@@ -291,3 +291,25 @@ pub(crate) fn record_text<'a>(
     }
     Ok(text)
 }
+
+/// Every record `query` selects (its own `limit` and `offset` ignored), page by page, at most
+/// `cap` of them.
+pub async fn scan(
+    records: &dyn Records,
+    mut query: RecordQuery,
+    cap: usize,
+) -> Result<Vec<DataRecord>, Fail> {
+    const PAGE: u32 = 500;
+    let mut out = Vec::new();
+    query.offset = 0;
+    loop {
+        query.limit = PAGE.min(u32::try_from(cap - out.len()).unwrap_or(PAGE));
+        let page = records.query(&query).await?;
+        let n = page.len();
+        out.extend(page.into_iter().map(|hit| hit.record));
+        if n < query.limit as usize || out.len() >= cap {
+            return Ok(out);
+        }
+        query.offset += query.limit;
+    }
+}

@@ -18,10 +18,8 @@ pub mod report;
 pub mod steps;
 
 use serde_json::{Map, Value};
-use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery};
+use toolsmith_core::data::RecordOrder;
 
-use crate::core::Fail;
-use crate::data::Records;
 use crate::personal::fields::{Field, FieldKind};
 use crate::personal::rules::Rules;
 use crate::personal::{BY_CREATED, BY_UPDATED, Family, Index, Op, Sort, ToolSpec, Weight, ops};
@@ -326,25 +324,3 @@ pub static STEPS: Family = Family {
     check: Some(steps::settle),
     rules: Some(&STEP_RULES),
 };
-
-/// Every record `query` selects (its own `limit` and `offset` ignored), page by page, at most
-/// `cap` of them.
-pub(crate) async fn scan(
-    records: &dyn Records,
-    mut query: RecordQuery,
-    cap: usize,
-) -> Result<Vec<DataRecord>, Fail> {
-    const PAGE: u32 = 500;
-    let mut out = Vec::new();
-    query.offset = 0;
-    loop {
-        query.limit = PAGE.min(u32::try_from(cap - out.len()).unwrap_or(PAGE));
-        let page = records.query(&query).await?;
-        let n = page.len();
-        out.extend(page.into_iter().map(|hit| hit.record));
-        if n < query.limit as usize || out.len() >= cap {
-            return Ok(out);
-        }
-        query.offset += query.limit;
-    }
-}

@@ -179,6 +179,20 @@ pub const TOOL_GROUPS: &[ToolGroup] = &[
         ],
     ),
     on(
+        "finance",
+        "Finance",
+        "The user's expenses: record them with categories and currencies, query, summarise and export them; read receipts through a configured vision service.",
+        &[
+            "add_expense",
+            "batch_add_expenses",
+            "parse_receipt",
+            "query_expenses",
+            "export_expenses",
+            "expense_summary",
+            "delete_expense",
+        ],
+    ),
+    on(
         "goals",
         "Goals",
         "Long-term objectives with priorities, due dates and progress, in a hierarchy of sub-goals, broken into steps; what to work on next.",

@@ -5,7 +5,8 @@
 //! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
 //! per-user record store of [`data`]), [`personal`] the tasks, bookmarks, notes, calendar and
 //! contacts (on the same store), [`custom`] the user's own tables (on the same store), [`goals`]
-//! the goals and their steps (personal families too), [`exec`] the code execution tools and
+//! the goals and their steps and [`finance`] the expenses (personal families too; receipts
+//! read through a vision service), [`exec`] the code execution tools and
 //! sandbox sessions (in the command and JS sandboxes).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
@@ -16,6 +17,7 @@ pub mod custom;
 pub mod data;
 pub mod exec;
 pub mod files;
+pub mod finance;
 pub mod git;
 pub mod goals;
 pub mod groups;
@@ -84,6 +86,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(git::tools(env));
     tools.extend(memory::tools(env));
     tools.extend(personal::tools(env));
+    tools.extend(finance::tools(env));
     tools.extend(custom::tools(env));
     tools.extend(exec::tools(env));
     tools.extend(schedule::tools(env));

@@ -162,14 +162,15 @@ pub const BY_UPDATED: Sort = Sort {
     description: "last changed first",
 };
 
-/// Every family, in the spec's order; goals (with their steps) are described in
-/// their own modules ([`crate::goals`]) and run by the same operations.
+/// Every family, in the spec's order; expenses and goals (with their steps) are described in
+/// their own modules ([`crate::finance`], [`crate::goals`]) and run by the same operations.
 pub const FAMILIES: &[&Family] = &[
     &tasks::FAMILY,
     &bookmarks::FAMILY,
     &notes::FAMILY,
     &calendar::FAMILY,
     &contacts::FAMILY,
+    &crate::finance::FAMILY,
     &crate::goals::FAMILY,
     &crate::goals::STEPS,
 ];

@@ -114,9 +114,20 @@ impl ToolExecutor for WebExecutor {
 
 /// A web tool: category `Web and API`, its group as provider, the `network` permission.
 pub fn web_tool(env: &BuiltinEnv, definition: ToolDefinition, run: WebFn) -> RegisteredTool {
+    web_tool_in(env, CATEGORY, definition, run)
+}
+
+/// A tool of another family that reaches the network the web tools' way (`parse_receipt`):
+/// its `category`, its group as provider, the `network` permission.
+pub fn web_tool_in(
+    env: &BuiltinEnv,
+    category: &str,
+    definition: ToolDefinition,
+    run: WebFn,
+) -> RegisteredTool {
     crate::family_tool(
         definition,
-        CATEGORY,
+        category,
         Permission::Network,
         Arc::new(WebExecutor {
             env: env.clone(),

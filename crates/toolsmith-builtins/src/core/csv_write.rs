@@ -75,11 +75,7 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        if escape && text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-            format!("'{text}")
-        } else {
-            text
-        }
+        if escape { formula_safe(text) } else { text }
     };
     let write = |w: &mut csv::Writer<Vec<u8>>, record: Vec<String>| {
         if record.len() > MAX_COLUMNS {
@@ -123,6 +119,16 @@ fn too_wide() -> Fail {
     Fail::Args(format!(
         "more than {MAX_COLUMNS} columns: pick the keys you need with 'columns'"
     ))
+}
+
+/// A CSV cell a spreadsheet will not run as a formula: one that starts with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return gets a leading `'` (OWASP, "CSV Injection").
+pub(crate) fn formula_safe(text: String) -> String {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@ use chrono::Utc;
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, RecordQuery, RecordScope};
 
-use super::{FAMILY, MAX_DEPTH, MAX_SCANNED, STEPS, scan, steps};
+use super::{FAMILY, MAX_DEPTH, MAX_SCANNED, STEPS, steps};
 use crate::core::Fail;
-use crate::data::Records;
+use crate::data::{Records, scan};
 use crate::personal::ops;
 
 /// The statuses a goal in `from` may move to.

@@ -11,9 +11,9 @@ use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
 
-use super::{FAMILY, MAX_SCANNED, STATUSES, STEPS, scan, steps};
+use super::{FAMILY, MAX_SCANNED, STATUSES, STEPS, steps};
 use crate::core::{Fail, opt_int};
-use crate::data::{Call, id_arg};
+use crate::data::{Call, id_arg, scan};
 use crate::personal::{Family, ops};
 
 /// `get_next_actions`' `limit` (003 "Tool Max Limits": 20, default 5).

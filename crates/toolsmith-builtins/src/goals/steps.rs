@@ -8,9 +8,9 @@ use chrono::Utc;
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
 
-use super::{FAMILY, MAX_STEPS, STEPS, scan};
+use super::{FAMILY, MAX_STEPS, STEPS};
 use crate::core::{Fail, array_arg};
-use crate::data::{Call, Records, id_arg};
+use crate::data::{Call, Records, id_arg, scan};
 use crate::personal::{Family, fields, ops};
 
 /// Most steps one `decompose_goal` adds.

@@ -126,7 +126,12 @@ impl Field {
             }),
             FieldKind::Minutes => json!({"type": "integer", "minimum": 0, "maximum": MAX_MINUTES}),
             FieldKind::Int(min, max) => json!({"type": "integer", "minimum": min, "maximum": max}),
-            FieldKind::Decimal => json!({"type": "number"}),
+            // A number, or its decimal text as replies show it (`"12.50"`): `anyOf`, not a
+            // type array, for clients that take one type a schema (see `ops::update_schema`).
+            FieldKind::Decimal => json!({"anyOf": [
+                {"type": "number"},
+                {"type": "string", "pattern": "^[0-9]{1,20}(\\.[0-9]{1,3})?$"}
+            ]}),
         };
         schema["description"] = json!(self.description);
         schema

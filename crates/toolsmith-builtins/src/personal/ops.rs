@@ -405,7 +405,8 @@ pub async fn list(
     Ok(json!({ "count": items.len(), "total": total, f.many: items }))
 }
 
-fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<RecordQuery, Fail> {
+/// The query of the list tool's arguments `args` (filters, search, order, page).
+pub fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<RecordQuery, Fail> {
     if !args.is_object() && !args.is_null() {
         return Err(Fail::Args("the arguments must be a JSON object".to_owned()));
     }

@@ -26,6 +26,7 @@ mod rest_approvals;
 mod rest_audit;
 mod rest_contract;
 mod rest_data;
+mod rest_finance;
 mod rest_goals;
 mod rest_http;
 mod rest_kinds;

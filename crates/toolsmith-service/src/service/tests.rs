@@ -1508,6 +1508,7 @@ async fn the_specs_summarize_url_example_runs_end_to_end_through_web_fetch() {
 }
 
 mod custom;
+mod finance;
 mod goals;
 mod js_workspace;
 mod memory;
