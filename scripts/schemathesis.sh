@@ -16,7 +16,9 @@
 # express — tool definitions (JavaScript code, a JSON Schema as `parameters`, reserved names) and
 # tool arguments (checked against each tool's own schema, which the document cannot know),
 # HTTP tool definitions (YAML), and Config Center values (checked against each service's own
-# fields) and policies (whose profiles and groups must exist). A
+# fields) and policies (whose profiles and groups must exist), and custom tables (columns and
+# defaults of their types, names taken) and their records (values, filters and sorts checked
+# against the table's own columns). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 # Running, approving and rejecting a tool in the wrong state (disabled, already active) also
 # accept 400: spec 000 answers those with a 400, and the document says so.
@@ -94,6 +96,10 @@ include-operation-id = [
   "decideMcpAccessRequest",
   "createScheduledTask",
   "updateScheduledTask",
+  "createCustomTable",
+  "listCustomRecords",
+  "createCustomRecord",
+  "updateCustomRecord",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 

@@ -39,6 +39,7 @@ use crate::telemetry::Telemetry;
 use crate::telemetry::usage::UsageRecorder;
 
 mod activity;
+pub mod custom_data_api;
 pub mod data_api;
 mod http_import;
 pub mod lifecycle;

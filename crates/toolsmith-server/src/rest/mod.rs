@@ -32,6 +32,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod config;
+pub mod custom_data;
 pub mod custom_tools;
 pub mod data;
 pub mod envelope;
@@ -110,6 +111,17 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(data::erase))
         .routes(routes!(data::list, data::create))
         .routes(routes!(data::get_one, data::update, data::delete))
+        .routes(routes!(custom_data::list_tables, custom_data::create_table))
+        .routes(routes!(
+            custom_data::describe_table,
+            custom_data::delete_table
+        ))
+        .routes(routes!(custom_data::list_rows, custom_data::add_row))
+        .routes(routes!(
+            custom_data::get_row,
+            custom_data::update_row,
+            custom_data::delete_row
+        ))
         .routes(routes!(scheduled_tasks::list, scheduled_tasks::create))
         .routes(routes!(
             scheduled_tasks::get_one,

@@ -31,7 +31,7 @@ pub enum DataOp<'a> {
 pub const MAX_EXPORT_PAGE: u32 = 1000;
 
 impl ToolService {
-    fn records(&self) -> StoreRecords {
+    pub(super) fn records(&self) -> StoreRecords {
         StoreRecords {
             store: self.store.clone(),
             limits: self.config.records,
