@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use toolsmith_core::data::{
-    DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats,
+    DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats, RecordTally,
 };
 use toolsmith_core::{
     ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
@@ -57,6 +57,9 @@ pub trait Records: Send + Sync + std::fmt::Debug {
     ) -> Result<bool, DataError>;
     async fn query(&self, query: &RecordQuery) -> Result<Vec<RecordHit>, DataError>;
     async fn stats(&self, scope: &RecordScope, collection: &str) -> Result<RecordStats, DataError>;
+    /// How many records the scope holds in `collection` and when the first and last were
+    /// made, without reading them (what a listing shows beside a page).
+    async fn tally(&self, scope: &RecordScope, collection: &str) -> Result<RecordTally, DataError>;
     /// The limits the store applies.
     fn limits(&self) -> RecordLimits;
     /// Across every owner: the records of `collection` due by `before` (`at` set and not

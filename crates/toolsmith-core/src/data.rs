@@ -223,6 +223,17 @@ pub struct RecordStats {
     pub newest: Option<DateTime<Utc>>,
 }
 
+/// How many records one scope holds in a collection, and when the first and the last were
+/// made: what a listing shows beside a page, read without reading the records (the count is
+/// kept by the store as records come and go).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordTally {
+    pub total: u64,
+    pub oldest: Option<DateTime<Utc>>,
+    pub newest: Option<DateTime<Utc>>,
+}
+
 /// The searchable words of a full-text query, as both backends search them: split on
 /// anything that is not a letter or digit, lower-cased, common English words and one-letter
 /// words dropped, duplicates removed, at most [`MAX_QUERY_TERMS`] of at most 64 bytes each.

@@ -31,6 +31,7 @@ pub use sqlite::SqliteStore;
 // `toolsmith_store::X` keeps working for the store's users.
 pub use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
+    RecordTally,
 };
 pub use toolsmith_core::governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
@@ -473,6 +474,14 @@ pub trait Store: Send + Sync + 'static {
         scope: &RecordScope,
         collection: &str,
     ) -> Result<RecordStats, StoreError>;
+
+    /// How many records one scope holds in a collection and the span of their creation times,
+    /// without reading them (the count is kept by the store's triggers as records come and go).
+    async fn record_tally(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<RecordTally, StoreError>;
 
     /// Deletes every record of one scope's collection (a custom table's rows); how many went.
     async fn delete_collection_records(

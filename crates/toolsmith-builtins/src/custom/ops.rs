@@ -136,7 +136,7 @@ pub async fn list_tables(records: &dyn Records, scope: &RecordScope) -> Result<V
     for hit in hits {
         let definition = Definition::from_document(&hit.record.document)?;
         let rows = records
-            .stats(scope, &rows_collection(&hit.record.id))
+            .tally(scope, &rows_collection(&hit.record.id))
             .await?
             .total;
         let mut table = json!({
@@ -166,7 +166,7 @@ pub async fn describe_table(
     args: &Value,
 ) -> Result<Value, Fail> {
     let table = table_arg(records, scope, args).await?;
-    let stats = records.stats(scope, &table.rows()).await?;
+    let stats = records.tally(scope, &table.rows()).await?;
     let mut out = table.view();
     out["stats"] = json!({
         "recordCount": stats.total,
@@ -455,7 +455,7 @@ pub async fn list_rows(
     }
     let hits = records.query(&q).await?;
     let rows: Vec<Value> = hits.iter().map(|h| row_view(&h.record)).collect();
-    let total = records.stats(scope, &table.rows()).await?.total;
+    let total = records.tally(scope, &table.rows()).await?.total;
     Ok(json!({
         "table": table.definition.name,
         "count": rows.len(),

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use toolsmith_builtins::data::{DataError, RecordLimits, Records};
 use toolsmith_core::data::{
-    DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats,
+    DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats, RecordTally,
 };
 use toolsmith_store::{Store, StoreError};
 
@@ -118,6 +118,13 @@ impl Records for StoreRecords {
     async fn stats(&self, scope: &RecordScope, collection: &str) -> Result<RecordStats, DataError> {
         self.store
             .record_stats(scope, collection)
+            .await
+            .map_err(data_error)
+    }
+
+    async fn tally(&self, scope: &RecordScope, collection: &str) -> Result<RecordTally, DataError> {
+        self.store
+            .record_tally(scope, collection)
             .await
             .map_err(data_error)
     }

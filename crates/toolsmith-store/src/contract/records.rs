@@ -560,7 +560,107 @@ async fn document_field_filters_orders_and_collection_deletion(backend: &Backend
     assert_eq!(ids(&store, &agent).await, ["r5"]);
 }
 
+/// The kept counts follow every way a record comes and goes (put, duplicate, delete, a
+/// collection's deletion, a person's erasure, concurrent puts from two instances): the tally and
+/// the limit agree with the records themselves, and an erased person leaves no counter behind.
+async fn counts_follow_every_write_and_erasure_leaves_none(backend: &Backend) {
+    let store = backend.store();
+    let other: Arc<dyn Store> = match backend.another_instance().await {
+        Some(pg) => pg,
+        None => store.clone(),
+    };
+    let alice = RecordScope::new("alice", None);
+    let tally = |scope: RecordScope, collection: &'static str| {
+        let store = store.clone();
+        async move { store.record_tally(&scope, collection).await.unwrap() }
+    };
+    assert_eq!(tally(alice.clone(), "memory").await, Default::default());
+    // Concurrent puts through two instances, two agents: each scope counts its own.
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let s = if i % 2 == 0 {
+                store.clone()
+            } else {
+                other.clone()
+            };
+            let mut r = record(
+                "alice",
+                if i < 15 { "" } else { "a" },
+                &format!("m{i}"),
+                "x",
+            );
+            r.created_at = at(i);
+            tokio::spawn(async move { s.put_record(r, 1000).await.unwrap() })
+        })
+        .collect();
+    for t in tasks {
+        assert!(matches!(t.await.unwrap(), PutOutcome::Inserted(_)));
+    }
+    let t = tally(alice.clone(), "memory").await;
+    assert_eq!(
+        (t.total, t.oldest, t.newest),
+        (15, Some(at(0)), Some(at(14)))
+    );
+    let agent = RecordScope::new("alice", Some("a"));
+    assert_eq!(tally(agent.clone(), "memory").await.total, 5);
+    // A duplicate adds nothing; a delete takes one off; a miss takes nothing.
+    let mut d1 = record("alice", "", "d1", "y");
+    d1.dedup_key = Some("k".to_owned());
+    put(&store, d1.clone()).await;
+    d1.id = "d2".to_owned();
+    assert!(matches!(
+        store.put_record(d1, 1000).await.unwrap(),
+        PutOutcome::Duplicate(_)
+    ));
+    assert_eq!(tally(alice.clone(), "memory").await.total, 16);
+    assert!(store.delete_record(&alice, "memory", "m0").await.unwrap());
+    assert!(!store.delete_record(&alice, "memory", "m0").await.unwrap());
+    let t = tally(alice.clone(), "memory").await;
+    assert_eq!((t.total, t.oldest), (15, Some(at(0))));
+    // The limit is the owner's across agents (15 + 5 = 20): the next put at 20 is refused,
+    // and accepted again once one is deleted.
+    assert!(matches!(
+        store.put_record(record("alice", "", "over", "x"), 20).await,
+        Err(StoreError::RecordLimit { limit: 20, .. })
+    ));
+    assert!(store.delete_record(&agent, "memory", "m15").await.unwrap());
+    assert!(matches!(
+        store
+            .put_record(record("alice", "", "fits", "x"), 20)
+            .await
+            .unwrap(),
+        PutOutcome::Inserted(_)
+    ));
+    // A collection's deletion and a person's erasure.
+    let mut row = record("alice", "", "r1", "x");
+    row.collection = "custom_rows:t1".to_owned();
+    put(&store, row).await;
+    assert_eq!(tally(alice.clone(), "custom_rows:t1").await.total, 1);
+    assert_eq!(
+        store
+            .delete_collection_records(&alice, "custom_rows:t1")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        tally(alice.clone(), "custom_rows:t1").await,
+        Default::default()
+    );
+    put(&store, record("bob", "", "b1", "x")).await;
+    store.delete_owner_records("alice").await.unwrap();
+    assert_eq!(tally(alice.clone(), "memory").await, Default::default());
+    assert_eq!(tally(agent, "memory").await.total, 0);
+    assert_eq!(
+        tally(RecordScope::new("bob", None), "memory").await.total,
+        1
+    );
+    // Only bob's counter is left: nothing names alice any more.
+    assert_eq!(backend.count_rows("data_record_counts").await, 1);
+}
+
 on_both_backends!(
+    counts_follow_every_write_and_erasure_leaves_none,
     document_field_filters_orders_and_collection_deletion,
     a_record_round_trips_and_stays_in_its_scope,
     a_record_with_the_same_dedup_key_is_found_not_stored_twice,

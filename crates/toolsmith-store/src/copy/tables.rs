@@ -315,6 +315,11 @@ pub const TABLES: &[Table] = &[
 /// Tables a database may hold that are deliberately not copied, and why.
 pub const NOT_COPIED: &[(&str, &str)] = &[
     (
+        "data_record_counts",
+        "how many data_records each owner, collection and agent holds: derived, kept by \
+         triggers as data_records rows are written",
+    ),
+    (
         "data_records_fts",
         "SQLite's full-text index of data_records (an FTS5 table): derived, rebuilt by triggers \
          as data_records rows are written",

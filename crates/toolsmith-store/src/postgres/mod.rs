@@ -40,7 +40,7 @@ use toolsmith_core::{
 use crate::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
     ConfigDependencyChanges, ConfigServiceEntries, DataRecord, ExecutionSample, PutOutcome,
-    RecordHit, RecordQuery, RecordScope, RecordStats, SealedSample, Store, StoreError,
+    RecordHit, RecordQuery, RecordScope, RecordStats, RecordTally, SealedSample, Store, StoreError,
     StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 use errors::{pg, pool};
@@ -797,6 +797,14 @@ impl Store for PgStore {
         collection: &str,
     ) -> Result<RecordStats, StoreError> {
         records::stats(&self.client().await?, scope, collection).await
+    }
+
+    async fn record_tally(
+        &self,
+        scope: &RecordScope,
+        collection: &str,
+    ) -> Result<RecordTally, StoreError> {
+        records::tally(&self.client().await?, scope, collection).await
     }
 
     async fn export_records(

@@ -10,7 +10,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use toolsmith_core::data::{
     DataRecord, FieldSort, FieldValue, PutOutcome, RecordHit, RecordOrder, RecordQuery,
-    RecordScope, RecordStats, is_field_name, query_terms,
+    RecordScope, RecordStats, RecordTally, is_field_name, query_terms,
 };
 
 use super::errors::pg;
@@ -57,7 +57,8 @@ pub(crate) async fn put(
     }
     let count: i64 = tx
         .query_one(
-            "SELECT count(*) FROM data_records WHERE owner = $1 AND collection = $2",
+            "SELECT coalesce(sum(n), 0)::bigint FROM data_record_counts \
+             WHERE owner = $1 AND collection = $2",
             &[&record.owner, &record.collection],
         )
         .await
@@ -406,6 +407,31 @@ pub(crate) async fn claim(
         .await
         .map_err(pg)?;
     Ok(n == 1)
+}
+
+pub(crate) async fn tally(
+    client: &Client,
+    scope: &RecordScope,
+    collection: &str,
+) -> Result<RecordTally, StoreError> {
+    let row = client
+        .query_one(
+            "SELECT (SELECT coalesce(sum(n), 0)::bigint FROM data_record_counts \
+                     WHERE owner = $1 AND agent = $2 AND collection = $3) AS total, \
+                    (SELECT min(created_at) FROM data_records \
+                     WHERE owner = $1 AND agent = $2 AND collection = $3) AS oldest, \
+                    (SELECT max(created_at) FROM data_records \
+                     WHERE owner = $1 AND agent = $2 AND collection = $3) AS newest",
+            &[&scope.owner, &scope.agent, &collection],
+        )
+        .await
+        .map_err(pg)?;
+    let total: i64 = col(&row, "total")?;
+    Ok(RecordTally {
+        total: u64::try_from(total).unwrap_or(0),
+        oldest: col(&row, "oldest")?,
+        newest: col(&row, "newest")?,
+    })
 }
 
 pub(crate) async fn delete_collection(

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 6;
+pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -374,6 +374,49 @@ CREATE INDEX idx_mcp_access_requests_status ON mcp_access_requests (status, crea
     // 6: records due at a time, across owners (the scheduler's query every second).
     r#"
 CREATE INDEX idx_data_records_due ON data_records (collection, at) WHERE at IS NOT NULL;
+"#,
+    // 7: how many records each owner, collection and agent holds, kept by statement-level
+    // triggers (one counter update per statement, not per row: erasing a person's 100,000
+    // records updates each counter once), so the per-collection limit and a listing's total
+    // are read without counting the records. (No statement changes a record's owner,
+    // collection or agent; PostgreSQL allows no column list on a trigger with a transition
+    // table, and an update trigger would rewrite a counter on every edit.)
+    r#"
+CREATE TABLE data_record_counts (
+    owner      TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    agent      TEXT NOT NULL,
+    n          BIGINT NOT NULL,
+    PRIMARY KEY (owner, collection, agent)
+);
+INSERT INTO data_record_counts (owner, collection, agent, n)
+    SELECT owner, collection, agent, count(*) FROM data_records GROUP BY owner, collection, agent;
+CREATE FUNCTION data_record_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO data_record_counts AS c (owner, collection, agent, n)
+        SELECT owner, collection, agent, count(*) FROM added
+        GROUP BY owner, collection, agent ORDER BY owner, collection, agent
+    ON CONFLICT (owner, collection, agent) DO UPDATE SET n = c.n + excluded.n;
+    RETURN NULL;
+END
+$$;
+CREATE FUNCTION data_record_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE data_record_counts c SET n = c.n - gone.k
+    FROM (SELECT owner, collection, agent, count(*) AS k FROM removed
+          GROUP BY owner, collection, agent) gone
+    WHERE c.owner = gone.owner AND c.collection = gone.collection AND c.agent = gone.agent;
+    DELETE FROM data_record_counts c USING (SELECT DISTINCT owner, collection, agent FROM removed) gone
+    WHERE c.owner = gone.owner AND c.collection = gone.collection AND c.agent = gone.agent
+      AND c.n <= 0;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER data_record_counts_insert AFTER INSERT ON data_records
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data_record_counts_add();
+CREATE TRIGGER data_record_counts_delete AFTER DELETE ON data_records
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT
+    EXECUTE FUNCTION data_record_counts_remove();
 "#,
 ];
 

@@ -149,3 +149,38 @@ async fn a_version_1_database_with_executions_migrates_and_keeps_every_row() {
     drop(PgStore::connect(&url, &options).await.unwrap());
     assert_eq!(schema_version(&url).await, SCHEMA_VERSION.to_string());
 }
+
+/// A version 6 database (records, no kept counts) gets its counts from the records it holds,
+/// and keeps counting from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_6_database_counts_the_records_it_already_holds() {
+    let Some(cluster) = pg_or_skip() else { return };
+    let url = cluster.create_database().unwrap();
+    sql(
+        &url,
+        &format!(
+            "BEGIN; CREATE TABLE toolsmith_schema (id INTEGER PRIMARY KEY CHECK (id = 1), \
+             version BIGINT NOT NULL); INSERT INTO toolsmith_schema VALUES (1, 6); {} \
+             INSERT INTO data_records (id, collection, owner, agent, document, created_at, \
+             updated_at) VALUES \
+             ('m1', 'memory', 'alice', '', '{{}}', now(), now()), \
+             ('m2', 'memory', 'alice', '', '{{}}', now(), now()), \
+             ('m3', 'memory', 'alice', 'a', '{{}}', now(), now()); COMMIT;",
+            MIGRATIONS[..6].join("\n")
+        ),
+    )
+    .await;
+    let store = PgStore::connect(&url, &PgOptions::default()).await.unwrap();
+    assert_eq!(schema_version(&url).await, SCHEMA_VERSION.to_string());
+    let total = |agent| {
+        let store = &store;
+        async move {
+            let scope = crate::RecordScope::new("alice", agent);
+            store.record_tally(&scope, "memory").await.unwrap().total
+        }
+    };
+    assert_eq!((total(None).await, total(Some("a")).await), (2, 1));
+    let scope = crate::RecordScope::new("alice", None);
+    assert!(store.delete_record(&scope, "memory", "m1").await.unwrap());
+    assert_eq!(total(None).await, 1);
+}

@@ -60,7 +60,7 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE mcp_access_requests; DROP TABLE mcp_grants; DROP TABLE mcp_servers; \
-             DROP TABLE data_records_fts; DROP TABLE data_records; \
+             DROP TABLE data_record_counts; DROP TABLE data_records_fts; DROP TABLE data_records; \
              DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
              DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
              DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
@@ -99,6 +99,50 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
         ..crate::RecordQuery::default()
     };
     assert!(store.query_records(&query).await.unwrap().is_empty());
+}
+
+/// A version 8 store (records, no kept counts) gets its counts from the records it holds.
+#[tokio::test]
+async fn a_version_8_store_counts_the_records_it_already_holds() {
+    let f = fixture().await;
+    let path = f.dir.path().join("toolsmith.db");
+    for (owner, agent, id) in [
+        ("alice", "", "m1"),
+        ("alice", "", "m2"),
+        ("alice", "a", "m3"),
+    ] {
+        let scope = crate::RecordScope::new(owner, (!agent.is_empty()).then_some(agent));
+        let record = crate::DataRecord::new(
+            &scope,
+            "memory".to_owned(),
+            id.to_owned(),
+            serde_json::json!({}),
+            String::new(),
+        );
+        f.store.put_record(record, 100).await.unwrap();
+    }
+    drop(f.store);
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER data_record_counts_insert; DROP TRIGGER data_record_counts_delete; \
+             DROP TABLE data_record_counts; PRAGMA user_version = 8;",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    let tally = |agent| {
+        let store = &store;
+        async move {
+            let scope = crate::RecordScope::new("alice", agent);
+            store.record_tally(&scope, "memory").await.unwrap().total
+        }
+    };
+    assert_eq!((tally(None).await, tally(Some("a")).await), (2, 1));
+    // And it keeps counting from there.
+    let scope = crate::RecordScope::new("alice", None);
+    assert!(store.delete_record(&scope, "memory", "m1").await.unwrap());
+    assert_eq!(tally(None).await, 1);
 }
 
 #[tokio::test]

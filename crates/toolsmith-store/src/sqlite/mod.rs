@@ -41,7 +41,7 @@ use toolsmith_core::{
 use crate::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, AuditQuery, AuditRecord,
     ConfigDependencyChanges, ConfigServiceEntries, DataRecord, ExecutionSample, PutOutcome,
-    RecordHit, RecordQuery, RecordScope, RecordStats, SealedSample, Store, StoreError,
+    RecordHit, RecordQuery, RecordScope, RecordStats, RecordTally, SealedSample, Store, StoreError,
     StoredPolicy, ToolPage, ToolQuery, ToolStats,
 };
 
@@ -365,6 +365,8 @@ store_on_connections! {
     read fn query_records(query: &RecordQuery) -> Vec<RecordHit> = records::query(&query);
     read fn record_stats(scope: &RecordScope, collection: &str) -> RecordStats
         = records::stats(&scope, &collection);
+    read fn record_tally(scope: &RecordScope, collection: &str) -> RecordTally
+        = records::tally(&scope, &collection);
     read fn export_records(owner: &str, after: Option<&str>, limit: u32) -> Vec<DataRecord>
         = records::export(&owner, after.as_deref(), limit);
     write fn delete_collection_records(scope: &RecordScope, collection: &str) -> u64

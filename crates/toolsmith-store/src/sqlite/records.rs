@@ -7,7 +7,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params, params_from_iter};
 use toolsmith_core::data::{
     DataRecord, FieldSort, FieldValue, PutOutcome, RecordHit, RecordOrder, RecordQuery,
-    RecordScope, RecordStats, is_field_name, query_terms,
+    RecordScope, RecordStats, RecordTally, is_field_name, query_terms,
 };
 
 use super::rows::{backend, json_text, parse_time, timestamp};
@@ -44,7 +44,10 @@ pub(crate) fn put(
         }
     }
     let count: i64 = tx
-        .prepare_cached("SELECT count(*) FROM data_records WHERE owner = ?1 AND collection = ?2")
+        .prepare_cached(
+            "SELECT coalesce(sum(n), 0) FROM data_record_counts \
+             WHERE owner = ?1 AND collection = ?2",
+        )
         .and_then(|mut s| s.query_row(params![record.owner, record.collection], |r| r.get(0)))
         .map_err(backend)?;
     if u64::try_from(count).unwrap_or(0) >= max_per_collection {
@@ -343,6 +346,40 @@ pub(crate) fn stats(
         mean_weight: mean,
         oldest: time(oldest)?,
         newest: time(newest)?,
+    })
+}
+
+pub(crate) fn tally(
+    conn: &Connection,
+    scope: &RecordScope,
+    collection: &str,
+) -> Result<RecordTally, StoreError> {
+    let args = params![scope.owner, scope.agent, collection];
+    let total: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(n), 0) FROM data_record_counts \
+             WHERE owner = ?1 AND agent = ?2 AND collection = ?3",
+        )
+        .and_then(|mut s| s.query_row(args, |r| r.get(0)))
+        .map_err(backend)?;
+    // One aggregate a statement: SQLite answers a lone min() or max() with one index seek.
+    let edge = |sql: &str| -> Result<Option<DateTime<Utc>>, StoreError> {
+        let t: Option<String> = conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_row(args, |r| r.get(0)))
+            .map_err(backend)?;
+        t.as_deref().map(parse_time).transpose().map_err(corrupt)
+    };
+    Ok(RecordTally {
+        total: u64::try_from(total).unwrap_or(0),
+        oldest: edge(
+            "SELECT min(created_at) FROM data_records \
+             WHERE owner = ?1 AND agent = ?2 AND collection = ?3",
+        )?,
+        newest: edge(
+            "SELECT max(created_at) FROM data_records \
+             WHERE owner = ?1 AND agent = ?2 AND collection = ?3",
+        )?,
     })
 }
 

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 8;
+pub(crate) const SCHEMA_VERSION: i64 = 9;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -282,6 +282,31 @@ CREATE INDEX idx_mcp_access_requests_status ON mcp_access_requests (status, crea
     // 8: records due at a time, across owners (the scheduler's query every second).
     r#"
 CREATE INDEX idx_data_records_due ON data_records (collection, at) WHERE at IS NOT NULL;
+"#,
+    // 9: how many records each owner, collection and agent holds, kept by triggers, so the
+    // per-collection limit and a listing's total are read without counting the records. (No
+    // statement changes a record's owner, collection or agent.)
+    r#"
+CREATE TABLE data_record_counts (
+    owner      TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    agent      TEXT NOT NULL,
+    n          INTEGER NOT NULL,
+    PRIMARY KEY (owner, collection, agent)
+) WITHOUT ROWID;
+INSERT INTO data_record_counts (owner, collection, agent, n)
+    SELECT owner, collection, agent, count(*) FROM data_records GROUP BY owner, collection, agent;
+CREATE TRIGGER data_record_counts_insert AFTER INSERT ON data_records BEGIN
+    INSERT INTO data_record_counts (owner, collection, agent, n)
+    VALUES (new.owner, new.collection, new.agent, 1)
+    ON CONFLICT (owner, collection, agent) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER data_record_counts_delete AFTER DELETE ON data_records BEGIN
+    UPDATE data_record_counts SET n = n - 1
+    WHERE owner = old.owner AND collection = old.collection AND agent = old.agent;
+    DELETE FROM data_record_counts
+    WHERE owner = old.owner AND collection = old.collection AND agent = old.agent AND n <= 0;
+END;
 "#,
 ];
 
