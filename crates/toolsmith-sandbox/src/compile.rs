@@ -12,7 +12,7 @@
 //! code runs in strict mode.
 //!
 //! Each thread keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
-//! called again skips parsing. `prelude.js`, `utils.js` and `bounds.js` are compiled once per process.
+//! called again skips parsing. `prelude.js`, `utils.js`, `bounds.js` and `flat.js` are compiled once per process.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -31,6 +31,8 @@ const UTILS_MODULE: &str = "utils.js";
 const UTILS_SOURCE: &str = include_str!("utils.js");
 const BOUNDS_MODULE: &str = "bounds.js";
 const BOUNDS_SOURCE: &str = include_str!("bounds.js");
+const FLAT_MODULE: &str = "flat.js";
+const FLAT_SOURCE: &str = include_str!("flat.js");
 /// What precedes the tool code on its first line.
 const TOOL_HEADER: &str = "export default async function (args, context) {";
 
@@ -208,6 +210,13 @@ pub(crate) fn bounds() -> Result<Bytecode, CompileError> {
     static BOUNDS: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
     BOUNDS
         .get_or_init(|| compile_once(BOUNDS_MODULE, BOUNDS_SOURCE))
+        .clone()
+}
+
+/// The bytecode of `flat.js`, compiled on first use.
+pub(crate) fn flat() -> Result<Bytecode, CompileError> {
+    static FLAT: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    FLAT.get_or_init(|| compile_once(FLAT_MODULE, FLAT_SOURCE))
         .clone()
 }
 

@@ -28,10 +28,11 @@ use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Val
 use serde_json::{Map, Value as Json};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
-use toolsmith_core::{ErrorKind, Permission, PermissionSet, ToolResult};
+use toolsmith_core::{ErrorKind, PermissionSet, ToolResult};
 
 use crate::compile::{self, CompileError, Compiler, Needs, TOOL_MODULE};
 use crate::console::ConsoleBuffer;
+use crate::grants;
 use crate::guards;
 use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
@@ -171,26 +172,27 @@ impl Sandbox {
 
 /// The functions `install` hands back.
 struct Hooks<'js> {
-    /// `begin({network, filesystem, shell, config, maxConsoleChars, maxOutputChars,
-    /// maxMemoryBytes})` applies a
-    /// job's options.
-    begin: Function<'js>,
-    /// `run(main, argsJson, contextJson)` → promise of a report.
+    /// `run(main, argsJson, contextJson, maxOutputChars, maxConsoleChars, configJson, granted)`
+    /// → promise of the result's JSON text, its length when over the output
+    /// limit, or a report of what went wrong.
     run: Function<'js>,
-    /// `settle(id, ok, payload)` settles a pending `callTool` promise.
-    settle: Function<'js>,
-    /// `describe(error)` → `{message, stack, stackOverflow}`.
-    describe: Function<'js>,
+    /// `load()` → the support module (`utils.js`): `settle(id, ok, payload)` settles a pending
+    /// `callTool` or `fetch` promise, `describe(error)` → `{message, stack, stackOverflow}`.
+    load: Function<'js>,
 }
 
 impl<'js> Hooks<'js> {
     fn from_object(hooks: &Object<'js>) -> rquickjs::Result<Self> {
         Ok(Hooks {
-            begin: hooks.get("begin")?,
             run: hooks.get("run")?,
-            settle: hooks.get("settle")?,
-            describe: hooks.get("describe")?,
+            load: hooks.get("load")?,
         })
+    }
+
+    /// `name` of the support module, which is loaded if it was not yet.
+    fn support(&self, name: &str) -> rquickjs::Result<Function<'js>> {
+        let support: Object<'js> = self.load.call(())?;
+        support.get(name)
     }
 }
 
@@ -315,21 +317,22 @@ impl<'js> Run<'_, 'js> {
                 return self.failed("could not add built-in objects to the sandbox".to_owned());
             }
         }
-        let options = match self.options() {
-            Ok(options) => options,
-            Err(e) => return self.failed(format!("could not pass the job's options: {e}")),
-        };
-        if let Err(e) = self.hooks.begin.call::<_, ()>((options,)) {
-            return self.failed(format!("could not start the job: {e}"));
+        if let Err(e) = grants::install(self.ctx, &self.hooks.load, &self.exec.permissions) {
+            return self.failed(format!("could not add the permitted globals: {e}"));
         }
         let main = match self.load_tool(tool) {
             Ok(main) => main,
             Err(outcome) => return outcome,
         };
+        let limits = &self.exec.limits;
         let promise: Promise<'js> = match self.hooks.run.call((
             main,
             self.exec.args_json.as_str(),
             self.exec.context_json.as_str(),
+            limits.max_output_bytes as f64,
+            limits.max_console_bytes as f64,
+            self.exec.config_json.as_deref(),
+            grants::bits(&self.exec.permissions),
         )) {
             Ok(promise) => promise,
             Err(e) => return self.failed(format!("could not start the tool: {e}")),
@@ -338,20 +341,6 @@ impl<'js> Run<'_, 'js> {
             Some(outcome) => outcome,
             None => self.read_report(&promise),
         }
-    }
-
-    fn options(&self) -> rquickjs::Result<Object<'js>> {
-        let limits = &self.exec.limits;
-        let options = Object::new(self.ctx.clone())?;
-        let granted = |p: Permission| self.exec.permissions.contains(&p);
-        options.set("network", granted(Permission::Network))?;
-        options.set("filesystem", granted(Permission::Filesystem))?;
-        options.set("shell", granted(Permission::Shell))?;
-        options.set("config", self.exec.config_json.as_deref())?;
-        options.set("maxConsoleChars", limits.max_console_bytes as f64)?;
-        options.set("maxOutputChars", limits.max_output_bytes as f64)?;
-        options.set("maxMemoryBytes", limits.memory_bytes as f64)?;
-        Ok(options)
     }
 
     /// `Internal`, unless a limit explains the failure.
@@ -394,7 +383,11 @@ impl<'js> Run<'_, 'js> {
         if self.watchdog.fired().is_some() {
             return Outcome::Stopped;
         }
-        match self.hooks.describe.call::<_, Object<'js>>((thrown,)) {
+        let described = self
+            .hooks
+            .support("describe")
+            .and_then(|describe| describe.call::<_, Object<'js>>((thrown,)));
+        match described {
             Ok(report) => Outcome::Threw(read_thrown(&report)),
             Err(e) => self.failed(format!("could not describe the tool's error: {e}")),
         }
@@ -438,7 +431,11 @@ impl<'js> Run<'_, 'js> {
                         Ok(content) => (true, content.to_string()),
                         Err(message) => (false, message),
                     };
-                    if let Err(e) = self.hooks.settle.call::<_, ()>((id as f64, ok, payload)) {
+                    let settled = self
+                        .hooks
+                        .support("settle")
+                        .and_then(|settle| settle.call::<_, ()>((id as f64, ok, payload)));
+                    if let Err(e) = settled {
                         return Some(self.failed(format!("could not settle a host call: {e}")));
                     }
                 }
@@ -459,23 +456,25 @@ impl<'js> Run<'_, 'js> {
         }
     }
 
-    /// The report `run` resolved with: `{ok: true, json}`, `{ok: true, tooLarge}` or
-    /// `{ok: false, message, stack, stackOverflow}`.
+    /// What `run` resolved with: the result's JSON text, its length when that is over the
+    /// output limit, or a report `{ok: false, message, stack, stackOverflow}`.
     fn read_report(&self, promise: &Promise<'js>) -> Outcome {
-        let report = match promise.result::<Object<'js>>() {
+        let report = match promise.result::<Value<'js>>() {
             Some(Ok(report)) => report,
             _ => return self.failed("the tool's promise ended without a report".to_owned()),
         };
-        if let Ok(Some(len)) = report.get::<_, Option<f64>>("tooLarge") {
-            return Outcome::TooLarge(len as usize);
-        }
-        match report.get::<_, bool>("ok") {
-            Ok(true) => match report.get::<_, String>("json") {
+        if let Some(json) = report.as_string() {
+            return match json.to_string() {
                 Ok(json) => Outcome::Returned(json),
                 Err(e) => self.failed(format!("could not read the tool's result: {e}")),
-            },
-            Ok(false) => Outcome::Threw(read_thrown(&report)),
-            Err(e) => self.failed(format!("could not read the tool's result: {e}")),
+            };
+        }
+        if let Some(len) = report.as_number() {
+            return Outcome::TooLarge(len as usize);
+        }
+        match report.into_object() {
+            Some(report) => Outcome::Threw(read_thrown(&report)),
+            None => self.failed("the tool's promise ended without a report".to_owned()),
         }
     }
 }

@@ -41,8 +41,10 @@
 //! - `raw.rs`: the only `unsafe` code: the allocator that enforces the memory limit, loading
 //!   bytecode, adding optional built-ins to a context, and reading `+x.length` of any value.
 //! - `compile.rs`: source to bytecode, outside the sandbox (which cannot compile anything).
-//! - `prelude.js`: runs first in every context: locks it down, defines `utils`, `console` and
-//!   `fetch`, and the hooks `engine.rs` drives.
+//! - `prelude.js`: runs first in every context: locks it down, defines `utils` and `console`,
+//!   and the hooks `engine.rs` drives.
+//! - `grants.rs`: the globals permissions add (`fetch`, `fs`, `shell`), native functions that
+//!   load the support module on first use.
 //! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, `fs`, `shell`, error
 //!   descriptions, and the native functions they call; loaded only when a tool uses them.
 //! - `host.rs`: `utils.callTool` / `utils.listTools` / `fetch` over [`HostCalls`].
@@ -58,6 +60,7 @@ mod checks;
 mod compile;
 mod console;
 mod engine;
+mod grants;
 mod guards;
 mod host;
 mod limits;

@@ -29,6 +29,9 @@
 //!   redefined), which every fresh runtime would pay for. [`call_passing`] calls a function
 //!   with a native function's own arguments, unconverted.
 //!
+//! - [`define_getter`]: an accessor property whose getter is such a native function (the
+//!   `fs` and `shell` globals, `grants.rs`), which rquickjs only offers for Rust closures.
+//!
 //! Nothing else here: no other FFI calls, no raw pointers outside the allocator and the
 //! argument and data arrays QuickJS hands a native function.
 
@@ -44,7 +47,7 @@ use std::sync::Arc;
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::convert::Coerced;
 use rquickjs::module::Declared;
-use rquickjs::{Ctx, Exception, FromJs, Function, Module, Value, WriteOptions, qjs};
+use rquickjs::{Ctx, Exception, FromJs, Function, Module, Object, Value, WriteOptions, qjs};
 
 /// Allocates through Rust's global allocator and refuses to go past `limit` bytes.
 pub(crate) struct CountingAllocator {
@@ -385,6 +388,38 @@ unsafe extern "C" fn trampoline<N: Native>(
             qjs::JS_EXCEPTION
         }
     }
+}
+
+/// Defines `name` on `object` as an accessor property with `getter` and no setter, neither
+/// enumerable nor configurable (what `Object.defineProperty(object, name, {get})` makes).
+pub(crate) fn define_getter<'js>(
+    ctx: &Ctx<'js>,
+    object: &Object<'js>,
+    name: &CStr,
+    getter: Function<'js>,
+) -> rquickjs::Result<()> {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: the live context `ctx` borrows, on its own thread, and a live object of it;
+    // `JS_NewAtom` copies the name and returns an atom this function frees; the getter gets a
+    // new reference (`JS_DupValue`), which `JS_DefinePropertyGetSet` takes ownership of, as of
+    // the (undefined) setter.
+    let status = unsafe {
+        let atom = qjs::JS_NewAtom(raw, name.as_ptr());
+        let status = qjs::JS_DefinePropertyGetSet(
+            raw,
+            object.as_raw(),
+            atom,
+            qjs::JS_DupValue(raw, getter.as_raw()),
+            qjs::JS_UNDEFINED,
+            0,
+        );
+        qjs::JS_FreeAtom(raw, atom);
+        status
+    };
+    if status < 0 {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(())
 }
 
 /// Calls `function` with `this` and the arguments of a native function's call, as they are.

@@ -1,6 +1,8 @@
-// The support module (`utils.js`): the `utils` helpers, `console`, and the description of
-// thrown errors. Loaded into a sandbox context only when its tool first touches `utils` or
-// `console`, or throws (see prelude.js); compiled to bytecode once per process.
+// The support module (`utils.js`): the `utils` helpers, `console`, `fetch`, `fs` and `shell`,
+// the `callTool` and `fetch` promises waiting for the host (`settle`), and the reports of a tool
+// that threw or returned no data. Loaded into a sandbox context only when its tool first
+// touches one of those globals, throws, or returns no data (see prelude.js and grants.rs), or
+// when the Rust side needs it; compiled to bytecode once per process.
 //
 // `init` receives the native functions (`natives`, see utils.rs) and the prelude's
 // `primordials`: `Object.freeze`, `Object.defineProperty`, `JSON.parse`, `JSON.stringify`,
@@ -21,7 +23,20 @@ let UNIT_MS, MONTHS;
 
 const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 
-/** Sets the module up for one context; returns what the prelude uses. */
+// The `callTool` and `fetch` promises waiting for the host, by id: `settle` finishes them.
+const pending = { __proto__: null };
+
+// The globals a permission adds, by the message of the ReferenceError a tool without it gets:
+// [global, permission, its bit in `failed`'s `granted`].
+const PERMISSION_OF = {
+    __proto__: null,
+    'ReferenceError: fetch is not defined': ['fetch', 'network', 1],
+    'ReferenceError: fs is not defined': ['fs', 'filesystem', 2],
+    'ReferenceError: shell is not defined': ['shell', 'shell', 4],
+};
+
+/** Sets the module up for one context; returns what the prelude, the Rust side and the
+ * permission globals (grants.rs) use. */
 export function init(nativeFunctions, P) {
     natives = nativeFunctions;
     freeze = P[0];
@@ -73,7 +88,87 @@ export function init(nativeFunctions, P) {
         pt: ['janeiro', 'fevereiro', 'março', 'abril', 'maio', 'junho', 'julho', 'agosto', 'setembro', 'outubro', 'novembro', 'dezembro'],
         nl: ['januari', 'februari', 'maart', 'april', 'mei', 'juni', 'juli', 'augustus', 'september', 'oktober', 'november', 'december'],
     };
-    return { describe, makeConsole, makeUtils, makeFetch, makeFs, makeShell };
+    let fetchImpl;
+    let fsObject;
+    let shellObject;
+    return {
+        describe,
+        failed,
+        noValue,
+        notJson,
+        settle,
+        makeConsole,
+        makeUtils,
+        fetch(resource, init) {
+            if (fetchImpl === undefined) {
+                fetchImpl = makeFetch();
+            }
+            return fetchImpl(resource, init);
+        },
+        fs() {
+            if (fsObject === undefined) {
+                fsObject = makeFs();
+            }
+            return fsObject;
+        },
+        shell() {
+            if (shellObject === undefined) {
+                shellObject = makeShell();
+            }
+            return shellObject;
+        },
+    };
+}
+
+/** The report of a tool that threw `e`; `granted` has a bit for each permission the tool has
+ * (see PERMISSION_OF). */
+function failed(e, granted) {
+    const report = describe(e);
+    const missing = PERMISSION_OF[report.message];
+    if (missing !== undefined && (granted & missing[2]) === 0) {
+        report.message +=
+            ': ' + missing[0] + ' exists only in tools that declare permissions: ["' + missing[1] +
+            '"] (set it with create_tool or update_custom_tool)';
+    }
+    return report;
+}
+
+/** The report of a tool that returned a value of type `type` (`undefined`, `function` or
+ * `symbol`), which JSON cannot carry. */
+function noValue(type) {
+    const message =
+        type === 'undefined'
+            ? 'the tool returned undefined — does the code `return` a value? (e.g. `return {result: x};`)'
+            : 'the tool returned a ' + type + ', which is not JSON — return data (an object, array, string, number or boolean), e.g. call the function and return its result';
+    return { ok: false, message, stack: null, stackOverflow: false };
+}
+
+/** The report of a tool whose returned value `JSON.stringify` refused with `e`. */
+function notJson(e) {
+    const report = describe(e);
+    report.message = 'the tool returned a value that cannot be turned into JSON: ' + report.message;
+    return report;
+}
+
+/** Settles the pending `callTool` or `fetch` promise `id` with the host's answer. */
+function settle(id, ok, payload) {
+    const entry = pending[id];
+    if (entry === undefined) {
+        return;
+    }
+    delete pending[id];
+    if (!ok) {
+        entry.reject(new ErrorCtor(payload));
+        return;
+    }
+    let content;
+    try {
+        content = parse(payload);
+    } catch (e) {
+        entry.reject(e);
+        return;
+    }
+    entry.resolve(content);
 }
 
 function wellFormed(text) {
@@ -489,7 +584,7 @@ function fieldOf(entry, field) {
 }
 
 /** The `utils` object of one context. */
-function makeUtils(pending, configJson) {
+function makeUtils(configJson) {
     const host = natives;
     const config = configSnapshot(configJson);
     const utils = {
@@ -902,7 +997,7 @@ function makeResponse(raw) {
 
 /** The `fetch` global of a context with the `network` permission. Never throws: every failure
  * is a rejected promise, as in browsers. */
-function makeFetch(pending) {
+function makeFetch() {
     const host = natives;
     return function fetch(resource, init) {
         return new PromiseCtor((resolve, reject) => {
@@ -957,7 +1052,7 @@ function makeFetch(pending) {
 // the execution's budget (`js_max_fs_operations`).
 
 /** `(label, tool, args, shape)` → a promise of `shape(content)`, rejected as `label: message`. */
-function toolCall(pending) {
+function toolCall() {
     const host = natives;
     return (label, tool, args, shape) =>
         new PromiseCtor((resolve, reject) => {
@@ -1001,8 +1096,8 @@ function withOptions(args, options, names) {
 const FS_PATH_HINT = 'a non-empty string relative to the workspace root (e.g. "notes/todo.md")';
 
 /** The `fs` object of one context (permission `filesystem`). */
-function makeFs(pending) {
-    const call = toolCall(pending);
+function makeFs() {
+    const call = toolCall();
     const same = (content) => content;
     // `method(path, options)`: checks both, then calls `tool` with the path under `key`.
     const method = (name, tool, key, names, shape, defaultPath) =>
@@ -1071,8 +1166,8 @@ function makeFs(pending) {
 }
 
 /** The `shell` object of one context (permission `shell`). */
-function makeShell(pending) {
-    const call = toolCall(pending);
+function makeShell() {
+    const call = toolCall();
     const shell = {
         /** Runs `command` with `/bin/sh` in the command sandbox, the workspace as its folder. */
         exec(command, options) {

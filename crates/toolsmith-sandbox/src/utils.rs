@@ -17,15 +17,16 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use md5::Md5;
 use rand::RngExt as _;
 use rand::seq::SliceRandom as _;
-use rquickjs::{Ctx, Exception, Function, Object, Value};
+use rquickjs::function::IntoArgs;
+use rquickjs::{Ctx, Exception, FromJs, Function, Object, Value};
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 use unicode_normalization::UnicodeNormalization as _;
 
-use crate::compile;
+use crate::compile::{self, CompileError};
 use crate::console;
 use crate::host::JobSlot;
-use crate::raw::{self, LazyIntrinsic};
+use crate::raw::{self, Bytecode, LazyIntrinsic};
 
 /// Longest password `generatePassword` makes.
 pub(crate) const MAX_PASSWORD_LENGTH: usize = 1024;
@@ -222,8 +223,6 @@ fn load_support<'js>(
     slot: Rc<JobSlot>,
     primordials: Value<'js>,
 ) -> rquickjs::Result<Object<'js>> {
-    let bytecode = compile::utils()
-        .map_err(|e| Exception::throw_internal(ctx, &format!("utils could not be loaded: {e}")))?;
     // `utils.js` uses `Date` and `Set`.
     for intrinsic in [LazyIntrinsic::Date, LazyIntrinsic::MapSet] {
         if !slot.ensure(ctx, intrinsic) {
@@ -231,20 +230,27 @@ fn load_support<'js>(
         }
     }
     let natives = natives(ctx, slot)?;
+    load_module(ctx, compile::utils(), "utils", (natives, primordials))
+}
+
+/// Loads one of the modules the sandbox loads on first use (`bytecode`, named `what` in an
+/// error) into the context and returns what its `init` returns when called with `args`.
+pub(crate) fn load_module<'js, A: IntoArgs<'js>, R: FromJs<'js>>(
+    ctx: &Ctx<'js>,
+    bytecode: Result<Bytecode, CompileError>,
+    what: &str,
+    args: A,
+) -> rquickjs::Result<R> {
+    let bytecode = bytecode
+        .map_err(|e| Exception::throw_internal(ctx, &format!("{what} could not be loaded: {e}")))?;
     let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
     let init: Function<'js> = module.get("init")?;
-    init.call((natives, primordials))
+    init.call(args)
 }
 
 /// Loads `bounds.js` (the rare paths of the string guards) into the context and initializes
 /// it with the host's linear normalization and string search and the guards' `kit`.
 pub(crate) fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Result<Object<'js>> {
-    let bytecode = compile::bounds().map_err(|e| {
-        Exception::throw_internal(
-            ctx,
-            &format!("the built-in guards could not be loaded: {e}"),
-        )
-    })?;
     let natives = Object::new(ctx.clone())?;
     natives.set(
         "normalize",
@@ -274,9 +280,12 @@ pub(crate) fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Res
             find_all(&text, &pattern)
         })?,
     )?;
-    let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
-    let init: Function<'js> = module.get("init")?;
-    init.call((natives, kit))
+    load_module(
+        ctx,
+        compile::bounds(),
+        "the built-in guards",
+        (natives, kit),
+    )
 }
 
 /// The native functions `utils.js` calls.

@@ -53,3 +53,40 @@ fn the_engine_itself_refuses_to_compile_strings() {
         );
     }
 }
+
+/// The memory of a fresh runtime: bare (its context's intrinsics only), or prepared as
+/// [`serve`] prepares it (prelude, guards), before any job.
+fn usage(prepared: bool) -> rquickjs::qjs::JSMemoryUsage {
+    let watchdog = Rc::new(Watchdog::new());
+    let slot = Rc::new(JobSlot::default());
+    let sandbox = Sandbox::start(&watchdog).unwrap();
+    if prepared {
+        sandbox
+            .context
+            .with(|ctx| prepare(&ctx, &slot).map(|_| ()))
+            .unwrap();
+    }
+    sandbox.runtime.memory_usage()
+}
+
+/// Every fresh runtime reads, creates and then collects what preparing it adds, which is most
+/// of what a trivial call costs beyond the context itself (docs/benchmarks.md): this keeps it
+/// from growing unnoticed. Raise a bound only with a reason, and the figures in the docs.
+#[test]
+fn preparing_a_runtime_adds_few_objects() {
+    let bare = usage(false);
+    let prepared = usage(true);
+    let added = |of: fn(&rquickjs::qjs::JSMemoryUsage) -> i64| of(&prepared) - of(&bare);
+    let objects = added(|u| u.obj_count);
+    let js_functions = added(|u| u.js_func_count);
+    let bytes = added(|u| u.malloc_size);
+    eprintln!(
+        "a bare runtime: {} objects, {} bytes; preparing it adds {objects} objects ({js_functions} JS functions), {bytes} bytes",
+        bare.obj_count, bare.malloc_size
+    );
+    assert!(objects <= 80, "preparing a runtime adds {objects} objects");
+    assert!(
+        js_functions <= 10,
+        "preparing a runtime adds {js_functions} JS functions"
+    );
+}

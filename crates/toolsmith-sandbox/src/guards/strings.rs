@@ -38,8 +38,9 @@ const REPLACE: u16 = 6;
 const REPLACE_ALL: u16 = 7;
 
 /// What the kit holds, by position, as `bounds.js`'s `init` reads it: `Reflect.apply`, then
-/// built-ins of `String.prototype` (`S`), `Array.prototype` (`A`), `RegExp` and its `escape`.
-const KIT: [(Holder, &str); 12] = [
+/// built-ins of `String.prototype` (`S`), `Array.prototype` (`A`), `RegExp` and its `escape`;
+/// then `Array.isArray` for the `flat` guards (`guards.rs`).
+const KIT: [(Holder, &str); 13] = [
     (Holder::Reflect, "apply"),
     (Holder::StringProto, "slice"),
     (Holder::StringProto, "codePointAt"),
@@ -52,11 +53,16 @@ const KIT: [(Holder, &str); 12] = [
     (Holder::StringProto, "split"),
     (Holder::StringProto, "replace"),
     (Holder::StringProto, "replaceAll"),
+    (Holder::Array, "isArray"),
 ];
 /// The kit's `isWellFormed`.
 const KIT_IS_WELL_FORMED: usize = 5;
+/// The kit's `Array.isArray`.
+pub(super) const KIT_IS_ARRAY: usize = 12;
 /// Where the kit keeps the rare paths once `bounds.js` is loaded.
 const KIT_RARE: usize = KIT.len();
+/// Where the kit keeps the nested walk of `flat` once `flat.js` is loaded.
+pub(super) const KIT_FLAT: usize = KIT.len() + 1;
 
 /// A needle longer than this, in a haystack this many times longer than the needle's length
 /// squared ([`QUADRATIC`]), is searched by the host.
@@ -66,6 +72,7 @@ const QUADRATIC: f64 = (1u32 << 20) as f64;
 #[derive(Clone, Copy)]
 enum Holder {
     Global,
+    Array,
     Reflect,
     StringProto,
     ArrayProto,
@@ -73,8 +80,8 @@ enum Holder {
 }
 
 /// Replaces the guarded methods of `String.prototype`; `globals` is the context's global
-/// object.
-pub(super) fn install<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::Result<()> {
+/// object. Returns the kit.
+pub(super) fn install<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::Result<Value<'js>> {
     let string: Object<'js> = globals.get("String")?;
     let string_proto: Object<'js> = string.get("prototype")?;
     let array: Object<'js> = globals.get("Array")?;
@@ -85,6 +92,7 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::R
     for (index, (holder, name)) in KIT.iter().enumerate() {
         let from = match holder {
             Holder::Global => globals,
+            Holder::Array => &array,
             Holder::Reflect => &reflect,
             Holder::StringProto => &string_proto,
             Holder::ArrayProto => &array_proto,
@@ -93,20 +101,8 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::R
         kit.set(index, from.get::<_, Value<'js>>(*name)?)?;
     }
     let kit = kit.into_value();
-    for (index, name) in GUARDED.iter().enumerate() {
-        let original: Value<'js> = string_proto.get(name_str(name))?;
-        let length = raw::length_of(ctx, &original)?;
-        let guard = raw::native_function::<StringGuard>(
-            ctx,
-            name,
-            length as u8,
-            index as u16,
-            &[original, kit.clone()],
-        )?;
-        // An assignment: the property keeps the built-in's attributes.
-        string_proto.set(name_str(name), guard)?;
-    }
-    Ok(())
+    super::replace_all::<StringGuard>(ctx, &string_proto, &GUARDED, Some(&kit))?;
+    Ok(kit)
 }
 
 /// A guard of [`GUARDED`]: its data are the built-in it replaced and the kit.

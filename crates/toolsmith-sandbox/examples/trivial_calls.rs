@@ -1,0 +1,66 @@
+//! Runs N executions of one tool (default `return 1`) through `JsSandbox::run`, one at a time,
+//! and exits: the per-execution cost of the sandbox alone, for instruction counts (`valgrind
+//! --tool=callgrind` or `perf stat -e instructions:u`) at two values of N, whose difference
+//! divided by the difference of N removes the process's start-up.
+//!
+//! Usage: cargo run --release -p toolsmith-sandbox --example trivial_calls -- N [code]
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use toolsmith_core::PermissionSet;
+use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolConfig};
+
+struct NoHost;
+
+#[async_trait]
+impl HostCalls for NoHost {
+    async fn call_tool(&self, _name: &str, _args: Value) -> Result<Value, String> {
+        Err("no tools".to_owned())
+    }
+
+    fn list_tools(&self) -> Vec<Value> {
+        Vec::new()
+    }
+}
+
+fn main() {
+    let mut argv = std::env::args().skip(1);
+    let n: usize = argv.next().and_then(|n| n.parse().ok()).unwrap_or(100);
+    let code = argv.next().unwrap_or_else(|| "return 1".to_owned());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let sandbox = JsSandbox::new(PoolConfig {
+        workers: 1,
+        ..PoolConfig::default()
+    });
+    let host: Arc<dyn HostCalls> = Arc::new(NoHost);
+    let mut failed = 0;
+    for _ in 0..n {
+        let job = JsJob {
+            code: code.clone(),
+            args: json!({}),
+            context: JsCallContext {
+                tool_name: "bench".to_owned(),
+                call_id: "call_bench".to_owned(),
+                conversation_id: None,
+                user_id: "default".to_owned(),
+            },
+            permissions: PermissionSet::new(),
+            limits: JsLimits::default(),
+            host: host.clone(),
+            config: None,
+        };
+        let result = rt.block_on(sandbox.run(job));
+        if result.is_error {
+            failed += 1;
+            if failed == 1 {
+                eprintln!("error: {}", result.content);
+            }
+        }
+    }
+    println!("{n} calls, {failed} failed");
+}
