@@ -303,6 +303,30 @@ async fn insert(
     }
 }
 
+/// Keeps the rows just added to `table` only if the table still exists. A deletion removes the
+/// definition, then the rows; an add that found the table before the definition went could
+/// otherwise insert after the rows went, leaving rows no call reaches. Checked after the
+/// insert, whichever of the two finishes last removes them: if this check still finds the
+/// definition, the deletion's row sweep comes later and takes them.
+async fn keep_if_table_exists(
+    records: &dyn Records,
+    scope: &RecordScope,
+    table: &Table,
+    added: &[String],
+) -> Result<(), Fail> {
+    if added.is_empty() || records.get(scope, TABLES, &table.id).await?.is_some() {
+        return Ok(());
+    }
+    for id in added {
+        records.delete(scope, &table.rows(), id).await?;
+    }
+    Err(Fail::Args(format!(
+        "the custom table '{}' was deleted while the rows were being added; nothing was \
+         kept: make it again with create_custom_table",
+        table.definition.name
+    )))
+}
+
 /// `add_custom_record`: one row from `data`.
 pub async fn add_row(
     records: &dyn Records,
@@ -314,6 +338,7 @@ pub async fn add_row(
         .definition
         .read_row(args.get("data").unwrap_or(&Value::Null))?;
     let stored = insert(records, scope, &table, row).await?;
+    keep_if_table_exists(records, scope, &table, std::slice::from_ref(&stored.id)).await?;
     Ok(json!({
         "success": true,
         "record": row_view(&stored),
@@ -346,20 +371,28 @@ pub async fn batch_add_rows(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut added = Vec::with_capacity(rows.len());
+    let mut ids = Vec::with_capacity(rows.len());
     for (i, row) in rows.into_iter().enumerate() {
-        let stored = insert(records, scope, &table, row).await.map_err(|e| {
-            let message = format!(
-                "records[{i}] was not added ({}); the {} before it were added, the rest were not",
-                e.message(),
-                added.len()
-            );
-            match e {
-                Fail::Args(_) => Fail::Args(message),
-                Fail::Run(_) => Fail::Run(message),
+        let stored = match insert(records, scope, &table, row).await {
+            Ok(stored) => stored,
+            Err(e) => {
+                keep_if_table_exists(records, scope, &table, &ids).await?;
+                let message = format!(
+                    "records[{i}] was not added ({}); the {} before it were added, the rest \
+                     were not",
+                    e.message(),
+                    added.len()
+                );
+                return Err(match e {
+                    Fail::Args(_) => Fail::Args(message),
+                    Fail::Run(_) => Fail::Run(message),
+                });
             }
-        })?;
+        };
         added.push(row_view(&stored));
+        ids.push(stored.id);
     }
+    keep_if_table_exists(records, scope, &table, &ids).await?;
     Ok(json!({
         "success": true,
         "added": added.len(),
