@@ -133,8 +133,15 @@ pub async fn before_change(
     Ok(())
 }
 
+/// How many times a goal's progress is derived again when steps keep changing under it.
+const SETTLE_ROUNDS: usize = 5;
+
 /// After a step was added, changed or deleted: its goal's step counts and progress derived
-/// again (the goal's own rules do it on any change).
+/// again (the goal's own rules do it on any change). Two steps changed at the same instant
+/// each derive from what they read, so the later write could hold the older counts: after
+/// writing, the steps are counted again and the goal derived again until they agree. The
+/// last writer always counts after its own write, so the goal ends up matching every step
+/// change made before it.
 pub async fn settle_goal(
     records: &dyn Records,
     scope: &RecordScope,
@@ -152,7 +159,15 @@ pub async fn settle_goal(
     {
         return Ok(());
     }
-    ops::modify(&FAMILY, records, scope, goal_id, |_| Ok(())).await?;
+    for _ in 0..SETTLE_ROUNDS {
+        let written = ops::modify(&FAMILY, records, scope, goal_id, |_| Ok(())).await?;
+        let (total, done) = count(records, scope, goal_id).await?;
+        let goal = &written[FAMILY.one];
+        let agrees = |key: &str, n: usize| goal[key].as_u64() == u64::try_from(n).ok();
+        if agrees("stepCount", total) && agrees("completedSteps", done) {
+            break;
+        }
+    }
     Ok(())
 }
 

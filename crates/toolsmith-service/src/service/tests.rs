@@ -1514,4 +1514,5 @@ mod js_workspace;
 mod memory;
 mod pdf_git;
 mod personal;
+mod racing;
 mod schedule;

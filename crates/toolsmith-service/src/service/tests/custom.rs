@@ -3,16 +3,14 @@
 //! and search, bad arguments naming the fix, hostile input (huge rows, thousands of columns,
 //! names and values that look like SQL), the limits, and isolation between users and agents.
 
-use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use toolsmith_builtins::custom::ops as custom_ops;
-use toolsmith_builtins::data::{DataError, RecordLimits, Records};
-use toolsmith_core::data::{
-    DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats, RecordTally,
-};
+use toolsmith_builtins::data::Records;
+use toolsmith_core::data::RecordScope;
 
 use super::memory::call;
 use super::personal::{Kind, ok, on_both_backends, open, refused};
+use super::racing::{Racing, Write};
 use super::*;
 
 on_both_backends!(
@@ -766,73 +764,6 @@ async fn one_users_or_agents_tables_and_rows_are_never_visible_to_another(kind: 
     );
 }
 
-/// The service's records, with the table deleted (definition, then rows) just before the first
-/// row is inserted: the worst interleaving of an add and a deletion, made deterministic.
-#[derive(Debug)]
-struct DeleteBeforeFirstRow {
-    inner: crate::service::records::StoreRecords,
-    fired: std::sync::atomic::AtomicBool,
-}
-
-#[async_trait::async_trait]
-impl Records for DeleteBeforeFirstRow {
-    async fn put(&self, record: DataRecord) -> Result<PutOutcome, DataError> {
-        if record.collection.starts_with("custom_row:")
-            && !self.fired.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            let scope = record.scope();
-            let args = json!({"table": "log", "confirm": true});
-            custom_ops::delete_table(&self.inner, &scope, &args)
-                .await
-                .unwrap();
-        }
-        self.inner.put(record).await
-    }
-    async fn put_within(&self, record: DataRecord, max: u64) -> Result<PutOutcome, DataError> {
-        self.inner.put_within(record, max).await
-    }
-    async fn delete_collection(&self, s: &RecordScope, c: &str) -> Result<u64, DataError> {
-        self.inner.delete_collection(s, c).await
-    }
-    async fn update(&self, record: DataRecord) -> Result<Option<DataRecord>, DataError> {
-        self.inner.update(record).await
-    }
-    async fn get(
-        &self,
-        s: &RecordScope,
-        c: &str,
-        id: &str,
-    ) -> Result<Option<DataRecord>, DataError> {
-        self.inner.get(s, c, id).await
-    }
-    async fn delete(&self, s: &RecordScope, c: &str, id: &str) -> Result<bool, DataError> {
-        self.inner.delete(s, c, id).await
-    }
-    async fn query(&self, q: &RecordQuery) -> Result<Vec<RecordHit>, DataError> {
-        self.inner.query(q).await
-    }
-    async fn stats(&self, s: &RecordScope, c: &str) -> Result<RecordStats, DataError> {
-        self.inner.stats(s, c).await
-    }
-    async fn tally(&self, s: &RecordScope, c: &str) -> Result<RecordTally, DataError> {
-        self.inner.tally(s, c).await
-    }
-    fn limits(&self) -> RecordLimits {
-        self.inner.limits()
-    }
-    async fn due(
-        &self,
-        c: &str,
-        before: DateTime<Utc>,
-        n: u32,
-    ) -> Result<Vec<DataRecord>, DataError> {
-        self.inner.due(c, before, n).await
-    }
-    async fn claim(&self, r: DataRecord, at: DateTime<Utc>) -> Result<bool, DataError> {
-        self.inner.claim(r, at).await
-    }
-}
-
 async fn a_table_deleted_while_rows_are_added_keeps_no_stray_row(kind: Kind) {
     let Some(env) = open(kind, ToolServiceSettings::default()).await else {
         return;
@@ -841,10 +772,21 @@ async fn a_table_deleted_while_rows_are_added_keeps_no_stray_row(kind: Kind) {
     let table = json!({"table": "log", "columns": [{"name": "title", "type": "text"}]});
     for batch in [false, true] {
         let records = env.service.records();
-        let racing = DeleteBeforeFirstRow {
-            inner: env.service.records(),
-            fired: false.into(),
-        };
+        // The table deleted (definition, then rows) just before the first row is inserted:
+        // the worst interleaving of an add and a deletion, made deterministic.
+        let racing = Racing::once(&env.service, Write::Put, |inner, record| {
+            Box::pin(async move {
+                if record.collection.starts_with("custom_row:") {
+                    let args = json!({"table": "log", "confirm": true});
+                    custom_ops::delete_table(&inner, &record.scope(), &args)
+                        .await
+                        .unwrap();
+                    true
+                } else {
+                    false
+                }
+            })
+        });
         custom_ops::create_table(&records, &scope, &table)
             .await
             .unwrap();

@@ -6,11 +6,16 @@ use serde_json::{Value, json};
 
 use super::memory::call;
 use super::personal::{Kind, field, ok, on_both_backends, open, refused};
+use super::racing::{Racing, Write};
 use super::*;
+use toolsmith_builtins::goals::{FAMILY, STEPS};
+use toolsmith_builtins::personal::ops;
+use toolsmith_core::data::RecordScope;
 
 on_both_backends!(
     goals_hierarchy_lifecycle_steps_and_next_actions,
     goals_bad_arguments_limits_and_isolation,
+    a_goal_follows_two_steps_completed_at_the_same_instant,
 );
 
 fn id(v: &Value) -> String {
@@ -443,4 +448,50 @@ async fn goals_bad_arguments_limits_and_isolation(kind: Kind) {
     let details = ok(s, "get_goal_details", json!({"goalId": goal})).await;
     assert_eq!(details["goal"]["title"], "Secret zebra plan");
     assert_eq!(details["steps"][0]["status"], "pending");
+}
+
+/// Step B is completed just before the goal's write that follows step A's completion (which
+/// counted B still pending): the goal must still end with both counted.
+async fn a_goal_follows_two_steps_completed_at_the_same_instant(kind: Kind) {
+    let Some(env) = open(kind, ToolServiceSettings::default()).await else {
+        return;
+    };
+    let s = &env.service;
+    let goal = id(&ok(s, "create_goal", json!({"title": "Ship it"})).await["goal"]);
+    let made = ok(
+        s,
+        "decompose_goal",
+        json!({"goalId": goal, "steps": [{"title": "A"}, {"title": "B"}]}),
+    )
+    .await;
+    let (a, b) = (id(&made["steps"][0]), id(&made["steps"][1]));
+    let complete = |doc: &mut serde_json::Map<String, Value>| {
+        doc.insert("status".to_owned(), json!("completed"));
+        Ok(())
+    };
+    let racing = Racing::once(s, Write::Update, move |inner, record| {
+        let b = b.clone();
+        Box::pin(async move {
+            if record.collection != FAMILY.collection {
+                return false;
+            }
+            ops::modify(&STEPS, &inner, &record.scope(), &b, complete)
+                .await
+                .unwrap();
+            true
+        })
+    });
+    let scope = RecordScope::new("alice", None);
+    ops::modify(&STEPS, &racing, &scope, &a, complete)
+        .await
+        .unwrap();
+    let details = ok(s, "get_goal_details", json!({"goalId": goal})).await;
+    assert_eq!(
+        (
+            &details["goal"]["completedSteps"],
+            &details["goal"]["progress"]
+        ),
+        (&json!(2), &json!(100)),
+        "{details}"
+    );
 }
