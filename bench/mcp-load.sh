@@ -7,6 +7,9 @@
 # Usage: bench/mcp-load.sh [seconds per run] [client counts]   (defaults: 10, "1,16,64")
 #   LOADGEN_THREADS=N   worker threads of the generator (default 1; it shares the machine)
 #   LOADGEN_JSON=1      JSON lines instead of the table
+#   TOOLSMITH_BIN=PATH  the server binary to measure (e.g. an older build, for an A/B in one
+#                       run); the generator is still this tree's
+#   KINDS=a,b           the load kinds to run (default mcp,mcp-stateless,rest,noop)
 # Loopback only: the server binds 127.0.0.1 and the generator refuses any other address.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +20,7 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 
 cargo build --release -q -p toolsmith -p toolsmith-loadgen
 bin="$target_dir/release"
+server_bin="${TOOLSMITH_BIN:-$bin/toolsmith}"
 
 data=$(mktemp -d)
 log="$data/serve.log"
@@ -27,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin/toolsmith" serve --bind 127.0.0.1 --port 0 --data-dir "$data" --execution-approval off >"$log" 2>"$data/serve.err" &
+"$server_bin" serve --bind 127.0.0.1 --port 0 --data-dir "$data" --execution-approval off >"$log" 2>"$data/serve.err" &
 server_pid=$!
 url=""
 for _ in $(seq 1 100); do
@@ -40,10 +44,11 @@ done
 
 json=()
 [[ -n "${LOADGEN_JSON:-}" ]] && json=(--json)
-echo "server: $url (release), generator threads: $threads, $seconds s per run"
+echo "server: $url ($server_bin), generator threads: $threads, $seconds s per run"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 first=1
-for kind in mcp mcp-stateless rest noop; do
+IFS=, read -r -a kinds <<<"${KINDS:-mcp,mcp-stateless,rest,noop}"
+for kind in "${kinds[@]}"; do
   header=()
   [[ $first == 1 ]] || header=(--no-header)
   first=0
