@@ -79,6 +79,7 @@ pub(crate) struct Needs {
     pub(crate) typed_arrays: bool,
     pub(crate) map_set: bool,
     pub(crate) date: bool,
+    pub(crate) weak_refs: bool,
 }
 
 /// The globals `LazyIntrinsic::TypedArrays` defines.
@@ -106,12 +107,14 @@ impl Needs {
                 typed_arrays: true,
                 map_set: true,
                 date: true,
+                weak_refs: true,
             };
         }
         Needs {
             typed_arrays: TYPED_ARRAY_NAMES.iter().any(|name| code.contains(name)),
             map_set: code.contains("Map") || code.contains("Set"),
             date: code.contains("Date"),
+            weak_refs: code.contains("WeakRef") || code.contains("FinalizationRegistry"),
         }
     }
 }

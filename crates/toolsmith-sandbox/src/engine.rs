@@ -36,6 +36,7 @@ use crate::grants;
 use crate::guards;
 use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
+use crate::lockdown;
 use crate::pool::InFlight;
 use crate::raw::{self, CountingAllocator, LazyIntrinsic};
 use crate::sched::{NoSlot, Ticket};
@@ -43,8 +44,8 @@ use crate::utils;
 use crate::{HostCalls, JsLimits};
 
 /// The built-in objects a sandbox context is created with. Not `Eval` (no code from strings),
-/// not `Performance` (no high-resolution clock), not `DOMException`. Typed arrays, `Map`/`Set`
-/// and `Date` are added before the tool runs when its source mentions them
+/// not `Performance` (no high-resolution clock), not `DOMException`. Typed arrays, `Map`/`Set`,
+/// `Date` and `WeakRef`/`FinalizationRegistry` are added before the tool runs when its source mentions them
 /// (`compile::Needs`), or when `utils.js` is loaded (`JobSlot::ensure` adds each at most once).
 type Intrinsics = (
     intrinsic::RegExpCompiler,
@@ -52,7 +53,6 @@ type Intrinsics = (
     intrinsic::Json,
     intrinsic::Proxy,
     intrinsic::Promise,
-    intrinsic::WeakRef,
 );
 
 /// A job and where its result goes.
@@ -196,8 +196,9 @@ impl<'js> Hooks<'js> {
     }
 }
 
-/// Evaluates the prelude and calls its `install`, which locks the context down and sets up the
-/// globals, then installs the native guards (`guards.rs`); returns the hooks object.
+/// Evaluates the prelude and calls its `install`, which sets up the globals, then locks the
+/// context down (`lockdown.rs`) and installs the native guards (`guards.rs`); returns the hooks
+/// object.
 fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
     let bytecode =
         compile::prelude().map_err(|e| rquickjs::Exception::throw_internal(ctx, &e.to_string()))?;
@@ -205,7 +206,12 @@ fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<Object<'
     let (module, _evaluated) = raw::load_module(ctx, &bytecode)?.eval()?;
     while ctx.execute_pending_job() {}
     let install: Function<'js> = module.get("install")?;
-    let hooks = install.call((host,))?;
+    let hooks: Object<'js> = install.call((host,))?;
+    let run: Function<'js> = hooks.get("run")?;
+    let generators: Vec<Function<'js>> = hooks.get("generators")?;
+    let mut kinds = vec![run];
+    kinds.extend(generators);
+    lockdown::install(ctx, &kinds)?;
     guards::install(ctx)?;
     Ok(hooks)
 }
@@ -310,6 +316,7 @@ impl<'js> Run<'_, 'js> {
             (needs.typed_arrays, LazyIntrinsic::TypedArrays),
             (needs.map_set, LazyIntrinsic::MapSet),
             (needs.date, LazyIntrinsic::Date),
+            (needs.weak_refs, LazyIntrinsic::WeakRefs),
         ];
         for (wanted, intrinsic) in wanted {
             if wanted && !self.slot.ensure(self.ctx, intrinsic) {

@@ -35,7 +35,7 @@ pub(crate) const MAX_PENDING_HOST_CALLS: usize = 16;
 #[derive(Default)]
 pub(crate) struct JobSlot {
     current: RefCell<Option<JobState>>,
-    added: Cell<[bool; 3]>,
+    added: Cell<[bool; 4]>,
 }
 
 /// The host side of the running job.
@@ -60,6 +60,7 @@ impl JobSlot {
             LazyIntrinsic::TypedArrays => 0,
             LazyIntrinsic::MapSet => 1,
             LazyIntrinsic::Date => 2,
+            LazyIntrinsic::WeakRefs => 3,
         };
         let mut added = self.added.get();
         if added[index] {

@@ -41,8 +41,10 @@
 //! - `raw.rs`: the only `unsafe` code: the allocator that enforces the memory limit, loading
 //!   bytecode, adding optional built-ins to a context, and reading `+x.length` of any value.
 //! - `compile.rs`: source to bytecode, outside the sandbox (which cannot compile anything).
-//! - `prelude.js`: runs first in every context: locks it down, defines `utils` and `console`,
-//!   and the hooks `engine.rs` drives.
+//! - `prelude.js`: runs first in every context: defines `utils` and `console`, and the hooks
+//!   `engine.rs` drives.
+//! - `lockdown.rs`: no code from strings, no shared memory, no stack-trace hooks, natively
+//!   in every context before tool code runs.
 //! - `grants.rs`: the globals permissions add (`fetch`, `fs`, `shell`), native functions that
 //!   load the support module on first use.
 //! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, `fs`, `shell`, error
@@ -64,6 +66,7 @@ mod grants;
 mod guards;
 mod host;
 mod limits;
+mod lockdown;
 mod pool;
 mod raw;
 mod sched;

@@ -6,59 +6,30 @@
 // else lives in `utils.js`, which is loaded only when a tool first touches `utils`, `console`,
 // `fetch`, `fs` or `shell`, throws, or fails to return data.
 //
-// It owns, inside the sandbox: the lock-down of what the engine offers (no code from strings,
-// no shared memory, no stack-trace hooks), the `utils` and `console` globals, and the hooks the
-// Rust side drives: `run` (calls the tool and serializes its result) and `load` (the support
-// module, through which the Rust side settles `callTool` and `fetch` promises, describes thrown
-// values, and which the globals permissions add call: `grants.rs`). The `host` object of native
-// functions it receives is captured here and never becomes reachable from tool code.
+// It owns, inside the sandbox: the `utils` and `console` globals, and the hooks the Rust side
+// drives: `run` (calls the tool and serializes its result) and `load` (the support module,
+// through which the Rust side settles `callTool` and `fetch` promises and describes thrown
+// values, and which the globals permissions add call: grants.rs). The lock-down of what the
+// engine offers is native (lockdown.rs). The `host` object of native functions it receives is
+// captured here and never becomes reachable from tool code.
 //
 // Everything the hooks rely on is captured at load time, before any tool code runs, so a tool
 // that overwrites `JSON`, `Object.freeze` or `Error` changes nothing here.
 
 const G = globalThis;
 const defineProperty = Object.defineProperty;
-const getPrototypeOf = Object.getPrototypeOf;
 const freeze = Object.freeze;
 const parse = JSON.parse;
 const stringify = JSON.stringify;
 const ErrorCtor = Error;
-const EvalErrorCtor = EvalError;
 const PromiseCtor = Promise;
 // What this module captured anyway, handed on to `utils.js` (by position). The rest of what
 // `utils.js` uses it captures when it loads: capturing everything here would force QuickJS to
 // build built-in objects (Math, Reflect, ...) that it otherwise creates only on first use.
 const primordials = [freeze, defineProperty, parse, stringify, ErrorCtor, PromiseCtor];
 
-/** Locks the context down and sets up the globals; returns the hooks the Rust side drives. */
+/** Sets up the globals; returns the hooks the Rust side drives. */
 export function install(host) {
-    // The context has no `Eval` intrinsic, so QuickJS itself refuses to compile strings whatever
-    // path reaches it; these replacements only make the refusal say clearly what happened.
-    const noCode = function () {
-        throw new EvalErrorCtor(
-            'code cannot be generated from strings in the sandbox (eval and the Function constructors are disabled)',
-        );
-    };
-    const functionProto = getPrototypeOf(noCode);
-    // `x instanceof Function` keeps working.
-    defineProperty(noCode, 'prototype', { value: functionProto, writable: false });
-    const protos = [
-        functionProto,
-        getPrototypeOf(async function () {}),
-        getPrototypeOf(function* () {}),
-        getPrototypeOf(async function* () {}),
-    ];
-    for (let i = 0; i < protos.length; i++) {
-        defineProperty(protos[i], 'constructor', { value: noCode, writable: false, configurable: false });
-    }
-    defineProperty(G, 'Function', { value: noCode, writable: false, enumerable: false, configurable: false });
-    defineProperty(G, 'eval', { value: noCode, writable: false, enumerable: false, configurable: false });
-    // No shared memory. (Typed arrays are added only for tools that mention them, see
-    // compile.rs; these two are removed again whenever they are.)
-    delete G.SharedArrayBuffer;
-    delete G.Atomics;
-    // No V8-style stack hooks: call sites would hand out the functions on the stack.
-    defineProperty(ErrorCtor, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
     let support;
     let consoleObject;
     let utilsObject;
@@ -93,6 +64,10 @@ export function install(host) {
 
     return {
         load,
+
+        // For the lock-down (lockdown.rs): the prototypes of these two kinds of function are
+        // reachable no other way (the async function prototype is `run`'s).
+        generators: [function* () {}, async function* () {}],
 
         // Resolves with the result's JSON text, its length when that is over `maxOutputChars`,
         // or a report of what went wrong (an object, made by the support module).

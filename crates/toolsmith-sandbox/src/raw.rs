@@ -12,7 +12,8 @@
 //!   only be made by [`Bytecode::compile`] from source, by this very QuickJS build, so it is
 //!   always well formed.
 //!
-//! - [`add_intrinsic`]: typed arrays, `Map`/`Set` and `Date` are added to a context only when
+//! - [`add_intrinsic`]: typed arrays, `Map`/`Set`, `Date` and `WeakRef`/`FinalizationRegistry`
+//!   are added to a context only when
 //!   its tool mentions them (they are a third of the cost of a fresh context, and most tools
 //!   never touch them; see `compile::Needs`). rquickjs only offers intrinsics when a context is
 //!   created, so this calls QuickJS's `JS_AddIntrinsic*` directly.
@@ -31,6 +32,10 @@
 //!
 //! - [`define_getter`]: an accessor property whose getter is such a native function (the
 //!   `fs` and `shell` globals, `grants.rs`), which rquickjs only offers for Rust closures.
+//!
+//! - [`define_value`] and [`make_constructor`]: `Object.defineProperty` with a descriptor that
+//!   leaves attributes out, and a native function that is a constructor (the lock-down,
+//!   `lockdown.rs`), which rquickjs does not offer.
 //!
 //! Nothing else here: no other FFI calls, no raw pointers outside the allocator and the
 //! argument and data arrays QuickJS hands a native function.
@@ -189,6 +194,8 @@ pub(crate) enum LazyIntrinsic {
     MapSet,
     /// `Date`.
     Date,
+    /// `WeakRef` and `FinalizationRegistry`.
+    WeakRefs,
 }
 
 /// Adds `intrinsic` to the context of `ctx`; `false` if QuickJS failed (out of memory), with
@@ -205,6 +212,7 @@ pub(crate) fn add_intrinsic(ctx: &Ctx<'_>, intrinsic: LazyIntrinsic) -> bool {
             LazyIntrinsic::TypedArrays => qjs::JS_AddIntrinsicTypedArrays(raw),
             LazyIntrinsic::MapSet => qjs::JS_AddIntrinsicMapSet(raw),
             LazyIntrinsic::Date => qjs::JS_AddIntrinsicDate(raw),
+            LazyIntrinsic::WeakRefs => qjs::JS_AddIntrinsicWeakRef(raw),
         }
     };
     status == 0
@@ -390,6 +398,56 @@ unsafe extern "C" fn trampoline<N: Native>(
     }
 }
 
+/// The attributes a [`define_value`] sets; those it leaves out keep what they were (or are
+/// `false` on a new property), as in `Object.defineProperty`.
+#[derive(Clone, Copy)]
+pub(crate) struct Descriptor(c_int);
+
+impl Descriptor {
+    /// `{writable: false}`.
+    pub(crate) const READ_ONLY: Descriptor = Descriptor(qjs::JS_PROP_HAS_WRITABLE as c_int);
+    /// `{writable: false, configurable: false}`.
+    pub(crate) const FIXED: Descriptor =
+        Descriptor((qjs::JS_PROP_HAS_WRITABLE | qjs::JS_PROP_HAS_CONFIGURABLE) as c_int);
+    /// `{writable: false, enumerable: false, configurable: false}`.
+    pub(crate) const HIDDEN_FIXED: Descriptor = Descriptor(
+        (qjs::JS_PROP_HAS_WRITABLE | qjs::JS_PROP_HAS_CONFIGURABLE | qjs::JS_PROP_HAS_ENUMERABLE)
+            as c_int,
+    );
+}
+
+/// `Object.defineProperty(object, name, {value, ...descriptor})`: throws as it does when the
+/// property cannot be so defined.
+pub(crate) fn define_value<'js>(
+    ctx: &Ctx<'js>,
+    object: &Object<'js>,
+    name: &CStr,
+    value: Value<'js>,
+    descriptor: Descriptor,
+) -> rquickjs::Result<()> {
+    let undefined = Value::new_undefined(ctx.clone());
+    let flags = descriptor.0 | qjs::JS_PROP_HAS_VALUE as c_int;
+    define(ctx, object, name, (&value, &undefined), flags)
+}
+
+/// Makes `function` (a native function) a constructor: `new` and `Reflect.construct` call it
+/// too.
+pub(crate) fn make_constructor<'js>(
+    ctx: &Ctx<'js>,
+    function: &Function<'js>,
+) -> rquickjs::Result<()> {
+    // SAFETY: the live context `ctx` borrows, on its own thread, and a live function of it,
+    // borrowed for the call.
+    let done = unsafe { qjs::JS_SetConstructorBit(ctx.as_raw().as_ptr(), function.as_raw(), true) };
+    if !done {
+        return Err(Exception::throw_internal(
+            ctx,
+            "could not make a constructor",
+        ));
+    }
+    Ok(())
+}
+
 /// Defines `name` on `object` as an accessor property with `getter` and no setter, neither
 /// enumerable nor configurable (what `Object.defineProperty(object, name, {get})` makes).
 pub(crate) fn define_getter<'js>(
@@ -398,20 +456,37 @@ pub(crate) fn define_getter<'js>(
     name: &CStr,
     getter: Function<'js>,
 ) -> rquickjs::Result<()> {
+    let undefined = Value::new_undefined(ctx.clone());
+    let flags = (qjs::JS_PROP_HAS_GET
+        | qjs::JS_PROP_HAS_SET
+        | qjs::JS_PROP_HAS_CONFIGURABLE
+        | qjs::JS_PROP_HAS_ENUMERABLE) as c_int;
+    define(ctx, object, name, (&undefined, getter.as_value()), flags)
+}
+
+/// `JS_DefineProperty` of `name` on `object` with `value` or `getter` (whichever `flags` say),
+/// throwing as `Object.defineProperty` does.
+fn define<'js>(
+    ctx: &Ctx<'js>,
+    object: &Object<'js>,
+    name: &CStr,
+    (value, getter): (&Value<'js>, &Value<'js>),
+    flags: c_int,
+) -> rquickjs::Result<()> {
     let raw = ctx.as_raw().as_ptr();
-    // SAFETY: the live context `ctx` borrows, on its own thread, and a live object of it;
-    // `JS_NewAtom` copies the name and returns an atom this function frees; the getter gets a
-    // new reference (`JS_DupValue`), which `JS_DefinePropertyGetSet` takes ownership of, as of
-    // the (undefined) setter.
+    // SAFETY: the live context `ctx` borrows, on its own thread, and live values of it, which
+    // `JS_DefineProperty` borrows; `JS_NewAtom` copies the name and returns an atom this
+    // function frees.
     let status = unsafe {
         let atom = qjs::JS_NewAtom(raw, name.as_ptr());
-        let status = qjs::JS_DefinePropertyGetSet(
+        let status = qjs::JS_DefineProperty(
             raw,
             object.as_raw(),
             atom,
-            qjs::JS_DupValue(raw, getter.as_raw()),
+            value.as_raw(),
+            getter.as_raw(),
             qjs::JS_UNDEFINED,
-            0,
+            flags | qjs::JS_PROP_THROW as c_int,
         );
         qjs::JS_FreeAtom(raw, atom);
         status

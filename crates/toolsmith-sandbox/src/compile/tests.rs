@@ -79,6 +79,8 @@ fn the_cache_forgets_the_least_recently_used() {
 fn the_prelude_and_utils_compile() {
     assert!(prelude().is_ok());
     assert!(utils().is_ok());
+    assert!(bounds().is_ok());
+    assert!(flat().is_ok());
 }
 
 #[test]
@@ -105,10 +107,24 @@ fn optional_built_ins_follow_the_names_in_the_source() {
             ..Needs::default()
         }
     );
+    for code in [
+        "return new WeakRef(args)",
+        "new FinalizationRegistry(() => 1)",
+    ] {
+        assert_eq!(
+            Needs::of(code),
+            Needs {
+                weak_refs: true,
+                ..Needs::default()
+            },
+            "{code}"
+        );
+    }
     let all = Needs {
         typed_arrays: true,
         map_set: true,
         date: true,
+        weak_refs: true,
     };
     assert_eq!(Needs::of("return globalThis[args.name]"), all);
     assert_eq!(Needs::of("return new \\u0044ate()"), all);

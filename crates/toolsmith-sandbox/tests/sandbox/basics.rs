@@ -265,6 +265,20 @@ async fn optional_built_ins_are_there_when_used() {
     );
 }
 
+/// `WeakRef` and `FinalizationRegistry` are added only to tools that mention them, like the
+/// other optional built-ins.
+#[tokio::test]
+async fn weak_references_are_there_when_used() {
+    assert_eq!(
+        value(
+            "const o = {}; const r = new WeakRef(o); new FinalizationRegistry(() => 1).register(o, 1); \
+             return [r.deref() === o, typeof FinalizationRegistry]"
+        )
+        .await,
+        json!([true, "function"])
+    );
+}
+
 #[tokio::test]
 async fn awkward_results_still_come_back() {
     assert_eq!(
