@@ -1,8 +1,9 @@
 //! The MCP bridge: external MCP servers' tools in the catalogue, governed like Toolsmith's own.
 //!
 //! Each configured server (`[[mcp_servers]]`, [`McpServerConfig`]) gets one task
-//! (`upstream.rs`) that starts the program (stdio) or reaches its URL (streamable HTTP, on a
-//! client the egress guard built), speaks MCP to it with rmcp's client, lists its tools
+//! (`upstream.rs`) that starts the program (stdio) or reaches its URL (streamable HTTP, or the
+//! legacy HTTP+SSE transport, on a client the egress guard built), speaks MCP to it with rmcp's
+//! client, lists its tools
 //! and registers them as `ToolOrigin::Mcp` tools named `<prefix><tool>`. From then on a bridged
 //! call is a call like any other: the pipeline checks the schema, the policy (`group:mcp`,
 //! `group:mcp:<server>`), approvals, rate limits, scrubs the upstream's answer and records it.
@@ -23,6 +24,7 @@
 //! - `config.rs`: the configuration of one server and its checks.
 //! - `launch.rs`: the allowlist of programs servers registered at run time may start.
 //! - `upstream.rs`: the connection task.
+//! - `sse.rs`: the legacy HTTP+SSE client transport (rmcp has none).
 //! - `tool.rs`: an upstream tool as a registered tool, and the call forwarding.
 //! - `status.rs`: what REST and the CLI show.
 //! - `manage.rs`: registering, changing and removing servers (the service's operations).
@@ -33,6 +35,7 @@ mod config;
 mod grants;
 mod launch;
 pub(crate) mod manage;
+mod sse;
 mod status;
 mod tool;
 mod upstream;

@@ -21,16 +21,16 @@ use crate::AppState;
 use crate::auth::{Identity, Scope};
 
 /// An MCP server to register or its new configuration: a stdio server (`command`, `args`,
-/// `env`) or a streamable HTTP one (`transport: "streamable_http"`, `url`, `headers`,
-/// `bearerToken`).
+/// `env`) or an HTTP one (`transport: "streamable_http"` or the legacy `"sse"`, `url`,
+/// `headers`, `bearerToken`).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServerBody {
     /// 1–32 lower-case letters, digits, `_` or `-` (required to register; on `PUT` the path's).
     #[serde(default)]
     pub name: Option<String>,
-    /// `stdio` (default) or `streamable_http`; `sse` (legacy HTTP+SSE) is refused, naming the
-    /// alternative.
+    /// `stdio` (default), `streamable_http`, or `sse` (the legacy HTTP+SSE transport of MCP
+    /// 2024-11-05).
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "streamable_http")]
     pub transport: Option<String>,
@@ -45,15 +45,16 @@ pub struct McpServerBody {
     /// Config Center, read at each launch (put secrets there, not here).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// streamable_http: the MCP endpoint; a private or loopback host must be in
+    /// streamable_http: the MCP endpoint; sse: the URL of the SSE stream (its `endpoint` event
+    /// must name a URL on the same origin). A private or loopback host must be in
     /// `allowed_private_hosts`.
     #[serde(default)]
     pub url: Option<String>,
-    /// streamable_http: headers sent with every request; values may hold Config Center
+    /// streamable_http, sse: headers sent with every request; values may hold Config Center
     /// references.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// streamable_http: the bearer token as a Config Center reference only
+    /// streamable_http, sse: the bearer token as a Config Center reference only
     /// (`{{config.<service>.<field>}}`); a token in clear is refused.
     #[serde(default)]
     pub bearer_token: Option<String>,
@@ -94,7 +95,7 @@ impl McpServerBody {
             Some("sse") => Transport::Sse,
             Some(other) => {
                 return Err(invalid(&format!(
-                    "`transport` '{other}' is not one of stdio, streamable_http"
+                    "`transport` '{other}' is not one of stdio, streamable_http, sse"
                 )));
             }
         };

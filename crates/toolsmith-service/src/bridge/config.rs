@@ -1,6 +1,7 @@
 //! What the operator configures per upstream MCP server (`[[mcp_servers]]` in the configuration
 //! file, or registered through REST and the CLI): a program started over stdio, or a URL spoken
-//! to over streamable HTTP; and the checks it must pass before anything is launched or sent.
+//! to over streamable HTTP or the legacy HTTP+SSE transport; and the checks it must pass before
+//! anything is launched or sent.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -22,8 +23,9 @@ pub enum Transport {
     /// An MCP endpoint over streamable HTTP (MCP 2025-03-26 and later), through the egress
     /// guard.
     StreamableHttp,
-    /// The legacy HTTP+SSE transport (MCP 2024-11-05): refused, rmcp 3.11 has no client for
-    /// it (`validate` says what to use instead).
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): an SSE stream opened with `GET url`
+    /// carries the server's messages, and the client's go by `POST` to the endpoint the stream
+    /// names first (`sse.rs`), through the egress guard.
     Sse,
 }
 
@@ -38,14 +40,14 @@ impl Transport {
 }
 
 /// One upstream MCP server: a program Toolsmith starts and speaks MCP to over stdio, or a URL
-/// it speaks MCP to over streamable HTTP.
+/// it speaks MCP to over streamable HTTP or legacy HTTP+SSE.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// Lower-case letters, digits, `_` and `-` (1–32): the `mcp:<name>` policy group and, by
     /// default, the prefix of its tools' names.
     pub name: String,
-    /// `stdio` (default), `streamable_http`, or `sse` (refused: not supported by the client).
+    /// `stdio` (default), `streamable_http`, or `sse` (the legacy HTTP+SSE transport).
     #[serde(default, skip_serializing_if = "is_stdio")]
     pub transport: Transport,
     /// stdio: the program, as an absolute path or a name looked up in `PATH`. Started directly
@@ -60,15 +62,17 @@ pub struct McpServerConfig {
     /// only the reference is stored.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// streamable_http: the MCP endpoint (`https://host/mcp`). Checked by the egress guard:
-    /// a host on a private or loopback address must be in `allowed_private_hosts`.
+    /// streamable_http: the MCP endpoint (`https://host/mcp`); sse: the SSE stream's URL
+    /// (`https://host/sse`), whose `endpoint` event must name a URL on the same origin. Checked
+    /// by the egress guard: a host on a private or loopback address must be in
+    /// `allowed_private_hosts`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// streamable_http: headers sent with every request; a value may hold Config Center
+    /// streamable_http, sse: headers sent with every request; a value may hold Config Center
     /// references, read at each connection.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
-    /// streamable_http: the bearer token, as Config Center references only
+    /// streamable_http, sse: the bearer token, as Config Center references only
     /// (`{{config.<service>.<field>}}`): a token is never written here in clear.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token: Option<String>,
@@ -158,15 +162,7 @@ impl McpServerConfig {
         let what = format!("mcp_servers '{}'", self.name);
         match self.transport {
             Transport::Stdio => self.validate_stdio(&what)?,
-            Transport::StreamableHttp => self.validate_http(&what)?,
-            Transport::Sse => {
-                return Err(format!(
-                    "{what}: transport 'sse' (the legacy HTTP+SSE transport of MCP 2024-11-05) is not \
-                     supported: the MCP client Toolsmith uses (rmcp 3.11) speaks only streamable HTTP \
-                     to remote servers. Most servers serve streamable HTTP too (often at /mcp): use \
-                     transport = \"streamable_http\" with that URL, or run the server over stdio"
-                ));
-            }
+            Transport::StreamableHttp | Transport::Sse => self.validate_http(&what)?,
         }
         if let Some(bad) = self
             .env
@@ -198,7 +194,7 @@ impl McpServerConfig {
     fn validate_stdio(&self, what: &str) -> Result<(), String> {
         if self.command.trim().is_empty() {
             return Err(format!(
-                "{what}: command is empty; give the program to start (e.g. \"npx\" or \"/usr/local/bin/my-server\"), or a url with transport = \"streamable_http\""
+                "{what}: command is empty; give the program to start (e.g. \"npx\" or \"/usr/local/bin/my-server\"), or a url with transport = \"streamable_http\" (or \"sse\")"
             ));
         }
         if self.command.contains(char::is_whitespace) && !self.command.starts_with('/') {
@@ -209,7 +205,7 @@ impl McpServerConfig {
         }
         if self.url.is_some() || !self.headers.is_empty() || self.bearer_token.is_some() {
             return Err(format!(
-                "{what}: url, headers and bearer_token belong to transport = \"streamable_http\"; a stdio server has command, args and env"
+                "{what}: url, headers and bearer_token belong to transport = \"streamable_http\" or \"sse\"; a stdio server has command, args and env"
             ));
         }
         Ok(())
@@ -217,8 +213,15 @@ impl McpServerConfig {
 
     fn validate_http(&self, what: &str) -> Result<(), String> {
         let Some(url) = self.url.as_deref() else {
+            let example = match self.transport {
+                Transport::Sse => {
+                    "the URL of its SSE stream (e.g. \"https://mcp.example.com/sse\")"
+                }
+                _ => "the server's MCP endpoint (e.g. \"https://mcp.example.com/mcp\")",
+            };
             return Err(format!(
-                "{what}: transport \"streamable_http\" needs url, the server's MCP endpoint (e.g. \"https://mcp.example.com/mcp\")"
+                "{what}: transport \"{}\" needs url, {example}",
+                self.transport.as_str()
             ));
         };
         if !self.command.is_empty() || !self.args.is_empty() || !self.env.is_empty() {

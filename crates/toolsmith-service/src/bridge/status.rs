@@ -36,13 +36,13 @@ pub struct ConfigView {
     pub command: String,
     pub args: Vec<String>,
     pub env_names: Vec<String>,
-    /// streamable_http: the endpoint.
+    /// streamable_http: the endpoint; sse: the SSE stream's URL.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// streamable_http: the names of its headers (values may be secrets).
+    /// streamable_http, sse: the names of its headers (values may be secrets).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub header_names: Vec<String>,
-    /// streamable_http: whether a bearer token (a Config Center reference) is sent.
+    /// streamable_http, sse: whether a bearer token (a Config Center reference) is sent.
     pub bearer_token: bool,
     pub prefix: String,
     pub enabled: bool,

@@ -1,8 +1,9 @@
 //! The connection task of one upstream server: start it (stdio) or reach it (streamable HTTP,
-//! through the egress guard), list and register its tools, follow its `list_changed` and a 30 s
-//! health check, and reconnect with backoff when it goes away.
+//! or legacy HTTP+SSE with `sse.rs`, through the egress guard), list and register its tools,
+//! follow its `list_changed` and a 30 s health check, and reconnect with backoff when it goes
+//! away.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,7 +21,7 @@ use toolsmith_core::ToolRegistry;
 
 use super::config::{McpServerConfig, Transport, env_references, resolve_env};
 use super::status::{ConfigView, Counters, ServerSource, ServerState, ServerStatus};
-use super::{Launcher, Origin, tool};
+use super::{Launcher, Origin, sse, tool};
 
 /// Time between health checks of a connected server.
 const HEALTH_INTERVAL: Duration = Duration::from_secs(30);
@@ -46,6 +47,9 @@ pub(crate) struct Upstream {
     /// bearer token): secrets of whoever registered the server, which the pipeline's scrubber
     /// (the caller's secrets and the patterns) would not know when someone else calls.
     resolved: Mutex<Vec<String>>,
+    /// Why the current connection's transport ended on its own (the legacy SSE transport
+    /// says; rmcp only sees that it ended).
+    ended: sse::Ended,
 }
 
 impl Upstream {
@@ -85,6 +89,7 @@ impl Upstream {
             tools_changed: Arc::new(Notify::new()),
             retry_now: Notify::new(),
             resolved: Mutex::new(Vec::new()),
+            ended: sse::Ended::default(),
         }
     }
 
@@ -196,7 +201,7 @@ fn program(upstream: &Upstream, launcher: &Launcher) -> Result<std::path::PathBu
 async fn resolve(
     upstream: &Upstream,
     launcher: &Launcher,
-    values: &std::collections::BTreeMap<String, String>,
+    values: &BTreeMap<String, String>,
     what: &str,
 ) -> Result<Vec<(String, String)>, String> {
     let needs_config = values
@@ -250,6 +255,7 @@ async fn connect(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
+    upstream.ended.take();
     let serving = match upstream.config.transport {
         Transport::Stdio => {
             let transport = start_program(upstream, launcher).await?;
@@ -259,11 +265,17 @@ async fn connect(
             let transport = http_transport(upstream, launcher).await?;
             tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await
         }
-        Transport::Sse => return Err(upstream.config.validate().err().unwrap_or_default()),
+        Transport::Sse => {
+            let transport = sse_transport(upstream, launcher).await?;
+            tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await
+        }
     };
     match serving {
         Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
+        Ok(Err(e)) => Err(match upstream.ended.take() {
+            Some(why) => format!("the MCP handshake failed: {why}"),
+            None => format!("the MCP handshake failed: {e}"),
+        }),
         Err(_) => Err(format!(
             "the MCP handshake did not finish within {} s",
             CONNECT_TIMEOUT.as_secs()
@@ -279,13 +291,72 @@ async fn http_transport(
     upstream: &Upstream,
     launcher: &Launcher,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let (origin, headers, token) = http_client(upstream, launcher).await?;
+    let max = launcher.egress.policy().max_response_bytes;
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(origin.url.as_str())
+        .custom_headers(
+            headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+        .max_json_response_size(max)
+        .max_sse_event_size(max)
+        // A restarted upstream has forgotten the session: end the connection, so the task
+        // reconnects and re-lists (a silent re-initialization would keep a stale listing).
+        .reinit_on_expired_session(false);
+    if let Some(token) = token {
+        transport_config = transport_config.auth_header(token);
+    }
+    Ok(StreamableHttpClientTransport::with_client(
+        origin.client,
+        transport_config,
+    ))
+}
+
+/// The legacy HTTP+SSE transport to the server's URL, on a client the egress guard built as
+/// for [`http_transport`]; connected once the stream has named its endpoint (within the
+/// server's call timeout, at most [`CONNECT_TIMEOUT`]).
+async fn sse_transport(
+    upstream: &Upstream,
+    launcher: &Launcher,
+) -> Result<sse::SseTransport, String> {
+    let (origin, mut headers, token) = http_client(upstream, launcher).await?;
+    if let Some(token) = token {
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| "the bearer token is not a valid header value".to_owned())?;
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    let settings = sse::Settings {
+        client: origin.client,
+        url: origin.url,
+        headers,
+        max_event_bytes: launcher.egress.policy().max_response_bytes,
+        wait: upstream.config.call_timeout().min(CONNECT_TIMEOUT),
+    };
+    sse::connect(settings, upstream.ended.clone()).await
+}
+
+/// The egress guard's client for an HTTP server's URL (checked now), its headers and its
+/// bearer token with their Config Center references read now.
+async fn http_client(
+    upstream: &Upstream,
+    launcher: &Launcher,
+) -> Result<
+    (
+        toolsmith_egress::OriginClient,
+        reqwest::header::HeaderMap,
+        Option<String>,
+    ),
+    String,
+> {
     let config = &upstream.config;
     let url = config.url.as_deref().unwrap_or_default();
     let origin = launcher
         .egress
         .origin_client(url)
         .map_err(|e| format!("the egress guard refused '{url}': {e}"))?;
-    let mut headers = HashMap::new();
+    let mut headers = reqwest::header::HeaderMap::new();
     for (name, value) in resolve(upstream, launcher, &config.headers, "header").await? {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("header '{name}' is not a valid header name"))?;
@@ -293,25 +364,13 @@ async fn http_transport(
             .map_err(|_| format!("header '{name}': its value is not a valid header value"))?;
         headers.insert(name, value);
     }
-    let max = launcher.egress.policy().max_response_bytes;
-    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(origin.url.as_str())
-        .custom_headers(headers)
-        .max_json_response_size(max)
-        .max_sse_event_size(max)
-        // A restarted upstream has forgotten the session: end the connection, so the task
-        // reconnects and re-lists (a silent re-initialization would keep a stale listing).
-        .reinit_on_expired_session(false);
-    if let Some(token) = &config.bearer_token {
-        let token = std::collections::BTreeMap::from([("bearer_token".to_owned(), token.clone())]);
-        let resolved = resolve(upstream, launcher, &token, "the").await?;
-        if let Some((_, token)) = resolved.into_iter().next() {
-            transport_config = transport_config.auth_header(token);
-        }
+    let mut token = None;
+    if let Some(reference) = &config.bearer_token {
+        let reference = BTreeMap::from([("bearer_token".to_owned(), reference.clone())]);
+        let resolved = resolve(upstream, launcher, &reference, "the").await?;
+        token = resolved.into_iter().next().map(|(_, token)| token);
     }
-    Ok(StreamableHttpClientTransport::with_client(
-        origin.client,
-        transport_config,
-    ))
+    Ok((origin, headers, token))
 }
 
 /// Starts the server's program with its environment; the stdio transport to it.
@@ -346,8 +405,23 @@ async fn start_program(
     Ok(transport)
 }
 
-/// Lists and registers the tools, then follows the connection until it ends; the reason.
+/// Lists and registers the tools, then follows the connection until it ends; the reason. What
+/// the transport said of its own end (the legacy SSE one says why its stream ended) is the
+/// cause; a re-list that failed after it is only its consequence.
 async fn serve(
+    upstream: &Upstream,
+    service: RunningService<RoleClient, Handler>,
+    registry: &ToolRegistry,
+    launcher: &Launcher,
+) -> String {
+    let reason = follow(upstream, service, registry, launcher).await;
+    match upstream.ended.take() {
+        Some(why) => format!("the connection ended: {why}"),
+        None => reason,
+    }
+}
+
+async fn follow(
     upstream: &Upstream,
     service: RunningService<RoleClient, Handler>,
     registry: &ToolRegistry,

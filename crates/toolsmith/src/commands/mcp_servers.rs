@@ -28,7 +28,8 @@ pub enum McpServersCommand {
         wait: WaitArgs,
     },
     /// Register a stdio server (--command: its program must be among `mcp_allowed_commands`)
-    /// or a streamable HTTP one (--url: the egress guard must allow it).
+    /// or an HTTP one (--url: the egress guard must allow it; --transport sse for a legacy
+    /// HTTP+SSE server).
     Add(ServerArgs),
     /// Replace a registered server's configuration (the whole of it).
     Update {
@@ -63,9 +64,14 @@ pub struct ServerArgs {
     /// stdio: the program, an absolute path or a name found in PATH. Never run through a shell.
     #[arg(long, conflicts_with = "url", required_unless_present = "url")]
     command: Option<String>,
-    /// Streamable HTTP: the server's MCP endpoint (e.g. https://mcp.example.com/mcp).
+    /// An HTTP server's URL: its MCP endpoint (e.g. https://mcp.example.com/mcp), or with
+    /// --transport sse the URL of its SSE stream (e.g. https://mcp.example.com/sse).
     #[arg(long)]
     url: Option<String>,
+    /// With --url: streamable_http (default), or sse for the legacy HTTP+SSE transport of MCP
+    /// 2024-11-05.
+    #[arg(long, value_enum)]
+    transport: Option<HttpTransport>,
     /// With --url: NAME=VALUE sent with every request (repeat); VALUE may hold
     /// `{{config.<service>.<field>}}` references.
     #[arg(long = "header", value_parser = parse_env, requires = "url")]
@@ -106,10 +112,12 @@ impl ServerArgs {
     fn into_config(self) -> McpServerConfig {
         McpServerConfig {
             name: self.name,
-            transport: if self.url.is_some() {
-                Transport::StreamableHttp
-            } else {
-                Transport::Stdio
+            // A --transport without --url is kept, so the check names the missing URL.
+            transport: match self.transport {
+                Some(HttpTransport::Sse) => Transport::Sse,
+                Some(HttpTransport::StreamableHttp) => Transport::StreamableHttp,
+                None if self.url.is_some() => Transport::StreamableHttp,
+                None => Transport::Stdio,
             },
             command: self.command.unwrap_or_default(),
             args: self.args,
@@ -125,6 +133,14 @@ impl ServerArgs {
             deferred: self.deferred,
         }
     }
+}
+
+/// The transports a server with a URL may use.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum HttpTransport {
+    StreamableHttp,
+    Sse,
 }
 
 fn parse_env(text: &str) -> Result<(String, String), String> {

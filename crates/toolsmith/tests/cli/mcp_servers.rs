@@ -141,7 +141,7 @@ fn servers_are_added_listed_changed_and_removed_from_the_cli() {
 }
 
 #[test]
-fn http_servers_are_refused_from_the_cli_with_the_fix_named() {
+fn http_and_sse_servers_are_checked_from_the_cli_with_the_fix_named() {
     let env = Env::new();
     let add = |extra: &[&str]| {
         let mut args = vec!["--json", "mcp-servers", "add", "remote"];
@@ -169,6 +169,45 @@ fn http_servers_are_refused_from_the_cli_with_the_fix_named() {
         0
     );
     assert_ne!(add(&[]).code, 0);
+    // A legacy HTTP+SSE server: the same rules, and a URL it cannot go without.
+    let out = add(&["--transport", "sse", "--url", "http://127.0.0.1:9/sse"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(message.contains("allowed_private_hosts"), "{message}");
+    let out = add(&["--transport", "sse", "--command", "/bin/true"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(message.contains("needs url"), "{message}");
     let listed = env.run(&["--json", "mcp-servers", "list"]).expect(0).json();
     assert_eq!(listed, serde_json::json!([]), "{listed}");
+
+    // Accepted once the egress policy lists its host (registered switched off: nothing is
+    // reached).
+    let config = env.write(
+        "toolsmith.toml",
+        "[egress]\nallowed_private_hosts = [\"127.0.0.1:9\"]\n",
+    );
+    let added = env
+        .run_with_env(
+            &[
+                "--json",
+                "mcp-servers",
+                "add",
+                "legacy",
+                "--transport",
+                "sse",
+                "--url",
+                "http://127.0.0.1:9/sse",
+                "--bearer-token",
+                "{{config.legacy.token}}",
+                "--disabled",
+            ],
+            None,
+            &[("TOOLSMITH_CONFIG", &config)],
+        )
+        .expect(0)
+        .json();
+    assert_eq!(added["config"]["transport"], "sse", "{added}");
+    assert_eq!(added["config"]["url"], "http://127.0.0.1:9/sse", "{added}");
+    assert_eq!(added["state"], "disabled", "{added}");
 }
