@@ -1,7 +1,9 @@
 // The MCP bridge benchmark's client: the official MCP TypeScript SDK's Client, one session,
 // calling one tool sequentially and timing each tools/call round trip. Run by bench/mcp-bridge.sh.
 //
-//   node bench/mcp_bridge.mjs (--url URL | --command BIN [--arg A]...) --tool NAME --calls N --warmup W
+//   node bench/mcp_bridge.mjs (--url URL | --sse URL | --command BIN [--arg A]...) --tool NAME --calls N --warmup W
+//
+// --url: streamable HTTP; --sse: the legacy HTTP+SSE transport (the URL of the SSE stream).
 //
 // Prints one JSON line: {n, ok, p50_ms, p99_ms, mean_ms}. Resolves the SDK from tests/clients.
 
@@ -13,6 +15,7 @@ const sdk = (path) => import(require.resolve(`@modelcontextprotocol/sdk/${path}`
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
 const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
+const { SSEClientTransport } = await sdk('client/sse.js');
 
 const args = { arg: [] };
 const argv = process.argv.slice(2);
@@ -26,7 +29,9 @@ const warmup = Number(args.warmup ?? 50);
 
 const transport = args.url
   ? new StreamableHTTPClientTransport(new URL(args.url))
-  : new StdioClientTransport({ command: args.command, args: args.arg, stderr: 'ignore' });
+  : args.sse
+    ? new SSEClientTransport(new URL(args.sse))
+    : new StdioClientTransport({ command: args.command, args: args.arg, stderr: 'ignore' });
 const client = new Client({ name: 'toolsmith-bridge-bench', version: '1.0.0' });
 await client.connect(transport);
 
