@@ -219,8 +219,8 @@ async fn failed_with(app: &TestApp, name: &str, what: &str) -> String {
     }
 }
 
-/// A hand-written listener on 127.0.0.1 for what no SDK sends: each request gets a `200` SSE
-/// stream holding `events` (raw SSE text), then held open. Counts the connections it accepts.
+/// A hand-written listener on 127.0.0.1 for what no SDK sends: each request gets `answer` (a
+/// raw HTTP response), and the connection is then held open. Counts the connections it accepts.
 struct RawSse {
     port: u16,
     connections: Arc<AtomicUsize>,
@@ -228,7 +228,15 @@ struct RawSse {
 }
 
 impl RawSse {
+    /// A `200` SSE stream holding `events` (raw SSE text), never ended.
     async fn start(events: String) -> RawSse {
+        RawSse::answering(format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\n{events}"
+        ))
+        .await
+    }
+
+    async fn answering(answer: String) -> RawSse {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -238,7 +246,7 @@ impl RawSse {
         let task = tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
                 count.fetch_add(1, Ordering::SeqCst);
-                let events = events.clone();
+                let answer = answer.clone();
                 tokio::spawn(async move {
                     let mut head = Vec::new();
                     let mut buf = [0u8; 1024];
@@ -248,9 +256,6 @@ impl RawSse {
                             Ok(n) => head.extend_from_slice(&buf[..n]),
                         }
                     }
-                    let answer = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\n{events}"
-                    );
                     if socket.write_all(answer.as_bytes()).await.is_ok() {
                         tokio::time::sleep(Duration::from_secs(600)).await;
                     }
@@ -556,15 +561,22 @@ async fn hostile_sse_servers_are_refused_with_the_reason_named() {
     let silent = RawSse::start(": waiting\n\n".to_owned()).await;
     let mut quiet = sse_server("silent", &format!("http://127.0.0.1:{}/sse", silent.port));
     quiet.call_timeout_seconds = Some(1);
+    // Not an SSE stream at all (a streamable HTTP server refuses a GET without a session).
+    let refusing = RawSse::answering(
+        "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
+            .to_owned(),
+    )
+    .await;
     let settings = settings_reaching(
         // Every port allowed: the endpoint's origin is what refuses it, not the egress guard.
-        &[redirecting.port, elsewhere.port, silent.port],
+        &[redirecting.port, elsewhere.port, silent.port, refusing.port],
         vec![
             sse_server(
                 "redirecting",
                 &format!("http://127.0.0.1:{}/sse", redirecting.port),
             ),
             quiet,
+            sse_server("notsse", &format!("http://127.0.0.1:{}/mcp", refusing.port)),
         ],
     );
     let app = app_with(settings).await;
@@ -586,4 +598,10 @@ async fn hostile_sse_servers_are_refused_with_the_reason_named() {
     let status = app.state.service.mcp_server("silent").unwrap();
     assert_ne!(status.state, ServerState::Connected);
     assert_eq!(status.tool_count, 0);
+
+    let error = failed_with(&app, "notsse", "not an SSE stream").await;
+    assert!(
+        error.contains("405") && error.contains("transport = \"streamable_http\""),
+        "{error}"
+    );
 }
