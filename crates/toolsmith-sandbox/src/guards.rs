@@ -33,7 +33,7 @@ use std::ffi::CStr;
 
 use rquickjs::convert::Coerced;
 use rquickjs::function::This;
-use rquickjs::{Array, Ctx, Exception, FromJs, Function, Object, Value};
+use rquickjs::{Array, Atom, Ctx, Exception, FromJs, Function, Object, Value};
 
 use crate::compile;
 use crate::raw::{self, Args, Native};
@@ -105,14 +105,18 @@ fn replace_all<'js, N: Native>(
     kit: Option<&Value<'js>>,
 ) -> rquickjs::Result<()> {
     for (index, name) in names.iter().enumerate() {
-        let original: Value<'js> = holder.get(name_str(name))?;
-        let length = raw::length_of(ctx, &original)?;
-        let data = match kit {
-            Some(kit) => vec![original, kit.clone()],
-            None => vec![original],
-        };
-        let guard = raw::native_function::<N>(ctx, name, length as u8, index as u16, &data)?;
-        holder.set(name_str(name), guard)?;
+        // One atom for the lookup and the assignment.
+        let key = Atom::from_str(ctx.clone(), name_str(name))?;
+        let original: Value<'js> = holder.get(key.clone())?;
+        let length = raw::length_of(ctx, &original)? as u8;
+        let magic = index as u16;
+        let guard = match kit {
+            Some(kit) => {
+                raw::native_function::<N>(ctx, name, length, magic, &[original, kit.clone()])
+            }
+            None => raw::native_function::<N>(ctx, name, length, magic, &[original]),
+        }?;
+        holder.set(key, guard)?;
     }
     Ok(())
 }
