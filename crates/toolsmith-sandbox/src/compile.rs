@@ -12,7 +12,8 @@
 //! code runs in strict mode.
 //!
 //! Each thread keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
-//! called again skips parsing. `prelude.js`, `utils.js`, `bounds.js` and `flat.js` are compiled once per process.
+//! called again skips parsing. `prelude.js`, `support.js`, `utils.js`, `bounds.js` and `flat.js` are compiled once
+//! per process.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -27,6 +28,8 @@ pub(crate) const TOOL_MODULE: &str = "tool.js";
 /// The prelude every context evaluates, and the `utils` helpers it loads on first use.
 const PRELUDE_MODULE: &str = "prelude.js";
 const PRELUDE_SOURCE: &str = include_str!("prelude.js");
+const SUPPORT_MODULE: &str = "support.js";
+const SUPPORT_SOURCE: &str = include_str!("support.js");
 const UTILS_MODULE: &str = "utils.js";
 const UTILS_SOURCE: &str = include_str!("utils.js");
 const BOUNDS_MODULE: &str = "bounds.js";
@@ -197,6 +200,14 @@ pub(crate) fn prelude() -> Result<Bytecode, CompileError> {
     static PRELUDE: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
     PRELUDE
         .get_or_init(|| compile_once(PRELUDE_MODULE, PRELUDE_SOURCE))
+        .clone()
+}
+
+/// The bytecode of `support.js`, compiled on first use.
+pub(crate) fn support() -> Result<Bytecode, CompileError> {
+    static SUPPORT: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    SUPPORT
+        .get_or_init(|| compile_once(SUPPORT_MODULE, SUPPORT_SOURCE))
         .clone()
 }
 

@@ -2,7 +2,7 @@
 //! metadata, capped in total size, and never written to the server's own log (a script could
 //! otherwise forge log lines with newlines or terminal escapes).
 //!
-//! Formatting of the arguments happens inside the sandbox (`utils.js`), under the script's
+//! Formatting of the arguments happens inside the sandbox (`support.js`), under the script's
 //! limits; this side only receives one string per call and keeps what fits.
 
 use std::cell::RefCell;
@@ -70,7 +70,7 @@ impl ConsoleBuffer {
     }
 }
 
-/// The level of a `console` method name passed from `utils.js`.
+/// The level of a `console` method name passed from `support.js`.
 pub(crate) fn level(name: &str) -> ConsoleLevel {
     match name {
         "warn" => ConsoleLevel::Warn,

@@ -176,7 +176,7 @@ struct Hooks<'js> {
     /// → promise of the result's JSON text, its length when over the output
     /// limit, or a report of what went wrong.
     run: Function<'js>,
-    /// `load()` → the support module (`utils.js`): `settle(id, ok, payload)` settles a pending
+    /// `load()` → the support module (`support.js`): `settle(id, ok, payload)` settles a pending
     /// `callTool` or `fetch` promise, `describe(error)` → `{message, stack, stackOverflow}`.
     load: Function<'js>,
 }

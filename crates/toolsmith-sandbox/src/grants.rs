@@ -3,7 +3,7 @@
 //! permission.
 //!
 //! Each is a small native function (`raw::native_function`) whose one datum is the prelude's
-//! `load`, which loads the support module (`utils.js`) on first use: `fetch` calls the
+//! `load`, which loads the support module (`support.js`) on first use: `fetch` calls the
 //! support's `fetch` with its arguments as they are; `fs` and `shell` are read-only accessors
 //! whose getters return the support's `fs()` and `shell()` objects, built on first use and the
 //! same object afterwards. Defining them here rather than in `prelude.js` keeps their code out
@@ -23,7 +23,7 @@ const FETCH: u16 = 0;
 const FS: u16 = 1;
 const SHELL: u16 = 2;
 
-/// The permissions `run`'s `granted` carries, by bit (as `utils.js`'s `PERMISSION_OF` reads
+/// The permissions `run`'s `granted` carries, by bit (as `support.js`'s `PERMISSION_OF` reads
 /// them).
 const BITS: [(Permission, u8); 3] = [
     (Permission::Network, 1),

@@ -3,7 +3,7 @@
 //!
 //! A script runs on a plain thread; `HostCalls::call_tool` is async and belongs on the
 //! caller's tokio runtime. `callTool` therefore *spawns* the host call on that runtime (the
-//! handle is captured in `JsSandbox::run`) and returns an id at once; `utils.js` keeps a pending
+//! handle is captured in `JsSandbox::run`) and returns an id at once; `support.js` keeps a pending
 //! promise for the id. When the host call finishes, its result comes back to the script's thread over a
 //! channel as an [`Event`], and the driving loop (`engine.rs`) settles the promise inside the
 //! sandbox: content as a fresh `JSON.parse` copy, an error as a new `Error` carrying the tool's

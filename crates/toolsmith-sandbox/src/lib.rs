@@ -47,8 +47,10 @@
 //!   in every context before tool code runs.
 //! - `grants.rs`: the globals permissions add (`fetch`, `fs`, `shell`), native functions that
 //!   load the support module on first use.
-//! - `utils.js` / `utils.rs`: the `utils` helpers, `console`, `fs`, `shell`, error
-//!   descriptions, and the native functions they call; loaded only when a tool uses them.
+//! - `support.js`: error descriptions, `console`, settling host calls; loaded when first
+//!   needed, and itself loads the rest when first needed:
+//! - `utils.js` / `utils.rs`: the `utils` helpers, `fetch`, `fs`, `shell`, and the native
+//!   functions they call; loaded only when a tool uses them.
 //! - `host.rs`: `utils.callTool` / `utils.listTools` / `fetch` over [`HostCalls`].
 //! - `console.rs`: the capped console.
 //! - `checks.rs`: [`check_code`], the registration-time checks.
@@ -56,7 +58,7 @@
 //! Security rests on the engine, not on [`check_code`]: the sandbox context has no `Eval`
 //! intrinsic (QuickJS itself refuses to compile strings there), no module loader, no timers,
 //! no shared memory, no `std`/`os`, and nothing of the host but plain values and the few native
-//! functions the prelude and `utils.js` wrap.
+//! functions the prelude, `support.js` and `utils.js` wrap.
 
 mod checks;
 mod compile;

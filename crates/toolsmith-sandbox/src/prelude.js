@@ -3,8 +3,9 @@
 //
 // It runs for every execution, and every fresh runtime pays for reading its bytecode, creating
 // what it creates and collecting it again, so it holds only what a trivial call needs: everything
-// else lives in `utils.js`, which is loaded only when a tool first touches `utils`, `console`,
-// `fetch`, `fs` or `shell`, throws, or fails to return data.
+// else lives in `support.js` (and `utils.js`, which it loads in turn when first needed), loaded
+// only when a tool first touches `utils`, `console`, `fetch`, `fs` or `shell`, throws, or fails
+// to return data.
 //
 // It owns, inside the sandbox: the `utils` and `console` globals, and the hooks the Rust side
 // drives: `run` (calls the tool and serializes its result) and `load` (the support module,
@@ -23,8 +24,8 @@ const parse = JSON.parse;
 const stringify = JSON.stringify;
 const ErrorCtor = Error;
 const PromiseCtor = Promise;
-// What this module captured anyway, handed on to `utils.js` (by position). The rest of what
-// `utils.js` uses it captures when it loads: capturing everything here would force QuickJS to
+// What this module captured anyway, handed on to `support.js` and `utils.js` (by position). The
+// rest of what they use they capture when they load: capturing everything here would force QuickJS to
 // build built-in objects (Math, Reflect, ...) that it otherwise creates only on first use.
 const primordials = [freeze, defineProperty, parse, stringify, ErrorCtor, PromiseCtor];
 

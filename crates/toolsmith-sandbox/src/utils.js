@@ -1,43 +1,27 @@
-// The support module (`utils.js`): the `utils` helpers, `console`, `fetch`, `fs` and `shell`,
-// the `callTool` and `fetch` promises waiting for the host (`settle`), and the reports of a tool
-// that threw or returned no data. Loaded into a sandbox context only when its tool first
-// touches one of those globals, throws, or returns no data (see prelude.js and grants.rs), or
-// when the Rust side needs it; compiled to bytecode once per process.
+// The `utils` helpers, `fetch`, `fs` and `shell` (module `utils.js`). Loaded into a sandbox
+// context by the support module (`support.js`) only when its tool first touches `utils`,
+// `fetch`, `fs` or `shell`; compiled to bytecode once per process.
 //
-// `init` receives the native functions (`natives`, see utils.rs) and the prelude's
-// `primordials`: `Object.freeze`, `Object.defineProperty`, `JSON.parse`, `JSON.stringify`,
-// `Error` and `Promise` as they were before any tool code ran, so a tool that overwrites them
-// cannot change how `utils` is frozen, how `callTool` passes values, or how errors are made. The
-// other built-ins are captured when this module loads: a tool that rewrites, say, `Math.random`
-// before first touching `utils` changes what `utils.shuffle` does in its own call, and nothing
-// else (every call has a fresh context). The `utils` object is frozen, and so is every function
-// in it.
+// `init` receives the native functions (`natives`, see utils.rs), the prelude's `primordials`:
+// `Object.freeze`, `Object.defineProperty`, `JSON.parse`, `JSON.stringify`, `Error` and `Promise`
+// as they were before any tool code ran, so a tool that overwrites them cannot change how `utils`
+// is frozen, how `callTool` passes values, or how errors are made; and what it shares with the
+// support module (`pending`, `wellFormed`, `safeString`). The other built-ins are captured when
+// this module loads: a tool that rewrites, say, `Math.random` before first touching `utils`
+// changes what `utils.shuffle` does in its own call, and nothing else (every call has a fresh
+// context). The `utils` object is frozen, and so is every function in it.
 
 let natives;
 let freeze, defineProperty, objectKeys, hasOwn, isArray, parse, stringify;
-let PromiseCtor, ErrorCtor, RangeErrorCtor, DateCtor, dateNow, dateUTC, SetCtor, StringCtor, NumberCtor;
+let PromiseCtor, ErrorCtor, DateCtor, dateNow, dateUTC, SetCtor, StringCtor, NumberCtor;
 let numberIsFinite, numberIsInteger, numberIsNaN;
 let mathRandom, mathFloor, mathCeil, mathRound, mathTrunc, mathMin, mathMax;
-let apply, toWellFormedFn, encodeURIComponentFn, decodeURIComponentFn;
+let encodeURIComponentFn, decodeURIComponentFn;
 let UNIT_MS, MONTHS;
+let pending, wellFormed, safeString;
 
-const STACK_OVERFLOW = 'Maximum call stack size exceeded';
-
-// The `callTool` and `fetch` promises waiting for the host, by id: `settle` finishes them.
-const pending = { __proto__: null };
-
-// The globals a permission adds, by the message of the ReferenceError a tool without it gets:
-// [global, permission, its bit in `failed`'s `granted`].
-const PERMISSION_OF = {
-    __proto__: null,
-    'ReferenceError: fetch is not defined': ['fetch', 'network', 1],
-    'ReferenceError: fs is not defined': ['fs', 'filesystem', 2],
-    'ReferenceError: shell is not defined': ['shell', 'shell', 4],
-};
-
-/** Sets the module up for one context; returns what the prelude, the Rust side and the
- * permission globals (grants.rs) use. */
-export function init(nativeFunctions, P) {
+/** Sets the module up for one context; returns what the support module hands on. */
+export function init(nativeFunctions, P, shared) {
     natives = nativeFunctions;
     freeze = P[0];
     defineProperty = P[1];
@@ -45,10 +29,12 @@ export function init(nativeFunctions, P) {
     stringify = P[3];
     ErrorCtor = P[4];
     PromiseCtor = P[5];
+    pending = shared.pending;
+    wellFormed = shared.wellFormed;
+    safeString = shared.safeString;
     objectKeys = Object.keys;
     hasOwn = Object.hasOwn;
     isArray = Array.isArray;
-    RangeErrorCtor = RangeError;
     DateCtor = Date;
     dateNow = Date.now;
     dateUTC = Date.UTC;
@@ -65,8 +51,6 @@ export function init(nativeFunctions, P) {
     mathTrunc = Math.trunc;
     mathMin = Math.min;
     mathMax = Math.max;
-    apply = Reflect.apply;
-    toWellFormedFn = String.prototype.toWellFormed;
     encodeURIComponentFn = encodeURIComponent;
     decodeURIComponentFn = decodeURIComponent;
     UNIT_MS = {
@@ -92,12 +76,6 @@ export function init(nativeFunctions, P) {
     let fsObject;
     let shellObject;
     return {
-        describe,
-        failed,
-        noValue,
-        notJson,
-        settle,
-        makeConsole,
         makeUtils,
         fetch(resource, init) {
             if (fetchImpl === undefined) {
@@ -118,185 +96,6 @@ export function init(nativeFunctions, P) {
             return shellObject;
         },
     };
-}
-
-/** The report of a tool that threw `e`; `granted` has a bit for each permission the tool has
- * (see PERMISSION_OF). */
-function failed(e, granted) {
-    const report = describe(e);
-    const missing = PERMISSION_OF[report.message];
-    if (missing !== undefined && (granted & missing[2]) === 0) {
-        report.message +=
-            ': ' + missing[0] + ' exists only in tools that declare permissions: ["' + missing[1] +
-            '"] (set it with create_tool or update_custom_tool)';
-    }
-    return report;
-}
-
-/** The report of a tool that returned a value of type `type` (`undefined`, `function` or
- * `symbol`), which JSON cannot carry. */
-function noValue(type) {
-    const message =
-        type === 'undefined'
-            ? 'the tool returned undefined — does the code `return` a value? (e.g. `return {result: x};`)'
-            : 'the tool returned a ' + type + ', which is not JSON — return data (an object, array, string, number or boolean), e.g. call the function and return its result';
-    return { ok: false, message, stack: null, stackOverflow: false };
-}
-
-/** The report of a tool whose returned value `JSON.stringify` refused with `e`. */
-function notJson(e) {
-    const report = describe(e);
-    report.message = 'the tool returned a value that cannot be turned into JSON: ' + report.message;
-    return report;
-}
-
-/** Settles the pending `callTool` or `fetch` promise `id` with the host's answer. */
-function settle(id, ok, payload) {
-    const entry = pending[id];
-    if (entry === undefined) {
-        return;
-    }
-    delete pending[id];
-    if (!ok) {
-        entry.reject(new ErrorCtor(payload));
-        return;
-    }
-    let content;
-    try {
-        content = parse(payload);
-    } catch (e) {
-        entry.reject(e);
-        return;
-    }
-    entry.resolve(content);
-}
-
-function wellFormed(text) {
-    if (typeof toWellFormedFn === 'function') {
-        return apply(toWellFormedFn, text, []);
-    }
-    return text;
-}
-
-function safeString(value) {
-    if (value === undefined || value === null) {
-        return '';
-    }
-    return typeof value === 'string' ? value : StringCtor(value);
-}
-
-/** `{ok: false, message, stack, stackOverflow}` for anything a tool can throw. */
-function describe(e) {
-    let message;
-    let stack = null;
-    let stackOverflow = false;
-    try {
-        if (e instanceof ErrorCtor) {
-            const name = safeString(e.name);
-            const text = safeString(e.message);
-            if (name && name !== 'Error') {
-                message = text ? name + ': ' + text : name;
-            } else {
-                message = text || 'Error';
-            }
-            stack = firstStackLine(e.stack);
-            stackOverflow = e instanceof RangeErrorCtor && text === STACK_OVERFLOW;
-        } else if (typeof e === 'string') {
-            message = e;
-        } else if (e === undefined) {
-            message = 'the tool threw undefined';
-        } else {
-            message = formatValue(e);
-        }
-    } catch (_) {
-        message = 'the tool threw a value that cannot be described';
-    }
-    return { ok: false, message: wellFormed(message), stack, stackOverflow };
-}
-
-function firstStackLine(stack) {
-    if (typeof stack !== 'string') {
-        return null;
-    }
-    const lines = stack.split('\n');
-    for (let i = 0; i < lines.length; i++) {
-        const line = lines[i].trim();
-        if (line) {
-            return wellFormed(line);
-        }
-    }
-    return null;
-}
-
-/** The `console` of one context; what does not fit in `maxChars` is cut on the Rust side. */
-function makeConsole(maxChars) {
-    let open = true;
-    const write = (level) => function (...values) {
-        if (!open) {
-            return;
-        }
-        let text = '';
-        for (let i = 0; i < values.length; i++) {
-            if (i > 0) {
-                text += ' ';
-            }
-            text += formatValue(values[i]);
-            if (text.length > maxChars) {
-                break;
-            }
-        }
-        if (text.length > maxChars) {
-            text = text.slice(0, maxChars + 1);
-        }
-        open = natives.console(level, wellFormed(text));
-    };
-    return freeze({
-        log: freeze(write('log')),
-        info: freeze(write('log')),
-        debug: freeze(write('log')),
-        warn: freeze(write('warn')),
-        error: freeze(write('error')),
-    });
-}
-
-/** How `console.log` and `describe` show a value. */
-function formatValue(value) {
-    switch (typeof value) {
-        case 'string':
-            return value;
-        case 'undefined':
-            return 'undefined';
-        case 'bigint':
-            return StringCtor(value) + 'n';
-        case 'symbol':
-            return StringCtor(value);
-        case 'function':
-            return '[Function' + (value.name ? ': ' + safeString(value.name) : '') + ']';
-        case 'object': {
-            if (value === null) {
-                return 'null';
-            }
-            if (value instanceof ErrorCtor) {
-                const report = describe(value);
-                return report.stack ? report.message + '\n    ' + report.stack : report.message;
-            }
-            try {
-                const json = stringify(value);
-                if (json !== undefined) {
-                    return json;
-                }
-            } catch (_) {
-                // Circular or otherwise not JSON: fall through.
-            }
-            try {
-                return StringCtor(value);
-            } catch (_) {
-                return '[object]';
-            }
-        }
-        default:
-            return StringCtor(value);
-    }
 }
 
 /** `obj[key] = value` without `__proto__` or setter surprises. */

@@ -1,7 +1,7 @@
 //! The Rust half of `utils`: the helpers that need a cryptographic random source or byte-level
 //! work (hashing, UUIDs, passwords, Base64, hex), and the `host` object through which
-//! `prelude.js` and `utils.js` reach them, the running job's host bridge and console
-//! ([`JobSlot`]), and the loader of `utils.js` itself.
+//! `prelude.js`, `support.js` and `utils.js` reach them, the running job's host bridge and
+//! console ([`JobSlot`]), and the loaders of `support.js` and `utils.js`.
 //!
 //! Every native function here takes and returns plain strings and numbers: `utils.js` coerces
 //! the script's values *before* calling, so no script code ever runs while a native function is
@@ -217,11 +217,46 @@ pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::R
     Ok(host)
 }
 
-/// Loads `utils.js` into the context and initializes it with the native functions.
+/// Loads `support.js` into the context and initializes it with the native functions it uses:
+/// `console`, and `loadUtils`, which loads `utils.js` when one of its helpers is first touched.
 fn load_support<'js>(
     ctx: &Ctx<'js>,
     slot: Rc<JobSlot>,
     primordials: Value<'js>,
+) -> rquickjs::Result<Object<'js>> {
+    let natives = Object::new(ctx.clone())?;
+    let job = slot.clone();
+    natives.set(
+        "console",
+        Function::new(ctx.clone(), move |level: String, text: String| {
+            job.with(|job| job.console.write(console::level(&level), &text))
+                .unwrap_or(false)
+        })?,
+    )?;
+    natives.set(
+        "loadUtils",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, primordials: Value<'js>, shared: Value<'js>| {
+                load_utils(&ctx, slot.clone(), primordials, shared)
+            },
+        )?,
+    )?;
+    load_module(
+        ctx,
+        compile::support(),
+        "the support module",
+        (natives, primordials),
+    )
+}
+
+/// Loads `utils.js` into the context and initializes it with the native functions it uses and
+/// what it shares with `support.js`.
+fn load_utils<'js>(
+    ctx: &Ctx<'js>,
+    slot: Rc<JobSlot>,
+    primordials: Value<'js>,
+    shared: Value<'js>,
 ) -> rquickjs::Result<Object<'js>> {
     // `utils.js` uses `Date` and `Set`.
     for intrinsic in [LazyIntrinsic::Date, LazyIntrinsic::MapSet] {
@@ -230,7 +265,12 @@ fn load_support<'js>(
         }
     }
     let natives = natives(ctx, slot)?;
-    load_module(ctx, compile::utils(), "utils", (natives, primordials))
+    load_module(
+        ctx,
+        compile::utils(),
+        "utils",
+        (natives, primordials, shared),
+    )
 }
 
 /// Loads one of the modules the sandbox loads on first use (`bytecode`, named `what` in an
@@ -333,14 +373,6 @@ fn natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'j
         "hexDecode",
         Function::new(ctx.clone(), |ctx: Ctx<'js>, text: String| {
             hex_decode(&text).map_err(|e| Exception::throw_message(&ctx, &e))
-        })?,
-    )?;
-    let job = slot.clone();
-    natives.set(
-        "console",
-        Function::new(ctx.clone(), move |level: String, text: String| {
-            job.with(|job| job.console.write(console::level(&level), &text))
-                .unwrap_or(false)
         })?,
     )?;
     let job = slot.clone();

@@ -78,6 +78,7 @@ fn the_cache_forgets_the_least_recently_used() {
 #[test]
 fn the_prelude_and_utils_compile() {
     assert!(prelude().is_ok());
+    assert!(support().is_ok());
     assert!(utils().is_ok());
     assert!(bounds().is_ok());
     assert!(flat().is_ok());
