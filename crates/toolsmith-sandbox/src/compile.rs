@@ -12,8 +12,8 @@
 //! code runs in strict mode.
 //!
 //! Each thread keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
-//! called again skips parsing. `prelude.js`, `support.js`, `utils.js`, `bounds.js` and `flat.js` are compiled once
-//! per process.
+//! called again skips parsing. `prelude.js`, `support.js`, `utils.js`, `io.js`, `bounds.js` and `flat.js` are
+//! compiled once per process.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -30,6 +30,8 @@ const PRELUDE_MODULE: &str = "prelude.js";
 const PRELUDE_SOURCE: &str = include_str!("prelude.js");
 const SUPPORT_MODULE: &str = "support.js";
 const SUPPORT_SOURCE: &str = include_str!("support.js");
+const IO_MODULE: &str = "io.js";
+const IO_SOURCE: &str = include_str!("io.js");
 const UTILS_MODULE: &str = "utils.js";
 const UTILS_SOURCE: &str = include_str!("utils.js");
 const BOUNDS_MODULE: &str = "bounds.js";
@@ -208,6 +210,13 @@ pub(crate) fn support() -> Result<Bytecode, CompileError> {
     static SUPPORT: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
     SUPPORT
         .get_or_init(|| compile_once(SUPPORT_MODULE, SUPPORT_SOURCE))
+        .clone()
+}
+
+/// The bytecode of `io.js`, compiled on first use.
+pub(crate) fn io() -> Result<Bytecode, CompileError> {
+    static IO: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    IO.get_or_init(|| compile_once(IO_MODULE, IO_SOURCE))
         .clone()
 }
 

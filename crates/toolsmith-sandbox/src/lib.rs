@@ -49,8 +49,8 @@
 //!   load the support module on first use.
 //! - `support.js`: error descriptions, `console`, settling host calls; loaded when first
 //!   needed, and itself loads the rest when first needed:
-//! - `utils.js` / `utils.rs`: the `utils` helpers, `fetch`, `fs`, `shell`, and the native
-//!   functions they call; loaded only when a tool uses them.
+//! - `utils.js`, `io.js` / `utils.rs`: the `utils` helpers; `fetch`, `fs` and `shell`; and the
+//!   native functions they call; each loaded only when a tool uses it.
 //! - `host.rs`: `utils.callTool` / `utils.listTools` / `fetch` over [`HostCalls`].
 //! - `console.rs`: the capped console.
 //! - `checks.rs`: [`check_code`], the registration-time checks.

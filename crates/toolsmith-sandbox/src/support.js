@@ -4,10 +4,10 @@
 // `shell`, throws, or returns no data (see prelude.js and grants.rs), or when the Rust side needs
 // it; compiled to bytecode once per process.
 //
-// It is kept small because every call that loads it reads its bytecode: the `utils` helpers,
-// `fetch`, `fs` and `shell` are in `utils.js`, which it loads (through the native `loadUtils`)
-// only when one of those is first touched, and hands what the two share (`pending`,
-// `wellFormed`, `safeString`).
+// It is kept small because every call that loads it reads its bytecode: the `utils` helpers are
+// in `utils.js`, and `fetch`, `fs` and `shell` in `io.js`, which it loads (through the natives
+// `loadUtils` and `loadIo`) only when one of those is first touched, handing on what they share
+// (`pending`, `wellFormed`, `safeString`).
 //
 // `init` receives the native functions (`natives`, see utils.rs) and the prelude's
 // `primordials`: `Object.freeze`, `Object.defineProperty`, `JSON.parse`, `JSON.stringify`,
@@ -17,7 +17,7 @@
 
 let natives, primordials;
 let freeze, parse, stringify, ErrorCtor, RangeErrorCtor, StringCtor, apply, toWellFormedFn;
-let helpers;
+let utilsHelpers, ioHelpers;
 
 const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 
@@ -53,19 +53,27 @@ export function init(nativeFunctions, P) {
         notJson,
         settle,
         makeConsole,
-        makeUtils: (configJson) => more().makeUtils(configJson),
-        fetch: (resource, init) => more().fetch(resource, init),
-        fs: () => more().fs(),
-        shell: () => more().shell(),
+        makeUtils: (configJson) => utilsModule().makeUtils(configJson),
+        fetch: (resource, init) => ioModule().fetch(resource, init),
+        fs: () => ioModule().fs(),
+        shell: () => ioModule().shell(),
     };
 }
 
 /** `utils.js`, loaded on first use. */
-function more() {
-    if (helpers === undefined) {
-        helpers = natives.loadUtils(primordials, { pending, wellFormed, safeString });
+function utilsModule() {
+    if (utilsHelpers === undefined) {
+        utilsHelpers = natives.loadUtils(primordials, { pending, wellFormed, safeString });
     }
-    return helpers;
+    return utilsHelpers;
+}
+
+/** `io.js`, loaded on first use. */
+function ioModule() {
+    if (ioHelpers === undefined) {
+        ioHelpers = natives.loadIo(primordials, { pending, wellFormed, safeString });
+    }
+    return ioHelpers;
 }
 
 /** The report of a tool that threw `e`; `granted` has a bit for each permission the tool has

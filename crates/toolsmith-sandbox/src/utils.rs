@@ -1,7 +1,7 @@
 //! The Rust half of `utils`: the helpers that need a cryptographic random source or byte-level
 //! work (hashing, UUIDs, passwords, Base64, hex), and the `host` object through which
-//! `prelude.js`, `support.js` and `utils.js` reach them, the running job's host bridge and
-//! console ([`JobSlot`]), and the loaders of `support.js` and `utils.js`.
+//! `prelude.js`, `support.js`, `utils.js` and `io.js` reach them, the running job's host bridge
+//! and console ([`JobSlot`]), and the loaders of `support.js`, `utils.js` and `io.js`.
 //!
 //! Every native function here takes and returns plain strings and numbers: `utils.js` coerces
 //! the script's values *before* calling, so no script code ever runs while a native function is
@@ -218,7 +218,8 @@ pub(crate) fn host_object<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::R
 }
 
 /// Loads `support.js` into the context and initializes it with the native functions it uses:
-/// `console`, and `loadUtils`, which loads `utils.js` when one of its helpers is first touched.
+/// `console`, and `loadUtils` and `loadIo`, which load `utils.js` and `io.js` when one of their
+/// helpers is first touched.
 fn load_support<'js>(
     ctx: &Ctx<'js>,
     slot: Rc<JobSlot>,
@@ -233,12 +234,30 @@ fn load_support<'js>(
                 .unwrap_or(false)
         })?,
     )?;
+    let job = slot.clone();
     natives.set(
         "loadUtils",
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, primordials: Value<'js>, shared: Value<'js>| {
-                load_utils(&ctx, slot.clone(), primordials, shared)
+                load_utils(&ctx, job.clone(), primordials, shared)
+            },
+        )?,
+    )?;
+    natives.set(
+        "loadIo",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, primordials: Value<'js>, shared: Value<'js>| {
+                let natives = Object::new(ctx.clone())?;
+                natives.set("callTool", call_tool(&ctx, slot.clone())?)?;
+                natives.set("fetch", fetch(&ctx, slot.clone())?)?;
+                load_module::<_, Object<'js>>(
+                    &ctx,
+                    compile::io(),
+                    "io",
+                    (natives, primordials, shared),
+                )
             },
         )?,
     )?;
@@ -328,6 +347,38 @@ pub(crate) fn load_bounds<'js>(ctx: &Ctx<'js>, kit: Value<'js>) -> rquickjs::Res
     )
 }
 
+/// `callTool(name, argsJson)` → the id of the host call it started.
+fn call_tool<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Function<'js>> {
+    Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, name: String, args_json: String| {
+            let id = slot
+                .with(|job| job.bridge.call_tool(name, &args_json))
+                .unwrap_or_else(|| Err("callTool: no call is running".to_owned()));
+            id.map(|id| id as f64)
+                .map_err(|e| Exception::throw_message(&ctx, &e))
+        },
+    )
+}
+
+/// `fetch(url, method, headersJson, body)` → the id of the host call it started.
+fn fetch<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Function<'js>> {
+    Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>,
+              url: String,
+              method: String,
+              headers_json: String,
+              body: Option<String>| {
+            let id = slot
+                .with(|job| job.bridge.fetch(url, method, &headers_json, body))
+                .unwrap_or_else(|| Err("fetch: no call is running".to_owned()));
+            id.map(|id| id as f64)
+                .map_err(|e| Exception::throw_message(&ctx, &e))
+        },
+    )
+}
+
 /// The native functions `utils.js` calls.
 fn natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
     let natives = Object::new(ctx.clone())?;
@@ -375,38 +426,7 @@ fn natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'j
             hex_decode(&text).map_err(|e| Exception::throw_message(&ctx, &e))
         })?,
     )?;
-    let job = slot.clone();
-    natives.set(
-        "callTool",
-        Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>, name: String, args_json: String| {
-                let id = job
-                    .with(|job| job.bridge.call_tool(name, &args_json))
-                    .unwrap_or_else(|| Err("callTool: no call is running".to_owned()));
-                id.map(|id| id as f64)
-                    .map_err(|e| Exception::throw_message(&ctx, &e))
-            },
-        )?,
-    )?;
-    let job = slot.clone();
-    natives.set(
-        "fetch",
-        Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>,
-                  url: String,
-                  method: String,
-                  headers_json: String,
-                  body: Option<String>| {
-                let id = job
-                    .with(|job| job.bridge.fetch(url, method, &headers_json, body))
-                    .unwrap_or_else(|| Err("fetch: no call is running".to_owned()));
-                id.map(|id| id as f64)
-                    .map_err(|e| Exception::throw_message(&ctx, &e))
-            },
-        )?,
-    )?;
+    natives.set("callTool", call_tool(ctx, slot.clone())?)?;
     natives.set(
         "listTools",
         Function::new(ctx.clone(), move || {

@@ -80,6 +80,7 @@ fn the_prelude_and_utils_compile() {
     assert!(prelude().is_ok());
     assert!(support().is_ok());
     assert!(utils().is_ok());
+    assert!(io().is_ok());
     assert!(bounds().is_ok());
     assert!(flat().is_ok());
 }
