@@ -1,5 +1,6 @@
 //! `toolsmith db copy`: a store moved to PostgreSQL and back with the real binary, its tools
-//! callable and its secret readable (with the same key) on each copy; a destination with data
+//! callable, its secret readable (with the same key) and its custom table's row count rebuilt
+//! by the destination's triggers on each copy; a destination with data
 //! refused until `--replace`; bad URLs, a missing source and one database given twice answered
 //! with the reason.
 
@@ -38,8 +39,31 @@ fn a_store_moves_to_postgres_and_back_with_its_tools_and_sealed_secrets() {
     )
     .expect(0);
     env.run(&["run", "read_key"]).expect(0);
+    // The agent's own data too: a custom table with two rows, whose count the destination's
+    // triggers must rebuild (`data_record_counts` is derived, not copied).
+    let table = r#"{"table": "log", "columns": [{"name": "title", "type": "text"}]}"#;
+    env.run(&["run", "create_custom_table", "--args", table])
+        .expect(0);
+    for title in ["a", "b"] {
+        let row = format!(r#"{{"table": "log", "data": {{"title": "{title}"}}}}"#);
+        env.run(&["run", "add_custom_record", "--args", &row])
+            .expect(0);
+    }
     let key = std::fs::read_to_string(env.data_dir().join("secret.key")).expect("key file");
     let source = env.db_file().display().to_string();
+    let with_key = [("TOOLSMITH_SECRET_KEY", key.trim())];
+    let rows_on = |url: Option<&str>| -> serde_json::Value {
+        let mut args = Vec::new();
+        if let Some(url) = url {
+            args.extend(["--database-url", url]);
+        }
+        args.extend(["--json", "run", "list_custom_tables", "--args", "{}"]);
+        let doc = env.run_with_env(&args, None, &with_key).expect(0).json();
+        let tables = &doc["content"]["tables"];
+        assert!(tables.is_array(), "no tables in {doc}");
+        tables[0]["recordCount"].clone()
+    };
+    assert_eq!(rows_on(None), json!(2));
 
     let out = env
         .run(&["db", "copy", "--from", &source, "--to", &pg])
@@ -54,11 +78,11 @@ fn a_store_moves_to_postgres_and_back_with_its_tools_and_sealed_secrets() {
         assert!(out.stdout.contains(line), "{line}: {}", out.stdout);
     }
     // On PostgreSQL, with the same key: the tool runs and reads the secret.
-    let with_key = [("TOOLSMITH_SECRET_KEY", key.trim())];
     let ran = env
         .run_with_env(&["--database-url", &pg, "run", "read_key"], None, &with_key)
         .expect(0);
     assert!(ran.stdout.contains(&reversed(SECRET)), "{}", ran.stdout);
+    assert_eq!(rows_on(Some(&pg)), json!(2));
 
     // And back into a new SQLite file, with the counts as JSON: both runs (the one on SQLite
     // and the one on PostgreSQL) come along.
@@ -85,6 +109,7 @@ fn a_store_moves_to_postgres_and_back_with_its_tools_and_sealed_secrets() {
         )
         .expect(0);
     assert!(ran.stdout.contains(&reversed(SECRET)), "{}", ran.stdout);
+    assert_eq!(rows_on(Some(&back)), json!(2));
 }
 
 #[test]
