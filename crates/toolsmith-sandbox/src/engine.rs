@@ -92,9 +92,15 @@ impl Drop for Execution {
     }
 }
 
-/// Prepares a runtime, takes one job from `next`, runs it and replies. Returns `false` when
-/// `next` had no job (the pool is shutting down).
-pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>) -> bool {
+/// Prepares a runtime, takes one job from `next`, runs it and replies, then tears the runtime
+/// down. `done` is called when the job has finished with the thread, before its CPU slot is
+/// given back and its reply sent. Returns `false` when `next` had no job (the pool is shutting
+/// down).
+pub(crate) fn serve(
+    compiler: &mut Compiler,
+    next: impl FnOnce() -> Option<Job>,
+    done: impl FnOnce(),
+) -> bool {
     let watchdog = Rc::new(Watchdog::new());
     let slot = Rc::new(JobSlot::default());
     let prepared = Sandbox::start(&watchdog).and_then(|sandbox| {
@@ -131,6 +137,7 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
                 }
                 .execute(compiler)
             });
+            done();
             job.exec.ticket.finish();
             job.exec.in_flight.answered();
             let _ = job.reply.send(result);
@@ -139,6 +146,7 @@ pub(crate) fn serve(compiler: &mut Compiler, next: impl FnOnce() -> Option<Job>)
         }
         Err(message) => internal(message),
     };
+    done();
     job.exec.in_flight.answered();
     let _ = job.reply.send(result);
     true

@@ -7,7 +7,8 @@
 //! CPU time, and the interrupt handler can simply *block* to hand the core to someone else
 //! (preemption, `sched.rs`). So every execution gets a thread, and the thread gives its CPU
 //! slot back whenever it waits. An execution gets its thread only once it holds its first slot
-//! (until then it waits as a task, `Ticket::acquire_first`), so the threads and runtimes alive
+//! (until then it is a job waiting in turn, `Ticket::start_in_turn`, that the thread giving the
+//! slot back hands to a thread itself, with no task woken), so the threads and runtimes alive
 //! follow what runs and waits on host calls, not how many calls are queued: 256 trivial calls
 //! in flight run on a handful of threads whose runtimes stay in cache, not on 256. Threads are
 //! kept: one that finished its job prepares a fresh runtime (never a used one) and waits for the
@@ -33,7 +34,7 @@
 //! retired (it exits when the native code returns, and never serves again). Dropping the `run`
 //! future cancels the job: a waiting job is skipped, a running one is interrupted.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -50,7 +51,7 @@ use crate::compile::Compiler;
 use crate::engine::{self, Execution, Job};
 use crate::host::Event;
 use crate::limits::{Limit, WORKER_STACK_BYTES};
-use crate::sched::{CpuSlots, Ticket};
+use crate::sched::{CpuSlots, NoSlot, Ticket};
 use crate::{JsJob, PoolConfig};
 
 /// How long `run` waits past the deadline for a reply before it gives up on the execution.
@@ -166,12 +167,6 @@ impl Pool {
             return refused;
         };
         let ticket = Ticket::new(self.slots.clone(), &job.context.user_id);
-        // No thread until the execution can run: one waiting for its first slot is a task.
-        if let Err(no_slot) = ticket.acquire_first(deadline).await {
-            let mut result = engine::no_slot_limit(no_slot).result(&limits);
-            result.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-            return result;
-        }
         let (events_tx, events) = mpsc::channel();
         let cancelled = Arc::new(AtomicBool::new(false));
         let exec = Execution {
@@ -196,16 +191,35 @@ impl Pool {
             ticket: ticket.clone(),
             in_flight,
         };
-        let (reply, replied) = oneshot::channel();
-        self.threads.submit(Job { exec, reply });
+        let (reply, mut replied) = oneshot::channel();
+        // No thread until the execution can run: until its first slot it is a job waiting in
+        // turn, handed to a thread by whoever gives that slot back.
+        let threads = self.threads.clone();
+        let job = Job { exec, reply };
+        let mut in_turn = ticket.start_in_turn(move || threads.submit(job));
         let mut cancel = CancelOnDrop {
             cancelled,
             ticket: ticket.clone(),
             events: events_tx,
             armed: true,
         };
+        let reply = match tokio::time::timeout_at(deadline.into(), &mut replied).await {
+            Ok(reply) => Some(reply),
+            // Still waiting for its first slot at the deadline: it never starts.
+            Err(_) if in_turn.withdraw() => {
+                cancel.armed = false;
+                let mut result = engine::no_slot_limit(NoSlot::Deadline).result(&limits);
+                result.metadata.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+                return result;
+            }
+            Err(_) => None,
+        };
         let wait_until = tokio::time::Instant::from_std(deadline + REPLY_GRACE);
-        let mut result = match tokio::time::timeout_at(wait_until, replied).await {
+        let reply = match reply {
+            Some(reply) => Ok(reply),
+            None => tokio::time::timeout_at(wait_until, replied).await,
+        };
+        let mut result = match reply {
             Ok(Ok(result)) => {
                 cancel.armed = false;
                 result
@@ -276,7 +290,8 @@ impl Threads {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues a job for a waiting thread, starting one if none is waiting or coming.
+    /// Queues a job for a waiting thread, starting one if none is waiting or coming. A thread
+    /// that is coming (preparing a runtime) takes it without being woken.
     fn submit(self: &Arc<Self>, job: Job) {
         let mut state = self.lock();
         state.jobs.push_back(job);
@@ -285,7 +300,7 @@ impl Threads {
             state.total += 1;
             drop(state);
             self.spawn();
-        } else {
+        } else if state.waiting > 0 {
             drop(state);
             self.work.notify_one();
         }
@@ -320,8 +335,16 @@ impl Threads {
                 *taken.borrow_mut() = Some(job.exec.ticket.clone());
                 Some(job)
             };
+            // From the end of its job on, the thread counts as coming: it frees its runtime and
+            // prepares the next one, and a job queued meanwhile (the next one to take the slot it
+            // gives back) waits for it rather than for a new thread.
+            let counted = Cell::new(false);
+            let done = || {
+                self.lock().coming += 1;
+                counted.set(true);
+            };
             let served = match panic::catch_unwind(AssertUnwindSafe(|| {
-                engine::serve(&mut compiler, next)
+                engine::serve(&mut compiler, next, done)
             })) {
                 Ok(served) => served,
                 Err(_) => {
@@ -335,11 +358,15 @@ impl Threads {
             if !served {
                 return;
             }
+            let mut state = self.lock();
+            if counted.get() {
+                state.coming -= 1;
+            }
             if taken.borrow().as_ref().is_some_and(|t| t.is_retired()) {
-                self.lock().total -= 1;
+                state.total -= 1;
                 return;
             }
-            self.lock().coming += 1;
+            state.coming += 1;
         }
     }
 

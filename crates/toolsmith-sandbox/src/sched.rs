@@ -31,7 +31,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// How long a script may keep its slot while others wait for one.
@@ -83,9 +82,10 @@ pub(crate) enum Level {
 }
 
 /// An execution waiting for a slot: a thread that sleeps on [`Waiter::wake`], or (before the
-/// execution has a thread) a task whose waker is kept in its [`Grant`]. It waits until a slot is
-/// handed to it, its deadline passes or it is woken on cancellation ([`Ticket::wake`], or the
-/// task is dropped): waiters never poll, so a thousand of them cost nothing while they wait.
+/// execution has a thread) the work to start when the slot is granted, kept in its [`Grant`]
+/// ([`Ticket::start_in_turn`]). A thread waits until a slot is handed to it, its deadline passes
+/// or it is woken on cancellation ([`Ticket::wake`]); waiters never poll, so a thousand of them
+/// cost nothing while they wait.
 pub(crate) struct Waiter {
     level: Level,
     grant: Mutex<Grant>,
@@ -95,9 +95,12 @@ pub(crate) struct Waiter {
 #[derive(Default)]
 struct Grant {
     granted: bool,
-    /// The task to wake when the slot is granted, for a waiter without a thread.
-    waker: Option<Waker>,
+    /// What to start when the slot is granted, for a waiter without a thread.
+    start: Option<Start>,
 }
+
+/// Work started by whichever thread grants a waiter its slot.
+type Start = Box<dyn FnOnce() + Send>;
 
 impl Waiter {
     fn new(level: Level) -> Waiter {
@@ -110,19 +113,6 @@ impl Waiter {
 
     fn lock(&self) -> MutexGuard<'_, Grant> {
         self.grant.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Resolves when the slot is granted.
-    async fn granted(&self) {
-        std::future::poll_fn(|cx| {
-            let mut grant = self.lock();
-            if grant.granted {
-                return Poll::Ready(());
-            }
-            grant.waker = Some(cx.waker().clone());
-            Poll::Pending
-        })
-        .await;
     }
 }
 
@@ -163,34 +153,44 @@ impl CpuSlots {
         self.stuck.load(Ordering::Relaxed)
     }
 
-    /// Gives a slot to the next waiter in turn, or back to the free ones.
+    /// Gives a slot to the next waiter in turn, or back to the free ones. The grant is recorded
+    /// under the lock (so a waiter giving up sees it); the waiter is woken, or its work started,
+    /// after the lock is let go.
     fn hand_on(&self) {
-        let mut state = self.lock();
-        let Some(waiter) = state.next_in_turn() else {
-            state.free += 1;
-            return;
-        };
-        self.waiting.fetch_sub(1, Ordering::Relaxed);
-        let waker = {
+        let (waiter, start) = {
+            let mut state = self.lock();
+            let Some(waiter) = state.next_in_turn() else {
+                state.free += 1;
+                return;
+            };
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
             let mut grant = waiter.lock();
             grant.granted = true;
-            grant.waker.take()
+            let start = grant.start.take();
+            drop(grant);
+            (waiter, start)
         };
-        waiter.wake.notify_one();
-        if let Some(waker) = waker {
-            waker.wake();
+        match start {
+            Some(start) => start(),
+            None => waiter.wake.notify_one(),
         }
     }
 
-    /// Takes a free slot for `owner` if nobody waits for one (`None`), else queues a waiter at
-    /// `level` and returns it.
-    fn enqueue(&self, owner: &Arc<str>, level: Level) -> Option<Arc<Waiter>> {
+    /// Takes a free slot for `owner` if nobody waits for one (`Err(start)`, handing `start` back),
+    /// else queues a waiter at `level`, with `start` to run when it is granted, and returns it.
+    fn enqueue(
+        &self,
+        owner: &Arc<str>,
+        level: Level,
+        start: Option<Start>,
+    ) -> Result<Arc<Waiter>, Option<Start>> {
         let mut state = self.lock();
         if state.free > 0 && state.ring.is_empty() {
             state.free -= 1;
-            return None;
+            return Err(start);
         }
         let waiter = Arc::new(Waiter::new(level));
+        waiter.lock().start = start;
         let queue = state.queues.entry(owner.clone()).or_default();
         queue.levels[level as usize].push_back(waiter.clone());
         if queue.levels.iter().map(VecDeque::len).sum::<usize>() == 1 {
@@ -203,7 +203,7 @@ impl CpuSlots {
             drop(state);
             self.hand_on();
         }
-        Some(waiter)
+        Ok(waiter)
     }
 
     /// Blocks until `owner` is given a slot, the deadline passes or `cancelled` is set (whoever
@@ -216,7 +216,7 @@ impl CpuSlots {
         cancelled: &AtomicBool,
         parked: &Mutex<Option<Arc<Waiter>>>,
     ) -> Result<(), NoSlot> {
-        let Some(waiter) = self.enqueue(owner, level) else {
+        let Ok(waiter) = self.enqueue(owner, level, None) else {
             return Ok(());
         };
         *parked.lock().unwrap_or_else(PoisonError::into_inner) = Some(waiter.clone());
@@ -261,21 +261,35 @@ impl CpuSlots {
 
     /// Takes `waiter` out of its queue; if a slot reached it meanwhile, passes that slot on.
     fn give_up(&self, owner: &Arc<str>, waiter: &Arc<Waiter>, why: NoSlot) -> Result<(), NoSlot> {
-        let mut state = self.lock();
-        if waiter.lock().granted {
-            drop(state);
+        if !self.withdraw(owner, waiter) {
             self.hand_on();
-            return Err(why);
         }
-        if let Some(queue) = state.queues.get_mut(owner) {
-            queue.levels[waiter.level as usize].retain(|w| !Arc::ptr_eq(w, waiter));
-            if queue.is_empty() {
-                state.queues.remove(owner);
-                state.ring.retain(|o| o != owner);
-            }
-        }
-        self.waiting.fetch_sub(1, Ordering::Relaxed);
         Err(why)
+    }
+
+    /// Takes `waiter` out of its queue unless it was granted a slot: whether it was. Work it
+    /// was to start is dropped (after the lock is let go) without being started.
+    fn withdraw(&self, owner: &Arc<str>, waiter: &Arc<Waiter>) -> bool {
+        let start = {
+            let mut state = self.lock();
+            let mut grant = waiter.lock();
+            if grant.granted {
+                return false;
+            }
+            let start = grant.start.take();
+            drop(grant);
+            if let Some(queue) = state.queues.get_mut(owner) {
+                queue.levels[waiter.level as usize].retain(|w| !Arc::ptr_eq(w, waiter));
+                if queue.is_empty() {
+                    state.queues.remove(owner);
+                    state.ring.retain(|o| o != owner);
+                }
+            }
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            start
+        };
+        drop(start);
+        true
     }
 }
 
@@ -301,21 +315,29 @@ impl State {
     }
 }
 
-/// A task's place in a queue: given up if the task is dropped before it is granted a slot.
-struct Queued<'a> {
-    slots: &'a CpuSlots,
-    owner: &'a Arc<str>,
-    waiter: &'a Arc<Waiter>,
-    armed: bool,
+/// The place in the queue of work waiting for its first slot ([`Ticket::start_in_turn`]):
+/// withdrawn (and the work dropped unstarted) if this is dropped before the slot is granted.
+pub(crate) struct InTurn {
+    slots: Arc<CpuSlots>,
+    owner: Arc<str>,
+    /// `None` once granted or withdrawn.
+    waiter: Option<Arc<Waiter>>,
 }
 
-impl Drop for Queued<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = self
-                .slots
-                .give_up(self.owner, self.waiter, NoSlot::Cancelled);
+impl InTurn {
+    /// Withdraws the work unless its slot was granted: whether it was withdrawn (and will
+    /// never start).
+    pub(crate) fn withdraw(&mut self) -> bool {
+        match self.waiter.take() {
+            Some(waiter) => self.slots.withdraw(&self.owner, &waiter),
+            None => false,
         }
+    }
+}
+
+impl Drop for InTurn {
+    fn drop(&mut self) {
+        self.withdraw();
     }
 }
 
@@ -379,27 +401,32 @@ impl Ticket {
         self.hold()
     }
 
-    /// The first slot of an execution that has no thread yet: waits in turn (at
-    /// [`Level::Fresh`]) as a task, so executions queued for a slot cost no thread and no
-    /// runtime. Dropping the future gives up the place in the queue.
-    pub(crate) async fn acquire_first(&self, deadline: Instant) -> Result<(), NoSlot> {
-        if self.holds()? {
-            return Ok(());
-        }
-        if let Some(waiter) = self.slots.enqueue(&self.owner, Level::Fresh) {
-            let mut queued = Queued {
-                slots: &self.slots,
-                owner: &self.owner,
-                waiter: &waiter,
-                armed: true,
-            };
-            let granted = tokio::time::timeout_at(deadline.into(), waiter.granted()).await;
-            queued.armed = false;
-            if granted.is_err() {
-                return self.slots.give_up(&self.owner, &waiter, NoSlot::Deadline);
+    /// The first slot of an execution that has no thread yet: `start` runs once this ticket
+    /// holds a slot, on whichever thread grants it (here, if one is free). Until then the
+    /// execution waits in turn (at [`Level::Fresh`]) as data: no thread, no runtime, and no task
+    /// to wake when the slot comes — the thread that gives a slot back hands the work on
+    /// itself. Dropping the returned [`InTurn`] before the grant withdraws the work.
+    pub(crate) fn start_in_turn(self: &Arc<Self>, start: impl FnOnce() + Send + 'static) -> InTurn {
+        let ticket = self.clone();
+        let start: Start = Box::new(move || {
+            if ticket.hold().is_ok() {
+                start();
             }
+        });
+        let waiter = match self.slots.enqueue(&self.owner, Level::Fresh, Some(start)) {
+            Ok(waiter) => Some(waiter),
+            Err(start) => {
+                if let Some(start) = start {
+                    start();
+                }
+                None
+            }
+        };
+        InTurn {
+            slots: self.slots.clone(),
+            owner: self.owner.clone(),
+            waiter,
         }
-        self.hold()
     }
 
     /// Whether this ticket holds a slot; an error when it was retired.

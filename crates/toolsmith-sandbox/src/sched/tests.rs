@@ -211,51 +211,86 @@ fn a_retired_ticket_is_replaced_and_never_frees_twice() {
     assert_eq!(slots.lock().free, 1);
 }
 
-#[tokio::test]
-async fn a_task_waits_for_its_first_slot_in_turn_and_gives_up_its_place_when_dropped() {
+#[test]
+fn work_waits_for_its_first_slot_in_turn_and_is_dropped_unstarted_when_withdrawn() {
     let slots = CpuSlots::new(1);
     let holder = Ticket::new(slots.clone(), "a");
     holder.acquire(far(), &never()).unwrap();
+    let (started, starts) = mpsc::channel();
 
-    // Past its deadline, the task gets no slot and leaves the queue.
-    let late = Ticket::new(slots.clone(), "b");
-    let soon = Instant::now() + Duration::from_millis(20);
-    assert_eq!(late.acquire_first(soon).await, Err(NoSlot::Deadline));
-    assert_eq!(slots.waiting(), 0);
-
-    // A dropped task leaves the queue too: the freed slot is not lost to it.
-    let dropped = Ticket::new(slots.clone(), "c");
-    {
-        let waiting = dropped.acquire_first(far());
-        tokio::pin!(waiting);
-        assert!(poll_once(waiting.as_mut()).await.is_none());
-        assert_eq!(slots.waiting(), 1);
-    }
-    assert_eq!(slots.waiting(), 0);
-
-    // A task queued behind the holder is woken when the slot is freed.
-    let next = Ticket::new(slots.clone(), "d");
-    let task = tokio::spawn({
-        let next = next.clone();
-        async move { next.acquire_first(far()).await }
+    // Withdrawn (or dropped) before the grant: never started, the work itself dropped, and
+    // the queue left.
+    let withdrawn = Ticket::new(slots.clone(), "b");
+    let mut in_turn = withdrawn.start_in_turn({
+        let started = started.clone();
+        move || started.send("b").unwrap()
     });
-    while slots.waiting() < 1 {
-        tokio::task::yield_now().await;
-    }
+    assert_eq!(slots.waiting(), 1);
+    assert!(in_turn.withdraw());
+    assert!(!in_turn.withdraw(), "withdrawing twice withdraws once");
+    let (witness, gone) = mpsc::channel::<()>();
+    let dropped = Ticket::new(slots.clone(), "c");
+    drop(dropped.start_in_turn(move || witness.send(()).unwrap()));
+    assert_eq!(
+        gone.recv(),
+        Err(mpsc::RecvError),
+        "the dropped work was dropped unstarted"
+    );
+    assert_eq!(slots.waiting(), 0);
+
+    // Queued behind the holder: started by the thread that gives the slot back, holding it.
+    let next = Ticket::new(slots.clone(), "d");
+    let mut in_turn = next.start_in_turn({
+        let started = started.clone();
+        move || started.send("d").unwrap()
+    });
+    assert_eq!(starts.try_recv(), Err(mpsc::TryRecvError::Empty));
     holder.release();
-    assert_eq!(task.await.unwrap(), Ok(()));
+    assert_eq!(starts.try_recv(), Ok("d"));
     assert!(matches!(*next.lock(), TicketState::Holding(_)));
+    assert!(!in_turn.withdraw(), "granted work cannot be withdrawn");
+
+    // A free slot: started at once, here.
     next.release();
+    let free = Ticket::new(slots.clone(), "e");
+    let _in_turn = free.start_in_turn(move || started.send("e").unwrap());
+    assert_eq!(starts.try_recv(), Ok("e"));
+    free.release();
     assert_eq!(slots.lock().free, 1);
+    assert_eq!(starts.try_recv(), Err(mpsc::TryRecvError::Disconnected));
 }
 
-/// Polls `future` once: its output if it is ready.
-async fn poll_once<F: std::future::Future + Unpin>(mut future: F) -> Option<F::Output> {
-    std::future::poll_fn(|cx| {
-        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
-            std::task::Poll::Ready(output) => Some(output),
-            std::task::Poll::Pending => None,
-        })
-    })
-    .await
+#[test]
+fn withdrawing_while_the_slot_is_handed_over_neither_loses_the_slot_nor_starts_twice() {
+    let slots = CpuSlots::new(1);
+    let (mut started, mut withdrawn) = (0, 0);
+    for _ in 0..500 {
+        let holder = Ticket::new(slots.clone(), "a");
+        holder.acquire(far(), &never()).unwrap();
+        let ticket = Ticket::new(slots.clone(), "b");
+        let (ran, runs) = mpsc::channel();
+        let mut in_turn = ticket.start_in_turn({
+            let ticket = ticket.clone();
+            move || {
+                ran.send(()).unwrap();
+                ticket.release();
+            }
+        });
+        let releaser = thread::spawn(move || holder.release());
+        if in_turn.withdraw() {
+            withdrawn += 1;
+        }
+        releaser.join().unwrap();
+        match runs.try_recv() {
+            Ok(()) => started += 1,
+            Err(_) => assert!(ticket.holds() == Ok(false)),
+        }
+        assert_eq!(slots.lock().free, 1, "the slot came back");
+        assert_eq!(slots.waiting(), 0);
+    }
+    assert_eq!(
+        started + withdrawn,
+        500,
+        "each was started or withdrawn, never both"
+    );
 }
