@@ -7,12 +7,15 @@
 //! length is more than any dense array under the memory limit could have, and otherwise calls
 //! the built-in it replaced.
 //!
-//! **Why native.** Every execution has a fresh runtime, so every execution pays for what the
-//! guards create. Written in the prelude, the sixteen of them cost each runtime a function
-//! definition read from bytecode, sixteen closures and sixteen objects to name them, and their
-//! teardown: about a quarter of a trivial call's CPU. As native functions made with
-//! `JS_NewCFunctionData2` (`raw::native_function`) they cost one small object each. The string
-//! guards are native too (`guards/strings.rs`).
+//! **Why native, and made when first read.** Every execution has a fresh runtime, so every
+//! execution pays for what the guards create. Written in the prelude, the sixteen array guards
+//! cost each runtime a function definition read from bytecode, sixteen closures and sixteen
+//! objects to name them, and their teardown: about a quarter of a trivial call's CPU. Made
+//! eagerly as native functions, the 26 guards still cost an object each, with its `name` and
+//! `length`, and its collection. Now they are defined as QuickJS defines its own built-in
+//! methods (`raw::replace_lazily`): a guard's function is made the first time a script reads
+//! its property, and most tools read few of them. The string guards are native too
+//! (`guards/strings.rs`).
 //!
 //! **`flat` and `flatMap`** also check what they flatten. `flatMap`'s guard wraps the callback in
 //! a native function that checks each array it returns. `flat`'s must check every array nested
@@ -20,9 +23,9 @@
 //! limit can stop on a deep or cyclic receiver: it is `flat.js`, loaded the first time a tool
 //! flattens an array (a runtime that never does reads none of it).
 //!
-//! The built-in each guard replaced is kept inside the guard's function object (its data),
-//! captured before any tool code ran and never reachable from a script; the garbage collector
-//! traces it like any other value, so nothing of the runtime is kept on the Rust side.
+//! The built-ins the guards replaced, captured before any tool code ran, are kept with the kit
+//! in the runtime's userdata ([`Kept`], freed with the runtime), which no script can reach; a
+//! guard finds its own there when it is called ([`LazyNative::data`]).
 //!
 //! **The limits a guard checks** follow the running job's memory limit. A runtime lives on one
 //! thread and a thread runs one runtime's job at a time, so they are the thread's
@@ -33,10 +36,10 @@ use std::ffi::CStr;
 
 use rquickjs::convert::Coerced;
 use rquickjs::function::This;
-use rquickjs::{Array, Atom, Ctx, Exception, FromJs, Function, Object, Value};
+use rquickjs::{Array, Ctx, Exception, FromJs, Function, Object, Value};
 
 use crate::compile;
-use crate::raw::{self, Args, Native};
+use crate::raw::{self, Args, FunctionList, Kept, LazyNative, Native, lazy_entry};
 use crate::utils;
 
 mod strings;
@@ -82,43 +85,65 @@ thread_local! {
     static MAX_STRING_BYTES: Cell<usize> = const { Cell::new(PREPARE_MAX_STRING_BYTES) };
 }
 
+/// The guards of `Array.prototype`: [`GUARDED`] (magic = index), then [`FLATTENING`], each
+/// with its built-in's length.
+static ARRAY_GUARDS: FunctionList<18> = FunctionList([
+    lazy_entry::<ArrayGuard>(c"concat", 1, 0),
+    lazy_entry::<ArrayGuard>(c"copyWithin", 2, 1),
+    lazy_entry::<ArrayGuard>(c"fill", 1, 2),
+    lazy_entry::<ArrayGuard>(c"join", 1, 3),
+    lazy_entry::<ArrayGuard>(c"reverse", 0, 4),
+    lazy_entry::<ArrayGuard>(c"shift", 0, 5),
+    lazy_entry::<ArrayGuard>(c"slice", 2, 6),
+    lazy_entry::<ArrayGuard>(c"sort", 1, 7),
+    lazy_entry::<ArrayGuard>(c"splice", 2, 8),
+    lazy_entry::<ArrayGuard>(c"toLocaleString", 0, 9),
+    lazy_entry::<ArrayGuard>(c"toReversed", 0, 10),
+    lazy_entry::<ArrayGuard>(c"toSorted", 1, 11),
+    lazy_entry::<ArrayGuard>(c"toSpliced", 2, 12),
+    lazy_entry::<ArrayGuard>(c"toString", 0, 13),
+    lazy_entry::<ArrayGuard>(c"unshift", 1, 14),
+    lazy_entry::<ArrayGuard>(c"with", 2, 15),
+    lazy_entry::<FlatGuard>(c"flat", 0, 0),
+    lazy_entry::<FlatGuard>(c"flatMap", 1, 1),
+]);
+/// Where the built-ins the guards replaced are kept ([`Kept`]): the array guards' first, in
+/// [`ARRAY_GUARDS`]' order, then the string guards' (`guards/strings.rs`), then the kit.
+const FIRST_FLAT: usize = GUARDED.len();
+const FIRST_STRING: usize = FIRST_FLAT + FLATTENING.len();
+const KEPT_KIT: usize = FIRST_STRING + strings::GUARDED.len();
+
 /// Replaces the guarded methods of `Array.prototype` and `String.prototype` in `ctx`. Call
 /// before any tool code runs.
+///
+/// **Made when first read.** A guard's function is made the first time a script reads its
+/// property (as QuickJS makes its own built-in methods): most tools never touch most of the
+/// 26, and a fresh runtime for every execution paid for each one (an object, its `name` and
+/// `length`, and its garbage collection at teardown) whether it was used or not. The built-ins
+/// they replaced and the kit are kept in the runtime's userdata ([`Kept`]), where no script
+/// reaches them, in the order [`LazyNative::data`] finds them.
 pub(crate) fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     MAX_LENGTH.set(PREPARE_MAX_LENGTH);
     MAX_STRING_BYTES.set(PREPARE_MAX_STRING_BYTES);
     let globals = ctx.globals();
     let array: Object<'_> = globals.get("Array")?;
     let proto: Object<'_> = array.get("prototype")?;
-    replace_all::<ArrayGuard>(ctx, &proto, &GUARDED, None)?;
-    let kit = strings::install(ctx, &globals)?;
-    replace_all::<FlatGuard>(ctx, &proto, &FLATTENING, Some(&kit))
+    // The kit first: it captures built-ins the guards replace.
+    let kit = strings::kit(ctx, &globals)?;
+    let mut kept = raw::replace_lazily(ctx, &proto, &ARRAY_GUARDS)?;
+    kept.extend(strings::install(ctx, &globals)?);
+    kept.push(kit);
+    ctx.store_userdata(Kept(kept))
+        .map_err(|e| Exception::throw_internal(ctx, &e.to_string()))?;
+    Ok(())
 }
 
-/// Replaces each method `names[i]` of `holder` by a guard of kind `N` made with magic `i`,
-/// whose data are the built-in it replaces and, if given, `kit`; the guard keeps the built-in's
-/// name and length, and (an assignment) the property its attributes.
-fn replace_all<'js, N: Native>(
-    ctx: &Ctx<'js>,
-    holder: &Object<'js>,
-    names: &[&CStr],
-    kit: Option<&Value<'js>>,
-) -> rquickjs::Result<()> {
-    for (index, name) in names.iter().enumerate() {
-        // One atom for the lookup and the assignment.
-        let key = Atom::from_str(ctx.clone(), name_str(name))?;
-        let original: Value<'js> = holder.get(key.clone())?;
-        let length = raw::length_of(ctx, &original)? as u8;
-        let magic = index as u16;
-        let guard = match kit {
-            Some(kit) => {
-                raw::native_function::<N>(ctx, name, length, magic, &[original, kit.clone()])
-            }
-            None => raw::native_function::<N>(ctx, name, length, magic, &[original]),
-        }?;
-        holder.set(key, guard)?;
-    }
-    Ok(())
+/// The built-in a guard replaced (at `first + magic` in [`Kept`]) and the kit.
+fn kept<'js>(ctx: &Ctx<'js>, first: usize, magic: u16) -> Option<[Value<'js>; 2]> {
+    let kept = ctx.userdata::<Kept<'js>>()?;
+    let original = kept.0.get(first + usize::from(magic))?.clone();
+    let kit = kept.0.get(KEPT_KIT)?.clone();
+    Some([original, kit])
 }
 
 /// Applies a job's memory limit to the guards of this thread's runtime: a JSValue takes 16
@@ -140,6 +165,12 @@ fn name_str(name: &CStr) -> &str {
 
 /// A guard of [`GUARDED`]: its one datum is the built-in it replaced.
 struct ArrayGuard;
+
+impl LazyNative for ArrayGuard {
+    fn data<'js>(ctx: &Ctx<'js>, magic: u16) -> Option<[Value<'js>; 2]> {
+        kept(ctx, 0, magic)
+    }
+}
 
 impl Native for ArrayGuard {
     const DATA: usize = 1;
@@ -170,6 +201,12 @@ impl Native for ArrayGuard {
 /// A guard of [`FLATTENING`]: its data are the built-in it replaced and the kit
 /// (`guards/strings.rs`), which holds `Array.isArray` and, once loaded, `flat.js`'s walk.
 struct FlatGuard;
+
+impl LazyNative for FlatGuard {
+    fn data<'js>(ctx: &Ctx<'js>, magic: u16) -> Option<[Value<'js>; 2]> {
+        kept(ctx, FIRST_FLAT, magic)
+    }
+}
 
 impl Native for FlatGuard {
     const DATA: usize = 2;

@@ -30,6 +30,11 @@
 //!   redefined), which every fresh runtime would pay for. [`call_passing`] calls a function
 //!   with a native function's own arguments, unconverted.
 //!
+//! - [`replace_lazily`]: methods whose functions QuickJS makes the first time they are read, as
+//!   it makes its own built-ins (the guards, `guards.rs`): a [`FunctionList`] of
+//!   [`lazy_entry`]s, whose functions find the values they call with when called
+//!   ([`LazyNative`]).
+//!
 //! - [`define_getter`]: an accessor property whose getter is such a native function (the
 //!   `fs` and `shell` globals, `grants.rs`), which rquickjs only offers for Rust closures.
 //!
@@ -52,7 +57,9 @@ use std::sync::Arc;
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::convert::Coerced;
 use rquickjs::module::Declared;
-use rquickjs::{Ctx, Exception, FromJs, Function, Module, Object, Value, WriteOptions, qjs};
+use rquickjs::{
+    Ctx, Exception, FromJs, Function, JsLifetime, Module, Object, Value, WriteOptions, qjs,
+};
 
 /// Allocates through Rust's global allocator and refuses to go past `limit` bytes.
 pub(crate) struct CountingAllocator {
@@ -349,23 +356,41 @@ unsafe extern "C" fn trampoline<N: Native>(
     let Some(raw_ctx) = NonNull::new(ctx) else {
         return qjs::JS_EXCEPTION;
     };
-    // SAFETY: QuickJS calls this on the runtime's own thread with the runtime locked, for the
-    // length of the call: `ctx` is live, `argv` holds at least `argc` values (and `data` the
-    // `N::DATA` values the function was made with, `native_function` checked), all borrowed;
-    // `this` is borrowed too, hence the `JS_DupValue` before `Value::from_raw` owns it.
-    let (ctx, this, args, data) = unsafe {
+    // SAFETY: QuickJS hands `data` the `N::DATA` values the function was made with
+    // (`native_function` checked), borrowed for the length of the call.
+    let data: &[qjs::JSValue] = if N::DATA > 0 && !data.is_null() {
+        unsafe { std::slice::from_raw_parts(data, N::DATA) }
+    } else {
+        &[]
+    };
+    // SAFETY: as `call_native` requires, straight from QuickJS.
+    unsafe { call_native::<N>(raw_ctx, this, argc, argv, magic, data) }
+}
+
+/// Calls `N::call` for QuickJS and turns its outcome into what QuickJS expects back.
+///
+/// # Safety
+/// Called on the runtime's own thread with the runtime locked, for the length of a call QuickJS
+/// makes: `ctx` is live, `argv` holds at least `argc` values, and `this`, `argv` and `data` are
+/// borrowed values of that runtime that outlive the call.
+unsafe fn call_native<N: Native>(
+    raw_ctx: NonNull<qjs::JSContext>,
+    this: qjs::JSValue,
+    argc: c_int,
+    argv: *mut qjs::JSValue,
+    magic: c_int,
+    data: &[qjs::JSValue],
+) -> qjs::JSValue {
+    // SAFETY: see above; `this` is borrowed, hence the `JS_DupValue` before `Value::from_raw`
+    // owns it.
+    let (ctx, this, args) = unsafe {
         let ctx = Ctx::from_raw(raw_ctx);
         let this = Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), this));
         let args: &[qjs::JSValue] = match usize::try_from(argc) {
             Ok(n) if n > 0 && !argv.is_null() => std::slice::from_raw_parts(argv, n),
             _ => &[],
         };
-        let data: &[qjs::JSValue] = if N::DATA > 0 && !data.is_null() {
-            std::slice::from_raw_parts(data, N::DATA)
-        } else {
-            &[]
-        };
-        (ctx, this, args, data)
+        (ctx, this, args)
     };
     let magic = u16::try_from(magic).unwrap_or(u16::MAX);
     let called = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -396,6 +421,143 @@ unsafe extern "C" fn trampoline<N: Native>(
             qjs::JS_EXCEPTION
         }
     }
+}
+
+/// Values a runtime keeps for its native functions, in its userdata (`Ctx::store_userdata`):
+/// out of every script's reach, and freed with the runtime.
+pub(crate) struct Kept<'js>(pub(crate) Vec<Value<'js>>);
+
+// SAFETY: `Changed` is `Kept` with only its `'js` lifetime changed, as rquickjs requires.
+unsafe impl<'js> JsLifetime<'js> for Kept<'js> {
+    type Changed<'to> = Kept<'to>;
+}
+
+/// A [`Native`] whose functions are made only when a script first reads them
+/// ([`replace_lazily`]): such a function keeps no values, so it finds the ones it is called with
+/// when it is called.
+pub(crate) trait LazyNative: Native {
+    /// The `N::DATA` values (at most two) a call of the function made with `magic` passes to
+    /// [`Native::call`]; `None` fails the call.
+    fn data<'js>(ctx: &Ctx<'js>, magic: u16) -> Option<[Value<'js>; 2]>;
+}
+
+/// Entries of a function list for [`replace_lazily`], made by [`lazy_entry`]: a `static`, since
+/// QuickJS keeps pointing at an entry until its function is made.
+pub(crate) struct FunctionList<const N: usize>(pub(crate) [qjs::JSCFunctionListEntry; N]);
+
+// SAFETY: the entries hold only pointers to `'static` C strings and to functions; nothing in
+// them is ever written.
+unsafe impl<const N: usize> Sync for FunctionList<N> {}
+
+/// A method named `name`, of `length`, writable and configurable but not enumerable (as the
+/// built-in methods are), whose function calls `N::call` with `magic` and `N::data`.
+pub(crate) const fn lazy_entry<N: LazyNative>(
+    name: &'static CStr,
+    length: u8,
+    magic: i16,
+) -> qjs::JSCFunctionListEntry {
+    qjs::JSCFunctionListEntry {
+        name: name.as_ptr(),
+        prop_flags: (qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE) as u8,
+        def_type: qjs::JS_DEF_CFUNC as u8,
+        magic,
+        u: qjs::JSCFunctionListEntry__bindgen_ty_1 {
+            func: qjs::JSCFunctionListEntry__bindgen_ty_1__bindgen_ty_1 {
+                length,
+                cproto: qjs::JSCFunctionEnum_JS_CFUNC_generic_magic as u8,
+                cfunc: qjs::JSCFunctionType {
+                    generic_magic: Some(lazy_trampoline::<N>),
+                },
+            },
+        },
+    }
+}
+
+/// Replaces the methods named in `list` on `object` by the list's, defined as QuickJS defines
+/// its own built-in methods: each function is made the first time its property is read.
+/// Returns the values replaced, in the list's order.
+pub(crate) fn replace_lazily<'js, const N: usize>(
+    ctx: &Ctx<'js>,
+    object: &Object<'js>,
+    list: &'static FunctionList<N>,
+) -> rquickjs::Result<Vec<Value<'js>>> {
+    let mut replaced = Vec::with_capacity(N);
+    let raw_ctx = ctx.as_raw().as_ptr();
+    for entry in &list.0 {
+        // SAFETY: `object` belongs to the live context `ctx` borrows, used on its own thread;
+        // every entry's name is a C string (`lazy_entry` takes a `CStr`). The atom made here is
+        // freed before the block ends; the value read is a new reference `Value::from_raw`
+        // owns. With no descriptor to fill, `JS_GetOwnProperty` only looks the property up.
+        let (value, deleted, still_there) = unsafe {
+            let key = qjs::JS_NewAtom(raw_ctx, entry.name);
+            if key == qjs::JS_ATOM_NULL as qjs::JSAtom {
+                return Err(rquickjs::Error::Exception);
+            }
+            let value = Value::from_raw(
+                ctx.clone(),
+                qjs::JS_GetProperty(raw_ctx, object.as_raw(), key),
+            );
+            let deleted =
+                qjs::JS_DeleteProperty(raw_ctx, object.as_raw(), key, qjs::JS_PROP_THROW as c_int);
+            let still_there =
+                qjs::JS_GetOwnProperty(raw_ctx, ptr::null_mut(), object.as_raw(), key);
+            qjs::JS_FreeAtom(raw_ctx, key);
+            (value, deleted, still_there)
+        };
+        if value.is_exception() || deleted < 0 {
+            return Err(rquickjs::Error::Exception);
+        }
+        // QuickJS aborts the process when a lazy method would replace a property.
+        if still_there != 0 {
+            return Err(Exception::throw_internal(
+                ctx,
+                "a built-in method could not be replaced by its guard",
+            ));
+        }
+        replaced.push(value);
+    }
+    let len = c_int::try_from(N).unwrap_or(c_int::MAX);
+    // SAFETY: `object` belongs to the live context `ctx` borrows, used on its own thread; the
+    // list is `'static` and well formed (`lazy_entry`), and none of its names is a property of
+    // `object` any more (checked above).
+    let status = unsafe {
+        qjs::JS_SetPropertyFunctionList(
+            ctx.as_raw().as_ptr(),
+            object.as_raw(),
+            list.0.as_ptr(),
+            len,
+        )
+    };
+    if status < 0 {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(replaced)
+}
+
+/// What QuickJS calls for a function made from a [`lazy_entry`].
+unsafe extern "C" fn lazy_trampoline<N: LazyNative>(
+    ctx: *mut qjs::JSContext,
+    this: qjs::JSValue,
+    argc: c_int,
+    argv: *mut qjs::JSValue,
+    magic: c_int,
+) -> qjs::JSValue {
+    let Some(raw_ctx) = NonNull::new(ctx) else {
+        return qjs::JS_EXCEPTION;
+    };
+    // SAFETY: QuickJS calls this on the runtime's own thread with `ctx` live.
+    let found = unsafe { Ctx::from_raw(raw_ctx) };
+    let data = u16::try_from(magic)
+        .ok()
+        .and_then(|magic| N::data(&found, magic));
+    let Some(data) = data else {
+        let _ = Exception::throw_internal(&found, "a sandbox guard lost the built-in it guards");
+        return qjs::JS_EXCEPTION;
+    };
+    // The values stay owned here for the length of the call.
+    let raw = [data[0].as_raw(), data[1].as_raw()];
+    // SAFETY: as `call_native` requires, straight from QuickJS; `raw` borrows `data`.
+    unsafe { call_native::<N>(raw_ctx, this, argc, argv, magic, &raw[..N::DATA.min(2)]) }
 }
 
 /// The attributes a [`define_value`] sets; those it leaves out keep what they were (or are

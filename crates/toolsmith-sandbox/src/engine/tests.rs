@@ -84,7 +84,7 @@ fn preparing_a_runtime_adds_few_objects() {
         "a bare runtime: {} objects, {} bytes; preparing it adds {objects} objects ({js_functions} JS functions), {bytes} bytes",
         bare.obj_count, bare.malloc_size
     );
-    assert!(objects <= 80, "preparing a runtime adds {objects} objects");
+    assert!(objects <= 50, "preparing a runtime adds {objects} objects");
     assert!(
         js_functions <= 10,
         "preparing a runtime adds {js_functions} JS functions"

@@ -14,11 +14,11 @@ use rquickjs::function::{IntoArgs, This};
 use rquickjs::{Array, Ctx, Exception, Function, IntoJs, Object, Value};
 
 use super::{max_string_bytes, name_str};
-use crate::raw::{self, Args, Native};
+use crate::raw::{self, Args, FunctionList, LazyNative, Native, lazy_entry};
 use crate::utils;
 
 /// The guarded methods of `String.prototype`, by index (the `magic` of each one's guard).
-const GUARDED: [&std::ffi::CStr; 8] = [
+pub(super) const GUARDED: [&std::ffi::CStr; 8] = [
     c"normalize",
     c"localeCompare",
     c"indexOf",
@@ -79,9 +79,34 @@ enum Holder {
     RegExp,
 }
 
-/// Replaces the guarded methods of `String.prototype`; `globals` is the context's global
-/// object. Returns the kit.
-pub(super) fn install<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::Result<Value<'js>> {
+/// The guards of `String.prototype`, in [`GUARDED`]'s order (magic = index), each with its
+/// built-in's length.
+static STRING_GUARDS: FunctionList<8> = FunctionList([
+    lazy_entry::<StringGuard>(c"normalize", 0, 0),
+    lazy_entry::<StringGuard>(c"localeCompare", 1, 1),
+    lazy_entry::<StringGuard>(c"indexOf", 1, 2),
+    lazy_entry::<StringGuard>(c"lastIndexOf", 1, 3),
+    lazy_entry::<StringGuard>(c"includes", 1, 4),
+    lazy_entry::<StringGuard>(c"split", 2, 5),
+    lazy_entry::<StringGuard>(c"replace", 2, 6),
+    lazy_entry::<StringGuard>(c"replaceAll", 2, 7),
+]);
+
+/// Replaces the guarded methods of `String.prototype` (`globals` is the context's global
+/// object) by guards made when first read; returns the built-ins they replaced, in
+/// [`GUARDED`]'s order. Call after [`kit`].
+pub(super) fn install<'js>(
+    ctx: &Ctx<'js>,
+    globals: &Object<'js>,
+) -> rquickjs::Result<Vec<Value<'js>>> {
+    let string: Object<'js> = globals.get("String")?;
+    let string_proto: Object<'js> = string.get("prototype")?;
+    raw::replace_lazily(ctx, &string_proto, &STRING_GUARDS)
+}
+
+/// The kit, captured from `globals` (the context's global object) before any tool code ran
+/// and before the guards replace what it holds.
+pub(super) fn kit<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::Result<Value<'js>> {
     let string: Object<'js> = globals.get("String")?;
     let string_proto: Object<'js> = string.get("prototype")?;
     let array: Object<'js> = globals.get("Array")?;
@@ -100,13 +125,17 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, globals: &Object<'js>) -> rquickjs::R
         };
         kit.set(index, from.get::<_, Value<'js>>(*name)?)?;
     }
-    let kit = kit.into_value();
-    super::replace_all::<StringGuard>(ctx, &string_proto, &GUARDED, Some(&kit))?;
-    Ok(kit)
+    Ok(kit.into_value())
 }
 
 /// A guard of [`GUARDED`]: its data are the built-in it replaced and the kit.
 struct StringGuard;
+
+impl LazyNative for StringGuard {
+    fn data<'js>(ctx: &Ctx<'js>, magic: u16) -> Option<[Value<'js>; 2]> {
+        super::kept(ctx, super::FIRST_STRING, magic)
+    }
+}
 
 impl Native for StringGuard {
     const DATA: usize = 2;
