@@ -78,11 +78,22 @@ fn usage_survives_a_store_that_cannot_write_and_readiness_says_so() {
     let ready = server.get("/readyz");
     assert_eq!(ready.status, 503, "{}", ready.body);
     assert_eq!(ready.header("retry-after"), Some("1"));
-    // A write through the API: 503 with the code the docs name, not 500.
-    let created = server.post(
-        "/api/v1/custom-tools",
-        &json!({"name": "later", "description": "d", "parameters": {"type": "object"}, "code": "return 2"}),
-    );
+    // A write through the API: 503 with the code the docs name, not 500. A write can still
+    // fit where the failed batch did not (SQLite may have reset its WAL meanwhile), so large
+    // writes are made until one meets the limit; every one that does not fit must be a 503.
+    let padding = format!("return 2 // {}", "x".repeat(150 * 1024));
+    let mut created = None;
+    for attempt in 0..20 {
+        let res = server.post(
+            "/api/v1/custom-tools",
+            &json!({"name": format!("later_{attempt}"), "description": "d", "parameters": {"type": "object"}, "code": padding}),
+        );
+        if res.status != 201 {
+            created = Some(res);
+            break;
+        }
+    }
+    let created = created.expect("20 tools of 150 KB were all written under the file size limit");
     assert_eq!(created.status, 503, "{}", created.body);
     assert_eq!(created.json()["error"]["code"], json!("unavailable"));
     assert!(created.header("retry-after").is_some());
