@@ -547,9 +547,12 @@ unsafe extern "C" fn lazy_trampoline<N: LazyNative>(
     };
     // SAFETY: QuickJS calls this on the runtime's own thread with `ctx` live.
     let found = unsafe { Ctx::from_raw(raw_ctx) };
-    let data = u16::try_from(magic)
-        .ok()
-        .and_then(|magic| N::data(&found, magic));
+    // No unwinding into QuickJS: a panic here fails the call like a missing value.
+    let data = u16::try_from(magic).ok().and_then(|magic| {
+        panic::catch_unwind(AssertUnwindSafe(|| N::data(&found, magic)))
+            .ok()
+            .flatten()
+    });
     let Some(data) = data else {
         let _ = Exception::throw_internal(&found, "a sandbox guard lost the built-in it guards");
         return qjs::JS_EXCEPTION;
