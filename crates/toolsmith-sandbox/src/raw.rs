@@ -42,8 +42,9 @@
 //!   leaves attributes out, and a native function that is a constructor (the lock-down,
 //!   `lockdown.rs`), which rquickjs does not offer.
 //!
-//! Nothing else here: no other FFI calls, no raw pointers outside the allocator and the
-//! argument and data arrays QuickJS hands a native function.
+//! Nothing else here: no other FFI calls, no raw pointers outside the allocator, the argument
+//! and data arrays QuickJS hands a native function, and the `'static` names of a
+//! [`FunctionList`].
 
 #![allow(unsafe_code)]
 

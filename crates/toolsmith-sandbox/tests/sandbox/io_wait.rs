@@ -114,48 +114,23 @@ async fn executions_awaiting_a_slow_endpoint_overlap_far_beyond_the_workers() {
     );
 }
 
-/// The sandbox's execution threads alive now.
-fn sandbox_threads() -> usize {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    tasks
-        .filter_map(Result::ok)
-        .filter(|task| {
-            std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|name| name.trim() == "toolsmith-js")
-        })
-        .count()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_queued_for_a_slot_hold_no_thread() {
     let sandbox = Arc::new(JsSandbox::new(PoolConfig {
         workers: 1,
         max_in_flight: 1000,
     }));
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sampler = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            let mut most = 0;
-            while !done.load(Ordering::SeqCst) {
-                most = most.max(sandbox_threads());
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            most
-        })
-    };
-    let mut calls = tokio::task::JoinSet::new();
-    for _ in 0..300 {
-        let sandbox = sandbox.clone();
-        calls.spawn(async move { sandbox.run(job("return 1")).await });
-    }
-    for res in calls.join_all().await {
-        assert_eq!(res.content, json!(1), "{}", res.content);
-    }
-    done.store(true, Ordering::SeqCst);
-    let most = sampler.join().unwrap();
+    let ((), most) = most_sandbox_threads_during(async {
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..300 {
+            let sandbox = sandbox.clone();
+            calls.spawn(async move { sandbox.run(job("return 1")).await });
+        }
+        for res in calls.join_all().await {
+            assert_eq!(res.content, json!(1), "{}", res.content);
+        }
+    })
+    .await;
     assert!(
         most < 100,
         "300 trivial calls queued on one worker ran on up to {most} threads: a call waiting for its first slot should hold none"

@@ -171,20 +171,6 @@ async fn many_tasks_share_one_sandbox() {
     assert_eq!(results, expected);
 }
 
-/// The sandbox threads of this process now (nextest runs each test in a process of its own).
-fn sandbox_threads() -> usize {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    tasks
-        .filter_map(Result::ok)
-        .filter(|task| {
-            std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|name| name.trim() == "toolsmith-js")
-        })
-        .count()
-}
-
 /// Many callers of trivial tools are served by the threads kept ready, one per slot: a thread
 /// that has finished its job counts as coming for the next one (which waits for it to prepare a
 /// fresh runtime), so no thread is started for a job that arrives meanwhile. An earlier version
@@ -195,34 +181,23 @@ async fn many_callers_of_trivial_tools_are_served_by_the_threads_kept_ready() {
         workers: 2,
         max_in_flight: 1024,
     }));
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sampler = std::thread::spawn({
-        let done = done.clone();
-        move || {
-            let mut most = 0;
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                most = most.max(sandbox_threads());
-                std::thread::sleep(Duration::from_micros(500));
-            }
-            most
-        }
-    });
-    let callers: Vec<_> = (0..16)
-        .map(|_| {
-            let sandbox = sandbox.clone();
-            tokio::spawn(async move {
-                for _ in 0..60 {
-                    let res = sandbox.run(job("return 1")).await;
-                    assert!(!res.is_error, "{}", res.content);
-                }
+    let ((), most) = most_sandbox_threads_during(async {
+        let callers: Vec<_> = (0..16)
+            .map(|_| {
+                let sandbox = sandbox.clone();
+                tokio::spawn(async move {
+                    for _ in 0..60 {
+                        let res = sandbox.run(job("return 1")).await;
+                        assert!(!res.is_error, "{}", res.content);
+                    }
+                })
             })
-        })
-        .collect();
-    for caller in callers {
-        caller.await.unwrap();
-    }
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let most = sampler.join().unwrap();
+            .collect();
+        for caller in callers {
+            caller.await.unwrap();
+        }
+    })
+    .await;
     assert!(
         (1..=2).contains(&most),
         "960 trivial calls from 16 callers ran on {most} sandbox threads, for 2 slots"

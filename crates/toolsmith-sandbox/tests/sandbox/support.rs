@@ -116,3 +116,41 @@ pub async fn still_works(sandbox: &JsSandbox) {
     assert!(!res.is_error, "{}", res.content);
     assert_eq!(res.content, json!([2, 4, 6]));
 }
+
+/// The sandbox's execution threads alive now (nextest runs each test in a process of its own).
+pub fn sandbox_threads() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.trim() == "toolsmith-js")
+        })
+        .count()
+}
+
+/// Runs `work` while a thread samples [`sandbox_threads`] every 0.5 ms; returns its output and
+/// the most threads seen.
+pub async fn most_sandbox_threads_during<T>(
+    work: impl std::future::Future<Output = T>,
+) -> (T, usize) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = std::thread::spawn({
+        let done = done.clone();
+        move || {
+            let mut most = 0;
+            while !done.load(Ordering::SeqCst) {
+                most = most.max(sandbox_threads());
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            most
+        }
+    });
+    let output = work.await;
+    done.store(true, Ordering::SeqCst);
+    let most = sampler.join().expect("the sampler thread");
+    (output, most)
+}
