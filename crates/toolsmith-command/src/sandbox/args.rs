@@ -112,7 +112,13 @@ pub(crate) fn invocation(
         let path = format!("/etc/{entry}");
         push(&mut args, &["--ro-bind-try", &path, &path]);
     }
+    // Every writable mount is bounded (issue 31): bubblewrap's `/dev` is a tmpfs of the
+    // kernel's default size (half the host's RAM), so it is made read-only once `/dev/shm` has
+    // a sized tmpfs of its own; the device nodes are bind mounts, which stay writable.
     push(&mut args, &["--proc", "/proc", "--dev", "/dev"]);
+    let shm_size = sandbox.limits.shm_bytes.to_string();
+    push(&mut args, &["--size", &shm_size, "--tmpfs", "/dev/shm"]);
+    push(&mut args, &["--remount-ro", "/dev"]);
     let tmp_size = sandbox.limits.workspace_bytes.to_string();
     push(&mut args, &["--size", &tmp_size, "--tmpfs", "/tmp"]);
     let cwd = match request.working_dir {

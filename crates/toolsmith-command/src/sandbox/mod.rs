@@ -36,6 +36,10 @@ pub struct SandboxLimits {
     pub max_open_files: u64,
     /// Size of the private tmpfs mounted on `/tmp` (the workspace lives in it).
     pub workspace_bytes: u64,
+    /// Size of the private tmpfs mounted on `/dev/shm` (POSIX shared memory and semaphores).
+    /// With `workspace_bytes` it bounds the memory a run can keep in files outside its
+    /// workspace folder: `/dev` itself is read-only.
+    pub shm_bytes: u64,
 }
 
 impl Default for SandboxLimits {
@@ -46,6 +50,7 @@ impl Default for SandboxLimits {
             max_file_size_bytes: 64 * 1024 * 1024,
             max_open_files: 256,
             workspace_bytes: 64 * 1024 * 1024,
+            shm_bytes: 16 * 1024 * 1024,
         }
     }
 }

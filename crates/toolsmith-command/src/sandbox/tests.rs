@@ -267,6 +267,41 @@ async fn file_size_is_capped() {
     );
 }
 
+/// Issue 31: `/dev` was bubblewrap's tmpfs of half the host's RAM. Each writable mount is now
+/// bounded: `/dev` read-only (its device nodes still work), `/dev/shm` and `/tmp` sized tmpfs.
+#[tokio::test]
+async fn every_writable_mount_is_bounded_and_dev_is_read_only() {
+    let Some(sandbox) = sandbox().await else {
+        return;
+    };
+    let fill = |place: &str| {
+        format!(
+            "n=0; while [ $n -lt 100 ] && head -c 1048576 /dev/zero > {place}/f$n 2>/dev/null; \
+             do n=$((n+1)); done; echo $n"
+        )
+    };
+    let script = [
+        fill("/dev"),
+        fill("/dev/shm"),
+        fill("/tmp"),
+        "echo ok > /dev/null && head -c 3 /dev/urandom | wc -c".to_owned(),
+    ]
+    .join("; ");
+    let out = run(&sandbox, &script).await;
+    let counts: Vec<u64> = out
+        .stdout
+        .lines()
+        .map(|line| line.trim().parse().unwrap())
+        .collect();
+    let mib = 1024 * 1024;
+    let limits = sandbox.limits();
+    assert_eq!(counts.len(), 4, "{out:?}");
+    assert_eq!(counts[0], 0, "{out:?}");
+    assert!(counts[1] * mib <= limits.shm_bytes, "{out:?}");
+    assert!(counts[2] * mib <= limits.workspace_bytes, "{out:?}");
+    assert_eq!(counts[3], 3, "device nodes keep working: {out:?}");
+}
+
 #[tokio::test]
 async fn nested_user_namespaces_are_refused() {
     let Some(sandbox) = sandbox().await else {

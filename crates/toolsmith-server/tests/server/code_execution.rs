@@ -115,3 +115,62 @@ async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled
     let pending = execute(&app, "package_manager", json!({"command": "pip list"})).await;
     assert!(pending.text.contains("approval"), "{}", pending.text);
 }
+
+/// A server with the `codeExecution` group on, its workspaces under `dir` with `quota_bytes`.
+async fn code_app(dir: &std::path::Path, quota_bytes: u64) -> TestApp {
+    let settings = ToolServiceSettings {
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig {
+            quota_bytes,
+            ..toolsmith_builtins::workspace::WorkspaceConfig::new(dir.join("workspaces"))
+        }),
+        ..ToolServiceSettings::default()
+    };
+    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    app.json(
+        Method::PUT,
+        "/api/v1/tool-groups/codeExecution",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    app
+}
+
+/// Issue 31: `/dev` was a writable tmpfs of half the host's RAM, counted by no quota. Now
+/// `/dev` is read-only and `/dev/shm` and `/tmp` are tmpfs of a fixed size
+/// (`SandboxLimits::shm_bytes`, `workspace_bytes`): a run writing 1 MiB files until refused
+/// stores nothing in `/dev` and at most those sizes in the others, under a 5 MB quota.
+#[tokio::test]
+async fn every_writable_mount_of_the_command_sandbox_is_bounded() {
+    if !sandbox_works().await {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = code_app(dir.path(), 5 * 1024 * 1024).await;
+    let limits = toolsmith_command::SandboxLimits::default();
+    // One MiB a file (under the quota's file size limit), 100 files a place at most.
+    let fill = |place: &str| {
+        format!(
+            "n=0; while [ $n -lt 100 ] && head -c 1048576 /dev/zero > {place}/f$n 2>/dev/null; \
+             do n=$((n+1)); done; echo {place}=$n"
+        )
+    };
+    let command = [fill("/dev"), fill("/dev/shm"), fill("/tmp")].join("; ");
+    let out = execute(&app, "execute_shell", json!({"command": command}))
+        .await
+        .assert_ok(StatusCode::OK);
+    let stdout = out.to_string();
+    let written = |place: &str| -> u64 {
+        let key = format!("{place}=");
+        let stdout = out["content"]["stdout"].as_str().unwrap_or_default();
+        stdout
+            .lines()
+            .find_map(|line| line.strip_prefix(&key))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no count for {place} in {stdout}"))
+    };
+    let mib = 1024 * 1024;
+    assert_eq!(written("/dev"), 0, "{stdout}");
+    assert!(written("/dev/shm") * mib <= limits.shm_bytes, "{stdout}");
+    assert!(written("/tmp") * mib <= limits.workspace_bytes, "{stdout}");
+}
