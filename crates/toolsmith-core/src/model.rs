@@ -165,6 +165,9 @@ pub struct ToolContext {
     /// The caller is an admin acting as a person (an `admin` token without an agent, or the
     /// CLI): not bound by MCP grants. Nested calls keep it.
     pub admin: bool,
+    /// The call is a scheduled task's run, or made by one (nested calls keep it): such a call
+    /// may not create, change or trigger scheduled tasks, so tasks cannot multiply.
+    pub scheduled_run: bool,
 }
 
 impl ToolContext {
@@ -184,6 +187,7 @@ impl ToolContext {
             call_context: None,
             approver: None,
             admin: false,
+            scheduled_run: false,
         }
     }
 
@@ -207,6 +211,7 @@ impl ToolContext {
             call_context: self.call_context.clone(),
             approver: self.approver.clone(),
             admin: self.admin,
+            scheduled_run: self.scheduled_run,
         }
     }
 }
@@ -248,6 +253,10 @@ pub enum ErrorKind {
     ApprovalRequired,
     /// Something went wrong inside Toolsmith; never the caller's fault.
     Internal,
+    /// The tool ran, but its result cannot be released (the owner's secrets could not be read
+    /// to scrub it): not the tool's error, and a retry runs the tool again (the result's
+    /// `ran: true` says so).
+    ResultWithheld,
 }
 
 impl ErrorKind {
@@ -267,6 +276,7 @@ impl ErrorKind {
             ErrorKind::RateLimited => "rate_limited",
             ErrorKind::ApprovalRequired => "approval_required",
             ErrorKind::Internal => "internal",
+            ErrorKind::ResultWithheld => "result_withheld",
         }
     }
 }

@@ -227,6 +227,8 @@ pub enum ExecutionStatus {
     Timeout,
     Denied,
     RateLimited,
+    /// The tool ran, but its result was withheld (it could not be scrubbed): not its error.
+    Withheld,
 }
 
 impl ExecutionStatus {
@@ -237,6 +239,7 @@ impl ExecutionStatus {
             ExecutionStatus::Timeout => "timeout",
             ExecutionStatus::Denied => "denied",
             ExecutionStatus::RateLimited => "rate_limited",
+            ExecutionStatus::Withheld => "withheld",
         }
     }
 
@@ -256,6 +259,7 @@ impl FromStr for ExecutionStatus {
             ExecutionStatus::Timeout,
             ExecutionStatus::Denied,
             ExecutionStatus::RateLimited,
+            ExecutionStatus::Withheld,
         ]
         .into_iter()
         .find(|it| it.as_str() == s)

@@ -24,6 +24,7 @@ Exit codes:
   4   not found (no such tool or version)
   5   conflict (stale --expected-revision, operation not allowed in the tool's status)
   6   forbidden, confirmation required, or limit reached
+  7   the tool ran but its result was withheld (it could not be scrubbed): do not rerun blindly
   10  store or internal error (unreadable or corrupt database …)
 
 With --json, stdout holds exactly one JSON document: the result, or {\"error\": {\"code\", \"message\"}}.

@@ -15,6 +15,9 @@ pub const VALIDATION: u8 = 3;
 pub const NOT_FOUND: u8 = 4;
 pub const CONFLICT: u8 = 5;
 pub const FORBIDDEN: u8 = 6;
+/// The tool ran, but its result was withheld (it could not be scrubbed): running it again
+/// runs it twice.
+pub const WITHHELD: u8 = 7;
 pub const INTERNAL: u8 = 10;
 
 /// Errors the CLI raises before or around the service.
@@ -116,6 +119,7 @@ pub fn of_tool_error(kind: Option<ErrorKind>) -> u8 {
         Some(ErrorKind::NotFound) => NOT_FOUND,
         Some(ErrorKind::Denied | ErrorKind::RateLimited | ErrorKind::ApprovalRequired) => FORBIDDEN,
         Some(ErrorKind::Internal) => INTERNAL,
+        Some(ErrorKind::ResultWithheld) => WITHHELD,
         _ => TOOL_ERROR,
     }
 }
@@ -158,5 +162,6 @@ mod tests {
         assert_eq!(of_tool_error(Some(ErrorKind::InvalidArguments)), VALIDATION);
         assert_eq!(of_tool_error(Some(ErrorKind::NotFound)), NOT_FOUND);
         assert_eq!(of_tool_error(None), TOOL_ERROR);
+        assert_eq!(of_tool_error(Some(ErrorKind::ResultWithheld)), WITHHELD);
     }
 }

@@ -48,7 +48,7 @@ pub async fn list(
         Some(s) => Some(s.parse::<ExecutionStatus>().map_err(|_| {
             ApiError::bad_request(
                 "invalid_query",
-                "query parameter `status` must be one of success, error, timeout, denied, rate_limited",
+                "query parameter `status` must be one of success, error, timeout, denied, rate_limited, withheld",
             )
         })?),
     };

@@ -24,6 +24,41 @@ const WITHHELD: &str = "the result was withheld: the owner's Config Center secre
      read to scrub it, so nothing the tool returned is shown. Try the call again; if it keeps \
      failing, the server log says why";
 
+/// What a result of a tool that ran becomes when it cannot be scrubbed: not the tool's error.
+const WITHHELD_RAN: &str = "the tool ran, but its result was withheld: the owner's Config \
+     Center secrets could not be read to scrub it, so nothing the tool returned is shown. The \
+     call is not undone: do not retry it blindly (that runs the tool again); check what it did \
+     first (a custom tool's run is in its executions, with status withheld). The server log \
+     says why the secrets could not be read";
+
+/// The result that replaces one that cannot be scrubbed: `result_withheld` with `ran: true`
+/// when the tool ran (`kind` is its own outcome), the `internal` [`WITHHELD`] when the call
+/// was refused before it ran (a retry is then safe).
+fn withheld(kind: Option<ErrorKind>) -> ToolResult {
+    let refused = matches!(
+        kind,
+        Some(
+            ErrorKind::InvalidArguments
+                | ErrorKind::NotFound
+                | ErrorKind::Busy
+                | ErrorKind::Denied
+                | ErrorKind::RateLimited
+                | ErrorKind::ApprovalRequired
+        )
+    );
+    if refused {
+        return ToolResult::error(ErrorKind::Internal, WITHHELD);
+    }
+    let mut details = serde_json::Map::new();
+    details.insert("ran".to_owned(), serde_json::Value::Bool(true));
+    let mut result = ToolResult::error_with(ErrorKind::ResultWithheld, WITHHELD_RAN, details);
+    result
+        .metadata
+        .extra
+        .insert("ran".to_owned(), serde_json::Value::Bool(true));
+    result
+}
+
 /// Scrubs every result.
 pub struct ScrubMiddleware {
     patterns: Scrubber,
@@ -97,7 +132,7 @@ impl ScrubMiddleware {
             Err(e) => {
                 tracing::error!(error = %e, "cannot read the owner's secrets to scrub a result; withheld");
                 let duration_ms = result.metadata.duration_ms;
-                *result = ToolResult::error(ErrorKind::Internal, WITHHELD);
+                *result = withheld(result.error_kind());
                 result.metadata.duration_ms = duration_ms;
                 return 0;
             }

@@ -111,7 +111,8 @@ pub struct ToolMetrics {
     pub success_rate: Option<f64>,
     pub avg_execution_time_ms: Option<f64>,
     pub p95_execution_time_ms: Option<f64>,
-    /// Executions per status (`success`, `error`, `timeout`, `denied`, `rate_limited`).
+    /// Executions per status (`success`, `error`, `timeout`, `denied`, `rate_limited`, and
+    /// `withheld`: the tool ran but its result could not be scrubbed, counted nowhere else).
     pub status_counts: BTreeMap<String, u64>,
     /// Failed and refused executions per error class (`timeout`, `cpu_limit`, `runtime` …).
     pub error_breakdown: BTreeMap<String, u64>,
@@ -153,7 +154,12 @@ pub fn metrics(
         *status_counts
             .entry(sample.status.as_str().to_owned())
             .or_insert(0) += 1;
-        let succeeded = sample.status == ExecutionStatus::Success;
+        // A withheld result is not the tool's failure: the tool ran, its result could not be
+        // scrubbed. It counts in `status_counts` alone.
+        let succeeded = matches!(
+            sample.status,
+            ExecutionStatus::Success | ExecutionStatus::Withheld
+        );
         if !succeeded {
             let class = sample
                 .error_kind
@@ -314,7 +320,12 @@ pub fn anomalies(samples: &[ExecutionSample], window_start: DateTime<Utc>) -> Ve
 fn error_rate(samples: &[&ExecutionSample]) -> f64 {
     let errors = samples
         .iter()
-        .filter(|s| s.status != ExecutionStatus::Success)
+        .filter(|s| {
+            !matches!(
+                s.status,
+                ExecutionStatus::Success | ExecutionStatus::Withheld
+            )
+        })
         .count();
     errors as f64 / samples.len().max(1) as f64
 }

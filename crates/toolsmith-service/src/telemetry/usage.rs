@@ -165,8 +165,20 @@ impl Middleware for UsageRecorder {
         let ToolOrigin::Custom { id, owner } = &call.tool.origin else {
             return;
         };
+        let execution_id = format!("exec_{}", uuid::Uuid::new_v4().simple());
+        if result.error_kind() == Some(ErrorKind::ResultWithheld) {
+            // The tool ran: the caller gets the run's id, to check what it did rather than
+            // run it again.
+            if let serde_json::Value::Object(content) = &mut result.content {
+                content.insert("executionId".to_owned(), serde_json::json!(execution_id));
+            }
+            result
+                .metadata
+                .extra
+                .insert("executionId".to_owned(), serde_json::json!(execution_id));
+        }
         let execution = ExecutionRecord {
-            id: format!("exec_{}", uuid::Uuid::new_v4().simple()),
+            id: execution_id,
             tool_id: id.clone(),
             tool_name: call.tool.name().to_owned(),
             tool_version: call.tool.version.unwrap_or(0),
@@ -189,6 +201,7 @@ fn execution_status(result: &ToolResult) -> ExecutionStatus {
         Some(ErrorKind::Timeout | ErrorKind::CpuLimit) => ExecutionStatus::Timeout,
         Some(ErrorKind::Denied | ErrorKind::ApprovalRequired) => ExecutionStatus::Denied,
         Some(ErrorKind::RateLimited) => ExecutionStatus::RateLimited,
+        Some(ErrorKind::ResultWithheld) => ExecutionStatus::Withheld,
         Some(_) => ExecutionStatus::Error,
     }
 }

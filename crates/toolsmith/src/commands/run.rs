@@ -135,10 +135,15 @@ fn report(ctx: &Ctx, result: &ToolResult, hint: Option<&str>) -> anyhow::Result<
 
 /// The error message on one line (schema violations are already part of it).
 fn error_line(result: &ToolResult) -> String {
-    result
+    let line = result
         .error_message()
-        .map_or_else(|| result.content_text(), str::to_owned)
-        .replace('\n', " ")
+        .map_or_else(|| result.content_text(), str::to_owned);
+    // A withheld result: the run to check instead of running the tool again.
+    let line = match result.content.get("executionId").and_then(Value::as_str) {
+        Some(id) => format!("{line} (execution {id})"),
+        None => line,
+    };
+    line.replace('\n', " ")
 }
 
 /// The person who typed `toolsmith run`: they asked for exactly this call, so they allow it once.

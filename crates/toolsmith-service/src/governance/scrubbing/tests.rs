@@ -129,10 +129,12 @@ async fn unreadable_secrets_withhold_the_result_instead_of_passing_it() {
     result.metadata.duration_ms = 12.0;
     scrub.scrub("ada", &mut result).await;
     assert!(result.is_error);
+    // The tool ran: not an internal error a client would retry, and not the tool's error.
     assert_eq!(
         result.error_kind(),
-        Some(toolsmith_core::ErrorKind::Internal)
+        Some(toolsmith_core::ErrorKind::ResultWithheld)
     );
+    assert_eq!(result.content["ran"], json!(true));
     let text = serde_json::to_string(&result).unwrap();
     assert!(!text.contains("correct-horse-battery"), "{text}");
     assert!(text.contains("withheld"), "{text}");

@@ -17,6 +17,7 @@ fn sample(tool: &str, status: ExecutionStatus, ms: f64, when: DateTime<Utc>) -> 
             ExecutionStatus::Error => Some("runtime".to_owned()),
             ExecutionStatus::Denied => Some("permission_denied".to_owned()),
             ExecutionStatus::RateLimited => Some("rate_limited".to_owned()),
+            ExecutionStatus::Withheld => Some("result_withheld".to_owned()),
         },
         duration_ms: ms,
         created_at: when,
@@ -98,6 +99,22 @@ fn figures_of_a_known_workload() {
         [(1, 2, 0), (2, 0, 0), (3, 4, 3)],
         "empty days are listed"
     );
+}
+
+#[test]
+fn a_withheld_result_is_counted_as_such_and_not_as_the_tools_error() {
+    let samples = [
+        sample("a", ExecutionStatus::Success, 10.0, at(1, 9)),
+        sample("a", ExecutionStatus::Withheld, 20.0, at(1, 10)),
+    ];
+    let refs: Vec<&ExecutionSample> = samples.iter().collect();
+    let m = metrics(&refs, at(1, 0), at(1, 23));
+    assert_eq!((m.successful, m.failed, m.refused), (1, 0, 0));
+    assert_eq!(m.success_rate, Some(1.0));
+    assert_eq!(m.status_counts["withheld"], 1);
+    assert!(m.error_breakdown.is_empty(), "{:?}", m.error_breakdown);
+    assert_eq!(m.usage_trend[0].errors, 0);
+    assert_eq!(m.avg_execution_time_ms, Some(15.0), "the tool ran");
 }
 
 #[test]

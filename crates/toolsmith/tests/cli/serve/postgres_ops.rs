@@ -137,8 +137,9 @@ fn postgres_restarted_under_load_loses_no_acknowledged_write_and_both_instances_
         "acknowledged creates: {before} before the stop, {after} after the restart"
     );
     // What the database could not do was answered 503 (retry later) — never a 401 because
-    // the tokens could not be read. The one exception: a call's result is withheld (500) when
-    // the owner's secrets, which it must be scrubbed of, cannot be read (fail closed).
+    // the tokens could not be read. The one exception: a refused call's answer is withheld
+    // (500) when the owner's secrets, which it must be scrubbed of, cannot be read (fail
+    // closed); a call that ran says so instead (200, `result_withheld`, counted as executed).
     let withheld_logged = a.stderr().contains("the result was withheld")
         || b.stderr().contains("the result was withheld");
     for (what, status, body) in &seen.refused {
@@ -277,5 +278,75 @@ fn a_change_made_while_the_other_instance_was_not_listening_reaches_it_by_the_re
         b.stderr().contains("the LISTEN connection"),
         "B's log does not show the lost listener:\n{}",
         b.stderr()
+    );
+}
+
+/// Issue 31: a call that ran while the database was down — so its result could not be
+/// scrubbed of the owner's secrets — says the tool ran and its result was withheld, with the
+/// execution's id: REST answers 200 with `result_withheld` (not a 500 that invites a retry),
+/// MCP the same kind and `ran: true`, and usage records the run as `withheld`, not as the
+/// tool's error.
+#[test]
+fn a_call_that_ran_during_an_outage_says_its_result_was_withheld_not_that_the_tool_failed() {
+    let Some(cluster) = pg_or_skip() else { return };
+    let url = cluster.create_database().expect("database");
+    let env = Env::new();
+    let server = env.serve(&["--database-url", url.as_str()]);
+    let made = server.post(
+        "/api/v1/custom-tools",
+        &json!({"name": "work", "description": "d", "parameters": {"type": "object"},
+                "code": "return 'work done';"}),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    let session = super::mcp_session(&server.addr);
+    cluster.stop().expect("stop PostgreSQL");
+
+    let rest = server.post("/api/v1/tools/work/execute", &json!({"arguments": {}}));
+    assert_eq!(rest.status, 200, "{}", rest.body);
+    let data = &rest.json()["data"];
+    assert_eq!(data["isError"], true, "{data}");
+    assert_eq!(data["metadata"]["errorKind"], "result_withheld", "{data}");
+    assert_eq!(data["content"]["ran"], true, "{data}");
+    let message = data["content"]["error"].as_str().unwrap_or_default();
+    assert!(message.contains("do not retry it blindly"), "{message}");
+    assert!(!rest.body.contains("work done"), "{}", rest.body);
+    let rest_run = data["content"]["executionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no execution id: {data}"))
+        .to_owned();
+
+    let mcp = super::postgres_balancer::rpc(&super::mcp_post(
+        &server.addr,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "work", "arguments": {}}}),
+    ));
+    let result = &mcp["result"];
+    assert_eq!(result["isError"], true, "{mcp}");
+    assert_eq!(
+        result["structuredContent"]["kind"], "result_withheld",
+        "{mcp}"
+    );
+    assert_eq!(result["structuredContent"]["ran"], true, "{mcp}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("[result_withheld]"), "{text}");
+    let mcp_run = result["structuredContent"]["executionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no execution id: {mcp}"))
+        .to_owned();
+
+    cluster.restart().expect("restart PostgreSQL");
+    server.wait_until("ready again", || server.get("/readyz").status == 200);
+    // The runs are recorded (from the spool) as withheld, not as the tool's errors.
+    server.wait_until("both runs recorded as withheld", || {
+        let listed = server.get("/api/v1/executions?tool=work&status=withheld");
+        listed.body.contains(&rest_run) && listed.body.contains(&mcp_run)
+    });
+    let errors = server.get("/api/v1/executions?tool=work&status=error");
+    assert_eq!(errors.status, 200, "{}", errors.body);
+    assert!(
+        !errors.body.contains(&rest_run) && !errors.body.contains(&mcp_run),
+        "{}",
+        errors.body
     );
 }
