@@ -41,7 +41,7 @@ pub const CATEGORY: &str = "Scheduler";
 pub const COLLECTION: &str = "schedule";
 /// The record store's collection of runs (history).
 pub const RUNS: &str = "schedule_run";
-/// Most tasks one user (or agent) has.
+/// Most tasks one user has, across all their agents.
 pub const MAX_TASKS: u64 = 100;
 /// Runs kept per task; older ones are deleted as new ones are recorded.
 pub const KEPT_RUNS: u32 = 100;

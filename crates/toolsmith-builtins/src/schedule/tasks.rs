@@ -22,7 +22,7 @@ use super::when::When;
 use super::{COLLECTION, Deps, MAX_TASKS, RUNS, TaskCaller, is_scheduler_tool};
 use crate::BuiltinEnv;
 use crate::core::Fail;
-use crate::data::{Call, Records, id_arg, new_id};
+use crate::data::{Call, DataError, Records, id_arg, new_id};
 
 /// Longest task name, in bytes.
 const MAX_NAME_BYTES: usize = 200;
@@ -41,6 +41,24 @@ pub(crate) enum Op {
     Cron,
 }
 
+impl Op {
+    /// Whether the call makes, changes or runs tasks (`cron`: by its `action`).
+    fn changes_tasks(self, args: &Value) -> bool {
+        match self {
+            Op::Create | Op::Update | Op::Trigger => true,
+            Op::Cron => !matches!(
+                args.get("action").and_then(Value::as_str),
+                Some("list" | "history" | "remove")
+            ),
+        }
+    }
+}
+
+/// Why a scheduled run (or a tool it called) may not make, change or trigger tasks.
+pub(crate) const FROM_A_RUN: &str = "a scheduled task's run cannot create, change or trigger \
+     scheduled tasks (tasks that make tasks would multiply without end): schedule the tasks \
+     you need yourself, outside a scheduled run; listing, reading history and deleting still work";
+
 struct ScheduleExecutor {
     records: Option<Arc<dyn Records>>,
     caller: Option<Arc<dyn TaskCaller>>,
@@ -58,6 +76,9 @@ impl ToolExecutor for ScheduleExecutor {
                  and BuiltinEnv::tasks; `toolsmith serve` always does)",
             );
         };
+        if ctx.scheduled_run && self.op.changes_tasks(&args) {
+            return ToolResult::error(ErrorKind::Denied, FROM_A_RUN);
+        }
         let deps = Deps { records, caller };
         let scope = RecordScope::new(ctx.user_id.clone(), ctx.agent_id.as_deref());
         let now = Utc::now();
@@ -349,14 +370,6 @@ pub(crate) async fn create(
             )));
         }
     }
-    let stats = deps.records.stats(&scope, COLLECTION).await?;
-    if stats.total >= MAX_TASKS {
-        return Err(Fail::Args(format!(
-            "you have {} scheduled tasks, the most allowed ({MAX_TASKS}): delete ones you no \
-             longer need with delete_scheduled_task",
-            stats.total
-        )));
-    }
     let mut doc = Map::new();
     doc.insert("description".to_owned(), json!(""));
     doc.insert("arguments".to_owned(), json!({}));
@@ -394,7 +407,19 @@ pub(crate) async fn create(
         )));
     }
     record.search_text = search_text(&record.document);
-    match deps.records.put(record).await? {
+    // Counted across all the user's agents inside the insert's transaction, so neither agents
+    // (any header value) nor concurrent creates get past it.
+    let put = match deps.records.put_within(record, MAX_TASKS).await {
+        Err(DataError::Limit { limit, .. }) => {
+            return Err(Fail::Args(format!(
+                "you have {limit} scheduled tasks across all your agents, the most allowed: \
+                 delete ones you no longer need with delete_scheduled_task (a person sees every \
+                 agent's tasks in GET /api/v1/scheduled-tasks)"
+            )));
+        }
+        other => other?,
+    };
+    match put {
         PutOutcome::Inserted(stored) | PutOutcome::Duplicate(stored) => Ok(json!({
             "success": true,
             "task": view(&stored),

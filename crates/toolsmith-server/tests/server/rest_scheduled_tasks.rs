@@ -251,3 +251,87 @@ async fn no_route_shows_or_touches_another_users_or_agents_tasks() {
         .assert_ok(StatusCode::OK);
     assert_eq!(one["task"]["enabled"], true, "{one}");
 }
+
+/// Issue 31: the cap of 100 tasks is one user's, whatever agent each task was made as (the
+/// agent of a person's token is any header value): 100 made as four agents, then none more —
+/// as a fifth agent or as the person — while another user still may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_task_cap_is_one_users_across_all_their_agents() {
+    let app = TestApp::new().await;
+    let agents = ["agent-0", "agent-1", "agent-2", "agent-3"];
+    let mut as_agents = Vec::new();
+    for agent in agents {
+        as_agents.push(caller(&app, "alice", Some(agent)).await);
+    }
+    for i in 0..100 {
+        create(&as_agents[i % agents.len()], &daily("1 + 1")).await;
+    }
+    let fifth = caller(&app, "alice", Some("agent-4")).await;
+    let person = caller(&app, "alice", None).await;
+    for who in [&fifth, &person] {
+        let refused = who
+            .send(Method::POST, TASKS, Some(&daily("1 + 1")))
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert!(
+            refused.contains("100 scheduled tasks across all your agents"),
+            "{refused}"
+        );
+        assert!(refused.contains("delete_scheduled_task"), "{refused}");
+    }
+    let bob = caller(&app, "bob", None).await;
+    create(&bob, &daily("1 + 1")).await;
+}
+
+/// Issue 31: a scheduled run cannot make tasks, not even through a custom tool that calls
+/// `create_scheduled_task` (2 → 4 → 8 a minute otherwise); the run's history says why. The
+/// same tool called by the person outside a run still may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_run_cannot_create_tasks_through_the_tool_it_runs() {
+    let app = TestApp::new().await;
+    let admin = caller_with(&app, "root", None, &[Scope::Admin]).await;
+    switch_scheduler(&admin, true).await;
+    let alice = caller(&app, "alice", None).await;
+    alice
+        .send(
+            Method::POST,
+            "/api/v1/custom-tools",
+            Some(&json!({
+                "name": "spawner",
+                "description": "schedules a copy of itself",
+                "parameters": {"type": "object"},
+                "code": "return await utils.callTool('create_scheduled_task', \
+                         {name: 'copy', schedule: '* * * * *', tool: 'spawner'});",
+            })),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let id = create(
+        &alice,
+        &json!({"name": "spawn", "schedule": "* * * * *", "tool": "spawner"}),
+    )
+    .await;
+    let run = alice
+        .send(Method::POST, &format!("{TASKS}/{id}/trigger"), None)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_ne!(run["run"]["status"], "success", "{run}");
+    let error = run["run"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("cannot create, change or trigger scheduled tasks"),
+        "{run}"
+    );
+    let list = alice.get(TASKS).await.assert_ok(StatusCode::OK);
+    assert_eq!(list["total"], 1, "no task was made by the run: {list}");
+    // Outside a run, the person's call of the same tool makes its task.
+    alice
+        .send(
+            Method::POST,
+            "/api/v1/tools/spawner/execute",
+            Some(&json!({"arguments": {}})),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    let list = alice.get(TASKS).await.assert_ok(StatusCode::OK);
+    assert_eq!(list["total"], 2, "{list}");
+}

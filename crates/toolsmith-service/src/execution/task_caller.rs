@@ -36,6 +36,8 @@ impl ServiceTaskCaller {
 fn context(owner: &str, agent: Option<&str>) -> ToolContext {
     let mut ctx = ToolContext::new(owner);
     ctx.agent_id = agent.map(str::to_owned);
+    // Kept by every nested call: nothing a run calls may make, change or trigger tasks.
+    ctx.scheduled_run = true;
     ctx
 }
 

@@ -408,5 +408,9 @@ async fn bad_arguments_name_the_fix_and_tasks_are_their_owners() {
         .await;
     }
     let res = call(&f.service, "alice", "create_scheduled_task", base).await;
-    refused(&res, ErrorKind::InvalidArguments, "the most allowed (100)");
+    refused(
+        &res,
+        ErrorKind::InvalidArguments,
+        "100 scheduled tasks across all your agents, the most allowed",
+    );
 }
