@@ -305,11 +305,44 @@ pub fn normalize_for_matching(command: &str) -> String {
     command.nfkc().filter(|&ch| !is_invisible(ch)).collect()
 }
 
+/// Programs that run their next argument as code, with the option that says so: a shell's `-c`
+/// (alone or among other letters: `bash -lc`), `python -c`, `perl`/`ruby`/`lua -e`, `node
+/// -e`/`-p`/`--eval`/`--print`, `php -r`. Matched at the end of a template's text before a
+/// placeholder, after [`normalize_for_matching`]; other options may stand between the program
+/// and its code option (`bash -o pipefail -c`), and `--` after it.
+static CODE_OPTION_AT_END: LazyLock<Regex> = LazyLock::new(|| {
+    let before = r"(?:^|[\s;&|(`!{])(?:\S*/)?";
+    let options = r"(?:(?:[-+]o\s+\S+|[-+]{1,2}[A-Za-z0-9][-A-Za-z0-9=]*)\s+)*";
+    let source = format!(
+        r"{before}(?P<program>(?:(?:ba|da|z|k|mk|fi|tc|c|y|a)?sh|python[0-9.]*|pypy[0-9.]*)\s+{options}-[A-Za-z]*c[A-Za-z]*|(?:perl|ruby|lua[0-9.]*)\s+{options}-[A-Za-z]*[eE]|(?:node|nodejs|deno)\s+{options}(?:-[A-Za-z]*[ep]|--eval|--print)|php[0-9.]*\s+{options}-r)\s+(?:--\s+)?\S*$"
+    );
+    // A constant pattern; a test runs it.
+    Regex::new(&source).unwrap_or_else(|err| panic!("code option pattern does not compile: {err}"))
+});
+
+/// When `before` (a template's text up to a placeholder) ends with a program and its code
+/// option, the program and option as written (`bash -c`): a value placed there would run as
+/// code, which is `eval` by another name.
+#[must_use]
+pub fn code_option_before(before: &str) -> Option<String> {
+    let normalized = normalize_for_matching(before);
+    let unquoted: String = normalized
+        .chars()
+        .filter(|ch| !matches!(ch, '\'' | '"' | '\\'))
+        .collect();
+    [&normalized, &unquoted].into_iter().find_map(|text| {
+        CODE_OPTION_AT_END
+            .captures(text)
+            .and_then(|caps| caps.name("program"))
+            .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" "))
+    })
+}
+
 /// Refuses `command` if it matches a deny pattern (or contains a NUL byte, which no shell can
 /// receive and only an attacker sends).
 ///
 /// Call it on the *rendered* command: values are single-quoted there, but a template such as
-/// `sh -c {{.script}}` turns a value back into code, so values are screened too (see
+/// `sh -c "$1" _ {{.script}}` turns a value back into code, so values are screened too (see
 /// `docs/command-tools.md` for the false-positive trade-off).
 pub fn check_denied(command: &str) -> Result<(), Denied> {
     if command.contains('\0') {

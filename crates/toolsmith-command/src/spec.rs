@@ -127,6 +127,10 @@ pub enum SpecViolation {
     Template(#[from] TemplateError),
     #[error("command: {0}")]
     Denied(#[from] Denied),
+    #[error(
+        "command: placeholder `{{{{.{name}}}}}` is the code `{program}` runs, so a caller's value would run as a script (refused like `eval`); pass the value as an argument of a fixed script instead, e.g. `sh -c 'printf \"%s\\n\" \"$1\"' _ {{{{.{name}}}}}`"
+    )]
+    PlaceholderIsCode { name: String, program: String },
     #[error("timeoutSeconds: {value} is out of range 1..={max}")]
     Timeout { value: u64, max: u64 },
     #[error("workingDir: `{value}` must be a relative path of plain names inside the workspace")]
@@ -156,6 +160,7 @@ impl SpecViolation {
         match self {
             Self::Template(err) => err.code(),
             Self::Denied(_) => "command_denied",
+            Self::PlaceholderIsCode { .. } => "placeholder_is_code",
             Self::Timeout { .. } => "timeout_out_of_range",
             Self::WorkingDir { .. } => "working_dir_invalid",
             Self::EnvName { .. } => "env_name_invalid",
@@ -202,6 +207,9 @@ impl CommandToolSpec {
             Ok(template) => {
                 if let Err(denied) = check_denied(&template.skeleton()) {
                     violations.push(SpecViolation::Denied(denied));
+                }
+                for (name, program) in template.code_placeholders() {
+                    violations.push(SpecViolation::PlaceholderIsCode { name, program });
                 }
                 Some(template)
             }

@@ -203,6 +203,28 @@ impl Template {
         res
     }
 
+    /// The placeholders that stand where a program reads code — `bash -c {{.x}}`, `python3 -c
+    /// {{.x}}`, `node -e {{.x}}` (see `deny::code_option_before`) — each with the
+    /// program and option as written. A value there runs as code, as with `eval`, so
+    /// [`crate::CommandToolSpec::validate`] refuses them.
+    #[must_use]
+    pub fn code_placeholders(&self) -> Vec<(String, String)> {
+        let mut before = String::new();
+        let mut res = Vec::new();
+        for segment in &self.segments {
+            match segment {
+                Segment::Literal(text) => before.push_str(text),
+                Segment::Param(name) => {
+                    if let Some(program) = crate::deny::code_option_before(&before) {
+                        res.push((name.clone(), program));
+                    }
+                    before.push_str("''");
+                }
+            }
+        }
+        res
+    }
+
     /// The template with every placeholder rendered as `''`: what the author wrote, for the
     /// registration-time deny check.
     #[must_use]

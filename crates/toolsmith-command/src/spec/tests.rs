@@ -185,3 +185,57 @@ fn debug_names_env_variables_but_never_shows_their_values() {
         "{shown}"
     );
 }
+
+/// Issue 31: `bash -c {{.x}}` ran the caller's value as a script although `eval` is refused.
+#[test]
+fn a_placeholder_that_a_program_runs_as_code_is_refused() {
+    for command in [
+        "bash -c {{.x}}",
+        "sh -c {{.x}}",
+        "/bin/sh -c {{.x}}",
+        "zsh -c -- {{.x}}",
+        "bash -lc {{.x}}",
+        "bash -o pipefail -c {{.x}}",
+        "bash --norc -c {{.x}}",
+        "echo hi; dash -c {{.x}}",
+        "env -i sh -c {{.x}}",
+        "xargs sh -c {{.x}}",
+        "sh -c prefix{{.x}}",
+        "sh -c {{.y}}{{.x}}",
+        "ｂａｓｈ -c {{.x}}",
+        "b'a'sh -c {{.x}}",
+        "python3 -c {{.x}}",
+        "perl -ne {{.x}}",
+        "ruby -e {{.x}}",
+        "node -e {{.x}}",
+        "node --eval {{.x}}",
+        "php -r {{.x}}",
+    ] {
+        let err = spec(command).validate().unwrap_err();
+        assert!(
+            err.violations
+                .iter()
+                .any(|v| v.code() == "placeholder_is_code" && v.to_string().contains("{{.x}}")),
+            "{command}: {err}"
+        );
+    }
+    let err = spec("bash -c {{.x}}").validate().unwrap_err();
+    assert!(err.to_string().contains("`bash -c`"), "{err}");
+    assert!(err.to_string().contains("\"$1\"' _ {{.x}}"), "{err}");
+    // A value as an argument of a fixed script, or after an option that takes no code, is data.
+    for command in [
+        "bash -c 'printf \"%s\\n\" \"$1\"' _ {{.x}}",
+        "sh -e {{.script}}",
+        "ssh -c {{.cipher}} host true",
+        "python3 script.py {{.x}}",
+        "node app.js -e {{.x}}",
+        "grep -c {{.x}} file",
+        "echo {{.x}}",
+    ] {
+        assert!(
+            !codes(&spec(command)).contains(&"placeholder_is_code"),
+            "{command}: {:?}",
+            codes(&spec(command))
+        );
+    }
+}

@@ -174,3 +174,35 @@ async fn every_writable_mount_of_the_command_sandbox_is_bounded() {
     assert!(written("/dev/shm") * mib <= limits.shm_bytes, "{stdout}");
     assert!(written("/tmp") * mib <= limits.workspace_bytes, "{stdout}");
 }
+
+/// Issue 31: `bash -c {{.x}}` ran the caller's value as a script although `eval` is refused.
+/// Registration now refuses a placeholder a program runs as code, naming it and the fix; the
+/// same value as an argument of a fixed script is accepted.
+#[tokio::test]
+async fn a_command_tool_running_its_parameter_as_a_script_is_refused_at_registration() {
+    let app = TestApp::new().await;
+    let body = |name: &str, command: &str| {
+        json!({
+            "name": name, "kind": "command", "description": "Runs a script",
+            "parameters": {"type": "object", "properties": {"x": {"type": "string"}}},
+            "code": json!({"command": command}).to_string(),
+        })
+    };
+    for (name, command) in [
+        ("via_bash", "bash -c {{.x}}"),
+        ("via_sh", "/bin/sh -lc {{.x}}"),
+        ("via_python", "python3 -c {{.x}}"),
+    ] {
+        let res = app.post("/api/v1/custom-tools", &body(name, command)).await;
+        let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert!(
+            message.contains("{{.x}}") && message.contains("\"$1\"' _ {{.x}}"),
+            "{command}: {message}"
+        );
+    }
+    app.create_tool(&body(
+        "as_argument",
+        "sh -c 'printf \"%s\\n\" \"$1\"' _ {{.x}}",
+    ))
+    .await;
+}
