@@ -11,8 +11,10 @@
 //! Around all of it, outermost first: the request id (`X-Request-Id`, and the log line of
 //! every internal error), hardened headers on every response (`X-Content-Type-Options`,
 //! `X-Frame-Options`, `Referrer-Policy`, a strict `Content-Security-Policy` unless a route sets
-//! its own), the request timeout (503 envelope), and the body limit
-//! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope).
+//! its own), the request timeout (503 envelope), the body limit
+//! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope),
+//! the edge's checks ([`crate::edge`]: the `Host` names served, and no state-changing request
+//! sent by another origin's page), then authentication.
 //! Connections are accepted by [`crate::connections`]: `TCP_NODELAY`, a connection cap, and
 //! header-read and idle timeouts.
 
@@ -64,13 +66,15 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Rou
         .layer(middleware::from_fn(envelope_errors))
         .with_state(state.clone());
 
+    let edge = crate::edge::EdgeRules::new(&state.config.allowed_hosts);
     let app = api
         .merge(crate::ui::router())
-        .merge(crate::mcp::router_with_shutdown(state.clone(), shutdown))
+        .merge(crate::mcp::routes_with_shutdown(state.clone(), shutdown))
         .layer(middleware::from_fn_with_state(
             state,
             crate::auth::authenticate,
-        ));
+        ))
+        .layer(middleware::from_fn_with_state(edge, crate::edge::guard));
 
     app.layer(DefaultBodyLimit::max(body_limit))
         .layer(middleware::from_fn_with_state(

@@ -18,6 +18,7 @@ pub mod auth;
 pub mod connections;
 pub mod definition;
 pub mod discovery;
+pub(crate) mod edge;
 pub mod mcp;
 pub mod rest;
 pub mod ui;
@@ -58,7 +59,8 @@ pub struct ServerConfig {
     pub body_limit_bytes: usize,
     /// Longest a request may take before 408/503 (default 60 s; tool calls have their own limits).
     pub request_timeout: std::time::Duration,
-    /// Host names accepted on `/mcp` (DNS-rebinding protection), e.g. `localhost`, `127.0.0.1`.
+    /// Host names every route but the health probes answers to (DNS-rebinding protection,
+    /// `crate::edge`), e.g. `localhost`, `127.0.0.1`; `name:port` pins the port.
     pub allowed_hosts: Vec<String>,
     /// `--compat dynamic-mcp`: also expose the `dynamic.tool.*` control plane.
     pub compat_dynamic_mcp: bool,

@@ -5,8 +5,10 @@
 //!   session mode stays on (2025-11-25 clients get `Mcp-Session-Id` sessions and
 //!   `notifications/tools/list_changed` pushed on the session's GET stream), and requests that
 //!   negotiate 2026-07-28 are served statelessly, their list changes delivered through
-//!   `subscriptions/listen`. rmcp's `Host` allowlist (DNS-rebinding protection) is always on,
-//!   from [`ServerConfig::allowed_hosts`](crate::ServerConfig::allowed_hosts).
+//!   `subscriptions/listen`. The `Host` allowlist (DNS-rebinding protection, from
+//!   [`ServerConfig::allowed_hosts`](crate::ServerConfig::allowed_hosts)) and the refusal of
+//!   requests sent by other origins' pages are `crate::edge`'s, the same check as REST's (rmcp's
+//!   own copy of the Host check is off).
 //! - [`serve_stdio`] — one session over stdin/stdout (`toolsmith mcp`); logs go to stderr only.
 //!
 //! What a caller sees (`tools/list`), in this order:
@@ -59,9 +61,6 @@ use crate::auth::Identity;
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 
-/// Host names accepted when the configuration lists none (rmcp would otherwise accept any).
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
 /// What every MCP session of one server shares.
 pub(crate) struct McpShared {
     pub state: AppState,
@@ -98,14 +97,20 @@ pub fn router(state: AppState) -> axum::Router {
 
 /// [`router`], whose sessions and streams all end when `shutdown` is cancelled.
 pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> axum::Router {
-    let mut allowed_hosts = state.config.allowed_hosts.clone();
-    if allowed_hosts.iter().all(|h| h.trim().is_empty()) {
-        tracing::warn!("no allowed hosts configured for /mcp; accepting loopback hosts only");
-        allowed_hosts = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
-    }
+    let edge = crate::edge::EdgeRules::new(&state.config.allowed_hosts);
+    routes_with_shutdown(state, shutdown).layer(axum::middleware::from_fn_with_state(
+        edge,
+        crate::edge::guard,
+    ))
+}
+
+/// [`router_with_shutdown`] without the edge's checks, for the app, which puts them around
+/// every route at once.
+pub(crate) fn routes_with_shutdown(state: AppState, shutdown: CancellationToken) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(true)
-        .with_allowed_hosts(allowed_hosts)
+        // `crate::edge` checks `Host` on every route, this one included.
+        .disable_allowed_hosts()
         // 2026-07-28 requests are stateless: a call whose whole answer is one message gets it
         // as `application/json` rather than a one-event SSE stream (a stream is still used
         // when the handler sends something first).

@@ -105,7 +105,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalApiJson<T> 
 }
 
 /// Whether a `Content-Type` is JSON: `application/json`, or an `application/…+json` type.
-pub(super) fn is_json_content_type(value: &str) -> bool {
+pub(crate) fn is_json_content_type(value: &str) -> bool {
     let essence = value
         .split(';')
         .next()

@@ -16,13 +16,14 @@ use super::types::ToolRecord;
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
-/// The media types a definition may come as.
-const DEFINITION_TYPES: [&str; 5] = [
+/// The media types a definition may come as. None of them is one a web page can send to
+/// another origin without a CORS preflight (`text/plain` is), so a page cannot import a tool
+/// through the user's browser (`crate::edge` refuses the others before this handler runs).
+pub(crate) const DEFINITION_TYPES: [&str; 4] = [
     "application/yaml",
     "application/x-yaml",
     "text/yaml",
     "application/json",
-    "text/plain",
 ];
 
 /// Longest message `suggest` looks at, in characters.

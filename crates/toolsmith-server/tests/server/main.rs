@@ -25,6 +25,7 @@ mod rest_api;
 mod rest_approvals;
 mod rest_audit;
 mod rest_contract;
+mod rest_cross_site;
 mod rest_custom_data;
 mod rest_data;
 mod rest_finance;
