@@ -366,6 +366,45 @@ pub fn disabled_message(tool: &str) -> String {
     )
 }
 
+/// The groups whose tools answer with the user's own data or with values made from the call's
+/// own arguments (results of [`ResultSource::UserData`](toolsmith_core::ResultSource)): only
+/// the exact platform secrets are scrubbed from them, so a note, a file or a generated password
+/// round-trips unchanged. Every other group (code execution, the web, git, the scheduler's run
+/// history) brings back text from outside, where the credential patterns apply too. A new
+/// group is outside until it is listed here.
+pub const USER_DATA_GROUPS: &[&str] = &[
+    "core",
+    "filesystem",
+    "tasks",
+    "bookmarks",
+    "notes",
+    "calendar",
+    "contacts",
+    "customData",
+    "memory",
+    "finance",
+    "goals",
+    "textUtils",
+    "dateTime",
+    "conversion",
+    "generation",
+    "validation",
+    "listOps",
+    "mathStats",
+    "pdf",
+];
+
+/// Where the results of the built-in `tool` come from ([`USER_DATA_GROUPS`]).
+#[must_use]
+pub fn result_source_of(tool: &str) -> toolsmith_core::ResultSource {
+    match group_of(tool) {
+        Some(group) if USER_DATA_GROUPS.contains(&group.id) => {
+            toolsmith_core::ResultSource::UserData
+        }
+        _ => toolsmith_core::ResultSource::External,
+    }
+}
+
 /// The provider a built-in tool registers under: its group's id. A tool in no group is a
 /// programming error of this crate, caught by its tests.
 #[must_use]

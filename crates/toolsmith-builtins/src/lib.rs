@@ -24,6 +24,7 @@ pub mod groups;
 pub mod memory;
 pub mod pdf;
 pub mod personal;
+pub mod placeholder;
 pub mod schedule;
 pub mod web;
 pub mod workspace;
@@ -91,6 +92,12 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     tools.extend(exec::tools(env));
     tools.extend(schedule::tools(env));
     tools
+        .into_iter()
+        .map(|tool| {
+            let source = groups::result_source_of(&tool.definition.name);
+            tool.with_result_source(source)
+        })
+        .collect()
 }
 
 /// A built-in tool of a family: `definition` in `category`, its group as provider (so

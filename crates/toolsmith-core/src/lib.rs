@@ -51,5 +51,7 @@ pub use record::{
     CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolKind, ToolStatus,
     ToolVersionRecord,
 };
-pub use registry::{RegisteredTool, RegistryError, RegistryStats, ToolOrigin, ToolRegistry};
+pub use registry::{
+    RegisteredTool, RegistryError, RegistryStats, ResultSource, ToolOrigin, ToolRegistry,
+};
 pub use schema::json_type;

@@ -27,6 +27,23 @@ pub enum ToolOrigin {
     Mcp { server: String, tool: String },
 }
 
+/// Where the text of a tool's results comes from, which decides how they are scrubbed.
+///
+/// The exact platform secrets (the caller's Config Center values) are redacted from every
+/// result; the credential *patterns* (`password: …`, vendor tokens) only from results that
+/// carry text from outside the user's own data, where an unknown credential may hide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResultSource {
+    /// Code, pages, commands, upstream servers: anything may come back, credential patterns
+    /// apply. The default, and every custom and bridged tool's.
+    #[default]
+    External,
+    /// The user's own stored data, or a value made from the call's own arguments (a note, a
+    /// file of their workspace, a table row, a generated password): it must round-trip
+    /// unchanged, so only exact platform secrets are redacted.
+    UserData,
+}
+
 /// A tool ready to run: its definition, compiled schema, permissions and executor.
 pub struct RegisteredTool {
     pub definition: ToolDefinition,
@@ -45,6 +62,8 @@ pub struct RegisteredTool {
     /// Left out of MCP `tools/list` (a bridged tool of a large upstream catalogue): found with
     /// `search_tools`, called with `use_tool` or by its name.
     pub deferred: bool,
+    /// Where its results' text comes from ([`ResultSource`]): how they are scrubbed.
+    pub result_source: ResultSource,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -76,6 +95,7 @@ impl RegisteredTool {
             agent_scope: None,
             requires_approval: false,
             deferred: false,
+            result_source: ResultSource::External,
         })
     }
 
@@ -97,6 +117,13 @@ impl RegisteredTool {
     #[must_use]
     pub fn with_requires_approval(mut self, requires_approval: bool) -> Self {
         self.requires_approval = requires_approval;
+        self
+    }
+
+    /// Says where the tool's results come from ([`RegisteredTool::result_source`]).
+    #[must_use]
+    pub fn with_result_source(mut self, source: ResultSource) -> Self {
+        self.result_source = source;
         self
     }
 

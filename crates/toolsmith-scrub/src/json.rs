@@ -11,8 +11,9 @@ impl Scrubber {
     ///
     /// A string or number under a credential-like key (`"password"`, `"apiKey"` …) becomes
     /// `"[REDACTED]"`; empty strings, `null` and booleans stay; objects and arrays under such a key
-    /// are scrubbed member by member, not replaced. A number anywhere whose digits hold a known
-    /// secret becomes `"[REDACTED]"` too.
+    /// are scrubbed member by member, not replaced (not by a [`Scrubber::secrets_only`], which
+    /// redacts known secrets alone). A number anywhere whose digits hold a known secret becomes
+    /// `"[REDACTED]"` too.
     pub fn scrub_json(&self, value: &mut Value) -> usize {
         let mut n = 0;
         self.walk(value, &mut n);
@@ -45,7 +46,8 @@ impl Scrubber {
                     }
                 }
                 for (key, inner) in map.iter_mut() {
-                    if is_credential_key(key) && self.redact_whole(inner) {
+                    if self.applies_patterns() && is_credential_key(key) && self.redact_whole(inner)
+                    {
                         *n += 1;
                     } else {
                         self.walk(inner, n);

@@ -102,6 +102,13 @@ impl Patterns {
                     .find_map(|idx| caps.get(*idx))
                     .or_else(|| caps.get(0));
                 let Some(secret) = secret else { continue };
+                // A pagination cursor under a `…token` key is not a credential.
+                if caps
+                    .name("k")
+                    .is_some_and(|key| is_cursor_key(key.as_str()))
+                {
+                    continue;
+                }
                 if (rule.accept)(secret.as_str()) {
                     hits.push(Hit {
                         span: secret.range(),
@@ -116,6 +123,9 @@ impl Patterns {
 /// Whether a JSON object key (or any key name) is credential-like: it ends with one of
 /// [`CREDENTIAL_KEY_SUFFIXES`] or is an `Authorization` header name.
 pub(crate) fn is_credential_key(key: &str) -> bool {
+    if is_cursor_key(key) {
+        return false;
+    }
     static KEY: LazyLock<Option<Regex>> = LazyLock::new(|| {
         Regex::new(&format!(
             r"(?i)^(?:[A-Za-z0-9_.\- ]*{CREDENTIAL_KEY_SUFFIXES}|(?:proxy-)?authorization)$"
@@ -123,6 +133,31 @@ pub(crate) fn is_credential_key(key: &str) -> bool {
         .ok()
     });
     KEY.as_ref().is_some_and(|re| re.is_match(key))
+}
+
+/// Key names that end with `token` but name a pagination cursor, not a credential
+/// (`nextPageToken`, `page_token`, `NextToken`, `continuationToken`, `syncToken`): redacting
+/// them would leave a client unable to page through an upstream's results. Compared without
+/// case and without `_`, `-`, `.` and spaces.
+const CURSOR_KEY_SUFFIXES: &[&str] = &[
+    "pagetoken",
+    "nexttoken",
+    "continuationtoken",
+    "cursortoken",
+    "synctoken",
+    "resumptiontoken",
+];
+
+/// Whether a key name is a pagination cursor's ([`CURSOR_KEY_SUFFIXES`]).
+pub(crate) fn is_cursor_key(key: &str) -> bool {
+    let folded: String = key
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect();
+    CURSOR_KEY_SUFFIXES
+        .iter()
+        .any(|suffix| folded.ends_with(suffix))
 }
 
 /// Accepts every match.
@@ -206,7 +241,7 @@ fn rules() -> Vec<Rule> {
         Rule {
             name: "credential_key_value",
             pattern: format!(
-                r#"(?i){B}[A-Za-z0-9_.\-]*{CREDENTIAL_KEY_SUFFIXES}(?:\\?["'])?[ \t]*[:=][ \t]*{value}"#
+                r#"(?i){B}(?P<k>[A-Za-z0-9_.\-]*{CREDENTIAL_KEY_SUFFIXES})(?:\\?["'])?[ \t]*[:=][ \t]*{value}"#
             ),
             accept: real_value,
         },

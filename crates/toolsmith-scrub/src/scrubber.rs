@@ -15,7 +15,9 @@ use crate::{REDACTED, ScrubError};
 /// user's output. Cheap to share across threads; [`Scrubber::redactions`] counts every redaction it
 /// made, for metrics.
 pub struct Scrubber {
-    patterns: &'static Patterns,
+    /// The credential patterns; `None` for a scrubber of known secrets only
+    /// ([`Scrubber::secrets_only`]).
+    patterns: Option<&'static Patterns>,
     secrets: KnownSecrets,
     redactions: AtomicU64,
 }
@@ -31,10 +33,35 @@ impl Scrubber {
             .as_ref()
             .map_err(|e| ScrubError::Patterns(e.to_string()))?;
         Ok(Self {
-            patterns,
+            patterns: Some(patterns),
             secrets: KnownSecrets::build(secrets)?,
             redactions: AtomicU64::new(0),
         })
+    }
+
+    /// A scrubber that redacts the given known secrets (in every form of [`Scrubber::new`]) and
+    /// nothing else: no credential patterns, no values under credential-like keys.
+    ///
+    /// For output that is the user's own stored data (a note, a file of their workspace, a
+    /// generated password): a pattern would replace the user's value with [`REDACTED`], and a
+    /// model that writes back what it read would destroy it. The platform's secrets (the exact
+    /// values the caller's Config Center holds) still never leave.
+    ///
+    /// # Errors
+    /// [`ScrubError::SecretTooLong`] for a secret over [`crate::MAX_SECRET_LEN`] bytes.
+    pub fn secrets_only(secrets: impl IntoIterator<Item = String>) -> Result<Self, ScrubError> {
+        Ok(Self {
+            patterns: None,
+            secrets: KnownSecrets::build(secrets)?,
+            redactions: AtomicU64::new(0),
+        })
+    }
+
+    /// Whether this scrubber applies the credential patterns (false for
+    /// [`Scrubber::secrets_only`]).
+    #[must_use]
+    pub fn applies_patterns(&self) -> bool {
+        self.patterns.is_some()
     }
 
     /// A scrubber with credential patterns only.
@@ -90,7 +117,9 @@ impl Scrubber {
     /// The merged, sorted spans to redact.
     fn spans(&self, text: &str) -> Vec<Range<usize>> {
         let mut hits: Vec<Hit> = Vec::new();
-        self.patterns.find(text, &mut hits);
+        if let Some(patterns) = self.patterns {
+            patterns.find(text, &mut hits);
+        }
         let mut spans: Vec<Range<usize>> = hits.into_iter().map(|hit| hit.span).collect();
         self.secrets.find(text, &mut spans);
         // Both finders report spans on character boundaries; widening keeps slicing safe even if
@@ -110,7 +139,9 @@ impl Scrubber {
     #[cfg(test)]
     pub(crate) fn rules_hit(&self, text: &str) -> Vec<&'static str> {
         let mut hits = Vec::new();
-        self.patterns.find(text, &mut hits);
+        if let Some(patterns) = self.patterns {
+            patterns.find(text, &mut hits);
+        }
         hits.into_iter().map(|hit| hit.rule).collect()
     }
 }

@@ -617,3 +617,59 @@ fn known_secret_forms_leave_innocent_text_alone() {
         corpus.len()
     );
 }
+
+#[test]
+fn pagination_cursors_under_token_keys_stay() {
+    // Issue 31: a bridged upstream's cursor was redacted, so clients could not page through it.
+    let scrubber = patterns();
+    for key in [
+        "nextPageToken",
+        "next_page_token",
+        "pageToken",
+        "page_token",
+        "NextToken",
+        "continuationToken",
+        "syncToken",
+    ] {
+        let mut value = json!({ key: "CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3", "items": [] });
+        let before = value.clone();
+        assert_eq!(scrubber.scrub_json(&mut value), 0, "{key}");
+        assert_eq!(value, before, "{key}");
+        let text = format!("{key}=CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3 more");
+        assert_eq!(scrubber.scrub_str(&text), text, "{key}");
+        assert!(!is_credential_key(key), "{key}");
+    }
+    // Real credentials under keys that merely contain the words still go.
+    check("access_token=abc123secret", "access_token=[REDACTED]");
+    check(
+        "\"refresh_token\": \"abc123secret\"",
+        "\"refresh_token\": \"[REDACTED]\"",
+    );
+    assert!(is_credential_key("page_secret"));
+}
+
+#[test]
+fn a_secrets_only_scrubber_redacts_known_secrets_and_nothing_else() {
+    let known = "Correct-Horse-Battery-9";
+    let scrubber = Scrubber::secrets_only([known.to_owned()]).unwrap();
+    assert!(!scrubber.applies_patterns());
+    // The user's own credential-looking text stays byte for byte ...
+    for (input, _) in SECRET_CORPUS {
+        assert_eq!(scrubber.scrub_str(input), *input);
+    }
+    let mut value =
+        json!({"password": "hunter2-long", "apiKey": 123_456_789, "note": "wifi password: x9"});
+    let before = value.clone();
+    assert_eq!(scrubber.scrub_json(&mut value), 0);
+    assert_eq!(value, before);
+    // ... while a platform secret still never leaves, in any of its forms.
+    let encoded = STANDARD.encode(known);
+    let text = format!("db={known} b64={encoded}");
+    assert_eq!(
+        scrubber.scrub_str(&text),
+        format!("db={REDACTED} b64={REDACTED}")
+    );
+    let mut value = json!({"password": known});
+    assert_eq!(scrubber.scrub_json(&mut value), 1);
+    assert_eq!(value, json!({"password": REDACTED}));
+}

@@ -585,6 +585,7 @@ pub async fn update_row(
         .definition
         .read_changes(args.get("data").unwrap_or(&Value::Null))?;
     let found = existing_row(records, scope, &table, id).await?;
+    let before = found.document.to_string();
     let mut row = match found.document {
         Value::Object(doc) => doc,
         _ => Map::new(),
@@ -596,6 +597,11 @@ pub async fn update_row(
             row.insert(key, value);
         }
     }
+    crate::placeholder::check_overwrite(
+        &format!("the record '{id}' of table '{}'", table.definition.name),
+        &before,
+        &Value::Object(row.clone()).to_string(),
+    )?;
     let mut updated = row_record(&table, scope, found.id, row);
     updated.created_at = found.created_at;
     let stored = records

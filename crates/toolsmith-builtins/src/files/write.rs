@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
 use super::{FileError, bool_arg, path_arg, str_arg};
-use crate::workspace::{Workspace, WriteOptions};
+use crate::workspace::{Workspace, WriteOptions, WsPath};
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition::new(
@@ -42,6 +42,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
             })?,
         _ => content.as_bytes().to_vec(),
     };
+    guard_placeholders(ws, &path, &bytes)?;
     let options = WriteOptions {
         overwrite: bool_arg(args, "overwrite", true),
         create_parents: bool_arg(args, "createParents", true),
@@ -52,4 +53,21 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         "bytes": outcome.bytes,
         "created": outcome.created,
     }))
+}
+
+/// Refuses replacing a file with text holding more `[REDACTED]` placeholders than it had
+/// (`crate::placeholder`): a file read back with a secret hidden must not be written back over
+/// it. A file that does not exist yet, or is not text, has nothing to lose this way.
+fn guard_placeholders(ws: &Workspace, path: &WsPath, bytes: &[u8]) -> Result<(), FileError> {
+    let Ok(new) = std::str::from_utf8(bytes) else {
+        return Ok(());
+    };
+    if !new.contains(toolsmith_scrub::REDACTED) {
+        return Ok(());
+    }
+    let Ok(old) = ws.read(path, ws.limits().max_write_bytes) else {
+        return Ok(());
+    };
+    crate::placeholder::check_overwrite(&format!("'{path}'"), &String::from_utf8_lossy(&old), new)
+        .map_err(FileError::Args)
 }

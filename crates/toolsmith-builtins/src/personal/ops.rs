@@ -612,6 +612,11 @@ pub async fn modify(
         _ => Map::new(),
     };
     change(&mut doc)?;
+    crate::placeholder::check_overwrite(
+        &format!("the {} '{id}'", f.noun),
+        &found.document.to_string(),
+        &Value::Object(doc.clone()).to_string(),
+    )?;
     if let Some(check) = f.check {
         check(&mut doc)?;
     }

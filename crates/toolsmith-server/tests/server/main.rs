@@ -40,4 +40,5 @@ mod rest_policies;
 mod rest_scheduled_tasks;
 mod rest_schemathesis;
 mod rest_ui;
+mod rest_scrubbing;
 mod tool_groups;

@@ -1,16 +1,19 @@
 //! The middleware that scrubs credentials out of every tool result before it leaves the
 //! server: content, console lines and extra metadata (error text lives in the content).
 //!
-//! The patterns (vendor tokens, `key=value` credentials, bearer headers, passwords in URLs,
-//! private keys) apply to every call. The exact values of the caller's own secrets (Config
-//! Center values, tool env) are added per call through [`SecretSource`], so one user's secrets
-//! are never matched into another user's output. The scrubbed result is also what usage
+//! The exact values of the caller's own secrets (Config Center values, tool env) are redacted
+//! from every result; they are added per call through [`SecretSource`], so one user's secrets
+//! are never matched into another user's output. The patterns (vendor tokens, `key=value`
+//! credentials, bearer headers, passwords in URLs, private keys) apply only to results of
+//! [`ResultSource::External`] tools: a built-in that hands back the user's own data (a note, a
+//! workspace file, a generated password) must give it back unchanged, or a model that writes
+//! back what it read destroys the user's value (docs/scrubbing.md, "Whose text is scrubbed"). The scrubbed result is also what usage
 //! recording stores, because this middleware's `after` hook runs before the recorder's.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use toolsmith_core::{Call, ErrorKind, Middleware, ToolResult};
+use toolsmith_core::{Call, ErrorKind, Middleware, ResultSource, ToolResult};
 use toolsmith_scrub::Scrubber;
 
 /// The secret values a call's owner has (exact strings to redact), or why they cannot be read.
@@ -75,19 +78,23 @@ impl ScrubMiddleware {
         })
     }
 
-    /// Runs `f` with the scrubber of `owner`: the credential patterns and the owner's known
-    /// secrets. Fails (closed) when those secrets cannot be read or compiled: patterns alone
-    /// would let the owner's own secrets through.
+    /// Runs `f` with the scrubber of `owner` for results of `source`: the owner's known
+    /// secrets, and the credential patterns for [`ResultSource::External`]. Fails (closed) when
+    /// those secrets cannot be read or compiled: patterns alone would let the owner's own
+    /// secrets through.
     async fn with_scrubber<R>(
         &self,
         owner: &str,
+        source: ResultSource,
         f: impl FnOnce(&Scrubber) -> R,
     ) -> Result<R, String> {
         let known = self.secrets.secrets_of(owner).await?;
-        if known.is_empty() {
-            return Ok(f(&self.patterns));
+        let per_owner = match source {
+            ResultSource::External if known.is_empty() => return Ok(f(&self.patterns)),
+            ResultSource::External => Scrubber::new(known),
+            ResultSource::UserData => Scrubber::secrets_only(known),
         }
-        let per_owner = Scrubber::new(known).map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?;
         Ok(f(&per_owner))
     }
 
@@ -96,7 +103,9 @@ impl ScrubMiddleware {
     /// value is replaced by a note that it was withheld.
     pub async fn scrub_value(&self, owner: &str, value: &mut serde_json::Value) -> usize {
         match self
-            .with_scrubber(owner, |scrubber| scrubber.scrub_json(value))
+            .with_scrubber(owner, ResultSource::External, |scrubber| {
+                scrubber.scrub_json(value)
+            })
             .await
         {
             Ok(n) => n,
@@ -108,11 +117,12 @@ impl ScrubMiddleware {
         }
     }
 
-    /// Redacts `result` in place; the number of redactions. When the owner's secrets cannot
-    /// be read, the result is replaced by an `internal` error that shows none of it.
-    pub async fn scrub(&self, owner: &str, result: &mut ToolResult) -> usize {
+    /// Redacts `result` of a tool of `source` in place; the number of redactions. When the
+    /// owner's secrets cannot be read, the result is replaced by an `internal` error that shows
+    /// none of it.
+    pub async fn scrub(&self, owner: &str, source: ResultSource, result: &mut ToolResult) -> usize {
         let scrubbed = self
-            .with_scrubber(owner, |scrubber| {
+            .with_scrubber(owner, source, |scrubber| {
                 let mut n = scrubber.scrub_json(&mut result.content);
                 for line in &mut result.metadata.console {
                     let (clean, found) = scrubber.scrub_counted(&line.message);
@@ -154,7 +164,8 @@ impl Middleware for ScrubMiddleware {
     }
 
     async fn after(&self, call: &Call, result: &mut ToolResult) {
-        self.scrub(&call.ctx.user_id, result).await;
+        self.scrub(&call.ctx.user_id, call.tool.result_source, result)
+            .await;
     }
 }
 

@@ -127,7 +127,9 @@ async fn unreadable_secrets_withhold_the_result_instead_of_passing_it() {
     let scrub = super::ScrubMiddleware::new(Arc::new(Unreadable)).unwrap();
     let mut result = toolsmith_core::ToolResult::ok(json!({"mine": "correct-horse-battery"}));
     result.metadata.duration_ms = 12.0;
-    scrub.scrub("ada", &mut result).await;
+    scrub
+        .scrub("ada", toolsmith_core::ResultSource::External, &mut result)
+        .await;
     assert!(result.is_error);
     // The tool ran: not an internal error a client would retry, and not the tool's error.
     assert_eq!(
