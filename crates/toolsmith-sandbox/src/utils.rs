@@ -180,10 +180,15 @@ pub(crate) fn find(text: &str, pattern: &str, from: f64) -> f64 {
 
 /// `text.lastIndexOf(pattern, from)` in linear time, UTF-16 indices.
 pub(crate) fn rfind(text: &str, pattern: &str, from: f64) -> f64 {
-    let end = byte_offset(text, from)
-        .saturating_add(pattern.len())
-        .min(text.len());
-    match text[..end].rfind(pattern) {
+    // A match may start at `from` at the latest, so it ends by `from + pattern.len()` bytes;
+    // that offset can fall inside a character (the pattern's bytes are not the text's there),
+    // and any match ending before it ends on a character boundary at or before it.
+    let end = text.floor_char_boundary(
+        byte_offset(text, from)
+            .saturating_add(pattern.len())
+            .min(text.len()),
+    );
+    match text.get(..end).and_then(|head| head.rfind(pattern)) {
         Some(at) => utf16_index(text, (0, 0.0), at),
         None => -1.0,
     }

@@ -200,3 +200,70 @@ mod tests {
         assert!(!is_ours("hyper::proto"));
     }
 }
+
+/// Installs the panic hook: a panic is logged with its thread and source location and **never
+/// its message**, which may quote what a caller or a tool sent (a string slice cut inside a
+/// character prints the whole string). Called once, at start, after [`init`].
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let thread = thread.name().unwrap_or("unnamed");
+        let location = info.location().map_or_else(
+            || "an unknown location".to_owned(),
+            |at| format!("{}:{}:{}", at.file(), at.line(), at.column()),
+        );
+        tracing::error!(
+            target: "toolsmith::panic",
+            thread,
+            location = %location,
+            "a panic at {location} (its message is not logged: it may hold what a caller sent); \
+             the call or task it hit failed, and the server goes on"
+        );
+    }));
+}
+
+/// The line [`install_panic_hook`] logs, for its test: the location and never the payload.
+#[cfg(test)]
+mod panic_tests {
+    #[test]
+    fn the_panic_hook_names_the_location_and_never_the_message() {
+        use std::sync::{Arc, Mutex};
+        let seen = Arc::new(Mutex::new(String::new()));
+        let writer = {
+            let seen = seen.clone();
+            move || SeenWriter(seen.clone())
+        };
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(writer)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            super::install_panic_hook();
+            let caught = std::panic::catch_unwind(|| {
+                let text = "secret-argument-\u{20ac}";
+                #[allow(clippy::string_slice)]
+                let cut = &text[..text.len() - 1];
+                cut.len()
+            });
+            let _ = std::panic::take_hook();
+            assert!(caught.is_err());
+        });
+        let seen = seen.lock().unwrap().clone();
+        assert!(seen.contains("logging.rs"), "{seen}");
+        assert!(!seen.contains("secret-argument"), "{seen}");
+    }
+
+    struct SeenWriter(std::sync::Arc<std::sync::Mutex<String>>);
+
+    impl std::io::Write for SeenWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut seen) = self.0.lock() {
+                seen.push_str(&String::from_utf8_lossy(buf));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}

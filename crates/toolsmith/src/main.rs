@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         }
     };
     logging::init();
+    logging::install_panic_hook();
     let json = cli.global.json;
     let outcome = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -25,6 +25,10 @@ pub const DEFAULT_MAX_TOOLS_PER_OWNER: u64 = 1000;
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 pub const DEFAULT_EXECUTION_RETENTION_DAYS: u32 = 30;
+/// The longest execution retention (`execution_retention_days`); 0 keeps the history forever.
+pub const MAX_EXECUTION_RETENTION_DAYS: u32 = 36_500;
+/// The longest `approval_timeout`: a week.
+pub const MAX_APPROVAL_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A configuration error: a bad file, key or value. Exit code 2, like a usage error.
 #[derive(Debug, thiserror::Error)]
@@ -391,14 +395,27 @@ impl Settings {
             "approval_timeout",
         )? {
             service.approval_ttl = positive(ttl, "approval_timeout")?;
+            if ttl > MAX_APPROVAL_TIMEOUT {
+                return Err(bad(format!(
+                    "approval_timeout: {}s is longer than the most allowed, {}s (7 days): an \
+                     approval nobody decides within a week is better asked again",
+                    ttl.as_secs(),
+                    MAX_APPROVAL_TIMEOUT.as_secs()
+                )));
+            }
         }
         service.audit_log_file = runtime.audit_log.clone().or(file.audit_log);
-        service.execution_retention_days = Some(
-            runtime
-                .execution_retention_days
-                .or(file.execution_retention_days)
-                .unwrap_or(DEFAULT_EXECUTION_RETENTION_DAYS),
-        );
+        let retention = runtime
+            .execution_retention_days
+            .or(file.execution_retention_days)
+            .unwrap_or(DEFAULT_EXECUTION_RETENTION_DAYS);
+        if retention > MAX_EXECUTION_RETENTION_DAYS {
+            return Err(bad(format!(
+                "execution_retention_days: {retention} is more than the most allowed, \
+                 {MAX_EXECUTION_RETENTION_DAYS} (100 years); use 0 to keep the history forever"
+            )));
+        }
+        service.execution_retention_days = Some(retention);
 
         service.workspace = Some(workspace_config(
             runtime,
@@ -1162,6 +1179,34 @@ mod tests {
             err.0.contains("js_max_fs_operations: 0 is out of range"),
             "{err}"
         );
+    }
+
+    /// Issue 31: values past these ranges panicked a background task (pruning, approvals),
+    /// after which pruning silently stopped. They are refused at start, naming the range.
+    #[test]
+    fn duration_settings_are_bounded() {
+        let err = settings(
+            &[
+                "toolsmith",
+                "serve",
+                "--execution-retention-days",
+                "4000000000",
+            ],
+            "",
+        )
+        .unwrap_err();
+        assert!(err.0.starts_with("execution_retention_days: "), "{err}");
+        assert!(err.0.contains("36500"), "{err}");
+        let err =
+            settings(&["toolsmith", "serve"], "approval_timeout = \"10000000h\"").unwrap_err();
+        assert!(err.0.starts_with("approval_timeout: "), "{err}");
+        let s = settings(
+            &["toolsmith", "serve", "--execution-retention-days", "0"],
+            "approval_timeout = \"168h\"",
+        )
+        .unwrap();
+        assert_eq!(s.service.execution_retention_days, Some(0));
+        assert_eq!(s.service.approval_ttl, Duration::from_secs(604_800));
     }
 
     #[test]

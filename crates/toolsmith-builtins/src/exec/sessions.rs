@@ -3,8 +3,10 @@
 //! across `sandbox_exec` and `sandbox_run_js` runs; each run is a fresh command sandbox with
 //! only that folder mounted at `/tmp/work`.
 //!
-//! - A session id is usable by its owner (the call's user) only; anyone else's id, an unknown
-//!   and an ended one all answer alike.
+//! - A session id is usable by its owner only — the call's user *and agent*: one agent of a user
+//!   cannot run code in, or stop, another agent's session (a person, calling with no agent,
+//!   has sessions of their own too); anyone else's id, an unknown and an ended one all answer
+//!   alike.
 //! - A session idle for [`SessionSettings::idle_timeout`] is stopped by the scavenger
 //!   ([`Sessions::spawn_scavenger`]) and its folder removed; a session with a run in progress is
 //!   never scavenged. [`Sessions::stop_all`] ends every session at shutdown, and
@@ -51,6 +53,8 @@ impl Default for SessionSettings {
 
 struct Session {
     owner: String,
+    /// The agent that started it (`None`: the person); only calls of the same agent reach it.
+    agent: Option<String>,
     created: SystemTime,
     last_used: Instant,
     /// Runs in progress; a busy session is never scavenged.
@@ -69,6 +73,13 @@ impl std::fmt::Debug for Sessions {
         f.debug_struct("Sessions")
             .field("settings", &self.settings)
             .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Whether calls of `owner` acting as `agent` reach this session.
+    fn held_by(&self, owner: &str, agent: Option<&str>) -> bool {
+        self.owner == owner && self.agent.as_deref() == agent
     }
 }
 
@@ -116,8 +127,13 @@ impl Sessions {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts a session for `owner`: its id and folder.
-    pub(crate) fn create(&self, owner: &str) -> Result<(String, std::path::PathBuf), ExecError> {
+    /// Starts a session for `owner` acting as `agent`: its id and folder. The cap counts every
+    /// session of `owner`, whichever agent started it.
+    pub(crate) fn create(
+        &self,
+        owner: &str,
+        agent: Option<&str>,
+    ) -> Result<(String, std::path::PathBuf), ExecError> {
         let id = format!("sbx_{}", uuid::Uuid::new_v4().simple());
         {
             let mut live = self.lock();
@@ -133,6 +149,7 @@ impl Sessions {
                 id.clone(),
                 Session {
                     owner: owner.to_owned(),
+                    agent: agent.map(str::to_owned),
                     created: SystemTime::now(),
                     last_used: Instant::now(),
                     running: 0,
@@ -148,17 +165,19 @@ impl Sessions {
         }
     }
 
-    /// The folder of `owner`'s session `id`, marked running until the guard drops.
+    /// The folder of `owner`'s session `id` started by `agent`, marked running until the guard
+    /// drops.
     pub(crate) fn enter(
         &self,
         owner: &str,
+        agent: Option<&str>,
         id: &str,
     ) -> Result<(Running<'_>, Workspace), ExecError> {
         {
             let mut live = self.lock();
             let session = live
                 .get_mut(id)
-                .filter(|s| s.owner == owner)
+                .filter(|s| s.held_by(owner, agent))
                 .ok_or_else(|| unknown(id))?;
             session.running += 1;
             session.last_used = Instant::now();
@@ -171,11 +190,11 @@ impl Sessions {
         Ok((running, ws))
     }
 
-    /// Ends `owner`'s session `id` and removes its files.
-    pub(crate) fn stop(&self, owner: &str, id: &str) -> Result<(), ExecError> {
+    /// Ends `owner`'s session `id` started by `agent` and removes its files.
+    pub(crate) fn stop(&self, owner: &str, agent: Option<&str>, id: &str) -> Result<(), ExecError> {
         {
             let mut live = self.lock();
-            if live.get(id).is_none_or(|s| s.owner != owner) {
+            if live.get(id).is_none_or(|s| !s.held_by(owner, agent)) {
                 return Err(unknown(id));
             }
             live.remove(id);
@@ -379,7 +398,8 @@ pub(crate) async fn initialize(deps: &Deps, ctx: &ToolContext) -> Result<Value, 
     deps.sandbox().await?;
     let sessions = deps.sessions()?.clone();
     let owner = ctx.user_id.clone();
-    let (id, _) = tokio::task::spawn_blocking(move || sessions.create(&owner))
+    let agent = ctx.agent_id.clone();
+    let (id, _) = tokio::task::spawn_blocking(move || sessions.create(&owner, agent.as_deref()))
         .await
         .map_err(|e| ExecError::Run(format!("the session could not be started: {e}")))??;
     let sessions = deps.sessions()?;
@@ -400,7 +420,7 @@ pub(crate) async fn exec(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result
     check_command(command)?;
     let timeout = timeout_arg(args, ctx)?;
     let sessions = deps.sessions()?;
-    let (_running, folder) = sessions.enter(&ctx.user_id, id)?;
+    let (_running, folder) = sessions.enter(&ctx.user_id, ctx.agent_id.as_deref(), id)?;
     let mut request = RunRequest::shell(command);
     request.timeout = timeout;
     let mut out = run_in(deps, &folder, request).await?;
@@ -417,7 +437,7 @@ pub(crate) async fn run_js(
     let code = code_arg(args, "code", "the Node.js script to run in the session")?;
     let timeout = timeout_arg(args, ctx)?;
     let sessions = deps.sessions()?;
-    let (_running, folder) = sessions.enter(&ctx.user_id, id)?;
+    let (_running, folder) = sessions.enter(&ctx.user_id, ctx.agent_id.as_deref(), id)?;
     let argv = ["node", "-e", code];
     let mut request = RunRequest::argv(&argv);
     request.timeout = timeout;
@@ -437,8 +457,9 @@ pub(crate) async fn stop(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result
     let id = session_id(args)?.to_owned();
     let sessions = deps.sessions()?.clone();
     let owner = ctx.user_id.clone();
+    let agent = ctx.agent_id.clone();
     let id2 = id.clone();
-    tokio::task::spawn_blocking(move || sessions.stop(&owner, &id2))
+    tokio::task::spawn_blocking(move || sessions.stop(&owner, agent.as_deref(), &id2))
         .await
         .map_err(|e| ExecError::Run(format!("the session could not be stopped: {e}")))??;
     Ok(json!({"sessionId": id, "stopped": true}))

@@ -149,6 +149,19 @@ impl Fixture {
         res
     }
 
+    /// A call of `user` acting as `agent`.
+    pub async fn call_as_agent(
+        &self,
+        user: &str,
+        agent: &str,
+        tool: &str,
+        args: Value,
+    ) -> ToolResult {
+        let mut ctx = ToolContext::new(user);
+        ctx.agent_id = Some(agent.to_owned());
+        self.pipeline.execute(tool, &args.to_string(), ctx).await
+    }
+
     pub async fn call(&self, tool: &str, args: Value) -> ToolResult {
         self.call_as("alice", tool, args).await
     }

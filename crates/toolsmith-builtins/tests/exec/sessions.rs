@@ -224,3 +224,45 @@ async fn session_folders_left_by_a_crashed_server_are_removed_at_the_next_start(
     // The users' own workspaces are untouched.
     assert!(fx.dir("bob").join("notes.txt").exists());
 }
+
+/// Issue 31: sessions were per user, so one agent of a user ran code in (and stopped) another
+/// agent's session. A session is its user's *and agent's*.
+#[tokio::test]
+async fn one_agents_session_is_out_of_reach_of_the_users_other_agents_and_the_person() {
+    let Some(fx) = Fixture::new().await else {
+        return;
+    };
+    let started = fx
+        .call_as_agent("alice", "agent-1", "sandbox_initialize", json!({}))
+        .await;
+    let out = succeeded("sandbox_initialize", &json!({}), started);
+    let id = out["sessionId"].as_str().unwrap().to_owned();
+    let args = json!({"sessionId": id, "command": "echo mine > f && cat f"});
+    let out = succeeded(
+        "sandbox_exec",
+        &args,
+        fx.call_as_agent("alice", "agent-1", "sandbox_exec", args.clone())
+            .await,
+    );
+    assert_eq!(out["stdout"], "mine\n", "{out}");
+    for other in [
+        fx.call_as_agent("alice", "agent-2", "sandbox_exec", args.clone())
+            .await,
+        fx.call("sandbox_exec", args.clone()).await,
+    ] {
+        let message = failed("sandbox_exec", &args, &other, ErrorKind::InvalidArguments);
+        assert!(message.contains("no sandbox session"), "{message}");
+    }
+    let stop = json!({"sessionId": id});
+    let res = fx
+        .call_as_agent("alice", "agent-2", "sandbox_stop", stop.clone())
+        .await;
+    failed("sandbox_stop", &stop, &res, ErrorKind::InvalidArguments);
+    assert!(session_dir(&fx, "alice", &id).exists());
+    succeeded(
+        "sandbox_stop",
+        &stop,
+        fx.call_as_agent("alice", "agent-1", "sandbox_stop", stop.clone())
+            .await,
+    );
+}

@@ -339,8 +339,11 @@ impl ApprovalGate {
             decision: None,
             decided_by: None,
             created_at: now,
-            expires_at: now
-                + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::minutes(2)),
+            // The settings bound the timeout; checked all the same, so no value ever panics.
+            expires_at: chrono::Duration::from_std(self.ttl)
+                .ok()
+                .and_then(|ttl| now.checked_add_signed(ttl))
+                .unwrap_or(now + chrono::Duration::minutes(2)),
             decided_at: None,
         }
     }

@@ -144,7 +144,12 @@ impl ToolService {
             return Ok(0);
         };
         self.flush_usage().await;
-        let before = Utc::now() - chrono::Duration::days(i64::from(days));
+        // The settings bound the retention; a cut-off before the calendar's start keeps all.
+        let Some(before) = chrono::Duration::try_days(i64::from(days))
+            .and_then(|retention| Utc::now().checked_sub_signed(retention))
+        else {
+            return Ok(0);
+        };
         let removed = self.store.prune_executions(before).await?;
         if removed > 0 {
             tracing::info!(removed, days, "pruned execution history past its retention");
