@@ -154,6 +154,9 @@ impl ApprovalRecord {
 pub struct ApprovalQuery {
     /// One owner's approvals, or every owner's (admin).
     pub owner: Option<String>,
+    /// Only the calls of this caller (the agent; `""` for calls made without one), or every
+    /// caller's. An agent sees only its own calls' approvals; a person all of theirs.
+    pub caller: Option<String>,
     /// Only those still waiting for a decision at `now`.
     pub pending_only: bool,
     pub limit: u32,

@@ -12,6 +12,13 @@ use serde_json::Value;
 use toolsmith_core::{CreatedBy, Permission, ToolKind};
 
 /// Who is acting: a user id and whether a person or a model is behind the request.
+///
+/// **The one rule for who made a tool:** a caller acting as an agent (an agent-bound token, or
+/// the `X-Toolsmith-Agent` header) is a model, whatever the door — REST, MCP, the CLI, the UI.
+/// [`Actor::for_caller`] and [`Actor::with_agent`] are the only ways to name an agent, and both
+/// make the actor a model, so no face can build a person acting as an agent: tools such an
+/// actor creates are `createdBy: llm` and it changes, decides and deletes tools under the
+/// model's rules (`service/lifecycle.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
     pub user_id: String,
@@ -21,6 +28,9 @@ pub struct Actor {
     /// The agent acting for the user, if one is named (an agent-bound token, or the
     /// `X-Toolsmith-Agent` header), for the audit log.
     pub agent: Option<String>,
+    /// A person holding the `admin` scope: decides pending tools of any owner (by id). Never
+    /// set for a model ([`Actor::with_admin`]).
+    pub admin: bool,
 }
 
 impl Actor {
@@ -31,6 +41,7 @@ impl Actor {
             kind: CreatedBy::User,
             request_id: None,
             agent: None,
+            admin: false,
         }
     }
 
@@ -41,7 +52,21 @@ impl Actor {
             kind: CreatedBy::Llm,
             request_id: None,
             agent: None,
+            admin: false,
         }
+    }
+
+    /// The actor behind a caller's identity, for every face that takes people and agents
+    /// alike (REST, the UI): a model when it acts as `agent`, a person otherwise.
+    pub fn for_caller(user_id: impl Into<String>, agent: Option<String>) -> Actor {
+        Actor::user(user_id).with_agent(agent)
+    }
+
+    /// This actor as an admin, if `admin` and it is a person (a model never is one).
+    #[must_use]
+    pub fn with_admin(mut self, admin: bool) -> Actor {
+        self.admin = admin && !self.is_llm();
+        self
     }
 
     /// This actor, acting within request `request_id`.
@@ -51,9 +76,14 @@ impl Actor {
         self
     }
 
-    /// This actor, acting as `agent` (if any).
+    /// This actor, acting as `agent` (if any). An actor acting as an agent is a model, and no
+    /// admin: whoever holds the token, the agent is what acts.
     #[must_use]
     pub fn with_agent(mut self, agent: Option<String>) -> Actor {
+        if agent.is_some() {
+            self.kind = CreatedBy::Llm;
+            self.admin = false;
+        }
         self.agent = agent;
         self
     }
@@ -170,6 +200,19 @@ pub struct RunCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_actor_acting_as_an_agent_is_a_model_and_no_admin() {
+        let person = Actor::for_caller("alice", None).with_admin(true);
+        assert_eq!((person.kind, person.admin), (CreatedBy::User, true));
+        let agent = Actor::for_caller("alice", Some("bot".into())).with_admin(true);
+        assert_eq!((agent.kind, agent.admin), (CreatedBy::Llm, false));
+        let late = Actor::user("alice")
+            .with_admin(true)
+            .with_agent(Some("bot".into()));
+        assert_eq!((late.kind, late.admin), (CreatedBy::Llm, false));
+        assert!(!Actor::llm("alice").with_admin(true).admin);
+    }
 
     #[test]
     fn tool_refs() {

@@ -119,6 +119,11 @@ pub trait Store: Send + Sync + 'static {
         name: &str,
     ) -> Result<Option<CustomToolRecord>, StoreError>;
 
+    /// The tool with id `id`, whoever owns it (ids are unique across owners): only for an
+    /// admin's decision on another user's pending tool, never for a caller's own lookups.
+    async fn get_tool_of_any_owner(&self, id: &str)
+    -> Result<Option<CustomToolRecord>, StoreError>;
+
     /// Tools matching the query, ordered by name.
     async fn list_tools(&self, query: &ToolQuery) -> Result<ToolPage, StoreError>;
 

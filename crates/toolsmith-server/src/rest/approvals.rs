@@ -4,7 +4,8 @@
 //!
 //! Listing needs `tools:read`; deciding needs `tools:write` and a caller that is not acting as
 //! an agent (a token bound to an agent, or the `X-Toolsmith-Agent` header): an agent never
-//! approves its own calls. Callers see their own approvals; `admin` sees and decides everyone's.
+//! approves its own calls. A person sees their own approvals, an agent only those of its own
+//! calls (not its user's other agents'); `admin` sees and decides everyone's.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -12,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsmith_core::ApprovalDecision;
 use toolsmith_service::ApprovalView;
-use toolsmith_service::governance::approvals::Via;
+use toolsmith_service::governance::approvals::{ApprovalScope, Via};
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
@@ -31,13 +32,23 @@ pub struct DecisionBody {
     pub decision: String,
 }
 
-/// The owner whose approvals the caller sees: its own, or everyone's for `admin`.
-pub(crate) fn owner_scope(identity: &Identity) -> Option<&str> {
+/// The owner whose approvals the caller may decide: its own, or everyone's for `admin`.
+fn owner_scope(identity: &Identity) -> Option<&str> {
     if identity.scopes.contains(&Scope::Admin) && identity.agent_id.is_none() {
         None
     } else {
         Some(&identity.user_id)
     }
+}
+
+/// The approvals the caller sees: everyone's for an admin, a person's own, and only its own
+/// calls' for an agent.
+pub(crate) fn seen_by(identity: &Identity) -> ApprovalScope<'_> {
+    ApprovalScope::of_caller(
+        &identity.user_id,
+        identity.agent_id.as_deref(),
+        identity.scopes.contains(&Scope::Admin),
+    )
 }
 
 /// List approvals
@@ -76,8 +87,8 @@ pub async fn list(
     let approvals = state
         .service
         .approvals()
-        .list(
-            owner_scope(&identity),
+        .list_in(
+            seen_by(&identity),
             pending_only,
             u32::try_from(limit).unwrap_or(1000),
         )
@@ -106,7 +117,7 @@ pub async fn get_one(
     let approval = state
         .service
         .approvals()
-        .get(owner_scope(&identity), &id)
+        .get_in(seen_by(&identity), &id)
         .await?;
     Ok(ApiOk::ok(ApprovalView::of(&approval)))
 }

@@ -1,7 +1,8 @@
 //! `/api/v1/custom-tools`: the lifecycle of the caller's custom tools, as the spec's routes.
 //!
-//! Every handler checks its scope, turns the request into a `ToolService` call as a person
-//! (`Actor::user`), and the answer or the `ServiceError` into the envelope. `{id}` is a tool id
+//! Every handler checks its scope, turns the request into a `ToolService` call as the caller
+//! (`super::actor`: a person, or the model when the caller acts as an agent), and the answer or
+//! the `ServiceError` into the envelope. `{id}` is a tool id
 //! (`tool_<16 hex>`) or a tool name. Concurrency control: `expectedRevision` in the body or an
 //! `If-Match: "<revision>"` header; single-tool answers carry `ETag: "<revision>"`.
 
@@ -230,7 +231,7 @@ pub async fn create(
 ) -> Result<ApiOk<ToolRecord>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
     query.check(&[])?;
-    check_creator(body.created_by)?;
+    check_creator(&identity, body.created_by)?;
     if body.lacks_code() {
         return Err(ApiError::bad_request(
             "invalid_body",
@@ -385,9 +386,10 @@ macro_rules! revision_guarded_change {
     };
 }
 
-/// Writes `approve` and `reject`: an admin's decision on a pending tool; any other status is a
-/// 400 (spec 000). The handler calls the `ToolService` method of its own name.
-macro_rules! admin_decision {
+/// Writes `approve` and `reject`: a person's decision on a pending tool — the tool's owner, or
+/// an admin whoever owns it (by id); never an agent. Any other status is a 400 (spec 000). The
+/// handler calls the `ToolService` method of its own name.
+macro_rules! person_decision {
     ($(#[doc = $doc:tt])* fn $name:ident, $path:tt, $operation_id:tt, $answer:tt) => {
         $(#[doc = $doc])*
         #[utoipa::path(
@@ -396,7 +398,8 @@ macro_rules! admin_decision {
             responses(
                 (status = 200, description = $answer, body = inline(super::openapi::ToolEnvelope),
                     headers(("ETag" = String, description = "The tool's revision, quoted"))),
-                (status = 404, description = "No such tool", body = super::error::ErrorEnvelope),
+                (status = 403, description = "The caller acts as an agent, or lacks `tools:write`", body = super::error::ErrorEnvelope),
+                (status = 404, description = "No such tool of the caller's (an admin: of anyone's, by id)", body = super::error::ErrorEnvelope),
                 (status = 400, description = "The tool is not pending approval", body = super::error::ErrorEnvelope)
             )
         )]
@@ -406,7 +409,9 @@ macro_rules! admin_decision {
             ApiPath(id): ApiPath<String>,
             query: QueryPairs,
         ) -> Result<ApiOk<ToolRecord>, ApiError> {
-            require(&identity, Scope::Admin)?;
+            if let Some(why) = identity.approval_denial() {
+                return Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", why));
+            }
             query.check(&[])?;
             let record = state
                 .service
@@ -434,17 +439,21 @@ revision_guarded_change! {
     fn disable, "/api/v1/custom-tools/{id}/disable", "disableCustomTool"
 }
 
-admin_decision! {
+person_decision! {
     /// Approve a pending tool
     ///
-    /// `pending_approval` → `active`. Needs the `admin` scope; any other status is a 400 (spec 000).
+    /// `pending_approval` → `active`, by a person: the tool's owner (`tools:write`), or an admin
+    /// whoever owns it (by the tool's id). A caller acting as an agent is refused (403). Any
+    /// other status is a 400 (spec 000).
     fn approve, "/api/v1/custom-tools/{id}/approve", "approveCustomTool", "The tool, now active"
 }
 
-admin_decision! {
+person_decision! {
     /// Reject a pending tool
     ///
-    /// `pending_approval` → `rejected`. Needs the `admin` scope; any other status is a 400 (spec 000).
+    /// `pending_approval` → `rejected`, by a person: the tool's owner (`tools:write`), or an
+    /// admin whoever owns it (by the tool's id). A caller acting as an agent is refused (403).
+    /// Any other status is a 400 (spec 000).
     fn reject, "/api/v1/custom-tools/{id}/reject", "rejectCustomTool", "The tool, now rejected"
 }
 
@@ -528,7 +537,7 @@ pub async fn test(
 ) -> Result<ApiOk<Execution>, ApiError> {
     require(&identity, Scope::ToolsExecute)?;
     query.check(&[])?;
-    check_creator(body.created_by())?;
+    check_creator(&identity, body.created_by())?;
     let (input, [test_args, test_arguments]) = body.into_parts()?;
     let args = match (test_args, test_arguments) {
         (Some(a), Some(b)) if a != b => {
@@ -646,15 +655,23 @@ fn tool_ok(status: StatusCode, tool: ToolRecord) -> ApiOk<ToolRecord> {
     ApiOk::with_status(status, tool).header(ETAG, etag)
 }
 
-fn check_creator(created_by: Option<Creator>) -> Result<(), ApiError> {
-    if created_by == Some(Creator::Llm) {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_error",
-            "tools created through the REST API are created by a person: createdBy must be \"user\" or absent",
-        ));
-    }
-    Ok(())
+/// A `createdBy` in the body must say who the caller is: `user` for a person, `llm` for a
+/// caller acting as an agent (which is the model, whatever it claims).
+fn check_creator(identity: &Identity, created_by: Option<Creator>) -> Result<(), ApiError> {
+    let refusal = match (&identity.agent_id, created_by) {
+        (None, Some(Creator::Llm)) => {
+            "tools created through the REST API by a person are created by a person: createdBy must be \"user\" or absent".to_owned()
+        }
+        (Some(agent), Some(Creator::User)) => format!(
+            "the caller acts as agent '{agent}', so the tools it creates are created by the model: createdBy must be \"llm\" or absent (a person creates tools without an agent)"
+        ),
+        _ => return Ok(()),
+    };
+    Err(ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_error",
+        refusal,
+    ))
 }
 
 /// Spec 000 answers approve or reject of a tool that is not pending with a 400 (elsewhere a

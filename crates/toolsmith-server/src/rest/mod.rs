@@ -26,8 +26,10 @@
 //!   wire types, served at `/api/v1/openapi.json`.
 //!
 //! Routes are registered together with their documentation ([`api_router`]), so a route cannot
-//! exist without its entry in the document, nor the other way round. REST callers are people:
-//! every write acts as `Actor::user`, and tools created here are `createdBy: user`.
+//! exist without its entry in the document, nor the other way round. REST callers are people,
+//! unless they act as an agent (a token bound to one, or the `X-Toolsmith-Agent` header): then
+//! they are the model, as over MCP ([`actor`], `Actor::for_caller`) — tools they create are
+//! `createdBy: llm` and wait for a person by the same rules.
 
 pub mod approvals;
 pub mod audit;
@@ -152,11 +154,13 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(openapi::openapi_json))
 }
 
-/// The service's actor for a REST caller: a person, within this request (for the audit log).
+/// The service's actor for a REST caller, within this request (for the audit log): a person,
+/// or the model when the caller acts as an agent — one rule for every door
+/// (`Actor::for_caller`); an admin only as a person.
 pub fn actor(identity: &Identity) -> toolsmith_service::Actor {
-    toolsmith_service::Actor::user(identity.user_id.clone())
+    toolsmith_service::Actor::for_caller(identity.user_id.clone(), identity.agent_id.clone())
+        .with_admin(identity.is_admin_person())
         .with_request_id(envelope::current_request_id())
-        .with_agent(identity.agent_id.clone())
 }
 
 /// 403 unless the caller holds `scope` (or `admin`).

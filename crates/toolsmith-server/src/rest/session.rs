@@ -103,7 +103,7 @@ pub async fn changes(
     let fingerprint = service.tools_change_token().await?;
     let pending = service
         .approvals()
-        .list(super::approvals::owner_scope(&identity), true, 1000)
+        .list_in(super::approvals::seen_by(&identity), true, 1000)
         .await?;
     let mut approvals = Sha256::new();
     for a in &pending {

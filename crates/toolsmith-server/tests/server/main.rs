@@ -21,6 +21,7 @@ mod mcp_protocol;
 mod mcp_scopes;
 mod mcp_stateless_approvals;
 mod reference_examples;
+mod rest_agent_rule;
 mod rest_api;
 mod rest_approvals;
 mod rest_audit;

@@ -26,6 +26,11 @@ const ctx = {
     if (!s || (s.readOnly && scope !== 'tools:read' && scope !== 'tools:execute')) return false;
     return s.scopes.includes(scope) || s.scopes.includes('admin');
   },
+  /** Whether the caller may decide approvals and pending tools: a person (not acting as an
+   * agent) who may write; the server decides the caller's own tools, and an admin's any. */
+  canDecide() {
+    return ctx.can('tools:write') && !(state.session && state.session.agentId);
+  },
   navigate(hash) { window.location.hash = hash; },
   pollNow() { poll(); },
 };

@@ -355,8 +355,20 @@ impl ApprovalGate {
         pending_only: bool,
         limit: u32,
     ) -> Result<Vec<ApprovalRecord>, ServiceError> {
+        self.list_in(ApprovalScope::owner(owner), pending_only, limit)
+            .await
+    }
+
+    /// The approvals `scope` sees, newest first.
+    pub async fn list_in(
+        &self,
+        scope: ApprovalScope<'_>,
+        pending_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ApprovalRecord>, ServiceError> {
         let query = ApprovalQuery {
-            owner: owner.map(str::to_owned),
+            owner: scope.owner.map(str::to_owned),
+            caller: scope.agent.map(str::to_owned),
             pending_only,
             limit: limit.clamp(1, 1000),
         };
@@ -365,8 +377,17 @@ impl ApprovalGate {
 
     /// One approval, if `owner` may see it (`None`: any owner's).
     pub async fn get(&self, owner: Option<&str>, id: &str) -> Result<ApprovalRecord, ServiceError> {
+        self.get_in(ApprovalScope::owner(owner), id).await
+    }
+
+    /// One approval, if `scope` sees it.
+    pub async fn get_in(
+        &self,
+        scope: ApprovalScope<'_>,
+        id: &str,
+    ) -> Result<ApprovalRecord, ServiceError> {
         match self.store.get_approval(id).await? {
-            Some(a) if owner.is_none_or(|o| o == a.owner) => Ok(a),
+            Some(a) if scope.sees(&a) => Ok(a),
             _ => Err(ServiceError::NotFound(format!("no approval with id {id}"))),
         }
     }
@@ -440,6 +461,43 @@ impl ApprovalGate {
             .count_pending_approvals(Utc::now())
             .await
             .unwrap_or(0)
+    }
+}
+
+/// Whose approvals a caller sees: an admin (a person) every owner's, a person all of their own,
+/// and an agent only those of its own calls — never its user's other agents' calls and their
+/// arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalScope<'a> {
+    /// One owner's approvals, or every owner's (`None`).
+    pub owner: Option<&'a str>,
+    /// Only the calls of this agent, or every caller's (`None`).
+    pub agent: Option<&'a str>,
+}
+
+impl<'a> ApprovalScope<'a> {
+    /// Every caller's approvals of `owner` (every owner's for `None`).
+    pub fn owner(owner: Option<&'a str>) -> ApprovalScope<'a> {
+        ApprovalScope { owner, agent: None }
+    }
+
+    /// What a caller sees: `user`'s approvals (every owner's for an admin acting as a person),
+    /// and only `agent`'s calls when it acts as one.
+    pub fn of_caller(user: &'a str, agent: Option<&'a str>, admin: bool) -> ApprovalScope<'a> {
+        match agent {
+            Some(agent) => ApprovalScope {
+                owner: Some(user),
+                agent: Some(agent),
+            },
+            None if admin => ApprovalScope::owner(None),
+            None => ApprovalScope::owner(Some(user)),
+        }
+    }
+
+    /// Whether `approval` is in this scope.
+    pub fn sees(&self, approval: &ApprovalRecord) -> bool {
+        self.owner.is_none_or(|o| o == approval.owner)
+            && self.agent.is_none_or(|a| a == approval.caller)
     }
 }
 

@@ -7,7 +7,12 @@
 //!   update that adds a dangerous permission, or changes the code of a tool holding one, sends it
 //!   back to `pending_approval`.
 //! - Enable only from `disabled`; disable only from `active`; both idempotent. Approve and
-//!   reject only from `pending_approval`, and only by a person.
+//!   reject only from `pending_approval`, and only by a person: the tool's owner, or an admin
+//!   whoever owns it (by the tool's id).
+//!
+//! Who is the model: an [`Actor`] that is `llm` — every MCP caller, and every caller acting as
+//! an agent through any face ([`Actor::for_caller`]): the rules above apply to it whatever
+//! door it came through.
 //! - Delete: the LLM may delete only what the LLM created, and only with `confirm: true`.
 //!
 //! Writes go to the store first; the registry follows only after the commit
@@ -299,8 +304,12 @@ impl ToolService {
         tool: &ToolRef,
         expected_revision: Option<i64>,
     ) -> Result<CustomToolRecord, ServiceError> {
-        self.transition(actor, tool, expected_revision, |current| {
-            match current.status {
+        self.transition(
+            actor,
+            tool,
+            expected_revision,
+            false,
+            |current| match current.status {
                 ToolStatus::Active => Ok(None),
                 ToolStatus::Disabled => Ok(Some(ToolStatus::Active)),
                 ToolStatus::PendingApproval | ToolStatus::Rejected => {
@@ -309,8 +318,8 @@ impl ToolService {
                         current.name, current.status
                     )))
                 }
-            }
-        })
+            },
+        )
         .await
     }
 
@@ -321,8 +330,12 @@ impl ToolService {
         tool: &ToolRef,
         expected_revision: Option<i64>,
     ) -> Result<CustomToolRecord, ServiceError> {
-        self.transition(actor, tool, expected_revision, |current| {
-            match current.status {
+        self.transition(
+            actor,
+            tool,
+            expected_revision,
+            false,
+            |current| match current.status {
                 ToolStatus::Disabled => Ok(None),
                 ToolStatus::Active => Ok(Some(ToolStatus::Disabled)),
                 ToolStatus::PendingApproval | ToolStatus::Rejected => {
@@ -331,8 +344,8 @@ impl ToolService {
                         current.name, current.status
                     )))
                 }
-            }
-        })
+            },
+        )
         .await
     }
 
@@ -398,15 +411,22 @@ impl ToolService {
         Ok(current)
     }
 
+    /// Changes the status of the actor's tool (with `any_owner`, for an admin, of any owner's
+    /// tool named by id).
     async fn transition(
         &self,
         actor: &Actor,
         tool: &ToolRef,
         expected_revision: Option<i64>,
+        any_owner: bool,
         next_status: impl FnOnce(&CustomToolRecord) -> Result<Option<ToolStatus>, ServiceError>,
     ) -> Result<CustomToolRecord, ServiceError> {
         let _guard = self.write_lock.lock().await;
-        let current = self.get(actor, tool).await?;
+        let current = if any_owner {
+            self.get_for_admin(actor, tool).await?
+        } else {
+            self.get(actor, tool).await?
+        };
         check_revision(&current, expected_revision)?;
         let Some(status) = next_status(&current)? else {
             return Ok(current);
@@ -431,16 +451,15 @@ impl ToolService {
             ToolStatus::Rejected => "tool.reject",
             ToolStatus::PendingApproval => "tool.status",
         };
-        self.audit_tool(
-            actor,
-            action,
-            Some(current.revision),
-            &next,
-            serde_json::json!({
-                "from": current.status, "to": next.status,
-            }),
-        )
-        .await;
+        let mut details = serde_json::json!({
+            "from": current.status, "to": next.status,
+        });
+        if next.owner != actor.user_id {
+            // An admin decided another user's tool.
+            details["owner"] = serde_json::json!(next.owner);
+        }
+        self.audit_tool(actor, action, Some(current.revision), &next, details)
+            .await;
         Ok(next)
     }
 
@@ -451,12 +470,15 @@ impl ToolService {
         decision: ToolStatus,
     ) -> Result<CustomToolRecord, ServiceError> {
         if actor.is_llm() {
-            return Err(ServiceError::Forbidden(
-                "only a person can approve or reject a tool; the model cannot decide on tools"
-                    .to_owned(),
-            ));
+            let who = match &actor.agent {
+                Some(agent) => format!("the caller acts as agent '{agent}', and an agent"),
+                None => "the model".to_owned(),
+            };
+            return Err(ServiceError::Forbidden(format!(
+                "only a person can approve or reject a tool; {who} cannot decide on tools — the tool's owner or an admin must, without an agent (web UI, REST, CLI)"
+            )));
         }
-        self.transition(actor, tool, None, |current| {
+        self.transition(actor, tool, None, actor.admin, |current| {
             if current.status == ToolStatus::PendingApproval {
                 Ok(Some(decision))
             } else {
@@ -467,6 +489,25 @@ impl ToolService {
             }
         })
         .await
+    }
+
+    /// A tool of the actor's or, for an admin naming it by id, of any owner's.
+    async fn get_for_admin(
+        &self,
+        actor: &Actor,
+        tool: &ToolRef,
+    ) -> Result<CustomToolRecord, ServiceError> {
+        match self.get(actor, tool).await {
+            Err(ServiceError::NotFound(message)) => {
+                if let (true, ToolRef::Id(id)) = (actor.admin, tool)
+                    && let Some(found) = self.store.get_tool_of_any_owner(id).await?
+                {
+                    return Ok(found);
+                }
+                Err(ServiceError::NotFound(message))
+            }
+            found => found,
+        }
     }
 
     /// Stores `next` (derived from `current`) with the version and revision rules, if it differs.

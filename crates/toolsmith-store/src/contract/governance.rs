@@ -163,6 +163,7 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant(b
         .list_approvals(
             &ApprovalQuery {
                 owner: Some("alice".to_owned()),
+                caller: None,
                 pending_only: false,
                 limit: 10,
             },
@@ -171,10 +172,32 @@ async fn an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant(b
         .await
         .unwrap();
     assert_eq!(listed.len(), 2);
+    // One agent's calls only (both approvals here are agent-1's).
+    for (caller, pending_only, expected) in [
+        ("agent-1", false, 2),
+        ("agent-2", false, 0),
+        ("", false, 0),
+        ("agent-2", true, 0),
+    ] {
+        let listed = store
+            .list_approvals(
+                &ApprovalQuery {
+                    owner: Some("alice".to_owned()),
+                    caller: Some(caller.to_owned()),
+                    pending_only,
+                    limit: 10,
+                },
+                at(4),
+            )
+            .await
+            .unwrap();
+        assert_eq!(listed.len(), expected, "{caller:?} {pending_only}");
+    }
     let pending = store
         .list_approvals(
             &ApprovalQuery {
                 owner: None,
+                caller: None,
                 pending_only: true,
                 limit: 10,
             },

@@ -113,6 +113,18 @@ async fn owners_never_see_each_other(backend: &Backend) {
     let alices = store.insert_tool(tool("alice", "secret")).await.unwrap();
     assert_eq!(store.get_tool("bob", &alices.id).await.unwrap(), None);
     assert_eq!(store.get_tool_by_name("bob", "secret").await.unwrap(), None);
+    // Only an admin's decision looks a tool up by its id alone.
+    assert_eq!(
+        store.get_tool_of_any_owner(&alices.id).await.unwrap(),
+        Some(alices.clone())
+    );
+    assert_eq!(
+        store
+            .get_tool_of_any_owner("tool_0000000000000000")
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(
         store
             .list_tools(&ToolQuery::owner("bob"))

@@ -115,20 +115,22 @@ pub(crate) async fn list_approvals(
 ) -> Result<Vec<ApprovalRecord>, StoreError> {
     let limit = i64::from(query.limit);
     let owner = query.owner.as_deref();
+    let caller = query.caller.as_deref();
     if query.pending_only {
         approvals_where(
             client,
             "WHERE status = 'pending' AND expires_at > $1 AND ($2::text IS NULL OR owner = $2) \
+             AND ($4::text IS NULL OR caller = $4) \
              ORDER BY created_at DESC, id COLLATE \"C\" LIMIT $3",
-            &[now, &owner, &limit],
+            &[now, &owner, &limit, &caller],
         )
         .await
     } else {
         approvals_where(
             client,
-            "WHERE ($1::text IS NULL OR owner = $1) \
+            "WHERE ($1::text IS NULL OR owner = $1) AND ($3::text IS NULL OR caller = $3) \
              ORDER BY created_at DESC, id COLLATE \"C\" LIMIT $2",
-            &[&owner, &limit],
+            &[&owner, &limit, &caller],
         )
         .await
     }

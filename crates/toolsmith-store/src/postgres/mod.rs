@@ -306,6 +306,13 @@ impl Store for PgStore {
         tools::get(&**self.client().await?, owner, "name", name).await
     }
 
+    async fn get_tool_of_any_owner(
+        &self,
+        id: &str,
+    ) -> Result<Option<CustomToolRecord>, StoreError> {
+        tools::get_of_any_owner(&**self.client().await?, id).await
+    }
+
     async fn list_tools(&self, query: &ToolQuery) -> Result<ToolPage, StoreError> {
         tools::list(&mut self.client().await?, query).await
     }

@@ -172,6 +172,20 @@ pub(crate) async fn get(
     row.as_ref().map(tool_from_row).transpose()
 }
 
+pub(crate) async fn get_of_any_owner(
+    client: &impl GenericClient,
+    id: &str,
+) -> Result<Option<CustomToolRecord>, StoreError> {
+    let row = client
+        .query_opt(
+            &format!("SELECT {TOOL_COLUMNS} FROM custom_tools WHERE id = $1"),
+            &[&id],
+        )
+        .await
+        .map_err(pg)?;
+    row.as_ref().map(tool_from_row).transpose()
+}
+
 /// `%needle%` for `LIKE … ESCAPE '\'`, lower-cased, with the wildcards of the needle escaped.
 fn like_pattern(needle: &str) -> String {
     let mut out = String::with_capacity(needle.len() + 2);

@@ -116,18 +116,20 @@ pub(crate) fn list_approvals(
     let now = timestamp(now);
     let limit = i64::from(query.limit);
     let owner = query.owner.as_deref();
+    let caller = query.caller.as_deref();
     if query.pending_only {
         approvals_where(
             conn,
             "WHERE status = 'pending' AND expires_at > ?1 AND (?2 IS NULL OR owner = ?2) \
-             ORDER BY created_at DESC, id LIMIT ?3",
-            &[&now, &owner, &limit],
+             AND (?4 IS NULL OR caller = ?4) ORDER BY created_at DESC, id LIMIT ?3",
+            &[&now, &owner, &limit, &caller],
         )
     } else {
         approvals_where(
             conn,
-            "WHERE (?1 IS NULL OR owner = ?1) ORDER BY created_at DESC, id LIMIT ?2",
-            &[&owner, &limit],
+            "WHERE (?1 IS NULL OR owner = ?1) AND (?3 IS NULL OR caller = ?3) \
+             ORDER BY created_at DESC, id LIMIT ?2",
+            &[&owner, &limit, &caller],
         )
     }
 }

@@ -254,6 +254,8 @@ store_on_connections! {
         = queries::get_tool(&owner, &id);
     read fn get_tool_by_name(owner: &str, name: &str) -> Option<CustomToolRecord>
         = queries::get_tool_by_name(&owner, &name);
+    read fn get_tool_of_any_owner(id: &str) -> Option<CustomToolRecord>
+        = queries::get_tool_of_any_owner(&id);
     read fn list_tools(query: &ToolQuery) -> ToolPage = queries::list_tools(&query);
     write fn update_tool(tool: &CustomToolRecord, expected_revision: i64) -> ()
         = queries::update_tool(&tool, expected_revision);

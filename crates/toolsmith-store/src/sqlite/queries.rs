@@ -33,6 +33,9 @@ static SELECT_TOOL_BY_ID: LazyLock<String> = LazyLock::new(|| {
     format!("SELECT {TOOL_COLUMNS} FROM custom_tools WHERE owner = ?1 AND id = ?2")
 });
 
+static SELECT_TOOL_OF_ANY_OWNER: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {TOOL_COLUMNS} FROM custom_tools WHERE id = ?1"));
+
 static SELECT_TOOL_BY_NAME: LazyLock<String> = LazyLock::new(|| {
     format!("SELECT {TOOL_COLUMNS} FROM custom_tools WHERE owner = ?1 AND name = ?2")
 });
@@ -199,6 +202,20 @@ pub(crate) fn get_tool_by_name(
     name: &str,
 ) -> Result<Option<CustomToolRecord>, StoreError> {
     one_tool(conn, &SELECT_TOOL_BY_NAME, owner, name)
+}
+
+pub(crate) fn get_tool_of_any_owner(
+    conn: &Connection,
+    id: &str,
+) -> Result<Option<CustomToolRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(&SELECT_TOOL_OF_ANY_OWNER)
+        .map_err(backend)?;
+    let mut rows = stmt.query(params![id]).map_err(backend)?;
+    match rows.next().map_err(backend)? {
+        Some(row) => tool_from_row(row).map(Some),
+        None => Ok(None),
+    }
 }
 
 fn one_tool(

@@ -34,7 +34,7 @@ export async function render(main, ctx) {
   async function load() {
     const [pending, all] = await Promise.all([get('/approvals?status=pending'), get('/approvals?status=all&limit=50')]);
     countdowns.length = 0;
-    const canDecide = ctx.can('tools:write') && !ctx.session.agentId;
+    const canDecide = ctx.canDecide();
     replace(pendingEl,
       h('h2', { text: `Waiting (${pending.approvals.length})` }),
       pending.approvals.length === 0 ? h('p', { class: 'empty', text: 'Nothing is waiting for a decision.' }) : null,

@@ -54,7 +54,7 @@ export async function render(main, ctx, route) {
     if (ctx.can('tools:write')) list.push(h('a', { class: 'btn', href: `#/tools/${seg(tool.id)}/edit`, text: 'Edit' }));
     if (ctx.can('tools:write') && tool.status === 'active') list.push(h('button', { type: 'button', class: 'btn', text: 'Disable', onclick: () => act('disable') }));
     if (ctx.can('tools:write') && tool.status === 'disabled') list.push(h('button', { type: 'button', class: 'btn', text: 'Enable', onclick: () => act('enable') }));
-    if (ctx.can('admin') && tool.status === 'pending_approval') {
+    if (ctx.canDecide() && tool.status === 'pending_approval') {
       list.push(h('button', { type: 'button', class: 'btn approve', text: 'Approve', onclick: () => act('approve') }));
       list.push(h('button', { type: 'button', class: 'btn danger', text: 'Reject', onclick: () => act('reject') }));
     }

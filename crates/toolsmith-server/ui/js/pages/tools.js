@@ -87,7 +87,7 @@ export async function render(main, ctx, route) {
 
   function card(t) {
     const actions = [];
-    if (t.status === 'pending_approval' && ctx.can('admin')) {
+    if (t.status === 'pending_approval' && ctx.canDecide()) {
       actions.push(
         h('button', { type: 'button', class: 'btn small approve', 'aria-label': `Approve ${t.name}`, text: 'Approve', onclick: () => decide(t, 'approve') }),
         h('button', { type: 'button', class: 'btn small danger', 'aria-label': `Reject ${t.name}`, text: 'Reject', onclick: () => decide(t, 'reject') }));
