@@ -9,6 +9,7 @@ Tools:
 - `wipe()`                annotated destructive
 - `grow()`                adds the tool `late` and sends notifications/tools/list_changed
 - `die()`                 exits the process at once (a crashed upstream)
+- `cwd()`                 returns the process's working directory
 """
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -67,6 +68,12 @@ async def grow(ctx: Context) -> str:
 def die() -> str:
     """Exit the process at once."""
     os._exit(3)
+
+
+@server.tool(annotations=READ_ONLY)
+def cwd() -> str:
+    """Return the working directory the server was started in."""
+    return os.getcwd()
 
 
 if __name__ == "__main__":

@@ -63,6 +63,10 @@ pub struct BridgeSettings {
     /// `mcp_allowed_commands`: the programs (files) and directories servers registered through
     /// REST or the CLI may start. Empty: registering stdio servers that way is refused.
     pub allowed_commands: Vec<PathBuf>,
+    /// `mcp_allowed_env`: the `env` names (exact, or a prefix ending in `*`) servers registered
+    /// through REST or the CLI may set besides the credential-like ones (`…_TOKEN`,
+    /// `…_API_KEY`, `…_SECRET`, `…_PASSWORD`, which must be Config Center references).
+    pub allowed_env: Vec<String>,
     /// `mcp_deferred_threshold`: a server offering more tools than this has them left out of
     /// MCP `tools/list` (unless its `deferred` says otherwise).
     pub deferred_threshold: usize,
@@ -75,6 +79,7 @@ impl Default for BridgeSettings {
     fn default() -> Self {
         BridgeSettings {
             allowed_commands: Vec::new(),
+            allowed_env: Vec::new(),
             deferred_threshold: DEFAULT_DEFERRED_THRESHOLD,
             grants: false,
         }

@@ -300,6 +300,7 @@ impl ToolService {
     ) -> Result<Arc<ToolService>, ServiceError> {
         crate::bridge::Bridge::validate(&config.mcp_servers).map_err(ServiceError::Validation)?;
         let launch = crate::bridge::LaunchPolicy::new(&config.mcp_bridge.allowed_commands)
+            .and_then(|l| l.with_env(&config.mcp_bridge.allowed_env))
             .map_err(ServiceError::Validation)?;
         let mut bridge_warnings = Vec::new();
         let mut bridged: Vec<(crate::bridge::McpServerConfig, crate::bridge::Origin)> = config

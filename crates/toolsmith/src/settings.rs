@@ -130,6 +130,10 @@ pub struct FileConfig {
     /// may start; empty (the default): registering stdio servers that way is refused.
     #[serde(default)]
     pub mcp_allowed_commands: Vec<PathBuf>,
+    /// `env` names (exact, or a prefix ending in `*`) those servers may set besides the
+    /// credential-like ones; every other variable is refused (docs/mcp-bridge.md).
+    #[serde(default)]
+    pub mcp_allowed_env: Vec<String>,
     /// Tools per MCP server above which they are left out of MCP `tools/list` (default 50).
     pub mcp_deferred_threshold: Option<usize>,
     /// Bridged tools are visible and callable for non-admins only through a grant.
@@ -283,6 +287,7 @@ impl Settings {
             mcp_servers: file.mcp_servers.clone(),
             mcp_bridge: toolsmith_service::bridge::BridgeSettings {
                 allowed_commands: file.mcp_allowed_commands.clone(),
+                allowed_env: file.mcp_allowed_env.clone(),
                 deferred_threshold: file
                     .mcp_deferred_threshold
                     .unwrap_or(toolsmith_service::bridge::DEFAULT_DEFERRED_THRESHOLD),

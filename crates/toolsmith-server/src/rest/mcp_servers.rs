@@ -41,8 +41,10 @@ pub struct McpServerBody {
     /// Its arguments, each one as it is passed (no shell reads them).
     #[serde(default)]
     pub args: Vec<String>,
-    /// Its environment; a value may hold `{{config.<service>.<field>}}` references to your
-    /// Config Center, read at each launch (put secrets there, not here).
+    /// Its environment: credential-like names (`…_TOKEN`, `…_API_KEY`, `…_SECRET`,
+    /// `…_PASSWORD`), whose values must be `{{config.<service>.<field>}}` references to your
+    /// Config Center (read at each launch), and the names the operator lists in
+    /// `mcp_allowed_env`; any other name is refused (403).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// streamable_http: the MCP endpoint; sse: the URL of the SSE stream (its `endpoint` event
@@ -163,9 +165,9 @@ pub async fn list(
     request_body(content = McpServerBody, description = "The server"),
     responses(
         (status = 201, description = "Its status (state `connecting`)", body = Object),
-        (status = 403, description = "Needs admin, the program is not allowed (the message names `mcp_allowed_commands`), or the egress guard refuses the URL", body = super::error::ErrorEnvelope),
+        (status = 403, description = "Needs admin, the program is not allowed (the message names `mcp_allowed_commands`), an `env` name is not allowed (the message names it and `mcp_allowed_env`), or the egress guard refuses the URL", body = super::error::ErrorEnvelope),
         (status = 409, description = "The name is taken", body = super::error::ErrorEnvelope),
-        (status = 422, description = "A bad field (the message names it)", body = super::error::ErrorEnvelope)
+        (status = 422, description = "A bad field (the message names it), or a credential-like `env` or header value in clear instead of a Config Center reference", body = super::error::ErrorEnvelope)
     )
 )]
 pub async fn register(

@@ -756,3 +756,115 @@ async fn a_grant_hides_a_denied_tool_on_every_face_and_an_approved_request_shows
         assert!(audit.contains(action), "{action} not audited");
     }
 }
+
+/// An app allowing the test's Python, and the `env` names `allowed_env` beyond the
+/// credential-like ones.
+async fn app_allowing_env(allowed_env: &[&str]) -> TestApp {
+    TestApp::with_configs(
+        ToolServiceSettings {
+            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
+                allowed_commands: vec![python()],
+                allowed_env: allowed_env.iter().map(|s| (*s).to_owned()).collect(),
+                ..Default::default()
+            },
+            ..ToolServiceSettings::default()
+        },
+        toolsmith_server::ServerConfig::default(),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_servers_env_cannot_make_an_allowed_program_run_other_code() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let app = app_allowing_env(&["LOG_LEVEL", "MYAPP_*"]).await;
+    // Python runs `sitecustomize.py` from any folder PYTHONPATH names, before the server's
+    // own code: an allowed program made to run the registrant's code on the host.
+    let hook = tempfile::tempdir().unwrap();
+    let marker = hook.path().join("ran");
+    std::fs::write(
+        hook.path().join("sitecustomize.py"),
+        format!(
+            "open({:?}, 'w').write('host code ran')\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    let folder = hook.path().display().to_string();
+    for (name, value) in [
+        ("PYTHONPATH", folder.as_str()),
+        ("LD_PRELOAD", "/tmp/hook.so"),
+        ("NODE_OPTIONS", "--require /tmp/hook.js"),
+        ("PERL5LIB", folder.as_str()),
+        ("RUBYOPT", "-r/tmp/hook.rb"),
+        ("BASH_ENV", "/tmp/hook.sh"),
+        ("PATH", folder.as_str()),
+        ("DYLD_INSERT_LIBRARIES", "/tmp/hook.dylib"),
+        ("PYTHONSTARTUP", "/tmp/hook.py"),
+        ("MYAPPX", "near a listed prefix"),
+    ] {
+        let mut body = registration("hooked");
+        body["env"] = json!({ name: value });
+        let res = app.post("/api/v1/mcp-servers", &body).await;
+        let message = res.assert_error(StatusCode::FORBIDDEN, "forbidden");
+        assert!(
+            message.contains(&format!("env '{name}'")) && message.contains("mcp_allowed_env"),
+            "{name}: {message}"
+        );
+        // A change is held to the same rule.
+        let res = app
+            .json(Method::PUT, "/api/v1/mcp-servers/hooked", &body)
+            .await;
+        assert!(
+            res.status == StatusCode::FORBIDDEN || res.status == StatusCode::NOT_FOUND,
+            "{name}: {} {}",
+            res.status,
+            res.text
+        );
+    }
+    assert!(app.state.service.mcp_servers().is_empty());
+    assert!(!marker.exists(), "the hook ran on the host");
+    // There is no working directory to choose.
+    let mut body = registration("hooked");
+    body["cwd"] = json!(folder);
+    let res = app.post("/api/v1/mcp-servers", &body).await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.text);
+
+    // A secret written in clear under a credential-like name is refused, naming the fix; a
+    // reference is what is stored.
+    for (name, value) in [
+        ("GITHUB_TOKEN", "ghp_clear0123456789abcdefghijklmnopqrstu"),
+        ("UPSTREAM_SECRET", "prefix {{config.weatherapi.api_key}}"),
+        ("DB_PASSWORD", "hunter2hunter2"),
+    ] {
+        let mut body = registration("clear");
+        body["env"] = json!({ name: value });
+        let res = app.post("/api/v1/mcp-servers", &body).await;
+        let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert!(
+            message.contains(name) && message.contains("Config Center reference"),
+            "{name}: {message}"
+        );
+    }
+    assert!(!app.stored_text().contains("hunter2hunter2"));
+
+    // Names the operator listed pass, credential-like ones as references; the program starts
+    // in `/`, not in the server's working directory.
+    app.config_secret("weatherapi", UPSTREAM_KEY).await;
+    let mut body = registration("fine");
+    body["env"] = json!({
+        "LOG_LEVEL": "warn",
+        "MYAPP_MODE": "test",
+        "UPSTREAM_SECRET": "{{config.weatherapi.api_key}}",
+    });
+    app.post("/api/v1/mcp-servers", &body)
+        .await
+        .assert_ok(StatusCode::CREATED);
+    wait_status(&app, "fine", |s| s["state"] == "connected").await;
+    let session = Session::open(&app.state, "default").await;
+    let (failed, structured, text) = session.ok("mcp_fine_cwd", json!({})).await;
+    assert!(!failed, "{text}");
+    assert_eq!(structured, json!({"result": "/"}), "{text}");
+}

@@ -191,6 +191,32 @@ impl McpServerConfig {
         Ok(())
     }
 
+    /// What a server registered through REST or the CLI must hold besides [`Self::validate`]:
+    /// no secret in clear. A credential-like `env` or header name (`GITHUB_TOKEN`,
+    /// `X-Api-Key`: `toolsmith_scrub::is_credential_key`) must have a value made only of Config
+    /// Center references, as `bearer_token` must, so the store never keeps the secret itself.
+    /// (The configuration file's entries are the operator's own file and are not checked.)
+    pub fn check_no_clear_secrets(&self) -> Result<(), String> {
+        let what = format!("mcp_servers '{}'", self.name);
+        for (kind, values) in [("env", &self.env), ("header", &self.headers)] {
+            for (name, value) in values {
+                if toolsmith_scrub::is_credential_key(name)
+                    && !value.trim().is_empty()
+                    && !(only_references(value)
+                        && env_references(value).is_ok_and(|r| !r.is_empty()))
+                {
+                    return Err(format!(
+                        "{what}: {kind} {name} looks like a credential and must be a Config Center \
+                         reference, never the secret itself: store it as a secret (`toolsmith \
+                         config set <service> <field> …` or PUT /api/v1/config/services/…) and \
+                         write \"{{{{config.<service>.<field>}}}}\""
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn validate_stdio(&self, what: &str) -> Result<(), String> {
         if self.command.trim().is_empty() {
             return Err(format!(

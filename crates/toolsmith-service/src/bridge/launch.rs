@@ -4,6 +4,12 @@
 //! spelling of a command gets around it. No substring blocklist: what is not allowed is refused,
 //! whatever its name. The arguments are a vector handed to the program itself; no shell ever
 //! reads them. Servers of the configuration file are the operator's own and are not checked.
+//!
+//! The same holds for a registered server's environment: a variable can change what an allowed
+//! program runs (`LD_PRELOAD`, `PYTHONPATH`, `NODE_OPTIONS`, `BASH_ENV`, `PATH` …), so only names
+//! on an allowlist may be set — credential-like names (`…_TOKEN`, `…_API_KEY`, `…_SECRET`,
+//! `…_PASSWORD`: data, given as Config Center references) and those the operator lists in
+//! `mcp_allowed_env` — checked at registration and again at every launch.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -11,11 +17,18 @@ use std::path::{Path, PathBuf};
 /// The setting's name, for the messages that tell the operator what to change.
 pub const SETTING: &str = "mcp_allowed_commands";
 
-/// The canonical allowed files and directories.
+/// The setting that extends the names a registered server's `env` may set.
+pub const ENV_SETTING: &str = "mcp_allowed_env";
+
+/// The canonical allowed files and directories, and the environment names allowed beyond the
+/// credential-like ones.
 #[derive(Debug, Clone, Default)]
 pub struct LaunchPolicy {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
+    /// Exact names, and prefixes (an entry ending in `*`), from `mcp_allowed_env`.
+    env_names: Vec<String>,
+    env_prefixes: Vec<String>,
 }
 
 impl LaunchPolicy {
@@ -40,6 +53,55 @@ impl LaunchPolicy {
             }
         }
         Ok(policy)
+    }
+
+    /// Adds the operator's `mcp_allowed_env`: exact variable names (`LOG_LEVEL`), or prefixes
+    /// ending in `*` (`MYAPP_*`). A lone `*` is refused: it would let an API admin set
+    /// `LD_PRELOAD` and run any code with an allowed program.
+    pub fn with_env(mut self, entries: &[String]) -> Result<LaunchPolicy, String> {
+        for entry in entries {
+            let (name, prefix) = match entry.strip_suffix('*') {
+                Some(stem) => (stem, true),
+                None => (entry.as_str(), false),
+            };
+            let valid =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !valid {
+                return Err(format!(
+                    "{ENV_SETTING}: '{entry}' must be a variable name (letters, digits, '_'), \
+                     optionally ending in '*' for every name with that prefix (a lone '*' is not \
+                     allowed: it would let an API admin set LD_PRELOAD)"
+                ));
+            }
+            if prefix {
+                self.env_prefixes.push(name.to_owned());
+            } else {
+                self.env_names.push(name.to_owned());
+            }
+        }
+        Ok(self)
+    }
+
+    /// Whether a server registered at run time may set the variable `name`: a credential-like
+    /// name (its value is then a Config Center reference, checked elsewhere), or one the
+    /// operator listed. The error names the variable and the setting.
+    pub fn check_env(&self, name: &str) -> Result<(), String> {
+        if toolsmith_scrub::is_credential_key(name)
+            || self.env_names.iter().any(|n| n == name)
+            || self
+                .env_prefixes
+                .iter()
+                .any(|p| name.starts_with(p.as_str()))
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "env '{name}' may not be set by a server registered through the API: a variable can \
+             change what the program runs (LD_PRELOAD, PYTHONPATH, NODE_OPTIONS, PATH …), so only \
+             credential-like names (…_TOKEN, …_API_KEY, …_SECRET, …_PASSWORD, as {{{{config.…}}}} \
+             references) and the names the operator lists in {ENV_SETTING} are allowed; ask the \
+             operator to add '{name}' to {ENV_SETTING} if the program needs it"
+        ))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -168,5 +230,49 @@ mod tests {
         // A name with shell syntax is just a name that is not found.
         assert!(policy.check("mcp-files; rm -rf /").is_err());
         assert!(LaunchPolicy::new(&[PathBuf::from("relative/dir")]).is_err());
+    }
+
+    #[test]
+    fn only_credential_like_and_listed_env_names_pass() {
+        let policy = LaunchPolicy::default()
+            .with_env(&["LOG_LEVEL".to_owned(), "MYAPP_*".to_owned()])
+            .unwrap();
+        for allowed in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "UPSTREAM_SECRET",
+            "DB_PASSWORD",
+            "LOG_LEVEL",
+            "MYAPP_MODE",
+        ] {
+            assert!(policy.check_env(allowed).is_ok(), "{allowed}");
+        }
+        for refused in [
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "PYTHONPATH",
+            "PYTHONSTARTUP",
+            "NODE_OPTIONS",
+            "PERL5LIB",
+            "RUBYOPT",
+            "BASH_ENV",
+            "PATH",
+            "HOME",
+            "DYLD_INSERT_LIBRARIES",
+            "GCONV_PATH",
+            "JAVA_TOOL_OPTIONS",
+            "NPM_CONFIG_NODE_OPTIONS",
+            "log_level",
+            "MYAPP",
+        ] {
+            let err = policy.check_env(refused).unwrap_err();
+            assert!(err.contains(refused) && err.contains(ENV_SETTING), "{err}");
+        }
+        for bad in ["*", "", "A B", "LD-*"] {
+            let err = LaunchPolicy::default()
+                .with_env(&[bad.to_owned()])
+                .unwrap_err();
+            assert!(err.contains(ENV_SETTING), "{err}");
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! configuration file's servers are shown but changed only in the file.
 //!
 //! Every write is checked (the entry's own rules, a name free of the configuration file's, the
-//! program among `mcp_allowed_commands`), stored, applied to this process's bridge and audited;
+//! program among `mcp_allowed_commands`, each `env` name credential-like or among
+//! `mcp_allowed_env`, no credential-like `env` or header value in clear), stored, applied to this process's bridge and audited;
 //! other processes on the store apply it at their next change-feed poll
 //! ([`ToolService::refresh_mcp_servers_from_store`]).
 
@@ -48,6 +49,9 @@ impl ToolService {
     /// again, with the name resolved, at every connection).
     fn check_registered(&self, config: &McpServerConfig) -> Result<(), ServiceError> {
         config.validate().map_err(ServiceError::Validation)?;
+        config
+            .check_no_clear_secrets()
+            .map_err(ServiceError::Validation)?;
         let launcher = &self.bridge()?.launcher;
         match config.transport {
             Transport::Stdio => {
@@ -55,6 +59,11 @@ impl ToolService {
                     .launch
                     .check(&config.command)
                     .map_err(ServiceError::Forbidden)?;
+                for name in config.env.keys() {
+                    launcher.launch.check_env(name).map_err(|why| {
+                        ServiceError::Forbidden(format!("mcp_servers '{}': {why}", config.name))
+                    })?;
+                }
             }
             Transport::StreamableHttp | Transport::Sse => {
                 let url = config.url.as_deref().unwrap_or_default();

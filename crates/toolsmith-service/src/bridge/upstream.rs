@@ -380,9 +380,23 @@ async fn start_program(
 ) -> Result<TokioChildProcess, String> {
     let config = &upstream.config;
     let program = program(upstream, launcher)?;
+    let registered = matches!(upstream.origin, Origin::Registered { .. });
+    if registered {
+        // Checked again at every launch, like the program: a row stored before the rule, or
+        // a narrowed `mcp_allowed_env`, starts nothing.
+        for name in config.env.keys() {
+            launcher.launch.check_env(name)?;
+        }
+    }
     let env = resolve(upstream, launcher, &config.env, "env").await?;
     let mut command = tokio::process::Command::new(&program);
     command.args(&config.args).env_clear();
+    if registered {
+        // Not the server's working directory (often where its data directory is, or a folder
+        // a tool can write to: Python puts it first on `sys.path` for `-m`): `/`, which no
+        // Toolsmith tool writes to. Registered servers have no `cwd` of their own.
+        command.current_dir("/");
+    }
     for name in ["PATH", "HOME", "LANG"] {
         if let Some(value) = std::env::var_os(name) {
             command.env(name, value);

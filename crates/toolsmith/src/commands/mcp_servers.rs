@@ -83,8 +83,9 @@ pub struct ServerArgs {
     /// One argument (repeat for each, in order).
     #[arg(long = "arg", allow_hyphen_values = true)]
     args: Vec<String>,
-    /// NAME=VALUE for its environment (repeat); VALUE may hold
-    /// `{{config.<service>.<field>}}` references to your Config Center (put secrets there).
+    /// NAME=VALUE for its environment (repeat): a credential-like NAME (…_TOKEN, …_API_KEY,
+    /// …_SECRET, …_PASSWORD) with VALUE a `{{config.<service>.<field>}}` reference, or a NAME
+    /// the operator lists in `mcp_allowed_env`.
     #[arg(long = "env", value_parser = parse_env)]
     env: Vec<(String, String)>,
     /// Prefix of its tools' names (default `mcp_<name>_`).

@@ -211,3 +211,87 @@ fn http_and_sse_servers_are_checked_from_the_cli_with_the_fix_named() {
     assert_eq!(added["config"]["url"], "http://127.0.0.1:9/sse", "{added}");
     assert_eq!(added["state"], "disabled", "{added}");
 }
+
+#[test]
+fn a_servers_env_is_held_to_the_allowlist_and_never_holds_a_secret_in_clear_from_the_cli() {
+    let env = Env::new();
+    let config = env.write(
+        "toolsmith.toml",
+        "mcp_allowed_commands = [\"/bin/true\"]\nmcp_allowed_env = [\"LOG_LEVEL\"]\n",
+    );
+    // Registered switched off: nothing is started, only the rules are met.
+    let add = |name: &str, extra: &[&str]| {
+        let mut args = vec!["--json", "mcp-servers", "add", name, "--disabled"];
+        args.extend_from_slice(extra);
+        env.run_with_env(&args, None, &[("TOOLSMITH_CONFIG", &config)])
+    };
+    for variable in ["LD_PRELOAD=/tmp/hook.so", "PYTHONPATH=/tmp", "PATH=/tmp"] {
+        let out = add("hooked", &["--command", "/bin/true", "--env", variable]);
+        assert_ne!(out.code, 0, "{out:?}");
+        let (_, message) = out.error_doc();
+        let name = variable.split('=').next().unwrap_or_default();
+        assert!(
+            message.contains(name) && message.contains("mcp_allowed_env"),
+            "{message}"
+        );
+    }
+    // A credential in clear, in env or in a header, is refused with the fix named.
+    let out = add(
+        "clear",
+        &[
+            "--command",
+            "/bin/true",
+            "--env",
+            "GITHUB_TOKEN=ghp_clear0123456789abcdefghijklmnopqrstu",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(
+        message.contains("GITHUB_TOKEN") && message.contains("Config Center reference"),
+        "{message}"
+    );
+    let out = add(
+        "clearheader",
+        &[
+            "--url",
+            "https://mcp.example.com/mcp",
+            "--header",
+            "X-Api-Key=sk-clear-0123456789abcdef",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    let (_, message) = out.error_doc();
+    assert!(
+        message.contains("X-Api-Key") && message.contains("Config Center reference"),
+        "{message}"
+    );
+    let listed = env
+        .run_with_env(
+            &["--json", "mcp-servers", "list", "--wait", "0"],
+            None,
+            &[("TOOLSMITH_CONFIG", &config)],
+        )
+        .expect(0)
+        .json();
+    assert_eq!(listed, serde_json::json!([]), "{listed}");
+    // A listed name and a credential as a reference are accepted.
+    let added = add(
+        "fine",
+        &[
+            "--command",
+            "/bin/true",
+            "--env",
+            "LOG_LEVEL=warn",
+            "--env",
+            "GITHUB_TOKEN={{config.github.token}}",
+        ],
+    )
+    .expect(0)
+    .json();
+    assert_eq!(
+        added["config"]["envNames"],
+        serde_json::json!(["GITHUB_TOKEN", "LOG_LEVEL"]),
+        "{added}"
+    );
+}
