@@ -4,6 +4,9 @@
 //
 //   node mcp_upstream_http.mjs [PORT]     (0 or none: an ephemeral port)
 //   UPSTREAM_JSON_RESPONSES=1: answer POSTs with JSON instead of an SSE stream (bench/mcp-bridge.sh)
+//   UPSTREAM_UNKNOWN_SESSION=400: answer an unknown session as the SDK's examples and the reference
+//     server-everything do (400, "Bad Request: No valid session ID provided", id null) instead of
+//     the specification's 404
 //
 // Prints one JSON line on stdout once listening: {"port": N}. Logs go to stderr.
 //
@@ -34,6 +37,16 @@ serve('mcp_upstream_http', async (req, res) => {
   if (!transport) {
     if (req.method !== 'POST' || sessionId || !isInitializeRequest(body)) {
       // An unknown session (for example one this process never made: it was restarted).
+      if (process.env.UPSTREAM_UNKNOWN_SESSION === '400') {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: -32000, message: 'Bad Request: No valid session ID provided' },
+            id: null,
+          }),
+        );
+        return;
+      }
       res.writeHead(404, { 'content-type': 'application/json' }).end(
         JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
       );

@@ -24,6 +24,8 @@
 //! - `config.rs`: the configuration of one server and its checks.
 //! - `launch.rs`: the allowlist of programs servers registered at run time may start.
 //! - `upstream.rs`: the connection task.
+//! - `http.rs`: the client rmcp's streamable HTTP transport drives (a lost session answered
+//!   with `400` recognised like a `404`).
 //! - `sse.rs`: the legacy HTTP+SSE client transport (rmcp has none).
 //! - `tool.rs`: an upstream tool as a registered tool, and the call forwarding.
 //! - `status.rs`: what REST and the CLI show.
@@ -33,6 +35,7 @@
 
 mod config;
 mod grants;
+mod http;
 mod launch;
 pub(crate) mod manage;
 mod sse;

@@ -38,6 +38,23 @@ impl Upstream {
         Upstream::node("mcp_upstream_http.mjs", port).await
     }
 
+    /// As [`Upstream::typescript`], answering an unknown session with `400` (as the SDK's
+    /// examples and the reference `server-everything` do) instead of `404`.
+    async fn typescript_answering_400(port: u16) -> Upstream {
+        let mut command = Command::new(node());
+        command
+            .arg(clients_dir().join("mcp_upstream_http.mjs"))
+            .arg(port.to_string())
+            .env("UPSTREAM_UNKNOWN_SESSION", "400")
+            .current_dir(clients_dir());
+        Upstream::spawn(command, |line| {
+            serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v["port"].as_u64())
+        })
+        .await
+    }
+
     /// `node mcp_upstream_sse.mjs PORT` (0: ephemeral): the legacy HTTP+SSE transport, its
     /// stream at `/sse`.
     async fn typescript_sse(port: u16) -> Upstream {
@@ -452,6 +469,42 @@ async fn a_restarted_http_upstream_is_reconnected_relisted_and_clients_told() {
     );
     let (failed, _, text) = session
         .ok("mcp_phoenix_echo", json!({"text": "again"}))
+        .await;
+    assert!(!failed && text.contains("again"), "{text}");
+    upstream.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_upstream_answering_400_to_the_old_session_is_reconnected_at_once() {
+    if !prerequisite("the MCP TypeScript SDK", &node()) {
+        return;
+    }
+    let upstream = Upstream::typescript_answering_400(0).await;
+    let port = upstream.port;
+    let mut server = http_server("lazarus", &upstream.url());
+    // Longer than the test would wait for anything: a call that hangs is seen as one.
+    server.call_timeout_seconds = Some(120);
+    let app = app_reaching(port, vec![server]).await;
+    connected(&app, "lazarus", 1).await;
+    let session = Session::open(&app.state, "default").await;
+    let before = session.changes();
+
+    upstream.kill().await;
+    let upstream = Upstream::typescript_answering_400(port).await;
+    // The call to the forgotten session fails at once, as after a 404 (it used to wait for
+    // the whole call timeout, the server shown connected meanwhile).
+    let (failed, _, text) = tokio::time::timeout(
+        Duration::from_secs(60),
+        session.ok("mcp_lazarus_echo", json!({"text": "lost"})),
+    )
+    .await
+    .expect("the call to the lost session hung");
+    assert!(failed, "{text}");
+    assert!(!text.contains("did not answer"), "{text}");
+    connected(&app, "lazarus", 2).await;
+    session.notified(before + 2).await;
+    let (failed, _, text) = session
+        .ok("mcp_lazarus_echo", json!({"text": "again"}))
         .await;
     assert!(!failed && text.contains("again"), "{text}");
     upstream.kill().await;

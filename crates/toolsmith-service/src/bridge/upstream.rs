@@ -21,7 +21,7 @@ use toolsmith_core::ToolRegistry;
 
 use super::config::{McpServerConfig, Transport, env_references, resolve_env};
 use super::status::{ConfigView, Counters, ServerSource, ServerState, ServerStatus};
-use super::{Launcher, Origin, sse, tool};
+use super::{Launcher, Origin, http, sse, tool};
 
 /// Time between health checks of a connected server.
 const HEALTH_INTERVAL: Duration = Duration::from_secs(30);
@@ -290,7 +290,7 @@ async fn connect(
 async fn http_transport(
     upstream: &Upstream,
     launcher: &Launcher,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<StreamableHttpClientTransport<http::SessionAware>, String> {
     let (origin, headers, token) = http_client(upstream, launcher).await?;
     let max = launcher.egress.policy().max_response_bytes;
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(origin.url.as_str())
@@ -309,7 +309,7 @@ async fn http_transport(
         transport_config = transport_config.auth_header(token);
     }
     Ok(StreamableHttpClientTransport::with_client(
-        origin.client,
+        http::SessionAware(origin.client),
         transport_config,
     ))
 }
