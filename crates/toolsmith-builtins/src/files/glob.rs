@@ -1,5 +1,6 @@
 //! `glob`: the workspace paths matching a glob pattern (`*`, `?`, `[...]`, `{a,b}`, `**`),
-//! below a folder, bounded in depth and results.
+//! below a folder, bounded in depth and results. Patterns are relative to that folder: an
+//! absolute pattern or one with a `..` component is refused, naming the rule.
 
 use globset::GlobBuilder;
 use serde_json::{Value, json};
@@ -38,6 +39,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
             ws.limits().max_path_bytes
         )));
     }
+    check_relative(pattern)?;
     let matcher = GlobBuilder::new(pattern.trim_start_matches("./"))
         .literal_separator(true)
         .build()
@@ -75,4 +77,24 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         "matches": matches,
         "truncated": more || outcome.truncated,
     }))
+}
+
+/// Refuses a pattern that could only match outside the folder searched (issue 31: `../**` and
+/// `/etc/*` answered an empty list, as if nothing matched): patterns are relative to `path`.
+fn check_relative(pattern: &str) -> Result<(), FileError> {
+    if pattern.starts_with('/') {
+        return Err(FileError::Args(format!(
+            "the pattern '{pattern}' is absolute; glob patterns are relative to 'path' (a folder \
+             of your workspace, default the root) and never reach outside the workspace: write \
+             e.g. '**/*.conf', and set 'path' to the folder to search from"
+        )));
+    }
+    if pattern.split('/').any(|part| part == "..") {
+        return Err(FileError::Args(format!(
+            "the pattern '{pattern}' has a '..' component; glob patterns are relative to 'path' \
+             (a folder of your workspace, default the root) and never reach outside the \
+             workspace: set 'path' to the folder to search from instead of going up"
+        )));
+    }
+    Ok(())
 }

@@ -206,3 +206,38 @@ async fn a_command_tool_running_its_parameter_as_a_script_is_refused_at_registra
     ))
     .await;
 }
+
+/// Issue 31: `glob` with `../**` or `/etc/*` answered an empty list, as if nothing matched.
+/// Patterns are relative to the folder searched; one that could only match outside it is an
+/// error naming the rule.
+#[tokio::test]
+async fn glob_refuses_a_pattern_that_leaves_the_workspace_naming_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = code_app(dir.path(), 5 * 1024 * 1024).await;
+    execute(
+        &app,
+        "write_file",
+        json!({"path": "docs/a.md", "content": "a"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    for (pattern, path) in [
+        ("../**", "."),
+        ("/etc/*", "."),
+        ("docs/../../*", "."),
+        ("../*.md", "docs"),
+    ] {
+        let res = execute(&app, "glob", json!({"pattern": pattern, "path": path})).await;
+        assert!(
+            res.text.contains("invalid_arguments")
+                && res.text.contains("relative to 'path'")
+                && res.text.contains(pattern),
+            "{pattern}: {}",
+            res.text
+        );
+    }
+    let found = execute(&app, "glob", json!({"pattern": "**/*.md"}))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(found["content"]["count"], 1, "{found}");
+}
