@@ -62,6 +62,17 @@ impl ServerTool {
         }
     }
 
+    /// Whether this server tool runs code once (`run_js_ephemeral`, core or compat): a call of
+    /// the one-off tool [`toolsmith_service::EPHEMERAL_TOOL`], which the policy decides on by
+    /// that name, so it is listed only to a caller the policy lets call it.
+    pub fn runs_code_once(&self) -> bool {
+        matches!(
+            self.op,
+            ServerOp::Control(control_plane::Op::RunEphemeral)
+                | ServerOp::Compat(compat::Op::RunEphemeral)
+        )
+    }
+
     /// Whether `owner` has this server tool: always, unless it stands for a built-in the
     /// registry does not hold for `owner` (its group is disabled).
     pub fn held_by(&self, registry: &ToolRegistry, owner: &str) -> bool {

@@ -641,28 +641,35 @@ impl ServerHandler for ToolsmithMcp {
         self.inner
             .seen
             .store(registry.catalog_version(self.owner()), Ordering::SeqCst);
+        let gate = self.service().policy();
+        let mut ctx = self.inner.identity.tool_context();
+        ctx.subagent_depth = depth;
+        // `run_js_ephemeral` is listed only to a caller the policy lets call it (by that name).
+        let may_run_once = gate.allows_custom(&ctx, toolsmith_service::EPHEMERAL_TOOL);
+        let listed_server_tool = |name: &str| {
+            SERVER_TOOLS
+                .find(name, self.compat())
+                .is_none_or(|server_tool| may_run_once || !server_tool.runs_code_once())
+        };
         if self.inner.shared.state.config.mcp_discovery_only {
-            return Ok(ListToolsResult::with_all_items(
-                SERVER_TOOLS.discovery_listing(self.compat(), registry, self.owner()),
-            ));
+            let mut listing = SERVER_TOOLS.discovery_listing(self.compat(), registry, self.owner());
+            listing.retain(|tool| listed_server_tool(&tool.name));
+            return Ok(ListToolsResult::with_all_items(listing));
         }
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
-        let gate = self.service().policy();
         if !gate.filters() && !registry.has_agent_scoped(self.owner()) {
             return Ok(ListToolsResult::with_all_items(tools));
         }
         // A policy or per-agent tools: keep the server tools, and the tools this caller may call.
-        let mut ctx = self.inner.identity.tool_context();
-        ctx.subagent_depth = depth;
         let visible = tools
             .into_iter()
             .filter(|tool| {
                 // A server tool is kept, unless it stands for a built-in this caller may not
-                // call: then it goes with that built-in.
+                // call (then it goes with that built-in) or runs code the policy denies.
                 let name = match SERVER_TOOLS.find(&tool.name, self.compat()) {
                     Some(server_tool) => match server_tool.builtin() {
                         Some(builtin) => builtin,
-                        None => return true,
+                        None => return listed_server_tool(&tool.name),
                     },
                     None => &tool.name,
                 };

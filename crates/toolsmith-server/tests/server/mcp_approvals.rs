@@ -424,6 +424,10 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
         connect_as(&state, person(None, ProtocolVersion::V_2025_11_25), locked).await;
     let (is_error, text) = call(&locked_client, "run_js_ephemeral", run("return 1")).await;
     assert!(is_error && text.contains("not allowed"), "{text}");
+    // Issue 31: the tool its policy denies is not listed to it either; others still see it.
+    let listed = |tools: Vec<rmcp::model::Tool>| tools.iter().any(|t| t.name == "run_js_ephemeral");
+    assert!(!listed(locked_client.list_all_tools().await.unwrap()));
+    assert!(listed(bot_client.list_all_tools().await.unwrap()));
 }
 
 /// Tools a caller may not call are not described to it anywhere: not in `get_tool_help`,
