@@ -5,7 +5,8 @@
 //!
 //! A run's status is `success`, or the error kind of the failed call (`denied`, `not_found`,
 //! `approval_required`, `rate_limited`, `execution_error` …), or `skipped` (a missed run under
-//! `missedRuns: skip`). Only the last [`KEPT_RUNS`](super::KEPT_RUNS) runs of a task are kept.
+//! `missedRuns: skip`), or `lost` (claimed by an instance that stopped before the run ended:
+//! [`record_lost`]). Only the last [`KEPT_RUNS`](super::KEPT_RUNS) runs of a task are kept.
 
 use std::time::Instant;
 
@@ -34,7 +35,7 @@ pub enum Trigger {
 }
 
 impl Trigger {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Trigger::Schedule => "schedule",
             Trigger::Missed => "missed",
@@ -153,6 +154,18 @@ pub(crate) async fn run_task(
     scheduled_for: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Result<Value, Fail> {
+    run_task_as(deps, task, trigger, scheduled_for, now, new_id("run")).await
+}
+
+/// [`run_task`] recording the run under `run_id` (a scheduled run's, the id of its lease).
+pub(crate) async fn run_task_as(
+    deps: &Deps,
+    task: &DataRecord,
+    trigger: Trigger,
+    scheduled_for: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    run_id: String,
+) -> Result<Value, Fail> {
     let tool = task
         .document
         .get("tool")
@@ -190,7 +203,7 @@ pub(crate) async fn run_task(
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let run = json!({
-        "runId": new_id("run"),
+        "runId": run_id,
         "taskId": task.id,
         "taskName": task.document.get("name"),
         "tool": tool,
@@ -229,6 +242,47 @@ pub(crate) async fn record_skipped(
     });
     record(deps, task, &run, "skipped", now).await?;
     note_run(deps, task, "skipped", now, false).await
+}
+
+/// Records a claimed run that never finished: its instance stopped (or could not record it)
+/// before its lease ran out. `lease` is the run's lease (see [`super::engine`]); the run keeps
+/// its id, and is not run again.
+pub(crate) async fn record_lost(
+    deps: &Deps,
+    lease: &DataRecord,
+    now: DateTime<Utc>,
+) -> Result<(), Fail> {
+    let doc = &lease.document;
+    let field = |key: &str| doc.get(key).cloned().unwrap_or(Value::Null);
+    let started = field("startedAt");
+    let run = json!({
+        "runId": doc.get("runId").and_then(Value::as_str).map_or_else(|| new_id("run"), str::to_owned),
+        "taskId": field("taskId"),
+        "taskName": field("taskName"),
+        "tool": field("tool"),
+        "trigger": field("trigger"),
+        "scheduledFor": field("scheduledFor"),
+        "startedAt": started,
+        "durationMs": 0,
+        "status": "lost",
+        "error": format!(
+            "this run started at {} but never finished: the server running it stopped (or could \
+             not record it) before it ended, so whether the tool did its work is unknown — check \
+             its effects; the run is not repeated, and the task runs again at its next time",
+            started.as_str().unwrap_or("?")
+        ),
+        "result": Value::Null,
+    });
+    let task = DataRecord {
+        id: doc
+            .get("taskId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        ..lease.clone()
+    };
+    record(deps, &task, &run, "lost", now).await?;
+    note_run(deps, &task, "lost", now, false).await
 }
 
 /// Sets the task's `lastRunAt`, `lastStatus` and (for a run that happened) `runCount`. Never

@@ -173,6 +173,56 @@ async fn two_services_on_one_store_run_each_due_time_once() {
     assert!(n >= 2 && due.len() == n, "each due time once: {runs:#?}");
 }
 
+/// Issue 31: a run claimed by a process that stopped before running it (a crash, `kill -9`)
+/// is not lost without a trace: once its lease ends, another instance records it as `lost`,
+/// once, without running it again; the task goes on at its next times.
+#[tokio::test]
+async fn a_run_claimed_by_a_process_that_stopped_is_recorded_as_lost_once() {
+    let f = fixture().await;
+    let path = f._dir.path().join("toolsmith.db");
+    let second = open_at(&path, ToolServiceSettings::default()).await;
+    with_scheduler(&f.service).await;
+    with_scheduler(&second).await;
+    let id = every_minute(&f.service, "alice", "skip").await;
+    let listed = ok(&f.service, "alice", "list_scheduled_tasks", json!({})).await;
+    let first = time(&listed["tasks"][0]["nextRunAt"]);
+
+    // The first instance claims the due run and stops before the run is ever polled.
+    let claimed = f.service.scheduler().unwrap().tick(first).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    for run in claimed {
+        run.abort();
+    }
+    // The other instance goes on ticking for three and a half minutes.
+    let other = second.scheduler().unwrap();
+    for s in 1..=210 {
+        for run in other.tick(first + Duration::seconds(s)).await.unwrap() {
+            run.await.unwrap();
+        }
+    }
+    let runs = history(&second, "alice", &id).await;
+    let lost: Vec<&Value> = runs.iter().filter(|r| r["status"] == "lost").collect();
+    assert_eq!(lost.len(), 1, "one lost run: {runs:#?}");
+    assert_eq!(time(&lost[0]["scheduledFor"]), first, "{runs:#?}");
+    assert_eq!(lost[0]["trigger"], "schedule");
+    let error = lost[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("never finished"), "{error}");
+    let ran: Vec<DateTime<Utc>> = runs
+        .iter()
+        .filter(|r| r["status"] == "success")
+        .map(|r| time(&r["scheduledFor"]))
+        .collect();
+    assert_eq!(
+        ran,
+        (1..=3)
+            .map(|m| first + Duration::minutes(m))
+            .collect::<Vec<_>>(),
+        "the lost run is not run again, the next ones run: {runs:#?}"
+    );
+    let task = &ok(&second, "alice", "list_scheduled_tasks", json!({})).await["tasks"][0];
+    assert_eq!(task["runCount"], 3, "{task}");
+}
+
 #[tokio::test]
 async fn missed_runs_are_skipped_or_run_once_as_the_task_says() {
     let f = fixture().await;
