@@ -430,3 +430,68 @@ async fn an_agent_sees_only_its_own_calls_approvals() {
         .assert_ok(StatusCode::OK);
     assert_eq!(listed["count"], 2, "{listed}");
 }
+
+#[tokio::test]
+async fn an_agent_sees_only_its_own_executions() {
+    let app = TestApp::new().await;
+    let person = token(&app, "alice", None, WRITE).await;
+    let one = token(&app, "alice", Some("one"), WRITE).await;
+    let two = token(&app, "alice", Some("two"), WRITE).await;
+    call(
+        &app,
+        Method::POST,
+        "/api/v1/custom-tools",
+        &person,
+        Some(&tool_body("shout")),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    for agent in [&one, &two, &person] {
+        let run = call(
+            &app,
+            Method::POST,
+            "/api/v1/custom-tools/shout/execute",
+            agent,
+            Some(&json!({"arguments": {"text": "hi"}})),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+        assert_eq!(run["isError"], false, "{run}");
+    }
+    let callers = |listed: &Value| -> Vec<Value> {
+        listed["executions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["caller"].clone())
+            .collect()
+    };
+    for (agent, name) in [(&one, "one"), (&two, "two")] {
+        for query in ["", "?tool=shout", "?caller=one", "?caller=two"] {
+            let listed = call(
+                &app,
+                Method::GET,
+                &format!("/api/v1/executions{query}"),
+                agent,
+                None,
+            )
+            .await
+            .assert_ok(StatusCode::OK);
+            let asked_another = query.starts_with("?caller=") && !query.ends_with(name);
+            let expected = if asked_another {
+                vec![]
+            } else {
+                vec![json!(name)]
+            };
+            assert_eq!(callers(&listed), expected, "{name} {query}: {listed}");
+        }
+    }
+    let listed = call(&app, Method::GET, "/api/v1/executions", &person, None)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        callers(&listed),
+        [json!(null), json!("two"), json!("one")],
+        "{listed}"
+    );
+}

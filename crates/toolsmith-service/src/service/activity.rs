@@ -18,6 +18,9 @@ impl ToolService {
     ///
     /// With a status filter the newest [`MAX_EXECUTIONS`] rows are read and filtered, so an
     /// old execution of a rare status may be missed; the UI shows recent activity, nothing more.
+    ///
+    /// An actor acting as an agent sees only its own calls, never its user's other agents'
+    /// (asking for another agent's finds none); a person sees every call of theirs.
     pub async fn executions(
         &self,
         actor: &Actor,
@@ -26,6 +29,11 @@ impl ToolService {
         caller: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, ServiceError> {
+        let caller = match (actor.agent.as_deref(), caller) {
+            (Some(own), Some(asked)) if asked != own => return Ok(Vec::new()),
+            (Some(own), _) => Some(own),
+            (None, asked) => asked,
+        };
         self.flush_usage().await;
         let limit = limit.clamp(1, MAX_EXECUTIONS);
         let tool_id = match tool {

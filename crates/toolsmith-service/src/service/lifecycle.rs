@@ -242,9 +242,13 @@ impl ToolService {
         }
         if let Some(requires_approval) = patch.requires_approval {
             if actor.is_llm() && !requires_approval {
-                return Err(ServiceError::Forbidden(
-                    "tools created or changed by the model always require approval".to_owned(),
-                ));
+                let who = match &actor.agent {
+                    Some(agent) => format!(" (the caller acts as agent '{agent}')"),
+                    None => String::new(),
+                };
+                return Err(ServiceError::Forbidden(format!(
+                    "tools created or changed by the model always require approval{who}; only a person, not acting as an agent, can clear requiresApproval"
+                )));
             }
             next.requires_approval = requires_approval;
         }
