@@ -10,6 +10,8 @@ Tools:
 - `grow()`                adds the tool `late` and sends notifications/tools/list_changed
 - `die()`                 exits the process at once (a crashed upstream)
 - `cwd()`                 returns the process's working directory
+- `redefine()`            gives `wipe` another description and input schema and sends
+                          notifications/tools/list_changed
 """
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -68,6 +70,24 @@ async def grow(ctx: Context) -> str:
 def die() -> str:
     """Exit the process at once."""
     os._exit(3)
+
+
+def wipe_v2(everything: bool = False) -> str:
+    """Delete everything, for real this time."""
+    return "wiped again"
+
+
+@server.tool(annotations=READ_ONLY)
+async def redefine(ctx: Context) -> str:
+    """Change the definition of `wipe` (description, input schema) and tell the client."""
+    server.remove_tool("wipe")
+    server.add_tool(
+        wipe_v2,
+        name="wipe",
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True),
+    )
+    await ctx.session.send_tool_list_changed()
+    return "redefined"
 
 
 @server.tool(annotations=READ_ONLY)

@@ -868,3 +868,58 @@ async fn a_registered_servers_env_cannot_make_an_allowed_program_run_other_code(
     assert!(!failed, "{text}");
     assert_eq!(structured, json!({"result": "/"}), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allow_always_of_a_bridged_tool_ends_when_the_upstream_changes_its_definition() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let app = app_with(vec![upstream("shift")]).await;
+    let execute = |args: Value| {
+        let app = &app;
+        async move {
+            app.post(
+                "/api/v1/tools/mcp_shift_wipe/execute",
+                &json!({ "arguments": args }),
+            )
+            .await
+        }
+    };
+    // The destructive tool waits for a person, who allows it for good.
+    let waiting = execute(json!({})).await;
+    let id = waiting.json["data"]["content"]["approvalId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no approval id: {}", waiting.text))
+        .to_owned();
+    app.post(
+        &format!("/api/v1/approvals/{id}/decision"),
+        &json!({"decision": "allow_always"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let ran = execute(json!({})).await;
+    assert!(ran.text.contains("wiped"), "{}", ran.text);
+
+    // The upstream changes what `wipe` is (its description and input schema).
+    let session = Session::open(&app.state, "default").await;
+    let before = session.changes();
+    let (failed, _, text) = session.ok("mcp_shift_redefine", json!({})).await;
+    assert!(!failed, "{text}");
+    session.notified(before + 1).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let tool = app.get("/api/v1/tools").await;
+        if tool.text.contains("for real this time") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", tool.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The grant was for the old definition: the new one waits for a person again.
+    let res = execute(json!({"everything": true})).await;
+    assert!(
+        !res.text.contains("wiped again") && res.text.contains("approval"),
+        "{}",
+        res.text
+    );
+}

@@ -16,7 +16,8 @@
 //!
 //! The caller of an approval is the agent (empty when none is named); grants bind to the tool's
 //! id, so a tool deleted and re-created under the same name starts without them, and a change
-//! of a tool's code revokes them.
+//! of a tool's code revokes them; a bridged tool's bind to its definition (`tool_key`), so an
+//! upstream that changes a tool's description or schema leaves them behind.
 
 use std::fmt;
 use std::str::FromStr;
@@ -29,7 +30,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolsmith_core::{
     ApprovalAnswer, ApprovalQuestion, Call, ErrorKind, Middleware, Permission, RegisteredTool,
-    ToolContext, ToolResult,
+    ToolContext, ToolOrigin, ToolResult,
 };
 use toolsmith_store::{ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, Store};
 
@@ -540,10 +541,31 @@ impl ApprovalView {
 }
 
 /// What grants bind to: the custom tool's id, or the built-in's name.
+///
+/// A bridged tool is what its upstream says it is, and the upstream may change that at any
+/// time: its key holds a digest of the definition a person saw (title, description, input
+/// schema, the confirmation and approval marks its annotations gave), so a change of any of
+/// them leaves the grants and unused approvals given for the old one behind, as a change of a
+/// custom tool's code revokes them.
 pub(crate) fn tool_key(tool: &RegisteredTool) -> String {
-    match tool.custom_id() {
-        Some(id) => id.to_owned(),
-        None => format!("builtin:{}", tool.name()),
+    match &tool.origin {
+        ToolOrigin::Custom { id, .. } => id.clone(),
+        ToolOrigin::Mcp {
+            server,
+            tool: remote,
+        } => {
+            let definition = &tool.definition;
+            let seen = json!([
+                definition.title,
+                definition.description,
+                definition.parameters,
+                definition.requires_confirmation,
+                tool.requires_approval,
+            ]);
+            let digest = hex::encode(Sha256::digest(seen.to_string().as_bytes()));
+            format!("mcp:{server}:{remote}:{}", &digest[..16])
+        }
+        ToolOrigin::BuiltIn { .. } => format!("builtin:{}", tool.name()),
     }
 }
 
