@@ -119,13 +119,20 @@ pub enum DataError {
     Unavailable(String),
     #[error("the data store failed: {0}")]
     Store(String),
+    #[error(
+        "the server is in read-only mode (--read-only): records can be listed and read, but \
+         not added, changed or deleted; nothing was changed"
+    )]
+    ReadOnly,
 }
 
 impl From<DataError> for Fail {
     fn from(e: DataError) -> Fail {
         match e {
             DataError::TooLarge { .. } | DataError::Limit { .. } => Fail::Args(e.to_string()),
-            DataError::Unavailable(_) | DataError::Store(_) => Fail::Run(e.to_string()),
+            DataError::Unavailable(_) | DataError::Store(_) | DataError::ReadOnly => {
+                Fail::Run(e.to_string())
+            }
         }
     }
 }

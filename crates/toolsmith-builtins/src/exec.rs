@@ -342,6 +342,7 @@ pub(crate) async fn run_in(
     ws: &Workspace,
     request: RunRequest<'_>,
 ) -> Result<Value, ExecError> {
+    ws.check_writable()?;
     let before = ws.usage()?;
     if before.bytes >= before.quota_bytes || before.entries >= before.max_entries {
         return Err(ExecError::Limit(format!(

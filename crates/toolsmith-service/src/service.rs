@@ -112,6 +112,12 @@ pub struct ToolServiceSettings {
     pub mcp_bridge: crate::bridge::BridgeSettings,
     /// Sandbox sessions' idle timeout and per-user cap (sessions need a workspace).
     pub sandbox_sessions: toolsmith_builtins::exec::SessionSettings,
+    /// Read-only mode (`--read-only`, `TOOLSMITH_READ_ONLY`): tool calls still run, but no
+    /// built-in changes stored data — the record families (notes, tables, memories,
+    /// scheduled tasks …) refuse writes, workspace files cannot change and no code runs in a
+    /// workspace, and the scheduler does not start. The faces refuse their own writes
+    /// (REST's scopes, the MCP control plane, the CLI's commands).
+    pub read_only: bool,
 }
 
 impl Default for ToolServiceSettings {
@@ -141,6 +147,7 @@ impl Default for ToolServiceSettings {
             mcp_servers: Vec::new(),
             mcp_bridge: crate::bridge::BridgeSettings::default(),
             sandbox_sessions: toolsmith_builtins::exec::SessionSettings::default(),
+            read_only: false,
         }
     }
 }
@@ -210,6 +217,7 @@ fn builtin_env(
         .map(|mut workspace| {
             // Under root, code runs in the command sandbox as `nobody`: the workspaces are its.
             workspace.owner = toolsmith_command::CommandSandbox::workspace_owner();
+            workspace.read_only = config.read_only;
             toolsmith_builtins::workspace::Workspaces::open(workspace)
         })
         .transpose()
@@ -232,6 +240,7 @@ fn builtin_env(
         data: Some(Arc::new(records::StoreRecords {
             store: store.clone(),
             limits: config.records,
+            read_only: config.read_only,
         })),
         code: Some(code),
         sessions,
@@ -628,6 +637,9 @@ impl ToolService {
     /// dropped. Every process that does this on one store shares the work: each due run
     /// happens once.
     pub fn start_scheduler(&self) -> Option<tokio::task::JoinHandle<()>> {
+        if self.config.read_only {
+            return None;
+        }
         let scheduler = self.scheduler()?;
         Some(scheduler.spawn(
             Arc::new(toolsmith_builtins::schedule::engine::SystemClock),

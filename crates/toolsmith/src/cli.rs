@@ -46,6 +46,12 @@ pub struct Cli {
 /// Options every command takes, before or after the subcommand.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
+    /// Refuse every write, on every command and door: create, update, delete, status changes,
+    /// approvals, tokens; tool calls still run, but no built-in changes stored data (records,
+    /// workspace files) and the scheduler does not start. [default: off]
+    #[arg(long, global = true, env = "TOOLSMITH_READ_ONLY")]
+    pub read_only: bool,
+
     /// Directory of the embedded database (`DIR/toolsmith.db`); created if missing.
     /// [default: ./toolsmith-data]
     #[arg(long, global = true, env = "TOOLSMITH_DATA_DIR", value_name = "DIR")]
@@ -194,11 +200,6 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_hosts: Vec<String>,
-
-    /// Refuse every write (create, update, delete, status changes); reads and tool calls keep
-    /// working. [default: off]
-    #[arg(long, env = "TOOLSMITH_READ_ONLY")]
-    pub read_only: bool,
 
     /// Most HTTP connections open at once. Past it, the connection idle the longest is
     /// closed to make room; when every one is busy the new one gets a 503. Lowered at start to

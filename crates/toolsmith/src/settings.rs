@@ -600,7 +600,11 @@ impl Settings {
                 "require_admin_token is set but no admin token is configured: set TOOLSMITH_ADMIN_TOKEN (or MCP_ADMIN_TOKEN with --compat dynamic-mcp, or admin_token in the file) to a long random string",
             ));
         }
-        server.read_only = serve.read_only || file.read_only.unwrap_or(false);
+        // Read-only holds on every door: the HTTP faces refuse their writes (scopes), the
+        // service refuses the built-ins' (records, workspaces, the scheduler).
+        let read_only = global.read_only || file.read_only.unwrap_or(false);
+        server.read_only = read_only;
+        service.read_only = read_only;
 
         Ok(Settings {
             database,
@@ -701,7 +705,6 @@ impl ServeArgs {
             request_timeout: None,
             shutdown_timeout: None,
             allowed_hosts: Vec::new(),
-            read_only: false,
             max_connections: None,
             header_read_timeout: None,
             idle_timeout: None,

@@ -229,6 +229,10 @@ impl Git {
         args: &[&str],
         extra_env: &BTreeMap<String, String>,
     ) -> Result<Output, GitError> {
+        // Git mounts the workspace read-write (even `status` refreshes the index).
+        self.workspace
+            .check_writable()
+            .map_err(GitError::Workspace)?;
         let mut argv: Vec<&str> = vec!["git", "--no-pager", "-C", &self.inside];
         for setting in OVERRIDES {
             argv.extend(["-c", setting]);

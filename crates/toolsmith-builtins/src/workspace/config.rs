@@ -31,6 +31,11 @@ pub struct WorkspaceConfig {
     /// sandbox can change the files the file tools wrote. The folders above a workspace (the
     /// root, a user's folder, `agents`) stay the server's, mode 0700.
     pub owner: Option<(u32, u32)>,
+    /// The server is in read-only mode (`--read-only`): files can be read, listed and searched,
+    /// but nothing in a workspace changes — the file tools' writes, and every tool that mounts
+    /// a workspace read-write (the code tools, sandbox sessions, git), answer
+    /// [`WorkspaceError::ReadOnly`](super::WorkspaceError::ReadOnly).
+    pub read_only: bool,
 }
 
 impl WorkspaceConfig {
@@ -45,6 +50,7 @@ impl WorkspaceConfig {
             denied_prefixes: vec![DEFAULT_DENIED_PREFIX.to_owned()],
             limits: FileLimits::default(),
             owner: None,
+            read_only: false,
         }
     }
 }

@@ -8,6 +8,10 @@ use toolsmith_core::ErrorKind;
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     #[error(
+        "the server is in read-only mode (--read-only): workspace files can be read, listed and searched, but not changed, and no code runs in a workspace; nothing was changed"
+    )]
+    ReadOnly,
+    #[error(
         "the file tools are not configured on this server: the operator sets the workspace directory (the `workspace_dir` setting, by default `<data_dir>/workspaces`)"
     )]
     NotConfigured,

@@ -173,6 +173,16 @@ impl Workspace {
         Ok(Metadata::from_stat(&stat))
     }
 
+    /// Refuses every change while the server is in read-only mode
+    /// ([`WorkspaceConfig::read_only`](super::WorkspaceConfig::read_only)); every write of
+    /// this module, and every tool that mounts the workspace read-write, asks it first.
+    pub fn check_writable(&self) -> Result<(), WorkspaceError> {
+        if self.config().read_only {
+            return Err(WorkspaceError::ReadOnly);
+        }
+        Ok(())
+    }
+
     /// Writes `bytes` as the file `path`: into a new file in the same folder, then renamed
     /// over the name, so a reader sees the old or the new content and never a mix, and no
     /// existing file's content is ever written into. Counted against the quota first.
@@ -182,6 +192,7 @@ impl Workspace {
         bytes: &[u8],
         options: WriteOptions,
     ) -> Result<WriteOutcome, WorkspaceError> {
+        self.check_writable()?;
         let shown_path = path.to_string();
         let len = bytes.len() as u64;
         if len > self.limits().max_write_bytes {
@@ -334,6 +345,7 @@ impl Workspace {
     /// Creates the folder `path` (and its missing parents with `parents`). Returns whether it
     /// was created; an existing folder is fine with `parents`, an error without.
     pub fn create_dir(&self, path: &WsPath, parents: bool) -> Result<bool, WorkspaceError> {
+        self.check_writable()?;
         let shown_path = path.to_string();
         let _guard = self.lock_changes();
         let (parent, missing) = self.parent_for_create(path, parents)?;
@@ -375,6 +387,7 @@ impl Workspace {
     /// Removes `path`: a file, a link (never its target), or a folder (only empty unless
     /// `recursive`). The root and folders holding a denied prefix are refused.
     pub fn remove(&self, path: &WsPath, recursive: bool) -> Result<RemoveOutcome, WorkspaceError> {
+        self.check_writable()?;
         let shown_path = path.to_string();
         let (parent, name) = self.parent_of(path, "deleted")?;
         if self.deny.holds_denied(path) {
@@ -405,6 +418,7 @@ impl Workspace {
     /// Copies the regular file `from` to `to` (parents created), read whole: at most the
     /// write limit.
     pub fn copy(&self, from: &WsPath, to: &WsPath, overwrite: bool) -> Result<u64, WorkspaceError> {
+        self.check_writable()?;
         let bytes = self
             .read(from, self.limits().max_write_bytes)
             .map_err(|e| e.with_hint("files that large cannot be copied"))?;
@@ -424,6 +438,7 @@ impl Workspace {
         to: &WsPath,
         overwrite: bool,
     ) -> Result<(), WorkspaceError> {
+        self.check_writable()?;
         if from.is_root() || to.is_root() {
             return Err(WorkspaceError::invalid(
                 ".",

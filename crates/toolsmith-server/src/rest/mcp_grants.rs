@@ -220,6 +220,8 @@ pub async fn request(
     ApiJson(body): ApiJson<AccessRequestBody>,
 ) -> Result<ApiOk<Value>, ApiError> {
     require(&identity, Scope::ToolsRead)?;
+    // It stores a request: a write, although a reader may make it.
+    super::require_writable(&identity)?;
     query.check(&[])?;
     let kind = match body.subject_kind.as_deref() {
         Some(text) => subject_kind(text)?,

@@ -163,6 +163,17 @@ pub fn actor(identity: &Identity) -> toolsmith_service::Actor {
         .with_request_id(envelope::current_request_id())
 }
 
+/// 403 in read-only mode: for a route that changes the store although its scope is a read
+/// one (an access request needs only `tools:read`).
+pub fn require_writable(identity: &Identity) -> Result<(), ApiError> {
+    match identity.denial(Scope::ToolsWrite) {
+        Some(why) if identity.read_only => {
+            Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", why))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// 403 unless the caller holds `scope` (or `admin`).
 pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
     match identity.denial(scope) {

@@ -39,6 +39,7 @@ mod rest_one_off;
 mod rest_openapi;
 mod rest_policies;
 mod rest_scheduled_tasks;
+mod rest_read_only;
 mod rest_schemathesis;
 mod rest_ui;
 mod rest_scrubbing;

@@ -61,6 +61,27 @@ impl TestApp {
         }
     }
 
+    /// Another application on this one's store (opened again with other settings); `self`
+    /// must outlive it, as it owns the store's folder.
+    pub async fn reopen(&self, service: ToolServiceSettings, config: ServerConfig) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let key = toolsmith_secrets::SecretKey::generate().expect("a key");
+        let connectors = toolsmith_service::Connectors {
+            cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
+            ..toolsmith_service::Connectors::default()
+        };
+        let service = ToolService::open_sqlite(service, &self.store_path(), connectors)
+            .await
+            .expect("service opens");
+        let state = AppState::new(service, Arc::new(config));
+        let router = toolsmith_server::app::router(state.clone());
+        TestApp {
+            state,
+            router,
+            _dir: dir,
+        }
+    }
+
     /// The SQLite file the app's service runs on.
     pub fn store_path(&self) -> std::path::PathBuf {
         self._dir.path().join("toolsmith.db")

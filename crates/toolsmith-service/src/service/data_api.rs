@@ -35,6 +35,7 @@ impl ToolService {
         StoreRecords {
             store: self.store.clone(),
             limits: self.config.records,
+            read_only: self.config.read_only,
         }
     }
 

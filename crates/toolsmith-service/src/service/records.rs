@@ -16,6 +16,9 @@ use toolsmith_store::{Store, StoreError};
 pub(crate) struct StoreRecords {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) limits: RecordLimits,
+    /// Read-only mode (`ToolServiceSettings::read_only`): every write is refused, whichever
+    /// tool or route asks.
+    pub(crate) read_only: bool,
 }
 
 impl std::fmt::Debug for StoreRecords {
@@ -27,6 +30,14 @@ impl std::fmt::Debug for StoreRecords {
 }
 
 impl StoreRecords {
+    /// Refuses every change in read-only mode.
+    fn check_writable(&self) -> Result<(), DataError> {
+        if self.read_only {
+            return Err(DataError::ReadOnly);
+        }
+        Ok(())
+    }
+
     /// Refuses a record larger than `max_record_bytes` (its document and its searched text).
     fn check_size(&self, record: &DataRecord) -> Result<(), DataError> {
         let bytes = serde_json::to_vec(&record.document).map_or(usize::MAX, |v| v.len())
@@ -56,6 +67,7 @@ fn data_error(e: StoreError) -> DataError {
 #[async_trait]
 impl Records for StoreRecords {
     async fn put(&self, record: DataRecord) -> Result<PutOutcome, DataError> {
+        self.check_writable()?;
         self.check_size(&record)?;
         self.store
             .put_record(record, self.limits.max_records_per_collection)
@@ -64,6 +76,7 @@ impl Records for StoreRecords {
     }
 
     async fn put_within(&self, record: DataRecord, max: u64) -> Result<PutOutcome, DataError> {
+        self.check_writable()?;
         self.check_size(&record)?;
         self.store
             .put_record(record, max.min(self.limits.max_records_per_collection))
@@ -76,6 +89,7 @@ impl Records for StoreRecords {
         scope: &RecordScope,
         collection: &str,
     ) -> Result<u64, DataError> {
+        self.check_writable()?;
         self.store
             .delete_collection_records(scope, collection)
             .await
@@ -83,6 +97,7 @@ impl Records for StoreRecords {
     }
 
     async fn update(&self, record: DataRecord) -> Result<Option<DataRecord>, DataError> {
+        self.check_writable()?;
         self.check_size(&record)?;
         self.store.update_record(record).await.map_err(data_error)
     }
@@ -105,6 +120,7 @@ impl Records for StoreRecords {
         collection: &str,
         id: &str,
     ) -> Result<bool, DataError> {
+        self.check_writable()?;
         self.store
             .delete_record(scope, collection, id)
             .await
@@ -150,6 +166,7 @@ impl Records for StoreRecords {
         record: DataRecord,
         expected_at: DateTime<Utc>,
     ) -> Result<bool, DataError> {
+        self.check_writable()?;
         self.check_size(&record)?;
         self.store
             .claim_record(record, expected_at)

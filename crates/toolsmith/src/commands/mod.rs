@@ -68,6 +68,14 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     // the TOOLSMITH_* variables) so that they honour the same limits, sandbox settings and
     // JSONL audit file as the server they sit beside.
     let settings = Settings::resolve(&global, None, &RuntimeArgs::from_env()?)?;
+    if settings.service.read_only && writes(&command) {
+        return Err(toolsmith_service::ServiceError::Forbidden(
+            "read-only mode (--read-only, TOOLSMITH_READ_ONLY or read_only in the configuration \
+             file): this command changes the store, and writes are refused; nothing was changed"
+                .to_owned(),
+        )
+        .into());
+    }
     if let Database::Sqlite(path) = &settings.database
         && !creates_store(&command)
         && !path.exists()
@@ -111,6 +119,41 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     // Usage is written in the background; nothing of it may be lost when the process exits.
     ctx.service.flush_usage().await;
     outcome
+}
+
+/// Whether `command` changes the store (refused in read-only mode). Only the commands listed
+/// here as reads are not; a new command counts as a write until it is listed. Runs of tools
+/// and code are not writes of the CLI's own: the service refuses what a built-in would
+/// change in read-only mode.
+fn writes(command: &Command) -> bool {
+    use approvals::ApprovalsCommand as A;
+    use config::ConfigCommand as C;
+    use groups::GroupsCommand as G;
+    use mcp_grants::McpGrantsCommand as MG;
+    use mcp_servers::McpServersCommand as MS;
+    use policy::PolicyCommand as P;
+    use token::TokenCommand as T;
+    let reads = match command {
+        Command::Tool(tool) => matches!(
+            tool,
+            ToolCommand::List(_)
+                | ToolCommand::Get { .. }
+                | ToolCommand::History { .. }
+                | ToolCommand::Stats
+        ),
+        Command::Run(_) | Command::RunCode(_) | Command::Audit(_) => true,
+        Command::Config(c) => matches!(c, C::List | C::Get { .. }),
+        Command::Token(t) => matches!(t, T::List),
+        Command::Approvals(a) => matches!(a, A::List { .. } | A::Show { .. }),
+        Command::Policy(p) => matches!(p, P::Show),
+        Command::Groups(g) => {
+            matches!(g, G::List | G::Show { .. } | G::Of { .. } | G::EnabledTools)
+        }
+        Command::McpServers(m) => matches!(m, MS::List(_) | MS::Show { .. }),
+        Command::McpGrants(m) => matches!(m, MG::List | MG::Requests { .. }),
+        Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => true,
+    };
+    !reads
 }
 
 /// Whether `command` may start a new store where none is: those that write something a store

@@ -21,6 +21,7 @@ mod db_copy;
 mod errors;
 mod lifecycle;
 mod mcp_servers;
+mod read_only;
 mod run;
 mod serve;
 mod store_files;
