@@ -60,7 +60,7 @@ impl PolicyGate {
     ) -> Result<(), PolicyError> {
         let compiled = match config {
             None => Policy::allow_all(),
-            Some(config) => config.compile(&catalog(registry, &self.mcp_server_names()))?,
+            Some(config) => self.compile_in_force(config, registry)?,
         };
         let groups = enabled_groups(config)?;
         registry.set_hidden_builtins(tool_groups::hidden_tools(&groups));
@@ -77,6 +77,45 @@ impl PolicyGate {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = config.is_some();
         Ok(())
+    }
+
+    /// Compiles a policy that is in force already (stored, or the configuration file's). A
+    /// `group:mcp:<server>` naming no configured or registered server — one that left the
+    /// configuration file, or was removed on another instance — is logged as a warning and
+    /// compiles as a group with no tools, so the process still starts and the policy can be
+    /// shown, changed and cleared (it used to stop `serve` and every CLI command). Every other
+    /// unknown name still fails (fail closed), and a new policy naming an unknown server is
+    /// still refused ([`PolicyGate::validate`]).
+    fn compile_in_force(
+        &self,
+        config: &PolicyConfig,
+        registry: &ToolRegistry,
+    ) -> Result<Policy, PolicyError> {
+        loop {
+            let known = self.mcp_server_names();
+            let error = match config.compile(&catalog(registry, &known)) {
+                Ok(policy) => return Ok(policy),
+                Err(error) => error,
+            };
+            let gone = match &error {
+                PolicyError::UnknownGroup { name, place } => name
+                    .strip_prefix("group:mcp:")
+                    .filter(|server| !server.is_empty() && !known.contains(*server))
+                    .map(|server| (name.clone(), place.clone(), server.to_owned())),
+                _ => None,
+            };
+            let Some((name, place, server)) = gone else {
+                return Err(error);
+            };
+            tracing::warn!(
+                "the policy in force names {name} (in {place}), but no MCP server '{server}' is \
+                 configured or registered: the group holds no tools. Take it out of the policy \
+                 (`toolsmith policy set`, PUT /api/v1/policies, or `toolsmith policy clear`) or \
+                 configure the server again"
+            );
+            // Each pass adds one server the catalogue lacked, so this ends.
+            self.add_mcp_server(&server);
+        }
     }
 
     /// Compiles `config` against the registry's families without installing it.

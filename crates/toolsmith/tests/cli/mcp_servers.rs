@@ -295,3 +295,36 @@ fn a_servers_env_is_held_to_the_allowlist_and_never_holds_a_secret_in_clear_from
         "{added}"
     );
 }
+
+#[test]
+fn a_stored_policy_naming_a_server_that_left_the_configuration_file_warns_and_never_locks_out() {
+    let env = Env::new();
+    let with_server = env.write(
+        "with.toml",
+        "[[mcp_servers]]\nname = \"gone\"\ncommand = \"/bin/true\"\nenabled = false\n",
+    );
+    let without = env.write("without.toml", "");
+    let policy = env.write("policy.toml", "deny = [\"group:mcp:gone\"]\n");
+    env.run_with_env(
+        &["policy", "set", &policy],
+        None,
+        &[("TOOLSMITH_CONFIG", &with_server)],
+    )
+    .expect(0);
+    // The server left the file: the stored policy still names its group. Every command keeps
+    // working (the group has no tools now), with a warning naming it.
+    let without_server =
+        |args: &[&str]| env.run_with_env(args, None, &[("TOOLSMITH_CONFIG", &without)]);
+    let shown = without_server(&["--json", "policy", "show"]).expect(0);
+    assert_eq!(shown.json()["source"], "store", "{shown:?}");
+    assert!(
+        shown.stderr.contains("group:mcp:gone"),
+        "no warning: {}",
+        shown.stderr
+    );
+    without_server(&["--json", "mcp-servers", "list", "--wait", "0"]).expect(0);
+    let cleared = without_server(&["--json", "policy", "clear"]).expect(0);
+    assert_eq!(cleared.json()["source"], "none", "{cleared:?}");
+    let shown = without_server(&["policy", "show"]).expect(0);
+    assert!(!shown.stderr.contains("group:mcp:gone"), "{}", shown.stderr);
+}
