@@ -407,7 +407,8 @@ impl ApprovalGate {
     }
 
     /// A decision of `actor` (a person: the user id is recorded as `decided_by`, the request id
-    /// goes to the audit log) made through `via`.
+    /// goes to the audit log) made through `via`. A model — any caller acting as an agent —
+    /// never decides, whatever door it came through.
     pub async fn decide_as(
         &self,
         actor: &Actor,
@@ -416,6 +417,15 @@ impl ApprovalGate {
         decision: ApprovalDecision,
         via: Via,
     ) -> Result<ApprovalRecord, ServiceError> {
+        if actor.is_llm() {
+            let who = match &actor.agent {
+                Some(agent) => format!("the caller acts as agent '{agent}'"),
+                None => "the caller is the model".to_owned(),
+            };
+            return Err(ServiceError::Forbidden(format!(
+                "{who}; an agent cannot decide approvals — a person must (the web UI, REST or the CLI, without an agent)"
+            )));
+        }
         let decided_by = actor.user_id.as_str();
         let current = self.get(owner, id).await?;
         let now = Utc::now();

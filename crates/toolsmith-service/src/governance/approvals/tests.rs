@@ -136,6 +136,26 @@ async fn an_llm_tool_waits_and_allow_once_lets_exactly_that_call_run_once() {
         .await
         .unwrap_err();
     assert!(matches!(err, ServiceError::NotFound(_)), "{err:?}");
+    // The model never decides, not even its own user's approval, whichever door it uses.
+    for model in [
+        Actor::llm("alice"),
+        Actor::for_caller("alice", Some("bot".to_owned())),
+    ] {
+        let err = service
+            .approvals()
+            .decide_as(
+                &model,
+                Some("alice"),
+                &next,
+                ApprovalDecision::AllowAlways,
+                super::Via::Api,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServiceError::Forbidden(_)), "{err:?}");
+    }
+    let still = service.approvals().get(Some("alice"), &next).await.unwrap();
+    assert_eq!(still.status, ApprovalStatus::Pending);
 }
 
 #[tokio::test]
