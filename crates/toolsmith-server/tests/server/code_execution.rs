@@ -241,3 +241,197 @@ async fn glob_refuses_a_pattern_that_leaves_the_workspace_naming_the_rule() {
         .assert_ok(StatusCode::OK);
     assert_eq!(found["content"]["count"], 1, "{found}");
 }
+
+/// Calls `tool` with `arguments`, which must wait for a person; shows the approval's
+/// arguments to `check`, allows it once and returns the answer of the call run again.
+async fn approved(
+    app: &TestApp,
+    tool: &str,
+    arguments: Value,
+    check: impl Fn(&Value),
+) -> crate::rest_support::TestResponse {
+    let waiting = execute(app, tool, arguments.clone())
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        waiting["metadata"]["errorKind"], "approval_required",
+        "{waiting}"
+    );
+    let id = waiting["content"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = app.get("/api/v1/approvals").await.assert_ok(StatusCode::OK);
+    let shown = listed["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    check(&shown);
+    app.post(
+        &format!("/api/v1/approvals/{id}/decision"),
+        &json!({"decision": "allow_once"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    execute(app, tool, arguments).await
+}
+
+/// Whether the workspace's `preinstall` script left its mark.
+async fn preinstall_ran(app: &TestApp) -> bool {
+    let out = execute(
+        app,
+        "execute_shell",
+        json!({"command": "test -e preinstall-ran && echo yes || echo no"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    out["content"]["stdout"].as_str().unwrap().trim() == "yes"
+}
+
+/// Issue 31: approving `package_manager {"command": "npm install"}` ran the workspace's
+/// `preinstall` script with the host's network, though the person saw only the command. Now
+/// scripts run only when the call says `allowScripts: true`, which the approval shows.
+#[tokio::test]
+async fn package_installs_run_no_scripts_unless_the_approval_says_so() {
+    if !sandbox_works().await {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = code_app(dir.path(), 50 * 1024 * 1024).await;
+    let manifest = json!({
+        "name": "w", "version": "1.0.0",
+        "scripts": {"preinstall": "touch preinstall-ran"}
+    });
+    execute(
+        &app,
+        "write_file",
+        json!({"path": "package.json", "content": manifest.to_string()}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let off = approved(
+        &app,
+        "package_manager",
+        json!({"command": "npm install"}),
+        |shown| assert_eq!(shown["arguments"], "{\"command\":\"npm install\"}"),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert_eq!(off["content"]["scripts"], "off", "{off}");
+    assert_eq!(off["content"]["exitCode"], 0, "{off}");
+    assert!(
+        !preinstall_ran(&app).await,
+        "a preinstall script ran without allowScripts"
+    );
+
+    let on = approved(
+        &app,
+        "package_manager",
+        json!({"command": "npm install", "allowScripts": true}),
+        |shown| {
+            let arguments = shown["arguments"].as_str().unwrap();
+            assert!(arguments.contains("\"allowScripts\":true"), "{shown}");
+        },
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    assert_eq!(on["content"]["scripts"], "allowed", "{on}");
+    assert!(
+        preinstall_ran(&app).await,
+        "allowScripts: true runs the scripts: {on}"
+    );
+}
+
+/// Issue 31: `pip install -r req.txt` took an `--index-url` from the file although the option
+/// is refused on the command line. Requirement files (nested ones too) are now filtered like
+/// the command line, naming the file and line, and nothing runs.
+#[tokio::test]
+async fn a_requirement_file_is_filtered_like_the_command_line() {
+    if !sandbox_works().await {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = code_app(dir.path(), 50 * 1024 * 1024).await;
+    for (path, content) in [
+        ("req.txt", "six\n-r deps/more.txt\n"),
+        (
+            "deps/more.txt",
+            "# mirrors\n--index-url http://127.0.0.1:9/simple\nsix\n",
+        ),
+        ("plain.txt", "-i http://169.254.169.254/simple\n"),
+    ] {
+        execute(
+            &app,
+            "write_file",
+            json!({"path": path, "content": content}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    }
+    for (command, named) in [
+        ("pip install -r req.txt", "deps/more.txt line 2"),
+        ("pip install --requirement=plain.txt", "plain.txt line 1"),
+    ] {
+        let message = approved(&app, "package_manager", json!({"command": command}), |_| {})
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
+        assert!(
+            message.contains(named) && message.contains("not allowed in a requirement file"),
+            "{command}: {message}"
+        );
+    }
+    let direct = approved(
+        &app,
+        "package_manager",
+        json!({"command": "pip install -i http://127.0.0.1:9/simple six"}),
+        |_| {},
+    )
+    .await
+    .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
+    assert!(direct.contains("'-i' is not allowed"), "{direct}");
+
+    // npm: a `.npmrc` (another registry, another `git`) refuses the run; a `package.json`
+    // dependency off the registry is named.
+    execute(
+        &app,
+        "write_file",
+        json!({"path": ".npmrc", "content": "registry=http://127.0.0.1:9/\n"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let message = approved(
+        &app,
+        "package_manager",
+        json!({"command": "npm install"}),
+        |_| {},
+    )
+    .await
+    .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
+    assert!(message.contains(".npmrc"), "{message}");
+    execute(&app, "delete_file", json!({"path": ".npmrc"}))
+        .await
+        .assert_ok(StatusCode::OK);
+    let manifest = json!({"name": "w", "version": "1.0.0", "dependencies": {"meta": "http://169.254.169.254/x.tgz"}});
+    execute(
+        &app,
+        "write_file",
+        json!({"path": "package.json", "content": manifest.to_string()}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let message = approved(
+        &app,
+        "package_manager",
+        json!({"command": "npm install"}),
+        |_| {},
+    )
+    .await
+    .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
+    assert!(
+        message.contains("package.json dependencies.meta"),
+        "{message}"
+    );
+}
