@@ -346,7 +346,12 @@ impl ToolsmithMcp {
             return Ok(None);
         };
         let decision = toolsmith_service::governance::approvals::decision_of(answer);
-        let actor = Actor::user(self.owner().to_owned());
+        // The person answering (only a caller not acting as an agent is offered the form; the
+        // service refuses the model's decisions whatever the door).
+        let actor = Actor::for_caller(
+            self.owner().to_owned(),
+            self.inner.identity.agent_id.clone(),
+        );
         let outcome = self
             .service()
             .approvals()
