@@ -23,6 +23,9 @@ Scenarios:
   sandbox-sessions  against `toolsmith mcp --compat dynamic-mcp`: spec 002's sandbox sessions
                 (sandbox.initialize, sandbox.exec with a line and an argv, sandbox.run_js with
                 args, errors, sandbox.stop), each answer recorded.
+  big-bodies    over HTTP: a write_file of 10 MiB (the documented largest write), one over the
+                body limit of /mcp (`--over-mib`, default 20; it must fail as that call's error),
+                and a small write on the same session afterwards.
 
 Approvals: tools the model creates need a person's approval to run. This client declares
 the elicitation capability and its person answers every approval form with `--approve`
@@ -434,12 +437,27 @@ async def sandbox_sessions(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def big_bodies(args: argparse.Namespace) -> dict[str, Any]:
+    """A write of the documented largest size (10 MiB) over HTTP, then one over the body limit
+    of /mcp (which must fail as that call's error, naming the limit), then a small call on the
+    same session (which must still work)."""
+    out: dict[str, Any] = {}
+    mib = 1024 * 1024
+    async with connect(args) as (client, _changes):
+        out["protocolVersion"] = client.protocol_version
+        out["largest"] = await call(client, "write_file", {"path": "largest.txt", "content": "a" * (10 * mib)})
+        out["tooLarge"] = await call(client, "write_file", {"path": "too_large.txt", "content": "b" * (args.over_mib * mib)})
+        out["after"] = await call(client, "write_file", {"path": "after.txt", "content": "still here"})
+        out["approvalsAsked"] = APPROVALS.asked
+    return out
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
     parser.add_argument(
         "--scenario",
-        choices=["flow", "two-sessions", "watch", "dynamic-mcp", "sandbox-sessions"],
+        choices=["flow", "two-sessions", "watch", "dynamic-mcp", "sandbox-sessions", "big-bodies"],
         required=True,
     )
     parser.add_argument("--name", required=True, help="name of the tool the scenario creates")
@@ -448,6 +466,7 @@ async def main() -> None:
     parser.add_argument("--arg", action="append", default=[])
     parser.add_argument("--env", action="append", default=[])
     parser.add_argument("--admin-token", help="the server's admin token (scenario dynamic-mcp)")
+    parser.add_argument("--over-mib", type=int, default=20, help="size of the over-limit write (scenario big-bodies)")
     parser.add_argument(
         "--approve", choices=["allow_once", "allow_always", "deny"], default="allow_always",
         help="what the person answers to every approval form",
@@ -462,6 +481,7 @@ async def main() -> None:
         "watch": watch,
         "dynamic-mcp": dynamic_mcp,
         "sandbox-sessions": sandbox_sessions,
+        "big-bodies": big_bodies,
     }[args.scenario]
     from importlib.metadata import version
 

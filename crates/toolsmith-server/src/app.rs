@@ -12,7 +12,9 @@
 //! every internal error), hardened headers on every response (`X-Content-Type-Options`,
 //! `X-Frame-Options`, `Referrer-Policy`, a strict `Content-Security-Policy` unless a route sets
 //! its own), the request timeout (503 envelope), the body limit
-//! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope),
+//! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope;
+//! `/mcp` reads its bodies itself, with a limit of at least 16 MiB, and answers one over it as
+//! a JSON-RPC error once it has been sent),
 //! the edge's checks ([`crate::edge`]: the `Host` names served, and no state-changing request
 //! sent by another origin's page), then authentication.
 //! Connections are accepted by [`crate::connections`]: `TCP_NODELAY`, a connection cap, and
@@ -195,7 +197,7 @@ fn with_server_metrics(service: String, state: &AppState) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let c = &state.connections;
     let m = &state.mcp_sessions;
-    let series: [(&str, &str, &str, u64); 8] = [
+    let series: [(&str, &str, &str, u64); 10] = [
         (
             "toolsmith_http_connections_open",
             "gauge",
@@ -243,6 +245,18 @@ fn with_server_metrics(service: String, state: &AppState) -> String {
             "counter",
             "MCP sessions closed after mcp_session_idle_timeout unused",
             m.expired.load(Relaxed),
+        ),
+        (
+            "toolsmith_mcp_listens_open",
+            "gauge",
+            "MCP subscriptions/listen streams open now",
+            m.listens_open.load(Relaxed) as u64,
+        ),
+        (
+            "toolsmith_mcp_listens_refused_total",
+            "counter",
+            "MCP subscriptions/listen requests refused by mcp_max_listens or mcp_max_listens_per_user",
+            m.listens_refused.load(Relaxed),
         ),
     ];
     let mut extra = String::new();
@@ -325,6 +339,11 @@ async fn limit_content_length(
     mut request: Request,
     next: Next,
 ) -> Response {
+    if request.uri().path() == crate::mcp::MCP_PATH {
+        // `/mcp` has its own limit and answers over it only once the body has been sent
+        // (answering first would cut the connection under the client's session).
+        return next.run(request).await;
+    }
     let declared = request
         .headers()
         .get(CONTENT_LENGTH)

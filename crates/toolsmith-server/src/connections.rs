@@ -4,9 +4,13 @@
 //! HTTP/1.1 and h2c):
 //! - at most [`ConnectionLimits::max_connections`] connections are open at once. A connection
 //!   past the cap takes the place of the one idle the longest (no request in flight, no
-//!   response streaming); when every open connection is busy it gets a 503 and is closed. So a
-//!   flood of connections that never finish a request cannot exhaust file descriptors, and a
-//!   new client (a `/livez` probe) still gets in;
+//!   response streaming). So a flood of connections that never finish a request cannot exhaust
+//!   file descriptors, and a new client still gets in;
+//! - when every open connection is busy, a new one is served one request outside the cap
+//!   ([`serve_overflow`]): a health probe (`/livez`, `/readyz`) is answered, anything else gets
+//!   a 503 naming the limit. At most [`OVERFLOW`] such connections wait for their request at
+//!   once, each for at most [`OVERFLOW_HEADER_TIMEOUT`], and a newer one closes the oldest: so
+//!   busy streams (MCP, listens) or a flood of silent connections never keep a probe out;
 //! - a request's headers must arrive within [`ConnectionLimits::header_read_timeout`] (hyper's
 //!   HTTP/1 header timer, which also bounds how long a kept-alive connection waits for its next
 //!   request);
@@ -32,6 +36,16 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
+
+/// Most connections past the cap, while every open one is busy, waiting at once for the one
+/// request they are served ([`serve_overflow`]).
+pub const OVERFLOW: usize = 32;
+
+/// How long a connection past the cap may take to send its request's headers.
+pub const OVERFLOW_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Paths answered on a connection past the cap: they hold no data and must always answer.
+const PROBES: [&str; 2] = ["/livez", "/readyz"];
 
 /// The limits of [`serve_connections`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +87,7 @@ pub async fn serve_connections(
         .header_read_timeout(limits.header_read_timeout);
     builder.http2().timer(TokioTimer::new());
     let builder = Arc::new(builder);
+    let overflow = Arc::new(Mutex::new(Overflow::default()));
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -103,24 +118,118 @@ pub async fn serve_connections(
                 ));
             }
             None => {
-                book.stats.refused.fetch_add(1, Ordering::Relaxed);
-                refuse(tcp);
+                let place = OverflowPlace::take(&overflow);
+                tokio::spawn(serve_overflow(
+                    tcp,
+                    place,
+                    app.clone(),
+                    book.stats.clone(),
+                    stop.clone(),
+                ));
             }
         }
     }
     book.wait_until_empty().await;
 }
 
-/// Answers 503 (best effort, without waiting) and closes.
-fn refuse(tcp: TcpStream) {
+/// Serves one request of a connection past the cap (every open one busy): a health probe is
+/// answered by the app, anything else gets a 503 naming the limit; then the connection closes.
+async fn serve_overflow(
+    tcp: TcpStream,
+    place: OverflowPlace,
+    app: Router,
+    stats: Arc<ConnectionStats>,
+    stop: CancellationToken,
+) {
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let app = app.clone();
+        let stats = stats.clone();
+        async move {
+            if PROBES.contains(&request.uri().path()) {
+                let response = app
+                    .oneshot(request.map(Body::new))
+                    .await
+                    .unwrap_or_else(|never| match never {});
+                return Ok::<_, Infallible>(response);
+            }
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            Ok(too_many_connections())
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(OVERFLOW_HEADER_TIMEOUT)
+        .keep_alive(false);
+    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+    tokio::select! {
+        res = conn => {
+            if let Err(e) = res {
+                tracing::debug!(error = %e, "a connection past the cap ended with an error");
+            }
+        }
+        () = place.closed.cancelled() => {}
+        () = stop.cancelled() => {}
+    }
+}
+
+/// The 503 of a request on a connection past the cap.
+fn too_many_connections() -> axum::response::Response {
     let body = r#"{"success":false,"error":{"code":"too_many_connections","message":"the server is at its connection limit (max_connections) and every connection is busy; retry in a second"}}"#;
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
+    let mut response = axum::response::Response::new(Body::from(body));
+    *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    use axum::http::{HeaderValue, header};
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
     );
-    let _ = tcp.try_write(response.as_bytes());
-    drop(tcp);
+    response
+}
+
+/// The connections past the cap waiting for their request, oldest first.
+#[derive(Default)]
+struct Overflow {
+    next_id: u64,
+    waiting: std::collections::VecDeque<(u64, CancellationToken)>,
+}
+
+/// A connection's place among those past the cap; dropping it frees the place.
+struct OverflowPlace {
+    id: u64,
+    /// Cancelled when a newer connection needs the place.
+    closed: CancellationToken,
+    overflow: Arc<Mutex<Overflow>>,
+}
+
+impl OverflowPlace {
+    /// A place for a new connection past the cap, closing the oldest one when all are taken.
+    fn take(overflow: &Arc<Mutex<Overflow>>) -> OverflowPlace {
+        let mut o = overflow.lock().unwrap_or_else(PoisonError::into_inner);
+        if o.waiting.len() >= OVERFLOW
+            && let Some((_, oldest)) = o.waiting.pop_front()
+        {
+            oldest.cancel();
+        }
+        let id = o.next_id;
+        o.next_id += 1;
+        let closed = CancellationToken::new();
+        o.waiting.push_back((id, closed.clone()));
+        OverflowPlace {
+            id,
+            closed,
+            overflow: overflow.clone(),
+        }
+    }
+}
+
+impl Drop for OverflowPlace {
+    fn drop(&mut self) {
+        let mut o = self.overflow.lock().unwrap_or_else(PoisonError::into_inner);
+        o.waiting.retain(|(id, _)| *id != self.id);
+    }
 }
 
 async fn serve_one(

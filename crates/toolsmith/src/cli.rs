@@ -189,10 +189,10 @@ pub struct ServeArgs {
     #[arg(long, env = "TOOLSMITH_SHUTDOWN_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
     pub shutdown_timeout: Option<Duration>,
 
-    /// A host name accepted in the `Host` header of /mcp requests (DNS-rebinding protection);
-    /// repeat it for several (the environment takes a comma-separated list). Add the names
-    /// clients use to reach a public server. [default: localhost, 127.0.0.1, ::1 and the
-    /// --bind address]
+    /// A host name accepted in the `Host` header of every request but /livez and /readyz
+    /// (REST, the web UI, /mcp; DNS-rebinding protection); repeat it for several (the
+    /// environment takes a comma-separated list). Add the names clients use to reach a public
+    /// server. [default: localhost, 127.0.0.1, ::1 and the --bind address]
     #[arg(
         long = "allowed-host",
         env = "TOOLSMITH_ALLOWED_HOSTS",
@@ -226,6 +226,17 @@ pub struct ServeArgs {
     /// recently used session. [default: 100]
     #[arg(long, env = "TOOLSMITH_MCP_MAX_SESSIONS_PER_USER", value_name = "N")]
     pub mcp_max_sessions_per_user: Option<usize>,
+
+    /// Most MCP `subscriptions/listen` streams (2026-07-28) open at once, all users together
+    /// (never more than half of --max-connections); past it a listen gets a 503.
+    /// [default: 1000]
+    #[arg(long, env = "TOOLSMITH_MCP_MAX_LISTENS", value_name = "N")]
+    pub mcp_max_listens: Option<usize>,
+
+    /// Most MCP `subscriptions/listen` streams open at once for one user; past it a listen
+    /// gets a 429. [default: 100]
+    #[arg(long, env = "TOOLSMITH_MCP_MAX_LISTENS_PER_USER", value_name = "N")]
+    pub mcp_max_listens_per_user: Option<usize>,
 
     /// An MCP session with no request and no open stream for this long is closed, e.g.
     /// `10m`. [default: 10m]

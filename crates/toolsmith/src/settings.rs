@@ -82,6 +82,8 @@ pub struct FileConfig {
     pub idle_timeout: Option<Value>,
     pub mcp_max_sessions: Option<usize>,
     pub mcp_max_sessions_per_user: Option<usize>,
+    pub mcp_max_listens: Option<usize>,
+    pub mcp_max_listens_per_user: Option<usize>,
     pub mcp_session_idle_timeout: Option<Value>,
     pub compat: Option<Compat>,
     pub mcp_listing: Option<McpListing>,
@@ -532,6 +534,16 @@ impl Settings {
         {
             server.mcp_sessions.max_per_user = at_least_one(max, "mcp_max_sessions_per_user")?;
         }
+        if let Some(max) = serve.mcp_max_listens.or(file.mcp_max_listens) {
+            server.mcp_sessions.max_listens = at_least_one(max, "mcp_max_listens")?;
+        }
+        if let Some(max) = serve
+            .mcp_max_listens_per_user
+            .or(file.mcp_max_listens_per_user)
+        {
+            server.mcp_sessions.max_listens_per_user =
+                at_least_one(max, "mcp_max_listens_per_user")?;
+        }
         if let Some(timeout) = pick_duration(
             serve.mcp_session_idle_timeout,
             file.mcp_session_idle_timeout,
@@ -710,6 +722,8 @@ impl ServeArgs {
             idle_timeout: None,
             mcp_max_sessions: None,
             mcp_max_sessions_per_user: None,
+            mcp_max_listens: None,
+            mcp_max_listens_per_user: None,
             mcp_session_idle_timeout: None,
             runtime: RuntimeArgs {
                 config: None,
@@ -1215,6 +1229,32 @@ mod tests {
         .unwrap();
         assert_eq!(s.service.execution_retention_days, Some(0));
         assert_eq!(s.service.approval_ttl, Duration::from_secs(604_800));
+    }
+
+    #[test]
+    fn listen_limits_come_from_flags_and_the_file() {
+        let s = settings(
+            &["toolsmith", "serve", "--mcp-max-listens", "7"],
+            "mcp_max_listens_per_user = 3\n",
+        )
+        .unwrap();
+        let limits = s.server.mcp_sessions;
+        assert_eq!((limits.max_listens, limits.max_listens_per_user), (7, 3));
+        let defaults = settings(&["toolsmith", "serve"], "")
+            .unwrap()
+            .server
+            .mcp_sessions;
+        assert_eq!(
+            (defaults.max_listens, defaults.max_listens_per_user),
+            (1000, 100)
+        );
+        let err = settings(
+            &["toolsmith", "serve", "--mcp-max-listens-per-user", "0"],
+            "",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("mcp_max_listens_per_user"), "{err}");
     }
 
     #[test]

@@ -326,9 +326,18 @@ async fn the_replacements_keep_what_the_built_ins_answer() {
         ("('\\u{1F600}' + S).lastIndexOf(N)", json!(300002)),
         // Issue 31: `from + needle length` falling inside a 3-byte character panicked (a byte
         // index cut inside a character), with the tool's argument in the panic message.
-        ("('\\u20ac'.repeat(300000) + N).lastIndexOf(N, 1)", json!(-1)),
-        ("('\\u20ac'.repeat(300000) + N).lastIndexOf(N)", json!(300000)),
-        ("('\\u20ac'.repeat(3) + N + '\\u20ac').lastIndexOf(N, 4)", json!(3)),
+        (
+            "('\\u20ac'.repeat(300000) + N).lastIndexOf(N, 1)",
+            json!(-1),
+        ),
+        (
+            "('\\u20ac'.repeat(300000) + N).lastIndexOf(N)",
+            json!(300000),
+        ),
+        (
+            "('\\u20ac'.repeat(3) + N + '\\u20ac').lastIndexOf(N, 4)",
+            json!(3),
+        ),
     ];
     for (expr, expected) in searches {
         assert_eq!(

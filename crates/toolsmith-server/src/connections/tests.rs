@@ -58,3 +58,19 @@ async fn an_idle_connection_expires_and_a_busy_one_does_not() {
         .await
         .expect("idle for the whole timeout: expired");
 }
+
+#[test]
+fn past_the_cap_a_newer_waiting_connection_closes_the_oldest() {
+    let overflow = Arc::new(Mutex::new(Overflow::default()));
+    let places: Vec<OverflowPlace> = (0..OVERFLOW)
+        .map(|_| OverflowPlace::take(&overflow))
+        .collect();
+    assert!(places.iter().all(|p| !p.closed.is_cancelled()));
+    let newest = OverflowPlace::take(&overflow);
+    assert!(places[0].closed.is_cancelled(), "the oldest makes room");
+    assert!(places[1..].iter().all(|p| !p.closed.is_cancelled()));
+    assert_eq!(overflow.lock().unwrap().waiting.len(), OVERFLOW);
+    drop(places);
+    drop(newest);
+    assert!(overflow.lock().unwrap().waiting.is_empty());
+}

@@ -32,11 +32,13 @@
 //! user `default` ([`Identity::local_default`]).
 
 mod approval;
+mod body;
 mod catalog;
 mod compat;
 mod control_plane;
 mod handler;
 mod hints;
+mod listens;
 mod meta_tools;
 mod notify;
 mod search_index;
@@ -84,6 +86,9 @@ impl McpShared {
 struct McpHttp {
     shared: Arc<McpShared>,
     sessions: Arc<sessions::SessionBook>,
+    listens: Arc<listens::ListenBook>,
+    /// The body limit of `/mcp` ([`body::limit`]).
+    body_limit: usize,
     config: StreamableHttpServerConfig,
 }
 
@@ -115,7 +120,7 @@ pub(crate) fn routes_with_shutdown(state: AppState, shutdown: CancellationToken)
         // as `application/json` rather than a one-event SSE stream (a stream is still used
         // when the handler sends something first).
         .with_json_response(true)
-        .with_max_request_body_bytes(state.config.body_limit_bytes)
+        .with_max_request_body_bytes(body::limit(state.config.body_limit_bytes))
         .with_cancellation_token(shutdown.clone());
     let sessions = Arc::new(sessions::SessionBook::new(
         state.config.mcp_sessions,
@@ -124,9 +129,16 @@ pub(crate) fn routes_with_shutdown(state: AppState, shutdown: CancellationToken)
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(sessions::reap(Arc::downgrade(&sessions), shutdown));
     }
+    let listens = listens::ListenBook::new(
+        &state.config.mcp_sessions,
+        state.config.max_connections,
+        state.mcp_sessions.clone(),
+    );
     let http = Arc::new(McpHttp {
+        body_limit: body::limit(state.config.body_limit_bytes),
         shared: McpShared::new(state),
         sessions,
+        listens,
         config,
     });
     axum::Router::new()
@@ -136,11 +148,32 @@ pub(crate) fn routes_with_shutdown(state: AppState, shutdown: CancellationToken)
 
 /// One HTTP request to `/mcp`. The handler rmcp creates for it (for a new session, or for one
 /// stateless request) acts for the identity of this request.
+///
+/// A `POST`'s body is read here first ([`body`]): one over the limit is answered as a JSON-RPC
+/// error without rmcp, and a `subscriptions/listen` takes a place in the [`listens`] book
+/// (held by the response, so until its stream ends) or is refused naming the limit.
 async fn serve_http(
     State(http): State<Arc<McpHttp>>,
     identity: Identity,
     request: Request,
 ) -> Response {
+    let mut listen_place = None;
+    let request = if request.method() == axum::http::Method::POST {
+        let (parts, body) = request.into_parts();
+        let bytes = match body::read(body, http.body_limit).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused.into_response(),
+        };
+        if body::method(&bytes).as_deref() == Some("subscriptions/listen") {
+            match http.listens.open(&identity.user_id) {
+                Ok(place) => listen_place = Some(place),
+                Err(refused) => return refused.into_response(body::request_id(&bytes)),
+            }
+        }
+        Request::from_parts(parts, axum::body::Body::from(bytes))
+    } else {
+        request
+    };
     let shared = http.shared.clone();
     let gate = Arc::new(sessions::Gate::new(
         http.sessions.clone(),
@@ -178,7 +211,16 @@ async fn serve_http(
         *response.status_mut() = StatusCode::NO_CONTENT;
         *response.body_mut() = axum::body::Body::empty();
     }
-    response
+    match listen_place {
+        Some(place) => response.map(|body| {
+            use http_body_util::BodyExt as _;
+            axum::body::Body::new(body.map_frame(move |frame| {
+                let _place = &place;
+                frame
+            }))
+        }),
+        None => response,
+    }
 }
 
 /// The 404 for a session this instance does not have, as rmcp answers a POST or GET for one.

@@ -38,6 +38,11 @@ pub struct SessionLimits {
     pub max_per_user: usize,
     /// A session with no open stream and no request for this long is closed (default 10 min).
     pub idle_timeout: Duration,
+    /// Most `subscriptions/listen` streams (2026-07-28) open at once, all users together
+    /// (default 1,000; never more than half of `max_connections`; `super::listens`).
+    pub max_listens: usize,
+    /// Most `subscriptions/listen` streams open at once for one user (default 100).
+    pub max_listens_per_user: usize,
 }
 
 impl Default for SessionLimits {
@@ -46,6 +51,8 @@ impl Default for SessionLimits {
             max_sessions: 10_000,
             max_per_user: 100,
             idle_timeout: Duration::from_secs(600),
+            max_listens: 1000,
+            max_listens_per_user: 100,
         }
     }
 }
@@ -60,6 +67,10 @@ pub struct SessionStats {
     pub refused: AtomicU64,
     /// Closed after `idle_timeout` unused.
     pub expired: AtomicU64,
+    /// `subscriptions/listen` streams open now.
+    pub listens_open: AtomicUsize,
+    /// `subscriptions/listen` requests refused by `max_listens` or `max_listens_per_user`.
+    pub listens_refused: AtomicU64,
 }
 
 /// Why a session was not created.

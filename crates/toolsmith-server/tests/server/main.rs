@@ -11,6 +11,7 @@ mod rest_support;
 mod auth;
 mod code_execution;
 mod docs_examples;
+mod http_limits;
 mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_bridge_http;

@@ -9,6 +9,7 @@ fn book(max_sessions: usize, max_per_user: usize) -> SessionBook {
             max_sessions,
             max_per_user,
             idle_timeout: Duration::from_secs(60),
+            ..SessionLimits::default()
         },
         Arc::default(),
     )
