@@ -7,22 +7,11 @@
 use axum::body::Body;
 use axum::http::{Method, StatusCode, header};
 use serde_json::{Value, json};
-use toolsmith_server::auth::{Scope, new_token};
+use toolsmith_server::auth::Scope;
 
 use super::rest_support::{TestApp, TestResponse, request, tool_body};
 
 const LOYALTY: &str = include_str!("../../../../examples/http-tools/loyalty_points.yaml");
-
-/// A token for `user` (bound to `agent`, if given) with `scopes`, stored in `app`.
-async fn token(app: &TestApp, user: &str, agent: Option<&str>, scopes: &[Scope]) -> String {
-    let (record, secret) = new_token(user, "test", scopes, agent);
-    app.state
-        .service
-        .create_token(&toolsmith_service::Actor::user(user), &record)
-        .await
-        .unwrap();
-    secret
-}
 
 /// A request with `token` and a JSON body (or none).
 async fn call(
@@ -58,8 +47,8 @@ const WRITE: &[Scope] = &[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecu
 #[tokio::test]
 async fn an_agent_creates_and_changes_tools_through_rest_as_the_model_does() {
     let app = TestApp::new().await;
-    let person = token(&app, "alice", None, WRITE).await;
-    let agent = token(&app, "alice", Some("bot"), WRITE).await;
+    let person = app.token("alice", None, WRITE).await;
+    let agent = app.token("alice", Some("bot"), WRITE).await;
 
     // A command tool with `network`: made by the model, it waits for a person.
     let made = call(
@@ -279,11 +268,11 @@ async fn an_agent_named_by_the_header_is_the_model_too() {
 #[tokio::test]
 async fn a_pending_tool_is_decided_by_its_owner_or_an_admin_never_by_an_agent() {
     let app = TestApp::new().await;
-    let alice = token(&app, "alice", None, WRITE).await;
-    let bot = token(&app, "alice", Some("bot"), WRITE).await;
-    let bob = token(&app, "bob", None, WRITE).await;
-    let root = token(&app, "root", None, &[Scope::Admin]).await;
-    let reader = token(&app, "alice", None, &[Scope::ToolsRead]).await;
+    let alice = app.token("alice", None, WRITE).await;
+    let bot = app.token("alice", Some("bot"), WRITE).await;
+    let bob = app.token("bob", None, WRITE).await;
+    let root = app.token("root", None, &[Scope::Admin]).await;
+    let reader = app.token("alice", None, &[Scope::ToolsRead]).await;
 
     let mut ids = Vec::new();
     for name in ["first", "second", "third"] {
@@ -357,9 +346,9 @@ async fn a_pending_tool_is_decided_by_its_owner_or_an_admin_never_by_an_agent() 
 #[tokio::test]
 async fn an_agent_sees_only_its_own_calls_approvals() {
     let app = TestApp::new().await;
-    let person = token(&app, "alice", None, WRITE).await;
-    let one = token(&app, "alice", Some("one"), WRITE).await;
-    let two = token(&app, "alice", Some("two"), WRITE).await;
+    let person = app.token("alice", None, WRITE).await;
+    let one = app.token("alice", Some("one"), WRITE).await;
+    let two = app.token("alice", Some("two"), WRITE).await;
     let mut body = tool_body("shout");
     body["requiresApproval"] = json!(true);
     call(
@@ -434,9 +423,9 @@ async fn an_agent_sees_only_its_own_calls_approvals() {
 #[tokio::test]
 async fn an_agent_sees_only_its_own_executions() {
     let app = TestApp::new().await;
-    let person = token(&app, "alice", None, WRITE).await;
-    let one = token(&app, "alice", Some("one"), WRITE).await;
-    let two = token(&app, "alice", Some("two"), WRITE).await;
+    let person = app.token("alice", None, WRITE).await;
+    let one = app.token("alice", Some("one"), WRITE).await;
+    let two = app.token("alice", Some("two"), WRITE).await;
     call(
         &app,
         Method::POST,

@@ -176,6 +176,23 @@ impl TestApp {
         self.send(builder.body(body.into()).expect("request")).await
     }
 
+    /// Stores an API token for `user` (bound to `agent`, if given) with `scopes` and returns its
+    /// secret. Once one exists, every request needs a token.
+    pub async fn token(
+        &self,
+        user: &str,
+        agent: Option<&str>,
+        scopes: &[toolsmith_server::auth::Scope],
+    ) -> String {
+        let (record, secret) = toolsmith_server::auth::new_token(user, "test", scopes, agent);
+        self.state
+            .service
+            .create_token(&toolsmith_service::Actor::user(user), &record)
+            .await
+            .expect("the token is stored");
+        secret
+    }
+
     /// Creates a tool through the API and returns its `data`.
     pub async fn create_tool(&self, body: &Value) -> Value {
         let res = self.post("/api/v1/custom-tools", body).await;
