@@ -63,6 +63,10 @@ pub trait TaskCaller: Send + Sync + std::fmt::Debug {
     async fn check(&self, tool: &str, owner: &str, agent: Option<&str>) -> Result<(), String>;
     /// Calls `tool` with `args` as `owner` (and `agent`) through the server's full pipeline.
     async fn call(&self, tool: &str, args: Value, owner: &str, agent: Option<&str>) -> ToolResult;
+    /// Whether `owner` still has an API token bound to `agent` (an agent exists through its
+    /// tokens: revoking its last one removes it). A task its agent's token made runs only while
+    /// this holds. `Err` when it cannot be told (the store is unreachable).
+    async fn agent_has_token(&self, owner: &str, agent: &str) -> Result<bool, String>;
     /// Whether the `scheduler` group is on: while it is off, no task runs (due tasks wait,
     /// and count as missed if they are late when it is switched back on).
     fn scheduling_enabled(&self) -> bool;

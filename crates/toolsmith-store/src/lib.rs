@@ -578,4 +578,16 @@ pub trait Store: Send + Sync + 'static {
         record: DataRecord,
         expected_at: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
+
+    /// The records of one owner's `collection` made as any of its agents (or as none),
+    /// soonest `at` first (records without one last, then by id), at most `limit` after
+    /// `offset`. For a person's and an admin's view of every agent's scheduled tasks; no tool
+    /// reaches it (a tool's scope is its caller's user and agent).
+    async fn owner_collection_records(
+        &self,
+        owner: &str,
+        collection: &str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<DataRecord>, StoreError>;
 }

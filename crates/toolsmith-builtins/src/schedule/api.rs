@@ -117,7 +117,9 @@ impl TaskApi {
         Ok(match op {
             TaskOp::List => tasks::list(call(args)).await?,
             TaskOp::Get(_) => json!({"task": found.as_ref().map(tasks::view)}),
-            TaskOp::Create => tasks::create(&deps, scope.clone(), &args, now).await?,
+            TaskOp::Create => {
+                tasks::create(&deps, scope.clone(), &args, now, tasks::agent_token(ctx)).await?
+            }
             TaskOp::Update(_) => tasks::update(&deps, scope.clone(), &args, now).await?,
             TaskOp::Delete(_) => tasks::delete(call(args)).await?,
             TaskOp::History(_) => runs::history(call(args)).await?,
@@ -134,6 +136,39 @@ impl TaskApi {
             }
         })
     }
+}
+
+/// The page `args` (`list_scheduled_tasks`'s arguments: `status`, `limit`, `offset`) selects
+/// of `tasks`, one owner's tasks made as every agent (or as none), each shown with its
+/// `agent` (`null` for the person's own): what a person and an admin see of an owner's
+/// automation ([`TaskOp::List`] shows one agent's).
+pub fn every_agents_tasks(
+    tasks: &[toolsmith_core::data::DataRecord],
+    args: &Value,
+) -> Result<Value, TaskApiError> {
+    check_args(&tasks::list_definition(), args)?;
+    let status = args.get("status").and_then(Value::as_str);
+    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20);
+    let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0);
+    let selected: Vec<&toolsmith_core::data::DataRecord> = tasks
+        .iter()
+        .filter(|t| status.is_none_or(|s| t.kind.as_deref() == Some(s)))
+        .collect();
+    let page: Vec<Value> = selected
+        .iter()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(usize::try_from(limit).unwrap_or(20))
+        .map(|t| {
+            let mut view = tasks::view(t);
+            view["agent"] = if t.agent.is_empty() {
+                Value::Null
+            } else {
+                json!(t.agent)
+            };
+            view
+        })
+        .collect();
+    Ok(json!({"count": page.len(), "total": selected.len(), "tasks": page}))
 }
 
 /// The tool whose arguments `op` takes, to check them as a tool call's are checked.

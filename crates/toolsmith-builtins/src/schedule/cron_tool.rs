@@ -74,7 +74,7 @@ pub(crate) async fn run(
         args,
     };
     match action.as_str() {
-        "add" => tasks::create(deps, scope.clone(), &rest, now).await,
+        "add" => tasks::create(deps, scope.clone(), &rest, now, tasks::agent_token(ctx)).await,
         "list" => tasks::list(call(rest)).await,
         "update" => tasks::update(deps, scope.clone(), &rest, now).await,
         "remove" => tasks::delete(call(rest)).await,

@@ -179,7 +179,10 @@ pub(crate) async fn run_task_as(
         .unwrap_or_else(|| json!({}));
     let agent = (!task.agent.is_empty()).then_some(task.agent.as_str());
     let started = Instant::now();
-    let (status, error, result) = if is_scheduler_tool(&tool) {
+    let stopped = agent_gone(deps, task).await;
+    let (status, error, result) = if let Some(why) = &stopped {
+        ("denied".to_owned(), Some(why.clone()), Value::Null)
+    } else if is_scheduler_tool(&tool) {
         (
             "denied".to_owned(),
             Some(format!(
@@ -216,8 +219,59 @@ pub(crate) async fn run_task_as(
         "result": result,
     });
     record(deps, task, &run, &status, now).await?;
-    note_run(deps, task, &status, now, true).await?;
+    note_run(deps, task, &status, now, stopped.is_none()).await?;
+    if let Some(why) = &stopped
+        && why.contains(PAUSED_MARK)
+    {
+        pause(deps, task, why, now).await?;
+    }
     Ok(run)
+}
+
+/// In what [`agent_gone`] says, the words that make the task paused.
+const PAUSED_MARK: &str = "the task is paused";
+
+/// Why `task` may not run because the agent whose token made it has no token any more (its
+/// token was revoked, or the agent removed), or `None` when it may. Such a task is paused; a
+/// store that cannot answer refuses the run without pausing it.
+async fn agent_gone(deps: &Deps, task: &DataRecord) -> Option<String> {
+    if task.agent.is_empty() || task.document.get("agentToken") != Some(&json!(true)) {
+        return None;
+    }
+    let agent: String = task.agent.chars().take(100).collect();
+    match deps.caller.agent_has_token(&task.owner, &task.agent).await {
+        Ok(true) => None,
+        Ok(false) => Some(format!(
+            "the agent '{agent}' that made this task has no API token any more (revoked, or \
+             the agent removed), so its task no longer runs: {PAUSED_MARK}. A person can \
+             resume it (enabled: true, as that agent with X-Toolsmith-Agent) once the agent \
+             has a token again, or delete it"
+        )),
+        Err(why) => Some(format!(
+            "whether the agent '{agent}' still has an API token could not be checked ({why}), \
+             so the run did not happen; the next one tries again"
+        )),
+    }
+}
+
+/// Pauses `task` (`enabled: false`, no next run), saying why in `lastStatus`.
+async fn pause(deps: &Deps, task: &DataRecord, why: &str, now: DateTime<Utc>) -> Result<(), Fail> {
+    let Some(mut current) = deps
+        .records
+        .get(&task.scope(), super::COLLECTION, &task.id)
+        .await?
+    else {
+        return Ok(());
+    };
+    if let Value::Object(doc) = &mut current.document {
+        doc.insert("enabled".to_owned(), json!(false));
+        doc.insert("lastStatus".to_owned(), json!(format!("paused: {why}")));
+    }
+    current.at = None;
+    current.kind = Some("paused".to_owned());
+    current.updated_at = now;
+    deps.records.update(current).await?;
+    Ok(())
 }
 
 /// Records a run that did not happen: a missed run skipped under `missedRuns: skip`.

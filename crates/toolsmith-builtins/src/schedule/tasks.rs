@@ -83,7 +83,7 @@ impl ToolExecutor for ScheduleExecutor {
         let scope = RecordScope::new(ctx.user_id.clone(), ctx.agent_id.as_deref());
         let now = Utc::now();
         let outcome = match self.op {
-            Op::Create => create(&deps, scope, &args, now).await,
+            Op::Create => create(&deps, scope, &args, now, agent_token(ctx)).await,
             Op::Update => update(&deps, scope, &args, now).await,
             Op::Trigger => super::runs::trigger(&deps, scope, &args, now).await,
             Op::Cron => super::cron_tool::run(&deps, scope, ctx, args, now).await,
@@ -356,11 +356,19 @@ async fn check_tool(deps: &Deps, scope: &RecordScope, tool: &str) -> Result<(), 
         .map_err(Fail::Args)
 }
 
+/// Whether the call acts as an agent through a token bound to it (not an agent named by a
+/// header, which only labels a person's call): such an agent's tasks run only while it keeps a
+/// token ([`TaskCaller::agent_has_token`]).
+pub(crate) fn agent_token(ctx: &ToolContext) -> bool {
+    ctx.agent_id.is_some() && !ctx.agent_chosen_by_caller
+}
+
 pub(crate) async fn create(
     deps: &Deps,
     scope: RecordScope,
     args: &Value,
     now: DateTime<Utc>,
+    agent_token: bool,
 ) -> Result<Value, Fail> {
     for key in ["name", "schedule", "tool"] {
         if text_arg(args, key, 200.max(MAX_NAME_BYTES))?.is_none() {
@@ -379,6 +387,10 @@ pub(crate) async fn create(
     doc.insert("runCount".to_owned(), json!(0));
     doc.insert("lastRunAt".to_owned(), Value::Null);
     doc.insert("lastStatus".to_owned(), Value::Null);
+    if agent_token {
+        // Made by an agent's own token: the task stops when the agent has none left.
+        doc.insert("agentToken".to_owned(), json!(true));
+    }
     apply_fields(deps, &scope, &mut doc, args).await?;
     let mut record = DataRecord {
         collection: COLLECTION.to_owned(),

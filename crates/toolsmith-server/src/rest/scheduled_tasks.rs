@@ -106,15 +106,20 @@ fn query_args(query: &QueryPairs, known: &[&str]) -> Result<Value, ApiError> {
 ///
 /// Soonest first, as `list_scheduled_tasks` answers: `{count, total, tasks}`; `status`
 /// (`active`, `paused`, `finished`), `limit` (default 20, at most 50) and `offset` filter.
+/// A person (a token bound to no agent, without `X-Toolsmith-Agent`) sees their own tasks and
+/// every one of their agents', each with its `agent` (`null` for their own); an admin acting
+/// as a person sees any user's with `user`; an agent sees its own.
 #[utoipa::path(
     get, path = "/api/v1/scheduled-tasks", tag = "scheduled-tasks", operation_id = "listScheduledTasks",
     params(
         ("status" = Option<String>, Query, description = "`active`, `paused` or `finished`", pattern = "^(active|paused|finished)$"),
         ("limit" = Option<u32>, Query, description = "Tasks a page (1 to 50, default 20)", minimum = 1, maximum = 50),
-        ("offset" = Option<u32>, Query, description = "Tasks to skip", maximum = 100_000)
+        ("offset" = Option<u32>, Query, description = "Tasks to skip", maximum = 100_000),
+        ("user" = Option<String>, Query, description = "Another user whose tasks (of every agent) to list: `admin` only")
     ),
     responses(
         (status = 200, description = "The tasks", body = Object),
+        (status = 403, description = "`user` without `admin`", body = super::error::ErrorEnvelope),
         (status = 422, description = "A bad filter, named", body = super::error::ErrorEnvelope)
     )
 )]
@@ -123,8 +128,37 @@ pub async fn list(
     identity: Identity,
     query: QueryPairs,
 ) -> Result<ApiOk<Value>, ApiError> {
-    let args = query_args(&query, &["status", "limit", "offset"])?;
-    let out = run(&state, &identity, &[Scope::ToolsRead], TaskOp::List, &args).await?;
+    let mut args = query_args(&query, &["status", "limit", "offset", "user"])?;
+    let user = args
+        .as_object_mut()
+        .and_then(|map| map.remove("user"))
+        .and_then(|v| v.as_str().map(str::to_owned));
+    require(&identity, Scope::ToolsRead)?;
+    let owner = match user {
+        // An admin acting as a person sees any user's automation.
+        Some(user) => {
+            require(&identity, Scope::Admin)?;
+            if !identity.is_admin_person() {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "`user` lists another user's tasks, for an admin acting as a person: an \
+                     agent's token cannot",
+                ));
+            }
+            user
+        }
+        // A person sees their own tasks and every one of their agents'.
+        None if identity.agent_id.is_none() => identity.user_id.clone(),
+        None => {
+            let out = run(&state, &identity, &[Scope::ToolsRead], TaskOp::List, &args).await?;
+            return Ok(ApiOk::ok(out));
+        }
+    };
+    let out = state
+        .service
+        .every_agents_scheduled_tasks(&owner, &args)
+        .await?;
     Ok(ApiOk::ok(out))
 }
 

@@ -335,3 +335,90 @@ async fn a_scheduled_run_cannot_create_tasks_through_the_tool_it_runs() {
     let list = alice.get(TASKS).await.assert_ok(StatusCode::OK);
     assert_eq!(list["total"], 2, "{list}");
 }
+
+/// Issue 31: a task made by an agent's own token is shown to the agent's person (their list
+/// shows every agent's tasks, each with its `agent`) and to an admin (`?user=`); once the
+/// agent's token is revoked, its next run does not happen: the history says why, and the task
+/// is paused with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_tasks_are_shown_to_its_person_and_admins_and_stop_when_its_token_goes() {
+    let app = TestApp::new().await;
+    let admin = caller_with(&app, "root", None, &[Scope::Admin]).await;
+    switch_scheduler(&admin, true).await;
+    let made = admin
+        .send(
+            Method::POST,
+            "/api/v1/tokens",
+            Some(&json!({"name": "bot", "userId": "alice", "agentId": "bot",
+                         "scopes": ["tools:read", "tools:write", "tools:execute"]})),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let (bot_token, token_id) = (
+        made["token"].as_str().expect("a token").to_owned(),
+        made["id"].as_str().expect("an id").to_owned(),
+    );
+    let created = app
+        .send(
+            crate::rest_support::request(Method::POST, TASKS)
+                .header("authorization", format!("Bearer {bot_token}"))
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(
+                    json!({"name": "poll", "schedule": "* * * * *", "tool": "calculate",
+                           "arguments": {"expression": "1 + 1"}})
+                    .to_string(),
+                ))
+                .expect("request"),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let id = created["task"]["id"].as_str().expect("an id").to_owned();
+
+    // Seen by the person, and by an admin asking for that user, with the agent named.
+    let alice = caller(&app, "alice", None).await;
+    let mine = alice.get(TASKS).await.assert_ok(StatusCode::OK);
+    assert_eq!(mine["total"], 1, "{mine}");
+    assert_eq!(mine["tasks"][0]["id"], json!(id), "{mine}");
+    assert_eq!(mine["tasks"][0]["agent"], "bot", "{mine}");
+    let seen = admin
+        .get(&format!("{TASKS}?user=alice"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(seen["tasks"][0]["agent"], "bot", "{seen}");
+    alice
+        .get(&format!("{TASKS}?user=bob"))
+        .await
+        .assert_error(StatusCode::FORBIDDEN, "forbidden");
+
+    // The agent's token is revoked: its next run is refused and the task paused.
+    admin
+        .send(Method::DELETE, &format!("/api/v1/tokens/{token_id}"), None)
+        .await;
+    let next: chrono::DateTime<chrono::Utc> = mine["tasks"][0]["nextRunAt"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("a next run");
+    let scheduler = app.state.service.scheduler().expect("a scheduler");
+    for run in scheduler.tick(next).await.expect("a tick") {
+        run.await.expect("the run");
+    }
+    let after = alice.get(TASKS).await.assert_ok(StatusCode::OK);
+    let task = &after["tasks"][0];
+    assert_eq!(task["status"], "paused", "{after}");
+    assert_eq!(task["runCount"], 0, "the tool never ran: {after}");
+    let why = task["lastStatus"].as_str().unwrap_or_default();
+    assert!(why.contains("no API token any more"), "{after}");
+    let as_bot = caller(&app, "alice", Some("bot")).await;
+    let runs = as_bot
+        .get(&format!("{TASKS}/{id}/runs"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(runs["runs"][0]["status"], "denied", "{runs}");
+    assert!(
+        runs["runs"][0]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("revoked"),
+        "{runs}"
+    );
+}

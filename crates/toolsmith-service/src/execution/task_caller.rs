@@ -78,6 +78,16 @@ impl toolsmith_builtins::schedule::TaskCaller for ServiceTaskCaller {
         service.execute(tool, args, context(owner, agent)).await
     }
 
+    async fn agent_has_token(&self, owner: &str, agent: &str) -> Result<bool, String> {
+        let Some(service) = self.service() else {
+            return Err("the server is shutting down".to_owned());
+        };
+        let tokens = service.list_tokens().await.map_err(|e| e.to_string())?;
+        Ok(tokens
+            .iter()
+            .any(|t| t.user_id == owner && t.agent_id.as_deref() == Some(agent)))
+    }
+
     fn scheduling_enabled(&self) -> bool {
         // The group's tools are hidden exactly while it is off.
         self.service()

@@ -659,7 +659,51 @@ async fn counts_follow_every_write_and_erasure_leaves_none(backend: &Backend) {
     assert_eq!(backend.count_rows("data_record_counts").await, 1);
 }
 
+async fn an_owners_collection_lists_every_agents_records_and_nobody_elses(backend: &Backend) {
+    let store = backend.store();
+    let task = |owner: &str, agent: &str, id: &str, when: Option<i64>| {
+        let mut r = record(owner, agent, id, "x");
+        r.collection = "schedule".to_owned();
+        r.at = when.map(at);
+        r
+    };
+    put(&store, task("alice", "", "t_mine", Some(30))).await;
+    put(&store, task("alice", "helper", "t_helper", Some(10))).await;
+    put(&store, task("alice", "other", "t_paused", None)).await;
+    put(&store, task("bob", "", "t_bob", Some(5))).await;
+    put(&store, record("alice", "", "mem", "x")).await;
+    let ids = |found: Vec<DataRecord>| -> Vec<(String, String)> {
+        found.into_iter().map(|r| (r.id, r.agent)).collect()
+    };
+    let all = store
+        .owner_collection_records("alice", "schedule", 10, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(all),
+        [
+            ("t_helper".to_owned(), "helper".to_owned()),
+            ("t_mine".to_owned(), String::new()),
+            ("t_paused".to_owned(), "other".to_owned()),
+        ],
+        "every agent's, soonest first, none of another owner or collection"
+    );
+    let page = store
+        .owner_collection_records("alice", "schedule", 1, 1)
+        .await
+        .unwrap();
+    assert_eq!(ids(page), [("t_mine".to_owned(), String::new())]);
+    assert!(
+        store
+            .owner_collection_records("carol", "schedule", 10, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 on_both_backends!(
+    an_owners_collection_lists_every_agents_records_and_nobody_elses,
     counts_follow_every_write_and_erasure_leaves_none,
     document_field_filters_orders_and_collection_deletion,
     a_record_round_trips_and_stays_in_its_scope,

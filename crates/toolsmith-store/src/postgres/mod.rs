@@ -913,6 +913,16 @@ impl Store for PgStore {
     ) -> Result<bool, StoreError> {
         records::claim(&self.client().await?, record, expected_at).await
     }
+
+    async fn owner_collection_records(
+        &self,
+        owner: &str,
+        collection: &str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<DataRecord>, StoreError> {
+        records::owner_collection(&self.client().await?, owner, collection, limit, offset).await
+    }
 }
 
 /// A read-only transaction that sees one snapshot (repeatable read): reads that must agree,

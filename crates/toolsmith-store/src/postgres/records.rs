@@ -384,6 +384,26 @@ pub(crate) async fn due(
     rows.iter().map(read).collect()
 }
 
+pub(crate) async fn owner_collection(
+    client: &Client,
+    owner: &str,
+    collection: &str,
+    limit: u32,
+    offset: u32,
+) -> Result<Vec<DataRecord>, StoreError> {
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM data_records WHERE owner = $1 AND collection = $2 \
+                 ORDER BY at IS NULL, at, id COLLATE \"C\" LIMIT $3 OFFSET $4"
+            ),
+            &[&owner, &collection, &i64::from(limit), &i64::from(offset)],
+        )
+        .await
+        .map_err(pg)?;
+    rows.iter().map(read).collect()
+}
+
 pub(crate) async fn claim(
     client: &Client,
     mut record: DataRecord,

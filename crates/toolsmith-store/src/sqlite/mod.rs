@@ -396,4 +396,8 @@ store_on_connections! {
         = records::due(&collection, &before, limit);
     write fn claim_record(record: DataRecord, expected_at: DateTime<Utc>) -> bool
         = records::claim(record, &expected_at);
+    read fn owner_collection_records(
+        owner: &str, collection: &str, limit: u32, offset: u32
+    ) -> Vec<DataRecord>
+        = records::owner_collection(&owner, &collection, limit, offset);
 }

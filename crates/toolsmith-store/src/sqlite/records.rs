@@ -419,6 +419,25 @@ pub(crate) fn due(
         .collect()
 }
 
+pub(crate) fn owner_collection(
+    conn: &Connection,
+    owner: &str,
+    collection: &str,
+    limit: u32,
+    offset: u32,
+) -> Result<Vec<DataRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM data_records r WHERE r.owner = ?1 AND r.collection = ?2 \
+             ORDER BY r.at IS NULL, r.at, r.id LIMIT ?3 OFFSET ?4"
+        ))
+        .map_err(backend)?;
+    stmt.query_map(params![owner, collection, limit, offset], read)
+        .map_err(backend)?
+        .map(|r| r.map_err(backend).and_then(|rec| rec))
+        .collect()
+}
+
 pub(crate) fn claim(
     conn: &mut Connection,
     mut record: DataRecord,
