@@ -501,9 +501,18 @@ impl Caller<'_> {
         &self.shared.state.service
     }
 
+    /// Who this caller is for the rule of what it may see and call: its user, agent and
+    /// subagent depth (`ToolService::may_call`, the one rule every listing, search and call
+    /// of this face applies).
+    fn seer(&self) -> ToolContext {
+        let mut ctx = self.identity.tool_context();
+        ctx.subagent_depth = self.subagent_depth;
+        ctx
+    }
+
     /// The tools this caller may see and call (the policy applied).
     pub fn visible_tools(&self) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
-        self.service().visible_tools(&self.identity.tool_context())
+        self.service().visible_tools(&self.seer())
     }
 
     pub fn registry(&self) -> &ToolRegistry {
@@ -516,20 +525,10 @@ impl Caller<'_> {
         self.shared.search.index(self.registry(), self.owner())
     }
 
-    /// Whether this caller may see and call `tool` (its agent, and the policy).
+    /// Whether this caller may see and call `tool` (its agent, its subagent depth, and the
+    /// policy): [`Caller::may_call`], under the name the search code reads better.
     pub fn can_see(&self, tool: &toolsmith_core::RegisteredTool) -> bool {
-        if !tool.is_visible_to(self.identity.agent_id.as_deref()) {
-            return false;
-        }
-        let gate = self.service().policy();
-        if !gate.filters() {
-            return true;
-        }
-        let mut ctx = ToolContext::new(self.owner());
-        ctx.agent_id = self.identity.agent_id.clone();
-        ctx.agent_chosen_by_caller = self.identity.agent_from_header;
-        ctx.admin = self.identity.is_admin_person();
-        gate.check(&ctx, tool).is_ok()
+        self.may_call(tool)
     }
 
     /// The registered tool `name` if it exists for this caller (a per-agent tool exists only
@@ -540,15 +539,15 @@ impl Caller<'_> {
             .filter(|tool| tool.is_visible_to(self.identity.agent_id.as_deref()))
     }
 
-    /// Whether this caller may call `tool` (agent scope and policy, as `tools/list`).
+    /// Whether this caller may call `tool` (agent scope, subagent depth and policy, as
+    /// `tools/list`).
     pub fn may_call(&self, tool: &toolsmith_core::RegisteredTool) -> bool {
-        self.service().may_call(&self.identity.tool_context(), tool)
+        self.service().may_call(&self.seer(), tool)
     }
 
     /// Whether this caller may be shown its stored tool `record` (it could call it).
     pub fn may_see_stored(&self, record: &toolsmith_core::CustomToolRecord) -> bool {
-        self.service()
-            .may_see_stored(&self.identity.tool_context(), record)
+        self.service().may_see_stored(&self.seer(), record)
     }
 
     /// MCP callers are models (acting as the identity's agent, if any).
@@ -678,10 +677,9 @@ impl ServerHandler for ToolsmithMcp {
                     },
                     None => &tool.name,
                 };
-                registry.get(self.owner(), name).is_some_and(|registered| {
-                    registered.is_visible_to(ctx.agent_id.as_deref())
-                        && gate.check(&ctx, &registered).is_ok()
-                })
+                registry
+                    .get(self.owner(), name)
+                    .is_some_and(|registered| self.service().may_call(&ctx, &registered))
             })
             .collect();
         Ok(ListToolsResult::with_all_items(visible))

@@ -1174,6 +1174,32 @@ async fn subagent_depth_in_meta_applies_to_calls_and_lists() {
         at_one.contains(&"search_tools".to_owned()),
         "server tools stay: {at_one:?}"
     );
+    // Issue 32: search_tools applies the same rule as tools/list (it ignored the depth).
+    let search = |depth: Option<Value>| {
+        let mut params = CallToolRequestParams::new("search_tools").with_arguments(
+            json!({"query": "calculate a math expression"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        );
+        params.meta = depth.map(meta);
+        params
+    };
+    let found_names = |found: rmcp::model::CallToolResult| -> String {
+        assert_eq!(found.is_error, Some(false), "{found:?}");
+        serde_json::to_string(&found.structured_content).unwrap()
+    };
+    let top = found_names(session.client.call_tool(search(None)).await.unwrap());
+    assert!(top.contains("\"name\":\"calculate\""), "{top}");
+    let sub = found_names(
+        session
+            .client
+            .call_tool(search(Some(json!(1))))
+            .await
+            .unwrap(),
+    );
+    assert!(sub.contains("\"name\":"), "{sub}");
+    assert!(!sub.contains("\"name\":\"calculate\""), "{sub}");
     let too_deep = names(
         session
             .client
