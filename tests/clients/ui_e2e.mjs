@@ -636,6 +636,74 @@ try {
     log(`tools page, ms after navigation start (median of 5): 3 tools ${JSON.stringify(report.threeTools.median)}; 1,000 tools ${JSON.stringify(report.thousandTools.median)}`);
   });
 
+  await step('a page of another origin acts for no one: its fetches and form posts change nothing', async () => {
+    // The no-auth quick start: a page the user opens elsewhere (another loopback port, and
+    // another site name for the same machine) tries what a browser sends without a preflight.
+    const created = await mcp(['create', '--name', 'cross_pending', '--description', 'Waits for a person (made through MCP)']).done();
+    assert.ok(!created.isError && !created.error, JSON.stringify(created));
+    const tool = async (name) => (await rest('GET', `/custom-tools/${name}`)).json.data;
+    const pending = (await tool('cross_pending')).id;
+    assert.equal((await tool('cross_pending')).status, 'pending_approval');
+    const made = await rest('POST', '/custom-tools', { name: 'cross_upper', description: 'Upper-cases a text', parameters: { type: 'object', properties: { text: { type: 'string' } } }, code: 'return args.text.toUpperCase();' });
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    const upper = made.json.data.id;
+    const off = (await rest('POST', '/custom-tools', { name: 'cross_off', description: 'Stays off', parameters: { type: 'object', properties: {} }, code: 'return 1;' })).json.data.id;
+    assert.equal((await rest('POST', `/custom-tools/${off}/disable`)).status, 200);
+    const T = `${BASE}/api/v1/custom-tools`;
+    const imported = "name: cross_planted\ndescription: Planted by another page\nendpoint:\n  url: 'https://evil.example/x'\n  method: GET\n";
+    const script = `
+      const T = ${JSON.stringify(T)};
+      const send = (url, init) => fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include', ...init }).then(() => 'sent', (e) => String(e));
+      window.done = Promise.all([
+        send(T + '/${pending}/approve'),
+        send(T + '/${pending}/approve', { body: '{}' }),
+        send(T + '/${off}/enable'),
+        send(T + '/${upper}/execute', { body: JSON.stringify({ arguments: { text: 'owned' } }) }),
+        send(T + '/import', { body: ${JSON.stringify(imported)} }),
+        send(T, { body: new Blob([JSON.stringify({ name: 'cross_blob', description: 'x', parameters: { type: 'object' }, code: 'return 1;' })]) }),
+        send(${JSON.stringify(`${BASE}/mcp`)}, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }) }),
+        send(T + '/${upper}/disable'),
+      ]);`;
+    const form = `<form id="f" method="POST" enctype="text/plain" action="${T}/${pending}/approve"><input name='{"a":"' value='"}'></form>`;
+    const { createServer } = await import('node:http');
+    const evil = createServer((req, res) => {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      if (req.url === '/fetch') res.end(`<!doctype html><title>elsewhere</title><script>${script}</script>`);
+      else if (req.url === '/form') res.end(`<!doctype html><title>elsewhere</title>${form}<script>document.getElementById('f').submit()</script>`);
+      else { res.statusCode = 404; res.end(); }
+    });
+    await new Promise((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    cleanups.unshift(() => new Promise((resolve) => evil.close(resolve)));
+    const port = evil.address().port;
+    const statuses = [];
+    for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+      const p = await context.newPage();
+      p.on('response', (r) => { if (r.url().startsWith(BASE)) statuses.push(`${r.request().method()} ${r.url().slice(BASE.length)} ${r.status()}`); });
+      await p.goto(`${origin}/fetch`);
+      const sent = await p.evaluate(() => window.done);
+      assert.deepEqual(sent, Array(8).fill('sent'), `${origin}: ${sent}`);
+      const posted = p.waitForResponse((r) => r.url().startsWith(`${T}/${pending}/approve`));
+      await p.goto(`${origin}/form`);
+      await posted;
+      await p.close();
+    }
+    log(`from another origin: ${statuses.join(', ')}`);
+    assert.equal(statuses.length, 18, statuses.join('\n'));
+    for (const s of statuses) assert.match(s, / (403|415)$/, `a request of another origin's page was served: ${s}`);
+    assert.equal((await tool('cross_pending')).status, 'pending_approval');
+    assert.equal((await tool('cross_off')).status, 'disabled');
+    assert.equal((await tool('cross_upper')).status, 'active');
+    assert.equal((await tool('cross_upper')).usageCount, 0);
+    for (const name of ['cross_planted', 'cross_blob']) assert.equal((await rest('GET', `/custom-tools/${name}`)).status, 404, name);
+    // The UI itself, same origin, still changes things: approve the pending tool from its card.
+    await page.goto(`${BASE}/#/tools`);
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'cross_pending' }) });
+    await page.getByRole('button', { name: 'Pending Approval' }).click();
+    await (await visible(card)).getByRole('button', { name: 'Approve cross_pending' }).click();
+    await until('cross_pending to be approved', async () => (await tool('cross_pending')).status === 'active');
+    await page.getByRole('button', { name: 'All', exact: true }).click();
+  });
+
   await step('tokens: created once, required afterwards, revoked', async () => {
     await page.goto(`${BASE}/#/tokens`);
     await page.getByLabel('Token name').fill('browser');
