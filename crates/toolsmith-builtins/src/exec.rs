@@ -334,9 +334,11 @@ pub(crate) async fn run_request(
 /// the workspace's rules as far as a sandbox can hold them:
 /// - the deny-listed paths that exist are covered (empty and read-only inside the sandbox);
 /// - the quota: a run is refused while the user's workspaces are at or over it, no one file
-///   the run writes may exceed what is left (`RLIMIT_FSIZE`), and a run that still leaves
-///   them over it (many files) says so in `quota`, so the next run or write is refused until
-///   files are deleted.
+///   the run writes may exceed its share of what is left (`RLIMIT_FSIZE`; half of what the
+///   user's runs in flight have not reserved, [`Workspace::reserve_run`], so parallel runs
+///   share it rather than each getting all of it), and a run that still leaves them over it
+///   (many files) says so in `quota`, so the next run or write is refused until files are
+///   deleted.
 pub(crate) async fn run_in(
     deps: &Deps,
     ws: &Workspace,
@@ -356,8 +358,11 @@ pub(crate) async fn run_in(
     let mut request: RunRequest<'_> = request;
     request.workspace = Some(&root);
     request.hidden = &hidden;
-    request.max_file_size = Some(before.quota_bytes - before.bytes);
+    // Parallel runs of one user share what is left (issue 31: each got all of it).
+    let share = ws.reserve_run(&before);
+    request.max_file_size = Some(share.bytes());
     let mut out = run_request(deps, request).await?;
+    drop(share);
     let after = ws.usage()?;
     if after.bytes > after.quota_bytes || after.entries > after.max_entries {
         out["quota"] = json!({

@@ -42,7 +42,7 @@ pub use deny::DenyList;
 pub use error::WorkspaceError;
 pub use ops::{Metadata, RemoveOutcome, WriteOptions, WriteOutcome};
 pub use path::WsPath;
-pub use quota::Usage;
+pub use quota::{RunShare, Usage};
 pub use walk::{WalkEntry, WalkOptions, WalkOutcome};
 
 /// The folder of a user's own workspace inside their folder.
@@ -58,7 +58,15 @@ pub struct Workspaces {
     config: Arc<WorkspaceConfig>,
     deny: Arc<DenyList>,
     root: OwnedFd,
-    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    locks: Mutex<HashMap<String, Arc<UserLocks>>>,
+}
+
+/// What one user's workspaces share between calls: the lock every change holds, and the bytes
+/// the sandbox runs in flight have reserved of the quota ([`Workspace::reserve_run`]).
+#[derive(Debug, Default)]
+pub(crate) struct UserLocks {
+    changes: Mutex<()>,
+    run_reserved: Mutex<u64>,
 }
 
 impl std::fmt::Debug for Workspaces {
@@ -193,7 +201,7 @@ impl Workspaces {
         let mut rel = vec![user_name.clone()];
         rel.extend(tail.iter().map(|name| (*name).to_owned()));
         let user_dir = ensure_dir(&self.root, std::slice::from_ref(&user_name))?;
-        let lock: Arc<Mutex<()>> = self
+        let lock: Arc<UserLocks> = self
             .locks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -205,7 +213,7 @@ impl Workspaces {
             Err(_) => {
                 // A new workspace (an agent id can be the caller's choice): its folders count
                 // against the user's entries like any other.
-                let _guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                let _guard = lock.changes.lock().unwrap_or_else(PoisonError::into_inner);
                 quota::check(&user_dir, &self.config, 0, 2)?;
                 ensure_dir(&self.root, &rel)?
             }
@@ -253,7 +261,7 @@ pub struct Workspace {
     root_path: PathBuf,
     config: Arc<WorkspaceConfig>,
     deny: Arc<DenyList>,
-    lock: Arc<Mutex<()>>,
+    lock: Arc<UserLocks>,
 }
 
 impl std::fmt::Debug for Workspace {

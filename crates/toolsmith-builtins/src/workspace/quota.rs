@@ -35,13 +35,66 @@ impl Workspace {
 
     /// Held by every change of the user's workspaces.
     pub(crate) fn lock_changes(&self) -> MutexGuard<'_, ()> {
-        self.lock.lock().unwrap_or_else(PoisonError::into_inner)
+        self.lock
+            .changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Refuses a change that would add `bytes` and `entries` beyond the quota. Call with
     /// [`Workspace::lock_changes`] held.
     pub(crate) fn check_quota(&self, bytes: u64, entries: u64) -> Result<(), WorkspaceError> {
         check(&self.user_dir, &self.config, bytes, entries)
+    }
+
+    /// Reserves, for one sandbox run, a share of what is left of the quota: half of what the
+    /// runs already in flight for this user have not reserved. The shares of all runs in flight
+    /// add up to at most what was left when each started, so parallel runs cannot multiply the
+    /// overshoot (each run's files are limited to its share by `RLIMIT_FSIZE`). Given back
+    /// when the [`RunShare`] is dropped.
+    ///
+    /// Why half: the next run must find something left, and halving leaves it so however many
+    /// runs start (1/2 + 1/4 + … < 1); the cost is that one run alone may write files of at
+    /// most half of what is left.
+    pub fn reserve_run(&self, usage: &Usage) -> RunShare {
+        let left = usage.quota_bytes.saturating_sub(usage.bytes);
+        let mut reserved = self
+            .lock
+            .run_reserved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let bytes = left.saturating_sub(*reserved) / 2;
+        *reserved = reserved.saturating_add(bytes);
+        RunShare {
+            bytes,
+            locks: self.lock.clone(),
+        }
+    }
+}
+
+/// A sandbox run's share of the quota ([`Workspace::reserve_run`]), given back on drop.
+#[derive(Debug)]
+pub struct RunShare {
+    bytes: u64,
+    locks: std::sync::Arc<super::UserLocks>,
+}
+
+impl RunShare {
+    /// The largest file the run may write.
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for RunShare {
+    fn drop(&mut self) {
+        let mut reserved = self
+            .locks
+            .run_reserved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *reserved = reserved.saturating_sub(self.bytes);
     }
 }
 

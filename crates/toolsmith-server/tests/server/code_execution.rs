@@ -435,3 +435,42 @@ async fn a_requirement_file_is_filtered_like_the_command_line() {
         "{message}"
     );
 }
+
+/// Issue 31: parallel runs each got what was left of the quota as their file size limit, so
+/// two runs overshot it twice. Runs in flight now share it: two runs that each write 3 MiB,
+/// held together until both have started, leave at most the 4 MiB quota between them.
+#[tokio::test]
+async fn parallel_runs_share_what_is_left_of_the_quota() {
+    if !sandbox_works().await {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = code_app(dir.path(), 4 * 1024 * 1024).await;
+    // Each run marks that it started and waits for the other's mark before writing, so both
+    // hold their share at once.
+    let run = |me: &str, other: &str| {
+        json!({
+            "command": format!(
+                "touch {me}.in; until [ -e {other}.in ]; do :; done; \
+                 head -c 3145728 /dev/zero > {me}.bin; stat -c %s {me}.bin"
+            ),
+            "timeoutSeconds": 20
+        })
+    };
+    let (a, b) = tokio::join!(
+        execute(&app, "execute_shell", run("a", "b")),
+        execute(&app, "execute_shell", run("b", "a")),
+    );
+    let size = |res: &crate::rest_support::TestResponse| -> u64 {
+        let data = res.assert_ok(StatusCode::OK);
+        data["content"]["stdout"]
+            .as_str()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no size in {data}"))
+    };
+    let (a, b) = (size(&a), size(&b));
+    assert!(
+        a + b <= 4 * 1024 * 1024,
+        "two parallel runs wrote {a} + {b} bytes under a 4 MiB quota"
+    );
+}
