@@ -350,3 +350,73 @@ fn a_call_that_ran_during_an_outage_says_its_result_was_withheld_not_that_the_to
         errors.body
     );
 }
+
+/// Issue 31, the CLI's face of the withheld result: `toolsmith run` of a tool that ran while
+/// the database went away (stopped while the tool waited on a request the test answers)
+/// exits 7, not 10 or 1, and names the tool ran and the execution to check.
+#[test]
+fn toolsmith_run_of_a_call_that_ran_during_an_outage_exits_7_naming_the_run() {
+    use std::io::{Read as _, Write as _};
+    let Some(cluster) = pg_or_skip() else { return };
+    let url = cluster.create_database().expect("database");
+    let env = Env::new();
+    let gate = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = gate.local_addr().expect("addr").port();
+    let config = env.write(
+        "toolsmith.toml",
+        &format!("[egress]\nallowed_private_hosts = [\"127.0.0.1:{port}\"]\n"),
+    );
+    let config = config.to_str().expect("a path");
+    let tool = json!({
+        "name": "gated", "description": "d", "parameters": {"type": "object"},
+        "permissions": ["network"],
+        "code": format!("await fetch('http://127.0.0.1:{port}/'); return 'gated ran';"),
+    });
+    let file = env.write("gated.json", &tool.to_string());
+    let global = ["--database-url", url.as_str()];
+    let mut create = global.to_vec();
+    create.extend(["tool", "create", "--file", file.to_str().expect("a path")]);
+    let made = env
+        .command(&create)
+        .env("TOOLSMITH_CONFIG", config)
+        .output()
+        .expect("tool create");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+
+    let mut run = global.to_vec();
+    run.extend(["run", "gated"]);
+    let child = env
+        .command(&run)
+        .env("TOOLSMITH_CONFIG", config)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("toolsmith run");
+    // The tool is running once its request arrives: the database goes away, then it gets
+    // its answer and returns.
+    let (mut request, _) = gate.accept().expect("the tool's request");
+    let mut head = [0u8; 1024];
+    let _ = request.read(&mut head).expect("read the request");
+    cluster.stop().expect("stop PostgreSQL");
+    request
+        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+        .expect("answer");
+    drop(request);
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(stderr.contains("the tool ran"), "{stderr}");
+    assert!(stderr.contains("(execution exec_"), "{stderr}");
+    assert!(!stdout.contains("gated ran"), "{stdout}");
+    cluster.restart().expect("restart PostgreSQL");
+}
