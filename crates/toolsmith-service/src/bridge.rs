@@ -76,6 +76,10 @@ pub struct BridgeSettings {
     /// `mcp_grants`: bridged tools are visible and callable for non-admins only through a
     /// grant of their server.
     pub grants: bool,
+    /// Whether every enabled server is connected as soon as the service opens (`serve`, `mcp`).
+    /// A CLI command that needs no upstream opens the service without (`false`): nothing is
+    /// started until it asks ([`crate::ToolService::connect_mcp_servers`]).
+    pub autostart: bool,
 }
 
 impl Default for BridgeSettings {
@@ -85,6 +89,7 @@ impl Default for BridgeSettings {
             allowed_env: Vec::new(),
             deferred_threshold: DEFAULT_DEFERRED_THRESHOLD,
             grants: false,
+            autostart: true,
         }
     }
 }
@@ -118,6 +123,8 @@ pub(crate) struct Launcher {
     pub(crate) egress: toolsmith_egress::EgressGuard,
     pub(crate) config: Arc<ConfigCache>,
     pub(crate) deferred_threshold: usize,
+    /// [`BridgeSettings::autostart`].
+    pub(crate) autostart: bool,
 }
 
 /// One server and its connection task.
@@ -183,15 +190,52 @@ impl Bridge {
     /// starts its task when it is enabled.
     fn insert(&self, config: McpServerConfig, origin: Origin) {
         let upstream = Arc::new(upstream::Upstream::new(config, origin));
-        let task = upstream.config.enabled.then(|| {
-            tokio::spawn(upstream::run(
-                upstream.clone(),
-                self.registry.clone(),
-                self.launcher.clone(),
-            ))
-        });
+        let task = if !upstream.config.enabled {
+            None
+        } else if self.launcher.autostart {
+            Some(self.spawn(&upstream))
+        } else {
+            upstream.set_state(ServerState::NotStarted);
+            None
+        };
         let name = upstream.config.name.clone();
         self.lock().insert(name, Running { upstream, task });
+    }
+
+    fn spawn(&self, upstream: &Arc<upstream::Upstream>) -> JoinHandle<()> {
+        tokio::spawn(upstream::run(
+            upstream.clone(),
+            self.registry.clone(),
+            self.launcher.clone(),
+        ))
+    }
+
+    /// Starts the connection of each enabled server not started yet (all, or those `wanted`
+    /// names); the names started.
+    pub(crate) fn connect(&self, wanted: Option<&[String]>) -> Vec<String> {
+        let mut started = Vec::new();
+        for (name, running) in self.lock().iter_mut() {
+            let asked = wanted.is_none_or(|w| w.iter().any(|n| n == name));
+            if asked && running.task.is_none() && running.upstream.config.enabled {
+                running.upstream.set_state(ServerState::Connecting);
+                running.task = Some(self.spawn(&running.upstream));
+                started.push(name.clone());
+            }
+        }
+        started
+    }
+
+    /// The servers whose prefix and allow and deny lists would bridge a tool named `tool`.
+    pub(crate) fn servers_of_tool(&self, tool: &str) -> Vec<String> {
+        self.lock()
+            .values()
+            .filter(|r| {
+                let config = &r.upstream.config;
+                tool.strip_prefix(config.prefix().as_str())
+                    .is_some_and(|remote| !remote.is_empty() && config.bridges(remote))
+            })
+            .map(|r| r.upstream.config.name.clone())
+            .collect()
     }
 
     /// Stops a server's task, ends its program and takes its tools out of the catalogue;

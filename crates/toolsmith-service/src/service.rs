@@ -484,6 +484,7 @@ impl ToolService {
                 egress: service.egress.clone(),
                 config: service.config_cache.clone(),
                 deferred_threshold: service.config.mcp_bridge.deferred_threshold,
+                autostart: service.config.mcp_bridge.autostart,
             },
         ));
         let service = Arc::new(service);

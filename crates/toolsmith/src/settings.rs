@@ -294,6 +294,7 @@ impl Settings {
                     .mcp_deferred_threshold
                     .unwrap_or(toolsmith_service::bridge::DEFAULT_DEFERRED_THRESHOLD),
                 grants: file.mcp_grants.unwrap_or(false),
+                autostart: true,
             },
             ..ToolServiceSettings::default()
         };

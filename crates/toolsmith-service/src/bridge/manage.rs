@@ -39,6 +39,25 @@ impl ToolService {
             .ok_or_else(|| not_found(name))
     }
 
+    /// Connects the enabled servers this process has not started — all, or those in `names` —
+    /// for a CLI command that opened the service without `autostart` and needs them; the names
+    /// started (in the background: poll their status).
+    pub fn connect_mcp_servers(&self, names: Option<&[String]>) -> Vec<String> {
+        self.bridge
+            .as_ref()
+            .map(|b| b.connect(names))
+            .unwrap_or_default()
+    }
+
+    /// The servers that would bridge a tool named `tool` (its prefix, allow and deny lists),
+    /// so the CLI connects only those before running it.
+    pub fn mcp_servers_of_tool(&self, tool: &str) -> Vec<String> {
+        self.bridge
+            .as_ref()
+            .map(|b| b.servers_of_tool(tool))
+            .unwrap_or_default()
+    }
+
     /// Makes the bridged MCP server `name` reconnect now; `false` if there is none by that name.
     pub fn retry_mcp_server(&self, name: &str) -> bool {
         self.bridge.as_ref().is_some_and(|b| b.retry(name))

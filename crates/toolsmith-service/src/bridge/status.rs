@@ -15,6 +15,9 @@ pub enum ServerState {
     Down,
     /// `enabled = false` in its configuration.
     Disabled,
+    /// Not connected by this process: a CLI command that needs no upstream opened the service
+    /// (`toolsmith serve` and `toolsmith mcp` connect every enabled server).
+    NotStarted,
 }
 
 /// Where a server's configuration comes from.

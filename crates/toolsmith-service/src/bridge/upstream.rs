@@ -101,6 +101,10 @@ impl Upstream {
         status
     }
 
+    pub(crate) fn set_state(&self, state: ServerState) {
+        self.lock().state = state;
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, ServerStatus> {
         self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }

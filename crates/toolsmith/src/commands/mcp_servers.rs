@@ -3,9 +3,9 @@
 //! local operator, as for tokens). A running `toolsmith serve` on the same store starts, restarts
 //! or stops them at its next change-feed poll.
 //!
-//! The status is this process's own: opening the service starts a connection to every enabled
-//! server, and `list`, `show` and `retry` wait (`--wait`, default 10 s) until none is still
-//! connecting, so what they print is what a fresh connection meets now.
+//! The status is this process's own: `list`, `show` and `retry` connect to every enabled server
+//! (or the one named) and wait (`--wait`, default 10 s) until none is still connecting, so what
+//! they print is what a fresh connection meets now. The other commands start nothing.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -155,6 +155,7 @@ pub async fn run(ctx: &Ctx, command: McpServersCommand) -> anyhow::Result<u8> {
     let service = &ctx.service;
     match command {
         McpServersCommand::List(wait) => {
+            service.connect_mcp_servers(None);
             settle(ctx, None, wait.wait).await;
             let servers = service.mcp_servers();
             if ctx.json {
@@ -168,6 +169,7 @@ pub async fn run(ctx: &Ctx, command: McpServersCommand) -> anyhow::Result<u8> {
             }
         }
         McpServersCommand::Show { name, wait } => {
+            service.connect_mcp_servers(Some(std::slice::from_ref(&name)));
             settle(ctx, Some(&name), wait.wait).await;
             show(ctx, &service.mcp_server(&name)?)?;
         }
@@ -195,7 +197,12 @@ pub async fn run(ctx: &Ctx, command: McpServersCommand) -> anyhow::Result<u8> {
             }
         }
         McpServersCommand::Retry { name, wait } => {
-            if !service.retry_mcp_server(&name) {
+            // Started now, or asked to reconnect now if it was started already.
+            if service
+                .connect_mcp_servers(Some(std::slice::from_ref(&name)))
+                .is_empty()
+                && !service.retry_mcp_server(&name)
+            {
                 return Err(CliError::NotFound(format!("no MCP server named '{name}'")).into());
             }
             settle(ctx, Some(&name), wait.wait).await;
@@ -207,10 +214,16 @@ pub async fn run(ctx: &Ctx, command: McpServersCommand) -> anyhow::Result<u8> {
 
 /// Waits until no server (or `name`) is connecting, for at most `seconds`.
 async fn settle(ctx: &Ctx, name: Option<&str>, seconds: u64) {
+    let names = name.map(|n| vec![n.to_owned()]);
+    settle_servers(ctx, names.as_deref(), seconds).await;
+}
+
+/// Waits until none of `names` (every server for `None`) is connecting, for at most `seconds`.
+pub(crate) async fn settle_servers(ctx: &Ctx, names: Option<&[String]>, seconds: u64) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
     while tokio::time::Instant::now() < deadline {
         let connecting = ctx.service.mcp_servers().iter().any(|s| {
-            name.is_none_or(|n| s.name == n)
+            names.is_none_or(|n| n.contains(&s.name))
                 && (s.state == ServerState::Connecting
                     || (s.state == ServerState::Down
                         && s.connections == 0

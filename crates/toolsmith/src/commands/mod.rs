@@ -67,7 +67,10 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     // The other commands read the server's configuration (file named by TOOLSMITH_CONFIG and
     // the TOOLSMITH_* variables) so that they honour the same limits, sandbox settings and
     // JSONL audit file as the server they sit beside.
-    let settings = Settings::resolve(&global, None, &RuntimeArgs::from_env()?)?;
+    let mut settings = Settings::resolve(&global, None, &RuntimeArgs::from_env()?)?;
+    // No upstream MCP server is started for a command that does not need one: `mcp-servers`
+    // and `run` of a bridged tool connect what they need themselves.
+    settings.service.mcp_bridge.autostart = false;
     if settings.service.read_only && writes(&command) {
         return Err(toolsmith_service::ServiceError::Forbidden(
             "read-only mode (--read-only, TOOLSMITH_READ_ONLY or read_only in the configuration \

@@ -22,15 +22,29 @@ use crate::cli::{RunArgs, RunCodeArgs};
 use crate::exit::{self, CliError, SUCCESS};
 use crate::{input, output};
 
+/// How long `run` of a bridged tool waits for its server to connect and list its tools (the
+/// bridge's own handshake limit is 30 s).
+const MCP_CONNECT_WAIT_SECONDS: u64 = 35;
+
 pub async fn run_tool(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
     let call_args = input::read_args(args.call.args.as_deref(), args.call.args_file.as_deref())?;
     let mut tool_ctx = ToolContext::new(ctx.actor.user_id.clone());
     tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
     // The CLI is the local operator: MCP grants do not bind it.
     tool_ctx.admin = true;
+    // A bridged tool: connect only its server, and wait (bounded) until it is connected and
+    // its tools listed, or down with the reason.
+    let servers = ctx.service.mcp_servers_of_tool(&args.name);
+    if !servers.is_empty() {
+        ctx.service.connect_mcp_servers(Some(&servers));
+        super::mcp_servers::settle_servers(ctx, Some(&servers), MCP_CONNECT_WAIT_SECONDS).await;
+    }
     let result = ctx.service.execute(&args.name, call_args, tool_ctx).await;
     let hint = if result.error_kind() == Some(ErrorKind::NotFound) {
-        not_active_hint(ctx, &args.name).await
+        match bridged_hint(ctx, &servers) {
+            Some(hint) => Some(hint),
+            None => not_active_hint(ctx, &args.name).await,
+        }
     } else {
         None
     };
@@ -69,6 +83,31 @@ pub async fn run_code(ctx: &Ctx, args: RunCodeArgs) -> anyhow::Result<u8> {
         .run_ephemeral(&ctx.actor, run, tool_ctx, rights)
         .await;
     report(ctx, &result, None)
+}
+
+/// Why a bridged tool is not there: its server is not connected (with the reason), or it is
+/// and does not offer the tool.
+fn bridged_hint(ctx: &Ctx, servers: &[String]) -> Option<String> {
+    let hints: Vec<String> = servers
+        .iter()
+        .filter_map(|name| ctx.service.mcp_server(name).ok())
+        .map(|s| match (&s.state, &s.last_error) {
+            (toolsmith_service::bridge::ServerState::Connected, _) => format!(
+                "MCP server '{}' is connected but does not offer this tool (`toolsmith mcp-servers show {}` lists its tools and the ones skipped)",
+                s.name, s.name
+            ),
+            (state, error) => format!(
+                "MCP server '{}' is not connected ({}){}",
+                s.name,
+                serde_json::to_value(state)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+            ),
+        })
+        .collect();
+    (!hints.is_empty()).then(|| hints.join("; "))
 }
 
 /// Why a tool the registry does not know may still exist: it is stored but not active.

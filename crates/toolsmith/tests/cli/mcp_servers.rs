@@ -328,3 +328,65 @@ fn a_stored_policy_naming_a_server_that_left_the_configuration_file_warns_and_ne
     let shown = without_server(&["policy", "show"]).expect(0);
     assert!(!shown.stderr.contains("group:mcp:gone"), "{}", shown.stderr);
 }
+
+#[test]
+fn cli_commands_start_only_the_upstreams_they_need_and_run_waits_for_its_server() {
+    if !python().exists() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "the MCP Python SDK is missing: run scripts/install-test-deps.sh"
+        );
+        eprintln!("skipped: the MCP Python SDK is missing (scripts/install-test-deps.sh)");
+        return;
+    }
+    let env = Env::new();
+    // Each server notes its start in `starts` (a line with its name) before it serves.
+    let starts = env.write("starts", "");
+    let python = python().display().to_string();
+    let script = clients_dir().join("mcp_upstream.py").display().to_string();
+    let server = |name: &str| {
+        format!(
+            "[[mcp_servers]]\nname = {name:?}\ncommand = \"/bin/sh\"\nargs = [\"-c\", {:?}]\n",
+            format!("echo {name} >> '{starts}'; exec '{python}' '{script}'")
+        )
+    };
+    let config = env.write(
+        "toolsmith.toml",
+        format!(
+            "{}{}[[mcp_servers]]\nname = \"broken\"\ncommand = \"/bin/false\"\n",
+            server("up"),
+            server("other")
+        ),
+    );
+    let with = |args: &[&str]| env.run_with_env(args, None, &[("TOOLSMITH_CONFIG", &config)]);
+    let started = || std::fs::read_to_string(&starts).unwrap_or_default();
+
+    // `run` of a bridged tool connects its server (only that one) and waits for it.
+    let out = with(&[
+        "--json",
+        "run",
+        "mcp_up_echo",
+        "--args",
+        r#"{"text": "bridged from the cli"}"#,
+    ])
+    .expect(0);
+    assert!(out.stdout.contains("bridged from the cli"), "{out:?}");
+    assert_eq!(started(), "up\n");
+
+    // Commands that need no upstream start none.
+    std::fs::write(&starts, "").unwrap();
+    with(&["--json", "tool", "list"]).expect(0);
+    with(&["--json", "policy", "show"]).expect(0);
+    with(&["--json", "approvals", "list"]).expect(0);
+    with(&["--json", "mcp-grants", "list"]).expect(0);
+    assert_eq!(started(), "", "an unrelated command started upstreams");
+
+    // A server that cannot start: the answer says so, with the reason.
+    let out = with(&["--json", "run", "mcp_broken_echo", "--args", "{}"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("MCP server 'broken' is not connected (down)"),
+        "{said}"
+    );
+}
