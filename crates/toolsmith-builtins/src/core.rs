@@ -37,8 +37,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Number, Value};
 use toolsmith_core::{
-    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
-    ToolOrigin, ToolResult,
+    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 /// The category every tool of this family carries.
@@ -121,20 +120,15 @@ pub enum Runs {
 
 /// A built-in tool of this family: category `Utilities`, its group as provider, no permissions.
 pub fn builtin(definition: ToolDefinition, run: ToolFn, runs: Runs) -> RegisteredTool {
-    let name = definition.name.clone();
-    RegisteredTool::new(
-        definition.with_category(CATEGORY),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
+    crate::builtin_tool(
+        definition,
+        CATEGORY,
         PermissionSet::new(),
         Arc::new(FnExecutor {
             run,
             blocking: runs == Runs::Blocking,
         }),
     )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 /// Every tool of the family, ready to register.

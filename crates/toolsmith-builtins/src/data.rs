@@ -18,8 +18,7 @@ use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordQuery, RecordScope, RecordStats, RecordTally,
 };
 use toolsmith_core::{
-    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
-    ToolOrigin, ToolResult,
+    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 use crate::BuiltinEnv;
@@ -215,20 +214,15 @@ pub fn data_tool_with(
     definition: ToolDefinition,
     work: impl DataWork + 'static,
 ) -> RegisteredTool {
-    let name = definition.name.clone();
-    RegisteredTool::new(
-        definition.with_category(category),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
+    crate::builtin_tool(
+        definition,
+        category,
         PermissionSet::new(),
         Arc::new(DataExecutor {
             records: env.data.clone(),
             work: Box::new(work),
         }),
     )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 /// A new record id: the family's prefix and 16 random hex digits (`mem_3f9a…`).

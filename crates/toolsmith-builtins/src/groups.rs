@@ -408,6 +408,7 @@ pub fn result_source_of(tool: &str) -> toolsmith_core::ResultSource {
 /// The provider a built-in tool registers under: its group's id. A tool in no group is a
 /// programming error of this crate, caught by its tests.
 #[must_use]
+#[allow(clippy::panic)] // A constant of this crate; the test named above catches it.
 pub fn provider_of(tool: &str) -> &'static str {
     group_of(tool).map_or_else(
         || panic!("built-in tool '{tool}' is in no group of groups::TOOL_GROUPS"),

@@ -108,16 +108,36 @@ pub(crate) fn family_tool(
     permission: toolsmith_core::Permission,
     executor: Arc<dyn toolsmith_core::ToolExecutor>,
 ) -> RegisteredTool {
+    builtin_tool(
+        definition,
+        category,
+        toolsmith_core::PermissionSet::from([permission]),
+        executor,
+    )
+}
+
+/// Every built-in tool is made here: `definition` in `category`, its group as provider,
+/// holding `permissions`, run by `executor`.
+///
+/// # Panics
+/// On a schema that does not compile or a tool in no group: both are constants of this crate,
+/// and `tests.rs` builds every built-in, so such a bug fails the tests, never a server.
+#[allow(clippy::panic)]
+pub(crate) fn builtin_tool(
+    definition: toolsmith_core::ToolDefinition,
+    category: &str,
+    permissions: toolsmith_core::PermissionSet,
+    executor: Arc<dyn toolsmith_core::ToolExecutor>,
+) -> RegisteredTool {
     let name = definition.name.clone();
     RegisteredTool::new(
         definition.with_category(category),
         toolsmith_core::ToolOrigin::BuiltIn {
             provider: groups::provider_of(&name).to_owned(),
         },
-        toolsmith_core::PermissionSet::from([permission]),
+        permissions,
         executor,
     )
-    // The schemas are constants of this crate and covered by its tests.
     .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 

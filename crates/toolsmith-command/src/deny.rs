@@ -284,7 +284,10 @@ static COMPILED: LazyLock<Vec<CompiledPattern>> = LazyLock::new(|| {
                 .multi_line(true)
                 .build()
                 // The patterns are constants; a test compiles every one of them.
-                .unwrap_or_else(|err| panic!("deny pattern {label:?} does not compile: {err}")),
+                .unwrap_or_else(
+                    #[allow(clippy::panic)]
+                    |err| panic!("deny pattern {label:?} does not compile: {err}"),
+                ),
         })
         .collect()
 });
@@ -317,6 +320,7 @@ static CODE_OPTION_AT_END: LazyLock<Regex> = LazyLock::new(|| {
         r"{before}(?P<program>(?:(?:ba|da|z|k|mk|fi|tc|c|y|a)?sh|python[0-9.]*|pypy[0-9.]*)\s+{options}-[A-Za-z]*c[A-Za-z]*|(?:perl|ruby|lua[0-9.]*)\s+{options}-[A-Za-z]*[eE]|(?:node|nodejs|deno)\s+{options}(?:-[A-Za-z]*[ep]|--eval|--print)|php[0-9.]*\s+{options}-r)\s+(?:--\s+)?\S*$"
     );
     // A constant pattern; a test runs it.
+    #[allow(clippy::panic)]
     Regex::new(&source).unwrap_or_else(|err| panic!("code option pattern does not compile: {err}"))
 });
 

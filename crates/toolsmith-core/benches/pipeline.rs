@@ -2,6 +2,10 @@
 //! (the baseline) against the same tool through `Pipeline::execute` (parse the JSON arguments,
 //! look up, validate against the schema, middleware, output cap), measured in one run.
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 

@@ -2,6 +2,10 @@
 //! axum server on 127.0.0.1 through a test-only reqwest sender (no redirects, per-request
 //! timeout, capped body, loopback only).
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -6,6 +6,10 @@
 //! - `word_frequency_10kb`: the spec's example tool on 10 KB of text.
 //! - `loop_1e7`: a 10-million-iteration loop.
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 

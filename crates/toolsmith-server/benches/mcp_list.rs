@@ -17,6 +17,10 @@
 //! test run of the benchmarks (`cargo test --benches`, one iteration each, no `--bench`) uses
 //! 200 tools — it checks the benchmarks work, not how fast.
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 

@@ -8,6 +8,10 @@
 //!
 //! Usage: cargo run --release -p toolsmith-service --example js_bench -- bench/cases.json [iterations]
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -18,6 +18,10 @@
 //! usual `rate_per_user`), `take_three` (user, tool and session buckets), `slot_and_release` (a
 //! concurrency slot taken and given back: two round trips). Buckets are never empty.
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

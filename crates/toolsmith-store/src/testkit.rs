@@ -189,6 +189,7 @@ impl Drop for PgCluster {
 
 /// A fresh cluster, or `None` (with the reason on stderr) when PostgreSQL is not installed.
 /// Under `CI=true` a missing PostgreSQL panics instead: CI must run these tests.
+#[allow(clippy::panic)] // Test support: the panic is the test's failure.
 pub fn pg_or_skip() -> Option<PgCluster> {
     match PgCluster::start() {
         Ok(cluster) => Some(cluster),

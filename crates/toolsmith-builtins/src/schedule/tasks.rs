@@ -14,8 +14,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, PutOutcome, RecordOrder, RecordQuery, RecordScope};
 use toolsmith_core::{
-    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor,
-    ToolOrigin, ToolResult,
+    ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 use super::when::When;
@@ -103,12 +102,9 @@ pub(crate) fn tool(
     definition: ToolDefinition,
     op: Op,
 ) -> RegisteredTool {
-    let name = definition.name.clone();
-    RegisteredTool::new(
-        definition.with_category(super::CATEGORY),
-        ToolOrigin::BuiltIn {
-            provider: crate::groups::provider_of(&name).to_owned(),
-        },
+    crate::builtin_tool(
+        definition,
+        super::CATEGORY,
         PermissionSet::new(),
         Arc::new(ScheduleExecutor {
             records: env.data.clone(),
@@ -116,8 +112,6 @@ pub(crate) fn tool(
             op,
         }),
     )
-    // The schemas are constants of this crate and covered by its tests.
-    .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
 }
 
 fn task_properties() -> Value {

@@ -18,9 +18,12 @@ const MAX_LINKS: usize = 100;
 /// Line width the text is wrapped at.
 const WIDTH: usize = 100;
 
+// Constant patterns, compiled by the first test that reads a page.
+#[allow(clippy::panic)]
 static TITLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?is)<title[^>]*>(.*?)</title>").unwrap_or_else(|e| panic!("title regex: {e}"))
 });
+#[allow(clippy::panic)]
 static HREF: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?is)<a\s[^>]*?href\s*=\s*["']([^"'#][^"']*)["']"#)
         .unwrap_or_else(|e| panic!("href regex: {e}"))

@@ -2,6 +2,10 @@
 //! checked by classification and resolution (a test resolver), never connected to; requests
 //! only go to servers the tests start on 127.0.0.1.
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod origin;
 mod policy;
 mod send;

@@ -5,6 +5,10 @@
 //! - `rest_*` — the REST routes through the real router (`rest_support`).
 //! - `mcp_*` — MCP through rmcp's client and the real SDK clients (`mcp_support`).
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod mcp_support;
 mod rest_support;
 
@@ -39,9 +43,9 @@ mod rest_metrics;
 mod rest_one_off;
 mod rest_openapi;
 mod rest_policies;
-mod rest_scheduled_tasks;
 mod rest_read_only;
+mod rest_scheduled_tasks;
 mod rest_schemathesis;
-mod rest_ui;
 mod rest_scrubbing;
+mod rest_ui;
 mod tool_groups;

@@ -2,6 +2,10 @@
 //! store): one module per topic, each against a real SQLite file (`copy` also against a private
 //! PostgreSQL cluster from the test kit).
 
+// Tests, benches and examples fail loudly: a panic is their report. The code they exercise
+// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod config_secrets;
 mod copy;
 mod crash;
