@@ -474,3 +474,67 @@ async fn parallel_runs_share_what_is_left_of_the_quota() {
         "two parallel runs wrote {a} + {b} bytes under a 4 MiB quota"
     );
 }
+
+/// Issue 31: a JS tool's fan-out of `callTool`s ran 256 command sandboxes at once under a
+/// concurrency cap of 1, because nested calls took no permit. Each level of `callTool` now has
+/// caps of its own: of eight `execute_shell` siblings, each waiting for a second one to start,
+/// one runs (and waits in vain until its timeout) and seven are refused at once, naming the
+/// rule; the tool that fans out keeps running (no deadlock against its own permit).
+#[tokio::test]
+async fn a_call_tool_fan_out_is_bounded_by_the_concurrency_cap() {
+    if !sandbox_works().await {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ToolServiceSettings {
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
+            dir.path().join("workspaces"),
+        )),
+        limits: toolsmith_service::LimitsConfig {
+            max_concurrent_per_user: 1,
+            ..toolsmith_service::LimitsConfig::default()
+        },
+        ..ToolServiceSettings::default()
+    };
+    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    app.json(
+        Method::PUT,
+        "/api/v1/tool-groups/codeExecution",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let code = "const one = (i) => utils.callTool('execute_shell', {command: \
+        `touch in.${i}; until [ $(ls in.* | wc -l) -ge 2 ]; do :; done; echo ok`, \
+        timeoutSeconds: 3}).then(() => 'ran', (e) => 'refused: ' + e.message); \
+        return await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(one));";
+    app.create_tool(&json!({
+        "name": "fan_out", "description": "Runs eight shells at once",
+        "parameters": {"type": "object"},
+        "permissions": ["shell", "filesystem"],
+        "code": code,
+    }))
+    .await;
+    let out = app
+        .post(
+            "/api/v1/custom-tools/fan_out/execute",
+            &json!({"arguments": {}}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    let outcomes: Vec<String> = out["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{out}"))
+        .iter()
+        .map(|o| o.as_str().unwrap().to_owned())
+        .collect();
+    let ran = outcomes.iter().filter(|o| *o == "ran").count();
+    assert_eq!(ran, 1, "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .filter(|o| *o != "ran")
+            .all(|o| o.contains("depth 1") && o.contains("one after another")),
+        "{outcomes:?}"
+    );
+}

@@ -10,9 +10,17 @@
 //!   cap is refused at once (never queued without bound); its permit is held in the
 //!   [`Call`] and released when the call ends, however it ends.
 //!
-//! Nested calls (`callTool` from tool code) run inside their caller's permit and are not
-//! counted again, so a tool that calls tools can never deadlock against its own cap; they do
-//! spend rate tokens. Only executions pass here: control-plane reads never wait for a permit.
+//! Nested calls (`callTool` from tool code) never take a permit of their caller's level, so a
+//! tool that calls tools can never deadlock against its own cap: each level of `callTool`
+//! (depth 1, 2, … up to the pipeline's `max_call_depth`) has caps of its own, of the same
+//! sizes as the outer ones (`max_concurrent`, and per user `max_concurrent_per_user`), taken
+//! at once or refused like an outer call (issue 31: a fan-out of 256 `callTool`s ran 256
+//! command sandboxes under `max_concurrent = 1`). A chain of calls, one level each, always
+//! fits (its caller holds a permit of another level); siblings running at once at one level
+//! share that level's cap; so one user runs at most `(1 + max_call_depth) ×
+//! max_concurrent_per_user` executions at once. These per-level caps are this instance's own
+//! (a nested call runs in its caller's process), on PostgreSQL too. Nested calls also spend
+//! rate tokens. Only executions pass here: control-plane reads never wait for a permit.
 //!
 //! Counters are in memory on a store one process has to itself (SQLite). On a store several
 //! instances share (PostgreSQL) the rate buckets and the per-user cap live in the database
@@ -135,6 +143,8 @@ pub struct Limiter {
     config: LimitsConfig,
     buckets: Mutex<HashMap<(Scope, String), Bucket>>,
     global: Option<Arc<Semaphore>>,
+    /// The global cap of each level of nested calls (depth ≥ 1), made on first use.
+    nested_global: Mutex<HashMap<u32, Arc<Semaphore>>>,
     user_slots: Mutex<UserSlots>,
     rejections: Mutex<LimitRejections>,
     /// The database's counters, when instances share them and a shared limit is configured.
@@ -175,6 +185,7 @@ impl Limiter {
             buckets: Mutex::new(HashMap::new()),
             global: (config.max_concurrent > 0)
                 .then(|| Arc::new(Semaphore::new(config.max_concurrent))),
+            nested_global: Mutex::new(HashMap::new()),
             user_slots: Mutex::new(UserSlots {
                 by_user: HashMap::new(),
                 sweep_at: USER_SLOTS_SWEEP_AT,
@@ -299,6 +310,48 @@ impl Limiter {
         Ok(())
     }
 
+    /// The caps of a nested call's level (`call.ctx.depth` ≥ 1): this instance's global cap of
+    /// that level and the user's, taken at once or refused. Never a permit of another level,
+    /// so a caller holding its own permit never waits for its callees.
+    fn acquire_nested(&self, call: &mut Call) -> Result<(), ToolResult> {
+        let depth = call.ctx.depth;
+        if self.config.max_concurrent > 0 {
+            let level = Arc::clone(
+                self.nested_global
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(depth)
+                    .or_insert_with(|| Arc::new(Semaphore::new(self.config.max_concurrent))),
+            );
+            let permit = level.try_acquire_owned().map_err(|_| {
+                self.concurrency_refused(&format!(
+                    "too many tool calls made by tools are running on this server at depth \
+                     {depth} (at most {} per level of callTool); make them one after another",
+                    self.config.max_concurrent
+                ))
+            })?;
+            call.held.push(Held::new(permit));
+        }
+        if self.config.max_concurrent_per_user > 0 {
+            // A NUL never appears in a user id, so a level's key is never a user's.
+            let key = format!("{}\0{depth}", call.ctx.user_id);
+            let slots = self
+                .user_slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .of(&key, self.config.max_concurrent_per_user);
+            let permit = slots.try_acquire_owned().map_err(|_| {
+                self.concurrency_refused(&format!(
+                    "too many of your tool calls made by tools are running at depth {depth} (at \
+                     most {} per level of callTool); make them one after another",
+                    self.config.max_concurrent_per_user
+                ))
+            })?;
+            call.held.push(Held::new(permit));
+        }
+        Ok(())
+    }
+
     /// How many users have a semaphore now.
     #[cfg(test)]
     fn user_slot_count(&self) -> usize {
@@ -418,20 +471,27 @@ impl Middleware for Limiter {
         ];
         if let Some(shared) = &self.shared {
             if let Some(decided) = self.shared_before(shared, call, &keys).await {
-                return decided;
+                decided?;
+                if call.ctx.depth > 0 {
+                    self.acquire_nested(call)?;
+                }
+                return Ok(());
             }
             // The database did not answer: this instance's own counters decide.
             self.spend(&keys)?;
             if call.ctx.depth == 0 {
                 self.acquire_user(call)?;
+            } else {
+                self.acquire_nested(call)?;
             }
             return Ok(());
         }
         self.spend(&keys)?;
         if call.ctx.depth == 0 {
-            self.acquire(call)?;
+            self.acquire(call)
+        } else {
+            self.acquire_nested(call)
         }
-        Ok(())
     }
 
     async fn after(&self, call: &Call, _result: &mut ToolResult) {

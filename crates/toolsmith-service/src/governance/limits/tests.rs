@@ -354,3 +354,62 @@ async fn with_the_database_gone_the_limits_hold_on_this_instances_own_counters()
     let res = call().await;
     assert!(refused(&res), "{res:?}");
 }
+
+/// Issue 31: a fan-out of `callTool`s ran 256 sandboxes at once under `max_concurrent = 1`,
+/// because nested calls took no permit. Each level of nesting now has caps of its own: a
+/// second sibling at a level is refused while the first runs, a call one level deeper still
+/// runs (a chain never waits for its own caller's permit).
+#[tokio::test]
+async fn nested_calls_at_one_level_share_that_levels_caps() {
+    for config in [
+        LimitsConfig {
+            max_concurrent: 1,
+            ..LimitsConfig::default()
+        },
+        LimitsConfig {
+            max_concurrent_per_user: 1,
+            ..LimitsConfig::default()
+        },
+    ] {
+        let gauge = Arc::new(Gauge::default());
+        let (pipeline, _) = pipeline(config, gauge.clone());
+        let at = |depth: u32| {
+            let mut ctx = ToolContext::new("u");
+            ctx.depth = depth;
+            ctx
+        };
+        let mut holders = Vec::new();
+        for depth in [0, 1] {
+            let pipeline = pipeline.clone();
+            let ctx = at(depth);
+            holders.push(tokio::spawn(async move {
+                pipeline
+                    .execute_value("gauge", json!({"hold": true}), ctx)
+                    .await
+            }));
+            gauge.holding(depth as usize + 1).await;
+        }
+        let sibling = pipeline
+            .execute_value("gauge", json!({"ms": 1}), at(1))
+            .await;
+        assert_eq!(
+            sibling.error_kind(),
+            Some(ErrorKind::RateLimited),
+            "{config:?}: {sibling:?}"
+        );
+        assert!(
+            sibling
+                .error_message()
+                .is_some_and(|m| m.contains("depth 1") && m.contains("one after another")),
+            "{sibling:?}"
+        );
+        let deeper = pipeline
+            .execute_value("gauge", json!({"ms": 1}), at(2))
+            .await;
+        assert!(!deeper.is_error, "{config:?}: {deeper:?}");
+        gauge.release.send_replace(true);
+        for holder in holders {
+            assert!(!holder.await.unwrap().is_error);
+        }
+    }
+}
