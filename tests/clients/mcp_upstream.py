@@ -10,6 +10,7 @@ Tools:
 - `grow()`                adds the tool `late` and sends notifications/tools/list_changed
 - `die()`                 exits the process at once (a crashed upstream)
 - `cwd()`                 returns the process's working directory
+- `slow(seconds)`         answers after `seconds` (an upstream that takes its time)
 - `redefine()`            gives `wipe` another description and input schema and sends
                           notifications/tools/list_changed
 """
@@ -88,6 +89,15 @@ async def redefine(ctx: Context) -> str:
     )
     await ctx.session.send_tool_list_changed()
     return "redefined"
+
+
+@server.tool(annotations=READ_ONLY)
+async def slow(seconds: float) -> str:
+    """Answer after the given number of seconds."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return f"slept {seconds}"
 
 
 @server.tool(annotations=READ_ONLY)

@@ -60,6 +60,7 @@ pub fn router(state: AppState) -> Router {
 pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Router {
     let body_limit = state.config.body_limit_bytes;
     let request_timeout = state.config.request_timeout;
+    let state_for_limit = state.clone();
 
     let (api, _) = rest::api_router().merge(health_routes()).split_for_parts();
     let api = api
@@ -83,7 +84,10 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Rou
             body_limit,
             limit_content_length,
         ))
-        .layer(middleware::from_fn_with_state(request_timeout, time_limit))
+        .layer(middleware::from_fn_with_state(
+            (request_timeout, state_for_limit),
+            time_limit,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -357,7 +361,24 @@ async fn limit_content_length(
 }
 
 /// 503 when a request takes longer than the request timeout.
-async fn time_limit(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+/// Answers 503 when a request takes longer than the request limit — or, for the REST call of a
+/// bridged MCP tool, than its server's call timeout when that is longer (plus a few seconds for
+/// the answer to come back), so a server allowed 120 s is not cut at 60 s.
+async fn time_limit(
+    State((limit, state)): State<(Duration, AppState)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let bridged = request
+        .uri()
+        .path()
+        .strip_prefix("/api/v1/tools/")
+        .and_then(|rest| rest.strip_suffix("/execute"))
+        .and_then(|name| state.service.mcp_call_timeout(name));
+    let limit = match bridged {
+        Some(call) => limit.max(call + Duration::from_secs(5)),
+        None => limit,
+    };
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(res) => res,
         Err(_) => ApiError::unavailable(

@@ -225,15 +225,20 @@ impl Bridge {
         started
     }
 
+    /// The longest call timeout of the servers that would bridge a tool named `tool`.
+    pub(crate) fn call_timeout_of_tool(&self, tool: &str) -> Option<std::time::Duration> {
+        self.lock()
+            .values()
+            .filter(|r| bridges_tool(&r.upstream.config, tool))
+            .map(|r| r.upstream.config.call_timeout())
+            .max()
+    }
+
     /// The servers whose prefix and allow and deny lists would bridge a tool named `tool`.
     pub(crate) fn servers_of_tool(&self, tool: &str) -> Vec<String> {
         self.lock()
             .values()
-            .filter(|r| {
-                let config = &r.upstream.config;
-                tool.strip_prefix(config.prefix().as_str())
-                    .is_some_and(|remote| !remote.is_empty() && config.bridges(remote))
-            })
+            .filter(|r| bridges_tool(&r.upstream.config, tool))
             .map(|r| r.upstream.config.name.clone())
             .collect()
     }
@@ -286,6 +291,12 @@ impl Bridge {
             true
         })
     }
+}
+
+/// Whether `config`'s prefix and allow and deny lists would bridge a tool named `tool`.
+fn bridges_tool(config: &McpServerConfig, tool: &str) -> bool {
+    tool.strip_prefix(config.prefix().as_str())
+        .is_some_and(|remote| !remote.is_empty() && config.bridges(remote))
 }
 
 impl Drop for Bridge {

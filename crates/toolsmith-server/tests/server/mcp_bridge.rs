@@ -923,3 +923,38 @@ async fn an_allow_always_of_a_bridged_tool_ends_when_the_upstream_changes_its_de
         res.text
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rest_call_of_a_bridged_tool_may_take_its_servers_call_timeout() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    // The request limit (1 s here, 60 s by default) is shorter than the server's call timeout
+    // (20 s): a bridged call of 2 s is the server's to bound, not the request limit's.
+    let app = TestApp::with_configs(
+        ToolServiceSettings {
+            mcp_servers: vec![upstream("slowpoke")],
+            ..ToolServiceSettings::default()
+        },
+        toolsmith_server::ServerConfig {
+            request_timeout: Duration::from_secs(1),
+            ..toolsmith_server::ServerConfig::default()
+        },
+    )
+    .await;
+    wait_status(&app, "slowpoke", |s| s["state"] == "connected").await;
+    let res = app
+        .post(
+            "/api/v1/tools/mcp_slowpoke_slow/execute",
+            &json!({"arguments": {"seconds": 2}}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.text);
+    assert!(res.text.contains("slept 2"), "{}", res.text);
+    // Other requests keep the request limit.
+    assert_eq!(
+        app.state.config.request_timeout,
+        Duration::from_secs(1),
+        "the limit itself is unchanged"
+    );
+}

@@ -58,6 +58,14 @@ impl ToolService {
             .unwrap_or_default()
     }
 
+    /// How long a call of the bridged tool `tool` may take (its server's
+    /// `call_timeout_seconds`; the longest, if several servers' prefixes match); `None` for a
+    /// tool no server would bridge. The HTTP faces let a request that runs it last that long,
+    /// even past their own request limit.
+    pub fn mcp_call_timeout(&self, tool: &str) -> Option<std::time::Duration> {
+        self.bridge.as_ref()?.call_timeout_of_tool(tool)
+    }
+
     /// Makes the bridged MCP server `name` reconnect now; `false` if there is none by that name.
     pub fn retry_mcp_server(&self, name: &str) -> bool {
         self.bridge.as_ref().is_some_and(|b| b.retry(name))
