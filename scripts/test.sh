@@ -9,6 +9,8 @@
 # - Installs the system packages the tests need (scripts/install-system-deps.sh: bubblewrap and
 #   util-linux for the command sandbox, postgresql for the store's second backend; with apt-get
 #   when run as root).
+# - Runs scripts/check.sh: `cargo fmt --check`, `cargo clippy --all-targets -D warnings` and the
+#   duplication check (jscpd, installed with the clients); any finding fails the run.
 # - Runs `cargo nextest run --workspace --all-targets` if cargo-nextest is installed, else
 #   `cargo test --workspace --all-targets`. Doctests are off in this workspace.
 # - With CI=true a missing prerequisite is a failure, never a silent skip.
@@ -56,6 +58,10 @@ fi
 if in_ci; then
   export CARGO_INCREMENTAL=0
 fi
+
+# The house rules (formatting, clippy with the workspace's lints, no new duplicated block) fail
+# the run before any test does: scripts/check.sh.
+bash scripts/check.sh
 
 if cargo nextest --version >/dev/null 2>&1; then
   echo "test.sh: cargo nextest run --workspace --all-targets $*"

@@ -334,4 +334,4 @@ impl SecretSource for ConfigCache {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -585,14 +585,9 @@ async fn list(caller: &Caller<'_>, args: ListArgs) -> CallToolResult {
 }
 
 async fn enable(caller: &Caller<'_>, args: EnableArgs) -> CallToolResult {
-    let service = caller.service();
-    let actor = caller.actor();
-    let tool = ToolRef::parse(&args.name);
-    let result = if args.enabled {
-        service.enable(&actor, &tool, args.expected_revision).await
-    } else {
-        service.disable(&actor, &tool, args.expected_revision).await
-    };
+    let result =
+        super::control_plane::set_enabled(caller, &args.name, args.enabled, args.expected_revision)
+            .await;
     match result {
         Ok(record) => success(json!({"tool": view(&record)}), Map::new()),
         Err(e) => failed(e),

@@ -552,15 +552,26 @@ async fn delete(caller: &Caller<'_>, args: DeleteArgs) -> CallToolResult {
     }
 }
 
-async fn toggle(caller: &Caller<'_>, args: ToggleArgs) -> CallToolResult {
+/// Enables or disables the caller's tool `name` (by name or id): what `toggle_custom_tool`
+/// and dynamic-mcp's `dynamic.tool.enable` both do.
+pub(crate) async fn set_enabled(
+    caller: &Caller<'_>,
+    name: &str,
+    enabled: bool,
+    expected_revision: Option<i64>,
+) -> Result<CustomToolRecord, ServiceError> {
     let service = caller.service();
     let actor = caller.actor();
-    let tool = ToolRef::parse(&args.name);
-    let result = if args.enabled {
-        service.enable(&actor, &tool, args.expected_revision).await
+    let tool = ToolRef::parse(name);
+    if enabled {
+        service.enable(&actor, &tool, expected_revision).await
     } else {
-        service.disable(&actor, &tool, args.expected_revision).await
-    };
+        service.disable(&actor, &tool, expected_revision).await
+    }
+}
+
+async fn toggle(caller: &Caller<'_>, args: ToggleArgs) -> CallToolResult {
+    let result = set_enabled(caller, &args.name, args.enabled, args.expected_revision).await;
     match result {
         Ok(record) => {
             let message = if record.status == ToolStatus::Active {

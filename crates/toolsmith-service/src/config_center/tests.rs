@@ -9,7 +9,8 @@ use toolsmith_store::{SqliteStore, Store};
 use super::OwnerConfig;
 use crate::{Actor, Connectors, EntryInput, ServiceInput, ToolService, ToolServiceSettings};
 
-async fn service() -> (tempfile::TempDir, Arc<dyn Store>, Arc<ToolService>) {
+/// A service on a fresh SQLite store with a Config Center key (also the scrubbing tests').
+pub(crate) async fn service() -> (tempfile::TempDir, Arc<dyn Store>, Arc<ToolService>) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());

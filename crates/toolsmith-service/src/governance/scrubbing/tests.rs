@@ -6,11 +6,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolsmith_core::ToolContext;
-use toolsmith_store::{SqliteStore, Store};
 
-use crate::{
-    Actor, Connectors, CreateTool, EntryInput, ServiceInput, ToolService, ToolServiceSettings,
-};
+use crate::{Actor, CreateTool, EntryInput, ServiceInput};
 
 fn js(name: &str, code: &str) -> CreateTool {
     CreateTool {
@@ -29,17 +26,7 @@ fn js(name: &str, code: &str) -> CreateTool {
 
 #[tokio::test]
 async fn results_console_and_errors_leave_without_credentials() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-    let key = toolsmith_secrets::SecretKey::generate().unwrap();
-    let connectors = Connectors {
-        cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
-        ..Connectors::default()
-    };
-    let service = ToolService::open_with(ToolServiceSettings::default(), store.clone(), connectors)
-        .await
-        .unwrap();
+    let (_dir, store, service) = crate::config_center::tests::service().await;
     // Ada's own secret, in her Config Center.
     let ada = Actor::user("ada");
     service
