@@ -118,8 +118,8 @@ impl ScrubMiddleware {
     }
 
     /// Redacts `result` of a tool of `source` in place; the number of redactions. When the
-    /// owner's secrets cannot be read, the result is replaced by an `internal` error that shows
-    /// none of it.
+    /// owner's secrets cannot be read, the result is replaced by a `result_withheld` error
+    /// that shows none of it.
     pub async fn scrub(&self, owner: &str, source: ResultSource, result: &mut ToolResult) -> usize {
         let scrubbed = self
             .with_scrubber(owner, source, |scrubber| {
