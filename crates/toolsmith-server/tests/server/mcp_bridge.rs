@@ -958,3 +958,35 @@ async fn a_rest_call_of_a_bridged_tool_may_take_its_servers_call_timeout() {
         "the limit itself is unchanged"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_fails_to_start_says_why_in_its_status_without_its_secrets() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let app = app_allowing_python(None).await;
+    app.config_secret("weatherapi", UPSTREAM_KEY).await;
+    // A program that refuses its key (naming it on stderr, as programs do) and exits.
+    let mut body = registration("grumpy");
+    body["args"] = json!([
+        "-c",
+        "import os, sys; sys.stderr.write('refused: bad key ' + os.environ['UPSTREAM_SECRET'] + '\\n'); sys.exit(3)"
+    ]);
+    app.post("/api/v1/mcp-servers", &body)
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let status = wait_status(&app, "grumpy", |s| {
+        s["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("stderr"))
+    })
+    .await;
+    let error = status["lastError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("handshake")
+            && error.contains("exited")
+            && error.contains("refused: bad key [REDACTED]"),
+        "{error}"
+    );
+    assert!(!error.contains(UPSTREAM_KEY), "{error}");
+}

@@ -32,6 +32,11 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const MAX_ATTEMPTS: u32 = 10;
 /// How long starting the program and the MCP handshake may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The last lines of a program's stderr kept for its status, and the length of each.
+const STDERR_TAIL_LINES: usize = 5;
+const STDERR_LINE_CHARS: usize = 300;
+/// How long a failed start waits for the program's stderr to end (it is being killed).
+const STDERR_DRAIN: Duration = Duration::from_secs(2);
 
 /// One server: its configuration, its status, and the wake-ups of its task.
 pub(crate) struct Upstream {
@@ -50,6 +55,8 @@ pub(crate) struct Upstream {
     /// Why the current connection's transport ended on its own (the legacy SSE transport
     /// says; rmcp only sees that it ended).
     ended: sse::Ended,
+    /// The last lines the program wrote to stderr (stdio), for the status of a failed start.
+    stderr_tail: Arc<Mutex<std::collections::VecDeque<String>>>,
 }
 
 impl Upstream {
@@ -90,6 +97,7 @@ impl Upstream {
             retry_now: Notify::new(),
             resolved: Mutex::new(Vec::new()),
             ended: sse::Ended::default(),
+            stderr_tail: Arc::default(),
         }
     }
 
@@ -119,6 +127,46 @@ impl Upstream {
         toolsmith_scrub::Scrubber::new(secrets)
             .map(|s| Some(Arc::new(s)))
             .map_err(|e| format!("cannot scrub the server's own secrets: {e}"))
+    }
+
+    /// The tail of the program's stderr, for a status: redacted of the server's own secrets
+    /// and of credential patterns; empty when it wrote nothing.
+    fn stderr_note(&self, ended: bool) -> String {
+        let lines: Vec<String> = self
+            .stderr_tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        if lines.is_empty() {
+            return if ended {
+                "; the program exited without writing to stderr".to_owned()
+            } else {
+                String::new()
+            };
+        }
+        let secrets: Vec<String> = self
+            .resolved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect();
+        let text = lines.join(" | ");
+        let scrubbed = match toolsmith_scrub::Scrubber::new(secrets) {
+            Ok(scrubber) => scrubber.scrub_str(&text).into_owned(),
+            Err(_) => "(its stderr could not be scrubbed, so it is not shown)".to_owned(),
+        };
+        format!(
+            "; {} stderr ended with: {scrubbed}",
+            if ended {
+                "the program exited; its"
+            } else {
+                "its"
+            }
+        )
     }
 
     fn set_down(&self, error: String) {
@@ -260,9 +308,11 @@ async fn connect(
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
     upstream.ended.take();
+    let mut stderr_reader = None;
     let serving = match upstream.config.transport {
         Transport::Stdio => {
-            let transport = start_program(upstream, launcher).await?;
+            let (transport, reader) = start_program(upstream, launcher).await?;
+            stderr_reader = reader;
             tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await
         }
         Transport::StreamableHttp => {
@@ -274,17 +324,26 @@ async fn connect(
             tokio::time::timeout(CONNECT_TIMEOUT, handler.serve(transport)).await
         }
     };
-    match serving {
-        Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => Err(match upstream.ended.take() {
+    let error = match serving {
+        Ok(Ok(service)) => return Ok(service),
+        Ok(Err(e)) => match upstream.ended.take() {
             Some(why) => format!("the MCP handshake failed: {why}"),
             None => format!("the MCP handshake failed: {e}"),
-        }),
-        Err(_) => Err(format!(
+        },
+        Err(_) => format!(
             "the MCP handshake did not finish within {} s",
             CONNECT_TIMEOUT.as_secs()
-        )),
-    }
+        ),
+    };
+    Err(match stderr_reader {
+        Some(reader) => {
+            // The program is being killed (its transport is gone): what it said last is
+            // usually why (a missing module, a bad flag, a refused key).
+            let ended = tokio::time::timeout(STDERR_DRAIN, reader).await.is_ok();
+            format!("{error}{}", upstream.stderr_note(ended))
+        }
+        None => error,
+    })
 }
 
 /// The streamable HTTP transport to the server's URL, on a client the egress guard built: the
@@ -381,7 +440,7 @@ async fn http_client(
 async fn start_program(
     upstream: &Upstream,
     launcher: &Launcher,
-) -> Result<TokioChildProcess, String> {
+) -> Result<(TokioChildProcess, Option<tokio::task::JoinHandle<()>>), String> {
     let config = &upstream.config;
     let program = program(upstream, launcher)?;
     let registered = matches!(upstream.origin, Origin::Registered { .. });
@@ -411,16 +470,28 @@ async fn start_program(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start '{}': {e}", config.command))?;
-    if let Some(stderr) = stderr {
+    upstream
+        .stderr_tail
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    let reader = stderr.map(|stderr| {
         let name = config.name.clone();
+        let tail = upstream.stderr_tail.clone();
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::info!(server = %name, "{line}");
+                let kept: String = line.chars().take(STDERR_LINE_CHARS).collect();
+                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                if tail.len() == STDERR_TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(kept);
             }
-        });
-    }
-    Ok(transport)
+        })
+    });
+    Ok((transport, reader))
 }
 
 /// Lists and registers the tools, then follows the connection until it ends; the reason. What
