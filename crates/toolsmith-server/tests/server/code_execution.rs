@@ -136,17 +136,25 @@ async fn code_app(dir: &std::path::Path, quota_bytes: u64) -> TestApp {
     app
 }
 
+/// [`code_app`] in a fresh folder when the command sandbox works here (see [`sandbox_works`]).
+async fn sandboxed_app(quota_bytes: u64) -> Option<(tempfile::TempDir, TestApp)> {
+    if !sandbox_works().await {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let app = code_app(dir.path(), quota_bytes).await;
+    Some((dir, app))
+}
+
 /// Issue 31: `/dev` was a writable tmpfs of half the host's RAM, counted by no quota. Now
 /// `/dev` is read-only and `/dev/shm` and `/tmp` are tmpfs of a fixed size
 /// (`SandboxLimits::shm_bytes`, `workspace_bytes`): a run writing 1 MiB files until refused
 /// stores nothing in `/dev` and at most those sizes in the others, under a 5 MB quota.
 #[tokio::test]
 async fn every_writable_mount_of_the_command_sandbox_is_bounded() {
-    if !sandbox_works().await {
+    let Some((_dir, app)) = sandboxed_app(5 * 1024 * 1024).await else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let app = code_app(dir.path(), 5 * 1024 * 1024).await;
+    };
     let limits = toolsmith_command::SandboxLimits::default();
     // One MiB a file (under the quota's file size limit), 100 files a place at most.
     let fill = |place: &str| {
@@ -296,11 +304,9 @@ async fn preinstall_ran(app: &TestApp) -> bool {
 /// scripts run only when the call says `allowScripts: true`, which the approval shows.
 #[tokio::test]
 async fn package_installs_run_no_scripts_unless_the_approval_says_so() {
-    if !sandbox_works().await {
+    let Some((_dir, app)) = sandboxed_app(50 * 1024 * 1024).await else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let app = code_app(dir.path(), 50 * 1024 * 1024).await;
+    };
     let manifest = json!({
         "name": "w", "version": "1.0.0",
         "scripts": {"preinstall": "touch preinstall-ran"}
@@ -350,11 +356,9 @@ async fn package_installs_run_no_scripts_unless_the_approval_says_so() {
 /// the command line, naming the file and line, and nothing runs.
 #[tokio::test]
 async fn a_requirement_file_is_filtered_like_the_command_line() {
-    if !sandbox_works().await {
+    let Some((_dir, app)) = sandboxed_app(50 * 1024 * 1024).await else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let app = code_app(dir.path(), 50 * 1024 * 1024).await;
+    };
     for (path, content) in [
         ("req.txt", "six\n-r deps/more.txt\n"),
         (
@@ -441,11 +445,9 @@ async fn a_requirement_file_is_filtered_like_the_command_line() {
 /// held together until both have started, leave at most the 4 MiB quota between them.
 #[tokio::test]
 async fn parallel_runs_share_what_is_left_of_the_quota() {
-    if !sandbox_works().await {
+    let Some((_dir, app)) = sandboxed_app(4 * 1024 * 1024).await else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let app = code_app(dir.path(), 4 * 1024 * 1024).await;
+    };
     // Each run marks that it started and waits for the other's mark before writing, so both
     // hold their share at once.
     let run = |me: &str, other: &str| {
