@@ -84,7 +84,7 @@ impl Telemetry {
         let executions = Family::<ExecutionLabels, Counter>::default();
         registry.register(
             "executions",
-            "Finished tool calls by tool, source (builtin or custom) and status",
+            "Finished tool calls by tool, source (builtin, custom or mcp) and status",
             executions.clone(),
         );
         let durations = Family::<SourceLabels, Histogram>::new_with_constructor(|| {
@@ -192,9 +192,12 @@ impl Telemetry {
         ("custom".to_owned(), "other".to_owned())
     }
 
-    fn record(&self, name: &str, custom_id: Option<&str>, result: &ToolResult) {
-        let builtin = custom_id.is_none();
-        let source = if builtin { "builtin" } else { "custom" };
+    fn record(&self, name: &str, origin: Origin<'_>, result: &ToolResult) {
+        let (source, custom_id) = match origin {
+            Origin::Builtin => ("builtin", None),
+            Origin::Custom(id) => ("custom", Some(id)),
+            Origin::Mcp(_) => ("mcp", None),
+        };
         let status = match result.error_kind() {
             None => "success",
             Some(ErrorKind::Timeout | ErrorKind::CpuLimit) => "timeout",
@@ -203,7 +206,11 @@ impl Telemetry {
             Some(ErrorKind::ApprovalRequired) => "approval_required",
             Some(_) => "error",
         };
-        let (tool, tool_id) = self.tool_labels(name, custom_id);
+        let (tool, tool_id) = match origin {
+            // A bridged tool's id is its server: the upstream's names are as many as it lists.
+            Origin::Mcp(server) => (name.to_owned(), format!("mcp:{server}")),
+            _ => self.tool_labels(name, custom_id),
+        };
         self.executions
             .get_or_create(&ExecutionLabels {
                 tool,
@@ -249,10 +256,22 @@ impl Middleware for Telemetry {
     }
 
     async fn after(&self, call: &Call, result: &mut ToolResult) {
-        let custom_id =
-            (!call.tool.is_builtin()).then(|| call.tool.custom_id().unwrap_or("unsaved"));
-        self.record(call.tool.name(), custom_id, result);
+        let origin = match &call.tool.origin {
+            toolsmith_core::ToolOrigin::BuiltIn { .. } => Origin::Builtin,
+            toolsmith_core::ToolOrigin::Custom { id, .. } => Origin::Custom(id),
+            toolsmith_core::ToolOrigin::Mcp { server, .. } => Origin::Mcp(server),
+        };
+        self.record(call.tool.name(), origin, result);
     }
+}
+
+/// Where a finished call's tool comes from, for its labels: `source` `builtin`, `custom`
+/// (its id) or `mcp` (its server, as `tool_id="mcp:<server>"`).
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    Builtin,
+    Custom(&'a str),
+    Mcp(&'a str),
 }
 
 #[cfg(test)]
@@ -270,10 +289,10 @@ mod tests {
     fn two_owners_tools_of_one_name_have_series_of_their_own() {
         let telemetry = Telemetry::new();
         let ok = ToolResult::ok(serde_json::json!(1));
-        telemetry.record("work2", Some("tool_aaaaaaaaaaaaaaaa"), &ok);
-        telemetry.record("work2", Some("tool_bbbbbbbbbbbbbbbb"), &ok);
-        telemetry.record("work2", Some("tool_bbbbbbbbbbbbbbbb"), &ok);
-        telemetry.record("calculate", None, &ok);
+        telemetry.record("work2", Origin::Custom("tool_aaaaaaaaaaaaaaaa"), &ok);
+        telemetry.record("work2", Origin::Custom("tool_bbbbbbbbbbbbbbbb"), &ok);
+        telemetry.record("work2", Origin::Custom("tool_bbbbbbbbbbbbbbbb"), &ok);
+        telemetry.record("calculate", Origin::Builtin, &ok);
         let text = telemetry.render(0, 0);
         let lines = lines_of(&text, "toolsmith_executions_total");
         assert!(
@@ -295,10 +314,10 @@ mod tests {
         let telemetry = Telemetry::new();
         let ok = ToolResult::ok(serde_json::json!(1));
         for i in 0..MAX_TOOL_LABELS + 300 {
-            telemetry.record("work", Some(&format!("tool_{i:016}")), &ok);
+            telemetry.record("work", Origin::Custom(&format!("tool_{i:016}")), &ok);
         }
         // A tool seen before the cap keeps its own series.
-        telemetry.record("work", Some(&format!("tool_{:016}", 0)), &ok);
+        telemetry.record("work", Origin::Custom(&format!("tool_{:016}", 0)), &ok);
         let text = telemetry.render(0, 0);
         let lines = lines_of(&text, "toolsmith_executions_total");
         assert_eq!(

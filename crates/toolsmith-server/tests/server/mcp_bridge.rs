@@ -990,3 +990,63 @@ async fn a_server_that_fails_to_start_says_why_in_its_status_without_its_secrets
     );
     assert!(!error.contains(UPSTREAM_KEY), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridged_names_and_descriptions_are_checked_and_never_take_toolsmiths_own() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    // No prefix: the upstream's names are the catalogue's.
+    let mut raw = upstream("raw");
+    raw.prefix = Some(String::new());
+    raw.tool_allow = vec![
+        "hostile".to_owned(),
+        "bad\nname".to_owned(),
+        "<b>bold</b>".to_owned(),
+        "create_tool".to_owned(),
+        "search_tools".to_owned(),
+        "verbose".to_owned(),
+    ];
+    let app = app_with(vec![raw]).await;
+    let res = app
+        .post("/api/v1/tools/hostile/execute", &json!({"arguments": {}}))
+        .await;
+    assert!(res.text.contains("planted"), "{}", res.text);
+    let status = wait_status(&app, "raw", |s| s["tools"].to_string().contains("verbose")).await;
+    let tools = status["tools"].to_string();
+    let skipped = status["skipped"].to_string();
+    for name in ["bad", "<b>", "create_tool", "search_tools"] {
+        assert!(!tools.contains(name), "{name} bridged: {status}");
+        assert!(skipped.contains(name), "{name} not noted: {status}");
+    }
+    // Toolsmith's own names stay its own on REST too.
+    let res = app
+        .post(
+            "/api/v1/tools/create_tool/execute",
+            &json!({"arguments": {}}),
+        )
+        .await;
+    assert!(!res.text.contains("the upstream answered"), "{}", res.text);
+    // A description is capped.
+    let listed = app.get("/api/v1/tools").await.json;
+    let verbose = listed["data"]["tools"]
+        .as_array()
+        .and_then(|all| all.iter().find(|t| t["name"] == "verbose").cloned())
+        .unwrap_or_else(|| panic!("verbose not listed"));
+    let described = verbose["description"].as_str().unwrap_or_default().len();
+    assert!(
+        described <= 4200,
+        "a description of {described} bytes was kept"
+    );
+
+    // Bridged calls are labelled as such in /metrics.
+    let metrics = app.get("/metrics").await.text;
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("toolsmith_executions_total{tool=\"hostile\""))
+        .unwrap_or_else(|| panic!("no series for the bridged call: {metrics}"));
+    assert!(
+        line.contains("source=\"mcp\"") && line.contains("tool_id=\"mcp:raw\""),
+        "{line}"
+    );
+}

@@ -26,13 +26,37 @@ use super::status::Counters;
 /// decide the rest: a tool not marked read-only and not marked non-destructive (MCP's default
 /// is destructive) gets `requires_confirmation`; one marked `destructiveHint: true` also waits
 /// for a person under the default approval setting, as a model-written tool does.
+///
+/// The upstream chooses the name and the description, so both are checked like a custom
+/// tool's: the catalogue name must follow the naming rule (`^[a-z][a-z0-9_]*$`, or the wide
+/// `^[a-zA-Z][a-zA-Z0-9._:-]{2,63}$`: no empty, newline or HTML names) and may not be one of
+/// Toolsmith's own MCP tools (`create_tool`, `search_tools` … — reachable by REST too, where a
+/// server with an empty prefix could otherwise answer for them); a description longer than
+/// [`MAX_DESCRIPTION_CHARS`] is cut. A refused tool is skipped with the reason in the status.
 pub(crate) fn registered(prefix: &str, tool: &Tool, link: &Link) -> Result<RegisteredTool, String> {
     let server = link.server.as_str();
     let name = format!("{prefix}{}", tool.name);
-    let description = tool
+    toolsmith_core::name::validate_name(&name, toolsmith_core::name::NameRule::Wide)
+        .map_err(|e| format!("its name is not usable: {e}"))?;
+    if toolsmith_core::name::is_reserved(&name) {
+        return Err(format!(
+            "'{name}' is the name of one of Toolsmith's own MCP tools; give the server a prefix (prefix = \"mcp_{}_\" is the default)",
+            server.replace('-', "_")
+        ));
+    }
+    let described = tool
         .description
         .as_deref()
         .unwrap_or("(the upstream server gives no description)");
+    let description: String = if described.chars().count() > MAX_DESCRIPTION_CHARS {
+        described
+            .chars()
+            .take(MAX_DESCRIPTION_CHARS)
+            .chain("… (cut)".chars())
+            .collect()
+    } else {
+        described.to_owned()
+    };
     let mut definition = ToolDefinition::new(
         name.clone(),
         format!("{description} [bridged from MCP server '{server}']"),
@@ -61,6 +85,10 @@ pub(crate) fn registered(prefix: &str, tool: &Tool, link: &Link) -> Result<Regis
     .map(|t| t.with_requires_approval(!read_only && destructive == Some(true)))
     .map_err(|e| format!("its input schema is not usable: {e}"))
 }
+
+/// The longest description kept of an upstream tool, in characters (a custom tool's limit,
+/// `max_description_chars`, is 4000 by default).
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 4000;
 
 /// What every tool of one connection shares.
 #[derive(Clone)]

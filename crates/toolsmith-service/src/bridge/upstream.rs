@@ -599,7 +599,8 @@ async fn relist(
             Ok(name) => bridged.push(name),
             Err(why) => {
                 tracing::warn!(server = %config.name, tool = %upstream_tool.name, "not bridged: {why}");
-                skipped.push(format!("{}: {why}", upstream_tool.name));
+                // Escaped: the name is the upstream's (a newline, markup).
+                skipped.push(format!("{}: {why}", upstream_tool.name.escape_debug()));
             }
         }
     }
