@@ -658,3 +658,36 @@ async fn hostile_sse_servers_are_refused_with_the_reason_named() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_handshake_says_the_http_status_or_the_upstreams_message() {
+    let refusing = RawSse::answering(
+        "HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain\r\ncontent-length: 10\r\nconnection: close\r\n\r\nbad token\n"
+            .to_owned(),
+    )
+    .await;
+    let body = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: tenant header missing"},"id":null}"#;
+    let complaining = RawSse::answering(format!(
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    let app = app_with(settings_reaching(
+        &[refusing.port, complaining.port],
+        vec![
+            http_server(
+                "refusing",
+                &format!("http://127.0.0.1:{}/mcp", refusing.port),
+            ),
+            http_server(
+                "complaining",
+                &format!("http://127.0.0.1:{}/mcp", complaining.port),
+            ),
+        ],
+    ))
+    .await;
+    let error = failed_with(&app, "refusing", "handshake").await;
+    assert!(error.contains("401"), "{error}");
+    let error = failed_with(&app, "complaining", "handshake").await;
+    assert!(error.contains("tenant header missing"), "{error}");
+}
