@@ -55,7 +55,7 @@ pub fn history_definition() -> ToolDefinition {
             "properties": {
                 "taskId": {"type": "string", "description": "The task's id."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-                "offset": {"type": "integer", "minimum": 0, "default": 0}
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0}
             },
             "required": ["taskId"],
             "additionalProperties": false

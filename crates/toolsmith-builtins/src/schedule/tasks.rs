@@ -187,7 +187,7 @@ pub fn list_definition() -> ToolDefinition {
             "properties": {
                 "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "Only tasks in this status."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 20},
-                "offset": {"type": "integer", "minimum": 0, "default": 0}
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0}
             },
             "additionalProperties": false
         }),
