@@ -16,12 +16,14 @@
 //! - `db_copy` — `toolsmith db copy` between SQLite and PostgreSQL.
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 //! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
+//! - `docs_map` — every path, type and crate edge ARCHITECTURE.md and CONTRIBUTING.md name exists.
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
 // is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod db_copy;
+mod docs_map;
 mod errors;
 mod lifecycle;
 mod mcp_servers;
