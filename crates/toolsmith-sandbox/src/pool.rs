@@ -13,7 +13,7 @@
 //! in flight run on a handful of threads whose runtimes stay in cache, not on 256. Threads are
 //! kept: one that finished its job prepares a fresh runtime (never a used one) and waits for the
 //! next job; `workers` of them stay ready with a prepared runtime, the others exit after
-//! [`IDLE_EXIT`] without work. ARCHITECTURE.md has the
+//! [`IDLE_EXIT`] without work. docs/design/sandbox-performance.md has the
 //! alternative we measured (many runtimes driven as futures on each worker) and why not.
 //!
 //! **Bounds.** A call past `max_in_flight` executions (running, waiting for a slot, or awaiting
