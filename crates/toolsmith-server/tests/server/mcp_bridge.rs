@@ -1050,3 +1050,43 @@ async fn bridged_names_and_descriptions_are_checked_and_never_take_toolsmiths_ow
         "{line}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_server_whose_env_the_operator_no_longer_allows_starts_nothing() {
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    // Registered while the operator allowed LOG_LEVEL.
+    let app = app_allowing_env(&["LOG_LEVEL"]).await;
+    let mut body = registration("narrowed");
+    body["env"] = json!({"LOG_LEVEL": "warn"});
+    app.post("/api/v1/mcp-servers", &body)
+        .await
+        .assert_ok(StatusCode::CREATED);
+    // The same store under a narrower allowlist: the stored row is checked again at launch
+    // (as a row stored before the rule is), and a change is refused at the door.
+    let strict = app
+        .reopen(
+            ToolServiceSettings {
+                mcp_bridge: toolsmith_service::bridge::BridgeSettings {
+                    allowed_commands: vec![python()],
+                    ..Default::default()
+                },
+                ..ToolServiceSettings::default()
+            },
+            toolsmith_server::ServerConfig::default(),
+        )
+        .await;
+    let status = wait_status(&strict, "narrowed", |s| s["lastError"].is_string()).await;
+    let error = status["lastError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("env 'LOG_LEVEL'") && error.contains("mcp_allowed_env"),
+        "{error}"
+    );
+    assert_eq!(status["connections"], 0, "{status}");
+    let res = strict
+        .json(Method::PUT, "/api/v1/mcp-servers/narrowed", &body)
+        .await;
+    let message = res.assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(message.contains("env 'LOG_LEVEL'"), "{message}");
+}
