@@ -637,6 +637,7 @@ impl ToolService {
     /// Runs due scheduled tasks every second by the system clock until the service is
     /// dropped. Every process that does this on one store shares the work: each due run
     /// happens once.
+    /// Not in read-only mode: a run would change stored data (its claim, its history).
     pub fn start_scheduler(&self) -> Option<tokio::task::JoinHandle<()>> {
         if self.config.read_only {
             return None;
