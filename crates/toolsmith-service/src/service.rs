@@ -118,7 +118,16 @@ pub struct ToolServiceSettings {
     /// workspace, and the scheduler does not start. The faces refuse their own writes
     /// (REST's scopes, the MCP control plane, the CLI's commands).
     pub read_only: bool,
+    /// The directory of the embedded store (SQLite) whose free space readiness watches;
+    /// `None` (PostgreSQL, tests) checks none.
+    pub data_dir: Option<std::path::PathBuf>,
+    /// `/readyz` answers 503 while the data directory's file system has less free space than
+    /// this (default 16 MiB): a full disk is seen before a write fails on it.
+    pub ready_min_free_bytes: u64,
 }
+
+/// The default of [`ToolServiceSettings::ready_min_free_bytes`].
+pub const DEFAULT_READY_MIN_FREE_BYTES: u64 = 16 * 1024 * 1024;
 
 impl Default for ToolServiceSettings {
     fn default() -> Self {
@@ -148,6 +157,8 @@ impl Default for ToolServiceSettings {
             mcp_bridge: crate::bridge::BridgeSettings::default(),
             sandbox_sessions: toolsmith_builtins::exec::SessionSettings::default(),
             read_only: false,
+            data_dir: None,
+            ready_min_free_bytes: DEFAULT_READY_MIN_FREE_BYTES,
         }
     }
 }
@@ -507,8 +518,27 @@ impl ToolService {
     }
 
     /// Whether the store answers (the server's `/readyz`).
+    /// Whether the store answers and, for the embedded store, its disk has room
+    /// ([`ToolServiceSettings::ready_min_free_bytes`]).
     pub async fn ping_store(&self) -> Result<(), ServiceError> {
-        Ok(self.store.ping().await?)
+        self.store.ping().await?;
+        let Some(dir) = self.config.data_dir.clone() else {
+            return Ok(());
+        };
+        let free = tokio::task::spawn_blocking(move || free_bytes(&dir))
+            .await
+            .map_err(|e| ServiceError::InvalidState(format!("the free-space check failed: {e}")))?
+            .map_err(|e| {
+                ServiceError::InvalidState(format!("the data directory cannot be checked: {e}"))
+            })?;
+        if free < self.config.ready_min_free_bytes {
+            return Err(ServiceError::InvalidState(format!(
+                "the data directory's disk has {free} bytes free, less than the {} \
+                 ready_min_free_bytes: free space before writes fail",
+                self.config.ready_min_free_bytes
+            )));
+        }
+        Ok(())
     }
 
     /// Committed changes of other processes sharing the store, pushed as they commit; `None`
@@ -666,3 +696,9 @@ impl ToolService {
 
 #[cfg(test)]
 mod tests;
+
+/// Bytes an unprivileged process may still write on the file system holding `dir`.
+fn free_bytes(dir: &std::path::Path) -> std::io::Result<u64> {
+    let stat = rustix::fs::statvfs(dir)?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}

@@ -123,6 +123,8 @@ pub struct FileConfig {
     pub git_author: Option<String>,
     /// Largest record of a user's own data (memory …): its document and searched text.
     pub max_record_bytes: Option<Value>,
+    /// `/readyz` is 503 while the data directory's disk has less free space (default 16MB).
+    pub ready_min_free: Option<Value>,
     /// Most records of one collection (memories, tasks …) one user may have.
     pub max_records_per_collection: Option<u64>,
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
@@ -442,6 +444,9 @@ impl Settings {
                 .map_err(|e| bad(format!("git_author: {e}")))?;
             service.git.default_author = author.trim().to_owned();
         }
+        if let Some(bytes) = pick_size(None, file.ready_min_free, "ready_min_free")? {
+            service.ready_min_free_bytes = bytes;
+        }
         if let Some(bytes) = pick_size(None, file.max_record_bytes, "max_record_bytes")? {
             if !(256..=16 << 20).contains(&bytes) {
                 return Err(bad("max_record_bytes must be from 256 bytes to 16MB"));
@@ -618,6 +623,11 @@ impl Settings {
         let read_only = global.read_only || file.read_only.unwrap_or(false);
         server.read_only = read_only;
         service.read_only = read_only;
+        // Readiness watches the embedded store's disk.
+        if let Database::Sqlite(path) = &database {
+            let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+            service.data_dir = Some(dir.unwrap_or(Path::new(".")).to_path_buf());
+        }
 
         Ok(Settings {
             database,

@@ -380,3 +380,29 @@ async fn serves_over_a_real_socket_and_shuts_down() {
         "the listener is closed"
     );
 }
+
+/// Issue 31: `/readyz` stayed 200 on a full disk until a usage write failed. It now watches the
+/// embedded store's free space (`ready_min_free_bytes`): a disk with less room than that is not
+/// ready, before any write fails on it.
+#[tokio::test]
+async fn readiness_says_a_disk_without_room_is_not_ready_before_a_write_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = |min_free: u64| ToolServiceSettings {
+        data_dir: Some(dir.path().to_path_buf()),
+        ready_min_free_bytes: min_free,
+        ..ToolServiceSettings::default()
+    };
+    let roomy = TestApp::with_configs(settings(1), ServerConfig::default()).await;
+    assert_eq!(roomy.get("/readyz").await.status, StatusCode::OK);
+    // No disk has this much room: the same check on a "full" disk.
+    let full = TestApp::with_configs(settings(u64::MAX), ServerConfig::default()).await;
+    let ready = full.get("/readyz").await;
+    assert_eq!(
+        ready.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        ready.text
+    );
+    assert_eq!(ready.header("retry-after"), Some("1"));
+    assert_eq!(full.get("/livez").await.status, StatusCode::OK);
+}
