@@ -16,6 +16,8 @@
 //!   ([`data::DataRecord`]) the store keeps and searches.
 //! - [`mcp_bridge`] — the MCP bridge's stored records: registered upstream servers, grants
 //!   and access requests.
+//! - `testkit` (feature `testkit`, tests only) — the one rule for a test's missing
+//!   prerequisite: fail, or skip and record it with `TOOLSMITH_ALLOW_SKIP=1`.
 //! - [`tool_limits`] — the spec's table of count limits the pipeline applies to every call.
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
@@ -32,6 +34,8 @@ pub mod query;
 pub mod record;
 pub mod registry;
 pub mod schema;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod tool_limits;
 
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};

@@ -1,6 +1,6 @@
 //! Criterion benchmarks of both backends through the `Store` trait — `SqliteStore` on a temp
-//! file and `PgStore` on a private PostgreSQL cluster (the test kit's; skipped with a note when
-//! PostgreSQL is not installed) — on stores pre-filled with 1,000 and 10,000 tools of one
+//! file and `PgStore` on a private PostgreSQL cluster (the test kit's; a missing PostgreSQL
+//! fails, or skips with `TOOLSMITH_ALLOW_SKIP=1`) — on stores pre-filled with 1,000 and 10,000 tools of one
 //! owner. Group `store` is SQLite (the historical name), `store_postgres` is PostgreSQL:
 //!
 //! - `create`: `insert_tool` of a new tool (the created tools are deleted, untimed, after each
@@ -35,7 +35,7 @@ use toolsmith_core::{
     CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, Permission, ToolKind, ToolStatus,
 };
 
-use toolsmith_store::testkit::PgCluster;
+use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 use toolsmith_store::{PgOptions, PgStore, SqliteStore, Store, ToolQuery};
 
 /// The size of the smallest store benchmarked.
@@ -138,7 +138,8 @@ struct Filled {
     ids: Vec<String>,
 }
 
-/// An empty store of `backend` (`sqlite` or `postgres`); `None` when PostgreSQL is missing.
+/// An empty store of `backend` (`sqlite` or `postgres`); `None` when PostgreSQL is missing and
+/// skips are allowed.
 fn empty(rt: &Runtime, backend: &str) -> Option<(Arc<dyn Store>, Keep)> {
     if backend == "sqlite" {
         let dir = tempfile::tempdir().unwrap();
@@ -147,13 +148,8 @@ fn empty(rt: &Runtime, backend: &str) -> Option<(Arc<dyn Store>, Keep)> {
             .unwrap();
         return Some((Arc::new(store), Keep::Dir { _dir: dir }));
     }
-    let cluster = match PgCluster::start() {
-        Ok(cluster) => cluster,
-        Err(e) => {
-            eprintln!("skipping the PostgreSQL benchmarks: {e}");
-            return None;
-        }
-    };
+    // A missing PostgreSQL fails, or skips with TOOLSMITH_ALLOW_SKIP=1 (toolsmith_core::testkit).
+    let cluster = pg_or_skip()?;
     let url = cluster.create_database().unwrap();
     let store = rt
         .block_on(PgStore::connect(&url, &PgOptions::default()))

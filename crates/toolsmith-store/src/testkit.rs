@@ -9,8 +9,8 @@
 //! cluster's directory is given to `nobody` and the binaries run through `setpriv`.
 //!
 //! When the binaries are missing, [`PgCluster::start`] says why; [`pg_or_skip`] turns that into
-//! a skip with the reason printed, or a panic when `CI=true` (a missing prerequisite is a
-//! failure there, never a silent skip).
+//! the workspace's one rule for a missing prerequisite ([`toolsmith_core::testkit`]): a failure,
+//! or a recorded skip with `TOOLSMITH_ALLOW_SKIP=1`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -187,22 +187,19 @@ impl Drop for PgCluster {
     }
 }
 
-/// A fresh cluster, or `None` (with the reason on stderr) when PostgreSQL is not installed.
-/// Under `CI=true` a missing PostgreSQL panics instead: CI must run these tests.
+/// A fresh cluster. A missing PostgreSQL fails the test (with how to install it), or, with
+/// `TOOLSMITH_ALLOW_SKIP=1`, is recorded as a skip and gives `None` ([`toolsmith_core::testkit`]).
+#[track_caller]
 #[allow(clippy::panic)] // Test support: the panic is the test's failure.
 pub fn pg_or_skip() -> Option<PgCluster> {
     match PgCluster::start() {
         Ok(cluster) => Some(cluster),
-        Err(ClusterError::Missing) if !in_ci() => {
-            eprintln!("SKIP: {}", ClusterError::Missing);
+        Err(e @ ClusterError::Missing) => {
+            toolsmith_core::testkit::missing("PostgreSQL", e);
             None
         }
         Err(e) => panic!("{e}"),
     }
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// The directory of `initdb`, `pg_ctl` and `postgres`.

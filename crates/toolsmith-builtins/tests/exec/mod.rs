@@ -1,7 +1,7 @@
 //! The code execution tools and sandbox sessions end to end: each tool through a real
 //! `Pipeline`, in the real command sandbox (bubblewrap), on real workspaces in a temp dir laid
 //! out like the server's data dir (mode 0700, a secret key file, two users). Without
-//! bubblewrap these tests print `SKIP`, except with `CI=true`, where they fail.
+//! bubblewrap these tests fail, or skip with `TOOLSMITH_ALLOW_SKIP=1` (`toolsmith_core::testkit`).
 //! `execute_javascript` needs the server's JS sandbox: the service's tests run it.
 
 mod sessions;
@@ -24,18 +24,12 @@ const KEY: &str = "SECRET-KEY-5d1e-never-leaves";
 /// In bob's workspace: alice's runs never print it.
 const BOB: &str = "BOB-PRIVATE-91c2";
 
-/// The command sandbox, or (without `CI=true`) `None` after printing why the test skips.
+/// The command sandbox, or (with `TOOLSMITH_ALLOW_SKIP=1`) `None` after recording the skip.
 async fn sandbox() -> Option<Arc<CommandSandbox>> {
-    match CommandSandbox::probe().await {
-        Ok(sandbox) => Some(Arc::new(sandbox)),
-        Err(err) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
-            panic!("CI=true and the command sandbox is unavailable: {err}")
-        }
-        Err(err) => {
-            eprintln!("SKIP: {err}");
-            None
-        }
-    }
+    toolsmith_core::testkit::require(
+        "bubblewrap (the command sandbox)",
+        CommandSandbox::probe().await.map(Arc::new),
+    )
 }
 
 /// The test's [`CodeHost`]: the probed sandbox (or a reason), no JS sandbox.

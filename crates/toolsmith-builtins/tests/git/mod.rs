@@ -1,8 +1,8 @@
 //! The git tools end to end: a real workspace, the real command sandbox (bubblewrap) and the
 //! host's git inside it. A repository is made in the workspace, then each tool works on it;
 //! bad arguments get the fix; a hostile `.git/config` (fsmonitor, hooks, pager, external diff)
-//! runs nothing on the host. Without bubblewrap these tests print `SKIP` and return, except
-//! with `CI=true`, where they fail.
+//! runs nothing on the host. Without bubblewrap these tests fail, or skip with
+//! `TOOLSMITH_ALLOW_SKIP=1` (`toolsmith_core::testkit`).
 
 mod hostile;
 
@@ -41,16 +41,10 @@ impl SandboxSource for Missing {
 }
 
 async fn sandbox() -> Option<Arc<CommandSandbox>> {
-    match CommandSandbox::probe().await {
-        Ok(sandbox) => Some(Arc::new(sandbox)),
-        Err(err) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
-            panic!("CI=true and the command sandbox is unavailable: {err}")
-        }
-        Err(err) => {
-            eprintln!("SKIP: {err}");
-            None
-        }
-    }
+    toolsmith_core::testkit::require(
+        "bubblewrap (the command sandbox)",
+        CommandSandbox::probe().await.map(Arc::new),
+    )
 }
 
 /// A fixture whose git tools run in `sandbox`, with workspaces owned as the service owns them.

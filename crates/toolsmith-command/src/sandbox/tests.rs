@@ -1,7 +1,7 @@
 //! Tests of the real sandbox: each one starts bubblewrap on this host.
 //!
-//! Without bubblewrap these tests print `SKIP` and return, except with `CI=true`, where a missing
-//! or broken sandbox fails them.
+//! Without bubblewrap these tests fail, or skip with `TOOLSMITH_ALLOW_SKIP=1`
+//! (`toolsmith_core::testkit`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,16 +11,10 @@ use serde_json::{Map, Value, json};
 use crate::{CommandOutput, CommandSandbox, RunRequest, check_denied, render};
 
 async fn sandbox() -> Option<CommandSandbox> {
-    match CommandSandbox::probe().await {
-        Ok(sandbox) => Some(sandbox),
-        Err(err) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
-            panic!("CI=true and the command sandbox is unavailable: {err}")
-        }
-        Err(err) => {
-            eprintln!("SKIP: {err}");
-            None
-        }
-    }
+    toolsmith_core::testkit::require(
+        "bubblewrap (the command sandbox)",
+        CommandSandbox::probe().await,
+    )
 }
 
 fn request<'a>(command: &'a str, env: &'a BTreeMap<String, String>) -> RunRequest<'a> {

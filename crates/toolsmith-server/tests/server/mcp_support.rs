@@ -1,7 +1,7 @@
 //! Shared by the MCP test files: an in-process server on an ephemeral loopback port, the real
 //! clients installed by `scripts/install-test-deps.sh`, and running them as subprocesses.
 //!
-//! A missing client fails the test when `CI=true` (or `1`); otherwise the test is skipped, loudly.
+//! A missing client fails the test, or skips it with `TOOLSMITH_ALLOW_SKIP=1` (`toolsmith_core::testkit`).
 
 #![allow(dead_code)]
 
@@ -108,22 +108,9 @@ impl Drop for TestServer {
     }
 }
 
-/// `true` if `path` exists; otherwise fails under `CI=true`, or says loudly that the test is
-/// skipped and returns `false`.
-pub fn prerequisite(what: &str, path: &Path) -> bool {
-    if path.exists() {
-        return true;
-    }
-    let message = format!(
-        "{what} is not installed (missing {}); run `bash scripts/install-test-deps.sh`",
-        path.display()
-    );
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("{message}");
-    }
-    eprintln!("\n==== SKIPPED: {message} ====\n");
-    false
-}
+/// `true` if `path` exists; otherwise the test fails, or (with `TOOLSMITH_ALLOW_SKIP=1`) the
+/// skip is recorded and it is `false` ([`toolsmith_core::testkit`]).
+pub use toolsmith_core::testkit::require_path as prerequisite;
 
 pub fn python() -> PathBuf {
     clients_dir().join(".venv/bin/python")

@@ -6,8 +6,8 @@
 //!
 //! Screenshots of every page at 1280 and 390 px go to `target/ui-screenshots/`.
 //! Prerequisites: `/usr/bin/chromium` (`scripts/install-system-deps.sh`), and the npm and
-//! Python test clients (`scripts/install-test-deps.sh`). Missing ones fail the test under
-//! `CI=true` and skip it, loudly, otherwise.
+//! Python test clients (`scripts/install-test-deps.sh`). Missing ones fail the test, or
+//! skip it with `TOOLSMITH_ALLOW_SKIP=1` (`toolsmith_core::testkit`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,20 +19,19 @@ pub(crate) fn repo_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
-/// `true` if `path` exists; otherwise fails under `CI=true`, or says loudly that the test is
-/// skipped and returns `false`.
+/// `true` if `path` exists; otherwise the test fails, or (with `TOOLSMITH_ALLOW_SKIP=1`) the
+/// skip is recorded and it is `false` ([`toolsmith_core::testkit`]).
 pub(crate) fn prerequisite(what: &str, path: &Path, install: &str) -> bool {
     if path.exists() {
         return true;
     }
-    let message = format!(
-        "{what} is not installed (missing {}); run `{install}`",
-        path.display()
+    toolsmith_core::testkit::missing(
+        what,
+        format_args!(
+            "not installed (missing {}); run `{install}`",
+            path.display()
+        ),
     );
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("{message}");
-    }
-    eprintln!("\n==== SKIPPED: {message} ====\n");
     false
 }
 
