@@ -16,12 +16,7 @@ fn python() -> PathBuf {
 
 #[test]
 fn servers_are_added_listed_changed_and_removed_from_the_cli() {
-    if !python().exists() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "the MCP Python SDK is missing: run scripts/install-test-deps.sh"
-        );
-        eprintln!("skipped: the MCP Python SDK is missing (scripts/install-test-deps.sh)");
+    if !toolsmith_core::testkit::require_path("the MCP Python SDK", &python()) {
         return;
     }
     let env = Env::new();
@@ -331,12 +326,7 @@ fn a_stored_policy_naming_a_server_that_left_the_configuration_file_warns_and_ne
 
 #[test]
 fn cli_commands_start_only_the_upstreams_they_need_and_run_waits_for_its_server() {
-    if !python().exists() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "the MCP Python SDK is missing: run scripts/install-test-deps.sh"
-        );
-        eprintln!("skipped: the MCP Python SDK is missing (scripts/install-test-deps.sh)");
+    if !toolsmith_core::testkit::require_path("the MCP Python SDK", &python()) {
         return;
     }
     let env = Env::new();
