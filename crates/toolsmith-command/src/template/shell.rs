@@ -1,6 +1,7 @@
 //! The template checker against a real shell: generated templates, and whenever the checker
-//! accepts one, hostile values rendered into it must never run (`/bin/sh`, and bash when
-//! installed). Plus the desynchronisations found so far, as fixed cases.
+//! accepts one, hostile values rendered into it must never run (`/bin/sh` and bash; a missing
+//! bash fails, see `toolsmith_core::testkit`). Plus the desynchronisations found so far, as
+//! fixed cases.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -68,7 +69,11 @@ fn hostile_values(marker: &Path) -> Vec<String> {
 
 fn shells() -> Vec<&'static str> {
     let mut res = vec!["/bin/sh"];
-    if Path::new("/bin/bash").exists() {
+    // bash too: a missing one fails, or (TOOLSMITH_ALLOW_SKIP=1) is left out, recorded once.
+    static HAS_BASH: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *HAS_BASH
+        .get_or_init(|| toolsmith_core::testkit::require_path("bash", Path::new("/bin/bash")))
+    {
         res.push("/bin/bash");
     }
     res
