@@ -44,6 +44,20 @@ pub struct Violation {
     pub message: String,
 }
 
+/// A compile error, with the fix named when it is a pattern the linear-time engine refuses.
+fn pattern_hint(message: String) -> String {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("regex") || lower.contains("pattern") || lower.contains("look") {
+        format!(
+            "{message} (patterns run on a linear-time engine, the `regex` crate's: look-around \
+             such as (?=…) or (?<!…) and back-references such as \\1 are not supported; \
+             rewrite the pattern without them)"
+        )
+    } else {
+        message
+    }
+}
+
 impl CompiledSchema {
     /// Checks the shape rule (`type: object`, `properties`, `required`) and compiles the schema.
     pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
@@ -52,9 +66,12 @@ impl CompiledSchema {
         if !problems.is_empty() {
             return Err(SchemaError::Invalid(problems.join("; ")));
         }
+        // Callers' `pattern`s run on the `regex` crate's linear-time engine, never on a
+        // backtracking one: look-around and back-references are refused here, naming why.
         let validator = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
             .build(schema)
-            .map_err(|e| SchemaError::Invalid(e.to_string()))?;
+            .map_err(|e| SchemaError::Invalid(pattern_hint(e.to_string())))?;
         Ok(CompiledSchema {
             schema: schema.clone(),
             validator,
@@ -263,6 +280,28 @@ mod tests {
             "required": ["text"],
             "additionalProperties": false
         })
+    }
+
+    /// Issue 32: callers' patterns ran on a backtracking engine (fancy-regex) although no
+    /// caller's pattern may; now look-around and back-references are refused at compile with
+    /// the reason, and a classic catastrophic pattern is answered by the linear engine.
+    #[test]
+    fn patterns_run_on_the_linear_engine_and_look_around_is_refused_naming_why() {
+        for pattern in ["^(?=.*[0-9]).+$", "(?<!x)y", "^(a)\\1$"] {
+            let schema = json!({"type": "object", "properties": {"p": {"type": "string", "pattern": pattern}}});
+            let Err(SchemaError::Invalid(message)) = CompiledSchema::compile(&schema) else {
+                panic!("{pattern} compiled");
+            };
+            assert!(
+                message.contains("linear-time engine"),
+                "{pattern}: {message}"
+            );
+        }
+        let schema = json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^(a+)+$"}}});
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        assert!(compiled.violations(&json!({"p": "aaaa"})).is_empty());
+        let hostile = format!("{}!", "a".repeat(100_000));
+        assert_eq!(compiled.violations(&json!({"p": hostile})).len(), 1);
     }
 
     #[test]
