@@ -9,9 +9,9 @@
 //! `catch` or `finally` block cannot keep the script alive; results are classified by the flag,
 //! never by the message the script saw.
 //!
-//! CPU time is the thread's own CPU clock (`CLOCK_THREAD_CPUTIME_ID` through the `cpu-time`
-//! crate): every execution has a thread to itself (`pool.rs`), so the thread's CPU time since the
-//! start of the execution is the script's, and time spent waiting (for a host call, or for a
+//! CPU time is the thread's own CPU clock (`CLOCK_THREAD_CPUTIME_ID` through `rustix`,
+//! `thread_cpu_time`): every execution has a thread to itself (`pool.rs`), so the thread's CPU
+//! time since the start of the execution is the script's, and time spent waiting (for a host call, or for a
 //! CPU slot) is not counted. The interrupt handler is also where a script that has had its
 //! quantum while others wait hands its CPU slot on (`sched.rs`).
 
@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cpu_time::ThreadTime;
 use toolsmith_core::{ErrorKind, ToolResult};
 
 use crate::JsLimits;
@@ -91,8 +90,7 @@ impl Watchdog {
         self.deadline.set(Some(deadline));
         // Without a thread CPU clock the CPU limit cannot be measured; the wall clock still
         // bounds the run.
-        self.cpu_start
-            .set(ThreadTime::try_now().ok().map(|t| t.as_duration()));
+        self.cpu_start.set(thread_cpu_time());
         self.cpu_limit.set(limits.cpu_time);
         self.memory_limit.set(limits.memory_bytes);
         *self.cancelled.borrow_mut() = Some(cancelled);
@@ -140,8 +138,8 @@ impl Watchdog {
     pub(crate) fn check_cpu(&self) {
         if self.armed.get()
             && let Some(start) = self.cpu_start.get()
-            && let Ok(now) = ThreadTime::try_now()
-            && now.as_duration().saturating_sub(start) > self.cpu_limit.get()
+            && let Some(now) = thread_cpu_time()
+            && now.saturating_sub(start) > self.cpu_limit.get()
         {
             self.fire(Limit::Cpu);
         }
@@ -248,3 +246,13 @@ pub(crate) fn fmt_bytes(n: usize) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// The CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), or `None` where the
+/// clock cannot be read.
+pub(crate) fn thread_cpu_time() -> Option<std::time::Duration> {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(std::time::Duration::new(
+        u64::try_from(now.tv_sec).ok()?,
+        u32::try_from(now.tv_nsec).ok()?,
+    ))
+}
