@@ -42,35 +42,31 @@ impl TestApp {
 
     pub async fn with_configs(service: ToolServiceSettings, config: ServerConfig) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
-        // A fresh Config Center key per app, as `toolsmith serve` would load from its data dir.
-        let key = toolsmith_secrets::SecretKey::generate().expect("a key");
-        let connectors = toolsmith_service::Connectors {
-            cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
-            ..toolsmith_service::Connectors::default()
-        };
-        let service =
-            ToolService::open_sqlite(service, &dir.path().join("toolsmith.db"), connectors)
-                .await
-                .expect("service opens");
-        let state = AppState::new(service, Arc::new(config));
-        let router = toolsmith_server::app::router(state.clone());
-        TestApp {
-            state,
-            router,
-            _dir: dir,
-        }
+        let db = dir.path().join("toolsmith.db");
+        TestApp::open(dir, &db, service, config).await
     }
 
     /// Another application on this one's store (opened again with other settings); `self`
     /// must outlive it, as it owns the store's folder.
     pub async fn reopen(&self, service: ToolServiceSettings, config: ServerConfig) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
+        TestApp::open(dir, &self.store_path(), service, config).await
+    }
+
+    /// The application on the SQLite file `db`, keeping `dir` alive as long as it lives.
+    async fn open(
+        dir: TempDir,
+        db: &std::path::Path,
+        service: ToolServiceSettings,
+        config: ServerConfig,
+    ) -> TestApp {
+        // A fresh Config Center key per app, as `toolsmith serve` would load from its data dir.
         let key = toolsmith_secrets::SecretKey::generate().expect("a key");
         let connectors = toolsmith_service::Connectors {
             cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
             ..toolsmith_service::Connectors::default()
         };
-        let service = ToolService::open_sqlite(service, &self.store_path(), connectors)
+        let service = ToolService::open_sqlite(service, db, connectors)
             .await
             .expect("service opens");
         let state = AppState::new(service, Arc::new(config));
