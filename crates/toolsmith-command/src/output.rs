@@ -24,7 +24,8 @@ pub(crate) async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: us
         if n_read > room {
             res.truncated = true;
         }
-        res.bytes.extend_from_slice(&chunk[..n_read.min(room)]);
+        res.bytes
+            .extend_from_slice(chunk.get(..n_read.min(room)).unwrap_or_default());
     }
     res
 }

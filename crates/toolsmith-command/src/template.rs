@@ -138,15 +138,14 @@ impl Template {
         while !rest.is_empty() {
             let offset = src.len() - rest.len();
             if let Some(after_open) = rest.strip_prefix("{{") {
-                let Some(close) = after_open.find("}}") else {
+                let Some((inner, after_close)) = after_open.split_once("}}") else {
                     return Err(TemplateError::UnterminatedPlaceholder { offset });
                 };
-                let name = placeholder_name(&after_open[..close]).ok_or_else(|| {
-                    TemplateError::InvalidPlaceholder {
+                let name =
+                    placeholder_name(inner).ok_or_else(|| TemplateError::InvalidPlaceholder {
                         offset,
-                        text: format!("{{{{{}}}}}", &after_open[..close]),
-                    }
-                })?;
+                        text: format!("{{{{{inner}}}}}"),
+                    })?;
                 if let Some(context) = lexer.context() {
                     return Err(TemplateError::PlaceholderInQuotes {
                         name: name.to_owned(),
@@ -166,15 +165,15 @@ impl Template {
                     segments.push(Segment::Literal(std::mem::take(&mut literal)));
                 }
                 segments.push(Segment::Param(name.to_owned()));
-                rest = &after_open[close + 2..];
+                rest = after_close;
                 continue;
             }
             let len = lexer.feed(rest).clamp(1, rest.len());
-            let len = (len..=rest.len())
-                .find(|n| rest.is_char_boundary(*n))
-                .unwrap_or(rest.len());
-            literal.push_str(&rest[..len]);
-            rest = &rest[len..];
+            let (token, after) = (len..=rest.len())
+                .find_map(|n| rest.split_at_checked(n))
+                .unwrap_or((rest, ""));
+            literal.push_str(token);
+            rest = after;
         }
         if let Some(context) = lexer.unterminated() {
             return Err(TemplateError::UnterminatedQuote { context });
@@ -436,7 +435,7 @@ impl ShellLexer {
                         self.set_top(Frame::Arithmetic { depth: depth + 1 });
                         one
                     }
-                    ')' if depth == 0 && rest[one..].starts_with(')') => {
+                    ')' if depth == 0 && rest.starts_with("))") => {
                         self.stack.pop();
                         2
                     }
@@ -459,9 +458,9 @@ impl ShellLexer {
                 one
             }
         };
-        let last = rest[..len.min(rest.len())]
-            .chars()
-            .next_back()
+        let last = rest
+            .get(..len.min(rest.len()))
+            .and_then(|token| token.chars().next_back())
             .unwrap_or(ch);
         self.word_start = matches!(
             last,
@@ -479,7 +478,7 @@ impl ShellLexer {
             '"' => self.stack.push(Frame::Double),
             '`' => self.stack.push(Frame::Backtick),
             '#' if self.word_start => self.stack.push(Frame::Comment),
-            '<' if rest[one..].starts_with('<') => {
+            '<' if rest.starts_with("<<") => {
                 self.saw_here_document = true;
                 return 2;
             }
@@ -497,7 +496,7 @@ impl ShellLexer {
                     }
                 }
             }
-            '$' if rest[one..].starts_with('\'') => {
+            '$' if rest.starts_with("$'") => {
                 // `$'…'` is ANSI-C quoting in bash and ksh, plain `$` then quotes in dash.
                 self.lost = self.lost.or(Some("`$'…'` quoting"));
             }
