@@ -89,11 +89,11 @@ impl Scrubber {
         let mut res = String::with_capacity(text.len());
         let mut cursor = 0;
         for span in &spans {
-            res.push_str(&text[cursor..span.start]);
+            res.push_str(text.get(cursor..span.start).unwrap_or_default());
             res.push_str(REDACTED);
             cursor = span.end;
         }
-        res.push_str(&text[cursor..]);
+        res.push_str(text.get(cursor..).unwrap_or_default());
         (Cow::Owned(res), spans.len())
     }
 

@@ -80,8 +80,10 @@ impl KnownSecrets {
 /// Every searchable form of one secret.
 fn forms_of(secret: &str) -> Vec<String> {
     let mut forms = vec![secret.to_owned()];
-    if let Ok(quoted) = serde_json::to_string(secret) {
-        forms.push(quoted[1..quoted.len() - 1].to_owned());
+    if let Ok(quoted) = serde_json::to_string(secret)
+        && let Some(inner) = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"'))
+    {
+        forms.push(inner.to_owned());
     }
     let encoded = percent_encode(secret, true);
     forms.push(percent_encode(secret, false));

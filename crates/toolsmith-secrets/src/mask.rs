@@ -15,9 +15,9 @@ pub const MASK: &str = "••••";
 pub fn mask(secret: &str) -> String {
     let chars: Vec<char> = secret.chars().collect();
     let n = chars.len();
-    let tail = |k: usize| chars[n - k..].iter().collect::<String>();
+    let tail = |k: usize| chars.iter().skip(n.saturating_sub(k)).collect::<String>();
     if n >= 24 {
-        let head: String = chars[..3].iter().collect();
+        let head: String = chars.iter().take(3).collect();
         format!("{head}…{}", tail(4))
     } else if n >= 12 {
         format!("…{}", tail(4))
