@@ -392,7 +392,7 @@ pub fn validate_fields(fields: &[ConfigField]) -> Result<(), ConfigError> {
     }
     for (i, field) in fields.iter().enumerate() {
         validate_config_name("field name", &field.name)?;
-        if fields[..i].iter().any(|f| f.name == field.name) {
+        if fields.iter().take(i).any(|f| f.name == field.name) {
             return Err(ConfigError::InvalidField(format!(
                 "field '{}' is declared twice",
                 field.name
@@ -601,8 +601,8 @@ fn check_text(what: &str, text: &str, max: usize, multiline: bool) -> Result<(),
 }
 
 fn prefixed_id(prefix: &str) -> String {
-    let raw = uuid::Uuid::new_v4().simple().to_string();
-    format!("{prefix}_{}", &raw[..16])
+    // The first 64 bits of a random UUID: 16 hex digits.
+    format!("{prefix}_{:016x}", uuid::Uuid::new_v4().as_u64_pair().0)
 }
 
 #[cfg(test)]

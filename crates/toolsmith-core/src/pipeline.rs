@@ -266,7 +266,7 @@ impl Pipeline {
                 res
             }
         };
-        for middleware in self.middleware[..n_entered].iter().rev() {
+        for middleware in self.middleware.iter().take(n_entered).rev() {
             middleware.after(&call, &mut res).await;
         }
         res

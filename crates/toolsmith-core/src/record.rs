@@ -175,8 +175,7 @@ pub struct CustomToolRecord {
 impl CustomToolRecord {
     /// A fresh id: `tool_` and 16 random hex digits.
     pub fn new_id() -> String {
-        let raw = uuid::Uuid::new_v4().simple().to_string();
-        format!("tool_{}", &raw[..16])
+        format!("tool_{:016x}", uuid::Uuid::new_v4().as_u64_pair().0)
     }
 
     /// The definition this tool shows to an LLM.

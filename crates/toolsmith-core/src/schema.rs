@@ -192,7 +192,7 @@ fn skip_quoted(text: &str, close: char) -> &str {
         } else if c == '\\' && close == '"' {
             escaped = true;
         } else if c == close {
-            return &text[i + c.len_utf8()..];
+            return text.get(i + c.len_utf8()..).unwrap_or_default();
         }
     }
     ""

@@ -59,9 +59,8 @@ impl DomainPattern {
         if !self.wildcard {
             return host == self.name;
         }
-        host.len() > self.name.len()
-            && host.ends_with(&self.name)
-            && host.as_bytes()[host.len() - self.name.len() - 1] == b'.'
+        host.strip_suffix(self.name.as_str())
+            .is_some_and(|prefix| prefix.ends_with('.'))
     }
 }
 
