@@ -310,12 +310,12 @@ fn describe_compile_error<'js>(ctx: &Ctx<'js>, error: CaughtError<'js>) -> Compi
 
 /// ` (line 3, column 5)` from the first `tool.js:3:5` / `utils.js:3:5` of a stack.
 fn first_location(stack: &str) -> Option<String> {
-    let at = stack.find(".js:")?;
-    let rest = &stack[at + 4..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == ':'))
-        .unwrap_or(rest.len());
-    let mut parts = rest[..end].split(':');
+    let (_, rest) = stack.split_once(".js:")?;
+    let location = rest
+        .split(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .next()
+        .unwrap_or_default();
+    let mut parts = location.split(':');
     let line = parts.next()?.parse::<u32>().ok()?;
     match parts.next().and_then(|c| c.parse::<u32>().ok()) {
         Some(column) => Some(format!(" (line {line}, column {column})")),
@@ -331,7 +331,7 @@ pub(crate) fn code_column(module_column: usize) -> usize {
 /// Columns on line 1 of tool code count from the end of the header.
 fn shift_first_line(message: &str) -> String {
     const MARK: &str = " (line 1, column ";
-    let Some(at) = message.rfind(MARK) else {
+    let Some((head, tail)) = message.rsplit_once(MARK) else {
         return message.to_owned();
     };
     let tail = &message[at + MARK.len()..];
