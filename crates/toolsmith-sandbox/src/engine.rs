@@ -519,8 +519,9 @@ fn code_columns(stack_line: &str) -> String {
     let start = at + mark.len();
     let digits = stack_line[start..]
         .find(|c: char| !c.is_ascii_digit())
-        .map_or(stack_line.len(), |n| start + n);
-    let Ok(column) = stack_line[start..digits].parse::<usize>() else {
+        .unwrap_or(after.len());
+    let (digits, tail) = after.split_at_checked(n_digits).unwrap_or((after, ""));
+    let Ok(column) = digits.parse::<usize>() else {
         return stack_line.to_owned();
     };
     format!(
