@@ -559,9 +559,12 @@ unsafe extern "C" fn lazy_trampoline<N: LazyNative>(
         return qjs::JS_EXCEPTION;
     };
     // The values stay owned here for the length of the call.
-    let raw = [data[0].as_raw(), data[1].as_raw()];
-    // SAFETY: as `call_native` requires, straight from QuickJS; `raw` borrows `data`.
-    unsafe { call_native::<N>(raw_ctx, this, argc, argv, magic, &raw[..N::DATA.min(2)]) }
+    let [first, second] = data;
+    let raw = [first.as_raw(), second.as_raw()];
+    let raw = raw.get(..N::DATA).unwrap_or(&raw);
+    // SAFETY: as `call_native` requires, straight from QuickJS; `raw` borrows `first` and
+    // `second`.
+    unsafe { call_native::<N>(raw_ctx, this, argc, argv, magic, raw) }
 }
 
 /// The attributes a [`define_value`] sets; those it leaves out keep what they were (or are
