@@ -162,21 +162,22 @@ fn is_ident(b: u8) -> bool {
 fn contains(code: &[u8], pattern: &Pattern) -> bool {
     let word = pattern.word.as_bytes();
     let mut from = 0;
-    while let Some(found) = find(&code[from..], word) {
+    while let Some(found) = code.get(from..).and_then(|tail| find(tail, word)) {
         let at = from + found;
         from = at + 1;
-        if at > 0 && is_ident(code[at - 1]) {
+        let ident_at = |i: usize| code.get(i).is_some_and(|b| is_ident(*b));
+        if at.checked_sub(1).is_some_and(ident_at) {
             continue;
         }
         let end = at + word.len();
-        if end < code.len() && is_ident(code[end]) {
+        if ident_at(end) {
             continue;
         }
         let before = previous_significant(code, at);
         if !pattern.as_member && before == Some(b'.') {
             continue;
         }
-        let rest = code[end..].trim_ascii_start();
+        let rest = code.get(end..).unwrap_or_default().trim_ascii_start();
         // `{ process: 1 }` names a key, not the global.
         if matches!(before, Some(b'{' | b',')) && rest.first() == Some(&b':') {
             continue;
@@ -201,10 +202,10 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 fn previous_significant(code: &[u8], at: usize) -> Option<u8> {
-    code[..at]
-        .iter()
-        .rev()
-        .find(|b| !b.is_ascii_whitespace())
+    code.get(..at)
+        .unwrap_or_default()
+        .trim_ascii_end()
+        .last()
         .copied()
 }
 
@@ -247,8 +248,7 @@ fn code_only(src: &str) -> Vec<u8> {
     let mut templates: Vec<usize> = Vec::new();
     let mut depth = 0usize;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
+    while let Some(&b) = bytes.get(i) {
         let next = bytes.get(i + 1).copied();
         match state {
             State::Code => match b {
@@ -257,11 +257,11 @@ fn code_only(src: &str) -> Vec<u8> {
                 b'`' => state = State::Template,
                 b'/' if next == Some(b'/') => {
                     state = State::LineComment;
-                    out[i] = b' ';
+                    blank(&mut out, i);
                 }
                 b'/' if next == Some(b'*') => {
                     state = State::BlockComment;
-                    out[i] = b' ';
+                    blank(&mut out, i);
                 }
                 b'/' if regex_may_start(&out, i) => state = State::Regex { in_class: false },
                 b'{' => depth += 1,
@@ -278,25 +278,21 @@ fn code_only(src: &str) -> Vec<u8> {
             State::Single | State::Double => {
                 let quote = if state == State::Single { b'\'' } else { b'"' };
                 if b == b'\\' {
-                    out[i] = b' ';
-                    if let Some(o) = out.get_mut(i + 1) {
-                        *o = b' ';
-                    }
+                    blank(&mut out, i);
+                    blank(&mut out, i + 1);
                     i += 2;
                     continue;
                 }
                 if b == quote || b == b'\n' {
                     state = State::Code;
                 } else {
-                    out[i] = b' ';
+                    blank(&mut out, i);
                 }
             }
             State::Template => {
                 if b == b'\\' {
-                    out[i] = b' ';
-                    if let Some(o) = out.get_mut(i + 1) {
-                        *o = b' ';
-                    }
+                    blank(&mut out, i);
+                    blank(&mut out, i + 1);
                     i += 2;
                     continue;
                 }
@@ -308,20 +304,20 @@ fn code_only(src: &str) -> Vec<u8> {
                     i += 2;
                     continue;
                 } else {
-                    out[i] = b' ';
+                    blank(&mut out, i);
                 }
             }
             State::LineComment => {
                 if b == b'\n' {
                     state = State::Code;
                 } else {
-                    out[i] = b' ';
+                    blank(&mut out, i);
                 }
             }
             State::BlockComment => {
-                out[i] = b' ';
+                blank(&mut out, i);
                 if b == b'*' && next == Some(b'/') {
-                    out[i + 1] = b' ';
+                    blank(&mut out, i + 1);
                     state = State::Code;
                     i += 2;
                     continue;
@@ -329,10 +325,8 @@ fn code_only(src: &str) -> Vec<u8> {
             }
             State::Regex { in_class } => {
                 if b == b'\\' {
-                    out[i] = b' ';
-                    if let Some(o) = out.get_mut(i + 1) {
-                        *o = b' ';
-                    }
+                    blank(&mut out, i);
+                    blank(&mut out, i + 1);
                     i += 2;
                     continue;
                 }
@@ -346,7 +340,7 @@ fn code_only(src: &str) -> Vec<u8> {
                             _ => in_class,
                         },
                     };
-                    out[i] = b' ';
+                    blank(&mut out, i);
                 }
             }
         }
@@ -355,23 +349,30 @@ fn code_only(src: &str) -> Vec<u8> {
     out
 }
 
+/// Blanks out the byte at `i` (nothing past the end).
+fn blank(out: &mut [u8], i: usize) {
+    if let Some(o) = out.get_mut(i) {
+        *o = b' ';
+    }
+}
+
 /// Whether a `/` at `at` starts a regex literal, judged by what precedes it.
 fn regex_may_start(code: &[u8], at: usize) -> bool {
-    let Some(end) = code[..at].iter().rposition(|b| !b.is_ascii_whitespace()) else {
+    let before = code.get(..at).unwrap_or_default().trim_ascii_end();
+    let Some(&prev) = before.last() else {
         return true;
     };
-    let prev = code[end];
     if prev == b')' || prev == b']' || prev == b'}' {
         return false;
     }
     if !is_ident(prev) {
         return true;
     }
-    let start = code[..=end]
+    let start = before
         .iter()
         .rposition(|b| !is_ident(*b))
         .map_or(0, |p| p + 1);
-    let word = &code[start..=end];
+    let word = before.get(start..).unwrap_or_default();
     REGEX_AFTER_WORDS.iter().any(|w| w.as_bytes() == word)
 }
 

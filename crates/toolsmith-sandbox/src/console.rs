@@ -52,10 +52,11 @@ impl ConsoleBuffer {
         while !message.is_char_boundary(cut) {
             cut -= 1;
         }
-        if cut > 0 {
+        let kept = message.get(..cut).unwrap_or_default();
+        if !kept.is_empty() {
             inner.entries.push(ConsoleEntry {
                 level,
-                message: message[..cut].to_owned(),
+                message: kept.to_owned(),
             });
         }
         inner.used = inner.max;

@@ -63,10 +63,12 @@ impl JobSlot {
             LazyIntrinsic::WeakRefs => 3,
         };
         let mut added = self.added.get();
-        if added[index] {
-            return true;
+        if let Some(slot) = added.get_mut(index) {
+            if *slot {
+                return true;
+            }
+            *slot = true;
         }
-        added[index] = true;
         self.added.set(added);
         if !raw::add_intrinsic(ctx, intrinsic) {
             return false;
@@ -253,8 +255,8 @@ fn replace_lone_surrogates(json: &str) -> Option<String> {
     let mut changed = false;
     let mut copied = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
+    while let Some(&b) = bytes.get(i) {
+        if b != b'\\' {
             i += 1;
             continue;
         }
@@ -276,7 +278,7 @@ fn replace_lone_surrogates(json: &str) -> Option<String> {
             _ => false,
         };
         if lone {
-            out.push_str(&json[copied..i]);
+            out.push_str(json.get(copied..i).unwrap_or_default());
             out.push_str("\\ufffd");
             copied = i + 6;
             changed = true;
@@ -286,7 +288,7 @@ fn replace_lone_surrogates(json: &str) -> Option<String> {
     if !changed {
         return None;
     }
-    out.push_str(&json[copied..]);
+    out.push_str(json.get(copied..).unwrap_or_default());
     Some(out)
 }
 

@@ -68,6 +68,15 @@ impl OwnerQueue {
     fn is_empty(&self) -> bool {
         self.levels.iter().all(VecDeque::is_empty)
     }
+
+    fn level_mut(&mut self, level: Level) -> &mut VecDeque<Arc<Waiter>> {
+        let [resumed, fresh, preempted] = &mut self.levels;
+        match level {
+            Level::Resumed => resumed,
+            Level::Fresh => fresh,
+            Level::Preempted => preempted,
+        }
+    }
 }
 
 /// Which queues a waiter joins.
@@ -192,7 +201,7 @@ impl CpuSlots {
         let waiter = Arc::new(Waiter::new(level));
         waiter.lock().start = start;
         let queue = state.queues.entry(owner.clone()).or_default();
-        queue.levels[level as usize].push_back(waiter.clone());
+        queue.level_mut(level).push_back(waiter.clone());
         if queue.levels.iter().map(VecDeque::len).sum::<usize>() == 1 {
             state.ring.push_back(owner.clone());
         }
@@ -279,7 +288,9 @@ impl CpuSlots {
             let start = grant.start.take();
             drop(grant);
             if let Some(queue) = state.queues.get_mut(owner) {
-                queue.levels[waiter.level as usize].retain(|w| !Arc::ptr_eq(w, waiter));
+                queue
+                    .level_mut(waiter.level)
+                    .retain(|w| !Arc::ptr_eq(w, waiter));
                 if queue.is_empty() {
                     state.queues.remove(owner);
                     state.ring.retain(|o| o != owner);

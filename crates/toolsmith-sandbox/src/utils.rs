@@ -15,8 +15,7 @@ use std::rc::Rc;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use md5::Md5;
-use rand::RngExt as _;
-use rand::seq::SliceRandom as _;
+use rand::seq::{IndexedRandom as _, SliceRandom as _};
 use rquickjs::function::IntoArgs;
 use rquickjs::{Ctx, Exception, FromJs, Function, Object, Value};
 use sha1::Sha1;
@@ -68,12 +67,13 @@ pub(crate) fn password(length: usize) -> Result<String, String> {
     let mut rng = rand::rng();
     let mut chars: Vec<u8> = Vec::with_capacity(length);
     if length >= classes.len() {
-        for class in classes {
-            chars.push(class[rng.random_range(0..class.len())]);
-        }
+        chars.extend(classes.iter().filter_map(|class| class.choose(&mut rng)));
     }
     while chars.len() < length {
-        chars.push(all[rng.random_range(0..all.len())]);
+        let Some(&c) = all.choose(&mut rng) else {
+            break;
+        };
+        chars.push(c);
     }
     chars.shuffle(&mut rng);
     Ok(chars.into_iter().map(char::from).collect())
@@ -166,13 +166,18 @@ fn byte_offset(text: &str, index: f64) -> usize {
 
 /// The UTF-16 index of byte offset `at`, counting on from `(from_byte, from_index)`.
 fn utf16_index(text: &str, from: (usize, f64), at: usize) -> f64 {
-    from.1 + text[from.0..at].encode_utf16().count() as f64
+    from.1
+        + text
+            .get(from.0..at)
+            .unwrap_or_default()
+            .encode_utf16()
+            .count() as f64
 }
 
 /// `text.indexOf(pattern, from)` in linear time (two-way search), UTF-16 indices.
 pub(crate) fn find(text: &str, pattern: &str, from: f64) -> f64 {
     let start = byte_offset(text, from);
-    match text[start..].find(pattern) {
+    match text.get(start..).and_then(|rest| rest.find(pattern)) {
         Some(at) => utf16_index(text, (0, 0.0), start + at),
         None => -1.0,
     }
