@@ -513,7 +513,7 @@ fn read_thrown(report: &Object<'_>) -> Thrown {
 /// header, as the code's author sees them.
 fn code_columns(stack_line: &str) -> String {
     let mark = format!("{TOOL_MODULE}:1:");
-    let Some(at) = stack_line.find(&mark) else {
+    let Some((head, after)) = stack_line.split_once(&mark) else {
         return stack_line.to_owned();
     };
     let start = at + mark.len();
@@ -524,12 +524,7 @@ fn code_columns(stack_line: &str) -> String {
     let Ok(column) = digits.parse::<usize>() else {
         return stack_line.to_owned();
     };
-    format!(
-        "{}{}{}",
-        &stack_line[..start],
-        compile::code_column(column),
-        &stack_line[digits..]
-    )
+    format!("{head}{mark}{}{tail}", compile::code_column(column))
 }
 
 /// The limit a failure to get a CPU slot counts as.
