@@ -516,8 +516,7 @@ fn code_columns(stack_line: &str) -> String {
     let Some((head, after)) = stack_line.split_once(&mark) else {
         return stack_line.to_owned();
     };
-    let start = at + mark.len();
-    let digits = stack_line[start..]
+    let n_digits = after
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(after.len());
     let (digits, tail) = after.split_at_checked(n_digits).unwrap_or((after, ""));
