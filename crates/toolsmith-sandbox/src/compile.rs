@@ -334,12 +334,11 @@ fn shift_first_line(message: &str) -> String {
     let Some((head, tail)) = message.rsplit_once(MARK) else {
         return message.to_owned();
     };
-    let tail = &message[at + MARK.len()..];
     let Some(column) = tail.strip_suffix(')').and_then(|c| c.parse::<usize>().ok()) else {
         return message.to_owned();
     };
     let column = code_column(column);
-    format!("{}{MARK}{column})", &message[..at])
+    format!("{head}{MARK}{column})")
 }
 
 #[cfg(test)]
