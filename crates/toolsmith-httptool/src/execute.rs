@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 use crate::context::{CallContext, resolve_arguments};
 use crate::definition::{ErrorHandling, HttpToolDefinition, ParamSource};
 use crate::error::{HttpErrorKind, HttpToolError};
-use crate::mapping::{lookup, parse_path};
 use crate::render::{MAX_RESPONSE_BYTES, prepare_request, timeout_of};
 use crate::sender::{HttpSender, SendError};
 use crate::template::{TemplateError, render_template};
@@ -175,9 +174,9 @@ fn map_response(
     let mut data = Map::new();
     let mut missing = Vec::new();
     for (name, path) in &def.response_mapping {
-        let steps = parse_path(path)
+        let parsed = crate::path::parse(path)
             .map_err(|e| HttpToolError::new(HttpErrorKind::InvalidResponse, e.to_string()))?;
-        let value = lookup(body, &steps).cloned();
+        let value = parsed.lookup(body).cloned();
         if value.is_none() {
             missing.push(name.clone());
         }

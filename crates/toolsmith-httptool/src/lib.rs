@@ -9,7 +9,8 @@
 //! Flow of a call: [`resolve_arguments`] (explicit arguments from the model, everything else
 //! from the [`CallContext`]) → [`prepare_request`] (encoding per position, credentials only in
 //! headers) → [`HttpSender::send`] → status mapped to the definition's `error_handling` → the
-//! JSON response mapped by dot paths → the Jinja `response_template` rendered with a fuel limit.
+//! JSON response mapped by [`path`]s (the JSON-path grammar `format_json` shares) → the Jinja
+//! `response_template` rendered with a fuel limit.
 //! [`execute`] does all of it.
 //!
 //! Registration: [`load_definition`] (or [`parse_yaml`]/[`parse_json`] +
@@ -20,8 +21,8 @@ mod context;
 mod definition;
 mod error;
 mod execute;
-mod mapping;
 mod parse;
+pub mod path;
 mod placeholder;
 mod render;
 mod schema;

@@ -13,7 +13,6 @@ use crate::context::{CallContext, ConfigLookup};
 use crate::definition::{HttpToolDefinition, MAX_TIMEOUT_SECS, Method, ParamType};
 use crate::error::HttpToolError;
 use crate::execute::{HttpToolOutput, SecurityRules, execute_inner};
-use crate::mapping::parse_path;
 use crate::parse::{ParseError, parse_any};
 use crate::placeholder::{self, Piece, Ref, is_identifier, is_secret_like};
 use crate::render::{FORBIDDEN_HEADERS, is_header_name, prepare_request, ref_is_secret};
@@ -139,7 +138,7 @@ pub fn validate_definition(def: &HttpToolDefinition) -> Vec<Violation> {
                 ),
             );
         }
-        if let Err(e) = parse_path(path) {
+        if let Err(e) = crate::path::parse(path) {
             add(at, "invalid_path", e.to_string());
         }
     }

@@ -1,5 +1,6 @@
-//! `format_json`: pretty-print, minify, query (`user.items[0].id` or a JSON Pointer), list
-//! keys or values, flatten or sort the keys of JSON.
+//! `format_json`: pretty-print, minify, query (`user.items[0].id` or a JSON Pointer, the path
+//! grammar HTTP-tool mappings share: `toolsmith_httptool::path`), list keys or values, flatten or
+//! sort the keys of JSON.
 
 use std::io::{self, Write};
 
@@ -164,50 +165,13 @@ fn flatten(value: &Value, prefix: String, out: &mut Map<String, Value>) {
     }
 }
 
-/// One step of a path: an object key or an array index.
-enum Step<'p> {
-    Key(&'p str),
-    Index(usize),
-}
-
-/// The value at `path`: a JSON Pointer (`/a/0`) or dotted keys with `[n]` indexes (`a[0].b`).
-/// The whole path is read before the walk, so a malformed one is an error even where the data
-/// ends early.
+/// The value at `path`, in the one JSON-path grammar of HTTP-tool mappings
+/// (`toolsmith_httptool::path`): dotted keys with `[n]` indexes (`a[0].b`) or a JSON Pointer
+/// (`/a/0/b`). The whole path is read before the walk, so a malformed one is an error even where
+/// the data ends early.
 fn lookup<'v>(data: &'v Value, path: &str) -> Result<Option<&'v Value>, Fail> {
-    if path.starts_with('/') {
-        return Ok(data.pointer(path));
-    }
-    let mut steps = Vec::new();
-    for segment in path.split('.') {
-        let (key, mut rest) = match segment.find('[') {
-            Some(i) => (&segment[..i], &segment[i..]),
-            None => (segment, ""),
-        };
-        if !key.is_empty() {
-            steps.push(Step::Key(key));
-        }
-        while let Some(inner) = rest.strip_prefix('[') {
-            let end = inner.find(']').ok_or_else(|| bad_path(path))?;
-            steps.push(Step::Index(
-                inner[..end].trim().parse().map_err(|_| bad_path(path))?,
-            ));
-            rest = &inner[end + 1..];
-        }
-        if !rest.is_empty() || (key.is_empty() && segment.is_empty()) {
-            return Err(bad_path(path));
-        }
-    }
-    Ok(steps.iter().try_fold(data, |current, step| match step {
-        Step::Key(k) => current.get(*k),
-        Step::Index(i) => current.get(*i),
-    }))
-}
-
-fn bad_path(path: &str) -> Fail {
-    Fail::Args(format!(
-        "cannot read the path '{}': write it as \"user.items[0].id\" or as a JSON Pointer \"/user/items/0/id\"",
-        super::datetime::shorten(path)
-    ))
+    let parsed = toolsmith_httptool::path::parse(path).map_err(|e| Fail::Args(e.to_string()))?;
+    Ok(parsed.lookup(data))
 }
 
 #[cfg(test)]
@@ -305,5 +269,40 @@ mod tests {
             "]".repeat(100)
         );
         assert!(msg(json!({"json": wide, "indent": 8})).contains("longer than 2000000 bytes"));
+    }
+
+    #[test]
+    fn get_path_reads_the_grammar_of_http_tool_mappings() {
+        let get = |path: &str| {
+            run(&json!({"json": DOC, "operation": "get_path", "path": path}))
+                .map_err(|e| e.message().to_owned())
+        };
+        // What the mappings refused, get_path refuses too, with the reason and the fix.
+        for (path, reason) in [
+            ("items[ 0 ].id", "'[ 0 ]' at character 6 is not an index"),
+            ("items[+0].id", "'[+0]' at character 6 is not an index"),
+            ("items.[0]", "follows a '.': write items[0], not items.[0]"),
+            ("user]", "the ']' at character 5 closes no '['"),
+            (
+                "/user/~2",
+                "the '~' at character 7 is not followed by 0 or 1",
+            ),
+        ] {
+            let message = get(path).unwrap_err();
+            assert!(
+                message.contains(reason) && message.contains("or as a JSON Pointer"),
+                "{path}: {message}"
+            );
+        }
+        let huge = "a.".repeat(600) + "a";
+        assert!(get(&huge).unwrap_err().contains("over the limit of 1024"));
+        // A leading index reads a top-level array; a pointer reads a key with a '.'.
+        let top = run(&json!({"json": "[{\"a.b\": 1}]", "operation": "get_path", "path": "[0]"}))
+            .unwrap();
+        assert_eq!(top["result"], json!({"a.b": 1}));
+        let dotted_key =
+            run(&json!({"json": "[{\"a.b\": 1}]", "operation": "get_path", "path": "/0/a.b"}))
+                .unwrap();
+        assert_eq!(dotted_key["result"], 1);
     }
 }

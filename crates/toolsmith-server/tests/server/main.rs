@@ -16,6 +16,7 @@ mod auth;
 mod code_execution;
 mod docs_examples;
 mod http_limits;
+mod json_paths;
 mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_bridge_http;
