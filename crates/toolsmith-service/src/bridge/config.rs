@@ -309,15 +309,14 @@ impl McpServerConfig {
 /// Whether `value` is nothing but Config Center references (and white space).
 fn only_references(value: &str) -> bool {
     let mut rest = value;
-    while let Some(start) = rest.find(REFERENCE_OPEN) {
-        if !rest[..start].trim().is_empty() {
+    while let Some((before, after)) = rest.split_once(REFERENCE_OPEN) {
+        if !before.trim().is_empty() {
             return false;
         }
-        let after = &rest[start + REFERENCE_OPEN.len()..];
-        let Some(end) = after.find("}}") else {
+        let Some((_, tail)) = after.split_once("}}") else {
             return false;
         };
-        rest = &after[end + 2..];
+        rest = tail;
     }
     rest.trim().is_empty()
 }
@@ -330,12 +329,11 @@ const REFERENCE_OPEN: &str = "{{config.";
 pub fn env_references(value: &str) -> Result<Vec<&str>, String> {
     let mut found = Vec::new();
     let mut rest = value;
-    while let Some(start) = rest.find(REFERENCE_OPEN) {
-        let after = &rest[start + REFERENCE_OPEN.len()..];
-        let end = after.find("}}").ok_or_else(|| {
+    while let Some((_, after)) = rest.split_once(REFERENCE_OPEN) {
+        let (key, tail) = after.split_once("}}").ok_or_else(|| {
             format!("'{REFERENCE_OPEN}' is not closed with '}}}}' (write {{{{config.<service>.<field>}}}})")
         })?;
-        let key = after[..end].trim();
+        let key = key.trim();
         let well_formed = key.split_once('.').is_some_and(|(service, field)| {
             let part = |p: &str| {
                 !p.is_empty()
@@ -350,7 +348,7 @@ pub fn env_references(value: &str) -> Result<Vec<&str>, String> {
             ));
         }
         found.push(key);
-        rest = &after[end + 2..];
+        rest = tail;
     }
     Ok(found)
 }
@@ -360,20 +358,19 @@ pub fn env_references(value: &str) -> Result<Vec<&str>, String> {
 pub fn resolve_env(value: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
-    while let Some(start) = rest.find(REFERENCE_OPEN) {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + REFERENCE_OPEN.len()..];
-        let Some(end) = after.find("}}") else {
+    while let Some((before, after)) = rest.split_once(REFERENCE_OPEN) {
+        out.push_str(before);
+        let Some((key, tail)) = after.split_once("}}") else {
             return Err("an unclosed Config Center reference".to_owned());
         };
-        let key = after[..end].trim();
+        let key = key.trim();
         let resolved = lookup(key).ok_or_else(|| {
             format!(
                 "the Config Center has no value for '{key}' (set it with `toolsmith config set` or PUT /api/v1/config/services/…)"
             )
         })?;
         out.push_str(&resolved);
-        rest = &after[end + 2..];
+        rest = tail;
     }
     out.push_str(rest);
     Ok(out)

@@ -381,7 +381,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 /// `text` cut to [`QUOTED`] characters.
 fn quote(text: &str) -> String {
     match text.char_indices().nth(QUOTED) {
-        Some((at, _)) => format!("{}…", &text[..at]),
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or(text)),
         None => text.to_owned(),
     }
 }

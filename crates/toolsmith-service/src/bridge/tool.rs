@@ -176,16 +176,14 @@ fn into_tool_result(result: CallToolResult) -> ToolResult {
         };
         return ToolResult::error(ErrorKind::ExecutionError, message);
     }
-    let content = match (
-        result.structured_content,
-        texts.len() == result.content.len(),
-    ) {
+    let all_text = texts.len() == result.content.len();
+    let content = match (result.structured_content, texts.as_slice()) {
         (Some(structured), _) => structured,
-        (None, true) if texts.len() == 1 => {
-            serde_json::from_str(&texts[0]).unwrap_or_else(|_| Value::String(texts[0].clone()))
+        (None, [text]) if all_text => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
         }
-        (None, true) => Value::Array(texts.into_iter().map(Value::String).collect()),
-        (None, false) => serde_json::to_value(&result.content).unwrap_or(Value::Null),
+        (None, _) if all_text => Value::Array(texts.into_iter().map(Value::String).collect()),
+        (None, _) => serde_json::to_value(&result.content).unwrap_or(Value::Null),
     };
     ToolResult::ok(content)
 }

@@ -118,26 +118,25 @@ impl ToolExecutor for CommandToolExecutor {
 /// `{exitCode, signal?, stdout, stderr, …}`; an error result when the command timed out or did
 /// not exit with 0, with the same fields in its details so nothing the command said is lost.
 fn result_of(tool: &str, output: CommandOutput) -> ToolResult {
-    let mut content = json!({
-        "exitCode": output.exit_code,
-        "stdout": output.stdout,
-        "stderr": output.stderr,
-        "timedOut": output.timed_out,
-        "durationMs": output.duration.as_secs_f64() * 1000.0,
-    });
+    let mut details = Map::new();
+    details.insert("exitCode".into(), json!(output.exit_code));
+    details.insert("stdout".into(), json!(output.stdout));
+    details.insert("stderr".into(), json!(output.stderr));
+    details.insert("timedOut".into(), json!(output.timed_out));
+    details.insert(
+        "durationMs".into(),
+        json!(output.duration.as_secs_f64() * 1000.0),
+    );
     if let Some(signal) = output.signal {
-        content["signal"] = json!(signal);
+        details.insert("signal".into(), json!(signal));
     }
     if output.stdout_truncated {
-        content["stdoutTruncated"] = json!(true);
+        details.insert("stdoutTruncated".into(), json!(true));
     }
     if output.stderr_truncated {
-        content["stderrTruncated"] = json!(true);
+        details.insert("stderrTruncated".into(), json!(true));
     }
-    let details = match content {
-        Value::Object(ref map) => map.clone(),
-        _ => Map::new(),
-    };
+    let content = Value::Object(details.clone());
     if output.timed_out {
         return ToolResult::error_with(
             ErrorKind::Timeout,

@@ -572,8 +572,10 @@ pub(crate) fn tool_key(tool: &RegisteredTool) -> String {
                 definition.requires_confirmation,
                 tool.requires_approval,
             ]);
-            let digest = hex::encode(Sha256::digest(seen.to_string().as_bytes()));
-            format!("mcp:{server}:{remote}:{}", &digest[..16])
+            // The first 8 bytes of the digest: 16 hex digits.
+            let digest = Sha256::digest(seen.to_string().as_bytes());
+            let short = hex::encode(digest.get(..8).unwrap_or_default());
+            format!("mcp:{server}:{remote}:{short}")
         }
         ToolOrigin::BuiltIn { .. } => format!("builtin:{}", tool.name()),
     }
@@ -616,7 +618,8 @@ impl Via {
 }
 
 fn new_approval_id() -> String {
-    format!("apr_{}", &uuid::Uuid::new_v4().simple().to_string()[..16])
+    // The first 64 bits of a random UUID: 16 hex digits.
+    format!("apr_{:016x}", uuid::Uuid::new_v4().as_u64_pair().0)
 }
 
 fn awaiting(approval: &ApprovalRecord, doors: &ApprovalDoors) -> ToolResult {

@@ -79,8 +79,9 @@ impl ToolService {
     ) -> Result<Value, ServiceError> {
         let f = find(family)?;
         let schema = ops::list_schema(f);
-        let props = schema["properties"]
-            .as_object()
+        let props = schema
+            .get("properties")
+            .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
         let mut args = serde_json::Map::new();

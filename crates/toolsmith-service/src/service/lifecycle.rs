@@ -455,13 +455,14 @@ impl ToolService {
             ToolStatus::Rejected => "tool.reject",
             ToolStatus::PendingApproval => "tool.status",
         };
-        let mut details = serde_json::json!({
-            "from": current.status, "to": next.status,
-        });
+        let mut details = serde_json::Map::new();
+        details.insert("from".into(), serde_json::json!(current.status));
+        details.insert("to".into(), serde_json::json!(next.status));
         if next.owner != actor.user_id {
             // An admin decided another user's tool.
-            details["owner"] = serde_json::json!(next.owner);
+            details.insert("owner".into(), serde_json::json!(next.owner));
         }
+        let details = Value::Object(details);
         self.audit_tool(actor, action, Some(current.revision), &next, details)
             .await;
         Ok(next)

@@ -261,5 +261,10 @@ fn one_off_id(prefix: &str, kind: ToolKind, permissions: &PermissionSet, code: &
     }
     hash.update(b"\0\0");
     hash.update(code.as_bytes());
-    format!("{prefix}_{}", &hex::encode(hash.finalize())[..16])
+    // The first 8 bytes of the digest: 16 hex digits.
+    let digest = hash.finalize();
+    format!(
+        "{prefix}_{}",
+        hex::encode(digest.get(..8).unwrap_or_default())
+    )
 }

@@ -77,7 +77,7 @@ impl FromStr for Period {
         if !matches!(unit, 'm' | 'h' | 'd') {
             return Err(bad());
         }
-        let digits = &text[..text.len() - 1];
+        let digits = text.strip_suffix(unit).ok_or_else(bad)?;
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 6 {
             return Err(bad());
         }
@@ -202,7 +202,7 @@ pub fn percentile(values: &mut [f64], q: f64) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let rank = (q * values.len() as f64).ceil() as usize;
-    Some(values[rank.clamp(1, values.len()) - 1])
+    values.get(rank.clamp(1, values.len()) - 1).copied()
 }
 
 fn day_range(since: DateTime<Utc>, until: DateTime<Utc>) -> impl Iterator<Item = NaiveDate> {

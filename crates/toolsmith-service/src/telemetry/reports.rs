@@ -90,11 +90,14 @@ impl ToolService {
         }
         let mut tools: Vec<ToolMetricsRow> = by_tool
             .into_values()
-            .map(|group| ToolMetricsRow {
-                tool_id: group[0].tool_id.clone(),
+            .filter_map(|group| {
                 // Newest first: the name the tool had most recently.
-                tool_name: group[0].tool_name.clone(),
-                metrics: analytics::metrics(&group, since, until),
+                let newest = group.first()?;
+                Some(ToolMetricsRow {
+                    tool_id: newest.tool_id.clone(),
+                    tool_name: newest.tool_name.clone(),
+                    metrics: analytics::metrics(&group, since, until),
+                })
             })
             .collect();
         tools.sort_by(|a, b| {
