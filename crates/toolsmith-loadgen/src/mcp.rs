@@ -102,10 +102,21 @@ impl Session {
         self.next_id += 1;
         let mut headers = self.headers.clone();
         if self.stateless {
-            params["_meta"] = json!({
+            let meta = json!({
                 "io.modelcontextprotocol/protocolVersion": STATELESS_PROTOCOL_VERSION,
                 "io.modelcontextprotocol/clientCapabilities": {},
             });
+            match &mut params {
+                Value::Object(map) => {
+                    map.insert("_meta".to_owned(), meta);
+                }
+                Value::Null => params = json!({ "_meta": meta }),
+                other => {
+                    return Err(LoadError::Protocol(format!(
+                        "the params of `{method}` must be a JSON object, not {other}"
+                    )));
+                }
+            }
             let header = |text: &str| {
                 HeaderValue::from_str(text)
                     .map_err(|_| LoadError::Protocol(format!("`{text}` cannot be a header value")))

@@ -129,7 +129,9 @@ impl Client {
                 check_status(res.status.as_u16(), &res.body)?;
                 let value: Value = serde_json::from_slice(&res.body)
                     .map_err(|e| LoadError::Protocol(e.to_string()))?;
-                if value["success"] != json!(true) || value["data"]["isError"] == json!(true) {
+                if value.get("success") != Some(&Value::Bool(true))
+                    || value.pointer("/data/isError") == Some(&Value::Bool(true))
+                {
                     return Err(LoadError::Protocol(format!("the call failed: {value}")));
                 }
                 Ok(())

@@ -91,7 +91,10 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
         return Duration::ZERO;
     }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+    sorted
+        .get(rank.clamp(1, sorted.len()) - 1)
+        .copied()
+        .unwrap_or_default()
 }
 
 fn millis(d: Duration) -> f64 {
