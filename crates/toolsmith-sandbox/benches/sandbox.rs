@@ -67,6 +67,8 @@ fn job(code: &str, args: Value, host: &Arc<dyn HostCalls>) -> JsJob {
         limits: JsLimits::default(),
         host: host.clone(),
         config: None,
+        packages: None,
+        env: None,
     }
 }
 

@@ -68,6 +68,8 @@ fn main() {
             limits: JsLimits::default(),
             host: host.clone(),
             config: None,
+            packages: None,
+            env: None,
         };
         let started = std::time::Instant::now();
         let result = rt.block_on(sandbox.run(job));

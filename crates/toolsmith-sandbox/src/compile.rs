@@ -38,6 +38,10 @@ const BOUNDS_MODULE: &str = "bounds.js";
 const BOUNDS_SOURCE: &str = include_str!("bounds.js");
 const FLAT_MODULE: &str = "flat.js";
 const FLAT_SOURCE: &str = include_str!("flat.js");
+const NODE_MODULE: &str = "node.js";
+const NODE_SOURCE: &str = include_str!("node.js");
+const CJS_MODULE: &str = "toolsmith:cjs";
+const CJS_SOURCE: &str = include_str!("cjs.js");
 /// What precedes the tool code on its first line.
 const TOOL_HEADER: &str = "export default async function (args, context) {";
 
@@ -81,6 +85,8 @@ struct CacheEntry {
 /// object. Mentions in strings and comments count too, which only costs a little time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Needs {
+    /// `process`, `Buffer` or `global` (the Node-isms of `node.js`).
+    pub(crate) node: bool,
     pub(crate) typed_arrays: bool,
     pub(crate) map_set: bool,
     pub(crate) date: bool,
@@ -107,8 +113,11 @@ const TYPED_ARRAY_NAMES: [&str; 14] = [
 
 impl Needs {
     pub(crate) fn of(code: &str) -> Needs {
+        // The Node-isms only for a tool that names them.
+        let node = code.contains("process") || code.contains("Buffer") || code.contains("global");
         if code.contains("globalThis") || code.contains("\\u") {
             return Needs {
+                node: code.contains("process") || code.contains("Buffer"),
                 typed_arrays: true,
                 map_set: true,
                 date: true,
@@ -116,6 +125,7 @@ impl Needs {
             };
         }
         Needs {
+            node,
             typed_arrays: TYPED_ARRAY_NAMES.iter().any(|name| code.contains(name)),
             map_set: code.contains("Map") || code.contains("Set"),
             date: code.contains("Date"),
@@ -241,6 +251,61 @@ pub(crate) fn flat() -> Result<Bytecode, CompileError> {
     static FLAT: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
     FLAT.get_or_init(|| compile_once(FLAT_MODULE, FLAT_SOURCE))
         .clone()
+}
+
+/// The bytecode of `node.js` (`process`, `Buffer`, `global`), compiled on first use.
+pub(crate) fn node() -> Result<Bytecode, CompileError> {
+    static NODE: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    NODE.get_or_init(|| compile_once(NODE_MODULE, NODE_SOURCE))
+        .clone()
+}
+
+/// The bytecode of `cjs.js` (CommonJS `require` and `module`), compiled on first use.
+pub(crate) fn cjs() -> Result<Bytecode, CompileError> {
+    static CJS: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    // With debug information: `import.meta` finds its module through it.
+    CJS.get_or_init(|| {
+        let runtime = new_compiler_runtime()?;
+        compile_in(&runtime, CJS_MODULE, CJS_SOURCE, true)
+    })
+    .clone()
+}
+
+/// A module of an npm package (its own source, or the wrapper `modules.rs` made of it),
+/// compiled with line numbers, in a compiler runtime of its own.
+pub(crate) fn package_module(name: &str, source: &str) -> Result<Bytecode, CompileError> {
+    let runtime = new_compiler_runtime()?;
+    // QuickJS loads a module's imports as it compiles it; here each is an empty stand-in (only
+    // the specifier goes into the bytecode: the sandbox's loader resolves it when it runs).
+    runtime.set_loader(StandIns, StandIns);
+    compile_in(&runtime, name, source, true)
+}
+
+/// The compiler runtime's resolver and loader for package modules: every import is an empty
+/// module, never read.
+struct StandIns;
+
+impl rquickjs::loader::Resolver for StandIns {
+    fn resolve<'js>(
+        &mut self,
+        _ctx: &Ctx<'js>,
+        base: &str,
+        name: &str,
+        _attributes: Option<rquickjs::loader::ImportAttributes<'js>>,
+    ) -> rquickjs::Result<String> {
+        Ok(format!("{base}\u{1}{name}"))
+    }
+}
+
+impl rquickjs::loader::Loader for StandIns {
+    fn load<'js>(
+        &mut self,
+        ctx: &Ctx<'js>,
+        name: &str,
+        _attributes: Option<rquickjs::loader::ImportAttributes<'js>>,
+    ) -> rquickjs::Result<rquickjs::Module<'js, rquickjs::module::Declared>> {
+        rquickjs::Module::declare(ctx.clone(), name, "")
+    }
 }
 
 fn compile_once(name: &str, source: &str) -> Result<Bytecode, CompileError> {

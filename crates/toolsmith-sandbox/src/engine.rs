@@ -16,6 +16,7 @@
 //! JSON string that `JSON.stringify` made inside the sandbox, under the same limits (so
 //! `toJSON`, getters and proxies on the returned value are bounded too), and is parsed here.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +38,7 @@ use crate::guards;
 use crate::host::{self, Event, HostBridge, JobSlot, JobState};
 use crate::limits::{self, Limit, Watchdog};
 use crate::lockdown;
+use crate::modules::{JsPackages, Modules};
 use crate::pool::InFlight;
 use crate::raw::{self, CountingAllocator, LazyIntrinsic};
 use crate::sched::{NoSlot, Ticket};
@@ -68,6 +70,10 @@ pub(crate) struct Execution {
     pub(crate) context_json: String,
     /// The Config Center snapshot as JSON, if the job has one.
     pub(crate) config_json: Option<String>,
+    /// The npm packages the tool may import.
+    pub(crate) packages: Option<Arc<JsPackages>>,
+    /// `process.env`.
+    pub(crate) env: Option<Arc<BTreeMap<String, String>>>,
     /// The tool's permissions: `network`, `filesystem` and `shell` each add a global.
     pub(crate) permissions: PermissionSet,
     pub(crate) limits: JsLimits,
@@ -117,6 +123,13 @@ pub(crate) fn serve(
             sandbox
                 .runtime
                 .set_max_stack_size(limits::clamp_stack(job.exec.limits.max_stack_bytes));
+            let modules = Modules::new(
+                job.exec.packages.clone(),
+                job.exec.env.as_deref(),
+                slot.clone(),
+            );
+            let (resolver, loader) = modules.loader();
+            sandbox.runtime.set_loader(resolver, loader);
             let result = sandbox.context.with(|ctx| {
                 let hooks = match prepared
                     .hooks
@@ -130,6 +143,7 @@ pub(crate) fn serve(
                 guards::set_memory(job.exec.limits.memory_bytes);
                 Run {
                     ctx: &ctx,
+                    modules: &modules,
                     hooks: &hooks,
                     watchdog: &watchdog,
                     slot: &slot,
@@ -249,6 +263,7 @@ struct Thrown {
 /// One job in a prepared context.
 struct Run<'a, 'js> {
     ctx: &'a Ctx<'js>,
+    modules: &'a Rc<Modules>,
     hooks: &'a Hooks<'js>,
     watchdog: &'a Watchdog,
     slot: &'a JobSlot,
@@ -334,6 +349,12 @@ impl<'js> Run<'_, 'js> {
         }
         if let Err(e) = grants::install(self.ctx, &self.hooks.load, &self.exec.permissions) {
             return self.failed(format!("could not add the permitted globals: {e}"));
+        }
+        if needs.node
+            && let Err(e) = self.modules.install_node(self.ctx)
+        {
+            let _ = self.ctx.catch();
+            return self.failed(format!("could not add process and Buffer: {e}"));
         }
         let main = match self.load_tool(tool) {
             Ok(main) => main,

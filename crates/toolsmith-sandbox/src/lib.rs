@@ -72,17 +72,25 @@ mod guards;
 mod host;
 mod limits;
 mod lockdown;
+mod modules;
 mod pool;
 mod raw;
 mod sched;
 mod utils;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_core::{PermissionSet, ToolResult};
+
+pub use modules::{JsPackage, JsPackages};
+
+/// The fixed `process.version` of the sandbox (`node.js`): the Node.js major the Node-isms
+/// follow. No Node.js runs.
+pub const NODE_VERSION: &str = "v22.0.0";
 
 /// Hard limits of one execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +210,11 @@ pub struct JsJob {
     /// values: {field: value}}]}}`, holding only the services the tool declares. `None`: the
     /// accessors find nothing (`undefined`, `null`, `[]`).
     pub config: Option<Value>,
+    /// The npm packages the tool may `import()`, unpacked by the host (`None`: none; an
+    /// import fails naming the dependency to declare).
+    pub packages: Option<Arc<JsPackages>>,
+    /// `process.env` (`None`: an empty object). Only what the operator chose to pass.
+    pub env: Option<Arc<BTreeMap<String, String>>>,
 }
 
 /// Why code was refused before it ever ran.

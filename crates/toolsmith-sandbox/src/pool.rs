@@ -180,6 +180,8 @@ impl Pool {
             .to_string(),
             code: job.code,
             config_json: job.config.map(|config| config.to_string()),
+            packages: job.packages,
+            env: job.env,
             permissions: job.permissions,
             limits,
             deadline,

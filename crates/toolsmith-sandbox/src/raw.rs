@@ -163,6 +163,11 @@ unsafe impl Allocator for CountingAllocator {
 pub(crate) struct Bytecode(Arc<[u8]>);
 
 impl Bytecode {
+    /// Its size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// Compiles `source` as a module named `name` (compile only: nothing runs) in `ctx`, which
     /// must have the `Eval` intrinsic. Without `debug`, line numbers are left out (smaller,
     /// faster to load; for our own modules, whose lines mean nothing to a tool's author).

@@ -83,6 +83,8 @@ fn the_prelude_and_utils_compile() {
     assert!(io().is_ok());
     assert!(bounds().is_ok());
     assert!(flat().is_ok());
+    assert!(node().is_ok());
+    assert!(cjs().is_ok());
 }
 
 #[test]
@@ -123,6 +125,7 @@ fn optional_built_ins_follow_the_names_in_the_source() {
         );
     }
     let all = Needs {
+        node: false,
         typed_arrays: true,
         map_set: true,
         date: true,
@@ -130,4 +133,6 @@ fn optional_built_ins_follow_the_names_in_the_source() {
     };
     assert_eq!(Needs::of("return globalThis[args.name]"), all);
     assert_eq!(Needs::of("return new \\u0044ate()"), all);
+    assert!(Needs::of("return process.env").node && Needs::of("Buffer.from('x')").node);
+    assert!(!Needs::of("return args").node);
 }

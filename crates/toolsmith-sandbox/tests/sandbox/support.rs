@@ -80,6 +80,8 @@ pub fn job_with(code: &str, args: Value, limits: JsLimits, host: Arc<dyn HostCal
         limits,
         host,
         config: None,
+        packages: None,
+        env: None,
     }
 }
 

@@ -125,6 +125,8 @@ impl ToolExecutor for JsToolExecutor {
             limits,
             host: Arc::new(host),
             config,
+            packages: None,
+            env: None,
         };
         self.sandbox.run(job).await
     }
