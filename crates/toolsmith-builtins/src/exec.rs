@@ -4,9 +4,10 @@
 //! - `execute_shell`, `execute_python`, `compile_code`, `package_manager` and the session tools
 //!   run in the command sandbox (`toolsmith-command`, bubblewrap) with the caller's workspace —
 //!   or a session's folder — bind-mounted read-write at `/tmp/work` and nothing else of the
-//!   host: no data dir, no other user's workspace, no network (only `package_manager` has it,
-//!   and it needs a person's approval). Python, Node.js and the compilers are the host's own
-//!   (`/usr/bin`), seen read-only inside the sandbox.
+//!   host: no data dir, no other user's workspace, no network (`package_manager` reaches the
+//!   package registries alone, through [`registry_proxy`], and needs a person's approval).
+//!   Python, Node.js and the compilers are the host's own (`/usr/bin`), seen read-only inside
+//!   the sandbox.
 //! - `execute_javascript` runs in the QuickJS sandbox through the server ([`CodeHost::run_js`]),
 //!   under the same limits as any JS tool.
 //!
@@ -22,6 +23,7 @@ pub mod compile;
 pub mod javascript;
 pub mod packages;
 pub mod python;
+pub mod registry_proxy;
 pub mod sessions;
 pub mod shell;
 
@@ -35,6 +37,7 @@ use toolsmith_core::{
     ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
+pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries};
 pub use sessions::{SessionSettings, Sessions};
 
 use crate::BuiltinEnv;
@@ -131,6 +134,7 @@ pub(crate) struct Deps {
     pub(crate) workspaces: Option<Arc<Workspaces>>,
     pub(crate) host: Option<Arc<dyn CodeHost>>,
     pub(crate) sessions: Option<Arc<Sessions>>,
+    pub(crate) registries: Option<PackageRegistries>,
 }
 
 impl Deps {
@@ -214,6 +218,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
         workspaces: env.workspaces.clone(),
         host: env.code.clone(),
         sessions: env.sessions.clone(),
+        registries: env.registries.clone(),
     };
     vec![
         exec_tool(&deps, javascript::definition(), Kind::JavaScript, &[]),

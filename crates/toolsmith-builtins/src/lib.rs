@@ -62,6 +62,9 @@ pub struct BuiltinEnv {
     pub code: Option<Arc<dyn exec::CodeHost>>,
     /// The live sandbox sessions; `None` (no workspace) makes the session tools say so.
     pub sessions: Option<Arc<exec::Sessions>>,
+    /// Where `package_manager` installs may connect (the registry proxy's hosts and guard);
+    /// `None` gives installs no network at all.
+    pub registries: Option<exec::PackageRegistries>,
     /// How scheduled tasks call their tools (the server's pipeline); `None` makes the
     /// scheduler tools answer that this server runs no scheduled tasks.
     pub tasks: Option<Arc<dyn schedule::TaskCaller>>,

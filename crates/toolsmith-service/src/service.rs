@@ -86,6 +86,10 @@ pub struct ToolServiceSettings {
     /// them `egress` allows too).
     pub owner_allowed_domains:
         std::collections::HashMap<String, Vec<toolsmith_egress::DomainPattern>>,
+    /// The only hosts a `package_manager` install reaches, through the registry proxy (default
+    /// `toolsmith_builtins::exec::DEFAULT_REGISTRIES`: PyPI and the npm registry), each
+    /// resolved by the egress guard under `egress`'s address rules.
+    pub package_registries: Vec<String>,
     /// Which executions wait for a person's approval (default: every `requires_approval` tool).
     pub execution_approval: ExecutionApproval,
     /// How long an approval waits for a decision before it counts as denied (default 2 min).
@@ -145,6 +149,10 @@ impl Default for ToolServiceSettings {
             policy: None,
             egress: toolsmith_egress::EgressPolicy::default(),
             owner_allowed_domains: std::collections::HashMap::new(),
+            package_registries: toolsmith_builtins::exec::DEFAULT_REGISTRIES
+                .iter()
+                .map(|host| (*host).to_owned())
+                .collect(),
             execution_approval: ExecutionApproval::default(),
             approval_ttl: std::time::Duration::from_secs(120),
             audit_log_file: None,
@@ -242,6 +250,18 @@ fn builtin_env(
     let sessions = workspaces.as_ref().map(|workspaces| {
         toolsmith_builtins::exec::Sessions::new(workspaces.clone(), config.sandbox_sessions)
     });
+    // The installs' one allowlist is `package_registries`; the guard adds its address rules
+    // (and the operator's `allowed_private_hosts`), not the web tools' domain list.
+    let registry_guard = toolsmith_egress::EgressGuard::new(toolsmith_egress::EgressPolicy {
+        allowed_domains: Vec::new(),
+        ..config.egress.clone()
+    })
+    .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
+    let registries = toolsmith_builtins::exec::PackageRegistries::new(
+        config.package_registries.clone(),
+        registry_guard,
+    )
+    .map_err(|e| ServiceError::Validation(format!("package_registries: {e}")))?;
     Ok(toolsmith_builtins::BuiltinEnv {
         workspaces,
         web: Some(web),
@@ -255,6 +275,7 @@ fn builtin_env(
         })),
         code: Some(code),
         sessions,
+        registries: Some(registries),
         // Set by `open_with` once it has the caller (which needs the service).
         tasks: None,
     })

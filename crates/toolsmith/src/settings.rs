@@ -146,6 +146,9 @@ pub struct FileConfig {
     pub sandbox_session_timeout: Option<Value>,
     /// Most sandbox sessions of one user at once (default 5).
     pub sandbox_sessions_per_user: Option<usize>,
+    /// The only hosts `package_manager` installs reach, through the registry proxy (default
+    /// PyPI's `pypi.org` and `files.pythonhosted.org`, and `registry.npmjs.org`).
+    pub package_registries: Option<Vec<String>>,
 }
 
 /// The `[egress]` table.
@@ -477,6 +480,9 @@ impl Settings {
                 return Err(bad("sandbox_sessions_per_user must be at least 1"));
             }
             service.sandbox_sessions.max_per_user = max;
+        }
+        if let Some(hosts) = file.package_registries {
+            service.package_registries = hosts;
         }
 
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
@@ -1240,6 +1246,25 @@ mod tests {
         .unwrap();
         assert_eq!(s.service.execution_retention_days, Some(0));
         assert_eq!(s.service.approval_ttl, Duration::from_secs(604_800));
+    }
+
+    /// Issue 31: installs reach only the package registries, an operator's list.
+    #[test]
+    fn package_registries_default_to_pypi_and_npm_and_come_from_the_file() {
+        let s = settings(&["toolsmith", "serve"], "").unwrap();
+        assert_eq!(
+            s.service.package_registries,
+            ["pypi.org", "files.pythonhosted.org", "registry.npmjs.org"]
+        );
+        let s = settings(
+            &["toolsmith", "serve"],
+            "package_registries = [\"pypi.org\", \"files.pythonhosted.org\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.service.package_registries,
+            ["pypi.org", "files.pythonhosted.org"]
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! `package_manager`: `pip` or `npm` in the command sandbox, into the caller's workspace
 //! (`pip install --user` lands in `/tmp/work/.local`, which `execute_python` finds as the
-//! user site; `npm install` in `/tmp/work/node_modules`). It needs the network, so the run
-//! shares the host's network (not the egress guard) and the tool requires a person's approval
-//! (`requiresConfirmation`); the other code tools never have the network.
+//! user site; `npm install` in `/tmp/work/node_modules`). It needs the package registries, so
+//! the tool requires a person's approval (`requiresConfirmation`); the other code tools never
+//! have a network.
 //!
 //! What the person approving sees is what runs (issue 31): the arguments, and nothing in the
 //! workspace changes what they mean.
@@ -16,9 +16,11 @@
 //!   URL, VCS and GitHub-shorthand requirements are refused; no configuration file of the
 //!   workspace is read (`PIP_CONFIG_FILE=/dev/null`; a `.npmrc` refuses the run; git, which npm
 //!   may start, reads no `~/.gitconfig`).
-//! - **Not limited**: the network itself. bubblewrap shares the host's network namespace as it
-//!   is, so what the package manager connects to is bounded by the rules above, not by the
-//!   kernel; with `allowScripts: true` the scripts reach whatever the host reaches.
+//! - **Only the registries, by the kernel too**: the run has a network namespace of its own
+//!   with no route out; its one way out is the registry proxy ([`registry_proxy`]: HTTPS
+//!   tunnels to the operator's `package_registries` only, resolved by the egress guard), so
+//!   neither the manager nor, with `allowScripts: true`, a script reaches the host's loopback,
+//!   a private network or a metadata address.
 //!
 //! The command is parsed here, never by a shell: the manager, an allowed subcommand, allowed
 //! options and plain words (package names, versions).
@@ -29,7 +31,9 @@ use serde_json::{Value, json};
 use toolsmith_command::RunRequest;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
-use super::{Deps, ExecError, code_arg, program_missing, run_in, timeout_arg, timeout_schema};
+use super::{
+    Deps, ExecError, code_arg, program_missing, registry_proxy, run_in, timeout_arg, timeout_schema,
+};
 use crate::workspace::{Workspace, WsPath};
 
 /// The subcommands allowed per manager.
@@ -162,7 +166,7 @@ pub fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "e.g. \"pip install requests==2.32.3\", \"pip install -r requirements.txt\", \"pip list\", \"npm install lodash\"."},
-                "allowScripts": {"type": "boolean", "default": false, "description": "Let the install run the packages' own code: npm lifecycle scripts (preinstall, install, postinstall, prepare) and pip builds of source packages, local folders and editable installs. They run with the host's network. Off by default; ask for it only when an install needs it."},
+                "allowScripts": {"type": "boolean", "default": false, "description": "Let the install run the packages' own code: npm lifecycle scripts (preinstall, install, postinstall, prepare) and pip builds of source packages, local folders and editable installs. Like the install, they reach the package registries and nothing else. Off by default; ask for it only when an install needs it."},
                 "timeoutSeconds": timeout_schema()
             },
             "required": ["command"],
@@ -189,8 +193,8 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
     let timeout = timeout_arg(args, ctx)?;
     let ws = deps.workspace(ctx)?;
     check_workspace(&ws, &plan)?;
-    let argv: Vec<&str> = plan.argv.iter().map(String::as_str).collect();
-    let env = BTreeMap::from([
+    let program = plan.argv.first().cloned().unwrap_or_default();
+    let mut env = BTreeMap::from([
         ("PIP_USER".to_owned(), "1".to_owned()),
         ("PIP_BREAK_SYSTEM_PACKAGES".to_owned(), "1".to_owned()),
         ("PIP_DISABLE_PIP_VERSION_CHECK".to_owned(), "1".to_owned()),
@@ -213,16 +217,35 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
         ("GIT_CONFIG_NOSYSTEM".to_owned(), "1".to_owned()),
         ("GIT_CONFIG_GLOBAL".to_owned(), "/dev/null".to_owned()),
     ]);
+    // The run has no network of its own (issue 31): its one way out is the registry proxy,
+    // reached through a relay on the sandbox's loopback. Without registries configured it has
+    // no way out at all.
+    let proxy = match &deps.registries {
+        Some(registries) => Some(registries.open().map_err(|e| {
+            ExecError::Run(format!(
+                "the package registry proxy could not start: {e}; nothing was run"
+            ))
+        })?),
+        None => None,
+    };
+    let line = match &proxy {
+        Some(_) => {
+            env.extend(registry_proxy::proxy_env());
+            registry_proxy::relayed(plan.argv.clone())
+        }
+        None => plan.argv.clone(),
+    };
+    let argv: Vec<&str> = line.iter().map(String::as_str).collect();
     let mut request = RunRequest::argv(&argv);
     request.env = &env;
-    request.network = true;
+    request.proxy_socket = proxy.as_ref().map(|proxy| proxy.socket());
     request.timeout = timeout;
     let mut out = run_in(deps, &ws, request).await?;
+    drop(proxy);
     if program_missing(&out) {
         return Err(ExecError::Unavailable(format!(
-            "`{}` is not installed on this host (the sandbox uses the host's /usr/bin); install \
-             it (apt-get install python3-pip, or nodejs and npm)",
-            argv.first().copied().unwrap_or("the package manager")
+            "`{program}` is not installed on this host (the sandbox uses the host's /usr/bin); \
+             install it (apt-get install python3-pip, or nodejs and npm)"
         )));
     }
     out["scripts"] = json!(if allow_scripts { "allowed" } else { "off" });

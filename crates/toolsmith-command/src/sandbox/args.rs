@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{CommandSandbox, NOBODY, RunRequest, STAGE};
+use super::{CommandSandbox, NOBODY, PROXY_SOCKET, RunRequest, STAGE};
 
 /// Where the private workspace is inside the sandbox; also `HOME`.
 pub(crate) const WORKSPACE: &str = "/tmp/work";
@@ -138,6 +138,11 @@ pub(crate) fn invocation(
             hide(&mut args, workspace, request.hidden);
         }
         None => push(&mut args, &["--dir", WORKSPACE, "--dir", &cwd]),
+    }
+    if let Some(socket) = request.proxy_socket {
+        args.push("--ro-bind".into());
+        args.push(socket.as_os_str().to_owned());
+        args.push(PROXY_SOCKET.into());
     }
     // The root is bubblewrap's own tmpfs; nothing outside `/tmp` needs to be writable.
     push(&mut args, &["--remount-ro", "/", "--chdir", &cwd, "--"]);

@@ -18,6 +18,9 @@ use crate::spec::{MAX_TIMEOUT_SECONDS, env_violation, is_valid_working_dir};
 /// How long output may keep flowing after the sandbox was killed before the run is abandoned.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
+/// Where [`RunRequest::proxy_socket`] is inside the sandbox.
+pub const PROXY_SOCKET: &str = "/run/toolsmith/proxy.sock";
+
 /// The command that runs its positional arguments as a program: with it, `args` is an argv.
 pub const EXEC_ARGS: &str = "exec \"$@\"";
 
@@ -72,6 +75,12 @@ pub struct RunRequest<'a> {
     pub timeout: Duration,
     /// Whether the host network is shared with the command.
     pub network: bool,
+    /// A Unix socket of the host bound at [`PROXY_SOCKET`] inside the sandbox: with `network`
+    /// false, the run's only way out is whatever listens on it (`package_manager`'s registry
+    /// proxy). An absolute path of a socket the server created, never one a caller named; when
+    /// the server runs as root, `nobody` must be able to reach it (see
+    /// [`super::CommandSandbox::workspace_owner`]).
+    pub proxy_socket: Option<&'a Path>,
     /// Bytes of stdout kept; the rest is discarded and flagged.
     pub stdout_cap: usize,
     /// Bytes of stderr kept; the rest is discarded and flagged.
@@ -90,6 +99,7 @@ impl std::fmt::Debug for RunRequest<'_> {
             .field("working_dir", &self.working_dir)
             .field("timeout", &self.timeout)
             .field("network", &self.network)
+            .field("proxy_socket", &self.proxy_socket)
             .field("stdout_cap", &self.stdout_cap)
             .field("stderr_cap", &self.stderr_cap)
             .finish()
@@ -111,6 +121,7 @@ impl<'a> RunRequest<'a> {
             working_dir: None,
             timeout: Duration::from_secs(30),
             network: false,
+            proxy_socket: None,
             stdout_cap: super::DEFAULT_OUTPUT_CAP,
             stderr_cap: super::DEFAULT_OUTPUT_CAP,
         }
@@ -140,6 +151,7 @@ impl<'a> RunRequest<'a> {
             working_dir: spec.working_dir.as_deref(),
             timeout: Duration::from_secs(spec.timeout_seconds),
             network: spec.network,
+            proxy_socket: None,
             stdout_cap: super::DEFAULT_OUTPUT_CAP,
             stderr_cap: super::DEFAULT_OUTPUT_CAP,
         }
@@ -292,6 +304,14 @@ fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
     if request.timeout.is_zero() || request.timeout > Duration::from_secs(MAX_TIMEOUT_SECONDS) {
         return Err(RunError::InvalidRequest(format!(
             "timeout must be between 1 ms and {MAX_TIMEOUT_SECONDS} s"
+        )));
+    }
+    if let Some(socket) = request.proxy_socket
+        && !(socket.is_absolute() && socket.exists())
+    {
+        return Err(RunError::InvalidRequest(format!(
+            "proxy socket `{}` is not an absolute path of an existing socket",
+            socket.display()
         )));
     }
     if let Some(dir) = request.working_dir

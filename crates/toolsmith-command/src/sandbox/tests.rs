@@ -28,6 +28,7 @@ fn request<'a>(command: &'a str, env: &'a BTreeMap<String, String>) -> RunReques
         working_dir: None,
         timeout: Duration::from_secs(20),
         network: false,
+        proxy_socket: None,
         stdout_cap: 1024 * 1024,
         stderr_cap: 1024 * 1024,
     }

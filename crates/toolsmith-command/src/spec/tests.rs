@@ -176,6 +176,7 @@ fn debug_names_env_variables_but_never_shows_their_values() {
         working_dir: None,
         timeout: std::time::Duration::from_secs(1),
         network: false,
+        proxy_socket: None,
         stdout_cap: 1,
         stderr_cap: 1,
     };
