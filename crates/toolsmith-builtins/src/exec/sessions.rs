@@ -26,6 +26,7 @@ use toolsmith_core::{ToolContext, ToolDefinition};
 use super::{
     Deps, ExecError, check_command, code_arg, program_missing, run_in, timeout_arg, timeout_schema,
 };
+use crate::object;
 use crate::workspace::{Workspace, Workspaces};
 
 /// The default idle timeout of a session (15 minutes).
@@ -424,7 +425,7 @@ pub(crate) async fn exec(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result
     let mut request = RunRequest::shell(command);
     request.timeout = timeout;
     let mut out = run_in(deps, &folder, request).await?;
-    out["sessionId"] = json!(id);
+    object::set(&mut out, "sessionId", json!(id));
     Ok(out)
 }
 
@@ -449,7 +450,7 @@ pub(crate) async fn run_js(
                 .into(),
         ));
     }
-    out["sessionId"] = json!(id);
+    object::set(&mut out, "sessionId", json!(id));
     Ok(out)
 }
 

@@ -9,6 +9,7 @@ use toolsmith_core::ToolDefinition;
 use super::parse::{self, LOG_FORMAT};
 use super::runner::generic;
 use super::{Git, GitError, bool_arg, files_arg, repo_property, revision_arg};
+use crate::object;
 
 /// Most bytes of patch text `git_diff` returns.
 pub const MAX_DIFF_BYTES: usize = 512 * 1024;
@@ -47,7 +48,7 @@ pub fn status_definition() -> ToolDefinition {
 
 pub async fn status(git: Git, _args: Value) -> Result<Value, GitError> {
     let mut v = git.status().await?;
-    v["path"] = json!(git.shown());
+    object::set(&mut v, "path", json!(git.shown()));
     Ok(v)
 }
 
@@ -125,11 +126,14 @@ pub async fn diff(git: Git, args: Value) -> Result<Value, GitError> {
         "truncated": truncated,
     });
     if !stat_only {
-        v["diff"] = json!(patch);
+        object::set(&mut v, "diff", json!(patch));
     }
     if truncated {
-        v["hint"] =
-            json!("the diff is longer than shown; ask for fewer files (files) or use statOnly");
+        object::set(
+            &mut v,
+            "hint",
+            json!("the diff is longer than shown; ask for fewer files (files) or use statOnly"),
+        );
     }
     Ok(v)
 }

@@ -11,6 +11,7 @@ use super::fields::{Field, FieldKind};
 use super::{BY_CREATED, BY_UPDATED, Family, Index, Op, Range, Sort, ToolSpec, Weight, ops};
 use crate::core::Fail;
 use crate::data::{Call, id_arg};
+use crate::object;
 
 pub const PRIORITIES: &[&str] = &["low", "normal", "high", "urgent"];
 pub const STATUSES: &[&str] = &["pending", "in_progress", "completed", "cancelled"];
@@ -176,6 +177,6 @@ async fn complete(call: Call<'_>) -> Result<Value, Fail> {
         Ok(())
     })
     .await?;
-    reply["message"] = json!("Task completed.");
+    object::set(&mut reply, "message", json!("Task completed."));
     Ok(reply)
 }
