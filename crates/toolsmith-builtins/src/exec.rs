@@ -41,7 +41,6 @@ pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries};
 pub use sessions::{SessionSettings, Sessions};
 
 use crate::BuiltinEnv;
-use crate::object;
 use crate::workspace::{Workspace, WorkspaceError, Workspaces};
 
 /// The category every tool of this family carries.
@@ -371,19 +370,15 @@ pub(crate) async fn run_in(
     drop(share);
     let after = ws.usage()?;
     if after.bytes > after.quota_bytes || after.entries > after.max_entries {
-        object::set(
-            &mut out,
-            "quota",
-            json!({
-                "exceeded": true,
-                "usage": after,
-                "message": format!(
-                    "the run left your workspaces over their quota ({} of {} bytes, {} of {} files \
-                     and folders): delete files (delete_file) before the next run or write",
-                    after.bytes, after.quota_bytes, after.entries, after.max_entries
-                ),
-            }),
-        );
+        out["quota"] = json!({
+            "exceeded": true,
+            "usage": after,
+            "message": format!(
+                "the run left your workspaces over their quota ({} of {} bytes, {} of {} files \
+                 and folders): delete files (delete_file) before the next run or write",
+                after.bytes, after.quota_bytes, after.entries, after.max_entries
+            ),
+        });
     }
     Ok(out)
 }
@@ -400,17 +395,13 @@ pub(crate) fn output_json(output: &CommandOutput) -> Value {
         "durationMs": u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
     });
     if let Some(signal) = output.signal {
-        object::set(&mut out, "signal", json!(signal));
+        out["signal"] = json!(signal);
     }
     if output.timed_out {
-        object::set(
-            &mut out,
-            "error",
-            json!(format!(
-                "the run was killed at its time limit ({} s at most); make it faster or split it",
-                MAX_TIMEOUT.as_secs()
-            )),
-        );
+        out["error"] = json!(format!(
+            "the run was killed at its time limit ({} s at most); make it faster or split it",
+            MAX_TIMEOUT.as_secs()
+        ));
     }
     out
 }

@@ -189,9 +189,22 @@ async fn metrics(
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         )],
-        with_server_metrics(state.service.metrics_text().await, &state),
+        metrics_text(&state).await,
     )
         .into_response())
+}
+
+/// The exposition of `/metrics`: in compat mode dynamic-mcp's series first.
+async fn metrics_text(state: &AppState) -> String {
+    let text = with_server_metrics(state.service.metrics_text().await, state);
+    if state.config.compat_dynamic_mcp {
+        return crate::mcp::compat_probes::metrics(
+            state,
+            crate::mcp::compat_probes::started(),
+            &text,
+        );
+    }
+    text
 }
 
 /// The service's exposition with this server's own series added before its `# EOF`: open
@@ -289,26 +302,40 @@ fn with_server_metrics(service: String, state: &AppState) -> String {
     )
 )]
 async fn readyz(State(state): State<AppState>) -> Response {
-    match tokio::time::timeout(READY_TIMEOUT, state.service.ping_store()).await {
+    let outcome = readiness(&state).await;
+    if state.config.compat_dynamic_mcp {
+        // dynamic-mcp's bodies (`{"status": "ready"}` / `"not_ready"` with the reason).
+        return crate::mcp::compat_probes::readyz(outcome);
+    }
+    match outcome {
+        Ok(()) => health(StatusCode::OK, "ok"),
+        Err(_) => unready(),
+    }
+}
+
+/// Whether the store answers and takes writes; if not, why (logged too).
+async fn readiness(state: &AppState) -> Result<(), String> {
+    let why = match tokio::time::timeout(READY_TIMEOUT, state.service.ping_store()).await {
         Ok(Ok(())) => match state.service.store_write_health() {
-            (true, _) => health(StatusCode::OK, "ok"),
+            (true, _) => return Ok(()),
             (false, spooled) => {
                 tracing::warn!(
                     spooled,
                     "readiness check: the store cannot write (usage records wait for a retry)"
                 );
-                unready()
+                format!("the store cannot write ({spooled} usage records wait for a retry)")
             }
         },
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "readiness check: the store failed");
-            unready()
+            format!("the store failed: {e}")
         }
         Err(_) => {
             tracing::warn!("readiness check: the store did not answer in time");
-            unready()
+            "the store did not answer in time".to_owned()
         }
-    }
+    };
+    Err(why)
 }
 
 fn unready() -> Response {

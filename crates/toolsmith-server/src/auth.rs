@@ -22,6 +22,7 @@
 pub mod cache;
 
 use std::convert::Infallible;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use axum::extract::{FromRequestParts, Request, State};
@@ -251,13 +252,20 @@ pub async fn authenticate(
             _ => None,
         },
     };
+    let mcp = request.uri().path() == crate::mcp::MCP_PATH;
     let Some(mut identity) = identity else {
+        if mcp {
+            state.mcp_sessions.auth_denied.fetch_add(1, Relaxed);
+        }
         let message = match bearer {
             None => "authentication required: send Authorization: Bearer <token>",
             Some(_) => "the token is not valid",
         };
         return unauthorized(message);
     };
+    if mcp && bearer.is_some() {
+        state.mcp_sessions.auth_success.fetch_add(1, Relaxed);
+    }
     identity.read_only = state.config.read_only;
     if state.config.admin_token.is_some() && !identity.scopes.contains(&Scope::Admin) {
         // With an admin token set, control-plane writes are the admin's alone.

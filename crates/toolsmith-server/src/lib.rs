@@ -13,6 +13,9 @@
 //! Nothing below this crate knows HTTP or MCP exists; this crate translates requests into
 //! `ToolService` calls and `ServiceError`s into statuses and protocol errors, nothing more.
 
+// Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
+#![cfg_attr(test, allow(clippy::string_slice))]
+
 pub mod app;
 pub mod auth;
 pub mod connections;
@@ -64,12 +67,21 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// `--compat dynamic-mcp`: also expose the `dynamic.tool.*` control plane.
     pub compat_dynamic_mcp: bool,
+    /// dynamic-mcp's feature profile in compat mode (`--compat-profile`, `MCP_PROFILE`):
+    /// `mvp` (the default) or `enterprise` (docs/mcp.md, "Profiles").
+    pub compat_profile: crate::mcp::CompatProfile,
+    /// dynamic-mcp's `upstream.mcp.attach`/`detach` (`MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH`),
+    /// served in the enterprise profile: the most upstreams attached at once, `None` when off.
+    pub compat_upstream_attach: Option<usize>,
     /// `--mcp-listing discovery`: `tools/list` carries only the control plane and the discovery
     /// meta-tools (with a slim `create_tool`); every other tool is found with `search_tools` and
     /// called with `use_tool` or by name (docs/mcp.md).
     pub mcp_discovery_only: bool,
     /// The admin token (spec 002): when set, control-plane writes need it (or an `admin` token).
     pub admin_token: Option<String>,
+    /// Start-up was refused without an admin token (`--require-admin-token`); reported by
+    /// the compat mode's `system.runtime_config`.
+    pub require_admin_token: bool,
     /// Refuse every write; reads and executions keep working.
     pub read_only: bool,
     /// Most HTTP connections open at once; past it the longest-idle one is closed to make
@@ -92,11 +104,14 @@ impl std::fmt::Debug for ServerConfig {
             .field("request_timeout", &self.request_timeout)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("compat_dynamic_mcp", &self.compat_dynamic_mcp)
+            .field("compat_profile", &self.compat_profile)
+            .field("compat_upstream_attach", &self.compat_upstream_attach)
             .field("mcp_discovery_only", &self.mcp_discovery_only)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("require_admin_token", &self.require_admin_token)
             .field("read_only", &self.read_only)
             .field("max_connections", &self.max_connections)
             .field("header_read_timeout", &self.header_read_timeout)
@@ -117,8 +132,11 @@ impl Default for ServerConfig {
                 "::1".to_owned(),
             ],
             compat_dynamic_mcp: false,
+            compat_profile: crate::mcp::CompatProfile::Mvp,
+            compat_upstream_attach: None,
             mcp_discovery_only: false,
             admin_token: None,
+            require_admin_token: false,
             read_only: false,
             max_connections: 10_000,
             header_read_timeout: std::time::Duration::from_secs(30),

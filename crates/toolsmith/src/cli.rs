@@ -285,6 +285,16 @@ pub struct RuntimeArgs {
     #[arg(long, env = "TOOLSMITH_COMPAT", value_name = "MODE", value_enum)]
     pub compat: Option<Compat>,
 
+    /// With `--compat dynamic-mcp`: dynamic-mcp's feature profile, `mvp` or `enterprise`
+    /// (dynamic-mcp's `MCP_PROFILE` is read too). [default: mvp]
+    #[arg(
+        long,
+        env = "TOOLSMITH_COMPAT_PROFILE",
+        value_name = "PROFILE",
+        value_enum
+    )]
+    pub compat_profile: Option<crate::settings::CompatProfileArg>,
+
     /// What MCP `tools/list` carries: `full` (every tool) or `discovery` (only the control
     /// plane and the meta-tools; other tools are found with search_tools). [default: full]
     #[arg(long, env = "TOOLSMITH_MCP_LISTING", value_name = "MODE", value_enum)]

@@ -49,6 +49,18 @@ pub enum Compat {
     DynamicMcp,
 }
 
+/// `--compat-profile`: dynamic-mcp's feature profile in its compatibility mode (docs/mcp.md,
+/// "Profiles").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompatProfileArg {
+    /// `system.health`, the `dynamic.tool.*` control plane and `run_js_ephemeral`.
+    Mvp,
+    /// Also `dev.echo`, `time.now`, `system.guard_metrics`, `system.runtime_config`, the
+    /// `sandbox.*` sessions, 3 resources and 1 prompt.
+    Enterprise,
+}
+
 /// `--mcp-listing`: what MCP `tools/list` carries (docs/mcp.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -86,6 +98,7 @@ pub struct FileConfig {
     pub mcp_max_listens_per_user: Option<usize>,
     pub mcp_session_idle_timeout: Option<Value>,
     pub compat: Option<Compat>,
+    pub compat_profile: Option<CompatProfileArg>,
     pub mcp_listing: Option<McpListing>,
     pub js_memory: Option<Value>,
     pub js_cpu_time: Option<Value>,
@@ -624,6 +637,14 @@ impl Settings {
                 "require_admin_token is set but no admin token is configured: set TOOLSMITH_ADMIN_TOKEN (or MCP_ADMIN_TOKEN with --compat dynamic-mcp, or admin_token in the file) to a long random string",
             ));
         }
+        server.require_admin_token = require_admin_token;
+        if compat == Compat::DynamicMcp {
+            dynamic_mcp_profile(
+                runtime.compat_profile.or(file.compat_profile),
+                &mut server,
+                &mut service,
+            )?;
+        }
         // Read-only holds on every door: the HTTP faces refuse their writes (scopes), the
         // service refuses the built-ins' (records, workspaces, the scheduler).
         let read_only = global.read_only || file.read_only.unwrap_or(false);
@@ -719,6 +740,73 @@ fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyConfig>, runtime: &
     switches.disable.extend(disable);
 }
 
+/// dynamic-mcp's profile settings in its compatibility mode (docs/mcp.md, "Profiles"): the
+/// profile (`--compat-profile`, `compat_profile`, else its `MCP_PROFILE`; default `mvp`),
+/// upstream attach (`MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH`, `…_MAX`, which needs an admin
+/// token in the enterprise profile), and its execution guard's limits where Toolsmith's own
+/// are not set (`MCP_TOOL_MAX_CONCURRENCY` → `max_concurrent`; `MCP_TOOL_MAX_CALLS_PER_WINDOW`
+/// calls per `MCP_TOOL_RATE_WINDOW_MS` → `rate_per_tool`).
+fn dynamic_mcp_profile(
+    profile: Option<CompatProfileArg>,
+    server: &mut ServerConfig,
+    service: &mut ToolServiceSettings,
+) -> Result<(), ConfigError> {
+    use toolsmith_server::mcp::CompatProfile;
+    server.compat_profile = match profile {
+        Some(CompatProfileArg::Mvp) => CompatProfile::Mvp,
+        Some(CompatProfileArg::Enterprise) => CompatProfile::Enterprise,
+        None => match env_text("MCP_PROFILE") {
+            Some(value) => value.parse().map_err(bad)?,
+            None => CompatProfile::Mvp,
+        },
+    };
+    let number = |name: &str, default: u64, max: u64| -> Result<u64, ConfigError> {
+        let Some(text) = env_text(name) else {
+            return Ok(default);
+        };
+        match text.trim().parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(bad(format!("Invalid {name} \"{text}\". Expected 1-{max}."))),
+        }
+    };
+    let attach = match env_text("MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH") {
+        None => false,
+        Some(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => {
+                return Err(bad(format!(
+                    "Invalid boolean value \"{text}\" of MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH."
+                )));
+            }
+        },
+    };
+    let attach_max = number("MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH_MAX", 8, 256)?;
+    if attach {
+        if server.compat_profile == CompatProfile::Enterprise && server.admin_token.is_none() {
+            return Err(bad(
+                "Missing required config: MCP_ADMIN_TOKEN (required when MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH=true); set MCP_ADMIN_TOKEN or TOOLSMITH_ADMIN_TOKEN to a long random string",
+            ));
+        }
+        server.compat_upstream_attach = Some(attach_max as usize);
+    }
+    if service.limits.max_concurrent == 0 && env_text("MCP_TOOL_MAX_CONCURRENCY").is_some() {
+        service.limits.max_concurrent = number("MCP_TOOL_MAX_CONCURRENCY", 8, 10_000)? as usize;
+    }
+    if service.limits.per_tool.is_none() && env_text("MCP_TOOL_MAX_CALLS_PER_WINDOW").is_some() {
+        let calls = number("MCP_TOOL_MAX_CALLS_PER_WINDOW", 300, 1_000_000)?;
+        let window = number("MCP_TOOL_RATE_WINDOW_MS", 60_000, 86_400_000)?;
+        let per_minute = (calls * 60_000)
+            .div_ceil(window)
+            .clamp(1, u64::from(u32::MAX));
+        service.limits.per_tool = Some(Rate {
+            per_minute: per_minute as u32,
+            burst: calls.min(u64::from(u32::MAX)) as u32,
+        });
+    }
+    Ok(())
+}
+
 /// A non-empty environment variable.
 fn env_text(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -745,6 +833,7 @@ impl ServeArgs {
             runtime: RuntimeArgs {
                 config: None,
                 compat: None,
+                compat_profile: None,
                 mcp_listing: None,
                 admin_token: None,
                 require_admin_token: false,

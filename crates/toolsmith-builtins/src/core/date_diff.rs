@@ -7,7 +7,6 @@ use toolsmith_core::ToolDefinition;
 
 use super::datetime::{Zone, parse_date};
 use super::{Fail, choice, opt_str_arg, round, str_arg};
-use crate::object;
 
 const UNITS: &[&str] = &[
     "all", "years", "months", "weeks", "days", "hours", "minutes", "seconds",
@@ -76,23 +75,19 @@ pub fn difference(from: DateTime<Utc>, to: DateTime<Utc>, zone: &Zone, unit: &st
     });
     let mut out = base;
     if unit == "all" {
-        object::set(
-            &mut out,
-            "difference",
-            json!({
-                "years": in_unit("years"),
-                "months": in_unit("months"),
-                "weeks": in_unit("weeks"),
-                "days": in_unit("days"),
-                "hours": in_unit("hours"),
-                "minutes": in_unit("minutes"),
-                "seconds": in_unit("seconds"),
-            }),
-        );
-        object::set(&mut out, "calendar", calendar(from, to, zone));
+        out["difference"] = json!({
+            "years": in_unit("years"),
+            "months": in_unit("months"),
+            "weeks": in_unit("weeks"),
+            "days": in_unit("days"),
+            "hours": in_unit("hours"),
+            "minutes": in_unit("minutes"),
+            "seconds": in_unit("seconds"),
+        });
+        out["calendar"] = calendar(from, to, zone);
     } else {
-        object::set(&mut out, "difference", json!(in_unit(unit)));
-        object::set(&mut out, "unit", json!(unit));
+        out["difference"] = json!(in_unit(unit));
+        out["unit"] = json!(unit);
     }
     out
 }

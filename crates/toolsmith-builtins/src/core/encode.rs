@@ -131,20 +131,26 @@ pub fn html_encode(text: &str) -> String {
 pub fn html_decode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some((before, after)) = rest.split_once('&') {
-        out.push_str(before);
-        let decoded = after
-            .split_once(';')
-            .filter(|(entity, _)| entity.len() <= 32)
-            .and_then(|(entity, tail)| entity_char(entity).map(|c| (c, tail)));
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let decoded = rest
+            .get(1..)
+            .and_then(|after| {
+                after
+                    .find(';')
+                    .filter(|&end| end <= 32)
+                    .map(|end| &after[..end])
+            })
+            .and_then(|entity| entity_char(entity).map(|c| (c, entity.len() + 2)));
         match decoded {
-            Some((c, tail)) => {
+            Some((c, len)) => {
                 out.push(c);
-                rest = tail;
+                rest = &rest[len..];
             }
             None => {
                 out.push('&');
-                rest = after;
+                rest = &rest[1..];
             }
         }
     }

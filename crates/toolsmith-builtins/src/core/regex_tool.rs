@@ -10,7 +10,6 @@ use toolsmith_core::ToolDefinition;
 
 use super::pattern::{MAX_PATTERN_BYTES, compile};
 use super::{Fail, MAX_TEXT_BYTES, check_size, opt_str_arg, required_choice, str_arg, text_arg};
-use crate::object;
 
 const OPERATIONS: &[&str] = &["test", "match", "match_all", "replace", "split"];
 /// Most matches (or split parts) one call returns.
@@ -98,10 +97,9 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
             json!(all)
         }
     };
-    let count = result.as_array().map_or(0, Vec::len);
     let mut out = json!({"operation": operation, "pattern": pattern, "result": result});
     if operation == "match_all" {
-        object::set(&mut out, "count", json!(count));
+        out["count"] = json!(out["result"].as_array().map_or(0, Vec::len));
     }
     Ok(out)
 }
@@ -125,7 +123,7 @@ impl Offsets {
             self.byte = 0;
             self.chars = 0;
         }
-        self.chars += text.get(self.byte..byte).map_or(0, |s| s.chars().count());
+        self.chars += text[self.byte..byte].chars().count();
         self.byte = byte;
         self.chars
     }
@@ -148,12 +146,12 @@ fn describe(re: &Regex, c: &Captures<'_>, text: &str, offsets: &mut Offsets) -> 
         );
     }
     let mut out = json!({
-        "match": c.get(0).map_or("", |m| m.as_str()),
+        "match": &text[whole.clone()],
         "index": offsets.at(text, whole.start),
         "groups": groups,
     });
     if !named.is_empty() {
-        object::set(&mut out, "namedGroups", Value::Object(named));
+        out["namedGroups"] = Value::Object(named);
     }
     out
 }

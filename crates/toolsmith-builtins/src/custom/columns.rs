@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 use toolsmith_core::data::{FieldSort, FieldValue};
 
 use crate::core::{Fail, check_size};
-use crate::object;
 use crate::personal::fields::instant;
 
 /// Most columns of one table.
@@ -174,10 +173,10 @@ impl Column {
         let mut out =
             json!({"name": self.name, "type": self.kind.name(), "required": self.required});
         if let Some(default) = &self.default {
-            object::set(&mut out, "default", default.clone());
+            out["default"] = default.clone();
         }
         if let Some(description) = &self.description {
-            object::set(&mut out, "description", json!(description));
+            out["description"] = json!(description);
         }
         out
     }
@@ -275,7 +274,7 @@ impl Definition {
             "columns": self.columns.iter().map(Column::view).collect::<Vec<_>>(),
         });
         if let Some(description) = &self.description {
-            object::set(&mut doc, "description", json!(description));
+            doc["description"] = json!(description);
         }
         doc
     }

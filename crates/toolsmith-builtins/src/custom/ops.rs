@@ -16,7 +16,6 @@ use toolsmith_core::data::{
 use super::columns::{Definition, check_name};
 use crate::core::{Fail, array_arg, choice, json_arg, opt_bool, opt_int};
 use crate::data::{DataError, Records, id_arg, new_id};
-use crate::object;
 
 /// The collection of every scope's table definitions.
 pub const TABLES: &str = "custom_table";
@@ -58,7 +57,7 @@ impl Table {
             "createdAt": self.record.created_at,
         });
         if let Some(description) = &self.definition.description {
-            object::set(&mut out, "description", json!(description));
+            out["description"] = json!(description);
         }
         out
     }
@@ -148,7 +147,7 @@ pub async fn list_tables(records: &dyn Records, scope: &RecordScope) -> Result<V
             "recordCount": rows,
         });
         if let Some(description) = &definition.description {
-            object::set(&mut table, "description", json!(description));
+            table["description"] = json!(description);
         }
         tables.push(table);
     }
@@ -169,15 +168,11 @@ pub async fn describe_table(
     let table = table_arg(records, scope, args).await?;
     let stats = records.tally(scope, &table.rows()).await?;
     let mut out = table.view();
-    object::set(
-        &mut out,
-        "stats",
-        json!({
-            "recordCount": stats.total,
-            "firstRecord": stats.oldest,
-            "lastRecord": stats.newest,
-        }),
-    );
+    out["stats"] = json!({
+        "recordCount": stats.total,
+        "firstRecord": stats.oldest,
+        "lastRecord": stats.newest,
+    });
     Ok(json!({
         "table": out,
         "message": format!(

@@ -26,7 +26,6 @@ use toolsmith_core::{ToolContext, ToolDefinition};
 use super::{
     Deps, ExecError, check_command, code_arg, program_missing, run_in, timeout_arg, timeout_schema,
 };
-use crate::object;
 use crate::workspace::{Workspace, Workspaces};
 
 /// The default idle timeout of a session (15 minutes).
@@ -425,7 +424,7 @@ pub(crate) async fn exec(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result
     let mut request = RunRequest::shell(command);
     request.timeout = timeout;
     let mut out = run_in(deps, &folder, request).await?;
-    object::set(&mut out, "sessionId", json!(id));
+    out["sessionId"] = json!(id);
     Ok(out)
 }
 
@@ -450,7 +449,7 @@ pub(crate) async fn run_js(
                 .into(),
         ));
     }
-    object::set(&mut out, "sessionId", json!(id));
+    out["sessionId"] = json!(id);
     Ok(out)
 }
 

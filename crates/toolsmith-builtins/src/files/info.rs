@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
 use super::{FileError, path_arg};
-use crate::object;
 use crate::workspace::Workspace;
 
 pub fn definition() -> ToolDefinition {
@@ -39,11 +38,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         "links": meta.links,
     });
     if path.is_root() {
-        object::set(
-            &mut out,
-            "workspace",
-            serde_json::to_value(ws.usage()?).unwrap_or(Value::Null),
-        );
+        out["workspace"] = serde_json::to_value(ws.usage()?).unwrap_or(Value::Null);
     }
     Ok(out)
 }

@@ -21,7 +21,6 @@ use toolsmith_core::{RegisteredTool, ToolDefinition};
 use super::CATEGORIES;
 use super::money::{DEFAULT_CURRENCY, decimals, to_text, to_units};
 use crate::BuiltinEnv;
-use crate::object;
 use crate::web::{Call, MAX_TIMEOUT, ToolError, WebRequest, web_tool_in};
 
 /// The Config Center service of the vision model.
@@ -206,9 +205,8 @@ fn reply_object(body: &[u8]) -> Result<Value, ToolError> {
         ))
     };
     let reply: Value = serde_json::from_slice(body).map_err(|_| unusable("not JSON"))?;
-    let content = reply
-        .pointer("/choices/0/message/content")
-        .and_then(Value::as_str)
+    let content = reply["choices"][0]["message"]["content"]
+        .as_str()
         .ok_or_else(|| unusable("no choices[0].message.content"))?
         .trim();
     let content = content
@@ -275,10 +273,10 @@ fn read_receipt(receipt: &Value, assumed: &str) -> Value {
         "description": merchant.clone().map_or_else(|| "Receipt".to_owned(), |m| format!("Receipt: {m}")),
     });
     if let Some(total) = &total {
-        object::set(&mut expense, "amount", json!(total));
+        expense["amount"] = json!(total);
     }
     if let Some(date) = &date {
-        object::set(&mut expense, "date", json!(date));
+        expense["date"] = json!(date);
     }
     let message = if total.is_some() {
         "Read the receipt. Check the figures with the user, then record it with add_expense \

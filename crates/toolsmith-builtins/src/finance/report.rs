@@ -15,7 +15,6 @@ use super::FAMILY;
 use super::money::{decimals, minor_units, to_text};
 use crate::core::{Fail, csv_write::formula_safe, required_choice};
 use crate::data::{Call, scan};
-use crate::object;
 use crate::personal::{Family, ops};
 
 /// Most expenses one export or summary reads.
@@ -39,7 +38,7 @@ const COLUMNS: &[&str] = &[
 /// `query_expenses`' filters without its paging and order, plus `extra`.
 fn filters_schema(f: &Family, extra: &[(&str, Value)], required: &[&str]) -> Value {
     let mut schema = ops::list_schema(f);
-    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+    if let Some(props) = schema["properties"].as_object_mut() {
         for key in ["limit", "offset", "sortBy"] {
             props.remove(key);
         }
@@ -47,7 +46,7 @@ fn filters_schema(f: &Family, extra: &[(&str, Value)], required: &[&str]) -> Val
             props.insert((*key).to_owned(), prop.clone());
         }
     }
-    object::set(&mut schema, "required", json!(required));
+    schema["required"] = json!(required);
     schema
 }
 
@@ -86,7 +85,7 @@ pub async fn export(call: Call<'_>) -> Result<Value, Fail> {
     let (rows, truncated) = selected(&call, &["format"]).await?;
     let mut out = json!({"format": format, "count": rows.len(), "truncated": truncated});
     if format == "json" {
-        object::set(&mut out, "expenses", rows.iter().map(ops::view).collect());
+        out["expenses"] = rows.iter().map(ops::view).collect();
         return Ok(out);
     }
     let mut writer = csv::WriterBuilder::new().from_writer(Vec::new());
@@ -111,7 +110,7 @@ pub async fn export(call: Call<'_>) -> Result<Value, Fail> {
     let bytes = writer
         .into_inner()
         .map_err(|e| Fail::Run(format!("cannot write CSV: {e}")))?;
-    object::set(&mut out, "csv", json!(String::from_utf8_lossy(&bytes)));
+    out["csv"] = json!(String::from_utf8_lossy(&bytes));
     Ok(out)
 }
 

@@ -9,7 +9,6 @@ use toolsmith_core::ToolDefinition;
 use super::parse::{self, LOG_FORMAT};
 use super::runner::generic;
 use super::{Git, GitError, bool_arg, files_arg, repo_property, revision_arg};
-use crate::object;
 
 /// Most bytes of patch text `git_diff` returns.
 pub const MAX_DIFF_BYTES: usize = 512 * 1024;
@@ -48,7 +47,7 @@ pub fn status_definition() -> ToolDefinition {
 
 pub async fn status(git: Git, _args: Value) -> Result<Value, GitError> {
     let mut v = git.status().await?;
-    object::set(&mut v, "path", json!(git.shown()));
+    v["path"] = json!(git.shown());
     Ok(v)
 }
 
@@ -126,14 +125,11 @@ pub async fn diff(git: Git, args: Value) -> Result<Value, GitError> {
         "truncated": truncated,
     });
     if !stat_only {
-        object::set(&mut v, "diff", json!(patch));
+        v["diff"] = json!(patch);
     }
     if truncated {
-        object::set(
-            &mut v,
-            "hint",
-            json!("the diff is longer than shown; ask for fewer files (files) or use statOnly"),
-        );
+        v["hint"] =
+            json!("the diff is longer than shown; ask for fewer files (files) or use statOnly");
     }
     Ok(v)
 }

@@ -3,8 +3,6 @@
 
 use serde_json::{Value, json};
 
-use crate::object;
-
 /// Most entries of each status list returned.
 pub const MAX_STATUS_ENTRIES: usize = 1000;
 
@@ -96,7 +94,7 @@ pub fn status(out: &str) -> Value {
                 if x != '.' {
                     let mut entry = json!({"path": path, "status": status_name(x)});
                     if let Some(from) = from {
-                        object::set(&mut entry, "from", json!(from));
+                        entry["from"] = json!(from);
                     }
                     push(&mut staged, entry);
                 }
@@ -112,7 +110,7 @@ pub fn status(out: &str) -> Value {
                     push(&mut conflicted, json!(path));
                 }
             }
-            Some('?') => push(&mut untracked, json!(record.get(2..).unwrap_or_default())),
+            Some('?') => push(&mut untracked, json!(&record[2.min(record.len())..])),
             _ => {}
         }
     }

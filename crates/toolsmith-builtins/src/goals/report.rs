@@ -14,7 +14,6 @@ use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
 use super::{FAMILY, MAX_SCANNED, STATUSES, STEPS, steps};
 use crate::core::{Fail, opt_int};
 use crate::data::{Call, id_arg, scan};
-use crate::object;
 use crate::personal::{Family, ops};
 
 /// `get_next_actions`' `limit` (003 "Tool Max Limits": 20, default 5).
@@ -165,7 +164,7 @@ pub async fn details(call: Call<'_>) -> Result<Value, Fail> {
         "parent": parent,
     });
     if more {
-        object::set(&mut out, "moreSubGoals", json!(true));
+        out["moreSubGoals"] = json!(true);
     }
     Ok(out)
 }

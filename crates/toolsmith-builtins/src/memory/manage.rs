@@ -9,7 +9,6 @@ use toolsmith_core::data::{RecordOrder, RecordQuery};
 use super::{COLLECTION, MAX_TAGS, TYPES, existing, importance_arg, rounded, view};
 use crate::core::{Fail, choice, opt_int};
 use crate::data::{Call, id_arg, tags_arg};
-use crate::object;
 
 /// Most memories one `list_memories` returns (003 "Tool Max Limits": 50, default 20).
 pub const MAX_LIST: i64 = 50;
@@ -53,18 +52,12 @@ pub fn get_definition() -> ToolDefinition {
 
 pub fn boost_definition() -> ToolDefinition {
     let mut schema = id_schema("The id of the memory to boost.");
-    if let Some(properties) = schema.get_mut("properties") {
-        object::set(
-            properties,
-            "amount",
-            json!({
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "maximum": 1,
-                "description": "How much importance to add (default 0.1; importance stops at 1)."
-            }),
-        );
-    }
+    schema["properties"]["amount"] = json!({
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "maximum": 1,
+        "description": "How much importance to add (default 0.1; importance stops at 1)."
+    });
     ToolDefinition::new(
         "boost_memory",
         "Increase a memory's importance, so it is recalled earlier and fades slower.",

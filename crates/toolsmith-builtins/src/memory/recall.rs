@@ -11,7 +11,6 @@ use toolsmith_core::data::{RecordOrder, RecordQuery};
 use super::{COLLECTION, MAX_TAGS, TYPES, age_days, rank, rounded, view};
 use crate::core::{Fail, choice, opt_int};
 use crate::data::{Call, record_text, tags_arg};
-use crate::object;
 
 /// Most matches ranked per query.
 pub const CANDIDATES: u32 = 200;
@@ -159,8 +158,8 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
         .iter()
         .map(|(score, hit)| {
             let mut v = view(&hit.record);
-            object::set(&mut v, "score", json!(rounded(*score)));
-            object::set(&mut v, "relevance", json!(rounded(hit.relevance)));
+            v["score"] = json!(rounded(*score));
+            v["relevance"] = json!(rounded(hit.relevance));
             v
         })
         .collect();
@@ -170,11 +169,8 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
         "memories": memories,
     });
     if ranked.is_empty() {
-        object::set(
-            &mut out,
-            "message",
-            json!("No memory matches. Try other words, or list_memories to see what is stored."),
-        );
+        out["message"] =
+            json!("No memory matches. Try other words, or list_memories to see what is stored.");
     }
     Ok(out)
 }

@@ -8,7 +8,6 @@ use super::layout::{self, Settings};
 use super::markdown;
 use super::writer::{self, Metadata};
 use super::{PdfError, opt_str, path_arg};
-use crate::object;
 use crate::workspace::{Workspace, WriteOptions};
 
 /// Longest content accepted, in bytes.
@@ -126,15 +125,11 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
         "created": outcome.created,
     });
     if replaced > 0 {
-        object::set(&mut out, "unsupportedCharacters", json!(replaced));
-        object::set(
-            &mut out,
-            "hint",
-            json!(format!(
-                "{replaced} characters outside Latin-1 cannot be shown by the standard PDF fonts and \
+        out["unsupportedCharacters"] = json!(replaced);
+        out["hint"] = json!(format!(
+            "{replaced} characters outside Latin-1 cannot be shown by the standard PDF fonts and \
              were written as '?'"
-            )),
-        );
+        ));
     }
     Ok(out)
 }

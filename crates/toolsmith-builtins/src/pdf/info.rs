@@ -6,7 +6,6 @@ use serde_json::{Map, Value, json};
 use toolsmith_core::ToolDefinition;
 
 use super::{PdfError, load, opt_str, path_arg};
-use crate::object;
 use crate::workspace::Workspace;
 
 /// The document information entries reported, and their names in the result.
@@ -68,15 +67,11 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
     if let Some(first) = pages.first()
         && let Some([x0, y0, x1, y1]) = media_box(doc, *first)
     {
-        object::set(
-            &mut out,
-            "pageSize",
-            json!({
-                "width": (x1 - x0).abs(),
-                "height": (y1 - y0).abs(),
-                "unit": "pt",
-            }),
-        );
+        out["pageSize"] = json!({
+            "width": (x1 - x0).abs(),
+            "height": (y1 - y0).abs(),
+            "unit": "pt",
+        });
     }
     let info = info_fields(doc);
     if let Value::Object(map) = &mut out {

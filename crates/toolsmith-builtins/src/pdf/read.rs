@@ -4,7 +4,6 @@ use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
 use super::{PdfError, load, opt_str, path_arg, text};
-use crate::object;
 use crate::workspace::Workspace;
 
 /// Most pages one call reads.
@@ -63,12 +62,9 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
     let mut held = 0usize;
     let mut truncated = false;
     for page in start..=end {
-        let Some(&id) = usize::try_from(page.saturating_sub(1))
-            .ok()
-            .and_then(|index| pages.get(index))
-        else {
-            break;
-        };
+        let id = pages[usize::try_from(page - 1)
+            .unwrap_or(usize::MAX)
+            .min(pages.len() - 1)];
         match text::page_text(&opened.doc, id) {
             Ok(mut text) => {
                 if held + text.len() > MAX_TEXT_BYTES {
@@ -100,39 +96,27 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
         "truncated": truncated || last_read < last_wanted,
     });
     let characters: usize = texts.iter().map(|(_, t)| t.chars().count()).sum();
-    object::set(&mut out, "characters", json!(characters));
+    out["characters"] = json!(characters);
     if args.get("byPage").and_then(Value::as_bool).unwrap_or(false) {
-        object::set(
-            &mut out,
-            "pages",
-            texts
-                .iter()
-                .map(|(page, text)| json!({"page": page, "text": text}))
-                .collect(),
-        );
+        out["pages"] = texts
+            .iter()
+            .map(|(page, text)| json!({"page": page, "text": text}))
+            .collect();
     } else {
         let joined: Vec<&str> = texts.iter().map(|(_, t)| t.as_str()).collect();
-        object::set(&mut out, "text", json!(joined.join("\n\n")));
+        out["text"] = json!(joined.join("\n\n"));
     }
     if !unreadable.is_empty() {
-        object::set(&mut out, "unreadablePages", Value::Array(unreadable));
+        out["unreadablePages"] = Value::Array(unreadable);
     }
     if truncated || last_read < last_wanted {
         let next = if truncated { last_read } else { last_read + 1 };
-        object::set(
-            &mut out,
-            "hint",
-            json!(format!(
-                "more text follows: call read_pdf again with startPage {next}"
-            )),
-        );
+        out["hint"] = json!(format!(
+            "more text follows: call read_pdf again with startPage {next}"
+        ));
     } else if characters == 0 {
-        object::set(
-            &mut out,
-            "hint",
-            json!(
-                "no text found on these pages: they may be scanned images (read_pdf does not do OCR)"
-            ),
+        out["hint"] = json!(
+            "no text found on these pages: they may be scanned images (read_pdf does not do OCR)"
         );
     }
     Ok(out)

@@ -7,7 +7,6 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::core::Fail;
-use crate::object;
 
 /// What a field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +133,7 @@ impl Field {
                 {"type": "string", "pattern": "^[0-9]{1,20}(\\.[0-9]{1,3})?$"}
             ]}),
         };
-        object::set(&mut schema, "description", json!(self.description));
+        schema["description"] = json!(self.description);
         schema
     }
 

@@ -10,7 +10,6 @@ use super::fields::{self, Field, FieldKind};
 use super::{Family, Weight};
 use crate::core::{Fail, array_arg, opt_bool, opt_int};
 use crate::data::{Records, new_id, tags_arg};
-use crate::object;
 
 /// Most records one batch tool adds.
 pub const MAX_BATCH: usize = 50;
@@ -95,7 +94,7 @@ pub fn update_schema(f: &Family) -> Value {
                 let description = schema.as_object_mut().and_then(|s| s.remove("description"));
                 let mut nullable = json!({"anyOf": [schema, {"type": "null"}]});
                 if let Some(description) = description {
-                    object::set(&mut nullable, "description", description);
+                    nullable["description"] = description;
                 }
                 schema = nullable;
             }
@@ -193,17 +192,13 @@ fn filter_fields(f: &Family) -> Vec<(&'static str, Value)> {
 
 fn filter_schema(f: &Family, field: &Field) -> Value {
     let mut schema = field.schema();
-    object::set(
-        &mut schema,
-        "description",
-        json!(match field.kind {
-            FieldKind::Flag => format!(
-                "true: only {} with {}; false: only those without.",
-                f.many, field.name
-            ),
-            _ => format!("Only {} with this {}.", f.many, field.name),
-        }),
-    );
+    schema["description"] = json!(match field.kind {
+        FieldKind::Flag => format!(
+            "true: only {} with {}; false: only those without.",
+            f.many, field.name
+        ),
+        _ => format!("Only {} with this {}.", f.many, field.name),
+    });
     schema
 }
 
@@ -337,12 +332,12 @@ pub async fn batch_add(
                 Fail::Run(_) => Fail::Run(message),
             }
         })?;
-        if result.get("duplicate") == Some(&Value::Bool(true)) {
+        if result["duplicate"] == json!(true) {
             duplicates += 1;
         } else {
             added += 1;
         }
-        results.push(result.get(f.one).cloned().unwrap_or_default());
+        results.push(result[f.one].clone());
     }
     Ok(json!({
         "success": true,

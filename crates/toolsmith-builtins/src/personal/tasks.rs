@@ -11,7 +11,6 @@ use super::fields::{Field, FieldKind};
 use super::{BY_CREATED, BY_UPDATED, Family, Index, Op, Range, Sort, ToolSpec, Weight, ops};
 use crate::core::Fail;
 use crate::data::{Call, id_arg};
-use crate::object;
 
 pub const PRIORITIES: &[&str] = &["low", "normal", "high", "urgent"];
 pub const STATUSES: &[&str] = &["pending", "in_progress", "completed", "cancelled"];
@@ -177,6 +176,6 @@ async fn complete(call: Call<'_>) -> Result<Value, Fail> {
         Ok(())
     })
     .await?;
-    object::set(&mut reply, "message", json!("Task completed."));
+    reply["message"] = json!("Task completed.");
     Ok(reply)
 }

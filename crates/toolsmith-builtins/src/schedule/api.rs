@@ -17,7 +17,6 @@ use toolsmith_core::{ToolContext, ToolDefinition};
 use super::{Deps, TaskCaller, runs, tasks};
 use crate::core::Fail;
 use crate::data::{Call, Records};
-use crate::object;
 
 /// One operation on a caller's scheduled tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,15 +160,11 @@ pub fn every_agents_tasks(
         .take(usize::try_from(limit).unwrap_or(20))
         .map(|t| {
             let mut view = tasks::view(t);
-            object::set(
-                &mut view,
-                "agent",
-                if t.agent.is_empty() {
-                    Value::Null
-                } else {
-                    json!(t.agent)
-                },
-            );
+            view["agent"] = if t.agent.is_empty() {
+                Value::Null
+            } else {
+                json!(t.agent)
+            };
             view
         })
         .collect();
@@ -194,10 +189,8 @@ fn check_args(definition: &ToolDefinition, args: &Value) -> Result<(), Fail> {
     schema
         .check_call(&definition.name, args, |_| None)
         .map_err(|refused| {
-            let message = refused
-                .content
-                .get("error")
-                .and_then(Value::as_str)
+            let message = refused.content["error"]
+                .as_str()
                 .map_or_else(|| refused.content.to_string(), str::to_owned);
             Fail::Args(message)
         })

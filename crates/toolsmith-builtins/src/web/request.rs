@@ -8,7 +8,6 @@ use super::{
     Call, MAX_HEADERS, MAX_REQUEST_BODY, MAX_RESPONSE_BYTES, ToolError, WebRequest, WebResponse,
     timeout_arg, url_arg,
 };
-use crate::object;
 
 const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
@@ -188,12 +187,8 @@ pub async fn json_api(call: Call<'_>) -> Result<Value, ToolError> {
         "data": data,
     });
     if let Some(e) = parse_error {
-        object::set(&mut out, "error", json!(e));
-        object::set(
-            &mut out,
-            "text",
-            json!(text.chars().take(2000).collect::<String>()),
-        );
+        out["error"] = json!(e);
+        out["text"] = json!(text.chars().take(2000).collect::<String>());
     }
     Ok(out)
 }

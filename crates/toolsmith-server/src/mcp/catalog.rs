@@ -26,6 +26,8 @@ pub(crate) enum ServerOp {
     Control(control_plane::Op),
     Meta(meta_tools::Op),
     Compat(compat::Op),
+    /// A tool of dynamic-mcp's profiles (`system.health`, `upstream.mcp.attach` …).
+    Profile(compat::profile::ProfileOp),
 }
 
 impl ServerOp {
@@ -33,6 +35,7 @@ impl ServerOp {
     pub(crate) fn scope(self) -> crate::auth::Scope {
         use crate::auth::Scope;
         match self {
+            ServerOp::Profile(op) => op.scope(),
             ServerOp::Control(control_plane::Op::List | control_plane::Op::Get)
             | ServerOp::Compat(compat::Op::List | compat::Op::Get)
             | ServerOp::Meta(meta_tools::Op::Search | meta_tools::Op::Help) => Scope::ToolsRead,
@@ -60,6 +63,11 @@ impl ServerTool {
             ServerOp::Compat(op) => op.builtin(),
             _ => None,
         }
+    }
+
+    /// Whether a compat mode with `surface` serves this tool (its profile's tools only).
+    pub fn served_in(&self, surface: compat::profile::Surface) -> bool {
+        compat::profile::serves(self.op, surface)
     }
 
     /// Whether this server tool runs code once (`run_js_ephemeral`, core or compat): a call of
@@ -127,11 +135,13 @@ pub(crate) static SERVER_TOOLS: LazyLock<ServerTools> = LazyLock::new(|| {
                 }),
         )
         .collect();
+    let profile = compat::profile::definitions();
     let compat = compat::definitions()
         .into_iter()
         .map(|(op, name, description, schema)| {
             server_tool(ServerOp::Compat(op), name, description, schema)
         })
+        .chain(profile_tools(&profile))
         .collect();
     ServerTools { core, compat }
 });
@@ -178,6 +188,22 @@ fn slim(tool: &Tool) -> Tool {
             .into(),
     );
     slim
+}
+
+/// dynamic-mcp's profile tools as server tools, with their titles and output schemas.
+fn profile_tools(
+    definitions: &[compat::profile::Definition],
+) -> impl Iterator<Item = ServerTool> + '_ {
+    definitions
+        .iter()
+        .map(|(op, name, description, input, output)| {
+            let mut tool = server_tool(ServerOp::Profile(*op), name, description, input.clone());
+            tool.tool = tool
+                .tool
+                .with_title(op.title())
+                .with_raw_output_schema(Arc::new(as_object(output.clone())));
+            tool
+        })
 }
 
 /// A server tool's input schema: an object with `properties`, of which `required` must be
@@ -233,6 +259,7 @@ fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
             .open_world(false)
     };
     Some(match op {
+        ServerOp::Profile(op) => return op.annotations(),
         ServerOp::Control(C::List | C::Get)
         | ServerOp::Meta(M::Search | M::Help)
         | ServerOp::Compat(D::List | D::Get) => read_only,
@@ -275,6 +302,8 @@ fn as_object(schema: Value) -> JsonObject {
 /// tests).
 pub(crate) struct CatalogCache {
     compat: bool,
+    /// What the compat mode serves (its profile).
+    surface: compat::profile::Surface,
     by_owner: Mutex<HashMap<String, Arc<Mutex<OwnerList>>>>,
 }
 
@@ -302,12 +331,23 @@ impl CatalogCache {
     pub fn new(compat: bool) -> CatalogCache {
         CatalogCache {
             compat,
+            surface: compat::profile::Surface::default(),
             by_owner: Mutex::new(HashMap::new()),
         }
     }
 
+    /// This cache for a compat mode serving `surface`.
+    pub fn with_surface(mut self, surface: compat::profile::Surface) -> CatalogCache {
+        self.surface = surface;
+        self
+    }
+
     pub fn compat(&self) -> bool {
         self.compat
+    }
+
+    pub fn surface(&self) -> compat::profile::Surface {
+        self.surface
     }
 
     /// Everything `owner` can call, as MCP tools: server tools, the registry's tools, then the
@@ -336,7 +376,7 @@ impl CatalogCache {
                 server
                     .compat
                     .iter()
-                    .filter(|t| t.held_by(registry, owner))
+                    .filter(|t| t.held_by(registry, owner) && t.served_in(self.surface))
                     .map(|t| t.tool.clone()),
             );
         }
@@ -362,7 +402,7 @@ impl CatalogCache {
                 server
                     .compat
                     .iter()
-                    .filter(|t| t.held_by(registry, owner))
+                    .filter(|t| t.held_by(registry, owner) && t.served_in(self.surface))
                     .map(|t| t.tool.clone()),
             );
         }

@@ -37,7 +37,12 @@ use super::control_plane::{full, parse, service_error, summary};
 use super::handler::Caller;
 use rmcp::model::{CallToolResult, ContentBlock};
 
+pub(crate) mod probes;
+pub(crate) mod profile;
+pub(crate) mod resources;
 pub(crate) mod sandbox;
+pub(crate) mod system;
+pub(crate) mod upstream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Op {

@@ -17,8 +17,10 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
-    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -113,6 +115,18 @@ impl ToolsmithMcp {
         self.inner.shared.catalog.compat()
     }
 
+    /// The server tool `name`, if this server serves it (in compat mode, its profile's).
+    fn server_tool(&self, name: &str) -> Option<&'static super::catalog::ServerTool> {
+        SERVER_TOOLS
+            .find(name, self.compat())
+            .filter(|t| t.served_in(self.inner.shared.catalog.surface()))
+    }
+
+    /// Whether this server serves dynamic-mcp's enterprise resources and prompt.
+    fn serves_resources(&self) -> bool {
+        self.compat() && self.inner.shared.catalog.surface().enterprise()
+    }
+
     fn caller(
         &self,
         ct: CancellationToken,
@@ -145,12 +159,44 @@ impl ToolsmithMcp {
         approver: Option<Approver>,
         input_required: Result<(), String>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // In compat mode, what dynamic-mcp's execution guard counts is counted for
+        // `system.guard_metrics` (compat/system.rs).
+        let counted = self.compat() && self.guard_counts(&request.name);
+        let active = counted.then(|| self.inner.shared.profile.guard.enter(&request.name));
+        let answer = self
+            .call_uncounted(request, ct, approver, input_required)
+            .await;
+        if let Some(active) = active {
+            active.finish(&answer);
+        }
+        answer
+    }
+
+    /// Whether dynamic-mcp's guard counts calls of `name`: its dynamic tools (this owner's
+    /// custom tools), `run_js_ephemeral`, the sandbox sessions and upstream attach.
+    fn guard_counts(&self, name: &str) -> bool {
+        match self.server_tool(name) {
+            Some(server_tool) => compat::profile::guarded(server_tool.op),
+            None => self
+                .registry()
+                .get(self.owner(), name)
+                .is_some_and(|tool| tool.custom_id().is_some()),
+        }
+    }
+
+    async fn call_uncounted(
+        &self,
+        request: CallToolRequestParams,
+        ct: CancellationToken,
+        approver: Option<Approver>,
+        input_required: Result<(), String>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let name: &str = &request.name;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let depth = subagent_depth(request.meta.as_ref().map(|m| &m.0.0))?;
         let caller = self.caller(ct, approver, depth);
 
-        if let Some(server_tool) = SERVER_TOOLS.find(name, self.compat()) {
+        if let Some(server_tool) = self.server_tool(name) {
             if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
                 return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
             }
@@ -171,6 +217,7 @@ impl ToolsmithMcp {
                 ServerOp::Control(op) => control_plane::call(&caller, op, args).await,
                 ServerOp::Meta(op) => meta_tools::call(&caller, op, args).await,
                 ServerOp::Compat(op) => compat::call(&caller, op, args).await,
+                ServerOp::Profile(op) => compat::profile::call(&caller, op, args).await,
             };
             return outcome.map(CallToolResponse::from).map_err(|why| {
                 ErrorData::invalid_params(
@@ -403,6 +450,16 @@ fn unknown_tool(name: &str, message: String) -> ErrorData {
     ErrorData::invalid_params(message, Some(json!({"tool": name})))
 }
 
+/// `-32601` for a method this server does not serve (resources and prompts outside
+/// dynamic-mcp's enterprise profile), in the words of the MCP SDKs.
+fn method_not_found() -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "Method not found",
+        None,
+    )
+}
+
 /// The `_meta` keys an agent runner declares the caller's subagent depth under.
 const SUBAGENT_DEPTH_KEYS: [&str; 2] = ["subagentDepth", "toolsmith/subagentDepth"];
 /// The deepest subagent depth accepted (far beyond any policy's `max_depth`).
@@ -501,6 +558,11 @@ impl Caller<'_> {
         &self.shared.state.service
     }
 
+    /// What every session of this server shares (its state, the compat profiles' counters).
+    pub fn shared(&self) -> &McpShared {
+        self.shared
+    }
+
     /// Who this caller is for the rule of what it may see and call: its user, agent and
     /// subagent depth (`ToolService::may_call`, the one rule every listing, search and call
     /// of this face applies).
@@ -585,20 +647,24 @@ impl Caller<'_> {
 
 impl ServerHandler for ToolsmithMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("toolsmith", env!("CARGO_PKG_VERSION"))
-                .with_title("Toolsmith")
-                .with_description(
-                    "Runtime tools for AI agents: create, discover and run JavaScript tools.",
-                ),
-        )
-        .with_instructions(INSTRUCTIONS)
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.serves_resources() {
+            // dynamic-mcp's enterprise profile: its resources and prompt (compat/resources.rs).
+            capabilities.resources = Some(Default::default());
+            capabilities.prompts = Some(Default::default());
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("toolsmith", env!("CARGO_PKG_VERSION"))
+                    .with_title("Toolsmith")
+                    .with_description(
+                        "Runtime tools for AI agents: create, discover and run JavaScript tools.",
+                    ),
+            )
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn initialize(
@@ -651,13 +717,15 @@ impl ServerHandler for ToolsmithMcp {
         // `run_js_ephemeral` is listed only to a caller the policy lets call it (by that name).
         let may_run_once = gate.allows_custom(&ctx, toolsmith_service::EPHEMERAL_TOOL);
         let listed_server_tool = |name: &str| {
-            SERVER_TOOLS
-                .find(name, self.compat())
+            self.server_tool(name)
                 .is_none_or(|server_tool| may_run_once || !server_tool.runs_code_once())
         };
         if self.inner.shared.state.config.mcp_discovery_only {
             let mut listing = SERVER_TOOLS.discovery_listing(self.compat(), registry, self.owner());
-            listing.retain(|tool| listed_server_tool(&tool.name));
+            // Only what this server serves (a compat profile's tools).
+            listing.retain(|tool| {
+                self.server_tool(&tool.name).is_some() && listed_server_tool(&tool.name)
+            });
             return Ok(ListToolsResult::with_all_items(listing));
         }
         let tools = self.inner.shared.catalog.tools(registry, self.owner());
@@ -670,7 +738,7 @@ impl ServerHandler for ToolsmithMcp {
             .filter(|tool| {
                 // A server tool is kept, unless it stands for a built-in this caller may not
                 // call (then it goes with that built-in) or runs code the policy denies.
-                let name = match SERVER_TOOLS.find(&tool.name, self.compat()) {
+                let name = match self.server_tool(&tool.name) {
                     Some(server_tool) => match server_tool.builtin() {
                         Some(builtin) => builtin,
                         None => return listed_server_tool(&tool.name),
@@ -686,7 +754,7 @@ impl ServerHandler for ToolsmithMcp {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        if let Some(server_tool) = SERVER_TOOLS.find(name, self.compat()) {
+        if let Some(server_tool) = self.server_tool(name) {
             return server_tool
                 .held_by(self.registry(), self.owner())
                 .then(|| server_tool.tool.clone());
@@ -745,6 +813,57 @@ impl ServerHandler for ToolsmithMcp {
             ),
         }
         answer
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.serves_resources() {
+            return Err(method_not_found());
+        }
+        Ok(ListResourcesResult::with_all_items(
+            compat::resources::list(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.serves_resources() {
+            return Err(method_not_found());
+        }
+        let caller = self.caller(context.ct.clone(), None, 0);
+        compat::resources::read(&caller, &request)
+            .await
+            .map(ReadResourceResponse::from)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        if !self.serves_resources() {
+            return Err(method_not_found());
+        }
+        Ok(ListPromptsResult::with_all_items(
+            compat::resources::prompts(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.serves_resources() {
+            return Err(method_not_found());
+        }
+        compat::resources::get_prompt(&request).map(GetPromptResponse::from)
     }
 
     async fn on_custom_request(

@@ -54,6 +54,8 @@ use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use compat::probes as compat_probes;
+pub use compat::profile::CompatProfile;
 pub use handler::ToolsmithMcp;
 pub use sessions::{SessionError, SessionLimits, SessionStats};
 
@@ -70,14 +72,18 @@ pub(crate) struct McpShared {
     /// The approval rounds opened with 2026-07-28 clients (stateless requests share them).
     pub tickets: approval::ApprovalTickets,
     pub search: search_index::SearchCache,
+    /// The compat profiles' uptime and execution counters (`system.health`, guard metrics).
+    pub profile: compat::profile::ProfileState,
 }
 
 impl McpShared {
     pub(crate) fn new(state: AppState) -> Arc<McpShared> {
         Arc::new(McpShared {
-            catalog: catalog::CatalogCache::new(state.config.compat_dynamic_mcp),
+            catalog: catalog::CatalogCache::new(state.config.compat_dynamic_mcp)
+                .with_surface(compat::profile::Surface::of(&state.config)),
             tickets: approval::ApprovalTickets::default(),
             search: search_index::SearchCache::new(state.config.compat_dynamic_mcp),
+            profile: compat::profile::ProfileState::default(),
             state,
         })
     }
@@ -122,6 +128,10 @@ pub(crate) fn routes_with_shutdown(state: AppState, shutdown: CancellationToken)
         .with_json_response(true)
         .with_max_request_body_bytes(body::limit(state.config.body_limit_bytes))
         .with_cancellation_token(shutdown.clone());
+    if state.config.compat_dynamic_mcp {
+        // dynamic-mcp's process uptime counts from here.
+        compat::probes::started();
+    }
     let sessions = Arc::new(sessions::SessionBook::new(
         state.config.mcp_sessions,
         state.mcp_sessions.clone(),

@@ -71,6 +71,12 @@ pub struct SessionStats {
     pub listens_open: AtomicUsize,
     /// `subscriptions/listen` requests refused by `max_listens` or `max_listens_per_user`.
     pub listens_refused: AtomicU64,
+    /// Sessions created so far.
+    pub created: AtomicU64,
+    /// `/mcp` requests whose bearer token was accepted, and those refused by authentication
+    /// (dynamic-mcp's auth counters in compat mode's `/metrics`).
+    pub auth_success: AtomicU64,
+    pub auth_denied: AtomicU64,
 }
 
 /// Why a session was not created.
@@ -190,6 +196,7 @@ impl SessionBook {
     }
 
     fn record(&self, id: SessionId, user: &str) {
+        self.stats.created.fetch_add(1, Ordering::Relaxed);
         let now = self.now_ms();
         let mut state = self.lock();
         let last_use = state.next_use();

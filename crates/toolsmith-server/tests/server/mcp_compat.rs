@@ -324,6 +324,8 @@ async fn sandbox_sessions_stdio(enable_group: bool) -> Value {
     args.extend(compat_stdio(&dir.path().join("toolsmith.db")));
     args.push(format!("--env=TOOLSMITH_DATA_DIR={}", dir.path().display()));
     args.push("--env=TOOLSMITH_EXECUTION_APPROVAL=off".to_owned());
+    // Sandbox sessions are dynamic-mcp's enterprise profile's (its own MCP_PROFILE variable).
+    args.push("--env=MCP_PROFILE=enterprise".to_owned());
     if enable_group {
         args.push("--env=TOOLSMITH_ENABLE_GROUPS=codeExecution".to_owned());
     }
@@ -453,4 +455,602 @@ async fn dynamic_mcp_sandbox_names_are_absent_while_code_execution_is_off() {
         message.contains("codeExecution") && message.contains("groups enable"),
         "{ctx}"
     );
+}
+
+/// dynamic-mcp's profiles (issue 33): `mvp` and `enterprise`, their tools, resources and prompt,
+/// upstream attach, and the HTTP transport's `/readyz` and `/metrics`, through rmcp's client
+/// over an in-memory pipe and the real router.
+mod profiles {
+    use std::sync::Arc;
+
+    use axum::http::{Method, StatusCode};
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResult, ErrorData, GetPromptRequestParams,
+        ReadResourceRequestParams,
+    };
+    use rmcp::service::RunningService;
+    use rmcp::{RoleClient, ServiceError, ServiceExt};
+    use serde_json::{Value, json};
+    use toolsmith_server::auth::Identity;
+    use toolsmith_server::mcp::{CompatProfile, ToolsmithMcp};
+    use toolsmith_server::{AppState, ServerConfig};
+    use toolsmith_service::ToolServiceSettings;
+    use tower::ServiceExt as _;
+
+    use crate::mcp_support::{clients_dir, open_state_with, prerequisite, python};
+    use crate::rest_support::{TestApp, request};
+
+    const ADMIN: &str = "profiles-admin-token-0123456789";
+
+    const ENTERPRISE_TOOLS: [&str; 8] = [
+        "dev.echo",
+        "time.now",
+        "system.guard_metrics",
+        "system.runtime_config",
+        "sandbox.initialize",
+        "sandbox.exec",
+        "sandbox.run_js",
+        "sandbox.stop",
+    ];
+
+    fn config(profile: CompatProfile) -> ServerConfig {
+        ServerConfig {
+            compat_dynamic_mcp: true,
+            compat_profile: profile,
+            admin_token: Some(ADMIN.to_owned()),
+            ..ServerConfig::default()
+        }
+    }
+
+    struct Client {
+        client: RunningService<RoleClient, ()>,
+        _dir: tempfile::TempDir,
+        state: AppState,
+    }
+
+    impl Client {
+        /// A session of user `default` on a fresh store; with `code`, the `codeExecution`
+        /// group is on (a workspace under the store's folder), so the `sandbox.*` names have
+        /// their built-ins.
+        async fn open(
+            config: ServerConfig,
+            mut service: ToolServiceSettings,
+            code: bool,
+        ) -> Client {
+            let dir = tempfile::tempdir().expect("temp dir");
+            if code {
+                service.workspace = Some(toolsmith_service::WorkspaceConfig::new(
+                    dir.path().join("workspaces"),
+                ));
+            }
+            let state = open_state_with(dir.path(), config, service).await;
+            if code {
+                state
+                    .service
+                    .set_tool_group(
+                        &toolsmith_service::Actor::user("default"),
+                        "codeExecution",
+                        true,
+                    )
+                    .await
+                    .expect("the code tools switch on");
+            }
+            let (server_io, client_io) = tokio::io::duplex(1 << 20);
+            let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
+            tokio::spawn(async move {
+                if let Ok(running) = server.serve(server_io).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            let client = ().serve(client_io).await.expect("client connects");
+            Client {
+                client,
+                _dir: dir,
+                state,
+            }
+        }
+
+        async fn names(&self) -> Vec<String> {
+            self.client
+                .list_all_tools()
+                .await
+                .expect("tools/list")
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect()
+        }
+
+        async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
+            let Value::Object(args) = args else {
+                panic!("arguments must be an object")
+            };
+            match self
+                .client
+                .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+                .await
+            {
+                Ok(res) => Ok(res),
+                Err(ServiceError::McpError(e)) => Err(e),
+                Err(e) => panic!("{name}: transport failure: {e}"),
+            }
+        }
+
+        /// `(isError, structuredContent, text)` of a call that is no protocol error.
+        async fn ok(&self, name: &str, args: Value) -> (bool, Value, String) {
+            let res = self
+                .call(name, args)
+                .await
+                .unwrap_or_else(|e| panic!("{name}: protocol error {e:?}"));
+            (
+                res.is_error.unwrap_or(false),
+                res.structured_content.clone().unwrap_or(Value::Null),
+                text(&res),
+            )
+        }
+    }
+
+    fn text(res: &CallToolResult) -> String {
+        res.content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    /// dynamic-mcp's `mvp` (the default): `system.health` beside the control plane and
+    /// `run_js_ephemeral`; nothing of `enterprise` is listed or callable, and resources and
+    /// prompts are "Method not found".
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dynamic_mcp_mvp_profile_serves_system_health_and_nothing_of_enterprise() {
+        let client = Client::open(
+            config(CompatProfile::Mvp),
+            ToolServiceSettings::default(),
+            true,
+        )
+        .await;
+        let names = client.names().await;
+        for name in [
+            "system.health",
+            "run_js_ephemeral",
+            "dynamic.tool.create",
+            "dynamic.tool.update",
+            "dynamic.tool.delete",
+            "dynamic.tool.list",
+            "dynamic.tool.get",
+            "dynamic.tool.enable",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+        }
+        for name in ENTERPRISE_TOOLS
+            .iter()
+            .chain(&["upstream.mcp.attach", "upstream.mcp.detach"])
+        {
+            assert!(!names.iter().any(|n| n == name), "{name} in {names:?}");
+        }
+        let refused = client.call("dev.echo", json!({"message": "x"})).await;
+        assert_eq!(refused.map_err(|e| e.code.0), Err(-32602));
+
+        let (is_error, health, text) = client.ok("system.health", json!({})).await;
+        assert!(!is_error, "{text}");
+        assert_eq!(health["status"], "ok");
+        assert_eq!(health["service"], "dynamic-mcp");
+        assert!(health["version"].is_string() && health["uptimeSeconds"].is_u64());
+        assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(health));
+
+        let info = client.client.peer_info().expect("server info");
+        assert!(info.capabilities.resources.is_none());
+        assert!(info.capabilities.prompts.is_none());
+        let err = client.client.list_resources(None).await.unwrap_err();
+        assert!(err.to_string().contains("Method not found"), "{err}");
+        let err = client.client.list_prompts(None).await.unwrap_err();
+        assert!(err.to_string().contains("Method not found"), "{err}");
+    }
+
+    /// `enterprise`: dynamic-mcp's operator tools answer as its own do, field for field; the
+    /// runtime config says whether an admin token is configured and never shows it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dynamic_mcp_enterprise_profile_tools_answer_in_its_shapes() {
+        let client = Client::open(
+            config(CompatProfile::Enterprise),
+            ToolServiceSettings::default(),
+            true,
+        )
+        .await;
+        let tools = client.client.list_all_tools().await.expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for name in ["system.health"].iter().chain(&ENTERPRISE_TOOLS[..4]) {
+            assert!(names.contains(name), "{name} in {names:?}");
+        }
+        let echo_tool = tools
+            .iter()
+            .find(|t| t.name == "dev.echo")
+            .expect("dev.echo");
+        assert_eq!(echo_tool.title.as_deref(), Some("Developer Echo"));
+        assert!(echo_tool.output_schema.is_some());
+
+        let (is_error, echo, text) = client
+            .ok(
+                "dev.echo",
+                json!({"message": "hello mcp", "uppercase": true}),
+            )
+            .await;
+        assert!(!is_error);
+        assert_eq!(echo, json!({"message": "HELLO MCP", "length": 9}));
+        assert_eq!(text, "HELLO MCP");
+        let (_, echo, _) = client
+            .ok("dev.echo", json!({"message": "Hello World"}))
+            .await;
+        assert_eq!(echo, json!({"message": "Hello World", "length": 11}));
+
+        let (is_error, now, _) = client.ok("time.now", json!({})).await;
+        assert!(!is_error);
+        assert_eq!(now["timeZone"], "UTC");
+        let iso = now["iso"].as_str().expect("iso");
+        let parsed = chrono::DateTime::parse_from_rfc3339(iso).expect("an ISO time");
+        // JavaScript's toISOString: milliseconds and a Z.
+        assert_eq!(
+            parsed
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            iso
+        );
+        assert_eq!(now["unixSeconds"].as_i64(), Some(parsed.timestamp()));
+        let (_, shanghai, _) = client
+            .ok("time.now", json!({"timeZone": "Asia/Shanghai"}))
+            .await;
+        assert_eq!(shanghai["timeZone"], "Asia/Shanghai");
+        let (is_error, _, text) = client
+            .ok("time.now", json!({"timeZone": "Invalid/NotReal"}))
+            .await;
+        assert!(is_error);
+        assert_eq!(text, "Invalid IANA timezone: Invalid/NotReal");
+
+        let (is_error, guard, _) = client.ok("system.guard_metrics", json!({})).await;
+        assert!(!is_error);
+        assert_eq!(guard["activeExecutions"], 0);
+        assert!(
+            guard["limits"]["maxConcurrency"].as_u64() > Some(0),
+            "{guard}"
+        );
+        assert_eq!(guard["limits"]["windowMs"], 60000);
+        assert_eq!(guard["scopes"], json!([]));
+
+        let (is_error, runtime, text) = client.ok("system.runtime_config", json!({})).await;
+        assert!(!is_error);
+        assert_eq!(
+            runtime["dynamic"]["adminTokenConfigured"], true,
+            "{runtime}"
+        );
+        assert_eq!(runtime["dynamic"]["requireAdminToken"], false);
+        assert_eq!(runtime["dynamic"]["readOnly"], false);
+        assert_eq!(runtime["transports"], json!(["stdio", "http"]));
+        assert_eq!(runtime["sandbox"]["executionEngine"], "auto");
+        assert_eq!(runtime["experimental"]["upstreamMcpAttach"], false);
+        for key in ["auth", "security", "sandbox", "audit"] {
+            assert!(runtime[key].is_object(), "{key}: {runtime}");
+        }
+        assert!(!text.contains(ADMIN) && !runtime.to_string().contains(ADMIN));
+
+        // The code tools are on, so the session names are listed in this profile.
+        for name in &ENTERPRISE_TOOLS[4..] {
+            assert!(names.contains(name), "{name} in {names:?}");
+        }
+    }
+
+    /// `enterprise`'s 3 resources and 1 prompt, advertised in its capabilities only.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dynamic_mcp_enterprise_resources_and_prompt() {
+        let client = Client::open(
+            config(CompatProfile::Enterprise),
+            ToolServiceSettings::default(),
+            false,
+        )
+        .await;
+        let info = client.client.peer_info().expect("server info");
+        assert!(info.capabilities.resources.is_some());
+        assert!(info.capabilities.prompts.is_some());
+        let resources = client.client.list_all_resources().await.expect("list");
+        let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "dynamic://service/meta",
+                "dynamic://service/runtime-config",
+                "dynamic://metrics/guard"
+            ]
+        );
+        let read = |uri: &str| {
+            let uri = uri.to_owned();
+            let client = &client.client;
+            async move {
+                let result = client
+                    .read_resource(ReadResourceRequestParams::new(uri.clone()))
+                    .await
+                    .expect("resources/read");
+                let json = serde_json::to_value(&result.contents[0]).expect("contents");
+                assert_eq!(json["mimeType"], "application/json", "{json}");
+                assert_eq!(json["uri"], uri.as_str());
+                serde_json::from_str::<Value>(json["text"].as_str().expect("text"))
+                    .expect("JSON text")
+            }
+        };
+        let meta = read("dynamic://service/meta").await;
+        assert_eq!(meta["name"], "dynamic-mcp");
+        assert_eq!(meta["protocol"], "Model Context Protocol");
+        assert_eq!(meta["transports"], json!(["stdio", "http"]));
+        let from_resource = read("dynamic://service/runtime-config").await;
+        let (_, from_tool, _) = client.ok("system.runtime_config", json!({})).await;
+        assert_eq!(from_resource, from_tool);
+        let guard = read("dynamic://metrics/guard").await;
+        assert!(guard["activeExecutions"].is_u64() && guard["scopes"].is_array());
+        let missing = client
+            .client
+            .read_resource(ReadResourceRequestParams::new("dynamic://nothing"))
+            .await
+            .unwrap_err();
+        assert!(missing.to_string().contains("not found"), "{missing}");
+
+        let prompts = client.client.list_all_prompts().await.expect("prompts");
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0].name, "tool-call-checklist");
+        assert!(prompts[0].description.is_some());
+        let prompt = client
+            .client
+            .get_prompt(
+                GetPromptRequestParams::new("tool-call-checklist").with_arguments(
+                    json!({"toolName": "dev.echo"})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+            )
+            .await
+            .expect("prompts/get");
+        let message = serde_json::to_value(&prompt.messages[0]).expect("message");
+        assert_eq!(message["role"], "user");
+        assert_eq!(
+            message["content"]["text"],
+            "Before calling dev.echo, verify input schema, expected output schema, and failure handling."
+        );
+    }
+
+    /// Its guard counts what dynamic-mcp's counts (here `run_js_ephemeral`), never `dev.echo`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dynamic_mcp_guard_metrics_count_what_its_guard_counts() {
+        let client = Client::open(
+            config(CompatProfile::Enterprise),
+            ToolServiceSettings::default(),
+            false,
+        )
+        .await;
+        client.ok("dev.echo", json!({"message": "hi"})).await;
+        let (_, guard, _) = client.ok("system.guard_metrics", json!({})).await;
+        assert_eq!(guard["scopes"], json!([]));
+        let (is_error, ran, text) = client
+            .ok("run_js_ephemeral", json!({"code": "return 6 * 7;"}))
+            .await;
+        assert!(!is_error, "{ran} {text}");
+        client
+            .ok(
+                "run_js_ephemeral",
+                json!({"code": "throw new Error('no');"}),
+            )
+            .await;
+        let (_, guard, _) = client.ok("system.guard_metrics", json!({})).await;
+        assert_eq!(
+            guard["scopes"],
+            json!([{"scope": "run_js_ephemeral", "total": 2, "allowed": 2, "rejectedRate": 0, "rejectedConcurrency": 0, "failed": 1}]),
+            "{guard}"
+        );
+        assert_eq!(guard["activeExecutions"], 0);
+        let _ = &client.state;
+    }
+
+    /// The HTTP transport's probes: dynamic-mcp's bodies in compat mode (sessions counted as
+    /// they open), Toolsmith's own outside it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dynamic_mcp_readyz_and_metrics_answer_in_its_shapes() {
+        let plain = TestApp::with_config(ServerConfig::default()).await;
+        let ready = plain.get("/readyz").await;
+        assert_eq!(
+            (ready.status, ready.json.clone()),
+            (StatusCode::OK, json!({"status": "ok"}))
+        );
+        assert!(!plain.get("/metrics").await.text.contains("dynamic_mcp_"));
+
+        let app = TestApp::with_config(ServerConfig {
+            compat_dynamic_mcp: true,
+            ..ServerConfig::default()
+        })
+        .await;
+        let ready = app.get("/readyz").await;
+        assert_eq!(ready.status, StatusCode::OK);
+        assert_eq!(ready.json, json!({"status": "ready"}));
+        assert!(ready.header("x-request-id").is_some());
+        let metrics = app.get("/metrics").await;
+        assert_eq!(metrics.status, StatusCode::OK);
+        for line in [
+            "# TYPE dynamic_mcp_process_uptime_seconds gauge",
+            "dynamic_mcp_http_sessions_active 0",
+            "dynamic_mcp_http_sessions_created_total 0",
+            "dynamic_mcp_http_sessions_expired_total 0",
+            "dynamic_mcp_http_auth_success_total 0",
+            "dynamic_mcp_http_auth_denied_total 0",
+        ] {
+            assert!(metrics.text.contains(line), "{line}:\n{}", metrics.text);
+        }
+        // Toolsmith's own series follow.
+        assert!(metrics.text.contains("toolsmith_mcp_sessions_open 0"));
+
+        // A 2025-11-25 session opens.
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+        });
+        let response = app
+            .router
+            .clone()
+            .oneshot(
+                request(Method::POST, "/mcp")
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(axum::body::Body::from(initialize.to_string()))
+                    .expect("request"),
+            )
+            .await
+            .expect("the router never fails");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.headers().contains_key("mcp-session-id"));
+        drop(response);
+        let metrics = app.get("/metrics").await.text;
+        assert!(
+            metrics.contains("dynamic_mcp_http_sessions_active 1"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("dynamic_mcp_http_sessions_created_total 1"),
+            "{metrics}"
+        );
+    }
+
+    /// `upstream.mcp.attach` / `detach` (enterprise, with the flag): the admin token as an
+    /// argument, the upstream registered on the MCP bridge under every rule of a registration
+    /// (allowed program, allowed env), its tools bridged and callable, the attachment limit,
+    /// `replace`, and nothing left behind by a detach.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dynamic_mcp_upstream_attach_registers_a_bridged_server_and_detach_removes_it() {
+        if !prerequisite("the MCP Python SDK", &python()) {
+            return;
+        }
+        let service = ToolServiceSettings {
+            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
+                allowed_commands: vec![python()],
+                ..Default::default()
+            },
+            ..ToolServiceSettings::default()
+        };
+        let client = Client::open(
+            ServerConfig {
+                compat_upstream_attach: Some(1),
+                ..config(CompatProfile::Enterprise)
+            },
+            service,
+            false,
+        )
+        .await;
+        let names = client.names().await;
+        assert!(
+            names.iter().any(|n| n == "upstream.mcp.attach"),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n == "upstream.mcp.detach"),
+            "{names:?}"
+        );
+        let upstream = clients_dir().join("mcp_upstream.py").display().to_string();
+        let attach = |token: &str, alias: &str, extra: Value| {
+            let mut args = json!({
+                "adminToken": token,
+                "alias": alias,
+                "transport": "stdio",
+                "command": python().display().to_string(),
+                "args": [upstream.clone()]
+            });
+            if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra) {
+                args.extend(extra);
+            }
+            client.ok("upstream.mcp.attach", args)
+        };
+
+        let (is_error, _, text) = attach("wrong-token", "fixture.upstream", json!({})).await;
+        assert!(is_error);
+        assert_eq!(text, "Unauthorized: invalid admin token.");
+        let (is_error, _, text) = attach(
+            ADMIN,
+            "fixture.upstream",
+            json!({"env": {"LD_PRELOAD": "/tmp/x.so"}}),
+        )
+        .await;
+        assert!(is_error && text.contains("mcp_allowed_env"), "{text}");
+        assert!(client.state.service.mcp_servers().is_empty());
+
+        let (is_error, attached, text) = attach(ADMIN, "fixture.upstream", json!({})).await;
+        assert!(!is_error, "{text}");
+        assert_eq!(attached["alias"], "fixture.upstream");
+        assert_eq!(attached["transport"], "stdio");
+        assert_eq!(attached["target"], python().display().to_string());
+        let tool_names = attached["toolNames"].as_array().expect("toolNames");
+        assert!(tool_names.contains(&json!("echo")), "{attached}");
+        assert_eq!(
+            attached["toolCount"].as_u64(),
+            Some(tool_names.len() as u64)
+        );
+        assert!(
+            attached["attachedAt"]
+                .as_str()
+                .is_some_and(|t| t.ends_with('Z'))
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).ok(), Some(attached));
+        // Its tools are bridged: listed and callable.
+        assert!(
+            client
+                .names()
+                .await
+                .iter()
+                .any(|n| n == "mcp_fixture_upstream_echo")
+        );
+        let (is_error, _, echoed) = client
+            .ok(
+                "mcp_fixture_upstream_echo",
+                json!({"text": "through the bridge"}),
+            )
+            .await;
+        assert!(
+            !is_error && echoed.contains("through the bridge"),
+            "{echoed}"
+        );
+
+        let (is_error, _, text) = attach(ADMIN, "fixture.upstream", json!({})).await;
+        assert!(is_error);
+        assert_eq!(
+            text,
+            "Alias \"fixture.upstream\" is already attached. Set replace=true to re-attach."
+        );
+        let (is_error, _, text) = attach(ADMIN, "fixture.other", json!({})).await;
+        assert!(is_error && text.contains("limit"), "{text}");
+        let (is_error, replaced, text) =
+            attach(ADMIN, "fixture.upstream", json!({"replace": true})).await;
+        assert!(!is_error, "{text}");
+        assert_eq!(replaced["alias"], "fixture.upstream");
+
+        let detach = |token: &str| {
+            client.ok(
+                "upstream.mcp.detach",
+                json!({"adminToken": token, "alias": "fixture.upstream"}),
+            )
+        };
+        let (is_error, _, text) = detach("").await;
+        assert!(is_error);
+        assert_eq!(text, "Unauthorized: invalid admin token.");
+        let (is_error, detached, _) = detach(ADMIN).await;
+        assert!(!is_error);
+        assert_eq!(
+            detached,
+            json!({"alias": "fixture.upstream", "detached": true})
+        );
+        assert!(client.state.service.mcp_servers().is_empty());
+        assert!(
+            !client
+                .names()
+                .await
+                .iter()
+                .any(|n| n.starts_with("mcp_fixture"))
+        );
+        let (_, again, _) = detach(ADMIN).await;
+        assert_eq!(
+            again,
+            json!({"alias": "fixture.upstream", "detached": false})
+        );
+        let _ = Arc::clone(&client.state.service);
+    }
 }
