@@ -16,6 +16,8 @@
 //!   declared dependencies.
 //! - [`telemetry`] — Prometheus metrics, usage recording and execution analytics.
 //! - [`bridge`] — external MCP servers' tools in the catalogue (the MCP bridge).
+//! - [`packages`] — JS tools' npm dependencies: resolution, the checked tarballs, the
+//!   content-addressed cache the sandbox's module loader reads.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
 
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
@@ -28,6 +30,7 @@ mod error;
 pub mod execution;
 pub mod governance;
 pub mod input;
+pub mod packages;
 pub mod service;
 pub mod telemetry;
 pub mod tool_settings;
