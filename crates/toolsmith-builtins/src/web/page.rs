@@ -1,10 +1,10 @@
 //! `fetch_web_page` / `web_fetch` (003's and 001's names for one tool): a page fetched
 //! through the client and turned into readable text with `html2text`, with its title and
-//! links (capped); non-HTML text answers come back as they are.
+//! links (capped) read by html5ever's tokenizer (`outline`); non-HTML text answers come back as
+//! they are.
 
-use std::sync::LazyLock;
+mod outline;
 
-use regex::Regex;
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 
@@ -17,17 +17,6 @@ const MAX_MAX_LENGTH: usize = 1_000_000;
 const MAX_LINKS: usize = 100;
 /// Line width the text is wrapped at.
 const WIDTH: usize = 100;
-
-// Constant patterns, compiled by the first test that reads a page.
-#[allow(clippy::panic)]
-static TITLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)<title[^>]*>(.*?)</title>").unwrap_or_else(|e| panic!("title regex: {e}"))
-});
-#[allow(clippy::panic)]
-static HREF: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?is)<a\s[^>]*?href\s*=\s*["']([^"'#][^"']*)["']"#)
-        .unwrap_or_else(|e| panic!("href regex: {e}"))
-});
 
 fn schema() -> Value {
     json!({
@@ -131,29 +120,9 @@ pub async fn run(call: Call<'_>) -> Result<Value, ToolError> {
 
 /// Title, text and absolute links of an HTML document.
 fn readable(html: &str, base: &str) -> (Option<String>, String, Vec<String>) {
-    let title = TITLE
-        .captures(html)
-        .and_then(|c| c.get(1))
-        .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|t| !t.is_empty());
+    let outline = outline::outline(html, base, MAX_LINKS);
     let text = html2text::config::plain_no_decorate()
         .string_from_read(html.as_bytes(), WIDTH)
         .unwrap_or_else(|_| html.to_owned());
-    let base = url::Url::parse(base).ok();
-    let mut links: Vec<String> = Vec::new();
-    for capture in HREF.captures_iter(html) {
-        let Some(href) = capture.get(1) else { continue };
-        let href = href.as_str().trim().replace("&amp;", "&");
-        let absolute = match &base {
-            Some(base) => base.join(&href).map(String::from).unwrap_or(href),
-            None => href,
-        };
-        if absolute.starts_with("http") && !links.contains(&absolute) {
-            links.push(absolute);
-        }
-        if links.len() >= MAX_LINKS {
-            break;
-        }
-    }
-    (title, text.trim().to_owned(), links)
+    (outline.title, text.trim().to_owned(), outline.links)
 }

@@ -18,6 +18,8 @@ use toolsmith_builtins::{BuiltinEnv, ConfigValues};
 use toolsmith_core::{ErrorKind, Pipeline, PipelineLimits, ToolContext, ToolRegistry, ToolResult};
 use toolsmith_egress::{EgressGuard, EgressPolicy};
 
+mod pages;
+
 const PAGE: &str = "<html><head><title>Hello  Page</title></head><body><h1>Welcome</h1>\
     <p>The quick brown fox.</p><a href=\"/next\">next</a> <a href=\"https://example.org/x\">x</a>\
     <script>var hidden = 1;</script></body></html>";
@@ -28,6 +30,7 @@ async fn server() -> String {
     let app = Router::new()
         .route("/page", get(|| async { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE) }))
         .route("/text", get(|| async { "plain words" }))
+        .route("/html/{name}", get(pages::serve))
         .route(
             "/echo",
             post(|headers: axum::http::HeaderMap, body: String| async move {
