@@ -42,12 +42,12 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
-    /// [`Store::insert_tool_limited`](crate::Store::insert_tool_limited): the owner already
-    /// has `limit` tools.
+    /// [`ToolStore::insert_tool_limited`](crate::ToolStore::insert_tool_limited): the owner
+    /// already has `limit` tools.
     #[error("the owner already has {limit} tools, the most allowed")]
     ToolLimit { limit: u64 },
-    /// [`Store::put_record`](crate::Store::put_record): the owner already has `limit` records
-    /// in the collection.
+    /// [`RecordStore::put_record`](crate::RecordStore::put_record): the owner already has
+    /// `limit` records in the collection.
     #[error("the owner already has {limit} {collection} records, the most allowed")]
     RecordLimit { collection: String, limit: u64 },
     /// The database server could not be reached (refused, timed out, starting up) for as long

@@ -1,8 +1,10 @@
-//! Persistence: the [`Store`] trait every backend implements, [`SqliteStore`] (the embedded
-//! default) and [`PgStore`] (PostgreSQL, for several instances on one database).
+//! Persistence: the [`Store`] trait every backend implements (one trait per area —
+//! [`ToolStore`], [`GovernanceStore`], [`ConfigStore`], [`RecordStore`], [`McpStore`] — with
+//! `Store` over them all), [`SqliteStore`] (the embedded default) and [`PgStore`] (PostgreSQL,
+//! for several instances on one database).
 //!
-//! The trait speaks only in domain records from `toolsmith-core`; nothing in it is specific to
-//! one backend, and one test suite (`contract/`) runs against both. Every write is one
+//! The traits speak only in domain records from `toolsmith-core`; nothing in them is specific
+//! to one backend, and one test suite (`contract/`) runs against both. Every write is one
 //! transaction: it is committed before the call returns, or nothing of it is.
 
 mod approval_rows;
@@ -73,16 +75,28 @@ pub trait SharedLimits: Send + Sync + 'static {
     async fn sweep_limits(&self) -> Result<u64, StoreError>;
 }
 
-/// Where custom tools, their history and their executions live.
+/// The whole store: every area's trait, and what concerns the backend as a whole. Callers hold
+/// an `Arc<dyn Store>`; the methods of the area traits are callable on it directly (a trait
+/// object has its supertraits' methods), while code generic over a backend, or holding a
+/// concrete [`SqliteStore`] or [`PgStore`], imports the area trait it calls.
+///
+/// The areas, one trait each, mirror the contract suite's topics (`contract/`) and each
+/// backend's modules (`sqlite/`, `postgres/`), where each backend implements them:
+/// [`ToolStore`] (custom tools, their versions and executions), [`GovernanceStore`] (API
+/// tokens, approvals, the audit log, the stored policy), [`ConfigStore`] (the Config Center),
+/// [`RecordStore`] (the agents' own records) and [`McpStore`] (the MCP bridge's registry).
+/// Rate limits shared between instances are [`SharedLimits`], which only PostgreSQL has.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store:
+    ToolStore + GovernanceStore + ConfigStore + RecordStore + McpStore + Send + Sync + 'static
+{
     /// Checks that the backend answers (for readiness probes).
     async fn ping(&self) -> Result<(), StoreError>;
 
     /// Committed changes of *other* processes sharing this store, pushed as they commit (this
     /// handle's own changes are left out), with a [`FeedEvent::Resync`] first and after every
     /// reconnection. `None` when the backend cannot push changes (SQLite): poll
-    /// [`Store::tools_fingerprint`] instead.
+    /// [`ToolStore::tools_fingerprint`] instead.
     fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::Receiver<FeedEvent>> {
         None
     }
@@ -93,7 +107,11 @@ pub trait Store: Send + Sync + 'static {
     fn shared_limits(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn SharedLimits>> {
         None
     }
+}
 
+/// Custom tools, every version of their code and parameters, and every execution of them.
+#[async_trait]
+pub trait ToolStore: Send + Sync + 'static {
     /// Inserts a new tool and its first history row. The name must be free for the owner
     /// ([`StoreError::NameTaken`] otherwise). The returned record is what was stored: its
     /// `revision` may be raised above the one given so that it is higher than any revision an
@@ -101,7 +119,7 @@ pub trait Store: Send + Sync + 'static {
     /// can then never match the new tool).
     async fn insert_tool(&self, tool: CustomToolRecord) -> Result<CustomToolRecord, StoreError>;
 
-    /// [`Store::insert_tool`], but only while the owner has fewer than `max_per_owner` tools
+    /// [`ToolStore::insert_tool`], but only while the owner has fewer than `max_per_owner` tools
     /// ([`StoreError::ToolLimit`] otherwise). The count and the insert are one atomic step:
     /// concurrent inserts, from any number of processes sharing the store, never exceed it.
     async fn insert_tool_limited(
@@ -210,7 +228,12 @@ pub trait Store: Send + Sync + 'static {
     /// A value that changes whenever any custom tool of any owner is created, changed or
     /// deleted — by this process or another one sharing the store. Cheap enough to poll.
     async fn tools_fingerprint(&self) -> Result<String, StoreError>;
+}
 
+/// Governance: API tokens, approvals of executions (and their `allow_always` grants), the
+/// audit log and the one stored policy document.
+#[async_trait]
+pub trait GovernanceStore: Send + Sync + 'static {
     async fn insert_token(&self, token: &ApiTokenRecord) -> Result<(), StoreError>;
 
     /// The token whose text hashes to `token_hash`, if any.
@@ -224,8 +247,6 @@ pub trait Store: Send + Sync + 'static {
 
     /// Marks a token as used now (best effort, for `list_tokens`).
     async fn touch_token(&self, id: &str, at: DateTime<Utc>) -> Result<(), StoreError>;
-
-    // ----- Governance: approvals of executions, the audit log, the stored policy -----
 
     async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), StoreError>;
 
@@ -302,15 +323,16 @@ pub trait Store: Send + Sync + 'static {
 
     /// Removes the stored policy; whether there was one.
     async fn delete_policy(&self) -> Result<bool, StoreError>;
+}
 
-    // ----- Config Center -----
-    //
-    // Every method is scoped to one owner: a service or entry of another owner is "not found".
-    // The store never sees a plaintext secret: secret values arrive sealed in `StoredValue::Secret`.
-    // Records are stored as given (validation is the caller's: `ConfigServiceRecord::validate`,
-    // `ConfigEntryRecord::validate`); timestamps are kept to the microsecond.
-
-    /// Inserts a new service ([`StoreError::ConfigServiceNameTaken`] when the owner already
+/// The Config Center: each owner's services and their entries.
+///
+/// Every method is scoped to one owner: a service or entry of another owner is "not found".
+/// The store never sees a plaintext secret: secret values arrive sealed in `StoredValue::Secret`.
+/// Records are stored as given (validation is the caller's: `ConfigServiceRecord::validate`,
+/// `ConfigEntryRecord::validate`); timestamps are kept to the microsecond.
+#[async_trait]
+pub trait ConfigStore: Send + Sync + 'static {
     /// has one of that name). Returns the record as stored.
     async fn create_config_service(
         &self,
@@ -381,7 +403,7 @@ pub trait Store: Send + Sync + 'static {
 
     /// Replaces an entry's `label`, `values` and `updated_at` if its stored revision is
     /// `expected_revision`, storing revision `expected_revision + 1`. `is_default` is left as
-    /// stored (see [`Store::set_default_config_entry`]); `service_id` must be the stored one
+    /// stored (see [`ConfigStore::set_default_config_entry`]); `service_id` must be the stored one
     /// (entries never move, since their secrets are bound to the service).
     async fn update_config_entry(
         &self,
@@ -432,12 +454,15 @@ pub trait Store: Send + Sync + 'static {
         tool_name: &str,
         declared: Vec<ConfigServiceRecord>,
     ) -> Result<ConfigDependencyChanges, StoreError>;
-    // ----- The agent's own records (memory, tasks, notes …), every family in one table -----
-    //
-    // Every method but the two whole-owner ones is scoped to one owner and agent
-    // ([`RecordScope`]): a record of another scope is "not found". Times are kept to the
-    // microsecond.
+}
 
+/// The agents' own records (memory, tasks, notes …), every family in one table.
+///
+/// Every method but the whole-owner and across-owner ones is scoped to one owner and agent
+/// ([`RecordScope`]): a record of another scope is "not found". Times are kept to the
+/// microsecond.
+#[async_trait]
+pub trait RecordStore: Send + Sync + 'static {
     /// Inserts a record, unless one with the same `dedup_key` is in its scope and collection
     /// already ([`PutOutcome::Duplicate`], the stored one, unchanged), or the owner has
     /// `max_per_collection` records of the collection (across all their agents;
@@ -507,8 +532,42 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes every record of `owner` (all agents, all collections); how many went.
     async fn delete_owner_records(&self, owner: &str) -> Result<u64, StoreError>;
 
-    // ----- The MCP bridge: registered upstream servers, grants, access requests -----
+    // ----- Across owners: for the server's scheduler only, never reachable by a tool -----
 
+    /// The records of `collection`, of every owner, whose `at` is set and not after
+    /// `before`, earliest first, at most `limit`.
+    async fn due_records(
+        &self,
+        collection: &str,
+        before: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<DataRecord>, StoreError>;
+
+    /// Sets a record's `document`, `kind`, `at` and `updated_at` only if its `at` is still
+    /// `expected_at`: whether this call made the change. Of several processes claiming the
+    /// same due record, exactly one succeeds.
+    async fn claim_record(
+        &self,
+        record: DataRecord,
+        expected_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// The records of one owner's `collection` made as any of its agents (or as none),
+    /// soonest `at` first (records without one last, then by id), at most `limit` after
+    /// `offset`. For a person's and an admin's view of every agent's scheduled tasks; no tool
+    /// reaches it (a tool's scope is its caller's user and agent).
+    async fn owner_collection_records(
+        &self,
+        owner: &str,
+        collection: &str,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<DataRecord>, StoreError>;
+}
+
+/// The MCP bridge: registered upstream servers, grants, access requests.
+#[async_trait]
+pub trait McpStore: Send + Sync + 'static {
     /// Every server registered through REST or the CLI, by name.
     async fn list_mcp_servers(&self) -> Result<Vec<McpServerRecord>, StoreError>;
 
@@ -558,36 +617,4 @@ pub trait Store: Send + Sync + 'static {
         now: DateTime<Utc>,
         new_grant: &McpGrantRecord,
     ) -> Result<Option<AccessRequestRecord>, StoreError>;
-
-    // ----- Across owners: for the server's scheduler only, never reachable by a tool -----
-
-    /// The records of `collection`, of every owner, whose `at` is set and not after
-    /// `before`, earliest first, at most `limit`.
-    async fn due_records(
-        &self,
-        collection: &str,
-        before: DateTime<Utc>,
-        limit: u32,
-    ) -> Result<Vec<DataRecord>, StoreError>;
-
-    /// Sets a record's `document`, `kind`, `at` and `updated_at` only if its `at` is still
-    /// `expected_at`: whether this call made the change. Of several processes claiming the
-    /// same due record, exactly one succeeds.
-    async fn claim_record(
-        &self,
-        record: DataRecord,
-        expected_at: DateTime<Utc>,
-    ) -> Result<bool, StoreError>;
-
-    /// The records of one owner's `collection` made as any of its agents (or as none),
-    /// soonest `at` first (records without one last, then by id), at most `limit` after
-    /// `offset`. For a person's and an admin's view of every agent's scheduled tasks; no tool
-    /// reaches it (a tool's scope is its caller's user and agent).
-    async fn owner_collection_records(
-        &self,
-        owner: &str,
-        collection: &str,
-        limit: u32,
-        offset: u32,
-    ) -> Result<Vec<DataRecord>, StoreError>;
 }

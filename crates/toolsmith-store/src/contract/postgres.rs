@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::Backend;
 use super::tools::tool;
 use crate::testkit::pg_or_skip;
-use crate::{PgOptions, PgStore, Store, StoreError};
+use crate::{GovernanceStore, PgOptions, PgStore, Store, StoreError, ToolStore};
 
 fn quick(startup: Duration) -> PgOptions {
     PgOptions {

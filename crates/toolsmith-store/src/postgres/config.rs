@@ -23,6 +23,46 @@ use crate::{
     StoreError,
 };
 
+store_on_pool! {
+    impl ConfigStore |client, instance| {
+        fn create_config_service(service: ConfigServiceRecord) -> ConfigServiceRecord
+            = create_service(&mut client, instance, service);
+        fn get_config_service(owner: &str, id: &str) -> Option<ConfigServiceRecord>
+            = get_service(&**client, owner, "id", id);
+        fn get_config_service_by_name(owner: &str, name: &str) -> Option<ConfigServiceRecord>
+            = get_service(&**client, owner, "name", name);
+        fn list_config_services(owner: &str) -> Vec<ConfigServiceRecord>
+            = list_services(&**client, owner);
+        fn update_config_service(
+            service: &ConfigServiceRecord, expected_revision: i64
+        ) -> ConfigServiceRecord
+            = update_service(&mut client, instance, service, expected_revision);
+        fn delete_config_service(owner: &str, id: &str, expected_revision: Option<i64>) -> ()
+            = delete_service(&mut client, instance, owner, id, expected_revision);
+        fn create_config_entry(owner: &str, entry: ConfigEntryRecord) -> ConfigEntryRecord
+            = create_entry(&mut client, instance, owner, entry);
+        fn get_config_entry(owner: &str, id: &str) -> Option<ConfigEntryRecord>
+            = get_entry(&**client, owner, id);
+        fn list_config_entries(owner: &str, service_id: &str) -> Vec<ConfigEntryRecord>
+            = list_entries(&**client, owner, service_id);
+        fn update_config_entry(
+            owner: &str, entry: &ConfigEntryRecord, expected_revision: i64
+        ) -> ConfigEntryRecord
+            = update_entry(&mut client, instance, owner, entry, expected_revision);
+        fn delete_config_entry(owner: &str, id: &str, expected_revision: Option<i64>) -> ()
+            = delete_entry(&mut client, instance, owner, id, expected_revision);
+        fn set_default_config_entry(owner: &str, id: &str) -> ConfigEntryRecord
+            = set_default_entry(&mut client, instance, owner, id);
+        fn sealed_values(limit: u32) -> SealedSample = sealed_values(&mut client, limit);
+        fn config_snapshot(owner: &str) -> Vec<ConfigServiceEntries>
+            = snapshot(&mut client, owner);
+        fn sync_config_dependencies(
+            owner: &str, tool_name: &str, declared: Vec<ConfigServiceRecord>
+        ) -> ConfigDependencyChanges
+            = sync_dependencies(&mut client, instance, owner, tool_name, declared);
+    }
+}
+
 const SERVICE_COLUMNS: &str = "id, owner, name, display_name, description, category, docs_url, \
      multi_entry, fields, registered_by, auto_registered, revision, created_at, updated_at";
 

@@ -15,9 +15,55 @@ use super::notify::notify;
 use super::rows::{col, corrupt, micros};
 use crate::approval_rows::{decided_status, read_status, stored_status};
 use crate::{
-    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
-    ChangeKind, StoreError, StoredPolicy,
+    ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
+    AuditRecord, ChangeKind, StoreError, StoredPolicy,
 };
+
+store_on_pool! {
+    impl GovernanceStore |client, instance| {
+        fn insert_token(token: &ApiTokenRecord) -> ()
+            = super::tokens::insert(&mut client, instance, token);
+        fn find_token(token_hash: &str) -> Option<ApiTokenRecord>
+            = super::tokens::find(&**client, token_hash);
+        fn list_tokens() -> Vec<ApiTokenRecord> = super::tokens::select(&**client, None);
+        fn delete_token(id: &str) -> bool = super::tokens::delete(&mut client, instance, id);
+        fn touch_token(id: &str, at: DateTime<Utc>) -> ()
+            = super::tokens::touch(&**client, id, &at);
+        fn insert_approval(approval: &ApprovalRecord) -> ()
+            = insert_approval(&mut client, instance, approval);
+        fn get_approval(id: &str) -> Option<ApprovalRecord> = get_approval(&**client, id);
+        fn list_approvals(query: &ApprovalQuery, now: DateTime<Utc>) -> Vec<ApprovalRecord>
+            = list_approvals(&**client, query, &now);
+        fn find_pending_approval(
+            probe: &ApprovalRecord, now: DateTime<Utc>
+        ) -> Option<ApprovalRecord>
+            = find_pending_approval(&**client, probe, &now);
+        fn decide_approval(
+            id: &str, decision: ApprovalDecision, decided_by: &str, now: DateTime<Utc>
+        ) -> Option<ApprovalRecord>
+            = decide_approval(&mut client, instance, id, decision, decided_by, &now);
+        fn consume_allowed_approval(probe: &ApprovalRecord) -> Option<String>
+            = consume_allowed_approval(&**client, probe);
+        fn has_approval_grant(owner: &str, tool_key: &str, caller: &str) -> bool
+            = has_grant(&**client, owner, tool_key, caller);
+        fn revoke_approval_grants(owner: &str, tool_key: &str) -> u64
+            = revoke_grants(&mut client, owner, tool_key);
+        fn prune_approvals(before: DateTime<Utc>) -> u64 = prune_approvals(&**client, &before);
+        fn count_pending_approvals(now: DateTime<Utc>) -> u64
+            = count_pending_approvals(&**client, &now);
+        fn insert_audit(entry: &AuditRecord) -> i64 = insert_audit(&**client, entry);
+        fn list_audit(query: &AuditQuery) -> Vec<AuditRecord> = list_audit(&**client, query);
+        fn get_policy() -> Option<StoredPolicy> = get_policy(&**client);
+        fn put_policy(
+            document: &serde_json::Value,
+            expected_revision: Option<i64>,
+            updated_by: &str,
+            now: DateTime<Utc>,
+        ) -> Result<StoredPolicy, i64>
+            = put_policy(&mut client, instance, document, expected_revision, updated_by, &now);
+        fn delete_policy() -> bool = delete_policy(&mut client, instance);
+    }
+}
 
 const APPROVAL_COLUMNS: &str = "id, owner, tool_name, tool_key, caller, args_hash, args_preview, \
      status, decision, decided_by, created_at, expires_at, decided_at";
@@ -395,4 +441,79 @@ pub(crate) async fn delete_policy(client: &mut Client, instance: &str) -> Result
     }
     tx.commit().await.map_err(pg)?;
     Ok(n > 0)
+}
+
+/// Whether `caller` holds an `allow_always` grant for the tool.
+async fn has_grant(
+    client: &impl GenericClient,
+    owner: &str,
+    tool_key: &str,
+    caller: &str,
+) -> Result<bool, StoreError> {
+    let row = client
+        .query_opt(
+            "SELECT 1 FROM approval_grants WHERE owner = $1 AND tool_key = $2 AND caller = $3",
+            &[&owner, &tool_key, &caller],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(row.is_some())
+}
+
+/// Removes every grant of a tool and expires its approvals still pending or allowed but
+/// unused; how many grants went.
+async fn revoke_grants(
+    client: &mut Client,
+    owner: &str,
+    tool_key: &str,
+) -> Result<u64, StoreError> {
+    // The approvals still pending or allowed once but unused were asked for the old code.
+    let tx = client.transaction().await.map_err(pg)?;
+    let n = tx
+        .execute(
+            "DELETE FROM approval_grants WHERE owner = $1 AND tool_key = $2",
+            &[&owner, &tool_key],
+        )
+        .await
+        .map_err(pg)?;
+    tx.execute(
+        "UPDATE execution_approvals SET status = 'expired' WHERE owner = $1 \
+         AND tool_key = $2 AND status IN ('pending', 'allowed')",
+        &[&owner, &tool_key],
+    )
+    .await
+    .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    Ok(n)
+}
+
+/// Deletes every approval created before `before`; how many went.
+async fn prune_approvals(
+    client: &impl GenericClient,
+    before: &DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    client
+        .execute(
+            "DELETE FROM execution_approvals WHERE created_at < $1",
+            &[before],
+        )
+        .await
+        .map_err(pg)
+}
+
+/// How many approvals are waiting for a decision at `now`.
+async fn count_pending_approvals(
+    client: &impl GenericClient,
+    now: &DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let n: i64 = client
+        .query_one(
+            "SELECT count(*) FROM execution_approvals \
+             WHERE status = 'pending' AND expires_at > $1",
+            &[now],
+        )
+        .await
+        .map_err(pg)?
+        .get(0);
+    Ok(u64::try_from(n).unwrap_or(0))
 }

@@ -15,6 +15,35 @@ use super::errors::pg;
 use super::rows::{col, corrupt, json, json_col, micros};
 use crate::StoreError;
 
+store_on_pool! {
+    impl McpStore |client, instance| {
+        fn list_mcp_servers() -> Vec<McpServerRecord> = list_servers(&**client);
+        fn create_mcp_server(server: &McpServerRecord) -> bool = create_server(&**client, server);
+        fn update_mcp_server(
+            server: &McpServerRecord, expected_revision: Option<i64>
+        ) -> Result<McpServerRecord, Option<i64>>
+            = update_server(&mut client, server, expected_revision);
+        fn delete_mcp_server(name: &str) -> bool = delete_server(&**client, name);
+        fn list_mcp_grants() -> Vec<McpGrantRecord> = list_grants(&**client);
+        fn put_mcp_grant(grant: &McpGrantRecord) -> McpGrantRecord = put_grant(&**client, grant);
+        fn delete_mcp_grant(id: &str) -> bool = delete_grant(&**client, id);
+        fn create_access_request(request: &AccessRequestRecord) -> ()
+            = create_request(&**client, request);
+        fn list_access_requests(
+            status: Option<AccessRequestStatus>
+        ) -> Vec<AccessRequestRecord>
+            = list_requests(&**client, status);
+        fn decide_access_request(
+            id: &str,
+            approve: bool,
+            decided_by: &str,
+            now: DateTime<Utc>,
+            new_grant: &McpGrantRecord,
+        ) -> Option<AccessRequestRecord>
+            = decide_request(&mut client, id, approve, decided_by, now, new_grant);
+    }
+}
+
 const SERVER_COLUMNS: &str = "name, owner, config, revision, created_at, updated_at, updated_by";
 
 fn server_from_row(row: &Row) -> Result<McpServerRecord, StoreError> {

@@ -4,7 +4,7 @@
 //! transaction-scoped advisory lock on the owner and collection, so instances cannot race
 //! past the limit or store a duplicate twice.
 
-use chrono::SubsecRound;
+use chrono::{DateTime, SubsecRound, Utc};
 use deadpool_postgres::Client;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -16,6 +16,36 @@ use toolsmith_core::data::{
 use super::errors::pg;
 use super::rows::{col, json, json_col};
 use crate::StoreError;
+
+store_on_pool! {
+    impl RecordStore |client, instance| {
+        fn put_record(record: DataRecord, max_per_collection: u64) -> PutOutcome
+            = put(&mut client, record, max_per_collection);
+        fn update_record(record: DataRecord) -> Option<DataRecord> = update(&client, record);
+        fn get_record(scope: &RecordScope, collection: &str, id: &str) -> Option<DataRecord>
+            = get(&client, scope, collection, id);
+        fn delete_record(scope: &RecordScope, collection: &str, id: &str) -> bool
+            = delete(&client, scope, collection, id);
+        fn query_records(query: &RecordQuery) -> Vec<RecordHit> = self::query(&client, query);
+        fn record_stats(scope: &RecordScope, collection: &str) -> RecordStats
+            = stats(&client, scope, collection);
+        fn record_tally(scope: &RecordScope, collection: &str) -> RecordTally
+            = tally(&client, scope, collection);
+        fn delete_collection_records(scope: &RecordScope, collection: &str) -> u64
+            = delete_collection(&client, scope, collection);
+        fn export_records(owner: &str, after: Option<&str>, limit: u32) -> Vec<DataRecord>
+            = export(&client, owner, after, limit);
+        fn delete_owner_records(owner: &str) -> u64 = delete_owner(&client, owner);
+        fn due_records(collection: &str, before: DateTime<Utc>, limit: u32) -> Vec<DataRecord>
+            = due(&client, collection, before, limit);
+        fn claim_record(record: DataRecord, expected_at: DateTime<Utc>) -> bool
+            = claim(&client, record, expected_at);
+        fn owner_collection_records(
+            owner: &str, collection: &str, limit: u32, offset: u32
+        ) -> Vec<DataRecord>
+            = owner_collection(&client, owner, collection, limit, offset);
+    }
+}
 
 const COLUMNS: &str = "id, collection, owner, agent, document, search_text, dedup_key, kind, \
      category, weight, at, tags, created_at, updated_at";

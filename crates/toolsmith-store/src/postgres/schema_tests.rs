@@ -9,7 +9,7 @@ use toolsmith_core::ExecutionStatus;
 
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::testkit::pg_or_skip;
-use crate::{PgOptions, PgStore, Store};
+use crate::{PgOptions, PgStore, RecordStore, ToolStore};
 
 /// Version 1's schema and the rows a version 1 build wrote: two tools (one at version 2 with
 /// its history) and three executions (no `agent_id` column yet).

@@ -1,5 +1,6 @@
 //! API tokens and the tools fingerprint in PostgreSQL.
 
+use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use tokio_postgres::GenericClient;
 
@@ -106,4 +107,28 @@ pub(crate) async fn tools_fingerprint(client: &impl GenericClient) -> Result<Str
         row.get::<_, i64>(1),
         row.get::<_, String>(2)
     ))
+}
+
+/// The token whose text hashes to `token_hash`, if any.
+pub(crate) async fn find(
+    client: &impl GenericClient,
+    token_hash: &str,
+) -> Result<Option<ApiTokenRecord>, StoreError> {
+    Ok(select(client, Some(token_hash)).await?.pop())
+}
+
+/// Marks a token as used at `at`.
+pub(crate) async fn touch(
+    client: &impl GenericClient,
+    id: &str,
+    at: &DateTime<Utc>,
+) -> Result<(), StoreError> {
+    client
+        .execute(
+            "UPDATE api_tokens SET last_used_at = $1 WHERE id = $2",
+            &[at, &id],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(())
 }

@@ -23,6 +23,49 @@ use super::rows::{
 };
 use crate::{ChangeKind, ExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
 
+store_on_pool! {
+    impl ToolStore |client, instance| {
+        fn insert_tool(tool: CustomToolRecord) -> CustomToolRecord
+            = insert(&mut client, instance, tool, None);
+        fn insert_tool_limited(tool: CustomToolRecord, max_per_owner: u64) -> CustomToolRecord
+            = insert(&mut client, instance, tool, Some(max_per_owner));
+        fn get_tool(owner: &str, id: &str) -> Option<CustomToolRecord>
+            = get(&**client, owner, "id", id);
+        fn get_tool_by_name(owner: &str, name: &str) -> Option<CustomToolRecord>
+            = get(&**client, owner, "name", name);
+        fn get_tool_of_any_owner(id: &str) -> Option<CustomToolRecord>
+            = get_of_any_owner(&**client, id);
+        fn list_tools(query: &ToolQuery) -> ToolPage = list(&mut client, query);
+        fn update_tool(tool: &CustomToolRecord, expected_revision: i64) -> ()
+            = update(&mut client, instance, tool, expected_revision);
+        fn delete_tool(owner: &str, id: &str, expected_revision: i64) -> ()
+            = delete(&mut client, instance, owner, id, expected_revision);
+        fn count_tools(owner: &str) -> u64 = count(&**client, owner);
+        fn tool_stats(owner: &str) -> ToolStats = stats(&**client, owner);
+        fn active_tools() -> Vec<CustomToolRecord> = active(&**client);
+        fn record_usage(owner: &str, id: &str, at: DateTime<Utc>) -> ()
+            = record_usage(&**client, owner, id, &at);
+        fn list_versions(owner: &str, id: &str) -> Vec<ToolVersionRecord>
+            = versions(&**client, owner, id, None);
+        fn get_version(owner: &str, id: &str, version: i64) -> Option<ToolVersionRecord>
+            = one_version(&**client, owner, id, version);
+        fn record_execution(execution: &ExecutionRecord) -> ()
+            = record_execution(&**client, execution);
+        fn record_executions(batch: &[ExecutionRecord]) -> ()
+            = record_executions(&mut client, batch);
+        fn list_executions(
+            owner: &str, tool_id: Option<&str>, agent_id: Option<&str>, limit: u32
+        ) -> Vec<ExecutionRecord>
+            = list_executions(&**client, owner, tool_id, agent_id, limit);
+        fn execution_samples(
+            owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
+        ) -> Vec<ExecutionSample>
+            = execution_samples(&**client, owner, tool_id, &since, limit);
+        fn prune_executions(before: DateTime<Utc>) -> u64 = prune_executions(&**client, &before);
+        fn tools_fingerprint() -> String = super::tokens::tools_fingerprint(&**client);
+    }
+}
+
 /// Remembers the highest revision a tool of this owner and name ever had.
 const RETIRE_NAME: &str = "INSERT INTO tool_name_retired (owner, name, last_revision) \
      VALUES ($1, $2, $3) ON CONFLICT (owner, name) \
@@ -460,6 +503,9 @@ pub(crate) async fn record_executions(
     client: &mut Client,
     batch: &[ExecutionRecord],
 ) -> Result<(), StoreError> {
+    if batch.is_empty() {
+        return Ok(());
+    }
     let mut usage: HashMap<(&str, &str), (i64, DateTime<Utc>)> = HashMap::new();
     for execution in batch.iter().filter(|e| e.status.ran()) {
         let entry = usage
@@ -613,4 +659,41 @@ pub(crate) async fn execution_samples(
             })
         })
         .collect()
+}
+
+/// Counts one execution of a tool; [`StoreError::NotFound`] when the tool is gone.
+async fn record_usage(
+    client: &impl GenericClient,
+    owner: &str,
+    id: &str,
+    at: &DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if count_usage(client, owner, id, 1, at).await? == 0 {
+        return Err(StoreError::NotFound { id: id.to_owned() });
+    }
+    Ok(())
+}
+
+/// One version of a tool of `owner`.
+async fn one_version(
+    client: &impl GenericClient,
+    owner: &str,
+    id: &str,
+    version: i64,
+) -> Result<Option<ToolVersionRecord>, StoreError> {
+    Ok(versions(client, owner, id, Some(version)).await?.pop())
+}
+
+/// Deletes every execution row older than `before`; how many went.
+async fn prune_executions(
+    client: &impl GenericClient,
+    before: &DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    client
+        .execute(
+            "DELETE FROM tool_executions WHERE created_at < $1",
+            &[before],
+        )
+        .await
+        .map_err(pg)
 }

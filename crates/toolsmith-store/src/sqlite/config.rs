@@ -17,6 +17,45 @@ use super::queries::misuse;
 use super::rows::{backend, json_text, parse_time, timestamp};
 use crate::{ConfigDependencyChanges, ConfigServiceEntries, SealedSample, SealedValue, StoreError};
 
+store_on_connections! {
+    impl ConfigStore {
+        write fn create_config_service(service: ConfigServiceRecord) -> ConfigServiceRecord
+            = create_service(service);
+        read fn get_config_service(owner: &str, id: &str) -> Option<ConfigServiceRecord>
+            = get_service(&owner, &id);
+        read fn get_config_service_by_name(owner: &str, name: &str) -> Option<ConfigServiceRecord>
+            = get_service_by_name(&owner, &name);
+        read fn list_config_services(owner: &str) -> Vec<ConfigServiceRecord>
+            = list_services(&owner);
+        write fn update_config_service(
+            service: &ConfigServiceRecord, expected_revision: i64
+        ) -> ConfigServiceRecord
+            = update_service(&service, expected_revision);
+        write fn delete_config_service(owner: &str, id: &str, expected_revision: Option<i64>) -> ()
+            = delete_service(&owner, &id, expected_revision);
+        write fn create_config_entry(owner: &str, entry: ConfigEntryRecord) -> ConfigEntryRecord
+            = create_entry(&owner, entry);
+        read fn get_config_entry(owner: &str, id: &str) -> Option<ConfigEntryRecord>
+            = get_entry(&owner, &id);
+        read fn list_config_entries(owner: &str, service_id: &str) -> Vec<ConfigEntryRecord>
+            = list_entries(&owner, &service_id);
+        write fn update_config_entry(
+            owner: &str, entry: &ConfigEntryRecord, expected_revision: i64
+        ) -> ConfigEntryRecord
+            = update_entry(&owner, &entry, expected_revision);
+        write fn delete_config_entry(owner: &str, id: &str, expected_revision: Option<i64>) -> ()
+            = delete_entry(&owner, &id, expected_revision);
+        write fn set_default_config_entry(owner: &str, id: &str) -> ConfigEntryRecord
+            = set_default_entry(&owner, &id);
+        read fn sealed_values(limit: u32) -> SealedSample = sealed_values(limit);
+        read fn config_snapshot(owner: &str) -> Vec<ConfigServiceEntries> = snapshot(&owner);
+        write fn sync_config_dependencies(
+            owner: &str, tool_name: &str, declared: Vec<ConfigServiceRecord>
+        ) -> ConfigDependencyChanges
+            = sync_dependencies(&owner, &tool_name, declared);
+    }
+}
+
 const SERVICE_COLUMNS: &str = "id, owner, name, display_name, description, category, docs_url, \
      multi_entry, fields, registered_by, auto_registered, revision, created_at, updated_at";
 

@@ -5,6 +5,7 @@ use rusqlite::Connection;
 
 use super::*;
 use crate::contract::config::{entry, multi, service};
+use crate::{ConfigStore, GovernanceStore, RecordStore};
 
 struct Fixture {
     dir: tempfile::TempDir,

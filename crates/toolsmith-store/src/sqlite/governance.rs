@@ -7,9 +7,54 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::rows::{backend, json_text, parse_time, timestamp};
 use crate::approval_rows::{decided_status, read_status, stored_status};
 use crate::{
-    ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery, AuditRecord,
-    StoreError, StoredPolicy,
+    ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
+    AuditRecord, StoreError, StoredPolicy,
 };
+
+store_on_connections! {
+    impl GovernanceStore {
+        write fn insert_token(token: &ApiTokenRecord) -> () = super::tokens::insert_token(&token);
+        read fn find_token(token_hash: &str) -> Option<ApiTokenRecord>
+            = super::tokens::find_token(&token_hash);
+        read fn list_tokens() -> Vec<ApiTokenRecord> = super::tokens::list_tokens();
+        write fn delete_token(id: &str) -> bool = super::tokens::delete_token(&id);
+        write fn touch_token(id: &str, at: DateTime<Utc>) -> ()
+            = super::tokens::touch_token(&id, &at);
+        write fn insert_approval(approval: &ApprovalRecord) -> ()
+            = insert_approval(&approval);
+        read fn get_approval(id: &str) -> Option<ApprovalRecord> = get_approval(&id);
+        read fn list_approvals(query: &ApprovalQuery, now: DateTime<Utc>) -> Vec<ApprovalRecord>
+            = list_approvals(&query, &now);
+        read fn find_pending_approval(
+            probe: &ApprovalRecord, now: DateTime<Utc>
+        ) -> Option<ApprovalRecord>
+            = find_pending_approval(&probe, &now);
+        write fn decide_approval(
+            id: &str, decision: ApprovalDecision, decided_by: &str, now: DateTime<Utc>
+        ) -> Option<ApprovalRecord>
+            = decide_approval(&id, decision, &decided_by, &now);
+        write fn consume_allowed_approval(probe: &ApprovalRecord) -> Option<String>
+            = consume_allowed_approval(&probe);
+        read fn has_approval_grant(owner: &str, tool_key: &str, caller: &str) -> bool
+            = has_grant(&owner, &tool_key, &caller);
+        write fn revoke_approval_grants(owner: &str, tool_key: &str) -> u64
+            = revoke_grants(&owner, &tool_key);
+        write fn prune_approvals(before: DateTime<Utc>) -> u64 = prune_approvals(&before);
+        read fn count_pending_approvals(now: DateTime<Utc>) -> u64
+            = count_pending_approvals(&now);
+        write fn insert_audit(entry: &AuditRecord) -> i64 = insert_audit(&entry);
+        read fn list_audit(query: &AuditQuery) -> Vec<AuditRecord> = list_audit(&query);
+        read fn get_policy() -> Option<StoredPolicy> = get_policy();
+        write fn put_policy(
+            document: &serde_json::Value,
+            expected_revision: Option<i64>,
+            updated_by: &str,
+            now: DateTime<Utc>,
+        ) -> Result<StoredPolicy, i64>
+            = put_policy(&document, expected_revision, &updated_by, &now);
+        write fn delete_policy() -> bool = delete_policy();
+    }
+}
 
 const APPROVAL_COLUMNS: &str = "id, owner, tool_name, tool_key, caller, args_hash, args_preview, \
      status, decision, decided_by, created_at, expires_at, decided_at";

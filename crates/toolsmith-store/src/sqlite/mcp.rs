@@ -9,6 +9,35 @@ use toolsmith_core::mcp_bridge::{
 use super::rows::{backend, json_text, parse_time, timestamp};
 use crate::StoreError;
 
+store_on_connections! {
+    impl McpStore {
+        read fn list_mcp_servers() -> Vec<McpServerRecord> = list_servers();
+        write fn create_mcp_server(server: &McpServerRecord) -> bool = create_server(&server);
+        write fn update_mcp_server(
+            server: &McpServerRecord, expected_revision: Option<i64>
+        ) -> Result<McpServerRecord, Option<i64>>
+            = update_server(&server, expected_revision);
+        write fn delete_mcp_server(name: &str) -> bool = delete_server(&name);
+        read fn list_mcp_grants() -> Vec<McpGrantRecord> = list_grants();
+        write fn put_mcp_grant(grant: &McpGrantRecord) -> McpGrantRecord = put_grant(&grant);
+        write fn delete_mcp_grant(id: &str) -> bool = delete_grant(&id);
+        write fn create_access_request(request: &AccessRequestRecord) -> ()
+            = create_request(&request);
+        read fn list_access_requests(
+            status: Option<AccessRequestStatus>
+        ) -> Vec<AccessRequestRecord>
+            = list_requests(status);
+        write fn decide_access_request(
+            id: &str,
+            approve: bool,
+            decided_by: &str,
+            now: DateTime<Utc>,
+            new_grant: &McpGrantRecord,
+        ) -> Option<AccessRequestRecord>
+            = decide_request(&id, approve, &decided_by, &now, &new_grant);
+    }
+}
+
 fn corrupt(table: &str, id: &str, what: &str, detail: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt {
         path: String::new(),

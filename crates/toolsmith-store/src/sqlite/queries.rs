@@ -19,7 +19,51 @@ use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, backend, execution_from_row, json_text,
     timestamp, tool_from_row, version_from_row,
 };
-use crate::{StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{ExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
+
+store_on_connections! {
+    impl ToolStore {
+        write fn insert_tool(tool: CustomToolRecord) -> CustomToolRecord
+            = insert_tool(tool, None);
+        write fn insert_tool_limited(tool: CustomToolRecord, max_per_owner: u64) -> CustomToolRecord
+            = insert_tool(tool, Some(max_per_owner));
+        read fn get_tool(owner: &str, id: &str) -> Option<CustomToolRecord>
+            = get_tool(&owner, &id);
+        read fn get_tool_by_name(owner: &str, name: &str) -> Option<CustomToolRecord>
+            = get_tool_by_name(&owner, &name);
+        read fn get_tool_of_any_owner(id: &str) -> Option<CustomToolRecord>
+            = get_tool_of_any_owner(&id);
+        read fn list_tools(query: &ToolQuery) -> ToolPage = list_tools(&query);
+        write fn update_tool(tool: &CustomToolRecord, expected_revision: i64) -> ()
+            = update_tool(&tool, expected_revision);
+        write fn delete_tool(owner: &str, id: &str, expected_revision: i64) -> ()
+            = delete_tool(&owner, &id, expected_revision);
+        read fn count_tools(owner: &str) -> u64 = count_tools(&owner);
+        read fn tool_stats(owner: &str) -> ToolStats = tool_stats(&owner);
+        read fn active_tools() -> Vec<CustomToolRecord> = active_tools();
+        write fn record_usage(owner: &str, id: &str, at: DateTime<Utc>) -> ()
+            = record_usage(&owner, &id, &at);
+        read fn list_versions(owner: &str, id: &str) -> Vec<ToolVersionRecord>
+            = list_versions(&owner, &id);
+        read fn get_version(owner: &str, id: &str, version: i64) -> Option<ToolVersionRecord>
+            = get_version(&owner, &id, version);
+        write fn record_execution(execution: &ExecutionRecord) -> ()
+            = record_execution(&execution);
+        write fn record_executions(batch: &[ExecutionRecord]) -> ()
+            = record_executions(&batch);
+        read fn list_executions(
+            owner: &str, tool_id: Option<&str>, agent_id: Option<&str>, limit: u32
+        ) -> Vec<ExecutionRecord>
+            = list_executions(&owner, tool_id.as_deref(), agent_id.as_deref(), limit);
+        read fn execution_samples(
+            owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
+        ) -> Vec<ExecutionSample>
+            = super::analytics::execution_samples(&owner, tool_id.as_deref(), &since, limit);
+        write fn prune_executions(before: DateTime<Utc>) -> u64
+            = super::analytics::prune_executions(&before);
+        read fn tools_fingerprint() -> String = super::tokens::tools_fingerprint();
+    }
+}
 
 static INSERT_TOOL: LazyLock<String> = LazyLock::new(|| {
     let marks: Vec<String> = (1..=20).map(|i| format!("?{i}")).collect();

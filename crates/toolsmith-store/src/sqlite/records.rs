@@ -13,6 +13,36 @@ use toolsmith_core::data::{
 use super::rows::{backend, json_text, parse_time, timestamp};
 use crate::StoreError;
 
+store_on_connections! {
+    impl RecordStore {
+        write fn put_record(record: DataRecord, max_per_collection: u64) -> PutOutcome
+            = put(record, max_per_collection);
+        write fn update_record(record: DataRecord) -> Option<DataRecord> = update(record);
+        read fn get_record(scope: &RecordScope, collection: &str, id: &str) -> Option<DataRecord>
+            = get(&scope, &collection, &id);
+        write fn delete_record(scope: &RecordScope, collection: &str, id: &str) -> bool
+            = delete(&scope, &collection, &id);
+        read fn query_records(query: &RecordQuery) -> Vec<RecordHit> = self::query(&query);
+        read fn record_stats(scope: &RecordScope, collection: &str) -> RecordStats
+            = stats(&scope, &collection);
+        read fn record_tally(scope: &RecordScope, collection: &str) -> RecordTally
+            = tally(&scope, &collection);
+        write fn delete_collection_records(scope: &RecordScope, collection: &str) -> u64
+            = delete_collection(&scope, &collection);
+        read fn export_records(owner: &str, after: Option<&str>, limit: u32) -> Vec<DataRecord>
+            = export(&owner, after.as_deref(), limit);
+        write fn delete_owner_records(owner: &str) -> u64 = delete_owner(&owner);
+        read fn due_records(collection: &str, before: DateTime<Utc>, limit: u32) -> Vec<DataRecord>
+            = due(&collection, &before, limit);
+        write fn claim_record(record: DataRecord, expected_at: DateTime<Utc>) -> bool
+            = claim(record, &expected_at);
+        read fn owner_collection_records(
+            owner: &str, collection: &str, limit: u32, offset: u32
+        ) -> Vec<DataRecord>
+            = owner_collection(&owner, &collection, limit, offset);
+    }
+}
+
 const COLUMNS: &str = "r.id, r.collection, r.owner, r.agent, r.document, r.search_text, \
      r.dedup_key, r.kind, r.category, r.weight, r.at, r.tags, r.created_at, r.updated_at";
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::contract::tools::tool;
+use crate::{Store, ToolQuery, ToolStore};
 
 struct Fixture {
     dir: tempfile::TempDir,

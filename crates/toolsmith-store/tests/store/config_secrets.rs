@@ -8,7 +8,7 @@ use chrono::Utc;
 use toolsmith_core::config::check_entry_values;
 use toolsmith_core::{ConfigEntryRecord, ConfigServiceRecord, StoredValue};
 use toolsmith_secrets::{Cipher, SecretKey, SecretPlace};
-use toolsmith_store::{SqliteStore, Store};
+use toolsmith_store::{ConfigStore, SqliteStore};
 
 pub(crate) const SECRET: &str = "sk-live-THIS-IS-THE-PLAINTEXT-4242";
 

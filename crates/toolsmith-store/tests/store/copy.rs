@@ -15,8 +15,8 @@ use toolsmith_store::copy::{
 };
 use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 use toolsmith_store::{
-    ApiTokenRecord, ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditRecord, PgOptions,
-    PgStore, SqliteStore, Store,
+    ApiTokenRecord, ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditRecord, ConfigStore,
+    GovernanceStore, McpStore, PgOptions, PgStore, RecordStore, SqliteStore, Store, ToolStore,
 };
 
 use crate::config_secrets::{SECRET, open_secret, sealed_entry};

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use chrono::Utc;
 use serde_json::json;
 use toolsmith_core::{CreatedBy, CustomToolRecord, ToolKind, ToolStatus};
-use toolsmith_store::{SqliteStore, Store};
+use toolsmith_store::{SqliteStore, ToolStore};
 
 const CHILD_ENV: &str = "TOOLSMITH_STORE_CRASH_CHILD";
 

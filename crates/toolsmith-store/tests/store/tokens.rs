@@ -3,7 +3,7 @@
 use chrono::{TimeZone, Utc};
 use serde_json::json;
 use toolsmith_core::{CreatedBy, CustomToolRecord, ToolKind, ToolStatus};
-use toolsmith_store::{ApiTokenRecord, SqliteStore, Store};
+use toolsmith_store::{ApiTokenRecord, GovernanceStore, SqliteStore, ToolStore};
 
 fn token(id: &str, hash: &str) -> ApiTokenRecord {
     ApiTokenRecord {
