@@ -384,12 +384,20 @@ async fn answer(
     {
         Ok(upstream) => upstream,
         Err(refusal) => {
-            tracing::info!(
-                host = authority.host(),
-                status = %refusal.status,
-                reason = %refusal.message,
-                "registry proxy refused a tunnel"
-            );
+            // A host the run named is logged only when it is a listed registry: code in the
+            // sandbox chooses the others, and what it chooses stays out of the log.
+            if registries.hosts.contains(&normalize(authority.host())) {
+                tracing::info!(
+                    status = %refusal.status,
+                    reason = %refusal.message,
+                    "registry proxy refused a tunnel"
+                );
+            } else {
+                tracing::info!(
+                    status = %refusal.status,
+                    "registry proxy refused a tunnel to a host that is not a listed registry"
+                );
+            }
             return Ok(response(&refusal));
         }
     };
