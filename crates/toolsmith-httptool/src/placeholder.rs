@@ -48,19 +48,18 @@ pub(crate) fn parse(template: &str) -> Result<Vec<Piece<'_>>, PlaceholderError> 
     let mut pieces = Vec::new();
     let mut rest = template;
     let mut offset = 0;
-    while let Some(start) = rest.find("{{") {
-        if start > 0 {
-            pieces.push(Piece::Lit(&rest[..start]));
+    while let Some((lit, after_open)) = rest.split_once("{{") {
+        if !lit.is_empty() {
+            pieces.push(Piece::Lit(lit));
         }
-        let inner_start = start + 2;
-        let Some(len) = rest[inner_start..].find("}}") else {
-            return Err(PlaceholderError::Unterminated { at: offset + start });
+        let Some((inner, tail)) = after_open.split_once("}}") else {
+            return Err(PlaceholderError::Unterminated {
+                at: offset + lit.len(),
+            });
         };
-        let inner = rest[inner_start..inner_start + len].trim();
-        pieces.push(Piece::Ref(classify(inner)?));
-        let consumed = inner_start + len + 2;
-        rest = &rest[consumed..];
-        offset += consumed;
+        pieces.push(Piece::Ref(classify(inner.trim())?));
+        offset += rest.len() - tail.len();
+        rest = tail;
     }
     if !rest.is_empty() {
         pieces.push(Piece::Lit(rest));

@@ -133,9 +133,12 @@ impl Renderer<'_> {
                 Piece::Lit(text) => {
                     let mut rest = *text;
                     while let Some(c) = rest.chars().next() {
-                        if part == UrlPart::Origin && !scheme_done && rest.starts_with("://") {
+                        if part == UrlPart::Origin
+                            && !scheme_done
+                            && let Some(after) = rest.strip_prefix("://")
+                        {
                             out.push_str("://");
-                            rest = &rest[3..];
+                            rest = after;
                             scheme_done = true;
                             continue;
                         }
@@ -149,14 +152,17 @@ impl Renderer<'_> {
                         };
                         if let Some(next) = next {
                             if part == UrlPart::Path {
-                                check_segment(&out[seg_start..], seg_has_ref)?;
+                                check_segment(
+                                    out.get(seg_start..).unwrap_or_default(),
+                                    seg_has_ref,
+                                )?;
                             }
                             part = next;
                             seg_start = out.len() + 1;
                             seg_has_ref = false;
                         }
                         out.push(c);
-                        rest = &rest[c.len_utf8()..];
+                        rest = rest.get(c.len_utf8()..).unwrap_or_default();
                     }
                 }
                 Piece::Ref(r) => {
@@ -194,7 +200,7 @@ impl Renderer<'_> {
             }
         }
         if part == UrlPart::Path {
-            check_segment(&out[seg_start..], seg_has_ref)?;
+            check_segment(out.get(seg_start..).unwrap_or_default(), seg_has_ref)?;
         }
         check_url(&out)?;
         Ok(out)
@@ -256,7 +262,13 @@ impl Renderer<'_> {
                     };
                     let encoded = value.to_string();
                     match value {
-                        Value::String(_) => out.push_str(&encoded[1..encoded.len() - 1]),
+                        // The JSON text of a string without its quotes: its escaped body.
+                        Value::String(_) => out.push_str(
+                            encoded
+                                .strip_prefix('"')
+                                .and_then(|e| e.strip_suffix('"'))
+                                .unwrap_or(&encoded),
+                        ),
                         _ => out.push_str(&encoded),
                     }
                 }

@@ -191,8 +191,7 @@ pub fn validate_security(
         ));
     }
     if let Some((scheme, after)) = url.split_once("://") {
-        let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
-        let authority = &after[..authority_end];
+        let authority = after.split(['/', '?', '#']).next().unwrap_or_default();
         if authority.contains('@') {
             out.push(violation(
                 "endpoint.url",
@@ -209,8 +208,8 @@ pub fn validate_security(
                 ));
             }
         }
-        if let Some(query_at) = after.find('?') {
-            let query = after[query_at + 1..].split('#').next().unwrap_or("");
+        if let Some((_, after_mark)) = after.split_once('?') {
+            let query = after_mark.split('#').next().unwrap_or("");
             for pair in query.split('&') {
                 let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
                 if is_secret_like(key) && !value.is_empty() && !value.contains("{{") {
