@@ -741,7 +741,8 @@ fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyConfig>, runtime: &
 }
 
 /// dynamic-mcp's profile settings in its compatibility mode (docs/mcp.md, "Profiles"): the
-/// profile (`--compat-profile`, `compat_profile`, else its `MCP_PROFILE`; default `mvp`),
+/// profile (`--compat-profile`, `compat_profile`, else its `MCP_PROFILE`; default `mvp`; the
+/// enterprise profile switches the `codeExecution` group on unless the operator named it),
 /// upstream attach (`MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH`, `…_MAX`, which needs an admin
 /// token in the enterprise profile), and its execution guard's limits where Toolsmith's own
 /// are not set (`MCP_TOOL_MAX_CONCURRENCY` → `max_concurrent`; `MCP_TOOL_MAX_CALLS_PER_WINDOW`
@@ -760,6 +761,26 @@ fn dynamic_mcp_profile(
             None => CompatProfile::Mvp,
         },
     };
+    if server.compat_profile == CompatProfile::Enterprise {
+        // dynamic-mcp's enterprise profile serves its sandbox sessions: the group of the
+        // built-ins they stand for is on, unless the operator switched it either way.
+        const CODE: &str = "codeExecution";
+        let named = service.policy.as_ref().is_some_and(|p| {
+            let switches = &p.tool_groups;
+            switches
+                .enable
+                .iter()
+                .chain(&switches.disable)
+                .any(|g| g == CODE)
+        });
+        if !named {
+            let switches = &mut service
+                .policy
+                .get_or_insert_with(Default::default)
+                .tool_groups;
+            switches.enable.push(CODE.to_owned());
+        }
+    }
     let number = |name: &str, default: u64, max: u64| -> Result<u64, ConfigError> {
         let Some(text) = env_text(name) else {
             return Ok(default);
@@ -1217,6 +1238,33 @@ mod tests {
             Database::Sqlite(PathBuf::from("here/toolsmith.db"))
         );
         assert!(!s.server.compat_dynamic_mcp);
+    }
+
+    /// dynamic-mcp's profile (issue 33): `mvp` by default; `enterprise` from the flag or the
+    /// file switches the `codeExecution` group on, unless the operator's switches name it.
+    #[test]
+    fn compat_profile_from_flag_and_file_and_enterprise_switches_the_code_tools_on() {
+        use toolsmith_server::mcp::CompatProfile;
+        let code_on = |s: &Settings| {
+            s.service
+                .policy
+                .as_ref()
+                .is_some_and(|p| p.tool_groups.enable.iter().any(|g| g == "codeExecution"))
+        };
+        let s = settings(&["toolsmith", "serve"], "compat = \"dynamic-mcp\"").unwrap();
+        assert_eq!(s.server.compat_profile, CompatProfile::Mvp);
+        assert!(!code_on(&s));
+        let s = settings(
+            &["toolsmith", "serve", "--compat-profile", "enterprise"],
+            "compat = \"dynamic-mcp\"",
+        )
+        .unwrap();
+        assert_eq!(s.server.compat_profile, CompatProfile::Enterprise);
+        assert!(code_on(&s));
+        let file = "compat = \"dynamic-mcp\"\ncompat_profile = \"enterprise\"\n[policy.tool_groups]\ndisable = [\"codeExecution\"]";
+        let s = settings(&["toolsmith", "serve"], file).unwrap();
+        assert_eq!(s.server.compat_profile, CompatProfile::Enterprise);
+        assert!(!code_on(&s), "the operator's switch stays");
     }
 
     #[test]

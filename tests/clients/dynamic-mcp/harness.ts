@@ -15,12 +15,15 @@
  * The options become what an operator of dynamic-mcp would set: its own environment variables
  * (`MCP_PROFILE`, `MCP_DYNAMIC_*`, `MCP_ADMIN_TOKEN`, `MCP_REQUIRE_ADMIN_TOKEN`, `MCP_SANDBOX_*`,
  * `MCP_TOOL_*`, `MCP_EXPERIMENTAL_*`, `MCP_HTTP_*`, `MCP_AUTH_MODE`), which Toolsmith reads in
- * compat mode (docs/mcp.md). Two things do not map one to one:
+ * compat mode (docs/mcp.md). Three things do not map one to one:
  * - the file backend's path (`dynamic.storeFilePath`): Toolsmith keeps its tools in its own
  *   store, so the path names Toolsmith's data directory instead (`<storeFilePath>.toolsmith`);
  *   tests that share one store file share one Toolsmith store, which is what they check;
  * - the `auditLogger` object: dynamic-mcp's tests pass a disabled one; `AuditLogger` here is a
- *   stand-in that only carries its options.
+ *   stand-in that only carries its options;
+ * - the programs `upstream.mcp.attach` may start: Toolsmith starts only those its operator
+ *   allowed (`mcp_allowed_commands`, docs/mcp.md "Profiles"), so with upstream attach on the
+ *   operator here allows the Node that runs these tests (the fixture's interpreter).
  *
  * A server that refuses to start (dynamic-mcp's `createMcpServer` rejects) is found by starting
  * the binary once with no client (stdin closed): a configuration it refuses makes it exit at
@@ -30,7 +33,7 @@
  * `target/debug/toolsmith` of this repository.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -145,6 +148,14 @@ export function environmentFor(options: CreateMcpServerOptions): Record<string, 
   set('MCP_AUTH_MODE', options.auth.mode);
   set('MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH', options.experimental?.upstreamMcpAttach);
   set('MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH_MAX', options.experimental?.upstreamMcpAttachMax);
+  if (options.experimental?.upstreamMcpAttach) {
+    // The operator allows the program the tests attach (Toolsmith's mcp_allowed_commands).
+    const dir = dataDirFor(options.dynamic.storeFilePath);
+    mkdirSync(dir, { recursive: true });
+    const config = join(dir, 'toolsmith.toml');
+    writeFileSync(config, `mcp_allowed_commands = [${JSON.stringify(process.execPath)}]\n`);
+    set('TOOLSMITH_CONFIG', config);
+  }
   set('MCP_AUDIT_ENABLED', options.auditLogger?.options.enabled);
   return env;
 }
