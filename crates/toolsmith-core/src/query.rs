@@ -99,7 +99,7 @@ pub struct ConfigServiceEntries {
 }
 
 /// A few sealed Config Center values and how many there are, for checking at start-up that
-/// the master key opens what the store holds (`Store::sealed_values`).
+/// the master key opens what the store holds (`ConfigStore::sealed_values`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SealedSample {
     /// Sealed values in the whole store (every owner).
@@ -119,7 +119,7 @@ pub struct SealedValue {
     pub sealed: String,
 }
 
-/// What `Store::sync_config_dependencies` changed, by service name (each list sorted).
+/// What `ConfigStore::sync_config_dependencies` changed, by service name (each list sorted).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ConfigDependencyChanges {
     /// Services that did not exist and were created (auto-registered) for the tool.

@@ -4,7 +4,7 @@
 //!
 //! Two sources, one loop:
 //! - **Polling** (every backend): every poll interval it reads the store's tools fingerprint
-//!   ([`Store::tools_fingerprint`], one cheap query); only when that moved does it reload the
+//!   ([`ToolStore::tools_fingerprint`], one cheap query); only when that moved does it reload the
 //!   active tools and bring the registry in line ([`ToolService::resync_from_store`]), which
 //!   bumps the catalogue versions of the owners whose tools really changed — and so sends MCP
 //!   `list_changed` to their sessions. Each poll also checks the stored policy's revision and
@@ -18,7 +18,7 @@
 //! This process's own writes are not announced to it, and move the fingerprint without
 //! anything to do.
 //!
-//! [`Store::tools_fingerprint`]: toolsmith_store::Store::tools_fingerprint
+//! [`ToolStore::tools_fingerprint`]: toolsmith_store::ToolStore::tools_fingerprint
 //! [`Store::subscribe_changes`]: toolsmith_store::Store::subscribe_changes
 
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! Creating or updating the tool registers those services (auto-registered, with the fields of
 //! `configSchema`, or the default `api_key` + `base_url` without one); deleting it, or
 //! dropping a service from the list, unregisters what no tool needs any more and holds no
-//! entries ([`Store::sync_config_dependencies`](toolsmith_store::Store::sync_config_dependencies)).
+//! entries ([`ConfigStore::sync_config_dependencies`](toolsmith_store::ConfigStore::sync_config_dependencies)).
 
 use chrono::Utc;
 use serde_json::Value;

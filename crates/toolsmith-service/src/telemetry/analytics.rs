@@ -1,6 +1,6 @@
 //! Execution analytics: the figures of a period (executions, success rate, average and p95
 //! duration, error breakdown, daily trend) and the anomaly rule, computed from the store's
-//! execution samples ([`Store::execution_samples`](toolsmith_store::Store::execution_samples)).
+//! execution samples ([`ToolStore::execution_samples`](toolsmith_store::ToolStore::execution_samples)).
 //!
 //! Aggregation lives here, not in SQL, so every store backend yields the same figures. The
 //! functions are pure over a slice of samples; [`ToolService`](crate::ToolService) fetches the
