@@ -36,6 +36,7 @@ use toolsmith_command::{CommandOutput, CommandSandbox, RunRequest, check_denied}
 use toolsmith_core::{
     ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
+use toolsmith_core::object;
 
 pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries};
 pub use sessions::{SessionSettings, Sessions};
@@ -370,15 +371,19 @@ pub(crate) async fn run_in(
     drop(share);
     let after = ws.usage()?;
     if after.bytes > after.quota_bytes || after.entries > after.max_entries {
-        out["quota"] = json!({
-            "exceeded": true,
-            "usage": after,
-            "message": format!(
-                "the run left your workspaces over their quota ({} of {} bytes, {} of {} files \
-                 and folders): delete files (delete_file) before the next run or write",
-                after.bytes, after.quota_bytes, after.entries, after.max_entries
-            ),
-        });
+        object::set(
+            &mut out,
+            "quota",
+            json!({
+                "exceeded": true,
+                "usage": after,
+                "message": format!(
+                    "the run left your workspaces over their quota ({} of {} bytes, {} of {} files \
+                     and folders): delete files (delete_file) before the next run or write",
+                    after.bytes, after.quota_bytes, after.entries, after.max_entries
+                ),
+            }),
+        );
     }
     Ok(out)
 }
@@ -395,13 +400,17 @@ pub(crate) fn output_json(output: &CommandOutput) -> Value {
         "durationMs": u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
     });
     if let Some(signal) = output.signal {
-        out["signal"] = json!(signal);
+        object::set(&mut out, "signal", json!(signal));
     }
     if output.timed_out {
-        out["error"] = json!(format!(
-            "the run was killed at its time limit ({} s at most); make it faster or split it",
-            MAX_TIMEOUT.as_secs()
-        ));
+        object::set(
+            &mut out,
+            "error",
+            json!(format!(
+                "the run was killed at its time limit ({} s at most); make it faster or split it",
+                MAX_TIMEOUT.as_secs()
+            )),
+        );
     }
     out
 }

@@ -219,7 +219,10 @@ pub(crate) fn repo_relative(git: &Git, file: &str) -> Result<String, GitError> {
             "'{file}' is outside the repository; name files relative to the repository's folder"
         )));
     }
-    let names = &path.names()[git.repo.names().len()..];
+    let names = path
+        .names()
+        .get(git.repo.names().len()..)
+        .unwrap_or_default();
     Ok(if names.is_empty() {
         ".".to_owned()
     } else {

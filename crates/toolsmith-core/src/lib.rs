@@ -8,6 +8,8 @@
 //!   and their validation; secrets appear only sealed.
 //! - [`name`] and [`schema`] — the rules a custom tool's name and parameter schema must follow,
 //!   and validation of call arguments against that schema.
+//! - [`object`] — [`object::set`]: a field of a JSON object written without `Value`'s
+//!   `IndexMut`, which panics on a value that is not an object.
 //! - [`registry`] — [`ToolRegistry`]: built-in tools (grouped by provider) and the active custom
 //!   tools of every owner.
 //! - [`pipeline`] — [`Pipeline`]: parse → look up → tool max limits → validate → middleware
@@ -32,6 +34,7 @@ pub mod governance;
 pub mod mcp_bridge;
 pub mod model;
 pub mod name;
+pub mod object;
 pub mod pipeline;
 pub mod query;
 pub mod record;

@@ -189,32 +189,32 @@ pub fn evaluate(input: &str) -> Result<f64, CalcError> {
 fn tokenize(input: &str) -> Result<Vec<(Tok, usize)>, CalcError> {
     let chars: Vec<char> = input.chars().collect();
     let mut tokens = Vec::new();
+    let at = |k: usize| chars.get(k).copied();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while let Some(c) = at(i) {
         let start = i;
         if c.is_whitespace() {
             i += 1;
             continue;
         }
         let tok = if c.is_ascii_digit() || c == '.' {
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+            while at(i).is_some_and(|c| c.is_ascii_digit() || c == '.') {
                 i += 1;
             }
             // An exponent only if digits follow: `2e3` is a number, `2e` is `2` then `e`.
-            if i < chars.len() && matches!(chars[i], 'e' | 'E') {
+            if matches!(at(i), Some('e' | 'E')) {
                 let mut j = i + 1;
-                if j < chars.len() && matches!(chars[j], '+' | '-') {
+                if matches!(at(j), Some('+' | '-')) {
                     j += 1;
                 }
-                if j < chars.len() && chars[j].is_ascii_digit() {
-                    while j < chars.len() && chars[j].is_ascii_digit() {
+                if at(j).is_some_and(|c| c.is_ascii_digit()) {
+                    while at(j).is_some_and(|c| c.is_ascii_digit()) {
                         j += 1;
                     }
                     i = j;
                 }
             }
-            let text: String = chars[start..i].iter().collect();
+            let text: String = chars.get(start..i).unwrap_or_default().iter().collect();
             if !text.bytes().any(|b| b.is_ascii_digit()) {
                 return Err(CalcError::UnexpectedChar { ch: c, pos: start });
             }
@@ -229,10 +229,10 @@ fn tokenize(input: &str) -> Result<Vec<(Tok, usize)>, CalcError> {
             }
             Tok::Num(value)
         } else if c.is_ascii_alphabetic() || c == '_' {
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+            while at(i).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
                 i += 1;
             }
-            Tok::Ident(chars[start..i].iter().collect())
+            Tok::Ident(chars.get(start..i).unwrap_or_default().iter().collect())
         } else {
             i += 1;
             match c {
@@ -425,7 +425,14 @@ impl Parser {
 fn apply(name: &str, args: &[f64]) -> Result<f64, CalcError> {
     let value = if matches!(name, "min" | "max") {
         let fold = if name == "min" { f64::min } else { f64::max };
-        args.iter().copied().fold(args[0], fold)
+        let Some((&first, rest)) = args.split_first() else {
+            return Err(CalcError::Arity {
+                name: name.to_owned(),
+                expected: "at least 1 argument",
+                found: 0,
+            });
+        };
+        rest.iter().copied().fold(first, fold)
     } else {
         let [x] = args else {
             return Err(CalcError::Arity {

@@ -81,8 +81,9 @@ fn sentences(text: &str) -> usize {
             continue;
         }
         let decimal_point = c == '.'
-            && i > 0
-            && chars[i - 1].is_ascii_digit()
+            && i.checked_sub(1)
+                .and_then(|before| chars.get(before))
+                .is_some_and(char::is_ascii_digit)
             && chars.get(i + 1).is_some_and(char::is_ascii_digit);
         if matches!(c, '.' | '!' | '?' | '…') && !decimal_point {
             count += usize::from(has_words);

@@ -119,9 +119,9 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
 
 /// The delimiter byte: one ASCII character, or "tab".
 pub(crate) fn delimiter(text: &str) -> Result<u8, Fail> {
-    match text {
-        "\t" | "\\t" | "tab" | "TAB" => Ok(b'\t'),
-        t if t.len() == 1 && t.is_ascii() && t != "\"" && t != "\n" && t != "\r" => Ok(t.as_bytes()[0]),
+    match (text, text.as_bytes()) {
+        ("\t" | "\\t" | "tab" | "TAB", _) => Ok(b'\t'),
+        (_, &[b]) if b.is_ascii() && !matches!(b, b'"' | b'\n' | b'\r') => Ok(b),
         _ => Err(Fail::Args(
             "'delimiter' must be one ASCII character such as \",\", \";\" or \"|\", or \"tab\" (not a quote or a line break)".to_owned(),
         )),

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Datelike as _, Months, Utc};
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::datetime::{Zone, parse_date};
 use super::{Fail, choice, opt_str_arg, round, str_arg};
@@ -75,19 +76,23 @@ pub fn difference(from: DateTime<Utc>, to: DateTime<Utc>, zone: &Zone, unit: &st
     });
     let mut out = base;
     if unit == "all" {
-        out["difference"] = json!({
-            "years": in_unit("years"),
-            "months": in_unit("months"),
-            "weeks": in_unit("weeks"),
-            "days": in_unit("days"),
-            "hours": in_unit("hours"),
-            "minutes": in_unit("minutes"),
-            "seconds": in_unit("seconds"),
-        });
-        out["calendar"] = calendar(from, to, zone);
+        object::set(
+            &mut out,
+            "difference",
+            json!({
+                "years": in_unit("years"),
+                "months": in_unit("months"),
+                "weeks": in_unit("weeks"),
+                "days": in_unit("days"),
+                "hours": in_unit("hours"),
+                "minutes": in_unit("minutes"),
+                "seconds": in_unit("seconds"),
+            }),
+        );
+        object::set(&mut out, "calendar", calendar(from, to, zone));
     } else {
-        out["difference"] = json!(in_unit(unit));
-        out["unit"] = json!(unit);
+        object::set(&mut out, "difference", json!(in_unit(unit)));
+        object::set(&mut out, "unit", json!(unit));
     }
     out
 }

@@ -163,21 +163,24 @@ pub fn parse_offset(timezone: &str) -> Result<FixedOffset, Fail> {
             shorten(timezone)
         ))
     };
-    let (sign, rest) = match timezone.as_bytes().first() {
-        Some(b'+') => (1, &timezone[1..]),
-        Some(b'-') => (-1, &timezone[1..]),
-        _ => return Err(bad()),
+    let (sign, rest) = if let Some(rest) = timezone.strip_prefix('+') {
+        (1, rest)
+    } else if let Some(rest) = timezone.strip_prefix('-') {
+        (-1, rest)
+    } else {
+        return Err(bad());
     };
     let digits: String = match rest.len() {
-        5 if rest.as_bytes()[2] == b':' => rest.chars().filter(|c| *c != ':').collect(),
+        5 if rest.as_bytes().get(2) == Some(&b':') => rest.chars().filter(|c| *c != ':').collect(),
         4 => rest.to_owned(),
         _ => return Err(bad()),
     };
     if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
-    let hours: i32 = digits[..2].parse().map_err(|_| bad())?;
-    let minutes: i32 = digits[2..].parse().map_err(|_| bad())?;
+    let (hours, minutes) = digits.split_at_checked(2).ok_or_else(bad)?;
+    let hours: i32 = hours.parse().map_err(|_| bad())?;
+    let minutes: i32 = minutes.parse().map_err(|_| bad())?;
     if hours > 23 || minutes > 59 {
         return Err(bad());
     }
@@ -228,7 +231,7 @@ pub fn parse_date(
 /// At most 40 characters of a caller's text, for an error message.
 pub(crate) fn shorten(text: &str) -> String {
     match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or(text)),
         None => text.to_owned(),
     }
 }

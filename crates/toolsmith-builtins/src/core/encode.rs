@@ -131,26 +131,20 @@ pub fn html_encode(text: &str) -> String {
 pub fn html_decode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        let decoded = rest
-            .get(1..)
-            .and_then(|after| {
-                after
-                    .find(';')
-                    .filter(|&end| end <= 32)
-                    .map(|end| &after[..end])
-            })
-            .and_then(|entity| entity_char(entity).map(|c| (c, entity.len() + 2)));
+    while let Some((before, after)) = rest.split_once('&') {
+        out.push_str(before);
+        let decoded = after
+            .split_once(';')
+            .filter(|(entity, _)| entity.len() <= 32)
+            .and_then(|(entity, tail)| entity_char(entity).map(|c| (c, tail)));
         match decoded {
-            Some((c, len)) => {
+            Some((c, tail)) => {
                 out.push(c);
-                rest = &rest[len..];
+                rest = tail;
             }
             None => {
                 out.push('&');
-                rest = &rest[1..];
+                rest = after;
             }
         }
     }

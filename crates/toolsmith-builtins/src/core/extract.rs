@@ -104,8 +104,7 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
 fn phone_like(candidate: &str) -> bool {
     let digits = candidate.chars().filter(char::is_ascii_digit).count();
     let groups: Vec<&str> = candidate.split(['-', '.', '/']).collect();
-    let date = groups.len() == 3
-        && groups[0].len() == 4
+    let date = matches!(groups.as_slice(), [year, _, _] if year.len() == 4)
         && groups.iter().all(|g| g.chars().all(|c| c.is_ascii_digit()));
     let dotted = candidate.split('.').count() == 4;
     (7..=15).contains(&digits) && !date && !dotted

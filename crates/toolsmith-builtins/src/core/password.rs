@@ -2,10 +2,10 @@
 //! (`rand`'s thread generator, ChaCha), drawn uniformly (no modulo bias), with at least one
 //! character of every class asked for.
 
-use rand::RngExt as _;
-use rand::seq::SliceRandom as _;
+use rand::seq::{IndexedRandom as _, SliceRandom as _};
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{Fail, opt_bool, opt_int};
 
@@ -84,11 +84,10 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
             // One of each class, the rest from the whole alphabet, then shuffled.
             let mut chars: Vec<char> = classes
                 .iter()
-                .map(|c| c[rng.random_range(0..c.len())])
+                .filter_map(|c| c.choose(&mut rng).copied())
                 .collect();
-            chars.extend(
-                (classes.len()..length).map(|_| alphabet[rng.random_range(0..alphabet.len())]),
-            );
+            chars
+                .extend((classes.len()..length).filter_map(|_| alphabet.choose(&mut rng).copied()));
             chars.shuffle(&mut rng);
             chars.into_iter().collect()
         })
@@ -103,10 +102,10 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
     };
     let mut out = json!({"length": length, "strength": strength, "entropyBits": entropy.round()});
     if count == 1 {
-        out["password"] = json!(passwords[0]);
+        object::set(&mut out, "password", json!(passwords.first()));
     } else {
-        out["passwords"] = json!(passwords);
-        out["count"] = json!(count);
+        object::set(&mut out, "passwords", json!(passwords));
+        object::set(&mut out, "count", json!(count));
     }
     Ok(out)
 }

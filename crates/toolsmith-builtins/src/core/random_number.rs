@@ -86,7 +86,7 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
             .collect::<Result<_, _>>()?
     };
     Ok(if count == 1 {
-        json!({"number": numbers[0], "min": min, "max": max})
+        json!({"number": numbers.first(), "min": min, "max": max})
     } else {
         json!({"numbers": numbers, "count": count, "min": min, "max": max})
     })

@@ -7,6 +7,7 @@
 use regex::{Captures, Regex};
 use serde_json::{Map, Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::pattern::{MAX_PATTERN_BYTES, compile};
 use super::{Fail, MAX_TEXT_BYTES, check_size, opt_str_arg, required_choice, str_arg, text_arg};
@@ -97,9 +98,10 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
             json!(all)
         }
     };
+    let count = result.as_array().map_or(0, Vec::len);
     let mut out = json!({"operation": operation, "pattern": pattern, "result": result});
     if operation == "match_all" {
-        out["count"] = json!(out["result"].as_array().map_or(0, Vec::len));
+        object::set(&mut out, "count", json!(count));
     }
     Ok(out)
 }
@@ -123,7 +125,7 @@ impl Offsets {
             self.byte = 0;
             self.chars = 0;
         }
-        self.chars += text[self.byte..byte].chars().count();
+        self.chars += text.get(self.byte..byte).map_or(0, |s| s.chars().count());
         self.byte = byte;
         self.chars
     }
@@ -146,12 +148,12 @@ fn describe(re: &Regex, c: &Captures<'_>, text: &str, offsets: &mut Offsets) -> 
         );
     }
     let mut out = json!({
-        "match": &text[whole.clone()],
+        "match": c.get(0).map_or("", |m| m.as_str()),
         "index": offsets.at(text, whole.start),
         "groups": groups,
     });
     if !named.is_empty() {
-        out["namedGroups"] = Value::Object(named);
+        object::set(&mut out, "namedGroups", Value::Object(named));
     }
     out
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{Fail, check_size, number, round};
 
@@ -123,14 +124,18 @@ pub fn describe(numbers: &[f64], percentile: Option<f64>, decimals: i32) -> Resu
     let squares: f64 = numbers.iter().map(|x| (x - mean).powi(2)).sum();
     let variance = squares / n as f64;
     let sample_variance = (n > 1).then(|| squares / (n - 1) as f64);
+    let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
+        return Err(Fail::Args(
+            "'numbers' is empty: send at least one number".to_owned(),
+        ));
+    };
     let at = |p: f64| {
         let rank = p / 100.0 * (n - 1) as f64;
         let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
-        sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+        let value = |k: usize| sorted.get(k).copied().unwrap_or(max);
+        value(lo) + (value(hi) - value(lo)) * (rank - lo as f64)
     };
     let r = |x: f64| number(round(x, decimals));
-    let min = sorted[0];
-    let max = sorted[n - 1];
     let mut out = json!({
         "count": n,
         "sum": r(sum)?,
@@ -147,7 +152,11 @@ pub fn describe(numbers: &[f64], percentile: Option<f64>, decimals: i32) -> Resu
         "quartiles": {"q1": r(at(25.0))?, "q2": r(at(50.0))?, "q3": r(at(75.0))?},
     });
     if let Some(p) = percentile {
-        out["requestedPercentile"] = json!({"percentile": p, "value": r(at(p))?});
+        object::set(
+            &mut out,
+            "requestedPercentile",
+            json!({"percentile": p, "value": r(at(p))?}),
+        );
     }
     Ok(out)
 }
@@ -162,7 +171,7 @@ fn mode(sorted: &[f64]) -> Vec<f64> {
             modes.clear();
         }
         if run.len() == best && best > 1 {
-            modes.push(run[0]);
+            modes.extend(run.first());
         }
     }
     modes

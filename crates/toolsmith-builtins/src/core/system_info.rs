@@ -128,7 +128,7 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
 fn process_seconds(system_uptime: Option<f64>) -> Option<f64> {
     let stat = read_proc("/proc/self/stat")?;
     // The command name (field 2) is in parentheses and may hold spaces: count after it.
-    let after_name = &stat[stat.rfind(')')? + 1..];
+    let (_, after_name) = stat.rsplit_once(')')?;
     let start_ticks: f64 = after_name.split_whitespace().nth(19)?.parse().ok()?;
     let ticks = rustix::param::clock_ticks_per_second() as f64;
     Some((system_uptime? - start_ticks / ticks).max(0.0).round())

@@ -9,6 +9,7 @@ use base64::Engine as _;
 use regex::Regex;
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{Fail, required_choice, text_arg};
 
@@ -94,7 +95,7 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
     };
     let value = text_arg(args, "value", max)?;
     let mut out = check(kind, value.trim());
-    out["type"] = json!(kind);
+    object::set(&mut out, "type", json!(kind));
     Ok(out)
 }
 
@@ -268,7 +269,12 @@ fn credit_card(v: &str) -> Value {
         .iter()
         .map(|d| char::from_digit(*d, 10).unwrap_or('0'))
         .collect();
-    let prefix = |n: usize| number[..n].parse::<u32>().unwrap_or(0);
+    let prefix = |n: usize| {
+        number
+            .get(..n)
+            .and_then(|p| p.parse::<u32>().ok())
+            .unwrap_or(0)
+    };
     let brand = if number.starts_with('4') {
         "Visa"
     } else if (51..=55).contains(&prefix(2)) || (2221..=2720).contains(&prefix(4)) {
@@ -285,7 +291,7 @@ fn credit_card(v: &str) -> Value {
     } else {
         "unknown"
     };
-    json!({"valid": true, "brand": brand, "lastFour": &number[number.len() - 4..]})
+    json!({"valid": true, "brand": brand, "lastFour": number.get(number.len().saturating_sub(4)..)})
 }
 
 /// Letters and digits (spaces ignored), 15–34 long, country letters first, mod 97 == 1.
@@ -298,17 +304,19 @@ fn iban(v: &str) -> Value {
     if !(15..=34).contains(&cleaned.len()) || !cleaned.chars().all(|c| c.is_ascii_alphanumeric()) {
         return no("an IBAN has 15 to 34 letters and digits");
     }
-    let b = cleaned.as_bytes();
-    if !(b[0].is_ascii_uppercase()
-        && b[1].is_ascii_uppercase()
-        && b[2].is_ascii_digit()
-        && b[3].is_ascii_digit())
-    {
+    let start = cleaned.split_at_checked(4).filter(|(head, _)| {
+        matches!(head.as_bytes(), [c1, c2, d1, d2]
+            if c1.is_ascii_uppercase()
+                && c2.is_ascii_uppercase()
+                && d1.is_ascii_digit()
+                && d2.is_ascii_digit())
+    });
+    let Some((head, tail)) = start else {
         return no(
             "an IBAN starts with a two-letter country code and two check digits, e.g. DE89…",
         );
-    }
-    let rearranged = cleaned[4..].chars().chain(cleaned[..4].chars());
+    };
+    let rearranged = tail.chars().chain(head.chars());
     let mut rem: u32 = 0;
     for c in rearranged {
         let n = c.to_digit(36).unwrap_or(0);
@@ -319,7 +327,7 @@ fn iban(v: &str) -> Value {
         };
     }
     if rem == 1 {
-        json!({"valid": true, "country": &cleaned[..2], "normalized": cleaned})
+        json!({"valid": true, "country": head.get(..2), "normalized": cleaned})
     } else {
         no("the IBAN checksum fails: a character is wrong or two are swapped")
     }
@@ -328,9 +336,10 @@ fn iban(v: &str) -> Value {
 /// 11 digits, not starting with 0, with the two check digits of the Turkish identity number.
 fn tc_kimlik(v: &str) -> Value {
     let d: Vec<u32> = v.chars().filter_map(|c| c.to_digit(10)).collect();
-    if d.len() != 11 || v.chars().any(|c| !c.is_ascii_digit()) {
-        return no("a TC Kimlik number has exactly 11 digits");
-    }
+    let d: [u32; 11] = match d.try_into() {
+        Ok(d) if v.chars().all(|c| c.is_ascii_digit()) => d,
+        _ => return no("a TC Kimlik number has exactly 11 digits"),
+    };
     if d[0] == 0 {
         return no("a TC Kimlik number does not start with 0");
     }

@@ -11,6 +11,7 @@
 use chrono::{NaiveDate, SecondsFormat};
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::{FieldSort, FieldValue};
+use toolsmith_core::object;
 
 use crate::core::{Fail, check_size};
 use crate::personal::fields::instant;
@@ -173,10 +174,10 @@ impl Column {
         let mut out =
             json!({"name": self.name, "type": self.kind.name(), "required": self.required});
         if let Some(default) = &self.default {
-            out["default"] = default.clone();
+            object::set(&mut out, "default", default.clone());
         }
         if let Some(description) = &self.description {
-            out["description"] = json!(description);
+            object::set(&mut out, "description", json!(description));
         }
         out
     }
@@ -274,7 +275,7 @@ impl Definition {
             "columns": self.columns.iter().map(Column::view).collect::<Vec<_>>(),
         });
         if let Some(description) = &self.description {
-            doc["description"] = json!(description);
+            object::set(&mut doc, "description", json!(description));
         }
         doc
     }

@@ -12,6 +12,7 @@ use toolsmith_core::data::{
     DataRecord, FieldMatch, FieldOrder, PutOutcome, RecordOrder, RecordQuery, RecordScope,
     query_terms,
 };
+use toolsmith_core::object;
 
 use super::columns::{Definition, check_name};
 use crate::core::{Fail, array_arg, choice, json_arg, opt_bool, opt_int};
@@ -57,7 +58,7 @@ impl Table {
             "createdAt": self.record.created_at,
         });
         if let Some(description) = &self.definition.description {
-            out["description"] = json!(description);
+            object::set(&mut out, "description", json!(description));
         }
         out
     }
@@ -147,7 +148,7 @@ pub async fn list_tables(records: &dyn Records, scope: &RecordScope) -> Result<V
             "recordCount": rows,
         });
         if let Some(description) = &definition.description {
-            table["description"] = json!(description);
+            object::set(&mut table, "description", json!(description));
         }
         tables.push(table);
     }
@@ -168,11 +169,15 @@ pub async fn describe_table(
     let table = table_arg(records, scope, args).await?;
     let stats = records.tally(scope, &table.rows()).await?;
     let mut out = table.view();
-    out["stats"] = json!({
-        "recordCount": stats.total,
-        "firstRecord": stats.oldest,
-        "lastRecord": stats.newest,
-    });
+    object::set(
+        &mut out,
+        "stats",
+        json!({
+            "recordCount": stats.total,
+            "firstRecord": stats.oldest,
+            "lastRecord": stats.newest,
+        }),
+    );
     Ok(json!({
         "table": out,
         "message": format!(

@@ -162,15 +162,15 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
     request.timeout = timeout;
     let out = run_request(deps, request).await?;
     Ok(json!({
-        "success": out["success"],
+        "success": out.get("success"),
         "language": language.id,
         "compiler": language.program,
-        "exitCode": out["exitCode"],
-        "diagnostics": out["stderr"],
-        "stdout": out["stdout"],
-        "timedOut": out["timedOut"],
-        "truncated": out["truncated"],
-        "durationMs": out["durationMs"],
+        "exitCode": out.get("exitCode"),
+        "diagnostics": out.get("stderr"),
+        "stdout": out.get("stdout"),
+        "timedOut": out.get("timedOut"),
+        "truncated": out.get("truncated"),
+        "durationMs": out.get("durationMs"),
     }))
 }
 

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 use toolsmith_command::RunRequest;
 use toolsmith_core::{ToolContext, ToolDefinition};
+use toolsmith_core::object;
 
 use super::{
     Deps, ExecError, check_command, code_arg, program_missing, run_in, timeout_arg, timeout_schema,
@@ -424,7 +425,7 @@ pub(crate) async fn exec(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result
     let mut request = RunRequest::shell(command);
     request.timeout = timeout;
     let mut out = run_in(deps, &folder, request).await?;
-    out["sessionId"] = json!(id);
+    object::set(&mut out, "sessionId", json!(id));
     Ok(out)
 }
 
@@ -449,7 +450,7 @@ pub(crate) async fn run_js(
                 .into(),
         ));
     }
-    out["sessionId"] = json!(id);
+    object::set(&mut out, "sessionId", json!(id));
     Ok(out)
 }
 

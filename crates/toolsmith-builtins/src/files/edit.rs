@@ -61,7 +61,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
             let lines: Vec<String> = starts
                 .iter()
                 .take(SHOWN_OCCURRENCES)
-                .map(|&at| (text[..at].matches('\n').count() + 1).to_string())
+                .map(|&at| (text.get(..at).map_or(0, |t| t.matches('\n').count()) + 1).to_string())
                 .collect();
             return Err(FileError::Args(format!(
                 "oldText occurs {n} times in '{path}' (at lines {}{}); add surrounding lines to oldText so it occurs once, or pass replaceAll: true",

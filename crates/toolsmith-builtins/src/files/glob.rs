@@ -60,7 +60,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         max_visits: limits.max_walk_entries,
     };
     let outcome = ws.walk(&base, options, |entry| {
-        let relative = entry.path.names()[skip..].join("/");
+        let relative = entry.path.names().get(skip..).unwrap_or_default().join("/");
         if matcher.is_match(&relative) {
             if matches.len() == max {
                 more = true;

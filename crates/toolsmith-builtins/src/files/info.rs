@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{FileError, path_arg};
 use crate::workspace::Workspace;
@@ -38,7 +39,11 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         "links": meta.links,
     });
     if path.is_root() {
-        out["workspace"] = serde_json::to_value(ws.usage()?).unwrap_or(Value::Null);
+        object::set(
+            &mut out,
+            "workspace",
+            serde_json::to_value(ws.usage()?).unwrap_or(Value::Null),
+        );
     }
     Ok(out)
 }

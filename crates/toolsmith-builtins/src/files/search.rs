@@ -103,7 +103,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
         if entry.meta.kind != EntryKind::File {
             return true;
         }
-        let relative = entry.path.names()[skip..].join("/");
+        let relative = entry.path.names().get(skip..).unwrap_or_default().join("/");
         if include.as_ref().is_some_and(|g| !g.is_match(&relative)) {
             return true;
         }
@@ -125,7 +125,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
             return true;
         };
         budget = budget.saturating_sub(bytes.len() as u64);
-        if bytes[..bytes.len().min(8192)].contains(&0) {
+        if bytes.iter().take(8192).any(|&b| b == 0) {
             skipped += 1;
             return true;
         }
@@ -159,7 +159,7 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, FileError> {
 
 fn clip(line: &str) -> String {
     match line.char_indices().nth(MAX_LINE_CHARS) {
-        Some((at, _)) => format!("{}…", &line[..at]),
+        Some((at, _)) => format!("{}…", line.get(..at).unwrap_or(line)),
         None => line.to_owned(),
     }
 }

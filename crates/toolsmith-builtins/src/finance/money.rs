@@ -47,10 +47,12 @@ pub fn to_units(text: &str, scale: u32) -> Option<i128> {
         return None;
     }
     let scale = scale as usize;
-    if fraction.len() > scale && fraction[scale..].bytes().any(|b| b != b'0') {
+    let (kept, beyond) = fraction
+        .split_at_checked(scale.min(fraction.len()))
+        .unwrap_or((fraction, ""));
+    if beyond.bytes().any(|b| b != b'0') {
         return None;
     }
-    let kept = &fraction[..fraction.len().min(scale)];
     let padded = format!("{whole}{kept}{}", "0".repeat(scale - kept.len()));
     padded.parse().ok()
 }

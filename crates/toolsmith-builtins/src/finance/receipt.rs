@@ -17,6 +17,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use toolsmith_core::{RegisteredTool, ToolDefinition};
+use toolsmith_core::object;
 
 use super::CATEGORIES;
 use super::money::{DEFAULT_CURRENCY, decimals, to_text, to_units};
@@ -205,8 +206,9 @@ fn reply_object(body: &[u8]) -> Result<Value, ToolError> {
         ))
     };
     let reply: Value = serde_json::from_slice(body).map_err(|_| unusable("not JSON"))?;
-    let content = reply["choices"][0]["message"]["content"]
-        .as_str()
+    let content = reply
+        .pointer("/choices/0/message/content")
+        .and_then(Value::as_str)
         .ok_or_else(|| unusable("no choices[0].message.content"))?
         .trim();
     let content = content
@@ -273,10 +275,10 @@ fn read_receipt(receipt: &Value, assumed: &str) -> Value {
         "description": merchant.clone().map_or_else(|| "Receipt".to_owned(), |m| format!("Receipt: {m}")),
     });
     if let Some(total) = &total {
-        expense["amount"] = json!(total);
+        object::set(&mut expense, "amount", json!(total));
     }
     if let Some(date) = &date {
-        expense["date"] = json!(date);
+        object::set(&mut expense, "date", json!(date));
     }
     let message = if total.is_some() {
         "Read the receipt. Check the figures with the user, then record it with add_expense \

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use chrono::Datelike;
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, RecordOrder};
+use toolsmith_core::object;
 
 use super::FAMILY;
 use super::money::{decimals, minor_units, to_text};
@@ -38,7 +39,7 @@ const COLUMNS: &[&str] = &[
 /// `query_expenses`' filters without its paging and order, plus `extra`.
 fn filters_schema(f: &Family, extra: &[(&str, Value)], required: &[&str]) -> Value {
     let mut schema = ops::list_schema(f);
-    if let Some(props) = schema["properties"].as_object_mut() {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for key in ["limit", "offset", "sortBy"] {
             props.remove(key);
         }
@@ -46,7 +47,7 @@ fn filters_schema(f: &Family, extra: &[(&str, Value)], required: &[&str]) -> Val
             props.insert((*key).to_owned(), prop.clone());
         }
     }
-    schema["required"] = json!(required);
+    object::set(&mut schema, "required", json!(required));
     schema
 }
 
@@ -85,7 +86,7 @@ pub async fn export(call: Call<'_>) -> Result<Value, Fail> {
     let (rows, truncated) = selected(&call, &["format"]).await?;
     let mut out = json!({"format": format, "count": rows.len(), "truncated": truncated});
     if format == "json" {
-        out["expenses"] = rows.iter().map(ops::view).collect();
+        object::set(&mut out, "expenses", rows.iter().map(ops::view).collect());
         return Ok(out);
     }
     let mut writer = csv::WriterBuilder::new().from_writer(Vec::new());
@@ -110,7 +111,7 @@ pub async fn export(call: Call<'_>) -> Result<Value, Fail> {
     let bytes = writer
         .into_inner()
         .map_err(|e| Fail::Run(format!("cannot write CSV: {e}")))?;
-    out["csv"] = json!(String::from_utf8_lossy(&bytes));
+    object::set(&mut out, "csv", json!(String::from_utf8_lossy(&bytes)));
     Ok(out)
 }
 

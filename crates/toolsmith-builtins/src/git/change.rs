@@ -59,9 +59,9 @@ pub async fn add(git: Git, args: Value) -> Result<Value, GitError> {
     Ok(json!({
         "path": git.shown(),
         "added": files,
-        "staged": status["staged"],
-        "unstaged": status["unstaged"],
-        "untracked": status["untracked"],
+        "staged": status.get("staged"),
+        "unstaged": status.get("unstaged"),
+        "untracked": status.get("untracked"),
     }))
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::parse::{self, LOG_FORMAT};
 use super::runner::generic;
@@ -47,7 +48,7 @@ pub fn status_definition() -> ToolDefinition {
 
 pub async fn status(git: Git, _args: Value) -> Result<Value, GitError> {
     let mut v = git.status().await?;
-    v["path"] = json!(git.shown());
+    object::set(&mut v, "path", json!(git.shown()));
     Ok(v)
 }
 
@@ -125,11 +126,14 @@ pub async fn diff(git: Git, args: Value) -> Result<Value, GitError> {
         "truncated": truncated,
     });
     if !stat_only {
-        v["diff"] = json!(patch);
+        object::set(&mut v, "diff", json!(patch));
     }
     if truncated {
-        v["hint"] =
-            json!("the diff is longer than shown; ask for fewer files (files) or use statOnly");
+        object::set(
+            &mut v,
+            "hint",
+            json!("the diff is longer than shown; ask for fewer files (files) or use statOnly"),
+        );
     }
     Ok(v)
 }

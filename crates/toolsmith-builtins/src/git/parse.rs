@@ -2,6 +2,8 @@
 //! `log` with a fixed format, `branch --format`. Pure functions, tested on git's own output.
 
 use serde_json::{Value, json};
+use toolsmith_core::object;
+
 
 /// Most entries of each status list returned.
 pub const MAX_STATUS_ENTRIES: usize = 1000;
@@ -94,7 +96,7 @@ pub fn status(out: &str) -> Value {
                 if x != '.' {
                     let mut entry = json!({"path": path, "status": status_name(x)});
                     if let Some(from) = from {
-                        entry["from"] = json!(from);
+                        object::set(&mut entry, "from", json!(from));
                     }
                     push(&mut staged, entry);
                 }
@@ -110,7 +112,7 @@ pub fn status(out: &str) -> Value {
                     push(&mut conflicted, json!(path));
                 }
             }
-            Some('?') => push(&mut untracked, json!(&record[2.min(record.len())..])),
+            Some('?') => push(&mut untracked, json!(record.get(2..).unwrap_or_default())),
             _ => {}
         }
     }

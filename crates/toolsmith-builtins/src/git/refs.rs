@@ -188,9 +188,9 @@ pub async fn checkout(git: Git, args: Value) -> Result<Value, GitError> {
     let status = git.status().await?;
     Ok(json!({
         "path": git.shown(),
-        "branch": status["branch"],
-        "detached": status["detached"],
-        "commit": status["commit"],
+        "branch": status.get("branch"),
+        "detached": status.get("detached"),
+        "commit": status.get("commit"),
         "created": create,
     }))
 }

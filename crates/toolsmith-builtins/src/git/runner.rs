@@ -204,8 +204,10 @@ impl Git {
                     .filter(|n| !n.is_empty() && *n != ".")
                     .collect::<Vec<_>>()
             })
-            .filter(|names| names.len() > repo.len() && names.starts_with(&repo))
-            .map(|names| format!(":(exclude,literal){}", names[repo.len()..].join("/")));
+            .filter_map(|names| {
+                let inside = names.strip_prefix(repo.as_slice())?;
+                (!inside.is_empty()).then(|| format!(":(exclude,literal){}", inside.join("/")))
+            });
         files
             .iter()
             .map(|f| format!(":(literal){f}"))

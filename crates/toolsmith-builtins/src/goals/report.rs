@@ -10,6 +10,7 @@
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
+use toolsmith_core::object;
 
 use super::{FAMILY, MAX_SCANNED, STATUSES, STEPS, steps};
 use crate::core::{Fail, opt_int};
@@ -164,7 +165,7 @@ pub async fn details(call: Call<'_>) -> Result<Value, Fail> {
         "parent": parent,
     });
     if more {
-        out["moreSubGoals"] = json!(true);
+        object::set(&mut out, "moreSubGoals", json!(true));
     }
     Ok(out)
 }

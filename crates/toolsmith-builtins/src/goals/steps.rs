@@ -162,8 +162,10 @@ pub async fn settle_goal(
     for _ in 0..SETTLE_ROUNDS {
         let written = ops::modify(&FAMILY, records, scope, goal_id, |_| Ok(())).await?;
         let (total, done) = count(records, scope, goal_id).await?;
-        let goal = &written[FAMILY.one];
-        let agrees = |key: &str, n: usize| goal[key].as_u64() == u64::try_from(n).ok();
+        let goal = written.get(FAMILY.one);
+        let agrees = |key: &str, n: usize| {
+            goal.and_then(|g| g.get(key)).and_then(Value::as_u64) == u64::try_from(n).ok()
+        };
         if agrees("stepCount", total) && agrees("completedSteps", done) {
             break;
         }
@@ -248,7 +250,7 @@ pub async fn decompose(call: Call<'_>) -> Result<Value, Fail> {
                 e.message()
             ))
         })?;
-        added.push(reply["step"].clone());
+        added.push(reply.get("step").cloned().unwrap_or_default());
     }
     let goal = ops::existing(&FAMILY, records, scope, goal_id).await?;
     Ok(json!({
@@ -296,24 +298,27 @@ pub async fn complete(call: Call<'_>) -> Result<Value, Fail> {
             }
             Ok(())
         })
-        .await?["step"]
-            .take()
+        .await?
+        .get_mut("step")
+        .map(Value::take)
+        .unwrap_or_default()
     };
-    let goal_id = step["goalId"].as_str().unwrap_or_default();
+    let goal_id = step
+        .get("goalId")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let goal = ops::view(&ops::existing(&FAMILY, records, scope, goal_id).await?);
-    let (done, total) = (
-        goal["completedSteps"].as_u64().unwrap_or(0),
-        goal["stepCount"].as_u64().unwrap_or(0),
-    );
+    let count_of = |key: &str| goal.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let (done, total) = (count_of("completedSteps"), count_of("stepCount"));
     let mut message = if already {
         "The step was already completed.".to_owned()
     } else {
         format!(
             "Step completed: {done} of {total} done ({}%).",
-            goal["progress"]
+            goal.get("progress").cloned().unwrap_or_default()
         )
     };
-    if done == total && goal["status"] == "active" {
+    if done == total && goal.get("status").is_some_and(|s| s == "active") {
         message.push_str(
             " Every step is done: mark the goal completed with update_goal (status completed).",
         );

@@ -5,6 +5,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 use toolsmith_core::data::{RecordOrder, RecordQuery};
+use toolsmith_core::object;
 
 use super::{COLLECTION, MAX_TAGS, TYPES, existing, importance_arg, rounded, view};
 use crate::core::{Fail, choice, opt_int};
@@ -52,12 +53,18 @@ pub fn get_definition() -> ToolDefinition {
 
 pub fn boost_definition() -> ToolDefinition {
     let mut schema = id_schema("The id of the memory to boost.");
-    schema["properties"]["amount"] = json!({
-        "type": "number",
-        "exclusiveMinimum": 0,
-        "maximum": 1,
-        "description": "How much importance to add (default 0.1; importance stops at 1)."
-    });
+    if let Some(properties) = schema.get_mut("properties") {
+        object::set(
+            properties,
+            "amount",
+            json!({
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 1,
+                "description": "How much importance to add (default 0.1; importance stops at 1)."
+            }),
+        );
+    }
     ToolDefinition::new(
         "boost_memory",
         "Increase a memory's importance, so it is recalled earlier and fades slower.",

@@ -7,6 +7,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
 use toolsmith_core::data::{RecordOrder, RecordQuery};
+use toolsmith_core::object;
 
 use super::{COLLECTION, MAX_TAGS, TYPES, age_days, rank, rounded, view};
 use crate::core::{Fail, choice, opt_int};
@@ -158,8 +159,8 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
         .iter()
         .map(|(score, hit)| {
             let mut v = view(&hit.record);
-            v["score"] = json!(rounded(*score));
-            v["relevance"] = json!(rounded(hit.relevance));
+            object::set(&mut v, "score", json!(rounded(*score)));
+            object::set(&mut v, "relevance", json!(rounded(hit.relevance)));
             v
         })
         .collect();
@@ -169,8 +170,11 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
         "memories": memories,
     });
     if ranked.is_empty() {
-        out["message"] =
-            json!("No memory matches. Try other words, or list_memories to see what is stored.");
+        object::set(
+            &mut out,
+            "message",
+            json!("No memory matches. Try other words, or list_memories to see what is stored."),
+        );
     }
     Ok(out)
 }

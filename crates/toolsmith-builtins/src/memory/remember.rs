@@ -144,7 +144,7 @@ pub async fn run_batch(call: Call<'_>) -> Result<Value, Fail> {
     let (mut stored, mut duplicates) = (0, 0);
     for memory in memories {
         let result = store(call.records, &call.scope, memory).await?;
-        if result["duplicate"] == Value::Bool(true) {
+        if result.get("duplicate") == Some(&Value::Bool(true)) {
             duplicates += 1;
         } else {
             stored += 1;
@@ -196,8 +196,10 @@ async fn store(
                     found.tags.push(tag);
                 }
             }
-            let content = found.document["content"]
-                .as_str()
+            let content = found
+                .document
+                .get("content")
+                .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
             found.search_text = search_text(&content, &found.tags);

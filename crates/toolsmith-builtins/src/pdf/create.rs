@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::layout::{self, Settings};
 use super::markdown;
@@ -125,11 +126,15 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
         "created": outcome.created,
     });
     if replaced > 0 {
-        out["unsupportedCharacters"] = json!(replaced);
-        out["hint"] = json!(format!(
-            "{replaced} characters outside Latin-1 cannot be shown by the standard PDF fonts and \
+        object::set(&mut out, "unsupportedCharacters", json!(replaced));
+        object::set(
+            &mut out,
+            "hint",
+            json!(format!(
+                "{replaced} characters outside Latin-1 cannot be shown by the standard PDF fonts and \
              were written as '?'"
-        ));
+            )),
+        );
     }
     Ok(out)
 }

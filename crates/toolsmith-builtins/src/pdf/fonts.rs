@@ -69,16 +69,18 @@ impl Font {
             Font::Regular | Font::Italic => &HELVETICA,
             Font::Bold | Font::BoldItalic => &HELVETICA_BOLD,
         };
-        let code = c as u32;
-        if (0x20..0x7f).contains(&code) {
-            return table[(code - 0x20) as usize];
+        // The tables hold the printable ASCII characters, from 0x20.
+        let width = |ch: char| {
+            let index = usize::try_from(u32::from(ch).checked_sub(0x20)?).ok()?;
+            table.get(index).copied()
+        };
+        if let Some(w) = width(c) {
+            return w;
         }
         // An accented letter is as wide as its base letter; other symbols are given an em,
         // which only ever wraps a line early.
         match c.nfd().next() {
-            Some(base) if base != c && (0x20..0x7f).contains(&(base as u32)) => {
-                table[(base as u32 - 0x20) as usize]
-            }
+            Some(base) if base != c => width(base).unwrap_or(1000),
             _ => 1000,
         }
     }

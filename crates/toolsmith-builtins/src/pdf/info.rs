@@ -4,6 +4,7 @@
 use lopdf::{Document, Object};
 use serde_json::{Map, Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{PdfError, load, opt_str, path_arg};
 use crate::workspace::Workspace;
@@ -67,11 +68,15 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
     if let Some(first) = pages.first()
         && let Some([x0, y0, x1, y1]) = media_box(doc, *first)
     {
-        out["pageSize"] = json!({
-            "width": (x1 - x0).abs(),
-            "height": (y1 - y0).abs(),
-            "unit": "pt",
-        });
+        object::set(
+            &mut out,
+            "pageSize",
+            json!({
+                "width": (x1 - x0).abs(),
+                "height": (y1 - y0).abs(),
+                "unit": "pt",
+            }),
+        );
     }
     let info = info_fields(doc);
     if let Value::Object(map) = &mut out {

@@ -103,8 +103,11 @@ struct Cursor {
 }
 
 impl Cursor {
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "`pages` starts with one page and only grows, so `last` is in bounds"
+    )]
     fn page(&mut self) -> &mut Page {
-        // `pages` starts with one page and only grows.
         let last = self.pages.len() - 1;
         &mut self.pages[last]
     }

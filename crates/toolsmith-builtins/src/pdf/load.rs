@@ -31,7 +31,7 @@ pub fn open(ws: &Workspace, path: &WsPath, password: Option<&str>) -> Result<Ope
 /// Parses `data` (the file `shown`) as a PDF.
 pub fn parse(data: &[u8], shown: &str, password: Option<&str>) -> Result<Opened, PdfError> {
     // The header may follow up to 1 KB of junk, as readers allow.
-    let head = &data[..data.len().min(1024)];
+    let head = data.get(..1024).unwrap_or(data);
     if !head.windows(5).any(|w| w == b"%PDF-") {
         return Err(PdfError::Unreadable(format!(
             "'{shown}' is not a PDF (no %PDF- header); check the path, or read it with read_file"

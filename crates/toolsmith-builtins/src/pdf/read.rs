@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{PdfError, load, opt_str, path_arg, text};
 use crate::workspace::Workspace;
@@ -62,9 +63,12 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
     let mut held = 0usize;
     let mut truncated = false;
     for page in start..=end {
-        let id = pages[usize::try_from(page - 1)
-            .unwrap_or(usize::MAX)
-            .min(pages.len() - 1)];
+        let Some(&id) = usize::try_from(page.saturating_sub(1))
+            .ok()
+            .and_then(|index| pages.get(index))
+        else {
+            break;
+        };
         match text::page_text(&opened.doc, id) {
             Ok(mut text) => {
                 if held + text.len() > MAX_TEXT_BYTES {
@@ -96,27 +100,39 @@ pub fn run(ws: &Workspace, args: &Value) -> Result<Value, PdfError> {
         "truncated": truncated || last_read < last_wanted,
     });
     let characters: usize = texts.iter().map(|(_, t)| t.chars().count()).sum();
-    out["characters"] = json!(characters);
+    object::set(&mut out, "characters", json!(characters));
     if args.get("byPage").and_then(Value::as_bool).unwrap_or(false) {
-        out["pages"] = texts
-            .iter()
-            .map(|(page, text)| json!({"page": page, "text": text}))
-            .collect();
+        object::set(
+            &mut out,
+            "pages",
+            texts
+                .iter()
+                .map(|(page, text)| json!({"page": page, "text": text}))
+                .collect(),
+        );
     } else {
         let joined: Vec<&str> = texts.iter().map(|(_, t)| t.as_str()).collect();
-        out["text"] = json!(joined.join("\n\n"));
+        object::set(&mut out, "text", json!(joined.join("\n\n")));
     }
     if !unreadable.is_empty() {
-        out["unreadablePages"] = Value::Array(unreadable);
+        object::set(&mut out, "unreadablePages", Value::Array(unreadable));
     }
     if truncated || last_read < last_wanted {
         let next = if truncated { last_read } else { last_read + 1 };
-        out["hint"] = json!(format!(
-            "more text follows: call read_pdf again with startPage {next}"
-        ));
+        object::set(
+            &mut out,
+            "hint",
+            json!(format!(
+                "more text follows: call read_pdf again with startPage {next}"
+            )),
+        );
     } else if characters == 0 {
-        out["hint"] = json!(
-            "no text found on these pages: they may be scanned images (read_pdf does not do OCR)"
+        object::set(
+            &mut out,
+            "hint",
+            json!(
+                "no text found on these pages: they may be scanned images (read_pdf does not do OCR)"
+            ),
         );
     }
     Ok(out)

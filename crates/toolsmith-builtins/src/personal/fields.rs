@@ -6,6 +6,8 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde_json::{Map, Value, json};
 
+use toolsmith_core::object;
+
 use crate::core::Fail;
 
 /// What a field holds.
@@ -133,7 +135,7 @@ impl Field {
                 {"type": "string", "pattern": "^[0-9]{1,20}(\\.[0-9]{1,3})?$"}
             ]}),
         };
-        schema["description"] = json!(self.description);
+        object::set(&mut schema, "description", json!(self.description));
         schema
     }
 

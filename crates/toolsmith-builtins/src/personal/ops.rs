@@ -5,6 +5,7 @@
 use chrono::{Days, Utc};
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, PutOutcome, RecordOrder, RecordQuery, RecordScope};
+use toolsmith_core::object;
 
 use super::fields::{self, Field, FieldKind};
 use super::{Family, Weight};
@@ -94,7 +95,7 @@ pub fn update_schema(f: &Family) -> Value {
                 let description = schema.as_object_mut().and_then(|s| s.remove("description"));
                 let mut nullable = json!({"anyOf": [schema, {"type": "null"}]});
                 if let Some(description) = description {
-                    nullable["description"] = description;
+                    object::set(&mut nullable, "description", description);
                 }
                 schema = nullable;
             }
@@ -192,13 +193,17 @@ fn filter_fields(f: &Family) -> Vec<(&'static str, Value)> {
 
 fn filter_schema(f: &Family, field: &Field) -> Value {
     let mut schema = field.schema();
-    schema["description"] = json!(match field.kind {
-        FieldKind::Flag => format!(
-            "true: only {} with {}; false: only those without.",
-            f.many, field.name
-        ),
-        _ => format!("Only {} with this {}.", f.many, field.name),
-    });
+    object::set(
+        &mut schema,
+        "description",
+        json!(match field.kind {
+            FieldKind::Flag => format!(
+                "true: only {} with {}; false: only those without.",
+                f.many, field.name
+            ),
+            _ => format!("Only {} with this {}.", f.many, field.name),
+        }),
+    );
     schema
 }
 
@@ -332,12 +337,12 @@ pub async fn batch_add(
                 Fail::Run(_) => Fail::Run(message),
             }
         })?;
-        if result["duplicate"] == json!(true) {
+        if result.get("duplicate") == Some(&Value::Bool(true)) {
             duplicates += 1;
         } else {
             added += 1;
         }
-        results.push(result[f.one].clone());
+        results.push(result.get(f.one).cloned().unwrap_or_default());
     }
     Ok(json!({
         "success": true,

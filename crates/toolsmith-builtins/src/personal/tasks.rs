@@ -6,6 +6,7 @@
 use chrono::Utc;
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::RecordOrder;
+use toolsmith_core::object;
 
 use super::fields::{Field, FieldKind};
 use super::{BY_CREATED, BY_UPDATED, Family, Index, Op, Range, Sort, ToolSpec, Weight, ops};
@@ -176,6 +177,6 @@ async fn complete(call: Call<'_>) -> Result<Value, Fail> {
         Ok(())
     })
     .await?;
-    reply["message"] = json!("Task completed.");
+    object::set(&mut reply, "message", json!("Task completed."));
     Ok(reply)
 }

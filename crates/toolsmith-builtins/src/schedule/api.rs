@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use toolsmith_core::data::RecordScope;
 use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{ToolContext, ToolDefinition};
+use toolsmith_core::object;
 
 use super::{Deps, TaskCaller, runs, tasks};
 use crate::core::Fail;
@@ -160,11 +161,15 @@ pub fn every_agents_tasks(
         .take(usize::try_from(limit).unwrap_or(20))
         .map(|t| {
             let mut view = tasks::view(t);
-            view["agent"] = if t.agent.is_empty() {
-                Value::Null
-            } else {
-                json!(t.agent)
-            };
+            object::set(
+                &mut view,
+                "agent",
+                if t.agent.is_empty() {
+                    Value::Null
+                } else {
+                    json!(t.agent)
+                },
+            );
             view
         })
         .collect();
@@ -189,8 +194,10 @@ fn check_args(definition: &ToolDefinition, args: &Value) -> Result<(), Fail> {
     schema
         .check_call(&definition.name, args, |_| None)
         .map_err(|refused| {
-            let message = refused.content["error"]
-                .as_str()
+            let message = refused
+                .content
+                .get("error")
+                .and_then(Value::as_str)
                 .map_or_else(|| refused.content.to_string(), str::to_owned);
             Fail::Args(message)
         })

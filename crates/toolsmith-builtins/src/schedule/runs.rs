@@ -142,7 +142,8 @@ pub(crate) async fn trigger(
     let id = id_arg(args, "taskId")?;
     let task = existing(deps.records.as_ref(), &scope, id).await?;
     let run = run_task(deps, &task, Trigger::Manual, None, now).await?;
-    Ok(json!({"success": run["status"] == "success", "run": run}))
+    let success = run.get("status").is_some_and(|s| s == "success");
+    Ok(json!({"success": success, "run": run}))
 }
 
 /// Runs `task` now (`now` by the scheduler's clock) and records the run; the run as
@@ -424,5 +425,5 @@ fn preview(content: &Value) -> Value {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    json!(format!("{}…", &text[..end]))
+    json!(format!("{}…", text.get(..end).unwrap_or_default()))
 }

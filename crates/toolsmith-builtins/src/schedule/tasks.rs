@@ -408,7 +408,7 @@ pub(crate) async fn create(
         return Err(Fail::Args(format!(
             "'schedule' {} is in the past (it is now {}): give a future time, or a cron \
              expression for a repeating task",
-            record.document["schedule"],
+            record.document.get("schedule").unwrap_or(&Value::Null),
             now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         )));
     }

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_core::object;
 
 use super::{
     Call, MAX_HEADERS, MAX_REQUEST_BODY, MAX_RESPONSE_BYTES, ToolError, WebRequest, WebResponse,
@@ -187,8 +188,12 @@ pub async fn json_api(call: Call<'_>) -> Result<Value, ToolError> {
         "data": data,
     });
     if let Some(e) = parse_error {
-        out["error"] = json!(e);
-        out["text"] = json!(text.chars().take(2000).collect::<String>());
+        object::set(&mut out, "error", json!(e));
+        object::set(
+            &mut out,
+            "text",
+            json!(text.chars().take(2000).collect::<String>()),
+        );
     }
     Ok(out)
 }
