@@ -8,7 +8,7 @@
 
 use std::str::FromStr;
 
-use chrono::{DateTime, NaiveDateTime, SubsecRound, TimeZone, Utc};
+use chrono::{DateTime, Datelike, NaiveDateTime, SubsecRound, TimeZone, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
 
@@ -64,6 +64,14 @@ impl When {
                 shown(schedule)
             )
         })?;
+        if !fires(&cron) {
+            return Err(format!(
+                "'schedule' \"{}\" never fires: no date matches its day-of-month, month and \
+                 day-of-week fields together (e.g. February 30, or an empty list item); e.g. \
+                 \"0 9 L * *\" runs at 9:00 on the last day of every month",
+                shown(schedule)
+            ));
+        }
         Ok(When::Cron {
             cron: Box::new(cron),
             tz,
@@ -89,6 +97,32 @@ impl When {
     pub fn repeats(&self) -> bool {
         matches!(self, When::Cron { .. })
     }
+}
+
+/// Years in which every combination of a date, its weekday and a leap year occurs (the
+/// Gregorian calendar repeats every 28 years between 1901 and 2099).
+const CALENDAR_CYCLE_YEARS: i32 = 28;
+
+/// Whether `cron` matches some minute at all. croner looks for the next time up to the year
+/// 5000, seconds of CPU for an expression that never matches (`0 0 30 2 *`, `* * , * *`), so
+/// such an expression is refused here, after a walk over the days of one calendar cycle.
+fn fires(cron: &Cron) -> bool {
+    let pattern = &cron.pattern;
+    let some_time = (0..24).any(|h| pattern.hour_match(h).unwrap_or(false))
+        && (0..60).any(|m| pattern.minute_match(m).unwrap_or(false));
+    let Some(first) = chrono::NaiveDate::from_ymd_opt(2001, 1, 1) else {
+        return true;
+    };
+    some_time
+        && first
+            .iter_days()
+            .take_while(|day| day.year() < 2001 + CALENDAR_CYCLE_YEARS)
+            .any(|day| {
+                pattern.month_match(day.month()).unwrap_or(false)
+                    && pattern
+                        .day_match(day.year(), day.month(), day.day())
+                        .unwrap_or(false)
+            })
 }
 
 /// `schedule` as one moment: RFC 3339 with an offset, or a local date-time (`T` or a space,
@@ -185,6 +219,12 @@ mod tests {
             ("every day", None, "has 2 fields"),
             ("0 9 * * *", Some("Mars/Olympus"), "IANA time zone"),
             (&"9".repeat(500), None, "at most 200 bytes"),
+            // Found by fuzzing (fuzz/corpus/cron/never_*): croner searched up to the year 5000
+            // for these, seconds of CPU for each next time.
+            ("* * , * *", None, "never fires"),
+            ("0 0 30 2 *", None, "never fires"),
+            ("0 0 31 2,4 *", None, "never fires"),
+            ("0 0 30W 2 *", Some("Europe/Paris"), "never fires"),
         ] {
             let err = When::parse(schedule, zone).err().unwrap_or_default();
             assert!(err.contains(needle), "{schedule:?} {zone:?}: {err}");
