@@ -59,6 +59,33 @@ pub use compat::profile::CompatProfile;
 pub use handler::ToolsmithMcp;
 pub use sessions::{SessionError, SessionLimits, SessionStats};
 
+/// The reader of a `POST /mcp` body, for the fuzz targets (`fuzz/`, docs/fuzzing.md): not an
+/// API, nothing else calls it.
+#[doc(hidden)]
+pub mod fuzzing {
+    use axum::body::{Body, Bytes};
+    use axum::response::Response;
+    use serde_json::Value;
+
+    /// [`super::body::read`] with `limit` (the server's is at least 16 MiB; a fuzz target
+    /// gives a small one to reach the refusal); a refusal as its answer.
+    pub async fn read(body: Body, limit: usize) -> Result<Bytes, Response> {
+        super::body::read(body, limit)
+            .await
+            .map_err(super::body::Refused::into_response)
+    }
+
+    /// The JSON-RPC method the body calls, as the listen streams are counted by.
+    pub fn method(body: &[u8]) -> Option<String> {
+        super::body::method(body)
+    }
+
+    /// The request id a refusal carries.
+    pub fn request_id(body: &[u8]) -> Value {
+        super::body::request_id(body)
+    }
+}
+
 use crate::AppState;
 use crate::auth::Identity;
 
