@@ -382,3 +382,37 @@ async fn an_owner_allowlist_narrows_what_its_tools_reach() {
     assert_eq!(run["isError"], true, "{run}");
     assert_eq!(run["metadata"]["errorKind"], "denied", "{run}");
 }
+
+/// An invalid HTTP tool says so once, through import and through create alike, and names what is
+/// wrong (it said "invalid HTTP tool definition: invalid HTTP tool definition: …").
+#[tokio::test]
+async fn an_invalid_http_definition_is_named_once_on_both_doors() {
+    let app = TestApp::new().await;
+    let invalid = "name: empty_version\ndescription: An HTTP tool with an empty version\nversion: \"\"\nendpoint:\n  url: https://api.example.com/x\n  method: GET\n";
+    let import = app
+        .raw(
+            Method::POST,
+            "/api/v1/custom-tools/import",
+            Some("application/yaml"),
+            invalid,
+        )
+        .await;
+    let create = app
+        .post(
+            "/api/v1/custom-tools",
+            &json!({"name": "empty_version", "description": "An HTTP tool with an empty version", "kind": "http", "code": invalid, "parameters": {"type": "object"}}),
+        )
+        .await;
+    for res in [import, create] {
+        let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert_eq!(
+            message.matches("invalid HTTP tool definition").count(),
+            1,
+            "{message}"
+        );
+        assert!(
+            message.contains("version must be 1 to 32 characters"),
+            "{message}"
+        );
+    }
+}

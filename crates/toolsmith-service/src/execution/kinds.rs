@@ -256,9 +256,18 @@ fn command_spec(code: &str) -> Result<CommandToolSpec, ServiceError> {
     Ok(spec)
 }
 
-fn http_definition(code: &str) -> Result<HttpToolDefinition, ServiceError> {
-    toolsmith_httptool::load_definition(code)
-        .map_err(|e| ServiceError::Validation(format!("invalid HTTP tool definition: {e}")))
+/// Loads an HTTP tool's definition; a failure says "invalid HTTP tool definition" once, and
+/// what is wrong.
+pub(crate) fn http_definition(code: &str) -> Result<HttpToolDefinition, ServiceError> {
+    toolsmith_httptool::load_definition(code).map_err(|e| {
+        ServiceError::Validation(match e {
+            // Its message already says what it is.
+            toolsmith_httptool::LoadError::Invalid(_) => e.to_string(),
+            toolsmith_httptool::LoadError::Parse(_) => {
+                format!("invalid HTTP tool definition: {e}")
+            }
+        })
+    })
 }
 
 /// Every `{{.name}}` of the template must be a declared parameter, or the model could never

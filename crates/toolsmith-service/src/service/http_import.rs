@@ -27,8 +27,7 @@ impl ToolService {
         actor: &Actor,
         text: &str,
     ) -> Result<CustomToolRecord, ServiceError> {
-        let definition = toolsmith_httptool::load_definition(text)
-            .map_err(|e| ServiceError::Validation(format!("invalid HTTP tool definition: {e}")))?;
+        let definition = crate::execution::kinds::http_definition(text)?;
         let input = CreateTool {
             name: definition.name.clone(),
             kind: ToolKind::Http,
