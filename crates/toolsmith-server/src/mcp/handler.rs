@@ -625,6 +625,13 @@ impl Caller<'_> {
         self.shared.catalog.compat()
     }
 
+    /// The server tool `name`, if this server serves it (in compat mode, its profile's).
+    pub fn server_tool(&self, name: &str) -> Option<&'static super::catalog::ServerTool> {
+        SERVER_TOOLS
+            .find(name, self.compat())
+            .filter(|t| t.served_in(self.shared.catalog.surface()))
+    }
+
     /// What this caller may do beyond running code once (see [`Identity::run_rights`]).
     pub fn run_rights(&self) -> toolsmith_service::RunRights {
         self.identity.run_rights()

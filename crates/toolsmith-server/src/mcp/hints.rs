@@ -27,7 +27,8 @@ pub(crate) async fn unknown_tool(caller: &Caller<'_>, name: &str) -> String {
         .filter(|t| !server_definitions(false).any(|d| d.name == t.name))
         .map(|t| ToolDefinition::new(t.name, "", serde_json::json!({"type": "object"})))
         .collect();
-    for def in server_definitions(caller.compat()) {
+    for def in server_definitions(caller.compat()).filter(|d| caller.server_tool(&d.name).is_some())
+    {
         candidates.push(def);
     }
     candidates.extend(meta.iter());

@@ -232,7 +232,7 @@ async fn tool_help(caller: &Caller<'_>, name: &str) -> CallToolResult {
     {
         return json_result(help_of(&tool.definition, None));
     }
-    if let Some(server) = SERVER_TOOLS.find(name, caller.compat()) {
+    if let Some(server) = caller.server_tool(name) {
         let def = ToolDefinition::new(
             server.name,
             server.tool.description.as_deref().unwrap_or_default(),

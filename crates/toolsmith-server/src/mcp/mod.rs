@@ -109,7 +109,8 @@ impl McpShared {
             catalog: catalog::CatalogCache::new(state.config.compat_dynamic_mcp)
                 .with_surface(compat::profile::Surface::of(&state.config)),
             tickets: approval::ApprovalTickets::default(),
-            search: search_index::SearchCache::new(state.config.compat_dynamic_mcp),
+            search: search_index::SearchCache::new(state.config.compat_dynamic_mcp)
+                .with_surface(compat::profile::Surface::of(&state.config)),
             profile: compat::profile::ProfileState::default(),
             state,
         })

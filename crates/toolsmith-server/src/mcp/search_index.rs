@@ -114,6 +114,8 @@ impl OwnerIndex {
 /// The [`OwnerIndex`] of every owner that searched, kept in step with the registry.
 pub(crate) struct SearchCache {
     compat: bool,
+    /// What the compat mode serves (its profile): only those of its names are searched.
+    surface: super::compat::profile::Surface,
     by_owner: Mutex<HashMap<String, Slot>>,
 }
 
@@ -121,8 +123,15 @@ impl SearchCache {
     pub fn new(compat: bool) -> SearchCache {
         SearchCache {
             compat,
+            surface: Default::default(),
             by_owner: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// This cache for a compat mode serving `surface`.
+    pub fn with_surface(mut self, surface: super::compat::profile::Surface) -> SearchCache {
+        self.surface = surface;
+        self
     }
 
     /// `owner`'s index at the registry's current catalogue version.
@@ -182,7 +191,13 @@ impl SearchCache {
             })
             .collect();
         let (core, compat) = &*SERVER_DOCS;
-        let server = core.iter().chain(compat.iter().filter(|_| self.compat));
+        // The compat documents are made from `SERVER_TOOLS.compat`, in its order.
+        let served = compat
+            .iter()
+            .zip(&SERVER_TOOLS.compat)
+            .filter(|(_, tool)| self.compat && tool.served_in(self.surface))
+            .map(|(doc, _)| doc);
+        let server = core.iter().chain(served);
         entries.extend(server.map(|(def, doc)| Entry {
             source: Source::Server(def),
             doc: doc.clone(),

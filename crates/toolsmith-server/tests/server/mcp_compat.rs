@@ -629,6 +629,15 @@ mod profiles {
         }
         let refused = client.call("dev.echo", json!({"message": "x"})).await;
         assert_eq!(refused.map_err(|e| e.code.0), Err(-32602));
+        // Nor do search and help show what the profile does not serve.
+        let (_, _, found) = client
+            .ok("search_tools", json!({"query": "echo user input message"}))
+            .await;
+        assert!(!found.contains("dev.echo"), "{found}");
+        let (_, _, help) = client
+            .ok("get_tool_help", json!({"tool_name": "time.now"}))
+            .await;
+        assert!(!help.contains("Return current server time"), "{help}");
 
         let (is_error, health, text) = client.ok("system.health", json!({})).await;
         assert!(!is_error, "{text}");
@@ -667,6 +676,11 @@ mod profiles {
             .expect("dev.echo");
         assert_eq!(echo_tool.title.as_deref(), Some("Developer Echo"));
         assert!(echo_tool.output_schema.is_some());
+
+        let (_, _, found) = client
+            .ok("search_tools", json!({"query": "echo user input message"}))
+            .await;
+        assert!(found.contains("dev.echo"), "{found}");
 
         let (is_error, echo, text) = client
             .ok(
