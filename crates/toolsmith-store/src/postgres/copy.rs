@@ -199,7 +199,11 @@ fn column_error(table: &Table, i: usize, detail: &str) -> StoreError {
 }
 
 fn read_value(row: &tokio_postgres::Row, i: usize) -> Result<Value, tokio_postgres::Error> {
-    let ty = row.columns()[i].type_().clone();
+    // A missing column reads as text, and `try_get` then names the bad index.
+    let ty = row
+        .columns()
+        .get(i)
+        .map_or(Type::TEXT, |c| c.type_().clone());
     Ok(if ty == Type::INT8 {
         row.try_get::<_, Option<i64>>(i)?
             .map_or(Value::Null, Value::Int)

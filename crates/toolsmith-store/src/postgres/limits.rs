@@ -33,8 +33,8 @@ impl SharedLimits for PgStore {
             None => (None, 0, 0.0),
         };
         let client = self.client().await?;
-        if let ([(_, only)], None) = (buckets.as_slice(), &request.slot) {
-            return spend_one(&client, only, &keys[0]).await;
+        if let ([(_, only)], [key], None) = (buckets.as_slice(), keys.as_slice(), &request.slot) {
+            return spend_one(&client, only, key).await;
         }
         let row = client
             .query_one(

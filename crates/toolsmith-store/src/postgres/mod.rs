@@ -145,15 +145,15 @@ impl PgStore {
 
     /// `url` with any password replaced by `***`: how a database URL may be shown.
     pub fn redact(url: &str) -> String {
-        match (url.find("://"), url.rfind('@')) {
-            (Some(scheme), Some(at)) if at > scheme => {
-                let userinfo = &url[scheme + 3..at];
-                match userinfo.split_once(':') {
-                    Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                    None => url.to_owned(),
-                }
-            }
-            _ => url.to_owned(),
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return url.to_owned();
+        };
+        match rest.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+                None => url.to_owned(),
+            },
+            None => url.to_owned(),
         }
     }
 

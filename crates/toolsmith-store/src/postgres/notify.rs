@@ -28,7 +28,7 @@ const MAX_FIELD: usize = 512;
 
 fn bounded(text: &str) -> String {
     match text.char_indices().nth(MAX_FIELD) {
-        Some((cut, _)) => text[..cut].to_owned(),
+        Some((cut, _)) => text.get(..cut).unwrap_or(text).to_owned(),
         None => text.to_owned(),
     }
 }
