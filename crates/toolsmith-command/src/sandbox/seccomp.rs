@@ -1,6 +1,8 @@
 //! The seccomp filter bubblewrap installs before it starts the command: a denylist of system
 //! calls that widen the kernel's attack surface and that no tool needs (kernel keyrings, BPF,
-//! perf, userfaultfd, io_uring, module and kexec loading, mounts, ptrace, namespace switching).
+//! perf, userfaultfd, io_uring, module and kexec loading, mounts, ptrace, namespace switching),
+//! and the two ways to hold memory outside every mount and rlimit (`memfd_create` files and
+//! System V shared memory segments: RAM no tmpfs size, quota or `RLIMIT_AS` counts).
 //!
 //! Built with `seccompiler` (the filter compiler of Firecracker) rather than hand-written BPF.
 //! A denied call fails with `EPERM`; every other call is allowed. Namespaces and rlimits remain
@@ -47,6 +49,11 @@ const DENIED_SYSCALLS: &[libc::c_long] = &[
     libc::SYS_open_by_handle_at,
     libc::SYS_setns,
     libc::SYS_unshare,
+    // Memory that no mount, quota or rlimit bounds: a memfd is capped only per file by
+    // `RLIMIT_FSIZE` (and `RLIMIT_NOFILE` of them fit), a segment written and detached leaves
+    // `RLIMIT_AS`. POSIX shared memory lives in the sized `/dev/shm` and stays allowed.
+    libc::SYS_memfd_create,
+    libc::SYS_shmget,
 ];
 
 /// The filter as bytes in the kernel's `struct sock_filter` layout, for `bwrap --seccomp FD`,

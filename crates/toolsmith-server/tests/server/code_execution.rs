@@ -179,6 +179,46 @@ async fn every_writable_mount_of_the_command_sandbox_is_bounded() {
     assert!(written("/tmp") * mib <= limits.workspace_bytes, "{stdout}");
 }
 
+/// Issue 31 (attack run): with `/dev` read-only, the same memory was still reachable without a
+/// mount: a `memfd_create` file or a System V shared memory segment is RAM that no quota, tmpfs
+/// size or rlimit counts (`RLIMIT_FSIZE` caps one memfd, and 256 of them fit under
+/// `RLIMIT_NOFILE`; a segment written and detached leaves `RLIMIT_AS`). One run under a 5 MB
+/// quota held 400 MB either way. Both system calls are now refused inside the sandbox.
+#[tokio::test]
+async fn memory_outside_every_mount_cannot_be_held_by_a_command() {
+    let Some((_dir, app)) = sandboxed_app(5 * 1024 * 1024).await else {
+        return;
+    };
+    // Python reaches both calls without a compiler; each prints what it managed.
+    let script = r#"
+import ctypes, os
+try:
+    fd = os.memfd_create("m")
+    os.write(fd, b"x" * 1048576)
+    print("memfd=held")
+except OSError as err:
+    print("memfd=refused", err.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+sid = libc.shmget(0, 1048576, 0o1600)
+print("shm=held" if sid >= 0 else "shm=refused %d" % ctypes.get_errno())
+"#;
+    let out = execute(
+        &app,
+        "execute_shell",
+        json!({"command": format!("python3 -c {}", shell_quote(script))}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let stdout = out["content"]["stdout"].as_str().unwrap_or_default();
+    assert!(stdout.contains("memfd=refused"), "{out}");
+    assert!(stdout.contains("shm=refused"), "{out}");
+}
+
+/// `value` as one single-quoted shell word.
+fn shell_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
 /// Issue 31: `bash -c {{.x}}` ran the caller's value as a script although `eval` is refused.
 /// Registration now refuses a placeholder a program runs as code, naming it and the fix; the
 /// same value as an argument of a fixed script is accepted.
