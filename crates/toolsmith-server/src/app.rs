@@ -313,7 +313,8 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// Whether the store answers and takes writes; if not, why (logged too).
+/// Whether the store answers and takes writes; if not, why, in words fit for a public probe
+/// (the details are logged).
 async fn readiness(state: &AppState) -> Result<(), String> {
     let why = match tokio::time::timeout(READY_TIMEOUT, state.service.ping_store()).await {
         Ok(Ok(())) => match state.service.store_write_health() {
@@ -328,7 +329,8 @@ async fn readiness(state: &AppState) -> Result<(), String> {
         },
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "readiness check: the store failed");
-            format!("the store failed: {e}")
+            // `/readyz` is public: the store's own message stays in the log.
+            "the store failed (its error is in the server's log)".to_owned()
         }
         Err(_) => {
             tracing::warn!("readiness check: the store did not answer in time");
