@@ -1,4 +1,4 @@
-//! [`PolicyConfig::compile`]: checks a configuration against the catalog and resolves every entry,
+//! [`PolicyDocument::compile`]: checks a policy document against the catalog and resolves every entry,
 //! profile and group, so deciding needs no lookups that can fail.
 //! Also defines what the built-in profiles contain.
 
@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use crate::entry::{Resolver, ToolSet};
 use crate::policy::{Profile, Rules, Scope};
-use crate::{BUILTIN_PROFILES, GroupCatalog, Policy, PolicyConfig, PolicyError, ScopePolicy};
+use crate::{BUILTIN_PROFILES, GroupCatalog, Policy, PolicyDocument, PolicyError, ScopePolicy};
 
-impl PolicyConfig {
-    /// Checks this configuration and resolves it into a [`Policy`].
+impl PolicyDocument {
+    /// Checks this document and resolves it into a [`Policy`].
     ///
     /// # Errors
     /// An unknown profile or group, an invalid entry, a user-defined group or profile that takes a

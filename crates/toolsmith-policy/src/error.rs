@@ -1,6 +1,6 @@
-//! The policy engine's error type: everything that makes a configuration fail to compile.
+//! The policy engine's error type: everything that makes a policy document fail to compile.
 
-/// Why a [`crate::PolicyConfig`] does not compile.
+/// Why a [`crate::PolicyDocument`] does not compile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyError {

@@ -1,9 +1,9 @@
 //! The policy engine: which tools a caller may see and call.
 //!
-//! A [`PolicyConfig`] (from TOML or JSON) names tools, groups (`group:core`, `group:custom`,
+//! A [`PolicyDocument`] (from TOML or JSON) names tools, groups (`group:core`, `group:custom`,
 //! `group:mcp:<server>`, user-defined) and profiles (`full`, `minimal`, `coding`, `messaging`,
 //! user-defined) in global, per-user and per-agent scopes.
-//! [`PolicyConfig::compile`] checks it against a [`GroupCatalog`] and fails closed: an unknown
+//! [`PolicyDocument::compile`] checks it against a [`GroupCatalog`] and fails closed: an unknown
 //! profile or group is an error, never "allow everything".
 //! The compiled [`Policy`] then decides per call with [`Policy::decide`] or per listing with
 //! [`Policy::filter`]:
@@ -18,13 +18,13 @@
 
 mod catalog;
 mod compile;
-mod config;
+mod document;
 mod entry;
 mod error;
 mod policy;
 
 pub use catalog::{Caller, GroupCatalog, ToolInfo, ToolKind};
-pub use config::{AgentPolicy, PolicyConfig, ScopePolicy, SubagentPolicy, ToolGroupSwitches};
+pub use document::{AgentPolicy, PolicyDocument, ScopePolicy, SubagentPolicy, ToolGroupSwitches};
 pub use error::PolicyError;
 pub use policy::{Decision, Policy};
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Caller, GroupCatalog, Policy, PolicyConfig, PolicyError, ToolInfo, ToolKind};
+use crate::{Caller, GroupCatalog, Policy, PolicyDocument, PolicyError, ToolInfo, ToolKind};
 
 fn catalog() -> GroupCatalog {
     GroupCatalog::new(["core", "fs", "web", "messaging"], ["github"])
@@ -24,7 +24,7 @@ fn tool(name: &str) -> ToolInfo<'_> {
     ToolInfo { name, kind }
 }
 
-fn parse(toml_text: &str) -> PolicyConfig {
+fn parse(toml_text: &str) -> PolicyDocument {
     toml::from_str(toml_text).unwrap()
 }
 
@@ -846,9 +846,9 @@ fn group_cycles_are_refused() {
 #[test]
 fn builtin_profiles_compile_against_an_empty_catalog() {
     for profile in crate::BUILTIN_PROFILES {
-        let config = PolicyConfig {
+        let config = PolicyDocument {
             profile: Some((*profile).to_owned()),
-            ..PolicyConfig::default()
+            ..PolicyDocument::default()
         };
         let policy = config.compile(&GroupCatalog::default()).unwrap();
         let caller = Caller {
@@ -905,7 +905,7 @@ fn toml_round_trip() {
 
 #[test]
 fn json_accepts_camel_case_and_defaults() {
-    let config: PolicyConfig = serde_json::from_value(serde_json::json!({
+    let config: PolicyDocument = serde_json::from_value(serde_json::json!({
         "alsoAllow": ["x"],
         "subagents": { "alwaysDeny": ["y"], "maxDepth": 3 },
     }))
@@ -918,18 +918,18 @@ fn json_accepts_camel_case_and_defaults() {
         ),
         (&["y".to_owned()][..], 3)
     );
-    let default: PolicyConfig = serde_json::from_str("{}").unwrap();
+    let default: PolicyDocument = serde_json::from_str("{}").unwrap();
     assert_eq!(default.subagents.max_depth, 1);
-    let round: PolicyConfig =
+    let round: PolicyDocument =
         serde_json::from_str(&serde_json::to_string(&config).unwrap()).unwrap();
     assert_eq!(round, config);
 }
 
 #[test]
 fn unknown_keys_are_errors() {
-    let err = toml::from_str::<PolicyConfig>("alow = [\"x\"]").unwrap_err();
+    let err = toml::from_str::<PolicyDocument>("alow = [\"x\"]").unwrap_err();
     assert!(err.to_string().contains("unknown field `alow`"), "{err}");
-    let err = toml::from_str::<PolicyConfig>("[agents.a]\nprofle = \"x\"").unwrap_err();
+    let err = toml::from_str::<PolicyDocument>("[agents.a]\nprofle = \"x\"").unwrap_err();
     assert!(err.to_string().contains("unknown field `profle`"), "{err}");
 }
 

@@ -79,7 +79,7 @@ pub struct ToolServiceSettings {
     /// Let HTTP tools call `http://` endpoints (default: https only).
     pub allow_plain_http: bool,
     /// Who may see and call which tool; `None` allows everything.
-    pub policy: Option<toolsmith_policy::PolicyConfig>,
+    pub policy: Option<toolsmith_policy::PolicyDocument>,
     /// What outbound requests (`fetch`, HTTP tools) may reach (default: any public host).
     pub egress: toolsmith_egress::EgressPolicy,
     /// Per-owner allowlists: an owner listed here reaches only these domains (and only those of
@@ -476,7 +476,7 @@ impl ToolService {
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {
-            let config: toolsmith_policy::PolicyConfig = serde_json::from_value(stored.document)
+            let config: toolsmith_policy::PolicyDocument = serde_json::from_value(stored.document)
                 .map_err(|e| ServiceError::Validation(format!("the stored policy: {e}")))?;
             service
                 .policy

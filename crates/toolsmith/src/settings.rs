@@ -119,7 +119,7 @@ pub struct FileConfig {
     /// A JSONL file the audit log is also appended to.
     pub audit_log: Option<PathBuf>,
     /// `[policy]`: who may see and call which tool (docs/policy.md).
-    pub policy: Option<toolsmith_policy::PolicyConfig>,
+    pub policy: Option<toolsmith_policy::PolicyDocument>,
     /// `[egress]`: what `fetch` and HTTP tools may reach (docs/egress.md).
     pub egress: Option<EgressFile>,
     /// The folder of the per-user workspaces (default `<data_dir>/workspaces`).
@@ -719,7 +719,7 @@ fn workspace_config(
 
 /// Applies `--enable-group` / `--disable-group` (and their variables) over the file's
 /// `[policy.tool_groups]`: a flag wins over the file for the group it names.
-fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyConfig>, runtime: &RuntimeArgs) {
+fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyDocument>, runtime: &RuntimeArgs) {
     let named = |list: &[String]| -> Vec<String> {
         list.iter()
             .map(|g| g.trim().to_owned())

@@ -244,7 +244,7 @@ impl ToolService {
     /// The policy in force: the stored one, else the configuration file's.
     async fn policy_in_force(
         &self,
-    ) -> Result<Option<toolsmith_policy::PolicyConfig>, ServiceError> {
+    ) -> Result<Option<toolsmith_policy::PolicyDocument>, ServiceError> {
         match self.store.get_policy().await? {
             Some(stored) => serde_json::from_value(stored.document)
                 .map(Some)

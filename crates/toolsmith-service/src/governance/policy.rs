@@ -16,7 +16,7 @@ use toolsmith_core::{
     Call, ErrorKind, Middleware, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry, ToolResult,
 };
 use toolsmith_policy::{
-    Caller, GroupCatalog, Policy, PolicyConfig, PolicyError, ToolInfo, ToolKind,
+    Caller, GroupCatalog, Policy, PolicyDocument, PolicyError, ToolInfo, ToolKind,
 };
 
 /// The compiled policy of this process.
@@ -37,7 +37,7 @@ impl PolicyGate {
     /// Compiles `config` against the registry's built-in families and the configured MCP
     /// servers; `None` allows everything. An unknown profile or group is an error (fail closed).
     pub fn new(
-        config: Option<&PolicyConfig>,
+        config: Option<&PolicyDocument>,
         registry: &ToolRegistry,
         mcp_servers: BTreeSet<String>,
     ) -> Result<PolicyGate, PolicyError> {
@@ -55,7 +55,7 @@ impl PolicyGate {
     /// Installs a new policy (or none); the old one stays if the new one does not compile.
     pub fn replace(
         &self,
-        config: Option<&PolicyConfig>,
+        config: Option<&PolicyDocument>,
         registry: &ToolRegistry,
     ) -> Result<(), PolicyError> {
         let compiled = match config {
@@ -88,7 +88,7 @@ impl PolicyGate {
     /// still refused ([`PolicyGate::validate`]).
     fn compile_in_force(
         &self,
-        config: &PolicyConfig,
+        config: &PolicyDocument,
         registry: &ToolRegistry,
     ) -> Result<Policy, PolicyError> {
         loop {
@@ -121,7 +121,7 @@ impl PolicyGate {
     /// Compiles `config` against the registry's families without installing it.
     pub fn validate(
         &self,
-        config: &PolicyConfig,
+        config: &PolicyDocument,
         registry: &ToolRegistry,
     ) -> Result<(), PolicyError> {
         config.compile(&catalog(registry, &self.mcp_server_names()))?;
@@ -156,7 +156,7 @@ impl PolicyGate {
     /// Whether `config` needs `group:mcp:<server>` to compile (it names the server).
     pub fn names_mcp_server(
         &self,
-        config: &PolicyConfig,
+        config: &PolicyDocument,
         registry: &ToolRegistry,
         server: &str,
     ) -> bool {
@@ -293,7 +293,7 @@ impl PolicyGate {
 }
 
 /// The enabled groups under `config`'s switches (the defaults without a policy).
-fn enabled_groups(config: Option<&PolicyConfig>) -> Result<BTreeSet<&'static str>, PolicyError> {
+fn enabled_groups(config: Option<&PolicyDocument>) -> Result<BTreeSet<&'static str>, PolicyError> {
     let switches = config.map(|c| c.tool_groups.clone()).unwrap_or_default();
     tool_groups::enabled_groups(&switches).map_err(PolicyError::ToolGroups)
 }

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
-use toolsmith_policy::PolicyConfig;
+use toolsmith_policy::PolicyDocument;
 
 use crate::error::ServiceError;
 use crate::governance::audit::AuditTarget;
@@ -68,7 +68,7 @@ impl ToolService {
         document: Value,
         expected_revision: Option<i64>,
     ) -> Result<PolicyView, ServiceError> {
-        let config: PolicyConfig = serde_json::from_value(document)
+        let config: PolicyDocument = serde_json::from_value(document)
             .map_err(|e| ServiceError::Validation(format!("invalid policy: {e}")))?;
         // Compiles it (fail closed) without installing it yet.
         self.policy()
@@ -151,7 +151,7 @@ impl ToolService {
         let _guard = self.write_lock.lock().await;
         match &stored {
             Some(stored) => {
-                let config: PolicyConfig = serde_json::from_value(stored.document.clone())
+                let config: PolicyDocument = serde_json::from_value(stored.document.clone())
                     .map_err(|e| ServiceError::Validation(format!("the stored policy: {e}")))?;
                 self.install_policy(Some(&config))?;
             }
@@ -165,7 +165,10 @@ impl ToolService {
     }
 
     /// Puts `config` in force and tells every watcher that catalogues may have changed.
-    pub(crate) fn install_policy(&self, config: Option<&PolicyConfig>) -> Result<(), ServiceError> {
+    pub(crate) fn install_policy(
+        &self,
+        config: Option<&PolicyDocument>,
+    ) -> Result<(), ServiceError> {
         self.policy()
             .replace(config, self.registry())
             .map_err(|e| ServiceError::Validation(format!("invalid policy: {e}")))?;

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Serialize;
 use toolsmith_builtins::groups::{self, TOOL_GROUPS, ToolGroup};
 use toolsmith_core::ToolRegistry;
-use toolsmith_policy::{PolicyConfig, ToolGroupSwitches};
+use toolsmith_policy::{PolicyDocument, ToolGroupSwitches};
 
 use crate::error::ServiceError;
 use crate::input::Actor;
@@ -163,8 +163,8 @@ impl crate::ToolService {
     ) -> Result<ToolGroupView, ServiceError> {
         let group = groups::find(id).ok_or_else(|| unknown_group(id))?;
         let view = self.policy_view().await?;
-        let mut config: PolicyConfig = if view.policy.is_null() {
-            PolicyConfig::default()
+        let mut config: PolicyDocument = if view.policy.is_null() {
+            PolicyDocument::default()
         } else {
             serde_json::from_value(view.policy)
                 .map_err(|e| ServiceError::Validation(format!("the policy in force: {e}")))?

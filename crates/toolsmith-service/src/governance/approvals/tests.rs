@@ -349,7 +349,7 @@ async fn under_dangerous_the_builtins_that_touch_files_or_the_network_wait_too()
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.path().join("t.db")).await.unwrap());
-    let mut policy = toolsmith_policy::PolicyConfig::default();
+    let mut policy = toolsmith_policy::PolicyDocument::default();
     policy.tool_groups.enable = vec!["webFetch".to_owned()];
     let config = ToolServiceSettings {
         execution_approval: ExecutionApproval::Dangerous,

@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use serde_json::json;
 use toolsmith_core::{ErrorKind, ToolContext};
-use toolsmith_policy::PolicyConfig;
+use toolsmith_policy::PolicyDocument;
 use toolsmith_store::{SqliteStore, Store};
 
 use crate::{Actor, CreateTool, ServiceError, ToolService, ToolServiceSettings};
 
 async fn open(
-    policy: Option<PolicyConfig>,
+    policy: Option<PolicyDocument>,
 ) -> (tempfile::TempDir, Result<Arc<ToolService>, ServiceError>) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
@@ -23,7 +23,7 @@ async fn open(
     (dir, service)
 }
 
-fn policy(toml_text: &str) -> PolicyConfig {
+fn policy(toml_text: &str) -> PolicyDocument {
     toml::from_str(toml_text).unwrap()
 }
 

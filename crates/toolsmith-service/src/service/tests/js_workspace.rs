@@ -9,7 +9,7 @@ use super::*;
 /// per JS run and the tool groups in `disabled` off.
 async fn service_with(fs_budget: u32, disabled: &[&str]) -> (Fixture, tempfile::TempDir) {
     let workspaces = tempfile::tempdir().unwrap();
-    let mut policy = toolsmith_policy::PolicyConfig::default();
+    let mut policy = toolsmith_policy::PolicyDocument::default();
     policy.tool_groups.disable = disabled.iter().map(|g| (*g).to_owned()).collect();
     let f = fixture_with(ToolServiceSettings {
         workspace: Some(crate::WorkspaceConfig::new(workspaces.path().join("ws"))),

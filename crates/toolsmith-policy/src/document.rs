@@ -1,16 +1,16 @@
-//! The policy as configured: plain serde data, read from TOML or JSON, checked only by
-//! [`PolicyConfig::compile`].
+//! The policy document as the operator writes it: plain serde data, read from TOML or JSON,
+//! checked only by [`PolicyDocument::compile`].
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The whole policy configuration.
+/// The whole policy document.
 ///
 /// Entries in every list are a tool name, `group:<name>`, or `*` (every tool).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct PolicyConfig {
+pub struct PolicyDocument {
     /// The global profile; `full` when no scope names one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
