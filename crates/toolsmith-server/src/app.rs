@@ -283,8 +283,8 @@ fn with_server_metrics(service: String, state: &AppState) -> String {
         let _ = writeln!(extra, "# TYPE {family} {kind}");
         let _ = writeln!(extra, "{name} {value}");
     }
-    match service.rfind("# EOF") {
-        Some(at) => format!("{}{extra}{}", &service[..at], &service[at..]),
+    match service.rsplit_once("# EOF") {
+        Some((head, tail)) => format!("{head}{extra}# EOF{tail}"),
         None => service + &extra,
     }
 }

@@ -358,7 +358,8 @@ pub fn new_token(
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    let id = format!("tok_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    // The first 48 bits of a random UUID: 12 hex digits.
+    let id = format!("tok_{:012x}", uuid::Uuid::new_v4().as_u64_pair().0 >> 16);
     let record = ApiTokenRecord {
         id,
         user_id: user_id.to_owned(),

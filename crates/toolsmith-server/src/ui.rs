@@ -74,7 +74,10 @@ static ASSETS: &[Asset] = &[
 static ETAGS: LazyLock<Vec<String>> = LazyLock::new(|| {
     ASSETS
         .iter()
-        .map(|a| format!("\"{}\"", hex::encode(&Sha256::digest(a.body)[..12])))
+        .map(|a| {
+            let digest = Sha256::digest(a.body);
+            format!("\"{}\"", hex::encode(digest.get(..12).unwrap_or_default()))
+        })
         .collect()
 });
 
@@ -101,7 +104,11 @@ pub fn router() -> Router {
 }
 
 fn serve(path: &str, headers: &HeaderMap) -> Response {
-    let Some(index) = ASSETS.iter().position(|a| a.path == path) else {
+    let found = ASSETS
+        .iter()
+        .zip(ETAGS.iter())
+        .find(|(a, _)| a.path == path);
+    let Some((asset, tag)) = found else {
         return ApiError::new(
             StatusCode::NOT_FOUND,
             "not_found",
@@ -109,8 +116,6 @@ fn serve(path: &str, headers: &HeaderMap) -> Response {
         )
         .into_response();
     };
-    let asset = &ASSETS[index];
-    let tag = &ETAGS[index];
     let fresh = headers
         .get(IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())

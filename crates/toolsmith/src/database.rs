@@ -54,7 +54,7 @@ impl DatabaseUrl {
             None => text,
             Some(scheme) => match scheme.to_ascii_lowercase().as_str() {
                 "sqlite" => {
-                    let rest = &text[scheme.len() + 1..];
+                    let rest = text.get(scheme.len() + 1..).unwrap_or_default();
                     rest.strip_prefix("//").unwrap_or(rest)
                 }
                 "postgres" | "postgresql" => {

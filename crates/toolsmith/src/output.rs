@@ -54,20 +54,20 @@ impl Table {
         let n = self.header.len();
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
-            for (i, cell) in row.iter().enumerate().take(n) {
-                widths[i] = widths[i].max(cell.chars().count());
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
             }
         }
         let mut out = String::new();
         let header: Vec<String> = self.header.iter().map(|h| (*h).to_owned()).collect();
         for row in std::iter::once(&header).chain(&self.rows) {
             let mut line = String::new();
-            for (i, cell) in row.iter().enumerate().take(n) {
+            for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
                 if i + 1 == n {
                     line.push_str(cell);
                 } else {
                     line.push_str(cell);
-                    let pad = widths[i] - cell.chars().count() + 2;
+                    let pad = width - cell.chars().count() + 2;
                     line.extend(std::iter::repeat_n(' ', pad));
                 }
             }

@@ -182,12 +182,14 @@ impl SearchIndex {
                 if term_id == next {
                     index.postings.push(Vec::new());
                 }
-                index.postings[term_id].push(Posting {
-                    doc: id,
-                    short: term.short,
-                    body: term.body,
-                    named: term.named,
-                });
+                if let Some(postings) = index.postings.get_mut(term_id) {
+                    postings.push(Posting {
+                        doc: id,
+                        short: term.short,
+                        body: term.body,
+                        named: term.named,
+                    });
+                }
             }
         }
         let n = index.names.len();
@@ -212,6 +214,12 @@ impl SearchIndex {
 
     /// The documents matching any term of `query` that `accept` lets through, with their
     /// scores, best first (ties by name). A query with no searchable word matches nothing.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "the per-document vectors all have one entry per document (`n`), every posting's \
+                  `doc` is a document's position, and every term id is an index into `postings`: \
+                  the index builds them together and never changes"
+    )]
     pub fn search(&self, query: &str, accept: impl Fn(usize) -> bool) -> Vec<(usize, f64)> {
         let terms = query_terms(query);
         let n = self.names.len();
@@ -296,7 +304,7 @@ impl SearchIndex {
     /// Okapi's inverse document frequency of a term.
     fn idf(&self, term_id: usize) -> f64 {
         let n = self.names.len() as f64;
-        let df = self.postings[term_id].len() as f64;
+        let df = self.postings.get(term_id).map_or(0, Vec::len) as f64;
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
@@ -314,7 +322,10 @@ impl SearchIndex {
         }
         if term.chars().count() >= MIN_PREFIX_CHARS {
             let start = self.sorted.partition_point(|(t, _)| t.as_str() < term);
-            for (candidate, id) in self.sorted[start..]
+            for (candidate, id) in self
+                .sorted
+                .get(start..)
+                .unwrap_or_default()
                 .iter()
                 .take_while(|(t, _)| t.starts_with(term))
                 .filter(|(t, _)| t != term)
@@ -392,11 +403,13 @@ pub fn search<'a>(
     let docs: Vec<Document> = tools.iter().map(|t| Document::of(t)).collect();
     let index = SearchIndex::build(&docs);
     index
-        .search(query, |i| in_category(tools[i]))
+        .search(query, |i| tools.get(i).is_some_and(|t| in_category(t)))
         .into_iter()
-        .map(|(i, score)| Ranked {
-            tool: tools[i],
-            score,
+        .filter_map(|(i, score)| {
+            Some(Ranked {
+                tool: tools.get(i).copied()?,
+                score,
+            })
         })
         .collect()
 }

@@ -460,11 +460,12 @@ fn looks_like_arithmetic(query: &str) -> bool {
     let chars: Vec<char> = query.chars().filter(|c| !c.is_whitespace()).collect();
     chars
         .windows(2)
-        .any(|w| w[0].is_ascii_digit() && w[1] == '%')
+        .any(|w| matches!(w, [digit, '%'] if digit.is_ascii_digit()))
         || chars.windows(3).any(|w| {
-            (w[0].is_ascii_digit() || w[0] == ')')
-                && "+-*/^×÷".contains(w[1])
-                && (w[2].is_ascii_digit() || w[2] == '(')
+            matches!(w, [left, op, right]
+                if (left.is_ascii_digit() || *left == ')')
+                    && "+-*/^×÷".contains(*op)
+                    && (right.is_ascii_digit() || *right == '('))
         })
 }
 
@@ -474,10 +475,15 @@ fn looks_like_arithmetic(query: &str) -> bool {
 pub fn compound_terms(text: &str) -> Vec<String> {
     let all = words(text);
     all.windows(2)
-        .filter(|w| {
-            w.iter().all(|x| x.chars().all(char::is_alphabetic)) && w[0].len() + w[1].len() >= 4
+        .filter_map(|w| match w {
+            [first, second]
+                if w.iter().all(|x| x.chars().all(char::is_alphabetic))
+                    && first.len() + second.len() >= 4 =>
+            {
+                Some(stem(&format!("{first}{second}")))
+            }
+            _ => None,
         })
-        .map(|w| stem(&format!("{}{}", w[0], w[1])))
         .collect()
 }
 
@@ -495,5 +501,5 @@ pub fn truncate(text: &str, max: usize) -> &str {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    &text[..end]
+    text.get(..end).unwrap_or_default()
 }

@@ -63,7 +63,7 @@ pub(crate) async fn read(mut body: Body, limit: usize) -> Result<Bytes, Refused>
             // The first frame past the limit: keep only what the id search needs.
             kept.truncate(ID_SCAN_BYTES);
             let room = ID_SCAN_BYTES - kept.len();
-            kept.extend_from_slice(&data[..room.min(data.len())]);
+            kept.extend(data.iter().take(room));
         }
         if seen > drain_max {
             return Err(Refused::TooLarge {

@@ -11,6 +11,7 @@
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use toolsmith_core::object;
 use toolsmith_core::{CustomToolRecord, Permission, ToolKind, ToolStatus};
 use toolsmith_service::{
     DeleteOptions, ExecutionApproval, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
@@ -360,7 +361,7 @@ async fn create(caller: &Caller<'_>, mut args: CreateToolBody) -> CallToolResult
             };
             let mut out = json!({"created": true, "tool": summary(&record), "message": message});
             if !notes.is_empty() {
-                out["notes"] = json!(notes);
+                object::set(&mut out, "notes", json!(notes));
             }
             json_result(out)
         }
@@ -395,8 +396,8 @@ const NO_RETURN_NOTE: &str = "Warning: the code has no `return`, so every call w
 /// a nested function or a comment passes too — the warning is for code with none at all).
 fn has_return(code: &str) -> bool {
     code.match_indices("return").any(|(at, word)| {
-        let before = code[..at].chars().next_back();
-        let after = code[at + word.len()..].chars().next();
+        let before = code.get(..at).and_then(|b| b.chars().next_back());
+        let after = code.get(at + word.len()..).and_then(|a| a.chars().next());
         let ident =
             |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
         !ident(before) && !ident(after)

@@ -9,6 +9,7 @@
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use toolsmith_core::object;
 use toolsmith_core::{BatchCall, ErrorKind, ToolDefinition, ToolResult};
 
 use super::catalog::{SERVER_TOOLS, arguments, call_result, error_result, json_result};
@@ -186,13 +187,13 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
                 "description": short(&def.description),
             });
             if let Some(category) = &def.category {
-                entry["category"] = json!(category);
+                object::set(&mut entry, "category", json!(category));
             }
             if args.include_params {
-                entry["parameters"] = def.parameters.clone();
+                object::set(&mut entry, "parameters", def.parameters.clone());
             }
             if SERVER_TOOLS.is_server_tool(&def.name) {
-                entry["callDirectly"] = json!(true);
+                object::set(&mut entry, "callDirectly", json!(true));
             }
             entry
         })
@@ -203,22 +204,35 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
         "tools": listed,
     });
     if let Some(category) = args.category {
-        out["category"] = json!(category);
+        object::set(&mut out, "category", json!(category));
     }
     if total > MAX_SEARCH_RESULTS {
-        out["truncated"] = json!(true);
-        out["message"] = json!(format!(
-            "showing the best {MAX_SEARCH_RESULTS} of {total}; narrow the query or filter by category"
-        ));
+        object::set(&mut out, "truncated", json!(true));
+        object::set(
+            &mut out,
+            "message",
+            json!(format!(
+                "showing the best {MAX_SEARCH_RESULTS} of {total}; narrow the query or filter by category"
+            )),
+        );
     } else if total == 0 {
-        out["message"] = json!(if lists_everything(&args.query) {
-            "no tools in this category; search without a category, or with query \"all\"".to_owned()
-        } else {
-            "no tool matches the query; try other words (what the tool does, e.g. \"convert currency\"), or query \"all\" to list every tool; create_tool makes a new one".to_owned()
-        });
+        object::set(
+            &mut out,
+            "message",
+            json!(if lists_everything(&args.query) {
+                "no tools in this category; search without a category, or with query \"all\""
+                    .to_owned()
+            } else {
+                "no tool matches the query; try other words (what the tool does, e.g. \"convert currency\"), or query \"all\" to list every tool; create_tool makes a new one".to_owned()
+            }),
+        );
     } else if !args.include_params {
-        out["next"] = json!(
-            "call get_tool_help for a tool's parameters, then use_tool (or call it directly)"
+        object::set(
+            &mut out,
+            "next",
+            json!(
+                "call get_tool_help for a tool's parameters, then use_tool (or call it directly)"
+            ),
         );
     }
     json_result(out)
@@ -254,10 +268,10 @@ fn help_of(def: &ToolDefinition, note: Option<&str>) -> Value {
         "parameterDocs": parameter_docs(&def.parameters),
     });
     if let Some(category) = &def.category {
-        out["category"] = json!(category);
+        object::set(&mut out, "category", json!(category));
     }
     if let Some(note) = note {
-        out["note"] = json!(note);
+        object::set(&mut out, "note", json!(note));
     }
     out
 }
@@ -373,9 +387,12 @@ async fn batch(caller: &Caller<'_>, args: BatchArgs) -> CallToolResult {
         .enumerate()
         .map(|(index, (name, slot))| {
             let res = match slot {
-                Ok(i) => results[i].take().unwrap_or_else(|| {
-                    ToolResult::error(ErrorKind::Internal, "the batch lost this result")
-                }),
+                Ok(i) => results
+                    .get_mut(i)
+                    .and_then(Option::take)
+                    .unwrap_or_else(|| {
+                        ToolResult::error(ErrorKind::Internal, "the batch lost this result")
+                    }),
                 Err(refused) => refused,
             };
             let res = match registry.get(owner, &name) {

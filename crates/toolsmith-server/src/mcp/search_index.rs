@@ -77,10 +77,18 @@ pub(crate) struct OwnerIndex {
 }
 
 impl OwnerIndex {
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "`i` is a position in `entries`: the index is built from them and returns positions"
+    )]
     pub fn source(&self, i: usize) -> &Source {
         &self.entries[i].source
     }
 
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "`i` is a position in `entries`: the index is built from them and returns positions"
+    )]
     pub fn definition(&self, i: usize) -> &ToolDefinition {
         match &self.entries[i].source {
             Source::Registry(tool) => &tool.definition,

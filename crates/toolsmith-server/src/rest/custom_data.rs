@@ -11,6 +11,7 @@ use axum::extract::State;
 use serde_json::{Map, Value, json};
 use toolsmith_builtins::custom::CustomOp;
 use toolsmith_core::data::RecordScope;
+use toolsmith_core::object;
 use toolsmith_service::ServiceError;
 
 use super::envelope::ApiOk;
@@ -275,7 +276,7 @@ async fn one_row(
 ) -> Result<ApiOk<Value>, ApiError> {
     let mut args = json!({ "table": table, "recordId": id });
     if let Some(data) = data {
-        args["data"] = data;
+        object::set(&mut args, "data", data);
     }
     Ok(ApiOk::ok(run(state, identity, needs, op, &args).await?))
 }

@@ -159,7 +159,7 @@ impl QueryPairs {
                     ),
                 ));
             }
-            if self.0[..idx].iter().any(|(n, _)| n == name) {
+            if self.0.iter().take(idx).any(|(n, _)| n == name) {
                 return Err(ApiError::bad_request(
                     "invalid_query",
                     format!("query parameter `{name}` is given more than once"),

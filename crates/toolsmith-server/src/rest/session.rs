@@ -117,7 +117,7 @@ pub async fn changes(
     ));
     let changes = Changes {
         tools,
-        approvals: hex::encode(&approvals.finalize()[..8]),
+        approvals: hex::encode(approvals.finalize().get(..8).unwrap_or_default()),
         pending_tools: stats.pending_approval,
         pending_approvals: pending.len() as u64,
     };
@@ -140,5 +140,5 @@ pub async fn changes(
 }
 
 fn digest(text: &str) -> String {
-    hex::encode(&Sha256::digest(text.as_bytes())[..8])
+    hex::encode(Sha256::digest(text.as_bytes()).get(..8).unwrap_or_default())
 }

@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsmith_core::ApiTokenRecord;
+use toolsmith_core::object;
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
@@ -130,7 +131,7 @@ pub async fn create(
         .await?;
     state.tokens.clear();
     let mut answer = view(&record);
-    answer["token"] = Value::String(secret);
+    object::set(&mut answer, "token", Value::String(secret));
     Ok(ApiOk::created(answer))
 }
 
