@@ -212,7 +212,8 @@ impl FileConfig {
             let at = e
                 .span()
                 .map(|span| {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    let before = text.get(..span.start.min(text.len())).unwrap_or_default();
+                    let line = before.matches('\n').count() + 1;
                     format!(" (line {line})")
                 })
                 .unwrap_or_default();
@@ -1011,7 +1012,8 @@ fn split_number(text: &str) -> (&str, &str) {
     let end = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
-    (&text[..end], text[end..].trim())
+    let (number, unit) = text.split_at_checked(end).unwrap_or((text, ""));
+    (number, unit.trim())
 }
 
 /// `PER_MINUTE[:BURST]`, e.g. `600` or `600:50`.
