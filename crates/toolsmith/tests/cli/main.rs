@@ -19,8 +19,15 @@
 //! - `docs_map` — every path, type and crate edge ARCHITECTURE.md and CONTRIBUTING.md name exists.
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
-// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// is held to the workspace's `unwrap_used`, `expect_used`, `panic`, `string_slice` and
+// `indexing_slicing` lints.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::string_slice,
+    clippy::indexing_slicing
+)]
 
 mod db_copy;
 mod docs_map;
