@@ -18,8 +18,15 @@
 //! 200 tools — it checks the benchmarks work, not how fast.
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
-// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// is held to the workspace's `unwrap_used`, `expect_used`, `panic`, `string_slice` and
+// `indexing_slicing` lints.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::string_slice,
+    clippy::indexing_slicing
+)]
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
