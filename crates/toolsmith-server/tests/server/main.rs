@@ -6,8 +6,15 @@
 //! - `mcp_*` — MCP through rmcp's client and the real SDK clients (`mcp_support`).
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
-// is held to the workspace's `unwrap_used`, `expect_used` and `panic` lints.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// is held to the workspace's `unwrap_used`, `expect_used`, `panic`, `string_slice` and
+// `indexing_slicing` lints.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::string_slice,
+    clippy::indexing_slicing
+)]
 
 mod mcp_support;
 mod rest_support;
