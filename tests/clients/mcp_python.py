@@ -356,9 +356,13 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
         out["listedTool"] = next(
             ({"name": t.name, "title": t.title} for t in listed.tools if t.name == "text.uppercase"), None
         )
-        out["invoke"] = await call(client, "text.uppercase", SPEC_INVOKE["args"])
-        out["invokeThrows"] = await call(client, "text.uppercase", {})
+        asked_before = APPROVALS.asked
+        out["invoke"] = await call(client, "text.uppercase", SPEC_INVOKE)
+        out["invokeUnwrapped"] = await call(client, "text.uppercase", SPEC_INVOKE["args"])
+        out["invokeThrows"] = await call(client, "text.uppercase", {"args": {}})
+        out["approvalsAskedForAdminTools"] = APPROVALS.asked - asked_before
         out["list"] = await call(client, "dynamic.tool.list", admin({}))
+        out["listWithCode"] = await call(client, "dynamic.tool.list", admin({"includeCode": True}))
         out["get"] = await call(client, "dynamic.tool.get", admin({"name": "text.uppercase"}))
         out["updateTitle"] = await call(
             client, "dynamic.tool.update", admin({"name": "text.uppercase", "patch": {"title": "Uppercase"}})
@@ -376,7 +380,7 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
         out["createSlow"] = await call(
             client,
             "dynamic.tool.create",
-            admin({"tool": {"name": "loop.forever", "description": "Never ends", "code": "while (true) {}", "timeoutMs": 300}}),
+            admin({"tool": {"name": "loop.forever", "description": "Never ends", "code": "while (true) {}", "timeoutMs": 1000}}),
         )
         started = time.monotonic()
         out["invokeSlow"] = await call(client, "loop.forever", {})
@@ -392,6 +396,7 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
         )
         out["delete"] = await call(client, "dynamic.tool.delete", admin({"name": "text.uppercase"}))
         out["getDeleted"] = await call(client, "dynamic.tool.get", admin({"name": "text.uppercase"}))
+        out["deleteDeleted"] = await call(client, "dynamic.tool.delete", admin({"name": "text.uppercase"}))
         out["listedAfterDelete"] = "text.uppercase" in await tool_names(client)
         out["approvalsAsked"] = APPROVALS.asked
     return out

@@ -317,6 +317,15 @@ impl Settings {
             },
             ..ToolServiceSettings::default()
         };
+        // Which of dynamic-mcp's sandbox variables Toolsmith's own settings override.
+        let sandbox_given = SandboxGiven {
+            wall_time: runtime.js_wall_time.is_some() || file.js_wall_time.is_some(),
+            max_output: runtime.js_max_output.is_some() || file.js_max_output.is_some(),
+            session_timeout: runtime.sandbox_session_timeout.is_some()
+                || file.sandbox_session_timeout.is_some(),
+            sessions: runtime.sandbox_sessions_per_user.is_some()
+                || file.sandbox_sessions_per_user.is_some(),
+        };
         let js = &mut service.js_limits;
         if let Some(bytes) = pick_size(runtime.js_memory, file.js_memory, "js_memory")? {
             js.memory_bytes = in_range(bytes, 1 << 20, 4 << 30, "js_memory")?;
@@ -502,6 +511,7 @@ impl Settings {
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
         if compat == Compat::DynamicMcp {
             service.name_rule = toolsmith_core::name::NameRule::Wide;
+            dynamic_mcp_sandbox_variables(&sandbox_given, &mut service)?;
         }
         let poll_interval =
             pick_duration(runtime.poll_interval, file.poll_interval, "poll_interval")?
@@ -623,11 +633,12 @@ impl Settings {
             if server.admin_token.is_none() {
                 server.admin_token = env_text("MCP_ADMIN_TOKEN");
             }
-            require_admin_token |= env_text("MCP_REQUIRE_ADMIN_TOKEN")
-                .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"));
+            require_admin_token |= env_flag("MCP_REQUIRE_ADMIN_TOKEN")?;
         }
+        // dynamic-mcp takes an admin token of any length; so does its compatibility mode.
         if let Some(token) = &server.admin_token
             && token.trim().len() < 16
+            && compat != Compat::DynamicMcp
         {
             return Err(bad(
                 "admin_token must be at least 16 characters (use a long random string)",
@@ -648,7 +659,25 @@ impl Settings {
         }
         // Read-only holds on every door: the HTTP faces refuse their writes (scopes), the
         // service refuses the built-ins' (records, workspaces, the scheduler).
-        let read_only = global.read_only || file.read_only.unwrap_or(false);
+        let mut read_only = global.read_only || file.read_only.unwrap_or(false);
+        if compat == Compat::DynamicMcp {
+            // dynamic-mcp's read-only registry is Toolsmith's read-only mode; its tool limit
+            // is the per-owner limit, unless Toolsmith's own setting gives one.
+            read_only |= env_flag("MCP_DYNAMIC_READ_ONLY")?;
+            if global.max_tools_per_owner.is_none()
+                && file.max_tools_per_owner.is_none()
+                && let Some(max) = env_text("MCP_DYNAMIC_MAX_TOOLS")
+            {
+                service.max_tools_per_owner = match max.trim().parse::<u64>() {
+                    Ok(max) if max >= 1 => max,
+                    _ => {
+                        return Err(bad(format!(
+                            "MCP_DYNAMIC_MAX_TOOLS must be a whole number of at least 1, got '{max}'"
+                        )));
+                    }
+                };
+            }
+        }
         server.read_only = read_only;
         service.read_only = read_only;
         // Readiness watches the embedded store's disk.
@@ -832,6 +861,75 @@ fn dynamic_mcp_profile(
 /// A non-empty environment variable.
 fn env_text(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Which settings of the JS sandbox and the sandbox sessions were given (flag, environment or
+/// file), so dynamic-mcp's variables do not override them.
+struct SandboxGiven {
+    wall_time: bool,
+    max_output: bool,
+    session_timeout: bool,
+    sessions: bool,
+}
+
+/// dynamic-mcp's `MCP_SANDBOX_*` variables that have a Toolsmith setting, read in its
+/// compatibility mode where Toolsmith's own setting is not given (docs/mcp.md): the longest
+/// run (`MCP_SANDBOX_MAX_TIMEOUT_MS` → `js_wall_time`), the largest output
+/// (`MCP_SANDBOX_MAX_OUTPUT_BYTES` → `js_max_output`), and the sandbox sessions' idle time and
+/// number (`MCP_SANDBOX_SESSION_TIMEOUT_SECONDS` → `sandbox_session_timeout`,
+/// `MCP_SANDBOX_MAX_SESSIONS` → `sandbox_sessions_per_user`). Each is checked against
+/// dynamic-mcp's own range.
+fn dynamic_mcp_sandbox_variables(
+    given: &SandboxGiven,
+    service: &mut ToolServiceSettings,
+) -> Result<(), ConfigError> {
+    let number = |name: &str, max: u64| -> Result<Option<u64>, ConfigError> {
+        let Some(text) = env_text(name) else {
+            return Ok(None);
+        };
+        match text.trim().parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(bad(format!(
+                "{name} must be a whole number from 1 to {max}, got '{text}'"
+            ))),
+        }
+    };
+    if !given.wall_time
+        && let Some(ms) = number("MCP_SANDBOX_MAX_TIMEOUT_MS", 300_000)?
+    {
+        service.js_limits.wall_time = Duration::from_millis(ms);
+    }
+    if !given.max_output
+        && let Some(bytes) = number("MCP_SANDBOX_MAX_OUTPUT_BYTES", 10_000_000)?
+    {
+        service.js_limits.max_output_bytes = bytes as usize;
+    }
+    if !given.session_timeout
+        && let Some(seconds) = number("MCP_SANDBOX_SESSION_TIMEOUT_SECONDS", 172_800)?
+    {
+        service.sandbox_sessions.idle_timeout = Duration::from_secs(seconds);
+    }
+    if !given.sessions
+        && let Some(max) = number("MCP_SANDBOX_MAX_SESSIONS", 1_000)?
+    {
+        service.sandbox_sessions.max_per_user = max as usize;
+    }
+    Ok(())
+}
+
+/// A boolean variable as dynamic-mcp reads one (`true`/`1`/`yes`/`on`, `false`/`0`/`no`/`off`;
+/// unset is false); anything else is refused with the variable's name.
+fn env_flag(name: &str) -> Result<bool, ConfigError> {
+    let Some(value) = env_text(name) else {
+        return Ok(false);
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(bad(format!(
+            "{name} must be true or false (also 1/0, yes/no, on/off), got '{value}'"
+        ))),
+    }
 }
 
 impl ServeArgs {

@@ -245,7 +245,6 @@ async function connectPair(config: CreateMcpServerOptions) {
 /* ------------------------------------------------------------------ */
 
 describe('agent loop with ScriptedLLM', () => {
-  // needs profile tools (h7)
   it('single tool call: LLM calls dev.echo then produces final answer', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-agent-single-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -285,7 +284,6 @@ describe('agent loop with ScriptedLLM', () => {
     expect(result.finalText).toContain('HELLO AGENT');
   });
 
-  // needs profile tools (h7)
   it('multi-step: LLM calls time.now then dev.echo with the time', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-agent-multi-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -367,7 +365,6 @@ describe('agent loop with ScriptedLLM', () => {
     expect(result.finalText).toContain('Paris');
   });
 
-  // needs profile tools (h7)
   it('handles tool error gracefully: LLM sees error and reports it', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-agent-error-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -408,7 +405,6 @@ describe('agent loop with ScriptedLLM', () => {
     expect(result.finalText).toContain('invalid');
   });
 
-  // needs profile tools (h7), and the control plane's answers (h6)
   it('agent creates a dynamic tool, then calls system.health', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-agent-dyncreate-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -472,7 +468,6 @@ describe('agent loop with ScriptedLLM', () => {
     expect(result.finalText).toContain('healthy');
   });
 
-  // needs the control plane's answers (h6)
   it('agent manages full dynamic tool CRUD in a single conversation', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-agent-crud-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -576,7 +571,6 @@ describe('agent loop with ScriptedLLM', () => {
     expect(result.finalText).toContain('Successfully');
   });
 
-  // needs profile tools (h7)
   it('LLM produces mixed content (text + tool_use in same turn)', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-agent-mixed-'));
     const { client } = await connectPair(buildConfig(storeRoot));

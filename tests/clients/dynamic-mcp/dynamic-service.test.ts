@@ -27,7 +27,6 @@ afterEach(async () => {
 });
 
 describe('dynamic tool service', () => {
-  // needs the control plane's answers (h6)
   it('creates and registers dynamic tools at runtime', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-test-'));
     const server = await createMcpServer({
@@ -97,7 +96,6 @@ describe('dynamic tool service', () => {
     expect(staleUpdate.content[0]?.type).toBe('text');
   });
 
-  // needs the control plane's answers (h6)
   it('enforces admin token for privileged dynamic tools when configured', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-auth-test-'));
     const server = await createMcpServer({
@@ -133,7 +131,6 @@ describe('dynamic tool service', () => {
     expect(authorized.isError).not.toBe(true);
   });
 
-  // needs the control plane's answers (h6)
   it('blocks dynamic write operations when registry is read-only', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-readonly-test-'));
     const server = await createMcpServer({
@@ -168,7 +165,6 @@ describe('dynamic tool service', () => {
     expect(createResult.content[0]?.type).toBe('text');
   });
 
-  // needs the control plane's answers (h6)
   it('deletes a dynamic tool and unregisters it', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-delete-'));
     const server = await createMcpServer({
@@ -317,7 +313,6 @@ describe('dynamic tool service', () => {
     expect((result.content[0] as { text: string }).text).toMatch(/reserved/i);
   });
 
-  // needs the control plane's answers (h6)
   it('lists dynamic tools with and without code', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-list-'));
     const server = await createMcpServer({
@@ -368,7 +363,6 @@ describe('dynamic tool service', () => {
     expect(foundWithCode?.code).toBe('console.log("hello");');
   });
 
-  // needs the control plane's answers (h6)
   it('get returns error for non-existent tool', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-get-missing-'));
     const server = await createMcpServer({
@@ -391,7 +385,6 @@ describe('dynamic tool service', () => {
     expect((result.content[0] as { text: string }).text).toMatch(/not found/i);
   });
 
-  // needs the control plane's answers (h6)
   it('delete returns error for non-existent tool', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-service-delete-missing-'));
     const server = await createMcpServer({

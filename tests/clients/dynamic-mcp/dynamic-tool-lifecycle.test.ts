@@ -101,7 +101,6 @@ async function connectPair(config: CreateMcpServerOptions) {
 /* ------------------------------------------------------------------ */
 
 describe('dynamic tool lifecycle – end-to-end', () => {
-  // needs the control plane's answers (h6)
   it('full CRUD lifecycle: create → get → update → enable/disable → delete', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-dynlife-'));
     const storeFile = join(storeRoot, 'tools.json');
@@ -220,7 +219,6 @@ describe('dynamic tool lifecycle – end-to-end', () => {
     expect(getMissing.isError).toBe(true);
   });
 
-  // needs the control plane's answers (h6)
   it('revision conflict is detected across operations', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-dynconflict-'));
     const storeFile = join(storeRoot, 'tools.json');
@@ -271,7 +269,6 @@ describe('dynamic tool lifecycle – end-to-end', () => {
     );
   });
 
-  // needs the control plane's answers (h6)
   it('multiple dynamic tools coexist and list correctly', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-dynmulti-'));
     const storeFile = join(storeRoot, 'tools.json');
@@ -334,7 +331,6 @@ describe('dynamic tool lifecycle – end-to-end', () => {
     expect(remaining.tools.length).toBe(2);
   });
 
-  // needs the control plane's answers (h6)
   it('persists tools across MCP sessions sharing the same file store', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-dynpersist-'));
     const storeFile = join(storeRoot, 'tools.json');
@@ -418,7 +414,6 @@ describe('dynamic tool lifecycle – end-to-end', () => {
     }
   });
 
-  // needs the control plane's answers (h6)
   it('dynamic.tool.list with includeCode=true returns code field', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-dyncode-'));
     const storeFile = join(storeRoot, 'tools.json');

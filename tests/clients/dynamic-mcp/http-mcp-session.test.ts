@@ -141,7 +141,6 @@ async function connectHttpClient(port: number): Promise<Client> {
 /* ------------------------------------------------------------------ */
 
 describe('HTTP MCP session lifecycle', () => {
-  // needs profile tools (h7)
   it('initializes session, lists tools, and calls tools over HTTP', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-basic-'));
     const port = await getFreePort();
@@ -184,7 +183,6 @@ describe('HTTP MCP session lifecycle', () => {
     expect(new Date(timePayload.iso).toISOString()).toBe(timePayload.iso);
   });
 
-  // needs profile tools (h7)
   it('supports multiple concurrent sessions over HTTP', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-multi-'));
     const port = await getFreePort();
@@ -215,7 +213,6 @@ describe('HTTP MCP session lifecycle', () => {
     expect((echo2.structuredContent as { message: string }).message).toBe('session2');
   });
 
-  // needs profile tools (h7)
   it('metrics endpoint reflects session creation', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-metrics-'));
     const port = await getFreePort();
@@ -238,7 +235,6 @@ describe('HTTP MCP session lifecycle', () => {
     expect(textAfter).toContain('dynamic_mcp_http_sessions_created_total 1');
   });
 
-  // needs profile tools (h7)
   it('health and readiness probes work alongside MCP sessions', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-probes-'));
     const port = await getFreePort();
@@ -265,7 +261,6 @@ describe('HTTP MCP session lifecycle', () => {
     expect(ready2.status).toBe(200);
   });
 
-  // needs the control plane's answers (h6)
   it('creates and manages dynamic tools over HTTP session', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-dyn-'));
     const port = await getFreePort();
@@ -313,7 +308,6 @@ describe('HTTP MCP session lifecycle', () => {
     expect(toolsAfter.tools.some((t) => t.name === 'dynamic.http_tool')).toBe(false);
   });
 
-  // needs the control plane's answers (h6)
   it('propagates dynamic tool changes across active HTTP sessions', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-cross-session-'));
     const port = await getFreePort();
@@ -369,7 +363,6 @@ describe('HTTP MCP session lifecycle', () => {
     expect(removedInA).toBe(true);
   });
 
-  // needs profile tools (h7)
   it('reads resources and prompts over HTTP session', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-http-res-'));
     const port = await getFreePort();

@@ -120,7 +120,6 @@ describe('createMcpServer', () => {
     });
   });
 
-  // needs profile tools (h7)
   it('keeps the default mvp profile surface minimal', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-mvp-test-'));
     const server = await createMcpServer({
@@ -200,7 +199,6 @@ describe('createMcpServer', () => {
     ).rejects.toThrow(/MCP_ADMIN_TOKEN/);
   });
 
-  // needs profile tools (h7)
   it('time.now returns valid time for default UTC', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-time-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -229,7 +227,6 @@ describe('createMcpServer', () => {
     expect(new Date(output.iso).toISOString()).toBe(output.iso);
   });
 
-  // needs profile tools (h7)
   it('time.now returns error for invalid timezone', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-time-invalid-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -250,7 +247,6 @@ describe('createMcpServer', () => {
     expect((result.content[0] as { text: string }).text).toMatch(/invalid/i);
   });
 
-  // needs profile tools (h7)
   it('time.now accepts specific timezone', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-time-tz-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -272,7 +268,6 @@ describe('createMcpServer', () => {
     expect(output.timeZone).toBe('Asia/Shanghai');
   });
 
-  // needs profile tools (h7)
   it('system.health returns uptime and version', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-health-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -299,7 +294,6 @@ describe('createMcpServer', () => {
     expect(output.uptimeSeconds).toBeGreaterThanOrEqual(0);
   });
 
-  // needs profile tools (h7)
   it('system.guard_metrics returns guard snapshot', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-guard-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -330,7 +324,6 @@ describe('createMcpServer', () => {
     expect(Array.isArray(output.scopes)).toBe(true);
   });
 
-  // needs profile tools (h7)
   it('enterprise profile registers resources', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-resources-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -350,7 +343,6 @@ describe('createMcpServer', () => {
     expect(resourceUris).toContain('dynamic://metrics/guard');
   });
 
-  // needs profile tools (h7)
   it('enterprise profile registers prompts', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-prompts-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -501,7 +493,6 @@ describe('createMcpServer', () => {
     expect((secondAttach.content[0] as { text: string }).text).toMatch(/limit/i);
   });
 
-  // needs profile tools (h7)
   it('requires admin token to enable upstream attach feature', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-upstream-admin-required-'));
     await expect(
@@ -514,7 +505,6 @@ describe('createMcpServer', () => {
     ).rejects.toThrow(/MCP_ADMIN_TOKEN/);
   });
 
-  // needs profile tools (h7)
   it('service.meta resource returns metadata', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-meta-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -538,7 +528,6 @@ describe('createMcpServer', () => {
     expect(parsed.protocol).toBe('Model Context Protocol');
   });
 
-  // needs profile tools (h7)
   it('runtime_config resource returns sanitized config', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-rtconfig-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));
@@ -563,7 +552,6 @@ describe('createMcpServer', () => {
     expect(parsed.audit).toBeDefined();
   });
 
-  // needs profile tools (h7)
   it('dev.echo echoes message without uppercase', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-echo-lower-'));
     const server = await createMcpServer(buildEnterpriseConfig(storeRoot));

@@ -105,7 +105,6 @@ async function connectPair(config: CreateMcpServerOptions) {
 /* ------------------------------------------------------------------ */
 
 describe('MCP protocol lifecycle – enterprise', () => {
-  // needs profile tools (h7)
   it('completes full lifecycle: tools → resources → prompts in one session', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-lifecycle-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -211,7 +210,6 @@ describe('MCP protocol lifecycle – enterprise', () => {
     expect(promptText).toContain('verify');
   });
 
-  // needs profile tools (h7)
   it('guard_metrics reflect tool call activity within one session', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-guard-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -231,7 +229,6 @@ describe('MCP protocol lifecycle – enterprise', () => {
     expect(afterPayload.scopes.length).toBe(scopesBefore);
   });
 
-  // needs profile tools (h7)
   it('system.health uptime progresses over time', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-uptime-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -248,7 +245,6 @@ describe('MCP protocol lifecycle – enterprise', () => {
     expect(t2).toBeGreaterThanOrEqual(t1);
   });
 
-  // needs profile tools (h7)
   it('runtime_config tool and resource return equivalent data', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-rtconfig-'));
     const { client } = await connectPair(buildConfig(storeRoot));
@@ -270,7 +266,6 @@ describe('MCP protocol lifecycle – enterprise', () => {
 });
 
 describe('MCP protocol lifecycle – mvp', () => {
-  // needs profile tools (h7)
   it('provides minimal surface: no enterprise tools, resources, or prompts', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'integ-mvp-'));
     const { client } = await connectPair(

@@ -1,27 +1,36 @@
 //! `--compat dynamic-mcp`: the dynamic-mcp control plane (spec 002) under its own names,
-//! argument shapes and result shapes, for clients written against it.
+//! argument shapes and answers, for clients written against dynamic-mcp v0.4.1.
 //!
-//! - `dynamic.tool.create` `{tool: {name, title?, description, code, inputSchema?,
-//!   dependencies?, image?, timeoutMs?}}`
+//! - `dynamic.tool.create` `{tool: {name, title?, description, code, enabled?, dependencies?,
+//!   image?, timeoutMs?}}` (and Toolsmith's `inputSchema`, `category`, `tags`, `permissions`)
 //! - `dynamic.tool.update` `{name, patch: {…}, expectedRevision?}`
 //! - `dynamic.tool.delete` `{name, expectedRevision?}`
-//! - `dynamic.tool.list` `{status?, category?}`, `dynamic.tool.get` `{name}`
+//! - `dynamic.tool.list` `{includeCode?}`, `dynamic.tool.get` `{name}`
 //! - `dynamic.tool.enable` `{name, enabled, expectedRevision?}`
 //! - `run_js_ephemeral` `{code, args?, dependencies?, image?, timeoutMs?}` (replaces the
 //!   control plane's own `run_js_ephemeral` in this mode)
 //! - `sandbox.initialize`, `sandbox.exec`, `sandbox.run_js`, `sandbox.stop`: the sandbox
 //!   sessions, names for built-ins of the `codeExecution` group ([`sandbox`])
 //!
-//! Every answer is `{ok: true, result}` or `{ok: false, error}` (plus `code`, and `meta` notes),
-//! and so is every call of a custom tool ([`invocation_result`]).
+//! The control plane answers as dynamic-mcp's `src/dynamic/service.ts` does: `list` with
+//! `structuredContent: {tools: [view…]}` and the same array as pretty JSON text, `get` with
+//! `{tool: view}` (code included), `create` / `update` / `enable` with `{tool: view}` and the
+//! text `Created dynamic tool: NAME` (`Updated`, `Enabled`, `Disabled`), `delete` with the
+//! text `Deleted dynamic tool: NAME` alone; a missing tool is `isError` with `Dynamic tool not
+//! found: NAME`, any other failure `isError` with its message. A view ([`View`]) holds name,
+//! title, description, image, timeoutMs, dependencies, enabled, createdAt, updatedAt, revision,
+//! codeSizeBytes (and code where asked). A call of a custom tool answers `{ok: true, result}`
+//! or `{ok: false, error}` ([`invocation_result`]), and takes its arguments under `args` as
+//! dynamic-mcp's clients send them ([`invocation_args`]).
 //!
 //! dynamic-mcp's rules: names match `^[a-zA-Z][a-zA-Z0-9._:-]{2,63}$`; `dynamic.tool.*` and
-//! `run_js_ephemeral` are reserved; `timeoutMs` is 1 to 120,000 ms and honoured as the run's
-//! wall-clock limit; with an admin token configured, every `dynamic.tool.*` call must carry it
-//! as `adminToken` (compared in constant time). Its container fields do not apply: `image` is
-//! kept and reported as not applicable, npm `dependencies` are refused (the sandbox has no
-//! module loader). Toolsmith's rules stay: model-created tools require approval, and a delete
-//! without a valid `adminToken` needs `confirm: true`.
+//! `run_js_ephemeral` are reserved; its limits are in the input schemas (title 1–120,
+//! description 1–4,000, image 1–200, `timeoutMs` 1,000–120,000, at most 64 dependencies,
+//! code 1–200,000); `timeoutMs` is honoured as the run's wall-clock limit; with an admin token
+//! configured, every `dynamic.tool.*` call must carry it as `adminToken` (compared in constant
+//! time); delete asks for no confirmation. Its container field `image` is kept, never used.
+//! Toolsmith's rule stays: a call that does not prove the admin token acts as the model, so a
+//! tool it creates waits for a person's approval ([`call`]).
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -29,11 +38,11 @@ use toolsmith_core::name::{RESERVED_PREFIX, validate_dynamic_mcp_name};
 use toolsmith_core::{CustomToolRecord, Permission, ToolResult, ToolStatus};
 use toolsmith_service::tool_settings::IMAGE_NOT_APPLICABLE;
 use toolsmith_service::{
-    CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
+    Actor, CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
 };
 
 use super::catalog::{arguments, json_result};
-use super::control_plane::{full, parse, service_error, summary};
+use super::control_plane::{parse, service_error};
 use super::handler::Caller;
 use rmcp::model::{CallToolResult, ContentBlock};
 
@@ -70,13 +79,30 @@ impl Op {
 /// The built-in name dynamic-mcp reserves besides its `dynamic.tool.` prefix.
 const RESERVED_BUILTIN: &str = "run_js_ephemeral";
 
-/// Fields of a dynamic-mcp tool definition (create's `tool` and update's `patch`).
+/// dynamic-mcp's defaults for what a definition leaves out (`src/dynamic/spec.ts`).
+const DEFAULT_IMAGE: &str = "node:lts-slim";
+const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// dynamic-mcp's limits (`src/dynamic/spec.ts`).
+const MIN_TIMEOUT_MS: u64 = 1_000;
+const MAX_TITLE_CHARS: u64 = 120;
+const MAX_DESCRIPTION_CHARS: u64 = 4_000;
+const MAX_IMAGE_CHARS: u64 = 200;
+const MAX_DEPENDENCIES: u64 = 64;
+const MAX_VERSION_CHARS: u64 = 128;
+const MAX_CODE_CHARS: u64 = 200_000;
+/// dynamic-mcp's `npmPackageNameRegex` (character classes with `-` last: the same sets).
+const NPM_NAME_PATTERN: &str = "^(?:@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$";
+
+/// Fields of a dynamic-mcp tool definition (create's `tool` and update's `patch`), with its
+/// limits; `inputSchema`, `parameters`, `category`, `tags` and `permissions` are Toolsmith's
+/// additions.
 fn definition_properties() -> Map<String, Value> {
     let props = json!({
         "name": {"type": "string", "description": "Tool name: ^[a-zA-Z][a-zA-Z0-9._:-]{2,63}$; not starting with dynamic.tool., not run_js_ephemeral."},
-        "title": {"type": "string", "description": "Display name (MCP title)."},
-        "description": {"type": "string"},
-        "code": {"type": "string", "description": "Body of an async function receiving `args`; return a JSON value."},
+        "title": {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_CHARS, "description": "Display name (MCP title)."},
+        "description": {"type": "string", "minLength": 1, "maxLength": MAX_DESCRIPTION_CHARS},
+        "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_CHARS, "description": "Body of an async function receiving `args`; return a JSON value."},
+        "enabled": {"type": "boolean", "description": "false keeps the tool out of tools/list until enabled (default true)."},
         "inputSchema": {"anyOf": [{"type": "object"}, {"type": "string"}], "description": "JSON Schema of the arguments (type: object)."},
         "parameters": {"anyOf": [{"type": "object"}, {"type": "string"}], "description": "Same as inputSchema."},
         "category": {"type": "string"},
@@ -93,20 +119,32 @@ fn definition_properties() -> Map<String, Value> {
 }
 
 fn dependencies_schema() -> Value {
-    json!({"type": "array", "items": {"type": "object"}, "description": "npm dependencies: not supported (the sandbox has no module loader); must be empty."})
+    json!({
+        "type": "array",
+        "maxItems": MAX_DEPENDENCIES,
+        "items": arguments(
+            json!({
+                "name": {"type": "string", "pattern": NPM_NAME_PATTERN},
+                "version": {"type": "string", "minLength": 1, "maxLength": MAX_VERSION_CHARS}
+            }),
+            &["name", "version"],
+        ),
+        "description": "npm dependencies ({name, version})."
+    })
 }
 
 fn image_schema() -> Value {
-    json!({"type": "string", "description": "Container image: kept, but not applicable (no containers)."})
+    json!({"type": "string", "minLength": 1, "maxLength": MAX_IMAGE_CHARS, "description": "Container image (default node:lts-slim): kept, but not applicable (no containers)."})
 }
 
 fn timeout_schema() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": toolsmith_service::tool_settings::MAX_TIMEOUT_MS, "description": "Wall-clock limit of one run in ms (default: the server's js_wall_time, 30 s)."})
+    json!({"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": toolsmith_service::tool_settings::MAX_TIMEOUT_MS, "description": "Wall-clock limit of one run in ms (default 30000)."})
 }
 
 /// `(op, name, description, input schema)` of every compatibility tool.
 pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
     let admin_token = json!({"type": "string", "description": "The server's admin token; required when one is configured."});
+    let revision = json!({"type": "integer", "minimum": 1});
     let mut patch_props = definition_properties();
     patch_props.remove("name");
     patch_props.insert(
@@ -117,7 +155,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Create,
             "dynamic.tool.create",
-            "dynamic-mcp compatible: create a JavaScript tool ({tool: {name, description, code, inputSchema}}). Same as create_tool.",
+            "Create and register a new dynamic tool",
             arguments(
                 json!({
                     "tool": arguments(
@@ -132,12 +170,12 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Update,
             "dynamic.tool.update",
-            "dynamic-mcp compatible: apply a patch to a tool ({name, patch, expectedRevision}). Same as update_custom_tool.",
+            "Update an existing dynamic tool definition",
             arguments(
                 json!({
                     "name": {"type": "string"},
                     "patch": arguments(Value::Object(patch_props), &[]),
-                    "expectedRevision": {"type": "integer"},
+                    "expectedRevision": revision,
                     "adminToken": admin_token
                 }),
                 &["name", "patch"],
@@ -146,12 +184,12 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Delete,
             "dynamic.tool.delete",
-            "dynamic-mcp compatible: delete a tool the model created. With a valid adminToken it is deleted at once; without, it needs confirm: true. Same as delete_custom_tool.",
+            "Delete a dynamic tool and unregister it from MCP",
             arguments(
                 json!({
                     "name": {"type": "string"},
-                    "confirm": {"type": "boolean"},
-                    "expectedRevision": {"type": "integer"},
+                    "confirm": {"type": "boolean", "description": "Not needed here (dynamic-mcp's delete asks for no confirmation); accepted and ignored."},
+                    "expectedRevision": revision,
                     "adminToken": admin_token
                 }),
                 &["name"],
@@ -160,9 +198,10 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::List,
             "dynamic.tool.list",
-            "dynamic-mcp compatible: list your tools. Same as list_custom_tools.",
+            "List all dynamic tools currently registered in local storage",
             arguments(
                 json!({
+                    "includeCode": {"type": "boolean", "description": "Also return each tool's code (default false)."},
                     "status": {"type": "string", "enum": ToolStatus::ALL.map(ToolStatus::as_str)},
                     "category": {"type": "string"},
                     "adminToken": admin_token
@@ -173,7 +212,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Get,
             "dynamic.tool.get",
-            "dynamic-mcp compatible: get one tool with its code and revision. Same as get_custom_tool.",
+            "Get one dynamic tool definition by name",
             arguments(
                 json!({"name": {"type": "string"}, "adminToken": admin_token}),
                 &["name"],
@@ -182,12 +221,12 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Enable,
             "dynamic.tool.enable",
-            "dynamic-mcp compatible: enable or disable a tool ({name, enabled}). Same as toggle_custom_tool.",
+            "Enable or disable a dynamic tool at runtime",
             arguments(
                 json!({
                     "name": {"type": "string"},
                     "enabled": {"type": "boolean"},
-                    "expectedRevision": {"type": "integer"},
+                    "expectedRevision": revision,
                     "adminToken": admin_token
                 }),
                 &["name", "enabled"],
@@ -233,6 +272,8 @@ struct Definition {
     #[serde(default)]
     code: Option<String>,
     #[serde(default)]
+    enabled: Option<bool>,
+    #[serde(default)]
     input_schema: Option<Value>,
     #[serde(default)]
     parameters: Option<Value>,
@@ -253,12 +294,12 @@ struct Definition {
 impl Definition {
     /// Refuses what cannot work here.
     fn check(&self) -> Result<(), CallToolResult> {
-        refuse_dependencies(self.dependencies.as_deref())?;
+        if let Some(why) = dependencies_refused(self.dependencies.as_deref()) {
+            return Err(refusal(why.to_owned()));
+        }
         if self.input_schema.is_some() && self.parameters.is_some() {
-            return Err(failure(
-                "validation_error",
-                "give inputSchema or parameters, not both",
-                Map::new(),
+            return Err(refusal(
+                "give inputSchema or parameters, not both".to_owned(),
             ));
         }
         Ok(())
@@ -287,14 +328,13 @@ impl Definition {
     }
 }
 
-fn refuse_dependencies(dependencies: Option<&[Value]>) -> Result<(), CallToolResult> {
+/// Why `dependencies` cannot be taken, if they cannot.
+fn dependencies_refused(dependencies: Option<&[Value]>) -> Option<&'static str> {
     match dependencies {
-        Some(deps) if !deps.is_empty() => Err(failure(
-            "unsupported",
+        Some(deps) if !deps.is_empty() => Some(
             "dependencies are not supported: Toolsmith runs JavaScript in an embedded QuickJS sandbox with no npm and no module loader, so packages cannot be installed or imported; remove `dependencies` (and any `import`) and use plain JavaScript or the built-in `utils` helpers",
-            Map::new(),
-        )),
-        _ => Ok(()),
+        ),
+        _ => None,
     }
 }
 
@@ -317,7 +357,9 @@ struct UpdateArgs {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct DeleteArgs {
     name: String,
+    /// Accepted and ignored: dynamic-mcp's delete has no confirmation step.
     #[serde(default)]
+    #[allow(dead_code)]
     confirm: bool,
     #[serde(default)]
     expected_revision: Option<i64>,
@@ -326,6 +368,8 @@ struct DeleteArgs {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ListArgs {
+    #[serde(default)]
+    include_code: bool,
     #[serde(default)]
     status: Option<String>,
     #[serde(default)]
@@ -382,15 +426,24 @@ fn check_admin_token(caller: &Caller<'_>, args: &mut Value) -> AdminCheck {
     if !given.is_empty() && crate::auth::constant_time_eq(expected.as_bytes(), given.as_bytes()) {
         return AdminCheck::Valid;
     }
-    let why = if given.is_empty() {
-        "this server requires an admin token for dynamic.tool.* operations: pass the server's admin token (MCP_ADMIN_TOKEN / TOOLSMITH_ADMIN_TOKEN) as the adminToken argument"
+    // dynamic-mcp's words, then the fix.
+    let fix = if given.is_empty() {
+        "this server requires its admin token for dynamic.tool.* operations: pass it (MCP_ADMIN_TOKEN / TOOLSMITH_ADMIN_TOKEN) as the adminToken argument"
     } else {
         "the adminToken does not match the server's admin token: pass the value of MCP_ADMIN_TOKEN / TOOLSMITH_ADMIN_TOKEN"
     };
-    AdminCheck::Refused(failure("unauthorized", why, Map::new()))
+    AdminCheck::Refused(refusal(format!(
+        "Unauthorized: invalid admin token. ({fix})"
+    )))
 }
 
 /// Runs a compatibility tool on arguments already validated against its schema.
+///
+/// Who acts: a call that proves the server's admin token acts for the operator (a person:
+/// its tools are the operator's, called without approval, as in dynamic-mcp, where only the
+/// admin token's holder may change tools); any other call acts as the model, under
+/// Toolsmith's rules (a tool it creates waits for a person's approval of its calls, or of
+/// the tool itself when it asks for dangerous permissions).
 pub(crate) async fn call(
     caller: &Caller<'_>,
     op: Op,
@@ -399,209 +452,445 @@ pub(crate) async fn call(
     if op == Op::RunEphemeral {
         return Ok(run_ephemeral(caller, parse(args)?).await);
     }
-    let admin = match check_admin_token(caller, &mut args) {
+    let actor = match check_admin_token(caller, &mut args) {
         AdminCheck::Refused(refused) => return Ok(refused),
-        AdminCheck::Valid => true,
-        AdminCheck::NotConfigured => false,
+        AdminCheck::Valid => Actor::user(caller.owner()),
+        AdminCheck::NotConfigured => caller.actor(),
     };
+    let plane = Plane { caller, actor };
     Ok(match op {
-        Op::Create => create(caller, parse(args)?).await,
-        Op::Update => update(caller, parse(args)?).await,
-        Op::Delete => delete(caller, parse(args)?, admin).await,
-        Op::List => list(caller, parse(args)?).await,
-        Op::Get => {
-            let GetArgs { name } = parse(args)?;
-            match super::control_plane::visible_record(caller, &name).await {
-                Ok(record) => success(json!({"tool": view(&record)}), meta_of(&record)),
-                Err(e) => failed(e),
-            }
-        }
-        Op::Enable => enable(caller, parse(args)?).await,
+        Op::Create => plane.create(parse(args)?).await,
+        Op::Update => plane.update(parse(args)?).await,
+        Op::Delete => plane.delete(parse(args)?).await,
+        Op::List => plane.list(parse(args)?).await,
+        Op::Get => plane.get(parse(args)?).await,
+        Op::Enable => plane.enable(parse(args)?).await,
         // Run by the handler, through the built-in's door.
         Op::RunEphemeral | Op::Sandbox(_) => return Err("unreachable".to_owned()),
     })
 }
 
-async fn create(caller: &Caller<'_>, CreateArgs { tool: mut def }: CreateArgs) -> CallToolResult {
-    if let Err(refused) = def.check() {
-        return refused;
+/// One call of the dynamic-mcp control plane: who calls, and who acts.
+struct Plane<'a, 'b> {
+    caller: &'a Caller<'b>,
+    actor: Actor,
+}
+
+impl Plane<'_, '_> {
+    async fn create(&self, CreateArgs { tool: mut def }: CreateArgs) -> CallToolResult {
+        let Some(name) = def.name.take() else {
+            return invalid("dynamic.tool.create", "/tool/name: required");
+        };
+        if let Err(refused) = check_name(&name) {
+            return refused;
+        }
+        if let Err(refused) = def.check() {
+            return refused;
+        }
+        if def.new_name.is_some() {
+            return refusal("tool.newName has no meaning in create; use tool.name".to_owned());
+        }
+        let parameters = def
+            .schema()
+            .unwrap_or_else(|| json!({"type": "object", "additionalProperties": true}));
+        let metadata = def.settings_onto(Map::new());
+        let (Some(description), Some(code)) = (def.description.take(), def.code.take()) else {
+            return invalid(
+                "dynamic.tool.create",
+                "/tool: description and code are required",
+            );
+        };
+        let input = CreateTool {
+            name: name.clone(),
+            kind: Default::default(),
+            description,
+            parameters,
+            code,
+            category: def.category,
+            tags: def.tags.unwrap_or_default(),
+            permissions: def.permissions.unwrap_or_default(),
+            requires_approval: None,
+            metadata: (!metadata.is_empty()).then_some(Value::Object(metadata)),
+        };
+        match self
+            .service()
+            .create_with_enabled(&self.actor, input, def.enabled)
+            .await
+        {
+            Ok(record) => with_tool(format!("Created dynamic tool: {}", record.name), &record),
+            Err(e) => self.failed(&name, e),
+        }
     }
-    let Some(name) = def.name.take() else {
-        return failure("validation_error", "tool.name is required", Map::new());
-    };
-    if let Err(refused) = check_name(&name) {
-        return refused;
+
+    async fn update(&self, args: UpdateArgs) -> CallToolResult {
+        let UpdateArgs {
+            name,
+            patch: mut def,
+            expected_revision,
+        } = args;
+        if let Err(refused) = check_name(&name) {
+            return refused;
+        }
+        if let Err(refused) = def.check() {
+            return refused;
+        }
+        if let Some(new_name) = &def.new_name
+            && let Err(refused) = check_name(new_name)
+        {
+            return refused;
+        }
+        let service = self.service();
+        let tool = ToolRef::parse(&name);
+        let metadata = if def.has_settings() {
+            // The settings live in the tool's metadata: merge them into what is there.
+            let current = match service.get(&self.actor, &tool).await {
+                Ok(record) => record,
+                Err(e) => return self.failed(&name, e),
+            };
+            let base = current.metadata.as_object().cloned().unwrap_or_default();
+            Some(Value::Object(def.settings_onto(base)))
+        } else {
+            None
+        };
+        let parameters = def.schema();
+        let patch = ToolPatch {
+            new_name: def.new_name,
+            description: def.description,
+            parameters,
+            code: def.code,
+            category: def.category,
+            tags: def.tags,
+            permissions: def.permissions,
+            metadata,
+            ..ToolPatch::default()
+        };
+        let changes_definition = patch != ToolPatch::default();
+        let mut record = None;
+        if changes_definition || def.enabled.is_none() {
+            match service
+                .update(&self.actor, &tool, patch, expected_revision)
+                .await
+            {
+                Ok(updated) => record = Some(updated),
+                Err(e) => return self.failed(&name, e),
+            }
+        }
+        if let Some(enabled) = def.enabled {
+            // dynamic-mcp's patch may carry `enabled`: the state follows the definition.
+            let expected = match &record {
+                Some(updated) => Some(updated.revision),
+                None => expected_revision,
+            };
+            let id = record.as_ref().map(|r| ToolRef::Id(r.id.clone()));
+            let target = id.as_ref().unwrap_or(&tool);
+            let result = if enabled {
+                service.enable(&self.actor, target, expected).await
+            } else {
+                service.disable(&self.actor, target, expected).await
+            };
+            match result {
+                Ok(toggled) => record = Some(toggled),
+                Err(e) => return self.failed(&name, e),
+            }
+        }
+        match record {
+            Some(record) => with_tool(format!("Updated dynamic tool: {}", record.name), &record),
+            None => self.failed(&name, ServiceError::NotFound(name.clone())),
+        }
     }
-    if def.new_name.is_some() {
-        return failure(
-            "validation_error",
-            "tool.newName has no meaning in create; use tool.name",
-            Map::new(),
-        );
+
+    async fn delete(&self, args: DeleteArgs) -> CallToolResult {
+        if let Err(refused) = check_name(&args.name) {
+            return refused;
+        }
+        // dynamic-mcp's delete has no confirmation step (Toolsmith's own delete_custom_tool
+        // keeps its `confirm`).
+        let options = DeleteOptions {
+            confirm: true,
+            expected_revision: args.expected_revision,
+        };
+        match self
+            .service()
+            .delete(&self.actor, &ToolRef::parse(&args.name), options)
+            .await
+        {
+            Ok(record) => CallToolResult::success(vec![ContentBlock::text(format!(
+                "Deleted dynamic tool: {}",
+                record.name
+            ))]),
+            Err(e) => self.failed(&args.name, e),
+        }
     }
-    let parameters = def
-        .schema()
-        .unwrap_or_else(|| json!({"type": "object", "additionalProperties": true}));
-    let metadata = def.settings_onto(Map::new());
-    let (Some(description), Some(code)) = (def.description.take(), def.code.take()) else {
-        return failure(
-            "validation_error",
-            "tool.description and tool.code are required",
-            Map::new(),
-        );
-    };
-    let input = CreateTool {
-        name,
-        kind: Default::default(),
-        description,
-        parameters,
-        code,
-        category: def.category,
-        tags: def.tags.unwrap_or_default(),
-        permissions: def.permissions.unwrap_or_default(),
-        requires_approval: None,
-        metadata: (!metadata.is_empty()).then_some(Value::Object(metadata)),
-    };
-    match caller.service().create(&caller.actor(), input).await {
-        Ok(record) => success(json!({"tool": view(&record)}), meta_of(&record)),
-        Err(e) => failed(e),
+
+    async fn list(&self, args: ListArgs) -> CallToolResult {
+        let mut query = ToolQuery::owner(self.caller.owner());
+        query.limit = 1000;
+        query.category = args.category.filter(|c| !c.trim().is_empty());
+        if let Some(status) = args.status {
+            match status.parse::<ToolStatus>() {
+                Ok(status) => query.status = Some(status),
+                Err(why) => return invalid("dynamic.tool.list", &format!("/status: {why}")),
+            }
+        }
+        match self.service().list(&self.actor, query).await {
+            Ok(page) => {
+                // Tools the caller may not call are not shown, as in the regular control plane.
+                let views: Vec<View> = page
+                    .tools
+                    .iter()
+                    .filter(|t| self.caller.may_see_stored(t))
+                    .map(|t| View::of(t, args.include_code))
+                    .collect();
+                let text = serde_json::to_string_pretty(&views).unwrap_or_default();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(json!({"tools": views}));
+                result
+            }
+            Err(e) => self.failed("", e),
+        }
+    }
+
+    async fn get(&self, GetArgs { name }: GetArgs) -> CallToolResult {
+        match super::control_plane::visible_record(self.caller, &name).await {
+            Ok(record) => {
+                let view = View::of(&record, true);
+                let text = serde_json::to_string_pretty(&view).unwrap_or_default();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(json!({"tool": view}));
+                result
+            }
+            Err(e) => self.failed(&name, e),
+        }
+    }
+
+    async fn enable(&self, args: EnableArgs) -> CallToolResult {
+        if let Err(refused) = check_name(&args.name) {
+            return refused;
+        }
+        let service = self.service();
+        let tool = ToolRef::parse(&args.name);
+        let result = if args.enabled {
+            service
+                .enable(&self.actor, &tool, args.expected_revision)
+                .await
+        } else {
+            service
+                .disable(&self.actor, &tool, args.expected_revision)
+                .await
+        };
+        match result {
+            Ok(record) => {
+                let done = if args.enabled { "Enabled" } else { "Disabled" };
+                with_tool(format!("{done} dynamic tool: {}", args.name), &record)
+            }
+            Err(e) => self.failed(&args.name, e),
+        }
+    }
+
+    fn service(&self) -> &toolsmith_service::ToolService {
+        self.caller.service()
+    }
+
+    /// A service error in dynamic-mcp's words where it has words for it (`src/dynamic/
+    /// registry.ts`), else Toolsmith's message, which names the fix.
+    fn failed(&self, name: &str, e: ServiceError) -> CallToolResult {
+        let text = match &e {
+            ServiceError::NotFound(_) => format!("Dynamic tool not found: {name}"),
+            ServiceError::RevisionConflict { expected, actual } => format!(
+                "Revision conflict for dynamic tool \"{name}\": expected {expected}, current {actual}."
+            ),
+            ServiceError::NameTaken(_)
+                if !self.caller.registry().is_builtin_name(name)
+                    && !toolsmith_core::name::is_reserved(name) =>
+            {
+                format!("Dynamic tool already exists: {name}")
+            }
+            ServiceError::LimitReached(_) => format!(
+                "Dynamic tool limit reached ({}).",
+                self.service().config().max_tools_per_owner
+            ),
+            _ => {
+                let plain = service_error(e);
+                return refusal(
+                    plain
+                        .structured_content
+                        .as_ref()
+                        .and_then(|s| s.get("error"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the operation failed")
+                        .to_owned(),
+                );
+            }
+        };
+        refusal(text)
     }
 }
 
-/// dynamic-mcp's name rule and its reserved names, with its "reserved" error.
+/// dynamic-mcp's name rule and its reserved names, in its words.
 fn check_name(name: &str) -> Result<(), CallToolResult> {
-    if name.starts_with(RESERVED_PREFIX) || name == RESERVED_BUILTIN {
-        return Err(failure(
-            "reserved",
-            &format!(
-                "tool name '{name}' is reserved: names starting with '{RESERVED_PREFIX}' and '{RESERVED_BUILTIN}' belong to the server; choose another name"
-            ),
-            Map::new(),
+    if name.starts_with(RESERVED_PREFIX) {
+        return Err(refusal(format!(
+            "Reserved tool name prefix is not allowed: {name}"
+        )));
+    }
+    if name == RESERVED_BUILTIN {
+        return Err(refusal(format!(
+            "Reserved built-in tool name is not allowed: {name}"
+        )));
+    }
+    validate_dynamic_mcp_name(name).map_err(|e| {
+        refusal(format!(
+            "MCP error -32602: Input validation error: Invalid dynamic tool name: {e}"
+        ))
+    })
+}
+
+/// A tool as dynamic-mcp shows it (`toToolView` of `src/dynamic/service.ts`), its fields in
+/// its order; `status` is Toolsmith's, shown only for the states dynamic-mcp does not have
+/// (a tool waiting for approval, or rejected).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct View {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    description: String,
+    image: String,
+    timeout_ms: u64,
+    dependencies: Value,
+    enabled: bool,
+    created_at: String,
+    updated_at: String,
+    revision: i64,
+    code_size_bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<ToolStatus>,
+}
+
+impl View {
+    fn of(record: &CustomToolRecord, include_code: bool) -> View {
+        let setting = |key: &str| record.metadata.get(key);
+        View {
+            name: record.name.clone(),
+            title: setting("title").and_then(Value::as_str).map(str::to_owned),
+            description: record.description.clone(),
+            image: setting("image")
+                .and_then(Value::as_str)
+                .unwrap_or(DEFAULT_IMAGE)
+                .to_owned(),
+            timeout_ms: setting("timeoutMs")
+                .and_then(Value::as_u64)
+                .unwrap_or(DEFAULT_TIMEOUT_MS),
+            dependencies: dependencies_of(record),
+            enabled: record.status == ToolStatus::Active,
+            created_at: iso(record.created_at),
+            updated_at: iso(record.updated_at),
+            revision: record.revision,
+            code_size_bytes: record.code.len(),
+            code: include_code.then(|| record.code.clone()),
+            status: matches!(
+                record.status,
+                ToolStatus::PendingApproval | ToolStatus::Rejected
+            )
+            .then_some(record.status),
+        }
+    }
+}
+
+/// A tool's npm dependencies as dynamic-mcp lists them (`[{name, version}]`).
+fn dependencies_of(record: &CustomToolRecord) -> Value {
+    record
+        .metadata
+        .get("dependencies")
+        .filter(|d| d.is_array())
+        .cloned()
+        .unwrap_or_else(|| json!([]))
+}
+
+/// A time as JavaScript's `toISOString` writes it (milliseconds, `Z`).
+fn iso(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// `text` with `{tool: view}` (without code) as structured content.
+fn with_tool(text: String, record: &CustomToolRecord) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({"tool": View::of(record, false)}));
+    result
+}
+
+/// A failure as dynamic-mcp answers one: `isError` and the message as text.
+fn refusal(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// Arguments outside the tool's input schema, in the words of the MCP TypeScript SDK's
+/// server (which dynamic-mcp's answers come from).
+fn invalid(tool: &str, details: &str) -> CallToolResult {
+    refusal(format!(
+        "MCP error -32602: Input validation error: Invalid arguments for tool {tool}: {details}"
+    ))
+}
+
+/// The answer to a control-plane call whose arguments break its schema: as
+/// [`invalid`], with the violations Toolsmith found (each path and what it must be).
+pub(crate) fn invalid_arguments(op: Op, tool: &str, res: ToolResult) -> CallToolResult {
+    match op {
+        Op::Create | Op::Update | Op::Delete | Op::List | Op::Get | Op::Enable => {
+            let message = res.error_message().unwrap_or_default();
+            let prefix = format!("invalid arguments for tool '{tool}': ");
+            invalid(tool, message.strip_prefix(&prefix).unwrap_or(message))
+        }
+        Op::RunEphemeral | Op::Sandbox(_) => invocation_result(res),
+    }
+}
+
+/// The answer to a control-plane call the caller's identity may not make: in read-only mode,
+/// dynamic-mcp's words (`MCP_DYNAMIC_READ_ONLY`), else Toolsmith's reason.
+pub(crate) fn denied(op: Op, read_only: bool, why: String) -> CallToolResult {
+    let operation = match op {
+        Op::Create => "create",
+        Op::Update => "update",
+        Op::Delete => "delete",
+        Op::Enable => "enable/disable",
+        Op::List | Op::Get | Op::RunEphemeral | Op::Sandbox(_) => {
+            return invocation_result(ToolResult::error(toolsmith_core::ErrorKind::Denied, why));
+        }
+    };
+    if read_only {
+        return refusal(format!(
+            "Dynamic registry is read-only; cannot {operation} tools while MCP_DYNAMIC_READ_ONLY is enabled. (Toolsmith is in read-only mode: {why}; restart it without MCP_DYNAMIC_READ_ONLY / --read-only to change tools.)"
         ));
     }
-    validate_dynamic_mcp_name(name)
-        .map_err(|e| failure("validation_error", &e.to_string(), Map::new()))
+    refusal(why)
 }
 
-async fn update(caller: &Caller<'_>, args: UpdateArgs) -> CallToolResult {
-    let UpdateArgs {
-        name,
-        patch: mut def,
-        expected_revision,
-    } = args;
-    if let Err(refused) = def.check() {
-        return refused;
-    }
-    if let Some(new_name) = &def.new_name
-        && let Err(refused) = check_name(new_name)
-    {
-        return refused;
-    }
-    let service = caller.service();
-    let actor = caller.actor();
-    let tool = ToolRef::parse(&name);
-    let metadata = if def.has_settings() {
-        // The settings live in the tool's metadata: merge them into what is there.
-        let current = match service.get(&actor, &tool).await {
-            Ok(record) => record,
-            Err(e) => return failed(e),
-        };
-        let base = current.metadata.as_object().cloned().unwrap_or_default();
-        Some(Value::Object(def.settings_onto(base)))
-    } else {
-        None
-    };
-    let parameters = def.schema();
-    let patch = ToolPatch {
-        new_name: def.new_name,
-        description: def.description,
-        parameters,
-        code: def.code,
-        category: def.category,
-        tags: def.tags,
-        permissions: def.permissions,
-        metadata,
-        ..ToolPatch::default()
-    };
-    match service
-        .update(&actor, &tool, patch, expected_revision)
-        .await
-    {
-        Ok(record) => success(json!({"tool": view(&record)}), meta_of(&record)),
-        Err(e) => failed(e),
-    }
-}
-
-async fn delete(caller: &Caller<'_>, args: DeleteArgs, admin: bool) -> CallToolResult {
-    let options = DeleteOptions {
-        // A call that proved the admin token acts with the admin's authority, as in
-        // dynamic-mcp; otherwise Toolsmith's rule holds: the model must confirm.
-        confirm: args.confirm || admin,
-        expected_revision: args.expected_revision,
-    };
-    match caller
-        .service()
-        .delete(&caller.actor(), &ToolRef::parse(&args.name), options)
-        .await
-    {
-        Ok(record) => success(
-            json!({"deleted": true, "tool": {"id": record.id, "name": record.name}}),
-            Map::new(),
-        ),
-        Err(ServiceError::ConfirmationRequired(message)) => failure(
-            "confirmation_required",
-            &format!("{message} (or pass the server's adminToken)"),
-            Map::from_iter([("confirmationRequired".to_owned(), json!(true))]),
-        ),
-        Err(e) => failed(e),
-    }
-}
-
-async fn list(caller: &Caller<'_>, args: ListArgs) -> CallToolResult {
-    let mut query = ToolQuery::owner(caller.owner());
-    query.limit = 1000;
-    query.category = args.category.filter(|c| !c.trim().is_empty());
-    if let Some(status) = args.status {
-        match status.parse::<ToolStatus>() {
-            Ok(status) => query.status = Some(status),
-            Err(why) => return failure("validation_error", &why, Map::new()),
-        }
-    }
-    match caller.service().list(&caller.actor(), query).await {
-        Ok(page) => {
-            // Tools the caller may not call are not shown (nor counted), as in the regular
-            // control plane.
-            let shown: Vec<Value> = page
-                .tools
-                .iter()
-                .filter(|t| caller.may_see_stored(t))
-                .map(|t| {
-                    let mut s = summary(t);
-                    add_settings(&mut s, t);
-                    s
-                })
-                .collect();
-            let hidden = (page.tools.len() - shown.len()) as u64;
-            let total = page.total.saturating_sub(hidden);
-            success(json!({"tools": shown, "total": total}), Map::new())
-        }
-        Err(e) => failed(e),
-    }
-}
-
-async fn enable(caller: &Caller<'_>, args: EnableArgs) -> CallToolResult {
-    let result =
-        super::control_plane::set_enabled(caller, &args.name, args.enabled, args.expected_revision)
-            .await;
-    match result {
-        Ok(record) => success(json!({"tool": view(&record)}), Map::new()),
-        Err(e) => failed(e),
+/// A dynamic tool's arguments as dynamic-mcp's clients send them, `{"args": {…}}`, unwrapped
+/// for a tool whose own schema has no `args` parameter; any other arguments as they are.
+pub(crate) fn invocation_args(tool_schema: &Value, args: Value) -> Value {
+    let declares_args = tool_schema
+        .get("properties")
+        .and_then(|p| p.get("args"))
+        .is_some();
+    match args {
+        Value::Object(mut map) if !declares_args && map.len() == 1 => match map.remove("args") {
+            Some(inner @ Value::Object(_)) => inner,
+            Some(other) => {
+                map.insert("args".to_owned(), other);
+                Value::Object(map)
+            }
+            None => Value::Object(map),
+        },
+        other => other,
     }
 }
 
 async fn run_ephemeral(caller: &Caller<'_>, args: RunArgs) -> CallToolResult {
-    if let Err(refused) = refuse_dependencies(args.dependencies.as_deref()) {
-        return refused;
+    // A run answers in the `{ok, …}` shape of a dynamic tool's run.
+    if let Some(why) = dependencies_refused(args.dependencies.as_deref()) {
+        return failure("unsupported", why, Map::new());
     }
     let run = RunCode {
         code: args.code,
@@ -617,39 +906,6 @@ async fn run_ephemeral(caller: &Caller<'_>, args: RunArgs) -> CallToolResult {
     envelope(res, meta)
 }
 
-/// A tool's record as dynamic-mcp clients read it: everything [`full`] shows, plus its
-/// settings at the top level (`title`, `timeoutMs`, `image`, `dependencies`, `enabled`).
-fn view(record: &CustomToolRecord) -> Value {
-    let mut value = full(record);
-    add_settings(&mut value, record);
-    value
-}
-
-fn add_settings(value: &mut Value, record: &CustomToolRecord) {
-    let Some(obj) = value.as_object_mut() else {
-        return;
-    };
-    for key in ["title", "timeoutMs", "image"] {
-        if let Some(setting) = record.metadata.get(key) {
-            obj.insert(key.to_owned(), setting.clone());
-        }
-    }
-    obj.insert("dependencies".to_owned(), json!([]));
-    obj.insert(
-        "enabled".to_owned(),
-        json!(record.status == ToolStatus::Active),
-    );
-}
-
-/// The `meta` of an answer about `record`: what does not apply here.
-fn meta_of(record: &CustomToolRecord) -> Map<String, Value> {
-    let mut meta = Map::new();
-    if let Some(image) = record.metadata.get("image").and_then(Value::as_str) {
-        meta.insert("image".to_owned(), image_note(image));
-    }
-    meta
-}
-
 fn image_note(image: &str) -> Value {
     json!({"requested": image, "applicable": false, "reason": IMAGE_NOT_APPLICABLE})
 }
@@ -658,7 +914,7 @@ fn image_note(image: &str) -> Value {
 fn success(result: Value, meta: Map<String, Value>) -> CallToolResult {
     let mut out = json!({"ok": true, "result": result});
     if !meta.is_empty() {
-        out["meta"] = Value::Object(meta);
+        toolsmith_core::object::set(&mut out, "meta", Value::Object(meta));
     }
     json_result(out)
 }
@@ -674,24 +930,6 @@ fn failure(code: &str, message: &str, extra: Map<String, Value>) -> CallToolResu
     let mut result = CallToolResult::error(vec![ContentBlock::text(out.to_string())]);
     result.structured_content = Some(out);
     result
-}
-
-/// A service error as `{ok: false, error, code, …}`.
-fn failed(e: ServiceError) -> CallToolResult {
-    let plain = service_error(e);
-    let mut extra = match plain.structured_content {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
-    let message = extra
-        .remove("error")
-        .and_then(|m| m.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    let code = extra
-        .remove("code")
-        .and_then(|c| c.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "error".to_owned());
-    failure(&code, &message, extra)
 }
 
 /// A tool's result in dynamic-mcp's shape: `{ok: true, result}` or `{ok: false, error}`

@@ -198,12 +198,16 @@ impl ToolsmithMcp {
 
         if let Some(server_tool) = self.server_tool(name) {
             if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
-                return Ok(call_result(ToolResult::error(ErrorKind::Denied, why)).into());
+                // The dynamic-mcp names answer in dynamic-mcp's words, even here.
+                return Ok(match server_tool.op {
+                    ServerOp::Compat(op) => compat::denied(op, self.inner.identity.read_only, why),
+                    _ => call_result(ToolResult::error(ErrorKind::Denied, why)),
+                }
+                .into());
             }
             if let Err(invalid) = check_args(name, &server_tool.schema, &args) {
-                // The dynamic-mcp names answer in dynamic-mcp's shape, even here.
                 return Ok(match server_tool.op {
-                    ServerOp::Compat(_) => compat::invocation_result(invalid),
+                    ServerOp::Compat(op) => compat::invalid_arguments(op, name, invalid),
                     _ => call_result(invalid),
                 }
                 .into());
@@ -231,6 +235,12 @@ impl ToolsmithMcp {
             return Err(unknown_tool(name, hints::unknown_tool(&caller, name).await));
         };
         let compat_shape = self.compat() && tool.custom_id().is_some();
+        // dynamic-mcp's clients send a dynamic tool's arguments as `{"args": {…}}`.
+        let args = if compat_shape {
+            compat::invocation_args(tool.schema.schema(), args)
+        } else {
+            args
+        };
         Ok(
             match self
                 .call_registered(&caller, &tool, args, &request, input_required)

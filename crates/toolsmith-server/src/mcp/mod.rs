@@ -301,7 +301,10 @@ async fn session_refused(response: Response) -> Response {
 /// Serves one MCP session over stdin/stdout until the client closes it. Acts as user `default`.
 /// Logs must go to stderr: stdout carries the protocol.
 pub async fn serve_stdio(state: AppState) -> anyhow::Result<()> {
-    let server = ToolsmithMcp::new(state, Identity::local_default());
+    // Read-only mode holds here as over HTTP: the session's writes are refused.
+    let mut identity = Identity::local_default();
+    identity.read_only = state.config.read_only;
+    let server = ToolsmithMcp::new(state, identity);
     let running = server
         .serve(rmcp::transport::stdio())
         .await

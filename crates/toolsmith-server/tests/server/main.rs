@@ -29,6 +29,7 @@ mod mcp_bridge;
 mod mcp_bridge_http;
 mod mcp_clients;
 mod mcp_compat;
+mod mcp_compat_answers;
 mod mcp_mistakes;
 mod mcp_protocol;
 mod mcp_scopes;

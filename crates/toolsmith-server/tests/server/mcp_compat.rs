@@ -1,9 +1,12 @@
 //! `toolsmith mcp --compat dynamic-mcp` driven by the official MCP Python SDK, in both protocol
 //! generations, through spec 002's own examples (verbatim) and its documented behaviours: the
 //! admin token (from `MCP_ADMIN_TOKEN`, checked on stdio), create, duplicate, reserved names,
-//! list, get, update with and without `expectedRevision`, enable / disable, `timeoutMs`,
-//! `run_js_ephemeral`, limits and delete, every answer in the spec's `{ok, result}` /
-//! `{ok: false, error}` shapes. Also: `MCP_REQUIRE_ADMIN_TOKEN` refuses to start without a token.
+//! list (with and without code), get, update with and without `expectedRevision`, enable /
+//! disable, `timeoutMs`, `run_js_ephemeral`, limits and delete; the control plane answers as
+//! dynamic-mcp v0.4.1's does (texts, `{tool}` / `{tools}`, its error messages), a dynamic tool
+//! takes its arguments under `args` and answers `{ok, result}` / `{ok: false, error}`. Also:
+//! `MCP_REQUIRE_ADMIN_TOKEN` refuses to start without a token. dynamic-mcp's own tests run
+//! against the binary in `crates/toolsmith/tests/cli/dynamic_mcp_suite.rs`.
 
 use crate::mcp_support;
 
@@ -29,6 +32,7 @@ fn compat_stdio(db: &std::path::Path) -> Vec<String> {
     args
 }
 
+/// The `{ok: true, result}` of a dynamic tool's invocation (or of `run_js_ephemeral`).
 fn ok_result(report: &Value, key: &str) -> Value {
     let answer = &report[key];
     assert_eq!(answer["isError"], false, "{key}: {answer:#}");
@@ -36,6 +40,7 @@ fn ok_result(report: &Value, key: &str) -> Value {
     answer["structured"]["result"].clone()
 }
 
+/// The `{ok: false, error, …}` of a dynamic tool's invocation (or of `run_js_ephemeral`).
 fn failure<'a>(answer: &'a Value, what: &str) -> &'a Value {
     assert_eq!(answer["isError"], true, "{what}: {answer:#}");
     assert_eq!(answer["structured"]["ok"], false, "{what}: {answer:#}");
@@ -46,6 +51,42 @@ fn failure<'a>(answer: &'a Value, what: &str) -> &'a Value {
         "{what}: an error message: {answer:#}"
     );
     &answer["structured"]
+}
+
+/// A control-plane answer that succeeded, as dynamic-mcp gives one: one text and the
+/// structured content.
+fn answered(report: &Value, key: &str) -> (String, Value) {
+    let answer = &report[key];
+    assert_eq!(answer["isError"], false, "{key}: {answer:#}");
+    let text = answer["text"].as_array().map_or(0, Vec::len);
+    assert_eq!(text, 1, "{key}: one text: {answer:#}");
+    (
+        answer["text"][0].as_str().unwrap_or("").to_owned(),
+        answer["structured"].clone(),
+    )
+}
+
+/// A control-plane failure, as dynamic-mcp gives one: `isError`, its message as the one text,
+/// no structured content.
+fn refused(answer: &Value, what: &str) -> String {
+    assert_eq!(answer["isError"], true, "{what}: {answer:#}");
+    assert_eq!(answer["structured"], Value::Null, "{what}: {answer:#}");
+    assert_eq!(
+        answer["text"].as_array().map_or(0, Vec::len),
+        1,
+        "{what}: {answer:#}"
+    );
+    answer["text"][0].as_str().unwrap_or("").to_owned()
+}
+
+/// An object's keys, sorted.
+fn keys(value: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = value
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    keys.sort();
+    keys
 }
 
 async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
@@ -87,80 +128,107 @@ async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
         "{ctx}"
     );
 
-    // The admin token: missing or wrong is refused, for reads too.
+    // The admin token: missing or wrong is refused, for reads too, in dynamic-mcp's words
+    // and with the fix.
     for key in ["createNoToken", "createWrongToken", "listNoToken"] {
-        let refused = failure(&report[key], key);
-        assert_eq!(refused["code"], "unauthorized", "{key}: {ctx}");
+        let text = refused(&report[key], key);
         assert!(
-            refused["error"]
-                .as_str()
-                .unwrap_or("")
-                .contains("adminToken"),
+            text.starts_with("Unauthorized: invalid admin token.") && text.contains("adminToken"),
             "{key} names the fix: {ctx}"
         );
     }
 
-    // The spec's text.uppercase, verbatim: created; image kept but not applicable.
-    let created = ok_result(&report, "create");
+    // The spec's text.uppercase, verbatim: `Created dynamic tool: NAME` and {tool: view},
+    // the view's fields exactly dynamic-mcp's (no code).
+    let (text, created) = answered(&report, "create");
+    assert_eq!(text, "Created dynamic tool: text.uppercase", "{ctx}");
     let tool = &created["tool"];
+    assert_eq!(
+        keys(tool),
+        [
+            "codeSizeBytes",
+            "createdAt",
+            "dependencies",
+            "description",
+            "enabled",
+            "image",
+            "name",
+            "revision",
+            "timeoutMs",
+            "updatedAt"
+        ],
+        "{ctx}"
+    );
     assert_eq!(tool["name"], "text.uppercase", "{ctx}");
-    assert_eq!(tool["status"], "active", "{ctx}");
     assert_eq!(tool["timeoutMs"], 10000, "{ctx}");
     assert_eq!(tool["image"], "node:lts-slim", "{ctx}");
     assert_eq!(tool["dependencies"], json!([]), "{ctx}");
     assert_eq!(tool["enabled"], true, "{ctx}");
-    let image = &report["create"]["structured"]["meta"]["image"];
-    assert_eq!(image["applicable"], false, "{ctx}");
-    assert_eq!(image["requested"], "node:lts-slim", "{ctx}");
-
-    // Duplicate, reserved and malformed names.
-    assert_eq!(
-        failure(&report["duplicate"], "duplicate")["code"],
-        "name_taken",
+    assert_eq!(tool["revision"], 1, "{ctx}");
+    let spec_code = "const { text } = args;\nif (!text) throw new Error('text is required');\nreturn { upper: String(text).toUpperCase() };";
+    assert_eq!(tool["codeSizeBytes"], spec_code.len(), "{ctx}");
+    // JavaScript's toISOString: milliseconds and Z.
+    let created_at = tool["createdAt"].as_str().unwrap_or("");
+    assert!(
+        created_at.len() == 24 && created_at.ends_with('Z') && created_at.as_bytes()[19] == b'.',
         "{ctx}"
     );
-    for (i, refused) in report["reserved"].as_array().unwrap().iter().enumerate() {
-        let refused = failure(refused, "reserved");
-        assert_eq!(refused["code"], "reserved", "#{i}: {ctx}");
-        assert!(
-            refused["error"].as_str().unwrap_or("").contains("reserved"),
-            "{ctx}"
-        );
-    }
+
+    // Duplicate, reserved and malformed names, in dynamic-mcp's words.
     assert_eq!(
-        failure(&report["tooShort"], "tooShort")["code"],
-        "validation_error",
+        refused(&report["duplicate"], "duplicate"),
+        "Dynamic tool already exists: text.uppercase",
+        "{ctx}"
+    );
+    let reserved: Vec<String> = report["reserved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| refused(r, "reserved"))
+        .collect();
+    assert_eq!(
+        reserved,
+        [
+            "Reserved tool name prefix is not allowed: dynamic.tool.mine",
+            "Reserved built-in tool name is not allowed: run_js_ephemeral"
+        ],
+        "{ctx}"
+    );
+    assert!(
+        refused(&report["tooShort"], "tooShort").contains("Invalid dynamic tool name"),
         "{ctx}"
     );
 
     // The spec's data.parse_csv, verbatim: npm dependencies are refused with the reason.
-    let deps = failure(&report["withDependencies"], "withDependencies");
-    assert_eq!(deps["code"], "unsupported", "{ctx}");
     assert!(
-        deps["error"]
-            .as_str()
-            .unwrap_or("")
-            .contains("dependencies"),
+        refused(&report["withDependencies"], "withDependencies").contains("dependencies"),
         "{ctx}"
     );
-    // timeoutMs beyond the spec's 120 s maximum: the arguments break the schema, and the
-    // answer (a tool error, as MCP 2025-11-25 wants) is in the spec's shape and names the field.
-    let too_long = failure(&report["timeoutTooLong"], "timeoutTooLong");
-    assert_eq!(too_long["code"], "invalid_arguments", "{ctx}");
+    // timeoutMs beyond the spec's 120 s maximum: the arguments break the schema, answered
+    // as dynamic-mcp's SDK answers it, naming the field and the limit.
+    let too_long = refused(&report["timeoutTooLong"], "timeoutTooLong");
     assert!(
-        too_long["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("/tool/timeoutMs") && e.contains("120000")),
+        too_long.starts_with(
+            "MCP error -32602: Input validation error: Invalid arguments for tool dynamic.tool.create: "
+        ) && too_long.contains("/tool/timeoutMs")
+            && too_long.contains("120000"),
         "{ctx}"
     );
 
-    // The tool is listed and answers the spec's invocation with the spec's result.
+    // The tool is listed and answers the spec's invocation (arguments under `args`) with the
+    // spec's result; created with the admin token, it is the operator's: no approval asked.
     assert_eq!(report["listedTool"]["name"], "text.uppercase", "{ctx}");
     assert_eq!(
         report["invoke"]["structured"],
         json!({"ok": true, "result": {"upper": "HELLO WORLD"}}),
         "{ctx}"
     );
+    assert_eq!(
+        report["invokeUnwrapped"]["structured"],
+        json!({"ok": true, "result": {"upper": "HELLO WORLD"}}),
+        "top-level arguments still work: {ctx}"
+    );
+    assert_eq!(report["approvalsAskedForAdminTools"], 0, "{ctx}");
     let thrown = failure(&report["invokeThrows"], "invokeThrows");
     assert!(
         thrown["error"]
@@ -170,8 +238,17 @@ async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
         "{ctx}"
     );
 
-    // list and get.
-    let listed = ok_result(&report, "list");
+    // list: {tools: [view…]}, the same array as pretty JSON text; code only when asked.
+    let (text, listed) = answered(&report, "list");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).ok(),
+        Some(listed["tools"].clone()),
+        "{ctx}"
+    );
+    assert!(
+        text.contains("\n  {\n    \"name\""),
+        "pretty, 2 spaces: {ctx}"
+    );
     let mine: Vec<&Value> = listed["tools"]
         .as_array()
         .unwrap()
@@ -180,36 +257,50 @@ async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
         .collect();
     assert_eq!(mine.len(), 1, "{ctx}");
     assert_eq!(mine[0]["timeoutMs"], 10000, "{ctx}");
-    let got = ok_result(&report, "get");
-    assert_eq!(got["tool"]["code"], tool["code"], "{ctx}");
+    assert!(mine[0].get("code").is_none(), "{ctx}");
+    let (_, with_code) = answered(&report, "listWithCode");
+    assert_eq!(with_code["tools"][0]["code"], spec_code, "{ctx}");
+    // get: {tool: view} with its code.
+    let (text, got) = answered(&report, "get");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).ok(),
+        Some(got["tool"].clone()),
+        "{ctx}"
+    );
+    assert_eq!(got["tool"]["code"], spec_code, "{ctx}");
     assert_eq!(got["tool"]["revision"], 1, "{ctx}");
 
     // update without expectedRevision: title stored and shown as the MCP title.
-    let titled = ok_result(&report, "updateTitle");
+    let (text, titled) = answered(&report, "updateTitle");
+    assert_eq!(text, "Updated dynamic tool: text.uppercase", "{ctx}");
     assert_eq!(titled["tool"]["title"], "Uppercase", "{ctx}");
     assert_eq!(report["titleListed"], "Uppercase", "{ctx}");
 
     // Disable (verbatim): gone from tools/list, and calling it is an unknown tool.
-    let disabled = ok_result(&report, "disable");
+    let (text, disabled) = answered(&report, "disable");
+    assert_eq!(text, "Disabled dynamic tool: text.uppercase", "{ctx}");
     assert_eq!(disabled["tool"]["enabled"], false, "{ctx}");
     assert_eq!(disabled["tool"]["revision"], 3, "{ctx}");
     assert_eq!(report["listedAfterDisable"], false, "{ctx}");
     assert_eq!(report["invokeDisabled"]["error"]["code"], -32602, "{ctx}");
 
     // The spec's update with expectedRevision 3, verbatim; the same again is a conflict.
-    let updated = ok_result(&report, "update");
+    let (_, updated) = answered(&report, "update");
     assert_eq!(
         updated["tool"]["description"], "Updated description",
         "{ctx}"
     );
     assert_eq!(updated["tool"]["timeoutMs"], 15000, "{ctx}");
     assert_eq!(updated["tool"]["title"], "Uppercase", "{ctx}");
-    let stale = failure(&report["updateStale"], "updateStale");
-    assert_eq!(stale["code"], "revision_conflict", "{ctx}");
-    assert_eq!(stale["expectedRevision"], 3, "{ctx}");
+    assert_eq!(
+        refused(&report["updateStale"], "updateStale"),
+        "Revision conflict for dynamic tool \"text.uppercase\": expected 3, current 4.",
+        "{ctx}"
+    );
 
     // Enable: listed and callable again.
-    ok_result(&report, "enable");
+    let (text, _) = answered(&report, "enable");
+    assert_eq!(text, "Enabled dynamic tool: text.uppercase", "{ctx}");
     assert_eq!(report["listedAfterEnable"], true, "{ctx}");
     assert_eq!(
         report["invokeAfterUpdate"]["structured"],
@@ -217,9 +308,9 @@ async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
         "{ctx}"
     );
 
-    // timeoutMs is the run's wall-clock limit: a 300 ms tool stops long before the server's
-    // 30 s default (or the 5 s CPU limit).
-    ok_result(&report, "createSlow");
+    // timeoutMs is the run's wall-clock limit: a tool given dynamic-mcp's least, 1,000 ms,
+    // stops long before the server's 30 s default (or the 5 s CPU limit).
+    answered(&report, "createSlow");
     let slow = failure(&report["invokeSlow"], "invokeSlow");
     assert_eq!(slow["code"], "timeout", "{ctx}");
     assert!(
@@ -227,14 +318,17 @@ async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
         "{ctx}"
     );
 
-    // run_js_ephemeral takes the spec's payload as it is. It runs; `process` is Node's, and
-    // there is no Node here: the failure says so in the spec's shape.
-    let spec_run = failure(&report["ephemeralSpec"], "ephemeralSpec");
+    // run_js_ephemeral takes the spec's payload as it is, and runs it: `process` is one of the
+    // Node-isms the sandbox gives (its `pid` is not, so it is left out of the result).
+    let spec_run = ok_result(&report, "ephemeralSpec");
     assert!(
-        spec_run["error"].as_str().unwrap_or("").contains("process"),
+        spec_run["now"].as_str().is_some_and(|t| t.contains('T')),
         "{ctx}"
     );
-    assert_eq!(spec_run["meta"]["image"]["applicable"], false, "{ctx}");
+    assert_eq!(
+        report["ephemeralSpec"]["structured"]["meta"]["image"]["applicable"], false,
+        "{ctx}"
+    );
     let run = ok_result(&report, "ephemeral");
     assert_eq!(run["sum"], 5, "{ctx}");
     assert!(
@@ -251,14 +345,22 @@ async fn dynamic_mcp_stdio(mode: &str, protocol: &str) {
         "{ctx}"
     );
 
-    // Delete with the admin token: gone.
-    let deleted = ok_result(&report, "delete");
-    assert_eq!(deleted["deleted"], true, "{ctx}");
+    // Delete: no confirmation step, `Deleted dynamic tool: NAME` and nothing else; then it is
+    // not found, by get and by delete, in dynamic-mcp's words.
+    assert_eq!(report["delete"]["isError"], false, "{ctx}");
     assert_eq!(
-        failure(&report["getDeleted"], "getDeleted")["code"],
-        "not_found",
+        report["delete"]["text"],
+        json!(["Deleted dynamic tool: text.uppercase"]),
         "{ctx}"
     );
+    assert_eq!(report["delete"]["structured"], Value::Null, "{ctx}");
+    for key in ["getDeleted", "deleteDeleted"] {
+        assert_eq!(
+            refused(&report[key], key),
+            "Dynamic tool not found: text.uppercase",
+            "{ctx}"
+        );
+    }
     assert_eq!(report["listedAfterDelete"], false, "{ctx}");
 }
 

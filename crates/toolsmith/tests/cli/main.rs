@@ -17,6 +17,8 @@
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 //! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
 //! - `docs_map` — every path, type and crate edge ARCHITECTURE.md and CONTRIBUTING.md name exists.
+//! - `dynamic_mcp_suite` — dynamic-mcp's own MCP-level tests (tests/clients/dynamic-mcp, vitest)
+//!   against `toolsmith mcp` and `toolsmith serve` with `--compat dynamic-mcp`.
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
 // is held to the workspace's `unwrap_used`, `expect_used`, `panic`, `string_slice` and
@@ -31,6 +33,7 @@
 
 mod db_copy;
 mod docs_map;
+mod dynamic_mcp_suite;
 mod errors;
 mod lifecycle;
 mod mcp_servers;
