@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use toolsmith_command::RunRequest;
+use toolsmith_core::object;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
 use super::{
@@ -248,7 +249,11 @@ pub(crate) async fn run(deps: &Deps, args: &Value, ctx: &ToolContext) -> Result<
              install it (apt-get install python3-pip, or nodejs and npm)"
         )));
     }
-    out["scripts"] = json!(if allow_scripts { "allowed" } else { "off" });
+    object::set(
+        &mut out,
+        "scripts",
+        json!(if allow_scripts { "allowed" } else { "off" }),
+    );
     Ok(out)
 }
 
@@ -319,9 +324,10 @@ pub(crate) fn parse_plan(command: &str, allow_scripts: bool) -> Result<Plan, Exe
         )));
     }
     let mut requirement_files = Vec::new();
+    let words = rest.get(1..).unwrap_or_default();
     match kind {
-        Manager::Pip => pip_words(&rest[1..], sub, allow_scripts, &mut requirement_files)?,
-        Manager::Npm => npm_words(&rest[1..], sub, allow_scripts)?,
+        Manager::Pip => pip_words(words, sub, allow_scripts, &mut requirement_files)?,
+        Manager::Npm => npm_words(words, sub, allow_scripts)?,
     }
     argv.extend(rest.iter().map(|w| (*w).to_owned()));
     if !allow_scripts {
@@ -397,8 +403,11 @@ fn pip_words(
                     Some(None)
                 } else if let Some(value) = word.strip_prefix(&format!("{opt}=")) {
                     Some(Some(value))
-                } else if opt.len() == 2 && word.len() > 2 && word.starts_with(opt) {
-                    Some(Some(&word[2..]))
+                } else if opt.len() == 2
+                    && let Some(value) = word.strip_prefix(*opt)
+                    && !value.is_empty()
+                {
+                    Some(Some(value))
                 } else {
                     None
                 }
@@ -696,11 +705,14 @@ fn check_requirement_line(
 ) -> Result<(), ExecError> {
     let at = format!("{name} line {number}");
     // A comment starts at a `#` at the start of the line or after whitespace.
-    let content = match line
-        .char_indices()
-        .find(|&(i, c)| c == '#' && (i == 0 || line[..i].ends_with(char::is_whitespace)))
-    {
-        Some((i, _)) => &line[..i],
+    let content = match line.char_indices().find(|&(i, c)| {
+        c == '#'
+            && (i == 0
+                || line
+                    .get(..i)
+                    .is_some_and(|b| b.ends_with(char::is_whitespace)))
+    }) {
+        Some((i, _)) => line.get(..i).unwrap_or(line),
         None => line,
     };
     let content = content.trim();
@@ -721,9 +733,15 @@ fn check_requirement_line(
         let option = words.next().unwrap_or_default();
         let (flag, inline) = match option.split_once('=') {
             Some((flag, value)) => (flag, Some(value)),
-            None if option.len() > 2 && !option.starts_with("--") => {
-                (&option[..2], Some(&option[2..]))
-            }
+            // `-rfile`: the flag is the dash and one character, which may be more than one byte.
+            None if !option.starts_with("--") => match option
+                .char_indices()
+                .nth(2)
+                .and_then(|(at, _)| option.split_at_checked(at))
+            {
+                Some((flag, value)) => (flag, Some(value)),
+                None => (option, None),
+            },
             None => (option, None),
         };
         if matches!(flag, "-r" | "--requirement" | "-c" | "--constraint") {

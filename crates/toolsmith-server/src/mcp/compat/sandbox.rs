@@ -276,7 +276,10 @@ fn run_js_answer(run: &Value, mut meta: Map<String, Value>) -> CallToolResult {
     }
     let outcome = stdout.rfind(RESULT_MARKER).and_then(|at| {
         let (printed, rest) = stdout.split_at(at);
-        let text = rest[RESULT_MARKER.len()..].lines().next().unwrap_or("");
+        let text = rest
+            .get(RESULT_MARKER.len()..)
+            .and_then(|after| after.lines().next())
+            .unwrap_or("");
         serde_json::from_str::<Value>(text)
             .ok()
             .map(|outcome| (printed.strip_suffix('\n').unwrap_or(printed), outcome))
