@@ -387,6 +387,34 @@ async fn package_installs_run_no_scripts_unless_the_approval_says_so() {
     );
 }
 
+/// Issue 32: a requirement-file line `-é` (a dash and a two-byte character) was cut at byte 2,
+/// inside the character, and the tool panicked. The flag is the dash and one character.
+#[tokio::test]
+async fn a_requirement_file_option_with_a_multibyte_character_is_refused_not_a_panic() {
+    let Some((_dir, app)) = sandboxed_app(50 * 1024 * 1024).await else {
+        return;
+    };
+    execute(
+        &app,
+        "write_file",
+        json!({"path": "req.txt", "content": "-é\n-éx\n"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let message = approved(
+        &app,
+        "package_manager",
+        json!({"command": "pip install -r req.txt"}),
+        |_| {},
+    )
+    .await
+    .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
+    assert!(
+        message.contains("req.txt line 1") && message.contains("not allowed in a requirement file"),
+        "{message}"
+    );
+}
+
 /// Issue 31: `pip install -r req.txt` took an `--index-url` from the file although the option
 /// is refused on the command line. Requirement files (nested ones too) are now filtered like
 /// the command line, naming the file and line, and nothing runs.
