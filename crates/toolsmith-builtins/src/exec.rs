@@ -33,10 +33,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_command::{CommandOutput, CommandSandbox, RunRequest, check_denied};
+use toolsmith_core::object;
 use toolsmith_core::{
     ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
-use toolsmith_core::object;
 
 pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries};
 pub use sessions::{SessionSettings, Sessions};

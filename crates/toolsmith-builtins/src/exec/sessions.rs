@@ -21,8 +21,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use toolsmith_command::RunRequest;
-use toolsmith_core::{ToolContext, ToolDefinition};
 use toolsmith_core::object;
+use toolsmith_core::{ToolContext, ToolDefinition};
 
 use super::{
     Deps, ExecError, check_command, code_arg, program_missing, run_in, timeout_arg, timeout_schema,

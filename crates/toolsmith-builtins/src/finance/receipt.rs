@@ -16,8 +16,8 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
-use toolsmith_core::{RegisteredTool, ToolDefinition};
 use toolsmith_core::object;
+use toolsmith_core::{RegisteredTool, ToolDefinition};
 
 use super::CATEGORIES;
 use super::money::{DEFAULT_CURRENCY, decimals, to_text, to_units};

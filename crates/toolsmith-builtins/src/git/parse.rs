@@ -4,7 +4,6 @@
 use serde_json::{Value, json};
 use toolsmith_core::object;
 
-
 /// Most entries of each status list returned.
 pub const MAX_STATUS_ENTRIES: usize = 1000;
 

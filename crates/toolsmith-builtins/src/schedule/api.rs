@@ -11,9 +11,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use toolsmith_core::data::RecordScope;
+use toolsmith_core::object;
 use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{ToolContext, ToolDefinition};
-use toolsmith_core::object;
 
 use super::{Deps, TaskCaller, runs, tasks};
 use crate::core::Fail;
