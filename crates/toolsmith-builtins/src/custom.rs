@@ -21,8 +21,8 @@ use toolsmith_core::data::RecordScope;
 use toolsmith_core::{RegisteredTool, ToolDefinition};
 
 use crate::BuiltinEnv;
-use crate::core::Fail;
 use crate::data::{Call, DataWork, Records, data_tool_with};
+use crate::utilities::Fail;
 
 /// The category of the family's tools.
 const CATEGORY: &str = "Custom Data";

@@ -22,7 +22,7 @@ use toolsmith_core::{
 };
 
 use crate::BuiltinEnv;
-use crate::core::Fail;
+use crate::utilities::Fail;
 
 /// The per-user record store. Every method is scoped ([`RecordScope`], or the query's owner
 /// and agent); what one scope stored is "not found" from any other.
@@ -234,7 +234,7 @@ pub fn new_id(prefix: &str) -> String {
 
 /// The string argument `key` as a record id: non-empty, at most 100 bytes.
 pub(crate) fn id_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, Fail> {
-    let id = crate::core::str_arg(args, key)?.trim();
+    let id = crate::utilities::str_arg(args, key)?.trim();
     if id.is_empty() || id.len() > 100 {
         return Err(Fail::Args(format!(
             "'{key}' must be the id of a record (like 'mem_3f9a0c1d2e4b5a6c')"
@@ -284,7 +284,7 @@ pub(crate) fn record_text<'a>(
     key: &str,
     max_bytes: usize,
 ) -> Result<&'a str, Fail> {
-    let text = crate::core::text_arg(args, key, max_bytes)?.trim();
+    let text = crate::utilities::text_arg(args, key, max_bytes)?.trim();
     if text.is_empty() {
         return Err(Fail::Args(format!("'{key}' must not be empty")));
     }

@@ -1,7 +1,7 @@
 //! Built-in tools, grouped as the spec's tool groups ([`groups`]). Each family is one module:
-//! [`core`] holds the pure utilities, [`files`] the file tools on the caller's [`workspace`],
-//! [`web`] the HTTP, page, API and download tools (through the server's egress guard), [`pdf`]
-//! the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
+//! [`utilities`] holds the pure utilities (the groups `core`, `textUtils`, `dateTime` …),
+//! [`files`] the file tools on the caller's [`workspace`], [`web`] the HTTP, page, API and
+//! download tools (through the server's egress guard), [`pdf`] the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
 //! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
 //! per-user record store of [`data`]), [`personal`] the tasks, bookmarks, notes, calendar and
 //! contacts (on the same store), [`custom`] the user's own tables (on the same store), [`goals`]
@@ -15,7 +15,6 @@
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
-pub mod core;
 pub mod custom;
 pub mod data;
 pub mod exec;
@@ -29,6 +28,7 @@ pub mod pdf;
 pub mod personal;
 pub mod placeholder;
 pub mod schedule;
+pub mod utilities;
 pub mod web;
 pub mod workspace;
 
@@ -86,7 +86,7 @@ pub trait ConfigValues: Send + Sync + std::fmt::Debug {
 /// Every built-in tool of every family, whether its group is enabled or not.
 #[must_use]
 pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
-    let mut tools = core::tools();
+    let mut tools = utilities::tools();
     tools.extend(files::tools(env));
     tools.extend(web::tools(env));
     tools.extend(pdf::tools(env));

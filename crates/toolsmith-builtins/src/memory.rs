@@ -20,8 +20,8 @@ use toolsmith_core::RegisteredTool;
 use toolsmith_core::data::DataRecord;
 
 use crate::BuiltinEnv;
-use crate::core::Fail;
 use crate::data::{Records, data_tool};
+use crate::utilities::Fail;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Memory";
@@ -112,7 +112,7 @@ pub(crate) async fn existing(
 
 /// The optional `importance` argument: a number from 0 to 1.
 pub(crate) fn importance_arg(args: &Value, key: &str, default: f64) -> Result<f64, Fail> {
-    let value = crate::core::opt_num(args, key, default)?;
+    let value = crate::utilities::opt_num(args, key, default)?;
     if !(0.0..=1.0).contains(&value) {
         return Err(Fail::Args(format!(
             "'{key}' must be a number from 0 to 1 (higher is more important), got {value}"

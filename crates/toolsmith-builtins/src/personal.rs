@@ -27,8 +27,8 @@ use toolsmith_core::data::RecordOrder;
 use toolsmith_core::{RegisteredTool, ToolDefinition};
 
 use crate::BuiltinEnv;
-use crate::core::Fail;
 use crate::data::{Call, DataWork, data_tool, data_tool_with, id_arg};
+use crate::utilities::Fail;
 use fields::Field;
 
 /// One family of personal records, as data.
@@ -77,7 +77,7 @@ pub struct Family {
 /// A family's check of a whole record's document, which may also set the fields derived
 /// from the others.
 pub type RecordCheck =
-    fn(&mut serde_json::Map<String, serde_json::Value>) -> Result<(), crate::core::Fail>;
+    fn(&mut serde_json::Map<String, serde_json::Value>) -> Result<(), crate::utilities::Fail>;
 
 /// Which of a family's fields fill the store's indexed columns; each one indexed is a filter
 /// of its list tool.

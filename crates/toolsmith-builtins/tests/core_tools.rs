@@ -1,5 +1,5 @@
-//! The `core` family end to end: every tool through a real `Pipeline`, with exact outputs and
-//! the arguments its schema refuses.
+//! The utilities family (`utilities`) end to end: every tool through a real `Pipeline`, with
+//! exact outputs and the arguments its schema refuses.
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
 // is held to the workspace's `unwrap_used`, `expect_used`, `panic`, `string_slice` and
@@ -85,7 +85,7 @@ const UTILITIES: &[&str] = &[
 fn the_family_is_registered_once() {
     let registry = ToolRegistry::default();
     let register = || {
-        toolsmith_builtins::core::tools()
+        toolsmith_builtins::utilities::tools()
             .into_iter()
             .try_for_each(|tool| registry.register_builtin(tool))
     };

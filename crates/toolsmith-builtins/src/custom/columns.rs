@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 use toolsmith_core::data::{FieldSort, FieldValue};
 use toolsmith_core::object;
 
-use crate::core::{Fail, check_size};
 use crate::personal::fields::instant;
+use crate::utilities::{Fail, check_size};
 
 /// Most columns of one table.
 pub const MAX_COLUMNS: usize = 50;

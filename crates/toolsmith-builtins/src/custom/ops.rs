@@ -15,8 +15,8 @@ use toolsmith_core::data::{
 use toolsmith_core::object;
 
 use super::columns::{Definition, check_name};
-use crate::core::{Fail, array_arg, choice, json_arg, opt_bool, opt_int};
 use crate::data::{DataError, Records, id_arg, new_id};
+use crate::utilities::{Fail, array_arg, choice, json_arg, opt_bool, opt_int};
 
 /// The collection of every scope's table definitions.
 pub const TABLES: &str = "custom_table";
@@ -519,7 +519,7 @@ pub async fn search_rows(
         .and_then(Value::as_str)
         .map(str::trim)
         .ok_or_else(|| Fail::Args("'query' is required: the words to look for".to_owned()))?;
-    crate::core::check_size("query", text.len(), MAX_QUERY)?;
+    crate::utilities::check_size("query", text.len(), MAX_QUERY)?;
     if query_terms(text).is_empty() {
         return Err(Fail::Args(
             "'query' has no word to search for (common words like 'the' are ignored): give \

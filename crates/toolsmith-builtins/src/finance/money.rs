@@ -10,7 +10,7 @@
 use serde_json::{Map, Value, json};
 use toolsmith_core::data::RecordQuery;
 
-use crate::core::Fail;
+use crate::utilities::Fail;
 
 /// Largest amount one expense may have, in major units.
 pub const MAX_AMOUNT: i128 = 1_000_000_000_000;

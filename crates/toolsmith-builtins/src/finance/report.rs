@@ -14,9 +14,9 @@ use toolsmith_core::object;
 
 use super::FAMILY;
 use super::money::{decimals, minor_units, to_text};
-use crate::core::{Fail, csv_write::formula_safe, required_choice};
 use crate::data::{Call, scan};
 use crate::personal::{Family, ops};
+use crate::utilities::{Fail, csv_write::formula_safe, required_choice};
 
 /// Most expenses one export or summary reads.
 pub const MAX_ROWS: usize = 10_000;

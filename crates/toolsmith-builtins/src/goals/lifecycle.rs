@@ -19,9 +19,9 @@ use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, RecordQuery, RecordScope};
 
 use super::{FAMILY, MAX_DEPTH, MAX_SCANNED, STEPS, steps};
-use crate::core::Fail;
 use crate::data::{Records, scan};
 use crate::personal::ops;
+use crate::utilities::Fail;
 
 /// The statuses a goal in `from` may move to.
 #[must_use]

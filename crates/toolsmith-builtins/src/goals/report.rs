@@ -13,9 +13,9 @@ use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
 use toolsmith_core::object;
 
 use super::{FAMILY, MAX_SCANNED, STATUSES, STEPS, steps};
-use crate::core::{Fail, opt_int};
 use crate::data::{Call, id_arg, scan};
 use crate::personal::{Family, ops};
+use crate::utilities::{Fail, opt_int};
 
 /// `get_next_actions`' `limit` (003 "Tool Max Limits": 20, default 5).
 pub const DEFAULT_ACTIONS: i64 = 5;

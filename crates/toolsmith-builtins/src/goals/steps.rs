@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
 
 use super::{FAMILY, MAX_STEPS, STEPS};
-use crate::core::{Fail, array_arg};
 use crate::data::{Call, Records, id_arg, scan};
 use crate::personal::{Family, fields, ops};
+use crate::utilities::{Fail, array_arg};
 
 /// Most steps one `decompose_goal` adds.
 pub const MAX_NEW_STEPS: usize = 50;

@@ -8,8 +8,8 @@ use toolsmith_core::data::{RecordOrder, RecordQuery};
 use toolsmith_core::object;
 
 use super::{COLLECTION, MAX_TAGS, TYPES, existing, importance_arg, rounded, view};
-use crate::core::{Fail, choice, opt_int};
 use crate::data::{Call, id_arg, tags_arg};
+use crate::utilities::{Fail, choice, opt_int};
 
 /// Most memories one `list_memories` returns (003 "Tool Max Limits": 50, default 20).
 pub const MAX_LIST: i64 = 50;

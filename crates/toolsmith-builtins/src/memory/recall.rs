@@ -10,8 +10,8 @@ use toolsmith_core::data::{RecordOrder, RecordQuery};
 use toolsmith_core::object;
 
 use super::{COLLECTION, MAX_TAGS, TYPES, age_days, rank, rounded, view};
-use crate::core::{Fail, choice, opt_int};
 use crate::data::{Call, record_text, tags_arg};
+use crate::utilities::{Fail, choice, opt_int};
 
 /// Most matches ranked per query.
 pub const CANDIDATES: u32 = 200;

@@ -13,8 +13,8 @@ use super::{
     COLLECTION, DEFAULT_IMPORTANCE, MAX_CONTENT_BYTES, MAX_TAGS, TYPES, importance_arg,
     search_text, view,
 };
-use crate::core::{Fail, array_arg, required_choice};
 use crate::data::{Call, Records, new_id, record_text, tags_arg};
+use crate::utilities::{Fail, array_arg, required_choice};
 
 /// Most memories one `batch_remember` stores.
 pub const MAX_BATCH: usize = 50;

@@ -8,7 +8,7 @@ use toolsmith_core::data::RecordOrder;
 
 use super::fields::{Field, FieldKind, instant};
 use super::{BY_CREATED, Family, Index, Op, Range, Sort, ToolSpec, Weight};
-use crate::core::Fail;
+use crate::utilities::Fail;
 
 static FIELDS: &[Field] = &[
     Field::new("title", FieldKind::Text(500), "Event title.")

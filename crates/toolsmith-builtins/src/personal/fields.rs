@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use toolsmith_core::object;
 
-use crate::core::Fail;
+use crate::utilities::Fail;
 
 /// What a field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,7 +150,7 @@ impl Field {
             if text.is_empty() {
                 return Err(Fail::Args(format!("'{name}' must not be empty")));
             }
-            crate::core::check_size(name, text.len(), max)?;
+            crate::utilities::check_size(name, text.len(), max)?;
             if text.contains('\0') {
                 return Err(Fail::Args(format!(
                     "'{name}' contains a NUL character (\\u0000); remove it"
@@ -230,11 +230,11 @@ impl Field {
             }
             FieldKind::Minutes => {
                 let args = json!({ name: value });
-                json!(crate::core::opt_int(&args, name, 0, 0, MAX_MINUTES)?)
+                json!(crate::utilities::opt_int(&args, name, 0, 0, MAX_MINUTES)?)
             }
             FieldKind::Int(min, max) => {
                 let args = json!({ name: value });
-                json!(crate::core::opt_int(&args, name, min, min, max)?)
+                json!(crate::utilities::opt_int(&args, name, min, min, max)?)
             }
             FieldKind::Decimal => json!(decimal_text(name, value)?),
         })

@@ -9,8 +9,8 @@ use toolsmith_core::object;
 
 use super::fields::{self, Field, FieldKind};
 use super::{Family, Weight};
-use crate::core::{Fail, array_arg, opt_bool, opt_int};
 use crate::data::{Records, new_id, tags_arg};
+use crate::utilities::{Fail, array_arg, opt_bool, opt_int};
 
 /// Most records one batch tool adds.
 pub const MAX_BATCH: usize = 50;
@@ -424,7 +424,7 @@ pub fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<Recor
     let given = |key: &str| args.get(key).filter(|v| !v.is_null());
     if let Some(search) = given("search") {
         let text = search.as_str().unwrap_or_default().trim();
-        crate::core::check_size("search", text.len(), MAX_SEARCH_BYTES)?;
+        crate::utilities::check_size("search", text.len(), MAX_SEARCH_BYTES)?;
         if toolsmith_core::data::query_terms(text).is_empty() {
             return Err(Fail::Args(
                 "'search' has no word to search for (common words like 'the' are ignored): \

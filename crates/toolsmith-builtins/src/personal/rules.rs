@@ -11,8 +11,8 @@ use std::pin::Pin;
 use serde_json::{Map, Value};
 use toolsmith_core::data::{DataRecord, RecordQuery, RecordScope};
 
-use crate::core::Fail;
 use crate::data::Records;
+use crate::utilities::Fail;
 
 /// A boxed future of a hook.
 pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Fail>> + Send + 'a>>;

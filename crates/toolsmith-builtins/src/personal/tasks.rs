@@ -10,8 +10,8 @@ use toolsmith_core::object;
 
 use super::fields::{Field, FieldKind};
 use super::{BY_CREATED, BY_UPDATED, Family, Index, Op, Range, Sort, ToolSpec, Weight, ops};
-use crate::core::Fail;
 use crate::data::{Call, id_arg};
+use crate::utilities::Fail;
 
 pub const PRIORITIES: &[&str] = &["low", "normal", "high", "urgent"];
 pub const STATUSES: &[&str] = &["pending", "in_progress", "completed", "cancelled"];

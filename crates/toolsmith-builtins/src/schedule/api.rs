@@ -16,8 +16,8 @@ use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
 use super::{Deps, TaskCaller, runs, tasks};
-use crate::core::Fail;
 use crate::data::{Call, Records};
+use crate::utilities::Fail;
 
 /// One operation on a caller's scheduled tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use toolsmith_core::data::RecordScope;
 use toolsmith_core::{ToolContext, ToolDefinition};
 
 use super::{Deps, runs, tasks};
-use crate::core::Fail;
 use crate::data::Call;
+use crate::utilities::Fail;
 
 const ACTIONS: &[&str] = &["add", "list", "update", "remove", "run", "history"];
 

@@ -32,8 +32,8 @@ use toolsmith_core::data::{DataRecord, PutOutcome};
 use super::runs::{Trigger, record_lost, record_skipped, run_task_as};
 use super::tasks::when_of;
 use super::{COLLECTION, Deps, TaskCaller};
-use crate::core::Fail;
 use crate::data::{Records, new_id};
+use crate::utilities::Fail;
 
 /// How late a run may start and still count as on time.
 pub const GRACE: chrono::Duration = chrono::Duration::seconds(60);

@@ -17,8 +17,8 @@ use toolsmith_core::data::{DataRecord, RecordOrder, RecordQuery, RecordScope};
 
 use super::tasks::existing;
 use super::{Deps, KEPT_RUNS, RUNS, is_scheduler_tool};
-use crate::core::Fail;
 use crate::data::{Call, id_arg, new_id};
+use crate::utilities::Fail;
 
 /// Bytes of a run's result kept in its history.
 const RESULT_PREVIEW_BYTES: usize = 2000;
@@ -113,8 +113,8 @@ pub(crate) fn runs_query(
 pub(crate) async fn history(call: Call<'_>) -> Result<Value, Fail> {
     let id = id_arg(&call.args, "taskId")?;
     let task = existing(call.records, &call.scope, id).await?;
-    let limit = crate::core::opt_int(&call.args, "limit", 10, 1, 50)?;
-    let offset = crate::core::opt_int(&call.args, "offset", 0, 0, 100_000)?;
+    let limit = crate::utilities::opt_int(&call.args, "limit", 10, 1, 50)?;
+    let offset = crate::utilities::opt_int(&call.args, "offset", 0, 0, 100_000)?;
     let runs = call
         .records
         .query(&runs_query(

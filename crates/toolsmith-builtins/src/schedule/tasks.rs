@@ -20,8 +20,8 @@ use toolsmith_core::{
 use super::when::When;
 use super::{COLLECTION, Deps, MAX_TASKS, RUNS, TaskCaller, is_scheduler_tool};
 use crate::BuiltinEnv;
-use crate::core::Fail;
 use crate::data::{Call, DataError, Records, id_arg, new_id};
+use crate::utilities::Fail;
 
 /// Longest task name, in bytes.
 const MAX_NAME_BYTES: usize = 200;
@@ -507,8 +507,8 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Value, Fail> {
             )));
         }
     };
-    let limit = crate::core::opt_int(&call.args, "limit", 20, 1, 50)?;
-    let offset = crate::core::opt_int(&call.args, "offset", 0, 0, 100_000)?;
+    let limit = crate::utilities::opt_int(&call.args, "limit", 20, 1, 50)?;
+    let offset = crate::utilities::opt_int(&call.args, "offset", 0, 0, 100_000)?;
     let query = RecordQuery {
         owner: call.scope.owner.clone(),
         agent: call.scope.agent.clone(),

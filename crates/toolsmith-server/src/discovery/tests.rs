@@ -207,7 +207,7 @@ struct Case {
 fn corpus() -> (Vec<ToolDefinition>, Vec<Case>, Vec<Case>) {
     let text = include_str!("../../tests/data/search_corpus.json");
     let corpus: Corpus = serde_json::from_str(text).expect("the corpus is valid JSON");
-    let mut tools: Vec<ToolDefinition> = toolsmith_builtins::core::tools()
+    let mut tools: Vec<ToolDefinition> = toolsmith_builtins::utilities::tools()
         .into_iter()
         .map(|t| t.definition.clone())
         .collect();
@@ -288,7 +288,7 @@ fn the_corpus_of_keywords_finds_the_right_tool_first() {
 #[test]
 fn every_utility_request_finds_its_tool_in_the_top_3() {
     let (tools, intents, keywords) = corpus();
-    let utilities: Vec<String> = toolsmith_builtins::core::tools()
+    let utilities: Vec<String> = toolsmith_builtins::utilities::tools()
         .iter()
         .map(|t| t.name().to_owned())
         .collect();

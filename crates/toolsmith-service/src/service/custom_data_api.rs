@@ -3,9 +3,9 @@
 //! a table or row not among the caller's answered as "not found" rather than as a bad argument.
 
 use serde_json::Value;
-use toolsmith_builtins::core::Fail;
 use toolsmith_builtins::custom::{self, CustomOp, ops};
 use toolsmith_builtins::data::Records;
+use toolsmith_builtins::utilities::Fail;
 use toolsmith_core::data::RecordScope;
 
 use super::ToolService;

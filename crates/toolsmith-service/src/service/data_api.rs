@@ -4,8 +4,8 @@
 //! exported page by page and erased.
 
 use serde_json::{Value, json};
-use toolsmith_builtins::core::Fail;
 use toolsmith_builtins::personal::{self, Family, ops};
+use toolsmith_builtins::utilities::Fail;
 use toolsmith_core::data::{DataRecord, RecordScope};
 
 use super::ToolService;
