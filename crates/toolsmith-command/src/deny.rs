@@ -311,13 +311,16 @@ pub fn normalize_for_matching(command: &str) -> String {
 /// Programs that run their next argument as code, with the option that says so: a shell's `-c`
 /// (alone or among other letters: `bash -lc`), `python -c`, `perl`/`ruby`/`lua -e`, `node
 /// -e`/`-p`/`--eval`/`--print`, `php -r`. Matched at the end of a template's text before a
-/// placeholder, after [`normalize_for_matching`]; other options may stand between the program
-/// and its code option (`bash -o pipefail -c`), and `--` after it.
+/// placeholder, after [`normalize_for_matching`]; other options, each with at most one
+/// argument, may stand between the program and its code option (`bash -o pipefail -c`,
+/// `python3 -W ignore -c`, `node -r ./x.js -e`), and options and `--` after it (`sh -c -e`: a
+/// shell's first operand after its options is still the script). An option's argument may be
+/// taken for a script's name (`sh -e run.sh -c {{.x}}` is refused too): refusing is the safe side.
 static CODE_OPTION_AT_END: LazyLock<Regex> = LazyLock::new(|| {
     let before = r"(?:^|[\s;&|(`!{])(?:\S*/)?";
-    let options = r"(?:(?:[-+]o\s+\S+|[-+]{1,2}[A-Za-z0-9][-A-Za-z0-9=]*)\s+)*";
+    let options = r"(?:[-+]{1,2}[A-Za-z0-9][-A-Za-z0-9=]*(?:\s+[^-\s]\S*)?\s+)*";
     let source = format!(
-        r"{before}(?P<program>(?:(?:ba|da|z|k|mk|fi|tc|c|y|a)?sh|python[0-9.]*|pypy[0-9.]*)\s+{options}-[A-Za-z]*c[A-Za-z]*|(?:perl|ruby|lua[0-9.]*)\s+{options}-[A-Za-z]*[eE]|(?:node|nodejs|deno)\s+{options}(?:-[A-Za-z]*[ep]|--eval|--print)|php[0-9.]*\s+{options}-r)\s+(?:--\s+)?\S*$"
+        r"{before}(?P<program>(?:(?:ba|da|z|k|mk|fi|tc|c|y|a)?sh|python[0-9.]*|pypy[0-9.]*)\s+{options}-[A-Za-z]*c[A-Za-z]*|(?:perl|ruby|lua[0-9.]*)\s+{options}-[A-Za-z]*[eE]|(?:node|nodejs|deno)\s+{options}(?:-[A-Za-z]*[ep]|--eval|--print)|php[0-9.]*\s+{options}-r)\s+(?:[-+][A-Za-z]+\s+)*(?:--\s+)?\S*$"
     );
     // A constant pattern; a test runs it.
     #[allow(clippy::panic)]

@@ -251,6 +251,36 @@ async fn a_command_tool_running_its_parameter_as_a_script_is_refused_at_registra
     .await;
 }
 
+/// Issue 31 (attack run): the code-option check missed an option between the code option and
+/// the placeholder (`sh -c -e {{.x}}`: the shell's first operand after its options is still
+/// the script) and an option with an argument before it (`python3 -W ignore -c {{.x}}`); both
+/// were accepted and ran the caller's value (`echo PWNED; id` printed PWNED). Both are refused
+/// now, and a value after a fixed script stays data.
+#[tokio::test]
+async fn a_placeholder_after_options_around_a_code_option_is_refused_at_registration() {
+    let app = TestApp::new().await;
+    let body = |name: &str, command: &str| {
+        json!({
+            "name": name, "kind": "command", "description": "Runs a script",
+            "parameters": {"type": "object", "properties": {"x": {"type": "string"}}},
+            "command": command,
+        })
+    };
+    for (name, command) in [
+        ("sh_c_then_option", "sh -c -e {{.x}}"),
+        ("bash_c_then_options", "bash -c -x -e {{.x}}"),
+        ("python_option_argument", "python3 -W ignore -c {{.x}}"),
+        ("python_x_option", "python3 -X utf8 -c {{.x}}"),
+        ("node_require", "node -r ./setup.js -e {{.x}}"),
+    ] {
+        let res = app.post("/api/v1/custom-tools", &body(name, command)).await;
+        let message = res.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert!(message.contains("{{.x}}"), "{command}: {message}");
+    }
+    app.create_tool(&body("after_fixed_script", "sh -c 'echo \"$1\"' -- {{.x}}"))
+        .await;
+}
+
 /// Issue 31: `glob` with `../**` or `/etc/*` answered an empty list, as if nothing matched.
 /// Patterns are relative to the folder searched; one that could only match outside it is an
 /// error naming the rule.
