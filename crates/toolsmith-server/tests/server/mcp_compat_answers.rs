@@ -192,7 +192,7 @@ async fn the_admin_tokens_holder_is_the_operator_and_anyone_else_the_model() {
         json!({"tool": spec_tool("text.uppercase"), "adminToken": ADMIN_TOKEN}),
     )
     .await;
-    assert_eq!(text_of(&created).0, false, "{created:#}");
+    assert!(!text_of(&created).0, "{created:#}");
     let invoked = call(
         &app,
         token,
@@ -270,7 +270,7 @@ async fn args_is_unwrapped_only_for_tools_without_an_args_parameter() {
         json!({"tool": tool, "adminToken": ADMIN_TOKEN}),
     )
     .await;
-    assert_eq!(text_of(&created).0, false, "{created:#}");
+    assert!(!text_of(&created).0, "{created:#}");
     let invoked = call(&app, token, "echo.args", json!({"args": {"a": 1}})).await;
     assert_eq!(
         invoked["structuredContent"],
