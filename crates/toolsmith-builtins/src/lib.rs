@@ -1,12 +1,12 @@
 //! Built-in tools, grouped as the spec's tool groups ([`groups`]). Each family is one module:
-//! [`utilities`] holds the pure utilities (the groups `core`, `textUtils`, `dateTime` …),
-//! [`files`] the file tools on the caller's [`workspace`], [`web`] the HTTP, page, API and
-//! download tools (through the server's egress guard), [`pdf`] the PDF tools (read, create, describe; on the workspace), [`git`] the git tools (in the
-//! command sandbox, on the workspace), [`memory`] the agent's persistent memory (on the
-//! per-user record store of [`data`]), [`personal`] the tasks, bookmarks, notes, calendar and
-//! contacts (on the same store), [`custom`] the user's own tables (on the same store), [`goals`]
-//! the goals and their steps and [`finance`] the expenses (personal families too; receipts
-//! read through a vision service), [`exec`] the code execution tools and
+//! [`utilities`] holds the pure utilities (the groups `core`, `textUtils`, `dateTime` …), [`files`]
+//! the file tools on the caller's [`workspace`], [`web`] the HTTP, page, API and download tools
+//! (through the server's egress guard), [`pdf`] the PDF tools (read, create, describe; on the
+//! workspace), [`git`] the git tools (in the command sandbox, on the workspace), [`memory`] the
+//! agent's persistent memory (on the per-user record store of [`data`]), [`personal`] the tasks,
+//! bookmarks, notes, calendar and contacts (on the same store), [`custom`] the user's own tables
+//! (on the same store), [`goals`] the goals and their steps and [`finance`] the expenses (personal
+//! families too; receipts read through a vision service), [`exec`] the code execution tools and
 //! sandbox sessions (in the command and JS sandboxes).
 //!
 //! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
