@@ -428,9 +428,12 @@ async fn sandbox_sessions_stdio(enable_group: bool) -> Value {
     args.push("--env=TOOLSMITH_EXECUTION_APPROVAL=off".to_owned());
     // Sandbox sessions are dynamic-mcp's enterprise profile's (its own MCP_PROFILE variable).
     args.push("--env=MCP_PROFILE=enterprise".to_owned());
-    if enable_group {
-        args.push("--env=TOOLSMITH_ENABLE_GROUPS=codeExecution".to_owned());
-    }
+    // The enterprise profile switches the group on unless the operator names it either way.
+    args.push(if enable_group {
+        "--env=TOOLSMITH_ENABLE_GROUPS=codeExecution".to_owned()
+    } else {
+        "--env=TOOLSMITH_DISABLE_GROUPS=codeExecution".to_owned()
+    });
     run_client("python sandbox-sessions", &python(), &args, &[]).await
 }
 
