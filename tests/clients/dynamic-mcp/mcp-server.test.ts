@@ -27,7 +27,6 @@ afterEach(async () => {
 });
 
 describe('createMcpServer', () => {
-  // needs profile tools (h7)
   it('registers tools and executes dev.echo', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-test-'));
     const server = await createMcpServer({
@@ -382,7 +381,6 @@ describe('createMcpServer', () => {
     expect(toolNames).not.toContain('upstream.mcp.detach');
   });
 
-  // needs profile tools (h7)
   it('registers upstream.mcp.attach only when experimental flag is enabled', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-upstream-flag-'));
     const fixturePath = fileURLToPath(new URL('./fixtures/upstream-stdio-server.mjs', import.meta.url));
@@ -443,7 +441,6 @@ describe('createMcpServer', () => {
     });
   });
 
-  // needs profile tools (h7)
   it('enforces upstream attach max limit', async () => {
     const storeRoot = await mkdtemp(join(tmpdir(), 'dynamic-mcp-server-upstream-limit-'));
     const fixturePath = fileURLToPath(new URL('./fixtures/upstream-stdio-server.mjs', import.meta.url));
