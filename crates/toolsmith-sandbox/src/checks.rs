@@ -44,14 +44,7 @@ const PATTERNS: &[Pattern] = &[
         word: "require",
         then: Some("("),
         as_member: false,
-        hint: "modules cannot be loaded in the sandbox; use the built-in globals and utils, or utils.callTool() to use another tool",
-    },
-    Pattern {
-        text: "import(",
-        word: "import",
-        then: Some("("),
-        as_member: false,
-        hint: "modules cannot be imported in the sandbox; use utils.callTool() to use another tool",
+        hint: "tool code has no require(); declare the npm package in the tool's dependencies and load it with `await import('name')`, or use utils.callTool() to use another tool",
     },
     Pattern {
         text: "__dirname",
@@ -94,13 +87,6 @@ const PATTERNS: &[Pattern] = &[
         then: Some("("),
         as_member: false,
         hint: "functions cannot be built from strings; write the function directly",
-    },
-    Pattern {
-        text: "process",
-        word: "process",
-        then: None,
-        as_member: false,
-        hint: "there is no process in the sandbox; the call's inputs are in args and context",
     },
     Pattern {
         text: "__proto__",

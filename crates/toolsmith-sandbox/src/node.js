@@ -22,7 +22,6 @@ export function init(envJson) {
         arch: 'x64',
         argv: freeze(['node', 'tool.js']),
         execArgv: freeze([]),
-        pid: 1,
         title: 'toolsmith',
         browser: false,
         cwd: () => '/',

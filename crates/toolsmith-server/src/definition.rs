@@ -127,6 +127,13 @@ pub struct CreateToolBody {
     #[serde(default, alias = "required_api_keys")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub required_api_keys: Option<Vec<Value>>,
+    /// JS tools: npm packages the code may `await import()` (`[{name, version}]`, a semver
+    /// range or a dist-tag), resolved and installed when the tool is created; kept in
+    /// `metadata.dependencies`, what they resolved to in `metadata.packageLock`
+    /// (docs/js-tools.md, Dependencies).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub dependencies: Option<Vec<Value>>,
 }
 
 /// What a definition without `code` and without spec 001's `command` is told (REST, the CLI).
@@ -172,9 +179,27 @@ impl CreateToolBody {
             tags: self.tags,
             permissions: self.permissions.into_iter().map(Into::into).collect(),
             requires_approval: self.requires_approval,
-            metadata: with_required_api_keys(self.metadata, self.required_api_keys),
+            metadata: with_dependencies(
+                with_required_api_keys(self.metadata, self.required_api_keys),
+                self.dependencies,
+            ),
         };
         Ok((input, self.enabled))
+    }
+}
+
+/// Puts `dependencies` into the metadata, where the service reads it.
+fn with_dependencies(metadata: Option<Value>, dependencies: Option<Vec<Value>>) -> Option<Value> {
+    match dependencies {
+        None => metadata,
+        Some(dependencies) => {
+            let mut metadata = match metadata {
+                Some(Value::Object(map)) => map,
+                _ => Map::new(),
+            };
+            metadata.insert("dependencies".to_owned(), Value::Array(dependencies));
+            Some(Value::Object(metadata))
+        }
     }
 }
 

@@ -172,6 +172,10 @@ pub struct ToolPatch {
     pub requires_approval: Option<bool>,
     #[serde(default)]
     pub metadata: Option<Value>,
+    /// npm dependencies `[{name, version}]` (JS tools); `[]` removes them. Kept as
+    /// `metadata.dependencies`.
+    #[serde(default)]
+    pub dependencies: Option<Vec<crate::packages::Dependency>>,
 }
 
 /// Options of a delete.

@@ -10,11 +10,14 @@
 //!   versions: git, file, URL and alias specifiers are refused.
 //! - Every package name passes the operator's allowlist and blocklist; the tree is bounded
 //!   in packages, and each tarball in size, files and unpacked bytes (`NpmSettings`).
-//! - Each tarball is fetched through the egress guard (the registry's own host is allowed even
-//!   when private: it is the operator's setting; a tarball on another host is refused), its
-//!   sha512 checked against the registry's `integrity` before a byte is unpacked, and unpacked
-//!   as data only (`tarball.rs`): no symlink, no path outside, no execute bit. **No install
-//!   script ever runs**: nothing here runs anything.
+//! - Requests go only to the registry's origin (the operator's `npm_registry`; a tarball or a
+//!   redirect anywhere else is refused), with rustls on the bundled roots plus, when set, the
+//!   operator's `npm_ca_file` (npm's `cafile`: a registry mirror or a TLS-inspecting proxy), no
+//!   proxy from the environment, bounded in time and size. Not through the egress guard: the
+//!   guard stops URLs a tool chose from reaching private addresses, and here no URL is a
+//!   tool's. Each tarball's sha512 is checked against the registry's `integrity` before a byte
+//!   is unpacked, and unpacking is data only (`tarball.rs`): no symlink, no path outside, no
+//!   execute bit. **No install script ever runs**: nothing here runs anything.
 //! - The cache (`<cache dir>/<hex of the sha512>/`) is shared by every tool and every process
 //!   using the same directory: an entry appears by an atomic rename once complete, and is never
 //!   changed after. What a tool resolved (its [`PackageLock`]) is stored with the tool, so a
@@ -32,7 +35,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha512};
-use toolsmith_egress::{EgressGuard, EgressPolicy, OutboundRequest, PrivateHost};
+use toolsmith_egress::EgressPolicy;
 use toolsmith_sandbox::{JsPackage, JsPackages};
 
 use self::semver::Range;
@@ -66,6 +69,9 @@ pub struct NpmSettings {
     /// Environment variables of the server whose values a tool reads in `process.env`
     /// (default none).
     pub process_env: Vec<String>,
+    /// Extra trusted roots for the registry's TLS (a PEM bundle, npm's `cafile`), besides the
+    /// bundled ones.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for NpmSettings {
@@ -81,6 +87,7 @@ impl Default for NpmSettings {
             allow: Vec::new(),
             block: Vec::new(),
             process_env: Vec::new(),
+            ca_file: None,
         }
     }
 }
@@ -136,7 +143,9 @@ pub enum PackageError {
 #[derive(Clone)]
 pub struct Installer {
     settings: Arc<NpmSettings>,
-    guard: Option<EgressGuard>,
+    /// The registry client, or why there is none.
+    client: Result<reqwest::Client, String>,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Installer {
@@ -183,31 +192,14 @@ struct Packument {
 const INSTALL_SCRIPTS: [&str; 3] = ["preinstall", "install", "postinstall"];
 
 impl Installer {
+    /// An installer with `settings`; the time limit of each request is `egress`'s (at least
+    /// 60 s).
     pub fn new(settings: NpmSettings, egress: &EgressPolicy) -> Installer {
-        let mut policy = egress.clone();
-        policy.max_response_bytes = policy
-            .max_response_bytes
-            .max(usize::try_from(settings.max_tarball_bytes).unwrap_or(usize::MAX))
-            .max(32 * 1024 * 1024);
-        policy.total_timeout = policy.total_timeout.max(Duration::from_secs(60));
-        // The registry is the operator's choice, and tarballs must be on its origin.
-        policy.allowed_domains.clear();
-        if let Ok(url) = url::Url::parse(&settings.registry)
-            && let Some(host) = url.host_str()
-        {
-            policy.allow_plain_http |= url.scheme() == "http";
-            let entry = match url.port_or_known_default() {
-                Some(port) => format!("{host}:{port}"),
-                None => host.to_owned(),
-            };
-            if let Ok(private) = entry.parse::<PrivateHost>() {
-                policy.allowed_private_hosts.push(private);
-            }
-        }
-        let guard = EgressGuard::new(policy).ok();
+        let client = registry_client(&settings);
         Installer {
             settings: Arc::new(settings),
-            guard,
+            client,
+            timeout: egress.total_timeout.max(Duration::from_secs(60)),
         }
     }
 
@@ -516,8 +508,14 @@ impl Installer {
             .get(
                 &url,
                 "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8",
+                MAX_PACKUMENT_BYTES,
             )
             .await?;
+        if response.over {
+            return Err(PackageError::Refused(format!(
+                "the registry's entry for '{name}' is larger than {MAX_PACKUMENT_BYTES} bytes"
+            )));
+        }
         if response.status == 404 {
             return Err(PackageError::Refused(format!(
                 "the registry {} has no package '{name}'",
@@ -537,29 +535,42 @@ impl Installer {
         })
     }
 
-    async fn get(
-        &self,
-        url: &str,
-        accept: &str,
-    ) -> Result<toolsmith_egress::OutboundResponse, PackageError> {
-        let guard = self.guard.as_ref().ok_or_else(|| {
-            PackageError::Registry(
-                "the HTTP client for the npm registry could not be built".to_owned(),
-            )
-        })?;
-        guard
-            .send(OutboundRequest {
-                method: "GET".to_owned(),
-                url: url.to_owned(),
-                headers: vec![("accept".to_owned(), accept.to_owned())],
-                body: None,
+    /// GETs `url` (on the registry's origin) and reads at most `max` bytes of its body.
+    async fn get(&self, url: &str, accept: &str, max: u64) -> Result<Fetched, PackageError> {
+        let unreachable = |e: &dyn std::fmt::Display| {
+            PackageError::Registry(format!(
+                "cannot reach the npm registry ({url}): {e}; the npm_registry setting names it"
+            ))
+        };
+        let client = self.client.as_ref().map_err(|e| unreachable(e))?;
+        let fetch = async {
+            let mut response = client
+                .get(url)
+                .header(reqwest::header::ACCEPT, accept)
+                .send()
+                .await
+                .map_err(|e| unreachable(&e))?;
+            let status = response.status().as_u16();
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|e| unreachable(&e))? {
+                body.extend_from_slice(&chunk);
+                if body.len() as u64 > max {
+                    return Ok(Fetched {
+                        status,
+                        body,
+                        over: true,
+                    });
+                }
+            }
+            Ok(Fetched {
+                status,
+                body,
+                over: false,
             })
+        };
+        tokio::time::timeout(self.timeout, fetch)
             .await
-            .map_err(|e| {
-                PackageError::Registry(format!(
-                    "cannot reach the npm registry ({url}): {e}; the npm_registry setting names it"
-                ))
-            })
+            .unwrap_or_else(|_| Err(unreachable(&format!("no answer within {:?}", self.timeout))))
     }
 
     /// Makes sure `package` is in the cache: fetched, checked and unpacked if it is not.
@@ -589,7 +600,11 @@ impl Installer {
             )));
         }
         let response = self
-            .get(tarball.as_str(), "application/octet-stream")
+            .get(
+                tarball.as_str(),
+                "application/octet-stream",
+                self.settings.max_tarball_bytes,
+            )
             .await?;
         if response.status != 200 {
             return Err(PackageError::Registry(format!(
@@ -597,10 +612,9 @@ impl Installer {
                 response.status
             )));
         }
-        if response.body.len() as u64 > self.settings.max_tarball_bytes {
+        if response.over {
             return Err(PackageError::Refused(format!(
-                "the tarball of {key} is {} bytes, over the limit of {} (the npm_max_tarball_bytes setting)",
-                response.body.len(),
+                "the tarball of {key} is over the limit of {} bytes (the npm_max_tarball_bytes setting)",
                 self.settings.max_tarball_bytes
             )));
         }
@@ -621,6 +635,56 @@ impl Installer {
             .map_err(|e| PackageError::Registry(format!("unpacking {label} failed: {e}")))?
             .map_err(|e| PackageError::Refused(format!("the package {key} is refused: {e}")))
     }
+}
+
+/// Largest registry entry of one package read (the abbreviated metadata of the largest
+/// packages is a few MB).
+const MAX_PACKUMENT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A registry answer.
+struct Fetched {
+    status: u16,
+    body: Vec<u8>,
+    /// The body was longer than asked for (and was cut).
+    over: bool,
+}
+
+/// The registry's client: rustls on `ring` with the bundled roots and the operator's
+/// `ca_file`, no proxy from the environment, redirects only within the registry's origin.
+fn registry_client(settings: &NpmSettings) -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots: Vec<reqwest::Certificate> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
+        .collect();
+    if let Some(path) = &settings.ca_file {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("cannot read npm_ca_file {}: {e}", path.display()))?;
+        roots.extend(
+            reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| format!("npm_ca_file {} is not PEM: {e}", path.display()))?,
+        );
+    }
+    let origin = url::Url::parse(&settings.registry)
+        .map_err(|e| format!("the npm_registry setting is not a URL: {e}"))?
+        .origin();
+    let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else if attempt.url().origin() != origin {
+            attempt.error("a redirect away from the registry's origin is refused")
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .tls_certs_only(roots)
+        .no_proxy()
+        .redirect(redirects)
+        .connect_timeout(Duration::from_secs(10))
+        .user_agent(concat!("toolsmith/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the registry's HTTP client: {e}"))
 }
 
 /// Unpacks into a fresh directory beside the entry, then renames it into place: an entry is

@@ -43,6 +43,7 @@ pub mod custom_data_api;
 pub mod data_api;
 mod http_import;
 pub mod lifecycle;
+pub mod npm;
 pub mod one_off;
 mod records;
 pub mod registry_sync;
@@ -128,6 +129,9 @@ pub struct ToolServiceSettings {
     /// `/readyz` answers 503 while the data directory's file system has less free space than
     /// this (default 16 MiB): a full disk is seen before a write fails on it.
     pub ready_min_free_bytes: u64,
+    /// JS tools' npm dependencies: the registry, the cache, the limits and lists, and the
+    /// environment variables `process.env` passes.
+    pub npm: crate::packages::NpmSettings,
 }
 
 /// The default of [`ToolServiceSettings::ready_min_free_bytes`].
@@ -167,6 +171,7 @@ impl Default for ToolServiceSettings {
             read_only: false,
             data_dir: None,
             ready_min_free_bytes: DEFAULT_READY_MIN_FREE_BYTES,
+            npm: crate::packages::NpmSettings::default(),
         }
     }
 }
@@ -191,6 +196,10 @@ pub struct ToolService {
     pub(crate) config: ToolServiceSettings,
     pub(crate) config_cache: Arc<ConfigCache>,
     pub(crate) egress: toolsmith_egress::EgressGuard,
+    /// Installs JS tools' npm dependencies and finds them for runs.
+    pub(crate) installer: crate::packages::Installer,
+    /// `process.env` of every JS run: the variables `npm.process_env` names that are set.
+    pub(crate) process_env: Arc<std::collections::BTreeMap<String, String>>,
     pub(crate) http_sender: Arc<dyn toolsmith_httptool::HttpSender>,
     /// The guard behind the default `http_sender` (none when the connectors supplied a sender).
     pub(crate) http_guard: Option<toolsmith_egress::EgressGuard>,
@@ -447,6 +456,8 @@ impl ToolService {
                     (Arc::new(sender), Some(guard))
                 }
             };
+        let installer = crate::packages::Installer::new(config.npm.clone(), &config.egress);
+        let process_env = Arc::new(installer.process_env());
         let mut service = ToolService {
             store,
             registry,
@@ -457,6 +468,8 @@ impl ToolService {
             config,
             config_cache,
             egress,
+            installer,
+            process_env,
             http_sender,
             http_guard,
             policy,

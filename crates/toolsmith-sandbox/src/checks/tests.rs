@@ -33,15 +33,12 @@ fn every_pattern_of_the_spec_is_caught() {
     let cases = [
         ("process.exit(1)", "process.exit"),
         ("const fs = require('fs')", "require("),
-        ("const m = await import('os')", "import("),
         ("return __dirname", "__dirname"),
         ("return __filename", "__filename"),
         ("global.x = 1", "global."),
         ("globalThis.x = 1", "globalThis."),
         ("return eval('1')", "eval("),
         ("return new Function('return 1')()", "Function("),
-        ("return process.env.HOME", "process"),
-        ("const p = process; return p", "process"),
         ("const o = {}; o.__proto__.x = 1", "__proto__"),
         ("return ({}).constructor['constructor']", "constructor["),
         ("with (Math) { return PI }", "with("),
@@ -50,7 +47,15 @@ fn every_pattern_of_the_spec_is_caught() {
         assert_eq!(forbidden_pattern(code), pattern, "code: {code}");
     }
     assert_eq!(forbidden_pattern("process .exit(0)"), "process.exit");
-    assert_eq!(forbidden_pattern("process.exitCode = 1"), "process");
+    // Node-isms a tool may use (issue 33): `process.env`, `process.version`, `import()` of its
+    // declared npm dependencies.
+    for code in [
+        "return process.env.HOME ?? null",
+        "return process.version",
+        "const { parse } = await import('csv-parse/sync'); return parse",
+    ] {
+        assert_eq!(check_code(code, 1000), Ok(()), "{code}");
+    }
 }
 
 #[test]
@@ -59,7 +64,7 @@ fn the_hints_point_to_what_to_do_instead() {
         check_code("const x = require('x')", 1000),
         Err(CodeError::Forbidden {
             pattern: "require(",
-            hint: "modules cannot be loaded in the sandbox; use the built-in globals and utils, or utils.callTool() to use another tool",
+            hint: "tool code has no require(); declare the npm package in the tool's dependencies and load it with `await import('name')`, or use utils.callTool() to use another tool",
         })
     );
     assert_eq!(

@@ -447,6 +447,11 @@ pub struct UpdateToolBody {
     #[serde(default, alias = "required_api_keys")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub required_api_keys: Option<Vec<Value>>,
+    /// JS tools: replaces the npm dependencies (`[{name, version}]`; `[]` removes them),
+    /// resolved and installed again when they change.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub dependencies: Option<Vec<toolsmith_service::packages::Dependency>>,
     /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
     #[serde(default, deserialize_with = "optional_integer")]
     #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
@@ -475,6 +480,7 @@ impl UpdateToolBody {
                 .map(|ps| ps.into_iter().map(Into::into).collect()),
             requires_approval: self.requires_approval,
             metadata: self.metadata.map(Value::Object),
+            dependencies: self.dependencies,
         };
         (patch, self.expected_revision, self.required_api_keys)
     }

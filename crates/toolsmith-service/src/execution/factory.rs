@@ -57,6 +57,9 @@ impl ToolService {
             permissions,
             limits: self.config.js_limits,
             max_fs_operations: self.config.js_max_fs_operations,
+            packages: None,
+            installer: self.installer.clone(),
+            process_env: self.process_env.clone(),
         }
     }
 }

@@ -47,6 +47,11 @@ pub struct JsToolExecutor {
     pub(crate) limits: JsLimits,
     /// File operations one run may make (`js_max_fs_operations`).
     pub(crate) max_fs_operations: u32,
+    /// The npm packages the tool resolved, found in the cache before each run.
+    pub(crate) packages: Option<Arc<crate::packages::PackageLock>>,
+    pub(crate) installer: crate::packages::Installer,
+    /// `process.env`.
+    pub(crate) process_env: Arc<std::collections::BTreeMap<String, String>>,
 }
 
 #[async_trait]
@@ -102,6 +107,21 @@ impl ToolExecutor for JsToolExecutor {
             }
             Some(owner.js_snapshot(self.declared_services.iter().map(String::as_str)))
         };
+        let packages = match &self.packages {
+            None => None,
+            Some(lock) => match self.installer.packages(lock).await {
+                Ok(packages) => Some(Arc::new(packages)),
+                Err(e) => {
+                    return ToolResult::error(
+                        ErrorKind::ExecutionError,
+                        format!(
+                            "tool '{}' cannot load its npm dependencies: {e}",
+                            self.tool_name
+                        ),
+                    );
+                }
+            },
+        };
         let host = PipelineHost {
             egress: self.egress.as_ref().map(EgressGuard::session),
             pipeline: self.pipeline.clone(),
@@ -125,8 +145,8 @@ impl ToolExecutor for JsToolExecutor {
             limits,
             host: Arc::new(host),
             config,
-            packages: None,
-            env: None,
+            packages,
+            env: Some(self.process_env.clone()),
         };
         self.sandbox.run(job).await
     }

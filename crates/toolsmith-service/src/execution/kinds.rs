@@ -46,6 +46,8 @@ pub(crate) struct ExecutorSource<'a> {
     /// The tool's own wall-clock limit (`metadata.timeoutMs`, JS tools): it may shorten the
     /// server's `js_wall_time`, never lengthen it (the operator's limit is the ceiling).
     pub timeout: Option<std::time::Duration>,
+    /// The npm packages a JS tool resolved (`metadata.packageLock`).
+    pub packages: Option<Arc<crate::packages::PackageLock>>,
 }
 
 impl ToolService {
@@ -152,6 +154,7 @@ impl ToolService {
             declared,
             config_values,
             timeout,
+            packages,
         } = source;
         Ok(match kind {
             ToolKind::Js => {
@@ -165,6 +168,7 @@ impl ToolService {
                 if let Some(timeout) = timeout {
                     executor.limits.wall_time = timeout.min(executor.limits.wall_time);
                 }
+                executor.packages = packages;
                 Arc::new(executor)
             }
             ToolKind::Command => {

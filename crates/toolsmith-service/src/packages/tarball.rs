@@ -96,9 +96,12 @@ pub(crate) fn unpack(tgz: &[u8], into: &Path, limits: UnpackLimits) -> Result<Un
                     fs::create_dir_all(parent)
                         .map_err(|e| format!("cannot write {relative}: {e}"))?;
                 }
+                // A later entry of the same path replaces an earlier one, as tar does (the
+                // folder is fresh and holds no link, so only this unpack's own files are there).
                 let mut file = fs::OpenOptions::new()
                     .write(true)
-                    .create_new(true)
+                    .create(true)
+                    .truncate(true)
                     .open(&target)
                     .map_err(|e| format!("cannot write {relative}: {e}"))?;
                 copy_body(&mut stream, &mut file, size, &mut read_total, budget)
@@ -280,7 +283,7 @@ fn checked_path(into: &Path, relative: &str, raw: &str) -> Result<std::path::Pat
     let path = Path::new(relative);
     if !path
         .components()
-        .all(|component| matches!(component, Component::Normal(_)))
+        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
     {
         return Err(refused());
     }

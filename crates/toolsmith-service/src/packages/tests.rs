@@ -464,7 +464,7 @@ async fn hostile_tarballs_are_refused_with_the_reason_and_leave_nothing() {
     ));
     all.push((
         "huge".to_owned(),
-        "over the limit of 300000 (the npm_max_tarball_bytes setting)".to_owned(),
+        "over the limit of 300000 bytes (the npm_max_tarball_bytes setting)".to_owned(),
     ));
     all.push((
         "elsewhere".to_owned(),

@@ -73,8 +73,11 @@ impl ToolService {
             input.permissions.into_iter().collect(),
         )?;
         let (parameters, permissions) = (checked.parameters, checked.permissions);
-        let metadata = normalize_metadata(input.metadata)?;
+        let mut metadata = normalize_metadata(input.metadata)?;
         let tags = normalize_tags(input.tags)?;
+        // Resolving and installing reaches the registry: before the write lock.
+        self.settle_packages(input.kind, &mut metadata, None)
+            .await?;
 
         let _guard = self.write_lock.lock().await;
         self.check_name_not_taken_by_toolsmith(&input.name)?;
@@ -255,6 +258,17 @@ impl ToolService {
         if let Some(metadata) = patch.metadata {
             next.metadata = normalize_metadata(Some(metadata))?;
         }
+        if let Some(dependencies) = patch.dependencies
+            && let Some(object) = next.metadata.as_object_mut()
+        {
+            object.insert(
+                super::npm::DEPENDENCIES.to_owned(),
+                serde_json::to_value(dependencies)
+                    .map_err(|e| ServiceError::Validation(format!("dependencies: {e}")))?,
+            );
+        }
+        self.settle_packages(next.kind, &mut next.metadata, Some(&current.metadata))
+            .await?;
         self.commit_update(actor, current, next).await
     }
 
@@ -522,7 +536,11 @@ impl ToolService {
         current: CustomToolRecord,
         mut next: CustomToolRecord,
     ) -> Result<CustomToolRecord, ServiceError> {
-        let definition_changed = next.code != current.code || next.parameters != current.parameters;
+        // New packages are new code: a version of its own, and approvals asked again.
+        let packages_changed = next.metadata.get(super::npm::PACKAGE_LOCK)
+            != current.metadata.get(super::npm::PACKAGE_LOCK);
+        let definition_changed =
+            next.code != current.code || next.parameters != current.parameters || packages_changed;
         let anything_changed = definition_changed
             || next.name != current.name
             || next.description != current.description
@@ -543,7 +561,8 @@ impl ToolService {
                 .permissions
                 .difference(&current.permissions)
                 .any(|p| p.is_dangerous());
-            let recodes_dangerous = next.code != current.code && next.has_dangerous_permission();
+            let recodes_dangerous =
+                (next.code != current.code || packages_changed) && next.has_dangerous_permission();
             if adds_dangerous || recodes_dangerous {
                 next.status = ToolStatus::PendingApproval;
             }

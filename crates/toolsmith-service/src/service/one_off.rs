@@ -168,6 +168,7 @@ impl ToolService {
                     .metadata
                     .as_ref()
                     .and_then(crate::tool_settings::timeout),
+                packages: None,
             })?;
             Ok::<_, ServiceError>((schema, checked, executor))
         })();

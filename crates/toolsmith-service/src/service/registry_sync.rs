@@ -90,6 +90,7 @@ impl ToolService {
                 declared: dependencies::declared_names(record),
                 config_values: true,
                 timeout: crate::tool_settings::timeout(&record.metadata),
+                packages: super::npm::package_lock(&record.metadata).map(std::sync::Arc::new),
             })
             .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(
