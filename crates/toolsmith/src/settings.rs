@@ -162,6 +162,28 @@ pub struct FileConfig {
     /// The only hosts `package_manager` installs reach, through the registry proxy (default
     /// PyPI's `pypi.org` and `files.pythonhosted.org`, and `registry.npmjs.org`).
     pub package_registries: Option<Vec<String>>,
+    /// JS tools' npm dependencies: the registry they resolve from.
+    pub npm_registry: Option<String>,
+    /// The content-addressed package cache (default `<data_dir>/npm-cache`).
+    pub npm_cache_dir: Option<PathBuf>,
+    /// Extra trusted roots for the registry's TLS (a PEM bundle, npm's `cafile`).
+    pub npm_ca_file: Option<PathBuf>,
+    /// Only these packages (`name` or `@scope/*`) may be installed, when given.
+    pub npm_allow: Option<Vec<String>>,
+    /// These packages (`name` or `@scope/*`) are never installed.
+    pub npm_block: Option<Vec<String>>,
+    /// Server environment variables a JS tool reads in `process.env`.
+    pub npm_process_env: Option<Vec<String>>,
+    /// Declared dependencies of one tool (default 32).
+    pub npm_max_dependencies: Option<usize>,
+    /// Packages in one tool's tree (default 200).
+    pub npm_max_packages: Option<usize>,
+    /// Largest tarball, compressed, in bytes (default 16 MiB).
+    pub npm_max_tarball_bytes: Option<u64>,
+    /// Bytes one tool's packages unpack to (default 64 MiB).
+    pub npm_max_unpacked_bytes: Option<u64>,
+    /// Files one tool's packages hold (default 10,000).
+    pub npm_max_files: Option<usize>,
 }
 
 /// The `[egress]` table.
@@ -506,6 +528,38 @@ impl Settings {
         }
         if let Some(hosts) = file.package_registries {
             service.package_registries = hosts;
+        }
+        let npm = &mut service.npm;
+        if let Some(registry) = file.npm_registry {
+            if !(registry.starts_with("https://") || registry.starts_with("http://")) {
+                return Err(bad(format!(
+                    "npm_registry must be an http(s) URL, got '{registry}'"
+                )));
+            }
+            npm.registry = registry.trim_end_matches('/').to_owned();
+        }
+        npm.cache_dir = Some(
+            file.npm_cache_dir
+                .unwrap_or_else(|| data_dir.join("npm-cache")),
+        );
+        npm.ca_file = file.npm_ca_file;
+        npm.allow = file.npm_allow.unwrap_or_default();
+        npm.block = file.npm_block.unwrap_or_default();
+        npm.process_env = file.npm_process_env.unwrap_or_default();
+        if let Some(max) = file.npm_max_dependencies {
+            npm.max_dependencies = max;
+        }
+        if let Some(max) = file.npm_max_packages {
+            npm.max_packages = max;
+        }
+        if let Some(max) = file.npm_max_tarball_bytes {
+            npm.max_tarball_bytes = max;
+        }
+        if let Some(max) = file.npm_max_unpacked_bytes {
+            npm.max_unpacked_bytes = max;
+        }
+        if let Some(max) = file.npm_max_files {
+            npm.max_files = max;
         }
 
         let compat = runtime.compat.or(file.compat).unwrap_or(Compat::None);
