@@ -132,7 +132,7 @@ pub struct CreateToolBody {
     /// `metadata.dependencies`, what they resolved to in `metadata.packageLock`
     /// (docs/js-tools.md, Dependencies).
     #[serde(default)]
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<crate::rest::types::NpmDependency>>)]
     pub dependencies: Option<Vec<Value>>,
 }
 

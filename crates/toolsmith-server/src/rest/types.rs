@@ -450,7 +450,7 @@ pub struct UpdateToolBody {
     /// JS tools: replaces the npm dependencies (`[{name, version}]`; `[]` removes them),
     /// resolved and installed again when they change.
     #[serde(default)]
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<NpmDependency>>)]
     pub dependencies: Option<Vec<toolsmith_service::packages::Dependency>>,
     /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
     #[serde(default, deserialize_with = "optional_integer")]
@@ -920,4 +920,18 @@ impl ConfigEntryBody {
             values: self.values,
         }
     }
+}
+
+/// One npm dependency of a JS tool as the API takes it (`toolsmith_service::packages::Dependency`):
+/// the document's shape of it, so a schema-valid request is one the handler can read.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // Only its schema is used; requests deserialize into the service's type.
+pub struct NpmDependency {
+    /// The package's name (`csv-parse`, `@scope/name`).
+    #[schema(min_length = 1, max_length = 214)]
+    name: String,
+    /// A semver range as npm reads it, or a dist-tag (`^5.5.0`, `latest`).
+    #[schema(min_length = 1, max_length = 128)]
+    version: String,
 }

@@ -148,6 +148,13 @@ fn catalogue() -> Vec<(&'static str, &'static str, Example)> {
             "\"weatherapi\"",
             Example::Illustration("the Config Center snapshot a JS tool reads, with `…` values"),
         ),
+        (
+            "js-tools.md",
+            "\"dependencies\": [{\"name\": \"csv-parse\"",
+            Example::Illustration(
+                "a tool with npm dependencies: created and run against the real registry, with the CA this network needs, by rest_dependencies::spec_002s_parse_csv_installs_csv_parse_and_runs_from_the_cache_with_the_registry_out_of_reach",
+            ),
+        ),
     ]
 }
 

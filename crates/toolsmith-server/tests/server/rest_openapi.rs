@@ -249,6 +249,7 @@ async fn request_schemas_are_what_the_handlers_accept() {
             "code",
             "command",
             "createdBy",
+            "dependencies",
             "description",
             "enabled",
             "env",
@@ -279,6 +280,7 @@ async fn request_schemas_are_what_the_handlers_accept() {
         [
             "category",
             "code",
+            "dependencies",
             "description",
             "expectedRevision",
             "metadata",
