@@ -4,6 +4,8 @@
 //!   result can carry ([`ErrorKind`]).
 //! - [`record`] — the stored shape of a custom tool ([`CustomToolRecord`]) and its history,
 //!   shared by the store and the service.
+//! - [`client`] — what the caller's client can do for a running tool ([`Client`]: log,
+//!   progress, sampling, elicitation), set on the call's [`ToolContext`] by the MCP server.
 //! - [`config`] — the Config Center's records ([`ConfigServiceRecord`], [`ConfigEntryRecord`])
 //!   and their validation; secrets appear only sealed.
 //! - [`name`] and [`schema`] — the rules a custom tool's name and parameter schema must follow,
@@ -28,6 +30,7 @@
 #![cfg_attr(test, allow(clippy::string_slice))]
 
 pub mod approval;
+pub mod client;
 pub mod config;
 pub mod data;
 pub mod governance;
@@ -45,6 +48,9 @@ pub mod testkit;
 pub mod tool_limits;
 
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
+pub use client::{
+    CallerClient, Capability, Client, ClientCapabilities, ClientError, Door, LogLevel,
+};
 pub use config::{
     ConfigEntryRecord, ConfigError, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
 };

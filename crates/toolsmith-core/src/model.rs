@@ -162,6 +162,10 @@ pub struct ToolContext {
     /// Who can ask the person behind this call for an approval while the call waits (an MCP
     /// client with elicitation); `None` leaves approvals to the REST API and the CLI.
     pub approver: Option<crate::approval::Approver>,
+    /// The caller's client as a running tool may use it (log, progress, sampling,
+    /// elicitation): set by a door whose caller is an MCP client reachable during the call;
+    /// `None` elsewhere (see [`crate::client::Client::of`]). Nested calls keep it.
+    pub client: Option<crate::client::Client>,
     /// The caller is an admin acting as a person (an `admin` token without an agent, or the
     /// CLI): not bound by MCP grants. Nested calls keep it.
     pub admin: bool,
@@ -186,6 +190,7 @@ impl ToolContext {
             deadline: None,
             call_context: None,
             approver: None,
+            client: None,
             admin: false,
             scheduled_run: false,
         }
@@ -210,6 +215,7 @@ impl ToolContext {
             },
             call_context: self.call_context.clone(),
             approver: self.approver.clone(),
+            client: self.client.clone(),
             admin: self.admin,
             scheduled_run: self.scheduled_run,
         }
