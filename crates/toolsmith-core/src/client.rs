@@ -204,6 +204,24 @@ pub enum ClientError {
     /// The client answered with an error, or the answer could not be read.
     #[error("the client answered with an error: {0}")]
     Failed(String),
+    /// What the tool asked for is not a valid request (the message says what to fix).
+    #[error("the request to the client is not valid: {0}")]
+    Invalid(String),
+}
+
+impl ClientError {
+    /// A stable name of the error's class, for records and metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::NoClient { .. } => "no_client",
+            ClientError::Unsupported { .. } => "unsupported",
+            ClientError::Declined(_) => "declined",
+            ClientError::Cancelled => "cancelled",
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::Failed(_) => "failed",
+            ClientError::Invalid(_) => "invalid",
+        }
+    }
 }
 
 fn capability_sentence(capability: Capability) -> &'static str {
