@@ -8,6 +8,8 @@
 //!   progress, sampling, elicitation), set on the call's [`ToolContext`] by the MCP server.
 //! - [`config`] — the Config Center's records ([`ConfigServiceRecord`], [`ConfigEntryRecord`])
 //!   and their validation; secrets appear only sealed.
+//! - [`content`] — a result of content blocks (text, image, audio, resources) and structured
+//!   content ([`ContentForm`]), and the check of their shapes.
 //! - [`name`] and [`schema`] — the rules a custom tool's name and parameter schema must follow,
 //!   and validation of call arguments against that schema.
 //! - [`object`] — [`object::set`]: a field of a JSON object written without `Value`'s
@@ -32,6 +34,7 @@
 pub mod approval;
 pub mod client;
 pub mod config;
+pub mod content;
 pub mod data;
 pub mod governance;
 pub mod mcp_bridge;
@@ -51,6 +54,7 @@ pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use client::{
     CallerClient, Capability, Client, ClientCapabilities, ClientError, Door, LogLevel,
 };
+pub use content::ContentForm;
 pub use config::{
     ConfigEntryRecord, ConfigError, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
 };

@@ -33,6 +33,14 @@ pub struct ToolDefinition {
     pub tags: Vec<String>,
     #[serde(default)]
     pub requires_confirmation: bool,
+    /// JSON Schema of the result's structured content, when the tool declares one (MCP's
+    /// `outputSchema`; custom tools take it from `metadata.outputSchema`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// MCP tool annotations (`readOnlyHint`, `destructiveHint` …) as a bridged upstream gave
+    /// them, listed as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 impl ToolDefinition {
@@ -46,6 +54,8 @@ impl ToolDefinition {
             category: None,
             tags: Vec::new(),
             requires_confirmation: false,
+            output_schema: None,
+            annotations: None,
         }
     }
 
@@ -332,6 +342,10 @@ pub struct ToolResult {
     pub content: Value,
     pub is_error: bool,
     pub metadata: ResultMetadata,
+    /// How `content` is to be read: any JSON value (the default, not serialized), or content
+    /// blocks made by [`ToolResult::blocks`] (see [`crate::content`]).
+    #[serde(default, skip_serializing_if = "crate::content::ContentForm::is_json")]
+    pub form: crate::content::ContentForm,
 }
 
 impl ToolResult {
@@ -340,6 +354,7 @@ impl ToolResult {
             content,
             is_error: false,
             metadata: ResultMetadata::default(),
+            form: crate::content::ContentForm::Json,
         }
     }
 
@@ -365,6 +380,7 @@ impl ToolResult {
                 error_kind: Some(kind),
                 ..ResultMetadata::default()
             },
+            form: crate::content::ContentForm::Json,
         }
     }
 
@@ -378,6 +394,11 @@ impl ToolResult {
         if !self.is_error {
             return None;
         }
+        if let Some(blocks) = self.content_blocks() {
+            return blocks
+                .iter()
+                .find_map(|b| b.get("text").and_then(Value::as_str));
+        }
         match &self.content {
             Value::String(s) => Some(s),
             it => it.get("error").and_then(Value::as_str),
@@ -387,6 +408,9 @@ impl ToolResult {
     /// The content as the text an LLM receives: strings as they are, `null` as empty,
     /// everything else as JSON.
     pub fn content_text(&self) -> String {
+        if let Some(text) = self.blocks_text() {
+            return text;
+        }
         match &self.content {
             Value::String(s) => s.clone(),
             Value::Null => String::new(),

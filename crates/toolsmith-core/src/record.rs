@@ -192,6 +192,8 @@ impl CustomToolRecord {
             category: self.category.clone(),
             tags: self.tags.clone(),
             requires_confirmation: self.requires_approval,
+            output_schema: self.metadata.get("outputSchema").cloned(),
+            annotations: None,
         }
     }
 
