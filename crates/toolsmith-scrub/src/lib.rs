@@ -8,6 +8,10 @@
 //!   the value after a credential-like key (`api_key=…`, `"password": "…"`);
 //! - the exact known secrets, and their JSON-escaped, URL-encoded and base64 forms.
 //!
+//! A result of content blocks ([`Scrubber::scrub_blocks`]) has its text scrubbed the same way;
+//! its base64 fields are never rewritten, and a block whose bytes hold a known secret is
+//! withheld whole.
+//!
 //! Key names, URL schemes, users and hosts, and PEM armour lines stay; only the secret becomes
 //! `[REDACTED]`.
 //! Ordinary text (hex digests, UUIDs, `monkey=bananas123`, URLs without passwords) is never touched.
@@ -15,6 +19,7 @@
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
+mod blocks;
 mod error;
 mod json;
 mod patterns;

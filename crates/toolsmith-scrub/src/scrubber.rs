@@ -18,7 +18,7 @@ pub struct Scrubber {
     /// The credential patterns; `None` for a scrubber of known secrets only
     /// ([`Scrubber::secrets_only`]).
     patterns: Option<&'static Patterns>,
-    secrets: KnownSecrets,
+    pub(crate) secrets: KnownSecrets,
     redactions: AtomicU64,
 }
 

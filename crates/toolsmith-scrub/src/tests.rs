@@ -673,3 +673,43 @@ fn a_secrets_only_scrubber_redacts_known_secrets_and_nothing_else() {
     assert_eq!(scrubber.scrub_json(&mut value), 1);
     assert_eq!(value, json!({"password": REDACTED}));
 }
+
+/// Content blocks: text is scrubbed, base64 is never rewritten (a pattern inside it by chance
+/// stays), and a block whose bytes hold a known secret is withheld whole.
+#[test]
+fn content_blocks_keep_binary_data_and_withhold_a_block_holding_a_secret() {
+    let secret = "hunter2-correct-horse-battery";
+    let scrubber = Scrubber::new([secret.to_owned()]).unwrap();
+    // Looks like an AWS key id to the patterns, but it is the middle of an image's base64.
+    let image = "iVBORw0KGgo+AKIAIOSFODNN7EXAMPLE/AAAANSUhEUgAAAAEAAAAB";
+    assert_ne!(patterns().scrub_str(image), image, "the patterns see a key in it");
+    let leaked = STANDARD.encode(format!("\u{89}PNG....{secret}....").as_bytes());
+    let mut result = json!({
+        "content": [
+            {"type": "text", "text": format!("the key is {secret}")},
+            {"type": "image", "data": image, "mimeType": "image/png", "annotations": {"audience": ["user"]}},
+            {"type": "audio", "data": leaked, "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "test://blob", "blob": image}},
+            {"type": "resource", "resource": {"uri": format!("test://{secret}"), "text": secret}},
+        ],
+        "structuredContent": {"note": secret},
+    });
+    let n = scrubber.scrub_blocks(&mut result);
+    assert_eq!(n, 5, "{result}");
+    let blocks = result["content"].as_array().unwrap();
+    assert_eq!(blocks[0]["text"], format!("the key is {REDACTED}"));
+    assert_eq!(blocks[1]["data"], image, "base64 is never rewritten");
+    assert_eq!(blocks[1]["annotations"]["audience"][0], "user");
+    assert_eq!(blocks[2]["type"], "text", "{}", blocks[2]);
+    assert!(
+        blocks[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("withheld whole")
+    );
+    assert!(!blocks[2].to_string().contains(&leaked));
+    assert_eq!(blocks[3]["resource"]["blob"], image);
+    assert_eq!(blocks[4]["resource"]["text"], REDACTED);
+    assert_eq!(blocks[4]["resource"]["uri"], format!("test://{REDACTED}"));
+    assert_eq!(result["structuredContent"]["note"], REDACTED);
+}
