@@ -82,16 +82,22 @@ pub enum Permission {
     Shell,
     Email,
     Scheduling,
+    /// `mcp.sample`: ask the calling client's model (MCP `sampling/createMessage`).
+    Sampling,
+    /// `mcp.elicit`: ask the person behind the calling client (MCP `elicitation/create`).
+    Elicitation,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 6] = [
+    pub const ALL: [Permission; 8] = [
         Permission::Network,
         Permission::Filesystem,
         Permission::Database,
         Permission::Shell,
         Permission::Email,
         Permission::Scheduling,
+        Permission::Sampling,
+        Permission::Elicitation,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -102,6 +108,8 @@ impl Permission {
             Permission::Shell => "shell",
             Permission::Email => "email",
             Permission::Scheduling => "scheduling",
+            Permission::Sampling => "sampling",
+            Permission::Elicitation => "elicitation",
         }
     }
 
@@ -129,7 +137,7 @@ impl FromStr for Permission {
             .find(|p| p.as_str() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown permission '{s}' (expected one of: network, filesystem, database, shell, email, scheduling)"
+                    "unknown permission '{s}' (expected one of: network, filesystem, database, shell, email, scheduling, sampling, elicitation)"
                 )
             })
     }

@@ -582,7 +582,7 @@ pub struct RunCodeArgs {
     #[command(flatten)]
     pub call: CallArgs,
     /// A permission to grant the code (repeatable): network, filesystem, database, shell,
-    /// email, scheduling.
+    /// email, scheduling, sampling, elicitation.
     #[arg(long = "permission", value_name = "P", value_parser = parse_permission)]
     pub permissions: Vec<Permission>,
 }

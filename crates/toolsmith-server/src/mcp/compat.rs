@@ -107,7 +107,7 @@ fn definition_properties() -> Map<String, Value> {
         "parameters": {"anyOf": [{"type": "object"}, {"type": "string"}], "description": "Same as inputSchema."},
         "category": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
-        "permissions": {"type": "array", "items": {"type": "string", "enum": ["network", "filesystem", "database", "shell", "email", "scheduling"]}},
+        "permissions": {"type": "array", "items": {"type": "string", "enum": ["network", "filesystem", "database", "shell", "email", "scheduling", "sampling", "elicitation"]}},
         "dependencies": dependencies_schema(),
         "image": image_schema(),
         "timeoutMs": timeout_schema()
@@ -243,7 +243,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                     "dependencies": dependencies_schema(),
                     "image": image_schema(),
                     "timeoutMs": timeout_schema(),
-                    "permissions": {"type": "array", "items": {"type": "string", "enum": ["network", "filesystem", "database", "shell", "email", "scheduling"]}}
+                    "permissions": {"type": "array", "items": {"type": "string", "enum": ["network", "filesystem", "database", "shell", "email", "scheduling", "sampling", "elicitation"]}}
                 }),
                 &["code"],
             ),

@@ -34,13 +34,15 @@ pub(crate) enum Op {
     RunEphemeral,
 }
 
-const PERMISSIONS: [&str; 6] = [
+const PERMISSIONS: [&str; 8] = [
     "network",
     "filesystem",
     "database",
     "shell",
     "email",
     "scheduling",
+    "sampling",
+    "elicitation",
 ];
 
 const CODE_CONTRACT: &str = "JavaScript: the body of an async function that receives `args` (the validated arguments) and returns any JSON value (`return {sum: args.a + args.b};`). Throw an Error to fail. `utils` offers helpers (hashing, encoding, dates, text, math, `utils.callTool(name, args)`); network, shell and other capabilities exist only if declared in `permissions`.";

@@ -90,6 +90,8 @@ pub enum ToolPermission {
     Shell,
     Email,
     Scheduling,
+    Sampling,
+    Elicitation,
 }
 
 impl From<Permission> for ToolPermission {
@@ -101,6 +103,8 @@ impl From<Permission> for ToolPermission {
             Permission::Shell => ToolPermission::Shell,
             Permission::Email => ToolPermission::Email,
             Permission::Scheduling => ToolPermission::Scheduling,
+            Permission::Sampling => ToolPermission::Sampling,
+            Permission::Elicitation => ToolPermission::Elicitation,
         }
     }
 }
@@ -114,6 +118,8 @@ impl From<ToolPermission> for Permission {
             ToolPermission::Shell => Permission::Shell,
             ToolPermission::Email => Permission::Email,
             ToolPermission::Scheduling => Permission::Scheduling,
+            ToolPermission::Sampling => Permission::Sampling,
+            ToolPermission::Elicitation => Permission::Elicitation,
         }
     }
 }

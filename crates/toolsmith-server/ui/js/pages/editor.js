@@ -8,7 +8,7 @@ import { checkbox, field, h, replace, toast } from '../dom.js';
 import { KIND_LABELS, json } from '../format.js';
 import { executionResult, explain } from './tool.js';
 
-const PERMISSIONS = ['network', 'filesystem', 'database', 'shell', 'email', 'scheduling'];
+const PERMISSIONS = ['network', 'filesystem', 'database', 'shell', 'email', 'scheduling', 'sampling', 'elicitation'];
 
 const TEMPLATES = {
   js: {
