@@ -13,6 +13,8 @@
 //!   value in the server's log.
 //! - `token` — `toolsmith token`.
 //! - `mcp_servers` — `toolsmith mcp-servers`, with a real upstream.
+//! - `mcp_conformance` — the official MCP conformance suite against `serve`, with the example
+//!   pack `examples/mcp-conformance/tools/` loaded.
 //! - `db_copy` — `toolsmith db copy` between SQLite and PostgreSQL.
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 //! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
@@ -36,6 +38,7 @@ mod docs_map;
 mod dynamic_mcp_suite;
 mod errors;
 mod lifecycle;
+mod mcp_conformance;
 mod mcp_servers;
 mod read_only;
 mod run;
