@@ -12,7 +12,7 @@
 //! code runs in strict mode.
 //!
 //! Each thread keeps one [`Compiler`] with a small LRU cache keyed by the exact source, so a tool
-//! called again skips parsing. `prelude.js`, `support.js`, `utils.js`, `io.js`, `bounds.js` and `flat.js` are
+//! called again skips parsing. `prelude.js`, `support.js`, `utils.js`, `io.js`, `mcp.js`, `bounds.js` and `flat.js` are
 //! compiled once per process.
 
 use std::collections::HashMap;
@@ -38,6 +38,8 @@ const BOUNDS_MODULE: &str = "bounds.js";
 const BOUNDS_SOURCE: &str = include_str!("bounds.js");
 const FLAT_MODULE: &str = "flat.js";
 const FLAT_SOURCE: &str = include_str!("flat.js");
+const MCP_MODULE: &str = "mcp.js";
+const MCP_SOURCE: &str = include_str!("mcp.js");
 const NODE_MODULE: &str = "node.js";
 const NODE_SOURCE: &str = include_str!("node.js");
 const CJS_MODULE: &str = "toolsmith:cjs";
@@ -87,6 +89,8 @@ struct CacheEntry {
 pub(crate) struct Needs {
     /// `process`, `Buffer` or `global` (the Node-isms of `node.js`).
     pub(crate) node: bool,
+    /// `mcp` (the caller's client: `mcp.js`).
+    pub(crate) mcp: bool,
     pub(crate) typed_arrays: bool,
     pub(crate) map_set: bool,
     pub(crate) date: bool,
@@ -115,9 +119,11 @@ impl Needs {
     pub(crate) fn of(code: &str) -> Needs {
         // The Node-isms only for a tool that names them.
         let node = code.contains("process") || code.contains("Buffer") || code.contains("global");
+        let mcp = code.contains("mcp");
         if code.contains("globalThis") || code.contains("\\u") {
             return Needs {
                 node: code.contains("process") || code.contains("Buffer"),
+                mcp: true,
                 typed_arrays: true,
                 map_set: true,
                 date: true,
@@ -126,6 +132,7 @@ impl Needs {
         }
         Needs {
             node,
+            mcp,
             typed_arrays: TYPED_ARRAY_NAMES.iter().any(|name| code.contains(name)),
             map_set: code.contains("Map") || code.contains("Set"),
             date: code.contains("Date"),
@@ -250,6 +257,13 @@ pub(crate) fn bounds() -> Result<Bytecode, CompileError> {
 pub(crate) fn flat() -> Result<Bytecode, CompileError> {
     static FLAT: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
     FLAT.get_or_init(|| compile_once(FLAT_MODULE, FLAT_SOURCE))
+        .clone()
+}
+
+/// The bytecode of `mcp.js` (the `mcp` global), compiled on first use.
+pub(crate) fn mcp() -> Result<Bytecode, CompileError> {
+    static MCP: OnceLock<Result<Bytecode, CompileError>> = OnceLock::new();
+    MCP.get_or_init(|| compile_once(MCP_MODULE, MCP_SOURCE))
         .clone()
 }
 

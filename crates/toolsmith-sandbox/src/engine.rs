@@ -310,6 +310,7 @@ impl<'js> Run<'_, 'js> {
                 exec.host.clone(),
                 exec.handle.clone(),
                 exec.events_tx.clone(),
+                &exec.permissions,
             ),
             console: ConsoleBuffer::new(exec.limits.max_console_bytes),
         });
@@ -349,6 +350,11 @@ impl<'js> Run<'_, 'js> {
         }
         if let Err(e) = grants::install(self.ctx, &self.hooks.load, &self.exec.permissions) {
             return self.failed(format!("could not add the permitted globals: {e}"));
+        }
+        if needs.mcp
+            && let Err(e) = grants::install_mcp(self.ctx, &self.hooks.load)
+        {
+            return self.failed(format!("could not add mcp: {e}"));
         }
         if needs.node
             && let Err(e) = self.modules.install_node(self.ctx)

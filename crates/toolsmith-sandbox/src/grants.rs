@@ -1,6 +1,6 @@
 //! The globals a tool's permissions add: `fetch` (permission `network`), `fs` (`filesystem`) and
 //! `shell` (`shell`), defined natively before the tool runs, and only in a tool that has the
-//! permission.
+//! permission; and `mcp` (the caller's client), defined the same way in a tool that mentions it.
 //!
 //! Each is a small native function (`raw::native_function`) whose one datum is the prelude's
 //! `load`, which loads the support module (`support.js`) on first use: `fetch` calls the
@@ -22,6 +22,7 @@ use crate::raw::{self, Args, Native};
 const FETCH: u16 = 0;
 const FS: u16 = 1;
 const SHELL: u16 = 2;
+const MCP: u16 = 3;
 
 /// The permissions `run`'s `granted` carries, by bit (as `support.js`'s `PERMISSION_OF` reads
 /// them).
@@ -66,6 +67,15 @@ pub(crate) fn install<'js>(
     Ok(())
 }
 
+/// Defines the `mcp` global (the caller's client, `mcp.js`) in `ctx`: a getter like `fs`'s,
+/// added only to a context whose tool mentions `mcp` (`compile::Needs`). It needs no
+/// permission to exist: `mcp.sample` and `mcp.elicit` check theirs when called.
+pub(crate) fn install_mcp<'js>(ctx: &Ctx<'js>, load: &Function<'js>) -> rquickjs::Result<()> {
+    let data = [load.clone().into_value()];
+    let getter = raw::native_function::<Grant>(ctx, c"get", 0, MCP, &data)?;
+    raw::define_getter(ctx, &ctx.globals(), c"mcp", getter)
+}
+
 /// A permission global: its one datum is the prelude's `load`.
 struct Grant;
 
@@ -84,6 +94,7 @@ impl Native for Grant {
         let name = match magic {
             FETCH => "fetch",
             FS => "fs",
+            MCP => "mcp",
             _ => "shell",
         };
         let member: Value<'js> = support.get(name)?;

@@ -22,9 +22,14 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
+use toolsmith_core::{LogLevel, Permission, PermissionSet};
+
 use crate::console::ConsoleBuffer;
 use crate::raw::{self, LazyIntrinsic};
-use crate::{FetchRequest, HostCalls};
+use crate::{
+    ClientNote, FetchRequest, HostCalls, MAX_CLIENT_NOTE_BYTES, MAX_CLIENT_NOTES,
+    MAX_CLIENT_NOTES_BYTES, MAX_CLIENT_REQUEST_BYTES,
+};
 
 /// Host calls one script may have running at once.
 pub(crate) const MAX_PENDING_HOST_CALLS: usize = 16;
@@ -107,6 +112,24 @@ pub(crate) struct HostBridge {
     pending: Cell<usize>,
     next_id: Cell<u64>,
     tasks: RefCell<Vec<JoinHandle<()>>>,
+    /// The tool may ask the client's model (`sampling`) and the person (`elicitation`).
+    may_sample: bool,
+    may_elicit: bool,
+    /// `mcp.log` / `mcp.progress` messages passed on, and their bytes.
+    notes: Cell<usize>,
+    note_bytes: Cell<usize>,
+    /// A message was dropped (over a cap) already.
+    dropped: Cell<bool>,
+}
+
+/// What happened to an `mcp.log` or `mcp.progress` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoteOutcome {
+    Sent,
+    /// Over a cap: dropped. `first` for the first message dropped in this execution.
+    Dropped {
+        first: bool,
+    },
 }
 
 impl HostBridge {
@@ -114,6 +137,7 @@ impl HostBridge {
         host: Arc<dyn HostCalls>,
         handle: Option<Handle>,
         events: mpsc::Sender<Event>,
+        permissions: &PermissionSet,
     ) -> Self {
         HostBridge {
             host,
@@ -122,6 +146,104 @@ impl HostBridge {
             pending: Cell::new(0),
             next_id: Cell::new(1),
             tasks: RefCell::new(Vec::new()),
+            may_sample: permissions.contains(&Permission::Sampling),
+            may_elicit: permissions.contains(&Permission::Elicitation),
+            notes: Cell::new(0),
+            note_bytes: Cell::new(0),
+            dropped: Cell::new(false),
+        }
+    }
+
+    /// Passes `mcp.log(level, data, logger)` on (`data_json` made by `JSON.stringify` in the
+    /// sandbox), unless it is over a cap.
+    pub(crate) fn log(
+        &self,
+        level: &str,
+        data_json: &str,
+        logger: Option<String>,
+    ) -> Result<NoteOutcome, String> {
+        let level = LogLevel::parse(level).map_err(|e| format!("mcp.log: {e}"))?;
+        let size = data_json.len() + logger.as_ref().map_or(0, String::len);
+        if let Some(dropped) = self.over_caps(size) {
+            return Ok(dropped);
+        }
+        let data = parse_json(data_json)
+            .map_err(|e| format!("mcp.log: the data cannot be read as JSON: {e}"))?;
+        self.host.notify(ClientNote::Log {
+            level,
+            logger,
+            data,
+        });
+        Ok(NoteOutcome::Sent)
+    }
+
+    /// Passes `mcp.progress(progress, total, message)` on, unless it is over a cap.
+    pub(crate) fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> NoteOutcome {
+        let size = 64 + message.as_ref().map_or(0, String::len);
+        if let Some(dropped) = self.over_caps(size) {
+            return dropped;
+        }
+        self.host.notify(ClientNote::Progress {
+            progress,
+            total,
+            message,
+        });
+        NoteOutcome::Sent
+    }
+
+    /// `Some` when a message of `size` bytes would pass one of the execution's caps; else
+    /// counts it.
+    fn over_caps(&self, size: usize) -> Option<NoteOutcome> {
+        let (notes, bytes) = (self.notes.get(), self.note_bytes.get());
+        let over = notes >= MAX_CLIENT_NOTES
+            || size > MAX_CLIENT_NOTE_BYTES
+            || bytes.saturating_add(size) > MAX_CLIENT_NOTES_BYTES;
+        if over {
+            let first = !self.dropped.replace(true);
+            return Some(NoteOutcome::Dropped { first });
+        }
+        self.notes.set(notes + 1);
+        self.note_bytes.set(bytes + size);
+        None
+    }
+
+    /// Starts `mcp.sample(params)` or `mcp.elicit(params)` (`sample` says which) on the host;
+    /// the client's answer arrives later as an [`Event::HostCall`].
+    pub(crate) fn ask_client(&self, sample: bool, params_json: &str) -> Result<u64, String> {
+        let (what, allowed, permission) = if sample {
+            ("mcp.sample", self.may_sample, Permission::Sampling)
+        } else {
+            ("mcp.elicit", self.may_elicit, Permission::Elicitation)
+        };
+        if !allowed {
+            let asking = if sample {
+                "asks the client's model"
+            } else {
+                "asks the user"
+            };
+            return Err(format!(
+                "{what} {asking}, which a tool may do only when it declares permissions: [\"{permission}\"] (set it with create_tool or update_custom_tool)"
+            ));
+        }
+        self.ready(what)?;
+        if params_json.len() > MAX_CLIENT_REQUEST_BYTES {
+            return Err(format!(
+                "{what}: the request is {} bytes as JSON, over the limit of {MAX_CLIENT_REQUEST_BYTES} bytes",
+                params_json.len()
+            ));
+        }
+        let params = parse_json(params_json)
+            .map_err(|e| format!("{what}: the request cannot be read as JSON: {e}"))?;
+        let host = self.host.clone();
+        if sample {
+            self.spawn(async move { host.sample(params).await })
+        } else {
+            self.spawn(async move { host.elicit(params).await })
         }
     }
 

@@ -6,7 +6,11 @@
 //! The only things a script sees are those injected here: `args`, `context`, `utils`,
 //! `console`, and what the tool's permissions add: `fetch` (`network`), `fs` (`filesystem`) and
 //! `shell` (`shell`). `fs` and `shell` are `callTool`s of fixed built-in tools (`read_file`,
-//! `write_file`, …, `execute_shell`), so the host governs them as it governs any call.
+//! `write_file`, …, `execute_shell`), so the host governs them as it governs any call. A tool
+//! that mentions `mcp` also gets the `mcp` global, its side of the conversation with the client
+//! that called it: `mcp.log` and `mcp.progress` ([`HostCalls::notify`], capped per execution),
+//! `mcp.sample` and `mcp.elicit` ([`HostCalls::sample`], [`HostCalls::elicit`]; only with the
+//! `sampling` / `elicitation` permission).
 //!
 //! # Using it
 //!
@@ -51,6 +55,8 @@
 //!   needed, and itself loads the rest when first needed:
 //! - `utils.js`, `io.js` / `utils.rs`: the `utils` helpers; `fetch`, `fs` and `shell`; and the
 //!   native functions they call; each loaded only when a tool uses it.
+//! - `mcp.js`: the `mcp` global (log, progress, sample, elicit), loaded when a tool first
+//!   touches `mcp`; its caps and permission checks are in `host.rs`.
 //! - `host.rs`: `utils.callTool` / `utils.listTools` / `fetch` over [`HostCalls`].
 //! - `console.rs`: the capped console.
 //! - `checks.rs`: [`check_code`], the registration-time checks.
@@ -84,7 +90,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use toolsmith_core::{PermissionSet, ToolResult};
+use toolsmith_core::{LogLevel, PermissionSet, ToolResult};
 
 pub use modules::{JsPackage, JsPackages};
 
@@ -180,8 +186,39 @@ pub struct FetchResponse {
     pub body: String,
 }
 
-/// What a script reaches outside the sandbox: `utils.callTool`, `utils.listTools` and
-/// `fetch`.
+/// A message a script sends its caller's client while it runs (`mcp.log`, `mcp.progress`):
+/// fire and forget. The sandbox has checked its shape and counted it against the execution's
+/// caps ([`MAX_CLIENT_NOTES`], [`MAX_CLIENT_NOTE_BYTES`], [`MAX_CLIENT_NOTES_BYTES`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientNote {
+    /// `mcp.log(level, data, logger?)`: MCP `notifications/message`.
+    Log {
+        level: LogLevel,
+        logger: Option<String>,
+        data: Value,
+    },
+    /// `mcp.progress(progress, total?, message?)`: MCP `notifications/progress`; `progress`
+    /// increases from one note to the next.
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+}
+
+/// `mcp.log` and `mcp.progress` messages one execution may send; the rest are dropped, with
+/// one warning in its console.
+pub const MAX_CLIENT_NOTES: usize = 1000;
+/// The largest `mcp.log` message (its data as JSON, with the logger's name) or progress
+/// message; a larger one is dropped like the rest.
+pub const MAX_CLIENT_NOTE_BYTES: usize = 64 * 1024;
+/// The bytes of `mcp.log` and `mcp.progress` messages one execution may send in all.
+pub const MAX_CLIENT_NOTES_BYTES: usize = 1024 * 1024;
+/// The largest `mcp.sample` or `mcp.elicit` request, as JSON.
+pub const MAX_CLIENT_REQUEST_BYTES: usize = 1024 * 1024;
+
+/// What a script reaches outside the sandbox: `utils.callTool`, `utils.listTools`, `fetch`,
+/// and the caller's client through `mcp`.
 #[async_trait]
 pub trait HostCalls: Send + Sync {
     /// Runs another tool; `Ok` carries its content, `Err` its error message.
@@ -194,6 +231,28 @@ pub trait HostCalls: Send + Sync {
     async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, String> {
         let _ = request;
         Err("network access is not configured".to_owned())
+    }
+    /// Passes on a script's `mcp.log` or `mcp.progress` message. Called on the script's
+    /// thread, in the order the script sent them: must not block (queue it and return).
+    /// The default drops it.
+    fn notify(&self, note: ClientNote) {
+        let _ = note;
+    }
+    /// `await mcp.sample(params)`: `sampling/createMessage`'s params (checked for shape by the
+    /// sandbox, only for a tool with the `sampling` permission), its result out. `Err` rejects
+    /// the script's promise with an `Error` carrying the message.
+    async fn sample(&self, params: Value) -> Result<Value, String> {
+        let _ = params;
+        Err(
+            "asking the client's model is not possible here: this call has no MCP client"
+                .to_owned(),
+        )
+    }
+    /// `await mcp.elicit(params)`: `elicitation/create`'s params (checked for shape, only for
+    /// a tool with the `elicitation` permission), its result out.
+    async fn elicit(&self, params: Value) -> Result<Value, String> {
+        let _ = params;
+        Err("asking the user is not possible here: this call has no MCP client".to_owned())
     }
 }
 

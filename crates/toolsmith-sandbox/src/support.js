@@ -17,7 +17,7 @@
 
 let natives, primordials;
 let freeze, parse, stringify, ErrorCtor, RangeErrorCtor, StringCtor, apply, toWellFormedFn;
-let utilsHelpers, ioHelpers;
+let utilsHelpers, ioHelpers, mcpHelpers;
 
 const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 
@@ -57,7 +57,16 @@ export function init(nativeFunctions, P) {
         fetch: (resource, init) => ioModule().fetch(resource, init),
         fs: () => ioModule().fs(),
         shell: () => ioModule().shell(),
+        mcp: () => mcpModule().mcp(),
     };
+}
+
+/** `mcp.js`, loaded on first use. */
+function mcpModule() {
+    if (mcpHelpers === undefined) {
+        mcpHelpers = natives.loadMcp(primordials, { pending, wellFormed, safeString });
+    }
+    return mcpHelpers;
 }
 
 /** `utils.js`, loaded on first use. */

@@ -24,7 +24,7 @@ use unicode_normalization::UnicodeNormalization as _;
 
 use crate::compile::{self, CompileError};
 use crate::console;
-use crate::host::JobSlot;
+use crate::host::{JobSlot, JobState, NoteOutcome};
 use crate::raw::{self, Bytecode, LazyIntrinsic};
 
 /// Longest password `generatePassword` makes.
@@ -254,18 +254,34 @@ fn load_support<'js>(
             },
         )?,
     )?;
+    let job = slot.clone();
     natives.set(
         "loadIo",
         Function::new(
             ctx.clone(),
             move |ctx: Ctx<'js>, primordials: Value<'js>, shared: Value<'js>| {
                 let natives = Object::new(ctx.clone())?;
-                natives.set("callTool", call_tool(&ctx, slot.clone())?)?;
-                natives.set("fetch", fetch(&ctx, slot.clone())?)?;
+                natives.set("callTool", call_tool(&ctx, job.clone())?)?;
+                natives.set("fetch", fetch(&ctx, job.clone())?)?;
                 load_module::<_, Object<'js>>(
                     &ctx,
                     compile::io(),
                     "io",
+                    (natives, primordials, shared),
+                )
+            },
+        )?,
+    )?;
+    natives.set(
+        "loadMcp",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, primordials: Value<'js>, shared: Value<'js>| {
+                let natives = mcp_natives(&ctx, slot.clone())?;
+                load_module::<_, Object<'js>>(
+                    &ctx,
+                    compile::mcp(),
+                    "mcp",
                     (natives, primordials, shared),
                 )
             },
@@ -277,6 +293,81 @@ fn load_support<'js>(
         "the support module",
         (natives, primordials),
     )
+}
+
+/// The warning written to the console once, when the first `mcp.log` or `mcp.progress`
+/// message over a cap is dropped.
+fn notes_dropped_warning() -> String {
+    format!(
+        "mcp.log / mcp.progress: over the limit of {} messages ({} bytes each, {} in all) per call; this message and the rest were dropped",
+        crate::MAX_CLIENT_NOTES,
+        crate::MAX_CLIENT_NOTE_BYTES,
+        crate::MAX_CLIENT_NOTES_BYTES,
+    )
+}
+
+/// What happened to a message: `true` when it was passed on; the first dropped one writes a
+/// warning to the console.
+fn note_sent(job: &JobState, outcome: NoteOutcome) -> bool {
+    match outcome {
+        NoteOutcome::Sent => true,
+        NoteOutcome::Dropped { first } => {
+            if first {
+                job.console
+                    .write(console::level("warn"), &notes_dropped_warning());
+            }
+            false
+        }
+    }
+}
+
+/// The native functions `mcp.js` calls: `log(level, dataJson, logger)` and
+/// `progress(progress, total, message)` → whether the message was passed on;
+/// `sample(paramsJson)` and `elicit(paramsJson)` → the id of the host call they started.
+fn mcp_natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'js>> {
+    let natives = Object::new(ctx.clone())?;
+    let job = slot.clone();
+    natives.set(
+        "log",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, level: String, data_json: String, logger: Option<String>| {
+                let sent = job
+                    .with(|job| {
+                        job.bridge
+                            .log(&level, &data_json, logger)
+                            .map(|outcome| note_sent(job, outcome))
+                    })
+                    .unwrap_or_else(|| Err("mcp.log: no call is running".to_owned()));
+                sent.map_err(|e| Exception::throw_type(&ctx, &e))
+            },
+        )?,
+    )?;
+    let job = slot.clone();
+    natives.set(
+        "progress",
+        Function::new(
+            ctx.clone(),
+            move |progress: f64, total: Option<f64>, message: Option<String>| {
+                job.with(|job| note_sent(job, job.bridge.progress(progress, total, message)))
+                    .unwrap_or(false)
+            },
+        )?,
+    )?;
+    for (name, sample) in [("sample", true), ("elicit", false)] {
+        let job = slot.clone();
+        natives.set(
+            name,
+            Function::new(ctx.clone(), move |ctx: Ctx<'js>, params_json: String| {
+                let id = job
+                    .with(|job| job.bridge.ask_client(sample, &params_json))
+                    .unwrap_or_else(|| Err("mcp: no call is running".to_owned()));
+                id.map(|id| id as f64)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))
+            })?,
+        )?;
+    }
+    Ok(natives)
 }
 
 /// Loads `utils.js` into the context and initializes it with the native functions it uses and

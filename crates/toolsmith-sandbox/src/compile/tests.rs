@@ -126,6 +126,7 @@ fn optional_built_ins_follow_the_names_in_the_source() {
     }
     let all = Needs {
         node: false,
+        mcp: true,
         typed_arrays: true,
         map_set: true,
         date: true,
@@ -135,4 +136,5 @@ fn optional_built_ins_follow_the_names_in_the_source() {
     assert_eq!(Needs::of("return new \\u0044ate()"), all);
     assert!(Needs::of("return process.env").node && Needs::of("Buffer.from('x')").node);
     assert!(!Needs::of("return args").node);
+    assert!(Needs::of("mcp.log('info', 1)").mcp && !Needs::of("return args").mcp);
 }

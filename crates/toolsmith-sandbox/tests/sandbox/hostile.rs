@@ -229,6 +229,7 @@ async fn the_global_object_holds_only_the_standard_library_and_what_was_injected
             "globalThis",
             "isFinite",
             "isNaN",
+            "mcp",
             "parseFloat",
             "parseInt",
             "queueMicrotask",

@@ -19,6 +19,7 @@ mod host_calls;
 mod hostile;
 mod io_wait;
 mod limits;
+mod mcp;
 mod modules;
 mod pool;
 mod support;
