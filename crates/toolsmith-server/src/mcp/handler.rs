@@ -27,14 +27,14 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolsmith_core::{
-    ApprovalDecision, Approver, ErrorKind, ToolContext, ToolRegistry, ToolResult, json_type,
+    ApprovalDecision, Approver, Client, ErrorKind, ToolContext, ToolRegistry, ToolResult, json_type,
 };
 use toolsmith_service::{Actor, ToolService};
 
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
-use super::{approval, compat, control_plane, hints, meta_tools, notify};
+use super::{approval, client, compat, control_plane, hints, meta_tools, notify};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -69,6 +69,8 @@ struct Inner {
     /// Versions recorded just before rmcp acknowledges a `subscriptions/listen`, oldest first.
     pending_listens: Mutex<VecDeque<u64>>,
     stop: CancellationToken,
+    /// The least severe level this session's client wants log messages at (`logging/setLevel`).
+    log_level: Arc<client::SessionLogLevel>,
 }
 
 impl ToolsmithMcp {
@@ -95,6 +97,7 @@ impl ToolsmithMcp {
                 watching: AtomicBool::new(false),
                 pending_listens: Mutex::new(VecDeque::new()),
                 stop,
+                log_level: Arc::default(),
             }),
         }
     }
@@ -138,6 +141,7 @@ impl ToolsmithMcp {
             identity: &self.inner.identity,
             ct,
             approver,
+            client: None,
             subagent_depth,
         }
     }
@@ -150,13 +154,15 @@ impl ToolsmithMcp {
     }
 
     /// Runs a `tools/call`. `approver` asks the person behind a 2025-11-25 client during the
-    /// call; `input_required` is `Ok` when a call waiting for approval turns into an
+    /// call; `client` is the calling client as the tool sees it ([`client`]); `input_required`
+    /// is `Ok` when a call waiting for approval turns into an
     /// `InputRequiredResult` for a 2026-07-28 client, or says why not (see [`super::approval`]).
     async fn call(
         &self,
         request: CallToolRequestParams,
         ct: CancellationToken,
         approver: Option<Approver>,
+        client: Option<Client>,
         input_required: Result<(), String>,
     ) -> Result<CallToolResponse, ErrorData> {
         // In compat mode, what dynamic-mcp's execution guard counts is counted for
@@ -164,7 +170,7 @@ impl ToolsmithMcp {
         let counted = self.compat() && self.guard_counts(&request.name);
         let active = counted.then(|| self.inner.shared.profile.guard.enter(&request.name));
         let answer = self
-            .call_uncounted(request, ct, approver, input_required)
+            .call_uncounted(request, ct, approver, client, input_required)
             .await;
         if let Some(active) = active {
             active.finish(&answer);
@@ -189,12 +195,14 @@ impl ToolsmithMcp {
         request: CallToolRequestParams,
         ct: CancellationToken,
         approver: Option<Approver>,
+        client: Option<Client>,
         input_required: Result<(), String>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name: &str = &request.name;
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let depth = subagent_depth(request.meta.as_ref().map(|m| &m.0.0))?;
-        let caller = self.caller(ct, approver, depth);
+        let mut caller = self.caller(ct, approver, depth);
+        caller.client = client;
 
         if let Some(server_tool) = self.server_tool(name) {
             if let Some(why) = self.inner.identity.denial(server_tool.op.scope()) {
@@ -559,6 +567,9 @@ pub(crate) struct Caller<'a> {
     ct: CancellationToken,
     /// Asks the person behind the client to approve a call (clients with elicitation).
     approver: Option<Approver>,
+    /// The calling client as the tools this caller runs see it (log, progress, sampling,
+    /// elicitation: [`client`]).
+    client: Option<Client>,
     /// The caller's subagent depth (`_meta.subagentDepth`).
     subagent_depth: u32,
 }
@@ -657,6 +668,7 @@ impl Caller<'_> {
         let mut ctx = self.identity.tool_context();
         ctx.cancellation = self.ct.child_token();
         ctx.approver = self.approver.clone();
+        ctx.client = self.client.clone();
         ctx.subagent_depth = self.subagent_depth;
         ctx
     }
@@ -668,6 +680,14 @@ impl ServerHandler for ToolsmithMcp {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        // `logging/setLevel` and the log messages of running tools (mcp/client.rs).
+        #[allow(
+            deprecated,
+            reason = "logging is MCP 2025-11-25's; rmcp marks it for SEP-2577"
+        )]
+        {
+            capabilities.logging = Some(Default::default());
+        }
         if self.serves_resources() {
             // dynamic-mcp's enterprise profile: its resources and prompt (compat/resources.rs).
             capabilities.resources = Some(Default::default());
@@ -793,6 +813,7 @@ impl ServerHandler for ToolsmithMcp {
         }
         let identity = &self.inner.identity;
         let approver = approval::approver_for(&context, identity);
+        let client = client::client_for(&context, &self.inner.log_level);
         let input_required = match approval::input_required_denial(&context, identity) {
             None => Ok(()),
             Some(why) => Err(why),
@@ -805,7 +826,13 @@ impl ServerHandler for ToolsmithMcp {
             .as_ref()
             .map_or(0, |a| serde_json::to_vec(a).map_or(0, |v| v.len()));
         let answer = self
-            .call(request, context.ct.clone(), approver, input_required)
+            .call(
+                request,
+                context.ct.clone(),
+                approver,
+                Some(client),
+                input_required,
+            )
             .await;
         match &answer {
             Ok(CallToolResponse::Complete(result)) => tracing::debug!(
@@ -830,6 +857,20 @@ impl ServerHandler for ToolsmithMcp {
             ),
         }
         answer
+    }
+
+    #[allow(
+        deprecated,
+        reason = "logging is MCP 2025-11-25's; rmcp marks it for SEP-2577"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Per session: the level applies to the log messages of this session's later calls.
+        client::set_level(&self.inner.log_level, &request);
+        Ok(())
     }
 
     async fn list_resources(

@@ -34,6 +34,7 @@
 mod approval;
 mod body;
 mod catalog;
+mod client;
 mod compat;
 mod control_plane;
 mod handler;
