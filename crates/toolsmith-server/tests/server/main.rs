@@ -27,6 +27,7 @@ mod json_paths;
 mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_bridge_http;
+mod mcp_caller_client;
 mod mcp_clients;
 mod mcp_compat;
 mod mcp_compat_answers;
