@@ -31,6 +31,26 @@ pub enum Step {
     Token(String),
 }
 
+impl Step {
+    /// The member of an object this step names: a key, or any pointer token.
+    pub fn member(&self) -> Option<&str> {
+        match self {
+            Step::Key(name) | Step::Token(name) => Some(name),
+            Step::Index(_) => None,
+        }
+    }
+
+    /// The element of an array this step names: an index, or a pointer token that is a decimal
+    /// number without a leading zero (RFC 6901).
+    pub fn element(&self) -> Option<usize> {
+        match self {
+            Step::Index(index) => Some(*index),
+            Step::Token(token) => pointer_index(token),
+            Step::Key(_) => None,
+        }
+    }
+}
+
 /// A parsed path: the steps from the document's root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonPath {
@@ -48,16 +68,46 @@ impl JsonPath {
     pub fn lookup<'v>(&self, value: &'v Value) -> Option<&'v Value> {
         self.steps
             .iter()
-            .try_fold(value, |current, step| match step {
-                Step::Key(key) => current.as_object()?.get(key),
-                Step::Index(index) => current.as_array()?.get(*index),
-                Step::Token(token) => match current {
-                    Value::Object(map) => map.get(token),
-                    Value::Array(items) => items.get(pointer_index(token)?),
-                    _ => None,
-                },
+            .try_fold(value, |current, step| match current {
+                Value::Object(map) => map.get(step.member()?),
+                Value::Array(items) => items.get(step.element()?),
+                _ => None,
             })
     }
+}
+
+/// Writes `steps` as a path that [`parse`] reads back to steps finding the same value: dotted
+/// keys with `[n]` indexes (`items[0].name`) when every key can be written so — not empty, no
+/// `.`, `[` or `]` in it, the first not starting with `/` — and no step is a pointer token;
+/// otherwise a JSON Pointer (`/a.b/0/name`, `~` and `/` escaped as `~0` and `~1`). No steps (the
+/// root, which no path names) give `""`.
+pub fn write(steps: &[Step]) -> String {
+    let dotted_key = |at: usize, key: &str| {
+        !(key.is_empty() || key.contains(['.', '[', ']']) || (at == 0 && key.starts_with('/')))
+    };
+    let dotted = steps.iter().enumerate().all(|(at, step)| match step {
+        Step::Key(key) => dotted_key(at, key),
+        Step::Index(_) => true,
+        Step::Token(_) => false,
+    });
+    let mut out = String::new();
+    for step in steps {
+        match step {
+            Step::Index(index) if dotted => out.push_str(&format!("[{index}]")),
+            Step::Key(key) if dotted => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Index(index) => out.push_str(&format!("/{index}")),
+            Step::Key(name) | Step::Token(name) => {
+                out.push('/');
+                out.push_str(&name.replace('~', "~0").replace('/', "~1"));
+            }
+        }
+    }
+    out
 }
 
 /// A path that is not in the grammar: what is wrong and where, then how to write one.

@@ -272,18 +272,29 @@ function flatten(obj, prefix) {
     return out;
 }
 
+/**
+ * The value at `path` in `obj`, in the one JSON-path grammar of `format_json` and HTTP-tool
+ * mappings (`toolsmith_httptool::path`, read by the host): dotted keys with `[n]` indexes, or a
+ * JSON Pointer. The host parses the path into steps, each the member of an object it names
+ * (or null) and the element of an array it names (or null); the walk here reads own properties
+ * only, and hands back the script's own value, not a copy.
+ */
 function getPath(obj, path) {
-    const parts = [];
-    StringCtor(path).replace(/\[(\d+)\]|\[["']([^"']*)["']\]|([^.[\]]+)/g, (m, index, quoted, key) => {
-        parts.push(index !== undefined ? index : quoted !== undefined ? quoted : key);
-        return '';
-    });
+    const steps = parse(natives.pathSteps(wellFormed(StringCtor(path))));
     let current = obj;
-    for (let i = 0; i < parts.length; i++) {
-        if (current === null || current === undefined || !hasOwn(current, parts[i])) {
+    for (let i = 0; i < steps.length; i++) {
+        const member = steps[i][0];
+        const element = steps[i][1];
+        if (isArray(current)) {
+            if (element === null || element >= current.length) {
+                return undefined;
+            }
+            current = current[element];
+        } else if (current !== null && typeof current === 'object' && member !== null && hasOwn(current, member)) {
+            current = current[member];
+        } else {
             return undefined;
         }
-        current = current[parts[i]];
     }
     return current;
 }

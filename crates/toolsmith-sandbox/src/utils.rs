@@ -1,5 +1,6 @@
 //! The Rust half of `utils`: the helpers that need a cryptographic random source or byte-level
-//! work (hashing, UUIDs, passwords, Base64, hex), and the `host` object through which
+//! work (hashing, UUIDs, passwords, Base64, hex) or a grammar of the host (`getPath`'s JSON
+//! paths), and the `host` object through which
 //! `prelude.js`, `support.js`, `utils.js` and `io.js` reach them, the running job's host bridge
 //! and console ([`JobSlot`]), and the loaders of `support.js`, `utils.js` and `io.js`.
 //!
@@ -137,6 +138,20 @@ pub(crate) fn normalize(text: &str, form: &str, max_bytes: usize) -> Result<Stri
         "NFKD" => collect(text.nfkd(), max_bytes),
         _ => Err("invalid normalization form".to_owned()),
     }
+}
+
+/// The steps of `path` in the one JSON-path grammar (`toolsmith_httptool::path`), as the JSON
+/// `utils.getPath` walks: one `[member, element]` a step, the member of an object it names (or
+/// `null`) and the element of an array it names (or `null`).
+pub(crate) fn path_steps(path: &str) -> Result<String, String> {
+    let parsed =
+        toolsmith_httptool::path::parse(path).map_err(|e| format!("utils.getPath: {e}"))?;
+    let steps: Vec<serde_json::Value> = parsed
+        .steps()
+        .iter()
+        .map(|step| serde_json::json!([step.member(), step.element()]))
+        .collect();
+    Ok(serde_json::Value::Array(steps).to_string())
 }
 
 /// `localeCompare` as QuickJS defines it: the NFC forms compared code point by code point
@@ -491,6 +506,12 @@ fn natives<'js>(ctx: &Ctx<'js>, slot: Rc<JobSlot>) -> rquickjs::Result<Object<'j
                 hash(&text, &algorithm).map_err(|e| Exception::throw_message(&ctx, &e))
             },
         )?,
+    )?;
+    natives.set(
+        "pathSteps",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>, path: String| {
+            path_steps(&path).map_err(|e| Exception::throw_message(&ctx, &e))
+        })?,
     )?;
     natives.set(
         "uuid",

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize as _;
 use serde_json::{Map, Value, json};
 use toolsmith_core::ToolDefinition;
+use toolsmith_httptool::path::{self, Step};
 
 use super::{Fail, MAX_TEXT_BYTES, choice, json_arg, opt_int, opt_str_arg};
 
@@ -79,7 +80,7 @@ pub fn run(args: &Value) -> Result<Value, Fail> {
         },
         _ => {
             let mut flat = Map::new();
-            flatten(&data, String::new(), &mut flat);
+            flatten(&data, &mut Vec::new(), &mut flat);
             Value::Object(flat)
         }
     };
@@ -141,26 +142,28 @@ fn sort_keys(value: Value) -> Value {
     }
 }
 
-/// Leaves keyed by their dotted path (`a.b[0].c`); empty objects and arrays stay as leaves.
-fn flatten(value: &Value, prefix: String, out: &mut Map<String, Value>) {
+/// Leaves keyed by their path in the one JSON-path grammar (`toolsmith_httptool::path::write`):
+/// dotted (`a.b[0].c`), or a JSON Pointer (`/x.y/0/c`) where a member's name holds a `.`, `[` or
+/// `]`, is empty, or (the first) starts with `/`; so every key is a path `get_path` reads back.
+/// Empty objects and arrays stay as leaves; a document that is one value gives the key `""`.
+fn flatten(value: &Value, steps: &mut Vec<Step>, out: &mut Map<String, Value>) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(v, key, out);
+                steps.push(Step::Key(k.clone()));
+                flatten(v, steps, out);
+                steps.pop();
             }
         }
         Value::Array(items) if !items.is_empty() => {
             for (i, v) in items.iter().enumerate() {
-                flatten(v, format!("{prefix}[{i}]"), out);
+                steps.push(Step::Index(i));
+                flatten(v, steps, out);
+                steps.pop();
             }
         }
         leaf => {
-            out.insert(prefix, leaf.clone());
+            out.insert(path::write(steps), leaf.clone());
         }
     }
 }
@@ -170,7 +173,7 @@ fn flatten(value: &Value, prefix: String, out: &mut Map<String, Value>) {
 /// (`/a/0/b`). The whole path is read before the walk, so a malformed one is an error even where
 /// the data ends early.
 fn lookup<'v>(data: &'v Value, path: &str) -> Result<Option<&'v Value>, Fail> {
-    let parsed = toolsmith_httptool::path::parse(path).map_err(|e| Fail::Args(e.to_string()))?;
+    let parsed = path::parse(path).map_err(|e| Fail::Args(e.to_string()))?;
     Ok(parsed.lookup(data))
 }
 
@@ -304,5 +307,21 @@ mod tests {
             run(&json!({"json": "[{\"a.b\": 1}]", "operation": "get_path", "path": "/0/a.b"}))
                 .unwrap();
         assert_eq!(dotted_key["result"], 1);
+    }
+
+    /// A member named with a `.`, `[`, `]`, a leading `/` or nothing is written as a JSON
+    /// Pointer, so every key `flatten` makes is a path `get_path` reads back to its leaf.
+    #[test]
+    fn flatten_writes_keys_in_the_path_grammar() {
+        let doc = json!({"plain": {"list": [1]}, "x.y": {"a[0]": 2}, "": [{"/k~": 3}], "/top": 4});
+        let flat = run(&json!({"json": doc, "operation": "flatten"})).unwrap()["result"].clone();
+        assert_eq!(
+            flat,
+            json!({"plain.list[0]": 1, "/x.y/a[0]": 2, "//0/~1k~0": 3, "/~1top": 4})
+        );
+        for (key, leaf) in flat.as_object().unwrap() {
+            let got = run(&json!({"json": doc, "operation": "get_path", "path": key})).unwrap();
+            assert_eq!(&got["result"], leaf, "{key}");
+        }
     }
 }

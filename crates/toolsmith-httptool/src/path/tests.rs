@@ -201,3 +201,42 @@ fn looks_up_values_and_misses_quietly() {
     );
     assert_eq!(parse("/").unwrap().lookup(&json!({"": 5})), Some(&json!(5)));
 }
+
+#[test]
+fn writes_steps_as_a_path_that_reads_back() {
+    let idx = Step::Index;
+    // Dotted where every key can be written so, a JSON Pointer otherwise.
+    let cases: [(Vec<Step>, &str); 10] = [
+        (
+            vec![key("user"), key("items"), idx(0), key("id")],
+            "user.items[0].id",
+        ),
+        (vec![idx(0), key("id")], "[0].id"),
+        (vec![idx(1), idx(2)], "[1][2]"),
+        (vec![key("a"), key("0")], "a.0"),
+        (vec![key("a"), key("b/c"), key("~")], "a.b/c.~"),
+        (vec![key("ta.gs"), idx(0)], "/ta.gs/0"),
+        (vec![idx(0), key("")], "/0/"),
+        (vec![key("a[1]"), key("x")], "/a[1]/x"),
+        (vec![key("/x"), key("a/b~c")], "/~1x/a~1b~0c"),
+        (vec![key("a"), token("01")], "/a/01"),
+    ];
+    let doc = json!({
+        "user": {"items": [{"id": 1}]}, "a": {"0": 2, "b/c": {"~": 3}, "01": 4},
+        "ta.gs": [5], "a[1]": {"x": 6}, "/x": {"a/b~c": 7}
+    });
+    for (steps, written) in cases {
+        assert_eq!(write(&steps), written, "{steps:?}");
+        let again = parse(written).unwrap();
+        let finds = JsonPath {
+            steps: steps.clone(),
+        }
+        .lookup(&doc);
+        assert_eq!(again.lookup(&doc), finds, "{written}");
+    }
+    assert_eq!(
+        parse("/0/").unwrap().lookup(&json!([{"": 8}])),
+        Some(&json!(8))
+    );
+    assert_eq!(write(&[]), "");
+}

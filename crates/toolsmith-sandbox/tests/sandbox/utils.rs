@@ -114,8 +114,8 @@ cases! {
         => json!([{"a": "1", "b": "x;y"}]);
     flatten: "return [utils.flatten({ a: { b: 1, c: [1, { d: 2 }] }, e: null, f: {} }), utils.flatten({ a: 1 }, 'x')]"
         => json!([{"a.b": 1, "a.c.0": 1, "a.c.1.d": 2, "e": null, "f": {}}, {"x.a": 1}]);
-    get_path: "const o = { a: { b: [{ c: 5 }, { 'd.e': 6 }] } }; return [utils.getPath(o, 'a.b[0].c'), utils.getPath(o, \"a.b[1]['d.e']\"), utils.getPath(o, 'a.x.y') === undefined, utils.getPath(o, 'a.b.length'), utils.getPath(o, 'constructor') === undefined]"
-        => json!([5, 6, true, 2, true]);
+    get_path_reads_the_one_grammar: "const o = { a: { b: [{ c: 5 }, { 'd.e': 6, 'x/y~': 7 }] }, '': 8 }; return [utils.getPath(o, 'a.b[0].c'), utils.getPath(o, '/a/b/1/d.e'), utils.getPath(o, '/a/b/1/x~1y~0'), utils.getPath(o, 'a.x.y') === undefined, utils.getPath(o, 'a.b.length') === undefined, utils.getPath(o, 'constructor') === undefined, utils.getPath(o, '/a/b/01') === undefined, utils.getPath(o, '/'), utils.getPath([[1, 2]], '[0][1]'), utils.getPath(o, 'a.b') === o.a.b]"
+        => json!([5, 6, 7, true, true, true, true, 8, 2, true]);
     unique: "return utils.unique([1, 2, 2, 'a', 'a', 3, 1])"
         => json!([1, 2, "a", 3]);
     chunk: "return [utils.chunk([1, 2, 3, 4, 5], 2), utils.chunk([], 3)]"
@@ -220,4 +220,82 @@ async fn utils_works_after_the_tool_rewrote_built_ins() {
             .await,
         json!([true, "a-b"])
     );
+}
+
+/// `utils.getPath` reads the one JSON-path grammar of `format_json` and HTTP-tool mappings
+/// (`toolsmith_httptool::path`): over one table of paths it finds what `path::parse` and
+/// `lookup` find, and refuses what `parse` refuses.
+#[tokio::test]
+async fn get_path_finds_what_the_one_grammar_finds() {
+    let doc = json!({
+        "data": {"items": [{"name": "a"}, {"name": null}], "0": "zero", "a/b": 1, "~": 2, "x.y": 3, "": 4},
+        "list": [[10, 11]]
+    });
+    let paths = [
+        "data.items[1].name",
+        "data.items[0].name",
+        "/data/items/1/name",
+        "data.items.0",
+        "data.0",
+        "/data/0",
+        "data[0]",
+        "/data/items/01",
+        "/data/items/-",
+        "/data/a~1b",
+        "/data/~0",
+        "/data/x.y",
+        "data.x.y",
+        "/data/",
+        "list[0][1]",
+        "/list/0/1",
+        "list[0][2]",
+        "data.items.length",
+        "data.constructor",
+        "__proto__",
+        "data..x",
+        "data.[0]",
+        "data]",
+        "data.items[ 0 ]",
+        "data.items[-1]",
+        "/data/~2",
+        "",
+        "[0]",
+        "data.items[0]name",
+        "data.items['0']",
+    ];
+    let code = format!(
+        "const o = {doc}; return {}.map(p => {{ try {{ const v = utils.getPath(o, p); \
+         return v === undefined ? {{ found: false }} : {{ found: true, value: v }}; }} \
+         catch (e) {{ return {{ refused: e.message }}; }} }})",
+        json!(paths)
+    );
+    let got = value(&code).await;
+    for (path, got) in paths.iter().zip(got.as_array().unwrap()) {
+        match toolsmith_httptool::path::parse(path) {
+            Ok(parsed) => {
+                let want = match parsed.lookup(&doc) {
+                    Some(v) => json!({"found": true, "value": v}),
+                    None => json!({"found": false}),
+                };
+                assert_eq!(got, &want, "{path:?}");
+            }
+            Err(e) => assert_eq!(
+                got,
+                &json!({"refused": format!("utils.getPath: {e}")}),
+                "{path:?}"
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn get_path_refuses_a_path_outside_the_grammar_saying_how_to_write_one() {
+    fails_with(
+        "return utils.getPath({ a: { 'd.e': 1 } }, \"a['d.e']\")",
+        "utils.getPath: invalid JSON path 'a['d.e']': '['d.e']' at character 2 is not an index: an \
+         index is a number from 0 (digits only), as in items[0]; for a key with '.', '[' or ']' in \
+         it, use a JSON Pointer such as \"/a.b\"; write it as \"data.items[0].name\" or as a JSON \
+         Pointer \"/data/items/0/name\"",
+    )
+    .await;
 }
