@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets (fuzz/, cargo-fuzz and libFuzzer) and runs each of them for a while;
-# fails on any crash, panic, leak, timeout or out-of-memory. docs/fuzzing.md says what each
-# target covers.
+# fails on any crash, panic, failed assertion, timeout or out-of-memory. docs/fuzzing.md says
+# what each target covers and what each run costs.
 #
-#   scripts/fuzz.sh                     the short run (what CI runs): 20 s per target
-#   scripts/fuzz.sh --long SECONDS      SECONDS per target (the long run of docs/fuzzing.md)
+#   scripts/fuzz.sh                     the short run (scripts/test.sh runs it, so CI does): the
+#                                       quick build, 20 s per target
+#   scripts/fuzz.sh --long SECONDS      the long run: the full build, SECONDS per target
+#   scripts/fuzz.sh --full              the short run on the full build
 #   scripts/fuzz.sh [...] TARGET...     only these targets
 #
-# - Installs cargo-fuzz (`cargo install cargo-fuzz --locked`) when it is missing.
+# - Two builds. The quick one (the short run's): cargo-fuzz's --dev build (fuzz/Cargo.toml's
+#   [profile.dev]: no optimisation, debug assertions and overflow checks on) without a
+#   sanitizer, in fuzz/target/<host>/debug — the cheapest that still runs every target under
+#   libFuzzer's coverage. The full one (the long run's): release with debug assertions and
+#   AddressSanitizer, one codegen unit, in fuzz/target/<host>/release.
+# - Installs cargo-fuzz (`cargo install cargo-fuzz --version 0.13.2 --locked`) when missing.
 # - Needs no nightly toolchain: libFuzzer's instrumentation flags are unstable rustc flags, which
-#   RUSTC_BOOTSTRAP=1 lets the stable toolchain take. AddressSanitizer is on (its runtime ships
-#   with the stable toolchain for x86_64 Linux), with debug assertions (overflow checks).
-# - The build lands in fuzz/target (git-ignored, ~4 GB); each target's corpus grows in
-#   fuzz/target/corpus/<target>, seeded from the corpus kept in the repository,
-#   fuzz/corpus/<target>, which a run never changes. A crashing input is written to
-#   fuzz/artifacts/<target>/ and the output says how to reproduce it.
+#   RUSTC_BOOTSTRAP=1 lets the stable toolchain take (AddressSanitizer's runtime ships with the
+#   stable toolchain for x86_64 Linux).
+# - Each target's corpus grows in fuzz/target/corpus/<target>, seeded from the corpus kept in
+#   the repository, fuzz/corpus/<target>, which a run never changes. A crashing input is written
+#   to fuzz/artifacts/<target>/ and the output says how to reproduce it.
 # - Ends with a table per target: executions, coverage (edges), features, corpus size.
 set -euo pipefail
 
@@ -22,16 +28,22 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 seconds=20
+build=quick
 targets=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --long)
             [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --long takes a number of seconds, e.g. --long 600" >&2; exit 2; }
             seconds="$2"
+            build=full
             shift 2
             ;;
+        --full)
+            build=full
+            shift
+            ;;
         -h | --help)
-            sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*)
@@ -47,20 +59,26 @@ done
 
 export RUSTC_BOOTSTRAP=1
 if ! cargo fuzz --version >/dev/null 2>&1; then
-    echo "fuzz.sh: installing cargo-fuzz (cargo install cargo-fuzz --locked)" >&2
-    cargo install cargo-fuzz --locked
+    echo "fuzz.sh: installing cargo-fuzz (cargo install cargo-fuzz --version 0.13.2 --locked)" >&2
+    cargo install cargo-fuzz --version 0.13.2 --locked
 fi
 
-# The same flags for build and run, so `cargo fuzz run` finds the build done. cargo-fuzz's
-# default profile is release with debug assertions (overflow checks) on.
-fuzz_flags=(--fuzz-dir fuzz --sanitizer address)
+# The same flags for build and run, so `cargo fuzz run` (the reproduction) finds the build done.
+host="$(rustc -vV | sed -n 's/^host: //p')"
+if [[ "$build" == quick ]]; then
+    fuzz_flags=(--fuzz-dir fuzz --dev --sanitizer none)
+    bin_dir="fuzz/target/$host/debug"
+else
+    fuzz_flags=(--fuzz-dir fuzz --sanitizer address)
+    bin_dir="fuzz/target/$host/release"
+fi
 
 start=$(date +%s)
+echo "fuzz.sh: cargo fuzz build ${fuzz_flags[*]}" >&2
 cargo fuzz build "${fuzz_flags[@]}"
 built=$(date +%s)
 echo "fuzz.sh: built in $((built - start)) s" >&2
 
-bin_dir="fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release"
 if [[ ${#targets[@]} -eq 0 ]]; then
     mapfile -t targets < <(cargo fuzz list --fuzz-dir fuzz)
 fi
@@ -101,6 +119,6 @@ printf '%-18s %-7s %12s %8s %8s %12s\n' target status executions cov ft corpus
 printf '%s\n' "${summary[@]}"
 echo "fuzz.sh: build $((built - start)) s, runs $(($(date +%s) - built)) s; logs in $logs"
 if [[ ${#failed[@]} -gt 0 ]]; then
-    echo "fuzz.sh: FAILED: ${failed[*]} (the crashing inputs are in fuzz/artifacts/<target>/; reproduce with: RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz <target> <input>)" >&2
+    echo "fuzz.sh: FAILED: ${failed[*]} (the crashing inputs are in fuzz/artifacts/<target>/; reproduce with: RUSTC_BOOTSTRAP=1 cargo fuzz run ${fuzz_flags[*]} <target> <input>)" >&2
     exit 1
 fi

@@ -11,6 +11,9 @@
 #   when run as root).
 # - Runs scripts/check.sh: `cargo fmt --check`, `cargo clippy --all-targets -D warnings` and the
 #   duplication check (jscpd, installed with the clients); any finding fails the run.
+# - Runs scripts/fuzz.sh: the short run of every fuzz target (fuzz/, cargo-fuzz and libFuzzer: a
+#   quick unoptimised build without sanitizer in fuzz/target, 20 s a target; about 16 minutes
+#   from a fresh clone, docs/fuzzing.md); a crash, failed assertion or timeout fails the run.
 # - Runs `cargo nextest run --workspace --all-targets` if cargo-nextest is installed, else
 #   `cargo test --workspace --all-targets`. Doctests are off in this workspace.
 # - A missing prerequisite (system package, test client) fails the run here and every test that
@@ -69,6 +72,10 @@ fi
 # The house rules (formatting, clippy with the workspace's lints, no new duplicated block) fail
 # the run before any test does: scripts/check.sh.
 bash scripts/check.sh
+
+# Every fuzz target for a short while (before the tests, so the test runner's summary is the
+# run's last word): a crash found fails the run, with the input saved in fuzz/artifacts/.
+bash scripts/fuzz.sh
 
 # Every allowed skip (TOOLSMITH_ALLOW_SKIP=1) appends "test<TAB>prerequisite<TAB>reason" here; the
 # summary is printed when the run ends, whether the tests passed or not.
