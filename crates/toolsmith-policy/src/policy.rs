@@ -111,6 +111,64 @@ impl Policy {
         self.verdict(caller, tool).allowed()
     }
 
+    /// Why `caller` may not use `name`, something that is not a tool but a capability a
+    /// running tool asks for (`mcp:sampling`, `mcp:elicitation`): the first deny entry that
+    /// names it exactly — in the global, user or agent deny lists, or the subagent lists at
+    /// the caller's depth — or a caller deeper than `subagents.max_depth`. `None` when nothing
+    /// denies it. Only an entry naming it counts: `*`, groups, profiles and allow lists are
+    /// about tools, so a policy that does not mention a capability leaves it allowed.
+    #[must_use]
+    pub fn denies_by_name(&self, caller: &Caller<'_>, name: &str) -> Option<String> {
+        let rules = self.rules.as_ref()?;
+        if caller.depth > rules.max_depth {
+            let verdict = Verdict::TooDeep {
+                depth: caller.depth,
+                max_depth: rules.max_depth,
+            };
+            return Some(verdict.to_string());
+        }
+        let named = |entries: &'_ [Entry]| -> Option<String> {
+            entries
+                .iter()
+                .find(|entry| entry.text == name)
+                .map(|entry| entry.text.clone())
+        };
+        let mut found: Option<(String, Source<'_>)> = None;
+        for scope in rules.scopes(caller) {
+            if let Some(entry) = named(&scope.deny) {
+                found = Some((entry, Source::Scope(&scope.label)));
+                break;
+            }
+        }
+        if found.is_none() && caller.depth >= 1 {
+            if let Some(entry) = named(&rules.always_deny) {
+                found = Some((
+                    entry,
+                    Source::AlwaysDeny {
+                        depth: caller.depth,
+                    },
+                ));
+            } else if caller.depth >= rules.max_depth
+                && let Some(entry) = named(&rules.leaf_deny)
+            {
+                found = Some((
+                    entry,
+                    Source::LeafDeny {
+                        depth: caller.depth,
+                    },
+                ));
+            }
+        }
+        let (entry, source) = found?;
+        Some(
+            Verdict::Denied {
+                entry: &entry,
+                source,
+            }
+            .to_string(),
+        )
+    }
+
     /// The items whose tool `caller` may see, in their order.
     pub fn filter<T>(
         &self,

@@ -954,3 +954,60 @@ fn the_documented_example_compiles() {
     assert!(policy.allows(&alice, &tool("send_message")));
     assert!(!policy.allows(&alice, &tool("gh_issues")));
 }
+
+/// A capability a running tool asks for (`mcp:sampling`) is denied only by an entry naming it:
+/// profiles, allow lists and `*` are about tools.
+#[test]
+fn a_capability_is_denied_only_by_an_entry_naming_it() {
+    let caller = |user, agent, depth| Caller { user, agent, depth };
+    let policy = compile(
+        r#"
+        profile = "minimal"
+        allow = ["calculate"]
+        [users.bob]
+        deny = ["mcp:sampling"]
+        [agents.scout]
+        deny = ["mcp:elicitation"]
+        [subagents]
+        always_deny = ["mcp:sampling"]
+        "#,
+    )
+    .unwrap();
+    assert_eq!(
+        policy.denies_by_name(&caller("ann", None, 0), "mcp:sampling"),
+        None
+    );
+    assert_eq!(
+        policy
+            .denies_by_name(&caller("bob", None, 0), "mcp:sampling")
+            .as_deref(),
+        Some("denied by deny entry 'mcp:sampling' of user 'bob'")
+    );
+    assert_eq!(
+        policy
+            .denies_by_name(&caller("ann", Some("scout"), 0), "mcp:elicitation")
+            .as_deref(),
+        Some("denied by deny entry 'mcp:elicitation' of agent 'scout'")
+    );
+    assert_eq!(
+        policy
+            .denies_by_name(&caller("ann", None, 1), "mcp:sampling")
+            .as_deref(),
+        Some("denied by subagents.always_deny entry 'mcp:sampling' (subagent depth 1)")
+    );
+    assert!(
+        policy
+            .denies_by_name(&caller("ann", None, 2), "mcp:sampling")
+            .unwrap()
+            .contains("exceeds subagents.max_depth")
+    );
+    let everything = compile(r#"deny = ["*"]"#).unwrap();
+    assert_eq!(
+        everything.denies_by_name(&caller("ann", None, 0), "mcp:sampling"),
+        None
+    );
+    assert_eq!(
+        Policy::allow_all().denies_by_name(&caller("ann", None, 0), "mcp:sampling"),
+        None
+    );
+}
