@@ -25,6 +25,8 @@
 //! - `testkit` (feature `testkit`, tests only) — the one rule for a test's missing
 //!   prerequisite: fail, or skip and record it with `TOOLSMITH_ALLOW_SKIP=1`.
 //! - [`tool_limits`] — the spec's table of count limits the pipeline applies to every call.
+//! - [`tool_task`] — a tool call run on as a task (MCP tasks, REST's asynchronous execute):
+//!   [`ToolTaskRecord`] and its [`ToolTaskStatus`].
 //!
 //! This crate does no I/O and assumes nothing about who calls it: no HTTP, no MCP, no database.
 
@@ -49,6 +51,7 @@ pub mod schema;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod tool_limits;
+pub mod tool_task;
 
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use client::{
@@ -75,3 +78,4 @@ pub use registry::{
     RegisteredTool, RegistryError, RegistryStats, ResultSource, ToolOrigin, ToolRegistry,
 };
 pub use schema::json_type;
+pub use tool_task::{ToolTaskRecord, ToolTaskStatus};

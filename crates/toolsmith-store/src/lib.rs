@@ -45,6 +45,7 @@ pub use toolsmith_core::governance::{
 pub use toolsmith_core::mcp_bridge::{
     AccessRequestRecord, AccessRequestStatus, GrantSubject, McpGrantRecord, McpServerRecord,
 };
+pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ToolPage, ToolQuery, ToolStats,
@@ -87,11 +88,20 @@ pub trait SharedLimits: Send + Sync + 'static {
 /// backend's modules (`sqlite/`, `postgres/`), where each backend implements them:
 /// [`ToolStore`] (custom tools, their versions and executions), [`GovernanceStore`] (API
 /// tokens, approvals, the audit log, the stored policy), [`ConfigStore`] (the Config Center),
-/// [`RecordStore`] (the agents' own records) and [`McpStore`] (the MCP bridge's registry).
+/// [`RecordStore`] (the agents' own records), [`McpStore`] (the MCP bridge's registry) and
+/// [`TaskStore`] (tool calls run on as tasks).
 /// Rate limits shared between instances are [`SharedLimits`], which only PostgreSQL has.
 #[async_trait]
 pub trait Store:
-    ToolStore + GovernanceStore + ConfigStore + RecordStore + McpStore + Send + Sync + 'static
+    ToolStore
+    + GovernanceStore
+    + ConfigStore
+    + RecordStore
+    + McpStore
+    + TaskStore
+    + Send
+    + Sync
+    + 'static
 {
     /// Checks that the backend answers (for readiness probes).
     async fn ping(&self) -> Result<(), StoreError>;
@@ -620,4 +630,81 @@ pub trait McpStore: Send + Sync + 'static {
         now: DateTime<Utc>,
         new_grant: &McpGrantRecord,
     ) -> Result<Option<AccessRequestRecord>, StoreError>;
+}
+
+/// Tool tasks (`tool_tasks`): tool calls run on after their request was answered (MCP tasks,
+/// REST's asynchronous execute), each with its status and, once ended, its result, until it
+/// expires. A task belongs to one owner and agent (`None`: calls without an agent): every read
+/// and cancel names them, so another's task id is simply not found. An expired task is never
+/// returned and no longer counts as running, whether or not the sweeper deleted it yet.
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task unless its owner already has `max_running` tasks running (`working`
+    /// or `input_required`, not expired at the task's `created_at`), counted in the insert's
+    /// transaction (on PostgreSQL under a per-owner advisory lock, so instances cannot race
+    /// past the cap). `false`, and nothing written, at the cap.
+    async fn insert_tool_task(
+        &self,
+        task: &ToolTaskRecord,
+        max_running: u32,
+    ) -> Result<bool, StoreError>;
+
+    /// The task `id` of `owner` and `agent`, unless it expired at `now`.
+    async fn get_tool_task(
+        &self,
+        owner: &str,
+        agent: Option<&str>,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ToolTaskRecord>, StoreError>;
+
+    /// The tasks of `owner` and `agent` not expired at `now`, newest first.
+    async fn list_tool_tasks(
+        &self,
+        owner: &str,
+        agent: Option<&str>,
+        now: DateTime<Utc>,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<ToolTaskRecord>, StoreError>;
+
+    /// Moves a task that has not ended to `status` (with its message and, for an ended one,
+    /// its result): a conditional update, so a task cancelled meanwhile stays cancelled. The
+    /// task as stored after, `None` when no task `id` is still running.
+    async fn update_tool_task(
+        &self,
+        id: &str,
+        status: ToolTaskStatus,
+        message: Option<&str>,
+        result: Option<&serde_json::Value>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ToolTaskRecord>, StoreError>;
+
+    /// Cancels the task `id` of `owner` and `agent` if it has not ended (status `cancelled`,
+    /// `message`). The task as stored after — cancelled now, or ended before as it was —,
+    /// `None` when there is no such task (or it expired at `now`).
+    async fn cancel_tool_task(
+        &self,
+        owner: &str,
+        agent: Option<&str>,
+        id: &str,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ToolTaskRecord>, StoreError>;
+
+    /// Of `ids`, those that are no longer running (ended, or gone): how the instance that
+    /// runs a task learns that another cancelled it.
+    async fn ended_tool_tasks(&self, ids: &[String]) -> Result<Vec<String>, StoreError>;
+
+    /// Ends every task `instance` still runs as `failed` with `message` (the instance stops);
+    /// how many.
+    async fn fail_instance_tool_tasks(
+        &self,
+        instance: &str,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
+
+    /// Deletes the tasks expired at `now`; how many.
+    async fn sweep_tool_tasks(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
 }

@@ -14,6 +14,7 @@ mod limits;
 mod mcp;
 mod postgres;
 mod records;
+mod tasks;
 pub(crate) mod tools;
 
 use std::path::PathBuf;

@@ -310,6 +310,28 @@ pub const TABLES: &[Table] = &[
         order_by: "id",
         identity: None,
     },
+    Table {
+        // Tool calls run on as tasks, with their results until they expire (a task still
+        // `working` in the copy expires there like any other: no instance of the copy runs it).
+        name: "tool_tasks",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("agent", Text),
+            ("tool", Text),
+            ("status", Text),
+            ("status_message", Text),
+            ("created_at", Time),
+            ("updated_at", Time),
+            ("ttl_ms", Int),
+            ("expires_at", Time),
+            // JSON text in both (PostgreSQL's JSONB refuses the NUL a result may hold).
+            ("result", Text),
+            ("instance", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.

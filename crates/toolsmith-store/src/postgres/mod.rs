@@ -46,6 +46,7 @@ mod rows;
 pub(crate) mod schema;
 #[cfg(test)]
 mod schema_tests;
+mod tasks;
 mod tokens;
 mod tools;
 

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 7;
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -417,6 +417,31 @@ CREATE TRIGGER data_record_counts_insert AFTER INSERT ON data_records
 CREATE TRIGGER data_record_counts_delete AFTER DELETE ON data_records
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT
     EXECUTE FUNCTION data_record_counts_remove();
+"#,
+    // 8: tool tasks: tool calls run on after their request was answered (MCP tasks, REST's
+    // asynchronous execute), with their status and result until they expire. `agent` is ''
+    // for calls without one; `instance` is the process that runs the call. `result` is JSON
+    // text, not JSONB: a tool's result may hold a NUL character, which JSONB refuses.
+    r#"
+CREATE TABLE tool_tasks (
+    id             TEXT PRIMARY KEY,
+    owner          TEXT NOT NULL,
+    agent          TEXT NOT NULL DEFAULT '',
+    tool           TEXT NOT NULL,
+    status         TEXT NOT NULL
+        CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    status_message TEXT,
+    created_at     TIMESTAMPTZ NOT NULL,
+    updated_at     TIMESTAMPTZ NOT NULL,
+    ttl_ms         BIGINT NOT NULL,
+    expires_at     TIMESTAMPTZ NOT NULL,
+    result         TEXT,
+    instance       TEXT NOT NULL
+);
+CREATE INDEX idx_tool_tasks_owner ON tool_tasks (owner, agent, created_at);
+CREATE INDEX idx_tool_tasks_expires ON tool_tasks (expires_at);
+CREATE INDEX idx_tool_tasks_running ON tool_tasks (owner, expires_at)
+    WHERE status IN ('working', 'input_required');
 "#,
 ];
 

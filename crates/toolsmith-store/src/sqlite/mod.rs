@@ -42,6 +42,7 @@ mod queries;
 mod records;
 mod rows;
 mod schema;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod tokens;
@@ -201,6 +202,13 @@ where
     }
 }
 
+impl Carry for Option<&serde_json::Value> {
+    type Carried = Option<serde_json::Value>;
+    fn carry(self) -> Option<serde_json::Value> {
+        self.cloned()
+    }
+}
+
 impl Carry for Option<&str> {
     type Carried = Option<String>;
     fn carry(self) -> Option<String> {
@@ -234,6 +242,7 @@ carried_as_is!(
     ConfigEntryRecord,
     Vec<ConfigServiceRecord>,
     DataRecord,
+    toolsmith_core::ToolTaskStatus,
 );
 
 store_on_connections! {

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 9;
+pub(crate) const SCHEMA_VERSION: i64 = 10;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -307,6 +307,30 @@ CREATE TRIGGER data_record_counts_delete AFTER DELETE ON data_records BEGIN
     DELETE FROM data_record_counts
     WHERE owner = old.owner AND collection = old.collection AND agent = old.agent AND n <= 0;
 END;
+"#,
+    // 10: tool tasks: tool calls run on after their request was answered (MCP tasks, REST's
+    // asynchronous execute), with their status and result until they expire. `agent` is ''
+    // for calls without one; `instance` is the process that runs the call.
+    r#"
+CREATE TABLE tool_tasks (
+    id             TEXT PRIMARY KEY,
+    owner          TEXT NOT NULL,
+    agent          TEXT NOT NULL DEFAULT '',
+    tool           TEXT NOT NULL,
+    status         TEXT NOT NULL
+        CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    status_message TEXT,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL,
+    ttl_ms         INTEGER NOT NULL,
+    expires_at     TEXT NOT NULL,
+    result         TEXT,
+    instance       TEXT NOT NULL
+);
+CREATE INDEX idx_tool_tasks_owner ON tool_tasks (owner, agent, created_at);
+CREATE INDEX idx_tool_tasks_expires ON tool_tasks (expires_at);
+CREATE INDEX idx_tool_tasks_running ON tool_tasks (owner, expires_at)
+    WHERE status IN ('working', 'input_required');
 "#,
 ];
 

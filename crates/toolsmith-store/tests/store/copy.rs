@@ -16,7 +16,8 @@ use toolsmith_store::copy::{
 use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 use toolsmith_store::{
     ApiTokenRecord, ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditRecord, ConfigStore,
-    GovernanceStore, McpStore, PgOptions, PgStore, RecordStore, SqliteStore, Store, ToolStore,
+    GovernanceStore, McpStore, PgOptions, PgStore, RecordStore, SqliteStore, Store, TaskStore,
+    ToolStore,
 };
 
 use crate::config_secrets::{SECRET, open_secret, sealed_entry};
@@ -240,6 +241,29 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
         .await
         .unwrap()
         .unwrap();
+    // A finished tool task, its result holding a NUL (which PostgreSQL's JSONB would refuse).
+    assert!(
+        store
+            .insert_tool_task(
+                &toolsmith_store::ToolTaskRecord {
+                    id: "task_1".to_owned(),
+                    owner: "alice".to_owned(),
+                    agent: Some("agent-1".to_owned()),
+                    tool: "echo".to_owned(),
+                    status: toolsmith_store::ToolTaskStatus::Completed,
+                    status_message: None,
+                    created_at: at,
+                    updated_at: at,
+                    ttl_ms: 3_600_000,
+                    expires_at: at + Duration::hours(1),
+                    result: Some(json!({"content": "a\u{0}b", "isError": false})),
+                    instance: "instance-1".to_owned(),
+                },
+                10,
+            )
+            .await
+            .unwrap()
+    );
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,
