@@ -217,7 +217,15 @@ pub struct ToolVersionRecord {
     pub parameters: Value,
     pub code: String,
     pub permissions: PermissionSet,
+    /// The tool's metadata as it was at this version (its npm `dependencies` and
+    /// `packageLock` among it); `{}` for versions stored before versions kept it.
+    #[serde(default = "empty_object")]
+    pub metadata: Value,
     pub created_at: DateTime<Utc>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -320,6 +320,11 @@ pub struct ToolVersion {
     pub parameters: Value,
     pub code: String,
     pub permissions: Vec<ToolPermission>,
+    /// The tool's metadata as it was at this version: its npm `dependencies` and
+    /// `packageLock`, which a rollback to it restores, among it (`{}` for versions stored
+    /// before versions kept it).
+    #[schema(value_type = Object)]
+    pub metadata: Value,
     pub created_at: DateTime<Utc>,
 }
 
@@ -332,6 +337,7 @@ impl From<ToolVersionRecord> for ToolVersion {
             parameters: v.parameters,
             code: v.code,
             permissions: v.permissions.into_iter().map(Into::into).collect(),
+            metadata: v.metadata,
             created_at: v.created_at,
         }
     }

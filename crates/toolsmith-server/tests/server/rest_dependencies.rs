@@ -203,3 +203,100 @@ async fn dependencies_are_part_of_the_version_and_the_lock_is_never_the_callers(
         assert!(message.contains(expected), "{body}: {message}");
     }
 }
+
+#[tokio::test]
+async fn a_rollback_brings_back_the_versions_dependencies_and_lock_and_history_shows_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let app = TestApp::with_configs(
+        settings(DEFAULT_NPM_REGISTRY, cache.path()),
+        ServerConfig::default(),
+    )
+    .await;
+    let v1 = app
+        .post("/api/v1/custom-tools", &rest_body())
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let id = v1["id"].as_str().unwrap().to_owned();
+    // Version 2: another exact version, so another lock.
+    let v2 = app
+        .patch(
+            &format!("/api/v1/custom-tools/{id}"),
+            &json!({"dependencies": [{"name": "csv-parse", "version": "5.4.1"}]}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(v2["version"], 2, "{v2}");
+    assert_eq!(
+        v2["metadata"]["packageLock"]["root"]["csv-parse"],
+        "csv-parse@5.4.1"
+    );
+    assert_ne!(v1["metadata"]["packageLock"], v2["metadata"]["packageLock"]);
+
+    // The history holds each version's dependencies and lock.
+    let history = app
+        .get(&format!("/api/v1/custom-tools/{id}/versions"))
+        .await
+        .assert_ok(StatusCode::OK);
+    let of = |version: i64| {
+        history["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["version"] == version)
+            .cloned()
+            .unwrap_or_else(|| panic!("no version {version}: {history}"))
+    };
+    assert_eq!(
+        of(1)["metadata"]["dependencies"],
+        v1["metadata"]["dependencies"],
+        "{history}"
+    );
+    assert_eq!(
+        of(1)["metadata"]["packageLock"],
+        v1["metadata"]["packageLock"],
+        "{history}"
+    );
+    assert_eq!(
+        of(2)["metadata"]["dependencies"],
+        v2["metadata"]["dependencies"],
+        "{history}"
+    );
+    assert_eq!(
+        of(2)["metadata"]["packageLock"],
+        v2["metadata"]["packageLock"],
+        "{history}"
+    );
+
+    // Rolling back to version 1 restores its declaration and its lock, as version 3.
+    let v3 = app
+        .post(
+            &format!("/api/v1/custom-tools/{id}/rollback"),
+            &json!({"version": 1}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(v3["version"], 3, "{v3}");
+    assert_eq!(
+        v3["metadata"]["dependencies"], v1["metadata"]["dependencies"],
+        "{v3}"
+    );
+    assert_eq!(
+        v3["metadata"]["packageLock"], v1["metadata"]["packageLock"],
+        "{v3}"
+    );
+    // The rest of the metadata is the tool's, not the version's.
+    assert_eq!(v3["metadata"]["image"], "node:lts-slim", "{v3}");
+    let res = app
+        .post(
+            &format!("/api/v1/custom-tools/{id}/execute"),
+            &json!({"arguments": {"csv": "a\n1\n"}}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        res["content"],
+        json!({"rows": [{"a": "1"}], "count": 1}),
+        "{res}"
+    );
+}
+

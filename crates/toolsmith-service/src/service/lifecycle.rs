@@ -298,6 +298,10 @@ impl ToolService {
         next.parameters = old.parameters;
         next.code = old.code;
         next.permissions = old.permissions;
+        // The version's npm dependencies and their lock come back with its code (the rest of
+        // the metadata is the tool's, not the version's); the lock's packages are fetched again
+        // at the first run if the cache lost them.
+        super::npm::restore(&mut next.metadata, &old.metadata);
         self.commit_update(actor, current, next).await
     }
 

@@ -28,6 +28,20 @@ pub(crate) fn declared(metadata: &Value) -> Result<Vec<Dependency>, ServiceError
     }
 }
 
+/// Puts `version`'s dependencies and lock into `metadata` (removing them where `version` has
+/// none): what a rollback to that version restores.
+pub(crate) fn restore(metadata: &mut Value, version: &Value) {
+    let Some(object) = metadata.as_object_mut() else {
+        return;
+    };
+    for key in [DEPENDENCIES, PACKAGE_LOCK] {
+        match version.get(key) {
+            Some(value) => object.insert(key.to_owned(), value.clone()),
+            None => object.remove(key),
+        };
+    }
+}
+
 /// The resolved tree a stored tool runs with.
 pub fn package_lock(metadata: &Value) -> Option<PackageLock> {
     metadata

@@ -346,6 +346,40 @@ async fn versions_are_appended_when_the_version_moves(backend: &Backend) {
     assert_eq!(store.get_version("default", &v1.id, 3).await.unwrap(), None);
 }
 
+/// Each version keeps the tool's metadata as it was then (its npm dependencies and their lock
+/// among it), so history and rollback see them.
+async fn versions_keep_the_metadata_they_were_made_with(backend: &Backend) {
+    let store = backend.store();
+    let first = json!({"dependencies": [{"name": "csv-parse", "version": "^5.5.0"}],
+        "packageLock": {"root": {"csv-parse": "csv-parse@5.6.0"}}, "image": "node:lts-slim"});
+    let v1 = store
+        .insert_tool(CustomToolRecord {
+            metadata: first.clone(),
+            ..tool("default", "meta")
+        })
+        .await
+        .unwrap();
+    let second = json!({"dependencies": [{"name": "csv-parse", "version": "5.4.1"}],
+        "packageLock": {"root": {"csv-parse": "csv-parse@5.4.1"}}});
+    let v2 = CustomToolRecord {
+        metadata: second.clone(),
+        version: 2,
+        revision: 2,
+        ..v1.clone()
+    };
+    store.update_tool(&v2, 1).await.unwrap();
+    let versions = store.list_versions("default", &v1.id).await.unwrap();
+    let kept: Vec<(i64, &serde_json::Value)> =
+        versions.iter().map(|v| (v.version, &v.metadata)).collect();
+    assert_eq!(kept, [(2, &second), (1, &first)]);
+    let one = store
+        .get_version("default", &v1.id, 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(one.metadata, first);
+}
+
 async fn delete_removes_tool_and_history_but_keeps_executions(backend: &Backend) {
     let store = backend.store();
     let t = store.insert_tool(tool("default", "gone")).await.unwrap();
@@ -977,6 +1011,7 @@ on_both_backends!(
     update_is_compare_and_swap_on_the_revision,
     renaming_onto_a_taken_name_is_refused,
     versions_are_appended_when_the_version_moves,
+    versions_keep_the_metadata_they_were_made_with,
     delete_removes_tool_and_history_but_keeps_executions,
     a_recreated_tool_starts_above_the_old_revisions,
     usage_does_not_touch_the_revision_and_survives_updates,

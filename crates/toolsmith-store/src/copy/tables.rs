@@ -89,6 +89,7 @@ pub const TABLES: &[Table] = &[
             ("code", Text),
             ("permissions", Json),
             ("created_at", Time),
+            ("metadata", Json),
         ],
         order_by: "tool_id, version",
         identity: None,

@@ -17,8 +17,8 @@ pub(crate) const TOOL_COLUMNS: &str = "id, owner, name, kind, description, param
      category, tags, permissions, status, requires_approval, created_by, version, revision, \
      usage_count, last_used_at, metadata, created_at, updated_at";
 
-pub(crate) const VERSION_COLUMNS: &str =
-    "v.tool_id, v.version, v.description, v.parameters, v.code, v.permissions, v.created_at";
+pub(crate) const VERSION_COLUMNS: &str = "v.tool_id, v.version, v.description, v.parameters, v.code, v.permissions, v.created_at, \
+     v.metadata";
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
      conversation_id, status, error_kind, error, duration_ms, created_at, agent_id";
@@ -111,6 +111,7 @@ pub(crate) fn version_from_row(row: &Row) -> Result<ToolVersionRecord, StoreErro
         code: col(row, "code")?,
         permissions: json_col(row, "permissions", "tool_versions", &shown)?,
         created_at: col(row, "created_at")?,
+        metadata: col(row, "metadata")?,
         tool_id,
         version,
     })

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 8;
+pub(crate) const SCHEMA_VERSION: i64 = 9;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -442,6 +442,11 @@ CREATE INDEX idx_tool_tasks_owner ON tool_tasks (owner, agent, created_at);
 CREATE INDEX idx_tool_tasks_expires ON tool_tasks (expires_at);
 CREATE INDEX idx_tool_tasks_running ON tool_tasks (owner, expires_at)
     WHERE status IN ('working', 'input_required');
+"#,
+    // 9: each version keeps the tool's metadata as it was (its npm dependencies and their
+    // lock among it), so a rollback brings them back; versions stored before read as `{}`.
+    r#"
+ALTER TABLE tool_versions ADD COLUMN metadata JSONB NOT NULL DEFAULT '{}'::jsonb;
 "#,
 ];
 

@@ -108,6 +108,11 @@ async fn a_version_1_database_with_executions_migrates_and_keeps_every_row() {
         versions.iter().map(|v| v.version).collect::<Vec<_>>(),
         [2, 1]
     );
+    // Versions stored before versions kept the metadata read as `{}`.
+    assert!(
+        versions.iter().all(|v| v.metadata == serde_json::json!({})),
+        "{versions:?}"
+    );
     let runs = b.list_executions("alice", None, None, 100).await.unwrap();
     assert_eq!(
         runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),

@@ -170,8 +170,8 @@ async fn insert_version_row(
 ) -> Result<(), StoreError> {
     tx.execute(
         "INSERT INTO tool_versions \
-         (tool_id, version, description, parameters, code, permissions, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+         (tool_id, version, description, parameters, code, permissions, created_at, metadata) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         &[
             &tool.id,
             &tool.version,
@@ -180,6 +180,7 @@ async fn insert_version_row(
             &tool.code,
             &json(&tool.permissions),
             at,
+            &tool.metadata,
         ],
     )
     .await

@@ -85,8 +85,8 @@ static SELECT_TOOL_BY_NAME: LazyLock<String> = LazyLock::new(|| {
 });
 
 const INSERT_VERSION: &str = "INSERT INTO tool_versions \
-     (tool_id, version, description, parameters, code, permissions, created_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+     (tool_id, version, description, parameters, code, permissions, created_at, metadata) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 /// Remembers the highest revision a tool of this owner and name ever had.
 const RETIRE_NAME: &str = "INSERT INTO tool_name_retired (owner, name, last_revision) \
@@ -154,6 +154,7 @@ fn insert_version_row(
                 tool.code,
                 json_text(&tool.permissions),
                 timestamp(at),
+                json_text(&tool.metadata),
             ])
         })
         .map_err(|e| {

@@ -19,7 +19,7 @@ pub(crate) const TOOL_COLUMNS: &str = "id, owner, name, kind, description, param
      usage_count, last_used_at, metadata, created_at, updated_at";
 
 pub(crate) const VERSION_COLUMNS: &str =
-    "tool_id, version, description, parameters, code, permissions, created_at";
+    "tool_id, version, description, parameters, code, permissions, created_at, metadata";
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
      conversation_id, status, error_kind, error, duration_ms, created_at, agent_id";
@@ -99,6 +99,7 @@ pub(crate) fn version_from_row(row: &Row<'_>) -> Result<ToolVersionRecord, Store
         permissions: serde_json::from_str(&text(5)?)
             .map_err(|e| bad("permissions", e.to_string()))?,
         created_at: parse_time(&text(6)?).map_err(|e| bad("created_at", e))?,
+        metadata: serde_json::from_str(&text(7)?).map_err(|e| bad("metadata", e.to_string()))?,
         tool_id,
         version,
     })

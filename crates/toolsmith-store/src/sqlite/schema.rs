@@ -13,10 +13,10 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 10;
+pub(crate) const SCHEMA_VERSION: i64 = 11;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE custom_tools (
     id                TEXT PRIMARY KEY,
@@ -331,6 +331,11 @@ CREATE INDEX idx_tool_tasks_owner ON tool_tasks (owner, agent, created_at);
 CREATE INDEX idx_tool_tasks_expires ON tool_tasks (expires_at);
 CREATE INDEX idx_tool_tasks_running ON tool_tasks (owner, expires_at)
     WHERE status IN ('working', 'input_required');
+"#,
+    // 11: each version keeps the tool's metadata as it was (its npm dependencies and their
+    // lock among it), so a rollback brings them back; versions stored before read as `{}`.
+    r#"
+ALTER TABLE tool_versions ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
 "#,
 ];
 

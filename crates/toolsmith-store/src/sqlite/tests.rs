@@ -306,3 +306,55 @@ async fn the_unicode_lower_function_keeps_other_values() {
         .unwrap();
     assert_eq!(got, ("äöü straße".to_owned(), 42, true));
 }
+
+/// A store written before versions kept the tool's metadata: its versions read with `{}`, and
+/// the versions written after keep theirs.
+#[tokio::test]
+async fn versions_stored_before_versions_kept_metadata_read_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolsmith.db");
+    let before = schema::MIGRATIONS
+        .iter()
+        .position(|m| m.contains("ALTER TABLE tool_versions ADD COLUMN metadata"))
+        .unwrap();
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(&schema::MIGRATIONS[..before].join("\n"))
+            .unwrap();
+        conn.pragma_update(None, "user_version", before as i64)
+            .unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO custom_tools (id, owner, name, kind, description, parameters, code, status,
+                created_by, version, revision, metadata, created_at, updated_at)
+            VALUES ('tool_00000000000000a1', 'alice', 'old', 'js', 'd', '{"type":"object"}',
+                'return 1', 'active', 'user', 1, 1, '{"image":"node:lts-slim"}',
+                '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z');
+            INSERT INTO tool_versions (tool_id, version, description, parameters, code, permissions, created_at)
+            VALUES ('tool_00000000000000a1', 1, 'd', '{"type":"object"}', 'return 1', '[]',
+                '2026-01-01T00:00:00.000000Z');"#,
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    let old = store
+        .get_version("alice", "tool_00000000000000a1", 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(old.metadata, serde_json::json!({}));
+    let mut tool = store
+        .get_tool("alice", "tool_00000000000000a1")
+        .await
+        .unwrap()
+        .unwrap();
+    tool.code = "return 2".to_owned();
+    tool.version = 2;
+    tool.revision = 2;
+    store.update_tool(&tool, 1).await.unwrap();
+    let new = store
+        .get_version("alice", "tool_00000000000000a1", 2)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(new.metadata, serde_json::json!({"image": "node:lts-slim"}));
+}
