@@ -25,6 +25,7 @@ use crate::ui_browser::{prerequisite, repo_root};
 const PASSING: &[&str] = &[
     "server-initialize",
     "ping",
+    "logging-set-level",
     "tools-list",
     "tools-call-simple-text",
     "tools-call-error",
@@ -36,10 +37,6 @@ const PASSING: &[&str] = &[
 
 /// The scenarios that do not pass yet, each with why.
 const AWAITING: &[(&str, &str)] = &[
-    (
-        "logging-set-level",
-        "issue 34: logging/setLevel per session",
-    ),
     (
         "tools-call-with-logging",
         "issue 34: mcp.log and log notifications",
