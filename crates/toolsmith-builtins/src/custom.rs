@@ -22,10 +22,33 @@ use toolsmith_core::{RegisteredTool, ToolDefinition};
 
 use crate::BuiltinEnv;
 use crate::data::{Call, DataWork, Records, data_tool_with};
+use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
+use toolsmith_core::ResultSource;
 
 /// The category of the family's tools.
 const CATEGORY: &str = "Custom Data";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[on(
+    "customData",
+    "Custom Data",
+    "The user's own tables with typed columns for data no other tool keeps: create, describe and delete tables; add, list, filter, sort, search, update and delete their records.",
+    ResultSource::UserData,
+    &[
+        "list_custom_tables",
+        "describe_custom_table",
+        "create_custom_table",
+        "delete_custom_table",
+        "add_custom_record",
+        "batch_add_custom_records",
+        "list_custom_records",
+        "search_custom_records",
+        "get_custom_record",
+        "update_custom_record",
+        "delete_custom_record",
+    ],
+)];
 
 /// One Custom Data operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -42,10 +42,36 @@ pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries};
 pub use sessions::{SessionSettings, Sessions};
 
 use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, off};
 use crate::workspace::{Workspace, WorkspaceError, Workspaces};
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Code Execution";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[ToolGroup {
+    depends_on: &["filesystem"],
+    aliases: &["runtime"],
+    ..off(
+        "codeExecution",
+        "Code Execution",
+        "Run JavaScript, Python and shell commands in a sandbox with the workspace mounted.",
+        "runs code the model wrote; needs the command sandbox (bubblewrap)",
+        ResultSource::External,
+        &[
+            "execute_javascript",
+            "execute_python",
+            "execute_shell",
+            "compile_code",
+            "package_manager",
+            "sandbox_initialize",
+            "sandbox_exec",
+            "sandbox_run_js",
+            "sandbox_stop",
+        ],
+    )
+}];
 /// Longest one run may take (003: 30 s); `timeoutSeconds` may only shorten it.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of stdout a run returns; the rest is dropped and `truncated` set.

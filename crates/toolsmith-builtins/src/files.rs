@@ -29,10 +29,38 @@ use toolsmith_core::{
 };
 
 use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, on};
 use crate::workspace::{Workspace, WorkspaceError, Workspaces, WsPath};
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "File System";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[ToolGroup {
+    aliases: &["fs"],
+    ..on(
+        "filesystem",
+        "File System",
+        "Files in the caller's own workspace: read, write, edit, list, search, copy, move, delete.",
+        ResultSource::UserData,
+        &[
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_directory",
+            "list_files",
+            "search_files",
+            "search",
+            "glob",
+            "file_info",
+            "delete_file",
+            "copy_file",
+            "move_file",
+            "create_folder",
+        ],
+    )
+}];
 
 /// Why a file tool failed: its arguments, or the workspace.
 #[derive(Debug, thiserror::Error)]

@@ -16,9 +16,11 @@ use toolsmith_core::RegisteredTool;
 use toolsmith_core::data::RecordOrder;
 
 use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, on};
 use crate::personal::fields::{Field, FieldKind};
 use crate::personal::rules::{ListFilters, Rules};
 use crate::personal::{BY_CREATED, BY_UPDATED, Family, Index, Op, Range, Sort, ToolSpec, Weight};
+use toolsmith_core::ResultSource;
 
 /// The spec's expense categories.
 pub const CATEGORIES: &[&str] = &[
@@ -85,6 +87,23 @@ static RULES: Rules = Rules {
     }),
     ..Rules::new()
 };
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[on(
+    "finance",
+    "Finance",
+    "The user's expenses: record them with categories and currencies, query, summarise and export them; read receipts through a configured vision service.",
+    ResultSource::UserData,
+    &[
+        "add_expense",
+        "batch_add_expenses",
+        "parse_receipt",
+        "query_expenses",
+        "export_expenses",
+        "expense_summary",
+        "delete_expense",
+    ],
+)];
 
 pub static FAMILY: Family = Family {
     collection: "expense",
@@ -212,7 +231,9 @@ pub static TOOLS: &[ToolSpec] = &[
     },
 ];
 
-/// The family's tool that is not a record operation: `parse_receipt`.
+/// Every tool of the family: the record operations and `parse_receipt`.
 pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
-    vec![receipt::tool(env)]
+    let mut tools = crate::personal::record_tools(env, &[&FAMILY]);
+    tools.push(receipt::tool(env));
+    tools
 }

@@ -37,10 +37,33 @@ pub use change::parse_author;
 pub use runner::{Git, GitError};
 
 use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, off};
 use crate::workspace::WorkspaceError;
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Git";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[ToolGroup {
+    depends_on: &["filesystem"],
+    ..off(
+        "git",
+        "Git",
+        "Version control of a repository in the workspace.",
+        "version control operations",
+        ResultSource::External,
+        &[
+            "git_status",
+            "git_diff",
+            "git_log",
+            "git_commit",
+            "git_add",
+            "git_branch",
+            "git_checkout",
+        ],
+    )
+}];
 /// The author of commits when neither the call nor the server names one.
 pub const DEFAULT_AUTHOR: &str = "Toolsmith Agent <agent@toolsmith.local>";
 

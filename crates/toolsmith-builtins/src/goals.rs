@@ -17,7 +17,11 @@ pub mod lifecycle;
 pub mod report;
 pub mod steps;
 
+use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, on};
 use serde_json::{Map, Value};
+use toolsmith_core::RegisteredTool;
+use toolsmith_core::ResultSource;
 use toolsmith_core::data::RecordOrder;
 
 use crate::personal::fields::{Field, FieldKind};
@@ -89,6 +93,24 @@ static RULES: Rules = Rules {
     after_delete: Some(|r, s, goal| Box::pin(lifecycle::after_delete(r, s, goal))),
     ..Rules::new()
 };
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[on(
+    "goals",
+    "Goals",
+    "Long-term objectives with priorities, due dates and progress, in a hierarchy of sub-goals, broken into steps; what to work on next.",
+    ResultSource::UserData,
+    &[
+        "create_goal",
+        "list_goals",
+        "update_goal",
+        "decompose_goal",
+        "get_next_actions",
+        "complete_step",
+        "get_goal_details",
+        "goal_stats",
+    ],
+)];
 
 pub static FAMILY: Family = Family {
     collection: "goal",
@@ -324,3 +346,8 @@ pub static STEPS: Family = Family {
     check: Some(steps::settle),
     rules: Some(&STEP_RULES),
 };
+
+/// Every tool of the family: the goals' and their steps' (both families of records).
+pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
+    crate::personal::record_tools(env, &[&FAMILY, &STEPS])
+}

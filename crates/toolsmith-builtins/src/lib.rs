@@ -9,28 +9,62 @@
 //! families too; receipts read through a vision service), [`exec`] the code execution tools and
 //! sandbox sessions (in the command and JS sandboxes).
 //!
-//! To add a tool: write it in its family's module, add it to that family's `tools()`, and list
-//! its name in its group in [`groups::TOOL_GROUPS`] (the group is its provider).
+//! A family is one module that declares its `GROUPS` (its tool groups, with their tools' names:
+//! [`groups`]) and `pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool>`; the `families!` list
+//! below names each family once, and from it come the module, [`FAMILIES`], the group table
+//! ([`groups::TOOL_GROUPS`]) and the registration ([`tools`], [`register_all`]). To add a tool:
+//! write it in its family's module, add it to that family's `tools()`, and list its name in its
+//! group in the family's `GROUPS` (the group is its provider and says how its results are
+//! scrubbed).
 
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
-pub mod custom;
 pub mod data;
-pub mod exec;
-pub mod files;
-pub mod finance;
-pub mod git;
-pub mod goals;
 pub mod groups;
-pub mod memory;
-pub mod pdf;
-pub mod personal;
 pub mod placeholder;
-pub mod schedule;
-pub mod utilities;
-pub mod web;
 pub mod workspace;
+
+/// One family of built-in tools: a module of this crate with its groups and its tools.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    /// The module's name (`utilities`, `files` …).
+    pub name: &'static str,
+    /// The family's tool groups: `GROUPS` in its module.
+    pub groups: &'static [groups::ToolGroup],
+    /// Every tool of the family, whether its group is enabled or not: `tools` in its module.
+    pub tools: fn(&BuiltinEnv) -> Vec<RegisteredTool>,
+}
+
+/// Declares each family's module (`pub mod <family>;`) and lists it in [`FAMILIES`].
+macro_rules! families {
+    ($($family:ident),+ $(,)?) => {
+        $(pub mod $family;)+
+
+        /// Every family of built-ins, in the order they were added. Their groups make
+        /// [`groups::TOOL_GROUPS`]; their tools are what [`tools`] registers.
+        pub const FAMILIES: &[Family] = &[$(Family {
+            name: stringify!($family),
+            groups: $family::GROUPS,
+            tools: $family::tools,
+        }),+];
+    };
+}
+
+families! {
+    utilities,
+    files,
+    web,
+    pdf,
+    git,
+    memory,
+    personal,
+    finance,
+    goals,
+    custom,
+    exec,
+    schedule,
+}
 
 #[cfg(test)]
 mod tests;
@@ -86,23 +120,9 @@ pub trait ConfigValues: Send + Sync + std::fmt::Debug {
 /// Every built-in tool of every family, whether its group is enabled or not.
 #[must_use]
 pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
-    let mut tools = utilities::tools();
-    tools.extend(files::tools(env));
-    tools.extend(web::tools(env));
-    tools.extend(pdf::tools(env));
-    tools.extend(git::tools(env));
-    tools.extend(memory::tools(env));
-    tools.extend(personal::tools(env));
-    tools.extend(finance::tools(env));
-    tools.extend(custom::tools(env));
-    tools.extend(exec::tools(env));
-    tools.extend(schedule::tools(env));
-    tools
-        .into_iter()
-        .map(|tool| {
-            let source = groups::result_source_of(&tool.definition.name);
-            tool.with_result_source(source)
-        })
+    FAMILIES
+        .iter()
+        .flat_map(|family| (family.tools)(env))
         .collect()
 }
 
@@ -122,8 +142,9 @@ pub(crate) fn family_tool(
     )
 }
 
-/// Every built-in tool is made here: `definition` in `category`, its group as provider,
-/// holding `permissions`, run by `executor`.
+/// Every built-in tool is made here: `definition` in `category`, its group as provider (and
+/// the group's [`ResultSource`](toolsmith_core::ResultSource)), holding `permissions`, run by
+/// `executor`.
 ///
 /// # Panics
 /// On a schema that does not compile or a tool in no group: both are constants of this crate,
@@ -136,15 +157,21 @@ pub(crate) fn builtin_tool(
     executor: Arc<dyn toolsmith_core::ToolExecutor>,
 ) -> RegisteredTool {
     let name = definition.name.clone();
+    let Some(group) = groups::group_of(&name) else {
+        panic!(
+            "built-in tool '{name}' is in no group: list it in its group in its family's GROUPS"
+        );
+    };
     RegisteredTool::new(
         definition.with_category(category),
         toolsmith_core::ToolOrigin::BuiltIn {
-            provider: groups::provider_of(&name).to_owned(),
+            provider: group.id.to_owned(),
         },
         permissions,
         executor,
     )
     .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
+    .with_result_source(group.results)
 }
 
 /// Registers every built-in family. Fails only if a name is registered twice.

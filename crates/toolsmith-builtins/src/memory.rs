@@ -21,10 +21,31 @@ use toolsmith_core::data::DataRecord;
 
 use crate::BuiltinEnv;
 use crate::data::{Records, data_tool};
+use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Memory";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[on(
+    "memory",
+    "Memory",
+    "The agent's persistent memory of its user: remember facts, preferences, events and skills; recall them by relevance, importance and recency; boost and forget them.",
+    ResultSource::UserData,
+    &[
+        "remember",
+        "batch_remember",
+        "recall",
+        "forget",
+        "list_memories",
+        "boost_memory",
+        "memory_stats",
+        "memory_search",
+        "memory_get",
+    ],
+)];
 /// The record store's collection of memories.
 pub const COLLECTION: &str = "memory";
 /// The spec's memory types.

@@ -38,10 +38,25 @@ use toolsmith_core::{
 };
 
 use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, off};
 use crate::workspace::{Workspace, WorkspaceError, Workspaces};
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "PDF";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[ToolGroup {
+    depends_on: &["filesystem"],
+    ..off(
+        "pdf",
+        "PDF",
+        "Read, create and describe PDF documents in the workspace.",
+        "PDF processing libraries",
+        ResultSource::UserData,
+        &["read_pdf", "create_pdf", "pdf_info"],
+    )
+}];
 /// Largest PDF the tools open.
 pub const MAX_PDF_BYTES: u64 = 32 * 1024 * 1024;
 /// Most bytes one stream of a PDF may decompress to (a small file cannot inflate to gigabytes).

@@ -28,8 +28,10 @@ use toolsmith_core::{RegisteredTool, ToolDefinition};
 
 use crate::BuiltinEnv;
 use crate::data::{Call, DataWork, data_tool, data_tool_with, id_arg};
+use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
 use fields::Field;
+use toolsmith_core::ResultSource;
 
 /// One family of personal records, as data.
 #[derive(Debug)]
@@ -162,6 +164,74 @@ pub const BY_UPDATED: Sort = Sort {
     description: "last changed first",
 };
 
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[
+    on(
+        "tasks",
+        "Task Management",
+        "The user's to-do list: add tasks with due dates, priorities and categories; list, update, complete and delete them.",
+        ResultSource::UserData,
+        &[
+            "add_task",
+            "batch_add_tasks",
+            "list_tasks",
+            "complete_task",
+            "update_task",
+            "delete_task",
+        ],
+    ),
+    on(
+        "bookmarks",
+        "Bookmarks",
+        "Saved URLs with titles, descriptions, categories, tags and favorites.",
+        ResultSource::UserData,
+        &[
+            "add_bookmark",
+            "batch_add_bookmarks",
+            "list_bookmarks",
+            "delete_bookmark",
+        ],
+    ),
+    on(
+        "notes",
+        "Notes",
+        "Text notes in Markdown with categories, tags and pins: add, list and search, update, delete.",
+        ResultSource::UserData,
+        &[
+            "add_note",
+            "batch_add_notes",
+            "list_notes",
+            "update_note",
+            "delete_note",
+        ],
+    ),
+    on(
+        "calendar",
+        "Calendar",
+        "Events and appointments with start and end times, locations and reminders, listed by date range.",
+        ResultSource::UserData,
+        &[
+            "add_calendar_event",
+            "batch_add_calendar_events",
+            "list_calendar_events",
+            "delete_calendar_event",
+        ],
+    ),
+    on(
+        "contacts",
+        "Contacts",
+        "People: names, emails, phones, companies, relationships, birthdays and addresses.",
+        ResultSource::UserData,
+        &[
+            "add_contact",
+            "batch_add_contacts",
+            "list_contacts",
+            "update_contact",
+            "delete_contact",
+        ],
+    ),
+];
+
 /// Every family, in the spec's order; expenses and goals (with their steps) are described in
 /// their own modules ([`crate::finance`], [`crate::goals`]) and run by the same operations.
 pub const FAMILIES: &[&Family] = &[
@@ -181,9 +251,24 @@ pub fn family(plural: &str) -> Option<&'static Family> {
     FAMILIES.iter().copied().find(|f| f.plural == plural)
 }
 
-/// Every tool of every family, ready to register.
+/// The tools of the five families of this module, ready to register (expenses and goals
+/// register theirs in their own modules, through [`record_tools`]).
 pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
-    FAMILIES
+    record_tools(
+        env,
+        &[
+            &tasks::FAMILY,
+            &bookmarks::FAMILY,
+            &notes::FAMILY,
+            &calendar::FAMILY,
+            &contacts::FAMILY,
+        ],
+    )
+}
+
+/// Every tool of `families`, ready to register.
+pub fn record_tools(env: &BuiltinEnv, families: &[&'static Family]) -> Vec<RegisteredTool> {
+    families
         .iter()
         .flat_map(|f| f.tools.iter().map(move |spec| tool(env, f, spec)))
         .collect()

@@ -34,6 +34,8 @@ use toolsmith_core::{RegisteredTool, ToolResult};
 
 use crate::BuiltinEnv;
 use crate::data::data_tool;
+use crate::groups::{ToolGroup, off};
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Scheduler";
@@ -54,6 +56,27 @@ pub fn is_scheduler_tool(tool: &str) -> bool {
 
 /// The tool group of this family.
 pub const GROUP: &str = "scheduler";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[ToolGroup {
+    aliases: &["automation"],
+    ..off(
+        GROUP,
+        "Scheduler",
+        "Scheduled tasks: tool calls the server makes on a cron schedule or at one time, as their owner; their history; trigger one now.",
+        "runs tools on its own schedule, with no one watching",
+        ResultSource::External,
+        &[
+            "create_scheduled_task",
+            "list_scheduled_tasks",
+            "update_scheduled_task",
+            "delete_scheduled_task",
+            "get_task_history",
+            "trigger_task",
+            "cron",
+        ],
+    )
+}];
 
 /// How the scheduler reaches the rest of the server: a task's tool called as its owner.
 #[async_trait]

@@ -2,7 +2,7 @@
 //! `system_info`'s reads of `/proc`.
 //!
 //! Each tool is one module exposing `definition()` (what the LLM sees) and `run(args)` (the
-//! work, as a plain function); [`builtin`] turns the pair into a [`RegisteredTool`] whose
+//! work, as a plain function); [`pure_tool`] turns the pair into a [`RegisteredTool`] whose
 //! provider is the tool's group in [`crate::groups`]. The argument readers below are shared by
 //! every tool: the pipeline has already checked the schema, but `run` is also called directly,
 //! so each reader checks again and names the fix in its error.
@@ -34,14 +34,90 @@ pub mod validate;
 
 use std::sync::Arc;
 
+use crate::groups::{ToolGroup, on};
 use async_trait::async_trait;
 use serde_json::{Number, Value};
+use toolsmith_core::ResultSource;
 use toolsmith_core::{
     ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Utilities";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[
+    on(
+        "core",
+        "Core",
+        "Essential utilities: time, arithmetic, identifiers, hashing, encodings, the host's description.",
+        ResultSource::UserData,
+        &[
+            "get_current_datetime",
+            "calculate",
+            "generate_uuid",
+            "hash_text",
+            "encode_decode",
+            "system_info",
+        ],
+    ),
+    on(
+        "textUtils",
+        "Text Utilities",
+        "Count, extract, transform, compare and match text; format JSON.",
+        ResultSource::UserData,
+        &[
+            "count_text",
+            "extract_from_text",
+            "transform_text",
+            "compare_text",
+            "regex",
+            "format_json",
+        ],
+    ),
+    on(
+        "dateTime",
+        "Date and Time",
+        "Differences between dates and date arithmetic.",
+        ResultSource::UserData,
+        &["date_diff", "date_add"],
+    ),
+    on(
+        "conversion",
+        "Conversion",
+        "Units of measurement, CSV to and from structured data.",
+        ResultSource::UserData,
+        &["convert_units", "parse_csv", "generate_csv"],
+    ),
+    on(
+        "generation",
+        "Generation",
+        "Random passwords and numbers.",
+        ResultSource::UserData,
+        &["generate_password", "random_number"],
+    ),
+    on(
+        "validation",
+        "Validation",
+        "Check that a value is a valid email, URL, phone number, UUID and more.",
+        ResultSource::UserData,
+        &["validate"],
+    ),
+    on(
+        "listOps",
+        "List Operations",
+        "Sort, filter, deduplicate and chunk arrays.",
+        ResultSource::UserData,
+        &["array_operations"],
+    ),
+    on(
+        "mathStats",
+        "Math and Statistics",
+        "Statistical measures of a list of numbers.",
+        ResultSource::UserData,
+        &["statistics"],
+    ),
+];
 
 /// Largest text (in UTF-8 bytes) a text argument may hold, unless a tool says otherwise.
 pub const MAX_TEXT_BYTES: usize = 1_000_000;
@@ -118,11 +194,18 @@ pub enum Runs {
     Blocking,
 }
 
-/// A built-in tool of this family: category `Utilities`, its group as provider, no permissions.
-pub fn builtin(definition: ToolDefinition, run: ToolFn, runs: Runs) -> RegisteredTool {
+/// A built-in tool that only computes (no permissions, no I/O), run by a plain function:
+/// `definition` in `category`, its group as provider. The utilities are made with it; a tool of
+/// another family that needs nothing from the server may be too.
+pub fn pure_tool(
+    definition: ToolDefinition,
+    category: &str,
+    run: ToolFn,
+    runs: Runs,
+) -> RegisteredTool {
     crate::builtin_tool(
         definition,
-        CATEGORY,
+        category,
         PermissionSet::new(),
         Arc::new(FnExecutor {
             run,
@@ -131,8 +214,8 @@ pub fn builtin(definition: ToolDefinition, run: ToolFn, runs: Runs) -> Registere
     )
 }
 
-/// Every tool of the family, ready to register.
-pub fn tools() -> Vec<RegisteredTool> {
+/// Every tool of the family, ready to register (the utilities need nothing from the server).
+pub fn tools(_env: &crate::BuiltinEnv) -> Vec<RegisteredTool> {
     use Runs::{Blocking, Inline};
     let all: [(DefinitionFn, ToolFn, Runs); 22] = [
         (datetime::definition, datetime::run, Inline),
@@ -163,7 +246,7 @@ pub fn tools() -> Vec<RegisteredTool> {
         (system_info::definition, system_info::run, Inline),
     ];
     all.into_iter()
-        .map(|(definition, run, runs)| builtin(definition(), run, runs))
+        .map(|(definition, run, runs)| pure_tool(definition(), CATEGORY, run, runs))
         .collect()
 }
 

@@ -30,9 +30,33 @@ use toolsmith_core::{
 pub use client::{GuardClient, WebClient, WebError, WebRequest, WebResponse};
 
 use crate::BuiltinEnv;
+use crate::groups::{ToolGroup, off};
+use toolsmith_core::ResultSource;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Web and API";
+
+/// The family's tool groups (see [`crate::groups`]).
+pub const GROUPS: &[ToolGroup] = &[ToolGroup {
+    depends_on: &["filesystem"],
+    aliases: &["web"],
+    ..off(
+        "webFetch",
+        "Web and API",
+        "HTTP requests, web pages as text, JSON APIs, web search and downloads into the workspace.",
+        "external HTTP access",
+        ResultSource::External,
+        &[
+            "http_request",
+            "fetch_web_page",
+            "json_api",
+            "search_web",
+            "web_search",
+            "web_fetch",
+            "download_file",
+        ],
+    )
+}];
 /// Largest response body a web tool accepts (003: 5 MB).
 pub const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
 /// Longest a request may take (003: 30 s); `timeoutMs` may only shorten it.

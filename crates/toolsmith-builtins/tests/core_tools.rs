@@ -85,7 +85,7 @@ const UTILITIES: &[&str] = &[
 fn the_family_is_registered_once() {
     let registry = ToolRegistry::default();
     let register = || {
-        toolsmith_builtins::utilities::tools()
+        toolsmith_builtins::utilities::tools(&toolsmith_builtins::BuiltinEnv::default())
             .into_iter()
             .try_for_each(|tool| registry.register_builtin(tool))
     };

@@ -119,10 +119,15 @@ async fn both_ways_of_running_keep_the_pipelines_guarantees() {
     for runs in [Runs::Inline, Runs::Blocking] {
         let registry = ToolRegistry::default();
         registry
-            .register_builtin(builtin(regex_tool::definition(), panics, runs))
+            .register_builtin(pure_tool(regex_tool::definition(), CATEGORY, panics, runs))
             .unwrap();
         registry
-            .register_builtin(builtin(count_text::definition(), count_text::run, runs))
+            .register_builtin(pure_tool(
+                count_text::definition(),
+                CATEGORY,
+                count_text::run,
+                runs,
+            ))
             .unwrap();
         let pipeline = Pipeline::new(std::sync::Arc::new(registry), PipelineLimits::default());
         let ctx = || ToolContext::new("default");

@@ -207,10 +207,11 @@ struct Case {
 fn corpus() -> (Vec<ToolDefinition>, Vec<Case>, Vec<Case>) {
     let text = include_str!("../../tests/data/search_corpus.json");
     let corpus: Corpus = serde_json::from_str(text).expect("the corpus is valid JSON");
-    let mut tools: Vec<ToolDefinition> = toolsmith_builtins::utilities::tools()
-        .into_iter()
-        .map(|t| t.definition.clone())
-        .collect();
+    let mut tools: Vec<ToolDefinition> =
+        toolsmith_builtins::utilities::tools(&toolsmith_builtins::BuiltinEnv::default())
+            .into_iter()
+            .map(|t| t.definition.clone())
+            .collect();
     tools.extend(corpus.tools);
     (tools, corpus.intents, corpus.keywords)
 }
@@ -288,10 +289,11 @@ fn the_corpus_of_keywords_finds_the_right_tool_first() {
 #[test]
 fn every_utility_request_finds_its_tool_in_the_top_3() {
     let (tools, intents, keywords) = corpus();
-    let utilities: Vec<String> = toolsmith_builtins::utilities::tools()
-        .iter()
-        .map(|t| t.name().to_owned())
-        .collect();
+    let utilities: Vec<String> =
+        toolsmith_builtins::utilities::tools(&toolsmith_builtins::BuiltinEnv::default())
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
     let cases: Vec<Case> = intents
         .into_iter()
         .chain(keywords)
