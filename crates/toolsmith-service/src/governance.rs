@@ -10,6 +10,8 @@
 //! - [`limits`] — the middleware enforcing rate limits and the concurrency guard.
 //! - [`scrubbing`] — the middleware that redacts credentials from every result.
 //! - [`audit`] — the audit log of privileged actions (store and optional JSONL file).
+//! - [`client_requests`] — whether a running tool may ask the caller's client (its model,
+//!   its person) now: permission, policy, limits per call and per user per minute.
 //! - [`tool_groups`] — which built-in tool groups are on (the policy's `tool_groups`), and the
 //!   built-ins hidden because theirs is off.
 //! - [`tokens`] — API tokens: what authentication reads and `toolsmith token` writes.
@@ -19,6 +21,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod client_requests;
 pub mod limits;
 pub mod policy;
 pub mod scrubbing;

@@ -132,6 +132,9 @@ pub struct ToolServiceSettings {
     /// JS tools' npm dependencies: the registry, the cache, the limits and lists, and the
     /// environment variables `process.env` passes.
     pub npm: crate::packages::NpmSettings,
+    /// How many sampling and elicitation requests a running tool may make of the caller's
+    /// client, per call and per user per minute.
+    pub client_requests: crate::governance::client_requests::ClientRequestLimits,
 }
 
 /// The default of [`ToolServiceSettings::ready_min_free_bytes`].
@@ -172,6 +175,7 @@ impl Default for ToolServiceSettings {
             data_dir: None,
             ready_min_free_bytes: DEFAULT_READY_MIN_FREE_BYTES,
             npm: crate::packages::NpmSettings::default(),
+            client_requests: Default::default(),
         }
     }
 }
@@ -206,6 +210,9 @@ pub struct ToolService {
     pub(crate) policy: Arc<PolicyGate>,
     pub(crate) approvals: Arc<ApprovalGate>,
     pub(crate) audit: Arc<AuditLog>,
+    /// Whether a running tool may ask the caller's client (sampling, elicitation) now: the
+    /// one rule the sandbox's `mcp` and the bridge's relay both ask.
+    pub(crate) client_requests: Arc<crate::governance::client_requests::ClientRequestGate>,
     pub(crate) telemetry: Arc<Telemetry>,
     pub(crate) command_runtime: Arc<CommandRuntime>,
     /// What the built-ins were given (the workspaces).
@@ -458,6 +465,9 @@ impl ToolService {
             };
         let installer = crate::packages::Installer::new(config.npm.clone(), &config.egress);
         let process_env = Arc::new(installer.process_env());
+        let client_requests = Arc::new(crate::governance::client_requests::ClientRequestGate::new(
+            config.client_requests,
+        ));
         let mut service = ToolService {
             store,
             registry,
@@ -475,6 +485,7 @@ impl ToolService {
             policy,
             approvals,
             audit,
+            client_requests,
             telemetry,
             command_runtime,
             builtins,

@@ -60,6 +60,8 @@ impl ToolService {
             packages: None,
             installer: self.installer.clone(),
             process_env: self.process_env.clone(),
+            client_requests: self.client_requests.clone(),
+            audit: self.audit.clone(),
         }
     }
 }

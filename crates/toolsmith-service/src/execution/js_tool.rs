@@ -10,23 +10,39 @@
 //! the file tools and `execute_shell`, so they meet the same rules; every call of a tool holding
 //! `filesystem`, by either way, spends one of the run's `js_max_fs_operations`. A call of a
 //! built-in whose tool group is disabled is told which group and how to enable it.
+//!
+//! A script's `mcp` reaches the caller's client (`ToolContext::client`, `Client::of`):
+//! `mcp.log` and `mcp.progress` go, in the order sent, through one forwarding task per run,
+//! which the run waits for before it returns, so every message reaches the client before the
+//! result; without an MCP client (REST, the CLI, a scheduled run) log messages are kept in the
+//! run's console instead and progress goes nowhere. `mcp.sample` and `mcp.elicit` ask
+//! [`ClientRequestGate::may_ask`] first (permission, policy, limits) and are audited.
+//! How many of each a run made is in its result's metadata (`clientRequests`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Weak};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use crate::config_center::ConfigCache;
+use crate::governance::audit::{AuditLog, AuditTarget};
+use crate::governance::client_requests::{ClientRequest, ClientRequestBudget, ClientRequestGate};
 use crate::governance::policy::PolicyGate;
+use crate::input::Actor;
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 use toolsmith_core::{
-    ErrorKind, Permission, PermissionSet, Pipeline, RegisteredTool, ToolContext, ToolExecutor,
-    ToolResult,
+    Client, ConsoleEntry, ConsoleLevel, ErrorKind, LogLevel, Permission, PermissionSet, Pipeline,
+    RegisteredTool, ToolContext, ToolExecutor, ToolResult,
 };
 use toolsmith_egress::{EgressGuard, EgressSession, OutboundRequest};
 use toolsmith_sandbox::{
-    FetchRequest, FetchResponse, HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox,
+    ClientNote, FetchRequest, FetchResponse, HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox,
 };
+
+/// How long a finished run waits for its last `mcp.log` / `mcp.progress` messages to reach the
+/// client before it returns anyway.
+const NOTES_FLUSH: Duration = Duration::from_secs(5);
 
 /// Runs one JS tool's code in the sandbox.
 pub struct JsToolExecutor {
@@ -52,6 +68,9 @@ pub struct JsToolExecutor {
     pub(crate) installer: crate::packages::Installer,
     /// `process.env`.
     pub(crate) process_env: Arc<std::collections::BTreeMap<String, String>>,
+    /// Whether `mcp.sample` / `mcp.elicit` may ask the caller's client now.
+    pub(crate) client_requests: Arc<ClientRequestGate>,
+    pub(crate) audit: Arc<AuditLog>,
 }
 
 #[async_trait]
@@ -122,7 +141,8 @@ impl ToolExecutor for JsToolExecutor {
                 }
             },
         };
-        let host = PipelineHost {
+        let (note_sender, notes) = Notes::start(ctx, limits.max_console_bytes);
+        let host = Arc::new(PipelineHost {
             egress: self.egress.as_ref().map(EgressGuard::session),
             pipeline: self.pipeline.clone(),
             policy: self.policy.clone(),
@@ -131,7 +151,14 @@ impl ToolExecutor for JsToolExecutor {
             deadline: now + limits.wall_time,
             fs_operations_left: AtomicU32::new(self.max_fs_operations),
             max_fs_operations: self.max_fs_operations,
-        };
+            tool_name: self.tool_name.clone(),
+            client: Client::of(ctx),
+            notes: Mutex::new(Some(note_sender)),
+            client_requests: self.client_requests.clone(),
+            budget: ClientRequestBudget::default(),
+            refused: AtomicU32::new(0),
+            audit: self.audit.clone(),
+        });
         let job = JsJob {
             code: self.code.to_string(),
             args,
@@ -143,12 +170,132 @@ impl ToolExecutor for JsToolExecutor {
             },
             permissions: self.permissions.clone(),
             limits,
-            host: Arc::new(host),
+            host: host.clone(),
             config,
             packages,
             env: Some(self.process_env.clone()),
         };
-        self.sandbox.run(job).await
+        let mut result = self.sandbox.run(job).await;
+        host.close_notes();
+        let (logged, progressed, kept) = notes.finish().await;
+        let kept_any = !kept.is_empty();
+        result.metadata.console.extend(kept);
+        let (samples, elicitations) = (
+            host.budget.used(ClientRequest::Sampling),
+            host.budget.used(ClientRequest::Elicitation),
+        );
+        let refused = host.refused.load(Ordering::Relaxed);
+        if logged + progressed + samples + elicitations + refused > 0 || kept_any {
+            result.metadata.extra.insert(
+                "clientRequests".to_owned(),
+                json!({
+                    "logs": logged,
+                    "progress": progressed,
+                    "samples": samples,
+                    "elicitations": elicitations,
+                    "refused": refused,
+                }),
+            );
+        }
+        result
+    }
+}
+
+/// The run's `mcp.log` / `mcp.progress` messages on their way to the client: one task sends
+/// them in order. Without an MCP client, log messages are kept for the run's console instead.
+struct Notes {
+    task: tokio::task::JoinHandle<(u32, u32, Vec<ConsoleEntry>)>,
+}
+
+impl Notes {
+    /// The sender the run's host passes messages to, and the task sending them on.
+    fn start(
+        ctx: &ToolContext,
+        max_console_bytes: usize,
+    ) -> (mpsc::UnboundedSender<ClientNote>, Notes) {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<ClientNote>();
+        // The sandbox caps the messages of a run (`toolsmith_sandbox::MAX_CLIENT_NOTES`), so
+        // the queue is bounded by them.
+        // A door with no MCP client (REST, the CLI, a scheduled run) has a client that takes
+        // no log messages (`logging: false`): those are kept for the console.
+        let client = ctx.client.clone().filter(|c| c.capabilities().logging);
+        let task = tokio::spawn(async move {
+            let (mut logged, mut progressed) = (0u32, 0u32);
+            let mut kept = Vec::new();
+            let mut kept_bytes = 0usize;
+            while let Some(note) = receiver.recv().await {
+                match note {
+                    ClientNote::Log {
+                        level,
+                        logger,
+                        data,
+                    } => {
+                        logged += 1;
+                        match &client {
+                            Some(client) => {
+                                if let Err(e) = client.log(level, logger, data).await {
+                                    tracing::debug!(error = %e, "a tool's log message did not reach its client");
+                                }
+                            }
+                            None => {
+                                let line = console_line(level, logger.as_deref(), &data);
+                                if kept_bytes + line.len() <= max_console_bytes {
+                                    kept_bytes += line.len();
+                                    kept.push(ConsoleEntry {
+                                        level: console_level(level),
+                                        message: line,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    ClientNote::Progress {
+                        progress,
+                        total,
+                        message,
+                    } => {
+                        progressed += 1;
+                        if let Some(client) = &client
+                            && let Err(e) = client.progress(progress, total, message).await
+                        {
+                            tracing::debug!(error = %e, "a tool's progress did not reach its client");
+                        }
+                    }
+                }
+            }
+            (logged, progressed, kept)
+        });
+        (sender, Notes { task })
+    }
+
+    /// Waits (a bounded time), once the sender is dropped, until every message sent reached
+    /// the client; the counts of log and progress messages, and the log lines kept for the
+    /// console.
+    async fn finish(self) -> (u32, u32, Vec<ConsoleEntry>) {
+        match tokio::time::timeout(NOTES_FLUSH, self.task).await {
+            Ok(Ok(done)) => done,
+            _ => (0, 0, Vec::new()),
+        }
+    }
+}
+
+/// A log message as a console line: `[mcp.log info my-logger] {"step":1}`.
+fn console_line(level: LogLevel, logger: Option<&str>, data: &Value) -> String {
+    let data = match data {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    match logger {
+        Some(logger) => format!("[mcp.log {level} {logger}] {data}"),
+        None => format!("[mcp.log {level}] {data}"),
+    }
+}
+
+fn console_level(level: LogLevel) -> ConsoleLevel {
+    match level {
+        LogLevel::Debug | LogLevel::Info | LogLevel::Notice => ConsoleLevel::Log,
+        LogLevel::Warning => ConsoleLevel::Warn,
+        _ => ConsoleLevel::Error,
     }
 }
 
@@ -164,9 +311,77 @@ pub struct PipelineHost {
     /// What is left of the run's file-operation budget.
     fs_operations_left: AtomicU32,
     max_fs_operations: u32,
+    tool_name: String,
+    /// The caller's client (a refusing one when the call has none).
+    client: Client,
+    /// Where `mcp.log` / `mcp.progress` messages go, until the run ends.
+    notes: Mutex<Option<mpsc::UnboundedSender<ClientNote>>>,
+    client_requests: Arc<ClientRequestGate>,
+    /// The run's sampling and elicitation requests allowed so far.
+    budget: ClientRequestBudget,
+    /// Requests refused by the gate.
+    refused: AtomicU32,
+    audit: Arc<AuditLog>,
 }
 
 impl PipelineHost {
+    /// No more `mcp.log` / `mcp.progress` messages: the run has ended.
+    fn close_notes(&self) {
+        self.notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+    }
+
+    /// Asks the caller's client (`mcp.sample`, `mcp.elicit`) if the gate lets this run do so
+    /// now; records the request and its outcome in the audit log.
+    async fn ask_client(&self, request: ClientRequest, params: Value) -> Result<Value, String> {
+        let allowed = self.client_requests.may_ask(
+            &self.policy,
+            &self.ctx,
+            &self.tool_name,
+            request,
+            self.permissions.contains(&request.permission()),
+            &self.budget,
+        );
+        let refused = allowed.is_err();
+        let outcome = match allowed {
+            Err(reason) => {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                Err(reason)
+            }
+            Ok(()) => {
+                let answer = match request {
+                    ClientRequest::Sampling => self.client.sample(params).await,
+                    ClientRequest::Elicitation => self.client.elicit(params).await,
+                };
+                answer.map_err(|e| e.to_string())
+            }
+        };
+        let details = match &outcome {
+            Ok(answer) => json!({
+                "callId": self.ctx.call_id,
+                "outcome": "answered",
+                "action": answer.get("action"),
+            }),
+            Err(reason) => json!({
+                "callId": self.ctx.call_id,
+                "outcome": if refused { "refused" } else { "failed" },
+                "reason": reason,
+            }),
+        };
+        self.audit
+            .record(
+                &Actor::for_caller(self.ctx.user_id.clone(), self.ctx.agent_id.clone()),
+                request.audit_action(),
+                AuditTarget::new("tool", self.tool_name.clone(), Some(self.tool_name.clone())),
+                (None, None),
+                details,
+            )
+            .await;
+        outcome
+    }
+
     /// Takes one file operation from the run's budget if `tool` touches files (holds
     /// `filesystem`); the refusal names the limit and the way around it.
     fn spend_fs_operation(&self, tool: &RegisteredTool) -> Result<(), String> {
@@ -230,6 +445,25 @@ impl HostCalls for PipelineHost {
             url: response.final_url,
             body: String::from_utf8_lossy(&response.body).into_owned(),
         })
+    }
+
+    fn notify(&self, note: ClientNote) {
+        if let Some(sender) = self
+            .notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            let _ = sender.send(note);
+        }
+    }
+
+    async fn sample(&self, params: Value) -> Result<Value, String> {
+        self.ask_client(ClientRequest::Sampling, params).await
+    }
+
+    async fn elicit(&self, params: Value) -> Result<Value, String> {
+        self.ask_client(ClientRequest::Elicitation, params).await
     }
 
     fn list_tools(&self) -> Vec<Value> {

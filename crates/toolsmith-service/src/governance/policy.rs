@@ -238,6 +238,17 @@ impl PolicyGate {
         self.check_info(ctx, &tool).is_ok()
     }
 
+    /// Why the caller of `ctx` may not use `name`, a capability a running tool asks for
+    /// (`mcp:sampling`, `mcp:elicitation`): a deny entry naming it (`Policy::denies_by_name`),
+    /// for the caller or, when it named its agent itself, for the user behind it. `None`
+    /// when nothing denies it.
+    pub fn denies_capability(&self, ctx: &ToolContext, name: &str) -> Option<String> {
+        let policy = self.current()?;
+        policy
+            .denies_by_name(&caller(ctx), name)
+            .or_else(|| user_behind(ctx).and_then(|user| policy.denies_by_name(&user, name)))
+    }
+
     fn check_info(&self, ctx: &ToolContext, tool: &ToolInfo<'_>) -> Result<(), String> {
         let Some(policy) = self.current() else {
             return Ok(());
