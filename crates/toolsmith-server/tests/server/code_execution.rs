@@ -8,30 +8,12 @@ use serde_json::{Value, json};
 use toolsmith_server::ServerConfig;
 use toolsmith_service::ToolServiceSettings;
 
-use crate::rest_support::TestApp;
+use crate::rest_support::{TestApp, approved, code_execution_app, command_sandbox_works, execute};
 
 fn listed(list: &Value, name: &str) -> bool {
     list["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
-}
-
-async fn execute(app: &TestApp, tool: &str, arguments: Value) -> crate::rest_support::TestResponse {
-    app.post(
-        &format!("/api/v1/tools/{tool}/execute"),
-        &json!({"arguments": arguments}),
-    )
-    .await
-}
-
-/// Whether the command sandbox works here: a missing one fails the test, or (with
-/// `TOOLSMITH_ALLOW_SKIP=1`) is recorded as a skip ([`toolsmith_core::testkit`]).
-async fn sandbox_works() -> bool {
-    toolsmith_core::testkit::require(
-        "bubblewrap (the command sandbox)",
-        toolsmith_command::CommandSandbox::probe().await,
-    )
-    .is_some()
 }
 
 #[tokio::test]
@@ -86,7 +68,7 @@ async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled
     .await;
     assert!(bad.text.contains("process.exit"), "{}", bad.text);
 
-    if !sandbox_works().await {
+    if !command_sandbox_works().await {
         return;
     }
     execute(
@@ -114,27 +96,17 @@ async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled
 
 /// A server with the `codeExecution` group on, its workspaces under `dir` with `quota_bytes`.
 async fn code_app(dir: &std::path::Path, quota_bytes: u64) -> TestApp {
-    let settings = ToolServiceSettings {
-        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig {
-            quota_bytes,
-            ..toolsmith_builtins::workspace::WorkspaceConfig::new(dir.join("workspaces"))
-        }),
-        ..ToolServiceSettings::default()
+    let workspace = toolsmith_builtins::workspace::WorkspaceConfig {
+        quota_bytes,
+        ..toolsmith_builtins::workspace::WorkspaceConfig::new(dir.join("workspaces"))
     };
-    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/codeExecution",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    app
+    code_execution_app(ToolServiceSettings::default(), workspace).await
 }
 
-/// [`code_app`] in a fresh folder when the command sandbox works here (see [`sandbox_works`]).
+/// [`code_app`] in a fresh folder when the command sandbox works here (see
+/// [`command_sandbox_works`]).
 async fn sandboxed_app(quota_bytes: u64) -> Option<(tempfile::TempDir, TestApp)> {
-    if !sandbox_works().await {
+    if !command_sandbox_works().await {
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -314,43 +286,6 @@ async fn glob_refuses_a_pattern_that_leaves_the_workspace_naming_the_rule() {
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(found["content"]["count"], 1, "{found}");
-}
-
-/// Calls `tool` with `arguments`, which must wait for a person; shows the approval's
-/// arguments to `check`, allows it once and returns the answer of the call run again.
-async fn approved(
-    app: &TestApp,
-    tool: &str,
-    arguments: Value,
-    check: impl Fn(&Value),
-) -> crate::rest_support::TestResponse {
-    let waiting = execute(app, tool, arguments.clone())
-        .await
-        .assert_ok(StatusCode::OK);
-    assert_eq!(
-        waiting["metadata"]["errorKind"], "approval_required",
-        "{waiting}"
-    );
-    let id = waiting["content"]["approvalId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let listed = app.get("/api/v1/approvals").await.assert_ok(StatusCode::OK);
-    let shown = listed["approvals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == id.as_str())
-        .unwrap()
-        .clone();
-    check(&shown);
-    app.post(
-        &format!("/api/v1/approvals/{id}/decision"),
-        &json!({"decision": "allow_once"}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    execute(app, tool, arguments).await
 }
 
 /// Whether the workspace's `preinstall` script left its mark.
@@ -578,28 +513,20 @@ async fn parallel_runs_share_what_is_left_of_the_quota() {
 /// rule; the tool that fans out keeps running (no deadlock against its own permit).
 #[tokio::test]
 async fn a_call_tool_fan_out_is_bounded_by_the_concurrency_cap() {
-    if !sandbox_works().await {
+    if !command_sandbox_works().await {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let settings = ToolServiceSettings {
-        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
-            dir.path().join("workspaces"),
-        )),
         limits: toolsmith_service::LimitsConfig {
             max_concurrent_per_user: 1,
             ..toolsmith_service::LimitsConfig::default()
         },
         ..ToolServiceSettings::default()
     };
-    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/codeExecution",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
+    let workspace =
+        toolsmith_builtins::workspace::WorkspaceConfig::new(dir.path().join("workspaces"));
+    let app = code_execution_app(settings, workspace).await;
     let code = "const one = (i) => utils.callTool('execute_shell', {command: \
         `touch in.${i}; until [ $(ls in.* | wc -l) -ge 2 ]; do :; done; echo ok`, \
         timeoutSeconds: 3}).then(() => 'ran', (e) => 'refused: ' + e.message); \

@@ -4,14 +4,12 @@
 //! values, and the same malformed paths are refused with the same reason and the way to write
 //! one.
 
-use crate::rest_support::TestApp;
+use crate::rest_support::{TestApp, app_reaching, serve_loopback};
 
 use axum::Router;
 use axum::http::{Method, StatusCode};
 use axum::routing::get;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
-use toolsmith_service::ToolServiceSettings;
 
 /// The document both faces read: served by the upstream, and given to `format_json`.
 fn document() -> Value {
@@ -26,24 +24,7 @@ fn document() -> Value {
 
 /// A loopback upstream serving [`document`] at `/doc`; its `host:port`.
 async fn upstream() -> String {
-    let app = Router::new().route("/doc", get(|| async { axum::Json(document()) }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    addr.to_string()
-}
-
-/// An app whose egress may reach `host` over plain http.
-async fn app_reaching(host: &str) -> TestApp {
-    let mut service = ToolServiceSettings {
-        allow_plain_http: true,
-        ..ToolServiceSettings::default()
-    };
-    service.egress.allow_plain_http = true;
-    service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
-    TestApp::with_configs(service, ServerConfig::default()).await
+    serve_loopback(Router::new().route("/doc", get(|| async { axum::Json(document()) }))).await
 }
 
 /// An HTTP tool reading `host`'s document with these mapped fields (name, path).
@@ -190,4 +171,46 @@ async fn both_faces_refuse_a_malformed_path_with_the_same_reason_and_the_fix() {
         .await
         .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_arguments");
     assert!(message.contains("over the limit of 1024"), "{message}");
+}
+
+/// `format_json`'s `flatten` writes each key in the same grammar, so a member named `x.y`, `a[1]`,
+/// `""` or `/x` is no ambiguous dotted key: every key it makes is a path `get_path` reads back
+/// to the same leaf.
+#[tokio::test]
+async fn format_json_flatten_writes_keys_that_get_path_reads_back() {
+    let app = TestApp::new().await;
+    let doc = json!({
+        "data": document()["data"].clone(),
+        "a[1]": {"": [true, {"/x": null}]},
+        "/top": 1,
+        "list": [[{"k": "v"}]]
+    });
+    let flat = app
+        .post(
+            "/api/v1/tools/format_json/execute",
+            &json!({"arguments": {"json": doc, "operation": "flatten"}}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    let flat = flat["content"]["result"].as_object().unwrap().clone();
+    assert!(
+        flat.contains_key("data.items[1].name"),
+        "plain keys stay dotted: {flat:?}"
+    );
+    assert!(flat.contains_key("/data/x.y"), "{flat:?}");
+    assert_eq!(flat.len(), 10, "{flat:?}");
+    for (key, leaf) in &flat {
+        let got = app
+            .post(
+                "/api/v1/tools/format_json/execute",
+                &json!({"arguments": {"json": doc, "operation": "get_path", "path": key}}),
+            )
+            .await
+            .assert_ok(StatusCode::OK);
+        assert_eq!(
+            (&got["content"]["found"], &got["content"]["result"]),
+            (&json!(true), leaf),
+            "flatten's key {key:?}: {got}"
+        );
+    }
 }

@@ -5,41 +5,15 @@
 
 use std::net::TcpListener;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
 use toolsmith_service::ToolServiceSettings;
 
-use crate::rest_support::TestApp;
-
-async fn execute(app: &TestApp, tool: &str, arguments: Value) -> crate::rest_support::TestResponse {
-    app.post(
-        &format!("/api/v1/tools/{tool}/execute"),
-        &json!({"arguments": arguments}),
-    )
-    .await
-}
+use crate::rest_support::{TestApp, approved, code_execution_app, command_sandbox_works, execute};
 
 /// Runs `package_manager` with `arguments`: the call waits for a person, who allows it once.
 async fn approved_install(app: &TestApp, arguments: Value) -> Value {
-    let waiting = execute(app, "package_manager", arguments.clone())
-        .await
-        .assert_ok(StatusCode::OK);
-    assert_eq!(
-        waiting["metadata"]["errorKind"], "approval_required",
-        "{waiting}"
-    );
-    let id = waiting["content"]["approvalId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    app.post(
-        &format!("/api/v1/approvals/{id}/decision"),
-        &json!({"decision": "allow_once"}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    execute(app, "package_manager", arguments)
+    approved(app, "package_manager", arguments, |_| {})
         .await
         .assert_ok(StatusCode::OK)
 }
@@ -47,25 +21,11 @@ async fn approved_install(app: &TestApp, arguments: Value) -> Value {
 /// A server with `codeExecution` on and its workspaces in `dir`, when the command sandbox
 /// works here (a missing one fails the test, or skips it with `TOOLSMITH_ALLOW_SKIP=1`).
 async fn app_in(dir: &std::path::Path, settings: ToolServiceSettings) -> Option<TestApp> {
-    toolsmith_core::testkit::require(
-        "bubblewrap (the command sandbox)",
-        toolsmith_command::CommandSandbox::probe().await,
-    )?;
-    let settings = ToolServiceSettings {
-        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
-            dir.join("workspaces"),
-        )),
-        ..settings
-    };
-    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/codeExecution",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    Some(app)
+    if !command_sandbox_works().await {
+        return None;
+    }
+    let workspace = toolsmith_builtins::workspace::WorkspaceConfig::new(dir.join("workspaces"));
+    Some(code_execution_app(settings, workspace).await)
 }
 
 /// Run by npm as the workspace's `preinstall` script (`allowScripts: true`): connects straight

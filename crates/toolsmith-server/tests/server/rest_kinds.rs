@@ -9,10 +9,9 @@ use axum::Router;
 use axum::extract::Path;
 use axum::http::{Method, StatusCode};
 use axum::routing::get;
-use rest_support::TestApp;
+use rest_support::{TestApp, app_reaching, serve_loopback, settings_reaching};
 use serde_json::{Value, json};
 use toolsmith_server::ServerConfig;
-use toolsmith_service::ToolServiceSettings;
 
 /// A loopback API: the loyalty endpoint of spec 004's first example, and a JSON echo.
 async fn upstream() -> String {
@@ -33,23 +32,7 @@ async fn upstream() -> String {
             "/json",
             get(|| async { axum::Json(json!({"hello": "world"})) }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    addr.to_string()
-}
-
-/// An app whose egress may reach `host` (and nothing else private), over plain http.
-async fn app_reaching(host: &str) -> TestApp {
-    let mut service = ToolServiceSettings {
-        allow_plain_http: true,
-        ..ToolServiceSettings::default()
-    };
-    service.egress.allow_plain_http = true;
-    service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
-    TestApp::with_configs(service, ServerConfig::default()).await
+    serve_loopback(app).await
 }
 
 async fn configure(app: &TestApp, service: &str, values: Value) {
@@ -324,12 +307,7 @@ async fn an_owner_allowlist_narrows_what_its_tools_reach() {
     let host = upstream().await;
     // The operator allows the loopback test host; this owner's list names only another domain,
     // so neither `fetch` nor an HTTP tool of this owner may reach it.
-    let mut service = ToolServiceSettings {
-        allow_plain_http: true,
-        ..ToolServiceSettings::default()
-    };
-    service.egress.allow_plain_http = true;
-    service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
+    let mut service = settings_reaching(&host);
     service.owner_allowed_domains.insert(
         "default".to_owned(),
         vec!["api.example.com".parse().unwrap()],

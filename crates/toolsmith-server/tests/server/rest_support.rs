@@ -202,6 +202,110 @@ impl TestApp {
     }
 }
 
+/// Calls the tool `tool` with `arguments` through REST (`POST /api/v1/tools/{tool}/execute`).
+pub async fn execute(app: &TestApp, tool: &str, arguments: Value) -> TestResponse {
+    app.post(
+        &format!("/api/v1/tools/{tool}/execute"),
+        &json!({"arguments": arguments}),
+    )
+    .await
+}
+
+/// Calls `tool` with `arguments`, which must wait for a person; shows the approval as listed
+/// (`GET /api/v1/approvals`) to `check`, allows it once and returns the answer of the call run
+/// again.
+pub async fn approved(
+    app: &TestApp,
+    tool: &str,
+    arguments: Value,
+    check: impl Fn(&Value),
+) -> TestResponse {
+    let waiting = execute(app, tool, arguments.clone())
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        waiting["metadata"]["errorKind"], "approval_required",
+        "{waiting}"
+    );
+    let id = waiting["content"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = app.get("/api/v1/approvals").await.assert_ok(StatusCode::OK);
+    let shown = listed["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    check(&shown);
+    app.post(
+        &format!("/api/v1/approvals/{id}/decision"),
+        &json!({"decision": "allow_once"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    execute(app, tool, arguments).await
+}
+
+/// Whether the command sandbox (bubblewrap) works here: a missing one fails the test, or (with
+/// `TOOLSMITH_ALLOW_SKIP=1`) is recorded as a skip ([`toolsmith_core::testkit`]).
+pub async fn command_sandbox_works() -> bool {
+    toolsmith_core::testkit::require(
+        "bubblewrap (the command sandbox)",
+        toolsmith_command::CommandSandbox::probe().await,
+    )
+    .is_some()
+}
+
+/// A server with `settings`, the workspaces of `workspace`, and the `codeExecution` group on.
+pub async fn code_execution_app(
+    settings: ToolServiceSettings,
+    workspace: toolsmith_builtins::workspace::WorkspaceConfig,
+) -> TestApp {
+    let settings = ToolServiceSettings {
+        workspace: Some(workspace),
+        ..settings
+    };
+    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    app.json(
+        Method::PUT,
+        "/api/v1/tool-groups/codeExecution",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    app
+}
+
+/// Serves `app` on 127.0.0.1 at an ephemeral port for the rest of the test (an upstream that
+/// HTTP tools and `fetch` reach); its `host:port`.
+pub async fn serve_loopback(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    addr.to_string()
+}
+
+/// Service settings whose egress may reach `host` (and nothing else private), over plain http.
+pub fn settings_reaching(host: &str) -> ToolServiceSettings {
+    let mut service = ToolServiceSettings {
+        allow_plain_http: true,
+        ..ToolServiceSettings::default()
+    };
+    service.egress.allow_plain_http = true;
+    service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
+    service
+}
+
+/// An app whose egress may reach `host` (and nothing else private), over plain http.
+pub async fn app_reaching(host: &str) -> TestApp {
+    TestApp::with_configs(settings_reaching(host), ServerConfig::default()).await
+}
+
 pub fn request(method: Method, path: &str) -> axum::http::request::Builder {
     Request::builder()
         .method(method)
