@@ -569,12 +569,10 @@ mod profiles {
     use std::sync::Arc;
 
     use axum::http::{Method, StatusCode};
+    use rmcp::ServiceExt;
     use rmcp::model::{
-        CallToolRequestParams, CallToolResult, ErrorData, GetPromptRequestParams,
-        ReadResourceRequestParams,
+        CallToolResult, ErrorData, GetPromptRequestParams, ReadResourceRequestParams,
     };
-    use rmcp::service::RunningService;
-    use rmcp::{RoleClient, ServiceError, ServiceExt};
     use serde_json::{Value, json};
     use toolsmith_server::auth::Identity;
     use toolsmith_server::mcp::{CompatProfile, ToolsmithMcp};
@@ -582,7 +580,10 @@ mod profiles {
     use toolsmith_service::ToolServiceSettings;
     use tower::ServiceExt as _;
 
-    use crate::mcp_support::{clients_dir, open_state_with, prerequisite, python};
+    use crate::mcp_support::{
+        McpClient, call_ok, call_tool, clients_dir, open_state_with, prerequisite, python,
+        tool_names,
+    };
     use crate::rest_support::{TestApp, request};
 
     const ADMIN: &str = "profiles-admin-token-0123456789";
@@ -608,7 +609,7 @@ mod profiles {
     }
 
     struct Client {
-        client: RunningService<RoleClient, ()>,
+        client: McpClient<()>,
         _dir: tempfile::TempDir,
         state: AppState,
     }
@@ -656,50 +657,17 @@ mod profiles {
         }
 
         async fn names(&self) -> Vec<String> {
-            self.client
-                .list_all_tools()
-                .await
-                .expect("tools/list")
-                .into_iter()
-                .map(|t| t.name.to_string())
-                .collect()
+            tool_names(&self.client).await
         }
 
         async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
-            let Value::Object(args) = args else {
-                panic!("arguments must be an object")
-            };
-            match self
-                .client
-                .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-                .await
-            {
-                Ok(res) => Ok(res),
-                Err(ServiceError::McpError(e)) => Err(e),
-                Err(e) => panic!("{name}: transport failure: {e}"),
-            }
+            call_tool(&self.client, name, args).await
         }
 
         /// `(isError, structuredContent, text)` of a call that is no protocol error.
         async fn ok(&self, name: &str, args: Value) -> (bool, Value, String) {
-            let res = self
-                .call(name, args)
-                .await
-                .unwrap_or_else(|e| panic!("{name}: protocol error {e:?}"));
-            (
-                res.is_error.unwrap_or(false),
-                res.structured_content.clone().unwrap_or(Value::Null),
-                text(&res),
-            )
+            call_ok(&self.client, name, args).await
         }
-    }
-
-    fn text(res: &CallToolResult) -> String {
-        res.content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("")
     }
 
     /// dynamic-mcp's `mvp` (the default): `system.health` beside the control plane and

@@ -9,10 +9,10 @@ use crate::mcp_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_support::{SERVER_TOOLS, open_state};
+use mcp_support::{McpClient, SERVER_TOOLS, call_ok, call_tool, open_state, tool_names};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorData};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use toolsmith_server::auth::Identity;
@@ -63,7 +63,7 @@ impl ClientHandler for Watcher {
 }
 
 pub(crate) struct Session {
-    client: RunningService<RoleClient, Watcher>,
+    client: McpClient<Watcher>,
     changes: Arc<watch::Sender<usize>>,
 }
 
@@ -96,47 +96,16 @@ impl Session {
     }
 
     pub(crate) async fn call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
-        let Value::Object(args) = args else {
-            panic!("arguments must be an object")
-        };
-        match self
-            .client
-            .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-            .await
-        {
-            Ok(res) => Ok(res),
-            Err(ServiceError::McpError(e)) => Err(e),
-            Err(e) => panic!("{name}: transport failure: {e}"),
-        }
+        call_tool(&self.client, name, args).await
     }
 
     /// A call that must succeed at the protocol level; returns (isError, structured, text).
     pub(crate) async fn ok(&self, name: &str, args: Value) -> (bool, Value, String) {
-        let res = self
-            .call(name, args)
-            .await
-            .unwrap_or_else(|e| panic!("{name}: protocol error {e:?}"));
-        let text = res
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("");
-        (
-            res.is_error.unwrap_or(false),
-            res.structured_content.unwrap_or(Value::Null),
-            text,
-        )
+        call_ok(&self.client, name, args).await
     }
 
     pub(crate) async fn names(&self) -> Vec<String> {
-        self.client
-            .list_all_tools()
-            .await
-            .expect("tools/list")
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect()
+        tool_names(&self.client).await
     }
 
     /// How many `list_changed` notifications this session has received so far.

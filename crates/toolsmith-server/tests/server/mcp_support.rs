@@ -363,3 +363,61 @@ pub fn names(value: &Value) -> Vec<String> {
 pub fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| (*s).to_owned()).collect()
 }
+
+/// An rmcp client session in process (`mcp_protocol.rs`'s `Session`, `mcp_compat.rs`'s
+/// `Client`), whatever its handler.
+pub type McpClient<H> = rmcp::service::RunningService<rmcp::RoleClient, H>;
+
+/// A `tools/call` through `client`: the result, or the protocol error; a transport failure fails
+/// the test.
+pub async fn call_tool<H: rmcp::Service<rmcp::RoleClient>>(
+    client: &McpClient<H>,
+    name: &str,
+    args: Value,
+) -> Result<rmcp::model::CallToolResult, rmcp::model::ErrorData> {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let params = rmcp::model::CallToolRequestParams::new(name.to_owned()).with_arguments(args);
+    match client.call_tool(params).await {
+        Ok(res) => Ok(res),
+        Err(rmcp::ServiceError::McpError(e)) => Err(e),
+        Err(e) => panic!("{name}: transport failure: {e}"),
+    }
+}
+
+/// `(isError, structuredContent, text)` of a call that must be no protocol error.
+pub async fn call_ok<H: rmcp::Service<rmcp::RoleClient>>(
+    client: &McpClient<H>,
+    name: &str,
+    args: Value,
+) -> (bool, Value, String) {
+    let res = call_tool(client, name, args)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: protocol error {e:?}"));
+    (
+        res.is_error.unwrap_or(false),
+        res.structured_content.clone().unwrap_or(Value::Null),
+        result_text(&res),
+    )
+}
+
+/// The text blocks of a tool's result, joined.
+pub fn result_text(res: &rmcp::model::CallToolResult) -> String {
+    res.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The names in `client`'s whole `tools/list`.
+pub async fn tool_names<H: rmcp::Service<rmcp::RoleClient>>(client: &McpClient<H>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
