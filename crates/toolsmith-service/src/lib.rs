@@ -18,6 +18,8 @@
 //! - [`bridge`] — external MCP servers' tools in the catalogue (the MCP bridge).
 //! - [`packages`] — JS tools' npm dependencies: resolution, the checked tarballs, the
 //!   content-addressed cache the sandbox's module loader reads.
+//! - [`tool_tasks`] — tool calls run on as tasks (MCP tasks, REST's asynchronous execute),
+//!   kept in the store with their results for a bounded time.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
 
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
@@ -34,6 +36,7 @@ pub mod packages;
 pub mod service;
 pub mod telemetry;
 pub mod tool_settings;
+pub mod tool_tasks;
 
 pub use config_center::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
 pub use error::ServiceError;
@@ -46,6 +49,7 @@ pub use service::{
     Connectors, EPHEMERAL_TOOL, RunRights, Suggestion, ToolService, ToolServiceSettings,
 };
 pub use telemetry::analytics::{Anomaly, Period};
+pub use tool_tasks::TaskSettings;
 pub use telemetry::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
 pub use toolsmith_builtins::git::{GitSettings, parse_author as parse_git_author};
 pub use toolsmith_builtins::workspace::WorkspaceConfig;

@@ -132,6 +132,9 @@ pub struct ToolServiceSettings {
     /// JS tools' npm dependencies: the registry, the cache, the limits and lists, and the
     /// environment variables `process.env` passes.
     pub npm: crate::packages::NpmSettings,
+    /// Tool tasks (MCP tasks, REST's asynchronous execute): how long they are kept, how many
+    /// run per user, the largest result kept.
+    pub tasks: crate::tool_tasks::TaskSettings,
     /// How many sampling and elicitation requests a running tool may make of the caller's
     /// client, per call and per user per minute.
     pub client_requests: crate::governance::client_requests::ClientRequestLimits,
@@ -175,6 +178,7 @@ impl Default for ToolServiceSettings {
             data_dir: None,
             ready_min_free_bytes: DEFAULT_READY_MIN_FREE_BYTES,
             npm: crate::packages::NpmSettings::default(),
+            tasks: crate::tool_tasks::TaskSettings::default(),
             client_requests: Default::default(),
         }
     }
@@ -226,6 +230,8 @@ pub struct ToolService {
     pub(crate) bridge: Option<crate::bridge::Bridge>,
     /// Made on first use ([`ToolService::scheduler`]).
     pub(crate) scheduler: std::sync::OnceLock<Arc<toolsmith_builtins::schedule::engine::Scheduler>>,
+    /// The tool tasks this instance runs (`tool_tasks.rs`).
+    pub(crate) tool_tasks: crate::tool_tasks::TaskRunner,
 }
 
 impl std::fmt::Debug for ToolService {
@@ -465,6 +471,7 @@ impl ToolService {
             };
         let installer = crate::packages::Installer::new(config.npm.clone(), &config.egress);
         let process_env = Arc::new(installer.process_env());
+        let tasks_settings = config.tasks.clone();
         let client_requests = Arc::new(crate::governance::client_requests::ClientRequestGate::new(
             config.client_requests,
         ));
@@ -497,6 +504,7 @@ impl ToolService {
                 .collect(),
             bridge: None,
             scheduler: std::sync::OnceLock::new(),
+            tool_tasks: crate::tool_tasks::TaskRunner::new(tasks_settings),
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {

@@ -140,6 +140,15 @@ pub struct FileConfig {
     pub ready_min_free: Option<Value>,
     /// Most records of one collection (memories, tasks …) one user may have.
     pub max_records_per_collection: Option<u64>,
+    /// How long a tool task (MCP tasks, REST's asynchronous execute) and its result are kept
+    /// when its caller asks for no time (default 1h).
+    pub task_ttl: Option<Value>,
+    /// The longest time a caller may ask a tool task to be kept (default 24h).
+    pub task_max_ttl: Option<Value>,
+    /// Tool tasks one user may have running at once, all instances together (default 16).
+    pub task_max_running: Option<u32>,
+    /// The largest result a tool task keeps (default 1MB).
+    pub task_max_result_bytes: Option<Value>,
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
     pub mcp_servers: Vec<toolsmith_service::bridge::McpServerConfig>,
@@ -495,6 +504,15 @@ impl Settings {
         if let Some(bytes) = pick_size(None, file.ready_min_free, "ready_min_free")? {
             service.ready_min_free_bytes = bytes;
         }
+        tool_task_settings(
+            &mut service.tasks,
+            TaskFile {
+                ttl: file.task_ttl,
+                max_ttl: file.task_max_ttl,
+                max_running: file.task_max_running,
+                max_result_bytes: file.task_max_result_bytes,
+            },
+        )?;
         if let Some(bytes) = pick_size(None, file.max_record_bytes, "max_record_bytes")? {
             if !(256..=16 << 20).contains(&bytes) {
                 return Err(bad("max_record_bytes must be from 256 bytes to 16MB"));
@@ -1107,6 +1125,50 @@ fn at_least_one(value: usize, key: &str) -> Result<usize, ConfigError> {
     Ok(value)
 }
 
+/// The `task_*` keys of the file.
+struct TaskFile {
+    ttl: Option<Value>,
+    max_ttl: Option<Value>,
+    max_running: Option<u32>,
+    max_result_bytes: Option<Value>,
+}
+
+/// The `task_*` keys: how long tool tasks are kept, how many run per user, the largest result.
+fn tool_task_settings(
+    tasks: &mut toolsmith_service::TaskSettings,
+    file: TaskFile,
+) -> Result<(), ConfigError> {
+    if let Some(ttl) = pick_duration(None, file.ttl, "task_ttl")? {
+        tasks.ttl = positive(ttl, "task_ttl")?;
+    }
+    if let Some(ttl) = pick_duration(None, file.max_ttl, "task_max_ttl")? {
+        tasks.max_ttl = positive(ttl, "task_max_ttl")?;
+    }
+    if tasks.ttl > tasks.max_ttl {
+        return Err(bad(format!(
+            "task_ttl ({}s) is longer than task_max_ttl ({}s): raise task_max_ttl or lower \
+             task_ttl",
+            tasks.ttl.as_secs(),
+            tasks.max_ttl.as_secs()
+        )));
+    }
+    if let Some(n) = file.max_running {
+        if n == 0 {
+            return Err(bad(
+                "task_max_running must be at least 1 (tool tasks cannot be switched off this way)",
+            ));
+        }
+        tasks.max_running = n;
+    }
+    if let Some(bytes) = pick_size(None, file.max_result_bytes, "task_max_result_bytes")? {
+        if !(1024..=64 << 20).contains(&bytes) {
+            return Err(bad("task_max_result_bytes must be from 1KB to 64MB"));
+        }
+        tasks.max_result_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+    }
+    Ok(())
+}
+
 fn positive(value: Duration, key: &str) -> Result<Duration, ConfigError> {
     if value.is_zero() {
         return Err(bad(format!("{key} must be longer than zero")));
@@ -1326,6 +1388,56 @@ mod tests {
         for (file, error) in [
             ("max_record_bytes = 10", "from 256 bytes"),
             ("max_records_per_collection = 0", "at least 1"),
+        ] {
+            let e = settings(&["toolsmith", "serve"], file)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(error), "{file}: {e}");
+        }
+    }
+
+    #[test]
+    fn tool_task_limits_come_from_the_file_and_are_checked() {
+        let tasks = settings(&["toolsmith", "serve"], "").unwrap().service.tasks;
+        assert_eq!(
+            (
+                tasks.ttl,
+                tasks.max_ttl,
+                tasks.max_running,
+                tasks.max_result_bytes
+            ),
+            (
+                Duration::from_secs(3600),
+                Duration::from_secs(86_400),
+                16,
+                1 << 20
+            )
+        );
+        let file = "task_ttl = \"10m\"\ntask_max_ttl = \"2h\"\ntask_max_running = 3\n\
+                    task_max_result_bytes = \"64KB\"";
+        let tasks = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .tasks;
+        assert_eq!(
+            (
+                tasks.ttl,
+                tasks.max_ttl,
+                tasks.max_running,
+                tasks.max_result_bytes
+            ),
+            (
+                Duration::from_secs(600),
+                Duration::from_secs(7200),
+                3,
+                64 << 10
+            )
+        );
+        for (file, error) in [
+            ("task_ttl = \"48h\"", "longer than task_max_ttl"),
+            ("task_max_ttl = 0", "longer than zero"),
+            ("task_max_running = 0", "at least 1"),
+            ("task_max_result_bytes = 10", "from 1KB"),
         ] {
             let e = settings(&["toolsmith", "serve"], file)
                 .unwrap_err()

@@ -41,6 +41,8 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     };
     stop_feed.cancel();
     let _ = feed.await;
+    // Running tool tasks fail with a message saying why: nothing resumes them elsewhere.
+    service.stop_tool_tasks().await;
     service.end_sandbox_sessions().await;
     service.flush_usage().await;
     outcome?;
