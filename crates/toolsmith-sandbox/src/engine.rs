@@ -242,6 +242,8 @@ fn prepare<'js>(ctx: &Ctx<'js>, slot: &Rc<JobSlot>) -> rquickjs::Result<Object<'
 enum Outcome {
     /// The JSON text of the returned value.
     Returned(String),
+    /// The JSON text of a result of MCP content the `mcp` builders made (`mcp.js`).
+    Blocks(String),
     /// The returned value's JSON is longer than the output limit (at least this many bytes).
     TooLarge(usize),
     /// The script threw.
@@ -317,7 +319,7 @@ impl<'js> Run<'_, 'js> {
         let outcome = self.run(&tool, needs);
         // A script that went over its CPU time in a stretch that never reached the interrupt
         // handler (a long native built-in) does not succeed.
-        if matches!(outcome, Outcome::Returned(_)) {
+        if matches!(outcome, Outcome::Returned(_) | Outcome::Blocks(_)) {
             self.watchdog.check_cpu();
         }
         // Host calls still running are aborted when the job state is dropped.
@@ -498,8 +500,9 @@ impl<'js> Run<'_, 'js> {
         }
     }
 
-    /// What `run` resolved with: the result's JSON text, its length when that is over the
-    /// output limit, or a report `{ok: false, message, stack, stackOverflow}`.
+    /// What `run` resolved with: the result's JSON text (in a one-item list for a result of
+    /// MCP content), its length when that is over the output limit, or a report `{ok: false,
+    /// message, stack, stackOverflow}`.
     fn read_report(&self, promise: &Promise<'js>) -> Outcome {
         let report = match promise.result::<Value<'js>>() {
             Some(Ok(report)) => report,
@@ -513,6 +516,12 @@ impl<'js> Run<'_, 'js> {
         }
         if let Some(len) = report.as_number() {
             return Outcome::TooLarge(len as usize);
+        }
+        if let Some(list) = report.as_array() {
+            return match list.get::<String>(0) {
+                Ok(json) => Outcome::Blocks(json),
+                Err(e) => self.failed(format!("could not read the tool's result: {e}")),
+            };
         }
         match report.into_object() {
             Some(report) => Outcome::Threw(read_thrown(&report)),
@@ -569,6 +578,7 @@ fn internal(message: String) -> ToolResult {
 fn outcome_result(outcome: Outcome, limits: &JsLimits) -> ToolResult {
     match outcome {
         Outcome::Returned(json) => returned(json, limits),
+        Outcome::Blocks(json) => returned_blocks(json, limits),
         Outcome::TooLarge(len) => too_large(len, limits),
         Outcome::Threw(thrown) => threw(thrown, limits),
         Outcome::NeverSettles => ToolResult::error(
@@ -603,6 +613,35 @@ fn returned(json: String, limits: &JsLimits) -> ToolResult {
             format!("the tool's result cannot be read as JSON: {e}"),
         ),
     }
+}
+
+/// A result of MCP content (`{content, structuredContent?, isError?, _meta?}`, made by the
+/// `mcp` builders), checked by `toolsmith_core::content`.
+fn returned_blocks(json: String, limits: &JsLimits) -> ToolResult {
+    let read = returned(json, limits);
+    if read.is_error {
+        return read;
+    }
+    let Json::Object(mut result) = read.content else {
+        return internal("a result of MCP content is not an object".to_owned());
+    };
+    let blocks = match result.remove("content") {
+        Some(Json::Array(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    let is_error = result.remove("isError") == Some(Json::Bool(true));
+    let meta = match result.remove("_meta") {
+        Some(Json::Object(meta)) => Some(meta),
+        _ => None,
+    };
+    ToolResult::blocks(blocks, result.remove("structuredContent"), meta, is_error).unwrap_or_else(
+        |e| {
+            ToolResult::error(
+                ErrorKind::ExecutionError,
+                format!("the tool's mcp.result is not valid MCP content: {e}"),
+            )
+        },
+    )
 }
 
 fn threw(thrown: Thrown, limits: &JsLimits) -> ToolResult {

@@ -47,6 +47,7 @@ export function init(nativeFunctions, P, shared) {
             }
             return mcpObject;
         },
+        blocksOf,
     };
 }
 
@@ -258,8 +259,193 @@ function makeMcp() {
     // ---- Content builders (helper B, issue 34): `mcp.text`, `mcp.image`, `mcp.audio`,
     // `mcp.resource`, `mcp.resourceLink`, `mcp.result` are added to `mcp` here, before it is
     // frozen. Keep this section separate from the conversation helpers above.
-
+    addBuilders(mcp);
     // ---- end of the content builders.
 
     return freeze(mcp);
+}
+
+// ---- Content builders (helper B, issue 34) -------------------------------------------------
+//
+// The rule: a tool's return value is sent as MCP content only when it is a value these
+// builders made — the object `mcp.result(...)` returned, one block `mcp.text/image/audio/
+// resource/resourceLink(...)` returned, or a list of such blocks — and is returned as the result
+// itself. Each made value is remembered here (`made`, out of every script's reach); anything
+// else, even an object of exactly the same shape (a fetched JSON document with a `content` list,
+// a copy of a made block), is plain JSON as before. Inside `mcp.result({content})` plain block
+// objects are fine: asking for a result is explicit. The Rust side checks every block's shape
+// again (`toolsmith_core::content`).
+
+const made = [];
+const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function remember(value) {
+    made.push(value);
+    return freeze(value);
+}
+
+function isMade(value) {
+    return made.indexOf(value) >= 0;
+}
+
+/** What the run hook serializes for a returned value: `{content, structuredContent?, isError?,
+ * _meta?}` for a made value, `undefined` for anything else (plain JSON). */
+function blocksOf(value) {
+    if (value === null || typeof value !== 'object' || made.length === 0) {
+        return undefined;
+    }
+    if (isArray(value)) {
+        if (value.length === 0) {
+            return undefined;
+        }
+        for (let i = 0; i < value.length; i++) {
+            if (!isMade(value[i]) || value[i].type === undefined) {
+                return undefined;
+            }
+        }
+        return { content: value };
+    }
+    if (!isMade(value)) {
+        return undefined;
+    }
+    return value.type === undefined ? value : { content: [value] };
+}
+
+/** Copies `annotations` and `_meta` of a builder's `options` onto `block`. */
+function withOptions(name, block, options) {
+    if (options === undefined || options === null) {
+        return block;
+    }
+    if (!isObject(options)) {
+        throw new TypeErrorCtor('mcp.' + name + ': the last argument, when given, is {annotations?, _meta?}');
+    }
+    if (options.annotations !== undefined) {
+        if (!isObject(options.annotations)) {
+            throw new TypeErrorCtor('mcp.' + name + ': annotations must be {audience?: ["user" | "assistant"], priority?: 0..1, lastModified?}');
+        }
+        block.annotations = options.annotations;
+    }
+    if (options._meta !== undefined) {
+        if (!isObject(options._meta)) {
+            throw new TypeErrorCtor('mcp.' + name + ': _meta must be an object');
+        }
+        block._meta = options._meta;
+    }
+    return block;
+}
+
+function needString(name, field, value) {
+    if (typeof value !== 'string') {
+        throw new TypeErrorCtor('mcp.' + name + ': ' + field + ' must be a string (got ' + (value === null ? 'null' : typeof value) + ')');
+    }
+    return value;
+}
+
+function needBase64(name, field, value) {
+    needString(name, field, value);
+    if (!B64.test(value)) {
+        throw new TypeErrorCtor('mcp.' + name + ': ' + field + ' must be base64 text (encode the bytes first, e.g. with utils.base64Encode)');
+    }
+    return value;
+}
+
+function binaryBlock(type) {
+    return function (data, mimeType, options) {
+        return remember(
+            withOptions(type, { type, data: needBase64(type, 'data', data), mimeType: needString(type, 'mimeType', mimeType) }, options),
+        );
+    };
+}
+
+function copyFields(from, names, to) {
+    for (let i = 0; i < names.length; i++) {
+        if (from[names[i]] !== undefined) {
+            to[names[i]] = from[names[i]];
+        }
+    }
+    return to;
+}
+
+function addBuilders(mcp) {
+    /** A text block. */
+    mcp.text = function (text, options) {
+        return remember(withOptions('text', { type: 'text', text: needString('text', 'the text', text) }, options));
+    };
+    /** An image block: base64 `data` and its `mimeType` (`image/png` …). */
+    mcp.image = binaryBlock('image');
+    /** An audio block: base64 `data` and its `mimeType` (`audio/wav` …). */
+    mcp.audio = binaryBlock('audio');
+    /** An embedded resource: `{uri, mimeType?, text}` or `{uri, mimeType?, blob}` (base64). */
+    mcp.resource = function (resource, options) {
+        if (!isObject(resource)) {
+            throw new TypeErrorCtor('mcp.resource: give {uri, mimeType?, text} or {uri, mimeType?, blob (base64)}');
+        }
+        const inner = { uri: needString('resource', 'uri', resource.uri) };
+        if (resource.mimeType !== undefined) {
+            inner.mimeType = needString('resource', 'mimeType', resource.mimeType);
+        }
+        if ((resource.text === undefined) === (resource.blob === undefined)) {
+            throw new TypeErrorCtor('mcp.resource: give exactly one of text and blob (base64)');
+        }
+        if (resource.text !== undefined) {
+            inner.text = needString('resource', 'text', resource.text);
+        } else {
+            inner.blob = needBase64('resource', 'blob', resource.blob);
+        }
+        if (resource._meta !== undefined) {
+            inner._meta = resource._meta;
+        }
+        return remember(withOptions('resource', { type: 'resource', resource: inner }, options));
+    };
+    /** A link to a resource: `{uri, name, title?, description?, mimeType?, size?, annotations?, _meta?}`. */
+    mcp.resourceLink = function (link) {
+        if (!isObject(link)) {
+            throw new TypeErrorCtor('mcp.resourceLink: give {uri, name, title?, description?, mimeType?, size?}');
+        }
+        const block = { type: 'resource_link', uri: needString('resourceLink', 'uri', link.uri), name: needString('resourceLink', 'name', link.name) };
+        copyFields(link, ['title', 'description', 'mimeType', 'size', 'icons'], block);
+        return remember(withOptions('resourceLink', block, { annotations: link.annotations, _meta: link._meta }));
+    };
+    /** A whole result: `{content?, structuredContent?, isError?, _meta?}`. `content` is a block,
+     * a list of blocks or a string (one text block); without it, the structured content's JSON
+     * is the text block (MCP's advice for clients that read only the text). */
+    mcp.result = function (result) {
+        if (!isObject(result)) {
+            throw new TypeErrorCtor('mcp.result: give {content?, structuredContent?, isError?, _meta?}');
+        }
+        const out = {};
+        let content = result.content;
+        if (content === undefined) {
+            if (result.structuredContent === undefined) {
+                throw new TypeErrorCtor('mcp.result: give content (blocks or a string), structuredContent, or both');
+            }
+            content = [{ type: 'text', text: json('mcp.result: structuredContent', result.structuredContent) }];
+        } else if (typeof content === 'string') {
+            content = [{ type: 'text', text: content }];
+        } else if (!isArray(content)) {
+            content = [content];
+        }
+        for (let i = 0; i < content.length; i++) {
+            if (!isObject(content[i]) || typeof content[i].type !== 'string') {
+                throw new TypeErrorCtor('mcp.result: content[' + i + '] is not a content block (make one with mcp.text, mcp.image, mcp.audio, mcp.resource or mcp.resourceLink)');
+            }
+        }
+        out.content = content;
+        if (result.structuredContent !== undefined) {
+            out.structuredContent = result.structuredContent;
+        }
+        if (result.isError !== undefined) {
+            if (typeof result.isError !== 'boolean') {
+                throw new TypeErrorCtor('mcp.result: isError must be true or false');
+            }
+            out.isError = result.isError;
+        }
+        if (result._meta !== undefined) {
+            if (!isObject(result._meta)) {
+                throw new TypeErrorCtor('mcp.result: _meta must be an object');
+            }
+            out._meta = result._meta;
+        }
+        return remember(out);
+    };
 }

@@ -70,8 +70,9 @@ export function install(host) {
         // reachable no other way (the async function prototype is `run`'s).
         generators: [function* () {}, async function* () {}],
 
-        // Resolves with the result's JSON text, its length when that is over `maxOutputChars`,
-        // or a report of what went wrong (an object, made by the support module).
+        // Resolves with the result's JSON text, that text in a list for a result of MCP content
+        // (`mcp.result` …), its length when that is over `maxOutputChars`, or a report of what
+        // went wrong (an object, made by the support module).
         async run(main, argsJson, contextJson, maxOutputChars, maxConsole, config, granted) {
             maxConsoleChars = maxConsole;
             configJson = config;
@@ -85,16 +86,22 @@ export function install(host) {
             if (value === undefined || typeof value === 'function' || typeof value === 'symbol') {
                 return load().noValue(typeof value);
             }
+            // A value the `mcp` content builders made goes back as MCP content, in a list (the
+            // support module is loaded whenever `mcp` was touched).
+            const blocks = support === undefined ? undefined : support.blocksOf(value);
             let json;
             try {
-                json = stringify(value);
+                json = stringify(blocks === undefined ? value : blocks);
             } catch (e) {
                 return load().notJson(e);
             }
             if (json === undefined) {
                 json = 'null';
             }
-            return json.length > maxOutputChars ? json.length : json;
+            if (json.length > maxOutputChars) {
+                return json.length;
+            }
+            return blocks === undefined ? json : [json];
         },
     };
 }

@@ -58,6 +58,9 @@ export function init(nativeFunctions, P) {
         fs: () => ioModule().fs(),
         shell: () => ioModule().shell(),
         mcp: () => mcpModule().mcp(),
+        // A value the `mcp` content builders made, as the result to send (`mcp.js`); undefined
+        // for plain JSON, and always when `mcp` was never touched.
+        blocksOf: (value) => (mcpHelpers === undefined ? undefined : mcpHelpers.blocksOf(value)),
     };
 }
 

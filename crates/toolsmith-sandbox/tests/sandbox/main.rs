@@ -20,6 +20,7 @@ mod hostile;
 mod io_wait;
 mod limits;
 mod mcp;
+mod mcp_content;
 mod modules;
 mod pool;
 mod support;
