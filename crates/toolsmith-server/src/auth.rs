@@ -131,6 +131,9 @@ impl Identity {
         ctx.agent_id = self.agent_id.clone();
         ctx.agent_chosen_by_caller = self.agent_from_header;
         ctx.admin = self.is_admin_person();
+        // A REST call (the web UI's too) has no MCP client to ask; the MCP handler puts its
+        // own client on the contexts of its calls (mcp/client.rs).
+        ctx.client = Some(toolsmith_core::Client::absent(toolsmith_core::Door::Rest));
         ctx
     }
 

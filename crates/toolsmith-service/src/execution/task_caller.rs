@@ -38,6 +38,10 @@ fn context(owner: &str, agent: Option<&str>) -> ToolContext {
     ctx.agent_id = agent.map(str::to_owned);
     // Kept by every nested call: nothing a run calls may make, change or trigger tasks.
     ctx.scheduled_run = true;
+    // Nobody to log to or ask while a task runs: sampling and elicitation say where they work.
+    ctx.client = Some(toolsmith_core::Client::absent(
+        toolsmith_core::Door::Scheduled,
+    ));
     ctx
 }
 
