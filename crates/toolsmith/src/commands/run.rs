@@ -32,6 +32,8 @@ pub async fn run_tool(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
     tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
     // The CLI is the local operator: MCP grants do not bind it.
     tool_ctx.admin = true;
+    // No MCP client to log to or ask: sampling and elicitation say where they work.
+    tool_ctx.client = Some(toolsmith_core::Client::absent(toolsmith_core::Door::Cli));
     // A bridged tool: connect only its server, and wait (bounded) until it is connected and
     // its tools listed, or down with the reason.
     let servers = ctx.service.mcp_servers_of_tool(&args.name);
@@ -78,6 +80,8 @@ pub async fn run_code(ctx: &Ctx, args: RunCodeArgs) -> anyhow::Result<u8> {
     tool_ctx.approver = Some(Approver(Arc::new(PersonAtTheTerminal)));
     // The CLI is the local operator: MCP grants do not bind it.
     tool_ctx.admin = true;
+    // No MCP client to log to or ask: sampling and elicitation say where they work.
+    tool_ctx.client = Some(toolsmith_core::Client::absent(toolsmith_core::Door::Cli));
     let result = ctx
         .service
         .run_ephemeral(&ctx.actor, run, tool_ctx, rights)
