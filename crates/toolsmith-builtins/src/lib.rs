@@ -64,6 +64,7 @@ families! {
     custom,
     exec,
     schedule,
+    example_echo,
 }
 
 #[cfg(test)]
