@@ -64,7 +64,6 @@ families! {
     custom,
     exec,
     schedule,
-    example_echo,
 }
 
 #[cfg(test)]
