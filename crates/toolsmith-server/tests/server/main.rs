@@ -22,7 +22,6 @@ mod rest_support;
 mod auth;
 mod code_execution;
 mod docs_examples;
-mod example_family;
 mod http_limits;
 mod json_paths;
 mod mcp_approvals;
