@@ -1,6 +1,6 @@
 //! The MCP bridge: external MCP servers' tools in the catalogue, governed like Toolsmith's own.
 //!
-//! Each configured server (`[[mcp_servers]]`, [`McpServerConfig`]) gets one task
+//! Each configured server (`[[mcp_servers]]`, [`McpServerRegistration`]) gets one task
 //! (`upstream.rs`) that starts the program (stdio) or reaches its URL (streamable HTTP, or the
 //! legacy HTTP+SSE transport, on a client the egress guard built), speaks MCP to it with rmcp's
 //! client, lists its tools
@@ -21,7 +21,7 @@
 //! the operator allowed (`launch.rs`), and their `env` holds Config Center references, read at
 //! each launch, instead of secret values.
 //!
-//! - `config.rs`: the configuration of one server and its checks.
+//! - `registration.rs`: one server's registration (file or REST) and its checks.
 //! - `launch.rs`: the allowlist of programs servers registered at run time may start.
 //! - `upstream.rs`: the connection task.
 //! - `http.rs`: the client rmcp's streamable HTTP transport drives (a lost session answered
@@ -33,11 +33,11 @@
 //! - `grants.rs`: who may use which server's tools (grants, switched on by `mcp_grants`), and
 //!   the access-request workflow.
 
-mod config;
 mod grants;
 mod http;
 mod launch;
 pub(crate) mod manage;
+mod registration;
 mod sse;
 mod status;
 mod tool;
@@ -52,13 +52,14 @@ use toolsmith_core::ToolRegistry;
 
 use crate::config_center::ConfigCache;
 
-pub use config::{
-    DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerConfig, Transport, env_references, resolve_env,
-};
 pub use grants::{AccessRequestInput, GrantInput, Grants};
 pub use launch::LaunchPolicy;
 pub use manage::ServerInput;
-pub use status::{ConfigView, ServerSource, ServerState, ServerStatus};
+pub use registration::{
+    DEFAULT_CALL_TIMEOUT, MAX_CALL_TIMEOUT, McpServerRegistration, Transport, env_references,
+    resolve_env,
+};
+pub use status::{RegistrationView, ServerSource, ServerState, ServerStatus};
 
 /// The bridge's settings beyond the servers themselves.
 #[derive(Debug, Clone)]
@@ -150,7 +151,7 @@ impl std::fmt::Debug for Bridge {
 
 impl Bridge {
     /// Checks every entry (names unique, each valid); nothing is started.
-    pub fn validate(configs: &[McpServerConfig]) -> Result<(), String> {
+    pub fn validate(configs: &[McpServerRegistration]) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
         for config in configs {
             config.validate()?;
@@ -167,7 +168,7 @@ impl Bridge {
     /// Starts a connection task per enabled server (on the current tokio runtime); returns at
     /// once, so a slow or broken upstream never delays start-up.
     pub(crate) fn start(
-        servers: Vec<(McpServerConfig, Origin)>,
+        servers: Vec<(McpServerRegistration, Origin)>,
         registry: Arc<ToolRegistry>,
         launcher: Launcher,
     ) -> Bridge {
@@ -188,7 +189,7 @@ impl Bridge {
 
     /// Adds a server (no server of that name may be running: [`Bridge::remove`] it first) and
     /// starts its task when it is enabled.
-    fn insert(&self, config: McpServerConfig, origin: Origin) {
+    fn insert(&self, config: McpServerRegistration, origin: Origin) {
         let upstream = Arc::new(upstream::Upstream::new(config, origin));
         let task = if !upstream.config.enabled {
             None
@@ -259,7 +260,7 @@ impl Bridge {
     }
 
     /// Replaces a server's configuration (its task is restarted).
-    async fn replace(&self, config: McpServerConfig, origin: Origin) {
+    async fn replace(&self, config: McpServerRegistration, origin: Origin) {
         self.remove(&config.name).await;
         self.insert(config, origin);
     }
@@ -270,7 +271,7 @@ impl Bridge {
     }
 
     /// The configured servers' names (the policy's `mcp:<server>` groups).
-    pub fn server_names(configs: &[McpServerConfig]) -> std::collections::BTreeSet<String> {
+    pub fn server_names(configs: &[McpServerRegistration]) -> std::collections::BTreeSet<String> {
         configs.iter().map(|c| c.name.clone()).collect()
     }
 
@@ -294,7 +295,7 @@ impl Bridge {
 }
 
 /// Whether `config`'s prefix and allow and deny lists would bridge a tool named `tool`.
-fn bridges_tool(config: &McpServerConfig, tool: &str) -> bool {
+fn bridges_tool(config: &McpServerRegistration, tool: &str) -> bool {
     tool.strip_prefix(config.prefix().as_str())
         .is_some_and(|remote| !remote.is_empty() && config.bridges(remote))
 }

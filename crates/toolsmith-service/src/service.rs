@@ -111,7 +111,7 @@ pub struct ToolServiceSettings {
     /// records of one collection.
     pub records: toolsmith_builtins::data::RecordLimits,
     /// External MCP servers whose tools are bridged into the catalogue (none by default).
-    pub mcp_servers: Vec<crate::bridge::McpServerConfig>,
+    pub mcp_servers: Vec<crate::bridge::McpServerRegistration>,
     /// The bridge's other settings: the programs servers registered at run time may start, the
     /// deferred threshold.
     pub mcp_bridge: crate::bridge::BridgeSettings,
@@ -366,11 +366,12 @@ impl ToolService {
             .and_then(|l| l.with_env(&config.mcp_bridge.allowed_env))
             .map_err(ServiceError::Validation)?;
         let mut bridge_warnings = Vec::new();
-        let mut bridged: Vec<(crate::bridge::McpServerConfig, crate::bridge::Origin)> = config
-            .mcp_servers
-            .iter()
-            .map(|c| (c.clone(), crate::bridge::Origin::Config))
-            .collect();
+        let mut bridged: Vec<(crate::bridge::McpServerRegistration, crate::bridge::Origin)> =
+            config
+                .mcp_servers
+                .iter()
+                .map(|c| (c.clone(), crate::bridge::Origin::Config))
+                .collect();
         for record in store.list_mcp_servers().await? {
             if bridged.iter().any(|(c, _)| c.name == record.name) {
                 bridge_warnings.push(format!(

@@ -151,7 +151,7 @@ pub struct FileConfig {
     pub task_max_result_bytes: Option<Value>,
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
-    pub mcp_servers: Vec<toolsmith_service::bridge::McpServerConfig>,
+    pub mcp_servers: Vec<toolsmith_service::bridge::McpServerRegistration>,
     /// Programs (files) and directories the MCP servers registered through REST or the CLI
     /// may start; empty (the default): registering stdio servers that way is refused.
     #[serde(default)]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_service::bridge::{McpServerConfig, Transport};
+use toolsmith_service::bridge::{McpServerRegistration, Transport};
 use utoipa::ToSchema;
 
 use super::envelope::ApiOk;
@@ -90,7 +90,7 @@ fn yes() -> bool {
 }
 
 impl McpServerBody {
-    fn into_config(self, name: String) -> Result<McpServerConfig, ApiError> {
+    fn into_config(self, name: String) -> Result<McpServerRegistration, ApiError> {
         let transport = match self.transport.as_deref() {
             None | Some("stdio") => Transport::Stdio,
             Some("streamable_http") => Transport::StreamableHttp,
@@ -101,7 +101,7 @@ impl McpServerBody {
                 )));
             }
         };
-        Ok(McpServerConfig {
+        Ok(McpServerRegistration {
             name,
             transport,
             command: self.command,

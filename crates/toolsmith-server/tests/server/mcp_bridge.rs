@@ -9,19 +9,19 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use toolsmith_service::ToolServiceSettings;
-use toolsmith_service::bridge::{McpServerConfig, ServerState, Transport};
+use toolsmith_service::bridge::{McpServerRegistration, ServerState, Transport};
 
 use crate::mcp_protocol::Session;
 use crate::mcp_support::{clients_dir, prerequisite, python};
 use crate::rest_support::TestApp;
 
-fn upstream(name: &str) -> McpServerConfig {
+fn upstream(name: &str) -> McpServerRegistration {
     let mut env = std::collections::BTreeMap::new();
     env.insert(
         "UPSTREAM_SECRET".to_owned(),
         "sk-live-upstream-0123456789abcdef".to_owned(),
     );
-    McpServerConfig {
+    McpServerRegistration {
         name: name.to_owned(),
         transport: Transport::Stdio,
         command: python().display().to_string(),
@@ -40,7 +40,7 @@ fn upstream(name: &str) -> McpServerConfig {
 }
 
 /// An app bridging `servers`, once every one of them is connected.
-async fn app_with(servers: Vec<McpServerConfig>) -> TestApp {
+async fn app_with(servers: Vec<McpServerRegistration>) -> TestApp {
     let app = TestApp::with_configs(
         ToolServiceSettings {
             mcp_servers: servers,

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use toolsmith_service::ToolServiceSettings;
-use toolsmith_service::bridge::{McpServerConfig, ServerState, Transport};
+use toolsmith_service::bridge::{McpServerRegistration, ServerState, Transport};
 
 use crate::mcp_protocol::Session;
 use crate::mcp_support::{clients_dir, node, prerequisite, toolsmith_binary};
@@ -138,8 +138,8 @@ impl Upstream {
 }
 
 /// A streamable HTTP server entry for `url`.
-fn http_server(name: &str, url: &str) -> McpServerConfig {
-    McpServerConfig {
+fn http_server(name: &str, url: &str) -> McpServerRegistration {
+    McpServerRegistration {
         name: name.to_owned(),
         transport: Transport::StreamableHttp,
         command: String::new(),
@@ -158,15 +158,15 @@ fn http_server(name: &str, url: &str) -> McpServerConfig {
 }
 
 /// A legacy HTTP+SSE server entry for `url`.
-fn sse_server(name: &str, url: &str) -> McpServerConfig {
-    McpServerConfig {
+fn sse_server(name: &str, url: &str) -> McpServerRegistration {
+    McpServerRegistration {
         transport: Transport::Sse,
         ..http_server(name, url)
     }
 }
 
 /// Settings whose egress guard lets the app reach 127.0.0.1 at `ports`, bridging `servers`.
-fn settings_reaching(ports: &[u16], servers: Vec<McpServerConfig>) -> ToolServiceSettings {
+fn settings_reaching(ports: &[u16], servers: Vec<McpServerRegistration>) -> ToolServiceSettings {
     let mut settings = ToolServiceSettings {
         mcp_servers: servers,
         ..ToolServiceSettings::default()
@@ -179,7 +179,7 @@ fn settings_reaching(ports: &[u16], servers: Vec<McpServerConfig>) -> ToolServic
 }
 
 /// An app whose egress guard lets it reach 127.0.0.1:`port`, bridging `servers`.
-async fn app_reaching(port: u16, servers: Vec<McpServerConfig>) -> TestApp {
+async fn app_reaching(port: u16, servers: Vec<McpServerRegistration>) -> TestApp {
     app_with(settings_reaching(&[port], servers)).await
 }
 

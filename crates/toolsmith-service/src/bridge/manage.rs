@@ -12,13 +12,13 @@ use chrono::Utc;
 use serde_json::json;
 use toolsmith_core::mcp_bridge::McpServerRecord;
 
-use super::{Bridge, McpServerConfig, Origin, ServerStatus, Transport};
+use super::{Bridge, McpServerRegistration, Origin, ServerStatus, Transport};
 use crate::error::ServiceError;
 use crate::governance::audit::AuditTarget;
 use crate::{Actor, ToolService};
 
 /// What REST and the CLI send to register or change a server: its configuration.
-pub type ServerInput = McpServerConfig;
+pub type ServerInput = McpServerRegistration;
 
 impl ToolService {
     fn bridge(&self) -> Result<&Bridge, ServiceError> {
@@ -74,7 +74,7 @@ impl ToolService {
     /// Checks what a registration or change may not do: break the entry's rules, start a
     /// program the operator did not allow, or reach a URL the egress guard refuses (checked
     /// again, with the name resolved, at every connection).
-    fn check_registered(&self, config: &McpServerConfig) -> Result<(), ServiceError> {
+    fn check_registered(&self, config: &McpServerRegistration) -> Result<(), ServiceError> {
         config.validate().map_err(ServiceError::Validation)?;
         config
             .check_no_clear_secrets()
@@ -108,7 +108,7 @@ impl ToolService {
     pub async fn register_mcp_server(
         &self,
         actor: &Actor,
-        config: McpServerConfig,
+        config: McpServerRegistration,
     ) -> Result<ServerStatus, ServiceError> {
         self.check_registered(&config)?;
         let _guard = self.write_lock.lock().await;
@@ -152,7 +152,7 @@ impl ToolService {
     pub async fn update_mcp_server(
         &self,
         actor: &Actor,
-        config: McpServerConfig,
+        config: McpServerRegistration,
         expected_revision: Option<i64>,
     ) -> Result<ServerStatus, ServiceError> {
         self.check_registered(&config)?;
@@ -319,8 +319,8 @@ impl ToolService {
 
 /// A stored server's configuration, checked like a new one (a row written by a newer or
 /// broken process is skipped with the reason).
-pub(crate) fn stored_config(record: &McpServerRecord) -> Result<McpServerConfig, String> {
-    let config: McpServerConfig = serde_json::from_value(record.config.clone())
+pub(crate) fn stored_config(record: &McpServerRecord) -> Result<McpServerRegistration, String> {
+    let config: McpServerRegistration = serde_json::from_value(record.config.clone())
         .map_err(|e| format!("the stored MCP server '{}' is unreadable: {e}", record.name))?;
     if config.name != record.name {
         return Err(format!(

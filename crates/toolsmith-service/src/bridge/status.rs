@@ -34,7 +34,7 @@ pub enum ServerSource {
 /// of the configuration file may be a secret).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ConfigView {
+pub struct RegistrationView {
     pub transport: super::Transport,
     pub command: String,
     pub args: Vec<String>,
@@ -55,9 +55,9 @@ pub struct ConfigView {
     pub deferred: Option<bool>,
 }
 
-impl ConfigView {
-    pub fn of(config: &super::McpServerConfig) -> ConfigView {
-        ConfigView {
+impl RegistrationView {
+    pub fn of(config: &super::McpServerRegistration) -> RegistrationView {
+        RegistrationView {
             transport: config.transport,
             command: config.command.clone(),
             args: config.args.clone(),
@@ -85,7 +85,7 @@ pub struct ServerStatus {
     pub owner: Option<String>,
     /// Its stored revision (`None` for the configuration file's).
     pub revision: Option<i64>,
-    pub config: ConfigView,
+    pub config: RegistrationView,
     pub state: ServerState,
     pub last_error: Option<String>,
     pub tool_count: usize,

@@ -19,8 +19,8 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 use toolsmith_core::ToolRegistry;
 
-use super::config::{McpServerConfig, Transport, env_references, resolve_env};
-use super::status::{ConfigView, Counters, ServerSource, ServerState, ServerStatus};
+use super::registration::{McpServerRegistration, Transport, env_references, resolve_env};
+use super::status::{Counters, RegistrationView, ServerSource, ServerState, ServerStatus};
 use super::{Launcher, Origin, http, sse, tool};
 
 /// Time between health checks of a connected server.
@@ -40,7 +40,7 @@ const STDERR_DRAIN: Duration = Duration::from_secs(2);
 
 /// One server: its configuration, its status, and the wake-ups of its task.
 pub(crate) struct Upstream {
-    pub(crate) config: McpServerConfig,
+    pub(crate) config: McpServerRegistration,
     pub(crate) origin: Origin,
     status: Mutex<ServerStatus>,
     counters: Arc<Counters>,
@@ -60,7 +60,7 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    pub(crate) fn new(config: McpServerConfig, origin: Origin) -> Upstream {
+    pub(crate) fn new(config: McpServerRegistration, origin: Origin) -> Upstream {
         let state = if config.enabled {
             ServerState::Connecting
         } else {
@@ -78,7 +78,7 @@ impl Upstream {
                 source,
                 owner,
                 revision,
-                config: ConfigView::of(&config),
+                config: RegistrationView::of(&config),
                 state,
                 last_error: None,
                 tool_count: 0,

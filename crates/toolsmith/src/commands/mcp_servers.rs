@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use toolsmith_service::bridge::{McpServerConfig, ServerState, ServerStatus, Transport};
+use toolsmith_service::bridge::{McpServerRegistration, ServerState, ServerStatus, Transport};
 
 use super::Ctx;
 use crate::exit::{CliError, SUCCESS};
@@ -110,8 +110,8 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
-    fn into_config(self) -> McpServerConfig {
-        McpServerConfig {
+    fn into_config(self) -> McpServerRegistration {
+        McpServerRegistration {
             name: self.name,
             // A --transport without --url is kept, so the check names the missing URL.
             transport: match self.transport {

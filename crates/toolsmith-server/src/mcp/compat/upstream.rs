@@ -26,7 +26,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_service::ServiceError;
-use toolsmith_service::bridge::{McpServerConfig, ServerSource, ServerState, ServerStatus};
+use toolsmith_service::bridge::{McpServerRegistration, ServerSource, ServerState, ServerStatus};
 
 use super::profile::{Definition, ProfileOp};
 use super::system::{DEFAULT_ATTACH_MAX, failed, structured};
@@ -239,7 +239,7 @@ async fn attach(caller: &Caller<'_>, args: AttachArgs) -> Result<CallToolResult,
             (config, url)
         }
     };
-    let config: McpServerConfig =
+    let config: McpServerRegistration =
         serde_json::from_value(config).map_err(|e| format!("Invalid upstream: {e}"))?;
     let service = caller.service();
     let actor = caller.actor();

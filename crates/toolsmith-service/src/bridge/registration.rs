@@ -43,7 +43,7 @@ impl Transport {
 /// it speaks MCP to over streamable HTTP or legacy HTTP+SSE.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct McpServerConfig {
+pub struct McpServerRegistration {
     /// Lower-case letters, digits, `_` and `-` (1–32): the `mcp:<name>` policy group and, by
     /// default, the prefix of its tools' names.
     pub name: String,
@@ -125,7 +125,7 @@ const RESERVED_HEADERS: &[&str] = &[
     "upgrade",
 ];
 
-impl McpServerConfig {
+impl McpServerRegistration {
     /// The prefix of this server's tools in the catalogue.
     pub fn prefix(&self) -> String {
         self.prefix
