@@ -1,0 +1,378 @@
+//! A JS tool's side of the conversation (issue 34): `mcp.log`, `mcp.progress`, `mcp.sample` and
+//! `mcp.elicit` through real MCP (rmcp's client over an in-process pipe, answering sampling and
+//! elicitation itself) and through REST, which has no client to ask; the permissions, the
+//! policy and the limits that govern asking, and the audit entries each request leaves.
+
+#![allow(
+    deprecated,
+    reason = "logging and sampling are MCP 2025-11-25's; rmcp marks them for SEP-2577"
+)]
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorData, Implementation,
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    SamplingMessage, SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use toolsmith_server::auth::Identity;
+use toolsmith_server::mcp::ToolsmithMcp;
+use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_service::ToolServiceSettings;
+use toolsmith_service::governance::client_requests::ClientRequestLimits;
+
+use crate::rest_support::{TestApp, execute};
+
+/// What the model and the person behind the test client saw.
+#[derive(Clone, Default)]
+struct Seen {
+    sampled: Arc<Mutex<Vec<Value>>>,
+    elicited: Arc<Mutex<Vec<Value>>>,
+    logs: Arc<Mutex<Vec<(String, Option<String>, Value)>>>,
+    progress: Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>>,
+}
+
+/// An MCP client on 2025-11-25 that can sample and elicit (or, with `able: false`, neither).
+#[derive(Clone)]
+struct Person {
+    able: bool,
+    seen: Seen,
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.able {
+            ClientCapabilities::builder()
+                .enable_sampling()
+                .enable_elicitation()
+                .build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("tool-client-test", "1.0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.seen
+            .sampled
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&params).unwrap());
+        Ok(CreateMessageResult::new(
+            SamplingMessage::assistant_text("four"),
+            "test-model".to_owned(),
+        )
+        .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.seen
+            .elicited
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&request).unwrap());
+        Ok(
+            serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                .unwrap(),
+        )
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap();
+        self.seen.logs.lock().unwrap().push((
+            level.as_str().unwrap_or_default().to_owned(),
+            params.logger,
+            params.data,
+        ));
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.seen
+            .progress
+            .lock()
+            .unwrap()
+            .push((params.progress, params.total, params.message));
+    }
+}
+
+async fn connect(state: &AppState, person: Person) -> RunningService<RoleClient, Person> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    person.serve(client_io).await.expect("client connects")
+}
+
+/// Calls `tool` without arguments; whether it failed, and its text.
+async fn call(client: &RunningService<RoleClient, Person>, tool: &str) -> (bool, String) {
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(Default::default()))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (result.is_error.unwrap_or(false), text)
+}
+
+/// Creates the JS tool `name` running `code` with `permissions`, over REST.
+async fn tool(app: &TestApp, name: &str, code: &str, permissions: &[&str]) {
+    app.create_tool(&json!({
+        "name": name,
+        "description": format!("{name}, a test tool that talks to its client"),
+        "parameters": {"type": "object"},
+        "code": code,
+        "permissions": permissions,
+    }))
+    .await;
+}
+
+/// Logs, reports progress, asks the model and the person, and returns what they answered.
+const CONVERSATION: &str = "
+    mcp.log('info', {step: 'start'}, 'conversation');
+    mcp.progress(1, 3, 'asking the model');
+    const sampled = await mcp.sample({messages: [{role: 'user', content: 'What is 2 + 2?'}], systemPrompt: 'Answer in words', maxTokens: 10});
+    mcp.progress(2, 3, 'asking the person');
+    const elicited = await mcp.elicit({message: 'Your name?', requestedSchema: {type: 'object', properties: {name: {type: 'string'}}, required: ['name']}});
+    mcp.log('debug', 'done');
+    mcp.progress(3, 3);
+    return {answer: sampled.content.text, model: sampled.model, name: elicited.content.name};
+";
+
+async fn audit(app: &TestApp, action: &str) -> Vec<Value> {
+    let query = toolsmith_core::AuditQuery {
+        action: Some(action.to_owned()),
+        limit: 50,
+        ..Default::default()
+    };
+    app.state.service.audit().list(&query).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_logs_reports_progress_samples_and_elicits_through_the_calling_client() {
+    let app = TestApp::new().await;
+    tool(&app, "converse", CONVERSATION, &["sampling", "elicitation"]).await;
+    let seen = Seen::default();
+    let client = connect(
+        &app.state,
+        Person {
+            able: true,
+            seen: seen.clone(),
+        },
+    )
+    .await;
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .unwrap();
+    let (failed, text) = call(&client, "converse").await;
+    assert!(!failed, "{text}");
+    let result: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        result,
+        json!({"answer": "four", "model": "test-model", "name": "Ada"})
+    );
+    // The model got the tool's request as MCP's sampling/createMessage params.
+    let sampled = seen.sampled.lock().unwrap().clone();
+    assert_eq!(sampled.len(), 1, "{sampled:?}");
+    assert_eq!(sampled[0]["systemPrompt"], "Answer in words");
+    assert_eq!(sampled[0]["maxTokens"], 10);
+    assert_eq!(
+        sampled[0]["messages"][0]["content"]["text"], "What is 2 + 2?",
+        "{sampled:?}"
+    );
+    let elicited = seen.elicited.lock().unwrap().clone();
+    assert_eq!(elicited.len(), 1, "{elicited:?}");
+    assert_eq!(elicited[0]["message"], "Your name?");
+    // Log and progress messages were sent before the result, in order, and the client reads
+    // its connection in order.
+    assert_eq!(
+        *seen.logs.lock().unwrap(),
+        [
+            (
+                "info".to_owned(),
+                Some("conversation".to_owned()),
+                json!({"step": "start"})
+            ),
+            ("debug".to_owned(), None, json!("done")),
+        ]
+    );
+    let progress: Vec<f64> = seen.progress.lock().unwrap().iter().map(|p| p.0).collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    assert_eq!(
+        seen.progress.lock().unwrap()[0],
+        (1.0, Some(3.0), Some("asking the model".to_owned()))
+    );
+    // Each request is in the audit log, without the prompt or the answer.
+    let entries = audit(&app, "client.sample").await;
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    assert_eq!(entries[0]["details"]["outcome"], "answered");
+    assert_eq!(entries[0]["targetName"], "converse", "{entries:#?}");
+    assert!(!entries[0].to_string().contains("2 + 2"), "{entries:#?}");
+    let entries = audit(&app, "client.elicit").await;
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    assert_eq!(entries[0]["details"]["action"], "accept");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_needs_the_permission_and_a_client_that_can_answer() {
+    let app = TestApp::new().await;
+    tool(&app, "undeclared", "return await mcp.sample('hi')", &[]).await;
+    tool(
+        &app,
+        "declared",
+        "return await mcp.sample('hi')",
+        &["sampling"],
+    )
+    .await;
+    let seen = Seen::default();
+    let able = connect(
+        &app.state,
+        Person {
+            able: true,
+            seen: seen.clone(),
+        },
+    )
+    .await;
+    let (failed, text) = call(&able, "undeclared").await;
+    assert!(failed, "{text}");
+    assert!(
+        text.contains("mcp.sample asks the client's model, which a tool may do only when it declares permissions: [\"sampling\"]"),
+        "{text}"
+    );
+    // An MCP client that declared no sampling is named as the reason.
+    let unable = connect(
+        &app.state,
+        Person {
+            able: false,
+            seen: seen.clone(),
+        },
+    )
+    .await;
+    let (failed, text) = call(&unable, "declared").await;
+    assert!(failed, "{text}");
+    assert!(
+        text.contains("did not declare the sampling capability"),
+        "{text}"
+    );
+    assert!(seen.sampled.lock().unwrap().is_empty());
+    able.cancel().await.unwrap();
+    unable.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_rest_a_sample_is_refused_saying_where_it_works_and_logs_stay_in_the_console() {
+    let app = TestApp::new().await;
+    tool(
+        &app,
+        "ask_rest",
+        "mcp.log('warning', 'about to ask'); mcp.progress(1); return await mcp.sample('hi');",
+        &["sampling"],
+    )
+    .await;
+    let res = execute(&app, "ask_rest", json!({})).await;
+    let body = res.text.clone();
+    assert!(
+        body.contains("mcp.sample: Asking the client's model (sampling) is not possible here"),
+        "{body}"
+    );
+    assert!(body.contains("REST"), "{body}");
+    assert!(body.contains("over MCP"), "{body}");
+    assert!(
+        body.contains("[mcp.log warning] about to ask"),
+        "the log line is in the call's console: {body}"
+    );
+    let entries = audit(&app, "client.sample").await;
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    assert_eq!(entries[0]["details"]["outcome"], "failed", "{entries:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_policy_and_the_limits_bound_asking() {
+    let service = ToolServiceSettings {
+        policy: Some(
+            serde_json::from_value(json!({"users": {"default": {"deny": ["mcp:elicitation"]}}}))
+                .unwrap(),
+        ),
+        client_requests: ClientRequestLimits {
+            samples_per_call: 3,
+            ..ClientRequestLimits::default()
+        },
+        ..ToolServiceSettings::default()
+    };
+    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+    // A tool that samples in a loop stops at the call's limit, whatever it catches.
+    tool(
+        &app,
+        "drain",
+        "let answered = 0; let refusal = ''; for (let i = 0; i < 100; i++) { try { await mcp.sample('again'); answered++; } catch (e) { refusal = e.message; break; } } return {answered, refusal};",
+        &["sampling"],
+    )
+    .await;
+    tool(
+        &app,
+        "ask_person",
+        "return await mcp.elicit({message: 'Name?', requestedSchema: {type: 'object', properties: {name: {type: 'string'}}}})",
+        &["elicitation"],
+    )
+    .await;
+    let seen = Seen::default();
+    let client = connect(
+        &app.state,
+        Person {
+            able: true,
+            seen: seen.clone(),
+        },
+    )
+    .await;
+    let (failed, text) = call(&client, "drain").await;
+    assert!(!failed, "{text}");
+    let result: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(result["answered"], 3, "{result}");
+    assert!(
+        result["refusal"].as_str().unwrap().contains(
+            "this call has made its 3 sampling requests (the `mcp_max_samples_per_call` setting)"
+        ),
+        "{result}"
+    );
+    assert_eq!(seen.sampled.lock().unwrap().len(), 3);
+
+    let (failed, text) = call(&client, "ask_person").await;
+    assert!(failed, "{text}");
+    assert!(
+        text.contains("denied by deny entry 'mcp:elicitation' of user 'default'"),
+        "{text}"
+    );
+    assert!(seen.elicited.lock().unwrap().is_empty());
+    let entries = audit(&app, "client.elicit").await;
+    assert_eq!(entries[0]["details"]["outcome"], "refused", "{entries:#?}");
+    client.cancel().await.unwrap();
+}
