@@ -49,6 +49,7 @@ pub mod openapi;
 pub mod policies;
 pub mod scheduled_tasks;
 pub mod session;
+pub mod tasks;
 pub mod tokens;
 pub mod tool_groups;
 pub mod tools;
@@ -109,6 +110,9 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(session::session))
         .routes(routes!(session::changes))
         .routes(routes!(executions::list))
+        .routes(routes!(tasks::list, tasks::start))
+        .routes(routes!(tasks::get_one))
+        .routes(routes!(tasks::cancel))
         .routes(routes!(data::export))
         .routes(routes!(data::erase))
         .routes(routes!(data::list, data::create))

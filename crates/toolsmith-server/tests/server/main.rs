@@ -60,5 +60,6 @@ mod rest_read_only;
 mod rest_scheduled_tasks;
 mod rest_schemathesis;
 mod rest_scrubbing;
+mod rest_tasks;
 mod rest_ui;
 mod tool_groups;

@@ -84,6 +84,10 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/session"),
     ("GET", "/api/v1/changes"),
     ("GET", "/api/v1/executions"),
+    ("GET", "/api/v1/tasks"),
+    ("POST", "/api/v1/tasks"),
+    ("GET", "/api/v1/tasks/{id}"),
+    ("POST", "/api/v1/tasks/{id}/cancel"),
     ("GET", "/api/v1/tokens"),
     ("POST", "/api/v1/tokens"),
     ("DELETE", "/api/v1/tokens/{id}"),
@@ -236,6 +240,30 @@ fn properties(doc: &Value, schema: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// The asynchronous execute's body (`POST /api/v1/tasks`) is what the handler reads, and the
+/// task it answers is described.
+#[tokio::test]
+async fn the_task_schemas_are_what_the_handlers_use() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    assert_eq!(
+        properties(&doc, "StartTaskBody"),
+        ["arguments", "context", "conversationId", "tool", "ttlMs"]
+    );
+    let task = &doc["components"]["schemas"]["Task"]["properties"];
+    for field in [
+        "id",
+        "status",
+        "statusMessage",
+        "ttlMs",
+        "expiresAt",
+        "pollIntervalMs",
+        "result",
+    ] {
+        assert!(task.get(field).is_some(), "Task has no {field}: {task}");
+    }
 }
 
 #[tokio::test]
