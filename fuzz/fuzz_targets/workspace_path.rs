@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use toolsmith_builtins::workspace::ids::folder_name;
-use toolsmith_builtins::workspace::{FileLimits, WorkspaceConfig, Workspaces, WsPath};
+use toolsmith_builtins::workspace::{FileLimits, WorkspaceSettings, Workspaces, WsPath};
 
 const ROOT: &str = "/data/ws/alice/workspace";
 const INSIDE: &[u8] = b"inside";
@@ -29,7 +29,7 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("a temp dir: {e}"));
-        let workspaces = Workspaces::open(WorkspaceConfig::new(dir.path().join("ws")))
+        let workspaces = Workspaces::open(WorkspaceSettings::new(dir.path().join("ws")))
             .unwrap_or_else(|e| panic!("the workspaces: {e}"));
         let workspace = workspaces
             .for_owner("alice", None)

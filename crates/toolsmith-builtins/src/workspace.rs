@@ -2,7 +2,7 @@
 //! execution, git, PDF, downloads and JS tools with `filesystem`) read and write, with path
 //! security, a deny-list and a quota.
 //!
-//! Layout under [`WorkspaceConfig::root`] (`<data_dir>/workspaces`):
+//! Layout under [`WorkspaceSettings::root`] (`<data_dir>/workspaces`):
 //!
 //! ```text
 //! <user>/workspace/          the user's workspace (calls without an agent, or per_agent off)
@@ -13,19 +13,19 @@
 //! `<user>` and `<agent>` are [`ids::folder_name`]s of the call's `ToolContext` ids, so a caller
 //! can never name another user's folder, and one user's workspaces share one quota.
 //!
-//! Modules, each one job: [`config`] (settings and limits), [`error`] (typed errors with the
+//! Modules, each one job: [`settings`] (settings and limits), [`error`] (typed errors with the
 //! fix), [`path`] (lexical checks), [`deny`] (the deny-list), [`ids`] (folder names),
 //! [`beneath`] (the system calls, all relative to a directory handle), [`ops`] (the operations
 //! of one [`Workspace`]), [`walk`] (bounded traversal: listings, searches, globs) and [`quota`].
 
 pub mod beneath;
-pub mod config;
 pub mod deny;
 pub mod error;
 pub mod ids;
 pub mod ops;
 pub mod path;
 pub mod quota;
+pub mod settings;
 pub mod walk;
 
 use std::collections::HashMap;
@@ -37,12 +37,12 @@ use rustix::fd::OwnedFd;
 use toolsmith_core::ToolContext;
 
 pub use beneath::EntryKind;
-pub use config::{FileLimits, WorkspaceConfig};
 pub use deny::DenyList;
 pub use error::WorkspaceError;
 pub use ops::{Metadata, RemoveOutcome, WriteOptions, WriteOutcome};
 pub use path::WsPath;
 pub use quota::{RunShare, Usage};
+pub use settings::{FileLimits, WorkspaceSettings};
 pub use walk::{WalkEntry, WalkOptions, WalkOutcome};
 
 /// The folder of a user's own workspace inside their folder.
@@ -55,7 +55,7 @@ const SESSIONS: &str = "sessions";
 /// Every user's workspaces: the root handle, the settings and one lock per user (held by
 /// changes, so a quota check and the write it allows are one step).
 pub struct Workspaces {
-    config: Arc<WorkspaceConfig>,
+    config: Arc<WorkspaceSettings>,
     deny: Arc<DenyList>,
     root: OwnedFd,
     locks: Mutex<HashMap<String, Arc<UserLocks>>>,
@@ -80,7 +80,7 @@ impl std::fmt::Debug for Workspaces {
 impl Workspaces {
     /// Creates the root folder (mode 0700) if missing and opens it. Fails when it cannot.
     /// The root is made absolute, so an absolute path naming a workspace can be recognised.
-    pub fn open(mut config: WorkspaceConfig) -> Result<Workspaces, WorkspaceError> {
+    pub fn open(mut config: WorkspaceSettings) -> Result<Workspaces, WorkspaceError> {
         let shown = config.root.display().to_string();
         let io = |source| WorkspaceError::Io {
             op: "open the workspace root",
@@ -110,7 +110,7 @@ impl Workspaces {
     }
 
     #[must_use]
-    pub fn config(&self) -> &WorkspaceConfig {
+    pub fn config(&self) -> &WorkspaceSettings {
         &self.config
     }
 
@@ -259,7 +259,7 @@ pub struct Workspace {
     dir: OwnedFd,
     user_dir: OwnedFd,
     root_path: PathBuf,
-    config: Arc<WorkspaceConfig>,
+    config: Arc<WorkspaceSettings>,
     deny: Arc<DenyList>,
     lock: Arc<UserLocks>,
 }
@@ -292,7 +292,7 @@ impl Workspace {
     }
 
     #[must_use]
-    pub fn config(&self) -> &WorkspaceConfig {
+    pub fn config(&self) -> &WorkspaceSettings {
         &self.config
     }
 

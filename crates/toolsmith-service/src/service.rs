@@ -104,7 +104,7 @@ pub struct ToolServiceSettings {
     pub approval_doors: crate::governance::approvals::ApprovalDoors,
     /// Where the per-user workspaces of the file tools live and what bounds them; `None`
     /// leaves the file tools answering that no workspace is configured.
-    pub workspace: Option<toolsmith_builtins::workspace::WorkspaceConfig>,
+    pub workspace: Option<toolsmith_builtins::workspace::WorkspaceSettings>,
     /// The git tools' settings (the default commit author, `git_author`).
     pub git: toolsmith_builtins::git::GitSettings,
     /// What bounds each user's own records (memory …): the largest record and the most

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toolsmith_server::ServerConfig;
-use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings, WorkspaceConfig};
+use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings, WorkspaceSettings};
 
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
 use crate::database::{self, Database, DatabaseUrl};
@@ -785,13 +785,13 @@ fn workspace_config(
     runtime: &RuntimeArgs,
     data_dir: &Path,
     file: WorkspaceFile,
-) -> Result<WorkspaceConfig, ConfigError> {
+) -> Result<WorkspaceSettings, ConfigError> {
     let root = runtime
         .workspace_dir
         .clone()
         .or(file.dir)
         .unwrap_or_else(|| data_dir.join("workspaces"));
-    let mut config = WorkspaceConfig::new(root);
+    let mut config = WorkspaceSettings::new(root);
     if let Some(quota) = pick_size(runtime.workspace_quota, file.quota, "workspace_quota")? {
         if quota == 0 {
             return Err(bad("workspace_quota must be more than 0 bytes"));

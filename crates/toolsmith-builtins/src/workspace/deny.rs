@@ -59,7 +59,7 @@ impl DenyList {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::config::FileLimits;
+    use crate::workspace::settings::FileLimits;
 
     fn path(raw: &str) -> WsPath {
         WsPath::parse(raw, std::path::Path::new("/w"), &FileLimits::default()).unwrap()

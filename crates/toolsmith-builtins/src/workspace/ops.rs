@@ -174,7 +174,7 @@ impl Workspace {
     }
 
     /// Refuses every change while the server is in read-only mode
-    /// ([`WorkspaceConfig::read_only`](super::WorkspaceConfig::read_only)); every write of
+    /// ([`WorkspaceSettings::read_only`](super::WorkspaceSettings::read_only)); every write of
     /// this module, and every tool that mounts the workspace read-write, asks it first.
     pub fn check_writable(&self) -> Result<(), WorkspaceError> {
         if self.config().read_only {

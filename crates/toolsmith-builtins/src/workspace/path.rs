@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use super::config::FileLimits;
 use super::error::WorkspaceError;
+use super::settings::FileLimits;
 
 /// A checked workspace-relative path: zero or more plain names. The empty path is the root.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

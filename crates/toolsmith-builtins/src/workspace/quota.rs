@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::beneath::{self, EntryKind};
 use super::error::WorkspaceError;
-use super::{Workspace, WorkspaceConfig};
+use super::{Workspace, WorkspaceSettings};
 
 /// What a user's workspaces hold, and what they may.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -99,7 +99,10 @@ impl Drop for RunShare {
 }
 
 /// What the user folder `user_dir` holds.
-pub(crate) fn usage(user_dir: &OwnedFd, config: &WorkspaceConfig) -> Result<Usage, WorkspaceError> {
+pub(crate) fn usage(
+    user_dir: &OwnedFd,
+    config: &WorkspaceSettings,
+) -> Result<Usage, WorkspaceError> {
     let mut usage = Usage {
         quota_bytes: config.quota_bytes,
         max_entries: config.max_entries,
@@ -113,7 +116,7 @@ pub(crate) fn usage(user_dir: &OwnedFd, config: &WorkspaceConfig) -> Result<Usag
 /// Refuses adding `bytes` and `entries` to the user folder `user_dir` beyond the quota.
 pub(crate) fn check(
     user_dir: &OwnedFd,
-    config: &WorkspaceConfig,
+    config: &WorkspaceSettings,
     bytes: u64,
     entries: u64,
 ) -> Result<(), WorkspaceError> {

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use toolsmith_builtins::BuiltinEnv;
 use toolsmith_builtins::exec::{CodeHost, SessionSettings, Sessions};
-use toolsmith_builtins::workspace::{WorkspaceConfig, Workspaces};
+use toolsmith_builtins::workspace::{WorkspaceSettings, Workspaces};
 use toolsmith_command::CommandSandbox;
 use toolsmith_core::{ErrorKind, Pipeline, PipelineLimits, ToolContext, ToolRegistry, ToolResult};
 
@@ -68,7 +68,9 @@ impl Fixture {
     }
 
     /// With a working sandbox and the workspaces' settings changed by `configure`.
-    pub async fn with_workspaces(configure: impl FnOnce(&mut WorkspaceConfig)) -> Option<Fixture> {
+    pub async fn with_workspaces(
+        configure: impl FnOnce(&mut WorkspaceSettings),
+    ) -> Option<Fixture> {
         let sandbox = sandbox().await?;
         Some(Fixture::build(
             Ok(sandbox),
@@ -89,12 +91,12 @@ impl Fixture {
     fn build(
         host: Result<Arc<CommandSandbox>, String>,
         settings: SessionSettings,
-        configure: impl FnOnce(&mut WorkspaceConfig),
+        configure: impl FnOnce(&mut WorkspaceSettings),
     ) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let data = tmp.path().canonicalize().unwrap();
         std::fs::write(data.join("secret.key"), KEY).unwrap();
-        let mut config = WorkspaceConfig::new(data.join("workspaces"));
+        let mut config = WorkspaceSettings::new(data.join("workspaces"));
         config.owner = CommandSandbox::workspace_owner();
         configure(&mut config);
         let workspaces = Arc::new(Workspaces::open(config).unwrap());

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolsmith_builtins::BuiltinEnv;
-use toolsmith_builtins::workspace::{WorkspaceConfig, Workspaces};
+use toolsmith_builtins::workspace::{WorkspaceSettings, Workspaces};
 use toolsmith_core::{ErrorKind, Pipeline, PipelineLimits, ToolContext, ToolRegistry, ToolResult};
 
 /// The canary's content: no tool output may ever contain it.
@@ -32,13 +32,13 @@ impl Fixture {
     }
 
     /// A fixture whose workspace settings `change` adjusts.
-    pub fn with(change: impl FnOnce(&mut WorkspaceConfig)) -> Fixture {
+    pub fn with(change: impl FnOnce(&mut WorkspaceSettings)) -> Fixture {
         Fixture::with_env(change, |_| {})
     }
 
     /// A fixture whose workspace settings `change` and built-ins' environment `env` adjust.
     pub fn with_env(
-        change: impl FnOnce(&mut WorkspaceConfig),
+        change: impl FnOnce(&mut WorkspaceSettings),
         env: impl FnOnce(&mut BuiltinEnv),
     ) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
@@ -48,7 +48,7 @@ impl Fixture {
         let canary = outside.join("canary.txt");
         std::fs::write(&canary, SECRET).unwrap();
         std::fs::write(outside.join("dir").join("canary.txt"), SECRET).unwrap();
-        let mut config = WorkspaceConfig::new(base.join("workspaces"));
+        let mut config = WorkspaceSettings::new(base.join("workspaces"));
         change(&mut config);
         let workspaces = Arc::new(Workspaces::open(config).unwrap());
         let registry = ToolRegistry::default();

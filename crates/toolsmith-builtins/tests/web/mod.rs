@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use toolsmith_builtins::web::GuardClient;
-use toolsmith_builtins::workspace::{WorkspaceConfig, Workspaces};
+use toolsmith_builtins::workspace::{WorkspaceSettings, Workspaces};
 use toolsmith_builtins::{BuiltinEnv, ConfigValues};
 use toolsmith_core::{ErrorKind, Pipeline, PipelineLimits, ToolContext, ToolRegistry, ToolResult};
 use toolsmith_egress::{EgressGuard, EgressPolicy};
@@ -98,7 +98,7 @@ impl Web {
         let root = tmp.path().join("ws");
         let env = BuiltinEnv {
             workspaces: Some(Arc::new(
-                Workspaces::open(WorkspaceConfig::new(root.clone())).unwrap(),
+                Workspaces::open(WorkspaceSettings::new(root.clone())).unwrap(),
             )),
             web: Some(Arc::new(GuardClient::new(
                 EgressGuard::new(policy).unwrap(),

@@ -20,7 +20,7 @@ fn listed(list: &Value, name: &str) -> bool {
 async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled() {
     let ws = tempfile::tempdir().unwrap();
     let settings = ToolServiceSettings {
-        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
             ws.path().join("workspaces"),
         )),
         ..ToolServiceSettings::default()
@@ -96,9 +96,9 @@ async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled
 
 /// A server with the `codeExecution` group on, its workspaces under `dir` with `quota_bytes`.
 async fn code_app(dir: &std::path::Path, quota_bytes: u64) -> TestApp {
-    let workspace = toolsmith_builtins::workspace::WorkspaceConfig {
+    let workspace = toolsmith_builtins::workspace::WorkspaceSettings {
         quota_bytes,
-        ..toolsmith_builtins::workspace::WorkspaceConfig::new(dir.join("workspaces"))
+        ..toolsmith_builtins::workspace::WorkspaceSettings::new(dir.join("workspaces"))
     };
     code_execution_app(ToolServiceSettings::default(), workspace).await
 }
@@ -525,7 +525,7 @@ async fn a_call_tool_fan_out_is_bounded_by_the_concurrency_cap() {
         ..ToolServiceSettings::default()
     };
     let workspace =
-        toolsmith_builtins::workspace::WorkspaceConfig::new(dir.path().join("workspaces"));
+        toolsmith_builtins::workspace::WorkspaceSettings::new(dir.path().join("workspaces"));
     let app = code_execution_app(settings, workspace).await;
     let code = "const one = (i) => utils.callTool('execute_shell', {command: \
         `touch in.${i}; until [ $(ls in.* | wc -l) -ge 2 ]; do :; done; echo ok`, \

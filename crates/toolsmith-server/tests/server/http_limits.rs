@@ -212,7 +212,7 @@ async fn the_python_sdk_writes_10_mib_over_http_and_a_larger_body_fails_only_its
     for mode in ["auto", "legacy"] {
         let ws = tempfile::tempdir().unwrap();
         let service = ToolServiceSettings {
-            workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
+            workspace: Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
                 ws.path().join("workspaces"),
             )),
             ..ToolServiceSettings::default()

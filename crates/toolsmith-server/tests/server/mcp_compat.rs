@@ -625,7 +625,7 @@ mod profiles {
         ) -> Client {
             let dir = tempfile::tempdir().expect("temp dir");
             if code {
-                service.workspace = Some(toolsmith_service::WorkspaceConfig::new(
+                service.workspace = Some(toolsmith_service::WorkspaceSettings::new(
                     dir.path().join("workspaces"),
                 ));
             }

@@ -24,7 +24,7 @@ async fn app_in(dir: &std::path::Path, settings: ToolServiceSettings) -> Option<
     if !command_sandbox_works().await {
         return None;
     }
-    let workspace = toolsmith_builtins::workspace::WorkspaceConfig::new(dir.join("workspaces"));
+    let workspace = toolsmith_builtins::workspace::WorkspaceSettings::new(dir.join("workspaces"));
     Some(code_execution_app(settings, workspace).await)
 }
 

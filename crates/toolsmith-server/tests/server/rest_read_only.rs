@@ -30,7 +30,7 @@ fn refused_as_read_only(res: &TestResponse) {
 #[tokio::test]
 async fn read_only_mode_refuses_writes_through_tool_calls_and_access_requests() {
     let ws = tempfile::tempdir().unwrap();
-    let workspace = toolsmith_builtins::workspace::WorkspaceConfig::new(ws.path().join("ws"));
+    let workspace = toolsmith_builtins::workspace::WorkspaceSettings::new(ws.path().join("ws"));
     // The same store first writable, then served read-only.
     let writable = TestApp::with_configs(
         ToolServiceSettings {

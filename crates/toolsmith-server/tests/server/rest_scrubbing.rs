@@ -30,7 +30,7 @@ const PLATFORM_SECRET: &str = "vault-key-Zq8Xw3Lp9";
 async fn app() -> (TestApp, tempfile::TempDir) {
     let ws = tempfile::tempdir().unwrap();
     let settings = ToolServiceSettings {
-        workspace: Some(toolsmith_builtins::workspace::WorkspaceConfig::new(
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
             ws.path().join("workspaces"),
         )),
         ..ToolServiceSettings::default()

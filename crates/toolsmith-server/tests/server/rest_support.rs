@@ -262,7 +262,7 @@ pub async fn command_sandbox_works() -> bool {
 /// A server with `settings`, the workspaces of `workspace`, and the `codeExecution` group on.
 pub async fn code_execution_app(
     settings: ToolServiceSettings,
-    workspace: toolsmith_builtins::workspace::WorkspaceConfig,
+    workspace: toolsmith_builtins::workspace::WorkspaceSettings,
 ) -> TestApp {
     let settings = ToolServiceSettings {
         workspace: Some(workspace),

@@ -1372,7 +1372,7 @@ async fn usage_of_a_burst_of_concurrent_calls_is_counted_exactly() {
 async fn file_tools_keep_each_users_workspace_apart_and_need_filesystem_in_js() {
     let workspaces = tempfile::tempdir().unwrap();
     let f = fixture_with(ToolServiceSettings {
-        workspace: Some(crate::WorkspaceConfig::new(workspaces.path().join("ws"))),
+        workspace: Some(crate::WorkspaceSettings::new(workspaces.path().join("ws"))),
         ..ToolServiceSettings::default()
     })
     .await;

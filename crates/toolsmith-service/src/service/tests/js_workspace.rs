@@ -12,7 +12,7 @@ async fn service_with(fs_budget: u32, disabled: &[&str]) -> (Fixture, tempfile::
     let mut policy = toolsmith_policy::PolicyDocument::default();
     policy.tool_groups.disable = disabled.iter().map(|g| (*g).to_owned()).collect();
     let f = fixture_with(ToolServiceSettings {
-        workspace: Some(crate::WorkspaceConfig::new(workspaces.path().join("ws"))),
+        workspace: Some(crate::WorkspaceSettings::new(workspaces.path().join("ws"))),
         js_max_fs_operations: fs_budget,
         policy: (!disabled.is_empty()).then_some(policy),
         ..ToolServiceSettings::default()

@@ -8,7 +8,7 @@ use super::*;
 async fn service() -> (Fixture, tempfile::TempDir) {
     let workspaces = tempfile::tempdir().unwrap();
     let mut config = ToolServiceSettings {
-        workspace: Some(crate::WorkspaceConfig::new(workspaces.path().join("ws"))),
+        workspace: Some(crate::WorkspaceSettings::new(workspaces.path().join("ws"))),
         ..ToolServiceSettings::default()
     };
     config.git.default_author = "Service Bot <bot@example.org>".into();

@@ -1,4 +1,4 @@
-//! [`WorkspaceConfig`]: where the workspaces live and every limit the file tools enforce.
+//! [`WorkspaceSettings`]: where the workspaces live and every limit the file tools enforce.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ pub const DEFAULT_DENIED_PREFIX: &str = ".toolsmith";
 /// Where the workspaces live and what bounds them. One user's workspaces (their own and, with
 /// `per_agent`, each agent's) share one quota.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkspaceConfig {
+pub struct WorkspaceSettings {
     /// The directory holding every user's workspaces (`<data_dir>/workspaces` by default).
     pub root: PathBuf,
     /// Bytes of regular files one user's workspaces may hold.
@@ -38,11 +38,11 @@ pub struct WorkspaceConfig {
     pub read_only: bool,
 }
 
-impl WorkspaceConfig {
+impl WorkspaceSettings {
     /// The defaults, with the workspaces under `root`.
     #[must_use]
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        WorkspaceConfig {
+        WorkspaceSettings {
             root: root.into(),
             quota_bytes: DEFAULT_QUOTA_BYTES,
             max_entries: DEFAULT_MAX_ENTRIES,
