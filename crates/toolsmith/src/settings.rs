@@ -193,6 +193,15 @@ pub struct FileConfig {
     pub npm_max_unpacked_bytes: Option<u64>,
     /// Files one tool's packages hold (default 10,000).
     pub npm_max_files: Option<usize>,
+    /// Sampling requests (`mcp.sample`) one tool call may make of the caller's client
+    /// (default 10).
+    pub mcp_max_samples_per_call: Option<u32>,
+    /// Sampling requests one user's calls may make in a minute (default 30).
+    pub mcp_max_samples_per_user_per_minute: Option<u32>,
+    /// Elicitation requests (`mcp.elicit`) one tool call may make (default 5).
+    pub mcp_max_elicitations_per_call: Option<u32>,
+    /// Elicitation requests one user's calls may make in a minute (default 10).
+    pub mcp_max_elicitations_per_user_per_minute: Option<u32>,
 }
 
 /// The `[egress]` table.
@@ -387,6 +396,38 @@ impl Settings {
                 )));
             }
             service.js_max_fs_operations = max;
+        }
+        let asks = &mut service.client_requests;
+        for (given, slot, key) in [
+            (
+                file.mcp_max_samples_per_call,
+                &mut asks.samples_per_call,
+                "mcp_max_samples_per_call",
+            ),
+            (
+                file.mcp_max_samples_per_user_per_minute,
+                &mut asks.samples_per_user_minute,
+                "mcp_max_samples_per_user_per_minute",
+            ),
+            (
+                file.mcp_max_elicitations_per_call,
+                &mut asks.elicitations_per_call,
+                "mcp_max_elicitations_per_call",
+            ),
+            (
+                file.mcp_max_elicitations_per_user_per_minute,
+                &mut asks.elicitations_per_user_minute,
+                "mcp_max_elicitations_per_user_per_minute",
+            ),
+        ] {
+            if let Some(max) = given {
+                if max > 100_000 {
+                    return Err(bad(format!(
+                        "{key}: {max} is out of range (0 to 100000; 0 refuses every request)"
+                    )));
+                }
+                *slot = max;
+            }
         }
 
         let rate = |flag: Option<Rate>, key: Option<String>, name: &str| match flag {
@@ -1444,6 +1485,40 @@ mod tests {
                 .to_string();
             assert!(e.contains(error), "{file}: {e}");
         }
+    }
+
+    #[test]
+    fn the_limits_on_asking_the_callers_client_are_read_from_the_file() {
+        let defaults = settings(&["toolsmith", "serve"], "")
+            .unwrap()
+            .service
+            .client_requests;
+        assert_eq!(
+            defaults,
+            toolsmith_service::governance::client_requests::ClientRequestLimits::default()
+        );
+        let file = "mcp_max_samples_per_call = 2\nmcp_max_samples_per_user_per_minute = 0\n\
+                    mcp_max_elicitations_per_call = 7\nmcp_max_elicitations_per_user_per_minute = 8";
+        let asks = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .client_requests;
+        assert_eq!(
+            (
+                asks.samples_per_call,
+                asks.samples_per_user_minute,
+                asks.elicitations_per_call,
+                asks.elicitations_per_user_minute
+            ),
+            (2, 0, 7, 8)
+        );
+        let e = settings(&["toolsmith", "serve"], "mcp_max_samples_per_call = 100001")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("mcp_max_samples_per_call: 100001 is out of range"),
+            "{e}"
+        );
     }
 
     #[test]
