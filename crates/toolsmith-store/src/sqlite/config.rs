@@ -13,8 +13,8 @@ use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 use toolsmith_core::{ConfigEntryRecord, ConfigServiceRecord};
 
-use super::queries::misuse;
 use super::rows::{backend, json_text, parse_time, timestamp};
+use super::tools::misuse;
 use crate::{ConfigDependencyChanges, ConfigServiceEntries, SealedSample, SealedValue, StoreError};
 
 store_on_connections! {

@@ -38,7 +38,6 @@ mod config_tests;
 mod copy;
 mod governance;
 mod mcp;
-mod queries;
 mod records;
 mod rows;
 mod schema;
@@ -46,6 +45,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 mod tokens;
+mod tools;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -247,6 +247,6 @@ carried_as_is!(
 
 store_on_connections! {
     impl Store {
-        read fn ping() -> () = queries::ping();
+        read fn ping() -> () = tools::ping();
     }
 }
