@@ -16,6 +16,12 @@ Tools:
                           notifications/tools/list_changed
 - `redefine()`            gives `wipe` another description and input schema and sends
                           notifications/tools/list_changed
+
+Rich content (issue 34: passed through unchanged, `mcp_bridge::rich`):
+- `picture()`             an annotated text block and a PNG image block (with `_meta`)
+- `sound()`               an audio block
+- `linked()`              a resource link, an embedded text resource and an embedded blob
+- `measure(text)`         structured content under an output schema, titled annotations
 """
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -124,6 +130,86 @@ async def hostile(ctx: Context) -> str:
 def cwd() -> str:
     """Return the working directory the server was started in."""
     return os.getcwd()
+
+
+# --- Rich content (issue 34) ---------------------------------------------------------------
+
+from mcp.types import (  # noqa: E402
+    Annotations,
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+from pydantic import BaseModel  # noqa: E402
+
+# A 1x1 PNG.
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@server.tool(annotations=READ_ONLY)
+def picture() -> list:
+    """A captioned picture."""
+    return [
+        TextContent(
+            type="text",
+            text="a red dot",
+            annotations=Annotations(audience=["user"], priority=0.5),
+        ),
+        ImageContent(
+            type="image", data=PNG, mimeType="image/png", _meta={"origin": "upstream"}
+        ),
+    ]
+
+
+@server.tool(annotations=READ_ONLY)
+def sound() -> list:
+    """A short sound."""
+    return [AudioContent(type="audio", data="UklGRiQAAABXQVZF", mimeType="audio/wav")]
+
+
+@server.tool(annotations=READ_ONLY)
+def linked() -> list:
+    """A link to a resource and two embedded ones."""
+    return [
+        ResourceLink(
+            type="resource_link",
+            uri="file:///docs/readme.md",
+            name="readme.md",
+            mimeType="text/markdown",
+            description="The project's readme",
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(
+                uri="test://notes/1", mimeType="text/plain", text="first note"
+            ),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="test://blobs/1", mimeType="application/octet-stream", blob="AAECAw=="
+            ),
+        ),
+    ]
+
+
+class Measure(BaseModel):
+    length: int
+    words: int
+
+
+@server.tool(
+    annotations=ToolAnnotations(title="Measure a text", readOnlyHint=True, idempotentHint=True)
+)
+def measure(text: str) -> Measure:
+    """Count the characters and words of a text."""
+    return Measure(length=len(text), words=len(text.split()))
 
 
 if __name__ == "__main__":

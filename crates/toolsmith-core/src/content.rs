@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::{ErrorKind, ResultMetadata, ToolResult};
+use crate::registry::RegisteredTool;
 
 /// How a result's `content` is to be read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +102,65 @@ impl ToolResult {
             .collect();
         Some(texts.join("\n"))
     }
+}
+
+/// `res` checked against the output schema `tool` declares, if any: a successful result's
+/// structured content (a block result's `structuredContent`, a JSON result's object itself)
+/// must match it; a result with none, or one that breaks it, becomes an `execution_error`
+/// naming each violation (the tool's console is kept). Failed results pass as they are.
+pub fn check_output(tool: &RegisteredTool, res: ToolResult) -> ToolResult {
+    let Some(schema) = &tool.output_schema else {
+        return res;
+    };
+    if res.is_error {
+        return res;
+    }
+    let name = tool.name();
+    let structured = match res.form {
+        ContentForm::Blocks => res.structured_content(),
+        ContentForm::Json => Some(&res.content).filter(|c| c.is_object()),
+    };
+    let mut checked = match structured {
+        None => ToolResult::error(
+            ErrorKind::ExecutionError,
+            format!(
+                "tool '{name}' declares an outputSchema but returned no structured content: return a JSON object matching it (a JS tool: a plain object, or mcp.result({{content, structuredContent}}))"
+            ),
+        ),
+        Some(value) => {
+            let violations = schema.violations(value);
+            if violations.is_empty() {
+                return res;
+            }
+            let listed: Vec<String> = violations
+                .iter()
+                .map(|v| {
+                    let at = if v.instance_path.is_empty() {
+                        "(root)"
+                    } else {
+                        v.instance_path.as_str()
+                    };
+                    format!("at {at}: {}", v.message)
+                })
+                .collect();
+            let mut details = crate::schema::violation_details(&violations, schema.schema());
+            if let Some(schema) = details.remove("schema") {
+                details.insert("outputSchema".to_owned(), schema);
+            }
+            ToolResult::error_with(
+                ErrorKind::ExecutionError,
+                format!(
+                    "tool '{name}' returned structured content that does not match its outputSchema: {}; fix the tool's result or its outputSchema",
+                    listed.join("; ")
+                ),
+                details,
+            )
+        }
+    };
+    checked.metadata.duration_ms = res.metadata.duration_ms;
+    checked.metadata.console = res.metadata.console;
+    checked.metadata.console_truncated = res.metadata.console_truncated;
+    checked
 }
 
 /// Checks `blocks` against MCP's content block shapes: each an object whose `type` is one of
@@ -215,7 +275,11 @@ fn base64_field(fields: &Map<String, Value>, name: &str) -> Result<(), String> {
     let alphabet = body
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
-    if !alphabet || padding > 2 || body.len() % 4 == 1 || (padding > 0 && !text.len().is_multiple_of(4)) {
+    if !alphabet
+        || padding > 2
+        || body.len() % 4 == 1
+        || (padding > 0 && !text.len().is_multiple_of(4))
+    {
         return Err(format!(
             "\"{name}\" must be base64 (A-Z, a-z, 0-9, + and /, padded with =); encode the bytes first (utils.base64Encode in a JS tool)"
         ));
@@ -309,6 +373,72 @@ mod tests {
             let e = ToolResult::blocks(vec![block.clone()], None, None, false).unwrap_err();
             assert!(e.contains(expected), "{block}: {e}");
         }
+    }
+
+    struct Nothing;
+
+    #[async_trait::async_trait]
+    impl crate::model::ToolExecutor for Nothing {
+        async fn execute(&self, _args: Value, _ctx: &crate::model::ToolContext) -> ToolResult {
+            ToolResult::ok(Value::Null)
+        }
+    }
+
+    fn typed_tool() -> RegisteredTool {
+        let mut definition = crate::model::ToolDefinition::new(
+            "typed",
+            "d",
+            json!({"type": "object", "properties": {}}),
+        );
+        definition.output_schema = Some(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"]
+        }));
+        RegisteredTool::new(
+            definition,
+            crate::registry::ToolOrigin::BuiltIn {
+                provider: "p".to_owned(),
+            },
+            crate::model::PermissionSet::new(),
+            std::sync::Arc::new(Nothing),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn structured_content_is_checked_against_the_output_schema() {
+        let tool = typed_tool();
+        let fine = check_output(&tool, ToolResult::ok(json!({"n": 1})));
+        assert!(!fine.is_error, "{:?}", fine.content);
+        let blocks = ToolResult::blocks(vec![], Some(json!({"n": 2})), None, false).unwrap();
+        assert!(!check_output(&tool, blocks).is_error);
+
+        let wrong = check_output(&tool, ToolResult::ok(json!({"n": "one"})));
+        assert!(wrong.is_error);
+        let message = wrong.error_message().unwrap();
+        assert!(
+            message.contains("does not match its outputSchema"),
+            "{message}"
+        );
+        assert!(message.contains("at /n"), "{message}");
+        assert_eq!(wrong.content["violations"][0]["path"], "/n");
+        assert!(wrong.content["outputSchema"].is_object());
+
+        let none = check_output(&tool, ToolResult::ok(json!("text")));
+        assert!(
+            none.error_message()
+                .unwrap()
+                .contains("no structured content")
+        );
+        let no_structured = ToolResult::blocks(vec![], None, None, false).unwrap();
+        assert!(check_output(&tool, no_structured).is_error);
+        // A failed result passes as it is.
+        let failed = ToolResult::error(ErrorKind::Timeout, "slow");
+        assert_eq!(
+            check_output(&tool, failed).error_kind(),
+            Some(ErrorKind::Timeout)
+        );
     }
 
     #[test]

@@ -292,7 +292,8 @@ impl Pipeline {
                 );
             }
         };
-        cap_output(res, self.limits.max_output_bytes)
+        let res = cap_output(res, self.limits.max_output_bytes);
+        crate::content::check_output(&call.tool, res)
     }
 }
 

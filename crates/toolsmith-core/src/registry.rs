@@ -48,6 +48,9 @@ pub enum ResultSource {
 pub struct RegisteredTool {
     pub definition: ToolDefinition,
     pub schema: CompiledSchema,
+    /// The compiled `definition.output_schema`: every successful result's structured content
+    /// is checked against it (`crate::content`).
+    pub output_schema: Option<Arc<CompiledSchema>>,
     pub origin: ToolOrigin,
     /// What the tool may do. A nested `callTool` may reach it only if the caller holds all of them.
     pub permissions: PermissionSet,
@@ -85,9 +88,14 @@ impl RegisteredTool {
         executor: Arc<dyn ToolExecutor>,
     ) -> Result<RegisteredTool, SchemaError> {
         let schema = CompiledSchema::compile(&definition.parameters)?;
+        let output_schema = match &definition.output_schema {
+            Some(output) => Some(Arc::new(CompiledSchema::compile(output)?)),
+            None => None,
+        };
         Ok(RegisteredTool {
             definition,
             schema,
+            output_schema,
             origin,
             permissions,
             executor,

@@ -134,6 +134,12 @@ pub struct CreateToolBody {
     #[serde(default)]
     #[schema(value_type = Option<Vec<crate::rest::types::NpmDependency>>)]
     pub dependencies: Option<Vec<Value>>,
+    /// JSON Schema (`"type": "object"`) of the structured content the tool returns: listed as
+    /// MCP's `outputSchema`, and every successful result is checked against it (a mismatch is
+    /// an error naming the violation); kept in `metadata.outputSchema` (docs/mcp.md).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub output_schema: Option<Value>,
 }
 
 /// What a definition without `code` and without spec 001's `command` is told (REST, the CLI).
@@ -179,9 +185,13 @@ impl CreateToolBody {
             tags: self.tags,
             permissions: self.permissions.into_iter().map(Into::into).collect(),
             requires_approval: self.requires_approval,
-            metadata: with_dependencies(
-                with_required_api_keys(self.metadata, self.required_api_keys),
-                self.dependencies,
+            metadata: with_metadata_field(
+                with_dependencies(
+                    with_required_api_keys(self.metadata, self.required_api_keys),
+                    self.dependencies,
+                ),
+                "outputSchema",
+                self.output_schema,
             ),
         };
         Ok((input, self.enabled))
@@ -190,17 +200,21 @@ impl CreateToolBody {
 
 /// Puts `dependencies` into the metadata, where the service reads it.
 fn with_dependencies(metadata: Option<Value>, dependencies: Option<Vec<Value>>) -> Option<Value> {
-    match dependencies {
-        None => metadata,
-        Some(dependencies) => {
-            let mut metadata = match metadata {
-                Some(Value::Object(map)) => map,
-                _ => Map::new(),
-            };
-            metadata.insert("dependencies".to_owned(), Value::Array(dependencies));
-            Some(Value::Object(metadata))
-        }
-    }
+    with_metadata_field(metadata, "dependencies", dependencies.map(Value::Array))
+}
+
+/// `metadata` with `value` under `key` (a field a definition gives at its top level and the
+/// service reads from the metadata); unchanged without a value.
+fn with_metadata_field(metadata: Option<Value>, key: &str, value: Option<Value>) -> Option<Value> {
+    let Some(value) = value else {
+        return metadata;
+    };
+    let mut metadata = match metadata {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    metadata.insert(key.to_owned(), value);
+    Some(Value::Object(metadata))
 }
 
 /// Puts `requiredApiKeys` into the metadata, where the service reads it.

@@ -8,7 +8,9 @@
 //! - [`call_result`] and friends — a [`ToolResult`] or a JSON value as an MCP `CallToolResult`:
 //!   text content (strings as they are, everything else as JSON), the object itself as
 //!   `structuredContent`, and `isError` for failures, whose text carries the message and the
-//!   details (violations, schema, …) a model needs to correct itself.
+//!   details (violations, schema, …) a model needs to correct itself; a result of content
+//!   blocks (`toolsmith_core::content`) goes out as its blocks, structured content and
+//!   `_meta`, unchanged.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -460,11 +462,17 @@ fn mcp_form(tool: &RegisteredTool, owner: &str) -> Option<Tool> {
 /// A registry tool as MCP shows it: name, description and its own input schema (tags and
 /// category stay server-side).
 pub(crate) fn registry_tool(definition: &toolsmith_core::ToolDefinition) -> Tool {
-    let tool = Tool::new(
+    let mut tool = Tool::new(
         definition.name.clone(),
         definition.description.clone(),
         Arc::new(as_object(definition.parameters.clone())),
     );
+    if let Some(Value::Object(schema)) = &definition.output_schema {
+        tool.output_schema = Some(Arc::new(schema.clone()));
+    }
+    if let Some(annotations) = &definition.annotations {
+        tool.annotations = serde_json::from_value::<ToolAnnotations>(annotations.clone()).ok();
+    }
     match &definition.title {
         Some(title) => tool.with_title(title.clone()),
         None => tool,
@@ -473,6 +481,9 @@ pub(crate) fn registry_tool(definition: &toolsmith_core::ToolDefinition) -> Tool
 
 /// A call's result as MCP returns it.
 pub(crate) fn call_result(res: ToolResult) -> CallToolResult {
+    if res.form == toolsmith_core::ContentForm::Blocks {
+        return blocks_result(res);
+    }
     if res.is_error {
         let text = error_text(&res);
         let mut out = CallToolResult::error(vec![ContentBlock::text(text)]);
@@ -491,6 +502,28 @@ pub(crate) fn call_result(res: ToolResult) -> CallToolResult {
         out.structured_content = Some(res.content);
     }
     out
+}
+
+/// A result of content blocks as MCP returns it: the blocks, structured content and `_meta`
+/// as the tool gave them (checked when the result was made, `toolsmith_core::content`).
+fn blocks_result(res: ToolResult) -> CallToolResult {
+    let mut wire = match res.content {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    wire.insert("isError".to_owned(), Value::Bool(res.is_error));
+    match serde_json::from_value::<CallToolResult>(Value::Object(wire)) {
+        Ok(mut out) => {
+            out.result_type = CallToolResult::success(Vec::new()).result_type;
+            out
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "a checked content-block result does not read as MCP's");
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "the tool's content blocks cannot be sent over MCP: {e} [internal]"
+            ))])
+        }
+    }
 }
 
 /// The text of a failed call: the message, then the kind, then any details as JSON.

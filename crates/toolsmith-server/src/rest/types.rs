@@ -607,6 +607,12 @@ pub struct Execution {
     /// `true` for a dry run (`POST /api/v1/custom-tools/test`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test_mode: Option<bool>,
+    /// `"blocks"` when the tool returned MCP content blocks: `content` is then
+    /// `{"content": [block, …], "structuredContent"?: …, "_meta"?: {…}}` (images, audio and
+    /// resource blobs as base64, as the tool gave them); absent for any other result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^blocks$")]
+    pub content_form: Option<String>,
 }
 
 impl Execution {
@@ -626,6 +632,8 @@ impl Execution {
             duration,
             metadata,
             test_mode: None,
+            content_form: (res.form == toolsmith_core::ContentForm::Blocks)
+                .then(|| "blocks".to_owned()),
         }
     }
 

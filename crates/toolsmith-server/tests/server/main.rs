@@ -31,6 +31,7 @@ mod mcp_caller_client;
 mod mcp_clients;
 mod mcp_compat;
 mod mcp_compat_answers;
+mod mcp_content;
 mod mcp_mistakes;
 mod mcp_protocol;
 mod mcp_scopes;

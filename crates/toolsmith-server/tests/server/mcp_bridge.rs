@@ -15,7 +15,7 @@ use crate::mcp_protocol::Session;
 use crate::mcp_support::{clients_dir, prerequisite, python};
 use crate::rest_support::TestApp;
 
-fn upstream(name: &str) -> McpServerRegistration {
+pub(crate) fn upstream(name: &str) -> McpServerRegistration {
     let mut env = std::collections::BTreeMap::new();
     env.insert(
         "UPSTREAM_SECRET".to_owned(),
@@ -40,7 +40,7 @@ fn upstream(name: &str) -> McpServerRegistration {
 }
 
 /// An app bridging `servers`, once every one of them is connected.
-async fn app_with(servers: Vec<McpServerRegistration>) -> TestApp {
+pub(crate) async fn app_with(servers: Vec<McpServerRegistration>) -> TestApp {
     let app = TestApp::with_configs(
         ToolServiceSettings {
             mcp_servers: servers,

@@ -104,6 +104,11 @@ impl Session {
         call_ok(&self.client, name, args).await
     }
 
+    /// The session's whole `tools/list`, as the client received it.
+    pub(crate) async fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.client.list_all_tools().await.expect("tools/list")
+    }
+
     pub(crate) async fn names(&self) -> Vec<String> {
         tool_names(&self.client).await
     }

@@ -285,6 +285,7 @@ async fn request_schemas_are_what_the_handlers_accept() {
             "metadata",
             "name",
             "network",
+            "outputSchema",
             "parameters",
             "permissions",
             "requiredApiKeys",

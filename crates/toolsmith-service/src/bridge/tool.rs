@@ -1,5 +1,7 @@
 //! One upstream tool as a catalogue tool: its definition under the server's prefix, and the
-//! executor that forwards a call to the upstream and turns its answer into a [`ToolResult`].
+//! executor that forwards a call to the upstream and turns its answer into a [`ToolResult`]:
+//! content blocks, structured content, the tool's annotations and output schema pass through
+//! unchanged.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -12,7 +14,7 @@ use rmcp::service::Peer;
 use serde_json::Value;
 use tokio::sync::Notify;
 use toolsmith_core::{
-    ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
+    ContentForm, ErrorKind, Permission, PermissionSet, RegisteredTool, ToolContext, ToolDefinition,
     ToolExecutor, ToolOrigin, ToolResult,
 };
 use toolsmith_scrub::Scrubber;
@@ -65,12 +67,25 @@ pub(crate) fn registered(prefix: &str, tool: &Tool, link: &Link) -> Result<Regis
     .with_category(format!("mcp:{server}"));
     definition.title = tool.title.clone();
     definition.tags = vec!["mcp".to_owned(), server.to_owned()];
+    // Listed as the upstream wrote them: its output schema (whose structured content the
+    // upstream answers with) and its annotations.
+    definition.output_schema = tool
+        .output_schema
+        .as_ref()
+        .map(|schema| Value::Object((**schema).clone()))
+        // One that does not compile is left out (the tool stays usable, its results unchecked).
+        .filter(|schema| toolsmith_core::schema::CompiledSchema::compile(schema).is_ok());
+    definition.annotations = tool
+        .annotations
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok());
     let hints = tool.annotations.as_ref();
     let read_only = hints.and_then(|a| a.read_only_hint) == Some(true);
     let destructive = hints.and_then(|a| a.destructive_hint);
     definition.requires_confirmation = !read_only && destructive != Some(false);
     let executor = BridgedExecutor {
         remote_name: tool.name.to_string(),
+        tool_name: name.clone(),
         link: link.clone(),
     };
     RegisteredTool::new(
@@ -105,10 +120,14 @@ pub(crate) struct Link {
     /// The secrets the server was given (its Config Center references' values): redacted from
     /// every answer here, whoever calls, before the pipeline scrubs the caller's own.
     pub(crate) scrubber: Option<Arc<Scrubber>>,
+    /// The calls in flight, whose callers answer the upstream's requests ([`super::relay`]).
+    pub(crate) relay: Arc<super::relay::Relay>,
 }
 
 struct BridgedExecutor {
     remote_name: String,
+    /// The tool's catalogue name (the server's prefix and the remote name).
+    tool_name: String,
     link: Link,
 }
 
@@ -127,7 +146,8 @@ impl ToolExecutor for BridgedExecutor {
                 .min(deadline.saturating_duration_since(std::time::Instant::now())),
             None => link.timeout,
         };
-        let mut result = match tokio::time::timeout(limit, link.peer.call_tool(params)).await {
+        let call = link.relay.call(&link.peer, params, ctx, &self.tool_name);
+        let mut result = match tokio::time::timeout(limit, call).await {
             Ok(Ok(result)) => into_tool_result(result),
             Ok(Err(e)) => {
                 link.recheck.notify_one();
@@ -153,15 +173,61 @@ impl ToolExecutor for BridgedExecutor {
             link.counters.errors.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(scrubber) = &link.scrubber {
-            scrubber.scrub_json(&mut result.content);
+            match result.form {
+                ContentForm::Blocks => scrubber.scrub_blocks(&mut result.content),
+                ContentForm::Json => scrubber.scrub_json(&mut result.content),
+            };
         }
         result
     }
 }
 
-/// The upstream's answer as Toolsmith content: its structured content when it gives one; else
-/// its text (parsed as JSON when it is JSON), or the list of its content blocks.
+/// The upstream's answer as Toolsmith content. An answer of anything but plain text blocks
+/// (an image, audio, a resource or a link to one, annotations or `_meta` on a block or on the
+/// result) passes through unchanged, as a result of content blocks with its structured content
+/// (`toolsmith_core::content`), so an MCP client receives what the upstream sent. A plain-text
+/// answer reads as before: its structured content when it gives one; else its text (parsed as
+/// JSON when it is JSON), or the list of its texts.
 fn into_tool_result(result: CallToolResult) -> ToolResult {
+    if !is_plain_text(&result) {
+        let failed = result.is_error == Some(true);
+        let blocks = result
+            .content
+            .iter()
+            .filter_map(|block| serde_json::to_value(block).ok())
+            .collect();
+        let meta = result
+            .meta
+            .as_ref()
+            .and_then(|m| serde_json::to_value(m).ok())
+            .and_then(|m| match m {
+                Value::Object(map) if !map.is_empty() => Some(map),
+                _ => None,
+            });
+        match ToolResult::blocks(blocks, result.structured_content.clone(), meta, failed) {
+            Ok(passed) => return passed,
+            Err(e) => tracing::warn!(
+                error = %e,
+                "an upstream's content blocks do not pass the check; sent as JSON"
+            ),
+        }
+    }
+    into_json_result(result)
+}
+
+/// Whether the answer is text blocks alone, without annotations or `_meta` (on a block or on
+/// the result): what reads the same as one JSON value.
+fn is_plain_text(result: &CallToolResult) -> bool {
+    let result_meta = result.meta.as_ref().is_some_and(|m| !m.0.is_empty());
+    !result_meta
+        && result.content.iter().all(|block| {
+            block
+                .as_text()
+                .is_some_and(|t| t.meta.is_none() && t.annotations.is_none())
+        })
+}
+
+fn into_json_result(result: CallToolResult) -> ToolResult {
     let texts: Vec<String> = result
         .content
         .iter()

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use toolsmith_core::{Call, ErrorKind, Middleware, ResultSource, ToolResult};
+use toolsmith_core::{Call, ContentForm, ErrorKind, Middleware, ResultSource, ToolResult};
 use toolsmith_scrub::Scrubber;
 
 /// The secret values a call's owner has (exact strings to redact), or why they cannot be read.
@@ -123,7 +123,11 @@ impl ScrubMiddleware {
     pub async fn scrub(&self, owner: &str, source: ResultSource, result: &mut ToolResult) -> usize {
         let scrubbed = self
             .with_scrubber(owner, source, |scrubber| {
-                let mut n = scrubber.scrub_json(&mut result.content);
+                let mut n = match result.form {
+                    // Base64 is never rewritten; a block whose bytes hold a secret is withheld.
+                    ContentForm::Blocks => scrubber.scrub_blocks(&mut result.content),
+                    ContentForm::Json => scrubber.scrub_json(&mut result.content),
+                };
                 for line in &mut result.metadata.console {
                     let (clean, found) = scrubber.scrub_counted(&line.message);
                     if found > 0 {

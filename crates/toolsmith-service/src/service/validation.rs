@@ -78,12 +78,27 @@ pub(crate) fn normalize_metadata(metadata: Option<Value>) -> Result<Value, Servi
         None | Some(Value::Null) => Ok(Value::Object(Map::new())),
         Some(it @ Value::Object(_)) => {
             crate::tool_settings::check(&it)?;
+            check_output_schema(&it)?;
             Ok(it)
         }
         Some(_) => Err(ServiceError::Validation(
             "metadata must be a JSON object".to_owned(),
         )),
     }
+}
+
+/// A declared `outputSchema` (kept in the metadata) must be a JSON Schema of an object that
+/// compiles, as `parameters` must.
+fn check_output_schema(metadata: &Value) -> Result<(), ServiceError> {
+    let Some(schema) = metadata.get("outputSchema") else {
+        return Ok(());
+    };
+    CompiledSchema::compile(schema).map(drop).map_err(|e| {
+        ServiceError::Validation(format!(
+            "outputSchema is not usable: {}",
+            e.to_string().replacen("parameters", "outputSchema", 1)
+        ))
+    })
 }
 
 pub(crate) fn normalize_category(category: Option<String>) -> Option<String> {
