@@ -35,6 +35,7 @@ mod mcp_content;
 mod mcp_mistakes;
 mod mcp_protocol;
 mod mcp_scopes;
+mod mcp_sdk_capabilities;
 mod mcp_stateless_approvals;
 mod mcp_tool_client;
 mod package_registries;
