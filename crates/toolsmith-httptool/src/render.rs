@@ -128,6 +128,8 @@ impl Renderer<'_> {
         let mut scheme_done = false;
         let mut seg_start = 0;
         let mut seg_has_ref = false;
+        // Where the origin (what only literals and store.* values may write) ends in `out`.
+        let mut origin_end = None;
         for (piece_idx, piece) in pieces.iter().enumerate() {
             match piece {
                 Piece::Lit(text) => {
@@ -151,6 +153,9 @@ impl Renderer<'_> {
                             _ => None,
                         };
                         if let Some(next) = next {
+                            if part == UrlPart::Origin {
+                                origin_end = Some(out.len());
+                            }
                             if part == UrlPart::Path {
                                 check_segment(
                                     out.get(seg_start..).unwrap_or_default(),
@@ -202,6 +207,11 @@ impl Renderer<'_> {
         if part == UrlPart::Path {
             check_segment(out.get(seg_start..).unwrap_or_default(), seg_has_ref)?;
         }
+        check_origin(
+            &out,
+            out.get(..origin_end.unwrap_or(out.len()))
+                .unwrap_or_default(),
+        )?;
         check_url(&out)?;
         Ok(out)
     }
@@ -408,6 +418,30 @@ fn check_segment(segment: &str, has_ref: bool) -> Result<(), HttpToolError> {
         )));
     }
     Ok(())
+}
+
+/// The origin (scheme, host, port) of the rendered URL must be the one its origin part wrote:
+/// with a scheme not followed by `://` and a host (`https:/x`, `https:///x`), the URL parser
+/// would take the host from what the renderer read as the path, where a parameter may stand.
+fn check_origin(rendered: &str, origin: &str) -> Result<(), HttpToolError> {
+    let same = match (url::Url::parse(origin), url::Url::parse(rendered)) {
+        (Ok(written), Ok(parsed)) => {
+            written.host_str().is_some_and(|h| !h.is_empty())
+                && written.scheme() == parsed.scheme()
+                && written.host_str() == parsed.host_str()
+                && written.port_or_known_default() == parsed.port_or_known_default()
+        }
+        // A URL that does not parse is refused by check_url, saying why.
+        (Ok(_), Err(_)) => true,
+        (Err(_), _) => false,
+    };
+    if same {
+        return Ok(());
+    }
+    Err(render_err(format!(
+        "the URL must begin with its origin in full, a scheme, '://' and a host (https://host/...) or a store.* base URL, before its path; '{}' is not one, so what follows it could become the host",
+        short(origin)
+    )))
 }
 
 fn check_url(rendered: &str) -> Result<(), HttpToolError> {

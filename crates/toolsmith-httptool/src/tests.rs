@@ -598,6 +598,45 @@ fn missing_values_never_become_empty_url_parts() {
     );
 }
 
+/// Found by the `http_definition` fuzz target: a URL whose scheme is not followed by `://` and a
+/// host (`https:/`, `https:///`, `https:/\\`) made the renderer take what followed for the path,
+/// where a parameter may stand; the URL parser then read that parameter as the host, so the
+/// model chose where the request (and its `Authorization` header) went.
+#[test]
+fn a_parameter_never_becomes_the_host_through_a_short_scheme() {
+    for url in [
+        "https:/{{id}}/x",
+        "https:///{{id}}/x",
+        "https:/\\{{id}}/x",
+        "http:/{{id}}",
+        "https:/+{{store.host}}/x",
+        "https:?{{id}}",
+    ] {
+        let err = render(url, json!({"id": "evil.example"})).unwrap_err();
+        assert_eq!(err.kind, HttpErrorKind::Render, "{url}");
+        assert!(
+            err.message.contains("https://host/"),
+            "{url}: {}",
+            err.message
+        );
+        let violations = validate_definition(&tool(url));
+        assert_eq!(codes(&violations), vec!["endpoint_render"], "{url}");
+    }
+    // What is written in full still renders as before.
+    assert_eq!(
+        render("https://{{store.host}}/x/{{id}}", json!({"id": "a"}))
+            .unwrap()
+            .url,
+        "https://api.example.com:8443/x/a"
+    );
+    assert_eq!(
+        render("{{store.base}}/{{id}}", json!({"id": "a"}))
+            .unwrap()
+            .url,
+        "https://api.example.com/a"
+    );
+}
+
 #[test]
 fn hostile_origin_config_values_are_refused() {
     let def = tool("{{store.base}}/x");
