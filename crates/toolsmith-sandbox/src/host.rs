@@ -237,8 +237,19 @@ impl HostBridge {
                 params_json.len()
             ));
         }
-        let params = parse_json(params_json)
+        let mut params = parse_json(params_json)
             .map_err(|e| format!("{what}: the request cannot be read as JSON: {e}"))?;
+        // A URL request is matched to its completion by an id MCP requires; one is made when
+        // the tool gave none.
+        if let Some(request) = params.as_object_mut()
+            && request.get("mode").and_then(Value::as_str) == Some("url")
+            && !request.contains_key("elicitationId")
+        {
+            request.insert(
+                "elicitationId".to_owned(),
+                Value::String(uuid::Uuid::new_v4().to_string()),
+            );
+        }
         let host = self.host.clone();
         if sample {
             self.spawn(async move { host.sample(params).await })

@@ -408,6 +408,21 @@ async fn an_elicitation_returns_the_users_answer_and_a_refusal_rejects_with_its_
         message,
         "mcp.elicit: the calling MCP client did not declare the elicitation (form) capability"
     );
+    // A URL request gets the id MCP requires when the tool gave none, and keeps its own.
+    let requests = refusing.requests.lock().unwrap().clone();
+    let id = requests[0].1["elicitationId"].as_str().unwrap();
+    assert_eq!(id.len(), 36, "{requests:?}");
+    let res = run_on(
+        &host,
+        "return await mcp.elicit({message: 'Go', mode: 'url', url: 'https://example.com/c', elicitationId: 'mine'})",
+        &[Permission::Elicitation],
+    )
+    .await;
+    assert!(!res.is_error, "{}", res.content);
+    assert_eq!(
+        host.requests.lock().unwrap().last().unwrap().1["elicitationId"],
+        "mine"
+    );
 }
 
 #[tokio::test]
