@@ -137,7 +137,7 @@ pub struct CreateToolBody {
     /// JSON Schema (`"type": "object"`) of the structured content the tool returns: listed as
     /// MCP's `outputSchema`, and every successful result is checked against it (a mismatch is
     /// an error naming the violation); kept in `metadata.outputSchema` (docs/mcp.md).
-    #[serde(default)]
+    #[serde(default, alias = "output_schema")]
     #[schema(value_type = Option<Object>)]
     pub output_schema: Option<Value>,
 }
