@@ -121,6 +121,12 @@ fuzz_target!(|data: &[u8]| {
         let Err(message) = run(kind, Request::from_parts(head, rest)).await else {
             return;
         };
+        // What the refusal says of its own (e.g. "send Content-Type: application/json"), as it
+        // says it to an empty object: a value of the body that is part of that text is not shown.
+        let own = match request(content_type, "{}", query) {
+            Some(req) => run(kind, req).await.err().unwrap_or_default(),
+            None => String::new(),
+        };
         let Ok(parsed) = serde_json::from_str::<Value>(body) else {
             return;
         };
@@ -128,7 +134,11 @@ fuzz_target!(|data: &[u8]| {
         values(&parsed, &mut keys, &mut strings);
         for value in strings {
             let name_like = value.chars().all(|c| c.is_ascii_alphabetic() || c == '_');
-            if value.len() < 8 || name_like || keys.iter().any(|k| k.contains(value)) {
+            if value.len() < 8
+                || name_like
+                || keys.iter().any(|k| k.contains(value))
+                || own.contains(value)
+            {
                 continue;
             }
             assert!(
