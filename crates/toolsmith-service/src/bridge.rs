@@ -38,6 +38,7 @@ mod http;
 mod launch;
 pub(crate) mod manage;
 mod registration;
+pub(crate) mod relay;
 mod sse;
 mod status;
 mod tool;
@@ -126,6 +127,8 @@ pub(crate) struct Launcher {
     pub(crate) deferred_threshold: usize,
     /// [`BridgeSettings::autostart`].
     pub(crate) autostart: bool,
+    /// The rule for relaying an upstream's requests to a caller's client ([`relay`]).
+    pub(crate) asks: Option<Arc<relay::Asks>>,
 }
 
 /// One server and its connection task.

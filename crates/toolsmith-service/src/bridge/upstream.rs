@@ -10,8 +10,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use chrono::Utc;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, Peer, RunningService};
+use rmcp::model::{
+    ClientConfig, ElicitRequestParams, ElicitResult, ErrorData, Implementation,
+    ProgressNotificationParam,
+};
+#[allow(
+    deprecated,
+    reason = "sampling, roots and logging are MCP 2025-11-25's; rmcp marks them for SEP-2577"
+)]
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ListRootsResult,
+    LoggingMessageNotificationParam,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -20,8 +31,10 @@ use tokio::sync::Notify;
 use toolsmith_core::ToolRegistry;
 
 use super::registration::{McpServerRegistration, Transport, env_references, resolve_env};
+use super::relay::Relay;
 use super::status::{Counters, RegistrationView, ServerSource, ServerState, ServerStatus};
 use super::{Launcher, Origin, http, sse, tool};
+use crate::governance::client_requests::ClientRequest;
 
 /// Time between health checks of a connected server.
 const HEALTH_INTERVAL: Duration = Duration::from_secs(30);
@@ -178,11 +191,30 @@ impl Upstream {
     }
 }
 
-/// Receives the upstream's notifications.
+/// Receives the upstream's notifications, and its requests to the client, which the calling
+/// client answers ([`super::relay`]).
 struct Handler {
     tools_changed: Arc<Notify>,
+    relay: Arc<Relay>,
 }
 
+/// A relayed answer read back as rmcp's type.
+fn answer_as<T: serde::de::DeserializeOwned>(
+    what: &str,
+    answer: Result<serde_json::Value, ErrorData>,
+) -> Result<T, ErrorData> {
+    serde_json::from_value(answer?).map_err(|e| {
+        ErrorData::internal_error(
+            format!("the caller's answer to {what} cannot be read: {e}"),
+            None,
+        )
+    })
+}
+
+#[allow(
+    deprecated,
+    reason = "sampling, roots and logging are MCP 2025-11-25's; rmcp marks them for SEP-2577"
+)]
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.notify_one();
@@ -190,9 +222,75 @@ impl ClientHandler for Handler {
 
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            super::relay::client_capabilities(),
             Implementation::new("toolsmith-bridge", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let answer = self
+            .relay
+            .ask(ClientRequest::Sampling, params, &context.extensions)
+            .await;
+        answer_as("sampling/createMessage", answer)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let params = serde_json::to_value(request)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let answer = self
+            .relay
+            .ask(ClientRequest::Elicitation, params, &context.extensions)
+            .await;
+        answer_as("elicitation/create", answer)
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let answer = self.relay.list_roots(&context.extensions).await;
+        answer_as("roots/list", answer)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.relay
+            .progress(
+                &params.progress_token,
+                params.progress,
+                params.total,
+                params.message,
+            )
+            .await;
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| {
+                v.as_str()
+                    .and_then(|name| toolsmith_core::LogLevel::parse(name).ok())
+            })
+            .unwrap_or(toolsmith_core::LogLevel::Info);
+        self.relay.log(level, params.logger, params.data).await;
     }
 }
 
@@ -301,6 +399,10 @@ async fn connect(
 ) -> Result<RunningService<RoleClient, Handler>, String> {
     let handler = Handler {
         tools_changed: upstream.tools_changed.clone(),
+        relay: Arc::new(Relay::new(
+            upstream.config.name.clone(),
+            launcher.asks.clone(),
+        )),
     };
     upstream
         .resolved
@@ -518,8 +620,10 @@ async fn follow(
 ) -> String {
     let threshold = launcher.deferred_threshold;
     let peer = service.peer().clone();
+    let relay = service.service().relay.clone();
+    let link = (&peer, &relay);
     let mut listed = None;
-    if let Err(e) = relist(upstream, &peer, registry, threshold, &mut listed).await {
+    if let Err(e) = relist(upstream, link, registry, threshold, &mut listed).await {
         return e;
     }
     let ended = service.waiting();
@@ -535,12 +639,12 @@ async fn follow(
                 };
             }
             () = upstream.tools_changed.notified() => {
-                if let Err(e) = relist(upstream, &peer, registry, threshold, &mut listed).await {
+                if let Err(e) = relist(upstream, link, registry, threshold, &mut listed).await {
                     return e;
                 }
             }
             _ = health.tick() => {
-                if let Err(e) = relist(upstream, &peer, registry, threshold, &mut listed).await {
+                if let Err(e) = relist(upstream, link, registry, threshold, &mut listed).await {
                     return format!("health check failed: {e}");
                 }
             }
@@ -553,7 +657,7 @@ async fn follow(
 /// check does not make every client re-list).
 async fn relist(
     upstream: &Upstream,
-    peer: &Peer<RoleClient>,
+    (peer, relay): (&Peer<RoleClient>, &Arc<Relay>),
     registry: &ToolRegistry,
     deferred_threshold: usize,
     listed: &mut Option<String>,
@@ -581,6 +685,7 @@ async fn relist(
         counters: upstream.counters.clone(),
         recheck: upstream.tools_changed.clone(),
         scrubber: upstream.scrubber()?,
+        relay: relay.clone(),
     };
     let deferred = config
         .deferred
