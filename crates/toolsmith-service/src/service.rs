@@ -550,6 +550,11 @@ impl ToolService {
                 config: service.config_cache.clone(),
                 deferred_threshold: service.config.mcp_bridge.deferred_threshold,
                 autostart: service.config.mcp_bridge.autostart,
+                asks: Some(Arc::new(crate::bridge::relay::Asks {
+                    gate: service.client_requests.clone(),
+                    policy: service.policy.clone(),
+                    audit: service.audit.clone(),
+                })),
             },
         ));
         let service = Arc::new(service);
