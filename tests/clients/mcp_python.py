@@ -347,6 +347,9 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
             client, "dynamic.tool.create", admin({"tool": {**SPEC_TEXT_UPPERCASE["tool"], "name": "ab"}})
         )
         out["withDependencies"] = await call(client, "dynamic.tool.create", admin(SPEC_PARSE_CSV))
+        out["invokeWithDependencies"] = await call(
+            client, "data.parse_csv", {"args": {"csv": "name,qty\nwidget,3\n\"gadget, large\",5\n"}}
+        )
         out["timeoutTooLong"] = await call(
             client,
             "dynamic.tool.create",
@@ -392,7 +395,14 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
             {**SPEC_EPHEMERAL, "code": "return { now: new Date().toISOString(), sum: args.a + args.b };", "args": {"a": 2, "b": 3}},
         )
         out["ephemeralDependencies"] = await call(
-            client, "run_js_ephemeral", {**SPEC_EPHEMERAL, "dependencies": [{"name": "csv-parse", "version": "^5.5.0"}]}
+            client,
+            "run_js_ephemeral",
+            {
+                **SPEC_EPHEMERAL,
+                "code": "const { parse } = await import('csv-parse/sync');\nreturn parse(args.csv, { columns: true });",
+                "args": {"csv": "a,b\n1,2\n"},
+                "dependencies": [{"name": "csv-parse", "version": "^5.5.0"}],
+            },
         )
         out["delete"] = await call(client, "dynamic.tool.delete", admin({"name": "text.uppercase"}))
         out["getDeleted"] = await call(client, "dynamic.tool.get", admin({"name": "text.uppercase"}))

@@ -199,6 +199,10 @@ pub struct RunCode {
     /// server's `js_wall_time` (which applies without it).
     #[serde(default, alias = "timeout_ms")]
     pub timeout_ms: Option<u64>,
+    /// npm dependencies `[{name, version}]` the code imports: resolved and installed (the
+    /// same checks as a tool's) before the run.
+    #[serde(default)]
+    pub dependencies: Vec<crate::packages::Dependency>,
 }
 
 #[cfg(test)]

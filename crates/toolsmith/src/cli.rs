@@ -441,6 +441,68 @@ pub struct RuntimeArgs {
     /// Most sandbox sessions one user has at once. [default: 5]
     #[arg(long, env = "TOOLSMITH_SANDBOX_SESSIONS_PER_USER", value_name = "N")]
     pub sandbox_sessions_per_user: Option<usize>,
+
+    /// The npm registry JS tools' dependencies are resolved from.
+    /// [default: https://registry.npmjs.org]
+    #[arg(long, env = "TOOLSMITH_NPM_REGISTRY", value_name = "URL")]
+    pub npm_registry: Option<String>,
+
+    /// The content-addressed cache of installed npm packages, shared by every process that
+    /// names it. [default: <data-dir>/npm-cache]
+    #[arg(long, env = "TOOLSMITH_NPM_CACHE_DIR", value_name = "DIR")]
+    pub npm_cache_dir: Option<PathBuf>,
+
+    /// Extra trusted roots for the npm registry's TLS, a PEM bundle (npm's `cafile`: a mirror
+    /// or a TLS-inspecting proxy).
+    #[arg(long, env = "TOOLSMITH_NPM_CA_FILE", value_name = "FILE")]
+    pub npm_ca_file: Option<PathBuf>,
+
+    /// When given, only these npm packages (`name` or `@scope/*`) may be installed.
+    #[arg(
+        long = "npm-allow",
+        env = "TOOLSMITH_NPM_ALLOW",
+        value_name = "PACKAGE",
+        value_delimiter = ','
+    )]
+    pub npm_allow: Vec<String>,
+
+    /// npm packages (`name` or `@scope/*`) never installed, anywhere in a tool's tree.
+    #[arg(
+        long = "npm-block",
+        env = "TOOLSMITH_NPM_BLOCK",
+        value_name = "PACKAGE",
+        value_delimiter = ','
+    )]
+    pub npm_block: Vec<String>,
+
+    /// Server environment variables whose values a JS tool reads in `process.env`.
+    #[arg(
+        long = "npm-process-env",
+        env = "TOOLSMITH_NPM_PROCESS_ENV",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub npm_process_env: Vec<String>,
+
+    /// Most npm dependencies one tool declares. [default: 32]
+    #[arg(long, env = "TOOLSMITH_NPM_MAX_DEPENDENCIES", value_name = "N")]
+    pub npm_max_dependencies: Option<usize>,
+
+    /// Most packages in one tool's whole dependency tree. [default: 200]
+    #[arg(long, env = "TOOLSMITH_NPM_MAX_PACKAGES", value_name = "N")]
+    pub npm_max_packages: Option<usize>,
+
+    /// Largest npm tarball, compressed, e.g. `16MB`. [default: 16MiB]
+    #[arg(long, env = "TOOLSMITH_NPM_MAX_TARBALL_BYTES", value_name = "SIZE", value_parser = parse_size)]
+    pub npm_max_tarball_bytes: Option<u64>,
+
+    /// Most bytes one tool's packages unpack to, together, e.g. `64MB`. [default: 64MiB]
+    #[arg(long, env = "TOOLSMITH_NPM_MAX_UNPACKED_BYTES", value_name = "SIZE", value_parser = parse_size)]
+    pub npm_max_unpacked_bytes: Option<u64>,
+
+    /// Most files one tool's packages hold, together. [default: 10000]
+    #[arg(long, env = "TOOLSMITH_NPM_MAX_FILES", value_name = "N")]
+    pub npm_max_files: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -588,8 +588,15 @@ impl Settings {
         if let Some(hosts) = file.package_registries {
             service.package_registries = hosts;
         }
+        // dynamic-mcp's variables stand in for these two when neither flag, variable nor
+        // file gives them (`dynamic_mcp_npm_variables`).
+        let npm_given = NpmGiven {
+            max_dependencies: runtime.npm_max_dependencies.is_some()
+                || file.npm_max_dependencies.is_some(),
+            block: !runtime.npm_block.is_empty() || file.npm_block.is_some(),
+        };
         let npm = &mut service.npm;
-        if let Some(registry) = file.npm_registry {
+        if let Some(registry) = runtime.npm_registry.clone().or(file.npm_registry) {
             if !(registry.starts_with("https://") || registry.starts_with("http://")) {
                 return Err(bad(format!(
                     "npm_registry must be an http(s) URL, got '{registry}'"
@@ -598,26 +605,39 @@ impl Settings {
             npm.registry = registry.trim_end_matches('/').to_owned();
         }
         npm.cache_dir = Some(
-            file.npm_cache_dir
+            runtime
+                .npm_cache_dir
+                .clone()
+                .or(file.npm_cache_dir)
                 .unwrap_or_else(|| data_dir.join("npm-cache")),
         );
-        npm.ca_file = file.npm_ca_file;
-        npm.allow = file.npm_allow.unwrap_or_default();
-        npm.block = file.npm_block.unwrap_or_default();
-        npm.process_env = file.npm_process_env.unwrap_or_default();
-        if let Some(max) = file.npm_max_dependencies {
+        npm.ca_file = runtime.npm_ca_file.clone().or(file.npm_ca_file);
+        let listed = |flag: &[String], file: Option<Vec<String>>| {
+            if flag.is_empty() {
+                file.unwrap_or_default()
+            } else {
+                flag.to_vec()
+            }
+        };
+        npm.allow = listed(&runtime.npm_allow, file.npm_allow);
+        npm.block = listed(&runtime.npm_block, file.npm_block);
+        npm.process_env = listed(&runtime.npm_process_env, file.npm_process_env);
+        if let Some(max) = runtime.npm_max_dependencies.or(file.npm_max_dependencies) {
             npm.max_dependencies = max;
         }
-        if let Some(max) = file.npm_max_packages {
+        if let Some(max) = runtime.npm_max_packages.or(file.npm_max_packages) {
             npm.max_packages = max;
         }
-        if let Some(max) = file.npm_max_tarball_bytes {
+        if let Some(max) = runtime.npm_max_tarball_bytes.or(file.npm_max_tarball_bytes) {
             npm.max_tarball_bytes = max;
         }
-        if let Some(max) = file.npm_max_unpacked_bytes {
+        if let Some(max) = runtime
+            .npm_max_unpacked_bytes
+            .or(file.npm_max_unpacked_bytes)
+        {
             npm.max_unpacked_bytes = max;
         }
-        if let Some(max) = file.npm_max_files {
+        if let Some(max) = runtime.npm_max_files.or(file.npm_max_files) {
             npm.max_files = max;
         }
 
@@ -625,6 +645,7 @@ impl Settings {
         if compat == Compat::DynamicMcp {
             service.name_rule = toolsmith_core::name::NameRule::Wide;
             dynamic_mcp_sandbox_variables(&sandbox_given, &mut service)?;
+            dynamic_mcp_npm_variables(&npm_given, &mut service.npm)?;
         }
         let poll_interval =
             pick_duration(runtime.poll_interval, file.poll_interval, "poll_interval")?
@@ -1030,6 +1051,50 @@ fn dynamic_mcp_sandbox_variables(
     Ok(())
 }
 
+/// dynamic-mcp's default `MCP_SANDBOX_BLOCKED_PACKAGES` (`src/config/runtime.ts`).
+const DYNAMIC_MCP_BLOCKED_PACKAGES: &str = "child_process,node-pty,npm,pm2";
+
+/// Which npm settings dynamic-mcp's variables may not override (given by flag, variable or
+/// file).
+struct NpmGiven {
+    max_dependencies: bool,
+    block: bool,
+}
+
+/// dynamic-mcp's dependency variables, read in its compatibility mode where Toolsmith's own
+/// setting is not given (docs/mcp.md): `MCP_SANDBOX_MAX_DEPENDENCIES` → `npm_max_dependencies`
+/// (dynamic-mcp's range, 1 to 256) and `MCP_SANDBOX_BLOCKED_PACKAGES` (comma-separated) →
+/// `npm_block` (unset: dynamic-mcp's default list, `child_process,node-pty,npm,pm2`).
+fn dynamic_mcp_npm_variables(
+    given: &NpmGiven,
+    npm: &mut toolsmith_service::packages::NpmSettings,
+) -> Result<(), ConfigError> {
+    if !given.max_dependencies
+        && let Some(text) = env_text("MCP_SANDBOX_MAX_DEPENDENCIES")
+    {
+        npm.max_dependencies = match text.trim().parse::<usize>() {
+            Ok(n) if (1..=256).contains(&n) => n,
+            _ => {
+                return Err(bad(format!(
+                    "MCP_SANDBOX_MAX_DEPENDENCIES must be a whole number from 1 to 256, got '{text}'"
+                )));
+            }
+        };
+    }
+    if !given.block {
+        // Unset is dynamic-mcp's own default list; set (even empty) is the list given.
+        let text = std::env::var("MCP_SANDBOX_BLOCKED_PACKAGES")
+            .unwrap_or_else(|_| DYNAMIC_MCP_BLOCKED_PACKAGES.to_owned());
+        npm.block = text
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
+    Ok(())
+}
+
 /// A boolean variable as dynamic-mcp reads one (`true`/`1`/`yes`/`on`, `false`/`0`/`no`/`off`;
 /// unset is false); anything else is refused with the variable's name.
 fn env_flag(name: &str) -> Result<bool, ConfigError> {
@@ -1094,6 +1159,17 @@ impl ServeArgs {
                 git_author: None,
                 sandbox_session_timeout: None,
                 sandbox_sessions_per_user: None,
+                npm_registry: None,
+                npm_cache_dir: None,
+                npm_ca_file: None,
+                npm_allow: Vec::new(),
+                npm_block: Vec::new(),
+                npm_process_env: Vec::new(),
+                npm_max_dependencies: None,
+                npm_max_packages: None,
+                npm_max_tarball_bytes: None,
+                npm_max_unpacked_bytes: None,
+                npm_max_files: None,
             },
         }
     }
@@ -1743,6 +1819,70 @@ mod tests {
             s.service.package_registries,
             ["pypi.org", "files.pythonhosted.org"]
         );
+    }
+
+    /// The npm settings come from flags (and their `TOOLSMITH_NPM_*` variables) as from the
+    /// file, a flag winning over the file key by key.
+    #[test]
+    fn npm_settings_come_from_flags_and_the_file() {
+        let file = "npm_registry = \"https://file.example/\"\nnpm_cache_dir = \"/file/cache\"\n\
+                    npm_block = [\"left-pad\"]\nnpm_allow = [\"csv-parse\"]\nnpm_max_files = 7\n";
+        let npm = settings(&["toolsmith", "serve"], file).unwrap().service.npm;
+        assert_eq!(npm.registry, "https://file.example");
+        assert_eq!(npm.cache_dir, Some(PathBuf::from("/file/cache")));
+        assert_eq!(
+            (npm.block.clone(), npm.allow.clone()),
+            (vec!["left-pad".to_owned()], vec!["csv-parse".to_owned()])
+        );
+        assert_eq!(npm.max_files, 7);
+        let npm = settings(
+            &[
+                "toolsmith",
+                "serve",
+                "--npm-registry",
+                "https://flag.example",
+                "--npm-cache-dir",
+                "/flag/cache",
+                "--npm-ca-file",
+                "/flag/ca.pem",
+                "--npm-block",
+                "a,@evil/*",
+                "--npm-process-env",
+                "TZ",
+                "--npm-max-dependencies",
+                "3",
+                "--npm-max-packages",
+                "40",
+                "--npm-max-tarball-bytes",
+                "1MB",
+                "--npm-max-unpacked-bytes",
+                "2MB",
+                "--npm-max-files",
+                "99",
+            ],
+            file,
+        )
+        .unwrap()
+        .service
+        .npm;
+        assert_eq!(npm.registry, "https://flag.example");
+        assert_eq!(npm.cache_dir, Some(PathBuf::from("/flag/cache")));
+        assert_eq!(npm.ca_file, Some(PathBuf::from("/flag/ca.pem")));
+        assert_eq!(npm.block, ["a", "@evil/*"]);
+        assert_eq!(npm.allow, ["csv-parse"]);
+        assert_eq!(npm.process_env, ["TZ"]);
+        assert_eq!(
+            (npm.max_dependencies, npm.max_packages, npm.max_files),
+            (3, 40, 99)
+        );
+        assert_eq!(
+            (npm.max_tarball_bytes, npm.max_unpacked_bytes),
+            (1 << 20, 2 << 20)
+        );
+        let e = settings(&["toolsmith", "serve", "--npm-registry", "ftp://x"], "")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("npm_registry must be an http(s) URL"), "{e}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolsmith_core::name::{RESERVED_PREFIX, validate_dynamic_mcp_name};
 use toolsmith_core::{CustomToolRecord, Permission, ToolResult, ToolStatus};
+use toolsmith_service::packages::Dependency;
 use toolsmith_service::tool_settings::IMAGE_NOT_APPLICABLE;
 use toolsmith_service::{
     Actor, CreateTool, DeleteOptions, RunCode, ServiceError, ToolPatch, ToolQuery, ToolRef,
@@ -284,7 +285,7 @@ struct Definition {
     #[serde(default)]
     permissions: Option<Vec<Permission>>,
     #[serde(default)]
-    dependencies: Option<Vec<Value>>,
+    dependencies: Option<Vec<Dependency>>,
     #[serde(default)]
     image: Option<String>,
     #[serde(default)]
@@ -294,9 +295,6 @@ struct Definition {
 impl Definition {
     /// Refuses what cannot work here.
     fn check(&self) -> Result<(), CallToolResult> {
-        if let Some(why) = dependencies_refused(self.dependencies.as_deref()) {
-            return Err(refusal(why.to_owned()));
-        }
         if self.input_schema.is_some() && self.parameters.is_some() {
             return Err(refusal(
                 "give inputSchema or parameters, not both".to_owned(),
@@ -309,7 +307,8 @@ impl Definition {
         self.input_schema.take().or_else(|| self.parameters.take())
     }
 
-    /// `metadata` with this definition's `title`, `timeoutMs` and `image` set on it.
+    /// `metadata` with this definition's `title`, `timeoutMs`, `image` and `dependencies` set
+    /// on it (the service installs the dependencies and keeps their lock beside them).
     fn settings_onto(&self, mut metadata: Map<String, Value>) -> Map<String, Value> {
         if let Some(title) = &self.title {
             metadata.insert("title".to_owned(), json!(title));
@@ -320,21 +319,17 @@ impl Definition {
         if let Some(image) = &self.image {
             metadata.insert("image".to_owned(), json!(image));
         }
+        if let Some(dependencies) = &self.dependencies {
+            metadata.insert("dependencies".to_owned(), json!(dependencies));
+        }
         metadata
     }
 
     fn has_settings(&self) -> bool {
-        self.title.is_some() || self.timeout_ms.is_some() || self.image.is_some()
-    }
-}
-
-/// Why `dependencies` cannot be taken, if they cannot.
-fn dependencies_refused(dependencies: Option<&[Value]>) -> Option<&'static str> {
-    match dependencies {
-        Some(deps) if !deps.is_empty() => Some(
-            "dependencies are not supported: Toolsmith runs JavaScript in an embedded QuickJS sandbox with no npm and no module loader, so packages cannot be installed or imported; remove `dependencies` (and any `import`) and use plain JavaScript or the built-in `utils` helpers",
-        ),
-        _ => None,
+        self.title.is_some()
+            || self.timeout_ms.is_some()
+            || self.image.is_some()
+            || self.dependencies.is_some()
     }
 }
 
@@ -398,7 +393,7 @@ struct RunArgs {
     #[serde(default)]
     args: Option<Value>,
     #[serde(default)]
-    dependencies: Option<Vec<Value>>,
+    dependencies: Vec<Dependency>,
     #[serde(default)]
     image: Option<String>,
     #[serde(default)]
@@ -889,14 +884,12 @@ pub(crate) fn invocation_args(tool_schema: &Value, args: Value) -> Value {
 
 async fn run_ephemeral(caller: &Caller<'_>, args: RunArgs) -> CallToolResult {
     // A run answers in the `{ok, …}` shape of a dynamic tool's run.
-    if let Some(why) = dependencies_refused(args.dependencies.as_deref()) {
-        return failure("unsupported", why, Map::new());
-    }
     let run = RunCode {
         code: args.code,
         args: args.args,
         permissions: args.permissions,
         timeout_ms: args.timeout_ms,
+        dependencies: args.dependencies,
     };
     let res = super::control_plane::run_once(caller, run).await;
     let mut meta = Map::new();

@@ -269,6 +269,7 @@ pub(crate) async fn call(
                 args,
                 permissions,
                 timeout_ms: None,
+                dependencies: Vec::new(),
             };
             call_result(run_once(caller, run).await)
         }

@@ -300,3 +300,51 @@ async fn a_rollback_brings_back_the_versions_dependencies_and_lock_and_history_s
     );
 }
 
+#[tokio::test]
+async fn a_dry_run_installs_the_definitions_dependencies_and_its_code_imports_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let app = TestApp::with_configs(
+        settings(DEFAULT_NPM_REGISTRY, cache.path()),
+        ServerConfig::default(),
+    )
+    .await;
+    let mut body = rest_body();
+    body["testArgs"] = json!({"csv": "name,qty\nwidget,3\n"});
+    let res = app
+        .post("/api/v1/custom-tools/test", &body)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        res["content"],
+        json!({"rows": [{"name": "widget", "qty": "3"}], "count": 1}),
+        "{res}"
+    );
+    assert_eq!(res["isError"], false, "{res}");
+    // Nothing is stored.
+    let listed = app
+        .get("/api/v1/custom-tools")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(listed["count"], 0, "{listed}");
+
+    // The same checks as a create: refused with the reason, before anything runs.
+    for (dependencies, expected) in [
+        (
+            json!([{"name": "x", "version": "git+https://example.com/x.git"}]),
+            "only registry versions are installed",
+        ),
+        (
+            json!([{"name": "toolsmith-no-such-package-x9q2", "version": "1"}]),
+            "has no package 'toolsmith-no-such-package-x9q2'",
+        ),
+    ] {
+        let mut body = rest_body();
+        body["dependencies"] = dependencies;
+        body["testArgs"] = json!({"csv": "a\n1\n"});
+        let message = app
+            .post("/api/v1/custom-tools/test", &body)
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert!(message.contains(expected), "{message}");
+    }
+}

@@ -4,6 +4,8 @@
 //! the service writes: a lock given by a caller is replaced, never trusted. A run finds its
 //! packages from the lock (`packages::Installer::packages`), offline when the cache has them.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use toolsmith_core::ToolKind;
 
@@ -90,6 +92,22 @@ impl ToolService {
             .map_err(|e| ServiceError::Validation(format!("the package lock: {e}")))?;
         object.insert(PACKAGE_LOCK.to_owned(), lock);
         Ok(())
+    }
+
+    /// The packages a one-off run of a `kind` definition with `metadata` runs with (a dry
+    /// run, code run once): its `dependencies` resolved and installed with the same checks
+    /// as a tool's create, stored nowhere but the package cache.
+    pub(crate) async fn one_off_packages(
+        &self,
+        kind: ToolKind,
+        metadata: Option<&Value>,
+    ) -> Result<Option<Arc<PackageLock>>, ServiceError> {
+        let Some(metadata) = metadata else {
+            return Ok(None);
+        };
+        let mut metadata = metadata.clone();
+        self.settle_packages(kind, &mut metadata, None).await?;
+        Ok(package_lock(&metadata).map(Arc::new))
     }
 }
 

@@ -82,6 +82,15 @@ impl ToolService {
         if !args.is_object() {
             return ToolResult::error(ErrorKind::InvalidArguments, "args must be a JSON object");
         }
+        let packages = if run.dependencies.is_empty() {
+            None
+        } else {
+            let declared = json!({ super::npm::DEPENDENCIES: run.dependencies });
+            match self.one_off_packages(ToolKind::Js, Some(&declared)).await {
+                Ok(packages) => packages,
+                Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.to_string()),
+            }
+        };
         let permissions: PermissionSet = run.permissions.into_iter().collect();
         let mut executor = self.js_executor_with_config(
             EPHEMERAL_TOOL,
@@ -104,6 +113,7 @@ impl ToolService {
             executor.limits.wall_time =
                 std::time::Duration::from_millis(ms).min(executor.limits.wall_time);
         }
+        executor.packages = packages;
         let one_off = OneOff {
             name: EPHEMERAL_TOOL,
             id_prefix: "ephemeral",
@@ -128,6 +138,14 @@ impl ToolService {
         ctx: ToolContext,
         rights: RunRights,
     ) -> ToolResult {
+        // The dependencies first (network): resolved and installed as a create would.
+        let packages = match self
+            .one_off_packages(input.kind, input.metadata.as_ref())
+            .await
+        {
+            Ok(packages) => packages,
+            Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.to_string()),
+        };
         let checked = (|| {
             validate_name(&input.name, self.config.name_rule)
                 .map_err(|e| ServiceError::Validation(e.to_string()))?;
@@ -168,7 +186,7 @@ impl ToolService {
                     .metadata
                     .as_ref()
                     .and_then(crate::tool_settings::timeout),
-                packages: None,
+                packages,
             })?;
             Ok::<_, ServiceError>((schema, checked, executor))
         })();

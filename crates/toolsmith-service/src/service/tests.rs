@@ -1166,6 +1166,7 @@ async fn timeout_ms_never_exceeds_the_servers_wall_time() {
         args: None,
         permissions: Vec::new(),
         timeout_ms: Some(ms),
+        dependencies: Vec::new(),
     };
     let results = [
         (
@@ -1217,6 +1218,7 @@ async fn ephemeral_runs_store_nothing() {
                 args: Some(json!({"a": 21})),
                 permissions: Vec::new(),
                 timeout_ms: None,
+                dependencies: Vec::new(),
             },
             ToolContext::new("default"),
             crate::RunRights::default(),
@@ -1232,6 +1234,7 @@ async fn ephemeral_runs_store_nothing() {
                 args: None,
                 permissions: Vec::new(),
                 timeout_ms: None,
+                dependencies: Vec::new(),
             },
             ToolContext::new("default"),
             crate::RunRights::default(),

@@ -69,6 +69,7 @@ pub async fn run_code(ctx: &Ctx, args: RunCodeArgs) -> anyhow::Result<u8> {
         args: Some(call_args),
         permissions: args.permissions,
         timeout_ms: None,
+        dependencies: Vec::new(),
     };
     // The local operator: may read the Config Center and create tools, so asks no one; the
     // code still runs as a call through the pipeline (policy, limits, usage, audit).

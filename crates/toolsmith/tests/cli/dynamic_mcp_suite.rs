@@ -195,6 +195,68 @@ fn first_text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or("")
 }
 
+/// dynamic-mcp's dependency variables bound compat mode's npm dependencies where Toolsmith's
+/// own settings are not given: `MCP_SANDBOX_MAX_DEPENDENCIES` is `npm_max_dependencies` and
+/// `MCP_SANDBOX_BLOCKED_PACKAGES` is `npm_block`; a `TOOLSMITH_NPM_*` variable wins over them.
+/// (Each refusal comes before any registry is asked.)
+#[test]
+fn dynamic_mcp_dependency_variables_bound_npm_dependencies() {
+    let tool = |name: &str, dependencies: Value| {
+        serde_json::json!({"tool": {"name": name, "description": "deps test",
+            "code": "return 1;", "dependencies": dependencies}})
+    };
+    let two = serde_json::json!([
+        {"name": "csv-parse", "version": "^5.5.0"},
+        {"name": "left-pad", "version": "1"}
+    ]);
+    let results = stdio_calls(
+        &["--compat", "dynamic-mcp"],
+        &[
+            ("MCP_SANDBOX_MAX_DEPENDENCIES", "1"),
+            ("MCP_SANDBOX_BLOCKED_PACKAGES", "node-pty, csv-parse"),
+        ],
+        &[
+            ("dynamic.tool.create", tool("deps.two", two.clone())),
+            (
+                "dynamic.tool.create",
+                tool(
+                    "deps.blocked",
+                    serde_json::json!([{"name": "csv-parse", "version": "5"}]),
+                ),
+            ),
+        ],
+    );
+    assert_eq!(results[0]["isError"], true, "{results:?}");
+    assert!(
+        first_text(&results[0])
+            .contains("at most 1 dependencies (the npm_max_dependencies setting)"),
+        "{results:?}"
+    );
+    assert_eq!(results[1]["isError"], true, "{results:?}");
+    assert!(first_text(&results[1]).contains("csv-parse"), "{results:?}");
+    assert!(first_text(&results[1]).contains("npm_block"), "{results:?}");
+
+    // Toolsmith's own variable wins over dynamic-mcp's.
+    let results = stdio_calls(
+        &["--compat", "dynamic-mcp"],
+        &[
+            ("MCP_SANDBOX_MAX_DEPENDENCIES", "1"),
+            ("TOOLSMITH_NPM_MAX_DEPENDENCIES", "0"),
+        ],
+        &[(
+            "dynamic.tool.create",
+            tool(
+                "deps.one",
+                serde_json::json!([{"name": "csv-parse", "version": "5"}]),
+            ),
+        )],
+    );
+    assert!(
+        first_text(&results[0]).contains("at most 0 dependencies"),
+        "{results:?}"
+    );
+}
+
 /// Read-only mode holds over stdio as over HTTP: `toolsmith --read-only mcp` refuses the
 /// control plane's writes (it used to accept and ignore the setting there), and in compat
 /// mode `MCP_DYNAMIC_READ_ONLY=true` is that mode, answered in dynamic-mcp's words.
@@ -257,6 +319,7 @@ fn dynamic_mcp_variables_map_onto_toolsmiths_settings() {
 
     for (var, value) in [
         ("MCP_SANDBOX_MAX_TIMEOUT_MS", "0"),
+        ("MCP_SANDBOX_MAX_DEPENDENCIES", "257"),
         ("MCP_SANDBOX_MAX_OUTPUT_BYTES", "lots"),
         ("MCP_DYNAMIC_MAX_TOOLS", "0"),
         ("MCP_DYNAMIC_READ_ONLY", "maybe"),
