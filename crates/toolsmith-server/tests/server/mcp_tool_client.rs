@@ -21,7 +21,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use toolsmith_server::auth::Identity;
 use toolsmith_server::mcp::ToolsmithMcp;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::ToolServiceSettings;
 use toolsmith_service::governance::client_requests::ClientRequestLimits;
 
@@ -328,7 +328,7 @@ async fn the_policy_and_the_limits_bound_asking() {
         },
         ..ToolServiceSettings::default()
     };
-    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+    let app = TestApp::with_configs(service, ServerSettings::default()).await;
     // A tool that samples in a loop stops at the call's limit, whatever it catches.
     tool(
         &app,
@@ -374,5 +374,53 @@ async fn the_policy_and_the_limits_bound_asking() {
     assert!(seen.elicited.lock().unwrap().is_empty());
     let entries = audit(&app, "client.elicit").await;
     assert_eq!(entries[0]["details"]["outcome"], "refused", "{entries:#?}");
+    client.cancel().await.unwrap();
+}
+
+/// The `js` example of `docs/js-tools.md`'s "Talking to the client" runs as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_js_tools_docs_example_runs_over_mcp() {
+    let docs =
+        std::fs::read_to_string(crate::mcp_support::repo_root().join("docs/js-tools.md")).unwrap();
+    let section = docs
+        .split("## Talking to the client: `mcp`")
+        .nth(1)
+        .expect("the section is in docs/js-tools.md");
+    let code = section
+        .split("```js\n")
+        .nth(1)
+        .and_then(|block| block.split("\n```").next())
+        .expect("the section has a js example");
+    let app = TestApp::new().await;
+    tool(&app, "publish_summary", code, &["sampling", "elicitation"]).await;
+    let seen = Seen::default();
+    let client = connect(
+        &app.state,
+        Person {
+            able: true,
+            seen: seen.clone(),
+        },
+    )
+    .await;
+    let Value::Object(args) = json!({"url": "https://example.com/a", "text": "A long text."})
+    else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("publish_summary").with_arguments(args))
+        .await
+        .unwrap();
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert_eq!(result.is_error, Some(false), "{text}");
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        value,
+        json!({"summary": "four", "model": "test-model", "name": "Ada"})
+    );
+    assert!(
+        seen.sampled.lock().unwrap()[0]
+            .to_string()
+            .contains("Summarize in one line: A long text.")
+    );
     client.cancel().await.unwrap();
 }
