@@ -76,6 +76,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                     "category": {"type": "string", "description": "Category for organisation, e.g. \"Text\" or \"Utilities\"."},
                     "tags": {"type": "array", "items": {"type": "string"}, "description": "Search keywords for search_tools (never shown in tools/list)."},
                     "permissions": permissions_schema(),
+                    "output_schema": {"type": "object", "description": "JSON Schema (\"type\": \"object\") of what the tool returns: the object the code returns must match it (a mismatch is an error naming it); listed as the tool's outputSchema."},
                     "required_api_keys": {
                         "type": "array",
                         "items": {"type": "object"},

@@ -182,10 +182,7 @@ async fn a_custom_tools_output_schema_is_listed_and_its_results_are_checked_agai
         .await
         .assert_ok(axum::http::StatusCode::OK);
     assert_eq!(answer["isError"], true, "{answer}");
-    assert_eq!(
-        answer["content"]["violations"][0]["path"], "/n",
-        "{answer}"
-    );
+    assert_eq!(answer["content"]["violations"][0]["path"], "/n", "{answer}");
 
     // An output schema that is not an object schema is refused at creation, by name.
     let refused = app
@@ -258,4 +255,35 @@ async fn json_schema_2020_12_keywords_are_listed_as_written() {
     assert_eq!(refused["isError"], true, "{refused}");
     let refused = called(&session, "json_schema_2020_12_tool", json!({"other": 1})).await;
     assert_eq!(refused["isError"], true, "{refused}");
+}
+
+/// A model declares an output schema through `create_tool` (`output_schema`), and the tool
+/// lists it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_tool_takes_an_output_schema() {
+    let app = crate::rest_support::TestApp::new().await;
+    let session = Session::open(&app.state, "default").await;
+    let output =
+        json!({"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]});
+    let created = called(
+        &session,
+        "create_tool",
+        json!({
+            "name": "typed_add",
+            "description": "Adds",
+            "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+            "output_schema": output,
+            "code": "return {sum: args.a + args.b};"
+        }),
+    )
+    .await;
+    assert_eq!(created["isError"], false, "{created}");
+    let tools = session.tools().await;
+    let listed = tools.iter().find(|t| t.name == "typed_add").unwrap();
+    assert_eq!(
+        serde_json::to_value(listed).unwrap()["outputSchema"],
+        output
+    );
+    let sum = called(&session, "typed_add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(sum["structuredContent"], json!({"sum": 5}), "{sum}");
 }
