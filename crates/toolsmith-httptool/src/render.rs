@@ -420,13 +420,18 @@ fn check_segment(segment: &str, has_ref: bool) -> Result<(), HttpToolError> {
     Ok(())
 }
 
-/// The origin (scheme, host, port) of the rendered URL must be the one its origin part wrote:
-/// with a scheme not followed by `://` and a host (`https:/x`, `https:///x`), the URL parser
-/// would take the host from what the renderer read as the path, where a parameter may stand.
+/// The origin (scheme, host, port) of the rendered URL must be the one its origin part wrote,
+/// in full (`http://` or `https://` and a host): with a scheme not followed by `://` and a host
+/// (`https:/x`, `https:///x`), the URL parser would take the host from what the renderer read
+/// as the path, where a parameter may stand; `https:host` is refused too, so that what is sent
+/// is the URL as written.
 fn check_origin(rendered: &str, origin: &str) -> Result<(), HttpToolError> {
+    let lower = origin.to_ascii_lowercase();
+    let in_full = lower.starts_with("https://") || lower.starts_with("http://");
     let same = match (url::Url::parse(origin), url::Url::parse(rendered)) {
         (Ok(written), Ok(parsed)) => {
-            written.host_str().is_some_and(|h| !h.is_empty())
+            in_full
+                && written.host_str().is_some_and(|h| !h.is_empty())
                 && written.scheme() == parsed.scheme()
                 && written.host_str() == parsed.host_str()
                 && written.port_or_known_default() == parsed.port_or_known_default()

@@ -611,6 +611,8 @@ fn a_parameter_never_becomes_the_host_through_a_short_scheme() {
         "http:/{{id}}",
         "https:/+{{store.host}}/x",
         "https:?{{id}}",
+        "https:tickets?q={{id}}",
+        "HTTPS:evil.example/{{id}}",
     ] {
         let err = render(url, json!({"id": "evil.example"})).unwrap_err();
         assert_eq!(err.kind, HttpErrorKind::Render, "{url}");
