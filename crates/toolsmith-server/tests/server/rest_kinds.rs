@@ -11,7 +11,7 @@ use axum::http::{Method, StatusCode};
 use axum::routing::get;
 use rest_support::{TestApp, app_reaching, serve_loopback, settings_reaching};
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 
 /// A loopback API: the loyalty endpoint of spec 004's first example, and a JSON echo.
 async fn upstream() -> String {
@@ -312,7 +312,7 @@ async fn an_owner_allowlist_narrows_what_its_tools_reach() {
         "default".to_owned(),
         vec!["api.example.com".parse().unwrap()],
     );
-    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+    let app = TestApp::with_configs(service, ServerSettings::default()).await;
 
     app.create_tool(&json!({
         "name": "fetcher",
@@ -391,6 +391,36 @@ async fn an_invalid_http_definition_is_named_once_on_both_doors() {
         assert!(
             message.contains("version must be 1 to 32 characters"),
             "{message}"
+        );
+    }
+}
+
+/// Found by the `http_definition` fuzz target: `https:/{{host}}/x` — a scheme without `://` and
+/// a host — was imported, and a call sent its request to whatever host the model put in the
+/// parameter (the URL parser reads `https:/evil.example/x` as host `evil.example`). Both doors
+/// now refuse it, saying how to write the origin.
+#[tokio::test]
+async fn an_http_tool_whose_host_a_parameter_would_set_is_refused() {
+    let app = TestApp::new().await;
+    for url in ["https:/{{host}}/x", "https:///{{host}}/x"] {
+        let yaml = format!(
+            "name: short_scheme\ndescription: An HTTP tool whose URL has a short scheme\n\
+             parameters:\n  - {{name: host, type: string, required: true}}\n\
+             endpoint:\n  url: '{url}'\n  method: GET\n"
+        );
+        let message = app
+            .raw(
+                Method::POST,
+                "/api/v1/custom-tools/import",
+                Some("application/yaml"),
+                yaml,
+            )
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+        assert!(
+            message.contains("must begin with its origin in full")
+                && message.contains("https://host/"),
+            "{url}: {message}"
         );
     }
 }
