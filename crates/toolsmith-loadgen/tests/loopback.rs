@@ -22,7 +22,7 @@ use toolsmith_loadgen::{Kind, Plan, Target, run, setup};
 mod server {
     //! Starts and stops the server under test.
     use super::*;
-    use toolsmith_server::{AppState, ServerConfig};
+    use toolsmith_server::{AppState, ServerSettings};
     use toolsmith_service::{ToolService, ToolServiceSettings};
     use toolsmith_store::{SqliteStore, Store};
 
@@ -45,7 +45,7 @@ mod server {
                 ..ToolServiceSettings::default()
             };
             let service = ToolService::open(config, store).await.unwrap();
-            let state = AppState::new(service, Arc::new(ServerConfig::default()));
+            let state = AppState::new(service, Arc::new(ServerSettings::default()));
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}", listener.local_addr().unwrap());
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 use toolsmith_core::PermissionSet;
-use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolSettings};
 
 struct NoHost;
 
@@ -89,7 +89,7 @@ fn text_10kb() -> String {
 
 fn benches(c: &mut Criterion) {
     let rt = Runtime::new().expect("tokio runtime");
-    let sandbox = Arc::new(JsSandbox::new(PoolConfig::default()));
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings::default()));
     let host: Arc<dyn HostCalls> = Arc::new(NoHost);
 
     let res = rt.block_on(sandbox.run(job("return 1", json!({}), &host)));

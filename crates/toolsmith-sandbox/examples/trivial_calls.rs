@@ -24,7 +24,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::PermissionSet;
-use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolSettings};
 
 struct NoHost;
 
@@ -47,9 +47,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let sandbox = JsSandbox::new(PoolConfig {
+    let sandbox = JsSandbox::new(PoolSettings {
         workers: 1,
-        ..PoolConfig::default()
+        ..PoolSettings::default()
     });
     let host: Arc<dyn HostCalls> = Arc::new(NoHost);
     let mut failed = 0;

@@ -131,7 +131,7 @@ impl Default for JsLimits {
 
 /// How many executions may run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolConfig {
+pub struct PoolSettings {
     /// Executions that may run JavaScript at once: the CPU slots (default: the number of
     /// cores). An execution awaiting a host call holds none.
     pub workers: usize,
@@ -140,12 +140,12 @@ pub struct PoolConfig {
     pub max_in_flight: usize,
 }
 
-/// The default of [`PoolConfig::max_in_flight`].
+/// The default of [`PoolSettings::max_in_flight`].
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
-impl Default for PoolConfig {
+impl Default for PoolSettings {
     fn default() -> Self {
-        PoolConfig {
+        PoolSettings {
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
@@ -303,7 +303,7 @@ pub struct JsSandbox {
 
 impl JsSandbox {
     /// Starts `config.workers` threads (at least one), each with a runtime prepared.
-    pub fn new(config: PoolConfig) -> JsSandbox {
+    pub fn new(config: PoolSettings) -> JsSandbox {
         JsSandbox {
             pool: pool::Pool::new(config),
         }

@@ -52,7 +52,7 @@ use crate::engine::{self, Execution, Job};
 use crate::host::Event;
 use crate::limits::{Limit, WORKER_STACK_BYTES};
 use crate::sched::{CpuSlots, NoSlot, Ticket};
-use crate::{JsJob, PoolConfig};
+use crate::{JsJob, PoolSettings};
 
 /// How long `run` waits past the deadline for a reply before it gives up on the execution.
 pub(crate) const REPLY_GRACE: Duration = Duration::from_secs(1);
@@ -123,7 +123,7 @@ impl Drop for InFlight {
 }
 
 impl Pool {
-    pub(crate) fn new(config: PoolConfig) -> Pool {
+    pub(crate) fn new(config: PoolSettings) -> Pool {
         let ready = config.workers.max(1);
         let threads = Arc::new(Threads {
             state: Mutex::new(ThreadState::default()),

@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolsmith_core::ToolDefinition;
 use toolsmith_server::discovery::{Document, SearchIndex};
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{Actor, CreateTool, ToolPatch, ToolRef, ToolService, ToolServiceSettings};
 
 /// How many tools: 10,000 when benchmarking, 200 in the test run of the benchmarks.
@@ -123,7 +123,7 @@ async fn fixture() -> Fixture {
         };
         service.create(&user, input).await.unwrap();
     }
-    let state = AppState::new(service.clone(), Arc::new(ServerConfig::default()));
+    let state = AppState::new(service.clone(), Arc::new(ServerSettings::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     tokio::spawn(async move {

@@ -12,7 +12,7 @@
 //! every internal error), hardened headers on every response (`X-Content-Type-Options`,
 //! `X-Frame-Options`, `Referrer-Policy`, a strict `Content-Security-Policy` unless a route sets
 //! its own), the request timeout (503 envelope), the body limit
-//! ([`ServerConfig::body_limit_bytes`](crate::ServerConfig::body_limit_bytes): 413 envelope;
+//! ([`ServerSettings::body_limit_bytes`](crate::ServerSettings::body_limit_bytes): 413 envelope;
 //! `/mcp` reads its bodies itself, with a limit of at least 16 MiB, and answers one over it as
 //! a JSON-RPC error once it has been sent),
 //! the edge's checks ([`crate::edge`]: the `Host` names served, and no state-changing request

@@ -5,7 +5,7 @@
 //! - **`Host`** (DNS rebinding): a page on `evil.example` whose name is rebound to 127.0.0.1
 //!   reaches the server as a same-origin page of `evil.example`, and its requests carry
 //!   `Host: evil.example`. Every route but the health probes answers only to the names in
-//!   [`ServerConfig::allowed_hosts`](crate::ServerConfig::allowed_hosts) (loopback names when it
+//!   [`ServerSettings::allowed_hosts`](crate::ServerSettings::allowed_hosts) (loopback names when it
 //!   is empty); an entry with a port matches only that port. A request without `Host` (no
 //!   browser sends one) names nothing and passes.
 //! - **Where a state-changing request came from** (`POST`, `PUT`, `PATCH`, `DELETE`): a page can

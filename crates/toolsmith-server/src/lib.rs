@@ -34,7 +34,7 @@ use toolsmith_service::ToolService;
 #[derive(Clone)]
 pub struct AppState {
     pub service: Arc<ToolService>,
-    pub config: Arc<ServerConfig>,
+    pub config: Arc<ServerSettings>,
     /// What the auth middleware remembers of the API tokens.
     pub tokens: Arc<auth::cache::TokenCache>,
     /// Open HTTP connections and those closed or refused by the limits (for `/metrics`).
@@ -44,7 +44,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(service: Arc<ToolService>, config: Arc<ServerConfig>) -> AppState {
+    pub fn new(service: Arc<ToolService>, config: Arc<ServerSettings>) -> AppState {
         AppState {
             service,
             config,
@@ -57,7 +57,7 @@ impl AppState {
 
 /// Settings of the HTTP server. `Debug` shows whether an admin token is set, never the token.
 #[derive(Clone)]
-pub struct ServerConfig {
+pub struct ServerSettings {
     /// Largest request body, in bytes (default 1 MB).
     pub body_limit_bytes: usize,
     /// Longest a request may take before 408/503 (default 60 s; tool calls have their own limits).
@@ -97,9 +97,9 @@ pub struct ServerConfig {
     pub mcp_sessions: crate::mcp::SessionLimits,
 }
 
-impl std::fmt::Debug for ServerConfig {
+impl std::fmt::Debug for ServerSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerConfig")
+        f.debug_struct("ServerSettings")
             .field("body_limit_bytes", &self.body_limit_bytes)
             .field("request_timeout", &self.request_timeout)
             .field("allowed_hosts", &self.allowed_hosts)
@@ -121,9 +121,9 @@ impl std::fmt::Debug for ServerConfig {
     }
 }
 
-impl Default for ServerConfig {
+impl Default for ServerSettings {
     fn default() -> Self {
-        ServerConfig {
+        ServerSettings {
             body_limit_bytes: 1024 * 1024,
             request_timeout: std::time::Duration::from_secs(60),
             allowed_hosts: vec![

@@ -43,7 +43,7 @@ pub use error::ServiceError;
 pub use governance::PolicyView;
 pub use governance::approvals::{ApprovalDoors, ApprovalView, ExecutionApproval};
 pub use governance::audit::AuditTarget;
-pub use governance::limits::{LimitsConfig, Rate};
+pub use governance::limits::{LimitsSettings, Rate};
 pub use input::{Actor, CreateTool, DeleteOptions, RunCode, ToolPatch, ToolRef};
 pub use service::{
     Connectors, EPHEMERAL_TOOL, RunRights, Suggestion, ToolService, ToolServiceSettings,

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use tokio::sync::Mutex;
 use toolsmith_core::{Pipeline, PipelineLimits, ToolContext, ToolRegistry};
-use toolsmith_sandbox::{JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{JsLimits, JsSandbox, PoolSettings};
 use toolsmith_store::Store;
 
 use crate::config_center::ConfigCache;
@@ -32,7 +32,7 @@ use crate::execution::egress::EgressSender;
 use crate::execution::task_caller::ServiceTaskCaller;
 use crate::governance::approvals::{ApprovalGate, ApprovalMiddleware, ExecutionApproval};
 use crate::governance::audit::AuditLog;
-use crate::governance::limits::{LimitRejections, Limiter, LimitsConfig};
+use crate::governance::limits::{LimitRejections, Limiter, LimitsSettings};
 use crate::governance::policy::{PolicyGate, PolicyMiddleware};
 use crate::governance::scrubbing::ScrubMiddleware;
 use crate::telemetry::Telemetry;
@@ -72,9 +72,9 @@ pub struct ToolServiceSettings {
     /// through `fs` or `utils.callTool` (default 100, the spec's `maxFsOperations`).
     pub js_max_fs_operations: u32,
     pub pipeline_limits: PipelineLimits,
-    pub pool: PoolConfig,
+    pub pool: PoolSettings,
     /// Rate limits and concurrency caps on executions (none by default).
-    pub limits: LimitsConfig,
+    pub limits: LimitsSettings,
     /// Days of execution history kept for analytics (default 30); `None` or 0 keeps it all.
     pub execution_retention_days: Option<u32>,
     /// Let HTTP tools call `http://` endpoints (default: https only).
@@ -152,8 +152,8 @@ impl Default for ToolServiceSettings {
             js_limits: JsLimits::default(),
             js_max_fs_operations: DEFAULT_JS_MAX_FS_OPERATIONS,
             pipeline_limits: PipelineLimits::default(),
-            pool: PoolConfig::default(),
-            limits: LimitsConfig::default(),
+            pool: PoolSettings::default(),
+            limits: LimitsSettings::default(),
             execution_retention_days: Some(30),
             allow_plain_http: false,
             policy: None,

@@ -46,7 +46,7 @@ mod tests {
     use clap::Parser as _;
 
     use crate::cli::Cli;
-    use crate::settings::FileConfig;
+    use crate::settings::FileSettings;
 
     const TOKEN: &str = "adm-Zq8xW3-0123456789abcdef";
 
@@ -65,7 +65,7 @@ mod tests {
         assert!(!shown.contains("Zq8xW3"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
 
-        let file: FileConfig = toml::from_str(&format!(
+        let file: FileSettings = toml::from_str(&format!(
             "admin_token = \"{TOKEN}\"\ndatabase_url = \"postgres://ts:pw-Zq8xW3@db/ts\""
         ))
         .unwrap();

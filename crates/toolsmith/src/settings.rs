@@ -4,7 +4,7 @@
 //! Three sources, merged key by key with this precedence: command-line flag, then environment
 //! variable (`TOOLSMITH_*`; clap reads both, so a flag beats its variable), then the TOML file
 //! of `--config` / `TOOLSMITH_CONFIG`, then the built-in default. [`Settings::resolve`] merges
-//! the low-level options ([`GlobalArgs`], [`ServeArgs`], [`RuntimeArgs`] and [`FileConfig`])
+//! the low-level options ([`GlobalArgs`], [`ServeArgs`], [`RuntimeArgs`] and [`FileSettings`])
 //! and validates every value, so the commands only ever see a [`Settings`] that makes sense.
 //! Every key is documented in `docs/configuration.md`.
 
@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolsmith_server::ServerConfig;
-use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings, WorkspaceSettings};
+use toolsmith_server::ServerSettings;
+use toolsmith_service::{LimitsSettings, Rate, ToolServiceSettings, WorkspaceSettings};
 
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
 use crate::database::{self, Database, DatabaseUrl};
@@ -74,7 +74,7 @@ pub enum McpListing {
 /// The TOML file, as written. Every key is optional; an unknown key is an error that names it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FileConfig {
+pub struct FileSettings {
     pub bind: Option<String>,
     pub port: Option<u16>,
     pub data_dir: Option<PathBuf>,
@@ -238,9 +238,9 @@ pub enum Value {
     Text(String),
 }
 
-impl FileConfig {
+impl FileSettings {
     /// Reads and parses the file; the error names the file, and the key when one is wrong.
-    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+    pub fn load(path: &Path) -> Result<FileSettings, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             bad(format!(
                 "cannot read the configuration file {}: {e}",
@@ -278,7 +278,7 @@ pub struct Settings {
     /// How long start-up waits for an unreachable PostgreSQL server.
     pub database_startup_timeout: Duration,
     pub service: ToolServiceSettings,
-    pub server: ServerConfig,
+    pub server: ServerSettings,
     /// Host of the listening address: an IP address or `localhost`.
     pub bind: String,
     pub port: u16,
@@ -295,8 +295,8 @@ impl Settings {
         runtime: &RuntimeArgs,
     ) -> Result<Settings, ConfigError> {
         let file = match &runtime.config {
-            Some(path) => FileConfig::load(path)?,
-            None => FileConfig::default(),
+            Some(path) => FileSettings::load(path)?,
+            None => FileSettings::default(),
         };
         Settings::merge(global, serve, runtime, file)
     }
@@ -305,7 +305,7 @@ impl Settings {
         global: &GlobalArgs,
         serve: Option<&ServeArgs>,
         runtime: &RuntimeArgs,
-        file: FileConfig,
+        file: FileSettings,
     ) -> Result<Settings, ConfigError> {
         // The database: a URL (flag/env, then file) beats a data directory from the same level
         // or below; a data directory given on a higher level beats a URL from the file.
@@ -436,7 +436,7 @@ impl Settings {
                 .map(|text| parse_rate(&text).map_err(|e| bad(format!("{name}: {e}"))))
                 .transpose(),
         };
-        service.limits = LimitsConfig {
+        service.limits = LimitsSettings {
             per_user: rate(runtime.rate_per_user, file.rate_per_user, "rate_per_user")?,
             per_tool: rate(runtime.rate_per_tool, file.rate_per_tool, "rate_per_tool")?,
             per_session: rate(
@@ -654,11 +654,11 @@ impl Settings {
             return Err(bad("poll_interval must be at least 10ms"));
         }
 
-        let mut server = ServerConfig {
+        let mut server = ServerSettings {
             compat_dynamic_mcp: compat == Compat::DynamicMcp,
             mcp_discovery_only: runtime.mcp_listing.or(file.mcp_listing)
                 == Some(McpListing::Discovery),
-            ..ServerConfig::default()
+            ..ServerSettings::default()
         };
         let defaults = ServeArgs::default_ref();
         let serve = serve.unwrap_or(&defaults);
@@ -913,7 +913,7 @@ fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyDocument>, runtime:
 /// calls per `MCP_TOOL_RATE_WINDOW_MS` → `rate_per_tool`).
 fn dynamic_mcp_profile(
     profile: Option<CompatProfileArg>,
-    server: &mut ServerConfig,
+    server: &mut ServerSettings,
     service: &mut ToolServiceSettings,
 ) -> Result<(), ConfigError> {
     use toolsmith_server::mcp::CompatProfile;
@@ -1384,7 +1384,7 @@ mod tests {
         let Command::Serve(serve) = &cli.command else {
             panic!("not serve")
         };
-        let file: FileConfig = toml::from_str(file).map_err(|e| bad(e.to_string()))?;
+        let file: FileSettings = toml::from_str(file).map_err(|e| bad(e.to_string()))?;
         Settings::merge(&cli.global, Some(&**serve), &serve.runtime, file)
     }
 
@@ -1706,7 +1706,7 @@ mod tests {
         let s = settings(&["toolsmith", "serve"], "").unwrap();
         assert_eq!(
             s.service.limits,
-            LimitsConfig::default(),
+            LimitsSettings::default(),
             "no limits unless asked"
         );
         let file = "rate_per_user = \"120:10\"\nmax_concurrent = 64\nmax_concurrent_per_user = 8";
@@ -1966,7 +1966,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("toolsmith.toml");
         std::fs::write(&path, "port = 1\nbind_adress = \"0.0.0.0\"\n").unwrap();
-        let err = FileConfig::load(&path).unwrap_err();
+        let err = FileSettings::load(&path).unwrap_err();
         assert!(err.0.contains("unknown field `bind_adress`"), "{err}");
         assert!(err.0.contains("line 2"), "{err}");
     }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::json;
 use toolsmith_core::{ErrorKind, ToolResult};
-use toolsmith_sandbox::{JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{JsLimits, JsSandbox, PoolSettings};
 
 use crate::support::*;
 
@@ -32,7 +32,7 @@ static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 });
 
 static SANDBOX: LazyLock<JsSandbox> = LazyLock::new(|| {
-    JsSandbox::new(PoolConfig {
+    JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 4,
     })

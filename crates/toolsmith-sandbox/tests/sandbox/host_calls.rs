@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, Permission};
-use toolsmith_sandbox::{HostCalls, JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{HostCalls, JsLimits, JsSandbox, PoolSettings};
 
 use crate::support::*;
 
@@ -72,7 +72,7 @@ impl HostCalls for TestHost {
 }
 
 fn pool(workers: usize) -> Arc<JsSandbox> {
-    Arc::new(JsSandbox::new(PoolConfig {
+    Arc::new(JsSandbox::new(PoolSettings {
         workers,
         max_in_flight: 16,
     }))

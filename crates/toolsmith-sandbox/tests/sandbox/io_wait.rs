@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use toolsmith_core::{ErrorKind, Permission, ToolResult};
 use toolsmith_egress::{EgressGuard, EgressPolicy};
-use toolsmith_sandbox::{HostCalls, JsJob, JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{HostCalls, JsJob, JsLimits, JsSandbox, PoolSettings};
 
 use crate::fetch::NetHost;
 use crate::support::*;
@@ -80,7 +80,7 @@ impl SlowEndpoint {
 }
 
 fn two_workers(max_in_flight: usize) -> Arc<JsSandbox> {
-    Arc::new(JsSandbox::new(PoolConfig {
+    Arc::new(JsSandbox::new(PoolSettings {
         workers: 2,
         max_in_flight,
     }))
@@ -116,7 +116,7 @@ async fn executions_awaiting_a_slow_endpoint_overlap_far_beyond_the_workers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_queued_for_a_slot_hold_no_thread() {
-    let sandbox = Arc::new(JsSandbox::new(PoolConfig {
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 1000,
     }));
@@ -140,7 +140,7 @@ async fn calls_queued_for_a_slot_hold_no_thread() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cpu_time_is_each_executions_own_when_they_share_a_slot() {
     let endpoint = slow_endpoint().await;
-    let sandbox = Arc::new(JsSandbox::new(PoolConfig {
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 16,
     }));
@@ -189,7 +189,7 @@ async fn cpu_time_is_each_executions_own_when_they_share_a_slot() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_users_busy_loops_do_not_starve_another_users_trivial_call() {
-    let sandbox = Arc::new(JsSandbox::new(PoolConfig {
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 64,
     }));

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolsmith_core::ErrorKind;
-use toolsmith_sandbox::{HostCalls, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{HostCalls, JsSandbox, PoolSettings};
 
 use crate::support::*;
 
@@ -31,7 +31,7 @@ impl HostCalls for Parked {
 
 #[test]
 fn the_default_pool_has_a_slot_per_core_and_room_for_1024_in_flight() {
-    let config = PoolConfig::default();
+    let config = PoolSettings::default();
     assert_eq!(
         config.workers,
         std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -47,7 +47,7 @@ fn the_sandbox_can_be_shared_between_tasks() {
 
 #[tokio::test]
 async fn a_flood_past_the_cap_is_refused_as_busy() {
-    let sandbox = Arc::new(JsSandbox::new(PoolConfig {
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 2,
     }));
@@ -89,7 +89,7 @@ async fn a_flood_past_the_cap_is_refused_as_busy() {
 /// holds 50,000 objects to collect.
 #[tokio::test]
 async fn a_call_after_an_answered_one_is_not_refused_while_its_runtime_is_freed() {
-    let sandbox = JsSandbox::new(PoolConfig {
+    let sandbox = JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 1,
     });
@@ -120,7 +120,7 @@ impl HostCalls for Reports {
 
 #[tokio::test]
 async fn a_dropped_call_is_cancelled_and_frees_its_worker() {
-    let sandbox = JsSandbox::new(PoolConfig {
+    let sandbox = JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 4,
     });
@@ -177,7 +177,7 @@ async fn many_tasks_share_one_sandbox() {
 /// started one for each such job: six threads, each with its own heap, for two slots.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_callers_of_trivial_tools_are_served_by_the_threads_kept_ready() {
-    let sandbox = Arc::new(JsSandbox::new(PoolConfig {
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings {
         workers: 2,
         max_in_flight: 1024,
     }));

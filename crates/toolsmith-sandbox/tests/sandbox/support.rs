@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolsmith_core::{ErrorKind, PermissionSet, ToolResult};
-use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolSettings};
 
 /// A host with no tools.
 pub struct NoHost;
@@ -46,7 +46,7 @@ pub fn wall_limits() -> JsLimits {
 
 /// A sandbox of its own, for tests that need to know what ran on it before.
 pub fn sandbox() -> JsSandbox {
-    JsSandbox::new(PoolConfig {
+    JsSandbox::new(PoolSettings {
         workers: 2,
         max_in_flight: 64,
     })

@@ -6,7 +6,7 @@
 //!   `notifications/tools/list_changed` pushed on the session's GET stream), and requests that
 //!   negotiate 2026-07-28 are served statelessly, their list changes delivered through
 //!   `subscriptions/listen`. The `Host` allowlist (DNS-rebinding protection, from
-//!   [`ServerConfig::allowed_hosts`](crate::ServerConfig::allowed_hosts)) and the refusal of
+//!   [`ServerSettings::allowed_hosts`](crate::ServerSettings::allowed_hosts)) and the refusal of
 //!   requests sent by other origins' pages are `crate::edge`'s, the same check as REST's (rmcp's
 //!   own copy of the Host check is off).
 //! - [`serve_stdio`] — one session over stdin/stdout (`toolsmith mcp`); logs go to stderr only.

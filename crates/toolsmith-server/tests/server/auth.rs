@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
 use toolsmith_server::auth::{Scope, new_token};
-use toolsmith_server::{AppState, ServerConfig, app};
+use toolsmith_server::{AppState, ServerSettings, app};
 use toolsmith_service::{ToolService, ToolServiceSettings};
 use tower::ServiceExt;
 
@@ -16,7 +16,7 @@ struct Server {
     state: AppState,
 }
 
-async fn server(config: ServerConfig) -> Server {
+async fn server(config: ServerSettings) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let service = ToolService::open_sqlite(
         ToolServiceSettings::default(),
@@ -101,7 +101,7 @@ fn new_tool(name: &str) -> Value {
 
 #[tokio::test]
 async fn without_tokens_everything_is_open_on_loopback() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     let (status, _, _) = s
         .call("POST", "/api/v1/custom-tools", None, Some(new_tool("open")))
         .await;
@@ -112,7 +112,7 @@ async fn without_tokens_everything_is_open_on_loopback() {
 
 #[tokio::test]
 async fn once_tokens_exist_every_request_needs_one() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     let reader = s.token("alice", &[Scope::ToolsRead]).await;
     let (status, body, challenge) = s.call("GET", "/api/v1/custom-tools", None, None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -145,7 +145,7 @@ async fn once_tokens_exist_every_request_needs_one() {
 
 #[tokio::test]
 async fn scopes_limit_what_a_token_may_do() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     let reader = s.token("alice", &[Scope::ToolsRead]).await;
     let writer = s
         .token("alice", &[Scope::ToolsRead, Scope::ToolsWrite])
@@ -200,7 +200,7 @@ async fn scopes_limit_what_a_token_may_do() {
 
 #[tokio::test]
 async fn users_never_see_each_others_tools() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     let alice = s
         .token(
             "alice",
@@ -260,9 +260,9 @@ async fn users_never_see_each_others_tools() {
 
 #[tokio::test]
 async fn with_an_admin_token_writes_need_admin() {
-    let config = ServerConfig {
+    let config = ServerSettings {
         admin_token: Some("let-me-in-0123456789".into()),
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     };
     let s = server(config).await;
     let writer = s
@@ -302,14 +302,14 @@ async fn with_an_admin_token_writes_need_admin() {
 
 #[tokio::test]
 async fn read_only_mode_refuses_writes_only() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     s.call("POST", "/api/v1/custom-tools", None, Some(new_tool("t")))
         .await;
     let s = Server {
         state: AppState {
-            config: Arc::new(ServerConfig {
+            config: Arc::new(ServerSettings {
                 read_only: true,
-                ..ServerConfig::default()
+                ..ServerSettings::default()
             }),
             ..s.state.clone()
         },
@@ -355,7 +355,7 @@ async fn read_only_mode_refuses_writes_only() {
 /// `X-Toolsmith-Agent` header cannot swap it for a less restricted agent.
 #[tokio::test]
 async fn a_token_bound_to_an_agent_gets_that_agents_policy_whatever_the_header_says() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     s.state
         .service
         .set_policy(
@@ -423,7 +423,7 @@ async fn a_token_bound_to_an_agent_gets_that_agents_policy_whatever_the_header_s
 /// the operator granted that agent.
 #[tokio::test]
 async fn a_header_chosen_agent_only_narrows_what_the_user_may_do() {
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     s.state
         .service
         .set_policy(
@@ -532,7 +532,7 @@ async fn a_header_chosen_agent_only_narrows_what_the_user_may_do() {
 async fn tokens_created_or_revoked_while_running_take_effect_within_the_cache_ttl() {
     use toolsmith_server::auth::cache::TOKEN_CACHE_TTL;
 
-    let s = server(ServerConfig::default()).await;
+    let s = server(ServerSettings::default()).await;
     let (status, _, _) = s.call("GET", "/api/v1/custom-tools", None, None).await;
     assert_eq!(status, StatusCode::OK, "open while no token exists");
 

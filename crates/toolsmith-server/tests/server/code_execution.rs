@@ -5,7 +5,7 @@
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 use crate::rest_support::{TestApp, approved, code_execution_app, command_sandbox_works, execute};
@@ -25,7 +25,7 @@ async fn code_execution_is_off_by_default_and_runs_in_the_sandboxes_once_enabled
         )),
         ..ToolServiceSettings::default()
     };
-    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    let app = TestApp::with_configs(settings, ServerSettings::default()).await;
     let tools = app.get("/api/v1/tools").await.assert_ok(StatusCode::OK);
     for name in [
         "execute_shell",
@@ -518,9 +518,9 @@ async fn a_call_tool_fan_out_is_bounded_by_the_concurrency_cap() {
     }
     let dir = tempfile::tempdir().unwrap();
     let settings = ToolServiceSettings {
-        limits: toolsmith_service::LimitsConfig {
+        limits: toolsmith_service::LimitsSettings {
             max_concurrent_per_user: 1,
-            ..toolsmith_service::LimitsConfig::default()
+            ..toolsmith_service::LimitsSettings::default()
         },
         ..ToolServiceSettings::default()
     };

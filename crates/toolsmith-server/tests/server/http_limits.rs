@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::ToolServiceSettings;
 use tower::ServiceExt;
 
@@ -29,7 +29,7 @@ struct AppServer {
 }
 
 impl AppServer {
-    async fn start(config: ServerConfig, service: ToolServiceSettings) -> AppServer {
+    async fn start(config: ServerSettings, service: ToolServiceSettings) -> AppServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let state = open_state_with(dir.path(), config, service).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -97,9 +97,9 @@ async fn status_of(server: &AppServer, path: &str) -> (u16, String) {
 
 #[tokio::test]
 async fn health_probes_answer_while_every_connection_is_busy() {
-    let config = ServerConfig {
+    let config = ServerSettings {
         max_connections: 2,
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     };
     let server = AppServer::start(config, ToolServiceSettings::default()).await;
     // Two requests in flight whose bodies never come: the handler is reading (the server said
@@ -162,7 +162,7 @@ async fn json_of(response: axum::response::Response) -> (StatusCode, Value) {
 
 #[tokio::test]
 async fn listen_streams_are_capped_per_user_and_in_total() {
-    let mut config = ServerConfig::default();
+    let mut config = ServerSettings::default();
     config.mcp_sessions.max_listens_per_user = 3;
     let app = TestApp::with_config(config).await;
     let mut open = Vec::new();
@@ -193,7 +193,7 @@ async fn listen_streams_are_capped_per_user_and_in_total() {
     open.push(listen(&app, 5).await);
     assert_eq!(open[2].status(), StatusCode::OK);
 
-    let mut config = ServerConfig::default();
+    let mut config = ServerSettings::default();
     config.mcp_sessions.max_listens = 2;
     let app = TestApp::with_config(config).await;
     let held = [listen(&app, 1).await, listen(&app, 2).await];
@@ -217,7 +217,7 @@ async fn the_python_sdk_writes_10_mib_over_http_and_a_larger_body_fails_only_its
             )),
             ..ToolServiceSettings::default()
         };
-        let server = AppServer::start(ServerConfig::default(), service).await;
+        let server = AppServer::start(ServerSettings::default(), service).await;
         let url = format!("http://{}/mcp", server.addr);
         let args = strings(&[
             "mcp_python.py",

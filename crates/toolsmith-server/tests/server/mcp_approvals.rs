@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use toolsmith_core::ApprovalStatus;
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 
 /// A client whose person answers every approval form with `answer` (or has no forms at all).
 #[derive(Clone)]
@@ -124,7 +124,7 @@ async fn model_creates_shout(client: &RunningService<RoleClient, Person>) {
 
 async fn state() -> (AppState, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    (open_state(dir.path(), ServerConfig::default()).await, dir)
+    (open_state(dir.path(), ServerSettings::default()).await, dir)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -345,7 +345,7 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
         ),
         ..toolsmith_service::ToolServiceSettings::default()
     };
-    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let state = mcp_support::open_state_with(dir.path(), ServerSettings::default(), service).await;
     let person_client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
     model_creates_shout(&person_client).await;
     // The person allows `shout` always, for themselves (no agent).
@@ -441,7 +441,7 @@ async fn tools_a_caller_may_not_call_are_not_described_to_it() {
         ),
         ..toolsmith_service::ToolServiceSettings::default()
     };
-    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let state = mcp_support::open_state_with(dir.path(), ServerSettings::default(), service).await;
     let person_client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
     model_creates_shout(&person_client).await;
     let bot = Identity {
@@ -502,7 +502,7 @@ async fn approval_replies_name_only_doors_that_exist() {
             ..toolsmith_service::ToolServiceSettings::default()
         };
         let state =
-            mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+            mcp_support::open_state_with(dir.path(), ServerSettings::default(), service).await;
         let client = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
         model_creates_shout(&client).await;
         let (_, text) = call(&client, "shout", json!({})).await;

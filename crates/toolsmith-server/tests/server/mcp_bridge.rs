@@ -46,7 +46,7 @@ pub(crate) async fn app_with(servers: Vec<McpServerRegistration>) -> TestApp {
             mcp_servers: servers,
             ..ToolServiceSettings::default()
         },
-        toolsmith_server::ServerConfig::default(),
+        toolsmith_server::ServerSettings::default(),
     )
     .await;
     let service = app.state.service.clone();
@@ -276,7 +276,7 @@ async fn app_allowing_python(threshold: Option<usize>) -> TestApp {
             mcp_bridge: bridge,
             ..ToolServiceSettings::default()
         },
-        toolsmith_server::ServerConfig::default(),
+        toolsmith_server::ServerSettings::default(),
     )
     .await
 }
@@ -581,7 +581,7 @@ async fn a_grant_hides_a_denied_tool_on_every_face_and_an_approved_request_shows
             },
             ..ToolServiceSettings::default()
         },
-        toolsmith_server::ServerConfig::default(),
+        toolsmith_server::ServerSettings::default(),
     )
     .await;
     wait_status(&app, "g", |s| s["state"] == "connected").await;
@@ -769,7 +769,7 @@ async fn app_allowing_env(allowed_env: &[&str]) -> TestApp {
             },
             ..ToolServiceSettings::default()
         },
-        toolsmith_server::ServerConfig::default(),
+        toolsmith_server::ServerSettings::default(),
     )
     .await
 }
@@ -936,9 +936,9 @@ async fn a_rest_call_of_a_bridged_tool_may_take_its_servers_call_timeout() {
             mcp_servers: vec![upstream("slowpoke")],
             ..ToolServiceSettings::default()
         },
-        toolsmith_server::ServerConfig {
+        toolsmith_server::ServerSettings {
             request_timeout: Duration::from_secs(1),
-            ..toolsmith_server::ServerConfig::default()
+            ..toolsmith_server::ServerSettings::default()
         },
     )
     .await;
@@ -1074,7 +1074,7 @@ async fn a_stored_server_whose_env_the_operator_no_longer_allows_starts_nothing(
                 },
                 ..ToolServiceSettings::default()
             },
-            toolsmith_server::ServerConfig::default(),
+            toolsmith_server::ServerSettings::default(),
         )
         .await;
     let status = wait_status(&strict, "narrowed", |s| s["lastError"].is_string()).await;

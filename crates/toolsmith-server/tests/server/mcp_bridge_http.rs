@@ -184,7 +184,7 @@ async fn app_reaching(port: u16, servers: Vec<McpServerRegistration>) -> TestApp
 }
 
 async fn app_with(settings: ToolServiceSettings) -> TestApp {
-    TestApp::with_configs(settings, toolsmith_server::ServerConfig::default()).await
+    TestApp::with_configs(settings, toolsmith_server::ServerSettings::default()).await
 }
 
 /// Waits until the server `name` is connected after at least `connections` connections.

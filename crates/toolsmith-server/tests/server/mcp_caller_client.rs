@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use toolsmith_core::ExecutionRecord;
 use toolsmith_server::auth::Identity;
 use toolsmith_server::mcp::ToolsmithMcp;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{Actor, CreateTool, ToolServiceSettings};
 
 /// A client that declares what `capabilities` says, on protocol `version`.
@@ -62,7 +62,7 @@ fn plain(version: ProtocolVersion) -> Caller {
 
 async fn state() -> (AppState, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    (open_state(dir.path(), ServerConfig::default()).await, dir)
+    (open_state(dir.path(), ServerSettings::default()).await, dir)
 }
 
 /// A service whose tools may fetch from 127.0.0.1 over plain HTTP.
@@ -74,7 +74,7 @@ async fn state_reaching_loopback() -> (AppState, tempfile::TempDir) {
     };
     service.egress.allow_plain_http = true;
     service.egress.allowed_private_hosts = vec!["127.0.0.1".parse().unwrap()];
-    let state = open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let state = open_state_with(dir.path(), ServerSettings::default(), service).await;
     (state, dir)
 }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use mcp_support::*;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::{Actor, CreateTool};
 
 /// Real clients are heavy (a Python or Node runtime each): a few at a time on 2 cores.
@@ -214,7 +214,7 @@ async fn python_flow_http(mode: &str, protocol: &str, delivery: &str) {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    let server = TestServer::start(ServerSettings::default()).await;
     let tool = format!("py_{mode}_http_greet");
     let args = with_url(py_args(mode, "flow", &tool), &server.url);
     let report = run_client(&format!("python {mode} http"), &python(), &args, &[]).await;
@@ -239,7 +239,7 @@ async fn python_flow_stdio(mode: &str, protocol: &str, delivery: &str) {
         &dir.path().join("toolsmith.db"),
     );
     let report = run_client(&format!("python {mode} stdio"), &python(), &args, &[]).await;
-    let state = open_state(dir.path(), ServerConfig::default()).await;
+    let state = open_state(dir.path(), ServerSettings::default()).await;
     check_flow(
         &report,
         &tool,
@@ -275,7 +275,7 @@ async fn typescript_sdk_over_http() {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    let server = TestServer::start(ServerSettings::default()).await;
     let tool = "ts_http_greet";
     let args = with_url(ts_args("flow", tool), &server.url);
     let report = run_client("typescript http", &node(), &args, &[]).await;
@@ -303,7 +303,7 @@ async fn typescript_sdk_over_stdio() {
     let tool = "ts_stdio_greet";
     let args = with_stdio(ts_args("flow", tool), &dir.path().join("toolsmith.db"));
     let report = run_client("typescript stdio", &node(), &args, &[]).await;
-    let state = open_state(dir.path(), ServerConfig::default()).await;
+    let state = open_state(dir.path(), ServerSettings::default()).await;
     check_flow(&report, tool, "2025-11-25", None, &builtin_names(&state));
 }
 
@@ -355,7 +355,7 @@ async fn two_sessions_typescript_sdk() {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    let server = TestServer::start(ServerSettings::default()).await;
     let tool = "shared_ts_tool";
     let args = with_url(ts_args("two-sessions", tool), &server.url);
     let report = run_client("typescript two sessions", &node(), &args, &[]).await;
@@ -370,7 +370,7 @@ async fn two_sessions_python_sdk_auto() {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    let server = TestServer::start(ServerSettings::default()).await;
     let tool = "shared_py_auto_tool";
     let args = with_url(py_args("auto", "two-sessions", tool), &server.url);
     let report = run_client("python auto two sessions", &python(), &args, &[]).await;
@@ -385,7 +385,7 @@ async fn two_sessions_python_sdk_legacy() {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    let server = TestServer::start(ServerSettings::default()).await;
     let tool = "shared_py_legacy_tool";
     let args = with_url(py_args("legacy", "two-sessions", tool), &server.url);
     let report = run_client("python legacy two sessions", &python(), &args, &[]).await;
@@ -420,7 +420,7 @@ async fn external_change(mode: &str, protocol: &str) {
         return;
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
-    let server = TestServer::start(ServerConfig::default()).await;
+    let server = TestServer::start(ServerSettings::default()).await;
     let args = with_url(py_args(mode, "watch", "unused"), &server.url);
     let mut run = ClientRun::spawn(&format!("python {mode} watch"), &python(), &args, &[]);
     run.wait_for_line(|v| v["ready"] == true, Duration::from_secs(60))
@@ -467,7 +467,7 @@ async fn external_change_stdio(mode: &str, protocol: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("toolsmith.db");
     // Create the store first, so both processes open an existing database.
-    let state = open_state(dir.path(), ServerConfig::default()).await;
+    let state = open_state(dir.path(), ServerSettings::default()).await;
     let args = with_stdio(py_args(mode, "watch", "unused"), &db);
     let mut run = ClientRun::spawn(&format!("python {mode} stdio watch"), &python(), &args, &[]);
     run.wait_for_line(|v| v["ready"] == true, Duration::from_secs(60))
@@ -617,7 +617,7 @@ async fn inspector_cli_over_http() {
     }
     let _slot = CLIENT_SLOTS.acquire().await.unwrap();
     // The Inspector CLI cannot answer approval forms: executions need no approval here.
-    let server = TestServer::start_with(ServerConfig::default(), no_approvals()).await;
+    let server = TestServer::start_with(ServerSettings::default(), no_approvals()).await;
     let target = strings(&[&server.url, "--transport", "http"]);
     let steps = inspector_flow(
         target.clone(),
@@ -708,7 +708,7 @@ async fn inspector_cli_over_stdio() {
     target.extend(strings(&["--transport", "stdio"]));
     let catalog = dir.path().join("catalog.json");
     let steps = inspector_flow(target.clone(), "inspected_stdio", &catalog).await;
-    let state = open_state(dir.path(), ServerConfig::default()).await;
+    let state = open_state(dir.path(), ServerSettings::default()).await;
     check_inspector_flow(&steps, "inspected_stdio", &builtin_names(&state));
     check_portable(&target, &catalog).await;
 }

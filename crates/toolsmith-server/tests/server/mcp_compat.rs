@@ -610,7 +610,7 @@ mod profiles {
     use serde_json::{Value, json};
     use toolsmith_server::auth::Identity;
     use toolsmith_server::mcp::{CompatProfile, ToolsmithMcp};
-    use toolsmith_server::{AppState, ServerConfig};
+    use toolsmith_server::{AppState, ServerSettings};
     use toolsmith_service::ToolServiceSettings;
     use tower::ServiceExt as _;
 
@@ -633,12 +633,12 @@ mod profiles {
         "sandbox.stop",
     ];
 
-    fn config(profile: CompatProfile) -> ServerConfig {
-        ServerConfig {
+    fn config(profile: CompatProfile) -> ServerSettings {
+        ServerSettings {
             compat_dynamic_mcp: true,
             compat_profile: profile,
             admin_token: Some(ADMIN.to_owned()),
-            ..ServerConfig::default()
+            ..ServerSettings::default()
         }
     }
 
@@ -653,7 +653,7 @@ mod profiles {
         /// group is on (a workspace under the store's folder), so the `sandbox.*` names have
         /// their built-ins.
         async fn open(
-            config: ServerConfig,
+            config: ServerSettings,
             mut service: ToolServiceSettings,
             code: bool,
         ) -> Client {
@@ -971,7 +971,7 @@ mod profiles {
     /// they open), Toolsmith's own outside it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn dynamic_mcp_readyz_and_metrics_answer_in_its_shapes() {
-        let plain = TestApp::with_config(ServerConfig::default()).await;
+        let plain = TestApp::with_config(ServerSettings::default()).await;
         let ready = plain.get("/readyz").await;
         assert_eq!(
             (ready.status, ready.json.clone()),
@@ -979,9 +979,9 @@ mod profiles {
         );
         assert!(!plain.get("/metrics").await.text.contains("dynamic_mcp_"));
 
-        let app = TestApp::with_config(ServerConfig {
+        let app = TestApp::with_config(ServerSettings {
             compat_dynamic_mcp: true,
-            ..ServerConfig::default()
+            ..ServerSettings::default()
         })
         .await;
         let ready = app.get("/readyz").await;
@@ -1051,7 +1051,7 @@ mod profiles {
             ..ToolServiceSettings::default()
         };
         let client = Client::open(
-            ServerConfig {
+            ServerSettings {
                 compat_upstream_attach: Some(1),
                 ..config(CompatProfile::Enterprise)
             },

@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::Method;
 use rest_support::{TestApp, request};
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 const ADMIN_TOKEN: &str = "compat-answers-admin-token-0123";
@@ -24,11 +24,11 @@ fn compat_service() -> ToolServiceSettings {
     }
 }
 
-fn compat_config(admin_token: Option<&str>) -> ServerConfig {
-    ServerConfig {
+fn compat_config(admin_token: Option<&str>) -> ServerSettings {
+    ServerSettings {
         compat_dynamic_mcp: true,
         admin_token: admin_token.map(str::to_owned),
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     }
 }
 
@@ -305,7 +305,7 @@ async fn read_only_refuses_writes_in_dynamic_mcps_words() {
             read_only: true,
             ..compat_service()
         },
-        ServerConfig {
+        ServerSettings {
             read_only: true,
             ..compat_config(None)
         },

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 use toolsmith_core::Permission;
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::{Actor, CreateTool, ExecutionApproval, ToolRef, ToolServiceSettings};
 
 use crate::mcp_support::{TestServer, prerequisite, python, run_client, strings};
@@ -136,7 +136,7 @@ async fn every_mistake_gets_a_reply_that_names_the_fix() {
         execution_approval: ExecutionApproval::Off,
         ..ToolServiceSettings::default()
     };
-    let server = TestServer::start_with(ServerConfig::default(), service).await;
+    let server = TestServer::start_with(ServerSettings::default(), service).await;
     catalogue(&server).await;
     let args = strings(&[
         "mcp_mistakes.py",

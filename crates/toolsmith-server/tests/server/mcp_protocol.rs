@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use toolsmith_server::auth::Identity;
 use toolsmith_server::mcp::ToolsmithMcp;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{Actor, CreateTool, ToolRef};
 
 /// Counts the session's `list_changed` notifications; tests wait on the count, never on time.
@@ -144,7 +144,7 @@ async fn settled() {
     );
 }
 
-pub(crate) async fn state_with(config: ServerConfig) -> (AppState, tempfile::TempDir) {
+pub(crate) async fn state_with(config: ServerSettings) -> (AppState, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let state = open_state(dir.path(), config).await;
     (state, dir)
@@ -167,7 +167,7 @@ fn tool(name: &str, description: &str, code: &str) -> CreateTool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_info_capabilities_and_list() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let session = Session::open(&state, "default").await;
     let info = session.client.peer_info().expect("server info");
     assert_eq!(
@@ -223,7 +223,7 @@ async fn server_info_capabilities_and_list() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_errors_and_tool_errors() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let session = Session::open(&state, "default").await;
 
     let unknown = session.call("nope", json!({})).await.unwrap_err();
@@ -294,7 +294,7 @@ async fn protocol_errors_and_tool_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn control_plane_follows_the_lifecycle_rules() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let session = Session::open(&state, "default").await;
 
     // parameters as a JSON string; required_api_keys accepted with a note.
@@ -419,7 +419,7 @@ async fn control_plane_follows_the_lifecycle_rules() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_meta_tools() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let user = Actor::user("default");
     // Names no built-in shares (the notes family has `note` in its names and tags).
     let mut send = tool(
@@ -595,7 +595,7 @@ async fn discovery_meta_tools() {
 /// (`cli dynamic_mcp_suite`) and by `mcp_compat_answers`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compat_dynamic_mcp_names() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let plain = Session::open(&state, "default").await;
     let off = plain
         .call("dynamic.tool.list", json!({}))
@@ -603,9 +603,9 @@ async fn compat_dynamic_mcp_names() {
         .unwrap_err();
     assert_eq!(off.code.0, -32602, "not served without --compat");
 
-    let config = ServerConfig {
+    let config = ServerSettings {
         compat_dynamic_mcp: true,
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     };
     let (state, _dir) = state_with(config).await;
     let session = Session::open(&state, "default").await;
@@ -619,7 +619,7 @@ async fn compat_dynamic_mcp_names() {
 /// once the server's watchers have acted on every change made so far (this test runs no JS).
 #[tokio::test(start_paused = true)]
 async fn list_changed_once_per_change_and_per_owner() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let alice = Session::open(&state, "default").await;
     let bob = Session::open(&state, "bob").await;
     alice.names().await;
@@ -684,7 +684,7 @@ async fn list_changed_once_per_change_and_per_owner() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_tools_win_over_custom_tools_of_the_same_name() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     // The service reserves the server tools' names, so such a custom tool cannot be made.
     let refused = state
         .service
@@ -705,7 +705,7 @@ async fn server_tools_win_over_custom_tools_of_the_same_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_limited_call_is_a_protocol_error_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
-    let limits = toolsmith_service::LimitsConfig {
+    let limits = toolsmith_service::LimitsSettings {
         per_user: Some(toolsmith_service::Rate {
             per_minute: 1,
             burst: 1,
@@ -716,7 +716,7 @@ async fn a_rate_limited_call_is_a_protocol_error_with_retry_after() {
         limits,
         ..Default::default()
     };
-    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let state = mcp_support::open_state_with(dir.path(), ServerSettings::default(), service).await;
     let session = Session::open(&state, "default").await;
     let (is_error, _, _) = session.ok("generate_uuid", json!({})).await;
     assert!(!is_error);
@@ -754,7 +754,7 @@ async fn an_http_tool_reads_the_calls_context_from_meta() {
     service.egress.allow_plain_http = true;
     service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
     let dir = tempfile::tempdir().unwrap();
-    let state = mcp_support::open_state_with(dir.path(), ServerConfig::default(), service).await;
+    let state = mcp_support::open_state_with(dir.path(), ServerSettings::default(), service).await;
     let yaml = format!(
         "name: product_stock\ndescription: Stock of the product on the page\nversion: '1.0'\n\
          parameters:\n  - name: product_id\n    type: string\n    required: true\n    source: context\n\
@@ -800,7 +800,7 @@ async fn an_http_tool_reads_the_calls_context_from_meta() {
 /// A per-agent command tool is listed, described and callable only in its agent's sessions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_per_agent_tool_is_listed_only_for_its_agent() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     let mut create = tool(
         "support_echo",
         "echoes for the support agent",
@@ -841,7 +841,7 @@ async fn a_per_agent_tool_is_listed_only_for_its_agent() {
 /// them. Clearing the policy gives them back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stored_policy_restricts_an_agents_session_at_once() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     state
         .service
         .create(
@@ -901,9 +901,9 @@ async fn a_stored_policy_restricts_an_agents_session_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_listing_keeps_a_large_catalogue_out_of_tools_list() {
     const TOOLS: usize = 1000;
-    let config = ServerConfig {
+    let config = ServerSettings {
         mcp_discovery_only: true,
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     };
     let (state, dir) = state_with(config).await;
     let user = Actor::user("default");
@@ -926,7 +926,7 @@ async fn discovery_listing_keeps_a_large_catalogue_out_of_tools_list() {
     );
     assert!(bytes / 4 < 2500, "tools/list is {bytes} bytes");
     // The same catalogue with the full listing, for docs/mcp.md.
-    let full_state = open_state(dir.path(), ServerConfig::default()).await;
+    let full_state = open_state(dir.path(), ServerSettings::default()).await;
     let full = Session::open(&full_state, "default").await;
     let full_list = full.client.list_all_tools().await.expect("tools/list");
     let full_bytes = serde_json::to_string(&full_list).unwrap().len();
@@ -969,7 +969,7 @@ async fn discovery_listing_keeps_a_large_catalogue_out_of_tools_list() {
 /// both follow the subagent deny list and `max_depth`; a malformed depth is refused.
 #[tokio::test]
 async fn subagent_depth_in_meta_applies_to_calls_and_lists() {
-    let (state, _dir) = state_with(ServerConfig::default()).await;
+    let (state, _dir) = state_with(ServerSettings::default()).await;
     state
         .service
         .set_policy(

@@ -3,7 +3,7 @@
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_service::ToolServiceSettings;
@@ -12,7 +12,7 @@ async fn call_as(identity: Identity, name: &str, args: Value) -> (bool, String) 
     let dir = tempfile::tempdir().unwrap();
     let state = crate::mcp_support::open_state_with(
         dir.path(),
-        ServerConfig::default(),
+        ServerSettings::default(),
         ToolServiceSettings::default(),
     )
     .await;

@@ -87,7 +87,7 @@ struct Tokens {
 
 /// An app whose model (the person's token, through MCP) created `shout`, which therefore needs
 /// approval; plus an execute-only token bound to agent `bot`.
-async fn app(config: toolsmith_server::ServerConfig) -> (TestApp, Tokens) {
+async fn app(config: toolsmith_server::ServerSettings) -> (TestApp, Tokens) {
     let app = TestApp::with_config(config).await;
     let mut tokens = Vec::new();
     for (scopes, agent) in [
@@ -167,7 +167,7 @@ async fn decisions(app: &TestApp) -> Vec<Value> {
 
 #[tokio::test]
 async fn an_agent_token_cannot_approve_its_own_calls() {
-    let (app, t) = app(toolsmith_server::ServerConfig::default()).await;
+    let (app, t) = app(toolsmith_server::ServerSettings::default()).await;
     // The agent's client declares forms, but an agent may not decide: it is told to wait.
     let (is_error, text) =
         outcome(&rpc(&app, &t.agent, true, "tools/call", call("shout", json!({}))).await).unwrap();
@@ -222,7 +222,7 @@ async fn an_agent_token_cannot_approve_its_own_calls() {
 
 #[tokio::test]
 async fn a_ticket_answers_once_and_only_the_call_it_was_issued_for() {
-    let (app, t) = app(toolsmith_server::ServerConfig::default()).await;
+    let (app, t) = app(toolsmith_server::ServerSettings::default()).await;
     let person = |params: Value| rpc(&app, &t.person, true, "tools/call", params);
 
     // Piggy-backed on another tool: refused, and the ticket is used up.
@@ -322,7 +322,7 @@ async fn a_ticket_answers_once_and_only_the_call_it_was_issued_for() {
 
 #[tokio::test]
 async fn cancelling_the_form_ends_the_call_as_awaiting_approval() {
-    let (app, t) = app(toolsmith_server::ServerConfig::default()).await;
+    let (app, t) = app(toolsmith_server::ServerSettings::default()).await;
     let person = |params: Value| rpc(&app, &t.person, true, "tools/call", params);
     let ticket = outcome(&person(call("shout", json!({}))).await).unwrap_err();
     let cancelled = person(answered(
@@ -347,9 +347,9 @@ async fn cancelling_the_form_ends_the_call_as_awaiting_approval() {
 
 #[tokio::test]
 async fn a_read_only_server_takes_no_answer_from_the_client() {
-    let config = toolsmith_server::ServerConfig {
+    let config = toolsmith_server::ServerSettings {
         read_only: true,
-        ..toolsmith_server::ServerConfig::default()
+        ..toolsmith_server::ServerSettings::default()
     };
     let (app, t) = app(config).await;
     let (is_error, text) = outcome(

@@ -15,7 +15,7 @@ use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{ToolService, ToolServiceSettings};
 
 /// The control plane and discovery tools every MCP caller sees.
@@ -45,13 +45,13 @@ pub fn clients_dir() -> PathBuf {
 }
 
 /// A service over the SQLite store `toolsmith.db` in `dir` (created if missing).
-pub async fn open_state(dir: &Path, config: ServerConfig) -> AppState {
+pub async fn open_state(dir: &Path, config: ServerSettings) -> AppState {
     open_state_with(dir, config, ToolServiceSettings::default()).await
 }
 
 pub async fn open_state_with(
     dir: &Path,
-    config: ServerConfig,
+    config: ServerSettings,
     service: ToolServiceSettings,
 ) -> AppState {
     let service = ToolService::open_sqlite(
@@ -73,11 +73,11 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    pub async fn start(config: ServerConfig) -> TestServer {
+    pub async fn start(config: ServerSettings) -> TestServer {
         TestServer::start_with(config, ToolServiceSettings::default()).await
     }
 
-    pub async fn start_with(config: ServerConfig, service: ToolServiceSettings) -> TestServer {
+    pub async fn start_with(config: ServerSettings, service: ToolServiceSettings) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let state = open_state_with(dir.path(), config, service).await;
         let shutdown = CancellationToken::new();

@@ -28,7 +28,7 @@ use std::path::Path;
 use axum::http::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 
 use crate::mcp_protocol::{Session, state_with};
 use crate::mcp_support::repo_root;
@@ -342,7 +342,7 @@ async fn run(entry: &Entry, check: &str, all: &[Entry]) {
             assert_eq!(res.json["data"]["kind"], "http", "{at}");
         }
         "mcp_create_tool_fragment" => {
-            let (state, _dir) = state_with(ServerConfig::default()).await;
+            let (state, _dir) = state_with(ServerSettings::default()).await;
             let session = Session::open(&state, "default").await;
             let mut args = json!({"name": "needs_weather", "description": "reads its key",
                                   "parameters": {"type": "object"},
@@ -395,7 +395,7 @@ async fn run_code(entry: &Entry, all: &[Entry]) {
         None => json!({"type": "object"}),
     };
     let name = entry.name.as_deref().expect("name");
-    let app = TestApp::with_configs(no_approvals(), ServerConfig::default()).await;
+    let app = TestApp::with_configs(no_approvals(), ServerSettings::default()).await;
     app.post(
         TOOLS,
         &json!({"name": name, "description": format!("spec {} example", entry.spec),

@@ -8,7 +8,7 @@ use crate::rest_support;
 use axum::http::{Method, StatusCode};
 use rest_support::{TestApp, tool_body};
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 const SECRET: &str = "sk-live-audit-test-0123456789abcdef";
@@ -30,7 +30,7 @@ async fn privileged_actions_are_audited_without_secrets() {
         audit_log_file: Some(jsonl.clone()),
         ..ToolServiceSettings::default()
     };
-    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+    let app = TestApp::with_configs(service, ServerSettings::default()).await;
 
     let mut body = tool_body("shout");
     body["requiresApproval"] = json!(true);

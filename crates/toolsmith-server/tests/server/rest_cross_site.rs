@@ -14,7 +14,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use serde_json::json;
 use toolsmith_core::Permission;
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::{Actor, CreateTool};
 
 use crate::rest_support::{TestApp, TestResponse, tool_body};
@@ -245,10 +245,10 @@ fn assert_refused(res: &TestResponse, path: &str, page: Page) {
 #[tokio::test]
 async fn a_page_of_another_origin_changes_nothing_whatever_it_sends() {
     for config in [
-        ServerConfig::default(),
-        ServerConfig {
+        ServerSettings::default(),
+        ServerSettings {
             admin_token: Some("admin-secret".to_owned()),
-            ..ServerConfig::default()
+            ..ServerSettings::default()
         },
     ] {
         let app = TestApp::with_config(config).await;
@@ -488,11 +488,11 @@ async fn the_servers_own_pages_and_clients_outside_a_browser_keep_working() {
 #[tokio::test]
 async fn rest_and_the_ui_answer_only_to_the_servers_own_host_names() {
     for config in [
-        ServerConfig::default(),
-        ServerConfig {
+        ServerSettings::default(),
+        ServerSettings {
             admin_token: Some("admin-secret".to_owned()),
             allowed_hosts: vec!["tools.example.com".to_owned(), "localhost:8787".to_owned()],
-            ..ServerConfig::default()
+            ..ServerSettings::default()
         },
     ] {
         let app = TestApp::with_config(config).await;

@@ -5,7 +5,7 @@
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 use toolsmith_service::packages::{DEFAULT_NPM_REGISTRY, NpmSettings};
 
@@ -68,7 +68,7 @@ async fn spec_002s_parse_csv_installs_csv_parse_and_runs_from_the_cache_with_the
     let cache = tempfile::tempdir().unwrap();
     let app = TestApp::with_configs(
         settings(DEFAULT_NPM_REGISTRY, cache.path()),
-        ServerConfig::default(),
+        ServerSettings::default(),
     )
     .await;
     let tool = app
@@ -109,7 +109,7 @@ async fn spec_002s_parse_csv_installs_csv_parse_and_runs_from_the_cache_with_the
     let offline = app
         .reopen(
             settings(&closed_port(), cache.path()),
-            ServerConfig::default(),
+            ServerSettings::default(),
         )
         .await;
     let res = offline
@@ -125,7 +125,7 @@ async fn dependencies_are_part_of_the_version_and_the_lock_is_never_the_callers(
     let cache = tempfile::tempdir().unwrap();
     let app = TestApp::with_configs(
         settings(DEFAULT_NPM_REGISTRY, cache.path()),
-        ServerConfig::default(),
+        ServerSettings::default(),
     )
     .await;
     // A caller's own `packageLock` is replaced by what the registry resolves.
@@ -209,7 +209,7 @@ async fn a_rollback_brings_back_the_versions_dependencies_and_lock_and_history_s
     let cache = tempfile::tempdir().unwrap();
     let app = TestApp::with_configs(
         settings(DEFAULT_NPM_REGISTRY, cache.path()),
-        ServerConfig::default(),
+        ServerSettings::default(),
     )
     .await;
     let v1 = app
@@ -305,7 +305,7 @@ async fn a_dry_run_installs_the_definitions_dependencies_and_its_code_imports_th
     let cache = tempfile::tempdir().unwrap();
     let app = TestApp::with_configs(
         settings(DEFAULT_NPM_REGISTRY, cache.path()),
-        ServerConfig::default(),
+        ServerSettings::default(),
     )
     .await;
     let mut body = rest_body();

@@ -10,7 +10,7 @@ use axum::Router;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::routing::post;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 use crate::rest_data::{caller, tool};
@@ -51,7 +51,7 @@ async fn app_with_egress(allowed: Option<&str>) -> TestApp {
     if let Some(host) = allowed {
         service.egress.allowed_private_hosts = vec![host.parse().unwrap()];
     }
-    TestApp::with_configs(service, ServerConfig::default()).await
+    TestApp::with_configs(service, ServerSettings::default()).await
 }
 
 async fn configure_vision(app: &TestApp, base_url: &str) {

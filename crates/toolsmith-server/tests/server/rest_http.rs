@@ -11,7 +11,7 @@ use axum::http::{Method, StatusCode};
 use rest_support::{TestApp, TestResponse, request, tool_body};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{ToolService, ToolServiceSettings};
 
 const TOOLS: &str = "/api/v1/custom-tools";
@@ -210,9 +210,9 @@ async fn bodies_over_the_limit_are_413() {
         .await;
     res.assert_error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
     // A smaller configured limit.
-    let small = TestApp::with_config(ServerConfig {
+    let small = TestApp::with_config(ServerSettings {
         body_limit_bytes: 1000,
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     })
     .await;
     let mut body = tool_body("medium");
@@ -330,7 +330,7 @@ async fn serves_over_a_real_socket_and_shuts_down() {
     )
     .await
     .expect("service");
-    let state = AppState::new(service, Arc::new(ServerConfig::default()));
+    let state = AppState::new(service, Arc::new(ServerSettings::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -392,10 +392,10 @@ async fn readiness_says_a_disk_without_room_is_not_ready_before_a_write_fails() 
         ready_min_free_bytes: min_free,
         ..ToolServiceSettings::default()
     };
-    let roomy = TestApp::with_configs(settings(1), ServerConfig::default()).await;
+    let roomy = TestApp::with_configs(settings(1), ServerSettings::default()).await;
     assert_eq!(roomy.get("/readyz").await.status, StatusCode::OK);
     // No disk has this much room: the same check on a "full" disk.
-    let full = TestApp::with_configs(settings(u64::MAX), ServerConfig::default()).await;
+    let full = TestApp::with_configs(settings(u64::MAX), ServerSettings::default()).await;
     let ready = full.get("/readyz").await;
     assert_eq!(
         ready.status,

@@ -9,19 +9,19 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use rest_support::TestApp;
 use serde_json::json;
-use toolsmith_server::ServerConfig;
-use toolsmith_service::{LimitsConfig, ToolServiceSettings};
+use toolsmith_server::ServerSettings;
+use toolsmith_service::{LimitsSettings, ToolServiceSettings};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_callers_meet_the_cap_and_reads_keep_answering() {
     let service = ToolServiceSettings {
-        limits: LimitsConfig {
+        limits: LimitsSettings {
             max_concurrent: 2,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         ..ToolServiceSettings::default()
     };
-    let app = Arc::new(TestApp::with_configs(service, ServerConfig::default()).await);
+    let app = Arc::new(TestApp::with_configs(service, ServerSettings::default()).await);
     app.create_tool(&json!({
         "name": "slow",
         "description": "spins for 200 ms",

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use rest_support::TestApp;
 use serde_json::json;
 use toolsmith_sandbox::JsLimits;
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 const WORK: &str = "if (args.mode === 'fail') throw new Error('boom');\n\
@@ -25,7 +25,7 @@ async fn app() -> TestApp {
         },
         ..ToolServiceSettings::default()
     };
-    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+    let app = TestApp::with_configs(service, ServerSettings::default()).await;
     for name in ["work", "idle"] {
         app.create_tool(&json!({
             "name": name,

@@ -9,9 +9,9 @@ use axum::body::Body;
 use axum::http::{Method, StatusCode};
 use rest_support::{TestApp, TestResponse, request};
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_server::auth::{Scope, new_token};
-use toolsmith_service::{LimitsConfig, Rate, ToolServiceSettings};
+use toolsmith_service::{LimitsSettings, Rate, ToolServiceSettings};
 
 const SECRET: &str = "sk-live-4f9a1c2e7b3d5a8f";
 
@@ -24,7 +24,7 @@ struct App {
 }
 
 async fn app(service: ToolServiceSettings) -> App {
-    let app = TestApp::with_configs(service, ServerConfig::default()).await;
+    let app = TestApp::with_configs(service, ServerSettings::default()).await;
     // No token yet: the local user sets up the Config Center.
     app.post("/api/v1/config/services", &json!({"name": "prod_api"}))
         .await
@@ -71,12 +71,12 @@ fn js(name: &str, code: &str) -> Value {
 #[tokio::test]
 async fn a_dry_run_meets_the_policy_the_limits_and_the_audit_log() {
     let service = ToolServiceSettings {
-        limits: LimitsConfig {
+        limits: LimitsSettings {
             per_user: Some(Rate {
                 per_minute: 3,
                 burst: 3,
             }),
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         policy: Some(serde_json::from_value(json!({"deny": ["forbidden_dry"]})).unwrap()),
         ..ToolServiceSettings::default()

@@ -5,7 +5,7 @@
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 use crate::rest_support::{TestApp, TestResponse};
@@ -37,7 +37,7 @@ async fn read_only_mode_refuses_writes_through_tool_calls_and_access_requests() 
             workspace: Some(workspace.clone()),
             ..ToolServiceSettings::default()
         },
-        ServerConfig::default(),
+        ServerSettings::default(),
     )
     .await;
     execute(
@@ -59,9 +59,9 @@ async fn read_only_mode_refuses_writes_through_tool_calls_and_access_requests() 
         read_only: true,
         ..ToolServiceSettings::default()
     };
-    let server = ServerConfig {
+    let server = ServerSettings {
         read_only: true,
-        ..ServerConfig::default()
+        ..ServerSettings::default()
     };
     let app = TestApp::reopen(&writable, service, server).await;
 

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use tokio::process::Command;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{ToolService, ToolServiceSettings};
 
 /// What the script exits with when it cannot install its tools.
@@ -48,7 +48,7 @@ async fn schemathesis_finds_no_server_error_and_no_schema_break() {
     )
     .await
     .expect("service opens");
-    let state = AppState::new(service, Arc::new(ServerConfig::default()));
+    let state = AppState::new(service, Arc::new(ServerSettings::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -7,7 +7,7 @@
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use toolsmith_server::ServerConfig;
+use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
 use crate::rest_support::{TestApp, TestResponse};
@@ -35,7 +35,7 @@ async fn app() -> (TestApp, tempfile::TempDir) {
         )),
         ..ToolServiceSettings::default()
     };
-    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    let app = TestApp::with_configs(settings, ServerSettings::default()).await;
     app.config_secret("vault", PLATFORM_SECRET).await;
     (app, ws)
 }

@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use toolsmith_server::{AppState, ServerConfig};
+use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{ToolService, ToolServiceSettings};
 use tower::ServiceExt;
 
@@ -33,14 +33,14 @@ pub struct TestResponse {
 
 impl TestApp {
     pub async fn new() -> TestApp {
-        TestApp::with_config(ServerConfig::default()).await
+        TestApp::with_config(ServerSettings::default()).await
     }
 
-    pub async fn with_config(config: ServerConfig) -> TestApp {
+    pub async fn with_config(config: ServerSettings) -> TestApp {
         TestApp::with_configs(ToolServiceSettings::default(), config).await
     }
 
-    pub async fn with_configs(service: ToolServiceSettings, config: ServerConfig) -> TestApp {
+    pub async fn with_configs(service: ToolServiceSettings, config: ServerSettings) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("toolsmith.db");
         TestApp::open(dir, &db, service, config).await
@@ -48,7 +48,7 @@ impl TestApp {
 
     /// Another application on this one's store (opened again with other settings); `self`
     /// must outlive it, as it owns the store's folder.
-    pub async fn reopen(&self, service: ToolServiceSettings, config: ServerConfig) -> TestApp {
+    pub async fn reopen(&self, service: ToolServiceSettings, config: ServerSettings) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         TestApp::open(dir, &self.store_path(), service, config).await
     }
@@ -58,7 +58,7 @@ impl TestApp {
         dir: TempDir,
         db: &std::path::Path,
         service: ToolServiceSettings,
-        config: ServerConfig,
+        config: ServerSettings,
     ) -> TestApp {
         // A fresh Config Center key per app, as `toolsmith serve` would load from its data dir.
         let key = toolsmith_secrets::SecretKey::generate().expect("a key");
@@ -268,7 +268,7 @@ pub async fn code_execution_app(
         workspace: Some(workspace),
         ..settings
     };
-    let app = TestApp::with_configs(settings, ServerConfig::default()).await;
+    let app = TestApp::with_configs(settings, ServerSettings::default()).await;
     app.json(
         Method::PUT,
         "/api/v1/tool-groups/codeExecution",
@@ -303,7 +303,7 @@ pub fn settings_reaching(host: &str) -> ToolServiceSettings {
 
 /// An app whose egress may reach `host` (and nothing else private), over plain http.
 pub async fn app_reaching(host: &str) -> TestApp {
-    TestApp::with_configs(settings_reaching(host), ServerConfig::default()).await
+    TestApp::with_configs(settings_reaching(host), ServerSettings::default()).await
 }
 
 pub fn request(method: Method, path: &str) -> axum::http::request::Builder {

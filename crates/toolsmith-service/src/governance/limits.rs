@@ -121,7 +121,7 @@ impl Bucket {
 
 /// Every limit; `None` or 0 means no limit of that kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LimitsConfig {
+pub struct LimitsSettings {
     pub per_user: Option<Rate>,
     pub per_tool: Option<Rate>,
     pub per_session: Option<Rate>,
@@ -138,9 +138,9 @@ pub struct LimitRejections {
     pub concurrency: u64,
 }
 
-/// The middleware enforcing [`LimitsConfig`].
+/// The middleware enforcing [`LimitsSettings`].
 pub struct Limiter {
-    config: LimitsConfig,
+    config: LimitsSettings,
     buckets: Mutex<HashMap<(Scope, String), Bucket>>,
     global: Option<Arc<Semaphore>>,
     /// The global cap of each level of nested calls (depth ≥ 1), made on first use.
@@ -179,7 +179,7 @@ impl UserSlots {
 }
 
 impl Limiter {
-    pub fn new(config: LimitsConfig) -> Limiter {
+    pub fn new(config: LimitsSettings) -> Limiter {
         Limiter {
             config,
             buckets: Mutex::new(HashMap::new()),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha512};
 use toolsmith_core::PermissionSet;
 use toolsmith_egress::EgressPolicy;
-use toolsmith_sandbox::{JsCallContext, JsJob, JsLimits, JsSandbox, PoolConfig};
+use toolsmith_sandbox::{JsCallContext, JsJob, JsLimits, JsSandbox, PoolSettings};
 
 use super::*;
 
@@ -192,7 +192,7 @@ async fn run(code: &str, packages: JsPackages) -> toolsmith_core::ToolResult {
             Vec::new()
         }
     }
-    let sandbox = JsSandbox::new(PoolConfig {
+    let sandbox = JsSandbox::new(PoolSettings {
         workers: 1,
         max_in_flight: 4,
     });

@@ -65,7 +65,7 @@ pub(crate) struct Surface {
 }
 
 impl Surface {
-    pub fn of(config: &crate::ServerConfig) -> Surface {
+    pub fn of(config: &crate::ServerSettings) -> Surface {
         Surface {
             profile: config.compat_profile,
             upstream_attach: config.compat_upstream_attach.is_some(),

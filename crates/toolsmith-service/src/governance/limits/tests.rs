@@ -52,7 +52,7 @@ impl ToolExecutor for Gauge {
     }
 }
 
-fn pipeline(config: LimitsConfig, gauge: Arc<Gauge>) -> (Arc<Pipeline>, Arc<Limiter>) {
+fn pipeline(config: LimitsSettings, gauge: Arc<Gauge>) -> (Arc<Pipeline>, Arc<Limiter>) {
     let registry = Arc::new(ToolRegistry::default());
     for name in ["gauge", "other"] {
         registry
@@ -110,9 +110,9 @@ async fn flood(
 async fn the_global_cap_holds_exactly_under_200_concurrent_callers() {
     let gauge = Arc::new(Gauge::default());
     let (pipeline, limiter) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent: 8,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         gauge.clone(),
     );
@@ -134,9 +134,9 @@ async fn the_global_cap_holds_exactly_under_200_concurrent_callers() {
 async fn the_per_user_cap_leaves_other_users_alone() {
     let gauge = Arc::new(Gauge::default());
     let (pipeline, _) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent_per_user: 3,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         gauge,
     );
@@ -153,12 +153,12 @@ async fn the_per_user_cap_leaves_other_users_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_burst_is_counted_exactly_and_users_are_independent() {
     let (pipeline, limiter) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             per_user: Some(Rate {
                 per_minute: 1,
                 burst: 50,
             }),
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         Arc::new(Gauge::default()),
     );
@@ -172,7 +172,7 @@ async fn a_user_burst_is_counted_exactly_and_users_are_independent() {
 #[tokio::test]
 async fn per_tool_and_per_session_buckets() {
     let (pipeline, _) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             per_tool: Some(Rate {
                 per_minute: 1,
                 burst: 2,
@@ -181,7 +181,7 @@ async fn per_tool_and_per_session_buckets() {
                 per_minute: 1,
                 burst: 1,
             }),
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         Arc::new(Gauge::default()),
     );
@@ -211,9 +211,9 @@ async fn per_tool_and_per_session_buckets() {
 async fn a_cancelled_call_gives_its_permit_back() {
     let gauge = Arc::new(Gauge::default());
     let (pipeline, _) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent: 1,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         gauge.clone(),
     );
@@ -233,9 +233,9 @@ async fn a_cancelled_call_gives_its_permit_back() {
 async fn nested_calls_run_inside_their_callers_permit() {
     let gauge = Arc::new(Gauge::default());
     let (pipeline, _) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent: 1,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         gauge.clone(),
     );
@@ -264,9 +264,9 @@ async fn nested_calls_run_inside_their_callers_permit() {
 #[tokio::test]
 async fn idle_users_semaphores_are_removed() {
     let (pipeline, limiter) = pipeline(
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent_per_user: 2,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         Arc::new(Gauge::default()),
     );
@@ -322,12 +322,12 @@ async fn with_the_database_gone_the_limits_hold_on_this_instances_own_counters()
         .await
         .unwrap();
     let settings = crate::ToolServiceSettings {
-        limits: LimitsConfig {
+        limits: LimitsSettings {
             per_user: Some(Rate {
                 per_minute: 1,
                 burst: 2,
             }),
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
         ..crate::ToolServiceSettings::default()
     };
@@ -362,13 +362,13 @@ async fn with_the_database_gone_the_limits_hold_on_this_instances_own_counters()
 #[tokio::test]
 async fn nested_calls_at_one_level_share_that_levels_caps() {
     for config in [
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent: 1,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
-        LimitsConfig {
+        LimitsSettings {
             max_concurrent_per_user: 1,
-            ..LimitsConfig::default()
+            ..LimitsSettings::default()
         },
     ] {
         let gauge = Arc::new(Gauge::default());
