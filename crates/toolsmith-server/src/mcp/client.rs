@@ -3,9 +3,9 @@
 //! [`ToolContext`](toolsmith_core::ToolContext) (nested calls keep it).
 //!
 //! - Log messages (`notifications/message`) go to the client at or above the level it asked
-//!   for: `logging/setLevel` on a 2025-11-25 session ([`SessionLogLevel`], one per session), or
-//!   the request's `_meta["io.modelcontextprotocol/logLevel"]` on 2026-07-28; everything while
-//!   it asked for none.
+//!   for: the request's `_meta["io.modelcontextprotocol/logLevel"]` (how 2026-07-28 sends it,
+//!   honoured on any protocol), else `logging/setLevel` on a 2025-11-25 session
+//!   ([`SessionLogLevel`], one per session); everything while it asked for none.
 //! - Progress (`notifications/progress`) goes out only for a call that carried
 //!   `_meta.progressToken`, with that token.
 //! - Sampling (`sampling/createMessage`) and elicitation (`elicitation/create`) are requests to
@@ -146,10 +146,12 @@ pub(crate) fn client_for(
         progress: progress_token.is_some(),
         logging: true,
     };
-    let level = if stateless {
-        Level::Request(context.meta.log_level().map(level_of))
-    } else {
-        Level::Session(session.clone())
+    // The level the request carries wins (2026-07-28 sends it with every request); else the
+    // session's.
+    let level = match context.meta.log_level() {
+        Some(level) => Level::Request(Some(level_of(level))),
+        None if stateless => Level::Request(None),
+        None => Level::Session(session.clone()),
     };
     Client(Arc::new(McpClient {
         peer: context.peer.clone(),

@@ -25,11 +25,13 @@ use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{Actor, CreateTool, ToolServiceSettings};
 
-/// A client that declares what `capabilities` says, on protocol `version`.
+/// A client that declares what `capabilities` says, on protocol `version`, and keeps the log
+/// messages it gets (level and data).
 #[derive(Clone)]
 struct Caller {
     capabilities: ClientCapabilities,
     version: ProtocolVersion,
+    logs: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
 }
 
 impl ClientHandler for Caller {
@@ -39,6 +41,18 @@ impl ClientHandler for Caller {
             Implementation::new("caller-client-test", "1.0"),
         )
         .with_protocol_version(self.version.clone())
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap();
+        self.logs
+            .lock()
+            .unwrap()
+            .push((level.as_str().unwrap().to_owned(), params.data));
     }
 }
 
@@ -57,6 +71,7 @@ fn plain(version: ProtocolVersion) -> Caller {
     Caller {
         capabilities: ClientCapabilities::default(),
         version,
+        logs: Default::default(),
     }
 }
 
@@ -148,6 +163,70 @@ async fn logging_set_level_is_declared_and_accepted_per_session() {
     }
 }
 
+/// A tool that logs once at each level from debug to error.
+const CHATTY: &str = "for (const level of ['debug', 'info', 'notice', 'warning', 'error']) mcp.log(level, level); return 'done';";
+
+/// Calls `tool` with `meta` as the request's `_meta`; the levels of the log messages the client
+/// got during the call (sent before the result, on one ordered connection).
+async fn logged_during(
+    client: &RunningService<RoleClient, Caller>,
+    tool: &str,
+    meta: Option<rmcp::model::RequestMetaObject>,
+) -> Vec<String> {
+    client.service().logs.lock().unwrap().clear();
+    // rmcp's client writes a request's `_meta` from its options.
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = meta;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new(
+        tool.to_owned(),
+    )));
+    let answer = client
+        .send_request_with_option(request, options)
+        .await
+        .unwrap()
+        .await_response()
+        .await
+        .unwrap();
+    let rmcp::model::ServerResult::CallToolResult(result) = answer else {
+        panic!("{answer:?}")
+    };
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    // rmcp's client runs each notification's handler on a task of its own, so they may be
+    // seen out of order: sorted by severity.
+    let logs = client.service().logs.lock().unwrap().clone();
+    let mut levels: Vec<String> = logs.into_iter().map(|(level, _)| level).collect();
+    levels.sort_by_key(|level| toolsmith_core::LogLevel::parse(level).unwrap());
+    levels
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_level_a_client_asks_for_filters_what_a_tool_logs() {
+    let (state, _dir) = state().await;
+    user_tool(&state, "chatty", CHATTY, &[]).await;
+    let all = ["debug", "info", "notice", "warning", "error"];
+    // 2025-11-25: every level until the session sets one, then that level and above.
+    let client = connect(&state, plain(ProtocolVersion::V_2025_11_25)).await;
+    assert_eq!(logged_during(&client, "chatty", None).await, all);
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+        .await
+        .unwrap();
+    assert_eq!(
+        logged_during(&client, "chatty", None).await,
+        ["warning", "error"]
+    );
+    // The level is the session's: another session still gets everything.
+    let other = connect(&state, plain(ProtocolVersion::V_2025_11_25)).await;
+    assert_eq!(logged_during(&other, "chatty", None).await, all);
+    // 2026-07-28 has no sessions: the level travels with the call, and wins over the session's.
+    for client in [&other, &client] {
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.set_log_level(LoggingLevel::Error);
+        assert_eq!(logged_during(client, "chatty", Some(meta)).await, ["error"]);
+    }
+    assert_eq!(logged_during(&other, "chatty", None).await, all);
+}
+
 /// The executions of user `default`'s tool `tool`, newest first.
 async fn executions(state: &AppState, tool: &str) -> Vec<ExecutionRecord> {
     state
@@ -205,5 +284,280 @@ async fn a_call_cancelled_by_its_client_stops_its_sandbox() {
             "{version}: {record:?}"
         );
         client.cancel().await.unwrap();
+    }
+}
+
+/// The reference server `@modelcontextprotocol/server-everything` (npm, `tests/clients`) over
+/// stdio, bridged as `everything`: its sampling, elicitation and progress reach the client
+/// that called its tool through Toolsmith (issue 34, "Bridged tools are full MCP citizens").
+mod bridged {
+    use super::*;
+
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::model::{
+        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+        ErrorData, ProgressNotificationParam, SamplingMessage,
+    };
+    use rmcp::service::{NotificationContext, RequestContext};
+    use toolsmith_service::bridge::{McpServerRegistration, Transport};
+
+    use crate::mcp_bridge::app_with;
+    use crate::mcp_support::{clients_dir, node, prerequisite};
+    use crate::rest_support::TestApp;
+
+    const SAMPLING_TOOL: &str = "mcp_everything_trigger-sampling-request";
+    const ELICITATION_TOOL: &str = "mcp_everything_trigger-elicitation-request";
+    const PROGRESS_TOOL: &str = "mcp_everything_trigger-long-running-operation";
+
+    fn everything() -> McpServerRegistration {
+        McpServerRegistration {
+            name: "everything".to_owned(),
+            transport: Transport::Stdio,
+            command: node().display().to_string(),
+            args: vec![
+                clients_dir()
+                    .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+                    .display()
+                    .to_string(),
+                "stdio".to_owned(),
+            ],
+            env: Default::default(),
+            url: None,
+            headers: Default::default(),
+            bearer_token: None,
+            prefix: None,
+            enabled: true,
+            tool_allow: Vec::new(),
+            tool_deny: Vec::new(),
+            call_timeout_seconds: Some(30),
+            deferred: None,
+        }
+    }
+
+    /// Toolsmith with server-everything bridged, once the tools it offers only to clients that
+    /// can sample and elicit are listed (it adds them after the handshake, then says so).
+    async fn app() -> Option<TestApp> {
+        if !prerequisite("the MCP TypeScript SDK", &node()) {
+            return None;
+        }
+        let app = app_with(vec![everything()]).await;
+        let registry = app.state.service.registry().clone();
+        let mut changes = registry.subscribe();
+        let listed = async {
+            while [SAMPLING_TOOL, ELICITATION_TOOL]
+                .iter()
+                .any(|name| registry.get("default", name).is_none())
+            {
+                changes.changed().await.unwrap();
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), listed)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "server-everything never offered its sampling and elicitation tools: {:?}",
+                    app.state.service.mcp_servers()
+                )
+            });
+        Some(app)
+    }
+
+    /// What the person and the model behind the test client saw.
+    #[derive(Clone, Default)]
+    struct Seen {
+        sampled: Arc<Mutex<Vec<Value>>>,
+        elicited: Arc<Mutex<Vec<Value>>>,
+        progress: Arc<Mutex<Vec<f64>>>,
+    }
+
+    /// A client that can sample and elicit (or, with `able: false`, neither).
+    #[derive(Clone)]
+    struct Person {
+        able: bool,
+        seen: Seen,
+    }
+
+    impl ClientHandler for Person {
+        fn get_info(&self) -> ClientConfig {
+            let capabilities = if self.able {
+                ClientCapabilities::builder()
+                    .enable_sampling()
+                    .enable_elicitation()
+                    .build()
+            } else {
+                ClientCapabilities::default()
+            };
+            ClientConfig::new(
+                capabilities,
+                Implementation::new("bridge-relay-test", "1.0"),
+            )
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        }
+
+        async fn create_message(
+            &self,
+            params: CreateMessageRequestParams,
+            _context: RequestContext<RoleClient>,
+        ) -> Result<CreateMessageResult, ErrorData> {
+            self.seen
+                .sampled
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(&params).unwrap());
+            Ok(CreateMessageResult::new(
+                SamplingMessage::assistant_text("the client's model answers"),
+                "test-model".to_owned(),
+            )
+            .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN))
+        }
+
+        async fn create_elicitation(
+            &self,
+            request: ElicitRequestParams,
+            _context: RequestContext<RoleClient>,
+        ) -> Result<ElicitResult, ErrorData> {
+            self.seen
+                .elicited
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(&request).unwrap());
+            Ok(serde_json::from_value(json!({
+                "action": "accept",
+                "content": {"name": "Ada", "check": true, "email": "ada@example.com"}
+            }))
+            .unwrap())
+        }
+
+        async fn on_progress(
+            &self,
+            params: ProgressNotificationParam,
+            _context: NotificationContext<RoleClient>,
+        ) {
+            self.seen.progress.lock().unwrap().push(params.progress);
+        }
+    }
+
+    async fn connect(state: &AppState, person: Person) -> RunningService<RoleClient, Person> {
+        let (server_io, client_io) = tokio::io::duplex(1 << 20);
+        let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        person.serve(client_io).await.expect("client connects")
+    }
+
+    /// Calls `tool`; whether it failed, and its text.
+    async fn call(
+        client: &RunningService<RoleClient, Person>,
+        tool: &str,
+        args: Value,
+    ) -> (bool, String) {
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let result = client
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        (result.is_error.unwrap_or(false), text)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_upstreams_sampling_elicitation_and_progress_reach_the_calling_client() {
+        let Some(app) = app().await else { return };
+        let seen = Seen::default();
+        let client = connect(
+            &app.state,
+            Person {
+                able: true,
+                seen: seen.clone(),
+            },
+        )
+        .await;
+
+        let (failed, text) = call(
+            &client,
+            SAMPLING_TOOL,
+            json!({"prompt": "say hi", "maxTokens": 20}),
+        )
+        .await;
+        assert!(!failed, "{text}");
+        assert!(text.contains("the client's model answers"), "{text}");
+        let sampled = seen.sampled.lock().unwrap().clone();
+        assert_eq!(sampled.len(), 1, "{sampled:?}");
+        assert!(sampled[0].to_string().contains("say hi"), "{sampled:?}");
+
+        let (failed, text) = call(&client, ELICITATION_TOOL, json!({})).await;
+        assert!(!failed, "{text}");
+        assert!(text.contains("Ada"), "{text}");
+        assert_eq!(seen.elicited.lock().unwrap().len(), 1);
+
+        let (failed, text) =
+            call(&client, PROGRESS_TOOL, json!({"duration": 0.3, "steps": 3})).await;
+        assert!(!failed, "{text}");
+        // Each step's notification is sent before the tool answers (rmcp's client runs each
+        // notification's handler on a task of its own, so they may be seen out of order).
+        let mut progress = seen.progress.lock().unwrap().clone();
+        progress.sort_by(f64::total_cmp);
+        assert_eq!(progress, [1.0, 2.0, 3.0]);
+
+        // Each relayed request is in the audit log under the caller's name.
+        let query = toolsmith_core::AuditQuery {
+            action: Some("client.sample".to_owned()),
+            limit: 10,
+            ..Default::default()
+        };
+        let entries = app.state.service.audit().list(&query).await.unwrap();
+        assert_eq!(entries.len(), 1, "{entries:#?}");
+        assert_eq!(entries[0]["details"]["outcome"], "answered", "{entries:#?}");
+        assert_eq!(
+            entries[0]["details"]["server"], "everything",
+            "{entries:#?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_caller_that_cannot_answer_gets_the_upstreams_tool_error_saying_why() {
+        let Some(app) = app().await else { return };
+        // An MCP client that declared neither sampling nor elicitation.
+        let seen = Seen::default();
+        let client = connect(
+            &app.state,
+            Person {
+                able: false,
+                seen: seen.clone(),
+            },
+        )
+        .await;
+        let (failed, text) = call(&client, SAMPLING_TOOL, json!({"prompt": "hi"})).await;
+        assert!(failed, "{text}");
+        assert!(
+            text.contains("did not declare the sampling capability"),
+            "{text}"
+        );
+        let (failed, text) = call(&client, ELICITATION_TOOL, json!({})).await;
+        assert!(failed, "{text}");
+        assert!(text.contains("elicitation"), "{text}");
+        assert!(seen.sampled.lock().unwrap().is_empty());
+
+        // REST has no client to ask: the message names it and where it works.
+        let answer = app
+            .post(
+                &format!("/api/v1/tools/{SAMPLING_TOOL}/execute"),
+                &json!({"arguments": {"prompt": "hi"}}),
+            )
+            .await;
+        let text = answer.text.clone();
+        assert!(text.contains("REST"), "{text}");
+        assert!(text.contains("over MCP"), "{text}");
     }
 }
