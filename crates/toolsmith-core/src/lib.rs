@@ -57,10 +57,10 @@ pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use client::{
     CallerClient, Capability, Client, ClientCapabilities, ClientError, Door, LogLevel,
 };
-pub use content::ContentForm;
 pub use config::{
     ConfigEntryRecord, ConfigError, ConfigField, ConfigServiceRecord, FieldKind, StoredValue,
 };
+pub use content::ContentForm;
 pub use governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
     AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,

@@ -682,7 +682,11 @@ fn content_blocks_keep_binary_data_and_withhold_a_block_holding_a_secret() {
     let scrubber = Scrubber::new([secret.to_owned()]).unwrap();
     // Looks like an AWS key id to the patterns, but it is the middle of an image's base64.
     let image = "iVBORw0KGgo+AKIAIOSFODNN7EXAMPLE/AAAANSUhEUgAAAAEAAAAB";
-    assert_ne!(patterns().scrub_str(image), image, "the patterns see a key in it");
+    assert_ne!(
+        patterns().scrub_str(image),
+        image,
+        "the patterns see a key in it"
+    );
     let leaked = STANDARD.encode(format!("\u{89}PNG....{secret}....").as_bytes());
     let mut result = json!({
         "content": [

@@ -45,11 +45,11 @@ pub use toolsmith_core::governance::{
 pub use toolsmith_core::mcp_bridge::{
     AccessRequestRecord, AccessRequestStatus, GrantSubject, McpGrantRecord, McpServerRecord,
 };
-pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ToolPage, ToolQuery, ToolStats,
 };
+pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 
 /// Rate-limit buckets and concurrency slots kept in the database, so that several instances
 /// on one database enforce one limit between them. Each [`SharedLimits::take_limits`] is one
