@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -34,7 +34,7 @@ use toolsmith_service::{Actor, ToolService};
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
-use super::{approval, client, compat, control_plane, hints, meta_tools, notify};
+use super::{approval, client, compat, control_plane, hints, meta_tools, notify, tasks};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -259,6 +259,41 @@ impl ToolsmithMcp {
                 Called::Ran(res) => call_result(res).into(),
             },
         )
+    }
+
+    /// A `tools/call` of a client that takes tasks, run as a task ([`tasks::start`]) when it
+    /// calls a registry tool it may call with valid arguments; `None` leaves every other case
+    /// (server tools, compat mode, unknown tools, refusals) to the direct call, which answers
+    /// them as it always does.
+    async fn call_as_task(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        if self.compat() || self.server_tool(&request.name).is_some() {
+            return None;
+        }
+        if self.inner.identity.denial(Scope::ToolsExecute).is_some() {
+            return None;
+        }
+        let depth = match subagent_depth(request.meta.as_ref().map(|m| &m.0.0)) {
+            Ok(depth) => depth,
+            Err(e) => return Some(Err(e)),
+        };
+        let caller = self.caller(context.ct.clone(), None, depth);
+        let tool = caller.find_tool(&request.name)?;
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        if check_args(tool.name(), &tool.schema, &args).is_err() {
+            return None;
+        }
+        let mut ctx = caller.tool_context();
+        ctx.call_context = request
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.0.get("context"))
+            .filter(|c| c.is_object())
+            .map(|c| std::sync::Arc::new(c.clone()));
+        Some(tasks::start(self.service(), tool.name(), args, ctx, context.peer.clone()).await)
     }
 
     /// A compat name for a built-in (`sandbox.exec` …): its arguments translated, then the
@@ -679,6 +714,9 @@ impl ServerHandler for ToolsmithMcp {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            // MCP tasks (mcp/tasks.rs): a client that declares them gets registry tools'
+            // calls as tasks.
+            .enable_tasks()
             .build();
         // `logging/setLevel` and the log messages of running tools (mcp/client.rs).
         #[allow(
@@ -811,6 +849,11 @@ impl ServerHandler for ToolsmithMcp {
         if request.meta.is_none() && !context.meta.0.0.is_empty() {
             request.meta = Some(context.meta.clone());
         }
+        if tasks::client_takes_tasks(&context)
+            && let Some(answer) = self.call_as_task(&request, &context).await
+        {
+            return answer;
+        }
         let identity = &self.inner.identity;
         let approver = approval::approver_for(&context, identity);
         let client = client::client_for(&context, &self.inner.log_level);
@@ -924,11 +967,43 @@ impl ServerHandler for ToolsmithMcp {
         compat::resources::get_prompt(&request).map(GetPromptResponse::from)
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let ctx = self.inner.identity.tool_context();
+        tasks::get(self.service(), &ctx, &request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = self.inner.identity.tool_context();
+        tasks::cancel(self.service(), &ctx, &request.task_id)
+            .await
+            .map(|_| ())
+    }
+
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // 2025-11-25's task methods rmcp does not know (mcp/tasks.rs).
+        if matches!(request.method.as_str(), "tasks/list" | "tasks/result") {
+            let mut ctx = self.inner.identity.tool_context();
+            ctx.cancellation = context.ct.clone();
+            let params = request.params.as_ref();
+            let answer = if request.method == "tasks/list" {
+                tasks::list(self.service(), &ctx, params).await
+            } else {
+                tasks::result(self.service(), &ctx, params).await
+            };
+            return answer.map(CustomResult::new);
+        }
         if request.method != "tools/call" {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,

@@ -44,6 +44,7 @@ mod meta_tools;
 mod notify;
 mod search_index;
 mod sessions;
+mod tasks;
 
 use std::sync::Arc;
 

@@ -37,6 +37,7 @@ mod mcp_protocol;
 mod mcp_scopes;
 mod mcp_sdk_capabilities;
 mod mcp_stateless_approvals;
+mod mcp_tasks;
 mod mcp_tool_client;
 mod package_registries;
 mod reference_examples;
