@@ -23,9 +23,6 @@ use crate::auth::{Identity, Scope};
 /// The suggested time between two reads of a running task.
 pub const POLL_INTERVAL_MS: u64 = 1000;
 
-/// Longest `conversationId` (as the synchronous execute).
-const MAX_CONVERSATION_ID_CHARS: usize = 200;
-
 /// Starts a tool call as a task.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -138,21 +135,7 @@ pub async fn start(
 ) -> Result<ApiOk<Task>, ApiError> {
     require(&identity, Scope::ToolsExecute)?;
     query.check(&[])?;
-    let depth = super::subagent_depth(&headers)?;
-    if body
-        .conversation_id
-        .as_ref()
-        .is_some_and(|c| c.chars().count() > MAX_CONVERSATION_ID_CHARS)
-    {
-        return Err(ApiError::bad_request(
-            "invalid_body",
-            format!("conversationId is longer than {MAX_CONVERSATION_ID_CHARS} characters"),
-        ));
-    }
-    let mut ctx = identity.tool_context();
-    ctx.conversation_id = body.conversation_id;
-    ctx.subagent_depth = depth;
-    ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
+    let ctx = super::tools::call_context(&identity, &headers, body.conversation_id, body.context)?;
     let args = Value::Object(body.arguments.unwrap_or_default());
     let task = state
         .service

@@ -146,10 +146,23 @@ pub async fn execute(
 ) -> Result<ApiOk<Execution>, ApiError> {
     require(&identity, Scope::ToolsExecute)?;
     query.check(&[])?;
-    let depth = super::subagent_depth(&headers)?;
     let body = body.unwrap_or_default();
-    if body
-        .conversation_id
+    let ctx = call_context(&identity, &headers, body.conversation_id, body.context)?;
+    let args = Value::Object(body.arguments.unwrap_or_default());
+    let res = state.service.execute(&name, args, ctx).await;
+    execution_response(&name, res, super::Ran::Catalog)
+}
+
+/// The context of a call made through REST (the synchronous execute, a task): the caller, its
+/// subagent depth header, the conversation id (checked) and what it knows of the conversation.
+pub(crate) fn call_context(
+    identity: &Identity,
+    headers: &axum::http::HeaderMap,
+    conversation_id: Option<String>,
+    context: Option<serde_json::Map<String, Value>>,
+) -> Result<toolsmith_core::ToolContext, ApiError> {
+    let depth = super::subagent_depth(headers)?;
+    if conversation_id
         .as_ref()
         .is_some_and(|c| c.chars().count() > MAX_CONVERSATION_ID_CHARS)
     {
@@ -159,10 +172,8 @@ pub async fn execute(
         ));
     }
     let mut ctx = identity.tool_context();
-    ctx.conversation_id = body.conversation_id;
+    ctx.conversation_id = conversation_id;
     ctx.subagent_depth = depth;
-    ctx.call_context = body.context.map(|c| std::sync::Arc::new(Value::Object(c)));
-    let args = Value::Object(body.arguments.unwrap_or_default());
-    let res = state.service.execute(&name, args, ctx).await;
-    execution_response(&name, res, super::Ran::Catalog)
+    ctx.call_context = context.map(|c| std::sync::Arc::new(Value::Object(c)));
+    Ok(ctx)
 }
