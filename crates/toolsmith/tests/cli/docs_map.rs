@@ -29,6 +29,8 @@ const FOREIGN: &[&str] = &[
     // MCP protocol names and rmcp's types (not types of ours).
     "InputRequiredResult",
     "ServerHandler",
+    "ServerConfig",
+    "CreateTaskResult",
     // HTTP header names.
     "Authorization",
     // Cargo / Rust names.
