@@ -32,8 +32,36 @@ use crate::rest_support::{TestApp, execute};
 struct Seen {
     sampled: Arc<Mutex<Vec<Value>>>,
     elicited: Arc<Mutex<Vec<Value>>>,
-    logs: Arc<Mutex<Vec<(String, Option<String>, Value)>>>,
-    progress: Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>>,
+    logs: Arc<Mutex<Vec<LogSeen>>>,
+    progress: Arc<Mutex<Vec<ProgressSeen>>>,
+}
+
+/// A log message as the client saw it: level, logger, data.
+type LogSeen = (String, Option<String>, Value);
+/// A progress notification as the client saw it: progress, total, message.
+type ProgressSeen = (f64, Option<f64>, Option<String>);
+
+impl Seen {
+    /// Waits until `logs` log and `progress` progress messages have reached the client's
+    /// handlers (rmcp's client runs each notification handler on a task of its own, so they may
+    /// finish after the result and in any order), then gives them sorted.
+    async fn settled(&self, logs: usize, progress: usize) -> (Vec<LogSeen>, Vec<ProgressSeen>) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let (l, p) = (
+                self.logs.lock().unwrap().clone(),
+                self.progress.lock().unwrap().clone(),
+            );
+            if (l.len() >= logs && p.len() >= progress) || tokio::time::Instant::now() > deadline {
+                let mut l = l;
+                l.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut p = p;
+                p.sort_by(|a, b| a.0.total_cmp(&b.0));
+                return (l, p);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
 }
 
 /// An MCP client on 2025-11-25 that can sample and elicit (or, with `able: false`, neither).
@@ -211,23 +239,25 @@ async fn a_tool_logs_reports_progress_samples_and_elicits_through_the_calling_cl
     let elicited = seen.elicited.lock().unwrap().clone();
     assert_eq!(elicited.len(), 1, "{elicited:?}");
     assert_eq!(elicited[0]["message"], "Your name?");
-    // Log and progress messages were sent before the result, in order, and the client reads
-    // its connection in order.
+    // Every log and progress message reached the client (the server sends them in order before
+    // the result; rmcp's client hands each to its handler on a task of its own, so they are
+    // compared sorted).
+    let (logs, progress_seen) = seen.settled(2, 3).await;
     assert_eq!(
-        *seen.logs.lock().unwrap(),
+        logs,
         [
+            ("debug".to_owned(), None, json!("done")),
             (
                 "info".to_owned(),
                 Some("conversation".to_owned()),
                 json!({"step": "start"})
             ),
-            ("debug".to_owned(), None, json!("done")),
         ]
     );
-    let progress: Vec<f64> = seen.progress.lock().unwrap().iter().map(|p| p.0).collect();
+    let progress: Vec<f64> = progress_seen.iter().map(|p| p.0).collect();
     assert_eq!(progress, [1.0, 2.0, 3.0]);
     assert_eq!(
-        seen.progress.lock().unwrap()[0],
+        progress_seen[0],
         (1.0, Some(3.0), Some("asking the model".to_owned()))
     );
     // Each request is in the audit log, without the prompt or the answer.
