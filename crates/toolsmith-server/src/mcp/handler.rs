@@ -850,6 +850,7 @@ impl ServerHandler for ToolsmithMcp {
             request.meta = Some(context.meta.clone());
         }
         if tasks::client_takes_tasks(&context)
+            && tasks::asked_for_task(&request)
             && let Some(answer) = self.call_as_task(&request, &context).await
         {
             return answer;

@@ -1,5 +1,6 @@
 //! MCP tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663, as rmcp carries it): a
-//! `tools/call` of a registry tool from a client that declared the extension runs as a tool
+//! `tools/call` of a registry tool from a client that declared the extension, asking for a task
+//! in its `_meta` ([`ASK_FOR_TASK`]), runs as a tool
 //! task ([`ToolService::start_task`]) and is answered at once with a `CreateTaskResult`; the
 //! client reads it with `tasks/get` (status, then the `CallToolResult` inline), cancels it with
 //! `tasks/cancel`, and receives `notifications/tasks` on the session while the task changes.
@@ -32,6 +33,19 @@ pub(crate) fn client_takes_tasks(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .is_some_and(|caps| caps.supports_tasks())
+}
+
+/// The request `_meta` key by which a call asks to run as a task. The extension leaves the
+/// choice to the server, but a client that declares it and reads only direct results (the MCP
+/// Inspector's CLI) must still get its result, so a call becomes a task only when it asks.
+pub(crate) const ASK_FOR_TASK: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether this call asked to run as a task (its `_meta` holds [`ASK_FOR_TASK`]).
+pub(crate) fn asked_for_task(request: &rmcp::model::CallToolRequestParams) -> bool {
+    request
+        .meta
+        .as_ref()
+        .is_some_and(|meta| meta.0.0.contains_key(ASK_FOR_TASK))
 }
 
 /// The task as MCP shows it, without its payload.

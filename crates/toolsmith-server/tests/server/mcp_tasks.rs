@@ -85,8 +85,15 @@ async fn custom(
 }
 
 async fn start(client: &RunningService<RoleClient, Client>, name: &str) -> String {
+    // A call asks to run as a task in its `_meta`; declaring the extension alone does not.
+    let mut meta = rmcp::model::RequestMetaObject::new();
+    meta.0
+        .0
+        .insert("io.modelcontextprotocol/tasks".to_owned(), json!({}));
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    params.meta = Some(meta);
     match client
-        .call_tool_once(CallToolRequestParams::new(name.to_owned()))
+        .call_tool_once(params)
         .await
         .expect("tools/call answers")
     {
