@@ -820,6 +820,7 @@ async fn versions_and_rollback() {
             "code",
             "createdAt",
             "description",
+            "metadata",
             "parameters",
             "permissions",
             "toolId",
