@@ -67,7 +67,7 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
              DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
              DROP INDEX idx_config_entries_one_default; DROP TABLE config_entries; \
              DROP TABLE config_services; DROP INDEX idx_tool_executions_owner_agent; \
-             ALTER TABLE tool_executions DROP COLUMN agent_id; PRAGMA user_version = 2;",
+             ALTER TABLE tool_executions DROP COLUMN agent_id; ALTER TABLE tool_versions DROP COLUMN metadata; PRAGMA user_version = 2;",
         )
         .unwrap();
     }
@@ -129,7 +129,7 @@ async fn a_version_8_store_counts_the_records_it_already_holds() {
         conn.execute_batch(
             "DROP TABLE tool_tasks; \
              DROP TRIGGER data_record_counts_insert; DROP TRIGGER data_record_counts_delete; \
-             DROP TABLE data_record_counts; PRAGMA user_version = 8;",
+             DROP TABLE data_record_counts; ALTER TABLE tool_versions DROP COLUMN metadata; PRAGMA user_version = 8;",
         )
         .unwrap();
     }
