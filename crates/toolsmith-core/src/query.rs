@@ -91,6 +91,15 @@ pub struct ExecutionSample {
     pub created_at: DateTime<Utc>,
 }
 
+/// One execution as the server-wide analytics see it: the sample, whose it was (the owner)
+/// and the agent that made the call, if one did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerExecutionSample {
+    pub sample: ExecutionSample,
+    pub owner: String,
+    pub agent_id: Option<String>,
+}
+
 /// One Config Center service with all its entries (default first, then oldest first).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigServiceEntries {

@@ -47,7 +47,7 @@ pub use toolsmith_core::mcp_bridge::{
 };
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
-    ToolPage, ToolQuery, ToolStats,
+    ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
 };
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 
@@ -233,6 +233,14 @@ pub trait ToolStore: Send + Sync + 'static {
         since: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ExecutionSample>, StoreError>;
+
+    /// Every owner's executions since `since`, newest first, at most `limit`, with their owner
+    /// and agent: the raw material of the server-wide analytics (an admin's view).
+    async fn server_execution_samples(
+        &self,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ServerExecutionSample>, StoreError>;
 
     /// Deletes every execution row older than `before` (retention); the number removed.
     /// Usage counters on the tools are kept.

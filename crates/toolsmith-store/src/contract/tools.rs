@@ -1003,6 +1003,53 @@ async fn execution_samples_cover_a_window_per_owner_and_tool_and_pruning_keeps_u
     );
 }
 
+async fn server_samples_cover_every_owner_with_its_agent_newest_first(backend: &Backend) {
+    let store = backend.store();
+    let a = store.insert_tool(tool("default", "a")).await.unwrap();
+    let other = store.insert_tool(tool("other", "b")).await.unwrap();
+    let batch = [
+        execution(&a, ExecutionStatus::Success, 10),
+        ExecutionRecord {
+            agent_id: Some("planner".to_owned()),
+            ..execution(&a, ExecutionStatus::Error, 20)
+        },
+        ExecutionRecord {
+            id: "exec_other".to_owned(),
+            agent_id: Some("helper".to_owned()),
+            ..execution(&other, ExecutionStatus::Success, 30)
+        },
+    ];
+    store.record_executions(&batch).await.unwrap();
+    let all = store.server_execution_samples(at(0), 100).await.unwrap();
+    let seen: Vec<(&str, &str, Option<&str>, ExecutionStatus)> = all
+        .iter()
+        .map(|s| {
+            (
+                s.owner.as_str(),
+                s.sample.tool_name.as_str(),
+                s.agent_id.as_deref(),
+                s.sample.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("other", "b", Some("helper"), ExecutionStatus::Success),
+            ("default", "a", Some("planner"), ExecutionStatus::Error),
+            ("default", "a", None, ExecutionStatus::Success),
+        ]
+    );
+    assert_eq!(all[0].sample.created_at, at(30));
+    assert_eq!(all[1].sample.tool_id, a.id);
+    assert!((all[1].sample.duration_ms - 1.5).abs() < 1e-9);
+    let since_15 = store.server_execution_samples(at(15), 100).await.unwrap();
+    assert_eq!(since_15.len(), 2, "the window");
+    let capped = store.server_execution_samples(at(0), 1).await.unwrap();
+    assert_eq!(capped.len(), 1);
+    assert_eq!(capped[0].owner, "other", "the newest are kept");
+}
+
 on_both_backends!(
     every_field_round_trips,
     names_are_unique_per_owner,
@@ -1032,4 +1079,5 @@ on_both_backends!(
     a_failing_batch_commits_nothing,
     refused_executions_are_recorded_but_not_counted_as_uses,
     execution_samples_cover_a_window_per_owner_and_tool_and_pruning_keeps_usage,
+    server_samples_cover_every_owner_with_its_agent_newest_first,
 );

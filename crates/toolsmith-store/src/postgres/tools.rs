@@ -21,7 +21,9 @@ use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, col, execution_from_row, json, micros,
     tool_from_row, version_from_row,
 };
-use crate::{ChangeKind, ExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{
+    ChangeKind, ExecutionSample, ServerExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats,
+};
 
 store_on_pool! {
     impl ToolStore |client, instance| {
@@ -61,6 +63,8 @@ store_on_pool! {
             owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
         ) -> Vec<ExecutionSample>
             = execution_samples(&**client, owner, tool_id, &since, limit);
+        fn server_execution_samples(since: DateTime<Utc>, limit: u32) -> Vec<ServerExecutionSample>
+            = server_execution_samples(&**client, &since, limit);
         fn prune_executions(before: DateTime<Utc>) -> u64 = prune_executions(&**client, &before);
         fn tools_fingerprint() -> String = super::tokens::tools_fingerprint(&**client);
     }
@@ -647,16 +651,41 @@ pub(crate) async fn execution_samples(
         )
         .await
         .map_err(pg)?;
+    rows.iter().map(sample_of).collect()
+}
+
+/// The sample in a row of `tool_executions`.
+fn sample_of(row: &tokio_postgres::Row) -> Result<ExecutionSample, StoreError> {
+    let tool_id: String = col(row, "tool_id")?;
+    Ok(ExecutionSample {
+        tool_name: col(row, "tool_name")?,
+        status: super::rows::parsed(row, "status", "tool_executions", &tool_id)?,
+        error_kind: col(row, "error_kind")?,
+        duration_ms: col(row, "duration_ms")?,
+        created_at: col(row, "created_at")?,
+        tool_id,
+    })
+}
+
+pub(crate) async fn server_execution_samples(
+    client: &impl GenericClient,
+    since: &DateTime<Utc>,
+    limit: u32,
+) -> Result<Vec<ServerExecutionSample>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT tool_id, tool_name, status, error_kind, duration_ms, created_at, owner, agent_id \
+             FROM tool_executions WHERE created_at >= $1 ORDER BY created_at DESC LIMIT $2",
+            &[since, &i64::from(limit)],
+        )
+        .await
+        .map_err(pg)?;
     rows.iter()
         .map(|row| {
-            let tool_id: String = col(row, "tool_id")?;
-            Ok(ExecutionSample {
-                tool_name: col(row, "tool_name")?,
-                status: super::rows::parsed(row, "status", "tool_executions", &tool_id)?,
-                error_kind: col(row, "error_kind")?,
-                duration_ms: col(row, "duration_ms")?,
-                created_at: col(row, "created_at")?,
-                tool_id,
+            Ok(ServerExecutionSample {
+                owner: col(row, "owner")?,
+                agent_id: col(row, "agent_id")?,
+                sample: sample_of(row)?,
             })
         })
         .collect()

@@ -3,10 +3,10 @@
 //! answers the same two plain questions and the figures cannot drift between backends.
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Row, params};
 
 use super::rows::{backend, parse_time, timestamp};
-use crate::{ExecutionSample, StoreError};
+use crate::{ExecutionSample, ServerExecutionSample, StoreError};
 
 pub(crate) fn execution_samples(
     conn: &Connection,
@@ -35,15 +35,46 @@ pub(crate) fn execution_samples(
     .map_err(backend)?;
     let mut samples = Vec::new();
     while let Some(row) = rows.next().map_err(backend)? {
-        let status: String = row.get(2).map_err(backend)?;
-        let created_at: String = row.get(5).map_err(backend)?;
-        samples.push(ExecutionSample {
-            tool_id: row.get(0).map_err(backend)?,
-            tool_name: row.get(1).map_err(backend)?,
-            status: status.parse().map_err(corrupt)?,
-            error_kind: row.get(3).map_err(backend)?,
-            duration_ms: row.get(4).map_err(backend)?,
-            created_at: parse_time(&created_at).map_err(corrupt)?,
+        samples.push(sample_of(row)?);
+    }
+    Ok(samples)
+}
+
+/// The sample in a row's first six columns (`tool_id, tool_name, status, error_kind,
+/// duration_ms, created_at`).
+fn sample_of(row: &Row<'_>) -> Result<ExecutionSample, StoreError> {
+    let status: String = row.get(2).map_err(backend)?;
+    let created_at: String = row.get(5).map_err(backend)?;
+    Ok(ExecutionSample {
+        tool_id: row.get(0).map_err(backend)?,
+        tool_name: row.get(1).map_err(backend)?,
+        status: status.parse().map_err(corrupt)?,
+        error_kind: row.get(3).map_err(backend)?,
+        duration_ms: row.get(4).map_err(backend)?,
+        created_at: parse_time(&created_at).map_err(corrupt)?,
+    })
+}
+
+pub(crate) fn server_execution_samples(
+    conn: &Connection,
+    since: &DateTime<Utc>,
+    limit: u32,
+) -> Result<Vec<ServerExecutionSample>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT tool_id, tool_name, status, error_kind, duration_ms, created_at, owner, agent_id \
+             FROM tool_executions WHERE created_at >= ?1 ORDER BY created_at DESC LIMIT ?2",
+        )
+        .map_err(backend)?;
+    let mut rows = stmt
+        .query(params![timestamp(since), i64::from(limit)])
+        .map_err(backend)?;
+    let mut samples = Vec::new();
+    while let Some(row) = rows.next().map_err(backend)? {
+        samples.push(ServerExecutionSample {
+            sample: sample_of(row)?,
+            owner: row.get(6).map_err(backend)?,
+            agent_id: row.get(7).map_err(backend)?,
         });
     }
     Ok(samples)

@@ -19,7 +19,7 @@ use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, backend, execution_from_row, json_text,
     timestamp, tool_from_row, version_from_row,
 };
-use crate::{ExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{ExecutionSample, ServerExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
 
 store_on_connections! {
     impl ToolStore {
@@ -59,6 +59,8 @@ store_on_connections! {
             owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
         ) -> Vec<ExecutionSample>
             = super::analytics::execution_samples(&owner, tool_id.as_deref(), &since, limit);
+        read fn server_execution_samples(since: DateTime<Utc>, limit: u32) -> Vec<ServerExecutionSample>
+            = super::analytics::server_execution_samples(&since, limit);
         write fn prune_executions(before: DateTime<Utc>) -> u64
             = super::analytics::prune_executions(&before);
         read fn tools_fingerprint() -> String = super::tokens::tools_fingerprint();
