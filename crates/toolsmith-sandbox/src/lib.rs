@@ -82,6 +82,8 @@ mod modules;
 mod pool;
 mod raw;
 mod sched;
+#[cfg(test)]
+mod ui_api;
 mod utils;
 
 use std::collections::BTreeMap;
