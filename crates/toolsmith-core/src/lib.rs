@@ -1,5 +1,7 @@
 //! The heart of Toolsmith: what a tool *is*, where active tools live, and how one call runs.
 //!
+//! - [`agent`] — agents Toolsmith runs: a stored definition ([`agent::AgentRecord`]), its runs
+//!   and their steps.
 //! - [`model`] — [`ToolDefinition`], [`ToolContext`], [`ToolResult`] and the error classes a
 //!   result can carry ([`ErrorKind`]).
 //! - [`record`] — the stored shape of a custom tool ([`CustomToolRecord`]) and its history,
@@ -33,6 +35,7 @@
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
+pub mod agent;
 pub mod approval;
 pub mod client;
 pub mod config;

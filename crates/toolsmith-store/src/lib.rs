@@ -10,6 +10,7 @@
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
+mod agent_rows;
 mod approval_rows;
 mod changes;
 #[cfg(test)]
@@ -48,6 +49,9 @@ pub use toolsmith_core::mcp_bridge::{
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
+};
+pub use toolsmith_core::agent::{
+    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentVersionRecord,
 };
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 
@@ -89,7 +93,7 @@ pub trait SharedLimits: Send + Sync + 'static {
 /// [`ToolStore`] (custom tools, their versions and executions), [`GovernanceStore`] (API
 /// tokens, approvals, the audit log, the stored policy), [`ConfigStore`] (the Config Center),
 /// [`RecordStore`] (the agents' own records), [`McpStore`] (the MCP bridge's registry) and
-/// [`TaskStore`] (tool calls run on as tasks).
+/// [`TaskStore`] (tool calls run on as tasks) and [`AgentStore`] (agents Toolsmith runs).
 /// Rate limits shared between instances are [`SharedLimits`], which only PostgreSQL has.
 #[async_trait]
 pub trait Store:
@@ -99,6 +103,7 @@ pub trait Store:
     + RecordStore
     + McpStore
     + TaskStore
+    + AgentStore
     + Send
     + Sync
     + 'static
@@ -715,4 +720,92 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Deletes the tasks expired at `now`; how many.
     async fn sweep_tool_tasks(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+}
+
+/// Agents Toolsmith runs (`agents`, `agent_versions`, `agent_runs`, `agent_run_steps`): their
+/// definitions, owned by one user and kept at every revision, and their runs with each step.
+/// Every read of a definition names its owner, and every read of a run its owner and the
+/// caller's agent (`None`: a person), so another's id is simply not found.
+#[async_trait]
+pub trait AgentStore: Send + Sync + 'static {
+    /// Stores a new agent and its first version; `false`, and nothing written, when its owner
+    /// already has an agent of that name.
+    async fn insert_agent(&self, agent: &AgentRecord) -> Result<bool, StoreError>;
+
+    /// Replaces the agent `agent.id` of `agent.owner` by `agent`, whose `revision` is the one
+    /// after the stored one (a compare-and-swap in one transaction), and keeps the version.
+    async fn update_agent(&self, agent: &AgentRecord) -> Result<AgentUpdate, StoreError>;
+
+    /// The agent of `owner` whose id, or else name, is `id_or_name`.
+    async fn get_agent(
+        &self,
+        owner: &str,
+        id_or_name: &str,
+    ) -> Result<Option<AgentRecord>, StoreError>;
+
+    /// The agents of `owner`, by name.
+    async fn list_agents(&self, owner: &str) -> Result<Vec<AgentRecord>, StoreError>;
+
+    /// Deletes the agent `id` of `owner` and its versions (its runs stay, as a record of
+    /// what ran); whether there was one.
+    async fn delete_agent(&self, owner: &str, id: &str) -> Result<bool, StoreError>;
+
+    /// Every revision of the agent `id` of `owner`, oldest first (empty when it is not theirs).
+    async fn agent_versions(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Vec<AgentVersionRecord>, StoreError>;
+
+    /// Stores a new run unless its agent already has `max_running` runs not ended, counted
+    /// in the insert's transaction (on PostgreSQL under a per-agent advisory lock). `false`,
+    /// and nothing written, at the cap.
+    async fn insert_agent_run(
+        &self,
+        run: &AgentRunRecord,
+        max_running: u32,
+    ) -> Result<bool, StoreError>;
+
+    /// Writes `run` over the stored run of its id if that has not ended: a conditional
+    /// update, so a run cancelled meanwhile stays cancelled. Whether it was written.
+    async fn update_agent_run(&self, run: &AgentRunRecord) -> Result<bool, StoreError>;
+
+    /// The run `id` of `owner` started by `caller_agent`.
+    async fn get_agent_run(
+        &self,
+        owner: &str,
+        caller_agent: Option<&str>,
+        id: &str,
+    ) -> Result<Option<AgentRunRecord>, StoreError>;
+
+    /// The status of run `id`, whoever's (how the instance running it learns of a cancel).
+    async fn agent_run_status(&self, id: &str) -> Result<Option<AgentRunStatus>, StoreError>;
+
+    /// The runs of `owner` started by `caller_agent` (of the agent `agent_id` when given),
+    /// newest first.
+    async fn list_agent_runs(
+        &self,
+        owner: &str,
+        caller_agent: Option<&str>,
+        agent_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<AgentRunRecord>, StoreError>;
+
+    /// Cancels the run `id` of `owner` and `caller_agent` if it has not ended (status
+    /// `cancelled`, `error` = `message`). The run as stored after — cancelled now, or ended
+    /// before as it was —, `None` when there is no such run.
+    async fn cancel_agent_run(
+        &self,
+        owner: &str,
+        caller_agent: Option<&str>,
+        id: &str,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<AgentRunRecord>, StoreError>;
+
+    /// Appends a step to its run.
+    async fn add_agent_run_step(&self, step: &AgentRunStep) -> Result<(), StoreError>;
+
+    /// The steps of run `run_id`, in order (the caller checked the run is the reader's).
+    async fn agent_run_steps(&self, run_id: &str) -> Result<Vec<AgentRunStep>, StoreError>;
 }

@@ -8,6 +8,7 @@
 //! What only one backend has (SQLite's file checks, PostgreSQL's connection handling) is
 //! tested beside that backend.
 
+mod agents;
 pub(crate) mod config;
 mod governance;
 mod limits;

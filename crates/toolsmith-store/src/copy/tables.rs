@@ -333,6 +333,63 @@ pub const TABLES: &[Table] = &[
         order_by: "id",
         identity: None,
     },
+    Table {
+        // Agents Toolsmith runs: definitions (JSON text) and every revision of them.
+        name: "agents",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("name", Text),
+            ("revision", Int),
+            ("definition", Text),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "agent_versions",
+        columns: &[
+            ("agent_id", Text),
+            ("revision", Int),
+            ("definition", Text),
+            ("created_at", Time),
+        ],
+        order_by: "agent_id, revision",
+        identity: None,
+    },
+    Table {
+        // Runs of agents (a run still `running` in the copy stays so: no instance of the
+        // copy runs it; cancel it there).
+        name: "agent_runs",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("caller_agent", Text),
+            ("agent_id", Text),
+            ("status", Text),
+            ("document", Text),
+            ("created_at", Time),
+            ("updated_at", Time),
+            ("instance", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "agent_run_steps",
+        columns: &[
+            ("run_id", Text),
+            ("seq", Int),
+            ("kind", Text),
+            // JSON text in both (PostgreSQL's JSONB refuses the NUL a result may hold).
+            ("detail", Text),
+            ("at", Time),
+        ],
+        order_by: "run_id, seq",
+        identity: None,
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.

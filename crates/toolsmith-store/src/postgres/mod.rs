@@ -34,6 +34,7 @@ macro_rules! store_on_pool {
     )*};
 }
 
+mod agents;
 mod config;
 mod copy;
 mod errors;

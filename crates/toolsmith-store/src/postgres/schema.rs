@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 9;
+pub(crate) const SCHEMA_VERSION: i64 = 10;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -447,6 +447,51 @@ CREATE INDEX idx_tool_tasks_running ON tool_tasks (owner, expires_at)
     // lock among it), so a rollback brings them back; versions stored before read as `{}`.
     r#"
 ALTER TABLE tool_versions ADD COLUMN metadata JSONB NOT NULL DEFAULT '{}'::jsonb;
+"#,
+    // 9: agents Toolsmith runs (issue 37): their definitions, owned by a user, each
+    // revision kept (`agent_versions`); their runs (`caller_agent` '' for a person; `document`
+    // the run's input, output, error and usage as JSON text) and each run's steps (`detail`
+    // JSON text: a tool's result may hold a NUL character, which PostgreSQL's JSONB refuses).
+    r#"
+CREATE TABLE agents (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    revision   BIGINT NOT NULL,
+    definition TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    UNIQUE (owner, name)
+);
+CREATE TABLE agent_versions (
+    agent_id   TEXT NOT NULL,
+    revision   BIGINT NOT NULL,
+    definition TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (agent_id, revision)
+);
+CREATE TABLE agent_runs (
+    id           TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    caller_agent TEXT NOT NULL DEFAULT '',
+    agent_id     TEXT NOT NULL,
+    status       TEXT NOT NULL
+        CHECK (status IN ('running', 'waiting_approval', 'completed', 'failed', 'cancelled')),
+    document     TEXT NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    updated_at   TIMESTAMPTZ NOT NULL,
+    instance     TEXT NOT NULL
+);
+CREATE INDEX idx_agent_runs_owner ON agent_runs (owner, caller_agent, created_at);
+CREATE INDEX idx_agent_runs_agent ON agent_runs (agent_id, status);
+CREATE TABLE agent_run_steps (
+    run_id TEXT NOT NULL,
+    seq    BIGINT NOT NULL,
+    kind   TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    at     TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
 "#,
 ];
 

@@ -60,7 +60,8 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE tool_tasks; \
+            "DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
+             DROP TABLE agents; DROP TABLE tool_tasks; \
              DROP TABLE mcp_access_requests; DROP TABLE mcp_grants; DROP TABLE mcp_servers; \
              DROP TABLE data_record_counts; DROP TABLE data_records_fts; DROP TABLE data_records; \
              DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
@@ -127,7 +128,8 @@ async fn a_version_8_store_counts_the_records_it_already_holds() {
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE tool_tasks; \
+            "DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
+             DROP TABLE agents; DROP TABLE tool_tasks; \
              DROP TRIGGER data_record_counts_insert; DROP TRIGGER data_record_counts_delete; \
              DROP TABLE data_record_counts; ALTER TABLE tool_versions DROP COLUMN metadata; PRAGMA user_version = 8;",
         )

@@ -31,6 +31,7 @@ macro_rules! store_on_connections {
     )*};
 }
 
+mod agents;
 mod analytics;
 mod config;
 #[cfg(test)]

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 11;
+pub(crate) const SCHEMA_VERSION: i64 = 12;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -336,6 +336,51 @@ CREATE INDEX idx_tool_tasks_running ON tool_tasks (owner, expires_at)
     // lock among it), so a rollback brings them back; versions stored before read as `{}`.
     r#"
 ALTER TABLE tool_versions ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+"#,
+    // 11: agents Toolsmith runs (issue 37): their definitions, owned by a user, each
+    // revision kept (`agent_versions`); their runs (`caller_agent` '' for a person; `document`
+    // the run's input, output, error and usage as JSON text) and each run's steps (`detail`
+    // JSON text: a tool's result may hold a NUL character, which PostgreSQL's JSONB refuses).
+    r#"
+CREATE TABLE agents (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    definition TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (owner, name)
+);
+CREATE TABLE agent_versions (
+    agent_id   TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    definition TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, revision)
+);
+CREATE TABLE agent_runs (
+    id           TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    caller_agent TEXT NOT NULL DEFAULT '',
+    agent_id     TEXT NOT NULL,
+    status       TEXT NOT NULL
+        CHECK (status IN ('running', 'waiting_approval', 'completed', 'failed', 'cancelled')),
+    document     TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    instance     TEXT NOT NULL
+);
+CREATE INDEX idx_agent_runs_owner ON agent_runs (owner, caller_agent, created_at);
+CREATE INDEX idx_agent_runs_agent ON agent_runs (agent_id, status);
+CREATE TABLE agent_run_steps (
+    run_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    kind   TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    at     TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
 "#,
 ];
 

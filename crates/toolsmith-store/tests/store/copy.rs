@@ -15,9 +15,9 @@ use toolsmith_store::copy::{
 };
 use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 use toolsmith_store::{
-    ApiTokenRecord, ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditRecord, ConfigStore,
-    GovernanceStore, McpStore, PgOptions, PgStore, RecordStore, SqliteStore, Store, TaskStore,
-    ToolStore,
+    AgentStore, ApiTokenRecord, ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditRecord,
+    ConfigStore, GovernanceStore, McpStore, PgOptions, PgStore, RecordStore, SqliteStore, Store,
+    TaskStore, ToolStore,
 };
 
 use crate::config_secrets::{SECRET, open_secret, sealed_entry};
@@ -264,6 +264,68 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
             .await
             .unwrap()
     );
+    // An agent (with its first version), one run of it that ended, and a step holding a NUL.
+    let definition: toolsmith_core::agent::AgentDefinition = serde_json::from_value(json!({
+        "displayName": "Researcher",
+        "instructions": "Find things out.",
+        "model": {"service": "local", "model": "qwen"},
+        "toolPolicy": {"allow": ["group:core"]},
+        "contextFiles": [{"name": "style.md", "text": "Be brief."}],
+    }))
+    .unwrap();
+    assert!(
+        store
+            .insert_agent(&toolsmith_store::AgentRecord {
+                id: "agent_1".to_owned(),
+                owner: "alice".to_owned(),
+                name: "researcher".to_owned(),
+                revision: 1,
+                definition,
+                created_at: at,
+                updated_at: at,
+            })
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .insert_agent_run(
+                &toolsmith_store::AgentRunRecord {
+                    id: "run_1".to_owned(),
+                    owner: "alice".to_owned(),
+                    caller_agent: None,
+                    agent_id: "agent_1".to_owned(),
+                    agent_revision: 1,
+                    status: toolsmith_store::AgentRunStatus::Completed,
+                    input: "what time is it?".to_owned(),
+                    output: Some("noon".to_owned()),
+                    error: None,
+                    usage: toolsmith_core::agent::RunUsage {
+                        input_tokens: 12,
+                        output_tokens: 3,
+                        model_calls: 1,
+                        tool_calls: 0,
+                    },
+                    iterations: 1,
+                    created_at: at,
+                    updated_at: at,
+                    instance: "instance-1".to_owned(),
+                },
+                4,
+            )
+            .await
+            .unwrap()
+    );
+    store
+        .add_agent_run_step(&toolsmith_store::AgentRunStep {
+            run_id: "run_1".to_owned(),
+            seq: 0,
+            kind: "tool_result".to_owned(),
+            detail: json!({"content": "a\u{0}b"}),
+            at,
+        })
+        .await
+        .unwrap();
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,

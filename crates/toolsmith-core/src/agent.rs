@@ -1,0 +1,261 @@
+//! Agents that Toolsmith itself runs (issue 37): an agent's stored definition
+//! ([`AgentRecord`], versioned like a tool: [`AgentVersionRecord`]), one run of it
+//! ([`AgentRunRecord`]) and each step a run took ([`AgentRunStep`]). Plain data; the rules
+//! (what a definition must hold, who may read a run, how many may run) live in the service.
+//!
+//! Not to be confused with the *agent* of a token (`ToolContext::agent_id`): an identity a
+//! token is bound to. A run of a stored agent calls tools as that identity, with the agent's
+//! id as `agent_id`.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The iteration limit of a definition that names none (spec 001 §6: 20).
+pub const DEFAULT_MAX_ITERATIONS: u32 = 20;
+
+/// What an agent is: everything a person writes, and nothing a run changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDefinition {
+    /// The name people read (the `name` is the agent's handle).
+    #[serde(default)]
+    pub display_name: String,
+    /// The system prompt: what the agent is for and how it works.
+    #[serde(default)]
+    pub instructions: String,
+    /// The model it runs on.
+    pub model: AgentModel,
+    /// The tools it may call, in the policy engine's shape (a scope policy: profile, allow,
+    /// deny, alsoAllow; entries are tool names, `group:<id>` or `*`). It only narrows what the
+    /// operator's policy lets the agent's owner and the agent call.
+    #[serde(default)]
+    pub tool_policy: AgentToolPolicy,
+    /// Named texts given to the model after the instructions (spec 001 §3's context files).
+    #[serde(default)]
+    pub context_files: Vec<ContextFile>,
+    #[serde(default)]
+    pub limits: AgentLimits,
+}
+
+/// The model of an agent: a Config Center service of the owner (its protocol, base URL and
+/// key) and a model name that service serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentModel {
+    /// The Config Center service's name.
+    pub service: String,
+    /// The model's name, as the provider knows it.
+    pub model: String,
+}
+
+/// An agent's tool policy: the policy engine's scope policy (`ScopePolicy`), field for field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentToolPolicy {
+    /// Replaces the operator's profile for this agent's runs (narrowed by it still).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_allow: Vec<String>,
+}
+
+/// One named text of an agent's context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextFile {
+    pub name: String,
+    pub text: String,
+}
+
+/// What one run of an agent may spend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentLimits {
+    /// Model turns per run.
+    #[serde(default = "default_iterations")]
+    pub max_iterations: u32,
+    /// Tokens (input and output, as the provider counts them) per run; `None`: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Wall-clock seconds per run.
+    #[serde(default = "default_wall_time")]
+    pub wall_time_secs: u64,
+    /// Runs of this agent at once.
+    #[serde(default = "default_concurrent")]
+    pub max_concurrent_runs: u32,
+}
+
+fn default_iterations() -> u32 {
+    DEFAULT_MAX_ITERATIONS
+}
+
+fn default_wall_time() -> u64 {
+    600
+}
+
+fn default_concurrent() -> u32 {
+    4
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        AgentLimits {
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            max_tokens: None,
+            wall_time_secs: default_wall_time(),
+            max_concurrent_runs: default_concurrent(),
+        }
+    }
+}
+
+/// A stored agent: its definition, owned by one user, at a revision (each change is one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRecord {
+    pub id: String,
+    pub owner: String,
+    /// Unique per owner; the naming rule of tools.
+    pub name: String,
+    pub revision: i64,
+    pub definition: AgentDefinition,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One revision of an agent's definition, as it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentVersionRecord {
+    pub agent_id: String,
+    pub revision: i64,
+    pub definition: AgentDefinition,
+    pub created_at: DateTime<Utc>,
+}
+
+/// What the store's `update_agent` found: the store's answer to a
+/// revision-checked change of an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentUpdate {
+    Updated,
+    /// No agent of that id belongs to the owner.
+    NotFound,
+    /// The stored revision is not the one before the new one.
+    Conflict {
+        actual: i64,
+    },
+    /// Another agent of the owner has the new name.
+    NameTaken,
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentRunStatus {
+    /// The model or a tool works.
+    Running,
+    /// A tool call waits for a person's approval.
+    WaitingApproval,
+    /// The model gave its final answer.
+    Completed,
+    /// The run stopped on an error or a limit; `error` says which.
+    Failed,
+    /// Someone cancelled it.
+    Cancelled,
+}
+
+impl AgentRunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentRunStatus::Running => "running",
+            AgentRunStatus::WaitingApproval => "waiting_approval",
+            AgentRunStatus::Completed => "completed",
+            AgentRunStatus::Failed => "failed",
+            AgentRunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AgentRunStatus> {
+        match text {
+            "running" => Some(AgentRunStatus::Running),
+            "waiting_approval" => Some(AgentRunStatus::WaitingApproval),
+            "completed" => Some(AgentRunStatus::Completed),
+            "failed" => Some(AgentRunStatus::Failed),
+            "cancelled" => Some(AgentRunStatus::Cancelled),
+            _ => None,
+        }
+    }
+
+    /// Whether the run has ended (its status never changes again).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            AgentRunStatus::Completed | AgentRunStatus::Failed | AgentRunStatus::Cancelled
+        )
+    }
+}
+
+/// What a run spent, as the provider reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RunUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Model requests answered (retries not counted).
+    pub model_calls: u32,
+    pub tool_calls: u32,
+}
+
+impl RunUsage {
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+/// One run of an agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRunRecord {
+    pub id: String,
+    /// The user whose agent runs, and who started it.
+    pub owner: String,
+    /// The agent identity of the token that started it (`None`: a person), which alone, with
+    /// the owner, may read or cancel it.
+    pub caller_agent: Option<String>,
+    pub agent_id: String,
+    /// The definition's revision the run uses.
+    pub agent_revision: i64,
+    pub status: AgentRunStatus,
+    /// The task the run was given.
+    pub input: String,
+    /// The model's final answer.
+    pub output: Option<String>,
+    /// Why the run failed or was cancelled.
+    pub error: Option<String>,
+    pub usage: RunUsage,
+    /// Model turns taken.
+    pub iterations: u32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// The process that runs it.
+    pub instance: String,
+}
+
+/// One step of a run: a model turn, a tool call and its result, an approval asked, an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRunStep {
+    pub run_id: String,
+    /// 0, 1, 2 … in the order taken.
+    pub seq: i64,
+    /// `model`, `tool_call`, `tool_result`, `approval`, `error`.
+    pub kind: String,
+    /// What the step holds (the model's text and tool calls, a call's name and arguments, a
+    /// result as the pipeline returned it, after scrubbing).
+    pub detail: Value,
+    pub at: DateTime<Utc>,
+}

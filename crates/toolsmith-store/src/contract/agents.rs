@@ -1,0 +1,364 @@
+//! Agents' contract: a definition is its owner's alone (by id and by name), unique by name per
+//! owner, changed only at the next revision with every revision kept; a run is read, listed
+//! and cancelled only by its owner and caller agent; the concurrent-run cap is counted in the
+//! insert (and holds between instances); an ended run never changes again; steps come back in
+//! order, a NUL character included.
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::json;
+
+use super::{Backend, on_both_backends};
+use crate::{
+    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentStore as _, AgentUpdate,
+};
+use toolsmith_core::agent::{AgentDefinition, AgentModel, ContextFile, RunUsage};
+
+fn at(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
+}
+
+fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
+    AgentRecord {
+        id: id.to_owned(),
+        owner: owner.to_owned(),
+        name: name.to_owned(),
+        revision: 1,
+        definition: AgentDefinition {
+            display_name: "Researcher".to_owned(),
+            instructions: "Find things out.".to_owned(),
+            model: AgentModel {
+                service: "openai".to_owned(),
+                model: "gpt-test".to_owned(),
+            },
+            tool_policy: toolsmith_core::agent::AgentToolPolicy {
+                profile: Some("minimal".to_owned()),
+                allow: vec!["group:core".to_owned()],
+                deny: vec!["execute_shell".to_owned()],
+                also_allow: vec![],
+            },
+            context_files: vec![ContextFile {
+                name: "style.md".to_owned(),
+                text: "Be brief.".to_owned(),
+            }],
+            limits: toolsmith_core::agent::AgentLimits::default(),
+        },
+        created_at: at(0),
+        updated_at: at(0),
+    }
+}
+
+fn run(
+    id: &str,
+    owner: &str,
+    caller: Option<&str>,
+    agent_id: &str,
+    created: i64,
+) -> AgentRunRecord {
+    AgentRunRecord {
+        id: id.to_owned(),
+        owner: owner.to_owned(),
+        caller_agent: caller.map(str::to_owned),
+        agent_id: agent_id.to_owned(),
+        agent_revision: 1,
+        status: AgentRunStatus::Running,
+        input: "what time is it?".to_owned(),
+        output: None,
+        error: None,
+        usage: RunUsage::default(),
+        iterations: 0,
+        created_at: at(created),
+        updated_at: at(created),
+        instance: "one".to_owned(),
+    }
+}
+
+async fn an_agent_is_its_owners_alone_and_keeps_every_revision(backend: &Backend) {
+    let store = backend.store();
+    let first = agent("a1", "alice", "researcher");
+    assert!(store.insert_agent(&first).await.unwrap());
+    // The name is taken for alice, free for bob.
+    assert!(
+        !store
+            .insert_agent(&agent("a2", "alice", "researcher"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .insert_agent(&agent("b1", "bob", "researcher"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.get_agent("alice", "a1").await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(
+        store.get_agent("alice", "researcher").await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(store.get_agent("bob", "a1").await.unwrap(), None);
+    assert_eq!(
+        store.list_agents("alice").await.unwrap(),
+        vec![first.clone()]
+    );
+
+    let mut second = first.clone();
+    second.revision = 2;
+    second.definition.instructions = "Find things out, and cite.".to_owned();
+    second.updated_at = at(5);
+    assert_eq!(
+        store.update_agent(&second).await.unwrap(),
+        AgentUpdate::Updated
+    );
+    // The same revision again: a conflict naming the stored one; bob cannot change alice's.
+    assert_eq!(
+        store.update_agent(&second).await.unwrap(),
+        AgentUpdate::Conflict { actual: 2 }
+    );
+    let mut bobs = second.clone();
+    bobs.owner = "bob".to_owned();
+    assert_eq!(
+        store.update_agent(&bobs).await.unwrap(),
+        AgentUpdate::NotFound
+    );
+    assert!(
+        store
+            .insert_agent(&agent("a3", "alice", "writer"))
+            .await
+            .unwrap()
+    );
+    let mut renamed = second.clone();
+    renamed.revision = 3;
+    renamed.name = "writer".to_owned();
+    assert_eq!(
+        store.update_agent(&renamed).await.unwrap(),
+        AgentUpdate::NameTaken
+    );
+
+    let versions = store.agent_versions("alice", "a1").await.unwrap();
+    assert_eq!(
+        versions.iter().map(|v| v.revision).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert_eq!(versions[0].definition, first.definition);
+    assert_eq!(versions[1].definition, second.definition);
+    assert!(store.agent_versions("bob", "a1").await.unwrap().is_empty());
+
+    assert!(!store.delete_agent("bob", "a1").await.unwrap());
+    assert!(store.delete_agent("alice", "a1").await.unwrap());
+    assert_eq!(store.get_agent("alice", "a1").await.unwrap(), None);
+    assert!(
+        store
+            .agent_versions("alice", "a1")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn a_run_is_its_owners_and_caller_agents_alone(backend: &Backend) {
+    let store = backend.store();
+    assert!(
+        store
+            .insert_agent_run(&run("r1", "alice", None, "a1", 0), 4)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .insert_agent_run(&run("r2", "alice", Some("bot"), "a1", 1), 4)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.get_agent_run("alice", None, "r1").await.unwrap(),
+        Some(run("r1", "alice", None, "a1", 0))
+    );
+    for (owner, caller) in [("bob", None), ("alice", Some("bot")), ("alice", Some("x"))] {
+        assert_eq!(
+            store.get_agent_run(owner, caller, "r1").await.unwrap(),
+            None
+        );
+        assert!(
+            store
+                .cancel_agent_run(owner, caller, "r1", "no", at(3))
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+    let ids = |runs: Vec<AgentRunRecord>| runs.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store
+            .list_agent_runs("alice", None, None, 10)
+            .await
+            .unwrap()),
+        vec!["r1"]
+    );
+    assert_eq!(
+        ids(store
+            .list_agent_runs("alice", Some("bot"), Some("a1"), 10)
+            .await
+            .unwrap()),
+        vec!["r2"]
+    );
+    assert!(
+        store
+            .list_agent_runs("alice", None, Some("other"), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.agent_run_status("r2").await.unwrap(),
+        Some(AgentRunStatus::Running)
+    );
+}
+
+async fn the_run_cap_counts_the_agents_runs_not_ended(backend: &Backend) {
+    let store = backend.store();
+    assert!(
+        store
+            .insert_agent_run(&run("r1", "alice", None, "a1", 0), 2)
+            .await
+            .unwrap()
+    );
+    let mut waiting = run("r2", "alice", None, "a1", 1);
+    waiting.status = AgentRunStatus::WaitingApproval;
+    assert!(store.insert_agent_run(&waiting, 2).await.unwrap());
+    assert!(
+        !store
+            .insert_agent_run(&run("r3", "alice", None, "a1", 2), 2)
+            .await
+            .unwrap()
+    );
+    // Another agent has a cap of its own.
+    assert!(
+        store
+            .insert_agent_run(&run("r4", "alice", None, "a2", 2), 2)
+            .await
+            .unwrap()
+    );
+    let mut done = run("r1", "alice", None, "a1", 0);
+    done.status = AgentRunStatus::Completed;
+    assert!(store.update_agent_run(&done).await.unwrap());
+    assert!(
+        store
+            .insert_agent_run(&run("r3", "alice", None, "a1", 3), 2)
+            .await
+            .unwrap()
+    );
+    // Between instances too.
+    if let Some(other) = backend.another_instance().await {
+        assert!(
+            !other
+                .insert_agent_run(&run("r5", "alice", None, "a1", 4), 2)
+                .await
+                .unwrap()
+        );
+    }
+}
+
+async fn an_ended_run_never_changes_again(backend: &Backend) {
+    let store = backend.store();
+    assert!(
+        store
+            .insert_agent_run(&run("r1", "alice", None, "a1", 0), 4)
+            .await
+            .unwrap()
+    );
+    let cancelled = store
+        .cancel_agent_run("alice", None, "r1", "stopped by alice", at(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cancelled.status, AgentRunStatus::Cancelled);
+    assert_eq!(cancelled.error.as_deref(), Some("stopped by alice"));
+    let mut finished = run("r1", "alice", None, "a1", 0);
+    finished.status = AgentRunStatus::Completed;
+    finished.output = Some("done".to_owned());
+    finished.usage = RunUsage {
+        input_tokens: 10,
+        output_tokens: 5,
+        model_calls: 1,
+        tool_calls: 0,
+    };
+    assert!(!store.update_agent_run(&finished).await.unwrap());
+    assert_eq!(
+        store.get_agent_run("alice", None, "r1").await.unwrap(),
+        Some(cancelled.clone())
+    );
+    // Cancelling again answers the run as it ended.
+    assert_eq!(
+        store
+            .cancel_agent_run("alice", None, "r1", "again", at(2))
+            .await
+            .unwrap(),
+        Some(cancelled)
+    );
+    // A running one keeps what it was written with.
+    assert!(
+        store
+            .insert_agent_run(&run("r2", "alice", None, "a1", 0), 4)
+            .await
+            .unwrap()
+    );
+    let mut later = run("r2", "alice", None, "a1", 0);
+    later.iterations = 3;
+    later.usage.input_tokens = 42;
+    later.status = AgentRunStatus::WaitingApproval;
+    later.updated_at = at(9);
+    assert!(store.update_agent_run(&later).await.unwrap());
+    assert_eq!(
+        store.get_agent_run("alice", None, "r2").await.unwrap(),
+        Some(later)
+    );
+}
+
+async fn steps_come_back_in_order_as_written(backend: &Backend) {
+    let store = backend.store();
+    for (seq, kind, detail) in [
+        (
+            0,
+            "model",
+            json!({"text": "", "toolCalls": [{"name": "echo"}]}),
+        ),
+        (
+            1,
+            "tool_call",
+            json!({"name": "echo", "arguments": {"a": 1}}),
+        ),
+        (
+            2,
+            "tool_result",
+            json!({"content": "a\u{0}b", "isError": false}),
+        ),
+    ] {
+        store
+            .add_agent_run_step(&AgentRunStep {
+                run_id: "r1".to_owned(),
+                seq,
+                kind: kind.to_owned(),
+                detail,
+                at: at(seq),
+            })
+            .await
+            .unwrap();
+    }
+    let steps = store.agent_run_steps("r1").await.unwrap();
+    assert_eq!(
+        steps.iter().map(|s| s.kind.as_str()).collect::<Vec<_>>(),
+        vec!["model", "tool_call", "tool_result"]
+    );
+    assert_eq!(steps[2].detail["content"], "a\u{0}b");
+    assert!(store.agent_run_steps("r2").await.unwrap().is_empty());
+}
+
+on_both_backends!(
+    an_agent_is_its_owners_alone_and_keeps_every_revision,
+    a_run_is_its_owners_and_caller_agents_alone,
+    the_run_cap_counts_the_agents_runs_not_ended,
+    an_ended_run_never_changes_again,
+    steps_come_back_in_order_as_written,
+);

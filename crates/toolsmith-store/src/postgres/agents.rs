@@ -1,0 +1,481 @@
+//! Agents Toolsmith runs, in PostgreSQL (`agents`, `agent_versions`, `agent_runs`,
+//! `agent_run_steps`). A definition's write takes a per-owner advisory lock (the name check and
+//! the revision check read before they write), a run's insert a per-agent one (the concurrent
+//! run cap), so instances cannot race past either; a run's update is conditional on its not
+//! having ended, so a run cancelled on one instance stays cancelled. Documents are JSON text
+//! (`TEXT`), since JSONB refuses the NUL character a tool's result may hold.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Client;
+use tokio_postgres::{GenericClient, Row};
+use toolsmith_core::agent::{
+    AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
+    AgentVersionRecord,
+};
+
+use super::errors::pg;
+use super::rows::{col, micros};
+use crate::StoreError;
+use crate::agent_rows::{RUNNING, RunDocument, corrupt};
+
+store_on_pool! {
+    impl AgentStore |client, this_instance| {
+        fn insert_agent(agent: &AgentRecord) -> bool = insert_agent(&mut client, agent);
+        fn update_agent(agent: &AgentRecord) -> AgentUpdate = update_agent(&mut client, agent);
+        fn get_agent(owner: &str, id_or_name: &str) -> Option<AgentRecord>
+            = get_agent(&**client, owner, id_or_name);
+        fn list_agents(owner: &str) -> Vec<AgentRecord> = list_agents(&**client, owner);
+        fn delete_agent(owner: &str, id: &str) -> bool = delete_agent(&mut client, owner, id);
+        fn agent_versions(owner: &str, id: &str) -> Vec<AgentVersionRecord>
+            = agent_versions(&**client, owner, id);
+        fn insert_agent_run(run: &AgentRunRecord, max_running: u32) -> bool
+            = insert_run(&mut client, run, max_running);
+        fn update_agent_run(run: &AgentRunRecord) -> bool = update_run(&**client, run);
+        fn get_agent_run(
+            owner: &str, caller_agent: Option<&str>, id: &str
+        ) -> Option<AgentRunRecord>
+            = get_run(&**client, owner, caller_agent, id);
+        fn agent_run_status(id: &str) -> Option<AgentRunStatus> = run_status(&**client, id);
+        fn list_agent_runs(
+            owner: &str, caller_agent: Option<&str>, agent_id: Option<&str>, limit: u32
+        ) -> Vec<AgentRunRecord>
+            = list_runs(&**client, owner, caller_agent, agent_id, limit);
+        fn cancel_agent_run(
+            owner: &str, caller_agent: Option<&str>, id: &str, message: &str, now: DateTime<Utc>
+        ) -> Option<AgentRunRecord>
+            = cancel_run(&mut client, owner, caller_agent, id, message, now);
+        fn add_agent_run_step(step: &AgentRunStep) -> () = add_step(&**client, step);
+        fn agent_run_steps(run_id: &str) -> Vec<AgentRunStep> = run_steps(&**client, run_id);
+    }
+}
+
+const AGENT_COLUMNS: &str = "id, owner, name, revision, definition, created_at, updated_at";
+const RUN_COLUMNS: &str =
+    "id, owner, caller_agent, agent_id, status, document, created_at, updated_at, instance";
+
+/// A value as JSON text (serializing plain records cannot fail).
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
+}
+
+fn definition(text: &str, table: &str, id: &str) -> Result<AgentDefinition, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(table, id, "definition", e))
+}
+
+fn agent_from_row(row: &Row) -> Result<AgentRecord, StoreError> {
+    let id: String = col(row, "id")?;
+    let text: String = col(row, "definition")?;
+    Ok(AgentRecord {
+        owner: col(row, "owner")?,
+        name: col(row, "name")?,
+        revision: col(row, "revision")?,
+        definition: definition(&text, "agents", &id)?,
+        created_at: col(row, "created_at")?,
+        updated_at: col(row, "updated_at")?,
+        id,
+    })
+}
+
+fn run_from_row(row: &Row) -> Result<AgentRunRecord, StoreError> {
+    let id: String = col(row, "id")?;
+    let caller: String = col(row, "caller_agent")?;
+    let status: String = col(row, "status")?;
+    let document: String = col(row, "document")?;
+    let document: RunDocument =
+        serde_json::from_str(&document).map_err(|e| corrupt("agent_runs", &id, "document", e))?;
+    Ok(document.into_record(
+        id.clone(),
+        col(row, "owner")?,
+        (!caller.is_empty()).then_some(caller),
+        col(row, "agent_id")?,
+        AgentRunStatus::parse(&status)
+            .ok_or_else(|| corrupt("agent_runs", &id, "status", &status))?,
+        col(row, "created_at")?,
+        col(row, "updated_at")?,
+        col(row, "instance")?,
+    ))
+}
+
+async fn name_taken(
+    tx: &impl GenericClient,
+    owner: &str,
+    name: &str,
+    id: &str,
+) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM agents WHERE owner = $1 AND name = $2 AND id <> $3",
+            &[&owner, &name, &id],
+        )
+        .await
+        .map_err(pg)?
+        .is_some())
+}
+
+async fn insert_version(tx: &impl GenericClient, agent: &AgentRecord) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO agent_versions (agent_id, revision, definition, created_at) \
+         VALUES ($1, $2, $3, $4)",
+        &[
+            &agent.id,
+            &agent.revision,
+            &json_text(&agent.definition),
+            &micros(agent.updated_at),
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    Ok(())
+}
+
+async fn insert_agent(client: &mut Client, agent: &AgentRecord) -> Result<bool, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    super::lock(&*tx, &format!("toolsmith-agents:{}", agent.owner)).await?;
+    if name_taken(&*tx, &agent.owner, &agent.name, &agent.id).await? {
+        return Ok(false);
+    }
+    tx.execute(
+        &format!("INSERT INTO agents ({AGENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"),
+        &[
+            &agent.id,
+            &agent.owner,
+            &agent.name,
+            &agent.revision,
+            &json_text(&agent.definition),
+            &micros(agent.created_at),
+            &micros(agent.updated_at),
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    insert_version(&*tx, agent).await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(true)
+}
+
+async fn update_agent(client: &mut Client, agent: &AgentRecord) -> Result<AgentUpdate, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    super::lock(&*tx, &format!("toolsmith-agents:{}", agent.owner)).await?;
+    let stored = tx
+        .query_opt(
+            "SELECT revision FROM agents WHERE id = $1 AND owner = $2 FOR UPDATE",
+            &[&agent.id, &agent.owner],
+        )
+        .await
+        .map_err(pg)?;
+    let Some(stored) = stored else {
+        return Ok(AgentUpdate::NotFound);
+    };
+    let actual: i64 = col(&stored, "revision")?;
+    if actual + 1 != agent.revision {
+        return Ok(AgentUpdate::Conflict { actual });
+    }
+    if name_taken(&*tx, &agent.owner, &agent.name, &agent.id).await? {
+        return Ok(AgentUpdate::NameTaken);
+    }
+    tx.execute(
+        "UPDATE agents SET name = $3, revision = $4, definition = $5, updated_at = $6 \
+         WHERE id = $1 AND owner = $2",
+        &[
+            &agent.id,
+            &agent.owner,
+            &agent.name,
+            &agent.revision,
+            &json_text(&agent.definition),
+            &micros(agent.updated_at),
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    insert_version(&*tx, agent).await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(AgentUpdate::Updated)
+}
+
+async fn get_agent(
+    client: &impl GenericClient,
+    owner: &str,
+    id_or_name: &str,
+) -> Result<Option<AgentRecord>, StoreError> {
+    client
+        .query_opt(
+            &format!(
+                "SELECT {AGENT_COLUMNS} FROM agents WHERE owner = $1 AND (id = $2 OR name = $2) \
+                 ORDER BY id = $2 DESC LIMIT 1"
+            ),
+            &[&owner, &id_or_name],
+        )
+        .await
+        .map_err(pg)?
+        .as_ref()
+        .map(agent_from_row)
+        .transpose()
+}
+
+async fn list_agents(
+    client: &impl GenericClient,
+    owner: &str,
+) -> Result<Vec<AgentRecord>, StoreError> {
+    client
+        .query(
+            &format!(
+                "SELECT {AGENT_COLUMNS} FROM agents WHERE owner = $1 \
+                 ORDER BY name COLLATE \"C\", id COLLATE \"C\""
+            ),
+            &[&owner],
+        )
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(agent_from_row)
+        .collect()
+}
+
+async fn delete_agent(client: &mut Client, owner: &str, id: &str) -> Result<bool, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    let n = tx
+        .execute(
+            "DELETE FROM agents WHERE id = $1 AND owner = $2",
+            &[&id, &owner],
+        )
+        .await
+        .map_err(pg)?;
+    if n > 0 {
+        tx.execute("DELETE FROM agent_versions WHERE agent_id = $1", &[&id])
+            .await
+            .map_err(pg)?;
+    }
+    tx.commit().await.map_err(pg)?;
+    Ok(n > 0)
+}
+
+async fn agent_versions(
+    client: &impl GenericClient,
+    owner: &str,
+    id: &str,
+) -> Result<Vec<AgentVersionRecord>, StoreError> {
+    client
+        .query(
+            "SELECT v.agent_id, v.revision, v.definition, v.created_at FROM agent_versions v \
+             JOIN agents a ON a.id = v.agent_id WHERE v.agent_id = $1 AND a.owner = $2 \
+             ORDER BY v.revision",
+            &[&id, &owner],
+        )
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(|row| {
+            let text: String = col(row, "definition")?;
+            Ok(AgentVersionRecord {
+                agent_id: col(row, "agent_id")?,
+                revision: col(row, "revision")?,
+                definition: definition(&text, "agent_versions", id)?,
+                created_at: col(row, "created_at")?,
+            })
+        })
+        .collect()
+}
+
+async fn insert_run(
+    client: &mut Client,
+    run: &AgentRunRecord,
+    max_running: u32,
+) -> Result<bool, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    super::lock(&*tx, &format!("toolsmith-agent-runs:{}", run.agent_id)).await?;
+    let running: i64 = col(
+        &tx.query_one(
+            &format!(
+                "SELECT count(*) AS n FROM agent_runs WHERE agent_id = $1 AND status IN {RUNNING}"
+            ),
+            &[&run.agent_id],
+        )
+        .await
+        .map_err(pg)?,
+        "n",
+    )?;
+    if running >= i64::from(max_running) {
+        return Ok(false);
+    }
+    tx.execute(
+        &format!(
+            "INSERT INTO agent_runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        ),
+        &[
+            &run.id,
+            &run.owner,
+            &run.caller_agent.as_deref().unwrap_or(""),
+            &run.agent_id,
+            &run.status.as_str(),
+            &json_text(&RunDocument::of(run)),
+            &micros(run.created_at),
+            &micros(run.updated_at),
+            &run.instance,
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    Ok(true)
+}
+
+async fn update_run(client: &impl GenericClient, run: &AgentRunRecord) -> Result<bool, StoreError> {
+    let n = client
+        .execute(
+            &format!(
+                "UPDATE agent_runs SET status = $2, document = $3, updated_at = $4 \
+                 WHERE id = $1 AND status IN {RUNNING}"
+            ),
+            &[
+                &run.id,
+                &run.status.as_str(),
+                &json_text(&RunDocument::of(run)),
+                &micros(run.updated_at),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(n > 0)
+}
+
+async fn get_run(
+    client: &impl GenericClient,
+    owner: &str,
+    caller_agent: Option<&str>,
+    id: &str,
+) -> Result<Option<AgentRunRecord>, StoreError> {
+    client
+        .query_opt(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM agent_runs \
+                 WHERE id = $1 AND owner = $2 AND caller_agent = $3"
+            ),
+            &[&id, &owner, &caller_agent.unwrap_or("")],
+        )
+        .await
+        .map_err(pg)?
+        .as_ref()
+        .map(run_from_row)
+        .transpose()
+}
+
+async fn run_status(
+    client: &impl GenericClient,
+    id: &str,
+) -> Result<Option<AgentRunStatus>, StoreError> {
+    let row = client
+        .query_opt("SELECT status FROM agent_runs WHERE id = $1", &[&id])
+        .await
+        .map_err(pg)?;
+    row.map(|row| {
+        let status: String = col(&row, "status")?;
+        AgentRunStatus::parse(&status).ok_or_else(|| corrupt("agent_runs", id, "status", &status))
+    })
+    .transpose()
+}
+
+async fn list_runs(
+    client: &impl GenericClient,
+    owner: &str,
+    caller_agent: Option<&str>,
+    agent_id: Option<&str>,
+    limit: u32,
+) -> Result<Vec<AgentRunRecord>, StoreError> {
+    client
+        .query(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM agent_runs \
+                 WHERE owner = $1 AND caller_agent = $2 AND ($3::TEXT IS NULL OR agent_id = $3) \
+                 ORDER BY created_at DESC, id COLLATE \"C\" DESC LIMIT $4"
+            ),
+            &[
+                &owner,
+                &caller_agent.unwrap_or(""),
+                &agent_id,
+                &i64::from(limit),
+            ],
+        )
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(run_from_row)
+        .collect()
+}
+
+async fn cancel_run(
+    client: &mut Client,
+    owner: &str,
+    caller_agent: Option<&str>,
+    id: &str,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<AgentRunRecord>, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    let row = tx
+        .query_opt(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM agent_runs \
+                 WHERE id = $1 AND owner = $2 AND caller_agent = $3 FOR UPDATE"
+            ),
+            &[&id, &owner, &caller_agent.unwrap_or("")],
+        )
+        .await
+        .map_err(pg)?;
+    let Some(mut run) = row.as_ref().map(run_from_row).transpose()? else {
+        return Ok(None);
+    };
+    if run.status.is_terminal() {
+        return Ok(Some(run));
+    }
+    run.status = AgentRunStatus::Cancelled;
+    run.error = Some(message.to_owned());
+    run.updated_at = micros(now);
+    update_run(&*tx, &run).await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(Some(run))
+}
+
+async fn add_step(client: &impl GenericClient, step: &AgentRunStep) -> Result<(), StoreError> {
+    client
+        .execute(
+            "INSERT INTO agent_run_steps (run_id, seq, kind, detail, at) \
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &step.run_id,
+                &step.seq,
+                &step.kind,
+                &json_text(&step.detail),
+                &micros(step.at),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(())
+}
+
+async fn run_steps(
+    client: &impl GenericClient,
+    run_id: &str,
+) -> Result<Vec<AgentRunStep>, StoreError> {
+    client
+        .query(
+            "SELECT run_id, seq, kind, detail, at FROM agent_run_steps WHERE run_id = $1 \
+             ORDER BY seq",
+            &[&run_id],
+        )
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(|row| {
+            let detail: String = col(row, "detail")?;
+            Ok(AgentRunStep {
+                run_id: col(row, "run_id")?,
+                seq: col(row, "seq")?,
+                kind: col(row, "kind")?,
+                detail: serde_json::from_str(&detail)
+                    .map_err(|e| corrupt("agent_run_steps", run_id, "detail", e))?,
+                at: col(row, "at")?,
+            })
+        })
+        .collect()
+}
