@@ -49,7 +49,7 @@ pub use service::{
     Connectors, EPHEMERAL_TOOL, RunRights, Suggestion, ToolService, ToolServiceSettings,
 };
 pub use telemetry::analytics::{Anomaly, Period};
-pub use telemetry::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
+pub use telemetry::{MetricsReport, ServerMetricsReport, ToolMetricsReport, ToolMetricsRow};
 pub use tool_tasks::TaskSettings;
 pub use toolsmith_builtins::git::{GitSettings, parse_author as parse_git_author};
 pub use toolsmith_builtins::workspace::WorkspaceSettings;

@@ -6,6 +6,7 @@
 //!   over the store's samples.
 //! - [`reports`] — the analytics operations of [`ToolService`](crate::ToolService) and the
 //!   retention of execution history.
+//! - [`server_report`] — the server-wide analytics (every owner's calls; an admin's view).
 //! - this module — Prometheus metrics of every call, below.
 //!
 //! Process metrics in the Prometheus text format (`GET /metrics`): executions by tool and
@@ -21,9 +22,11 @@
 
 pub mod analytics;
 pub mod reports;
+pub mod server_report;
 pub mod usage;
 
 pub use reports::{MetricsReport, ToolMetricsReport, ToolMetricsRow};
+pub use server_report::ServerMetricsReport;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
