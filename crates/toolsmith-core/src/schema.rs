@@ -61,11 +61,18 @@ fn pattern_hint(message: String) -> String {
 impl CompiledSchema {
     /// Checks the shape rule (`type: object`, `properties`, `required`) and compiles the schema.
     pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
-        check_shape(schema)?;
+        // Not an object schema at all: nothing else is worth reading.
+        let shape = check_shape(schema);
+        if shape == Err(SchemaError::NotObjectType) {
+            return Err(SchemaError::NotObjectType);
+        }
+        // Every problem at once, a malformed `required` or `properties` among them (the
+        // meta-schema names those too, with their pointers), so a model fixes them in one go.
         let problems = meta_violations(schema);
         if !problems.is_empty() {
             return Err(SchemaError::Invalid(problems.join("; ")));
         }
+        shape?;
         // Callers' `pattern`s run on the `regex` crate's linear-time engine, never on a
         // backtracking one: look-around and back-references are refused here, naming why.
         let validator = jsonschema::options()
@@ -350,6 +357,17 @@ mod tests {
         };
         assert!(message.contains("at /properties/a/type"), "{message}");
         assert!(message.contains("at /properties/b/minLength"), "{message}");
+    }
+
+    #[test]
+    fn a_malformed_required_is_named_with_the_other_problems() {
+        let bad =
+            json!({"type": "object", "properties": {"a": {"type": "strng"}}, "required": "a"});
+        let Err(SchemaError::Invalid(message)) = CompiledSchema::compile(&bad) else {
+            panic!("an invalid schema compiled");
+        };
+        assert!(message.contains("at /properties/a/type"), "{message}");
+        assert!(message.contains("at /required"), "{message}");
     }
 
     #[test]
