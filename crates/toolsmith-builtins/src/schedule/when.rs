@@ -57,6 +57,13 @@ impl When {
                 shown(schedule)
             ));
         }
+        if let Some(problem) = field_out_of_range(schedule) {
+            return Err(format!(
+                "'schedule' \"{}\": {problem} (a cron expression's fields are minute hour \
+                 day-of-month month day-of-week; e.g. \"15 9 * * 1\" is 9:15 every Monday)",
+                shown(schedule)
+            ));
+        }
         let cron = Cron::from_str(schedule).map_err(|e| {
             format!(
                 "'schedule' \"{}\" is not a valid cron expression ({e}); e.g. \"0 9 * * 1-5\" \
@@ -97,6 +104,49 @@ impl When {
     pub fn repeats(&self) -> bool {
         matches!(self, When::Cron { .. })
     }
+}
+
+/// The five cron fields in order: name and the range of their numbers.
+const CRON_FIELDS: [(&str, u32, u32); 5] = [
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day-of-month", 1, 31),
+    ("month", 1, 12),
+    ("day-of-week", 0, 7),
+];
+
+/// The first number of a five-field cron expression outside its field's range, named with the
+/// field and the range (croner says only "Number out of bounds"). Names (`MON`, `JAN`),
+/// `L`, `W`, `#` and steps are left to croner.
+fn field_out_of_range(schedule: &str) -> Option<String> {
+    if schedule.starts_with('@') {
+        return None;
+    }
+    for (position, (field, (name, min, max))) in
+        schedule.split_whitespace().zip(CRON_FIELDS).enumerate()
+    {
+        for item in field.split(',') {
+            // The step after `/` counts occurrences, not values of the field.
+            let values = item.split('/').next().unwrap_or_default();
+            for number in values.split('-') {
+                if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+                    continue;
+                }
+                let out = number
+                    .parse::<u32>()
+                    .ok()
+                    .is_none_or(|n| !(min..=max).contains(&n));
+                if out {
+                    return Some(format!(
+                        "the {name} field (field {} of 5) is {}, but it must be {min}-{max}",
+                        position + 1,
+                        shown(number)
+                    ));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Years in which every combination of a date, its weekday and a leap year occurs (the
@@ -215,7 +265,16 @@ mod tests {
         for (schedule, zone, needle) in [
             ("", None, "cron expression"),
             ("* * * * * *", None, "has 6 fields"),
-            ("61 * * * *", None, "not a valid cron expression"),
+            ("61 * * * *", None, "the minute field (field 1 of 5) is 61"),
+            ("75 9 * * 1", None, "is 75, but it must be 0-59"),
+            (
+                "0 24 * * *",
+                None,
+                "the hour field (field 2 of 5) is 24, but it must be 0-23",
+            ),
+            ("0 9 0 * *", None, "day-of-month field"),
+            ("0 9 * 1-13 *", None, "the month field (field 4 of 5) is 13"),
+            ("0 9 * * 1,8", None, "day-of-week field (field 5 of 5) is 8"),
             ("every day", None, "has 2 fields"),
             ("0 9 * * *", Some("Mars/Olympus"), "IANA time zone"),
             (&"9".repeat(500), None, "at most 200 bytes"),

@@ -342,7 +342,7 @@ async fn bad_arguments_name_the_fix_and_tasks_are_their_owners() {
         (with("schedule", json!("every morning")), "has 2 fields"),
         (
             with("schedule", json!("0 25 * * *")),
-            "not a valid cron expression",
+            "the hour field (field 2 of 5) is 25, but it must be 0-23",
         ),
         (
             with("schedule", json!("2001-01-01T09:00")),
