@@ -18,6 +18,7 @@ pub mod bookmarks;
 pub mod calendar;
 pub mod contacts;
 pub mod fields;
+pub mod natural;
 pub mod notes;
 pub mod ops;
 pub mod rules;
