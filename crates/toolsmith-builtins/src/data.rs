@@ -232,6 +232,65 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{:016x}", ::uuid::Uuid::new_v4().as_u64_pair().0)
 }
 
+/// Where a family keeps what people call its records by: the collection, the document field
+/// holding a record's title (`title`, a contact's `name`), and the words of the messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Titled<'a> {
+    pub collection: &'a str,
+    pub field: &'a str,
+    /// One record, in messages (`task`).
+    pub noun: &'a str,
+    /// The argument naming a record (`taskId`).
+    pub id_param: &'a str,
+    /// The tool that lists the records (`list_tasks`).
+    pub list_tool: &'a str,
+}
+
+/// The refusal of `id`, which names no record of the scope. When it is the exact title of
+/// records of the scope, the reply says so and gives their ids (a model passes the title it
+/// read or was told more often than the id); otherwise it says where ids are found.
+pub async fn not_an_id(
+    records: &dyn Records,
+    scope: &RecordScope,
+    of: &Titled<'_>,
+    id: &str,
+) -> Fail {
+    const MOST: u32 = 5;
+    let shown: String = id.chars().take(100).collect();
+    let query = RecordQuery {
+        owner: scope.owner.clone(),
+        agent: scope.agent.clone(),
+        collection: of.collection.to_owned(),
+        fields: vec![toolsmith_core::data::FieldMatch {
+            field: of.field.to_owned(),
+            value: toolsmith_core::data::FieldValue::Text(id.trim().to_owned()),
+        }],
+        limit: MOST,
+        ..RecordQuery::default()
+    };
+    let titled: Vec<String> = match records.query(&query).await {
+        Ok(hits) => hits.into_iter().map(|hit| hit.record.id).collect(),
+        Err(_) => Vec::new(),
+    };
+    let (noun, key, list) = (of.noun, of.id_param, of.list_tool);
+    Fail::Args(match titled.as_slice() {
+        [] => format!("no {noun} with id '{shown}' among yours: find ids with {list}"),
+        [one] => format!(
+            "'{shown}' is the title of {noun} {one}, not its id: pass {{\"{key}\": \"{one}\"}}"
+        ),
+        many => format!(
+            "{}{} {noun}s have the title '{shown}': pass the id of the one you mean as '{key}': {} (see them with {list})",
+            many.len(),
+            if many.len() as u32 >= MOST {
+                " or more"
+            } else {
+                ""
+            },
+            many.join(", ")
+        ),
+    })
+}
+
 /// The string argument `key` as a record id: non-empty, at most 100 bytes.
 pub(crate) fn id_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, Fail> {
     let id = crate::utilities::str_arg(args, key)?.trim();

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use toolsmith_core::object;
 
+use super::natural;
 use crate::utilities::Fail;
 
 /// What a field holds.
@@ -19,10 +20,12 @@ pub enum FieldKind {
     Choice(&'static [&'static str]),
     /// `true` or `false` (`false` when not given).
     Flag,
-    /// A calendar date, `YYYY-MM-DD`.
+    /// A calendar date, `YYYY-MM-DD`, or a day in words (`tomorrow`, `next Friday`;
+    /// [`super::natural`]) stored as the `YYYY-MM-DD` it resolves to.
     Date,
     /// A date or a date and time in ISO 8601 (`2026-05-01`, `2026-05-01T14:30`,
-    /// `2026-05-01T14:30:00+02:00`); a time without an offset is UTC.
+    /// `2026-05-01T14:30:00+02:00`); a time without an offset is UTC. A day in words, with a
+    /// time or not (`next Friday 9am`), is stored as the ISO date or date-time it resolves to.
     Time,
     /// An `http` or `https` URL.
     Url,
@@ -117,8 +120,9 @@ impl Field {
             FieldKind::Text(max) => json!({"type": "string", "minLength": 1, "maxLength": max}),
             FieldKind::Choice(words) => json!({"type": "string", "enum": words}),
             FieldKind::Flag => json!({"type": "boolean"}),
-            FieldKind::Date => json!({"type": "string", "minLength": 10, "maxLength": 10}),
-            FieldKind::Time => json!({"type": "string", "minLength": 10, "maxLength": 40}),
+            FieldKind::Date | FieldKind::Time => {
+                json!({"type": "string", "minLength": 1, "maxLength": 40})
+            }
             FieldKind::Url => json!({"type": "string", "minLength": 1, "maxLength": MAX_URL_BYTES}),
             FieldKind::Email => json!({"type": "string", "minLength": 3, "maxLength": 254}),
             FieldKind::Tags => json!({
@@ -130,9 +134,11 @@ impl Field {
             FieldKind::Int(min, max) => json!({"type": "integer", "minimum": min, "maximum": max}),
             // A number, or its decimal text as replies show it (`"12.50"`): `anyOf`, not a
             // type array, for clients that take one type a schema (see `ops::update_schema`).
+            // The string's form is checked by `read`, whose refusal names it (a pattern's
+            // refusal would not say that "$45.00" wants its symbol dropped).
             FieldKind::Decimal => json!({"anyOf": [
                 {"type": "number"},
-                {"type": "string", "pattern": "^[0-9]{1,20}(\\.[0-9]{1,3})?$"}
+                {"type": "string", "minLength": 1, "maxLength": MAX_DECIMAL_CHARS}
             ]}),
         };
         object::set(&mut schema, "description", json!(self.description));
@@ -174,27 +180,40 @@ impl Field {
                 _ => return Err(Fail::Args(format!("'{name}' must be true or false"))),
             },
             FieldKind::Date => {
-                let date = text(10)?;
-                NaiveDate::parse_from_str(&date, "%Y-%m-%d")
+                let date = text(40)?;
+                if NaiveDate::parse_from_str(&date, "%Y-%m-%d")
                     .ok()
                     .filter(in_range)
-                    .ok_or_else(|| {
-                        Fail::Args(format!(
-                            "'{name}' must be a date written YYYY-MM-DD (like 1990-04-23), got '{date}'"
-                        ))
-                    })?;
-                json!(date)
+                    .is_some()
+                {
+                    return Ok(json!(date));
+                }
+                match natural::resolve(&date, Utc::now().date_naive()) {
+                    Ok(day) if day.time.is_none() && in_range(&day.date) => {
+                        json!(day.date.to_string())
+                    }
+                    Ok(_) => {
+                        return Err(Fail::Args(format!(
+                            "'{name}' is a day without a time of day: write it YYYY-MM-DD (like \
+                             2026-12-04) or as a day in words (\"tomorrow\", \"next Friday\")"
+                        )));
+                    }
+                    Err(why) => return Err(not_a_day(name, &date, why)),
+                }
             }
             FieldKind::Time => {
                 let time = text(40)?;
-                instant(&time).ok_or_else(|| {
-                    Fail::Args(format!(
-                        "'{name}' must be an ISO 8601 date or date and time (like 2026-05-01 or \
-                         2026-05-01T14:30:00, UTC unless it ends with an offset such as +02:00), \
-                         got '{time}'"
-                    ))
-                })?;
-                json!(time)
+                if instant(&time).is_some() {
+                    return Ok(json!(time));
+                }
+                match natural::resolve(&time, Utc::now().date_naive()) {
+                    Ok(day) if in_range(&day.date) => match day.time {
+                        None => json!(day.date.to_string()),
+                        Some(at) => json!(day.date.and_time(at).and_utc().to_rfc3339()),
+                    },
+                    Ok(_) => return Err(not_a_day(name, &time, natural::NotADay::Unknown)),
+                    Err(why) => return Err(not_a_day(name, &time, why)),
+                }
             }
             FieldKind::Url => {
                 let url = text(MAX_URL_BYTES)?;
@@ -241,6 +260,19 @@ impl Field {
     }
 }
 
+/// The refusal of a date field's text that is no date: the format, with an example.
+fn not_a_day(name: &str, text: &str, why: natural::NotADay) -> Fail {
+    let shown: String = text.chars().take(40).collect();
+    let what = match why {
+        natural::NotADay::MonthOnly => format!(
+            "'{shown}' names a month but no day of it: say which day (like 2026-11-15, or \
+             2026-11-01 for its first)"
+        ),
+        natural::NotADay::Unknown => format!("'{shown}' is not a date this field reads"),
+    };
+    Fail::Args(format!("'{name}': {what}. Write {}", natural::HOW_TO_WRITE))
+}
+
 /// Longest decimal text a [`FieldKind::Decimal`] takes.
 const MAX_DECIMAL_CHARS: usize = 24;
 
@@ -261,9 +293,18 @@ fn decimal_text(name: &str, value: &Value) -> Result<String, Fail> {
         && digits(fraction)
         && fraction.is_empty() != text.contains('.');
     if !well_formed || text.bytes().all(|b| b == b'0' || b == b'.') {
+        let has_symbol = text
+            .chars()
+            .any(|c| !c.is_ascii_digit() && !matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E' | ' '));
+        let symbol = if has_symbol {
+            " without a currency symbol or code (the currency goes in 'currency', like \"USD\"),"
+        } else {
+            ""
+        };
         return Err(Fail::Args(format!(
-            "'{name}' must be a positive number written plainly, like 12.5 or \"12.50\" (no \
-             sign, no exponent, at most {MAX_DECIMAL_CHARS} characters)"
+            "'{name}' must be a positive number written plainly,{symbol} like 45.00 or \
+             \"45.00\" (digits and one decimal point: no sign, no thousands separator, no \
+             exponent, at most {MAX_DECIMAL_CHARS} characters)"
         )));
     }
     Ok(text)

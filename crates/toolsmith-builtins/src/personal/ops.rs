@@ -297,7 +297,29 @@ pub async fn add(
     args: &Value,
 ) -> Result<Value, Fail> {
     let doc = read_doc(f, records, scope, args).await?;
-    store(f, records, scope, doc).await
+    let resolved = resolved_dates(f, args, &doc);
+    let mut reply = store(f, records, scope, doc).await?;
+    if !resolved.is_empty() {
+        object::set(&mut reply, "resolved", json!(resolved));
+    }
+    Ok(reply)
+}
+
+/// What the date fields written in words (`"tomorrow"`) were read as: one line a field,
+/// `'dueDate': "tomorrow" is 2026-11-30 (UTC)`, so the caller sees the ISO date used.
+fn resolved_dates(f: &Family, given: &Value, doc: &Map<String, Value>) -> Vec<String> {
+    f.fields
+        .iter()
+        .filter(|field| matches!(field.kind, FieldKind::Date | FieldKind::Time))
+        .filter_map(|field| {
+            let written = given.get(field.name)?.as_str()?.trim();
+            let stored = doc.get(field.name)?.as_str()?;
+            (written != stored).then(|| {
+                let shown: String = written.chars().take(40).collect();
+                format!("'{}': \"{shown}\" is {stored} (UTC)", field.name)
+            })
+        })
+        .collect()
 }
 
 /// Adds every record of `args[batch_param]`, after checking them all: one bad record adds
@@ -545,10 +567,34 @@ pub async fn existing(
     scope: &RecordScope,
     id: &str,
 ) -> Result<DataRecord, Fail> {
-    records
-        .get(scope, f.collection, id)
-        .await?
-        .ok_or_else(|| not_found(f, id))
+    match records.get(scope, f.collection, id).await? {
+        Some(found) => Ok(found),
+        None => Err(missing(f, records, scope, id).await),
+    }
+}
+
+/// The refusal of an id that names no record of the scope; an exact title is answered with
+/// the id to pass ([`crate::data::not_an_id`]).
+async fn missing(f: &Family, records: &dyn Records, scope: &RecordScope, id: &str) -> Fail {
+    let Some(title) = f
+        .fields
+        .iter()
+        .find(|field| {
+            matches!(field.kind, FieldKind::Text(_))
+                && matches!(field.name, "title" | "name" | "description")
+        })
+        .map(|field| field.name)
+    else {
+        return not_found(f, id);
+    };
+    let of = crate::data::Titled {
+        collection: f.collection,
+        field: title,
+        noun: f.noun,
+        id_param: f.id_param,
+        list_tool: f.list_tool,
+    };
+    crate::data::not_an_id(records, scope, &of, id).await
 }
 
 fn not_found(f: &Family, id: &str) -> Fail {
@@ -589,7 +635,8 @@ pub async fn update(
             f.noun
         )));
     }
-    modify(f, records, scope, id, |doc| {
+    let resolved = resolved_dates(f, body, &changes);
+    let mut reply = modify(f, records, scope, id, |doc| {
         for (key, value) in changes {
             if value.is_null() {
                 doc.remove(&key);
@@ -599,7 +646,11 @@ pub async fn update(
         }
         Ok(())
     })
-    .await
+    .await?;
+    if !resolved.is_empty() {
+        object::set(&mut reply, "resolved", json!(resolved));
+    }
+    Ok(reply)
 }
 
 /// Changes the document of the record `id` with `change` and stores it (its indexed fields
@@ -660,7 +711,7 @@ pub async fn delete(
 ) -> Result<Value, Fail> {
     let Some(after_delete) = f.rules.and_then(|r| r.after_delete) else {
         if !records.delete(scope, f.collection, id).await? {
-            return Err(not_found(f, id));
+            return Err(missing(f, records, scope, id).await);
         }
         return Ok(json!({ "success": true, "deleted": true, f.id_param: id }));
     };

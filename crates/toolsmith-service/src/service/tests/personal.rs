@@ -345,8 +345,11 @@ async fn calendar_ranges_and_contacts(kind: Kind) {
     }
     let res = call(s, "alice", None, "add_calendar_event", json!({"title": "Backwards", "startTime": "2026-05-01T10:00", "endTime": "2026-05-01T09:00"})).await;
     refused(&res, "'endTime' is before 'startTime'");
-    let res = call(s, "alice", None, "batch_add_calendar_events", json!({"events": [{"title": "ok", "startTime": "2026-05-01"}, {"title": "bad", "startTime": "next friday"}]})).await;
-    refused(&res, "events[1]: 'startTime' must be an ISO 8601 date");
+    let res = call(s, "alice", None, "batch_add_calendar_events", json!({"events": [{"title": "ok", "startTime": "2026-05-01"}, {"title": "bad", "startTime": "someday"}]})).await;
+    refused(
+        &res,
+        "events[1]: 'startTime': 'someday' is not a date this field reads. Write YYYY-MM-DD",
+    );
     assert_eq!(
         ok(
             s,
