@@ -81,7 +81,18 @@ fn type_label(prop: &Value) -> String {
             .collect::<Vec<_>>()
             .join(" or "),
         _ if prop.get("enum").is_some() => "enum".to_owned(),
-        _ => "any".to_owned(),
+        // `anyOf` / `oneOf` of typed schemas: each alternative (an amount is `number or string`).
+        _ => match prop
+            .get("anyOf")
+            .or_else(|| prop.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            Some(options) if !options.is_empty() => {
+                let labels: Vec<String> = options.iter().map(type_label).collect();
+                labels.join(" or ")
+            }
+            _ => "any".to_owned(),
+        },
     }
 }
 
