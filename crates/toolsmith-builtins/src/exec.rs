@@ -21,6 +21,7 @@
 
 pub mod compile;
 pub mod javascript;
+pub mod offline;
 pub mod packages;
 pub mod python;
 pub mod registry_proxy;
@@ -353,13 +354,18 @@ pub(crate) async fn run_request(
     mut request: RunRequest<'_>,
 ) -> Result<Value, ExecError> {
     let sandbox = deps.sandbox().await?;
+    let offline = request.proxy_socket.is_none() && !request.network;
     request.stdout_cap = STDOUT_CAP;
     request.stderr_cap = STDERR_CAP;
     let output = sandbox
         .run(&request)
         .await
         .map_err(|e| ExecError::Run(format!("the sandbox could not run the code: {e}")))?;
-    Ok(output_json(&output))
+    let mut out = output_json(&output);
+    if offline {
+        offline::explain(&mut out);
+    }
+    Ok(out)
 }
 
 /// Runs `request` in the caller's workspace `ws` (mounted read-write at `/tmp/work`), under
