@@ -66,9 +66,15 @@ impl CommandFields {
             });
         }
         if self.command.is_none() {
-            return Err(ServiceError::Validation(
-                "timeout_seconds, working_dir, env, network and scope belong to a command tool: give its command too (or put them all in code)".to_owned(),
-            ));
+            // `network: true` on a JavaScript tool is a permission written as a field.
+            let network = if self.network.is_some() {
+                " A JavaScript tool asks for the network with permissions: [\"network\"] (then calls fetch()), not with network: drop network and add that permission."
+            } else {
+                ""
+            };
+            return Err(ServiceError::Validation(format!(
+                "timeout_seconds, working_dir, env, network and scope belong to a command tool: give its command too (or put them all in code).{network}"
+            )));
         }
         if code.is_some() {
             return Err(ServiceError::Validation(

@@ -64,7 +64,7 @@ fn the_hints_point_to_what_to_do_instead() {
         check_code("const x = require('x')", 1000),
         Err(CodeError::Forbidden {
             pattern: "require(",
-            hint: "tool code has no require(); declare the npm package in the tool's dependencies and load it with `await import('name')`, or use utils.callTool() to use another tool",
+            hint: "tool code has no require(). For files: declare permissions: [\"filesystem\"] and use the fs global (`await fs.readFile('notes.txt')`, in the caller's workspace), or call the file tools (read_file, write_file) with utils.callTool(); for HTTP: permissions: [\"network\"] and fetch(); for an npm package: declare it in the tool's dependencies and load it with `await import('name')`",
         })
     );
     assert_eq!(
