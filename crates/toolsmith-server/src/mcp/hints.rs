@@ -3,6 +3,9 @@
 //!
 //! - a custom tool of the caller that exists but is not active: which state it is in and what
 //!   to do (`toggle_custom_tool`, a person's approval and where it is given, `update_custom_tool`);
+//! - a built-in whose tool group is switched off on this server: that it exists, its group, and
+//!   how an admin switches the group on (never "Did you mean", never `create_tool`: the name is
+//!   reserved);
 //! - any other name: the closest names the caller can call, by spelling and by meaning
 //!   ([`crate::discovery::closest_names`]), and `search_tools`.
 
@@ -17,6 +20,9 @@ use crate::discovery::closest_names;
 /// Why `name` cannot be called by this caller, and what to do instead.
 pub(crate) async fn unknown_tool(caller: &Caller<'_>, name: &str) -> String {
     if let Some(message) = not_active(caller, name).await {
+        return message;
+    }
+    if let Some(message) = group_off(caller, name) {
         return message;
     }
     let tools = caller.visible_tools();
@@ -48,6 +54,21 @@ pub(crate) async fn unknown_tool(caller: &Caller<'_>, name: &str) -> String {
                 .join(", ")
         )
     }
+}
+
+/// The message for a built-in whose group is switched off here, if `name` is one.
+fn group_off(caller: &Caller<'_>, name: &str) -> Option<String> {
+    let group = toolsmith_builtins::groups::group_of(name)?;
+    let on = caller
+        .service()
+        .tool_group(group.id)
+        .is_ok_and(|view| view.enabled);
+    (!on).then(|| {
+        format!(
+            "The built-in {} Ask an admin to switch the group on, or use another tool until then (search_tools finds what is on).",
+            toolsmith_builtins::groups::disabled_message(name)
+        )
+    })
 }
 
 /// The message for a custom tool of the caller that is stored but not active, if `name` is one.
