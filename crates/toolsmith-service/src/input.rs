@@ -176,6 +176,10 @@ pub struct ToolPatch {
     /// `metadata.dependencies`.
     #[serde(default)]
     pub dependencies: Option<Vec<crate::packages::Dependency>>,
+    /// Replaces the JSON Schema of the tool's structured content (kept as
+    /// `metadata.outputSchema`; the rest of the metadata stays as it is).
+    #[serde(default, alias = "output_schema")]
+    pub output_schema: Option<Value>,
 }
 
 /// Options of a delete.

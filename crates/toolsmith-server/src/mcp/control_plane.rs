@@ -130,6 +130,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                     "category": {"type": "string", "description": "New category; \"\" clears it."},
                     "tags": {"type": "array", "items": {"type": "string"}},
                     "permissions": permissions_schema(),
+                    "output_schema": {"type": "object", "description": "New JSON Schema (\"type\": \"object\") of what the tool returns; listed as its outputSchema and checked on every result."},
                     "expected_revision": {"type": "integer", "description": "Fail with a conflict unless the tool is at this revision."}
                 }),
                 &["name"],
@@ -210,6 +211,8 @@ struct UpdateArgs {
     tags: Option<Vec<String>>,
     #[serde(default)]
     permissions: Option<Vec<Permission>>,
+    #[serde(default)]
+    output_schema: Option<Value>,
     #[serde(default)]
     expected_revision: Option<i64>,
 }
@@ -492,6 +495,7 @@ async fn update(caller: &Caller<'_>, args: UpdateArgs) -> CallToolResult {
         category: args.category,
         tags: args.tags,
         permissions: args.permissions,
+        output_schema: args.output_schema,
         ..ToolPatch::default()
     };
     let result = caller

@@ -464,6 +464,11 @@ pub struct UpdateToolBody {
     #[serde(default)]
     #[schema(value_type = Option<Vec<NpmDependency>>)]
     pub dependencies: Option<Vec<toolsmith_service::packages::Dependency>>,
+    /// Replaces the JSON Schema (`"type": "object"`) of the structured content the tool
+    /// returns (kept in `metadata.outputSchema`; the rest of the metadata stays as it is).
+    #[serde(default, alias = "output_schema")]
+    #[schema(value_type = Option<Object>)]
+    pub output_schema: Option<Value>,
     /// Apply only if the tool is at this revision (409 otherwise); same as `If-Match`.
     #[serde(default, deserialize_with = "optional_integer")]
     #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
@@ -493,6 +498,7 @@ impl UpdateToolBody {
             requires_approval: self.requires_approval,
             metadata: self.metadata.map(Value::Object),
             dependencies: self.dependencies,
+            output_schema: self.output_schema,
         };
         (patch, self.expected_revision, self.required_api_keys)
     }
@@ -674,6 +680,12 @@ pub struct ToolSummary {
     /// The custom tool's version (`null` for built-ins).
     pub version: Option<i64>,
     pub requires_confirmation: bool,
+    /// MCP's tool annotations as `tools/list` shows them (`readOnlyHint`, `destructiveHint`,
+    /// `idempotentHint`, `openWorldHint`): computed from what the tool does for built-ins and
+    /// custom tools, the upstream's for bridged tools (absent when it gave none).
+    #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 /// Every tool the caller can run: built-ins, then the caller's active custom tools.

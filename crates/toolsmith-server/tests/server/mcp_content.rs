@@ -287,3 +287,95 @@ async fn create_tool_takes_an_output_schema() {
     let sum = called(&session, "typed_add", json!({"a": 2, "b": 3})).await;
     assert_eq!(sum["structuredContent"], json!({"sum": 5}), "{sum}");
 }
+
+/// An update changes a tool's `outputSchema` as a create sets it: REST `PATCH` (`outputSchema`)
+/// and MCP `update_custom_tool` (`output_schema`); the rest of the metadata stays, the new
+/// schema is listed and checked at the next call, and an unusable one is refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_changes_the_output_schema_on_rest_and_mcp() {
+    let app = crate::rest_support::TestApp::new().await;
+    let created = app
+        .create_tool(&json!({
+            "name": "typed_pair",
+            "description": "Answers a pair",
+            "parameters": {"type": "object"},
+            "metadata": {"note": "kept"},
+            "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+            "code": "return {n: 1, s: 'one'};"
+        }))
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let strict = json!({
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "additionalProperties": false
+    });
+    let updated = app
+        .patch(
+            &format!("/api/v1/custom-tools/{id}"),
+            &json!({"outputSchema": strict}),
+        )
+        .await
+        .assert_ok(axum::http::StatusCode::OK);
+    assert_eq!(updated["metadata"]["outputSchema"], strict, "{updated}");
+    assert_eq!(updated["metadata"]["note"], "kept", "{updated}");
+    let session = Session::open(&app.state, "default").await;
+    let tools = session.tools().await;
+    let listed = tools.iter().find(|t| t.name == "typed_pair").unwrap();
+    assert_eq!(
+        serde_json::to_value(listed).unwrap()["outputSchema"],
+        strict
+    );
+    let wrong = called(&session, "typed_pair", json!({})).await;
+    assert_eq!(wrong["isError"], true, "{wrong}");
+
+    // MCP: the model changes it back through update_custom_tool.
+    let loose = json!({"type": "object", "properties": {"s": {"type": "string"}}});
+    let answer = called(
+        &session,
+        "update_custom_tool",
+        json!({"name": "typed_pair", "output_schema": loose}),
+    )
+    .await;
+    assert_eq!(answer["isError"], false, "{answer}");
+    let fine = called(&session, "typed_pair", json!({})).await;
+    assert_eq!(fine["isError"], false, "{fine}");
+    assert_eq!(
+        fine["structuredContent"],
+        json!({"n": 1, "s": "one"}),
+        "{fine}"
+    );
+    let record = app
+        .get(&format!("/api/v1/custom-tools/{id}"))
+        .await
+        .assert_ok(axum::http::StatusCode::OK);
+    assert_eq!(record["metadata"]["outputSchema"], loose, "{record}");
+    assert_eq!(record["metadata"]["note"], "kept", "{record}");
+
+    // An output schema that is not an object schema is refused, by name, on both doors.
+    let refused = app
+        .patch(
+            &format!("/api/v1/custom-tools/{id}"),
+            &json!({"outputSchema": {"type": "string"}}),
+        )
+        .await;
+    let message = refused.assert_error(
+        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_error",
+    );
+    assert!(message.contains("outputSchema"), "{message}");
+    let refused = called(
+        &session,
+        "update_custom_tool",
+        json!({"name": "typed_pair", "output_schema": {"type": "string"}}),
+    )
+    .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("outputSchema"),
+        "{refused}"
+    );
+}

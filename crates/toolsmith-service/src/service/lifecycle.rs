@@ -27,7 +27,8 @@ use toolsmith_store::{StoreError, ToolPage, ToolQuery, ToolStats};
 
 use super::ToolService;
 use super::validation::{
-    normalize_category, normalize_metadata, normalize_parameters, normalize_tags,
+    OUTPUT_SCHEMA, check_output_schema, normalize_category, normalize_metadata,
+    normalize_parameters, normalize_tags,
 };
 use crate::config_center::dependencies;
 use crate::error::ServiceError;
@@ -266,6 +267,12 @@ impl ToolService {
                 serde_json::to_value(dependencies)
                     .map_err(|e| ServiceError::Validation(format!("dependencies: {e}")))?,
             );
+        }
+        if let Some(schema) = patch.output_schema
+            && let Some(object) = next.metadata.as_object_mut()
+        {
+            object.insert(OUTPUT_SCHEMA.to_owned(), schema);
+            check_output_schema(&next.metadata)?;
         }
         self.settle_packages(next.kind, &mut next.metadata, Some(&current.metadata))
             .await?;

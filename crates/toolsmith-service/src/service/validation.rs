@@ -79,6 +79,7 @@ pub(crate) fn normalize_metadata(metadata: Option<Value>) -> Result<Value, Servi
         Some(it @ Value::Object(_)) => {
             crate::tool_settings::check(&it)?;
             check_output_schema(&it)?;
+            crate::execution::kinds::check_annotations(&it)?;
             Ok(it)
         }
         Some(_) => Err(ServiceError::Validation(
@@ -87,10 +88,13 @@ pub(crate) fn normalize_metadata(metadata: Option<Value>) -> Result<Value, Servi
     }
 }
 
+/// The metadata key of a tool's declared output schema.
+pub(crate) const OUTPUT_SCHEMA: &str = "outputSchema";
+
 /// A declared `outputSchema` (kept in the metadata) must be a JSON Schema of an object that
 /// compiles, as `parameters` must.
-fn check_output_schema(metadata: &Value) -> Result<(), ServiceError> {
-    let Some(schema) = metadata.get("outputSchema") else {
+pub(crate) fn check_output_schema(metadata: &Value) -> Result<(), ServiceError> {
+    let Some(schema) = metadata.get(OUTPUT_SCHEMA) else {
         return Ok(());
     };
     CompiledSchema::compile(schema).map(drop).map_err(|e| {

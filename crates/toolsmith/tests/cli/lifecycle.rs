@@ -463,3 +463,46 @@ fn stats_count_tools_and_uses() {
          rejected:         0\ncreated by user:  2\ncreated by llm:   0\ntotal uses:       4\n"
     );
 }
+
+/// A patch file's `outputSchema` replaces the tool's declared output schema (kept in
+/// `metadata.outputSchema`, the rest of the metadata kept), and the next run is checked
+/// against it; an unusable one is refused by name.
+#[test]
+fn an_update_file_changes_the_output_schema() {
+    let env = Env::new();
+    env.create(&json!({
+        "name": "pair",
+        "description": "Answers a pair",
+        "parameters": {"type": "object"},
+        "metadata": {"note": "kept"},
+        "code": "return {n: 1, s: 'one'};"
+    }));
+    let strict = json!({
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "additionalProperties": false
+    });
+    let patch = env.write(
+        "patches/output.json",
+        json!({"outputSchema": strict}).to_string(),
+    );
+    let updated = env.json(&["tool", "update", "pair", "--file", &patch]);
+    assert_eq!(updated["metadata"]["outputSchema"], strict, "{updated}");
+    assert_eq!(updated["metadata"]["note"], "kept", "{updated}");
+    let out = env.run(&["--json", "run", "pair"]);
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("does not match its outputSchema"),
+        "{} {}",
+        out.stdout,
+        out.stderr
+    );
+
+    let patch = env.write(
+        "patches/bad.json",
+        json!({"outputSchema": {"type": "string"}}).to_string(),
+    );
+    let out = env
+        .run(&["tool", "update", "pair", "--file", &patch])
+        .expect(3);
+    assert!(out.stderr.contains("outputSchema"), "{}", out.stderr);
+}
