@@ -67,6 +67,7 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
             "compile_code",
             "package_manager",
             "sandbox_initialize",
+            "sandbox_list",
             "sandbox_exec",
             "sandbox_run_js",
             "sandbox_stop",
@@ -113,6 +114,9 @@ pub enum ExecError {
     NotFound(String),
     #[error("{0}")]
     Limit(String),
+    /// The caller has the most sandbox sessions allowed (`max` of them).
+    #[error("{message}")]
+    SessionLimit { max: usize, message: String },
     #[error("{0}")]
     Run(String),
 }
@@ -125,9 +129,26 @@ impl ExecError {
             ExecError::Workspace(e) => e.kind(),
             // `not_found` means "no such tool" to clients; an unknown session is a bad argument.
             ExecError::NotFound(_) => ErrorKind::InvalidArguments,
-            ExecError::Limit(_) => ErrorKind::Denied,
+            ExecError::Limit(_) | ExecError::SessionLimit { .. } => ErrorKind::Denied,
             ExecError::Unavailable(_) | ExecError::Run(_) => ErrorKind::ExecutionError,
         }
+    }
+
+    /// What a caller that translates the answer (the compat `sandbox.*` names) reads besides
+    /// the message: `reason` `session_not_found` or `session_limit` (with `max`).
+    fn details(&self) -> serde_json::Map<String, Value> {
+        let mut details = serde_json::Map::new();
+        match self {
+            ExecError::NotFound(_) => {
+                details.insert("reason".to_owned(), json!("session_not_found"));
+            }
+            ExecError::SessionLimit { max, .. } => {
+                details.insert("reason".to_owned(), json!("session_limit"));
+                details.insert("max".to_owned(), json!(max));
+            }
+            _ => {}
+        }
+        details
     }
 }
 
@@ -151,6 +172,7 @@ pub enum Kind {
     Compile,
     Packages,
     SessionInitialize,
+    SessionList,
     SessionExec,
     SessionRunJs,
     SessionStop,
@@ -210,14 +232,15 @@ impl ToolExecutor for ExecExecutor {
             Kind::JavaScript => return javascript::run(deps, args, ctx).await,
             Kind::Compile => compile::run(deps, &args, ctx).await,
             Kind::Packages => packages::run(deps, &args, ctx).await,
-            Kind::SessionInitialize => sessions::initialize(deps, ctx).await,
+            Kind::SessionInitialize => sessions::initialize(deps, &args, ctx).await,
+            Kind::SessionList => sessions::list(deps, ctx),
             Kind::SessionExec => sessions::exec(deps, &args, ctx).await,
             Kind::SessionRunJs => sessions::run_js(deps, &args, ctx).await,
             Kind::SessionStop => sessions::stop(deps, &args, ctx).await,
         };
         match outcome {
             Ok(content) => ToolResult::ok(content),
-            Err(e) => ToolResult::error(e.kind(), e.to_string()),
+            Err(e) => ToolResult::error_with(e.kind(), e.to_string(), e.details()),
         }
     }
 }
@@ -275,6 +298,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
             Kind::SessionInitialize,
             &[],
         ),
+        exec_tool(&deps, sessions::list_definition(), Kind::SessionList, &[]),
         exec_tool(&deps, sessions::exec_definition(), Kind::SessionExec, &[]),
         exec_tool(
             &deps,

@@ -272,3 +272,113 @@ async fn one_agents_session_is_out_of_reach_of_the_users_other_agents_and_the_pe
             .await,
     );
 }
+
+/// `sandbox_list` shows a caller's own sessions (its user *and agent*), oldest first, with
+/// their labels and times; `sandbox_exec`'s `commands` run in order and stop at the first that
+/// fails; `sandbox_run_js`'s `saveAs` keeps the code as a file of the session and runs it with
+/// `node <file>` (an `.mjs` as an ES module). What the compat `sandbox.*` names stand on.
+#[tokio::test]
+async fn sessions_are_listed_to_their_owner_and_run_several_commands_or_a_saved_module() {
+    let Some(fx) = Fixture::new().await else {
+        return;
+    };
+    let args = json!({"label": "node:lts-slim"});
+    let out = succeeded(
+        "sandbox_initialize",
+        &args,
+        fx.call("sandbox_initialize", args.clone()).await,
+    );
+    assert_eq!(out["label"], "node:lts-slim", "{out}");
+    let first = out["sessionId"].as_str().unwrap().to_owned();
+    let second = start(&fx, "alice").await;
+    let agents = succeeded(
+        "sandbox_initialize",
+        &json!({}),
+        fx.call_as_agent("alice", "agent-1", "sandbox_initialize", json!({}))
+            .await,
+    );
+    let listed = succeeded(
+        "sandbox_list",
+        &json!({}),
+        fx.call("sandbox_list", json!({})).await,
+    );
+    let sessions = listed["sessions"].as_array().unwrap();
+    let ids: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [first.as_str(), second.as_str()], "{listed}");
+    assert_eq!(sessions[0]["label"], "node:lts-slim");
+    assert!(sessions[1].get("label").is_none(), "{listed}");
+    assert!(sessions[0]["createdAt"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(listed["idleTimeoutSeconds"], 900);
+    let theirs = succeeded(
+        "sandbox_list",
+        &json!({}),
+        fx.call_as_agent("alice", "agent-1", "sandbox_list", json!({}))
+            .await,
+    );
+    assert_eq!(
+        theirs["sessions"][0]["sessionId"], agents["sessionId"],
+        "{theirs}"
+    );
+    assert_eq!(theirs["sessions"].as_array().unwrap().len(), 1);
+    let bobs = succeeded(
+        "sandbox_list",
+        &json!({}),
+        fx.call_as("bob", "sandbox_list", json!({})).await,
+    );
+    assert_eq!(bobs["sessions"], json!([]));
+
+    let args = json!({"sessionId": first, "commands": ["echo kept > state.txt", "cat state.txt", "cat missing", "echo never"]});
+    let out = succeeded(
+        "sandbox_exec",
+        &args,
+        fx.call("sandbox_exec", args.clone()).await,
+    );
+    assert_eq!(out["success"], false, "{out}");
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{out}");
+    assert_eq!(results[1]["command"], "cat state.txt");
+    assert_eq!(results[1]["stdout"], "kept\n");
+    assert_ne!(results[2]["exitCode"], 0);
+    for (args, needle) in [
+        (
+            json!({"sessionId": first, "command": "ls", "commands": ["ls"]}),
+            "not both",
+        ),
+        (json!({"sessionId": first, "commands": []}), "commands"),
+        (
+            json!({"sessionId": first, "commands": ["ls", "rm -rf /"]}),
+            "refused",
+        ),
+    ] {
+        let res = fx.call("sandbox_exec", args.clone()).await;
+        let message = res.error_message().unwrap_or_default().to_owned();
+        assert!(
+            res.is_error && message.contains(needle),
+            "{args}: {message}"
+        );
+    }
+
+    if std::path::Path::new("/usr/bin/node").exists() {
+        let args = json!({"sessionId": first, "saveAs": "index.mjs", "code": "import { readFileSync } from 'node:fs';\nconsole.log(await Promise.resolve(readFileSync('state.txt', 'utf8').trim()));"});
+        let out = succeeded(
+            "sandbox_run_js",
+            &args,
+            fx.call("sandbox_run_js", args.clone()).await,
+        );
+        assert_eq!(out["stdout"], "kept\n", "{out}");
+        assert!(session_dir(&fx, "alice", &first).join("index.mjs").exists());
+        for name in ["../x.mjs", "sub/x.js", "x.txt", ".mjs"] {
+            let args = json!({"sessionId": first, "saveAs": name, "code": "1"});
+            let res = fx.call("sandbox_run_js", args.clone()).await;
+            failed("sandbox_run_js", &args, &res, ErrorKind::InvalidArguments);
+        }
+    } else {
+        toolsmith_core::testkit::missing(
+            "node (Debian package nodejs, for sandbox_run_js)",
+            "/usr/bin/node does not exist",
+        );
+    }
+}
