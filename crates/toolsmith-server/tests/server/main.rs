@@ -16,6 +16,7 @@
     clippy::indexing_slicing
 )]
 
+mod mcp_person;
 mod mcp_support;
 mod rest_support;
 
