@@ -421,3 +421,21 @@ pub async fn tool_names<H: rmcp::Service<rmcp::RoleClient>>(client: &McpClient<H
         .map(|t| t.name.to_string())
         .collect()
 }
+
+/// An rmcp client with `handler` talking to Toolsmith's MCP handler as `identity` over an
+/// in-process pipe (no transport in between).
+pub async fn connect_in_process<H: rmcp::ClientHandler>(
+    state: &AppState,
+    identity: toolsmith_server::auth::Identity,
+    handler: H,
+) -> McpClient<H> {
+    use rmcp::ServiceExt;
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = toolsmith_server::mcp::ToolsmithMcp::new(state.clone(), identity);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    handler.serve(client_io).await.expect("client connects")
+}
