@@ -17,11 +17,10 @@ use rmcp::model::{
     Implementation, LoggingLevel, ProtocolVersion, SetLevelRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 use toolsmith_core::ExecutionRecord;
 use toolsmith_server::auth::Identity;
-use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{Actor, CreateTool, ToolServiceSettings};
 
@@ -57,14 +56,7 @@ impl ClientHandler for Caller {
 }
 
 async fn connect(state: &AppState, caller: Caller) -> RunningService<RoleClient, Caller> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    caller.serve(client_io).await.expect("client connects")
+    mcp_support::connect_in_process(state, Identity::local_default(), caller).await
 }
 
 fn plain(version: ProtocolVersion) -> Caller {
@@ -293,17 +285,13 @@ async fn a_call_cancelled_by_its_client_stops_its_sandbox() {
 mod bridged {
     use super::*;
 
-    use std::sync::{Arc, Mutex};
-
-    use rmcp::model::{
-        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-        ErrorData, ProgressNotificationParam, SamplingMessage,
-    };
-    use rmcp::service::{NotificationContext, RequestContext};
     use toolsmith_service::bridge::{McpServerRegistration, Transport};
 
     use crate::mcp_bridge::app_with;
-    use crate::mcp_support::{clients_dir, node, prerequisite};
+    use crate::mcp_person::{Person, Seen};
+    use crate::mcp_support::{
+        McpClient, call_ok, clients_dir, connect_in_process, node, prerequisite,
+    };
     use crate::rest_support::TestApp;
 
     const SAMPLING_TOOL: &str = "mcp_everything_trigger-sampling-request";
@@ -363,112 +351,14 @@ mod bridged {
         Some(app)
     }
 
-    /// What the person and the model behind the test client saw.
-    #[derive(Clone, Default)]
-    struct Seen {
-        sampled: Arc<Mutex<Vec<Value>>>,
-        elicited: Arc<Mutex<Vec<Value>>>,
-        progress: Arc<Mutex<Vec<f64>>>,
-    }
-
-    /// A client that can sample and elicit (or, with `able: false`, neither).
-    #[derive(Clone)]
-    struct Person {
-        able: bool,
-        seen: Seen,
-    }
-
-    impl ClientHandler for Person {
-        fn get_info(&self) -> ClientConfig {
-            let capabilities = if self.able {
-                ClientCapabilities::builder()
-                    .enable_sampling()
-                    .enable_elicitation()
-                    .build()
-            } else {
-                ClientCapabilities::default()
-            };
-            ClientConfig::new(
-                capabilities,
-                Implementation::new("bridge-relay-test", "1.0"),
-            )
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-        }
-
-        async fn create_message(
-            &self,
-            params: CreateMessageRequestParams,
-            _context: RequestContext<RoleClient>,
-        ) -> Result<CreateMessageResult, ErrorData> {
-            self.seen
-                .sampled
-                .lock()
-                .unwrap()
-                .push(serde_json::to_value(&params).unwrap());
-            Ok(CreateMessageResult::new(
-                SamplingMessage::assistant_text("the client's model answers"),
-                "test-model".to_owned(),
-            )
-            .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN))
-        }
-
-        async fn create_elicitation(
-            &self,
-            request: ElicitRequestParams,
-            _context: RequestContext<RoleClient>,
-        ) -> Result<ElicitResult, ErrorData> {
-            self.seen
-                .elicited
-                .lock()
-                .unwrap()
-                .push(serde_json::to_value(&request).unwrap());
-            Ok(serde_json::from_value(json!({
-                "action": "accept",
-                "content": {"name": "Ada", "check": true, "email": "ada@example.com"}
-            }))
-            .unwrap())
-        }
-
-        async fn on_progress(
-            &self,
-            params: ProgressNotificationParam,
-            _context: NotificationContext<RoleClient>,
-        ) {
-            self.seen.progress.lock().unwrap().push(params.progress);
-        }
-    }
-
-    async fn connect(state: &AppState, person: Person) -> RunningService<RoleClient, Person> {
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        person.serve(client_io).await.expect("client connects")
+    async fn connect(state: &AppState, person: Person) -> McpClient<Person> {
+        connect_in_process(state, Identity::local_default(), person).await
     }
 
     /// Calls `tool`; whether it failed, and its text.
-    async fn call(
-        client: &RunningService<RoleClient, Person>,
-        tool: &str,
-        args: Value,
-    ) -> (bool, String) {
-        let Value::Object(args) = args else {
-            unreachable!()
-        };
-        let result = client
-            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
-            .await
-            .unwrap_or_else(|e| panic!("{tool}: {e}"));
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        (result.is_error.unwrap_or(false), text)
+    async fn call(client: &McpClient<Person>, tool: &str, args: Value) -> (bool, String) {
+        let (failed, _, text) = call_ok(client, tool, args).await;
+        (failed, text)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -477,10 +367,7 @@ mod bridged {
         let seen = Seen::default();
         let client = connect(
             &app.state,
-            Person {
-                able: true,
-                seen: seen.clone(),
-            },
+            Person::new(true, "the client's model answers", &seen),
         )
         .await;
 
@@ -506,7 +393,7 @@ mod bridged {
         assert!(!failed, "{text}");
         // Each step's notification is sent before the tool answers (rmcp's client runs each
         // notification's handler on a task of its own, so they may be seen out of order).
-        let mut progress = seen.progress.lock().unwrap().clone();
+        let mut progress: Vec<f64> = seen.progress.lock().unwrap().iter().map(|p| p.0).collect();
         progress.sort_by(f64::total_cmp);
         assert_eq!(progress, [1.0, 2.0, 3.0]);
 
@@ -532,10 +419,7 @@ mod bridged {
         let seen = Seen::default();
         let client = connect(
             &app.state,
-            Person {
-                able: false,
-                seen: seen.clone(),
-            },
+            Person::new(false, "the client's model answers", &seen),
         )
         .await;
         let (failed, text) = call(&client, SAMPLING_TOOL, json!({"prompt": "hi"})).await;

@@ -8,166 +8,25 @@
     reason = "logging and sampling are MCP 2025-11-25's; rmcp marks them for SEP-2577"
 )]
 
-use std::sync::{Arc, Mutex};
-
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorData, Implementation,
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
-    SamplingMessage, SetLevelRequestParams,
-};
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, LoggingLevel, SetLevelRequestParams};
 use serde_json::{Value, json};
 use toolsmith_server::auth::Identity;
-use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::ToolServiceSettings;
 use toolsmith_service::governance::client_requests::ClientRequestLimits;
 
+use crate::mcp_person::{Person, Seen};
+use crate::mcp_support::{McpClient, call_ok, connect_in_process};
 use crate::rest_support::{TestApp, execute};
 
-/// What the model and the person behind the test client saw.
-#[derive(Clone, Default)]
-struct Seen {
-    sampled: Arc<Mutex<Vec<Value>>>,
-    elicited: Arc<Mutex<Vec<Value>>>,
-    logs: Arc<Mutex<Vec<LogSeen>>>,
-    progress: Arc<Mutex<Vec<ProgressSeen>>>,
-}
-
-/// A log message as the client saw it: level, logger, data.
-type LogSeen = (String, Option<String>, Value);
-/// A progress notification as the client saw it: progress, total, message.
-type ProgressSeen = (f64, Option<f64>, Option<String>);
-
-impl Seen {
-    /// Waits until `logs` log and `progress` progress messages have reached the client's
-    /// handlers (rmcp's client runs each notification handler on a task of its own, so they may
-    /// finish after the result and in any order), then gives them sorted.
-    async fn settled(&self, logs: usize, progress: usize) -> (Vec<LogSeen>, Vec<ProgressSeen>) {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let (l, p) = (
-                self.logs.lock().unwrap().clone(),
-                self.progress.lock().unwrap().clone(),
-            );
-            if (l.len() >= logs && p.len() >= progress) || tokio::time::Instant::now() > deadline {
-                let mut l = l;
-                l.sort_by(|a, b| a.0.cmp(&b.0));
-                let mut p = p;
-                p.sort_by(|a, b| a.0.total_cmp(&b.0));
-                return (l, p);
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
-    }
-}
-
-/// An MCP client on 2025-11-25 that can sample and elicit (or, with `able: false`, neither).
-#[derive(Clone)]
-struct Person {
-    able: bool,
-    seen: Seen,
-}
-
-impl ClientHandler for Person {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.able {
-            ClientCapabilities::builder()
-                .enable_sampling()
-                .enable_elicitation()
-                .build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(capabilities, Implementation::new("tool-client-test", "1.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        self.seen
-            .sampled
-            .lock()
-            .unwrap()
-            .push(serde_json::to_value(&params).unwrap());
-        Ok(CreateMessageResult::new(
-            SamplingMessage::assistant_text("four"),
-            "test-model".to_owned(),
-        )
-        .with_stop_reason(CreateMessageResult::STOP_REASON_END_TURN))
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.seen
-            .elicited
-            .lock()
-            .unwrap()
-            .push(serde_json::to_value(&request).unwrap());
-        Ok(
-            serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
-                .unwrap(),
-        )
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let level = serde_json::to_value(params.level).unwrap();
-        self.seen.logs.lock().unwrap().push((
-            level.as_str().unwrap_or_default().to_owned(),
-            params.logger,
-            params.data,
-        ));
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.seen
-            .progress
-            .lock()
-            .unwrap()
-            .push((params.progress, params.total, params.message));
-    }
-}
-
-async fn connect(state: &AppState, person: Person) -> RunningService<RoleClient, Person> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = ToolsmithMcp::new(state.clone(), Identity::local_default());
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    person.serve(client_io).await.expect("client connects")
+async fn connect(state: &AppState, person: Person) -> McpClient<Person> {
+    connect_in_process(state, Identity::local_default(), person).await
 }
 
 /// Calls `tool` without arguments; whether it failed, and its text.
-async fn call(client: &RunningService<RoleClient, Person>, tool: &str) -> (bool, String) {
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(Default::default()))
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"));
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (result.is_error.unwrap_or(false), text)
+async fn call(client: &McpClient<Person>, tool: &str) -> (bool, String) {
+    let (failed, _, text) = call_ok(client, tool, json!({})).await;
+    (failed, text)
 }
 
 /// Creates the JS tool `name` running `code` with `permissions`, over REST.
@@ -208,14 +67,7 @@ async fn a_tool_logs_reports_progress_samples_and_elicits_through_the_calling_cl
     let app = TestApp::new().await;
     tool(&app, "converse", CONVERSATION, &["sampling", "elicitation"]).await;
     let seen = Seen::default();
-    let client = connect(
-        &app.state,
-        Person {
-            able: true,
-            seen: seen.clone(),
-        },
-    )
-    .await;
+    let client = connect(&app.state, Person::new(true, "four", &seen)).await;
     client
         .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
         .await
@@ -284,14 +136,7 @@ async fn asking_needs_the_permission_and_a_client_that_can_answer() {
     )
     .await;
     let seen = Seen::default();
-    let able = connect(
-        &app.state,
-        Person {
-            able: true,
-            seen: seen.clone(),
-        },
-    )
-    .await;
+    let able = connect(&app.state, Person::new(true, "four", &seen)).await;
     let (failed, text) = call(&able, "undeclared").await;
     assert!(failed, "{text}");
     assert!(
@@ -299,14 +144,7 @@ async fn asking_needs_the_permission_and_a_client_that_can_answer() {
         "{text}"
     );
     // An MCP client that declared no sampling is named as the reason.
-    let unable = connect(
-        &app.state,
-        Person {
-            able: false,
-            seen: seen.clone(),
-        },
-    )
-    .await;
+    let unable = connect(&app.state, Person::new(false, "four", &seen)).await;
     let (failed, text) = call(&unable, "declared").await;
     assert!(failed, "{text}");
     assert!(
@@ -375,14 +213,7 @@ async fn the_policy_and_the_limits_bound_asking() {
     )
     .await;
     let seen = Seen::default();
-    let client = connect(
-        &app.state,
-        Person {
-            able: true,
-            seen: seen.clone(),
-        },
-    )
-    .await;
+    let client = connect(&app.state, Person::new(true, "four", &seen)).await;
     let (failed, text) = call(&client, "drain").await;
     assert!(!failed, "{text}");
     let result: Value = serde_json::from_str(&text).unwrap();
@@ -424,14 +255,7 @@ async fn the_js_tools_docs_example_runs_over_mcp() {
     let app = TestApp::new().await;
     tool(&app, "publish_summary", code, &["sampling", "elicitation"]).await;
     let seen = Seen::default();
-    let client = connect(
-        &app.state,
-        Person {
-            able: true,
-            seen: seen.clone(),
-        },
-    )
-    .await;
+    let client = connect(&app.state, Person::new(true, "four", &seen)).await;
     let Value::Object(args) = json!({"url": "https://example.com/a", "text": "A long text."})
     else {
         unreachable!()
@@ -445,7 +269,7 @@ async fn the_js_tools_docs_example_runs_over_mcp() {
     let value: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         value,
-        json!({"summary": "four", "model": "test-model", "name": "Ada"})
+        json!({"summary": "four", "model": "test-model", "name": "Ada", "check": true, "email": "ada@example.com"})
     );
     assert!(
         seen.sampled.lock().unwrap()[0]
