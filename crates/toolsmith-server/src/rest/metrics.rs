@@ -1,11 +1,12 @@
-//! Execution analytics over REST: `GET /api/v1/metrics/tools`, `GET /api/v1/metrics/anomalies`,
+//! Execution analytics over REST: `GET /api/v1/metrics/tools`, `GET /api/v1/metrics/server`
+//! (every owner's calls, admin), `GET /api/v1/metrics/anomalies`,
 //! `GET /api/v1/custom-tools/{id}/metrics` and `GET /api/v1/custom-tools/{id}/anomalies`.
 //! The figures and the anomaly rule are the service's ([`toolsmith_service::analytics`]); this
 //! module parses the query and wraps the answer in the envelope.
 
 use axum::extract::State;
 use toolsmith_service::{Anomaly, Period};
-use toolsmith_service::{MetricsReport, ToolMetricsReport, ToolRef};
+use toolsmith_service::{MetricsReport, ServerMetricsReport, ToolMetricsReport, ToolRef};
 
 use super::envelope::ApiOk;
 use super::error::ApiError;
@@ -41,6 +42,36 @@ pub async fn tools(
     let report = state
         .service
         .metrics_report(&actor(&identity), period)
+        .await?;
+    Ok(ApiOk::ok(report))
+}
+
+/// Figures of the whole server (admin)
+///
+/// Every owner's recorded calls of the period: the totals (calls, errors, refused, p50, p95 and
+/// average duration), the same per hour (periods up to 48h) or per day (`overTime`, every
+/// bucket, empty ones included), and per tool, per user and per agent (the 50 with the most
+/// calls, `more` counting the rest). Read by the web UI's Analytics page.
+#[utoipa::path(
+    get, path = "/api/v1/metrics/server", tag = "metrics", operation_id = "serverMetrics",
+    params(("period" = Option<String>, Query, description = "How far back: `<n>m`, `<n>h` or `<n>d`, up to 366d (default 7d)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$")),
+    responses(
+        (status = 200, description = "The figures", body = Object),
+        (status = 400, description = "Bad period", body = super::error::ErrorEnvelope),
+        (status = 403, description = "Needs admin", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn server(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+) -> Result<ApiOk<ServerMetricsReport>, ApiError> {
+    require(&identity, Scope::Admin)?;
+    query.check(&["period"])?;
+    let period = period(&query, "period", DEFAULT_PERIOD)?;
+    let report = state
+        .service
+        .server_metrics(&actor(&identity), period)
         .await?;
     Ok(ApiOk::ok(report))
 }

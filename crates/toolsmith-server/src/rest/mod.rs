@@ -94,6 +94,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(config::create_entry))
         .routes(routes!(config::update_entry, config::delete_entry))
         .routes(routes!(metrics::tools))
+        .routes(routes!(metrics::server))
         .routes(routes!(metrics::anomalies))
         .routes(routes!(metrics::tool))
         .routes(routes!(metrics::tool_anomalies))

@@ -110,6 +110,86 @@ async fn metrics_match_a_scripted_workload() {
 }
 
 #[tokio::test]
+async fn server_figures_cover_every_call_per_tool_user_and_agent_and_are_an_admins() {
+    let app = app().await;
+    run(&app, "work", "ok", 3).await;
+    run(&app, "work", "fail", 1).await;
+    for _ in 0..2 {
+        let res = app
+            .send(
+                rest_support::request(
+                    axum::http::Method::POST,
+                    "/api/v1/custom-tools/idle/execute",
+                )
+                .header("content-type", "application/json")
+                .header("x-toolsmith-agent", "planner")
+                .body(axum::body::Body::from(r#"{"arguments": {"mode": "ok"}}"#))
+                .unwrap(),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{}", res.text);
+    }
+    let m = app
+        .get("/api/v1/metrics/server?period=24h")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(m["period"], "24h");
+    assert_eq!(m["bucket"], "hour");
+    assert_eq!(m["sampled"], false);
+    assert_eq!(m["totals"]["calls"], 6);
+    assert_eq!(m["totals"]["errors"], 1);
+    assert_eq!(m["totals"]["refused"], 0);
+    for key in ["p50Ms", "p95Ms", "avgMs"] {
+        assert!(m["totals"][key].as_f64().is_some(), "{key}: {m}");
+    }
+    let buckets = m["overTime"].as_array().unwrap();
+    assert!((24..=26).contains(&buckets.len()), "{}", buckets.len());
+    assert_eq!(
+        buckets
+            .iter()
+            .map(|b| b["calls"].as_u64().unwrap())
+            .sum::<u64>(),
+        6,
+        "every call is in one hour"
+    );
+    let rows = |what: &str| -> Vec<(String, u64)> {
+        m[what]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap().to_owned(),
+                    r["calls"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        rows("tools"),
+        [("work".to_owned(), 4), ("idle".to_owned(), 2)]
+    );
+    assert_eq!(rows("users"), [("default".to_owned(), 6)]);
+    assert_eq!(rows("agents"), [("planner".to_owned(), 2)]);
+    let week = app
+        .get("/api/v1/metrics/server")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(week["bucket"], "day");
+    assert_eq!(week["overTime"].as_array().unwrap().len(), 8);
+    // An agent is not an admin: the whole server's figures are not its to read.
+    let res = app
+        .send(
+            rest_support::request(axum::http::Method::GET, "/api/v1/metrics/server")
+                .header("x-toolsmith-agent", "planner")
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await;
+    res.assert_error(StatusCode::FORBIDDEN, "forbidden");
+}
+
+#[tokio::test]
 async fn another_users_figures_are_not_visible() {
     let app = app().await;
     run(&app, "work", "ok", 2).await;
