@@ -238,6 +238,10 @@ pub enum ExecutionStatus {
     RateLimited,
     /// The tool ran, but its result was withheld (it could not be scrubbed): not its error.
     Withheld,
+    /// The call did not run: it waits for a person's approval (the caller was told which).
+    AwaitingApproval,
+    /// The call did not run: its approval expired without a decision.
+    Expired,
 }
 
 impl ExecutionStatus {
@@ -249,12 +253,20 @@ impl ExecutionStatus {
             ExecutionStatus::Denied => "denied",
             ExecutionStatus::RateLimited => "rate_limited",
             ExecutionStatus::Withheld => "withheld",
+            ExecutionStatus::AwaitingApproval => "awaiting_approval",
+            ExecutionStatus::Expired => "expired",
         }
     }
 
     /// Whether the tool ran (successfully or not), as opposed to being refused before it could.
     pub fn ran(self) -> bool {
-        !matches!(self, ExecutionStatus::Denied | ExecutionStatus::RateLimited)
+        !matches!(
+            self,
+            ExecutionStatus::Denied
+                | ExecutionStatus::RateLimited
+                | ExecutionStatus::AwaitingApproval
+                | ExecutionStatus::Expired
+        )
     }
 }
 
@@ -269,6 +281,8 @@ impl FromStr for ExecutionStatus {
             ExecutionStatus::Denied,
             ExecutionStatus::RateLimited,
             ExecutionStatus::Withheld,
+            ExecutionStatus::AwaitingApproval,
+            ExecutionStatus::Expired,
         ]
         .into_iter()
         .find(|it| it.as_str() == s)

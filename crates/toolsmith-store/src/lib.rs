@@ -293,6 +293,14 @@ pub trait GovernanceStore: Send + Sync + 'static {
         now: DateTime<Utc>,
     ) -> Result<Option<ApprovalRecord>, StoreError>;
 
+    /// The approval a person denied for exactly the call `probe` describes, while it would
+    /// still be in its time (`expires_at` after `now`): a denial is final for its call.
+    async fn find_denied_approval(
+        &self,
+        probe: &ApprovalRecord,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ApprovalRecord>, StoreError>;
+
     /// Decides a pending, unexpired approval; `None` if it is not pending (any more). An
     /// `allow_always` decision also stores the grant for the tool and caller, atomically.
     async fn decide_approval(

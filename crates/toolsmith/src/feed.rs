@@ -12,7 +12,8 @@
 //! - **Pushed notices** (PostgreSQL's `LISTEN`/`NOTIFY`, [`Store::subscribe_changes`]): a
 //!   change another instance commits arrives at once and reloads just its kind — the tools
 //!   for a tool, the policy for a policy, that owner's cached Config Center for a config
-//!   change; a (re)connection of the listener reloads everything once. Notices that arrive
+//!   change, and an approval's decision wakes the calls waiting here for one
+//!   ([`ApprovalGate::note_decided`]); a (re)connection of the listener reloads everything once. Notices that arrive
 //!   together are handled together. Polling stays on as the safety net for a lost notice.
 //!
 //! This process's own writes are not announced to it, and move the fingerprint without
@@ -20,6 +21,7 @@
 //!
 //! [`ToolStore::tools_fingerprint`]: toolsmith_store::ToolStore::tools_fingerprint
 //! [`Store::subscribe_changes`]: toolsmith_store::Store::subscribe_changes
+//! [`ApprovalGate::note_decided`]: toolsmith_service::governance::approvals::ApprovalGate::note_decided
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +38,8 @@ struct Wanted {
     tools: bool,
     policy: bool,
     config_owners: Vec<String>,
+    /// An approval was decided elsewhere: wake the calls waiting here.
+    approvals: bool,
 }
 
 impl Wanted {
@@ -44,6 +48,7 @@ impl Wanted {
             FeedEvent::Resync => {
                 self.tools = true;
                 self.policy = true;
+                self.approvals = true;
             }
             FeedEvent::Changed(change) => match change.kind {
                 ChangeKind::Tool => self.tools = true,
@@ -53,9 +58,10 @@ impl Wanted {
                         self.config_owners.push(change.owner);
                     }
                 }
-                // Tokens: the auth cache holds them for one second. Approvals: decisions are
-                // read from the store by the waiting call.
-                ChangeKind::Token | ChangeKind::Approval => {}
+                // Approvals: a call waiting here reads its approval again at once.
+                ChangeKind::Approval => self.approvals = true,
+                // Tokens: the auth cache holds them for one second.
+                ChangeKind::Token => {}
             },
         }
     }
@@ -107,6 +113,9 @@ async fn next_notice(notices: &mut Option<Receiver<FeedEvent>>) -> Option<FeedEv
 }
 
 async fn apply(service: &ToolService, wanted: Wanted) {
+    if wanted.approvals {
+        service.approvals().note_decided();
+    }
     for owner in &wanted.config_owners {
         service.forget_config(owner);
     }

@@ -17,6 +17,9 @@
 //!
 //! Declining the form denies the call; cancelling (closing) it ends the call with the
 //! "awaiting approval" result and leaves the approval pending, in both protocol generations.
+//! A decision taken elsewhere (the web UI, REST, the CLI) while the form is open settles the
+//! call; the engine then drops the question, and the form is withdrawn with
+//! `notifications/cancelled` ([`Withdraw`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,10 +28,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequiredResult, ProtocolVersion,
+    CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    InputRequest, InputRequiredResult, ProtocolVersion, RequestId, ServerRequest,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext};
 use serde_json::{Value, json};
 use toolsmith_core::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 
@@ -154,17 +158,52 @@ impl ApprovalPrompt for ElicitingApprover {
             &question.args_preview,
             &question.approval_id,
         );
-        match self
-            .peer
-            .create_elicitation_with_timeout(params, Some(question.expires_in))
-            .await
-        {
-            Ok(result) => answer_of(&result),
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let mut options = PeerRequestOptions::default();
+        options.timeout = Some(question.expires_in);
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => {
+                tracing::debug!(approval = %question.approval_id, error = %e, "the client could not be asked");
+                return None;
+            }
+        };
+        let mut withdraw = Withdraw(Some((self.peer.clone(), handle.id.clone())));
+        let response = handle.await_response().await;
+        withdraw.0 = None;
+        match response {
+            Ok(ClientResult::ElicitResult(result)) => answer_of(&result),
+            Ok(_) => None,
             Err(e) => {
                 tracing::debug!(approval = %question.approval_id, error = %e, "the client could not be asked");
                 None
             }
         }
+    }
+}
+
+/// Withdraws an open form when the question is dropped before the client answered (the call
+/// was settled by a decision taken elsewhere, or cancelled): the client is sent
+/// `notifications/cancelled` for the `elicitation/create` request, so it closes the form.
+struct Withdraw(Option<(Peer<RoleServer>, RequestId)>);
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let notice = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("decided elsewhere".to_owned()),
+            ));
+            if let Err(e) = peer.send_notification(notice.into()).await {
+                tracing::debug!(error = %e, "the approval form could not be withdrawn");
+            }
+        });
     }
 }
 

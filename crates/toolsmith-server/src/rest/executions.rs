@@ -16,14 +16,15 @@ use crate::auth::{Identity, Scope};
 /// Recent executions
 ///
 /// The caller's executions of custom tools, newest first, optionally of one tool (name or id),
-/// of one status (`success`, `error`, `timeout`, `denied`, `rate_limited`) and made by one agent
-/// (`caller`: the agent id the calls named, through an agent-bound token or the
-/// `X-Toolsmith-Agent` header). Each execution names its `caller` (`null`: no agent named).
+/// of one status (`success`, `error`, `timeout`, `denied`, `rate_limited`, `withheld`,
+/// `awaiting_approval`: the call waits for a person; `expired`: its approval expired) and made
+/// by one agent (`caller`: the agent id the calls named, through an agent-bound token or the
+/// `X-Toolsmith-Agent` header). Dry runs are not executions. Each execution names its `caller` (`null`: no agent named).
 #[utoipa::path(
     get, path = "/api/v1/executions", tag = "executions", operation_id = "listExecutions",
     params(
         ("tool" = Option<String>, Query, description = "A tool name or id", min_length = 1, max_length = 128),
-        ("status" = Option<String>, Query, description = "One status", pattern = "^(success|error|timeout|denied|rate_limited)$"),
+        ("status" = Option<String>, Query, description = "One status", pattern = "^(success|error|timeout|denied|rate_limited|withheld|awaiting_approval|expired)$"),
         ("caller" = Option<String>, Query, description = "An agent id: only the calls made by that agent", min_length = 1, max_length = 128),
         ("limit" = Option<u32>, Query, description = "1 to 1000 (default 100)", minimum = 1, maximum = 1000)
     ),
@@ -48,7 +49,7 @@ pub async fn list(
         Some(s) => Some(s.parse::<ExecutionStatus>().map_err(|_| {
             ApiError::bad_request(
                 "invalid_query",
-                "query parameter `status` must be one of success, error, timeout, denied, rate_limited, withheld",
+                "query parameter `status` must be one of success, error, timeout, denied, rate_limited, withheld, awaiting_approval, expired",
             )
         })?),
     };

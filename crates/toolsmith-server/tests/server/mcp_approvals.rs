@@ -17,17 +17,21 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use toolsmith_core::ApprovalStatus;
 use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerSettings};
 
 /// A client whose person answers every approval form with `answer` (or has no forms at all).
+/// `"hold"` leaves the form open until the server withdraws it.
 #[derive(Clone)]
 struct Person {
     answer: Option<&'static str>,
     version: ProtocolVersion,
     asked: Arc<AtomicUsize>,
+    /// Forms held open, and forms the server withdrew (`notifications/cancelled`).
+    held: Arc<watch::Sender<(usize, usize)>>,
 }
 
 impl ClientHandler for Person {
@@ -57,6 +61,12 @@ impl ClientHandler for Person {
         };
         assert!(message.contains("shout"), "{message}");
         assert!(requested_schema.properties.contains_key("decision"));
+        if self.answer == Some("hold") {
+            self.held.send_modify(|held| held.0 += 1);
+            _context.ct.cancelled().await;
+            self.held.send_modify(|held| held.1 += 1);
+            return Err(ErrorData::internal_error("the form was withdrawn", None));
+        }
         let answer = match self.answer {
             Some("cancel") => json!({"action": "cancel"}),
             other => json!({"action": "accept", "content": {"decision": other.unwrap_or("deny")}}),
@@ -89,6 +99,7 @@ fn person(answer: Option<&'static str>, version: ProtocolVersion) -> Person {
         answer,
         version,
         asked: Arc::new(AtomicUsize::new(0)),
+        held: Arc::new(watch::channel((0, 0)).0),
     }
 }
 
@@ -513,4 +524,106 @@ async fn approval_replies_name_only_doors_that_exist() {
             assert!(!text.contains("web UI (Approvals)"), "{text}");
         }
     }
+}
+
+/// A service whose approvals live 20 s, so a call left waiting would end soon enough for a
+/// test to see it (the fix settles it at once).
+async fn short_lived_state() -> (AppState, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let service = toolsmith_service::ToolServiceSettings {
+        approval_ttl: std::time::Duration::from_secs(20),
+        ..toolsmith_service::ToolServiceSettings::default()
+    };
+    let state = mcp_support::open_state_with(dir.path(), ServerSettings::default(), service).await;
+    (state, dir)
+}
+
+/// Waits until `person` holds `open` forms open and the server withdrew `withdrawn` of them.
+async fn held(person: &Person, open: usize, withdrawn: usize) {
+    let mut seen = person.held.subscribe();
+    seen.wait_for(|h| h.0 >= open && h.1 >= withdrawn)
+        .await
+        .unwrap();
+}
+
+/// Issue 36: the person decides somewhere else (the web UI, REST, the CLI) while the call waits
+/// in the client's own approval form. The one waiting call is settled at once: allowed, it runs
+/// and the form is withdrawn; the approval ends `consumed`, not `allowed` and then `expired`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allow_made_elsewhere_runs_the_call_waiting_in_the_clients_form() {
+    let (state, _dir) = short_lived_state().await;
+    let holding = person(Some("hold"), ProtocolVersion::V_2025_11_25);
+    let client = Arc::new(connect(&state, holding.clone()).await);
+    model_creates_shout(&client).await;
+    let waiting = tokio::spawn({
+        let client = client.clone();
+        async move { call(&client, "shout", json!({"text": "elsewhere"})).await }
+    });
+    held(&holding, 1, 0).await;
+    let id = pending_ids(&state).await.remove(0);
+    state
+        .service
+        .approvals()
+        .decide(
+            None,
+            &id,
+            toolsmith_core::ApprovalDecision::AllowOnce,
+            "default",
+        )
+        .await
+        .unwrap();
+    let (is_error, text) = waiting.await.unwrap();
+    assert!(!is_error, "the allowed call runs: {text}");
+    assert_eq!(text, "ELSEWHERE");
+    held(&holding, 1, 1).await;
+    let record = state.service.approvals().get(None, &id).await.unwrap();
+    assert_eq!(record.status, ApprovalStatus::Consumed, "{record:?}");
+}
+
+/// Issue 36: a denial made elsewhere ends the waiting call at once, naming who denied it and
+/// when; the same call made again within the approval's lifetime is told the same, and no new
+/// approval appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denial_made_elsewhere_ends_the_waiting_call_and_is_final() {
+    let (state, _dir) = short_lived_state().await;
+    let holding = person(Some("hold"), ProtocolVersion::V_2025_11_25);
+    let client = Arc::new(connect(&state, holding.clone()).await);
+    model_creates_shout(&client).await;
+    let waiting = tokio::spawn({
+        let client = client.clone();
+        async move { call(&client, "shout", json!({"text": "no"})).await }
+    });
+    held(&holding, 1, 0).await;
+    let id = pending_ids(&state).await.remove(0);
+    state
+        .service
+        .approvals()
+        .decide(None, &id, toolsmith_core::ApprovalDecision::Deny, "default")
+        .await
+        .unwrap();
+    let (is_error, text) = waiting.await.unwrap();
+    assert!(is_error, "{text}");
+    assert!(text.contains("denied by default at "), "{text}");
+    assert!(text.contains(&id), "{text}");
+    held(&holding, 1, 1).await;
+    // The retry (a model's usual move) is told the same, without a new approval or form.
+    let (is_error, text) = call(&client, "shout", json!({"text": "no"})).await;
+    assert!(is_error && text.contains("denied by default at "), "{text}");
+    assert_eq!(
+        holding.asked.load(Ordering::SeqCst),
+        1,
+        "the retry opened no form"
+    );
+    assert!(pending_ids(&state).await.is_empty());
+    let all = state
+        .service
+        .approvals()
+        .list(None, false, 10)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+    // Another call (other arguments) is a new request.
+    let other = connect(&state, person(None, ProtocolVersion::V_2025_11_25)).await;
+    let (_, text) = call(&other, "shout", json!({"text": "yes"})).await;
+    assert!(text.contains("awaiting approval apr_"), "{text}");
 }

@@ -13,6 +13,14 @@
 //!   `approval_required` naming the approval, and the same call made after a person allowed
 //!   it runs.
 //! - An approval not decided within its time (default 2 minutes) is expired: denied.
+//! - A decision taken anywhere settles the one call waiting for it: a call held in the
+//!   client's form wakes when a person decides through REST, the UI or the CLI (in-process
+//!   through [`ApprovalGate::note_decided`], which every decision of this process and the
+//!   PostgreSQL change feed call; decisions of another process are read again every
+//!   [`RECHECK`] besides), and the form is withdrawn.
+//! - A denial is final for its call: the same call (tool, caller, arguments) made again before
+//!   the approval would have expired is told who denied it and when, and no new approval is
+//!   asked for.
 //!
 //! The caller of an approval is the agent (empty when none is named); grants bind to the tool's
 //! id, so a tool deleted and re-created under the same name starts without them, and a change
@@ -41,6 +49,11 @@ use crate::input::Actor;
 
 /// The longest argument preview kept with an approval, in characters.
 const MAX_PREVIEW_CHARS: usize = 2000;
+
+/// How often a call waiting in its client's form reads its approval again, for decisions
+/// taken by another process (the CLI on the same SQLite file; another instance whose notice
+/// was lost).
+pub const RECHECK: Duration = Duration::from_secs(1);
 
 /// Where a person can decide an approval that the caller's client could not put to them:
 /// named in the reply that tells the model to ask, so it never points at a door that is not
@@ -165,6 +178,8 @@ pub struct ApprovalGate {
     scrub: Arc<ScrubMiddleware>,
     audit: Arc<AuditLog>,
     doors: ApprovalDoors,
+    /// Bumped on every decision this process takes or hears of: wakes the waiting calls.
+    decisions: tokio::sync::watch::Sender<u64>,
 }
 
 impl ApprovalGate {
@@ -182,7 +197,14 @@ impl ApprovalGate {
             scrub,
             audit,
             doors: ApprovalDoors::default(),
+            decisions: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// Wakes the calls waiting for a decision, so each reads its approval again: called after
+    /// every decision of this process, and by the change feed for another instance's.
+    pub fn note_decided(&self) {
+        self.decisions.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Names `doors` in the replies that ask the model to get a person's decision.
@@ -217,6 +239,11 @@ impl ApprovalGate {
             Err(e) => return Err(store_failure(&e)),
         }
         let now = Utc::now();
+        match self.store.find_denied_approval(&probe, now).await {
+            Ok(Some(refused)) => return Err(denied(&refused)),
+            Ok(None) => {}
+            Err(e) => return Err(store_failure(&e)),
+        }
         let approval = match self.store.find_pending_approval(&probe, now).await {
             Ok(Some(waiting)) => waiting,
             Ok(None) => {
@@ -228,24 +255,94 @@ impl ApprovalGate {
             }
             Err(e) => return Err(store_failure(&e)),
         };
-        if let Some(approver) = &ctx.approver {
-            let expires_in = (approval.expires_at - now).to_std().unwrap_or_default();
-            let question = ApprovalQuestion {
-                approval_id: approval.id.clone(),
-                tool_name: approval.tool_name.clone(),
-                args_preview: approval.args_preview.clone(),
-                expires_in,
-            };
-            let asked = tokio::select! {
-                answer = approver.0.ask(&question) => answer,
-                () = tokio::time::sleep(expires_in) => None,
-                () = ctx.cancellation.cancelled() => None,
-            };
-            if let Some(answer) = asked {
-                return self.apply_answer(&approval, answer, &ctx.user_id).await;
+        match &ctx.approver {
+            Some(approver) => self.wait(&approval, approver, ctx, now).await,
+            None => Err(awaiting(&approval, &self.doors)),
+        }
+    }
+
+    /// Puts the question to the person through the call's client and waits for a decision,
+    /// from the form or from anywhere else, until the approval expires or the call is
+    /// cancelled. Leaving drops the question, which withdraws the form.
+    async fn wait(
+        &self,
+        approval: &ApprovalRecord,
+        approver: &toolsmith_core::Approver,
+        ctx: &ToolContext,
+        now: chrono::DateTime<Utc>,
+    ) -> Result<(), ToolResult> {
+        let expires_in = (approval.expires_at - now).to_std().unwrap_or_default();
+        let question = ApprovalQuestion {
+            approval_id: approval.id.clone(),
+            tool_name: approval.tool_name.clone(),
+            args_preview: approval.args_preview.clone(),
+            expires_in,
+        };
+        let mut decisions = self.decisions.subscribe();
+        decisions.mark_unchanged();
+        let ask = approver.0.ask(&question);
+        tokio::pin!(ask);
+        let deadline = tokio::time::sleep(expires_in);
+        tokio::pin!(deadline);
+        let mut recheck = tokio::time::interval(RECHECK);
+        recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        recheck.reset();
+        loop {
+            tokio::select! {
+                answer = &mut ask => {
+                    return match answer {
+                        Some(answer) => self.apply_answer(approval, answer, &ctx.user_id).await,
+                        // The form was cancelled: the approval stays pending, unless it was
+                        // decided elsewhere meanwhile.
+                        None => match self.settled(approval).await {
+                            Some(outcome) => outcome,
+                            None => Err(awaiting(approval, &self.doors)),
+                        },
+                    };
+                }
+                () = &mut deadline => {
+                    return match self.settled(approval).await {
+                        Some(outcome) => outcome,
+                        None => Err(expired(approval)),
+                    };
+                }
+                () = ctx.cancellation.cancelled() => return Err(awaiting(approval, &self.doors)),
+                Ok(()) = decisions.changed() => {}
+                _ = recheck.tick() => {}
+            }
+            if let Some(outcome) = self.settled(approval).await {
+                return outcome;
             }
         }
-        Err(awaiting(&approval, &self.doors))
+    }
+
+    /// What a decision taken on `approval` means for the call waiting for it: `None` while it
+    /// is still pending.
+    async fn settled(&self, approval: &ApprovalRecord) -> Option<Result<(), ToolResult>> {
+        match self.store.get_approval(&approval.id).await {
+            Ok(Some(now)) if now.state(Utc::now()) == ApprovalStatus::Pending => None,
+            Ok(Some(mut now)) => Some(self.outcome(&mut now).await),
+            Ok(None) => Some(Err(denied(approval))),
+            Err(e) => Some(Err(store_failure(&e))),
+        }
+    }
+
+    /// Whether the call an approval in state `now` was asked for runs (using up an
+    /// `allow_once`), or why not.
+    async fn outcome(&self, now: &mut ApprovalRecord) -> Result<(), ToolResult> {
+        match now.state(Utc::now()) {
+            // This call is the one the approval allows: use it up, or do not run.
+            ApprovalStatus::Allowed => match self.consume(now).await {
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(used_elsewhere(now)),
+                Err(e) => Err(store_failure(&e)),
+            },
+            ApprovalStatus::Granted => Ok(()),
+            // Allowed once, and another identical call used it first.
+            ApprovalStatus::Consumed => Err(used_elsewhere(now)),
+            ApprovalStatus::Expired | ApprovalStatus::Pending => Err(expired(now)),
+            ApprovalStatus::Denied => Err(denied(now)),
+        }
     }
 
     /// Whether a grant or an allowed approval of exactly this call lets it run (using up the
@@ -276,6 +373,7 @@ impl ApprovalGate {
             .await
         {
             Ok(Some(decided)) => {
+                self.note_decided();
                 self.audit_decision(&Actor::user(user), &decided, Via::Client)
                     .await;
             }
@@ -284,18 +382,7 @@ impl ApprovalGate {
             Err(e) => return Err(store_failure(&e)),
         }
         match self.store.get_approval(&approval.id).await {
-            Ok(Some(mut now)) => match now.state(Utc::now()) {
-                // This call is the one the approval allows: use it up, or do not run.
-                ApprovalStatus::Allowed => match self.consume(&mut now).await {
-                    Ok(Some(_)) => Ok(()),
-                    Ok(None) => Err(used_elsewhere(&now)),
-                    Err(e) => Err(store_failure(&e)),
-                },
-                ApprovalStatus::Granted => Ok(()),
-                // Allowed once, and another identical call used it first.
-                ApprovalStatus::Consumed => Err(used_elsewhere(&now)),
-                _ => Err(denied(&now)),
-            },
+            Ok(Some(mut now)) => self.outcome(&mut now).await,
             Ok(None) => Err(denied(approval)),
             Err(e) => Err(store_failure(&e)),
         }
@@ -441,6 +528,7 @@ impl ApprovalGate {
             .await?
         {
             Some(decided) => {
+                self.note_decided();
                 tracing::info!(approval = %id, decision = %decision, by = %decided_by, via = via.as_str(), "approval decided");
                 self.audit_decision(actor, &decided, via).await;
                 Ok(decided)
@@ -638,6 +726,7 @@ fn awaiting(approval: &ApprovalRecord, doors: &ApprovalDoors) -> ToolResult {
         ),
         details(json!({
             "approvalId": approval.id,
+            "approvalStatus": "pending",
             "expiresAt": approval.expires_at,
         })),
     )
@@ -656,13 +745,43 @@ fn used_elsewhere(approval: &ApprovalRecord) -> ToolResult {
 }
 
 fn denied(approval: &ApprovalRecord) -> ToolResult {
+    let when = |t: &chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let by = match (&approval.decided_by, &approval.decided_at) {
+        (Some(who), Some(at)) => format!("denied by {who} at {}", when(at)),
+        _ => "denied".to_owned(),
+    };
     ToolResult::error_with(
         ErrorKind::Denied,
         format!(
-            "the user did not approve this call of '{}' (approval {})",
-            approval.tool_name, approval.id
+            "the user did not approve this call of '{tool}': {by} (approval {id}). The denial \
+             is final for this call: the same call is refused until {until}; tell the user, or \
+             ask them what to do instead",
+            tool = approval.tool_name,
+            id = approval.id,
+            until = when(&approval.expires_at),
         ),
-        details(json!({"approvalId": approval.id})),
+        details(json!({
+            "approvalId": approval.id,
+            "approvalStatus": "denied",
+            "deniedBy": approval.decided_by,
+            "deniedAt": approval.decided_at,
+        })),
+    )
+}
+
+fn expired(approval: &ApprovalRecord) -> ToolResult {
+    ToolResult::error_with(
+        ErrorKind::ApprovalRequired,
+        format!(
+            "approval {id} of this call of '{tool}' expired at {at} without a decision; the \
+             call did not run. Make the call again to ask a person anew",
+            id = approval.id,
+            tool = approval.tool_name,
+            at = approval
+                .expires_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
+        details(json!({"approvalId": approval.id, "approvalStatus": "expired"})),
     )
 }
 

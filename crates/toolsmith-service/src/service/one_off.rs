@@ -40,6 +40,17 @@ use crate::input::{Actor, CreateTool, RunCode};
 /// The name of code run once, for the policy, the limits and the records.
 pub const EPHEMERAL_TOOL: &str = "run_js_ephemeral";
 
+/// The id prefix of a dry run's one-off tool (`unsaved_…`). Dry runs are not stored as
+/// executions (the tool does not exist yet); the audit log's `code.run` keeps each.
+pub(crate) const DRY_RUN_PREFIX: &str = "unsaved";
+
+/// Whether `tool_id` is a dry run's one-off tool.
+pub(crate) fn is_dry_run(tool_id: &str) -> bool {
+    tool_id
+        .strip_prefix(DRY_RUN_PREFIX)
+        .is_some_and(|rest| rest.starts_with('_'))
+}
+
 /// What the caller of a one-off run may do beyond running it (the interface knows its scopes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunRights {
@@ -199,7 +210,7 @@ impl ToolService {
         }
         let one_off = OneOff {
             name: &input.name,
-            id_prefix: "unsaved",
+            id_prefix: DRY_RUN_PREFIX,
             description: input.description.clone(),
             kind: input.kind,
             code: &input.code,

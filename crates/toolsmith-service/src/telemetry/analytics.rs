@@ -105,7 +105,7 @@ pub struct ToolMetrics {
     pub successful: u64,
     /// `error` + `timeout`.
     pub failed: u64,
-    /// `denied` + `rate_limited`: refused before the tool ran.
+    /// `denied` + `rate_limited` + `awaiting_approval` + `expired`: did not run.
     pub refused: u64,
     /// `successful / (successful + failed)`; `None` when nothing ran.
     pub success_rate: Option<f64>,
@@ -178,7 +178,10 @@ pub fn metrics(
     let count = |status: ExecutionStatus| status_counts.get(status.as_str()).copied().unwrap_or(0);
     let successful = count(ExecutionStatus::Success);
     let failed = count(ExecutionStatus::Error) + count(ExecutionStatus::Timeout);
-    let refused = count(ExecutionStatus::Denied) + count(ExecutionStatus::RateLimited);
+    let refused = count(ExecutionStatus::Denied)
+        + count(ExecutionStatus::RateLimited)
+        + count(ExecutionStatus::AwaitingApproval)
+        + count(ExecutionStatus::Expired);
     let ran = successful + failed;
     ToolMetrics {
         total_executions: samples.len() as u64,

@@ -98,10 +98,8 @@ pub fn figures<'a>(samples: impl IntoIterator<Item = &'a ExecutionSample>) -> Fi
         ) {
             errors += 1;
         }
-        if matches!(
-            s.status,
-            ExecutionStatus::Denied | ExecutionStatus::RateLimited
-        ) {
+        // Refused before it ran: denied, rate limited, waiting for or past its approval.
+        if !s.status.ran() {
             refused += 1;
         }
         if s.status.ran() {

@@ -165,6 +165,9 @@ impl Middleware for UsageRecorder {
         let ToolOrigin::Custom { id, owner } = &call.tool.origin else {
             return;
         };
+        if crate::service::one_off::is_dry_run(id) {
+            return;
+        }
         let execution_id = format!("exec_{}", uuid::Uuid::new_v4().simple());
         if result.error_kind() == Some(ErrorKind::ResultWithheld) {
             // The tool ran: the caller gets the run's id, to check what it did rather than
@@ -199,7 +202,12 @@ fn execution_status(result: &ToolResult) -> ExecutionStatus {
     match result.error_kind() {
         None => ExecutionStatus::Success,
         Some(ErrorKind::Timeout | ErrorKind::CpuLimit) => ExecutionStatus::Timeout,
-        Some(ErrorKind::Denied | ErrorKind::ApprovalRequired) => ExecutionStatus::Denied,
+        Some(ErrorKind::Denied) => ExecutionStatus::Denied,
+        // A call that waits for a person is not denied: it waits, or its approval expired.
+        Some(ErrorKind::ApprovalRequired) => match result.content.get("approvalStatus") {
+            Some(serde_json::Value::String(s)) if s == "expired" => ExecutionStatus::Expired,
+            _ => ExecutionStatus::AwaitingApproval,
+        },
         Some(ErrorKind::RateLimited) => ExecutionStatus::RateLimited,
         Some(ErrorKind::ResultWithheld) => ExecutionStatus::Withheld,
         Some(_) => ExecutionStatus::Error,

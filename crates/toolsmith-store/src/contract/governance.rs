@@ -454,7 +454,67 @@ async fn the_stored_policy_checks_its_revision(backend: &Backend) {
     assert!(store.get_policy().await.unwrap().is_none());
 }
 
+/// Issue 36: a denial is found again for exactly its call (owner, tool, caller, arguments)
+/// until the approval's time is up, so a retry is told it was denied.
+async fn a_denial_is_found_for_its_call_until_its_time_is_up(backend: &Backend) {
+    let store = backend.store();
+    store
+        .insert_approval(&approval("apr_no", "h"))
+        .await
+        .unwrap();
+    let probe = approval("probe", "h");
+    assert!(
+        store
+            .find_denied_approval(&probe, at(1))
+            .await
+            .unwrap()
+            .is_none(),
+        "pending is not denied"
+    );
+    store
+        .decide_approval("apr_no", ApprovalDecision::Deny, "carol", at(5))
+        .await
+        .unwrap()
+        .unwrap();
+    let found = store
+        .find_denied_approval(&probe, at(6))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.id, "apr_no");
+    assert_eq!(found.decided_by.as_deref(), Some("carol"));
+    assert_eq!(found.decided_at, Some(at(5)));
+    for other in [
+        approval("p", "other-args"),
+        ApprovalRecord {
+            caller: "agent-2".to_owned(),
+            ..approval("p", "h")
+        },
+        ApprovalRecord {
+            owner: "bob".to_owned(),
+            ..approval("p", "h")
+        },
+    ] {
+        assert!(
+            store
+                .find_denied_approval(&other, at(6))
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+    assert!(
+        store
+            .find_denied_approval(&probe, at(120))
+            .await
+            .unwrap()
+            .is_none(),
+        "its time is up"
+    );
+}
+
 on_both_backends!(
+    a_denial_is_found_for_its_call_until_its_time_is_up,
     an_approval_is_decided_once_and_only_while_pending,
     an_expired_approval_cannot_be_allowed_and_allow_always_leaves_a_grant,
     allow_once_expires_allow_always_reads_granted_and_a_code_change_voids_the_rest,

@@ -38,6 +38,10 @@ store_on_pool! {
             probe: &ApprovalRecord, now: DateTime<Utc>
         ) -> Option<ApprovalRecord>
             = find_pending_approval(&**client, probe, &now);
+        fn find_denied_approval(
+            probe: &ApprovalRecord, now: DateTime<Utc>
+        ) -> Option<ApprovalRecord>
+            = find_denied_approval(&**client, probe, &now);
         fn decide_approval(
             id: &str, decision: ApprovalDecision, decided_by: &str, now: DateTime<Utc>
         ) -> Option<ApprovalRecord>
@@ -187,16 +191,39 @@ pub(crate) async fn find_pending_approval(
     probe: &ApprovalRecord,
     now: &DateTime<Utc>,
 ) -> Result<Option<ApprovalRecord>, StoreError> {
+    approval_of_call(client, probe, now, "pending", "created_at").await
+}
+
+/// The latest denial of exactly this call still in its time, if any.
+pub(crate) async fn find_denied_approval(
+    client: &impl GenericClient,
+    probe: &ApprovalRecord,
+    now: &DateTime<Utc>,
+) -> Result<Option<ApprovalRecord>, StoreError> {
+    approval_of_call(client, probe, now, "denied", "decided_at DESC").await
+}
+
+/// The first approval (by `order`) of exactly this call in `status` whose time is not up.
+async fn approval_of_call(
+    client: &impl GenericClient,
+    probe: &ApprovalRecord,
+    now: &DateTime<Utc>,
+    status: &str,
+    order: &str,
+) -> Result<Option<ApprovalRecord>, StoreError> {
     Ok(approvals_where(
         client,
-        "WHERE owner = $1 AND tool_key = $2 AND caller = $3 AND args_hash = $4 \
-         AND status = 'pending' AND expires_at > $5 ORDER BY created_at LIMIT 1",
+        &format!(
+            "WHERE owner = $1 AND tool_key = $2 AND caller = $3 AND args_hash = $4 \
+             AND status = $6 AND expires_at > $5 ORDER BY {order} LIMIT 1"
+        ),
         &[
             &probe.owner,
             &probe.tool_key,
             &probe.caller,
             &probe.args_hash,
             now,
+            &status,
         ],
     )
     .await?

@@ -29,6 +29,10 @@ store_on_connections! {
             probe: &ApprovalRecord, now: DateTime<Utc>
         ) -> Option<ApprovalRecord>
             = find_pending_approval(&probe, &now);
+        read fn find_denied_approval(
+            probe: &ApprovalRecord, now: DateTime<Utc>
+        ) -> Option<ApprovalRecord>
+            = find_denied_approval(&probe, &now);
         write fn decide_approval(
             id: &str, decision: ApprovalDecision, decided_by: &str, now: DateTime<Utc>
         ) -> Option<ApprovalRecord>
@@ -185,16 +189,39 @@ pub(crate) fn find_pending_approval(
     probe: &ApprovalRecord,
     now: &DateTime<Utc>,
 ) -> Result<Option<ApprovalRecord>, StoreError> {
+    approval_of_call(conn, probe, now, "pending", "created_at")
+}
+
+/// The latest denial of exactly this call still in its time, if any.
+pub(crate) fn find_denied_approval(
+    conn: &Connection,
+    probe: &ApprovalRecord,
+    now: &DateTime<Utc>,
+) -> Result<Option<ApprovalRecord>, StoreError> {
+    approval_of_call(conn, probe, now, "denied", "decided_at DESC")
+}
+
+/// The first approval (by `order`) of exactly this call in `status` whose time is not up.
+fn approval_of_call(
+    conn: &Connection,
+    probe: &ApprovalRecord,
+    now: &DateTime<Utc>,
+    status: &str,
+    order: &str,
+) -> Result<Option<ApprovalRecord>, StoreError> {
     Ok(approvals_where(
         conn,
-        "WHERE owner = ?1 AND tool_key = ?2 AND caller = ?3 AND args_hash = ?4 \
-         AND status = 'pending' AND expires_at > ?5 ORDER BY created_at LIMIT 1",
+        &format!(
+            "WHERE owner = ?1 AND tool_key = ?2 AND caller = ?3 AND args_hash = ?4 \
+             AND status = ?6 AND expires_at > ?5 ORDER BY {order} LIMIT 1"
+        ),
         &[
             &probe.owner,
             &probe.tool_key,
             &probe.caller,
             &probe.args_hash,
             &timestamp(now),
+            &status,
         ],
     )?
     .pop())

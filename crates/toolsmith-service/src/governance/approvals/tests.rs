@@ -207,9 +207,22 @@ async fn deny_and_expiry_keep_the_call_from_running() {
         .await
         .unwrap();
     assert_eq!(record.status, ApprovalStatus::Denied);
-    // The call is asked again (a new approval), never run.
-    let later = approval_id(&call(&service, "t", json!({}), None).await);
-    assert_ne!(later, denied);
+    // Issue 36: the denial is final for its call. The same call is told who denied it and
+    // when, never run, and no new approval is asked for; another call is a new request.
+    let again = call(&service, "t", json!({}), None).await;
+    assert_eq!(again.error_kind(), Some(ErrorKind::Denied), "{again:?}");
+    assert_eq!(again.content["approvalId"], denied.as_str());
+    assert_eq!(again.content["deniedBy"], "alice");
+    assert!(
+        again.content["error"]
+            .as_str()
+            .unwrap()
+            .contains("denied by alice at "),
+        "{again:?}"
+    );
+    assert_eq!(service.approvals().pending_count().await, 0);
+    let other = approval_id(&call(&service, "t", json!({"x": 1}), None).await);
+    assert_ne!(other, denied);
 
     // An approval whose time is up cannot be decided any more. A ttl of zero has it expire as
     // it is made, so no test waits for a clock.

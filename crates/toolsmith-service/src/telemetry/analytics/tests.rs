@@ -18,6 +18,9 @@ fn sample(tool: &str, status: ExecutionStatus, ms: f64, when: DateTime<Utc>) -> 
             ExecutionStatus::Denied => Some("permission_denied".to_owned()),
             ExecutionStatus::RateLimited => Some("rate_limited".to_owned()),
             ExecutionStatus::Withheld => Some("result_withheld".to_owned()),
+            ExecutionStatus::AwaitingApproval | ExecutionStatus::Expired => {
+                Some("approval_required".to_owned())
+            }
         },
         duration_ms: ms,
         created_at: when,
