@@ -16,6 +16,7 @@ import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { runPages } from './ui_e2e_pages.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -741,6 +742,9 @@ try {
     const unexpected = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of (401|404|409|422)/.test(e));
     assert.deepEqual(unexpected, []);
   });
+
+  // The operator's pages (issue 36), against a server of their own: ui_e2e_pages.mjs.
+  report.pages = await runPages({ context, bin: BIN, out: OUT, python: PYTHON, dataDir: opt('pages-data') });
 
   console.log(JSON.stringify({ ok: true, ...report }));
 } catch (e) {

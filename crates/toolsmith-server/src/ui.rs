@@ -58,6 +58,8 @@ static ASSETS: &[Asset] = &[
     asset!("js/schemaform.js", JS),
     asset!("js/diff.js", JS),
     asset!("js/highlight.js", JS),
+    asset!("js/code_editor.js", JS),
+    asset!("js/sandbox_api.js", JS),
     asset!("js/chart.js", JS),
     asset!("js/pages/tools.js", JS),
     asset!("js/pages/tool.js", JS),
@@ -68,6 +70,10 @@ static ASSETS: &[Asset] = &[
     asset!("js/pages/audit.js", JS),
     asset!("js/pages/policy.js", JS),
     asset!("js/pages/tokens.js", JS),
+    asset!("js/pages/groups.js", JS),
+    asset!("js/pages/mcp.js", JS),
+    asset!("js/pages/catalog.js", JS),
+    asset!("js/pages/analytics.js", JS),
 ];
 
 /// The quoted digest of each asset, in [`ASSETS`] order.

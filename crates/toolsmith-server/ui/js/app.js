@@ -13,6 +13,10 @@ import * as executions from './pages/executions.js';
 import * as audit from './pages/audit.js';
 import * as policy from './pages/policy.js';
 import * as tokens from './pages/tokens.js';
+import * as groups from './pages/groups.js';
+import * as mcpServers from './pages/mcp.js';
+import * as catalog from './pages/catalog.js';
+import * as analytics from './pages/analytics.js';
 
 const POLL_MS = 1000;
 const main = document.getElementById('main');
@@ -56,6 +60,10 @@ function pick({ parts }) {
     case 'audit': return [audit, 'audit'];
     case 'policy': return [policy, 'policy'];
     case 'tokens': return [tokens, 'tokens'];
+    case 'groups': return [groups, 'groups'];
+    case 'mcp': return [mcpServers, 'mcp'];
+    case 'catalog': return [catalog, 'tools'];
+    case 'analytics': return [analytics, 'analytics'];
     default: return [tools, 'tools'];
   }
 }

@@ -35,6 +35,113 @@ pub(crate) fn prerequisite(what: &str, path: &Path, install: &str) -> bool {
     false
 }
 
+/// Executions seeded for the Analytics page (it must stay interactive with this many).
+const SEEDED_EXECUTIONS: usize = 100_000;
+
+/// A data directory whose store holds [`SEEDED_EXECUTIONS`] executions of the last week,
+/// written through the store (SQLite, as `toolsmith serve` opens it): 12 tools of three users,
+/// called by two agents and directly, with a known mix of statuses and durations.
+fn seeded_data_dir(dir: &Path) -> PathBuf {
+    use chrono::{Duration, Utc};
+    use toolsmith_core::{
+        CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolKind, ToolStatus,
+    };
+    use toolsmith_store::ToolStore;
+
+    let data = dir.join("data");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let store = toolsmith_store::SqliteStore::open(&data.join("toolsmith.db"))
+            .await
+            .expect("open the store");
+        let now = Utc::now();
+        let mut tools = Vec::new();
+        for (i, owner) in ["default", "alice", "bob"].iter().enumerate() {
+            for t in 0..4 {
+                let tool = CustomToolRecord {
+                    id: CustomToolRecord::new_id(),
+                    owner: (*owner).to_owned(),
+                    name: format!("seeded_{owner}_{t}"),
+                    kind: ToolKind::Js,
+                    description: "A tool whose calls were seeded for the analytics page".to_owned(),
+                    parameters: serde_json::json!({"type": "object", "properties": {}}),
+                    code: "return 1;".to_owned(),
+                    category: None,
+                    tags: Vec::new(),
+                    permissions: Default::default(),
+                    status: ToolStatus::Active,
+                    requires_approval: false,
+                    created_by: CreatedBy::User,
+                    version: 1,
+                    revision: 1,
+                    usage_count: 0,
+                    last_used_at: None,
+                    metadata: serde_json::json!({}),
+                    created_at: now - Duration::days(8),
+                    updated_at: now - Duration::days(8),
+                };
+                tools.push(store.insert_tool(tool).await.expect("insert a tool"));
+            }
+            assert_eq!(tools.len(), (i + 1) * 4);
+        }
+        let mut batch = Vec::with_capacity(5_000);
+        for n in 0..SEEDED_EXECUTIONS {
+            let tool = &tools[(n * 7 + n / 13) % tools.len()];
+            let status = match n % 100 {
+                0..=6 => ExecutionStatus::Error,
+                7..=8 => ExecutionStatus::Timeout,
+                9 => ExecutionStatus::Denied,
+                _ => ExecutionStatus::Success,
+            };
+            batch.push(ExecutionRecord {
+                id: format!("exec_seed_{n:08}"),
+                tool_id: tool.id.clone(),
+                tool_name: tool.name.clone(),
+                tool_version: 1,
+                owner: tool.owner.clone(),
+                conversation_id: None,
+                agent_id: ["planner", "researcher", ""]
+                    .get(n % 3)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| (*a).to_owned()),
+                status,
+                error_kind: (status != ExecutionStatus::Success).then(|| "runtime".to_owned()),
+                error: None,
+                duration_ms: 2.0 + (n % 97) as f64 * 1.5,
+                // Spread over the last 6.9 days, newest last.
+                created_at: now - Duration::seconds(((SEEDED_EXECUTIONS - n) * 596 / 100) as i64),
+            });
+            if batch.len() == 5_000 {
+                store
+                    .record_executions(&batch)
+                    .await
+                    .expect("record executions");
+                batch.clear();
+            }
+        }
+        store
+            .record_executions(&batch)
+            .await
+            .expect("record executions");
+    });
+    data
+}
+
+/// The flows of `tests/clients/ui_e2e_pages.mjs`.
+const OPERATOR_FLOWS: usize = 10;
+/// The pages it audits (named as their screenshots).
+const OPERATOR_PAGES: [&str; 9] = [
+    "groups",
+    "catalog-details",
+    "catalog-test",
+    "mcp",
+    "editor-services",
+    "tool-config",
+    "editor-code",
+    "tool-diff",
+    "analytics",
+];
+
 #[test]
 fn web_ui_in_chromium() {
     let clients = repo_root().join("tests/clients");
@@ -62,6 +169,8 @@ fn web_ui_in_chromium() {
         return;
     }
     let out_dir = repo_root().join("target/ui-screenshots");
+    let seed_dir = tempfile::tempdir().expect("temp dir");
+    let seeded = seeded_data_dir(seed_dir.path());
     let output = Command::new(&node)
         .arg(clients.join("ui_e2e.mjs"))
         .arg("--bin")
@@ -70,6 +179,8 @@ fn web_ui_in_chromium() {
         .arg(&out_dir)
         .arg("--chromium")
         .arg(&chromium)
+        .arg("--pages-data")
+        .arg(&seeded)
         .current_dir(&clients)
         .output()
         .expect("run node");
@@ -126,6 +237,37 @@ fn web_ui_in_chromium() {
             );
         }
     }
+    // The operator's pages (issue 36, `tests/clients/ui_e2e_pages.mjs`, on a server of their
+    // own): every flow ran, and every page was screenshotted at both widths in both themes,
+    // audited by axe and checked for a broken layout, with nothing found.
+    let pages = &report["pages"];
+    let flows = pages["steps"].as_array().map_or(0, Vec::len);
+    assert_eq!(flows, OPERATOR_FLOWS, "every operator flow ran: {pages}");
+    assert_eq!(
+        pages["accessibility"]["audits"],
+        OPERATOR_PAGES.len() * 4,
+        "{pages}"
+    );
+    assert_eq!(pages["accessibility"]["violations"], serde_json::json!([]));
+    assert_eq!(pages["layout"]["problems"], serde_json::json!([]));
+    let shots = pages["screenshots"].as_array().cloned().unwrap_or_default();
+    for page in OPERATOR_PAGES {
+        for name in [page.to_string(), format!("{page}-dark")] {
+            for width in [1280, 390] {
+                let file = out_dir.join(format!("{name}-{width}.png"));
+                assert!(
+                    shots.iter().any(|s| s.as_str() == file.to_str()),
+                    "no screenshot {}",
+                    file.display()
+                );
+            }
+        }
+    }
+    // The Analytics page read the seeded executions (its load times are figures, below).
+    assert!(
+        pages["analytics"]["executions"].as_u64().unwrap_or(0) >= SEEDED_EXECUTIONS as u64,
+        "{pages}"
+    );
     // Figures for docs/benchmarks.md (not asserted: timing belongs in benchmarks, not tests).
     eprintln!(
         "tools page, median ms after navigation start: 3 tools {}, 1,000 tools {}",
@@ -134,5 +276,9 @@ fn web_ui_in_chromium() {
     eprintln!(
         "live updates: pending badge after {} ms, approval shown after {} ms",
         report["pendingBadgeMs"], report["approvalShownMs"]
+    );
+    eprintln!(
+        "analytics page with {} executions, median ms after navigation start: {}",
+        pages["analytics"]["executions"], pages["analytics"]["median"]
     );
 }

@@ -121,8 +121,14 @@ export async function render(main, ctx) {
     return form;
   }
 
+  // A refresh that finds nothing changed leaves the page as it is (an open form keeps what is
+  // typed in it).
+  let shown = null;
   async function load() {
     const data = await get('/config/services');
+    const json = JSON.stringify(data);
+    if (json === shown) return;
+    shown = json;
     const services = Array.isArray(data) ? data : data.services || [];
     replace(listEl, services.length ? h('ul', { class: 'cards list', 'aria-label': 'Services' }, services.map(serviceCard)) : h('p', { class: 'empty', text: 'No services yet.' }));
   }

@@ -6,7 +6,8 @@
 import { ApiError, get, patch, post, seg } from '../api.js';
 import { checkbox, field, h, replace, toast } from '../dom.js';
 import { KIND_LABELS, json } from '../format.js';
-import { executionResult, explain } from './tool.js';
+import { executionResult, explain, language } from './tool.js';
+import { codeEditor, problemLines } from '../code_editor.js';
 
 const PERMISSIONS = ['network', 'filesystem', 'database', 'shell', 'email', 'scheduling', 'sampling', 'elicitation'];
 
@@ -66,6 +67,18 @@ export async function render(main, ctx, route) {
     code: field(CODE_LABELS[kind], code),
     testArgs: field('Test arguments (JSON)', testArgs),
   };
+  // The code and the parameters get the code editor (highlighting, line numbers, problems at
+  // their line, completion of the sandbox's API); the textareas stay the labelled controls.
+  const mount = (textarea, lang) => {
+    const parent = textarea.parentNode;
+    const next = textarea.nextSibling;
+    const ed = codeEditor(textarea, lang);
+    parent.insertBefore(ed.wrap, next);
+    return ed;
+  };
+  const codeEd = mount(code, language(kind));
+  const paramsEd = mount(parameters, 'json');
+
   const permsGroup = h('fieldset', { class: 'perms', 'aria-describedby': 'perms-error' },
     h('legend', { text: 'Permissions' }), perms.map((x) => x.box.wrap),
     h('p', { class: 'field-error', id: 'perms-error', hidden: true }));
@@ -74,6 +87,58 @@ export async function render(main, ctx, route) {
     el.textContent = msg || '';
     el.hidden = !msg;
   };
+
+  // The Config Center services the tool needs (metadata.requiredApiKeys): registered in the
+  // caller's Config Center when saved, and named on the Details page while one has no value.
+  const declared = original && original.metadata && Array.isArray(original.metadata.requiredApiKeys)
+    ? original.metadata.requiredApiKeys.filter((k) => k && typeof k === 'object' && k.name) : [];
+  const serviceRows = h('div', { class: 'service-rows' });
+  const servicesNote = h('div', { 'aria-live': 'polite' });
+  const servicesError = h('p', { class: 'field-error', id: 'services-error', hidden: true });
+  let serviceCount = 0;
+  function addService(item, focus) {
+    serviceCount += 1;
+    const n = serviceCount;
+    const nameIn = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', value: item ? item.name : '' });
+    const descIn = h('input', { type: 'text', autocomplete: 'off', value: item && item.description ? item.description : '' });
+    const row = h('div', { class: 'inline-fields service-row' },
+      field(`Service ${n} name`, nameIn).wrap,
+      field(`Service ${n} description`, descIn).wrap,
+      h('button', { type: 'button', class: 'btn small', text: `Remove service ${n}`, onclick: () => { row.remove(); noteUndeclared(); } }));
+    row.read = () => {
+      const name = nameIn.value.trim();
+      if (!name) return null;
+      const out = { ...(item || {}), name };
+      if (descIn.value.trim()) out.description = descIn.value.trim(); else delete out.description;
+      return out;
+    };
+    nameIn.addEventListener('input', noteUndeclared);
+    serviceRows.append(row);
+    if (focus) nameIn.focus();
+  }
+  function services() {
+    return [...serviceRows.children].map((r) => r.read()).filter(Boolean);
+  }
+  /** Services the code reads through utils.getApiKey('x') and its kin but does not declare. */
+  function noteUndeclared() {
+    const names = new Set(services().map((x) => x.name));
+    const used = new Set();
+    if (kind === 'js') {
+      for (const m of code.value.matchAll(/utils\.(?:getApiKey|getServiceConfig|getConfigEntry|getConfigEntries|getFieldValue)\(\s*(['"`])([^'"`\n]+)\1/g)) used.add(m[2]);
+    }
+    const missing = [...used].filter((u) => !names.has(u));
+    replace(servicesNote, missing.length ? h('p', { class: 'help' },
+      `The code reads ${missing.join(', ')} from the Config Center without declaring ${missing.length > 1 ? 'them' : 'it'}: `,
+      ...missing.map((m) => h('button', { type: 'button', class: 'btn small', text: `Declare ${m}`, onclick: () => { addService({ name: m }, false); noteUndeclared(); } }))) : null);
+  }
+  for (const item of declared) addService(item, false);
+  noteUndeclared();
+  const servicesGroup = h('fieldset', { class: 'services', 'aria-describedby': 'services-help services-error' },
+    h('legend', { text: 'Config Center services it needs' }),
+    h('p', { class: 'help', id: 'services-help', text: 'The API keys and settings the tool reads with utils.getApiKey(name) and its kin. Declared services are added to your Config Center; the tool\'s Details page says which still have no value, and a call before they are set says what is missing.' }),
+    serviceRows, servicesNote, servicesError,
+    h('button', { type: 'button', class: 'btn small', text: 'Add a service', onclick: () => addService(null, true) }));
+  code.addEventListener('input', noteUndeclared);
 
   const summary = h('div', { class: 'form-summary', 'aria-live': 'assertive' });
   const dryOut = h('div', { 'aria-live': 'polite' });
@@ -84,12 +149,15 @@ export async function render(main, ctx, route) {
     const fresh = !original && (code.value === TEMPLATES[kind].code || !code.value.trim());
     kind = next;
     fields.code.wrap.querySelector('label').textContent = CODE_LABELS[kind];
+    codeEd.setLanguage(language(kind));
     fields.parameters.wrap.hidden = kind === 'http';
     if (fresh) {
       code.value = TEMPLATES[kind].code;
       if (TEMPLATES[kind].parameters) parameters.value = json(TEMPLATES[kind].parameters);
       testArgs.value = JSON.stringify(TEMPLATES[kind].args);
     }
+    codeEd.refresh();
+    paramsEd.refresh();
   }
   kindSel.addEventListener('change', () => setKind(kindSel.value));
   fields.parameters.wrap.hidden = kind === 'http';
@@ -106,19 +174,34 @@ export async function render(main, ctx, route) {
     }
     return null;
   }
-  parameters.addEventListener('input', () => fields.parameters.error(checkSchema()));
+  parameters.addEventListener('input', () => {
+    const problem = checkSchema();
+    fields.parameters.error(problem);
+    paramsEd.setProblems(problem ? problemLines(problem, parameters.value) : []);
+  });
 
   function clearErrors() {
     for (const f of Object.values(fields)) f.error('');
     permsError('');
+    servicesError.hidden = true;
+    codeEd.setProblems([]);
+    paramsEd.setProblems([]);
     replace(summary);
   }
 
   function showError(e) {
     if (e instanceof ApiError && (e.code === 'validation_error' || e.code === 'name_taken' || e.code === 'too_large' || e.code === 'invalid_body')) {
       const target = e.code === 'name_taken' ? 'name' : fieldFor(e.message);
+      if (/requiredapikeys|config center service/i.test(e.message)) {
+        servicesError.textContent = e.message;
+        servicesError.hidden = false;
+        replace(summary, h('p', { class: 'error', role: 'alert', text: `Not saved: ${e.message}` }));
+        return;
+      }
       if (target === 'permissions') permsError(e.message);
       else fields[target].error(e.message);
+      if (target === 'code') codeEd.setProblems(problemLines(e.message, code.value));
+      if (target === 'parameters') paramsEd.setProblems(problemLines(e.message, parameters.value));
       replace(summary, h('p', { class: 'error', role: 'alert', text: `Not saved: ${e.message}` }));
       (target === 'permissions' ? perms[0].box.input : fields[target].input).focus();
       return;
@@ -135,6 +218,8 @@ export async function render(main, ctx, route) {
       requiresApproval: approval.input.checked,
     };
     if (category.value.trim()) body.category = category.value.trim();
+    const needed = services();
+    if (needed.length) body.requiredApiKeys = needed;
     if (kind !== 'http') {
       const problem = checkSchema();
       if (problem) { fields.parameters.error(problem); throw new Error(problem); }
@@ -181,7 +266,7 @@ export async function render(main, ctx, route) {
   const form = h('form', { class: 'editor', 'aria-labelledby': 'editor-title', novalidate: true },
     summary,
     fields.kind.wrap, fields.name.wrap, fields.description.wrap, fields.category.wrap,
-    fields.parameters.wrap, fields.code.wrap, permsGroup, approval.wrap,
+    fields.parameters.wrap, fields.code.wrap, permsGroup, servicesGroup, approval.wrap,
     h('h2', { text: 'Try it' }), fields.testArgs.wrap,
     h('div', { class: 'actions' }, dry, save),
     dryOut);
@@ -200,6 +285,7 @@ export async function render(main, ctx, route) {
           requiresApproval: body.requiresApproval, category: body.category || '', expectedRevision: original.revision,
         };
         if (body.parameters) change.parameters = body.parameters;
+        if (body.requiredApiKeys || declared.length) change.requiredApiKeys = body.requiredApiKeys || [];
         if (body.name !== original.name) change.newName = body.name;
         tool = await patch(`/custom-tools/${seg(original.id)}`, change);
         toast(`${tool.name} saved: version ${tool.version}.`);

@@ -3,7 +3,7 @@
 
 import { ApiError, del, get, post, seg } from '../api.js';
 import { confirmDialog, field, h, replace, table, tabs, toast } from '../dom.js';
-import { diffLines } from '../diff.js';
+import { diffLines, hunks } from '../diff.js';
 import { codeBlock } from '../highlight.js';
 import { trendChart } from '../chart.js';
 import { describe, schemaForm } from '../schemaform.js';
@@ -109,7 +109,7 @@ export async function render(main, ctx, route) {
         ['Last used', tool.lastUsedAt ? `${dateTime(tool.lastUsedAt)} (${ago(tool.lastUsedAt)})` : 'never'],
         ['Permissions', tool.permissions.length ? tool.permissions.join(', ') : 'none'],
         ['Requires approval', tool.requiresApproval ? 'yes: each call waits for a person' : 'no'],
-        ['Required config', tool.missingConfig && tool.missingConfig.length ? `missing: ${tool.missingConfig.join(', ')}` : 'nothing missing'],
+        ['Config Center services', requiredConfig(tool)],
         ['Created', dateTime(tool.createdAt)],
         ['Updated', dateTime(tool.updatedAt)],
       ]),
@@ -162,11 +162,23 @@ export async function render(main, ctx, route) {
       if (!a || !b) return;
       const text = (v) => `// description\n${v.description}\n// parameters\n${json(v.parameters)}\n// permissions\n${v.permissions.join(', ')}\n// code\n${v.code}`;
       const lines = diffLines(text(a), text(b));
-      const changed = lines.filter((l) => l.op !== ' ').length;
+      const added = lines.filter((l) => l.op === '+').length;
+      const removed = lines.filter((l) => l.op === '-').length;
+      // Only the changes, with three lines of context, each hunk named by its part
+      // (description, parameters, permissions, code); what did not change is counted, not shown.
+      const parts = hunks(lines, 3, (t) => (/^\/\/ (description|parameters|permissions|code)$/.test(t) ? t.slice(3) : null));
+      const skip = (n) => (n > 0 ? h('span', { class: 'skip-lines' }, `⋯ ${n} unchanged line${n === 1 ? '' : 's'}\n`) : null);
+      const num = (v) => (v ? String(v) : '').padStart(4, ' ');
       replace(diffOut,
-        h('p', { text: changed ? `${changed} changed lines from version ${a.version} to version ${b.version}.` : 'No differences.' }),
-        h('pre', { class: 'code diff', tabindex: '0', 'aria-label': `Diff of version ${a.version} and version ${b.version}` },
-          lines.map((l) => h('span', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'same' }, `${l.op} ${l.text}\n`))));
+        h('p', { text: added || removed ? `Version ${a.version} → version ${b.version}: ${added} line${added === 1 ? '' : 's'} added, ${removed} removed, in ${parts.hunks.length} place${parts.hunks.length === 1 ? '' : 's'}.` : 'No differences.' }),
+        added || removed ? h('pre', { class: 'code diff', tabindex: '0', 'aria-label': `Diff of version ${a.version} and version ${b.version}` },
+          parts.hunks.map((hk) => [
+            skip(hk.skipped),
+            h('span', { class: 'hunk' }, `${hk.header}\n`),
+            hk.lines.map((l) => h('span', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'same' },
+              h('span', { class: 'ln', 'aria-hidden': 'true' }, `${num(l.old)} ${num(l.new)} `), `${l.op} ${l.text}\n`)),
+          ]),
+          skip(parts.after)) : null);
     };
     replace(p,
       h('h2', { text: 'Versions' }),
@@ -238,6 +250,25 @@ export async function render(main, ctx, route) {
       }
     },
   };
+}
+
+/**
+ * The Config Center services a tool declares, each with its state: set, or what it still lacks
+ * (the server's `missingConfig`, `service (fields)`), with the way to the Config Center.
+ */
+export function requiredConfig(tool) {
+  const declared = tool.metadata && Array.isArray(tool.metadata.requiredApiKeys)
+    ? tool.metadata.requiredApiKeys.filter((k) => k && typeof k === 'object' && k.name) : [];
+  const missing = new Map((tool.missingConfig || []).map((m) => {
+    const at = m.indexOf(' (');
+    return at > 0 ? [m.slice(0, at), m.slice(at + 2, -1)] : [m, ''];
+  }));
+  if (!declared.length && !missing.size) return 'none declared';
+  const names = [...new Set([...declared.map((k) => k.name), ...missing.keys()])];
+  return h('ul', { class: 'config-needs' }, names.map((name) => (missing.has(name)
+    ? h('li', { class: 'missing' }, h('strong', { text: name }), `: missing ${missing.get(name) || 'a value'} — `,
+      h('a', { href: '#/config', text: `set it in the Config Center` }), '; calls fail until it is set.')
+    : h('li', {}, h('strong', { text: name }), ': set'))));
 }
 
 /** A refusal as a sentence for people. */

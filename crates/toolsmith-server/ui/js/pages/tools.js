@@ -1,5 +1,6 @@
 // The tools page: the caller's custom tools as cards (grid or list), status filters, search,
-// the stats bar, approve/reject on pending cards; the built-in tools apart, read-only.
+// the stats bar, approve/reject on pending cards; the built-in and bridged tools apart (searched
+// too, each opening its page: pages/catalog.js).
 // Filtering runs over the data in memory; at most PAGE cards more are built per "Show more".
 
 import { allTools, get, post, seg } from '../api.js';
@@ -37,7 +38,7 @@ export async function render(main, ctx, route) {
   more.addEventListener('click', () => { view.limit += PAGE; applyFilter(); });
 
   const search = h('input', { type: 'search', id: 'tool-search', placeholder: 'Name, description or category', autocomplete: 'off' });
-  search.addEventListener('input', () => { view.search = search.value.trim().toLowerCase(); view.limit = PAGE; applyFilter(); });
+  search.addEventListener('input', () => { view.search = search.value.trim().toLowerCase(); view.limit = PAGE; applyFilter(); filterCatalogue(); });
 
   const filterButtons = FILTERS.map(([key, label]) => {
     const b = h('button', { type: 'button', class: 'chip', 'aria-pressed': String(view.status === key), text: label });
@@ -149,32 +150,60 @@ export async function render(main, ctx, route) {
       : `Showing ${shown.length} of ${tools.length} tools${rest > 0 ? ` (${matches.length} match)` : ''}.`;
   }
 
+  /** Built-in and bridged tools: grouped, each opening its page; the search filters them too. */
+  let catalogueItems = [];
+  const catalogueCount = h('p', { class: 'result-count', role: 'status', 'aria-live': 'polite' });
   function renderBuiltins(items) {
-    const builtins = items.filter((t) => t.source === 'builtin');
+    const others = items.filter((t) => t.source !== 'custom');
     const groups = new Map();
-    for (const t of builtins) {
-      const g = t.category || 'Other';
+    catalogueItems = [];
+    for (const t of others) {
+      const g = t.source === 'mcp' ? `MCP: ${(t.category || '').replace(/^mcp:/, '') || 'bridged'}` : (t.category || 'Other');
       if (!groups.has(g)) groups.set(g, []);
-      groups.get(g).push(t);
+      const li = h('li', {},
+        h('a', { href: `#/catalog/${seg(t.name)}` }, h('code', { text: t.name })), ' ', h('span', { class: 'muted', text: t.description }));
+      groups.get(g).push(li);
+      catalogueItems.push({ li, haystack: `${t.name}\n${t.description}\n${t.category || ''}`.toLowerCase() });
     }
+    const builtins = others.filter((t) => t.source === 'builtin').length;
+    const bridged = others.length - builtins;
     replace(builtinEl,
-      h('h2', { id: 'builtins-title', text: `Built-in tools (${builtins.length})` }),
-      h('p', { class: 'muted', text: 'Compiled into Toolsmith; read-only.' }),
-      [...groups.entries()].map(([group, ts]) => h('div', { class: 'builtin-group' },
+      h('h2', { id: 'builtins-title', text: `Built-in tools (${builtins})${bridged ? ` and bridged MCP tools (${bridged})` : ''}` }),
+      h('p', { class: 'muted', text: 'Compiled into Toolsmith, or bridged from an upstream MCP server: open one to read it and test it. Groups are switched on the Tool groups page.' }),
+      catalogueCount,
+      [...groups.entries()].map(([group, lis]) => h('div', { class: 'builtin-group' },
         h('h3', { text: group }),
-        h('ul', { class: 'builtin-list' }, ts.map((t) => h('li', {},
-          h('code', { text: t.name }), ' ', h('span', { class: 'muted', text: t.description })))))));
+        h('ul', { class: 'builtin-list' }, lis))));
+    filterCatalogue();
+  }
+
+  function filterCatalogue() {
+    let shown = 0;
+    for (const { li, haystack } of catalogueItems) {
+      const hit = !view.search || haystack.includes(view.search);
+      li.hidden = !hit;
+      if (hit) shown += 1;
+    }
+    for (const g of builtinEl.querySelectorAll('.builtin-group')) {
+      g.hidden = !g.querySelector('li:not([hidden])');
+    }
+    catalogueCount.textContent = view.search
+      ? `${shown} of ${catalogueItems.length} built-in and bridged tools match.`
+      : `${catalogueItems.length} built-in and bridged tools.`;
   }
 
   async function refresh(what) {
     if (!what.tools) return;
-    const [fresh, s] = await Promise.all([allTools(), get('/custom-tools/stats')]);
+    const [fresh, s, cat] = await Promise.all([allTools(), get('/custom-tools/stats'), get('/tools')]);
     renderStats(s);
     renderList(fresh);
+    const others = JSON.stringify(cat.tools.filter((t) => t.source !== 'custom').map((t) => [t.name, t.description, t.category]));
+    if (others !== lastCatalogue) { lastCatalogue = others; renderBuiltins(cat.tools); }
   }
 
   renderStats(stats);
   renderList(list);
+  let lastCatalogue = JSON.stringify(catalogue.tools.filter((t) => t.source !== 'custom').map((t) => [t.name, t.description, t.category]));
   renderBuiltins(catalogue.tools);
   performance.mark('toolsmith:tools-rendered');
   // The first frame after the cards are built: the page is painted and its thread is free.

@@ -1,0 +1,491 @@
+// The operator's pages of the web UI (issue 36) in a real browser: tool groups, MCP servers, the
+// whole catalogue (built-ins opened and tested), required Config Center services in the tool
+// form, the code editor and the diff. Each flow goes through the UI only (REST is used to set
+// the scene and to check the outcome), and every page is screenshotted and audited with axe at
+// 1280 and 390 px, light and dark.
+//
+// Run by ui_e2e.mjs (runPages, with its browser context), against a server of its own (its own
+// data dir and a configuration that allows the upstream MCP test server as a program), so the
+// counts the main flows check are not disturbed. Also runs alone, for work on the pages:
+//
+//   node ui_e2e_pages.mjs --bin PATH/toolsmith --out DIR [--chromium PATH] [--ui-from-disk]
+//                         [--pages-data DIR]
+//
+// --pages-data: a data dir whose store holds the executions the Analytics page is measured
+// with (ui_browser.rs seeds 100,000 through the store); without it the page shows the few
+// calls the other flows made.
+//
+// --ui-from-disk serves /ui/… from crates/toolsmith-server/ui/ (with the server's CSP) instead of
+// the binary's copy, so a page can be changed without rebuilding the binary; --ui-dir DIR serves
+// another copy (an older commit's, to see a flow fail before its fix); --only TEXT runs only the
+// flows whose name holds TEXT (for work on one page; the test runs them all).
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { layoutProblems } from './ui_layout.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+let UI_DIR = join(here, '../../crates/toolsmith-server/ui');
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'";
+const AXE_SOURCE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+const log = (...a) => console.error('[ui_e2e_pages]', ...a);
+
+async function startServer(bin, dataDir, configPath, cleanups) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOOLSMITH_') && k !== 'RUST_LOG'));
+  env.TOOLSMITH_DATA_DIR = dataDir;
+  const child = spawn(bin, ['serve', '--port', '0', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  cleanups.push(() => child.kill('SIGTERM'));
+  const line = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
+  });
+  const m = /toolsmith listening on (http:\/\/\S+)/.exec(line);
+  assert.ok(m, `no listening line: ${line}`);
+  return m[1];
+}
+
+/** Waits until `fn()` (run in node) is truthy. */
+async function until(what, fn, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) { last = e; }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last && last.message ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function visible(locator, timeout = 10000) {
+  await locator.first().waitFor({ state: 'visible', timeout });
+  return locator.first();
+}
+
+/** The error shown for a form control (its aria-describedby error element). */
+async function fieldError(control) {
+  return control.evaluate((el) => {
+    const ids = (el.getAttribute('aria-describedby') || '').split(' ').filter(Boolean);
+    const err = ids.map((id) => document.getElementById(id)).find((n) => n && n.classList.contains('field-error') && !n.hidden);
+    return err ? err.textContent : null;
+  });
+}
+
+async function axeViolations(page, where) {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async (tags) => {
+    const result = await globalThis.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')), count: v.nodes.length }));
+  }, WCAG_AA);
+  return violations.map((v) => `${where}: ${v.id} (${v.impact}, ${v.count} element(s), e.g. ${v.targets.join(' | ')}): ${v.help}`);
+}
+
+/** Serves /ui/… from the source tree, with the server's headers (development only). */
+async function uiFromDisk(context, base) {
+  const types = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8', svg: 'image/svg+xml' };
+  const serve = (route, file) => {
+    const ext = file.split('.').pop();
+    route.fulfill({ status: 200, body: readFileSync(join(UI_DIR, file)), headers: { 'content-type': types[ext] || 'application/octet-stream', 'content-security-policy': CSP, 'cache-control': 'no-store' } });
+  };
+  await context.route(`${base}/`, (route) => serve(route, 'index.html'));
+  await context.route(`${base}/ui/**`, (route) => serve(route, new URL(route.request().url()).pathname.replace(/^\/ui\//, '')));
+}
+
+/**
+ * Runs the flows. `context`: a playwright browser context; returns
+ * {steps, screenshots, accessibility: {audits, violations}, layout: {checks, problems}, …}.
+ */
+export async function runPages({ context, bin, out, python, dataDir: seeded = null, fromDisk = false, only = null }) {
+  const report = { steps: [], screenshots: [] };
+  const cleanups = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'toolsmith-ui-pages-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const configPath = join(dataDir, 'toolsmith.toml');
+  writeFileSync(configPath, `mcp_allowed_commands = [${JSON.stringify(python)}]\n`);
+  mkdirSync(out, { recursive: true });
+  const pages = [];
+  try {
+    // A data dir seeded with 100,000 executions (by ui_browser.rs, through the store), or a
+    // fresh one.
+    const BASE = await startServer(bin, seeded || join(dataDir, 'data'), configPath, cleanups);
+    log(`server at ${BASE}`);
+    if (fromDisk) await uiFromDisk(context, BASE);
+    const rest = async (method, path, body, headers = {}) => {
+      const res = await fetch(`${BASE}/api/v1${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, json: await res.json() };
+    };
+    const page = await context.newPage();
+    pages.push(page);
+    const pageErrors = [];
+    const external = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+    page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
+
+    const step = async (name, fn) => {
+      if (only && !only.split('|').some((o) => name.includes(o))) return;
+      const t0 = Date.now();
+      log(`step: ${name}`);
+      try { await fn(); } catch (e) { e.message = `${name}: ${e.message}`; throw e; }
+      report.steps.push({ name, ms: Date.now() - t0 });
+    };
+    const shot = async (p, name) => {
+      const file = join(out, `${name}-${p.viewportSize().width}.png`);
+      await p.screenshot({ path: file, fullPage: true });
+      report.screenshots.push(file);
+    };
+    /** The pages to audit and screenshot, filled as the flows make them exist. */
+    const audited = [];
+
+    await step('tool groups: switched on and off from their cards, a broken dependency explained', async () => {
+      await page.goto(`${BASE}/#/groups`);
+      await visible(page.getByRole('heading', { name: 'Tool groups', level: 1 }));
+      const git = page.getByRole('switch', { name: 'Git' });
+      assert.equal(await git.isChecked(), false);
+      const gitCard = page.getByRole('listitem').filter({ has: git });
+      assert.match(await gitCard.innerText(), /Needs the group File System on/);
+      assert.match(await gitCard.innerText(), /Off by default: version control operations/);
+      await git.check();
+      await until('git to be on', async () => (await rest('GET', '/tool-groups/git')).json.data.enabled === true);
+      await visible(page.getByRole('switch', { name: 'Git', checked: true }));
+      assert.ok((await rest('GET', '/tools')).json.data.tools.some((t) => t.name === 'git_status' || t.name.startsWith('git')), 'a git tool is callable');
+      // Filesystem is needed by Git: switching it off is refused, said next to its switch.
+      const fs = page.getByRole('switch', { name: 'File System' });
+      await fs.click();
+      const why = await until('the dependency error', () => fieldError(fs));
+      assert.match(why, /git/i);
+      assert.equal(await fs.isChecked(), true, 'the switch went back');
+      assert.equal((await rest('GET', '/tool-groups/filesystem')).json.data.enabled, true);
+      await shot(page, 'groups');
+      await page.getByRole('switch', { name: 'Git' }).uncheck();
+      await until('git to be off', async () => (await rest('GET', '/tool-groups/git')).json.data.enabled === false);
+      await visible(page.getByText(/18 of 23 groups on/));
+      audited.push(['groups', '#/groups']);
+    });
+
+    await step('the catalogue: a built-in found by search, opened and run', async () => {
+      await page.goto(`${BASE}/#/tools`);
+      await visible(page.getByRole('heading', { name: 'Tools', level: 1 }));
+      await page.getByLabel('Search tools').fill('arithmetic');
+      await visible(page.getByText(/^\d+ of \d+ built-in and bridged tools match\.$/));
+      const link = await visible(page.getByRole('link', { name: 'calculate', exact: true }));
+      assert.equal(await page.getByRole('link', { name: 'generate_uuid', exact: true }).isVisible(), false, 'a tool that does not match is hidden');
+      await link.click();
+      await visible(page.getByRole('heading', { name: 'calculate', level: 1 }));
+      const details = await page.getByRole('tabpanel').innerText();
+      assert.match(details, /Built-in/);
+      assert.match(details, /Core \(group:core\)/);
+      assert.match(details, /expression/);
+      await shot(page, 'catalog-details');
+      await page.getByRole('tab', { name: 'Test' }).click();
+      await page.getByLabel('expression (required)').fill('6 * 7');
+      await page.getByRole('button', { name: 'Run' }).click();
+      await visible(page.getByText('Succeeded'));
+      assert.match(await page.locator('pre.output').innerText(), /"result": 42/);
+      await shot(page, 'catalog-test');
+      audited.push(['catalog-details', '#/catalog/calculate'], ['catalog-test', '#/catalog/calculate?tab=test']);
+    });
+
+    await step('MCP servers: registered, seen connected with its tools, a tool run, edited, granted, a request approved, removed', async () => {
+      await page.goto(`${BASE}/#/mcp`);
+      await visible(page.getByRole('heading', { name: 'MCP servers', level: 1 }));
+      await visible(page.getByText('No upstream MCP server yet.'));
+      await page.getByRole('button', { name: 'Register a server' }).click();
+      await page.getByLabel('Server name').fill('upstream');
+      await page.getByLabel('Program').fill('/bin/false');
+      await page.getByLabel('Arguments (one a line)').fill(join(here, 'mcp_upstream.py'));
+      await page.getByRole('button', { name: 'Register', exact: true }).click();
+      const refused = await until('the refused program explained', () => fieldError(page.getByLabel('Program')));
+      assert.match(refused, /mcp_allowed_commands/);
+      await shot(page, 'mcp-register');
+      await page.getByLabel('Program').fill(python);
+      await page.getByRole('button', { name: 'Register', exact: true }).click();
+      const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'upstream' }) });
+      await visible(card.locator('.pill', { hasText: 'connected' }), 20000);
+      assert.match(await card.innerText(), /Tools \(15\)/);
+      assert.match(await card.innerText(), /Last error\s+none/);
+      await card.getByText('Tools (15)').click();
+      await card.getByRole('link', { name: 'mcp_upstream_echo' }).click();
+      await visible(page.getByRole('heading', { name: 'mcp_upstream_echo', level: 1 }));
+      await page.getByRole('tab', { name: 'Test' }).click();
+      await page.getByLabel('text (required)').fill('through the bridge');
+      await page.getByRole('button', { name: 'Run' }).click();
+      await visible(page.getByText('Succeeded'));
+      assert.match(await page.locator('pre.output').innerText(), /through the bridge/);
+      await page.getByRole('link', { name: 'MCP servers' }).click();
+      await visible(card.locator('.pill', { hasText: 'connected' }));
+      await card.getByRole('button', { name: 'Edit upstream' }).click();
+      await page.getByLabel('Never these upstream tools').fill('wipe, die');
+      await page.getByRole('button', { name: 'Save server' }).click();
+      await until('13 tools after the edit', async () => (await rest('GET', '/mcp-servers/upstream')).json.data.toolCount === 13);
+      await visible(card.getByText('Tools (13)'));
+      assert.equal((await rest('GET', '/mcp-servers/upstream')).json.data.revision, 2);
+      // A grant, through the card's form.
+      await card.getByLabel('Grant to').selectOption('agent');
+      await card.getByLabel('Who (id)').fill('planner');
+      await card.getByLabel('Only these tools').fill('echo');
+      await card.getByRole('button', { name: 'Grant' }).click();
+      await visible(card.getByRole('cell', { name: 'agent planner' }));
+      // An agent asks for access (REST, as an agent would); the page shows it and approves it.
+      const asked = await rest('POST', '/mcp-access-requests', { server: 'upstream', tools: ['add'], reason: 'needs sums' }, { 'x-toolsmith-agent': 'helper' });
+      assert.equal(asked.status, 201, JSON.stringify(asked.json));
+      await page.reload();
+      await visible(card.getByText(/agent helper asks for add/));
+      await shot(page, 'mcp');
+      await card.getByRole('button', { name: 'Approve the request of helper' }).click();
+      await visible(card.getByRole('cell', { name: 'agent helper' }));
+      const grants = (await rest('GET', '/mcp-grants')).json.data.grants;
+      assert.deepEqual(grants.map((g) => `${g.subject}:${g.toolAllow.join(',')}`).sort(), ['helper:add', 'planner:echo']);
+      audited.push(['mcp', '#/mcp']);
+    });
+
+    await step('a tool made in the editor declares the Config Center service it reads; Details says it is missing until it is set', async () => {
+      await page.goto(`${BASE}/#/tools`);
+      await page.getByRole('link', { name: 'New tool' }).click();
+      await visible(page.getByRole('heading', { name: 'New tool' }));
+      await page.getByLabel('Name', { exact: true }).fill('weather_now');
+      await page.getByLabel('Description').fill('Says whether the weather service is configured');
+      await page.getByLabel('Parameters (JSON Schema)').fill('{"type": "object", "properties": {}}');
+      await page.getByLabel('Code (JavaScript function body)').fill("const key = utils.getApiKey('weather');\nreturn { configured: key !== undefined };");
+      // The editor sees the code read a service it does not declare, and offers to declare it.
+      await page.getByRole('button', { name: 'Declare weather' }).click();
+      assert.equal(await page.getByLabel('Service 1 name').inputValue(), 'weather');
+      await page.getByLabel('Service 1 description').fill('The weather API');
+      assert.equal(await page.getByRole('button', { name: 'Declare weather' }).count(), 0);
+      await shot(page, 'editor-services');
+      await page.getByRole('button', { name: 'Create tool' }).click();
+      await visible(page.getByRole('heading', { name: 'weather_now', level: 1 }));
+      const stored = (await rest('GET', '/custom-tools/weather_now')).json.data;
+      assert.deepEqual(stored.metadata.requiredApiKeys, [{ name: 'weather', description: 'The weather API' }]);
+      const needs = await visible(page.locator('.config-needs'));
+      assert.match(await needs.innerText(), /weather: missing api_key/);
+      await shot(page, 'tool-config-missing');
+      // Set it through the Config Center page, from the Details page's link.
+      await needs.getByRole('link', { name: 'set it in the Config Center' }).click();
+      await visible(page.getByRole('heading', { name: 'Config Center', level: 1 }));
+      await page.getByText('Add an entry to weather').click();
+      const entry = page.getByRole('form', { name: 'New entry for weather' });
+      await entry.getByLabel(/api.?key/i).first().fill('wx-123');
+      await entry.getByRole('button', { name: 'Add entry' }).click();
+      await until('the key to be stored', async () => (await rest('GET', '/custom-tools/weather_now')).json.data.missingConfig === undefined);
+      await page.goBack();
+      await page.goBack();
+      await visible(page.getByRole('heading', { name: 'weather_now', level: 1 }));
+      assert.match(await (await visible(page.locator('.config-needs'))).innerText(), /weather: set/);
+      await page.getByRole('tab', { name: 'Test' }).click();
+      await page.getByRole('button', { name: 'Run' }).click();
+      await visible(page.getByText('Succeeded'));
+      assert.match(await page.locator('pre.output').innerText(), /"configured": true/);
+      // An edit keeps the declaration (and can drop it).
+      await page.getByRole('link', { name: 'Edit' }).click();
+      assert.equal(await page.getByLabel('Service 1 name').inputValue(), 'weather');
+      audited.push(['editor-services', `#/tools/${stored.id}/edit`], ['tool-config', `#/tools/${stored.id}`]);
+    });
+
+    await step('the code editor: highlighting, completion of the sandbox API, a problem marked at its line', async () => {
+      await page.goto(`${BASE}/#/tools/new`);
+      await visible(page.getByRole('heading', { name: 'New tool' }));
+      const code = page.getByLabel('Code (JavaScript function body)');
+      await code.fill('');
+      await code.focus();
+      await page.keyboard.type('const key = utils.getA');
+      const list = page.getByRole('listbox', { name: 'Completions' });
+      const option = await visible(list.getByRole('option', { name: /utils\.getApiKey\(serviceName\)/ }));
+      assert.equal(await option.getAttribute('aria-selected'), 'true');
+      assert.equal(await code.getAttribute('aria-activedescendant'), await option.getAttribute('id'));
+      await shot(page, 'editor-completion');
+      await page.keyboard.press('Enter');
+      await list.waitFor({ state: 'hidden' });
+      await page.keyboard.type("'weather');");
+      await page.keyboard.press('Enter');
+      await page.keyboard.type('return { words: ');
+      assert.equal(await code.inputValue(), "const key = utils.getApiKey('weather');\nreturn { words: ");
+      const layer = page.locator('.code-editor').filter({ has: code }).locator('.ce-highlight');
+      assert.deepEqual(await layer.locator('.tok-keyword').allInnerTexts(), ['const', 'return']);
+      assert.deepEqual(await layer.locator('.tok-global').allInnerTexts(), ['utils']);
+      assert.deepEqual(await layer.locator('.tok-string').allInnerTexts(), ["'weather'"]);
+      await page.getByLabel('Name', { exact: true }).fill('broken_tool');
+      await page.getByLabel('Description').fill('Does not compile');
+      await page.getByRole('button', { name: 'Create tool' }).click();
+      const error = await until('an error next to Code', () => fieldError(code));
+      assert.match(error, /line \d+/);
+      const gutter = page.locator('.code-editor').filter({ has: code }).locator('.ce-gutter');
+      assert.deepEqual(await gutter.locator('.ce-line.bad').allInnerTexts(), ['! 2'], 'the problem is marked on the last line, where the code stops');
+      await shot(page, 'editor-problem');
+      // A command tool's spec: JSON, its command highlighted as shell; an HTTP tool's YAML.
+      await page.getByLabel('Kind').selectOption('command');
+      await page.getByLabel('Command spec (JSON)').fill('{"command": "printf \'%s\' {{.phrase}} | wc -w", "timeoutSeconds": 10}');
+      const spec = page.locator('.code-editor').filter({ has: page.getByLabel('Command spec (JSON)') }).locator('.ce-highlight');
+      await until('the shell highlighted', async () => (await spec.locator('.tok-global').allInnerTexts()).includes('{{.phrase}}'));
+      assert.ok((await spec.locator('.tok-key').allInnerTexts()).includes('printf'));
+      assert.ok((await spec.locator('.tok-key').allInnerTexts()).includes('wc'));
+      await page.getByLabel('Kind').selectOption('http');
+      const yaml = page.locator('.code-editor.lang-yaml .ce-highlight');
+      await until('the YAML highlighted', async () => (await yaml.locator('.tok-key').allInnerTexts()).some((t) => t.includes('endpoint')));
+      audited.push(['editor-code', '#/tools/new']);
+    });
+
+    await step('the diff shows the changes with their context, not the whole document', async () => {
+      const body = Array.from({ length: 40 }, (_, i) => `const v${i} = ${i};`).join('\n');
+      const made = await rest('POST', '/custom-tools', { name: 'long_tool', description: 'Forty lines', parameters: { type: 'object', properties: {} }, code: `${body}\nreturn v39;` });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+      await page.goto(`${BASE}/#/tools/${made.json.data.id}`);
+      await page.getByRole('link', { name: 'Edit' }).click();
+      const code = page.getByLabel('Code (JavaScript function body)');
+      await code.fill((await code.inputValue()).replace('const v20 = 20;', 'const v20 = 2000;'));
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await visible(page.getByText('version 2 · revision 2'));
+      await page.getByRole('tab', { name: 'History' }).click();
+      await page.getByLabel('From version').selectOption('1');
+      await page.getByLabel('To version').selectOption('2');
+      await page.getByRole('button', { name: 'Show diff' }).click();
+      const diff = await visible(page.getByLabel('Diff of version 1 and version 2'));
+      const text = await diff.innerText();
+      await visible(page.getByText('Version 1 → version 2: 1 line added, 1 removed, in 1 place.'));
+      assert.match(text, /@@ -\d+,7 \+\d+,7 @@ code/);
+      assert.match(text, /- const v20 = 20;/);
+      assert.match(text, /\+ const v20 = 2000;/);
+      for (const near of ['v17', 'v18', 'v19', 'v21', 'v22', 'v23']) assert.match(text, new RegExp(`const ${near} = `), `${near} is context`);
+      for (const far of ['v0 ', 'v16 ', 'v24 ', 'v39 ', 'Forty lines']) assert.doesNotMatch(text, new RegExp(`const ${far}|${far}$`, 'm'), `${far.trim()} is not shown`);
+      assert.match(text, /⋯ \d+ unchanged lines\n[\s\S]*⋯ \d+ unchanged lines/);
+      await shot(page, 'tool-diff');
+      audited.push(['tool-diff', `#/tools/${made.json.data.id}?tab=history`]);
+    });
+
+    await step('analytics: the whole server over time and per tool, user and agent, as charts; measured with the seeded executions', async () => {
+      await page.goto(`${BASE}/#/tools`);
+      await page.getByRole('link', { name: 'Analytics' }).click();
+      await visible(page.getByRole('heading', { name: 'Analytics', level: 1 }));
+      const calls = await visible(page.locator('.stat').filter({ hasText: 'Calls' }).locator('.stat-value'));
+      const total = Number((await calls.innerText()).replace(/[^0-9]/g, ''));
+      if (seeded) assert.ok(total >= 100000, `the seeded executions are counted: ${total}`);
+      else assert.ok(total > 0, 'the calls of the other flows are counted');
+      await visible(page.getByRole('img', { name: /^Calls per day: / }));
+      await visible(page.getByRole('img', { name: /^Latency per day: p50 up to \d+ ms, p95 up to \d+ ms$/ }));
+      await visible(page.getByRole('img', { name: /^Per tool: calls: / }));
+      const users = page.getByRole('region', { name: 'Per user' }).first();
+      const agents = page.getByRole('region', { name: 'Per agent' }).first();
+      if (seeded) {
+        for (const who of ['default', 'alice', 'bob']) await visible(users.getByRole('cell', { name: who, exact: true }));
+        for (const who of ['planner', 'researcher']) await visible(agents.getByRole('cell', { name: who, exact: true }));
+      } else {
+        await visible(users.getByRole('cell', { name: 'default', exact: true }));
+      }
+      await page.getByRole('button', { name: 'Last 24 hours' }).click();
+      await visible(page.getByRole('img', { name: /^Calls per hour: / }));
+      assert.equal(await page.getByRole('button', { name: 'Last 24 hours' }).getAttribute('aria-pressed'), 'true');
+      await shot(page, 'analytics-24h');
+      // Load times: five fresh loads, ms after navigation start until the page is interactive.
+      const runs = [];
+      for (let i = 0; i < 5; i += 1) {
+        const p = await context.newPage();
+        pages.push(p);
+        await p.goto(`${BASE}/#/analytics`);
+        await p.waitForFunction(() => performance.getEntriesByName('toolsmith:analytics-interactive').length > 0, null, { timeout: 60000 });
+        runs.push(await p.evaluate(() => Object.fromEntries(['fetched', 'rendered', 'interactive']
+          .map((k) => [k, performance.getEntriesByName(`toolsmith:analytics-${k}`)[0].startTime]))));
+        await p.close();
+      }
+      const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[2];
+      report.analytics = { executions: total, seeded: Boolean(seeded), median: { fetched: median('fetched'), rendered: median('rendered'), interactive: median('interactive') }, runs };
+      log(`analytics page with ${total} executions, ms after navigation start (median of 5): ${JSON.stringify(report.analytics.median)}`);
+      audited.push(['analytics', '#/analytics']);
+    });
+
+    report.pageErrors = pageErrors;
+    report.external = external;
+
+    await step('every new page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {
+      const violations = [];
+      const problems = [];
+      let audits = 0;
+      for (const width of [1280, 390]) {
+        const p = await context.newPage();
+        pages.push(p);
+        await p.setViewportSize({ width, height: 900 });
+        for (const theme of ['light', 'dark']) {
+          for (const [name, hash] of audited) {
+            await p.goto(`${BASE}/${hash}`);
+            await p.getByRole('heading', { level: 1 }).first().waitFor();
+            const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
+            if ((await dark()) !== (theme === 'dark')) await p.locator('#theme-toggle').click();
+            assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
+            await p.waitForTimeout(200);
+            await shot(p, theme === 'dark' ? `${name}-dark` : name);
+            violations.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
+            problems.push(...await layoutProblems(p, `${name} (${theme}, ${width} px)`));
+            audits += 1;
+          }
+        }
+      }
+      report.accessibility = { audits, rules: WCAG_AA, violations };
+      report.layout = { checks: audits, problems };
+      assert.deepEqual(violations, [], `WCAG violations:\n${violations.join('\n')}`);
+      assert.deepEqual(problems, [], `layout problems:\n${problems.join('\n')}`);
+    });
+
+    await step('MCP servers: removed with confirmation', async () => {
+      await page.goto(`${BASE}/#/mcp`);
+      await page.getByRole('button', { name: 'Remove upstream' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Remove server' }).click();
+      await visible(page.getByText('No upstream MCP server yet.'));
+      assert.equal((await rest('GET', '/mcp-servers/upstream')).status, 404);
+    });
+
+    await step('no external requests, no script errors', async () => {
+      assert.deepEqual(external, []);
+      const unexpected = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of (401|403|404|409|422)/.test(e));
+      assert.deepEqual(unexpected, []);
+    });
+    return report;
+  } finally {
+    for (const p of pages) { try { await p.close(); } catch { /* closed */ } }
+    for (const c of cleanups) { try { await c(); } catch { /* already gone */ } }
+  }
+}
+
+// ----- alone -----------------------------------------------------------------------------------
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const argv = process.argv.slice(2);
+  const opt = (name, fallback) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  if (opt('ui-dir')) UI_DIR = opt('ui-dir');
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'toolsmith-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: opt('chromium', '/usr/bin/chromium'),
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const report = await runPages({
+      context, bin: opt('bin'), out: opt('out'), python: opt('python', join(here, '.venv/bin/python')),
+      fromDisk: argv.includes('--ui-from-disk') || argv.includes('--ui-dir'),
+      only: opt('only', null),
+      dataDir: opt('pages-data', null),
+    });
+    console.log(JSON.stringify({ ok: true, ...report }));
+  } catch (e) {
+    console.log(JSON.stringify({ ok: false, error: String(e && e.stack ? e.stack : e) }));
+    process.exitCode = 1;
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
