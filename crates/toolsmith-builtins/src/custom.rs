@@ -25,6 +25,7 @@ use crate::data::{Call, DataWork, Records, data_tool_with};
 use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category of the family's tools.
 const CATEGORY: &str = "Custom Data";
@@ -49,6 +50,34 @@ pub const GROUPS: &[ToolGroup] = &[on(
         "delete_custom_record",
     ],
 )];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &[
+            "list_custom_tables",
+            "describe_custom_table",
+            "list_custom_records",
+            "search_custom_records",
+            "get_custom_record",
+        ],
+    ),
+    (
+        Effect::Adds,
+        &[
+            "create_custom_table",
+            "add_custom_record",
+            "batch_add_custom_records",
+        ],
+    ),
+    (Effect::Changes, &["update_custom_record"]),
+    (
+        Effect::Deletes,
+        &["delete_custom_table", "delete_custom_record"],
+    ),
+];
 
 /// One Custom Data operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

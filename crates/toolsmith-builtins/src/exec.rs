@@ -46,6 +46,7 @@ use crate::BuiltinEnv;
 use crate::groups::{ToolGroup, off};
 use crate::workspace::{Workspace, WorkspaceError, Workspaces};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Code Execution";
@@ -74,6 +75,26 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
         ],
     )
 }];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (Effect::Reads, &["sandbox_list"]),
+    (Effect::Adds, &["sandbox_initialize"]),
+    (
+        Effect::Runs,
+        &[
+            "execute_javascript",
+            "execute_python",
+            "execute_shell",
+            "compile_code",
+            "package_manager",
+            "sandbox_exec",
+            "sandbox_run_js",
+        ],
+    ),
+    (Effect::Deletes, &["sandbox_stop"]),
+];
 /// Longest one run may take (003: 30 s); `timeoutSeconds` may only shorten it.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of stdout a run returns; the rest is dropped and `truncated` set.
@@ -258,9 +279,10 @@ fn exec_tool(
         kind,
         deps: deps.clone(),
     });
-    let mut tool = crate::family_tool(definition, CATEGORY, Permission::Shell, executor);
-    tool.permissions.extend(extra.iter().copied());
-    tool.with_requires_approval(requires_approval)
+    let mut permissions = toolsmith_core::PermissionSet::from([Permission::Shell]);
+    permissions.extend(extra.iter().copied());
+    crate::builtin_tool(definition, CATEGORY, permissions, executor)
+        .with_requires_approval(requires_approval)
 }
 
 /// Every tool of the family, ready to register.

@@ -32,6 +32,7 @@ use crate::BuiltinEnv;
 use crate::groups::{ToolGroup, on};
 use crate::workspace::{Workspace, WorkspaceError, Workspaces, WsPath};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "File System";
@@ -61,6 +62,29 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
         ],
     )
 }];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &[
+            "read_file",
+            "list_directory",
+            "list_files",
+            "search_files",
+            "search",
+            "glob",
+            "file_info",
+        ],
+    ),
+    (Effect::Sets, &["create_folder"]),
+    (
+        Effect::Changes,
+        &["write_file", "edit_file", "copy_file", "move_file"],
+    ),
+    (Effect::Deletes, &["delete_file"]),
+];
 
 /// Why a file tool failed: its arguments, or the workspace.
 #[derive(Debug, thiserror::Error)]

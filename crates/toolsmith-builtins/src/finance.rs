@@ -21,6 +21,7 @@ use crate::personal::fields::{Field, FieldKind};
 use crate::personal::rules::{ListFilters, Rules};
 use crate::personal::{BY_CREATED, BY_UPDATED, Family, Index, Op, Range, Sort, ToolSpec, Weight};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The spec's expense categories.
 pub const CATEGORIES: &[&str] = &[
@@ -104,6 +105,22 @@ pub const GROUPS: &[ToolGroup] = &[on(
         "delete_expense",
     ],
 )];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &[
+            "parse_receipt",
+            "query_expenses",
+            "export_expenses",
+            "expense_summary",
+        ],
+    ),
+    (Effect::Adds, &["add_expense", "batch_add_expenses"]),
+    (Effect::Deletes, &["delete_expense"]),
+];
 
 pub static FAMILY: Family = Family {
     collection: "expense",

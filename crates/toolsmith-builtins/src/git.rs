@@ -40,6 +40,7 @@ use crate::BuiltinEnv;
 use crate::groups::{ToolGroup, off};
 use crate::workspace::WorkspaceError;
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Git";
@@ -64,6 +65,15 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
         ],
     )
 }];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (Effect::Reads, &["git_status", "git_diff", "git_log"]),
+    (Effect::Adds, &["git_commit"]),
+    (Effect::Sets, &["git_add"]),
+    (Effect::Changes, &["git_branch", "git_checkout"]),
+];
 /// The author of commits when neither the call nor the server names one.
 pub const DEFAULT_AUTHOR: &str = "Toolsmith Agent <agent@toolsmith.local>";
 

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use toolsmith_core::RegisteredTool;
 use toolsmith_core::ResultSource;
 use toolsmith_core::data::RecordOrder;
+use toolsmith_core::model::Effect;
 
 use crate::personal::fields::{Field, FieldKind};
 use crate::personal::rules::Rules;
@@ -111,6 +112,23 @@ pub const GROUPS: &[ToolGroup] = &[on(
         "goal_stats",
     ],
 )];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &[
+            "list_goals",
+            "get_next_actions",
+            "get_goal_details",
+            "goal_stats",
+        ],
+    ),
+    (Effect::Adds, &["create_goal", "decompose_goal"]),
+    (Effect::Sets, &["complete_step"]),
+    (Effect::Changes, &["update_goal"]),
+];
 
 pub static FAMILY: Family = Family {
     collection: "goal",

@@ -20,6 +20,7 @@
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
+pub mod aliases;
 pub mod data;
 pub mod groups;
 pub mod placeholder;
@@ -34,6 +35,24 @@ pub struct Family {
     pub groups: &'static [groups::ToolGroup],
     /// Every tool of the family, whether its group is enabled or not: `tools` in its module.
     pub tools: fn(&BuiltinEnv) -> Vec<RegisteredTool>,
+    /// What each tool of the family does to the world, one word a tool: `EFFECTS` in its
+    /// module, from which its MCP annotations are computed ([`effect_of`]).
+    pub effects: Effects,
+}
+
+/// A family's tools by what they do to the world: each [`Effect`] with the names of the tools
+/// that have it. Every tool of the family is in exactly one entry (`tests.rs` checks; making a
+/// tool that is in none panics, as one in no group does).
+pub type Effects = &'static [(Effect, &'static [&'static str])];
+
+/// What the built-in `tool` does to the world, as its family's `EFFECTS` says.
+#[must_use]
+pub fn effect_of(tool: &str) -> Option<Effect> {
+    FAMILIES
+        .iter()
+        .flat_map(|family| family.effects.iter())
+        .find(|(_, tools)| tools.contains(&tool))
+        .map(|(effect, _)| *effect)
 }
 
 /// Declares each family's module (`pub mod <family>;`) and lists it in [`FAMILIES`].
@@ -47,6 +66,7 @@ macro_rules! families {
             name: stringify!($family),
             groups: $family::GROUPS,
             tools: $family::tools,
+            effects: $family::EFFECTS,
         }),+];
     };
 }
@@ -71,6 +91,7 @@ mod tests;
 
 use std::sync::Arc;
 
+use toolsmith_core::model::Effect;
 use toolsmith_core::{RegisteredTool, RegistryError, ToolRegistry};
 
 /// What the built-ins need from the server that runs them. Families that touch the world
@@ -123,6 +144,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
     FAMILIES
         .iter()
         .flat_map(|family| (family.tools)(env))
+        .map(aliases::defer)
         .collect()
 }
 
@@ -144,14 +166,16 @@ pub(crate) fn family_tool(
 
 /// Every built-in tool is made here: `definition` in `category`, its group as provider (and
 /// the group's [`ResultSource`](toolsmith_core::ResultSource)), holding `permissions`, run by
-/// `executor`.
+/// `executor`. Its MCP annotations are computed from its family's `EFFECTS` and whether it
+/// holds `network` (`openWorldHint`), and its title from its name.
 ///
 /// # Panics
-/// On a schema that does not compile or a tool in no group: both are constants of this crate,
-/// and `tests.rs` builds every built-in, so such a bug fails the tests, never a server.
+/// On a schema that does not compile, or a tool in no group or with no effect: all are
+/// constants of this crate, and `tests.rs` builds every built-in, so such a bug fails the
+/// tests, never a server.
 #[allow(clippy::panic)]
 pub(crate) fn builtin_tool(
-    definition: toolsmith_core::ToolDefinition,
+    mut definition: toolsmith_core::ToolDefinition,
     category: &str,
     permissions: toolsmith_core::PermissionSet,
     executor: Arc<dyn toolsmith_core::ToolExecutor>,
@@ -162,6 +186,17 @@ pub(crate) fn builtin_tool(
             "built-in tool '{name}' is in no group: list it in its group in its family's GROUPS"
         );
     };
+    let Some(effect) = effect_of(&name) else {
+        panic!(
+            "built-in tool '{name}' states no effect: list it under what it does in its \
+             family's EFFECTS"
+        );
+    };
+    let open_world = permissions.contains(&toolsmith_core::Permission::Network);
+    definition.annotations = Some(effect.annotations(open_world));
+    if definition.title.is_none() {
+        definition.title = Some(title_of(&name));
+    }
     RegisteredTool::new(
         definition.with_category(category),
         toolsmith_core::ToolOrigin::BuiltIn {
@@ -172,6 +207,16 @@ pub(crate) fn builtin_tool(
     )
     .unwrap_or_else(|e| panic!("built-in tool '{name}' has an invalid schema: {e}"))
     .with_result_source(group.results)
+}
+
+/// A built-in's display title (MCP's `title`), from its name: `read_file` is "Read file".
+fn title_of(name: &str) -> String {
+    let words = name.replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => words,
+    }
 }
 
 /// Registers every built-in family. Fails only if a name is registered twice.

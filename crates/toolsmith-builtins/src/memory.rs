@@ -24,6 +24,7 @@ use crate::data::{Records, data_tool};
 use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Memory";
@@ -46,6 +47,26 @@ pub const GROUPS: &[ToolGroup] = &[on(
         "memory_get",
     ],
 )];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &[
+            "recall",
+            "list_memories",
+            "memory_stats",
+            "memory_search",
+            "memory_get",
+        ],
+    ),
+    (
+        Effect::Adds,
+        &["remember", "batch_remember", "boost_memory"],
+    ),
+    (Effect::Deletes, &["forget"]),
+];
 /// The record store's collection of memories.
 pub const COLLECTION: &str = "memory";
 /// The spec's memory types.

@@ -41,6 +41,7 @@ use crate::BuiltinEnv;
 use crate::groups::{ToolGroup, off};
 use crate::workspace::{Workspace, WorkspaceError, Workspaces};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "PDF";
@@ -57,6 +58,13 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
         &["read_pdf", "create_pdf", "pdf_info"],
     )
 }];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (Effect::Reads, &["read_pdf", "pdf_info"]),
+    (Effect::Changes, &["create_pdf"]),
+];
 /// Largest PDF the tools open.
 pub const MAX_PDF_BYTES: u64 = 32 * 1024 * 1024;
 /// Most bytes one stream of a PDF may decompress to (a small file cannot inflate to gigabytes).

@@ -33,6 +33,7 @@ use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
 use fields::Field;
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// One family of personal records, as data.
 #[derive(Debug)]
@@ -228,6 +229,51 @@ pub const GROUPS: &[ToolGroup] = &[
             "batch_add_contacts",
             "list_contacts",
             "update_contact",
+            "delete_contact",
+        ],
+    ),
+];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &[
+            "list_tasks",
+            "list_bookmarks",
+            "list_notes",
+            "list_calendar_events",
+            "list_contacts",
+        ],
+    ),
+    (
+        Effect::Adds,
+        &[
+            "add_task",
+            "batch_add_tasks",
+            "add_bookmark",
+            "batch_add_bookmarks",
+            "add_note",
+            "batch_add_notes",
+            "add_calendar_event",
+            "batch_add_calendar_events",
+            "add_contact",
+            "batch_add_contacts",
+        ],
+    ),
+    (Effect::Sets, &["complete_task"]),
+    (
+        Effect::Changes,
+        &["update_task", "update_note", "update_contact"],
+    ),
+    (
+        Effect::Deletes,
+        &[
+            "delete_task",
+            "delete_bookmark",
+            "delete_note",
+            "delete_calendar_event",
             "delete_contact",
         ],
     ),

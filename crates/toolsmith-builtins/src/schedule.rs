@@ -36,6 +36,7 @@ use crate::BuiltinEnv;
 use crate::data::data_tool;
 use crate::groups::{ToolGroup, off};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Scheduler";
@@ -77,6 +78,16 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
         ],
     )
 }];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (Effect::Reads, &["list_scheduled_tasks", "get_task_history"]),
+    (Effect::Adds, &["create_scheduled_task"]),
+    (Effect::Changes, &["update_scheduled_task"]),
+    (Effect::Deletes, &["delete_scheduled_task"]),
+    (Effect::Runs, &["trigger_task", "cron"]),
+];
 
 /// How the scheduler reaches the rest of the server: a task's tool called as its owner.
 #[async_trait]

@@ -80,3 +80,122 @@ fn the_group_table_holds_every_familys_groups_in_the_specs_order() {
     let declared: usize = FAMILIES.iter().map(|f| f.groups.len()).sum();
     assert_eq!(TOOL_GROUPS.len(), declared);
 }
+
+#[test]
+fn each_family_states_one_effect_for_each_of_its_tools() {
+    for family in FAMILIES {
+        let listed: BTreeSet<&str> = family
+            .groups
+            .iter()
+            .flat_map(|g| g.tools.iter().copied())
+            .collect();
+        let stated: Vec<&str> = family
+            .effects
+            .iter()
+            .flat_map(|(_, tools)| tools.iter().copied())
+            .collect();
+        let distinct: BTreeSet<&str> = stated.iter().copied().collect();
+        assert_eq!(
+            stated.len(),
+            distinct.len(),
+            "family {}: a tool under two effects in EFFECTS",
+            family.name
+        );
+        assert_eq!(
+            distinct, listed,
+            "family {}: EFFECTS must name exactly the tools of its GROUPS",
+            family.name
+        );
+    }
+}
+
+/// The annotations a client reads are what the tool does: a tool named for a change is never
+/// read-only, one that deletes is destructive, and only one that reaches the network is open
+/// world.
+#[test]
+fn every_builtin_carries_annotations_computed_from_what_it_does() {
+    const CHANGE_WORDS: &[&str] = &[
+        "add",
+        "create",
+        "write",
+        "edit",
+        "update",
+        "delete",
+        "remove",
+        "complete",
+        "move",
+        "copy",
+        "forget",
+        "remember",
+        "boost",
+        "trigger",
+        "execute",
+        "exec",
+        "run",
+        "commit",
+        "checkout",
+        "download",
+        "decompose",
+        "stop",
+        "initialize",
+        "install",
+    ];
+    const DELETE_WORDS: &[&str] = &["delete", "remove", "forget", "drop", "stop"];
+    let all = tools(&BuiltinEnv::default());
+    assert!(all.len() > 100, "every family's tools: {}", all.len());
+    for tool in &all {
+        let name = tool.name();
+        let hints = tool
+            .definition
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} has no annotations"));
+        let flag = |key: &str| {
+            hints
+                .get(key)
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or_else(|| panic!("{name}: {key} is not stated: {hints}"))
+        };
+        let read_only = flag("readOnlyHint");
+        // The verb: the first word, or the one after a prefix (`batch_add_…`, `git_commit`).
+        let words: Vec<&str> = name.split('_').collect();
+        let verb = match words.as_slice() {
+            ["batch" | "git" | "sandbox", verb, ..] | [verb, ..] => *verb,
+            [] => "",
+        };
+        if CHANGE_WORDS.contains(&verb) {
+            assert!(!read_only, "{name} changes something: not read-only");
+        }
+        if DELETE_WORDS.contains(&verb) {
+            assert!(flag("destructiveHint"), "{name} deletes: destructive");
+        }
+        if !read_only {
+            flag("destructiveHint");
+            flag("idempotentHint");
+        }
+        assert_eq!(
+            flag("openWorldHint"),
+            tool.permissions
+                .contains(&toolsmith_core::Permission::Network),
+            "{name}: open world exactly when it holds network"
+        );
+        assert!(
+            tool.definition
+                .title
+                .as_deref()
+                .is_some_and(|t| !t.is_empty()),
+            "{name} has a title"
+        );
+    }
+    let hint = |name: &str, key: &str| {
+        all.iter()
+            .find(|t| t.name() == name)
+            .and_then(|t| t.definition.annotations.as_ref())
+            .and_then(|a| a.get(key))
+            .cloned()
+    };
+    assert_eq!(hint("read_file", "readOnlyHint"), Some(true.into()));
+    assert_eq!(hint("delete_file", "destructiveHint"), Some(true.into()));
+    assert_eq!(hint("fetch_web_page", "openWorldHint"), Some(true.into()));
+    assert_eq!(hint("add_task", "idempotentHint"), Some(false.into()));
+}

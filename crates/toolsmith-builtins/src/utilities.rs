@@ -38,6 +38,7 @@ use crate::groups::{ToolGroup, on};
 use async_trait::async_trait;
 use serde_json::{Number, Value};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 use toolsmith_core::{
     ErrorKind, PermissionSet, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
@@ -118,6 +119,36 @@ pub const GROUPS: &[ToolGroup] = &[
         &["statistics"],
     ),
 ];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[(
+    Effect::Reads,
+    &[
+        "get_current_datetime",
+        "calculate",
+        "generate_uuid",
+        "hash_text",
+        "encode_decode",
+        "system_info",
+        "count_text",
+        "extract_from_text",
+        "transform_text",
+        "compare_text",
+        "regex",
+        "format_json",
+        "date_diff",
+        "date_add",
+        "convert_units",
+        "parse_csv",
+        "generate_csv",
+        "generate_password",
+        "random_number",
+        "validate",
+        "array_operations",
+        "statistics",
+    ],
+)];
 
 /// Largest text (in UTF-8 bytes) a text argument may hold, unless a tool says otherwise.
 pub const MAX_TEXT_BYTES: usize = 1_000_000;

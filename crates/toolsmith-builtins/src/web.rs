@@ -32,6 +32,7 @@ pub use client::{GuardClient, WebClient, WebError, WebRequest, WebResponse};
 use crate::BuiltinEnv;
 use crate::groups::{ToolGroup, off};
 use toolsmith_core::ResultSource;
+use toolsmith_core::model::Effect;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Web and API";
@@ -57,6 +58,17 @@ pub const GROUPS: &[ToolGroup] = &[ToolGroup {
         ],
     )
 }];
+
+/// What each tool of this family does to the world: its MCP annotations come from here
+/// (`crate::Effects`; every tool in exactly one entry).
+pub const EFFECTS: crate::Effects = &[
+    (
+        Effect::Reads,
+        &["fetch_web_page", "search_web", "web_search", "web_fetch"],
+    ),
+    (Effect::Changes, &["download_file"]),
+    (Effect::Runs, &["http_request", "json_api"]),
+];
 /// Largest response body a web tool accepts (003: 5 MB).
 pub const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
 /// Longest a request may take (003: 30 s); `timeoutMs` may only shorten it.

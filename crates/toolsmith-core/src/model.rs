@@ -72,6 +72,80 @@ impl ToolDefinition {
     }
 }
 
+/// What a tool does to the world, in one word: what its MCP annotations (`readOnlyHint`,
+/// `destructiveHint`, `idempotentHint`) are computed from ([`Effect::annotations`]), so a
+/// client can tell `read_file` from `delete_file`. Every built-in states one (its family's
+/// `EFFECTS`); a custom tool's comes from its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Computes, or reads what exists; changes nothing.
+    Reads,
+    /// Adds something new (a record, a file, a step) and changes nothing that exists: not
+    /// destructive, and a second call adds again.
+    Adds,
+    /// Marks or sets what exists to a value the call names (done, enabled, staged): not
+    /// destructive, and the same call again changes nothing more.
+    Sets,
+    /// Changes or replaces what exists (updates fields, overwrites, moves): destructive, and the
+    /// same call again changes nothing more.
+    Changes,
+    /// Removes what exists: destructive, and the same call again removes nothing more.
+    Deletes,
+    /// Runs code, a command or a request whose effects the tool cannot know: destructive, and
+    /// each call may do more.
+    Runs,
+}
+
+impl Effect {
+    pub const ALL: [Effect; 6] = [
+        Effect::Reads,
+        Effect::Adds,
+        Effect::Sets,
+        Effect::Changes,
+        Effect::Deletes,
+        Effect::Runs,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Reads => "reads",
+            Effect::Adds => "adds",
+            Effect::Sets => "sets",
+            Effect::Changes => "changes",
+            Effect::Deletes => "deletes",
+            Effect::Runs => "runs",
+        }
+    }
+
+    /// MCP's tool annotations for a tool with this effect that reaches outside the server
+    /// (`open_world`: the network, another service) or not. A read-only tool's
+    /// `destructiveHint` and `idempotentHint` are meaningless in MCP and left out.
+    pub fn annotations(self, open_world: bool) -> Value {
+        let (destructive, idempotent) = match self {
+            Effect::Reads => {
+                return json!({"readOnlyHint": true, "openWorldHint": open_world});
+            }
+            Effect::Adds => (false, false),
+            Effect::Sets => (false, true),
+            Effect::Changes | Effect::Deletes => (true, true),
+            Effect::Runs => (true, false),
+        };
+        json!({
+            "readOnlyHint": false,
+            "destructiveHint": destructive,
+            "idempotentHint": idempotent,
+            "openWorldHint": open_world,
+        })
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A capability a tool must declare before its sandbox offers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

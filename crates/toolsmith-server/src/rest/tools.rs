@@ -60,6 +60,7 @@ pub async fn list(
             id: t.custom_id().map(str::to_owned),
             version: t.version,
             requires_confirmation: t.definition.requires_confirmation,
+            annotations: t.definition.annotations.clone(),
         })
         .collect();
     Ok(ApiOk::ok(ToolSummaryList {

@@ -1038,6 +1038,7 @@ async fn tools_lists_builtins_and_custom_tools() {
     assert_eq!(
         keys(calculate),
         [
+            "annotations",
             "category",
             "description",
             "id",
@@ -1067,7 +1068,9 @@ async fn tools_lists_builtins_and_custom_tools() {
             "source": "custom",
             "id": custom["id"],
             "version": 1,
-            "requiresConfirmation": false
+            "requiresConfirmation": false,
+            "annotations": {"readOnlyHint": false, "destructiveHint": true,
+                            "idempotentHint": false, "openWorldHint": false}
         })
     );
     assert!(tools.iter().all(|t| t.get("tags").is_none()));

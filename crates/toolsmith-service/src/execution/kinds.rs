@@ -14,9 +14,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolsmith_command::CommandToolSpec;
+use toolsmith_core::model::Effect;
 use toolsmith_core::schema::CompiledSchema;
-use toolsmith_core::{Permission, PermissionSet, ToolExecutor, ToolKind};
-use toolsmith_httptool::{HttpToolDefinition, SecurityRules};
+use toolsmith_core::{
+    CustomToolRecord, Permission, PermissionSet, ToolDefinition, ToolExecutor, ToolKind,
+};
+use toolsmith_httptool::{HttpToolDefinition, Method, SecurityRules};
 
 use crate::error::ServiceError;
 use crate::execution::command_tool::CommandToolExecutor;
@@ -219,6 +222,107 @@ impl ToolService {
             allow_plain_http: self.config().allow_plain_http,
         }
     }
+}
+
+/// The metadata key where a tool's owner may state its MCP annotations (booleans:
+/// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`).
+pub(crate) const ANNOTATIONS: &str = "annotations";
+
+/// The MCP annotations an owner may state in `metadata.annotations`.
+pub(crate) const HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// A stored tool's definition as the registry holds it: the record's, with its MCP annotations
+/// computed from its kind ([`annotations`]).
+pub(crate) fn definition(record: &CustomToolRecord) -> ToolDefinition {
+    let mut definition = record.definition();
+    definition.annotations = Some(annotations(record));
+    definition
+}
+
+/// What a custom tool's annotations say, computed from what it is: an HTTP tool reaches the
+/// network (open world) and is read-only with `GET`, idempotent with `PUT` and `DELETE`; a JS
+/// or command tool runs code whose effects only its owner knows, so it is neither read-only
+/// nor idempotent, and open world only with `network`. What the owner states in
+/// `metadata.annotations` wins, except that a tool that reaches the network is always open
+/// world.
+pub(crate) fn annotations(record: &CustomToolRecord) -> Value {
+    let network = record.has_permission(Permission::Network);
+    let (effect, open_world) = match record.kind {
+        ToolKind::Http => {
+            let effect =
+                toolsmith_httptool::load_definition(&record.code).map_or(Effect::Runs, |d| match d
+                    .endpoint
+                    .method
+                {
+                    Method::Get => Effect::Reads,
+                    Method::Put => Effect::Changes,
+                    Method::Delete => Effect::Deletes,
+                    Method::Post | Method::Patch => Effect::Runs,
+                });
+            (effect, true)
+        }
+        ToolKind::Command | ToolKind::Js => (Effect::Runs, network),
+    };
+    let declared = record
+        .metadata
+        .get(ANNOTATIONS)
+        .and_then(Value::as_object)
+        .map(|declared| {
+            HINTS
+                .iter()
+                .filter_map(|key| Some((*key, declared.get(*key)?.as_bool()?)))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let read_only = declared
+        .iter()
+        .find(|(key, _)| *key == "readOnlyHint")
+        .map(|(_, value)| *value);
+    let effect = match (read_only, effect) {
+        (Some(true), _) => Effect::Reads,
+        (Some(false), Effect::Reads) => Effect::Runs,
+        (_, effect) => effect,
+    };
+    let mut hints = effect.annotations(open_world);
+    if let Value::Object(hints) = &mut hints {
+        for (key, value) in declared {
+            if key == "openWorldHint" && open_world {
+                continue;
+            }
+            hints.insert(key.to_owned(), Value::Bool(value));
+        }
+    }
+    hints
+}
+
+/// A tool's `metadata.annotations`, if given, must be an object of the four MCP hints, each a
+/// boolean.
+pub(crate) fn check_annotations(metadata: &Value) -> Result<(), ServiceError> {
+    let Some(declared) = metadata.get(ANNOTATIONS) else {
+        return Ok(());
+    };
+    let fix = "metadata.annotations takes booleans readOnlyHint, destructiveHint, \
+               idempotentHint and openWorldHint (e.g. {\"readOnlyHint\": true}); the title is \
+               metadata.title";
+    let Value::Object(declared) = declared else {
+        return Err(ServiceError::Validation(format!(
+            "metadata.annotations must be an object: {fix}"
+        )));
+    };
+    for (key, value) in declared {
+        if !HINTS.contains(&key.as_str()) || !value.is_boolean() {
+            return Err(ServiceError::Validation(format!(
+                "metadata.annotations.{} is not usable: {fix}",
+                key.chars().take(64).collect::<String>()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The agent a stored tool exists for: a command tool's `scope`; every other kind is global.

@@ -41,7 +41,7 @@ impl ToolService {
                 && tool.custom_id() == Some(record.id.as_str())
                 && tool.version == Some(record.version)
                 && tool.permissions == record.permissions
-                && tool.definition == record.definition()
+                && tool.definition == crate::execution::kinds::definition(record)
             {
                 continue;
             }
@@ -94,7 +94,7 @@ impl ToolService {
             })
             .map_err(|e| e.to_string())?;
         let tool = RegisteredTool::new(
-            record.definition(),
+            crate::execution::kinds::definition(record),
             ToolOrigin::Custom {
                 id: record.id.clone(),
                 owner: record.owner.clone(),
