@@ -25,6 +25,7 @@ mod code_execution;
 mod docs_examples;
 mod http_limits;
 mod json_paths;
+mod mcp_annotations;
 mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_bridge_http;
