@@ -18,6 +18,7 @@
 //! - [`bridge`] — external MCP servers' tools in the catalogue (the MCP bridge).
 //! - [`packages`] — JS tools' npm dependencies: resolution, the checked tarballs, the
 //!   content-addressed cache the sandbox's module loader reads.
+//! - [`agents`] — agents Toolsmith runs (issue 37): definitions, model providers, the runner.
 //! - [`tool_tasks`] — tool calls run on as tasks (MCP tasks, REST's asynchronous execute),
 //!   kept in the store with their results for a bounded time.
 //! - [`input`] — the request shapes ([`CreateTool`], [`ToolPatch`], [`ToolRef`], [`Actor`]).
@@ -25,6 +26,7 @@
 // Unit tests may slice strings (a panic is their report; `clippy.toml` already lets them index).
 #![cfg_attr(test, allow(clippy::string_slice))]
 
+pub mod agents;
 pub mod bridge;
 pub mod command_fields;
 pub mod config_center;

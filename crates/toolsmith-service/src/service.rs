@@ -232,6 +232,8 @@ pub struct ToolService {
     pub(crate) scheduler: std::sync::OnceLock<Arc<toolsmith_builtins::schedule::engine::Scheduler>>,
     /// The tool tasks this instance runs (`tool_tasks.rs`).
     pub(crate) tool_tasks: crate::tool_tasks::TaskRunner,
+    /// The agent runs this instance drives (`agents.rs`).
+    pub(crate) agent_runs: crate::agents::AgentRuns,
 }
 
 impl std::fmt::Debug for ToolService {
@@ -506,6 +508,7 @@ impl ToolService {
             bridge: None,
             scheduler: std::sync::OnceLock::new(),
             tool_tasks: crate::tool_tasks::TaskRunner::new(tasks_settings),
+            agent_runs: crate::agents::AgentRuns::new(),
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {

@@ -1,6 +1,7 @@
 //! The REST API under `/api/v1`: the spec's custom-tool routes, the tool catalogue, the
 //! function-calling exports and the OpenAPI document.
 //!
+//! - [`agents`] — `/api/v1/agents…`, agents Toolsmith runs: definitions and their runs.
 //! - [`config`] — `/api/v1/config/services…`, the Config Center (values masked on read).
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
@@ -31,6 +32,7 @@
 //! they are the model, as over MCP ([`actor`], `Actor::for_caller`) — tools they create are
 //! `createdBy: llm` and wait for a person by the same rules.
 
+pub mod agents;
 pub mod approvals;
 pub mod audit;
 pub mod config;
@@ -111,6 +113,11 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(session::session))
         .routes(routes!(session::changes))
         .routes(routes!(executions::list))
+        .routes(routes!(agents::list, agents::create))
+        .routes(routes!(agents::get_one, agents::replace, agents::delete))
+        .routes(routes!(agents::list_runs, agents::start_run))
+        .routes(routes!(agents::get_run))
+        .routes(routes!(agents::cancel_run))
         .routes(routes!(tasks::list, tasks::start))
         .routes(routes!(tasks::get_one))
         .routes(routes!(tasks::cancel))

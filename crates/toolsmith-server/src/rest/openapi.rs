@@ -21,6 +21,7 @@ use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::session::{Changes, Session};
+use super::agents::{Agent, AgentList, AgentRun, AgentRunList};
 use super::tasks::{Task, TaskList};
 use super::types::{
     DefinitionList, Deleted, Execution, Export, Stats, ToolList, ToolRecord, ToolSummaryList,
@@ -79,6 +80,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "config", description = "The Config Center: services your tools need and their values"),
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
+        (name = "agents", description = "Agents Toolsmith runs: their definitions, and runs of them (steps, usage, cancel)"),
         (name = "tasks", description = "Tool calls run as tasks (the asynchronous execute): start one, read its status and result, cancel it"),
         (name = "data", description = "What the agent keeps for you (tasks, bookmarks, notes, events, contacts), your export and erasure"),
         (name = "scheduled-tasks", description = "Your scheduled tasks (the scheduler tools' automation): list, create, change, delete, their runs, run now"),
@@ -89,7 +91,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
     ),
     components(schemas(
         ErrorEnvelope, ErrorBody, ToolRecord, ToolList, Stats, DefinitionList, Deleted, Execution,
-        VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList
+        VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
+        AgentRun, AgentRunList
     ))
 )]
 pub struct ApiDoc;

@@ -44,6 +44,7 @@ mod mcp_tool_client;
 mod package_registries;
 mod reference_examples;
 mod rest_agent_rule;
+mod rest_agents;
 mod rest_api;
 mod rest_approvals;
 mod rest_audit;

@@ -86,6 +86,15 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/session"),
     ("GET", "/api/v1/changes"),
     ("GET", "/api/v1/executions"),
+    ("GET", "/api/v1/agents"),
+    ("POST", "/api/v1/agents"),
+    ("GET", "/api/v1/agents/{id}"),
+    ("PUT", "/api/v1/agents/{id}"),
+    ("DELETE", "/api/v1/agents/{id}"),
+    ("GET", "/api/v1/agents/{id}/runs"),
+    ("POST", "/api/v1/agents/{id}/runs"),
+    ("GET", "/api/v1/agents/{id}/runs/{run}"),
+    ("POST", "/api/v1/agents/{id}/runs/{run}/cancel"),
     ("GET", "/api/v1/tasks"),
     ("POST", "/api/v1/tasks"),
     ("GET", "/api/v1/tasks/{id}"),
@@ -265,6 +274,39 @@ async fn the_task_schemas_are_what_the_handlers_use() {
         "result",
     ] {
         assert!(task.get(field).is_some(), "Task has no {field}: {task}");
+    }
+}
+
+/// The agents' bodies are what the handlers read.
+#[tokio::test]
+async fn the_agent_schemas_are_what_the_handlers_use() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    assert_eq!(
+        properties(&doc, "AgentBody"),
+        [
+            "contextFiles",
+            "displayName",
+            "expectedRevision",
+            "instructions",
+            "limits",
+            "model",
+            "name",
+            "toolPolicy"
+        ]
+    );
+    assert_eq!(properties(&doc, "StartRunBody"), ["input", "wait"]);
+    let run = &doc["components"]["schemas"]["AgentRun"]["properties"];
+    for field in [
+        "id",
+        "status",
+        "output",
+        "error",
+        "usage",
+        "iterations",
+        "steps",
+    ] {
+        assert!(run.get(field).is_some(), "AgentRun has no {field}: {run}");
     }
 }
 

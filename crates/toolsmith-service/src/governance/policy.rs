@@ -303,6 +303,29 @@ impl PolicyGate {
     }
 }
 
+impl PolicyGate {
+    /// Compiles an agent definition's own tool policy (`scope`, the policy engine's scope
+    /// shape) as the policy of agent `agent` alone, against the same families and MCP servers
+    /// as the policy in force: built-in profiles and groups only (the operator's own `groups`
+    /// and `profiles` are not in it). An unknown name fails, as in any policy.
+    pub(crate) fn compile_agent_scope(
+        &self,
+        agent: &str,
+        scope: toolsmith_policy::ScopePolicy,
+        registry: &ToolRegistry,
+    ) -> Result<Policy, PolicyError> {
+        let mut document = PolicyDocument::default();
+        document.agents.insert(agent.to_owned(), scope);
+        document.compile(&catalog(registry, &self.mcp_server_names()))
+    }
+}
+
+/// Whether `policy` (an agent definition's own, [`PolicyGate::compile_agent_scope`]) lets
+/// the caller of `ctx` call `tool`.
+pub(crate) fn agent_scope_allows(policy: &Policy, ctx: &ToolContext, tool: &RegisteredTool) -> bool {
+    policy.allows(&caller(ctx), &info(tool))
+}
+
 /// The enabled groups under `config`'s switches (the defaults without a policy).
 fn enabled_groups(config: Option<&PolicyDocument>) -> Result<BTreeSet<&'static str>, PolicyError> {
     let switches = config.map(|c| c.tool_groups.clone()).unwrap_or_default();

@@ -1,0 +1,644 @@
+//! Agents Toolsmith runs, over REST (issue 37): `/api/v1/agents` — the caller's agent
+//! definitions (list, create, read, replace, delete; each change a new revision) — and
+//! `/api/v1/agents/{id}/runs` — runs of one (start, synchronous or not; list; read with their
+//! steps and usage; cancel). Definitions are written by a person (a token bound to an agent
+//! may read and run them, not write them); runs are their starter's alone (user and agent).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolsmith_core::agent::{
+    AgentDefinition, AgentLimits, AgentModel, AgentRecord, AgentRunRecord, AgentRunStep,
+    AgentToolPolicy, ContextFile,
+};
+use toolsmith_service::agents::{AgentInput, AgentRunView};
+use utoipa::ToSchema;
+
+use super::envelope::{ApiOk, Envelope};
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, QueryPairs};
+use super::require;
+use crate::AppState;
+use crate::auth::{Identity, Scope};
+
+/// The model an agent runs on.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentModelBody {
+    /// The name of your Config Center service for the provider: its entry holds `protocol`
+    /// (`openai` or `anthropic`), `base_url` and `api_key`, and optionally `stream`.
+    #[schema(min_length = 1, max_length = 128)]
+    pub service: String,
+    /// The model's name at that provider.
+    #[schema(min_length = 1, max_length = 256)]
+    pub model: String,
+}
+
+/// The tools an agent may call: the policy engine's scope shape. Entries are tool names,
+/// `group:<id>` or `*`. It only narrows what the operator's policy lets you call.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolPolicyBody {
+    /// A built-in profile (`minimal`, `coding`, `messaging`, `full` …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    #[serde(default)]
+    pub also_allow: Vec<String>,
+}
+
+/// A named text given to the model after the instructions.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextFileBody {
+    #[schema(min_length = 1)]
+    pub name: String,
+    pub text: String,
+}
+
+/// What one run may spend; each left out takes its default.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitsBody {
+    /// Model turns per run (default 20, at most 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 200)]
+    pub max_iterations: Option<u32>,
+    /// Tokens per run, input and output (default: no bound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub max_tokens: Option<u64>,
+    /// Wall-clock seconds per run (default 600, at most 86,400).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 86400)]
+    pub wall_time_secs: Option<u64>,
+    /// Runs of this agent at once (default 4, at most 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 64)]
+    pub max_concurrent_runs: Option<u32>,
+}
+
+/// An agent's definition, as written (create, replace, and the CLI's agent files).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentBody {
+    /// Unique among your agents; lowercase letters, digits and `_`.
+    #[schema(min_length = 1, max_length = 64)]
+    pub name: String,
+    #[serde(default)]
+    pub display_name: String,
+    /// The system prompt.
+    #[serde(default)]
+    pub instructions: String,
+    pub model: AgentModelBody,
+    #[serde(default)]
+    pub tool_policy: ToolPolicyBody,
+    #[serde(default)]
+    pub context_files: Vec<ContextFileBody>,
+    #[serde(default)]
+    pub limits: LimitsBody,
+    /// On a replace: the revision you read (409 naming both when it moved on).
+    #[serde(default)]
+    pub expected_revision: Option<i64>,
+}
+
+impl AgentBody {
+    /// The service's input.
+    pub fn into_input(self) -> AgentInput {
+        let defaults = AgentLimits::default();
+        AgentInput {
+            name: self.name,
+            definition: AgentDefinition {
+                display_name: self.display_name,
+                instructions: self.instructions,
+                model: AgentModel {
+                    service: self.model.service,
+                    model: self.model.model,
+                },
+                tool_policy: AgentToolPolicy {
+                    profile: self.tool_policy.profile,
+                    allow: self.tool_policy.allow,
+                    deny: self.tool_policy.deny,
+                    also_allow: self.tool_policy.also_allow,
+                },
+                context_files: self
+                    .context_files
+                    .into_iter()
+                    .map(|f| ContextFile {
+                        name: f.name,
+                        text: f.text,
+                    })
+                    .collect(),
+                limits: AgentLimits {
+                    max_iterations: self
+                        .limits
+                        .max_iterations
+                        .unwrap_or(defaults.max_iterations),
+                    max_tokens: self.limits.max_tokens,
+                    wall_time_secs: self
+                        .limits
+                        .wall_time_secs
+                        .unwrap_or(defaults.wall_time_secs),
+                    max_concurrent_runs: self
+                        .limits
+                        .max_concurrent_runs
+                        .unwrap_or(defaults.max_concurrent_runs),
+                },
+            },
+        }
+    }
+}
+
+/// A stored agent.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Agent {
+    /// `agt_<32 hex>`.
+    pub id: String,
+    pub name: String,
+    pub display_name: String,
+    pub instructions: String,
+    pub model: AgentModelBody,
+    pub tool_policy: ToolPolicyBody,
+    pub context_files: Vec<ContextFileBody>,
+    pub limits: LimitsBody,
+    /// 1, then one more at each change.
+    pub revision: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Agent {
+    pub fn new(agent: AgentRecord) -> Agent {
+        let d = agent.definition;
+        Agent {
+            id: agent.id,
+            name: agent.name,
+            display_name: d.display_name,
+            instructions: d.instructions,
+            model: AgentModelBody {
+                service: d.model.service,
+                model: d.model.model,
+            },
+            tool_policy: ToolPolicyBody {
+                profile: d.tool_policy.profile,
+                allow: d.tool_policy.allow,
+                deny: d.tool_policy.deny,
+                also_allow: d.tool_policy.also_allow,
+            },
+            context_files: d
+                .context_files
+                .into_iter()
+                .map(|f| ContextFileBody {
+                    name: f.name,
+                    text: f.text,
+                })
+                .collect(),
+            limits: LimitsBody {
+                max_iterations: Some(d.limits.max_iterations),
+                max_tokens: d.limits.max_tokens,
+                wall_time_secs: Some(d.limits.wall_time_secs),
+                max_concurrent_runs: Some(d.limits.max_concurrent_runs),
+            },
+            revision: agent.revision,
+            created_at: agent.created_at,
+            updated_at: agent.updated_at,
+        }
+    }
+}
+
+/// Your agents, by name.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentList {
+    pub agents: Vec<Agent>,
+    pub count: usize,
+}
+
+/// Starts a run.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartRunBody {
+    /// The task for the agent (its first user message).
+    #[schema(min_length = 1, max_length = 100000)]
+    pub input: String,
+    /// Answer when the run has ended (200), rather than at once with the run going (202).
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// What a run spent, as the provider reported it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunUsageBody {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    pub model_calls: u32,
+    pub tool_calls: u32,
+}
+
+/// One step of a run.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStep {
+    pub seq: i64,
+    /// `model`, `tool_call`, `tool_result`, `approval`, `retry` or `error`.
+    pub kind: String,
+    #[schema(value_type = Object)]
+    pub detail: Value,
+    pub at: DateTime<Utc>,
+}
+
+impl RunStep {
+    fn new(step: AgentRunStep) -> RunStep {
+        RunStep {
+            seq: step.seq,
+            kind: step.kind,
+            detail: step.detail,
+            at: step.at,
+        }
+    }
+}
+
+/// One run of an agent.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRun {
+    /// `run_<32 hex>`.
+    pub id: String,
+    pub agent_id: String,
+    /// The definition's revision it runs.
+    pub agent_revision: i64,
+    /// `running`, `waiting_approval` (a tool call waits for a person: decide it with
+    /// `/api/v1/approvals`), `completed`, `failed` (see `error`) or `cancelled`.
+    #[schema(pattern = "^(running|waiting_approval|completed|failed|cancelled)$")]
+    pub status: String,
+    pub input: String,
+    /// The model's final answer, once `completed`.
+    pub output: Option<String>,
+    /// Why it failed or was cancelled.
+    pub error: Option<String>,
+    pub usage: RunUsageBody,
+    /// Model turns taken.
+    pub iterations: u32,
+    /// The agent of the token that started it (`null`: a person).
+    pub started_by_agent: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Every step, in order (on a single run's read; left out of listings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<RunStep>>,
+}
+
+impl AgentRun {
+    pub fn new(run: AgentRunRecord, steps: Option<Vec<AgentRunStep>>) -> AgentRun {
+        AgentRun {
+            id: run.id,
+            agent_id: run.agent_id,
+            agent_revision: run.agent_revision,
+            status: run.status.as_str().to_owned(),
+            input: run.input,
+            output: run.output,
+            error: run.error,
+            usage: RunUsageBody {
+                input_tokens: run.usage.input_tokens,
+                output_tokens: run.usage.output_tokens,
+                total_tokens: run.usage.total_tokens(),
+                model_calls: run.usage.model_calls,
+                tool_calls: run.usage.tool_calls,
+            },
+            iterations: run.iterations,
+            started_by_agent: run.caller_agent,
+            created_at: run.created_at,
+            updated_at: run.updated_at,
+            steps: steps.map(|s| s.into_iter().map(RunStep::new).collect()),
+        }
+    }
+
+    fn of_view(view: AgentRunView) -> AgentRun {
+        AgentRun::new(view.run, Some(view.steps))
+    }
+}
+
+/// Runs of one agent, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentRunList {
+    pub runs: Vec<AgentRun>,
+    pub count: usize,
+}
+
+pub type AgentEnvelope = Envelope<Agent>;
+pub type AgentListEnvelope = Envelope<AgentList>;
+pub type AgentRunEnvelope = Envelope<AgentRun>;
+pub type AgentRunListEnvelope = Envelope<AgentRunList>;
+
+/// 403 for a token bound to an agent: definitions are a person's to write.
+fn require_person(identity: &Identity) -> Result<(), ApiError> {
+    match &identity.agent_id {
+        None => Ok(()),
+        Some(agent) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "you call as agent '{agent}': agent definitions are written by a person; use a \
+                 token of the user bound to no agent"
+            ),
+        )),
+    }
+}
+
+/// Your agents
+#[utoipa::path(
+    get, path = "/api/v1/agents", tag = "agents", operation_id = "listAgents",
+    responses((status = 200, description = "`{agents, count}`", body = inline(AgentListEnvelope)))
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+) -> Result<ApiOk<AgentList>, ApiError> {
+    require(&identity, Scope::ToolsRead)?;
+    query.check(&[])?;
+    let agents: Vec<Agent> = state
+        .service
+        .list_agents(&identity.tool_context())
+        .await?
+        .into_iter()
+        .map(Agent::new)
+        .collect();
+    Ok(ApiOk::ok(AgentList {
+        count: agents.len(),
+        agents,
+    }))
+}
+
+/// Create an agent
+///
+/// Stores an agent definition (revision 1). Its tool policy is compiled as a policy would be
+/// (an unknown profile or group is 422); its model service is read when a run starts.
+#[utoipa::path(
+    post, path = "/api/v1/agents", tag = "agents", operation_id = "createAgent",
+    request_body = AgentBody,
+    responses(
+        (status = 201, description = "The agent", body = inline(AgentEnvelope)),
+        (status = 409, description = "You have an agent of that name", body = super::error::ErrorEnvelope),
+        (status = 422, description = "The definition breaks a rule (named)", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn create(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+    ApiJson(body): ApiJson<AgentBody>,
+) -> Result<ApiOk<Agent>, ApiError> {
+    require(&identity, Scope::ToolsWrite)?;
+    require_person(&identity)?;
+    query.check(&[])?;
+    let agent = state
+        .service
+        .create_agent(&identity.tool_context(), body.into_input())
+        .await?;
+    Ok(ApiOk::created(Agent::new(agent)))
+}
+
+/// One agent
+#[utoipa::path(
+    get, path = "/api/v1/agents/{id}", tag = "agents", operation_id = "getAgent",
+    params(("id" = String, Path, description = "The agent's id or name")),
+    responses(
+        (status = 200, description = "The agent", body = inline(AgentEnvelope)),
+        (status = 404, description = "No such agent of yours", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn get_one(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiOk<Agent>, ApiError> {
+    require(&identity, Scope::ToolsRead)?;
+    let agent = state
+        .service
+        .get_agent(&identity.tool_context(), &id)
+        .await?;
+    Ok(ApiOk::ok(Agent::new(agent)))
+}
+
+/// Replace an agent's definition
+///
+/// The whole definition, as at its creation: the next revision (every revision is kept).
+#[utoipa::path(
+    put, path = "/api/v1/agents/{id}", tag = "agents", operation_id = "replaceAgent",
+    params(("id" = String, Path, description = "The agent's id or name")),
+    request_body = AgentBody,
+    responses(
+        (status = 200, description = "The agent at its new revision", body = inline(AgentEnvelope)),
+        (status = 404, description = "No such agent of yours", body = super::error::ErrorEnvelope),
+        (status = 409, description = "The name is taken, or `expectedRevision` is stale", body = super::error::ErrorEnvelope),
+        (status = 422, description = "The definition breaks a rule (named)", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn replace(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<AgentBody>,
+) -> Result<ApiOk<Agent>, ApiError> {
+    require(&identity, Scope::ToolsWrite)?;
+    require_person(&identity)?;
+    let expected = body.expected_revision;
+    let agent = state
+        .service
+        .update_agent(&identity.tool_context(), &id, body.into_input(), expected)
+        .await?;
+    Ok(ApiOk::ok(Agent::new(agent)))
+}
+
+/// Delete an agent
+///
+/// Its definition and revisions go; its runs stay readable by who started them.
+#[utoipa::path(
+    delete, path = "/api/v1/agents/{id}", tag = "agents", operation_id = "deleteAgent",
+    params(("id" = String, Path, description = "The agent's id or name")),
+    responses(
+        (status = 200, description = "The agent as it was", body = inline(AgentEnvelope)),
+        (status = 404, description = "No such agent of yours", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn delete(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiOk<Agent>, ApiError> {
+    require(&identity, Scope::ToolsWrite)?;
+    require_person(&identity)?;
+    let ctx = identity.tool_context();
+    let agent = state.service.get_agent(&ctx, &id).await?;
+    state.service.delete_agent(&ctx, &agent.id).await?;
+    Ok(ApiOk::ok(Agent::new(agent)))
+}
+
+/// Run an agent
+///
+/// Starts a run on `input`: the model is asked, its tool calls run through the same pipeline
+/// as any call, as the agent (policy, approvals, limits, scrubbing, records), until it answers
+/// or a limit ends the run. With `wait`, answers 200 once the run has ended; otherwise 202 at
+/// once. 409 when the agent already has `maxConcurrentRuns` runs going; 422 when its model
+/// service is missing or refused (named).
+#[utoipa::path(
+    post, path = "/api/v1/agents/{id}/runs", tag = "agents", operation_id = "startAgentRun",
+    params(("id" = String, Path, description = "The agent's id or name")),
+    request_body = StartRunBody,
+    responses(
+        (status = 200, description = "The run, ended (`wait`)", body = inline(AgentRunEnvelope)),
+        (status = 202, description = "The run, `running`", body = inline(AgentRunEnvelope)),
+        (status = 404, description = "No such agent of yours", body = super::error::ErrorEnvelope),
+        (status = 409, description = "Too many runs of this agent going (`limit_reached`)", body = super::error::ErrorEnvelope),
+        (status = 422, description = "The model service is missing or refused (named)", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn start_run(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<StartRunBody>,
+) -> Result<ApiOk<AgentRun>, ApiError> {
+    require(&identity, Scope::ToolsExecute)?;
+    query.check(&[])?;
+    let ctx = identity.tool_context();
+    let run = state
+        .service
+        .start_agent_run(&ctx, &id, body.input, body.wait)
+        .await?;
+    if body.wait {
+        let view = state.service.get_agent_run(&ctx, &run.id).await?;
+        Ok(ApiOk::ok(AgentRun::of_view(view)))
+    } else {
+        Ok(ApiOk::with_status(
+            StatusCode::ACCEPTED,
+            AgentRun::new(run, None),
+        ))
+    }
+}
+
+/// Runs of an agent
+///
+/// Your runs of this agent (those the agent you call as started), newest first.
+#[utoipa::path(
+    get, path = "/api/v1/agents/{id}/runs", tag = "agents", operation_id = "listAgentRuns",
+    params(
+        ("id" = String, Path, description = "The agent's id or name"),
+        ("limit" = Option<u32>, Query, description = "1 to 200 (default 50)", minimum = 1, maximum = 200)
+    ),
+    responses(
+        (status = 200, description = "`{runs, count}`", body = inline(AgentRunListEnvelope)),
+        (status = 404, description = "No such agent of yours", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn list_runs(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiOk<AgentRunList>, ApiError> {
+    require(&identity, Scope::ToolsRead)?;
+    query.check(&["limit"])?;
+    let limit = query.integer("limit", 1, 200)?.unwrap_or(50);
+    let runs: Vec<AgentRun> = state
+        .service
+        .list_agent_runs(
+            &identity.tool_context(),
+            &id,
+            u32::try_from(limit).unwrap_or(200),
+        )
+        .await?
+        .into_iter()
+        .map(|run| AgentRun::new(run, None))
+        .collect();
+    Ok(ApiOk::ok(AgentRunList {
+        count: runs.len(),
+        runs,
+    }))
+}
+
+/// The run `run` of the caller, checked to be a run of the agent `agent` (by id, or by the
+/// name or id of a stored agent).
+async fn run_of(
+    state: &AppState,
+    identity: &Identity,
+    agent: &str,
+    run: &str,
+) -> Result<AgentRunView, ApiError> {
+    let ctx = identity.tool_context();
+    let view = state.service.get_agent_run(&ctx, run).await?;
+    if view.run.agent_id != agent {
+        let named = state.service.get_agent(&ctx, agent).await?;
+        if named.id != view.run.agent_id {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("run '{run}' is not a run of agent '{agent}'"),
+            ));
+        }
+    }
+    Ok(view)
+}
+
+/// One run
+///
+/// The run's status, usage and every step. Another user's or agent's run is 404.
+#[utoipa::path(
+    get, path = "/api/v1/agents/{id}/runs/{run}", tag = "agents", operation_id = "getAgentRun",
+    params(
+        ("id" = String, Path, description = "The agent's id or name"),
+        ("run" = String, Path, description = "The run's id")
+    ),
+    responses(
+        (status = 200, description = "The run with its steps", body = inline(AgentRunEnvelope)),
+        (status = 404, description = "No such run of yours", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn get_run(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath((id, run)): ApiPath<(String, String)>,
+) -> Result<ApiOk<AgentRun>, ApiError> {
+    require(&identity, Scope::ToolsRead)?;
+    let view = run_of(&state, &identity, &id, &run).await?;
+    Ok(ApiOk::ok(AgentRun::of_view(view)))
+}
+
+/// Cancel a run
+///
+/// Stops a run that has not ended (its model request or tool call is cancelled; on another
+/// instance, at its next step); the run stays `cancelled`. A run that had ended is answered as
+/// it ended.
+#[utoipa::path(
+    post, path = "/api/v1/agents/{id}/runs/{run}/cancel", tag = "agents", operation_id = "cancelAgentRun",
+    params(
+        ("id" = String, Path, description = "The agent's id or name"),
+        ("run" = String, Path, description = "The run's id")
+    ),
+    responses(
+        (status = 200, description = "The run", body = inline(AgentRunEnvelope)),
+        (status = 404, description = "No such run of yours", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    identity: Identity,
+    ApiPath((id, run)): ApiPath<(String, String)>,
+) -> Result<ApiOk<AgentRun>, ApiError> {
+    require(&identity, Scope::ToolsExecute)?;
+    run_of(&state, &identity, &id, &run).await?;
+    let ended = state
+        .service
+        .cancel_agent_run(&identity.tool_context(), &run)
+        .await?;
+    Ok(ApiOk::ok(AgentRun::new(ended, None)))
+}

@@ -1,0 +1,457 @@
+//! Agents Toolsmith runs itself (issue 37): their definitions, the model providers they speak
+//! to, and the runner that drives them.
+//!
+//! - this module — the operations every face calls: an agent's definition created, changed
+//!   (each change a new revision, every revision kept), read, listed and deleted, always of the
+//!   caller's user alone; a run started, read, listed and cancelled, always of the caller's
+//!   user and agent alone.
+//! - [`providers`] — OpenAI-compatible Chat Completions and Anthropic Messages, configured as
+//!   Config Center services, reached through the egress guard.
+//! - `runner` — the loop: model → tool calls through the one pipeline as the agent → results
+//!   back to the model …, bounded by the agent's limits, every step recorded.
+//!
+//! A run calls tools with a `ToolContext` of the run's user whose `agent_id` is the agent's
+//! id, marked as an agent the caller chose (`agent_chosen_by_caller`), so the operator's
+//! policy for the user bounds it as for any agent named by its caller; the definition's own
+//! tool policy narrows it further. Policy, approvals, limits, scrubbing, usage and audit are
+//! the pipeline's, unchanged.
+
+pub mod providers;
+mod runner;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use chrono::Utc;
+use tokio_util::sync::CancellationToken;
+use toolsmith_core::ToolContext;
+use toolsmith_core::agent::{
+    AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
+    AgentVersionRecord, RunUsage,
+};
+
+use crate::{ServiceError, ToolService};
+
+/// The most runs a listing returns.
+pub const MAX_RUNS_LISTED: u32 = 200;
+
+/// Bounds of a definition, checked when it is written.
+const MAX_INSTRUCTIONS_CHARS: usize = 100_000;
+const MAX_CONTEXT_FILES: usize = 32;
+const MAX_CONTEXT_CHARS: usize = 200_000;
+const MAX_ITERATIONS: u32 = 200;
+const MAX_WALL_TIME_SECS: u64 = 24 * 3600;
+const MAX_CONCURRENT_RUNS: u32 = 64;
+/// The longest task a run may be given.
+const MAX_INPUT_CHARS: usize = 100_000;
+
+/// The runs this instance drives.
+pub(crate) struct AgentRuns {
+    /// This process's id in `agent_runs.instance`.
+    instance: String,
+    running: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl AgentRuns {
+    pub(crate) fn new() -> AgentRuns {
+        AgentRuns {
+            instance: format!("inst_{}", uuid::Uuid::new_v4().simple()),
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A new agent, or a changed one: its handle and its definition.
+#[derive(Debug, Clone)]
+pub struct AgentInput {
+    pub name: String,
+    pub definition: AgentDefinition,
+}
+
+/// A run with its steps, as a reader sees it.
+#[derive(Debug, Clone)]
+pub struct AgentRunView {
+    pub run: AgentRunRecord,
+    pub steps: Vec<AgentRunStep>,
+}
+
+fn agent_not_found(id: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no agent '{id}' of yours (by id or name); list yours with GET /api/v1/agents or \
+         `toolsmith agent list`"
+    ))
+}
+
+fn run_not_found(id: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
+        "no run '{id}' of yours (only the user and agent that started a run see it); list \
+         yours with GET /api/v1/agents/{{agent}}/runs"
+    ))
+}
+
+impl ToolService {
+    /// Checks a definition before it is written: the name rule of tools, non-empty model,
+    /// bounded texts and limits, and a tool policy the policy engine compiles.
+    fn check_agent(&self, id: &str, input: &AgentInput) -> Result<(), ServiceError> {
+        toolsmith_core::name::validate_custom_name(&input.name).map_err(|e| {
+            ServiceError::Validation(format!(
+                "agent name '{}': {e} (lowercase letters, digits and _, starting with a letter)",
+                input.name
+            ))
+        })?;
+        let d = &input.definition;
+        if d.model.service.trim().is_empty() || d.model.model.trim().is_empty() {
+            return Err(ServiceError::Validation(
+                "model: give both 'service' (the name of your Config Center service for the \
+                 provider) and 'model' (the model's name at that provider)"
+                    .to_owned(),
+            ));
+        }
+        if d.instructions.chars().count() > MAX_INSTRUCTIONS_CHARS {
+            return Err(ServiceError::Validation(format!(
+                "instructions: at most {MAX_INSTRUCTIONS_CHARS} characters; move reference text \
+                 into contextFiles"
+            )));
+        }
+        if d.context_files.len() > MAX_CONTEXT_FILES {
+            return Err(ServiceError::Validation(format!(
+                "contextFiles: at most {MAX_CONTEXT_FILES} files"
+            )));
+        }
+        let context: usize = d.context_files.iter().map(|f| f.text.chars().count()).sum();
+        if context > MAX_CONTEXT_CHARS {
+            return Err(ServiceError::Validation(format!(
+                "contextFiles: at most {MAX_CONTEXT_CHARS} characters in all, not {context}"
+            )));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for file in &d.context_files {
+            if file.name.trim().is_empty() || !names.insert(file.name.as_str()) {
+                return Err(ServiceError::Validation(format!(
+                    "contextFiles: each file needs a name of its own ('{}' is empty or repeated)",
+                    file.name
+                )));
+            }
+        }
+        let l = &d.limits;
+        let bounded = |what: &str, value: u64, max: u64| {
+            if value == 0 || value > max {
+                Err(ServiceError::Validation(format!(
+                    "limits.{what}: between 1 and {max}, not {value}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        bounded(
+            "maxIterations",
+            u64::from(l.max_iterations),
+            u64::from(MAX_ITERATIONS),
+        )?;
+        bounded("wallTimeSecs", l.wall_time_secs, MAX_WALL_TIME_SECS)?;
+        bounded(
+            "maxConcurrentRuns",
+            u64::from(l.max_concurrent_runs),
+            u64::from(MAX_CONCURRENT_RUNS),
+        )?;
+        if l.max_tokens == Some(0) {
+            return Err(ServiceError::Validation(
+                "limits.maxTokens: leave it out for no bound, or give at least 1".to_owned(),
+            ));
+        }
+        self.agent_policy(id, d).map(|_| ())
+    }
+
+    /// The definition's own tool policy, compiled.
+    pub(crate) fn agent_policy(
+        &self,
+        id: &str,
+        definition: &AgentDefinition,
+    ) -> Result<toolsmith_policy::Policy, ServiceError> {
+        let p = &definition.tool_policy;
+        let scope = toolsmith_policy::ScopePolicy {
+            profile: p.profile.clone(),
+            allow: p.allow.clone(),
+            deny: p.deny.clone(),
+            also_allow: p.also_allow.clone(),
+        };
+        self.policy
+            .compile_agent_scope(id, scope, &self.registry)
+            .map_err(|e| ServiceError::Validation(format!("toolPolicy: {e}")))
+    }
+
+    /// Creates an agent of the caller's user.
+    pub async fn create_agent(
+        &self,
+        ctx: &ToolContext,
+        input: AgentInput,
+    ) -> Result<AgentRecord, ServiceError> {
+        let id = format!("agt_{}", uuid::Uuid::new_v4().simple());
+        self.check_agent(&id, &input)?;
+        let now = Utc::now();
+        let record = AgentRecord {
+            id,
+            owner: ctx.user_id.clone(),
+            name: input.name,
+            revision: 1,
+            definition: input.definition,
+            created_at: now,
+            updated_at: now,
+        };
+        if !self.store.insert_agent(&record).await? {
+            return Err(ServiceError::NameTaken(format!(
+                "you already have an agent named '{}': pick another name, or change that one \
+                 (PUT /api/v1/agents/{{id}})",
+                record.name
+            )));
+        }
+        Ok(record)
+    }
+
+    /// Replaces the definition of the caller's agent `id_or_name` (a new revision).
+    /// `expected_revision`, when given, must be the stored one.
+    pub async fn update_agent(
+        &self,
+        ctx: &ToolContext,
+        id_or_name: &str,
+        input: AgentInput,
+        expected_revision: Option<i64>,
+    ) -> Result<AgentRecord, ServiceError> {
+        let stored = self
+            .store
+            .get_agent(&ctx.user_id, id_or_name)
+            .await?
+            .ok_or_else(|| agent_not_found(id_or_name))?;
+        if let Some(expected) = expected_revision
+            && expected != stored.revision
+        {
+            return Err(ServiceError::RevisionConflict {
+                expected,
+                actual: stored.revision,
+            });
+        }
+        self.check_agent(&stored.id, &input)?;
+        let record = AgentRecord {
+            name: input.name,
+            revision: stored.revision + 1,
+            definition: input.definition,
+            updated_at: Utc::now(),
+            ..stored
+        };
+        match self.store.update_agent(&record).await? {
+            AgentUpdate::Updated => Ok(record),
+            AgentUpdate::NotFound => Err(agent_not_found(id_or_name)),
+            AgentUpdate::Conflict { actual } => Err(ServiceError::RevisionConflict {
+                expected: record.revision - 1,
+                actual,
+            }),
+            AgentUpdate::NameTaken => Err(ServiceError::NameTaken(format!(
+                "you already have an agent named '{}': pick another name",
+                record.name
+            ))),
+        }
+    }
+
+    /// The caller's agent `id_or_name`.
+    pub async fn get_agent(
+        &self,
+        ctx: &ToolContext,
+        id_or_name: &str,
+    ) -> Result<AgentRecord, ServiceError> {
+        self.store
+            .get_agent(&ctx.user_id, id_or_name)
+            .await?
+            .ok_or_else(|| agent_not_found(id_or_name))
+    }
+
+    /// The caller's agents, by name.
+    pub async fn list_agents(&self, ctx: &ToolContext) -> Result<Vec<AgentRecord>, ServiceError> {
+        Ok(self.store.list_agents(&ctx.user_id).await?)
+    }
+
+    /// Every revision of the caller's agent `id_or_name`, oldest first.
+    pub async fn agent_versions(
+        &self,
+        ctx: &ToolContext,
+        id_or_name: &str,
+    ) -> Result<Vec<AgentVersionRecord>, ServiceError> {
+        let agent = self.get_agent(ctx, id_or_name).await?;
+        Ok(self.store.agent_versions(&ctx.user_id, &agent.id).await?)
+    }
+
+    /// Deletes the caller's agent `id_or_name` (its runs stay readable).
+    pub async fn delete_agent(
+        &self,
+        ctx: &ToolContext,
+        id_or_name: &str,
+    ) -> Result<(), ServiceError> {
+        let agent = self.get_agent(ctx, id_or_name).await?;
+        if self.store.delete_agent(&ctx.user_id, &agent.id).await? {
+            Ok(())
+        } else {
+            Err(agent_not_found(id_or_name))
+        }
+    }
+
+    /// Starts a run of the caller's agent `id_or_name` on `input`. With `wait`, answers when
+    /// the run has ended (bounded by its wall time); without, at once, with the run running.
+    ///
+    /// Errors: `NotFound` (no such agent of the caller's user), `Validation` (the provider's
+    /// Config Center service is missing or wrong, or the egress guard refuses its URL: the
+    /// message names the fix), `LimitReached` (the agent already runs `maxConcurrentRuns`).
+    pub async fn start_agent_run(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        id_or_name: &str,
+        input: String,
+        wait: bool,
+    ) -> Result<AgentRunRecord, ServiceError> {
+        if input.trim().is_empty() || input.chars().count() > MAX_INPUT_CHARS {
+            return Err(ServiceError::Validation(format!(
+                "input: the task for the agent, 1 to {MAX_INPUT_CHARS} characters"
+            )));
+        }
+        let agent = self.get_agent(ctx, id_or_name).await?;
+        let provider = self.agent_provider(&ctx.user_id, &agent).await?;
+        let policy = self.agent_policy(&agent.id, &agent.definition)?;
+        let now = Utc::now();
+        let run = AgentRunRecord {
+            id: format!("run_{}", uuid::Uuid::new_v4().simple()),
+            owner: ctx.user_id.clone(),
+            caller_agent: ctx.agent_id.clone(),
+            agent_id: agent.id.clone(),
+            agent_revision: agent.revision,
+            status: AgentRunStatus::Running,
+            input,
+            output: None,
+            error: None,
+            usage: RunUsage::default(),
+            iterations: 0,
+            created_at: now,
+            updated_at: now,
+            instance: self.agent_runs.instance.clone(),
+        };
+        let max = agent.definition.limits.max_concurrent_runs;
+        if !self.store.insert_agent_run(&run, max).await? {
+            return Err(ServiceError::LimitReached(format!(
+                "agent '{}' already has {max} runs going (limits.maxConcurrentRuns): wait for \
+                 one to end, cancel one, or raise the limit",
+                agent.name
+            )));
+        }
+        let cancel = CancellationToken::new();
+        self.agent_runs
+            .running()
+            .insert(run.id.clone(), cancel.clone());
+        let job = runner::Job {
+            service: Arc::clone(self),
+            agent,
+            provider,
+            policy,
+            caller: ctx.clone(),
+            run: run.clone(),
+            cancel,
+        };
+        let handle = tokio::spawn(job.run());
+        if !wait {
+            return Ok(run);
+        }
+        match handle.await {
+            Ok(ended) => Ok(ended),
+            Err(e) => Err(ServiceError::Validation(format!(
+                "the run {} stopped unexpectedly ({e}); read it with GET .../runs/{}",
+                run.id, run.id
+            ))),
+        }
+    }
+
+    /// The provider of `agent`, from its owner's Config Center, checked by the egress guard.
+    async fn agent_provider(
+        &self,
+        owner: &str,
+        agent: &AgentRecord,
+    ) -> Result<providers::Provider, ServiceError> {
+        let name = &agent.definition.model.service;
+        let config = self.config_cache.owner(owner).await?;
+        let service = config.services.get(name).ok_or_else(|| {
+            ServiceError::Validation(format!(
+                "agent '{}' runs on the Config Center service '{name}', which you do not have: \
+                 create it (POST /api/v1/config/services, or `toolsmith config`) with an entry \
+                 holding protocol ('openai' or 'anthropic'), base_url and api_key, or change \
+                 model.service",
+                agent.name
+            ))
+        })?;
+        let config = providers::ProviderConfig::from_service(name, service)
+            .map_err(ServiceError::Validation)?;
+        providers::Provider::new(config, &self.egress).map_err(ServiceError::Validation)
+    }
+
+    /// The caller's run `run_id` with its steps.
+    pub async fn get_agent_run(
+        &self,
+        ctx: &ToolContext,
+        run_id: &str,
+    ) -> Result<AgentRunView, ServiceError> {
+        let run = self
+            .store
+            .get_agent_run(&ctx.user_id, ctx.agent_id.as_deref(), run_id)
+            .await?
+            .ok_or_else(|| run_not_found(run_id))?;
+        let steps = self.store.agent_run_steps(&run.id).await?;
+        Ok(AgentRunView { run, steps })
+    }
+
+    /// The caller's runs of the agent `id_or_name`, newest first.
+    pub async fn list_agent_runs(
+        &self,
+        ctx: &ToolContext,
+        id_or_name: &str,
+        limit: u32,
+    ) -> Result<Vec<AgentRunRecord>, ServiceError> {
+        let agent = self.get_agent(ctx, id_or_name).await?;
+        Ok(self
+            .store
+            .list_agent_runs(
+                &ctx.user_id,
+                ctx.agent_id.as_deref(),
+                Some(&agent.id),
+                limit.clamp(1, MAX_RUNS_LISTED),
+            )
+            .await?)
+    }
+
+    /// Cancels the caller's run `run_id`: through the store (so the instance running it sees
+    /// it at its next step) and the local token (a run of this instance stops at once, its
+    /// model request or tool call cancelled). The run as it is after; one that had ended is
+    /// answered as it ended.
+    pub async fn cancel_agent_run(
+        &self,
+        ctx: &ToolContext,
+        run_id: &str,
+    ) -> Result<AgentRunRecord, ServiceError> {
+        let who = ctx.agent_id.as_deref().map_or_else(
+            || format!("user {}", ctx.user_id),
+            |agent| format!("agent {agent} of user {}", ctx.user_id),
+        );
+        let run = self
+            .store
+            .cancel_agent_run(
+                &ctx.user_id,
+                ctx.agent_id.as_deref(),
+                run_id,
+                &format!("cancelled by {who}"),
+                Utc::now(),
+            )
+            .await?
+            .ok_or_else(|| run_not_found(run_id))?;
+        if let Some(token) = self.agent_runs.running().get(run_id) {
+            token.cancel();
+        }
+        Ok(run)
+    }
+}
