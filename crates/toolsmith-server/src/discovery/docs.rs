@@ -129,12 +129,27 @@ pub fn expected_shape(schema: &Value) -> String {
     format!("{cut}…}}")
 }
 
-/// A property's type as a shape shows it: enums as their values, the rest as [`type_label`].
+/// Most values of one enum a shape lists; a longer enum says how many values it has and where
+/// they are all listed (every built-in's enums fit).
+const MAX_SHAPE_ENUM_VALUES: usize = 40;
+
+/// A property's type as a shape shows it: enums as all their values (a model must not guess
+/// the ninth), the rest as [`type_label`].
 fn shape_type(prop: &Value) -> String {
     if let Some(options) = prop.get("enum").and_then(Value::as_array) {
-        let shown: Vec<String> = options.iter().take(8).map(Value::to_string).collect();
-        let more = if options.len() > 8 { "|…" } else { "" };
-        return format!("{}{more}", shown.join("|"));
+        let shown: Vec<String> = options
+            .iter()
+            .take(MAX_SHAPE_ENUM_VALUES)
+            .map(Value::to_string)
+            .collect();
+        if options.len() > MAX_SHAPE_ENUM_VALUES {
+            return format!(
+                "{}|… ({} values: get_tool_help lists them all)",
+                shown.join("|"),
+                options.len()
+            );
+        }
+        return shown.join("|");
     }
     type_label(prop)
 }

@@ -771,3 +771,28 @@ fn expected_shape_is_one_line() {
         "{shape}"
     );
 }
+
+/// Issue 35: the summary cut enums after 8 values, so a model never saw the ninth.
+#[test]
+fn expected_shape_lists_every_value_of_an_enum() {
+    let units: Vec<String> = (1..=12).map(|i| format!("unit_{i}")).collect();
+    let shape = expected_shape(&json!({
+        "type": "object",
+        "properties": {"unit": {"type": "string", "enum": units}},
+        "required": ["unit"]
+    }));
+    assert!(
+        shape.contains(r#""unit_9"|"unit_10"|"unit_11"|"unit_12"}"#),
+        "{shape}"
+    );
+    assert!(!shape.contains('…'), "{shape}");
+    let many: Vec<String> = (1..=100).map(|i| format!("v{i}")).collect();
+    let shape = expected_shape(&json!({
+        "type": "object",
+        "properties": {"v": {"enum": many}}
+    }));
+    assert!(
+        shape.contains("(100 values: get_tool_help lists them all)"),
+        "{shape}"
+    );
+}
