@@ -123,6 +123,9 @@ pub enum Command {
     /// The policy in force: show it, replace the stored one from a file, clear it.
     #[command(subcommand)]
     Policy(crate::commands::policy::PolicyCommand),
+    /// Agents Toolsmith runs: list them, show one, create one from a file, delete one.
+    #[command(subcommand)]
+    Agent(crate::commands::agent::AgentCommand),
     /// The built-in tool groups: list them, show one, find a tool's, switch one on or off.
     #[command(subcommand)]
     Groups(crate::commands::groups::GroupsCommand),

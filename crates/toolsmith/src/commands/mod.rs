@@ -26,6 +26,7 @@ use crate::database::{self, Database};
 use crate::exit::CliError;
 use crate::settings::Settings;
 
+pub mod agent;
 pub mod approvals;
 pub mod audit;
 pub mod config;
@@ -105,6 +106,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     };
     let outcome = match command {
         Command::Tool(command) => tool::run(&ctx, command).await,
+        Command::Agent(command) => agent::run(&ctx, command).await,
         Command::Run(args) => run::run_tool(&ctx, args).await,
         Command::RunCode(args) => run::run_code(&ctx, args).await,
         Command::Token(command) => token::run(&ctx, command).await,
@@ -145,6 +147,10 @@ fn writes(command: &Command) -> bool {
                 | ToolCommand::Stats
         ),
         Command::Run(_) | Command::RunCode(_) | Command::Audit(_) => true,
+        Command::Agent(a) => matches!(
+            a,
+            agent::AgentCommand::List | agent::AgentCommand::Get { .. }
+        ),
         Command::Config(c) => matches!(c, C::List | C::Get { .. }),
         Command::Token(t) => matches!(t, T::List),
         Command::Approvals(a) => matches!(a, A::List { .. } | A::Show { .. }),
@@ -178,6 +184,7 @@ fn creates_store(command: &Command) -> bool {
             )
         }
         Command::Policy(policy) => matches!(policy, PolicyCommand::Set { .. }),
+        Command::Agent(agent) => matches!(agent, agent::AgentCommand::Create { .. }),
         Command::Groups(groups) => matches!(
             groups,
             groups::GroupsCommand::Enable { .. } | groups::GroupsCommand::Disable { .. }

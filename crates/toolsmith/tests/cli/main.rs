@@ -33,6 +33,7 @@
     clippy::indexing_slicing
 )]
 
+mod agents;
 mod db_copy;
 mod docs_map;
 mod dynamic_mcp_suite;
