@@ -40,8 +40,11 @@ pub struct Session {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Changes {
-    /// Moves when a tool is created, changed or deleted, or is used.
+    /// Moves when a tool is created, changed or deleted.
     pub tools: String,
+    /// Moves when the caller's tools are used (a call was made), so a page that shows
+    /// executions or usage reloads them, and one that shows the catalogue does not.
+    pub usage: String,
     /// Moves when the caller's set of pending approvals changes.
     pub approvals: String,
     /// The caller's tools awaiting approval.
@@ -111,12 +114,11 @@ pub async fn changes(
         approvals.update(b"\n");
     }
     // The fingerprint covers every owner's tools; only its digest leaves the server.
-    let tools = digest(&format!(
-        "{fingerprint}|{}|{}|{}",
-        who.user_id, stats.total_usage, stats.total
-    ));
+    let tools = digest(&format!("{fingerprint}|{}|{}", who.user_id, stats.total));
+    let usage = digest(&format!("{}|{}", who.user_id, stats.total_usage));
     let changes = Changes {
         tools,
+        usage,
         approvals: hex::encode(approvals.finalize().get(..8).unwrap_or_default()),
         pending_tools: stats.pending_approval,
         pending_approvals: pending.len() as u64,
@@ -124,8 +126,12 @@ pub async fn changes(
     let tag = format!(
         "\"{}\"",
         digest(&format!(
-            "{}|{}|{}|{}",
-            changes.tools, changes.approvals, changes.pending_tools, changes.pending_approvals
+            "{}|{}|{}|{}|{}",
+            changes.tools,
+            changes.usage,
+            changes.approvals,
+            changes.pending_tools,
+            changes.pending_approvals
         ))
     );
     let unchanged = headers
