@@ -423,8 +423,8 @@ async fn bad_arguments_and_limits_name_the_fix(kind: Kind) {
         ),
         (
             "add_task",
-            json!({"title": "x", "dueDate": "next week"}),
-            "dueDate",
+            json!({"title": "x", "dueDate": "some week"}),
+            "'dueDate': 'some week' is not a date this field reads. Write YYYY-MM-DD",
         ),
         ("add_task", json!({"title": "   "}), "must not be empty"),
         ("add_task", json!({"title": "a\u{0}b"}), "NUL"),
