@@ -1,0 +1,49 @@
+//! Overlapping built-ins (issue 35): an alias (`search`, `list_files`, `web_fetch`,
+//! `web_search`, `memory_search`, `cron`, and `execute_javascript` beside `run_js_ephemeral`)
+//! is left out of MCP `tools/list`, so a model is shown each tool once, and is still called by
+//! its name for the clients written against it.
+
+use serde_json::json;
+use toolsmith_server::ServerSettings;
+use toolsmith_server::auth::Identity;
+use toolsmith_service::{Actor, ToolServiceSettings};
+
+use crate::mcp_support::{TestServer, call_ok, connect_in_process, tool_names};
+
+#[tokio::test]
+async fn aliases_are_not_listed_but_still_answer_by_their_name() {
+    let workspaces = tempfile::tempdir().unwrap();
+    let service = ToolServiceSettings {
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
+            workspaces.path().to_owned(),
+        )),
+        ..ToolServiceSettings::default()
+    };
+    let server = TestServer::start_with(ServerSettings::default(), service).await;
+    for group in ["webFetch", "scheduler", "codeExecution"] {
+        server
+            .state
+            .service
+            .set_tool_group(&Actor::user("default"), group, true)
+            .await
+            .unwrap();
+    }
+    let client = connect_in_process(&server.state, Identity::local_default(), ()).await;
+    let listed = tool_names(&client).await;
+    for (alias, tool) in toolsmith_builtins::aliases::ALIASES {
+        assert!(!listed.iter().any(|n| n == alias), "{alias} is listed");
+        assert!(listed.iter().any(|n| n == tool), "{tool} is not listed");
+    }
+    // Still callable by name: the same tool under another name.
+    let (failed, found, text) =
+        call_ok(&client, "memory_search", json!({"query": "birthday"})).await;
+    assert!(!failed, "{text}");
+    assert!(
+        found.get("memories").is_some() || text.contains("memories"),
+        "{text}"
+    );
+    let (failed, _, text) = call_ok(&client, "search", json!({"query": "x"})).await;
+    assert!(!failed, "{text}");
+    let (failed, _, text) = call_ok(&client, "list_files", json!({})).await;
+    assert!(!failed, "{text}");
+}
