@@ -35,6 +35,7 @@ mod mcp_compat;
 mod mcp_compat_answers;
 mod mcp_content;
 mod mcp_mistakes;
+mod mcp_overlaps;
 mod mcp_protocol;
 mod mcp_scopes;
 mod mcp_sdk_capabilities;
