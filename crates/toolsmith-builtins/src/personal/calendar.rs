@@ -26,7 +26,12 @@ static FIELDS: &[Field] = &[
     Field::new("description", FieldKind::Text(5000), "Event description.").searched(),
     Field::new("category", FieldKind::Text(100), "Category (e.g. \"meeting\", \"birthday\").")
         .searched(),
-    Field::new("reminder", FieldKind::Minutes, "Reminder in minutes before the event."),
+    Field::new(
+        "reminder",
+        FieldKind::Minutes,
+        "Minutes before the event a reminder is wanted, kept with the event for a client to act \
+         on; the server sends nothing.",
+    ),
 ];
 
 pub static FAMILY: Family = Family {

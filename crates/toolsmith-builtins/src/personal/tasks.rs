@@ -109,7 +109,8 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "add_task",
         op: Op::Add,
         description: "Add a new task/todo item to the user's task list, with an optional due date, priority \
-         and category. Use it for \"remind me to …\"and \"I need to …\".",
+         and category. Use it for \"remind me to …\" and \"I need to …\": the task is kept and listed \
+         (list_tasks); nothing is sent when it is due.",
         tags: &[
             "task", "todo", "to-do", "add", "create", "remind", "reminder", "deadline", "due",
             "chore",
