@@ -132,8 +132,8 @@ pub fn create_definition() -> ToolDefinition {
         "create_scheduled_task",
         "Schedule a tool call: run `tool` with `arguments` on a cron schedule (\"0 9 * * 1-5\") \
          or once at a time (\"2026-12-01T09:00\"), in a time zone. The server runs it as you, \
-         with your permissions. Use it for reminders, recurring reports and automation. \
-         Returns the task with its id and when it first runs (nextRunAt).",
+         with your permissions. Use it for recurring reports and automation; it reminds no one \
+         by itself (a reminder to keep is add_task). Returns the task with its id and when it first runs (nextRunAt).",
         json!({
             "type": "object",
             "properties": task_properties(),
