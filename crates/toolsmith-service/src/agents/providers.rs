@@ -235,8 +235,8 @@ impl Provider {
             format!(
                 "the egress guard refuses the model server '{}': {e}. A model server on a \
                  loopback or private address (a local llama.cpp, vLLM, Ollama or LM Studio) \
-                 must be listed by the operator in allowed_private_hosts \
-                 (TOOLSMITH_ALLOWED_PRIVATE_HOSTS)",
+                 must be listed by the operator in allowed_private_hosts, and one over plain \
+                 http needs allow_plain_http (both in the configuration file's [egress])",
                 config.base_url
             )
         })?;
