@@ -199,3 +199,39 @@ fn every_builtin_carries_annotations_computed_from_what_it_does() {
     assert_eq!(hint("fetch_web_page", "openWorldHint"), Some(true.into()));
     assert_eq!(hint("add_task", "idempotentHint"), Some(false.into()));
 }
+
+/// Every property of every built-in's input schema, nested ones included, tells a model what
+/// it is for (issue 35 counted 29 in 13 tools without one).
+#[test]
+fn every_parameter_of_every_builtin_is_described() {
+    fn undescribed(path: &str, schema: &serde_json::Value, out: &mut Vec<String>) {
+        if let Some(props) = schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+        {
+            for (name, prop) in props {
+                let here = format!("{path}.{name}");
+                let described = prop
+                    .get("description")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|d| !d.trim().is_empty());
+                if !described {
+                    out.push(here.clone());
+                }
+                undescribed(&here, prop, out);
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            undescribed(&format!("{path}[]"), items, out);
+        }
+    }
+    let mut missing = Vec::new();
+    for tool in tools(&BuiltinEnv::default()) {
+        undescribed(tool.name(), &tool.definition.parameters, &mut missing);
+    }
+    assert!(
+        missing.is_empty(),
+        "{} undescribed: {missing:#?}",
+        missing.len()
+    );
+}

@@ -24,19 +24,19 @@ pub fn definition() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "action": {"type": "string", "enum": ACTIONS},
-                "taskId": {"type": "string"},
-                "name": {"type": "string"},
+                "action": {"type": "string", "enum": ACTIONS, "description": "add: make a task (name, schedule, tool, arguments); list: your tasks; update: change taskId's fields; remove: delete taskId; run: call taskId's tool now; history: taskId's past runs."},
+                "taskId": {"type": "string", "description": "The task's id (from list), for update, remove, run and history."},
+                "name": {"type": "string", "description": "add/update: a short name, e.g. \"Morning news digest\"."},
                 "schedule": {"type": "string", "description": "Cron (\"0 9 * * 1-5\") or one ISO time."},
-                "timezone": {"type": "string"},
-                "tool": {"type": "string"},
-                "arguments": {"type": "object"},
-                "description": {"type": "string"},
-                "enabled": {"type": "boolean"},
-                "missedRuns": {"type": "string", "enum": tasks::MISSED_RUNS},
-                "status": {"type": "string", "enum": ["active", "paused", "finished"]},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-                "offset": {"type": "integer", "minimum": 0}
+                "timezone": {"type": "string", "description": "add/update: IANA time zone the schedule is read in, e.g. \"Europe/Paris\" (default UTC)."},
+                "tool": {"type": "string", "description": "add/update: the tool each run calls."},
+                "arguments": {"type": "object", "description": "add/update: the arguments each run passes to the tool."},
+                "description": {"type": "string", "description": "add/update: what the task is for."},
+                "enabled": {"type": "boolean", "description": "add/update: false keeps the task but pauses it."},
+                "missedRuns": {"type": "string", "enum": tasks::MISSED_RUNS, "description": "add/update: when the server was down at a run's time, skip it (default) or run_once when it is back."},
+                "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "list: only tasks in this status (finished: a one-off that ran)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "list/history: how many to return at most."},
+                "offset": {"type": "integer", "minimum": 0, "description": "list/history: how many to skip (for the next page)."}
             },
             "required": ["action"],
             "additionalProperties": false

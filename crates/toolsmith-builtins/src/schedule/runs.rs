@@ -54,8 +54,8 @@ pub fn history_definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "taskId": {"type": "string", "description": "The task's id."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-                "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0}
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "How many runs to return at most, newest first."},
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0, "description": "How many runs to skip (for the next page)."}
             },
             "required": ["taskId"],
             "additionalProperties": false

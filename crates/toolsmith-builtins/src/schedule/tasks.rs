@@ -186,8 +186,8 @@ pub fn list_definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "Only tasks in this status."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 20},
-                "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0}
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 20, "description": "How many tasks to return at most."},
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0, "description": "How many tasks to skip (for the next page)."}
             },
             "additionalProperties": false
         }),

@@ -17,7 +17,7 @@ pub fn definition() -> ToolDefinition {
             "properties": {
                 "url": {"type": "string", "description": "Absolute http(s) URL of the file."},
                 "path": {"type": "string", "description": "Where to save it, relative to the workspace root."},
-                "overwrite": {"type": "boolean", "default": false},
+                "overwrite": {"type": "boolean", "default": false, "description": "Replace a file already at path (otherwise the download is refused)."},
                 "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 30000, "description": "Stop after this many milliseconds (at most 30000)."}
             },
             "required": ["url", "path"],

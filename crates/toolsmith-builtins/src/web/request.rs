@@ -17,7 +17,7 @@ fn schema(body_type: Value) -> Value {
         "type": "object",
         "properties": {
             "url": {"type": "string", "description": "Absolute http(s) URL."},
-            "method": {"type": "string", "enum": METHODS, "default": "GET"},
+            "method": {"type": "string", "enum": METHODS, "default": "GET", "description": "The HTTP method (GET reads; POST, PUT, PATCH and DELETE may change something on the other side)."},
             "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Request headers (at most 50)."},
             "body": body_type,
             "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 30000, "description": "Stop after this many milliseconds (at most 30000)."}

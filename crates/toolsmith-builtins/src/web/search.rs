@@ -20,7 +20,7 @@ fn schema() -> Value {
         "type": "object",
         "properties": {
             "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": "What to search for."},
-            "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": DEFAULT_RESULTS},
+            "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": DEFAULT_RESULTS, "description": "How many results to return at most."},
             "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 30000, "description": "Stop after this many milliseconds (at most 30000)."}
         },
         "required": ["query"],
