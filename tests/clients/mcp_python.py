@@ -20,9 +20,9 @@ Scenarios:
                 (`--admin-token`): spec 002's examples verbatim and its documented behaviours
                 (admin token, create, duplicate, reserved names, list, get, update with and
                 without expectedRevision, enable/disable, timeoutMs, run_js_ephemeral, delete).
-  sandbox-sessions  against `toolsmith mcp --compat dynamic-mcp`: spec 002's sandbox sessions
-                (sandbox.initialize, sandbox.exec with a line and an argv, sandbox.run_js with
-                args, errors, sandbox.stop), each answer recorded.
+  sandbox-sessions  against `toolsmith mcp --compat dynamic-mcp`: dynamic-mcp's sandbox sessions
+                (sandbox.initialize, sandbox.exec with commands, sandbox.session.list,
+                sandbox.run_js, errors, sandbox.stop), each answer recorded.
   big-bodies    over HTTP: a write_file of 10 MiB (the documented largest write), one over the
                 body limit of /mcp (`--over-mib`, default 20; it must fail as that call's error),
                 and a small write on the same session afterwards.
@@ -413,41 +413,49 @@ async def dynamic_mcp(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def sandbox_sessions(args: argparse.Namespace) -> dict[str, Any]:
-    """dynamic-mcp's sandbox sessions (sandbox.initialize / exec / run_js / stop) as a client of
-    spec 002 calls them; every answer is recorded, the Rust test judges them."""
+    """dynamic-mcp v0.4.1's sandbox sessions (sandbox.initialize / session.list / exec / run_js
+    / stop) as its clients call them; every answer is recorded, the Rust test judges them."""
     out: dict[str, Any] = {}
+
+    async def sandbox(name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        # With an admin token configured, dynamic-mcp's sandbox tools take it on every call.
+        if args.admin_token:
+            payload = {**payload, "adminToken": args.admin_token}
+        return await call(client, name, payload)
+
     async with connect(args) as (client, _changes):
         out["protocolVersion"] = client.protocol_version
         out["initialTools"] = await tool_names(client)
-        init = await call(client, "sandbox.initialize", {"image": "node:lts-slim"})
+        out["noAdminToken"] = await call(client, "sandbox.session.list", {})
+        init = await sandbox("sandbox.initialize", {"image": "node:lts-slim"})
         out["initialize"] = init
-        sid = ((init.get("structured") or {}).get("result") or {}).get("sessionId", "sbx_missing")
-        out["exec"] = await call(
-            client, "sandbox.exec", {"sessionId": sid, "command": "echo kept > state.txt && cat state.txt"}
+        sid = (init.get("structured") or {}).get("sessionId", "sbx_missing")
+        out["exec"] = await sandbox(
+            "sandbox.exec",
+            {"sessionId": sid, "commands": ["echo kept > state.txt", "cat state.txt", "echo oops 1>&2"]},
         )
-        out["execArgv"] = await call(
-            client, "sandbox.exec", {"sessionId": sid, "command": ["sh", "-c", 'cat state.txt; echo "$0"', "it's $(id)"]}
+        out["execLongTimeout"] = await sandbox(
+            "sandbox.exec", {"sessionId": sid, "commands": ["true"], "timeoutMs": 120000}
         )
-        out["execLongTimeout"] = await call(
-            client, "sandbox.exec", {"sessionId": sid, "command": "true", "timeoutMs": 120000}
-        )
-        out["runJs"] = await call(
-            client,
+        out["execRejected"] = await sandbox("sandbox.exec", {"sessionId": sid, "commands": ["echo $(id)"]})
+        out["execFails"] = await sandbox("sandbox.exec", {"sessionId": sid, "commands": ["cat missing.txt"]})
+        out["list"] = await sandbox("sandbox.session.list", {})
+        out["runJs"] = await sandbox(
             "sandbox.run_js",
             {
                 "sessionId": sid,
-                "code": "const fs = require('fs'); console.log('log line'); "
-                "return {state: fs.readFileSync('state.txt', 'utf8').trim(), n: args.n + 1};",
-                "args": {"n": 41},
+                "code": "import { readFileSync } from 'node:fs';\n"
+                "console.log(readFileSync('state.txt', 'utf8').trim() + ' ' + (41 + 1));",
             },
         )
-        out["runJsThrows"] = await call(
-            client, "sandbox.run_js", {"sessionId": sid, "code": "throw new Error('boom')"}
-        )
-        out["missingSession"] = await call(client, "sandbox.exec", {"command": "ls"})
-        out["unknownSession"] = await call(client, "sandbox.exec", {"sessionId": "sbx_nope", "command": "ls"})
-        out["stop"] = await call(client, "sandbox.stop", {"sessionId": sid})
-        out["execAfterStop"] = await call(client, "sandbox.exec", {"sessionId": sid, "command": "ls"})
+        out["runJsSilent"] = await sandbox("sandbox.run_js", {"sessionId": sid, "code": "const x = 1;"})
+        out["runJsThrows"] = await sandbox("sandbox.run_js", {"sessionId": sid, "code": "throw new Error('boom')"})
+        out["missingSession"] = await sandbox("sandbox.exec", {"commands": ["ls"]})
+        out["invalidSession"] = await sandbox("sandbox.exec", {"sessionId": "abc;rm -rf /", "commands": ["ls"]})
+        out["unknownSession"] = await sandbox("sandbox.exec", {"sessionId": "sbx_nope", "commands": ["ls"]})
+        out["stop"] = await sandbox("sandbox.stop", {"sessionId": sid})
+        out["listAfterStop"] = await sandbox("sandbox.session.list", {})
+        out["execAfterStop"] = await sandbox("sandbox.exec", {"sessionId": sid, "commands": ["ls"]})
         out["approvalsAsked"] = APPROVALS.asked
     return out
 

@@ -73,6 +73,10 @@ pub struct ServerSettings {
     /// dynamic-mcp's `upstream.mcp.attach`/`detach` (`MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH`),
     /// served in the enterprise profile: the most upstreams attached at once, `None` when off.
     pub compat_upstream_attach: Option<usize>,
+    /// dynamic-mcp's `MCP_SANDBOX_ALLOWED_IMAGES` in compat mode: the images
+    /// `sandbox.initialize` accepts (the first is its default; empty: any valid name). A
+    /// session is a folder, so an image is only checked and shown (default `node:lts-slim`).
+    pub compat_sandbox_images: Vec<String>,
     /// `--mcp-listing discovery`: `tools/list` carries only the control plane and the discovery
     /// meta-tools (with a slim `create_tool`); every other tool is found with `search_tools` and
     /// called with `use_tool` or by name (docs/mcp.md).
@@ -106,6 +110,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("compat_dynamic_mcp", &self.compat_dynamic_mcp)
             .field("compat_profile", &self.compat_profile)
             .field("compat_upstream_attach", &self.compat_upstream_attach)
+            .field("compat_sandbox_images", &self.compat_sandbox_images)
             .field("mcp_discovery_only", &self.mcp_discovery_only)
             .field(
                 "admin_token",
@@ -134,6 +139,7 @@ impl Default for ServerSettings {
             compat_dynamic_mcp: false,
             compat_profile: crate::mcp::CompatProfile::Mvp,
             compat_upstream_attach: None,
+            compat_sandbox_images: vec!["node:lts-slim".to_owned()],
             mcp_discovery_only: false,
             admin_token: None,
             require_admin_token: false,

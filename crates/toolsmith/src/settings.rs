@@ -907,7 +907,8 @@ fn switch_groups(policy: &mut Option<toolsmith_policy::PolicyDocument>, runtime:
 /// dynamic-mcp's profile settings in its compatibility mode (docs/mcp.md, "Profiles"): the
 /// profile (`--compat-profile`, `compat_profile`, else its `MCP_PROFILE`; default `mvp`; the
 /// enterprise profile switches the `codeExecution` group on unless the operator named it),
-/// upstream attach (`MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH`, `…_MAX`, which needs an admin
+/// the images of its sandbox sessions (`MCP_SANDBOX_ALLOWED_IMAGES`), upstream attach
+/// (`MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH`, `…_MAX`, which needs an admin
 /// token in the enterprise profile), and its execution guard's limits where Toolsmith's own
 /// are not set (`MCP_TOOL_MAX_CONCURRENCY` → `max_concurrent`; `MCP_TOOL_MAX_CALLS_PER_WINDOW`
 /// calls per `MCP_TOOL_RATE_WINDOW_MS` → `rate_per_tool`).
@@ -954,6 +955,16 @@ fn dynamic_mcp_profile(
             _ => Err(bad(format!("Invalid {name} \"{text}\". Expected 1-{max}."))),
         }
     };
+    // Its images for sandbox sessions: unset, its default (`node:lts-slim`); set, the list
+    // given (empty: any valid name), comma-separated.
+    if let Ok(text) = std::env::var("MCP_SANDBOX_ALLOWED_IMAGES") {
+        server.compat_sandbox_images = text
+            .split(',')
+            .map(str::trim)
+            .filter(|image| !image.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
     let attach = match env_text("MCP_EXPERIMENTAL_UPSTREAM_MCP_ATTACH") {
         None => false,
         Some(text) => match text.trim().to_ascii_lowercase().as_str() {

@@ -141,7 +141,12 @@ pub(crate) static SERVER_TOOLS: LazyLock<ServerTools> = LazyLock::new(|| {
     let compat = compat::definitions()
         .into_iter()
         .map(|(op, name, description, schema)| {
-            server_tool(ServerOp::Compat(op), name, description, schema)
+            let mut tool = server_tool(ServerOp::Compat(op), name, description, schema);
+            // dynamic-mcp's titles of its sandbox tools.
+            if let compat::Op::Sandbox(sandbox) = op {
+                tool.tool = tool.tool.with_title(sandbox.title());
+            }
+            tool
         })
         .chain(profile_tools(&profile))
         .collect();
@@ -269,6 +274,7 @@ fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
         ServerOp::Control(C::Update) | ServerOp::Compat(D::Update) => writes(true, false),
         ServerOp::Control(C::Delete) | ServerOp::Compat(D::Delete) => writes(true, true),
         ServerOp::Control(C::Toggle) | ServerOp::Compat(D::Enable) => writes(false, true),
+        ServerOp::Compat(D::Sandbox(S::List)) => read_only,
         ServerOp::Compat(D::Sandbox(S::Initialize)) => writes(false, false),
         ServerOp::Compat(D::Sandbox(S::Stop)) => writes(true, true),
         // These run arbitrary code or tools: no promise either way.

@@ -9,8 +9,9 @@
 //! - `dynamic.tool.enable` `{name, enabled, expectedRevision?}`
 //! - `run_js_ephemeral` `{code, args?, dependencies?, image?, timeoutMs?}` (replaces the
 //!   control plane's own `run_js_ephemeral` in this mode)
-//! - `sandbox.initialize`, `sandbox.exec`, `sandbox.run_js`, `sandbox.stop`: the sandbox
-//!   sessions, names for built-ins of the `codeExecution` group ([`sandbox`])
+//! - `sandbox.session.list`, `sandbox.initialize`, `sandbox.exec`, `sandbox.run_js`,
+//!   `sandbox.stop`: the sandbox sessions, names for built-ins of the `codeExecution` group
+//!   ([`sandbox`])
 //!
 //! The control plane answers as dynamic-mcp's `src/dynamic/service.ts` does: `list` with
 //! `structuredContent: {tools: [view…]}` and the same array as pretty JSON text, `get` with
@@ -404,13 +405,13 @@ struct RunArgs {
 
 /// Whether the call's `adminToken` passes: always when no admin token is configured,
 /// otherwise only when it equals the configured one (compared in constant time).
-enum AdminCheck {
+pub(crate) enum AdminCheck {
     NotConfigured,
     Valid,
     Refused(CallToolResult),
 }
 
-fn check_admin_token(caller: &Caller<'_>, args: &mut Value) -> AdminCheck {
+pub(crate) fn check_admin_token(caller: &Caller<'_>, args: &mut Value) -> AdminCheck {
     let given = args
         .as_object_mut()
         .and_then(|map| map.remove("adminToken"));
@@ -423,7 +424,7 @@ fn check_admin_token(caller: &Caller<'_>, args: &mut Value) -> AdminCheck {
     }
     // dynamic-mcp's words, then the fix.
     let fix = if given.is_empty() {
-        "this server requires its admin token for dynamic.tool.* operations: pass it (MCP_ADMIN_TOKEN / TOOLSMITH_ADMIN_TOKEN) as the adminToken argument"
+        "this server requires its admin token for dynamic.tool.* and sandbox.* operations: pass it (MCP_ADMIN_TOKEN / TOOLSMITH_ADMIN_TOKEN) as the adminToken argument"
     } else {
         "the adminToken does not match the server's admin token: pass the value of MCP_ADMIN_TOKEN / TOOLSMITH_ADMIN_TOKEN"
     };
@@ -833,12 +834,12 @@ fn invalid(tool: &str, details: &str) -> CallToolResult {
 /// [`invalid`], with the violations Toolsmith found (each path and what it must be).
 pub(crate) fn invalid_arguments(op: Op, tool: &str, res: ToolResult) -> CallToolResult {
     match op {
-        Op::Create | Op::Update | Op::Delete | Op::List | Op::Get | Op::Enable => {
+        Op::Create | Op::Update | Op::Delete | Op::List | Op::Get | Op::Enable | Op::Sandbox(_) => {
             let message = res.error_message().unwrap_or_default();
             let prefix = format!("invalid arguments for tool '{tool}': ");
             invalid(tool, message.strip_prefix(&prefix).unwrap_or(message))
         }
-        Op::RunEphemeral | Op::Sandbox(_) => invocation_result(res),
+        Op::RunEphemeral => invocation_result(res),
     }
 }
 
@@ -850,7 +851,9 @@ pub(crate) fn denied(op: Op, read_only: bool, why: String) -> CallToolResult {
         Op::Update => "update",
         Op::Delete => "delete",
         Op::Enable => "enable/disable",
-        Op::List | Op::Get | Op::RunEphemeral | Op::Sandbox(_) => {
+        // dynamic-mcp's sandbox tools answer a failure with its message as text.
+        Op::Sandbox(_) => return refusal(why),
+        Op::List | Op::Get | Op::RunEphemeral => {
             return invocation_result(ToolResult::error(toolsmith_core::ErrorKind::Denied, why));
         }
     };

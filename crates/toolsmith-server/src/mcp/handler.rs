@@ -312,7 +312,14 @@ impl ToolsmithMcp {
             // told why, in the compat shape.
             return Ok(compat::sandbox::unavailable(op).into());
         };
-        let translated = match compat::sandbox::builtin_args(op, args) {
+        // dynamic-mcp's rule: with an admin token configured, every sandbox call carries it.
+        let mut checked = args.clone();
+        if let compat::AdminCheck::Refused(refused) =
+            compat::check_admin_token(caller, &mut checked)
+        {
+            return Ok(refused.into());
+        }
+        let translated = match compat::sandbox::builtin_args(caller, op, &checked) {
             Ok(translated) => translated,
             Err(refused) => return Ok(refused.into()),
         };

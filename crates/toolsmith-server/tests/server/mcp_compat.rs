@@ -441,21 +441,24 @@ async fn require_admin_token_refuses_to_start_without_one() {
     }
 }
 
-/// Spec 002's sandbox sessions under `--compat dynamic-mcp`, driven by the official Python SDK:
-/// with `codeExecution` enabled the four names are listed and keep a session's files between
-/// `sandbox.exec` and `sandbox.run_js` calls, with dynamic-mcp's argument names and answers;
-/// with the group off (the default) they are neither listed nor callable, like the built-ins
-/// they stand for.
-async fn sandbox_sessions_stdio(enable_group: bool) -> Value {
+/// dynamic-mcp v0.4.1's sandbox sessions under `--compat dynamic-mcp`, driven by the official
+/// Python SDK in `mode` (`auto`: 2026-07-28, `legacy`: 2025-11-25): with `codeExecution` enabled
+/// the five names are listed and keep a session's files between `sandbox.exec` and
+/// `sandbox.run_js` calls, answering in dynamic-mcp's texts and shapes
+/// (`src/sandbox/register-session-tools.ts`); with the group off (the default) they are neither
+/// listed nor callable, like the built-ins they stand for.
+async fn sandbox_sessions_stdio(enable_group: bool, mode: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let mut args = strings(&[
         "mcp_python.py",
         "--mode",
-        "auto",
+        mode,
         "--scenario",
         "sandbox-sessions",
         "--name",
         "unused",
+        "--admin-token",
+        ADMIN_TOKEN,
     ]);
     args.extend(compat_stdio(&dir.path().join("toolsmith.db")));
     args.push(format!("--env=TOOLSMITH_DATA_DIR={}", dir.path().display()));
@@ -471,15 +474,29 @@ async fn sandbox_sessions_stdio(enable_group: bool) -> Value {
     run_client("python sandbox-sessions", &python(), &args, &[]).await
 }
 
-const SANDBOX_NAMES: [&str; 4] = [
+const SANDBOX_NAMES: [&str; 5] = [
+    "sandbox.session.list",
     "sandbox.initialize",
     "sandbox.exec",
     "sandbox.run_js",
     "sandbox.stop",
 ];
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dynamic_mcp_sandbox_sessions_keep_files_between_calls_in_the_specs_shapes() {
+/// The one text of a successful answer with no structured content (dynamic-mcp's
+/// `sandbox.exec`, `run_js` and `stop`).
+fn text_only(report: &Value, key: &str) -> String {
+    let answer = &report[key];
+    assert_eq!(answer["isError"], false, "{key}: {answer:#}");
+    assert_eq!(answer["structured"], Value::Null, "{key}: {answer:#}");
+    assert_eq!(
+        answer["text"].as_array().map_or(0, Vec::len),
+        1,
+        "{key}: {answer:#}"
+    );
+    answer["text"][0].as_str().unwrap_or("").to_owned()
+}
+
+async fn sandbox_sessions_answer_as_dynamic_mcp(mode: &str) {
     if !prerequisite("the MCP Python SDK", &python()) {
         return;
     }
@@ -491,37 +508,61 @@ async fn dynamic_mcp_sandbox_sessions_keep_files_between_calls_in_the_specs_shap
     {
         return;
     }
-    let report = sandbox_sessions_stdio(true).await;
+    let report = sandbox_sessions_stdio(true, mode).await;
     let ctx = format!("report: {report:#}");
     let listed = names(&report["initialTools"]);
     for name in SANDBOX_NAMES {
         assert!(listed.iter().any(|n| n == name), "{name} listed: {ctx}");
     }
 
-    let init = ok_result(&report, "initialize");
+    // The server has an admin token (compat_stdio): dynamic-mcp's sandbox tools ask for it.
     assert!(
-        init["sessionId"]
-            .as_str()
-            .is_some_and(|id| id.starts_with("sbx_")),
+        refused(&report["noAdminToken"], "noAdminToken")
+            .starts_with("Unauthorized: invalid admin token."),
         "{ctx}"
     );
-    assert_eq!(init["workdir"], "/tmp/work", "{ctx}");
+    let (text, init) = answered(&report, "initialize");
+    let id = init["sessionId"].as_str().unwrap_or("").to_owned();
+    assert!(id.starts_with("sbx_"), "{ctx}");
+    assert_eq!(text, format!("Sandbox session ready: {id}"), "{ctx}");
     assert_eq!(
-        report["initialize"]["structured"]["meta"]["image"]["applicable"], false,
+        init,
+        json!({"sessionId": id, "image": "node:lts-slim", "timeoutMs": 900_000}),
         "{ctx}"
     );
 
-    let exec = ok_result(&report, "exec");
     assert_eq!(
-        (exec["exitCode"].clone(), exec["stdout"].clone()),
-        (json!(0), json!("kept\n")),
+        text_only(&report, "exec"),
+        "$ echo kept > state.txt\n\n$ cat state.txt\nkept\n\n$ echo oops 1>&2\noops",
         "{ctx}"
     );
-    // An argv array: every word reaches the program as it is, nothing is run by a shell.
-    let argv = ok_result(&report, "execArgv");
-    assert_eq!(argv["stdout"], "kept\nit's $(id)\n", "{ctx}");
+    // timeoutMs takes dynamic-mcp's range; a session's runs end at 30 s.
+    assert_eq!(text_only(&report, "execLongTimeout"), "$ true", "{ctx}");
     assert_eq!(
-        report["execLongTimeout"]["structured"]["meta"]["timeoutMs"]["applied"], 30000,
+        refused(&report["execRejected"], "execRejected"),
+        "Command rejected by policy.",
+        "{ctx}"
+    );
+    let failed = refused(&report["execFails"], "execFails");
+    assert!(
+        failed.starts_with("Command failed: /bin/sh -c cat missing.txt\n")
+            && failed.contains("No such file"),
+        "{ctx}"
+    );
+
+    let (text, list) = answered(&report, "list");
+    let sessions = list["sessions"].as_array().cloned().unwrap_or_default();
+    assert_eq!(sessions.len(), 1, "{ctx}");
+    assert_eq!(
+        keys(&sessions[0]),
+        ["createdAt", "id", "image", "lastUsedAt"],
+        "{ctx}"
+    );
+    assert_eq!(sessions[0]["id"], json!(id), "{ctx}");
+    assert_eq!(sessions[0]["image"], "node:lts-slim", "{ctx}");
+    assert_eq!(
+        text,
+        serde_json::to_string_pretty(&list["sessions"]).unwrap(),
         "{ctx}"
     );
 
@@ -531,14 +572,17 @@ async fn dynamic_mcp_sandbox_sessions_keep_files_between_calls_in_the_specs_shap
         .iter()
         .any(|p| std::path::Path::new(p).exists())
     {
-        let value = ok_result(&report, "runJs");
-        assert_eq!(value, json!({"state": "kept", "n": 42}), "{ctx}");
+        assert_eq!(text_only(&report, "runJs"), "kept 42", "{ctx}");
         assert_eq!(
-            report["runJs"]["structured"]["meta"]["stdout"], "log line\n",
+            text_only(&report, "runJsSilent"),
+            "JavaScript execution completed with no output.",
             "{ctx}"
         );
-        let thrown = failure(&report["runJsThrows"], "runJsThrows");
-        assert_eq!(thrown["error"], "boom", "{ctx}");
+        let thrown = refused(&report["runJsThrows"], "runJsThrows");
+        assert!(
+            thrown.starts_with("Command failed: node index.mjs\n") && thrown.contains("boom"),
+            "{ctx}"
+        );
     } else {
         toolsmith_core::testkit::missing(
             "node (Debian package nodejs, for sandbox.run_js)",
@@ -546,31 +590,49 @@ async fn dynamic_mcp_sandbox_sessions_keep_files_between_calls_in_the_specs_shap
         );
     }
 
-    let missing = failure(&report["missingSession"], "missingSession");
+    let missing = refused(&report["missingSession"], "missingSession");
     assert!(
-        missing["error"]
-            .as_str()
-            .unwrap_or("")
-            .contains("sessionId"),
+        missing.starts_with(
+            "MCP error -32602: Input validation error: Invalid arguments for tool sandbox.exec"
+        ) && missing.contains("sessionId"),
         "{ctx}"
     );
-    let unknown = failure(&report["unknownSession"], "unknownSession");
-    assert!(
-        unknown["error"]
-            .as_str()
-            .unwrap_or("")
-            .contains("sandbox_initialize"),
+    assert_eq!(
+        refused(&report["invalidSession"], "invalidSession"),
+        "Invalid sandbox session id: abc;rm -rf /",
         "{ctx}"
     );
-    assert_eq!(ok_result(&report, "stop")["stopped"], true, "{ctx}");
-    let after = failure(&report["execAfterStop"], "execAfterStop");
-    assert!(
-        after["error"]
-            .as_str()
-            .unwrap_or("")
-            .contains("no sandbox session"),
+    assert_eq!(
+        refused(&report["unknownSession"], "unknownSession"),
+        "Sandbox session not found: sbx_nope",
         "{ctx}"
     );
+    assert_eq!(
+        text_only(&report, "stop"),
+        format!("Stopped sandbox session: {id}"),
+        "{ctx}"
+    );
+    let (text, list) = answered(&report, "listAfterStop");
+    assert_eq!(
+        (text.as_str(), list),
+        ("[]", json!({"sessions": []})),
+        "{ctx}"
+    );
+    assert_eq!(
+        refused(&report["execAfterStop"], "execAfterStop"),
+        format!("Sandbox session not found: {id}"),
+        "{ctx}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_mcp_sandbox_sessions_answer_as_dynamic_mcp_v041_over_2025_11_25() {
+    sandbox_sessions_answer_as_dynamic_mcp("legacy").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_mcp_sandbox_sessions_answer_as_dynamic_mcp_v041_over_2026_07_28() {
+    sandbox_sessions_answer_as_dynamic_mcp("auto").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -578,7 +640,7 @@ async fn dynamic_mcp_sandbox_names_are_absent_while_code_execution_is_off() {
     if !prerequisite("the MCP Python SDK", &python()) {
         return;
     }
-    let report = sandbox_sessions_stdio(false).await;
+    let report = sandbox_sessions_stdio(false, "auto").await;
     let ctx = format!("report: {report:#}");
     let listed = names(&report["initialTools"]);
     for name in SANDBOX_NAMES {
@@ -587,11 +649,11 @@ async fn dynamic_mcp_sandbox_names_are_absent_while_code_execution_is_off() {
             "{name} listed while its group is off: {ctx}"
         );
     }
-    let refused = failure(&report["initialize"], "initialize");
-    assert_eq!(refused["code"], "not_found", "{ctx}");
-    let message = refused["error"].as_str().unwrap_or("");
+    let message = refused(&report["initialize"], "initialize");
     assert!(
-        message.contains("codeExecution") && message.contains("groups enable"),
+        message.starts_with("sandbox.initialize is not available: ")
+            && message.contains("codeExecution")
+            && message.contains("groups enable"),
         "{ctx}"
     );
 }
@@ -622,11 +684,12 @@ mod profiles {
 
     const ADMIN: &str = "profiles-admin-token-0123456789";
 
-    const ENTERPRISE_TOOLS: [&str; 8] = [
+    const ENTERPRISE_TOOLS: [&str; 9] = [
         "dev.echo",
         "time.now",
         "system.guard_metrics",
         "system.runtime_config",
+        "sandbox.session.list",
         "sandbox.initialize",
         "sandbox.exec",
         "sandbox.run_js",

@@ -2,7 +2,9 @@
 //!
 //! `tests/clients/dynamic-mcp/` holds dynamic-mcp v0.4.1's `tests/integration/*.test.ts`,
 //! `tests/dynamic-service.test.ts` and `tests/mcp-server.test.ts` (53 cases), each test's calls
-//! and assertions kept and only the connection swapped (`harness.ts`: the real
+//! and assertions kept and only the connection swapped, and its sandbox tests made through an
+//! MCP client (`sandbox-sessions.test.ts`, 11 cases: dynamic-mcp has none that reach its
+//! `sandbox.*` tools, which need Docker) (`harness.ts`: the real
 //! `toolsmith mcp --compat dynamic-mcp` over stdio, `toolsmith serve --compat dynamic-mcp` on
 //! 127.0.0.1). This test runs them with vitest (Node 22 of the test clients) against the binary
 //! cargo built, and fails with vitest's message for every case that fails.
@@ -18,11 +20,12 @@ use serde_json::Value;
 use crate::ui_browser::{prerequisite, repo_root};
 
 /// The cases that wait for work in progress: (test name, why), each marked `// needs …` in the
-/// test files. None today: all 53 pass.
+/// test files. None today: all 64 pass.
 const AWAITING: &[(&str, &str)] = &[];
 
-/// How many cases dynamic-mcp's MCP-level tests hold.
-const CASES: usize = 53;
+/// How many cases dynamic-mcp's MCP-level tests hold (53), and the cases of its sandbox
+/// tests made through an MCP client (`sandbox-sessions.test.ts`, 11).
+const CASES: usize = 64;
 
 #[test]
 fn dynamic_mcp_own_tests_pass_against_toolsmith() {

@@ -1,38 +1,50 @@
-//! dynamic-mcp's sandbox sessions (spec 002 "Sandbox Sessions") under `--compat dynamic-mcp`:
-//! `sandbox.initialize`, `sandbox.exec`, `sandbox.run_js` and `sandbox.stop`, with dynamic-mcp's
-//! argument names (`sessionId`, `timeoutMs`, `args`) and answers (`{ok: true, result}` or
-//! `{ok: false, error, code}`).
+//! dynamic-mcp's sandbox sessions under `--compat dynamic-mcp` (its `enterprise` profile), as
+//! dynamic-mcp v0.4.1's `src/sandbox/register-session-tools.ts` answers them:
 //!
-//! Each name stands for a built-in of the `codeExecution` group (`sandbox_initialize`,
-//! `sandbox_exec`, `sandbox_run_js`, `sandbox_stop`): this module only translates the
-//! arguments in ([`builtin_args`]) and the result out ([`answer`]); the call itself goes through
-//! the same door as a call of the built-in by its own name (`ToolsmithMcp::call`), so tool
-//! groups, policy, approvals, rate limits, scrubbing and usage apply to both alike, and a name
-//! is listed only to a caller who may call its built-in.
+//! - `sandbox.session.list` `{adminToken?}` → `structuredContent: {sessions: [{id, image,
+//!   createdAt, lastUsedAt}]}` (oldest first), the text the same array as pretty JSON;
+//! - `sandbox.initialize` `{adminToken?, image?, timeoutMs?}` → text `Sandbox session ready:
+//!   ID`, `structuredContent: {sessionId, image, timeoutMs}` (`timeoutMs` the idle timeout);
+//! - `sandbox.exec` `{adminToken?, sessionId, commands: [1–20], timeoutMs?}` → text only: for
+//!   each command `$ cmd`, its stdout and its stderr (each trimmed, empty ones left out), one
+//!   blank line between commands; a command with a backtick or `$(` (or blank) is `Command
+//!   rejected by policy.` (the commands before it have run); a failing command ends the call
+//!   with `isError` and `Command failed: …` and its stderr;
+//! - `sandbox.run_js` `{adminToken?, sessionId, code, dependencies?, timeoutMs?}` → the code
+//!   saved as the session's `index.mjs` and run with `node index.mjs`; text: stdout, then
+//!   stderr, trimmed, or `JavaScript execution completed with no output.`;
+//! - `sandbox.stop` `{adminToken?, sessionId}` → text `Stopped sandbox session: ID` (also for a
+//!   session that is not running, as `docker rm -f` answers).
 //!
-//! - `sandbox.initialize` `{image?}` → `{sessionId, workdir, idleTimeoutSeconds, createdAt}`;
-//!   `image` is kept and reported as not applicable (sessions are folders, not containers).
-//! - `sandbox.exec` `{sessionId, command, timeoutMs?}` → `{exitCode, stdout, stderr, timedOut,
-//!   truncated, durationMs}`; `command` is a shell line or an argv array (each word quoted).
-//! - `sandbox.run_js` `{sessionId, code, args?, timeoutMs?}` → the value `code` returns: as in
-//!   dynamic-mcp, `code` is the body of `async function run(args)`, run with Node.js in the
-//!   session's folder; the runner prints [`RESULT_MARKER`] and the JSON outcome, and what the
-//!   code printed itself comes back in `meta.stdout`/`meta.stderr`.
-//! - `sandbox.stop` `{sessionId}` → `{sessionId, stopped: true}`.
+//! Failures are `isError` with the message as text, in dynamic-mcp's words: `Invalid sandbox
+//! session id: ID`, `Sandbox session not found: ID`, `Invalid Docker image: X`, `Docker image
+//! not allowed: X`, `Sandbox session limit reached (N).`, `Dependency count exceeds limit
+//! (N).`, `Blocked npm package requested: NAME`; input outside the schemas is the TypeScript
+//! SDK's `Input validation error` ([`super::invalid_arguments`]); unknown fields are ignored,
+//! as zod's objects strip them.
 //!
-//! `timeoutMs` accepts dynamic-mcp's range (1 to 120,000 ms) and is applied in whole seconds up
-//! to the sandbox's 30 s; a longer request is cut to 30 s and `meta.timeoutMs` says so.
+//! Each name stands for a built-in of the `codeExecution` group (`sandbox_list`,
+//! `sandbox_initialize`, `sandbox_exec`, `sandbox_run_js`, `sandbox_stop`): this module only
+//! translates the arguments in ([`builtin_args`]) and the result out ([`answer`]); the call
+//! itself goes through the same door as a call of the built-in by its own name
+//! (`ToolsmithMcp::call_registered`), so tool groups, policy, approvals, rate limits,
+//! scrubbing and usage apply to both alike, and a name is listed only to a caller who may call
+//! its built-in. A session is a folder run in bubblewrap, not a container: `image` is checked
+//! against dynamic-mcp's rules and `MCP_SANDBOX_ALLOWED_IMAGES`, kept as the session's label
+//! and shown, never pulled; `sandbox.run_js`'s npm `dependencies` are not installed in a
+//! session (no network there), so a call naming any is refused with the reason.
 
 use serde_json::{Map, Value, json};
 use toolsmith_core::ToolResult;
 
-use super::{envelope, failure, image_schema, success};
-use crate::mcp::catalog::arguments;
-use rmcp::model::CallToolResult;
+use super::dependencies_schema;
+use crate::mcp::handler::Caller;
+use rmcp::model::{CallToolResult, ContentBlock};
 
 /// A sandbox-session name of the compat mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SandboxOp {
+    List,
     Initialize,
     Exec,
     RunJs,
@@ -43,6 +55,7 @@ impl SandboxOp {
     /// The built-in this name stands for.
     pub(crate) fn builtin(self) -> &'static str {
         match self {
+            SandboxOp::List => "sandbox_list",
             SandboxOp::Initialize => "sandbox_initialize",
             SandboxOp::Exec => "sandbox_exec",
             SandboxOp::RunJs => "sandbox_run_js",
@@ -50,73 +63,117 @@ impl SandboxOp {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
+            SandboxOp::List => "sandbox.session.list",
             SandboxOp::Initialize => "sandbox.initialize",
             SandboxOp::Exec => "sandbox.exec",
             SandboxOp::RunJs => "sandbox.run_js",
             SandboxOp::Stop => "sandbox.stop",
         }
     }
+
+    /// dynamic-mcp's title of the tool.
+    pub(crate) fn title(self) -> &'static str {
+        match self {
+            SandboxOp::List => "List Sandbox Sessions",
+            SandboxOp::Initialize => "Initialize Sandbox Session",
+            SandboxOp::Exec => "Execute Shell Commands In Session",
+            SandboxOp::RunJs => "Run JavaScript In Session",
+            SandboxOp::Stop => "Stop Sandbox Session",
+        }
+    }
 }
 
-/// What the Node runner prints before the JSON outcome of `sandbox.run_js` (dynamic-mcp's
-/// marker). The last one printed counts.
-pub(crate) const RESULT_MARKER: &str = "__DYNAMIC_TOOL_RESULT__";
-
-/// Why `sandbox.initialize`'s `image` is kept but not used.
-const SESSION_IMAGE_NOT_APPLICABLE: &str = "not applicable: a Toolsmith sandbox session is a folder whose runs each start a fresh command sandbox (bubblewrap) with the host's own programs, not a container; the image is never pulled or run";
-
+/// dynamic-mcp's default image (`node:lts-slim`), used when no allowed image is configured.
+const DEFAULT_IMAGE: &str = "node:lts-slim";
+/// The file `sandbox.run_js` saves the code as, and runs.
+const RUN_JS_FILE: &str = "index.mjs";
 /// The longest run the command sandbox allows, in ms.
 const SANDBOX_MAX_MS: u64 = toolsmith_builtins::exec::MAX_TIMEOUT.as_millis() as u64;
-/// dynamic-mcp's own ceiling of `timeoutMs`.
-const SPEC_MAX_MS: u64 = toolsmith_service::tool_settings::MAX_TIMEOUT_MS;
+/// dynamic-mcp's limits of `timeoutMs`, `commands` and `code`.
+const MIN_TIMEOUT_MS: u64 = 1_000;
+const MAX_TIMEOUT_MS: u64 = 120_000;
+const MAX_COMMANDS: u64 = 20;
+const MAX_CODE_CHARS: u64 = 200_000;
+
+fn admin_token_schema() -> Value {
+    json!({"type": "string", "description": "The server's admin token; required when one is configured."})
+}
 
 fn session_id_schema() -> Value {
     json!({"type": "string", "description": "The sessionId sandbox.initialize returned."})
 }
 
 fn timeout_ms_schema() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": SPEC_MAX_MS, "description": "Wall-clock limit of the run in ms; applied in whole seconds, at most 30,000 (the sandbox's limit)."})
+    json!({"type": "integer", "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS, "description": "Wall-clock limit of each run in ms; applied in whole seconds, at most 30,000 (the sandbox's limit)."})
 }
 
-/// `(op, name, description, input schema)` of every sandbox-session name.
+/// An input schema as the TypeScript SDK lists a zod object: its properties and required
+/// ones, other fields ignored (zod strips them), so no `additionalProperties: false`.
+fn object(properties: Value, required: &[&str]) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("properties".to_owned(), properties);
+    if !required.is_empty() {
+        schema.insert("required".to_owned(), json!(required));
+    }
+    Value::Object(schema)
+}
+
+/// `(op, name, description, input schema)` of every sandbox-session name, with dynamic-mcp's
+/// descriptions.
 pub(crate) fn definitions() -> Vec<(SandboxOp, &'static str, &'static str, Value)> {
     vec![
         (
+            SandboxOp::List,
+            SandboxOp::List.name(),
+            "List active long-lived sandbox sessions",
+            object(json!({"adminToken": admin_token_schema()}), &[]),
+        ),
+        (
             SandboxOp::Initialize,
             SandboxOp::Initialize.name(),
-            "dynamic-mcp compatible: start a sandbox session, a private folder kept between calls (files written by sandbox.exec or sandbox.run_js stay for the next). Answers {ok, result: {sessionId, workdir, idleTimeoutSeconds}}; end it with sandbox.stop. Same as sandbox_initialize.",
-            arguments(json!({"image": image_schema()}), &[]),
+            "Create a reusable container session for iterative commands and scripts",
+            object(
+                json!({
+                    "adminToken": admin_token_schema(),
+                    "image": {"type": "string", "description": "Container image (default: the first allowed image, node:lts-slim): checked and kept as the session's label; Toolsmith's sessions are folders run in bubblewrap, so it is never pulled."},
+                    "timeoutMs": timeout_ms_schema()
+                }),
+                &[],
+            ),
         ),
         (
             SandboxOp::Exec,
             SandboxOp::Exec.name(),
-            "dynamic-mcp compatible: run a shell command in a sandbox session's folder (no network). command is a shell line or an argv array. Answers {ok, result: {exitCode, stdout, stderr, timedOut}}. Same as sandbox_exec.",
-            arguments(
+            "Run one or more shell commands in an active sandbox session",
+            object(
                 json!({
+                    "adminToken": admin_token_schema(),
                     "sessionId": session_id_schema(),
-                    "command": {
-                        "anyOf": [
-                            {"type": "string", "minLength": 1},
-                            {"type": "array", "items": {"type": "string"}, "minItems": 1}
-                        ],
-                        "description": "A shell line (run by /bin/sh -c) or an argv array such as [\"ls\", \"-la\"]."
+                    "commands": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1},
+                        "minItems": 1,
+                        "maxItems": MAX_COMMANDS,
+                        "description": "Shell commands, run one after another in the session's folder."
                     },
                     "timeoutMs": timeout_ms_schema()
                 }),
-                &["sessionId", "command"],
+                &["sessionId", "commands"],
             ),
         ),
         (
             SandboxOp::RunJs,
             SandboxOp::RunJs.name(),
-            "dynamic-mcp compatible: run JavaScript with Node.js in a sandbox session's folder (require('fs') sees the session's files; no network). code is the body of `async function run(args)`; answers {ok, result: <the value it returns>} or {ok: false, error}. Same as sandbox_run_js.",
-            arguments(
+            "Install dependencies and run JavaScript in an existing sandbox session",
+            object(
                 json!({
+                    "adminToken": admin_token_schema(),
                     "sessionId": session_id_schema(),
-                    "code": {"type": "string", "minLength": 1, "description": "Body of an async function receiving `args`; return a JSON value."},
-                    "args": {"type": "object", "description": "The `args` the code receives."},
+                    "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_CHARS, "description": "An ES module, saved as the session's index.mjs and run with node."},
+                    "dependencies": dependencies_schema(),
                     "timeoutMs": timeout_ms_schema()
                 }),
                 &["sessionId", "code"],
@@ -125,203 +182,337 @@ pub(crate) fn definitions() -> Vec<(SandboxOp, &'static str, &'static str, Value
         (
             SandboxOp::Stop,
             SandboxOp::Stop.name(),
-            "dynamic-mcp compatible: stop a sandbox session and delete its files. Same as sandbox_stop.",
-            arguments(json!({"sessionId": session_id_schema()}), &["sessionId"]),
+            "Stop and remove a sandbox session container",
+            object(
+                json!({"adminToken": admin_token_schema(), "sessionId": session_id_schema()}),
+                &["sessionId"],
+            ),
         ),
     ]
 }
 
-/// A call's arguments translated for the built-in, and the `meta` notes its answer carries
-/// (what was requested but does not apply, or applies cut short).
+/// A call's arguments translated for the built-in, and what its answer needs.
 pub(crate) struct Translated {
     pub args: Value,
-    meta: Map<String, Value>,
+    /// The session the call names.
+    session_id: String,
+    /// `sandbox.exec`: a command after the ones run was rejected by dynamic-mcp's policy.
+    rejected_after: bool,
+    /// `sandbox.initialize`: the image the session is for.
+    image: String,
+    /// The largest text answered (`MCP_SANDBOX_MAX_OUTPUT_BYTES`).
+    max_output_bytes: usize,
+}
+
+/// A failure as dynamic-mcp answers one: `isError` and the message as text.
+fn refusal(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+fn text(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(message.into())])
+}
+
+/// dynamic-mcp's `sanitizeContainerId`: `^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`.
+fn valid_session_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// dynamic-mcp's `sanitizeDockerImage`: `^[a-zA-Z0-9][a-zA-Z0-9_.:/-]{0,199}$`.
+fn valid_image(image: &str) -> bool {
+    let mut chars = image.chars();
+    image.chars().count() <= 200
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-'))
+}
+
+/// dynamic-mcp's `sanitizeShellCommand`: no command substitution (a backtick or `$(`), not
+/// blank.
+fn allowed_command(command: &str) -> bool {
+    !command.trim().is_empty() && !command.contains('`') && !command.contains("$(")
 }
 
 /// The built-in's arguments for `op`'s (already checked against the schema above), or the
 /// answer refusing them.
-pub(crate) fn builtin_args(op: SandboxOp, args: &Value) -> Result<Translated, CallToolResult> {
-    let mut meta = Map::new();
+pub(crate) fn builtin_args(
+    caller: &Caller<'_>,
+    op: SandboxOp,
+    args: &Value,
+) -> Result<Translated, CallToolResult> {
+    let service = caller.service().config();
     let mut out = Map::new();
-    if let Some(id) = args.get("sessionId") {
-        out.insert("sessionId".to_owned(), id.clone());
-    }
-    if let Some(ms) = args.get("timeoutMs").and_then(Value::as_u64) {
-        let applied = ms.min(SANDBOX_MAX_MS);
-        if applied < ms {
-            meta.insert(
-                "timeoutMs".to_owned(),
-                json!({"requested": ms, "applied": applied, "reason": "the command sandbox ends every run after 30 s"}),
-            );
+    let session_id = args
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut translated = Translated {
+        args: Value::Null,
+        session_id: session_id.clone(),
+        rejected_after: false,
+        image: String::new(),
+        max_output_bytes: service.js_limits.max_output_bytes,
+    };
+    if matches!(op, SandboxOp::Exec | SandboxOp::RunJs | SandboxOp::Stop) {
+        if !valid_session_id(&session_id) {
+            return Err(refusal(format!("Invalid sandbox session id: {session_id}")));
         }
+        out.insert("sessionId".to_owned(), json!(session_id));
+    }
+    if let Some(ms) = args.get("timeoutMs").and_then(Value::as_u64)
+        && op != SandboxOp::Initialize
+    {
+        let applied = ms.min(SANDBOX_MAX_MS);
         out.insert(
             "timeoutSeconds".to_owned(),
             json!(applied.div_ceil(1000).max(1)),
         );
     }
     match op {
+        SandboxOp::List | SandboxOp::Stop => {}
         SandboxOp::Initialize => {
-            if let Some(image) = args.get("image").and_then(Value::as_str) {
-                meta.insert(
-                    "image".to_owned(),
-                    json!({"requested": image, "applicable": false, "reason": SESSION_IMAGE_NOT_APPLICABLE}),
-                );
+            let allowed = &caller.shared().state.config.compat_sandbox_images;
+            let image = match args.get("image").and_then(Value::as_str) {
+                Some(image) => image.to_owned(),
+                None => allowed
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| DEFAULT_IMAGE.to_owned()),
+            };
+            if !valid_image(&image) {
+                return Err(refusal(format!("Invalid Docker image: {image}")));
             }
+            if !allowed.is_empty() && !allowed.contains(&image) {
+                return Err(refusal(format!(
+                    "Docker image not allowed: {image} (the allowed images are MCP_SANDBOX_ALLOWED_IMAGES: {})",
+                    allowed.join(", ")
+                )));
+            }
+            out.insert("label".to_owned(), json!(image));
+            translated.image = image;
         }
         SandboxOp::Exec => {
-            let command = match args.get("command") {
-                Some(Value::String(line)) => line.clone(),
-                Some(Value::Array(words)) => shell_line(words)?,
-                _ => return Err(bad_arguments("command must be a string or an argv array")),
-            };
-            out.insert("command".to_owned(), json!(command));
+            let commands: Vec<&str> = args
+                .get("commands")
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            // dynamic-mcp checks each command as its turn comes: the ones before a rejected
+            // command run, then the call ends rejected.
+            let allowed = commands.iter().take_while(|c| allowed_command(c)).count();
+            if allowed == 0 {
+                return Err(refusal("Command rejected by policy."));
+            }
+            translated.rejected_after = allowed < commands.len();
+            let run: Vec<&str> = commands.into_iter().take(allowed).collect();
+            out.insert("commands".to_owned(), json!(run));
         }
         SandboxOp::RunJs => {
+            let dependencies = args
+                .get("dependencies")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(refused) = refuse_dependencies(caller, &dependencies) {
+                return Err(refused);
+            }
             let code = args.get("code").and_then(Value::as_str).unwrap_or("");
-            let call_args = args.get("args").cloned().unwrap_or_else(|| json!({}));
-            out.insert("code".to_owned(), json!(runner(code, &call_args)));
+            out.insert("code".to_owned(), json!(code));
+            out.insert("saveAs".to_owned(), json!(RUN_JS_FILE));
         }
-        SandboxOp::Stop => {}
     }
-    Ok(Translated {
-        args: Value::Object(out),
-        meta,
-    })
+    translated.args = Value::Object(out);
+    Ok(translated)
+}
+
+/// dynamic-mcp's checks of `sandbox.run_js`'s dependencies (count, blocked names), then
+/// Toolsmith's refusal of any: a session has no network to install them from.
+fn refuse_dependencies(caller: &Caller<'_>, dependencies: &[Value]) -> Option<CallToolResult> {
+    if dependencies.is_empty() {
+        return None;
+    }
+    let npm = &caller.service().config().npm;
+    if dependencies.len() > npm.max_dependencies {
+        return Some(refusal(format!(
+            "Dependency count exceeds limit ({}).",
+            npm.max_dependencies
+        )));
+    }
+    if let Some(blocked) = dependencies
+        .iter()
+        .filter_map(|d| d.get("name").and_then(Value::as_str))
+        .find(|name| npm.block.iter().any(|b| b == name))
+    {
+        return Some(refusal(format!("Blocked npm package requested: {blocked}")));
+    }
+    Some(refusal(
+        "sandbox.run_js cannot install npm dependencies here: a Toolsmith sandbox session has no network to install them from (it is a folder run in bubblewrap, not a container). Call it without dependencies, or run code that imports npm packages with run_js_ephemeral or a dynamic tool, whose dependencies are installed when they are declared (docs/js-tools.md, \"Dependencies\").",
+    ))
 }
 
 /// The answer to a call of `op` while its built-in is out of the caller's reach (its tool
 /// group is disabled).
 pub(crate) fn unavailable(op: SandboxOp) -> CallToolResult {
-    failure(
-        "not_found",
-        &format!(
-            "{} is not available: {}",
-            op.name(),
-            toolsmith_builtins::groups::disabled_message(op.builtin())
-        ),
-        Map::new(),
-    )
-}
-
-fn bad_arguments(message: &str) -> CallToolResult {
-    failure("validation_error", message, Map::new())
-}
-
-/// An argv array as one shell line, every word single-quoted (so nothing in a word is
-/// interpreted by the shell).
-fn shell_line(words: &[Value]) -> Result<String, CallToolResult> {
-    let mut line = String::new();
-    for word in words {
-        let Some(word) = word.as_str() else {
-            return Err(bad_arguments("every word of command must be a string"));
-        };
-        if word.contains('\0') {
-            return Err(bad_arguments("a word of command contains a NUL byte"));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push('\'');
-        line.push_str(&word.replace('\'', r"'\''"));
-        line.push('\'');
-    }
-    Ok(line)
-}
-
-/// The Node.js script that runs `code` as dynamic-mcp's runner does: the body of
-/// `async function run(args)`, called with `args`, its outcome printed after [`RESULT_MARKER`].
-fn runner(code: &str, args: &Value) -> String {
-    // A JSON text is a JavaScript string literal's content once encoded as a JSON string.
-    let args_literal = serde_json::to_string(&args.to_string()).unwrap_or_else(|_| "\"{}\"".into());
-    format!(
-        "async function run(args) {{\n{code}\n}}\n\
-         const __emit = (outcome) => {{\n\
-         let text;\n\
-         try {{ text = JSON.stringify(outcome); }} catch (e) {{ text = JSON.stringify({{ ok: false, error: 'the result is not JSON: ' + String(e && e.message || e) }}); }}\n\
-         process.stdout.write('\\n{RESULT_MARKER}' + text + '\\n');\n\
-         }};\n\
-         run(JSON.parse({args_literal})).then(\n\
-         (value) => __emit({{ ok: true, result: value === undefined ? null : value }}),\n\
-         (err) => {{ __emit({{ ok: false, error: String(err && err.message || err) }}); process.exitCode = 1; }});\n"
-    )
+    refusal(format!(
+        "{} is not available: {}",
+        op.name(),
+        toolsmith_builtins::groups::disabled_message(op.builtin())
+    ))
 }
 
 /// The built-in's result `res` as dynamic-mcp answers `op`.
 pub(crate) fn answer(op: SandboxOp, res: ToolResult, translated: Translated) -> CallToolResult {
-    let Translated { meta, .. } = translated;
     if res.is_error {
-        return envelope(res, meta);
+        return failed(op, &res, &translated);
     }
+    let out = &res.content;
     match op {
-        SandboxOp::Initialize | SandboxOp::Stop => success(res.content, meta),
-        SandboxOp::Exec => {
-            let mut result = res.content;
-            if let Value::Object(map) = &mut result {
-                map.remove("sessionId");
-                map.remove("success");
-            }
-            success(result, meta)
+        SandboxOp::List => {
+            let sessions: Vec<Value> = out
+                .get("sessions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|s| {
+                    json!({
+                        "id": s.get("sessionId").cloned().unwrap_or(Value::Null),
+                        "image": s.get("label").and_then(Value::as_str).unwrap_or(DEFAULT_IMAGE),
+                        "createdAt": s.get("createdAt").cloned().unwrap_or(Value::Null),
+                        "lastUsedAt": s.get("lastUsedAt").cloned().unwrap_or(Value::Null),
+                    })
+                })
+                .collect();
+            let mut result = text(serde_json::to_string_pretty(&sessions).unwrap_or_default());
+            result.structured_content = Some(json!({"sessions": sessions}));
+            result
         }
-        SandboxOp::RunJs => run_js_answer(&res.content, meta),
+        SandboxOp::Initialize => {
+            let id = out.get("sessionId").and_then(Value::as_str).unwrap_or("");
+            let idle = out
+                .get("idleTimeoutSeconds")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let mut result = text(format!("Sandbox session ready: {id}"));
+            result.structured_content = Some(json!({
+                "sessionId": id,
+                "image": translated.image,
+                "timeoutMs": idle.saturating_mul(1000),
+            }));
+            result
+        }
+        SandboxOp::Exec => exec_answer(out, &translated),
+        SandboxOp::RunJs => {
+            let stdout = field(out, "stdout");
+            let stderr = field(out, "stderr");
+            if out.get("success").and_then(Value::as_bool) != Some(true) {
+                return refusal(command_failed(&format!("node {RUN_JS_FILE}"), out));
+            }
+            let joined = if stderr.is_empty() {
+                stdout.to_owned()
+            } else {
+                format!("{stdout}\n{stderr}")
+            };
+            let output = clip(joined.trim(), translated.max_output_bytes);
+            if output.is_empty() {
+                text("JavaScript execution completed with no output.")
+            } else {
+                text(output)
+            }
+        }
+        SandboxOp::Stop => text(format!(
+            "Stopped sandbox session: {}",
+            translated.session_id
+        )),
     }
 }
 
-/// `sandbox.run_js`'s answer from the run's output: the outcome after the last marker, or
-/// (dynamic-mcp's rule) the raw output as text when there is none.
-fn run_js_answer(run: &Value, mut meta: Map<String, Value>) -> CallToolResult {
-    let stdout = run.get("stdout").and_then(Value::as_str).unwrap_or("");
-    let stderr = run.get("stderr").and_then(Value::as_str).unwrap_or("");
-    if !stderr.is_empty() {
-        meta.insert("stderr".to_owned(), json!(stderr));
+fn field<'a>(out: &'a Value, key: &str) -> &'a str {
+    out.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `sandbox.exec`'s text from the built-in's `results`, one entry per command run.
+fn exec_answer(out: &Value, translated: &Translated) -> CallToolResult {
+    let mut sections = Vec::new();
+    for run in out
+        .get("results")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let command = field(run, "command");
+        if run.get("success").and_then(Value::as_bool) != Some(true) {
+            return refusal(command_failed(&format!("/bin/sh -c {command}"), run));
+        }
+        let parts: Vec<&str> = [field(run, "stdout").trim(), field(run, "stderr").trim()]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        let mut section = format!("$ {command}");
+        for part in parts {
+            section.push('\n');
+            section.push_str(part);
+        }
+        sections.push(section);
     }
-    let outcome = stdout.rfind(RESULT_MARKER).and_then(|at| {
-        let (printed, rest) = stdout.split_at(at);
-        let text = rest
-            .get(RESULT_MARKER.len()..)
-            .and_then(|after| after.lines().next())
-            .unwrap_or("");
-        serde_json::from_str::<Value>(text)
-            .ok()
-            .map(|outcome| (printed.strip_suffix('\n').unwrap_or(printed), outcome))
-    });
-    let Some((printed, outcome)) = outcome else {
-        if run.get("timedOut").and_then(Value::as_bool) == Some(true) {
-            return failure(
-                "timeout",
-                "the code did not finish within its time limit (timeoutMs, at most 30,000 ms)",
-                Map::from_iter([("meta".to_owned(), Value::Object(meta))]),
-            );
-        }
-        if run.get("exitCode").and_then(Value::as_i64) != Some(0) {
-            let why = if stderr.is_empty() {
-                "the code ended without a result"
-            } else {
-                stderr
-            };
-            return failure(
-                "execution_error",
-                why,
-                Map::from_iter([("meta".to_owned(), Value::Object(meta))]),
-            );
-        }
-        return success(json!(stdout), meta);
-    };
-    if !printed.is_empty() {
-        meta.insert("stdout".to_owned(), json!(printed));
+    if translated.rejected_after {
+        return refusal("Command rejected by policy.");
     }
-    match outcome.get("ok").and_then(Value::as_bool) {
-        Some(true) => success(outcome.get("result").cloned().unwrap_or(Value::Null), meta),
-        _ => {
-            let error = outcome
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("the code failed");
-            let mut extra = Map::new();
-            if !meta.is_empty() {
-                extra.insert("meta".to_owned(), Value::Object(meta));
-            }
-            failure("execution_error", error, extra)
+    text(clip(&sections.join("\n\n"), translated.max_output_bytes))
+}
+
+/// A failed run in the words of Node's `execFile`, which dynamic-mcp answers with:
+/// `Command failed: CMD` and the run's stderr; a run killed at its time limit says so.
+fn command_failed(command: &str, run: &Value) -> String {
+    let mut message = format!("Command failed: {command}\n{}", field(run, "stderr"));
+    if run.get("timedOut").and_then(Value::as_bool) == Some(true) {
+        message.push_str(
+            "\n(killed at its time limit: timeoutMs applies in whole seconds, at most 30,000 ms in a Toolsmith sandbox session; make the command faster or split it)",
+        );
+    }
+    message
+}
+
+/// dynamic-mcp's `clipText`: at most `max` bytes of `text` (cut on a character boundary),
+/// then `\n...<truncated>`.
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let kept = text.get(..end).unwrap_or("");
+    format!("{kept}\n...<truncated>")
+}
+
+/// A failure of the built-in in dynamic-mcp's words where it has words for it, else the
+/// message.
+fn failed(op: SandboxOp, res: &ToolResult, translated: &Translated) -> CallToolResult {
+    let reason = res.content.get("reason").and_then(Value::as_str);
+    match reason {
+        // `docker rm -f` of a container that is not there succeeds.
+        Some("session_not_found") if op == SandboxOp::Stop => text(format!(
+            "Stopped sandbox session: {}",
+            translated.session_id
+        )),
+        Some("session_not_found") => refusal(format!(
+            "Sandbox session not found: {}",
+            translated.session_id
+        )),
+        Some("session_limit") => {
+            let max = res.content.get("max").and_then(Value::as_u64).unwrap_or(0);
+            refusal(format!(
+                "Sandbox session limit reached ({max}). (Stop one with sandbox.stop, or wait until an idle one times out: MCP_SANDBOX_SESSION_TIMEOUT_SECONDS.)"
+            ))
         }
+        _ => refusal(
+            res.error_message()
+                .map(str::to_owned)
+                .unwrap_or_else(|| res.content_text()),
+        ),
     }
 }
 
@@ -329,76 +520,67 @@ fn run_js_answer(run: &Value, mut meta: Map<String, Value>) -> CallToolResult {
 mod tests {
     use super::*;
 
-    fn structured(result: &CallToolResult) -> Value {
-        result.structured_content.clone().unwrap_or(Value::Null)
+    #[test]
+    fn dynamic_mcps_sanitizers() {
+        for id in ["abc123", "mcp-sbx-abcdef", "my_container.name-1", "a", "1"] {
+            assert!(valid_session_id(id), "{id}");
+        }
+        for id in [
+            ".invalid",
+            "-invalid",
+            "_invalid",
+            "abc/def",
+            "abc:def",
+            "abc def",
+            "abc$def",
+            "abc;rm -rf /",
+            "",
+        ] {
+            assert!(!valid_session_id(id), "{id}");
+        }
+        for image in [
+            "node:lts-slim",
+            "node:22-alpine",
+            "ubuntu",
+            "registry.example.com/my-image:v1.0",
+            "ghcr.io/org/image:latest",
+        ] {
+            assert!(valid_image(image), "{image}");
+        }
+        let long = format!("a{}", "b".repeat(200));
+        assert!(!valid_image(&long));
+        assert!(valid_image(&format!("a{}", "b".repeat(199))));
+        for image in [
+            ".invalid",
+            "-invalid",
+            ":invalid",
+            "",
+            "image name",
+            "image;echo",
+            "image$var",
+        ] {
+            assert!(!valid_image(image), "{image}");
+        }
+        for command in ["ls -la", "echo hello | grep h", "echo hello > output.txt"] {
+            assert!(allowed_command(command), "{command}");
+        }
+        for command in [
+            "echo `whoami`",
+            "`rm -rf /`",
+            "echo $(whoami)",
+            "$(rm -rf /)",
+            "",
+            "   ",
+            "\t",
+        ] {
+            assert!(!allowed_command(command), "{command:?}");
+        }
     }
 
     #[test]
-    fn argv_words_are_quoted_so_the_shell_interprets_none() {
-        let words = [json!("printf"), json!("%s|"), json!("it's; rm -rf / $(id)")];
-        let line = shell_line(&words).unwrap_or_default();
-        assert_eq!(line, r"'printf' '%s|' 'it'\''s; rm -rf / $(id)'");
-        let refused = shell_line(&[json!("a\0b")]).err().map(|r| structured(&r));
-        assert_eq!(
-            refused
-                .and_then(|v| v["code"].as_str().map(str::to_owned))
-                .as_deref(),
-            Some("validation_error")
-        );
-    }
-
-    #[test]
-    fn timeout_ms_is_applied_in_seconds_and_cut_to_the_sandbox_limit() {
-        let t = builtin_args(
-            SandboxOp::Exec,
-            &json!({"sessionId": "sbx_1", "command": "ls", "timeoutMs": 1500}),
-        )
-        .unwrap_or_else(|_| panic!("translated"));
-        assert_eq!(t.args["timeoutSeconds"], 2);
-        assert!(t.meta.is_empty());
-        let t = builtin_args(
-            SandboxOp::Exec,
-            &json!({"sessionId": "sbx_1", "command": "ls", "timeoutMs": 120000}),
-        )
-        .unwrap_or_else(|_| panic!("translated"));
-        assert_eq!(t.args["timeoutSeconds"], 30);
-        assert_eq!(t.meta["timeoutMs"]["applied"], 30000);
-    }
-
-    #[test]
-    fn run_js_takes_the_outcome_after_the_last_marker_and_keeps_what_was_printed() {
-        let stdout = format!(
-            "hello\n{RESULT_MARKER}{{\"ok\":true,\"result\":1}}\n\n{RESULT_MARKER}{{\"ok\":true,\"result\":{{\"n\":2}}}}\n"
-        );
-        let answer = run_js_answer(
-            &json!({"stdout": stdout, "stderr": "", "exitCode": 0}),
-            Map::new(),
-        );
-        let value = structured(&answer);
-        assert_eq!(value["ok"], true);
-        assert_eq!(value["result"], json!({"n": 2}));
-        assert!(
-            value["meta"]["stdout"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("hello"))
-        );
-
-        let thrown = run_js_answer(
-            &json!({"stdout": format!("\n{RESULT_MARKER}{{\"ok\":false,\"error\":\"boom\"}}\n"), "exitCode": 1}),
-            Map::new(),
-        );
-        let value = structured(&thrown);
-        assert_eq!(
-            (value["ok"].clone(), value["error"].clone()),
-            (json!(false), json!("boom"))
-        );
-
-        let raw = run_js_answer(&json!({"stdout": "plain text", "exitCode": 0}), Map::new());
-        assert_eq!(structured(&raw)["result"], "plain text");
-        let killed = run_js_answer(
-            &json!({"stdout": "", "exitCode": 137, "timedOut": true}),
-            Map::new(),
-        );
-        assert_eq!(structured(&killed)["code"], "timeout");
+    fn clip_keeps_whole_characters_and_marks_the_cut() {
+        assert_eq!(clip("hello", 10), "hello");
+        assert_eq!(clip("héllo", 2), "h\n...<truncated>");
+        assert_eq!(clip("hello", 3), "hel\n...<truncated>");
     }
 }

@@ -412,7 +412,7 @@ pub(crate) async fn runtime_config(caller: &Caller<'_>) -> Value {
             "maxTimeoutMs": toolsmith_service::tool_settings::MAX_TIMEOUT_MS,
             "sessionTimeoutSeconds": service.sandbox_sessions.idle_timeout.as_secs(),
             "maxSessions": service.sandbox_sessions.max_per_user,
-            "allowedImagesCount": 0,
+            "allowedImagesCount": config.compat_sandbox_images.len(),
             "blockedPackagesCount": 0
         },
         "audit": {"enabled": true},
