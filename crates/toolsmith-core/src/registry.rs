@@ -374,6 +374,18 @@ impl ToolRegistry {
         self.read().hidden.contains(name)
     }
 
+    /// The built-ins hidden because their group is disabled, sorted by name (search names them
+    /// with the group that would serve a request; nothing calls them).
+    pub fn hidden_builtins(&self) -> Vec<Arc<RegisteredTool>> {
+        let tables = self.read();
+        tables
+            .builtins
+            .values()
+            .filter(|t| tables.hidden.contains(t.name()))
+            .cloned()
+            .collect()
+    }
+
     /// The tool `name` as `owner` sees it: a visible built-in, or one of the owner's custom
     /// tools.
     pub fn get(&self, owner: &str, name: &str) -> Option<Arc<RegisteredTool>> {

@@ -214,13 +214,21 @@ impl SearchIndex {
 
     /// The documents matching any term of `query` that `accept` lets through, with their
     /// scores, best first (ties by name). A query with no searchable word matches nothing.
+    pub fn search(&self, query: &str, accept: impl Fn(usize) -> bool) -> Vec<(usize, f64)> {
+        self.search_with_evidence(query, accept)
+            .into_iter()
+            .map(|hit| (hit.doc, hit.score))
+            .collect()
+    }
+
+    /// As [`SearchIndex::search`], each hit with its [`Evidence`] (for a relevance floor).
     #[allow(
         clippy::indexing_slicing,
         reason = "the per-document vectors all have one entry per document (`n`), every posting's \
                   `doc` is a document's position, and every term id is an index into `postings`: \
                   the index builds them together and never changes"
     )]
-    pub fn search(&self, query: &str, accept: impl Fn(usize) -> bool) -> Vec<(usize, f64)> {
+    pub fn search_with_evidence(&self, query: &str, accept: impl Fn(usize) -> bool) -> Vec<Hit> {
         let terms = query_terms(query);
         let n = self.names.len();
         if terms.is_empty() || n == 0 {
@@ -228,9 +236,24 @@ impl SearchIndex {
         }
         let mut total = vec![0.0f64; n];
         let mut best = vec![0.0f64; n];
+        // The index term behind each document's best score for the current query term, and
+        // one it meets solidly (as written, or a synonym in the short fields), if any.
+        let mut best_term = vec![usize::MAX; n];
+        let mut solid_term = vec![usize::MAX; n];
         // Whether the current query term met the document's name; how many terms did.
         let mut in_name = vec![false; n];
         let mut name_hits = vec![0u16; n];
+        // Per document: the index terms the query met, and those it met solidly, as bits of
+        // this query's own numbering of the terms it met (`bit`; past 64 terms bits are shared,
+        // which can only undercount), and the floor's flags.
+        let mut met = vec![0u64; n];
+        let mut solid = vec![0u64; n];
+        let mut bits: HashMap<usize, u32> = HashMap::new();
+        let mut bit = |term_id: usize| -> u64 {
+            let next = u32::try_from(bits.len()).unwrap_or(u32::MAX);
+            1u64 << (*bits.entry(term_id).or_insert(next) % 64)
+        };
+        let mut evidence = vec![Evidence::default(); n];
         let mut matched: Vec<u32> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
         let mut typo_lookups = 0;
@@ -242,12 +265,13 @@ impl SearchIndex {
             // An alternative is worth no more than the word asked for: a rare synonym must not
             // outrank the common word itself.
             let own_idf = self.vocab.get(term).map(|&id| self.idf(id));
-            for (term_id, factor) in alternatives.terms {
+            for (term_id, factor, via) in alternatives.terms {
                 let postings = &self.postings[term_id];
                 let idf = match own_idf {
                     Some(own) => self.idf(term_id).min(own),
                     None => self.idf(term_id),
                 };
+                let specific = postings.len() <= SPECIFIC_DF;
                 for &Posting {
                     doc,
                     short,
@@ -255,18 +279,30 @@ impl SearchIndex {
                     named,
                 } in postings
                 {
+                    let d = doc as usize;
                     // BM25F: only the body is normalised by its length (every name is short).
-                    let norm = 1.0 - B + B * self.doc_len[doc as usize] / self.avg_len;
+                    let norm = 1.0 - B + B * self.doc_len[d] / self.avg_len;
                     let tf = short + body / norm;
                     let score = factor * idf * tf * (K1 + 1.0) / (tf + K1);
-                    let slot = &mut best[doc as usize];
+                    let slot = &mut best[d];
                     if *slot == 0.0 {
                         touched.push(doc);
                     }
                     if score > *slot {
                         *slot = score;
+                        best_term[d] = term_id;
                     }
-                    in_name[doc as usize] |= named;
+                    in_name[d] |= named;
+                    // The word as written comes first among the alternatives, and wins.
+                    if solid_term[d] == usize::MAX
+                        && (via == Via::Exact || (via == Via::Synonym && short > 0.0))
+                    {
+                        solid_term[d] = term_id;
+                    }
+                    if via == Via::Exact && short > 0.0 {
+                        evidence[d].strong = true;
+                        evidence[d].specific |= specific && named;
+                    }
                 }
             }
             for doc in touched.drain(..) {
@@ -276,12 +312,18 @@ impl SearchIndex {
                 }
                 total[d] += best[d];
                 best[d] = 0.0;
+                met[d] |= bit(best_term[d]);
+                let solid_id = std::mem::replace(&mut solid_term[d], usize::MAX);
+                if solid_id != usize::MAX {
+                    solid[d] |= bit(solid_id);
+                }
                 if std::mem::take(&mut in_name[d]) {
                     name_hits[d] = name_hits[d].saturating_add(1);
                 }
             }
         }
-        let mut ranked: Vec<(usize, f64)> = matched
+        let query_terms = u8::try_from(terms.len()).unwrap_or(u8::MAX);
+        let mut ranked: Vec<Hit> = matched
             .into_iter()
             .map(|d| d as usize)
             .filter(|&d| accept(d))
@@ -291,12 +333,22 @@ impl SearchIndex {
                 } else {
                     (f64::from(name_hits[d]) / f64::from(self.name_terms[d])).min(1.0)
                 };
-                (d, total[d] * (1.0 + NAME_COVERAGE_BONUS * coverage))
+                Hit {
+                    doc: d,
+                    score: total[d] * (1.0 + NAME_COVERAGE_BONUS * coverage),
+                    evidence: Evidence {
+                        query_terms,
+                        met: u8::try_from(met[d].count_ones()).unwrap_or(u8::MAX),
+                        solid: u8::try_from(solid[d].count_ones()).unwrap_or(u8::MAX),
+                        ..evidence[d]
+                    },
+                }
             })
             .collect();
         ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| self.names[a.0].cmp(&self.names[b.0]))
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.names[a.doc].cmp(&self.names[b.doc]))
         });
         ranked
     }
@@ -311,13 +363,13 @@ impl SearchIndex {
     /// The index terms a query term stands for, with the factor of each; typos are looked up
     /// only if `typos` allows it and nothing else matched.
     fn alternatives(&self, term: &str, typos: bool) -> Alternatives {
-        let mut out: Vec<(usize, f64)> = Vec::new();
+        let mut out: Vec<(usize, f64, Via)> = Vec::new();
         if let Some(&id) = self.vocab.get(term) {
-            push(&mut out, id, 1.0);
+            push(&mut out, id, 1.0, Via::Exact);
         }
         for synonym in synonyms(term) {
             if let Some(&id) = self.vocab.get(synonym) {
-                push(&mut out, id, SYNONYM_FACTOR);
+                push(&mut out, id, SYNONYM_FACTOR, Via::Synonym);
             }
         }
         if term.chars().count() >= MIN_PREFIX_CHARS {
@@ -333,7 +385,7 @@ impl SearchIndex {
             {
                 // A short prefix says less about the longer word.
                 let factor = PREFIX_FACTOR * term.len() as f64 / candidate.len() as f64;
-                push(&mut out, *id, factor.max(PREFIX_FACTOR / 2.0));
+                push(&mut out, *id, factor.max(PREFIX_FACTOR / 2.0), Via::Prefix);
             }
         }
         let mut typo_lookup = false;
@@ -346,7 +398,7 @@ impl SearchIndex {
                     if candidate.len().abs_diff(term.len()) <= max_edits
                         && strsim::levenshtein(candidate, term) <= max_edits
                     {
-                        push(&mut out, *id, TYPO_FACTOR);
+                        push(&mut out, *id, TYPO_FACTOR, Via::Typo);
                     }
                 }
             }
@@ -358,18 +410,75 @@ impl SearchIndex {
     }
 }
 
-/// Adds a term to `out`, or raises its factor if it is there already.
-fn push(out: &mut Vec<(usize, f64)>, id: usize, factor: f64) {
-    match out.iter_mut().find(|(t, _)| *t == id) {
-        Some(existing) => existing.1 = existing.1.max(factor),
-        None => out.push((id, factor)),
+/// Adds a term to `out`, or raises its factor (and how it stands for the query term) if it is
+/// there already.
+fn push(out: &mut Vec<(usize, f64, Via)>, id: usize, factor: f64, via: Via) {
+    match out.iter_mut().find(|(t, _, _)| *t == id) {
+        Some(existing) => {
+            existing.1 = existing.1.max(factor);
+            existing.2 = existing.2.max(via);
+        }
+        None => out.push((id, factor, via)),
     }
 }
 
 struct Alternatives {
-    terms: Vec<(usize, f64)>,
+    /// Index term, factor, and how it stands for the query term.
+    terms: Vec<(usize, f64, Via)>,
     /// Whether the vocabulary was scanned for typos.
     typo_lookup: bool,
+}
+
+/// How an index term stands for a query term, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Via {
+    Typo,
+    Prefix,
+    Synonym,
+    Exact,
+}
+
+/// What a hit has for it besides its score: how much of the request it meets, and how
+/// directly. The relevance floor ([`Evidence::is_relevant`]) reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Evidence {
+    /// How many terms the query has.
+    pub query_terms: u8,
+    /// How many distinct words of the tool the query met, in any way (two query words meeting
+    /// one word of the tool, "call" and "phone" meeting `phone`, count once).
+    pub met: u8,
+    /// How many of those it met solidly: as written (anywhere), or through a synonym in the
+    /// name, tags or category. A synonym or a prefix met only in the description is a hint,
+    /// not an answer.
+    pub solid: u8,
+    /// Whether a word of the query is, as written, in the tool's name, tags or category.
+    pub strong: bool,
+    /// Whether a word of the query is, as written, in the tool's name and in at most
+    /// [`SPECIFIC_DF`] tools in all: it says which tool is meant (`forget`).
+    pub specific: bool,
+}
+
+/// A word held by at most this many tools names what they do, not a whole family.
+pub const SPECIFIC_DF: usize = 3;
+
+impl Evidence {
+    /// Whether the hit answers the request rather than sharing a word with it: a rare word of
+    /// the request names the tool; or a word of the request is in its name, tags or category
+    /// and, when the request says more than one thing, a second word of it is met solidly too.
+    /// Below this floor, "send an email to my boss" meeting `add_contact` through `email`
+    /// alone, or "book a flight" meeting a calendar tool through `book`, is no answer.
+    pub fn is_relevant(&self) -> bool {
+        self.specific || (self.strong && (self.query_terms <= 1 || self.solid >= 2))
+    }
+}
+
+/// One hit of [`SearchIndex::search_with_evidence`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// The document's position.
+    pub doc: usize,
+    pub score: f64,
+    pub evidence: Evidence,
 }
 
 /// One search result: a tool and its score (0 when the query lists everything).

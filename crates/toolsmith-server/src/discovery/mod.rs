@@ -17,7 +17,7 @@ pub mod suggest;
 pub mod text;
 
 pub use docs::{expected_shape, parameter_docs};
-pub use index::{Document, Ranked, SearchIndex, search};
+pub use index::{Document, Evidence, Hit, Ranked, SearchIndex, search};
 pub use suggest::closest_names;
 pub use toolsmith_core::tool_limits::{TOOL_LIMITS, ToolLimit, apply_tool_limits, tool_limit};
 

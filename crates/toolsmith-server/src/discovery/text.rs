@@ -190,6 +190,9 @@ const PHRASES: &[(&str, &str, &str)] = &[
     ("sign", "up", "register"),
     ("log", "in", "login"),
     ("to", "do", "todo"),
+    ("show", "me", "list"),
+    ("you", "remember", "recall"),
+    ("you", "know", "recall"),
 ];
 
 /// Groups of words a person uses for one another when asking for a tool. Each word finds the
@@ -434,6 +437,9 @@ pub fn query_terms(query: &str) -> Vec<String> {
     if looks_like_arithmetic(query) {
         added.push("calculate");
     }
+    if names_a_file(query) {
+        added.push("file");
+    }
     let chosen: Vec<&str> = if kept.is_empty() && added.is_empty() {
         // Only stop words ("how to", "get"): search for them rather than for nothing.
         all.iter().map(String::as_str).collect()
@@ -452,6 +458,20 @@ pub fn query_terms(query: &str) -> Vec<String> {
         }
     }
     terms
+}
+
+/// Whether a query names a file by its name and extension (`config.yaml`, `report-final.txt`):
+/// a request about it is about a file even when it does not say "file".
+fn names_a_file(query: &str) -> bool {
+    query.split_whitespace().any(|word| {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        word.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        })
+    })
 }
 
 /// Whether a query holds a sum to work out: a number followed by `%`, or two numbers around an

@@ -27,12 +27,14 @@ pub(crate) enum Op {
     Batch,
 }
 
-/// Most results `search_tools` returns at once (the total is always reported).
-const MAX_SEARCH_RESULTS: usize = 200;
+/// How many tools `search_tools` offers when the caller sets no `limit`.
+const DEFAULT_SEARCH_LIMIT: usize = 5;
+/// Most tools one `search_tools` reply offers (a larger `limit` is capped to it).
+const MAX_SEARCH_LIMIT: usize = 20;
 /// Most operations in one `batch_use_tool`.
 const MAX_BATCH: usize = 25;
-/// Descriptions in search results are cut to this many characters.
-const SHORT_DESCRIPTION_CHARS: usize = 300;
+/// A search result's summary (its description's first sentence) is cut to this many characters.
+const SUMMARY_CHARS: usize = 120;
 
 /// `(op, name, description, input schema)` of every discovery meta-tool.
 pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
@@ -40,12 +42,14 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
         (
             Op::Search,
             "search_tools",
-            "Find tools by what you need, in plain words or keywords (\"how many euros for 250 dollars\", \"convert currency\"): searches the names, descriptions, categories and tags of the built-in tools, your custom tools and the tool-management tools (category Meta), understanding plurals, tenses and common synonyms, best match first. \"all\" lists everything. Set include_params to get each tool's parameter schema too.",
+            "Find tools by what you need, in plain words or keywords (\"how many euros for 250 dollars\", \"show me my files\"): the best few matches (5 unless you set limit), each with a one-line summary, among the built-in tools, your custom tools and the tool-management tools (category Meta). When nothing here does it, the reply says so (and create_tool makes a tool); a tool of a switched-off group is named with its group. \"all\" lists every tool by name, a page at a time.",
             arguments(
                 json!({
-                    "query": {"type": "string", "maxLength": text::MAX_QUERY_BYTES, "description": "What you need, e.g. \"send an email\" or \"weather forecast\"; \"all\" lists every tool."},
+                    "query": {"type": "string", "maxLength": text::MAX_QUERY_BYTES, "description": "What you need, e.g. \"remind me every Monday at 9am\" or \"convert currency\"; \"all\" lists every tool."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "How many tools at most (default 5; more than 20 counts as 20).", "default": DEFAULT_SEARCH_LIMIT},
+                    "offset": {"type": "integer", "minimum": 0, "description": "Skip this many matches: the next page of a long answer (\"all\").", "default": 0},
                     "category": {"type": "string", "description": "Only tools of this category."},
-                    "include_params": {"type": "boolean", "description": "Include each tool's full parameter schema.", "default": false}
+                    "include_params": {"type": "boolean", "description": "Include each tool's full parameter schema (costs many tokens; get_tool_help gives one tool's).", "default": false}
                 }),
                 &["query"],
             ),
@@ -103,6 +107,10 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
 #[serde(deny_unknown_fields)]
 struct SearchArgs {
     query: String,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    offset: usize,
     #[serde(default)]
     category: Option<String>,
     #[serde(default)]
@@ -168,72 +176,125 @@ pub(crate) async fn call(
 
 fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
     let index = caller.search_index();
-    let hits = index.search(
-        &args.query,
-        args.category.as_deref(),
-        |source| match source {
-            Source::Registry(tool) => caller.can_see(tool),
-            Source::Server(_) => true,
-        },
-    );
-    let total = hits.len();
-    let listed: Vec<Value> = hits
+    let everything = lists_everything(&args.query);
+    let hits: Vec<_> = index
+        .search(
+            &args.query,
+            args.category.as_deref(),
+            |source| match source {
+                Source::Registry(tool) | Source::Off(tool) => caller.can_see(tool),
+                Source::Server(_) => true,
+            },
+        )
+        .into_iter()
+        // The relevance floor: a tool sharing a word with the request is no answer to it.
+        .filter(|hit| everything || hit.evidence.is_relevant())
+        .collect();
+    let limit = args
+        .limit
+        .unwrap_or(DEFAULT_SEARCH_LIMIT)
+        .clamp(1, MAX_SEARCH_LIMIT);
+    let shown: Vec<usize> = hits
         .iter()
-        .take(MAX_SEARCH_RESULTS)
-        .map(|&(i, _)| {
+        .skip(args.offset)
+        .take(limit)
+        .map(|hit| hit.doc)
+        .collect();
+    // The switched-off groups among the shown tools, each once, with what switches it on.
+    let mut off_groups: Vec<(&str, String)> = Vec::new();
+    let listed: Vec<Value> = shown
+        .iter()
+        .map(|&i| {
             let def = index.definition(i);
-            let mut entry = json!({
-                "name": def.name,
-                "description": short(&def.description),
-            });
-            if let Some(category) = &def.category {
-                object::set(&mut entry, "category", json!(category));
+            let mut entry = json!({"name": def.name});
+            if !everything {
+                object::set(&mut entry, "summary", json!(summary(&def.description)));
             }
             if args.include_params {
                 object::set(&mut entry, "parameters", def.parameters.clone());
             }
-            if SERVER_TOOLS.is_server_tool(&def.name) {
-                object::set(&mut entry, "callDirectly", json!(true));
+            match index.source(i) {
+                Source::Server(_) => object::set(&mut entry, "callDirectly", json!(true)),
+                Source::Off(_) => {
+                    let group = toolsmith_builtins::groups::group_of(&def.name).map(|g| g.id);
+                    if let Some(group) = group {
+                        object::set(&mut entry, "offGroup", json!(group));
+                    }
+                    let group = group.unwrap_or_default();
+                    if !off_groups.iter().any(|(g, _)| *g == group) {
+                        off_groups.push((
+                            group,
+                            toolsmith_builtins::groups::disabled_message(&def.name),
+                        ));
+                    }
+                }
+                Source::Registry(_) => {}
             }
             entry
         })
         .collect();
     let mut out = json!({
         "query": text::truncate(&args.query, text::MAX_QUERY_BYTES),
-        "total": total,
         "tools": listed,
     });
+    if everything {
+        object::set(&mut out, "total", json!(hits.len()));
+    }
+    let more = hits
+        .len()
+        .saturating_sub(args.offset.saturating_add(shown.len()));
+    if more > 0 {
+        object::set(&mut out, "more", json!(more));
+    }
     if let Some(category) = args.category {
         object::set(&mut out, "category", json!(category));
     }
-    if total > MAX_SEARCH_RESULTS {
-        object::set(&mut out, "truncated", json!(true));
+    let all_off = !shown.is_empty()
+        && shown
+            .iter()
+            .all(|&i| matches!(index.source(i), Source::Off(_)));
+    if shown.is_empty() {
+        let message = if hits.is_empty() && everything {
+            "no tools in this category; search without a category, or with query \"all\"".to_owned()
+        } else if !hits.is_empty() {
+            format!("no more matches past offset {}", args.offset)
+        } else {
+            "No tool here does that: none of the tools' names or keywords match the request. Make one with create_tool (JavaScript, a shell command or an HTTP call), or search again with other words for what the tool would do.".to_owned()
+        };
+        object::set(&mut out, "message", json!(message));
+    } else if all_off {
         object::set(
             &mut out,
             "message",
             json!(format!(
-                "showing the best {MAX_SEARCH_RESULTS} of {total}; narrow the query or filter by category"
+                "Only tools of switched-off groups do that, and they cannot be called until the group is on. {}",
+                off_groups
+                    .iter()
+                    .map(|(_, m)| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )),
         );
-    } else if total == 0 {
-        object::set(
-            &mut out,
-            "message",
-            json!(if lists_everything(&args.query) {
-                "no tools in this category; search without a category, or with query \"all\""
-                    .to_owned()
-            } else {
-                "no tool matches the query; try other words (what the tool does, e.g. \"convert currency\"), or query \"all\" to list every tool; create_tool makes a new one".to_owned()
-            }),
-        );
-    } else if !args.include_params {
-        object::set(
-            &mut out,
-            "next",
-            json!(
-                "call get_tool_help for a tool's parameters, then use_tool (or call it directly)"
-            ),
-        );
+    } else {
+        if !off_groups.is_empty() {
+            object::set(
+                &mut out,
+                "switchedOff",
+                json!(
+                    off_groups
+                        .iter()
+                        .map(|(_, m)| m.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            );
+        }
+        let next = if everything {
+            "page on with offset; get_tool_help {\"tool_name\": …} describes a tool"
+        } else {
+            "call a tool by its name, or use_tool {\"tool_name\": …, \"arguments\": {…}}; get_tool_help {\"tool_name\": …} gives its parameters"
+        };
+        object::set(&mut out, "next", json!(next));
     }
     json_result(out)
 }
@@ -452,10 +513,21 @@ async fn not_found(caller: &Caller<'_>, name: &str) -> CallToolResult {
     error_result("not_found", &message, Map::new())
 }
 
-fn short(description: &str) -> String {
-    if description.chars().count() <= SHORT_DESCRIPTION_CHARS {
-        return description.to_owned();
+/// The first sentence of a description, at most [`SUMMARY_CHARS`] characters.
+fn summary(description: &str) -> String {
+    let first = description.trim();
+    let end = first
+        .char_indices()
+        .find(|&(i, c)| {
+            c == '\n'
+                || ((c == '.' || c == ';' || c == ':')
+                    && first.get(i + 1..).is_some_and(|rest| rest.starts_with(' ')))
+        })
+        .map_or(first.len(), |(i, _)| i);
+    let sentence = first.get(..end).unwrap_or(first).trim_end();
+    if sentence.chars().count() <= SUMMARY_CHARS {
+        return sentence.to_owned();
     }
-    let cut: String = description.chars().take(SHORT_DESCRIPTION_CHARS).collect();
+    let cut: String = sentence.chars().take(SUMMARY_CHARS).collect();
     format!("{}…", cut.trim_end())
 }

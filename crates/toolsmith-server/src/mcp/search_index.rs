@@ -1,7 +1,9 @@
 //! What `search_tools` searches: per owner, a [`SearchIndex`] over the owner's catalogue (the
 //! built-ins and every custom tool of the owner, whichever agent it belongs to) plus the
-//! control plane (category `Meta`, so "create a tool" finds `create_tool`) and, with
-//! `--compat dynamic-mcp`, the compatibility names.
+//! control plane (category `Meta`, so "create a tool" finds `create_tool`), the built-ins of
+//! switched-off groups (found and named as such, so a request they would serve says which
+//! group to switch on rather than "nothing here") and, with `--compat dynamic-mcp`, the
+//! compatibility names.
 //!
 //! The index is rebuilt when the owner's catalogue version moves; the terms of a tool that is
 //! still the same `Arc` are reused, so a change costs the vocabulary, not the stemming of every
@@ -15,7 +17,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use toolsmith_core::{RegisteredTool, ToolDefinition, ToolRegistry};
 
 use super::catalog::{SERVER_TOOLS, ServerOp, ServerTool};
-use crate::discovery::{Document, SearchIndex, in_category, lists_everything};
+use crate::discovery::{Document, Evidence, Hit, SearchIndex, in_category, lists_everything};
 
 /// The category the control plane is filed under in search results.
 pub(crate) const META_CATEGORY: &str = "Meta";
@@ -23,6 +25,8 @@ pub(crate) const META_CATEGORY: &str = "Meta";
 /// One searchable tool.
 pub(crate) enum Source {
     Registry(Arc<RegisteredTool>),
+    /// A built-in whose group is switched off: found, named with its group, never called.
+    Off(Arc<RegisteredTool>),
     /// A control-plane or compatibility tool of the server.
     Server(&'static ToolDefinition),
 }
@@ -91,31 +95,43 @@ impl OwnerIndex {
     )]
     pub fn definition(&self, i: usize) -> &ToolDefinition {
         match &self.entries[i].source {
-            Source::Registry(tool) => &tool.definition,
+            Source::Registry(tool) | Source::Off(tool) => &tool.definition,
             Source::Server(def) => def,
         }
     }
 
     /// The entries matching `query` within `category` that `visible` lets through, best first
-    /// (by name when the query lists everything), with their scores.
+    /// (by name when the query lists everything: each then counts as relevant), with their
+    /// scores and evidence.
     pub fn search(
         &self,
         query: &str,
         category: Option<&str>,
         visible: impl Fn(&Source) -> bool,
-    ) -> Vec<(usize, f64)> {
+    ) -> Vec<Hit> {
         let accept = |i: usize| {
             in_category(self.definition(i).category.as_deref(), category) && visible(self.source(i))
         };
         if lists_everything(query) {
-            let mut all: Vec<(usize, f64)> = (0..self.entries.len())
+            let mut all: Vec<Hit> = (0..self.entries.len())
                 .filter(|&i| accept(i))
-                .map(|i| (i, 0.0))
+                .map(|doc| Hit {
+                    doc,
+                    score: 0.0,
+                    evidence: Evidence {
+                        specific: true,
+                        ..Evidence::default()
+                    },
+                })
                 .collect();
-            all.sort_by(|a, b| self.definition(a.0).name.cmp(&self.definition(b.0).name));
+            all.sort_by(|a, b| {
+                self.definition(a.doc)
+                    .name
+                    .cmp(&self.definition(b.doc).name)
+            });
             return all;
         }
-        self.index.search(query, accept)
+        self.index.search_with_evidence(query, accept)
     }
 }
 
@@ -176,28 +192,32 @@ impl SearchCache {
                 old.entries
                     .iter()
                     .filter_map(|e| match &e.source {
-                        Source::Registry(tool) => Some((tool.name(), (tool, &e.doc))),
+                        Source::Registry(tool) | Source::Off(tool) => {
+                            Some((tool.name(), (tool, &e.doc)))
+                        }
                         Source::Server(_) => None,
                     })
                     .collect()
             })
             .unwrap_or_default();
+        let doc_of = |tool: &Arc<RegisteredTool>| match reusable.get(tool.name()) {
+            Some((same, doc)) if Arc::ptr_eq(same, tool) => (*doc).clone(),
+            _ => Arc::new(Document::of(&tool.definition)),
+        };
         let mut entries: Vec<Entry> = registry
             .tools(owner)
             .into_iter()
             // A custom tool under a server tool's name cannot be reached (the server tool wins).
             .filter(|tool| !SERVER_TOOLS.is_server_tool(tool.name()))
-            .map(|tool| {
-                let doc = match reusable.get(tool.name()) {
-                    Some((same, doc)) if Arc::ptr_eq(same, &tool) => (*doc).clone(),
-                    _ => Arc::new(Document::of(&tool.definition)),
-                };
-                Entry {
-                    source: Source::Registry(tool),
-                    doc,
-                }
+            .map(|tool| Entry {
+                doc: doc_of(&tool),
+                source: Source::Registry(tool),
             })
             .collect();
+        entries.extend(registry.hidden_builtins().into_iter().map(|tool| Entry {
+            doc: doc_of(&tool),
+            source: Source::Off(tool),
+        }));
         let (core, compat) = &*SERVER_DOCS;
         // The compat documents are made from `SERVER_TOOLS.compat`, in its order.
         let served = compat

@@ -1,6 +1,6 @@
 //! Tool groups: a disabled group's tools are gone from every face (REST lists and exports, MCP
-//! `tools/list`, `search_tools`, `use_tool`, `utils.callTool` in a JS tool, calls answer
-//! `not_found`), `dependsOn` refuses a broken switch with the fix, aliases and the policy's
+//! `tools/list`, `use_tool`, `utils.callTool` in a JS tool, calls answer `not_found`; `search_tools`
+//! names them only as tools of a switched-off group, with how to switch it on), `dependsOn` refuses a broken switch with the fix, aliases and the policy's
 //! `group:` entries name the real groups, and every switch is audited.
 
 use crate::mcp_protocol::Session;
@@ -46,7 +46,12 @@ async fn faces_show_calculate(app: &TestApp, session: &Session) -> [bool; 5] {
             json!({"query": "calculate a math expression"}),
         )
         .await;
-    let found = found.to_string().contains("\"calculate\"");
+    // Callable as found: listed, and not as a tool of a switched-off group.
+    let found = found["tools"].as_array().is_some_and(|tools| {
+        tools
+            .iter()
+            .any(|t| t["name"] == "calculate" && t.get("offGroup").is_none())
+    });
     let executed = app
         .post(
             "/api/v1/tools/calculate/execute",
@@ -83,6 +88,19 @@ async fn a_disabled_group_is_invisible_on_every_face_until_enabled_again() {
     assert_eq!(off["enabled"], false);
     session.notified(seen + 1).await;
     assert_eq!(faces_show_calculate(&app, &session).await, [false; 5]);
+    // Search still names it, as a tool of the switched-off group, with what switches it on.
+    let (_, found, _) = session
+        .ok(
+            "search_tools",
+            json!({"query": "calculate a math expression"}),
+        )
+        .await;
+    assert_eq!(found["tools"][0]["name"], "calculate", "{found}");
+    assert_eq!(found["tools"][0]["offGroup"], "core", "{found}");
+    assert!(
+        found.to_string().contains("toolsmith groups enable core"),
+        "{found}"
+    );
     app.post(
         "/api/v1/tools/calculate/execute",
         &json!({"arguments": {"expression": "6*7"}}),
