@@ -69,4 +69,5 @@ mod rest_schemathesis;
 mod rest_scrubbing;
 mod rest_tasks;
 mod rest_ui;
+mod search_quality;
 mod tool_groups;
