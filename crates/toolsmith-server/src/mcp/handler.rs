@@ -34,7 +34,9 @@ use toolsmith_service::{Actor, ToolService};
 use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
-use super::{approval, client, compat, control_plane, hints, meta_tools, notify, tasks};
+use super::{
+    approval, client, compat, control_plane, hints, meta_tools, notify, tasks, tasks_2025,
+};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -270,6 +272,23 @@ impl ToolsmithMcp {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let started = self
+            .start_task(request, context, None, tasks::Form::Extension)
+            .await?;
+        Some(started.map(|record| {
+            CallToolResponse::Task(rmcp::model::CreateTaskResult::new(tasks::task(&record)))
+        }))
+    }
+
+    /// Starts the call of `request` as a task ([`tasks::launch`]) when it is a registry tool
+    /// the caller may call with valid arguments; `None` for every other case.
+    async fn start_task(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        ttl_ms: Option<u64>,
+        form: tasks::Form,
+    ) -> Option<Result<toolsmith_core::ToolTaskRecord, ErrorData>> {
         if self.compat() || self.server_tool(&request.name).is_some() {
             return None;
         }
@@ -293,7 +312,113 @@ impl ToolsmithMcp {
             .and_then(|meta| meta.0.0.get("context"))
             .filter(|c| c.is_object())
             .map(|c| std::sync::Arc::new(c.clone()));
-        Some(tasks::start(self.service(), tool.name(), args, ctx, context.peer.clone()).await)
+        Some(
+            tasks::launch(
+                self.service(),
+                tool.name(),
+                args,
+                ctx,
+                ttl_ms,
+                context.peer.clone(),
+                form,
+            )
+            .await,
+        )
+    }
+
+    /// A method of 2025-11-25's tasks, renamed at the edge ([`tasks_2025`]): `tools/list`
+    /// with `execution.taskSupport`, a `tools/call` asking for a task with its `task` field,
+    /// `tasks/get` and `tasks/cancel` in that revision's shape (or the extension's, for a
+    /// client that declared it).
+    async fn serve_2025(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let ctx = self.inner.identity.tool_context();
+        let task_id = |params: &Option<Value>| {
+            params
+                .as_ref()
+                .and_then(|p| p.get("taskId"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "{method} needs {{\"taskId\": \"task_…\"}}, the id tools/call answered"
+                        ),
+                        None,
+                    )
+                })
+        };
+        let shaped = |result: rmcp::model::ServerResult| {
+            let mut result = result;
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+            serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        };
+        match method {
+            "tools/list" => {
+                let request = params
+                    .map(serde_json::from_value::<PaginatedRequestParams>)
+                    .transpose()
+                    .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+                let listed = self.list_tools(request, context).await?;
+                let mut listed = shaped(rmcp::model::ServerResult::ListToolsResult(listed))?;
+                if !self.compat()
+                    && let Some(tools) = listed.get_mut("tools").and_then(Value::as_array_mut)
+                {
+                    for tool in tools {
+                        let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+                        if self.server_tool(name).is_none() {
+                            tasks_2025::with_task_support(tool);
+                        }
+                    }
+                }
+                Ok(listed)
+            }
+            "tools/call" => {
+                let ttl_ms = tasks_2025::asked_ttl(params.as_ref())?;
+                let mut params = params.unwrap_or_default();
+                if let Some(map) = params.as_object_mut() {
+                    map.remove("task");
+                }
+                let mut request: CallToolRequestParams = serde_json::from_value(params)
+                    .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+                if request.meta.is_none() && !context.meta.0.0.is_empty() {
+                    request.meta = Some(context.meta.clone());
+                }
+                if let Some(started) = self
+                    .start_task(&request, &context, ttl_ms, tasks::Form::Experimental2025)
+                    .await
+                {
+                    return Ok(json!({"task": tasks::task_2025(&started?)}));
+                }
+                // Not a tool that runs as a task (a server tool, an unknown name, arguments
+                // that break its schema): answered as a direct call.
+                let response = self.call_tool(request, context).await?;
+                shaped(rmcp::model::ServerResult::from(response))
+            }
+            "tasks/get" => {
+                let id = task_id(&params)?;
+                if tasks_2025::takes_extension(&context) {
+                    tasks_2025::extension_answer(tasks::get(self.service(), &ctx, &id).await?)
+                } else {
+                    tasks::get_2025(self.service(), &ctx, &id).await
+                }
+            }
+            "tasks/cancel" => {
+                let id = task_id(&params)?;
+                let record = tasks::cancel(self.service(), &ctx, &id).await?;
+                if tasks_2025::takes_extension(&context) {
+                    Ok(json!({}))
+                } else {
+                    Ok(tasks::task_2025(&record))
+                }
+            }
+            _ => Err(method_not_found()),
+        }
     }
 
     /// A compat name for a built-in (`sandbox.exec` …): its arguments translated, then the
@@ -1000,6 +1125,12 @@ impl ServerHandler for ToolsmithMcp {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        if let Some(method) = request.method.strip_prefix(tasks_2025::PREFIX) {
+            return self
+                .serve_2025(method, request.params, context)
+                .await
+                .map(CustomResult::new);
+        }
         // 2025-11-25's task methods rmcp does not know (mcp/tasks.rs).
         if matches!(request.method.as_str(), "tasks/list" | "tasks/result") {
             let mut ctx = self.inner.identity.tool_context();

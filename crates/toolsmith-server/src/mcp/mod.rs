@@ -45,6 +45,7 @@ mod notify;
 mod search_index;
 mod sessions;
 mod tasks;
+mod tasks_2025;
 
 use std::sync::Arc;
 
@@ -198,16 +199,33 @@ async fn serve_http(
     request: Request,
 ) -> Response {
     let mut listen_place = None;
+    let mut initializing = false;
     let request = if request.method() == axum::http::Method::POST {
-        let (parts, body) = request.into_parts();
-        let bytes = match body::read(body, http.body_limit).await {
+        let (mut parts, body) = request.into_parts();
+        let mut bytes = match body::read(body, http.body_limit).await {
             Ok(bytes) => bytes,
             Err(refused) => return refused.into_response(),
         };
-        if body::method(&bytes).as_deref() == Some("subscriptions/listen") {
+        let method = body::method(&bytes);
+        if method.as_deref() == Some("subscriptions/listen") {
             match http.listens.open(&identity.user_id) {
                 Ok(place) => listen_place = Some(place),
                 Err(refused) => return refused.into_response(body::request_id(&bytes)),
+            }
+        }
+        // 2025-11-25's tasks (tasks_2025.rs): its methods renamed for the handler, and the
+        // `initialize` answer declaring them.
+        if !http.shared.state.config.compat_dynamic_mcp {
+            initializing = method.as_deref() == Some("initialize");
+            let version = parts
+                .headers
+                .get("mcp-protocol-version")
+                .and_then(|v| v.to_str().ok());
+            if tasks_2025::takes(version)
+                && let Some(renamed) = tasks_2025::rename(method.as_deref(), &bytes)
+            {
+                parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+                bytes = renamed.into();
             }
         }
         Request::from_parts(parts, axum::body::Body::from(bytes))
@@ -245,6 +263,9 @@ async fn serve_http(
         // rmcp answers a failed session creation with a plain 500; a limit is a 503.
         return session_refused(response).await;
     }
+    if initializing && response.status() == StatusCode::OK {
+        response = declare_tasks(response).await;
+    }
     if is_delete && response.status() == StatusCode::ACCEPTED {
         // rmcp answers a session DELETE with 202; the Python SDK expects 200 or 204 (and logs
         // "Session termination failed: 202"). The session is closed either way: say so plainly.
@@ -260,6 +281,28 @@ async fn serve_http(
             }))
         }),
         None => response,
+    }
+}
+
+/// An `initialize` answer with 2025-11-25's `capabilities.tasks` added when its protocol takes
+/// them ([`tasks_2025::declare_tasks_in_body`]); as it was otherwise.
+async fn declare_tasks(response: Response) -> Response {
+    /// An `initialize` answer is small; a larger body is passed on as it is.
+    const MAX_INITIALIZE_BYTES: usize = 1024 * 1024;
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_INITIALIZE_BYTES).await else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the initialize answer was too large",
+        )
+            .into_response();
+    };
+    match tasks_2025::declare_tasks_in_body(&bytes) {
+        Some(declared) => {
+            parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+            Response::from_parts(parts, axum::body::Body::from(declared))
+        }
+        None => Response::from_parts(parts, axum::body::Body::from(bytes)),
     }
 }
 
@@ -306,14 +349,17 @@ pub async fn serve_stdio(state: AppState) -> anyhow::Result<()> {
     // Read-only mode holds here as over HTTP: the session's writes are refused.
     let mut identity = Identity::local_default();
     identity.read_only = state.config.read_only;
+    // stdin and stdout pass through the edge of 2025-11-25's tasks (tasks_2025.rs).
+    let (input, output, written) = tasks_2025::stdio(state.config.compat_dynamic_mcp);
     let server = ToolsmithMcp::new(state, identity);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((input, output))
         .await
         .map_err(|e| anyhow::anyhow!("MCP stdio session failed to start: {e}"))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| anyhow::anyhow!("MCP stdio session ended with an error: {e}"))?;
+    let ended = running.waiting().await;
+    // The session's last answers are on their way to stdout (bounded: the copy ends when the
+    // session's side closes).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), written).await;
+    ended.map_err(|e| anyhow::anyhow!("MCP stdio session ended with an error: {e}"))?;
     Ok(())
 }

@@ -13,13 +13,13 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolResponse, CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, JsonObject, Task,
-    TaskPayload, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
+    CustomNotification, DetailedTask, ErrorData, GetTaskResult, JsonObject, Task, TaskPayload,
+    TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{RoleServer, model::ServerNotification};
 use serde_json::{Value, json};
-use toolsmith_core::{ToolContext, ToolResult, ToolTaskRecord, ToolTaskStatus};
+use toolsmith_core::{ToolContext, ToolResult, ToolTaskRecord, ToolTaskStatus, object};
 use toolsmith_service::{ServiceError, ToolService};
 
 use super::catalog::call_result;
@@ -49,7 +49,7 @@ pub(crate) fn asked_for_task(request: &rmcp::model::CallToolRequestParams) -> bo
 }
 
 /// The task as MCP shows it, without its payload.
-fn task(record: &ToolTaskRecord) -> Task {
+pub(crate) fn task(record: &ToolTaskRecord) -> Task {
     let status = match record.status {
         ToolTaskStatus::Working => TaskStatus::Working,
         ToolTaskStatus::InputRequired => TaskStatus::InputRequired,
@@ -141,20 +141,55 @@ fn refused(e: ServiceError) -> ErrorData {
     }
 }
 
-/// Starts `name` as a task for the caller of `ctx` and answers the `tools/call` with the task;
-/// its changes are sent to `peer` as `notifications/tasks` until it ends.
-pub(crate) async fn start(
+/// The task as 2025-11-25's experimental tasks show it (`tasks/get`, `tasks/cancel`,
+/// `notifications/tasks/status`, a `CreateTaskResult`'s `task`): `ttl` and `pollInterval` in
+/// milliseconds.
+pub(crate) fn task_2025(record: &ToolTaskRecord) -> Value {
+    let status = match record.status {
+        // Nothing a client can answer through the task yet: shown as working.
+        ToolTaskStatus::InputRequired => ToolTaskStatus::Working,
+        other => other,
+    };
+    let mut task = json!({
+        "taskId": record.id,
+        "status": status.as_str(),
+        "createdAt": record.created_at.to_rfc3339(),
+        "lastUpdatedAt": record.updated_at.to_rfc3339(),
+        "ttl": record.ttl_ms,
+        "pollInterval": POLL_INTERVAL_MS,
+    });
+    if let Some(message) = &record.status_message {
+        object::set(&mut task, "statusMessage", json!(message));
+    }
+    task
+}
+
+/// Which generation a task's notifications are sent in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// The tasks extension: `notifications/tasks` with the detailed task.
+    Extension,
+    /// 2025-11-25's experimental tasks: `notifications/tasks/status` with [`task_2025`].
+    Experimental2025,
+}
+
+/// Starts `name` as a task for the caller of `ctx`, kept `ttl_ms` (the default when `None`);
+/// its changes are sent to `peer` in `form` until it ends (the extension's
+/// `notifications/tasks`, or 2025-11-25's `notifications/tasks/status`).
+pub(crate) async fn launch(
     service: &Arc<ToolService>,
     name: &str,
     args: Value,
     ctx: ToolContext,
+    ttl_ms: Option<u64>,
     peer: Peer<RoleServer>,
-) -> Result<CallToolResponse, ErrorData> {
+    form: Form,
+) -> Result<ToolTaskRecord, ErrorData> {
     let caller = ctx.clone();
     // Subscribed before the task exists, so no change is missed.
     let mut changes = service.task_changes();
     let record = service
-        .start_task(name, args, ctx, None)
+        .start_task(name, args, ctx, ttl_ms)
         .await
         .map_err(refused)?;
     let id = record.id.clone();
@@ -171,19 +206,29 @@ pub(crate) async fn start(
             {
                 continue;
             }
-            let Ok(task) = detailed(&changed) else {
-                return;
+            let notification = match form {
+                Form::Extension => {
+                    let Ok(task) = detailed(&changed) else {
+                        return;
+                    };
+                    ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
+                        TaskStatusNotificationParams::new(task),
+                    ))
+                }
+                Form::Experimental2025 => {
+                    ServerNotification::CustomNotification(CustomNotification::new(
+                        "notifications/tasks/status",
+                        Some(task_2025(&changed)),
+                    ))
+                }
             };
-            let notification = ServerNotification::TaskStatusNotification(
-                TaskStatusNotification::new(TaskStatusNotificationParams::new(task)),
-            );
             // A client gone is fine: the task is in the store.
             if peer.send_notification(notification).await.is_err() || changed.status.is_terminal() {
                 return;
             }
         }
     });
-    Ok(CallToolResponse::Task(CreateTaskResult::new(task(&record))))
+    Ok(record)
 }
 
 /// `tasks/get`: the caller's task, with its result or error once it ended.
@@ -194,6 +239,16 @@ pub(crate) async fn get(
 ) -> Result<GetTaskResult, ErrorData> {
     let record = service.get_task(ctx, id).await.map_err(refused)?;
     Ok(GetTaskResult::new(detailed(&record)?))
+}
+
+/// `tasks/get` of 2025-11-25: the task alone (its result is read with `tasks/result`).
+pub(crate) async fn get_2025(
+    service: &ToolService,
+    ctx: &ToolContext,
+    id: &str,
+) -> Result<Value, ErrorData> {
+    let record = service.get_task(ctx, id).await.map_err(refused)?;
+    Ok(task_2025(&record))
 }
 
 /// `tasks/cancel`: cancels the caller's running task (an ended one is invalid params).
@@ -236,7 +291,16 @@ pub(crate) async fn list(
     let tasks: Vec<Value> = records
         .iter()
         .take(PAGE as usize)
-        .map(|record| serde_json::to_value(task(record)).unwrap_or(Value::Null))
+        .map(|record| {
+            // Both generations' fields: the extension's `ttlMs`, 2025-11-25's `ttl` …
+            let mut shown = serde_json::to_value(task(record)).unwrap_or(Value::Null);
+            if let Value::Object(both) = task_2025(record) {
+                for (key, value) in both {
+                    object::set(&mut shown, &key, value);
+                }
+            }
+            shown
+        })
         .collect();
     let mut out = serde_json::Map::new();
     out.insert("tasks".to_owned(), Value::Array(tasks));

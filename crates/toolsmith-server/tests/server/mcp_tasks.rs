@@ -211,3 +211,116 @@ async fn a_cancelled_task_says_so_and_is_cancelled_once() {
         .unwrap_err();
     assert!(err.contains("cancelled"), "{err}");
 }
+
+/// The assertions on what the TypeScript SDK saw of 2025-11-25's tasks
+/// (`tests/clients/mcp_tasks_2025.mjs`).
+fn check_2025(report: &Value) {
+    let ctx = format!("report: {report:#}");
+    assert_eq!(
+        report["serverTasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{ctx}"
+    );
+    assert_eq!(
+        report["execution"]["answer"],
+        json!({"taskSupport": "optional"}),
+        "{ctx}"
+    );
+    // The server's own tools answer at once: listed without taskSupport.
+    assert_eq!(report["execution"]["create_tool"], Value::Null, "{ctx}");
+
+    // The SDK made the call a task by itself, polled it, and read its result.
+    let auto = &report["auto"];
+    assert_eq!(auto["types"][0], "taskCreated", "{ctx}");
+    assert_eq!(
+        auto["types"].as_array().unwrap().last().unwrap(),
+        "result",
+        "{ctx}"
+    );
+    assert_eq!(auto["task"]["status"], "working", "{ctx}");
+    assert_eq!(auto["task"]["ttl"], 3_600_000, "{ctx}");
+    assert_eq!(auto["task"]["pollInterval"], 1000, "{ctx}");
+    assert_eq!(
+        auto["result"]["structuredContent"],
+        json!({"n": 42}),
+        "{ctx}"
+    );
+    assert_eq!(auto["error"], Value::Null, "{ctx}");
+    assert_eq!(report["withTtl"]["task"]["ttl"], 120_000, "{ctx}");
+    assert_eq!(
+        report["withTtl"]["result"]["structuredContent"],
+        json!({"n": 42}),
+        "{ctx}"
+    );
+    let id = auto["task"]["taskId"].as_str().unwrap();
+    assert_eq!(report["got"]["taskId"], id, "{ctx}");
+    assert_eq!(report["got"]["status"], "completed", "{ctx}");
+    assert!(
+        report["listed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["taskId"] == id && t["ttl"] == 3_600_000),
+        "{ctx}"
+    );
+
+    // Cancelled: the answer is the task, cancelled; a second cancel is refused.
+    assert_eq!(report["spinCreated"]["status"], "working", "{ctx}");
+    assert_eq!(report["cancelled"]["status"], "cancelled", "{ctx}");
+    assert_eq!(report["afterCancel"]["status"], "cancelled", "{ctx}");
+    let again = report["cancelAgain"].as_str().unwrap();
+    assert!(again.contains("already ended"), "{ctx}");
+    // Status notifications reached the session (the cancelled task's at least: it is sent
+    // before the cancel is answered).
+    let spin = report["spinCreated"]["taskId"].as_str().unwrap();
+    assert!(
+        report["notified"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["taskId"] == spin && n["status"] == "cancelled"),
+        "{ctx}"
+    );
+
+    // A plain call is answered at once.
+    assert_eq!(report["direct"]["isError"], false, "{ctx}");
+    assert_eq!(report["direct"]["structured"], json!({"n": 42}), "{ctx}");
+}
+
+const TASKS_2025_SCRIPT: &str = "mcp_tasks_2025.mjs";
+
+/// 2025-11-25's tasks (the revision's experimental form, rmcp carries none of it) through the
+/// official TypeScript SDK over streamable HTTP: capabilities.tasks, execution.taskSupport, a
+/// `task` field in tools/call, tasks/get, tasks/result, tasks/list, tasks/cancel,
+/// notifications/tasks/status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_tasks_of_2025_11_25_over_http() {
+    use crate::mcp_support::{TestServer, node, prerequisite, run_client, strings};
+    if !prerequisite("Node 22 (test clients)", &node()) {
+        return;
+    }
+    let server = TestServer::start(toolsmith_server::ServerSettings::default()).await;
+    tool(&server.state, "answer", "return {n: 42};").await;
+    tool(&server.state, "spin", "while (true) {} return 1;").await;
+    let args = strings(&[TASKS_2025_SCRIPT, "--url", &server.url]);
+    let report = run_client("ts tasks http", &node(), &args, &[]).await;
+    check_2025(&report);
+}
+
+/// The same over stdio (`toolsmith mcp`, the real binary).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_tasks_of_2025_11_25_over_stdio() {
+    use crate::mcp_support::{node, prerequisite, run_client, stdio_server, strings};
+    if !prerequisite("Node 22 (test clients)", &node()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let state = open_state(dir.path(), ServerSettings::default()).await;
+    tool(&state, "answer", "return {n: 42};").await;
+    tool(&state, "spin", "while (true) {} return 1;").await;
+    let (server, server_args) = stdio_server(&dir.path().join("toolsmith.db"));
+    let mut args = strings(&[TASKS_2025_SCRIPT, "--command", &server]);
+    args.extend(server_args.into_iter().map(|arg| format!("--arg={arg}")));
+    let report = run_client("ts tasks stdio", &node(), &args, &[]).await;
+    check_2025(&report);
+}
