@@ -20,7 +20,7 @@
 //! A call cancelled on Toolsmith's side (its caller cancelled, its time ran out) is cancelled on
 //! the upstream too (`notifications/cancelled`).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -60,9 +60,10 @@ pub(crate) struct Asks {
 
 /// One call of a bridged tool in flight.
 struct InFlight {
-    /// The `tools/call` request's id on the upstream connection.
-    request_id: RequestId,
-    progress_token: ProgressToken,
+    /// The `tools/call` request's id and progress token on the upstream connection, once it is
+    /// sent. The call is listed before it is sent: an upstream may ask its caller something
+    /// before `send_request` returns, and must find the call then.
+    sent: OnceLock<Sent>,
     ctx: ToolContext,
     client: Client,
     /// The catalogue name of the tool called.
@@ -71,6 +72,12 @@ struct InFlight {
 }
 
 /// The calls in flight on one upstream connection, and the rule for asking their callers.
+/// What identifies a sent call on the upstream connection.
+struct Sent {
+    request_id: RequestId,
+    progress_token: ProgressToken,
+}
+
 pub(crate) struct Relay {
     server: String,
     asks: Option<Arc<Asks>>,
@@ -101,12 +108,8 @@ impl Relay {
         tool: &str,
     ) -> Result<CallToolResult, ServiceError> {
         let request = RmcpRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await?;
         let call = Arc::new(InFlight {
-            request_id: handle.id.clone(),
-            progress_token: handle.progress_token.clone(),
+            sent: OnceLock::new(),
             ctx: ctx.clone(),
             client: Client::of(ctx),
             tool: tool.to_owned(),
@@ -115,10 +118,17 @@ impl Relay {
         self.lock().push(call.clone());
         let mut ending = Ending {
             relay: self.clone(),
-            call,
+            call: call.clone(),
             peer: peer.clone(),
             answered: false,
         };
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let _ = call.sent.set(Sent {
+            request_id: handle.id.clone(),
+            progress_token: handle.progress_token.clone(),
+        });
         let answer = handle.await_response().await;
         ending.answered = true;
         match answer? {
@@ -132,7 +142,9 @@ impl Relay {
         let calls = self.lock();
         if let Some(InboundStreamOrigin::OutboundRequest(id)) =
             extensions.get::<InboundStreamOrigin>()
-            && let Some(call) = calls.iter().find(|c| &c.request_id == id)
+            && let Some(call) = calls
+                .iter()
+                .find(|c| c.sent.get().is_some_and(|sent| &sent.request_id == id))
         {
             return Ok(call.clone());
         }
@@ -231,7 +243,11 @@ impl Relay {
         let call = self
             .lock()
             .iter()
-            .find(|c| &c.progress_token == token)
+            .find(|c| {
+                c.sent
+                    .get()
+                    .is_some_and(|sent| &sent.progress_token == token)
+            })
             .cloned();
         if let Some(call) = call
             && let Err(e) = call.client.progress(progress, total, message).await
@@ -275,12 +291,12 @@ struct Ending {
 impl Drop for Ending {
     fn drop(&mut self) {
         self.relay.lock().retain(|c| !Arc::ptr_eq(c, &self.call));
-        if self.answered {
+        let Some(sent) = self.call.sent.get().filter(|_| !self.answered) else {
             return;
-        }
+        };
         let peer = self.peer.clone();
         let cancelled = CancelledNotificationParam::new(
-            Some(self.call.request_id.clone()),
+            Some(sent.request_id.clone()),
             Some("the call was cancelled by its caller".to_owned()),
         );
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
