@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { runPages } from './ui_e2e_pages.mjs';
+import { approvalFlows } from './ui_e2e_approvals.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -80,10 +81,12 @@ function mcp(args) {
   // 'close' comes after the last line of stdout, so a line is never taken for silence.
   child.once('close', () => { closed = true; wake(); });
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  let taken = 0;
   return {
-    /** The next JSON line: waits for it (or the script's end), at most `timeoutMs`. */
+    /** The next JSON line not yet taken: waits for it (or the script's end), at most `timeoutMs`. */
     next(timeoutMs = 30000) {
-      const seen = lines.length;
+      const seen = taken;
+      taken += 1;
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`ui_mcp.py said nothing for ${timeoutMs} ms: ${stderr}`)), timeoutMs);
         const check = () => {
@@ -309,7 +312,7 @@ try {
     assert.match(text, /User Created/);
     assert.match(text, /Text/);
     assert.match(text, /v1/);
-    assert.match(text, /1 uses/);
+    assert.match(text, /\b1 use\b/);
   });
 
   await step('edit it and see the version bump', async () => {
@@ -417,6 +420,12 @@ try {
     assert.equal(final.waited, true);
   });
 
+  // Issue 36: decisions that reach the call waiting in its client's form; F's pages' layout.
+  await approvalFlows({
+    page, context, BASE, bin: BIN, step, mcp, rest, visible, until, shot, axeViolations,
+    toolId: (await rest('GET', '/custom-tools/mcp_greeter')).json.data.id,
+  });
+
   await step('executions, audit log and policy pages', async () => {
     await page.getByRole('link', { name: 'Executions' }).click();
     await visible(page.getByRole('heading', { name: 'Executions', level: 1 }));
@@ -502,7 +511,8 @@ try {
     await page.getByRole('button', { name: 'Grid view' }).click();
     await page.getByRole('button', { name: 'Dark theme' }).click();
     await shot(page, 'tools-dark');
-    await page.getByRole('button', { name: 'Dark theme' }).click();
+    // The button names the theme it switches to.
+    await page.getByRole('button', { name: 'Light theme' }).click();
     await page.goto(`${BASE}/#/tokens`);
     await visible(page.getByRole('heading', { name: 'Tokens', level: 1 }));
     await shot(page, 'tokens');
@@ -536,7 +546,7 @@ try {
           await p.getByRole('heading', { level: 1 }).first().waitFor();
           const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
           if ((await dark()) !== (theme === 'dark')) {
-            await p.getByRole('button', { name: 'Dark theme' }).click();
+            await p.getByRole('button', { name: theme === 'dark' ? 'Dark theme' : 'Light theme' }).click();
           }
           assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
           // Let loaded data and transitions settle before the contrast rules read colours.
@@ -710,13 +720,22 @@ try {
     await page.getByLabel('Token name').fill('browser');
     await page.getByLabel('admin').check();
     await page.getByRole('button', { name: 'Create token' }).click();
+    // The first token turns authentication on: the page says so before.
+    const confirm = await visible(page.getByRole('dialog', { name: 'Turn on authentication?' }));
+    assert.match(await confirm.innerText(), /turns authentication on/);
+    await confirm.getByRole('button', { name: 'Create and turn on authentication' }).click();
     const tokenBox = await visible(page.getByRole('textbox', { name: 'The new token' }));
     const token = await tokenBox.inputValue();
     assert.match(token, /^tsk_/);
+    await visible(page.getByRole('button', { name: 'Copy token' }));
+    await visible(page.getByText('Authentication is now on'));
     await page.getByRole('button', { name: 'Done' }).click();
     assert.equal(await page.getByRole('textbox', { name: 'The new token' }).count(), 0);
     assert.ok(!(await page.content()).includes(token), 'the token is shown only once');
-    await page.reload();
+    // The page keeps working with the new token: the list shows it, no 401 under Token name.
+    await visible(page.getByRole('button', { name: 'Revoke browser' }));
+    assert.equal(await fieldError(page, page.getByLabel('Token name')), null);
+    await page.getByRole('button', { name: 'Sign out' }).click();
     const input = await visible(page.getByLabel('API token'));
     await input.fill('tsk_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -11,6 +11,13 @@ elsewhere — in the browser test, on the UI's Approvals page.
         {"approvalId": "apr_…"} and waits (at most the timeout) for one line on stdin: the
         person has decided. Then it makes the same call once more, as a model would, and that
         call must run. Prints the final result as one JSON line.
+    ui_mcp.py --url http://127.0.0.1:PORT/mcp call --name NAME --args JSON --form hold [--retry]
+        declares the elicitation capability, so the call waits in the client's own approval
+        form; the form is held open (no answer), and {"formOpen": true} is printed when it
+        opens. The person decides elsewhere (the UI): the one waiting call must end with that
+        decision — it prints {"final": …} — and the form must be withdrawn by the server
+        ({"formWithdrawn": true}). With --retry the same call is made once more, as a model
+        would after a denial: {"retry": …}.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import sys
 from typing import Any
 
 import anyio
-from mcp import Client
+from mcp import Client, types
 from mcp.shared.exceptions import MCPError
 
 APPROVAL = re.compile(r"apr_[0-9a-f]+")
@@ -59,7 +66,13 @@ async def main() -> None:
     run.add_argument("--name", required=True)
     run.add_argument("--args", default="{}")
     run.add_argument("--timeout", type=float, default=60.0)
+    run.add_argument("--form", choices=["none", "hold"], default="none")
+    run.add_argument("--retry", action="store_true")
     args = parser.parse_args()
+
+    if getattr(args, "form", "none") == "hold":
+        await held_form_call(args)
+        return
 
     async with Client(args.url, mode=args.mode, read_timeout_seconds=60) as client:
         if args.action == "create":
@@ -95,6 +108,33 @@ async def main() -> None:
             emit({"final": out, "timedOut": True})
             return
         emit({"final": await call(client, args.name, arguments), "waited": True})
+
+
+async def held_form_call(args: argparse.Namespace) -> None:
+    """A call held in the client's own approval form, which the person never answers there."""
+
+    async def hold(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        found = APPROVAL.search(getattr(params, "message", "") or "")
+        emit({"formOpen": True, "approvalId": found.group(0) if found else None})
+        try:
+            await anyio.sleep_forever()
+        finally:
+            # Cancelled: the server withdrew the form (notifications/cancelled).
+            emit({"formWithdrawn": True})
+        raise AssertionError("unreachable")
+
+    async with Client(
+        args.url, mode=args.mode, read_timeout_seconds=args.timeout, elicitation_callback=hold
+    ) as client:
+        arguments = json.loads(args.args)
+        with anyio.move_on_after(args.timeout) as scope:
+            out = await call(client, args.name, arguments)
+        if scope.cancelled_caught:
+            emit({"final": None, "timedOut": True})
+            return
+        emit({"final": out})
+        if args.retry:
+            emit({"retry": await call(client, args.name, arguments)})
 
 
 def approval_in(out: dict[str, Any]) -> re.Match[str] | None:

@@ -1,6 +1,8 @@
 // The application shell: sign-in, the hash router, the header (pending badge, theme) and the
 // live feed (GET /api/v1/changes every second with If-None-Match; a page refreshes itself
-// when what it shows moved).
+// when what it shows moved). When the server cannot be reached (a restart), a "reconnecting"
+// banner shows and the feed retries with backoff (1 s doubling to 10 s); once it answers, the
+// page reloads what it shows.
 
 import { ApiError, get, getToken, setToken } from './api.js';
 import { h, replace, field, toast } from './dom.js';
@@ -19,8 +21,9 @@ import * as catalog from './pages/catalog.js';
 import * as analytics from './pages/analytics.js';
 
 const POLL_MS = 1000;
+const MAX_RETRY_MS = 10000;
 const main = document.getElementById('main');
-const state = { session: null, page: null, changes: null, etag: null, polling: false };
+const state = { session: null, page: null, changes: null, etag: null, polling: false, offline: false, retryMs: POLL_MS };
 
 /** What pages get: the session and helpers. */
 const ctx = {
@@ -37,6 +40,12 @@ const ctx = {
   },
   navigate(hash) { window.location.hash = hash; },
   pollNow() { poll(); },
+  /** Reads the session again (after this tab's token changed) without leaving the page. */
+  async refreshSession() {
+    state.session = await get('/session');
+    document.getElementById('sign-out').hidden = !state.session.authRequired;
+    state.etag = null;
+  },
 };
 
 function parseRoute() {
@@ -85,7 +94,13 @@ async function route() {
   } catch (e) {
     showError(e);
   }
-  main.focus({ preventScroll: true });
+  // A form page (New tool, Edit) starts in its first field, so a keyboard user's first keys
+  // land there; any other page starts at its content.
+  const first = module === editor
+    ? main.querySelector('form input:not([type=hidden]):not([disabled]), form textarea:not([disabled]), form select:not([disabled])')
+    : null;
+  if (first) first.focus();
+  else main.focus({ preventScroll: true });
 }
 
 function showError(e) {
@@ -123,18 +138,48 @@ async function start() {
       signIn(had ? 'That token is not valid.' : null);
       return;
     }
+    if (e instanceof ApiError && e.code === 'network') {
+      // The server is not up (yet): say so and try again with backoff.
+      setOffline(true);
+      setTimeout(start, state.retryMs);
+      state.retryMs = Math.min(state.retryMs * 2, MAX_RETRY_MS);
+      return;
+    }
     showError(e);
     return;
   }
+  setOffline(false);
   document.getElementById('sign-out').hidden = !state.session.authRequired;
   state.etag = null;
   state.changes = null;
   await route();
   if (!state.polling) {
     state.polling = true;
-    setInterval(poll, POLL_MS);
+    feed();
   }
-  poll();
+}
+
+/** The live feed: one poll, then the next after a second, or later while the server is away. */
+async function feed() {
+  await poll();
+  setTimeout(feed, state.offline ? state.retryMs : POLL_MS);
+}
+
+/** Shows or hides the "reconnecting" banner; coming back reloads what the page shows. */
+function setOffline(offline) {
+  let banner = document.getElementById('connection');
+  if (!banner) {
+    banner = h('div', { id: 'connection', class: 'connection', role: 'status', hidden: true });
+    document.querySelector('header.top').after(banner);
+  }
+  if (offline) {
+    banner.textContent = `Reconnecting to the server… (next try in ${Math.round(state.retryMs / 1000)} s)`;
+    banner.hidden = false;
+  } else {
+    banner.hidden = true;
+    state.retryMs = POLL_MS;
+  }
+  state.offline = offline;
 }
 
 async function poll() {
@@ -142,7 +187,19 @@ async function poll() {
   let answer;
   try {
     answer = await get('/changes', { etag: state.etag || '' });
-  } catch {
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'network') {
+      state.retryMs = state.offline ? Math.min(state.retryMs * 2, MAX_RETRY_MS) : POLL_MS;
+      setOffline(true);
+    }
+    return;
+  }
+  if (state.offline) {
+    // Back: whatever moved meanwhile, the page reads it again.
+    setOffline(false);
+    state.etag = null;
+    state.changes = null;
+    try { await route(); } catch { /* shown by the page */ }
     return;
   }
   if (answer.notModified) return;
@@ -154,8 +211,10 @@ async function poll() {
     const what = {
       tools: previous.tools !== answer.data.tools,
       approvals: previous.approvals !== answer.data.approvals,
+      // Calls made (executions, usage counts) apart from the catalogue, when the server says.
+      usage: answer.data.usage === undefined ? previous.tools !== answer.data.tools : previous.usage !== answer.data.usage,
     };
-    if (what.tools || what.approvals) {
+    if (what.tools || what.approvals || what.usage) {
       try { await state.page.refresh(what); } catch { /* the next change retries */ }
     }
   }
@@ -177,8 +236,10 @@ function updateBadges(c) {
 function applyTheme(theme) {
   const dark = theme === 'dark' || (!theme && window.matchMedia('(prefers-color-scheme: dark)').matches);
   document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+  // The button names the theme it switches to.
   const button = document.getElementById('theme-toggle');
-  button.setAttribute('aria-pressed', String(dark));
+  button.removeAttribute('aria-pressed');
+  button.textContent = dark ? 'Light theme' : 'Dark theme';
 }
 
 function closeMenu() {

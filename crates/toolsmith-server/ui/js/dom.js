@@ -148,11 +148,15 @@ export function tabs(label, list, selected, onSelect) {
 }
 
 /** A simple table: columns [{label, cell(row) → node|string}]. */
+/**
+ * A table in a horizontally scrolling region. Cells keep their text on one line (a narrow
+ * screen scrolls the table rather than breaking words); a column with `wrap: true` wraps.
+ */
 export function table(caption, columns, rows, empty = 'Nothing to show.') {
   if (!rows.length) return h('p', { class: 'empty', text: empty });
   return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption },
     h('table', {},
       h('caption', { class: 'visually-hidden', text: caption }),
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', text: c.label })))),
-      h('tbody', {}, rows.map((r) => h('tr', {}, columns.map((c) => h('td', {}, c.cell(r))))))));
+      h('tbody', {}, rows.map((r) => h('tr', {}, columns.map((c) => h('td', { class: c.wrap ? 'wrap' : null }, c.cell(r))))))));
 }

@@ -30,7 +30,7 @@ export async function render(main, ctx) {
         { label: 'Action', cell: (e) => h('code', { text: e.action }) },
         { label: 'Target', cell: (e) => `${e.targetType} ${e.targetName || ''} ${e.targetId}`.trim() },
         { label: 'Revision', cell: (e) => (e.beforeRevision || e.afterRevision ? `${e.beforeRevision ?? '–'} → ${e.afterRevision ?? '–'}` : '—') },
-        { label: 'Details', cell: (e) => (e.details && Object.keys(e.details).length ? h('code', { text: JSON.stringify(e.details) }) : '—') },
+        { label: 'Details', wrap: true, cell: (e) => (e.details && Object.keys(e.details).length ? h('code', { text: JSON.stringify(e.details) }) : '—') },
       ], entries, 'No entries match.'));
     } catch (e) {
       replace(out, h('p', { class: 'error', role: 'alert', text: e instanceof ApiError ? e.message : String(e) }));

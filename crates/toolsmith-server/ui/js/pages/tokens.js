@@ -1,6 +1,9 @@
-// API tokens (admin): create (the secret is shown once), list, revoke.
+// API tokens (admin): create (the secret is shown once, with a copy button), list, revoke.
+// While the server has no token it is open on loopback: creating the first one turns
+// authentication on. The page says so before (a confirmation), and this tab then signs in with
+// the new token, so the page keeps working instead of meeting 401s.
 
-import { del, get, post, seg } from '../api.js';
+import { del, get, post, seg, setToken } from '../api.js';
 import { checkbox, confirmDialog, field, h, replace, table, toast } from '../dom.js';
 import { dateTime } from '../format.js';
 
@@ -14,7 +17,8 @@ export async function render(main, ctx) {
   const name = h('input', { type: 'text', autocomplete: 'off' });
   const user = h('input', { type: 'text', autocomplete: 'off', value: ctx.session.userId });
   const agent = h('input', { type: 'text', autocomplete: 'off' });
-  const scopes = SCOPES.map((s) => ({ s, box: checkbox(s, s !== 'admin') }));
+  // The first token is the one this tab will use: admin by default, so the page keeps working.
+  const scopes = SCOPES.map((s) => ({ s, box: checkbox(s, s !== 'admin' || !ctx.session.authRequired) }));
   const fName = field('Token name', name);
   const fUser = field('User', user);
   const fAgent = field('Agent (optional)', agent, 'Requests with this token act as this agent.');
@@ -32,23 +36,39 @@ export async function render(main, ctx) {
     scopeErr.hidden = true;
     const body = { name: name.value.trim(), userId: user.value.trim(), scopes: scopes.filter((x) => x.box.input.checked).map((x) => x.s) };
     if (agent.value.trim()) body.agentId = agent.value.trim();
+    const first = !ctx.session.authRequired;
+    if (first && !(await confirmDialog('Turn on authentication?',
+      'This is the first token: creating it turns authentication on. From then on every request to this server — this page, REST and MCP clients — needs a token. This tab will sign in with the new one.'
+        + (body.scopes.includes('admin') ? '' : ' It has no admin scope, so this page could not manage tokens with it: consider checking admin.'),
+      'Create and turn on authentication', false))) return;
+    let t;
     try {
-      const t = await post('/tokens', body);
-      const secret = h('input', { type: 'text', readonly: true, value: t.token, class: 'mono', 'aria-label': 'The new token' });
-      replace(created, h('div', { class: 'card secret-once', role: 'alert' },
-        h('h2', { text: `Token ${t.name} created` }),
-        h('p', { text: 'Copy it now: it is shown only this once and cannot be recovered.' }),
-        secret,
-        h('div', { class: 'actions' },
-          h('button', { type: 'button', class: 'btn', text: 'Copy token', onclick: async () => { try { await navigator.clipboard.writeText(secret.value); toast('Copied.'); } catch { secret.select(); } } }),
-          h('button', { type: 'button', class: 'btn', text: 'Done', onclick: () => replace(created) }))));
-      name.value = '';
-      await load();
+      t = await post('/tokens', body);
     } catch (err) {
       const fieldName = err.details && err.details.field;
       if (fieldName === 'scopes') { scopeErr.textContent = err.message; scopeErr.hidden = false; }
       else ({ name: fName, userId: fUser, agentId: fAgent }[fieldName] || fName).error(err.message);
+      return;
     }
+    const secret = h('input', { type: 'text', readonly: true, value: t.token, class: 'mono', 'aria-label': 'The new token', 'data-wrap': 'anywhere' });
+    replace(created, h('div', { class: 'card secret-once', role: 'alert' },
+      h('h2', { text: `Token ${t.name} created` }),
+      first ? h('p', { text: 'Authentication is now on: every request needs a token. This tab signed in with this one.' }) : null,
+      h('p', { text: 'Copy it now: it is shown only this once and cannot be recovered.' }),
+      h('div', { class: 'token-value' }, secret,
+        h('button', { type: 'button', class: 'btn', text: 'Copy token', onclick: async () => { try { await navigator.clipboard.writeText(secret.value); toast('Copied.'); } catch { secret.select(); toast('Selected: press Ctrl+C to copy.'); } } })),
+      h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'btn', text: 'Done', onclick: () => replace(created) }))));
+    name.value = '';
+    if (first) {
+      setToken(t.token);
+      await ctx.refreshSession();
+      if (!ctx.can('admin')) {
+        replace(listEl, h('p', { class: 'empty', text: 'This tab now uses the new token, which has no admin scope: sign in with an admin token to manage tokens.' }));
+        return;
+      }
+    }
+    await load();
   });
 
   async function revoke(t) {
@@ -67,11 +87,11 @@ export async function render(main, ctx) {
       { label: 'Id', cell: (t) => h('code', { text: t.id }) },
       { label: 'User', cell: (t) => t.userId },
       { label: 'Agent', cell: (t) => t.agentId || '—' },
-      { label: 'Scopes', cell: (t) => t.scopes.join(', ') },
+      { label: 'Scopes', wrap: true, cell: (t) => t.scopes.join(', ') },
       { label: 'Created', cell: (t) => dateTime(t.createdAt) },
       { label: 'Last used', cell: (t) => dateTime(t.lastUsedAt) },
       { label: 'Action', cell: (t) => h('button', { type: 'button', class: 'btn small danger', text: `Revoke ${t.name}`, onclick: () => revoke(t) }) },
-    ], tokens, 'No tokens: the server is open on loopback without one.'));
+    ], tokens, 'No tokens: the server is open on loopback without one. Creating the first token turns authentication on.'));
   }
 
   replace(main, h('h1', { text: 'Tokens' }), created, form, h('h2', { text: 'Existing tokens' }), listEl);

@@ -2,7 +2,7 @@
 // enable / disable / approve / reject / delete actions.
 
 import { ApiError, del, get, post, seg } from '../api.js';
-import { confirmDialog, field, h, replace, table, tabs, toast } from '../dom.js';
+import { append, confirmDialog, field, h, replace, table, tabs, toast } from '../dom.js';
 import { diffLines, hunks } from '../diff.js';
 import { codeBlock } from '../highlight.js';
 import { trendChart } from '../chart.js';
@@ -144,9 +144,10 @@ export async function render(main, ctx, route) {
         run.disabled = false;
       }
     });
-    p.append(
+    // dom.js's append skips a missing child; Element.append would print "null".
+    append(p, [
       tool.status === 'active' ? null : h('p', { class: 'muted', text: 'The tool is not active: Run makes a dry run of its definition (nothing is recorded).' }),
-      f, out);
+      f, out]);
   }
 
   async function history(p) {
@@ -185,7 +186,7 @@ export async function render(main, ctx, route) {
       table('Versions', [
         { label: 'Version', cell: (v) => `${v.version}${v.version === tool.version ? ' (current)' : ''}` },
         { label: 'Saved', cell: (v) => dateTime(v.createdAt) },
-        { label: 'Description', cell: (v) => v.description },
+        { label: 'Description', wrap: true, cell: (v) => v.description },
         { label: 'Action', cell: (v) => (canWrite && v.version !== tool.version
           ? h('button', { type: 'button', class: 'btn small', text: `Roll back to version ${v.version}`, onclick: () => rollback(v.version) })
           : '—') },

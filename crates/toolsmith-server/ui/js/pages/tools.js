@@ -103,7 +103,7 @@ export async function render(main, ctx, route) {
         h('span', { class: 'pill', text: KIND_LABELS[t.kind] || t.kind }),
         t.category ? h('span', { class: 'pill', text: t.category }) : null,
         h('span', { class: 'muted', text: `v${t.version}` }),
-        h('span', { class: 'muted', text: `${number(t.usageCount)} uses` })),
+        h('span', { class: 'muted', text: `${number(t.usageCount)} ${t.usageCount === 1 ? 'use' : 'uses'}` })),
       actions.length ? h('div', { class: 'card-actions' }, actions) : null);
     return li;
   }
