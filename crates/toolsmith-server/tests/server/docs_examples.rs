@@ -144,6 +144,13 @@ fn catalogue() -> Vec<(&'static str, &'static str, Example)> {
             Example::Illustration("a metrics response, with `…` in ids and lists"),
         ),
         (
+            "analytics.md",
+            "\"overTime\"",
+            Example::Illustration(
+                "the server-wide figures, with `…` in times and lists: pinned by rest_metrics::server_figures_cover_every_call_per_tool_user_and_agent_and_are_an_admins",
+            ),
+        ),
+        (
             "js-tools.md",
             "\"weatherapi\"",
             Example::Illustration("the Config Center snapshot a JS tool reads, with `…` values"),

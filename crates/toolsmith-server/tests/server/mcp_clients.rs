@@ -37,7 +37,8 @@ fn builtin_names(server_state: &toolsmith_server::AppState) -> Vec<String> {
         .registry()
         .tools("default")
         .iter()
-        .filter(|t| t.is_builtin())
+        // Aliases (`builtins::aliases`) answer by name but are not listed.
+        .filter(|t| t.is_builtin() && !t.deferred)
         .map(|t| t.name().to_owned())
         .collect()
 }

@@ -112,7 +112,9 @@ async fn a_disabled_group_is_invisible_on_every_face_until_enabled_again() {
         .await
         .expect_err("an unknown tool is a protocol error");
     assert!(
-        unknown.message.contains("Unknown tool: calculate"),
+        unknown
+            .message
+            .contains("'calculate' is in the tool group 'core', which is disabled"),
         "{unknown:?}"
     );
     let (is_error, body, _) = session
