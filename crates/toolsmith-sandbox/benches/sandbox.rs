@@ -5,6 +5,13 @@
 //! - `trivial_throughput`: 256 trivial calls in flight at once on a pool of one worker per core.
 //! - `word_frequency_10kb`: the spec's example tool on 10 KB of text.
 //! - `loop_1e7`: a 10-million-iteration loop.
+//! - `npm_import`: a call that imports a real npm package, `csv-parse/sync` (csv-parse 5.6.0,
+//!   MIT, the files of its tarball that `import('csv-parse/sync')` loads, in
+//!   `benches/fixtures/csv-parse/`: no network) and parses a small CSV: `cold` is the first
+//!   import of the package's files in the process (every iteration on a fresh copy of them, as
+//!   a new process or a new tarball finds them: each file compiled to bytecode), `warm` a later
+//!   call (the bytecode kept per process), `no_import` the same call's code without the import,
+//!   for the ratio.
 
 // Tests, benches and examples fail loudly: a panic is their report. The code they exercise
 // is held to the workspace's `unwrap_used`, `expect_used`, `panic`, `string_slice` and
@@ -26,7 +33,9 @@ use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 use toolsmith_core::PermissionSet;
-use toolsmith_sandbox::{HostCalls, JsCallContext, JsJob, JsLimits, JsSandbox, PoolSettings};
+use toolsmith_sandbox::{
+    HostCalls, JsCallContext, JsJob, JsLimits, JsPackage, JsPackages, JsSandbox, PoolSettings,
+};
 
 struct NoHost;
 
@@ -136,5 +145,87 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(sandbox, benches);
+const CSV: &str = "a,b,c\n1,2,3\n4,5,6\n7,8,9\n";
+
+const PARSE_CSV: &str = "const { parse } = await import('csv-parse/sync');\n\
+    const rows = parse(args.csv, { columns: true });\n\
+    return { count: rows.length, first: rows[0] };";
+
+/// The same work without the package: what the import adds is the difference.
+const SPLIT_CSV: &str = "const [head, ...lines] = args.csv.trim().split('\\n');\n\
+    const keys = head.split(',');\n\
+    const rows = lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [keys[i], v])));\n\
+    return { count: rows.length, first: rows[0] };";
+
+/// Copies the csv-parse fixture into `dir`, as the npm cache would hold it.
+fn copy_fixture(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_fixture(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the package, never seen by this process: its first import is cold.
+fn csv_parse(scratch: &std::path::Path) -> Arc<JsPackages> {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/fixtures/csv-parse");
+    let dir = tempfile::tempdir_in(scratch).unwrap().keep();
+    copy_fixture(&fixture, &dir);
+    Arc::new(JsPackages {
+        root: [("csv-parse".to_owned(), 0)].into_iter().collect(),
+        packages: vec![JsPackage {
+            name: "csv-parse".to_owned(),
+            version: "5.6.0".to_owned(),
+            dir,
+            dependencies: Default::default(),
+        }],
+    })
+}
+
+fn npm_import(c: &mut Criterion) {
+    let rt = Runtime::new().expect("tokio runtime");
+    let sandbox = Arc::new(JsSandbox::new(PoolSettings::default()));
+    let host: Arc<dyn HostCalls> = Arc::new(NoHost);
+    let scratch = tempfile::tempdir().unwrap();
+    let with = |code: &str, packages: Option<Arc<JsPackages>>| {
+        let mut job = job(code, json!({ "csv": CSV }), &host);
+        job.packages = packages;
+        job
+    };
+    let expected = json!({"count": 3, "first": {"a": "1", "b": "2", "c": "3"}});
+    let warm = csv_parse(scratch.path());
+    let res = rt.block_on(sandbox.run(with(PARSE_CSV, Some(warm.clone()))));
+    assert_eq!(res.content, expected, "{res:?}");
+    let res = rt.block_on(sandbox.run(with(SPLIT_CSV, None)));
+    assert_eq!(res.content, expected, "{res:?}");
+
+    let mut group = c.benchmark_group("npm_import");
+    group.sample_size(30);
+    group.bench_function("cold", |b| {
+        b.iter_batched(
+            || with(PARSE_CSV, Some(csv_parse(scratch.path()))),
+            |job| {
+                let res = rt.block_on(sandbox.run(job));
+                assert!(!res.is_error, "{res:?}");
+                res
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("warm", |b| {
+        b.iter(|| black_box(rt.block_on(sandbox.run(with(PARSE_CSV, Some(warm.clone()))))))
+    });
+    group.bench_function("no_import", |b| {
+        b.iter(|| black_box(rt.block_on(sandbox.run(with(SPLIT_CSV, None)))))
+    });
+    group.finish();
+}
+
+criterion_group!(sandbox, benches, npm_import);
 criterion_main!(sandbox);
