@@ -35,6 +35,9 @@ pub use postgres::{PgOptions, PgStore};
 pub use sqlite::SqliteStore;
 // The records and shapes the trait speaks in live in core; they are re-exported here so that
 // `toolsmith_store::X` keeps working for the store's users.
+pub use toolsmith_core::agent::{
+    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentVersionRecord,
+};
 pub use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
     RecordTally,
@@ -49,9 +52,6 @@ pub use toolsmith_core::mcp_bridge::{
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
-};
-pub use toolsmith_core::agent::{
-    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentVersionRecord,
 };
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 

@@ -18,10 +18,10 @@ use utoipa::openapi::schema::{Schema, SchemaType, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 
+use super::agents::{Agent, AgentList, AgentRun, AgentRunList};
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::session::{Changes, Session};
-use super::agents::{Agent, AgentList, AgentRun, AgentRunList};
 use super::tasks::{Task, TaskList};
 use super::types::{
     DefinitionList, Deleted, Execution, Export, Stats, ToolList, ToolRecord, ToolSummaryList,

@@ -322,7 +322,11 @@ impl PolicyGate {
 
 /// Whether `policy` (an agent definition's own, [`PolicyGate::compile_agent_scope`]) lets
 /// the caller of `ctx` call `tool`.
-pub(crate) fn agent_scope_allows(policy: &Policy, ctx: &ToolContext, tool: &RegisteredTool) -> bool {
+pub(crate) fn agent_scope_allows(
+    policy: &Policy,
+    ctx: &ToolContext,
+    tool: &RegisteredTool,
+) -> bool {
     policy.allows(&caller(ctx), &info(tool))
 }
 
