@@ -18,7 +18,8 @@
 # HTTP tool definitions (YAML), and Config Center values (checked against each service's own
 # fields) and policies (whose profiles and groups must exist), and custom tables (columns and
 # defaults of their types, names taken) and their records (values, filters and sorts checked
-# against the table's own columns). A
+# against the table's own columns), and agents (whose tool policy must compile, and whose run
+# needs the model service the definition names in the caller's Config Center). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 # Running, approving and rejecting a tool in the wrong state (disabled, already active) also
 # accept 400: spec 000 answers those with a 400, and the document says so.
@@ -100,6 +101,9 @@ include-operation-id = [
   "listCustomRecords",
   "createCustomRecord",
   "updateCustomRecord",
+  "createAgent",
+  "replaceAgent",
+  "startAgentRun",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 

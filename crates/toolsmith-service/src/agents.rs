@@ -42,6 +42,8 @@ const MAX_CONTEXT_CHARS: usize = 200_000;
 const MAX_ITERATIONS: u32 = 200;
 const MAX_WALL_TIME_SECS: u64 = 24 * 3600;
 const MAX_CONCURRENT_RUNS: u32 = 64;
+const MAX_SERVICE_CHARS: usize = 128;
+const MAX_MODEL_CHARS: usize = 256;
 /// The longest task a run may be given.
 const MAX_INPUT_CHARS: usize = 100_000;
 
@@ -104,6 +106,14 @@ impl ToolService {
             ))
         })?;
         let d = &input.definition;
+        if d.model.service.chars().count() > MAX_SERVICE_CHARS
+            || d.model.model.chars().count() > MAX_MODEL_CHARS
+        {
+            return Err(ServiceError::Validation(format!(
+                "model: 'service' has at most {MAX_SERVICE_CHARS} characters and 'model' at \
+                 most {MAX_MODEL_CHARS}"
+            )));
+        }
         if d.model.service.trim().is_empty() || d.model.model.trim().is_empty() {
             return Err(ServiceError::Validation(
                 "model: give both 'service' (the name of your Config Center service for the \

@@ -66,21 +66,37 @@ pub struct ContextFileBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsBody {
     /// Model turns per run (default 20, at most 200).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
     #[schema(minimum = 1, maximum = 200)]
-    pub max_iterations: Option<u32>,
+    pub max_iterations: Option<u64>,
     /// Tokens per run, input and output (default: no bound).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
     #[schema(minimum = 1)]
     pub max_tokens: Option<u64>,
     /// Wall-clock seconds per run (default 600, at most 86,400).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
     #[schema(minimum = 1, maximum = 86400)]
     pub wall_time_secs: Option<u64>,
     /// Runs of this agent at once (default 4, at most 64).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
     #[schema(minimum = 1, maximum = 64)]
-    pub max_concurrent_runs: Option<u32>,
+    pub max_concurrent_runs: Option<u64>,
 }
 
 /// An agent's definition, as written (create, replace, and the CLI's agent files).
@@ -88,23 +104,52 @@ pub struct LimitsBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentBody {
     /// Unique among your agents; lowercase letters, digits and `_`.
-    #[schema(min_length = 1, max_length = 64)]
+    #[schema(min_length = 1, max_length = 64, pattern = "^[a-z][a-z0-9_]*$")]
     pub name: String,
     #[serde(default)]
     pub display_name: String,
     /// The system prompt.
     #[serde(default)]
     pub instructions: String,
+    #[serde(deserialize_with = "object")]
     pub model: AgentModelBody,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     pub tool_policy: ToolPolicyBody,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects")]
     pub context_files: Vec<ContextFileBody>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     pub limits: LimitsBody,
     /// On a replace: the revision you read (409 naming both when it moved on).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::types::optional_integer")]
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     pub expected_revision: Option<i64>,
+}
+
+/// A JSON object read as `T` (serde would also read a struct from an array of its fields).
+fn object<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    if !value.is_object() {
+        return Err(serde::de::Error::custom(format!(
+            "expected an object, not {value}"
+        )));
+    }
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
+
+/// An array of JSON objects, each read as `T`.
+fn objects<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    deserializer: D,
+) -> Result<Vec<T>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| serde::de::Error::custom("expected an array of objects"))?;
+    if !items.iter().all(Value::is_object) {
+        return Err(serde::de::Error::custom("expected an array of objects"));
+    }
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
 }
 
 impl AgentBody {
@@ -138,7 +183,9 @@ impl AgentBody {
                     max_iterations: self
                         .limits
                         .max_iterations
-                        .unwrap_or(defaults.max_iterations),
+                        .map_or(defaults.max_iterations, |n| {
+                            u32::try_from(n).unwrap_or(u32::MAX)
+                        }),
                     max_tokens: self.limits.max_tokens,
                     wall_time_secs: self
                         .limits
@@ -147,7 +194,9 @@ impl AgentBody {
                     max_concurrent_runs: self
                         .limits
                         .max_concurrent_runs
-                        .unwrap_or(defaults.max_concurrent_runs),
+                        .map_or(defaults.max_concurrent_runs, |n| {
+                            u32::try_from(n).unwrap_or(u32::MAX)
+                        }),
                 },
             },
         }
@@ -200,10 +249,10 @@ impl Agent {
                 })
                 .collect(),
             limits: LimitsBody {
-                max_iterations: Some(d.limits.max_iterations),
+                max_iterations: Some(u64::from(d.limits.max_iterations)),
                 max_tokens: d.limits.max_tokens,
                 wall_time_secs: Some(d.limits.wall_time_secs),
-                max_concurrent_runs: Some(d.limits.max_concurrent_runs),
+                max_concurrent_runs: Some(u64::from(d.limits.max_concurrent_runs)),
             },
             revision: agent.revision,
             created_at: agent.created_at,
@@ -399,6 +448,13 @@ pub async fn create(
     require(&identity, Scope::ToolsWrite)?;
     require_person(&identity)?;
     query.check(&[])?;
+    if body.expected_revision.is_some_and(|n| n < 1) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "expectedRevision: a revision is at least 1 (and only a replace reads it)",
+        ));
+    }
     let agent = state
         .service
         .create_agent(&identity.tool_context(), body.into_input())
