@@ -125,6 +125,24 @@ pub struct AgentBody {
     pub expected_revision: Option<i64>,
 }
 
+/// The largest `expectedRevision` the document allows (JSON's safe integers).
+const MAX_REVISION: i64 = 9_007_199_254_740_991;
+
+/// Refuses an `expectedRevision` outside what the document allows.
+fn check_revision(body: &AgentBody) -> Result<(), ApiError> {
+    if body
+        .expected_revision
+        .is_some_and(|n| !(1..=MAX_REVISION).contains(&n))
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "expectedRevision: a revision is from 1 to 2^53-1 (and only a replace reads it)",
+        ));
+    }
+    Ok(())
+}
+
 /// A JSON object read as `T` (serde would also read a struct from an array of its fields).
 fn object<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
     deserializer: D,
@@ -448,13 +466,7 @@ pub async fn create(
     require(&identity, Scope::ToolsWrite)?;
     require_person(&identity)?;
     query.check(&[])?;
-    if body.expected_revision.is_some_and(|n| n < 1) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_body",
-            "expectedRevision: a revision is at least 1 (and only a replace reads it)",
-        ));
-    }
+    check_revision(&body)?;
     let agent = state
         .service
         .create_agent(&identity.tool_context(), body.into_input())
@@ -506,6 +518,7 @@ pub async fn replace(
 ) -> Result<ApiOk<Agent>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
     require_person(&identity)?;
+    check_revision(&body)?;
     let expected = body.expected_revision;
     let agent = state
         .service

@@ -63,7 +63,6 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/custom-tools/{id}/anomalies"),
     ("GET", "/api/v1/metrics/tools"),
     ("GET", "/api/v1/metrics/server"),
-    ("GET", "/api/v1/metrics/server"),
     ("GET", "/api/v1/metrics/anomalies"),
     ("GET", "/api/v1/audit"),
     ("GET", "/api/v1/policies"),
