@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 10;
+pub(crate) const SCHEMA_VERSION: i64 = 12;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -491,6 +491,42 @@ CREATE TABLE agent_run_steps (
     detail TEXT NOT NULL,
     at     TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (run_id, seq)
+);
+"#,
+    // 11: what each run asked of its caller's client (issue 34): `mcp.log` and `mcp.progress`
+    // messages, sampling and elicitation requests, and requests the gate refused; rows stored
+    // before read as none.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN client_logs BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_progress BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_samples BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_elicitations BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_refused BIGINT NOT NULL DEFAULT 0;
+"#,
+    // prompts made at runtime (issue 40): owned by a user (`agent` '' for every agent of
+    // the user, else the one agent that sees it), each revision of a definition kept
+    // (`prompt_versions`); `definition` JSON text.
+    r#"
+CREATE TABLE prompts (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    agent      TEXT NOT NULL DEFAULT '',
+    name       TEXT NOT NULL,
+    revision   BIGINT NOT NULL,
+    enabled    BOOLEAN NOT NULL DEFAULT TRUE,
+    created_by TEXT NOT NULL CHECK (created_by IN ('user', 'llm')),
+    definition TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    UNIQUE (owner, name)
+);
+CREATE TABLE prompt_versions (
+    prompt_id  TEXT NOT NULL,
+    revision   BIGINT NOT NULL,
+    created_by TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (prompt_id, revision)
 );
 "#,
 ];

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 12;
+pub(crate) const SCHEMA_VERSION: i64 = 14;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -380,6 +380,42 @@ CREATE TABLE agent_run_steps (
     detail TEXT NOT NULL,
     at     TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
+);
+"#,
+    // 13: what each run asked of its caller's client (issue 34): `mcp.log` and `mcp.progress`
+    // messages, sampling and elicitation requests, and requests the gate refused; rows stored
+    // before read as none.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN client_logs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_progress INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_samples INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_elicitations INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tool_executions ADD COLUMN client_refused INTEGER NOT NULL DEFAULT 0;
+"#,
+    // prompts made at runtime (issue 40): owned by a user (`agent` '' for every agent of
+    // the user, else the one agent that sees it), each revision of a definition kept
+    // (`prompt_versions`); `definition` JSON text.
+    r#"
+CREATE TABLE prompts (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    agent      TEXT NOT NULL DEFAULT '',
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    enabled    INTEGER NOT NULL DEFAULT 1,
+    created_by TEXT NOT NULL CHECK (created_by IN ('user', 'llm')),
+    definition TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (owner, name)
+);
+CREATE TABLE prompt_versions (
+    prompt_id  TEXT NOT NULL,
+    revision   INTEGER NOT NULL,
+    created_by TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (prompt_id, revision)
 );
 "#,
 ];
