@@ -187,6 +187,11 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       assert.match(details, /Built-in/);
       assert.match(details, /Core \(group:core\)/);
       assert.match(details, /expression/);
+      // Its annotations as badges, each with its meaning (a read-only tool shows no
+      // destructive or idempotent badge: MCP gives them meaning only for a tool that writes).
+      const hints = page.getByRole('region', { name: 'What it does' });
+      assert.deepEqual(await hints.locator('.pill.hint').allInnerTexts(), ['Read-only', 'Closed world']);
+      assert.match(await hints.innerText(), /Read-only It only reads: it changes nothing\./);
       await shot(page, 'catalog-details');
       await page.getByRole('tab', { name: 'Test' }).click();
       await page.getByLabel('expression (required)').fill('6 * 7');
@@ -194,6 +199,14 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await visible(page.getByText('Succeeded'));
       assert.match(await page.locator('pre.output').innerText(), /"result": 42/);
       await shot(page, 'catalog-test');
+      // A tool that deletes, flagged for confirmation: every badge says so.
+      await page.goto(`${BASE}/#/catalog/delete_file`);
+      await visible(page.getByRole('heading', { name: 'delete_file', level: 1 }));
+      const deleting = page.getByRole('region', { name: 'What it does' });
+      assert.deepEqual(await deleting.locator('.pill.hint').allInnerTexts(), ['Changes things', 'Destructive', 'Idempotent', 'Closed world', 'Needs confirmation']);
+      const said = await deleting.innerText();
+      assert.match(said, /Destructive It may delete or overwrite what exists\./);
+      assert.match(said, /Needs confirmation Marked requiresConfirmation: a person is to confirm each call before it runs\./);
       audited.push(['catalog-details', '#/catalog/calculate'], ['catalog-test', '#/catalog/calculate?tab=test']);
     });
 

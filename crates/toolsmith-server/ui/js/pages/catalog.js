@@ -11,12 +11,37 @@ import { json } from '../format.js';
 import { executionResult } from './tool.js';
 
 const SOURCE_LABELS = { builtin: 'Built-in', mcp: 'Bridged MCP', custom: 'Custom' };
+// MCP's tool annotations, each as a badge with what it means. A hint a tool does not declare
+// takes MCP's default (not read-only, destructive, not idempotent, open world); the destructive
+// and idempotent hints mean something only for a tool that is not read-only.
 const HINTS = [
-  ['readOnlyHint', 'Reads only', 'Changes nothing'],
-  ['destructiveHint', 'May delete or overwrite', 'Adds only'],
-  ['idempotentHint', 'Same call, same effect', 'Repeating it repeats its effect'],
-  ['openWorldHint', 'Reaches outside the server', 'Stays inside the server'],
+  { key: 'readOnlyHint', fallback: false, yes: ['Read-only', 'It only reads: it changes nothing.', 'ok'],
+    no: ['Changes things', 'It may change stored data or the world.', 'plain'] },
+  { key: 'destructiveHint', fallback: true, unlessReadOnly: true, yes: ['Destructive', 'It may delete or overwrite what exists.', 'danger'],
+    no: ['Additive', 'It only adds: it never deletes or overwrites.', 'plain'] },
+  { key: 'idempotentHint', fallback: false, unlessReadOnly: true, yes: ['Idempotent', 'Calling it again with the same arguments has no further effect.', 'info'],
+    no: ['Not idempotent', 'Each repeated call has its effect again.', 'plain'] },
+  { key: 'openWorldHint', fallback: true, yes: ['Open world', 'It reaches outside the server (the network, other systems).', 'world'],
+    no: ['Closed world', 'It stays inside the server (its store and your workspace).', 'plain'] },
 ];
+
+/** The annotation badges of `tool`: a list of {label, meaning, tone, declared}. */
+export function hintBadges(tool) {
+  const ann = tool.annotations && typeof tool.annotations === 'object' ? tool.annotations : {};
+  const declared = (key) => typeof ann[key] === 'boolean';
+  const value = (hint) => (declared(hint.key) ? ann[hint.key] : hint.fallback);
+  const readOnly = value(HINTS[0]);
+  const badges = [];
+  for (const hint of HINTS) {
+    if (hint.unlessReadOnly && readOnly) continue;
+    const [label, meaning, tone] = value(hint) ? hint.yes : hint.no;
+    badges.push({ label, meaning, tone, declared: declared(hint.key), key: hint.key });
+  }
+  if (tool.requiresConfirmation) {
+    badges.push({ label: 'Needs confirmation', meaning: 'Marked requiresConfirmation: a person is to confirm each call before it runs.', tone: 'warn', declared: true, key: 'requiresConfirmation' });
+  }
+  return badges;
+}
 
 export async function render(main, ctx, route) {
   const name = route.parts[1];
@@ -42,17 +67,21 @@ export async function render(main, ctx, route) {
     const rows = [
       ['Source', SOURCE_LABELS[tool.source] || tool.source],
       ['Group', group ? h('a', { href: '#/groups', text: `${group.name} (group:${group.id})` }) : (tool.category || '—')],
-      ['Confirmation', tool.requiresConfirmation ? 'yes: each call waits for a person' : 'no'],
     ];
-    if (ann) {
-      for (const [key, yes, no] of HINTS) {
-        if (typeof ann[key] === 'boolean') rows.push([key, ann[key] ? yes : no]);
-      }
-      if (ann.title) rows.push(['Title', String(ann.title)]);
-    }
+    if (ann && ann.title) rows.push(['Title', String(ann.title)]);
+    const badges = hintBadges(tool);
     p.append(
       h('p', { class: 'description', text: tool.description }),
       h('dl', { class: 'details' }, rows.map(([k, v]) => [h('dt', { text: k }), h('dd', {}, v)])),
+      h('section', { 'aria-labelledby': 'hints-heading' },
+        h('h2', { id: 'hints-heading', text: 'What it does' }),
+        h('ul', { class: 'hints' }, badges.map((b) => h('li', {},
+          h('span', { class: `pill hint ${b.tone}`, text: b.label }),
+          h('span', { text: ` ${b.meaning}` }),
+          b.declared ? null : h('span', { class: 'muted', text: ' (not declared: MCP\'s default)' })))),
+        tool.source === 'mcp'
+          ? h('p', { class: 'muted', text: 'These are the upstream server\'s own hints, as it declares them: Toolsmith does not check them.' })
+          : null),
       h('h2', { text: 'Parameters' }),
       describe(tool.parameters),
       h('details', {}, h('summary', { text: 'Parameter schema (JSON)' }), codeBlock(json(tool.parameters), 'json', 'Parameter schema')));
