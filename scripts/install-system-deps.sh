@@ -7,6 +7,7 @@
 #                and two-instance tests against a real PostgreSQL (PATH or /usr/lib/postgresql/*/bin)
 #   chromium     `/usr/bin/chromium`, the browser of the web UI's end-to-end tests
 #                (crates/toolsmith/tests/cli/ui_browser.rs), driven headless by playwright-core
+#   openssl      `openssl`: the PostgreSQL TLS tests make their CA and certificates with it
 #   mount        `mount`: under root, a workspace run's private bind mount (toolsmith-command)
 #   python3, python3-pip, nodejs
 #                `/usr/bin/python3` (execute_python, compile_code), its pip (package_manager) and
@@ -17,7 +18,7 @@
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
 set -euo pipefail
 
-declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [git]=git [chromium]=chromium)
+declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [git]=git [chromium]=chromium [openssl]=openssl)
 
 missing=()
 # The server binaries of PostgreSQL: on PATH, or where Debian's packages put them.
@@ -26,7 +27,7 @@ have_postgres() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
-for tool in bwrap prlimit setpriv git chromium; do
+for tool in bwrap prlimit setpriv git chromium openssl; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     pkg="${package_of[$tool]}"
     [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
@@ -39,7 +40,7 @@ command -v mount >/dev/null 2>&1 || missing+=("mount")
 [[ -x /usr/bin/node ]] || missing+=("nodejs")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, python3 (with pip), node and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, python3 (with pip), node and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -54,7 +55,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
-for tool in bwrap prlimit setpriv git chromium; do
+for tool in bwrap prlimit setpriv git chromium openssl; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "install-system-deps: $tool is still missing after the install" >&2
     exit 1

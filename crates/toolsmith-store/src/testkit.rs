@@ -130,6 +130,76 @@ impl PgCluster {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
 
+    /// Turns TLS on: the server presents `cert` (PEM, with its chain) with `key` and asks
+    /// client certificates (where `pg_hba.conf` says `cert`) to lead to `ca`. Applied by a
+    /// reload, as PostgreSQL allows for its TLS settings.
+    pub fn enable_tls(&self, cert: &str, key: &str, ca: &str) -> Result<(), ClusterError> {
+        let tls = self.dir.path().join("tls");
+        let write = |name: &str, text: &str| -> Result<PathBuf, ClusterError> {
+            let path = tls.join(name);
+            std::fs::write(&path, text).map_err(|e| {
+                ClusterError::Failed(format!("cannot write {}: {e}", path.display()))
+            })?;
+            // The server refuses a key others can read.
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .map_err(|e| {
+                    ClusterError::Failed(format!("cannot chmod {}: {e}", path.display()))
+                })?;
+            if self.as_nobody {
+                give_to_nobody(&path)?;
+            }
+            Ok(path)
+        };
+        std::fs::create_dir_all(&tls)
+            .map_err(|e| ClusterError::Failed(format!("cannot create {}: {e}", tls.display())))?;
+        if self.as_nobody {
+            give_to_nobody(&tls)?;
+        }
+        let settings = format!(
+            "\nssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nssl_ca_file = '{}'\n",
+            write("server.crt", cert)?.display(),
+            write("server.key", key)?.display(),
+            write("ca.crt", ca)?.display()
+        );
+        self.append_file("postgresql.conf", &settings)?;
+        self.reload()
+    }
+
+    /// Replaces `pg_hba.conf` (who may connect, how) and reloads.
+    pub fn set_hba(&self, text: &str) -> Result<(), ClusterError> {
+        let path = self.dir.path().join("data").join("pg_hba.conf");
+        std::fs::write(&path, text)
+            .map_err(|e| ClusterError::Failed(format!("cannot write {}: {e}", path.display())))?;
+        self.reload()
+    }
+
+    fn append_file(&self, name: &str, text: &str) -> Result<(), ClusterError> {
+        use std::io::Write as _;
+        let path = self.dir.path().join("data").join(name);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| ClusterError::Failed(format!("cannot append to {}: {e}", path.display())))
+    }
+
+    /// Makes the server re-read its configuration files.
+    pub fn reload(&self) -> Result<(), ClusterError> {
+        // pg_ctl reload only signals: wait until a new session sees a later load time.
+        let loaded = "SELECT pg_conf_load_time()";
+        let before = self.psql(loaded)?;
+        self.pg_ctl(&["reload"])?;
+        for _ in 0..200 {
+            if self.psql(loaded)? != before {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        Err(ClusterError::Failed(
+            "the server did not re-read its configuration within 5 s of a reload".to_owned(),
+        ))
+    }
+
     /// Stops the server (fast shutdown: sessions are ended, commits kept).
     pub fn stop(&self) -> Result<(), ClusterError> {
         self.pg_ctl(&["stop", "-m", "fast", "-w"])

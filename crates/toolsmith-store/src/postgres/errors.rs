@@ -87,7 +87,11 @@ pub(crate) fn is_transient_connect(e: &tokio_postgres::Error) -> bool {
         // No SQLSTATE: the TCP connection itself failed (refused, reset, timed out).
         None => {
             let text = e.to_string();
-            !text.contains("invalid configuration") && !text.contains("password missing")
+            // A TLS failure (the server refuses TLS, a certificate not trusted) does not heal by
+            // waiting.
+            !text.contains("invalid configuration")
+                && !text.contains("password missing")
+                && !text.contains("TLS")
         }
     }
 }
@@ -117,6 +121,27 @@ pub(crate) fn connect_reason(e: &tokio_postgres::Error) -> String {
         Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
             format!("{detail} (create it first: createdb <name>, or fix the URL)")
         }
-        _ => detail,
+        _ => match tls_hint(&detail) {
+            Some(hint) => format!("{detail} ({hint})"),
+            None => detail,
+        },
+    }
+}
+
+/// What to do about a failed TLS handshake, from the words of rustls and the driver.
+fn tls_hint(detail: &str) -> Option<&'static str> {
+    if detail.contains("server does not support TLS") {
+        Some("the server has ssl off: turn it on, or connect with sslmode=prefer or disable")
+    } else if detail.contains("NotValidForName") || detail.contains("not valid for name") {
+        Some(
+            "the server's certificate does not name the host in the URL: connect by a name the \
+             certificate holds, or use sslmode=verify-ca to check the chain only",
+        )
+    } else if detail.contains("UnknownIssuer") || detail.contains("BadSignature") {
+        Some("the server's certificate does not lead to a CA of sslrootcert: check that file")
+    } else if detail.contains("Expired") || detail.contains("NotValidYet") {
+        Some("the server's certificate is outside its validity dates")
+    } else {
+        None
     }
 }

@@ -14,9 +14,8 @@
 
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, GenericClient, NoTls};
+use tokio_postgres::{AsyncMessage, GenericClient};
 
 use crate::{Change, ChangeKind, FeedEvent, StoreError};
 
@@ -70,6 +69,7 @@ pub(crate) async fn notify(
 /// Starts the listener task; it ends when the receiver is dropped.
 pub(crate) fn subscribe(
     mut config: tokio_postgres::Config,
+    tls: super::tls::PgTls,
     instance: String,
 ) -> mpsc::Receiver<FeedEvent> {
     let (out, rx) = mpsc::channel(1024);
@@ -79,7 +79,7 @@ pub(crate) fn subscribe(
     tokio::spawn(async move {
         let mut delay = Duration::from_millis(100);
         while !out.is_closed() {
-            match listen_once(&config, &instance, &out).await {
+            match listen_once(&config, &tls, &instance, &out).await {
                 Ok(()) => delay = Duration::from_millis(100),
                 Err(e) => {
                     tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "change feed: the LISTEN connection failed; reconnecting");
@@ -100,28 +100,15 @@ pub(crate) fn subscribe(
 /// shortest backoff again).
 async fn listen_once(
     config: &tokio_postgres::Config,
+    tls: &super::tls::PgTls,
     instance: &str,
     out: &mpsc::Sender<FeedEvent>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
-    let (notices, mut incoming) = mpsc::unbounded_channel();
-    let driver = tokio::spawn(async move {
-        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
-        while let Some(message) = messages.next().await {
-            match message {
-                Ok(AsyncMessage::Notification(n)) => {
-                    if notices.send(n.payload().to_owned()).is_err() {
-                        return;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "change feed: the LISTEN connection broke");
-                    return;
-                }
-            }
-        }
-    });
+    let super::tls::Direct {
+        client,
+        messages: mut incoming,
+        driver,
+    } = tls.connect(config).await?;
     let listened = client.batch_execute(&format!("LISTEN {CHANNEL}")).await;
     if let Err(e) = listened {
         driver.abort();
@@ -129,8 +116,11 @@ async fn listen_once(
     }
     tracing::debug!("change feed: listening for changes of other instances");
     if out.send(FeedEvent::Resync).await.is_ok() {
-        while let Some(payload) = incoming.recv().await {
-            let change: Change = match serde_json::from_str(&payload) {
+        while let Some(message) = incoming.recv().await {
+            let AsyncMessage::Notification(notice) = message else {
+                continue;
+            };
+            let change: Change = match serde_json::from_str(notice.payload()) {
                 Ok(change) => change,
                 Err(e) => {
                     tracing::warn!(error = %e, "change feed: an unreadable notice; resyncing");

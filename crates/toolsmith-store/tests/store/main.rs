@@ -16,4 +16,5 @@
 mod config_secrets;
 mod copy;
 mod crash;
+mod pg_tls;
 mod tokens;
