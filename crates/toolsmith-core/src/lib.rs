@@ -2,6 +2,8 @@
 //!
 //! - [`agent`] — agents Toolsmith runs: a stored definition ([`agent::AgentRecord`]), its runs
 //!   and their steps.
+//! - [`agent_session`] — sessions with those agents and subagents (spec 001 §2, §6): a
+//!   session's record and its messages.
 //! - [`model`] — [`ToolDefinition`], [`ToolContext`], [`ToolResult`] and the error classes a
 //!   result can carry ([`ErrorKind`]).
 //! - [`record`] — the stored shape of a custom tool ([`CustomToolRecord`]) and its history,
@@ -36,6 +38,7 @@
 #![cfg_attr(test, allow(clippy::string_slice))]
 
 pub mod agent;
+pub mod agent_session;
 pub mod approval;
 pub mod client;
 pub mod config;

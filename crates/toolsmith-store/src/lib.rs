@@ -19,6 +19,7 @@ pub mod copy;
 mod error;
 mod postgres;
 mod records;
+mod session_rows;
 mod sqlite;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
@@ -37,6 +38,9 @@ pub use sqlite::SqliteStore;
 // `toolsmith_store::X` keeps working for the store's users.
 pub use toolsmith_core::agent::{
     AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentVersionRecord,
+};
+pub use toolsmith_core::agent_session::{
+    SessionKind, SessionMessage, SessionQuery, SessionRecord, SessionStatus, SpawnOutcome,
 };
 pub use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
@@ -104,6 +108,7 @@ pub trait Store:
     + McpStore
     + TaskStore
     + AgentStore
+    + SessionStore
     + Send
     + Sync
     + 'static
@@ -816,4 +821,69 @@ pub trait AgentStore: Send + Sync + 'static {
 
     /// The steps of run `run_id`, in order (the caller checked the run is the reader's).
     async fn agent_run_steps(&self, run_id: &str) -> Result<Vec<AgentRunStep>, StoreError>;
+}
+
+/// Sessions with agents Toolsmith runs, and subagents (spec 001 §2 "Sessions", §6): a session's
+/// record and its messages, which are the model's history on its next run.
+#[async_trait]
+pub trait SessionStore: Send + Sync + 'static {
+    /// Stores a new session (a conversation; a subagent goes through
+    /// [`SessionStore::spawn_subagent`]).
+    async fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError>;
+
+    /// Stores a new subagent unless its owner already has `max_running` running subagents or
+    /// its parent `max_children` running children, counted in the insert's transaction (on
+    /// PostgreSQL under a per-owner advisory lock, so instances cannot race past either).
+    async fn spawn_subagent(
+        &self,
+        session: &SessionRecord,
+        max_running: u32,
+        max_children: u32,
+    ) -> Result<SpawnOutcome, StoreError>;
+
+    /// The session `id` of `owner` made by `caller_agent`.
+    async fn get_session(
+        &self,
+        owner: &str,
+        caller_agent: Option<&str>,
+        id: &str,
+    ) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// The sessions of `owner` made by `caller_agent` that `query` asks for, newest change
+    /// first.
+    async fn list_sessions(
+        &self,
+        owner: &str,
+        caller_agent: Option<&str>,
+        query: &SessionQuery,
+    ) -> Result<Vec<SessionRecord>, StoreError>;
+
+    /// Writes the status, result, error, last run and time of `session` over the stored one if
+    /// that has not ended (a conditional update, so a cancelled subagent stays cancelled);
+    /// whether it was written.
+    async fn update_session(&self, session: &SessionRecord) -> Result<bool, StoreError>;
+
+    /// Archives the ended subagents of `owner` last changed before `before`; how many.
+    async fn archive_sessions(&self, owner: &str, before: DateTime<Utc>)
+    -> Result<u64, StoreError>;
+
+    /// Appends `messages` to the session `session_id` (numbered after its last, their own
+    /// `seq` ignored), then deletes its oldest messages until at most `max_messages` of at
+    /// most `max_bytes` in all remain — the newest is always kept. The session as stored
+    /// after, `None` when there is no such session.
+    async fn append_session_messages(
+        &self,
+        session_id: &str,
+        messages: &[SessionMessage],
+        max_messages: u32,
+        max_bytes: u64,
+    ) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// The last `limit` messages of the session `session_id`, oldest first (the caller checked
+    /// the session is the reader's).
+    async fn session_messages(
+        &self,
+        session_id: &str,
+        limit: u32,
+    ) -> Result<Vec<SessionMessage>, StoreError>;
 }

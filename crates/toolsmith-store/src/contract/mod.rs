@@ -15,6 +15,7 @@ mod limits;
 mod mcp;
 mod postgres;
 mod records;
+mod sessions;
 mod tasks;
 pub(crate) mod tools;
 

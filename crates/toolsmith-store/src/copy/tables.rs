@@ -354,6 +354,46 @@ pub const TABLES: &[Table] = &[
         identity: None,
     },
     Table {
+        // Sessions with agents and subagents (a subagent still `running` in the copy stays
+        // so, as its run does).
+        name: "agent_sessions",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("caller_agent", Text),
+            ("agent_id", Text),
+            ("kind", Text),
+            ("label", Text),
+            ("parent", Text),
+            ("depth", Int),
+            ("status", Text),
+            ("document", Text),
+            ("message_count", Int),
+            ("message_bytes", Int),
+            ("trimmed", Int),
+            ("next_seq", Int),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "agent_session_messages",
+        columns: &[
+            ("session_id", Text),
+            ("seq", Int),
+            ("role", Text),
+            // A JSON string in both (PostgreSQL's TEXT refuses the NUL a message may hold).
+            ("content", Text),
+            ("bytes", Int),
+            ("run_id", Text),
+            ("at", Time),
+        ],
+        order_by: "session_id, seq",
+        identity: None,
+    },
+    Table {
         name: "agent_versions",
         columns: &[
             ("agent_id", Text),

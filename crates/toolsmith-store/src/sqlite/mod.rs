@@ -42,6 +42,7 @@ mod mcp;
 mod records;
 mod rows;
 mod schema;
+mod sessions;
 mod tasks;
 #[cfg(test)]
 mod tests;

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 14;
+pub(crate) const SCHEMA_VERSION: i64 = 15;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -416,6 +416,45 @@ CREATE TABLE prompt_versions (
     definition TEXT NOT NULL,
     created_at TEXT NOT NULL,
     PRIMARY KEY (prompt_id, revision)
+);
+"#,
+    // sessions with agents and subagents (issue 37, spec 001 §2, §6): a session's record
+    // (`caller_agent` and `parent` '' for none; `document` its task, result, error and last run
+    // as JSON text; the kept messages' count and bytes, how many were trimmed, the next
+    // message's number) and its messages (`content` a JSON string: a NUL character stays
+    // storable on both backends).
+    r#"
+CREATE TABLE agent_sessions (
+    id            TEXT PRIMARY KEY,
+    owner         TEXT NOT NULL,
+    caller_agent  TEXT NOT NULL DEFAULT '',
+    agent_id      TEXT NOT NULL,
+    kind          TEXT NOT NULL CHECK (kind IN ('session', 'subagent')),
+    label         TEXT NOT NULL,
+    parent        TEXT NOT NULL DEFAULT '',
+    depth         INTEGER NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN
+        ('idle', 'running', 'completed', 'failed', 'cancelled', 'archived')),
+    document      TEXT NOT NULL,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    message_bytes INTEGER NOT NULL DEFAULT 0,
+    trimmed       INTEGER NOT NULL DEFAULT 0,
+    next_seq      INTEGER NOT NULL DEFAULT 0,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+CREATE INDEX idx_agent_sessions_owner ON agent_sessions (owner, caller_agent, updated_at);
+CREATE INDEX idx_agent_sessions_running ON agent_sessions (owner, kind, status);
+CREATE INDEX idx_agent_sessions_parent ON agent_sessions (parent, status);
+CREATE TABLE agent_session_messages (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    role       TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    bytes      INTEGER NOT NULL,
+    run_id     TEXT NOT NULL DEFAULT '',
+    at         TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
 );
 "#,
 ];

@@ -326,6 +326,43 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
         })
         .await
         .unwrap();
+    // A session with one message (the content a JSON string: a NUL survives the copy).
+    toolsmith_store::SessionStore::insert_session(
+        store,
+        &toolsmith_store::SessionRecord {
+            id: "ses_1".to_owned(),
+            owner: "alice".to_owned(),
+            caller_agent: None,
+            agent_id: "agt_1".to_owned(),
+            kind: toolsmith_store::SessionKind::Session,
+            label: "chat".to_owned(),
+            parent: None,
+            depth: 0,
+            status: toolsmith_store::SessionStatus::Idle,
+            task: None,
+            result: Some("done".to_owned()),
+            error: None,
+            last_run: Some("run_1".to_owned()),
+            message_count: 0,
+            message_bytes: 0,
+            trimmed: 0,
+            created_at: at,
+            updated_at: at,
+        },
+    )
+    .await
+    .unwrap();
+    let message = toolsmith_store::SessionMessage {
+        session_id: "ses_1".to_owned(),
+        seq: 0,
+        role: "user".to_owned(),
+        content: "a\u{0}b".to_owned(),
+        run_id: Some("run_1".to_owned()),
+        at,
+    };
+    toolsmith_store::SessionStore::append_session_messages(store, "ses_1", &[message], 10, 1000)
+        .await
+        .unwrap();
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,
