@@ -42,13 +42,16 @@ mod governance;
 mod limits;
 mod mcp;
 mod notify;
+mod prompts;
 mod records;
 mod rows;
 pub(crate) mod schema;
 #[cfg(test)]
 mod schema_tests;
 mod sessions;
+mod sessions;
 mod tasks;
+mod tls;
 mod tokens;
 mod tools;
 
@@ -56,8 +59,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::NoTls;
+use deadpool_postgres::{Client, ManagerConfig, Pool, RecyclingMethod, Runtime};
 
 use crate::{Store, StoreError};
 use errors::{pg, pool};
@@ -88,6 +90,8 @@ impl Default for PgOptions {
 pub struct PgStore {
     pool: Pool,
     config: tokio_postgres::Config,
+    /// TLS for every connection: the pool's and the change feed's.
+    tls: tls::PgTls,
     shown: String,
     /// This handle's id in change notices (so its own notices can be told apart).
     instance: String,
@@ -110,20 +114,24 @@ impl PgStore {
     /// [`StoreError::ConnectRefused`] at once for a wrong password or a missing database,
     /// [`StoreError::UnknownSchema`] for a database written by a newer Toolsmith.
     pub async fn connect(url: &str, options: &PgOptions) -> Result<PgStore, StoreError> {
-        let mut config: tokio_postgres::Config =
-            url.parse().map_err(|e| StoreError::ConnectRefused {
-                target: PgStore::redact(url),
-                reason: format!("the URL is not a valid PostgreSQL URL: {e}"),
-            })?;
+        let refused = |reason: String| StoreError::ConnectRefused {
+            target: PgStore::redact(url),
+            reason,
+        };
+        let (driver_url, tls_parameters) = tls::split_url(url).map_err(refused)?;
+        let mut config: tokio_postgres::Config = driver_url
+            .parse()
+            .map_err(|e| refused(format!("the URL is not a valid PostgreSQL URL: {e}")))?;
+        let tls = tls::PgTls::new(&tls_parameters).map_err(refused)?;
+        tls.configure(&mut config);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(options.connect_timeout);
         }
         config.application_name("toolsmith");
         let shown = shown(&config);
-        wait_until_reachable(&config, &shown, options.startup_timeout).await?;
-        let manager = Manager::from_config(
+        wait_until_reachable(&config, &tls, &shown, options.startup_timeout).await?;
+        let manager = tls.manager(
             config.clone(),
-            NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -138,6 +146,7 @@ impl PgStore {
         let store = PgStore {
             pool,
             config,
+            tls,
             shown,
             instance: instance_id(),
         };
@@ -163,7 +172,10 @@ impl PgStore {
     /// Checks that `url` is a PostgreSQL URL the driver understands (without connecting).
     /// The message never contains the password.
     pub fn check_url(url: &str) -> Result<(), String> {
-        url.parse::<tokio_postgres::Config>()
+        let (driver_url, _) =
+            tls::split_url(url).map_err(|e| format!("'{}': {e}", PgStore::redact(url)))?;
+        driver_url
+            .parse::<tokio_postgres::Config>()
             .map(drop)
             .map_err(|e| {
                 format!(
@@ -226,6 +238,7 @@ fn instance_id() -> String {
 /// to 2 s) until `budget` is spent.
 async fn wait_until_reachable(
     config: &tokio_postgres::Config,
+    tls: &tls::PgTls,
     shown: &str,
     budget: Duration,
 ) -> Result<(), StoreError> {
@@ -234,10 +247,10 @@ async fn wait_until_reachable(
     let mut attempts = 0u32;
     loop {
         attempts += 1;
-        match config.connect(NoTls).await {
-            Ok((client, connection)) => {
-                drop(client);
-                let _ = connection.await;
+        match tls.connect(config).await {
+            Ok(direct) => {
+                drop(direct.client);
+                let _ = direct.driver.await;
                 return Ok(());
             }
             Err(e) if errors::is_transient_connect(&e) => {
@@ -279,6 +292,7 @@ impl Store for PgStore {
     fn subscribe_changes(&self) -> Option<tokio::sync::mpsc::Receiver<crate::FeedEvent>> {
         Some(notify::subscribe(
             self.config.clone(),
+            self.tls.clone(),
             self.instance.clone(),
         ))
     }
