@@ -49,7 +49,6 @@ pub(crate) mod schema;
 #[cfg(test)]
 mod schema_tests;
 mod sessions;
-mod sessions;
 mod tasks;
 mod tls;
 mod tokens;
