@@ -7,6 +7,10 @@
 #                and two-instance tests against a real PostgreSQL (PATH or /usr/lib/postgresql/*/bin)
 #   chromium     `/usr/bin/chromium`, the browser of the web UI's end-to-end tests
 #                (crates/toolsmith/tests/cli/ui_browser.rs), driven headless by playwright-core
+#   podman, podman-compose, debootstrap, runc
+#                the deployment test (deploy/test.sh) builds the container images and runs
+#                deploy/compose.yaml's pair; debootstrap makes the Debian base image (no container
+#                registry is needed), runc runs containers where crun cannot (cgroups v1)
 #   openssl      `openssl`: the PostgreSQL TLS tests make their CA and certificates with it
 #   mount        `mount`: under root, a workspace run's private bind mount (toolsmith-command)
 #   python3, python3-pip, nodejs
@@ -18,7 +22,7 @@
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
 set -euo pipefail
 
-declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [git]=git [chromium]=chromium [openssl]=openssl)
+declare -A package_of=([bwrap]=bubblewrap [prlimit]=util-linux [setpriv]=util-linux [git]=git [chromium]=chromium [openssl]=openssl [podman]=podman [podman-compose]=podman-compose [debootstrap]=debootstrap [runc]=runc)
 
 missing=()
 # The server binaries of PostgreSQL: on PATH, or where Debian's packages put them.
@@ -27,7 +31,7 @@ have_postgres() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
-for tool in bwrap prlimit setpriv git chromium openssl; do
+for tool in bwrap prlimit setpriv git chromium openssl podman podman-compose debootstrap runc; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     pkg="${package_of[$tool]}"
     [[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
@@ -40,7 +44,7 @@ command -v mount >/dev/null 2>&1 || missing+=("mount")
 [[ -x /usr/bin/node ]] || missing+=("nodejs")
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, python3 (with pip), node and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, podman (with podman-compose, debootstrap, runc), python3 (with pip), node and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -55,7 +59,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
-for tool in bwrap prlimit setpriv git chromium openssl; do
+for tool in bwrap prlimit setpriv git chromium openssl podman podman-compose debootstrap runc; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "install-system-deps: $tool is still missing after the install" >&2
     exit 1

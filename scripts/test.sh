@@ -16,6 +16,9 @@
 #   from a fresh clone, docs/fuzzing.md); a crash, failed assertion or timeout fails the run.
 # - Runs `cargo nextest run --workspace --all-targets` if cargo-nextest is installed, else
 #   `cargo test --workspace --all-targets`. Doctests are off in this workspace.
+# - Then, for a whole run (no arguments), deploy/test.sh: builds the container images with podman
+#   and checks deploy/compose.yaml's two instances behind their balancer (about 3 minutes the first
+#   time on a machine, which makes the Debian base image with debootstrap; 30 s after).
 # - A missing prerequisite (system package, test client) fails the run here and every test that
 #   needs it fails, on every machine: CI=true changes nothing about that. Only TOOLSMITH_ALLOW_SKIP=1,
 #   set on purpose by the person running the tests, lets those tests skip instead
@@ -102,4 +105,11 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   echo "test.sh: cargo-nextest not installed; cargo test --workspace --all-targets $*"
   cargo test --workspace --all-targets "$@"
+fi
+
+# The deployment (deploy/): the image, the compose pair behind its balancer, with the binary the
+# tests just built. Only for the whole run (a nextest filter given here runs just those tests).
+if [[ $# -eq 0 ]]; then
+  echo "test.sh: bash deploy/test.sh"
+  bash deploy/test.sh
 fi
