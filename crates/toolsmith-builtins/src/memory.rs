@@ -71,6 +71,8 @@ pub const EFFECTS: crate::Effects = &[
 pub const COLLECTION: &str = "memory";
 /// The spec's memory types.
 pub const TYPES: &[&str] = &["fact", "preference", "event", "skill"];
+/// What each of [`TYPES`] means, for the schemas that name them.
+pub const TYPE_MEANINGS: &str = "fact (about the user or the world), preference (likes, dislikes, how they want things done), event (something that happened or will), skill (something the user knows or does)";
 /// Longest memory, in bytes ("concise but complete").
 pub const MAX_CONTENT_BYTES: usize = 4000;
 /// Most tags on one memory.

@@ -235,3 +235,88 @@ fn every_parameter_of_every_builtin_is_described() {
         missing.len()
     );
 }
+
+/// Every enum of every built-in's input schema says what its values mean: each value is named
+/// in the property's description (where the meaning is given), unless the whole set is one of
+/// the few a model reads without help (issue 35: "about 6 enums are never explained").
+#[test]
+fn every_enum_of_every_builtin_explains_its_values() {
+    /// Value sets whose meaning is the word itself: kept small on purpose.
+    const SELF_EVIDENT: &[&[&str]] = &[
+        &["GET", "POST", "PUT", "PATCH", "DELETE"],
+        &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"],
+        &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
+        &["asc", "desc"],
+    ];
+    fn unexplained(path: &str, schema: &serde_json::Value, out: &mut Vec<String>) {
+        let description = schema
+            .get("description")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_lowercase();
+        if let Some(values) = schema.get("enum").and_then(serde_json::Value::as_array) {
+            let values: Vec<String> = values
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect();
+            let evident = SELF_EVIDENT.iter().any(|set| {
+                set.iter()
+                    .map(|s| (*s).to_owned())
+                    .eq(values.iter().cloned())
+            });
+            let missing: Vec<&String> = values
+                .iter()
+                .filter(|v| !description.contains(&v.to_lowercase()))
+                .collect();
+            if !evident && !missing.is_empty() {
+                out.push(format!(
+                    "{path}: {missing:?} not explained in {description:?}"
+                ));
+            }
+        }
+        if let Some(props) = schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+        {
+            for (name, prop) in props {
+                unexplained(&format!("{path}.{name}"), prop, out);
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            // An array's enum is described on the array.
+            let mut items = items.clone();
+            if items.get("description").is_none()
+                && let Some(object) = items.as_object_mut()
+            {
+                object.insert("description".to_owned(), description.clone().into());
+            }
+            unexplained(&format!("{path}[]"), &items, out);
+        }
+        for key in ["anyOf", "oneOf"] {
+            for (i, branch) in schema
+                .get(key)
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let mut branch = branch.clone();
+                if branch.get("description").is_none()
+                    && let Some(object) = branch.as_object_mut()
+                {
+                    object.insert("description".to_owned(), description.clone().into());
+                }
+                unexplained(&format!("{path}.{key}[{i}]"), &branch, out);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for tool in tools(&BuiltinEnv::default()) {
+        unexplained(tool.name(), &tool.definition.parameters, &mut missing);
+    }
+    assert!(
+        missing.is_empty(),
+        "{} enums not explained: {missing:#?}",
+        missing.len()
+    );
+}

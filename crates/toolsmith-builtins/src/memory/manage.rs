@@ -7,7 +7,7 @@ use toolsmith_core::ToolDefinition;
 use toolsmith_core::data::{RecordOrder, RecordQuery};
 use toolsmith_core::object;
 
-use super::{COLLECTION, MAX_TAGS, TYPES, existing, importance_arg, rounded, view};
+use super::{COLLECTION, MAX_TAGS, TYPE_MEANINGS, TYPES, existing, importance_arg, rounded, view};
 use crate::data::{Call, id_arg, tags_arg};
 use crate::utilities::{Fail, choice, opt_int};
 
@@ -88,7 +88,7 @@ pub fn list_definition() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "type": { "type": "string", "enum": TYPES, "description": "Only memories of this type." },
+                "type": { "type": "string", "enum": TYPES, "description": format!("Only memories of this type: {TYPE_MEANINGS}.") },
                 "tags": {
                     "type": "array",
                     "items": { "type": "string", "minLength": 1, "maxLength": 64 },

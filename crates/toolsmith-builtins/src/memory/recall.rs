@@ -9,7 +9,7 @@ use toolsmith_core::ToolDefinition;
 use toolsmith_core::data::{RecordOrder, RecordQuery};
 use toolsmith_core::object;
 
-use super::{COLLECTION, MAX_TAGS, TYPES, age_days, rank, rounded, view};
+use super::{COLLECTION, MAX_TAGS, TYPE_MEANINGS, TYPES, age_days, rank, rounded, view};
 use crate::data::{Call, record_text, tags_arg};
 use crate::utilities::{Fail, choice, opt_int};
 
@@ -52,7 +52,7 @@ pub fn definition() -> ToolDefinition {
                 "type": {
                     "type": "string",
                     "enum": TYPES,
-                    "description": "Filter by memory type."
+                    "description": format!("Only memories of this type: {TYPE_MEANINGS}.")
                 },
                 "tags": {
                     "type": "array",

@@ -10,8 +10,8 @@ use toolsmith_core::ToolDefinition;
 use toolsmith_core::data::{DataRecord, PutOutcome, RecordScope};
 
 use super::{
-    COLLECTION, DEFAULT_IMPORTANCE, MAX_CONTENT_BYTES, MAX_TAGS, TYPES, importance_arg,
-    search_text, view,
+    COLLECTION, DEFAULT_IMPORTANCE, MAX_CONTENT_BYTES, MAX_TAGS, TYPE_MEANINGS, TYPES,
+    importance_arg, search_text, view,
 };
 use crate::data::{Call, Records, new_id, record_text, tags_arg};
 use crate::utilities::{Fail, array_arg, required_choice};
@@ -30,7 +30,7 @@ fn memory_properties() -> Value {
         "type": {
             "type": "string",
             "enum": TYPES,
-            "description": "fact (about the user or the world), preference (likes, dislikes, how they want things done), event (something that happened or will), skill (something the user knows or does)."
+            "description": format!("{TYPE_MEANINGS}.")
         },
         "importance": {
             "type": "number",

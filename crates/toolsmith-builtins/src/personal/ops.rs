@@ -201,6 +201,13 @@ fn filter_schema(f: &Family, field: &Field) -> Value {
                 "true: only {} with {}; false: only those without.",
                 f.many, field.name
             ),
+            // The words are their own meaning (priorities, statuses, categories): name them.
+            FieldKind::Choice(words) => format!(
+                "Only {} with this {}: {}.",
+                f.many,
+                field.name,
+                words.join(", ")
+            ),
             _ => format!("Only {} with this {}.", f.many, field.name),
         }),
     );

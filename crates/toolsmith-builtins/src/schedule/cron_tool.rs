@@ -34,7 +34,7 @@ pub fn definition() -> ToolDefinition {
                 "description": {"type": "string", "description": "add/update: what the task is for."},
                 "enabled": {"type": "boolean", "description": "add/update: false keeps the task but pauses it."},
                 "missedRuns": {"type": "string", "enum": tasks::MISSED_RUNS, "description": "add/update: when the server was down at a run's time, skip it (default) or run_once when it is back."},
-                "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "list: only tasks in this status (finished: a one-off that ran)."},
+                "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "list: only tasks in this status: active (runs at its times), paused (kept, runs nothing until resumed), finished (a one-off that ran)."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "list/history: how many to return at most."},
                 "offset": {"type": "integer", "minimum": 0, "description": "list/history: how many to skip (for the next page)."}
             },

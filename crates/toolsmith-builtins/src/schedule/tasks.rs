@@ -123,7 +123,7 @@ fn task_properties() -> Value {
         "arguments": {"type": "object", "description": "The arguments each run passes to the tool."},
         "description": {"type": "string", "description": "What the task is for."},
         "enabled": {"type": "boolean", "default": true, "description": "false: kept but paused."},
-        "missedRuns": {"type": "string", "enum": MISSED_RUNS, "default": "skip", "description": "When the server was down at a run's time: skip it (default) or run once when it is back."}
+        "missedRuns": {"type": "string", "enum": MISSED_RUNS, "default": "skip", "description": "When the server was down at a run's time: skip (default: that run is left out) or run_once (one run when it is back, however many were missed)."}
     })
 }
 
@@ -185,7 +185,7 @@ pub fn list_definition() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "Only tasks in this status."},
+                "status": {"type": "string", "enum": ["active", "paused", "finished"], "description": "Only tasks in this status: active (runs at its times), paused (kept, runs nothing until resumed), finished (a one-off that ran)."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 20, "description": "How many tasks to return at most."},
                 "offset": {"type": "integer", "minimum": 0, "maximum": 100_000, "default": 0, "description": "How many tasks to skip (for the next page)."}
             },

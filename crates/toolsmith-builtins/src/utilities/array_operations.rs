@@ -29,7 +29,7 @@ pub fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "array": {"anyOf": [{"type": "array"}, {"type": "string"}], "description": "The list, e.g. [3, 1, 2] or [{\"name\": \"a\", \"age\": 3}], or its JSON text. At most 10000 elements."},
-                "operation": {"type": "string", "enum": OPERATIONS, "description": "What to do."},
+                "operation": {"type": "string", "enum": OPERATIONS, "description": "sort, reverse, unique (drop duplicates), shuffle, chunk (groups of options.size), flatten (nested lists, every level), sample (options.size random elements), first / last (options.size elements), filter (by options.key, op and value), group_by (options.key), sum, avg, min, max (of the numbers), count."},
                 "options": {
                     "type": "object",
                     "description": "key (object field for sort, unique, filter, group_by, sum…), order (asc/desc), size (chunk size, sample size, first/last count), op (filter: eq, ne, gt, gte, lt, lte, contains, exists) and value (filter's operand).",
@@ -37,7 +37,7 @@ pub fn definition() -> ToolDefinition {
                         "key": {"type": "string", "description": "The field of object elements to use."},
                         "order": {"type": "string", "enum": ["asc", "desc"], "description": "Sort order (default asc)."},
                         "size": {"type": "integer", "minimum": 1, "description": "Chunk size (default 2), sample size or first/last count (default 1)."},
-                        "op": {"type": "string", "enum": FILTER_OPS, "description": "Filter comparison (default eq)."},
+                        "op": {"type": "string", "enum": FILTER_OPS, "description": "Filter comparison of the element (or its key) with value: eq (default, equal), ne (not equal), gt / gte (greater, or equal), lt / lte (less, or equal), contains (a string or list holding value), exists (the key is present)."},
                         "value": {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}], "description": "Filter operand."}
                     },
                     "additionalProperties": false

@@ -26,7 +26,7 @@ pub fn definition() -> ToolDefinition {
             "properties": {
                 "date": {"type": "string", "description": "The starting date: \"now\", \"today\", \"2024-01-15\", \"2024-01-15 14:30\" or ISO 8601 such as \"2024-01-15T14:30:00Z\"."},
                 "amount": {"type": "number", "description": "How much to add; negative to subtract. Whole numbers for months and years."},
-                "unit": {"type": "string", "enum": UNITS, "description": "The unit of the amount."},
+                "unit": {"type": "string", "enum": UNITS, "description": "The unit of the amount: seconds, minutes, hours, days, weeks, months or years (months and years take whole numbers and move the calendar date: January 31 plus one month is the last day of February)."},
                 "timezone": {"type": "string", "default": "UTC", "description": "The IANA zone (e.g. \"Europe/Istanbul\") the date is read and the result shown in; default UTC."}
             },
             "required": ["date", "amount", "unit"],

@@ -29,7 +29,7 @@ pub fn definition() -> ToolDefinition {
             "properties": {
                 "date1": {"type": "string", "description": "The start: \"now\", \"today\", \"2024-01-15\", \"2024-01-15 14:30\" or ISO 8601 such as \"2024-01-15T14:30:00Z\"."},
                 "date2": {"type": "string", "description": "The end, in the same forms."},
-                "unit": {"type": "string", "enum": UNITS, "default": "all", "description": "One unit for the result, or \"all\" (default)."},
+                "unit": {"type": "string", "enum": UNITS, "default": "all", "description": "all (default): the difference in every unit and the calendar difference; or one of years, months, weeks, days, hours, minutes, seconds: only the difference in that unit (a month is a twelfth of 365.2425 days)."},
                 "timezone": {"type": "string", "default": "UTC", "description": "The IANA zone (e.g. \"Europe/Istanbul\") dates without an offset are read in; default UTC."}
             },
             "required": ["date1", "date2"],

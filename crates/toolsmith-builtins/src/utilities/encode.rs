@@ -25,7 +25,7 @@ pub fn definition() -> ToolDefinition {
                 },
                 "method": {
                     "type": "string",
-                    "description": "The encoding.",
+                    "description": "base64 (standard alphabet, padded), url (percent-encoding), hex (of the UTF-8 bytes) or html (entities such as &amp;).",
                     "enum": ["base64", "url", "hex", "html"]
                 },
                 "operation": {

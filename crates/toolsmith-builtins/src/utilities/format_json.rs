@@ -34,7 +34,7 @@ pub fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "json": {"anyOf": [{"type": "string"}, {"type": "object", "additionalProperties": true}, {"type": "array"}], "description": "The JSON text (at most 1 MB), or the JSON object or array itself."},
-                "operation": {"type": "string", "enum": OPERATIONS, "default": "prettify", "description": "What to do (default prettify)."},
+                "operation": {"type": "string", "enum": OPERATIONS, "default": "prettify", "description": "prettify (default: indented), minify (no white space), get_path (the value at path), get_keys / get_values (of the top-level object), flatten (nested objects to dotted keys), sort_keys (keys alphabetically, indented)."},
                 "path": {"type": "string", "description": "For get_path: \"user.name\", \"items[0].id\" or a JSON Pointer such as \"/items/0/id\"."},
                 "indent": {"type": "integer", "minimum": 0, "maximum": 8, "default": 2, "description": "Spaces per level for prettify and sort_keys (default 2)."}
             },

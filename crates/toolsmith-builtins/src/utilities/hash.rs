@@ -26,7 +26,7 @@ pub fn definition() -> ToolDefinition {
                 },
                 "algorithm": {
                     "type": "string",
-                    "description": "The hash algorithm (default sha256).",
+                    "description": "sha256 (default), sha512, sha1 or md5 (sha1 and md5 only to match existing checksums: they are broken for security).",
                     "enum": ALGORITHMS,
                     "default": "sha256"
                 },

@@ -41,7 +41,7 @@ pub fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "text": {"type": "string", "description": "The text to transform (at most 1 MB)."},
-                "operation": {"type": "string", "enum": OPERATIONS, "description": "The transformation."},
+                "operation": {"type": "string", "enum": OPERATIONS, "description": "uppercase, lowercase, capitalize (first letter), title_case (Every Word), sentence_case (First word only), camel_case (helloWorld), pascal_case (HelloWorld), snake_case (hello_world), kebab_case (hello-world), constant_case (HELLO_WORLD), slugify (url-safe-slug), trim / trim_start / trim_end (white space at both ends, the start, the end), reverse, remove_whitespace (all of it), normalize_whitespace (runs become one space), remove_diacritics (é → e), truncate (to length)."},
                 "options": {
                     "type": "object",
                     "description": "For truncate: maxLength (characters, default 100) and suffix (default \"...\").",

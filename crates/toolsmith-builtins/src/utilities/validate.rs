@@ -74,7 +74,7 @@ pub fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "value": {"type": "string", "description": "The value to check (at most 10000 bytes; JSON up to 1 MB)."},
-                "type": {"type": "string", "enum": TYPES, "description": "What the value should be."}
+                "type": {"type": "string", "enum": TYPES, "description": "What the value should be: email, url, phone, uuid, ip (v4 or v6), ipv4, ipv6, json, credit_card (Luhn check), iban (checksum), date (YYYY-MM-DD), time, datetime (ISO 8601), hex_color (#rgb, #rrggbb …), semver (semantic version), domain, base64, tc_kimlik (Turkish identity number)."}
             },
             "required": ["value", "type"],
             "additionalProperties": false
