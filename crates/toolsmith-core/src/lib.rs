@@ -20,6 +20,8 @@
 //!   `IndexMut`, which panics on a value that is not an object.
 //! - [`registry`] — [`ToolRegistry`]: built-in tools (grouped by provider) and the active custom
 //!   tools of every owner.
+//! - [`prompt`] — prompts made at runtime: a stored, versioned definition
+//!   ([`prompt::PromptRecord`]) whose messages are rendered from its arguments.
 //! - [`pipeline`] — [`Pipeline`]: parse → look up → tool max limits → validate → middleware
 //!   `before` → executor → output cap → middleware `after`, plus parallel batches.
 //! - [`data`] — the agent's own records (memory, tasks, notes …) as one generic shape
@@ -50,6 +52,7 @@ pub mod model;
 pub mod name;
 pub mod object;
 pub mod pipeline;
+pub mod prompt;
 pub mod query;
 pub mod record;
 pub mod registry;

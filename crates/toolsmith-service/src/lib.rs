@@ -35,6 +35,7 @@ pub mod execution;
 pub mod governance;
 pub mod input;
 pub mod packages;
+pub mod prompts;
 pub mod service;
 pub mod telemetry;
 pub mod tool_settings;

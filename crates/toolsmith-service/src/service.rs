@@ -234,6 +234,8 @@ pub struct ToolService {
     pub(crate) tool_tasks: crate::tool_tasks::TaskRunner,
     /// The agent runs this instance drives (`agents.rs`).
     pub(crate) agent_runs: crate::agents::AgentRuns,
+    /// The versions of every user's prompt list (`prompts.rs`).
+    pub(crate) prompt_catalog: crate::prompts::PromptCatalog,
 }
 
 impl std::fmt::Debug for ToolService {
@@ -509,6 +511,7 @@ impl ToolService {
             scheduler: std::sync::OnceLock::new(),
             tool_tasks: crate::tool_tasks::TaskRunner::new(tasks_settings),
             agent_runs: crate::agents::AgentRuns::new(),
+            prompt_catalog: crate::prompts::PromptCatalog::default(),
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {

@@ -13,6 +13,8 @@ pub enum ChangeKind {
     Config,
     Token,
     Approval,
+    /// A prompt was created, changed, switched or deleted (its owner's prompt list moved).
+    Prompt,
 }
 
 /// One committed change, as sent inside the writing transaction (so it is delivered exactly

@@ -57,6 +57,7 @@ pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
 };
+pub use toolsmith_core::prompt::{PromptRecord, PromptUpdate, PromptVersionRecord};
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 
 /// Rate-limit buckets and concurrency slots kept in the database, so that several instances
@@ -108,6 +109,7 @@ pub trait Store:
     + McpStore
     + TaskStore
     + AgentStore
+    + PromptStore
     + SessionStore
     + Send
     + Sync
@@ -886,4 +888,47 @@ pub trait SessionStore: Send + Sync + 'static {
         session_id: &str,
         limit: u32,
     ) -> Result<Vec<SessionMessage>, StoreError>;
+}
+
+/// Prompts made at runtime (`prompts`, `prompt_versions`): owned by one user, every revision of
+/// a definition kept. Every read names its owner, so another's id or name is simply not found.
+/// On PostgreSQL every write sends a [`ChangeKind::Prompt`] notice inside its transaction.
+#[async_trait]
+pub trait PromptStore: Send + Sync + 'static {
+    /// Stores a new prompt and its first version; `false`, and nothing written, when its owner
+    /// already has a prompt of that name.
+    async fn insert_prompt(&self, prompt: &PromptRecord) -> Result<bool, StoreError>;
+
+    /// Writes `prompt` over the stored prompt of its id and owner, whose `revision` must be the
+    /// one after the stored one (a compare-and-swap in one transaction); with `new_version`,
+    /// keeps its definition as a version too (a switch on or off is not one).
+    async fn update_prompt(
+        &self,
+        prompt: &PromptRecord,
+        new_version: bool,
+    ) -> Result<PromptUpdate, StoreError>;
+
+    /// The prompt of `owner` whose id, or else name, is `id_or_name`.
+    async fn get_prompt(
+        &self,
+        owner: &str,
+        id_or_name: &str,
+    ) -> Result<Option<PromptRecord>, StoreError>;
+
+    /// Every prompt of `owner` (enabled or not, of every agent scope), by name.
+    async fn list_prompts(&self, owner: &str) -> Result<Vec<PromptRecord>, StoreError>;
+
+    /// Deletes the prompt `id` of `owner` and its versions; whether there was one.
+    async fn delete_prompt(&self, owner: &str, id: &str) -> Result<bool, StoreError>;
+
+    /// Every revision of the prompt `id` of `owner`, oldest first (empty when it is not theirs).
+    async fn prompt_versions(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Vec<PromptVersionRecord>, StoreError>;
+
+    /// Per owner, a fingerprint of their prompts (how many, the sum of their revisions and the
+    /// newest change), by owner: what changes whenever a prompt of theirs does.
+    async fn prompt_fingerprints(&self) -> Result<Vec<(String, String)>, StoreError>;
 }

@@ -40,6 +40,10 @@ struct Wanted {
     config_owners: Vec<String>,
     /// An approval was decided elsewhere: wake the calls waiting here.
     approvals: bool,
+    /// Owners whose prompts another instance changed: their MCP sessions hear `list_changed`.
+    prompt_owners: Vec<String>,
+    /// Notices may have been lost: every session may hear that its prompts moved.
+    all_prompts: bool,
 }
 
 impl Wanted {
@@ -49,6 +53,7 @@ impl Wanted {
                 self.tools = true;
                 self.policy = true;
                 self.approvals = true;
+                self.all_prompts = true;
             }
             FeedEvent::Changed(change) => match change.kind {
                 ChangeKind::Tool => self.tools = true,
@@ -62,6 +67,11 @@ impl Wanted {
                 ChangeKind::Approval => self.approvals = true,
                 // Tokens: the auth cache holds them for one second.
                 ChangeKind::Token => {}
+                ChangeKind::Prompt => {
+                    if !self.prompt_owners.contains(&change.owner) {
+                        self.prompt_owners.push(change.owner);
+                    }
+                }
             },
         }
     }
@@ -119,6 +129,12 @@ async fn apply(service: &ToolService, wanted: Wanted) {
     for owner in &wanted.config_owners {
         service.forget_config(owner);
     }
+    if wanted.all_prompts {
+        service.prompt_catalog().note_all_changed();
+    }
+    for owner in &wanted.prompt_owners {
+        service.prompt_catalog().note_changed(owner);
+    }
     if wanted.policy {
         refresh_policy(service).await;
     }
@@ -160,6 +176,11 @@ impl Poller {
         }
         if let Err(e) = service.refresh_mcp_grants().await {
             tracing::warn!(error = %e, "change feed: cannot read the MCP grants");
+        }
+        match service.refresh_prompts_from_store().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(owners = n, "change feed: prompts changed in the store"),
+            Err(e) => tracing::warn!(error = %e, "change feed: cannot read the prompts"),
         }
         let fingerprint = match service.tools_fingerprint().await {
             Ok(f) => f,

@@ -12,6 +12,7 @@ mod agents;
 pub(crate) mod config;
 mod governance;
 mod limits;
+mod prompts;
 mod mcp;
 mod postgres;
 mod records;

@@ -435,6 +435,36 @@ pub const TABLES: &[Table] = &[
         order_by: "run_id, seq",
         identity: None,
     },
+    Table {
+        // Prompts made at runtime (issue 40) and every kept version of their definitions.
+        name: "prompts",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("agent", Text),
+            ("name", Text),
+            ("revision", Int),
+            ("enabled", Bool),
+            ("created_by", Text),
+            ("definition", Text),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "prompt_versions",
+        columns: &[
+            ("prompt_id", Text),
+            ("revision", Int),
+            ("created_by", Text),
+            ("definition", Text),
+            ("created_at", Time),
+        ],
+        order_by: "prompt_id, revision",
+        identity: None,
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.

@@ -39,6 +39,7 @@ mod config_tests;
 mod copy;
 mod governance;
 mod mcp;
+mod prompts;
 mod records;
 mod rows;
 mod schema;

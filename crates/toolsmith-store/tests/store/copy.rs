@@ -363,6 +363,20 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
     toolsmith_store::SessionStore::append_session_messages(store, "ses_1", &[message], 10, 1000)
         .await
         .unwrap();
+    // A prompt, at its first version (issue 40).
+    let prompt: toolsmith_store::PromptRecord = serde_json::from_value(json!({
+        "id": "prm_1", "owner": "alice", "agent": "bot", "name": "review", "revision": 1,
+        "enabled": false, "createdBy": "llm",
+        "definition": {"description": "Reviews", "arguments": [{"name": "x", "values": ["é"]}],
+            "messages": [{"role": "user", "content": {"type": "text", "text": "{{ x }}"}}]},
+        "createdAt": at, "updatedAt": at,
+    }))
+    .unwrap();
+    assert!(
+        toolsmith_store::PromptStore::insert_prompt(store, &prompt)
+            .await
+            .unwrap()
+    );
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,
