@@ -206,16 +206,9 @@ fn environment() -> minijinja::Environment<'static> {
     env
 }
 
+/// A template error as minijinja words it (its kind, detail and where).
 fn describe(err: &minijinja::Error) -> String {
-    let mut text = err.kind().to_string();
-    if let Some(detail) = err.detail() {
-        text.push_str(": ");
-        text.push_str(detail);
-    }
-    if let Some(line) = err.line() {
-        text.push_str(&format!(" (line {line})"));
-    }
-    text
+    err.to_string()
 }
 
 /// Each template of a message, with where it is (for messages that name it).
