@@ -40,13 +40,35 @@ pub struct AgentDefinition {
 
 /// The model of an agent: a Config Center service of the owner (its protocol, base URL and
 /// key) and a model name that service serves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentModel {
     /// The Config Center service's name.
     pub service: String,
     /// The model's name, as the provider knows it.
     pub model: String,
+    /// What the model costs, if its owner says so: a run's cost is its tokens at this price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<ModelPrice>,
+}
+
+/// A model's price in US dollars per million tokens, as its provider lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Dollars per million input (prompt) tokens.
+    pub input_per_million: f64,
+    /// Dollars per million output (completion) tokens.
+    pub output_per_million: f64,
+}
+
+impl ModelPrice {
+    /// What `input` and `output` tokens cost at this price, in dollars.
+    pub fn cost(&self, input: u64, output: u64) -> f64 {
+        // Token counts are far below 2^53: the conversion is exact.
+        let (input, output) = (input as f64, output as f64);
+        (input * self.input_per_million + output * self.output_per_million) / 1_000_000.0
+    }
 }
 
 /// An agent's tool policy: the policy engine's scope policy (`ScopePolicy`), field for field.
@@ -200,7 +222,7 @@ impl AgentRunStatus {
 }
 
 /// What a run spent, as the provider reported it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RunUsage {
     pub input_tokens: u64,
@@ -208,11 +230,23 @@ pub struct RunUsage {
     /// Model requests answered (retries not counted).
     pub model_calls: u32,
     pub tool_calls: u32,
+    /// Dollars the model turns cost at the definition's `model.price`; `None` when the
+    /// revision the run uses names no price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 impl RunUsage {
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Adds the cost of one model turn of `input` and `output` tokens at `price` (nothing
+    /// without a price).
+    pub fn charge(&mut self, price: Option<&ModelPrice>, input: u64, output: u64) {
+        if let Some(price) = price {
+            self.cost = Some(self.cost.unwrap_or(0.0) + price.cost(input, output));
+        }
     }
 }
 
@@ -258,4 +292,30 @@ pub struct AgentRunStep {
     /// result as the pipeline returned it, after scrubbing).
     pub detail: Value,
     pub at: DateTime<Utc>,
+}
+
+/// Which runs a usage total counts: one owner's, since a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentUsageQuery {
+    pub owner: String,
+    /// `None`: every run of the owner, whoever started it (a person's view of what their
+    /// user spent); `Some(agent)`: only the runs the agent identity `agent` started.
+    pub caller_agent: Option<String>,
+    /// Only runs created at or after this time.
+    pub since: Option<DateTime<Utc>>,
+}
+
+/// What the counted runs of one agent spent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentUsageRow {
+    pub agent_id: String,
+    pub runs: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    /// The dollars of the runs that had a price; `None` when none had one.
+    pub cost: Option<f64>,
+    /// How many of the runs had a price (the others' cost is unknown).
+    pub priced_runs: u64,
 }

@@ -16,6 +16,7 @@
 //! tool policy narrows it further. Policy, approvals, limits, scrubbing, usage and audit are
 //! the pipeline's, unchanged.
 
+mod audited;
 pub mod providers;
 mod runner;
 
@@ -27,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use toolsmith_core::ToolContext;
 use toolsmith_core::agent::{
     AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
-    AgentVersionRecord, RunUsage,
+    AgentUsageQuery, AgentUsageRow, AgentVersionRecord, RunUsage,
 };
 
 use crate::{ServiceError, ToolService};
@@ -44,6 +45,8 @@ const MAX_WALL_TIME_SECS: u64 = 24 * 3600;
 const MAX_CONCURRENT_RUNS: u32 = 64;
 const MAX_SERVICE_CHARS: usize = 128;
 const MAX_MODEL_CHARS: usize = 256;
+/// The highest price per million tokens a definition may name (dollars).
+const MAX_PRICE_PER_MILLION: f64 = 100_000.0;
 /// The longest task a run may be given.
 const MAX_INPUT_CHARS: usize = 100_000;
 
@@ -62,7 +65,7 @@ impl AgentRuns {
         }
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+    pub(crate) fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -79,6 +82,14 @@ pub struct AgentInput {
 pub struct AgentRunView {
     pub run: AgentRunRecord,
     pub steps: Vec<AgentRunStep>,
+}
+
+/// What a caller's agent runs spent: one row per agent, and the sum.
+#[derive(Debug, Clone)]
+pub struct AgentUsageView {
+    /// Each agent's runs (`name` is `None` for an agent deleted since).
+    pub agents: Vec<(AgentUsageRow, Option<String>)>,
+    pub total: AgentUsageRow,
 }
 
 fn agent_not_found(id: &str) -> ServiceError {
@@ -120,6 +131,16 @@ impl ToolService {
                  provider) and 'model' (the model's name at that provider)"
                     .to_owned(),
             ));
+        }
+        if let Some(price) = &d.model.price {
+            let fine = |n: f64| n.is_finite() && (0.0..=MAX_PRICE_PER_MILLION).contains(&n);
+            if !fine(price.input_per_million) || !fine(price.output_per_million) {
+                return Err(ServiceError::Validation(format!(
+                    "model.price: inputPerMillion and outputPerMillion are US dollars per \
+                     million tokens, from 0 to {MAX_PRICE_PER_MILLION}; leave price out when \
+                     the model costs nothing you count"
+                )));
+            }
         }
         if d.instructions.chars().count() > MAX_INSTRUCTIONS_CHARS {
             return Err(ServiceError::Validation(format!(
@@ -195,7 +216,7 @@ impl ToolService {
     }
 
     /// Creates an agent of the caller's user.
-    pub async fn create_agent(
+    pub(crate) async fn create_agent(
         &self,
         ctx: &ToolContext,
         input: AgentInput,
@@ -224,7 +245,7 @@ impl ToolService {
 
     /// Replaces the definition of the caller's agent `id_or_name` (a new revision).
     /// `expected_revision`, when given, must be the stored one.
-    pub async fn update_agent(
+    pub(crate) async fn update_agent(
         &self,
         ctx: &ToolContext,
         id_or_name: &str,
@@ -294,7 +315,7 @@ impl ToolService {
     }
 
     /// Deletes the caller's agent `id_or_name` (its runs stay readable).
-    pub async fn delete_agent(
+    pub(crate) async fn delete_agent(
         &self,
         ctx: &ToolContext,
         id_or_name: &str,
@@ -313,7 +334,7 @@ impl ToolService {
     /// Errors: `NotFound` (no such agent of the caller's user), `Validation` (the provider's
     /// Config Center service is missing or wrong, or the egress guard refuses its URL: the
     /// message names the fix), `LimitReached` (the agent already runs `maxConcurrentRuns`).
-    pub async fn start_agent_run(
+    pub(crate) async fn start_agent_run(
         self: &Arc<Self>,
         ctx: &ToolContext,
         id_or_name: &str,
@@ -353,6 +374,7 @@ impl ToolService {
                 agent.name
             )));
         }
+        self.telemetry.agents.run_started();
         let cancel = CancellationToken::new();
         self.agent_runs
             .running()
@@ -435,11 +457,58 @@ impl ToolService {
             .await?)
     }
 
+    /// What the caller's runs spent since `since` (all time without): tokens, model and tool
+    /// calls and cost, per agent and in all, summed in the store. A person sees every run of
+    /// their user, whoever started it (it is their user's spending); a token bound to an agent
+    /// sees only the runs it started, as it reads runs.
+    pub async fn agent_usage(
+        &self,
+        ctx: &ToolContext,
+        since: Option<chrono::DateTime<Utc>>,
+    ) -> Result<AgentUsageView, ServiceError> {
+        let query = AgentUsageQuery {
+            owner: ctx.user_id.clone(),
+            caller_agent: ctx.agent_id.clone(),
+            since,
+        };
+        let rows = self.store.agent_usage(&query).await?;
+        let names: HashMap<String, String> = self
+            .store
+            .list_agents(&ctx.user_id)
+            .await?
+            .into_iter()
+            .map(|a| (a.id, a.name))
+            .collect();
+        let mut total = AgentUsageRow {
+            agent_id: "*".to_owned(),
+            ..AgentUsageRow::default()
+        };
+        for row in &rows {
+            total.runs += row.runs;
+            total.input_tokens = total.input_tokens.saturating_add(row.input_tokens);
+            total.output_tokens = total.output_tokens.saturating_add(row.output_tokens);
+            total.model_calls = total.model_calls.saturating_add(row.model_calls);
+            total.tool_calls = total.tool_calls.saturating_add(row.tool_calls);
+            total.priced_runs += row.priced_runs;
+            if let Some(cost) = row.cost {
+                total.cost = Some(total.cost.unwrap_or(0.0) + cost);
+            }
+        }
+        let agents = rows
+            .into_iter()
+            .map(|row| {
+                let name = names.get(&row.agent_id).cloned();
+                (row, name)
+            })
+            .collect();
+        Ok(AgentUsageView { agents, total })
+    }
+
     /// Cancels the caller's run `run_id`: through the store (so the instance running it sees
     /// it at its next step) and the local token (a run of this instance stops at once, its
     /// model request or tool call cancelled). The run as it is after; one that had ended is
     /// answered as it ended.
-    pub async fn cancel_agent_run(
+    pub(crate) async fn cancel_agent_run(
         &self,
         ctx: &ToolContext,
         run_id: &str,

@@ -627,6 +627,9 @@ impl ToolService {
     /// The Prometheus text exposition of this process's metrics.
     pub async fn metrics_text(&self) -> String {
         let pending = self.approvals.pending_count().await;
+        self.telemetry
+            .agents
+            .set_active(self.agent_runs.running().len());
         self.telemetry.render(
             self.usage.queue_depth(),
             usize::try_from(pending).unwrap_or(usize::MAX),

@@ -7,6 +7,7 @@
 //! - [`reports`] — the analytics operations of [`ToolService`](crate::ToolService) and the
 //!   retention of execution history.
 //! - [`server_report`] — the server-wide analytics (every owner's calls; an admin's view).
+//! - [`agent_metrics`] — the agent runs' series (runs, steps, tokens).
 //! - this module — Prometheus metrics of every call, below.
 //!
 //! Process metrics in the Prometheus text format (`GET /metrics`): executions by tool and
@@ -20,6 +21,7 @@
 //! distinct custom tools have been seen, further ones share `tool="custom", tool_id="other"`,
 //! so a flood of tools cannot blow up the series count.
 
+pub mod agent_metrics;
 pub mod analytics;
 pub mod reports;
 pub mod server_report;
@@ -72,6 +74,8 @@ pub struct Telemetry {
     queue_depth: Gauge,
     approvals_pending: Gauge,
     usage: usage::UsageMetrics,
+    /// The agent runs' series.
+    pub agents: agent_metrics::AgentMetrics,
     tool_labels: Mutex<HashSet<String>>,
 }
 
@@ -145,6 +149,8 @@ impl Telemetry {
             "Execution records the store could not take yet, waiting for a retry",
             usage.spooled.clone(),
         );
+        let agents = agent_metrics::AgentMetrics::default();
+        agents.register(&mut registry);
         Telemetry {
             registry,
             executions,
@@ -155,6 +161,7 @@ impl Telemetry {
             queue_depth,
             approvals_pending,
             usage,
+            agents,
             tool_labels: Mutex::new(HashSet::new()),
         }
     }

@@ -37,7 +37,8 @@ pub use sqlite::SqliteStore;
 // The records and shapes the trait speaks in live in core; they are re-exported here so that
 // `toolsmith_store::X` keeps working for the store's users.
 pub use toolsmith_core::agent::{
-    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentVersionRecord,
+    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentUsageQuery,
+    AgentUsageRow, AgentVersionRecord,
 };
 pub use toolsmith_core::agent_session::{
     SessionKind, SessionMessage, SessionQuery, SessionRecord, SessionStatus, SpawnOutcome,
@@ -53,11 +54,11 @@ pub use toolsmith_core::governance::{
 pub use toolsmith_core::mcp_bridge::{
     AccessRequestRecord, AccessRequestStatus, GrantSubject, McpGrantRecord, McpServerRecord,
 };
+pub use toolsmith_core::prompt::{PromptRecord, PromptUpdate, PromptVersionRecord};
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
     ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
 };
-pub use toolsmith_core::prompt::{PromptRecord, PromptUpdate, PromptVersionRecord};
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 
 /// Rate-limit buckets and concurrency slots kept in the database, so that several instances
@@ -823,6 +824,9 @@ pub trait AgentStore: Send + Sync + 'static {
 
     /// The steps of run `run_id`, in order (the caller checked the run is the reader's).
     async fn agent_run_steps(&self, run_id: &str) -> Result<Vec<AgentRunStep>, StoreError>;
+
+    /// What the runs `query` names spent, one row per agent (by id), summed in the store.
+    async fn agent_usage(&self, query: &AgentUsageQuery) -> Result<Vec<AgentUsageRow>, StoreError>;
 }
 
 /// Sessions with agents Toolsmith runs, and subagents (spec 001 §2 "Sessions", §6): a session's

@@ -11,15 +11,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolsmith_core::agent::{
     AgentDefinition, AgentLimits, AgentModel, AgentRecord, AgentRunRecord, AgentRunStep,
-    AgentToolPolicy, ContextFile,
+    AgentToolPolicy, ContextFile, ModelPrice,
 };
-use toolsmith_service::agents::{AgentInput, AgentRunView};
+use toolsmith_service::agents::{AgentInput, AgentRunView, AgentUsageView};
 use utoipa::ToSchema;
 
 use super::envelope::{ApiOk, Envelope};
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, QueryPairs};
-use super::require;
+use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
 
@@ -34,6 +34,25 @@ pub struct AgentModelBody {
     /// The model's name at that provider.
     #[schema(min_length = 1, max_length = 256)]
     pub model: String,
+    /// What the model costs (US dollars per million tokens); with it, each run has a `cost`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "optional_object"
+    )]
+    pub price: Option<ModelPriceBody>,
+}
+
+/// A model's price, as its provider lists it.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelPriceBody {
+    /// US dollars per million input (prompt) tokens.
+    #[schema(minimum = 0, maximum = 100000)]
+    pub input_per_million: f64,
+    /// US dollars per million output (completion) tokens.
+    #[schema(minimum = 0, maximum = 100000)]
+    pub output_per_million: f64,
 }
 
 /// The tools an agent may call: the policy engine's scope shape. Entries are tool names,
@@ -156,6 +175,24 @@ fn object<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
     serde_json::from_value(value).map_err(serde::de::Error::custom)
 }
 
+/// A JSON object read as `T`, or `null`.
+fn optional_object<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    if !value.is_object() {
+        return Err(serde::de::Error::custom(format!(
+            "expected an object, not {value}"
+        )));
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
 /// An array of JSON objects, each read as `T`.
 fn objects<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
     deserializer: D,
@@ -182,6 +219,10 @@ impl AgentBody {
                 model: AgentModel {
                     service: self.model.service,
                     model: self.model.model,
+                    price: self.model.price.map(|p| ModelPrice {
+                        input_per_million: p.input_per_million,
+                        output_per_million: p.output_per_million,
+                    }),
                 },
                 tool_policy: AgentToolPolicy {
                     profile: self.tool_policy.profile,
@@ -251,6 +292,10 @@ impl Agent {
             model: AgentModelBody {
                 service: d.model.service,
                 model: d.model.model,
+                price: d.model.price.map(|p| ModelPriceBody {
+                    input_per_million: p.input_per_million,
+                    output_per_million: p.output_per_million,
+                }),
             },
             tool_policy: ToolPolicyBody {
                 profile: d.tool_policy.profile,
@@ -307,6 +352,8 @@ pub struct RunUsageBody {
     pub total_tokens: u64,
     pub model_calls: u32,
     pub tool_calls: u32,
+    /// US dollars, at the `model.price` of the revision the run uses; `null` without one.
+    pub cost: Option<f64>,
 }
 
 /// One step of a run.
@@ -378,6 +425,7 @@ impl AgentRun {
                 total_tokens: run.usage.total_tokens(),
                 model_calls: run.usage.model_calls,
                 tool_calls: run.usage.tool_calls,
+                cost: run.usage.cost,
             },
             iterations: run.iterations,
             started_by_agent: run.caller_agent,
@@ -403,6 +451,69 @@ pub type AgentEnvelope = Envelope<Agent>;
 pub type AgentListEnvelope = Envelope<AgentList>;
 pub type AgentRunEnvelope = Envelope<AgentRun>;
 pub type AgentRunListEnvelope = Envelope<AgentRunList>;
+pub type AgentUsageEnvelope = Envelope<AgentUsage>;
+
+/// What runs spent: of one agent, or of all.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageFigures {
+    /// The agent's id (`null` in the total).
+    pub agent_id: Option<String>,
+    /// The agent's name (`null` in the total, and for an agent deleted since).
+    pub name: Option<String>,
+    pub runs: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    /// US dollars of the runs whose revision named a `model.price`; `null` when none did.
+    pub cost: Option<f64>,
+    /// How many runs had a price (the others' cost is not known).
+    pub priced_runs: u64,
+}
+
+impl UsageFigures {
+    fn new(row: toolsmith_core::agent::AgentUsageRow, name: Option<String>, id: bool) -> Self {
+        UsageFigures {
+            agent_id: id.then_some(row.agent_id),
+            name,
+            runs: row.runs,
+            input_tokens: row.input_tokens,
+            output_tokens: row.output_tokens,
+            total_tokens: row.input_tokens.saturating_add(row.output_tokens),
+            model_calls: row.model_calls,
+            tool_calls: row.tool_calls,
+            cost: row.cost,
+            priced_runs: row.priced_runs,
+        }
+    }
+}
+
+/// What your agent runs spent, per agent and in all.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentUsage {
+    /// The period asked for (`null`: all time).
+    pub period: Option<String>,
+    pub total: UsageFigures,
+    /// One row per agent that ran, by id.
+    pub agents: Vec<UsageFigures>,
+}
+
+impl AgentUsage {
+    fn new(view: AgentUsageView, period: Option<String>) -> AgentUsage {
+        AgentUsage {
+            period,
+            total: UsageFigures::new(view.total, None, false),
+            agents: view
+                .agents
+                .into_iter()
+                .map(|(row, name)| UsageFigures::new(row, name, true))
+                .collect(),
+        }
+    }
+}
 
 /// 403 for a token bound to an agent: definitions are a person's to write.
 fn require_person(identity: &Identity) -> Result<(), ApiError> {
@@ -469,7 +580,7 @@ pub async fn create(
     check_revision(&body)?;
     let agent = state
         .service
-        .create_agent(&identity.tool_context(), body.into_input())
+        .create_agent_as(&actor(&identity), body.into_input())
         .await?;
     Ok(ApiOk::created(Agent::new(agent)))
 }
@@ -522,7 +633,7 @@ pub async fn replace(
     let expected = body.expected_revision;
     let agent = state
         .service
-        .update_agent(&identity.tool_context(), &id, body.into_input(), expected)
+        .update_agent_as(&actor(&identity), &id, body.into_input(), expected)
         .await?;
     Ok(ApiOk::ok(Agent::new(agent)))
 }
@@ -545,9 +656,10 @@ pub async fn delete(
 ) -> Result<ApiOk<Agent>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
     require_person(&identity)?;
-    let ctx = identity.tool_context();
-    let agent = state.service.get_agent(&ctx, &id).await?;
-    state.service.delete_agent(&ctx, &agent.id).await?;
+    let agent = state
+        .service
+        .delete_agent_as(&actor(&identity), &id)
+        .await?;
     Ok(ApiOk::ok(Agent::new(agent)))
 }
 
@@ -582,7 +694,7 @@ pub async fn start_run(
     let ctx = identity.tool_context();
     let run = state
         .service
-        .start_agent_run(&ctx, &id, body.input, body.wait)
+        .start_agent_run_as(&actor(&identity), &ctx, &id, body.input, body.wait)
         .await?;
     if body.wait {
         let view = state.service.get_agent_run(&ctx, &run.id).await?;
@@ -707,7 +819,44 @@ pub async fn cancel_run(
     run_of(&state, &identity, &id, &run).await?;
     let ended = state
         .service
-        .cancel_agent_run(&identity.tool_context(), &run)
+        .cancel_agent_run_as(&actor(&identity), &identity.tool_context(), &run)
         .await?;
     Ok(ApiOk::ok(AgentRun::new(ended, None)))
+}
+
+/// What your agent runs spent
+///
+/// Tokens (input, output), model and tool calls, runs and cost, per agent and in all, over
+/// the period (all time without one). A person sees every run of their user, whoever started
+/// it; a token bound to an agent sees the runs it started.
+#[utoipa::path(
+    get, path = "/api/v1/metrics/agents", tag = "agents", operation_id = "agentUsage",
+    params(("period" = Option<String>, Query, description = "How far back: `<n>m`, `<n>h` or `<n>d`, up to 366d (default: all time)", pattern = "^([1-9][0-9]{0,2}[mh]|([1-9][0-9]?|[12][0-9]{2}|3[0-5][0-9]|36[0-6])d)$")),
+    responses(
+        (status = 200, description = "`{period, total, agents}`", body = inline(AgentUsageEnvelope)),
+        (status = 400, description = "Bad period", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn usage(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+) -> Result<ApiOk<AgentUsage>, ApiError> {
+    require(&identity, Scope::ToolsRead)?;
+    query.check(&["period"])?;
+    let period = match query.get("period") {
+        None => None,
+        Some(raw) => Some(raw.parse::<toolsmith_service::Period>().map_err(|why| {
+            ApiError::bad_request("invalid_query", format!("query parameter `period`: {why}"))
+        })?),
+    };
+    let since = period.map(|p| Utc::now() - p.duration());
+    let view = state
+        .service
+        .agent_usage(&identity.tool_context(), since)
+        .await?;
+    Ok(ApiOk::ok(AgentUsage::new(
+        view,
+        period.map(|p| p.to_string()),
+    )))
 }

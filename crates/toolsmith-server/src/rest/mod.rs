@@ -118,6 +118,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::list_runs, agents::start_run))
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
+        .routes(routes!(agents::usage))
         .routes(routes!(tasks::list, tasks::start))
         .routes(routes!(tasks::get_one))
         .routes(routes!(tasks::cancel))

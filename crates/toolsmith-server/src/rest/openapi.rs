@@ -18,7 +18,7 @@ use utoipa::openapi::schema::{Schema, SchemaType, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 
-use super::agents::{Agent, AgentList, AgentRun, AgentRunList};
+use super::agents::{Agent, AgentList, AgentRun, AgentRunList, AgentUsage};
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::session::{Changes, Session};
@@ -92,7 +92,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
     components(schemas(
         ErrorEnvelope, ErrorBody, ToolRecord, ToolList, Stats, DefinitionList, Deleted, Execution,
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
-        AgentRun, AgentRunList
+        AgentRun, AgentRunList, AgentUsage
     ))
 )]
 pub struct ApiDoc;

@@ -46,6 +46,7 @@ mod package_registries;
 mod reference_examples;
 mod rest_agent_rule;
 mod rest_agents;
+mod rest_agents_visible;
 mod rest_api;
 mod rest_approvals;
 mod rest_audit;

@@ -24,7 +24,7 @@ use crate::rest_support::{
 const KEY: &str = "sk-test-model-key-0123456789abcdef";
 
 /// One scripted answer of the model server.
-enum Reply {
+pub(crate) enum Reply {
     Json(u16, Value),
     Sse(String),
     /// Never answers (a model that takes its time).
@@ -33,19 +33,19 @@ enum Reply {
 
 /// A model server's script and what it saw.
 #[derive(Clone, Default)]
-struct Script {
-    replies: Arc<Mutex<VecDeque<Reply>>>,
+pub(crate) struct Script {
+    pub(crate) replies: Arc<Mutex<VecDeque<Reply>>>,
     /// Each request's body and its `authorization` / `x-api-key` header.
-    seen: Arc<Mutex<Vec<(Value, String)>>>,
-    arrived: Arc<tokio::sync::Notify>,
+    pub(crate) seen: Arc<Mutex<Vec<(Value, String)>>>,
+    pub(crate) arrived: Arc<tokio::sync::Notify>,
 }
 
 impl Script {
-    fn push(&self, reply: Reply) {
+    pub(crate) fn push(&self, reply: Reply) {
         self.replies.lock().unwrap().push_back(reply);
     }
 
-    fn seen(&self) -> Vec<(Value, String)> {
+    pub(crate) fn seen(&self) -> Vec<(Value, String)> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -90,7 +90,7 @@ async fn answer(State(script): State<Script>, headers: HeaderMap, body: String) 
 }
 
 /// Starts a model server on 127.0.0.1; its `host:port`.
-async fn model_server(script: &Script) -> String {
+pub(crate) async fn model_server(script: &Script) -> String {
     let router = Router::new()
         .route("/v1/chat/completions", post(answer))
         .route("/v1/messages", post(answer))
@@ -99,13 +99,13 @@ async fn model_server(script: &Script) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Proto {
+pub(crate) enum Proto {
     OpenAi,
     Anthropic,
 }
 
 /// A model turn that calls `shout` with `text`, in `proto`'s shape.
-fn calls_shout(proto: Proto, stream: bool, id: &str, text: &str) -> Reply {
+pub(crate) fn calls_shout(proto: Proto, stream: bool, id: &str, text: &str) -> Reply {
     let args = json!({"text": text}).to_string();
     match (proto, stream) {
         (Proto::OpenAi, false) => Reply::Json(
@@ -164,7 +164,7 @@ fn calls_shout(proto: Proto, stream: bool, id: &str, text: &str) -> Reply {
 }
 
 /// A final answer `text`, in `proto`'s shape.
-fn answers(proto: Proto, stream: bool, text: &str) -> Reply {
+pub(crate) fn answers(proto: Proto, stream: bool, text: &str) -> Reply {
     match (proto, stream) {
         (Proto::OpenAi, false) => Reply::Json(
             200,
@@ -208,7 +208,7 @@ fn answers(proto: Proto, stream: bool, text: &str) -> Reply {
     }
 }
 
-fn openai_sse(chunks: &[Value]) -> String {
+pub(crate) fn openai_sse(chunks: &[Value]) -> String {
     let mut out = String::new();
     for chunk in chunks {
         out.push_str(&format!("data: {chunk}\n\n"));
@@ -225,7 +225,7 @@ fn anthropic_sse(events: &[Value]) -> String {
 }
 
 /// The Config Center service `local` for `proto` at `host`.
-async fn configure(app: &TestApp, proto: Proto, stream: bool, host: &str) {
+pub(crate) async fn configure(app: &TestApp, proto: Proto, stream: bool, host: &str) {
     app.post(
         "/api/v1/config/services",
         &json!({"name": "local", "fields": [
@@ -254,7 +254,7 @@ async fn configure(app: &TestApp, proto: Proto, stream: bool, host: &str) {
     .assert_ok(StatusCode::CREATED);
 }
 
-fn agent_body(name: &str) -> Value {
+pub(crate) fn agent_body(name: &str) -> Value {
     json!({
         "name": name,
         "displayName": "Helper",
@@ -267,7 +267,7 @@ fn agent_body(name: &str) -> Value {
 
 /// An app that may reach a model server on loopback, with the tool `shout`, the service
 /// `local` and the agent `helper`; the script and the agent's id.
-async fn setup(proto: Proto, stream: bool, shout: Value) -> (TestApp, Script, String) {
+pub(crate) async fn setup(proto: Proto, stream: bool, shout: Value) -> (TestApp, Script, String) {
     let script = Script::default();
     let host = model_server(&script).await;
     let app = app_reaching(&host).await;
@@ -281,7 +281,12 @@ async fn setup(proto: Proto, stream: bool, shout: Value) -> (TestApp, Script, St
 }
 
 /// Asks for the run until `done` holds (a run only answers when asked), for at most 30 s.
-async fn run_until(app: &TestApp, agent: &str, run: &str, done: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn run_until(
+    app: &TestApp,
+    agent: &str,
+    run: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let now = app
@@ -299,7 +304,7 @@ async fn run_until(app: &TestApp, agent: &str, run: &str, done: impl Fn(&Value) 
     }
 }
 
-fn kinds(run: &Value) -> Vec<String> {
+pub(crate) fn kinds(run: &Value) -> Vec<String> {
     run["steps"]
         .as_array()
         .unwrap()

@@ -94,6 +94,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("POST", "/api/v1/agents/{id}/runs"),
     ("GET", "/api/v1/agents/{id}/runs/{run}"),
     ("POST", "/api/v1/agents/{id}/runs/{run}/cancel"),
+    ("GET", "/api/v1/metrics/agents"),
     ("GET", "/api/v1/tasks"),
     ("POST", "/api/v1/tasks"),
     ("GET", "/api/v1/tasks/{id}"),

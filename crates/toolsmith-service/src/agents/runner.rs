@@ -83,6 +83,8 @@ impl Job {
         };
         let ended = self.finish(state, outcome).await;
         self.service.agent_runs.running().remove(&ended.id);
+        let metrics = &self.service.telemetry.agents;
+        metrics.run_finished(ended.status.as_str());
         ended
     }
 
@@ -133,6 +135,7 @@ impl Job {
             detail,
             at: Utc::now(),
         };
+        self.service.telemetry.agents.step(kind);
         if let Err(e) = self.store().add_agent_run_step(&step).await {
             tracing::warn!(run = %step.run_id, "recording a step of an agent run failed: {e}");
         }
@@ -250,6 +253,10 @@ impl Job {
             usage.model_calls += 1;
             usage.input_tokens = usage.input_tokens.saturating_add(reply.input_tokens);
             usage.output_tokens = usage.output_tokens.saturating_add(reply.output_tokens);
+            let price = self.agent.definition.model.price.as_ref();
+            usage.charge(price, reply.input_tokens, reply.output_tokens);
+            let metrics = &self.service.telemetry.agents;
+            metrics.tokens(reply.input_tokens, reply.output_tokens);
             state.run.iterations = iteration;
             let calls: Vec<Value> = reply
                 .tool_calls
@@ -384,6 +391,10 @@ impl Job {
                 (result.content, result.is_error)
             }
         };
+        if asked.load(Ordering::SeqCst) {
+            // The approval step the approver wrote, counted here (it holds no telemetry).
+            self.service.telemetry.agents.step("approval");
+        }
         if asked.load(Ordering::SeqCst) && !self.cancel.is_cancelled() {
             state.run.status = AgentRunStatus::Running;
             state.run.updated_at = Utc::now();

@@ -29,6 +29,7 @@ fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
             model: AgentModel {
                 service: "openai".to_owned(),
                 model: "gpt-test".to_owned(),
+                price: None,
             },
             tool_policy: toolsmith_core::agent::AgentToolPolicy {
                 profile: Some("minimal".to_owned()),
@@ -283,6 +284,7 @@ async fn an_ended_run_never_changes_again(backend: &Backend) {
         output_tokens: 5,
         model_calls: 1,
         tool_calls: 0,
+        cost: None,
     };
     assert!(!store.update_agent_run(&finished).await.unwrap());
     assert_eq!(
@@ -355,10 +357,89 @@ async fn steps_come_back_in_order_as_written(backend: &Backend) {
     assert!(store.agent_run_steps("r2").await.unwrap().is_empty());
 }
 
+async fn usage_is_summed_per_agent_for_the_owner_or_one_caller(backend: &Backend) {
+    let store = backend.store();
+    let spent = |id: &str, caller: Option<&str>, agent: &str, created: i64, cost: Option<f64>| {
+        let mut r = run(id, "alice", caller, agent, created);
+        r.usage = RunUsage {
+            input_tokens: 100,
+            output_tokens: 20,
+            model_calls: 2,
+            tool_calls: 1,
+            cost,
+        };
+        // A NUL in the output: the document is still read.
+        r.output = Some("done \u{0}".to_owned());
+        r
+    };
+    for r in [
+        spent("u1", None, "a1", 0, Some(0.5)),
+        spent("u2", None, "a1", 10, None),
+        spent("u3", Some("agt_x"), "a1", 20, Some(0.25)),
+        spent("u4", None, "a2", 30, None),
+        spent("u5", None, "a1", 0, Some(9.0)),
+    ] {
+        let mut r = r;
+        if r.id == "u5" {
+            r.owner = "bob".to_owned();
+        }
+        assert!(store.insert_agent_run(&r, 10).await.unwrap());
+    }
+    let query = |caller: Option<&str>, since: Option<i64>| crate::AgentUsageQuery {
+        owner: "alice".to_owned(),
+        caller_agent: caller.map(str::to_owned),
+        since: since.map(at),
+    };
+    let all = store.agent_usage(&query(None, None)).await.unwrap();
+    assert_eq!(all.len(), 2, "{all:?}");
+    let a1 = &all[0];
+    assert_eq!(a1.agent_id, "a1");
+    assert_eq!(
+        (
+            a1.runs,
+            a1.input_tokens,
+            a1.output_tokens,
+            a1.model_calls,
+            a1.tool_calls
+        ),
+        (3, 300, 60, 6, 3)
+    );
+    assert_eq!((a1.cost, a1.priced_runs), (Some(0.75), 2));
+    let a2 = &all[1];
+    assert_eq!(
+        (a2.agent_id.as_str(), a2.runs, a2.cost, a2.priced_runs),
+        ("a2", 1, None, 0)
+    );
+    // One caller agent's runs alone; and a window.
+    let mine = store
+        .agent_usage(&query(Some("agt_x"), None))
+        .await
+        .unwrap();
+    assert_eq!(mine.len(), 1);
+    assert_eq!((mine[0].runs, mine[0].cost), (1, Some(0.25)));
+    let recent = store.agent_usage(&query(None, Some(10))).await.unwrap();
+    let runs: Vec<(String, u64)> = recent
+        .iter()
+        .map(|r| (r.agent_id.clone(), r.runs))
+        .collect();
+    assert_eq!(runs, vec![("a1".to_owned(), 2), ("a2".to_owned(), 1)]);
+    // Nothing of another owner.
+    let none = store
+        .agent_usage(&crate::AgentUsageQuery {
+            owner: "carol".to_owned(),
+            caller_agent: None,
+            since: None,
+        })
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+}
+
 on_both_backends!(
     an_agent_is_its_owners_alone_and_keeps_every_revision,
     a_run_is_its_owners_and_caller_agents_alone,
     the_run_cap_counts_the_agents_runs_not_ended,
     an_ended_run_never_changes_again,
     steps_come_back_in_order_as_written,
+    usage_is_summed_per_agent_for_the_owner_or_one_caller,
 );

@@ -10,7 +10,7 @@ use deadpool_postgres::Client;
 use tokio_postgres::{GenericClient, Row};
 use toolsmith_core::agent::{
     AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
-    AgentVersionRecord,
+    AgentUsageQuery, AgentUsageRow, AgentVersionRecord,
 };
 
 use super::errors::pg;
@@ -46,6 +46,7 @@ store_on_pool! {
             = cancel_run(&mut client, owner, caller_agent, id, message, now);
         fn add_agent_run_step(step: &AgentRunStep) -> () = add_step(&**client, step);
         fn agent_run_steps(run_id: &str) -> Vec<AgentRunStep> = run_steps(&**client, run_id);
+        fn agent_usage(query: &AgentUsageQuery) -> Vec<AgentUsageRow> = usage(&**client, query);
     }
 }
 
@@ -475,6 +476,53 @@ async fn run_steps(
                 detail: serde_json::from_str(&detail)
                     .map_err(|e| corrupt("agent_run_steps", run_id, "detail", e))?,
                 at: col(row, "at")?,
+            })
+        })
+        .collect()
+}
+
+/// The runs' usage, cut out of each document's text before it is read as JSON: the document
+/// may hold a NUL character (`\u0000`, in a run's output), which PostgreSQL's JSON operators
+/// refuse. The cut is exact: `usage` is the document's only object, flat, and holds no
+/// strings, and `"usage":{` cannot occur inside a JSON string (its quotes are escaped there).
+async fn usage(
+    client: &impl GenericClient,
+    query: &AgentUsageQuery,
+) -> Result<Vec<AgentUsageRow>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT agent_id, count(*)::BIGINT AS runs, \
+                 coalesce(sum((u ->> 'inputTokens')::BIGINT), 0)::BIGINT AS input_tokens, \
+                 coalesce(sum((u ->> 'outputTokens')::BIGINT), 0)::BIGINT AS output_tokens, \
+                 coalesce(sum((u ->> 'modelCalls')::BIGINT), 0)::BIGINT AS model_calls, \
+                 coalesce(sum((u ->> 'toolCalls')::BIGINT), 0)::BIGINT AS tool_calls, \
+                 sum((u ->> 'cost')::FLOAT8) AS cost, \
+                 count(u -> 'cost')::BIGINT AS priced_runs \
+             FROM (SELECT agent_id, \
+                       substring(document FROM '\"usage\":([{][^{}]*[}])')::JSON AS u \
+                   FROM agent_runs \
+                   WHERE owner = $1 AND ($2::TEXT IS NULL OR caller_agent = $2) \
+                       AND ($3::TIMESTAMPTZ IS NULL OR created_at >= $3)) AS r \
+             GROUP BY agent_id ORDER BY agent_id COLLATE \"C\"",
+            &[&query.owner, &query.caller_agent, &query.since],
+        )
+        .await
+        .map_err(pg)?;
+    let count = |row: &Row, name: &str| -> Result<u64, StoreError> {
+        let n: i64 = col(row, name)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    };
+    rows.iter()
+        .map(|row| {
+            Ok(AgentUsageRow {
+                agent_id: col(row, "agent_id")?,
+                runs: count(row, "runs")?,
+                input_tokens: count(row, "input_tokens")?,
+                output_tokens: count(row, "output_tokens")?,
+                model_calls: count(row, "model_calls")?,
+                tool_calls: count(row, "tool_calls")?,
+                cost: col(row, "cost")?,
+                priced_runs: count(row, "priced_runs")?,
             })
         })
         .collect()

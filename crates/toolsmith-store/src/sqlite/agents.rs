@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use toolsmith_core::agent::{
     AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
-    AgentVersionRecord,
+    AgentUsageQuery, AgentUsageRow, AgentVersionRecord,
 };
 
 use super::rows::{backend, json_text, parse_time, timestamp};
@@ -41,6 +41,7 @@ store_on_connections! {
             = cancel_run(&owner, caller_agent.as_deref(), &id, &message, &now);
         write fn add_agent_run_step(step: &AgentRunStep) -> () = add_step(&step);
         read fn agent_run_steps(run_id: &str) -> Vec<AgentRunStep> = run_steps(&run_id);
+        read fn agent_usage(query: &AgentUsageQuery) -> Vec<AgentUsageRow> = usage(&query);
     }
 }
 
@@ -420,6 +421,46 @@ fn run_steps(conn: &Connection, run_id: &str) -> Result<Vec<AgentRunStep>, Store
             detail: serde_json::from_str(&detail)
                 .map_err(|e| corrupt("agent_run_steps", run_id, "detail", e))?,
             at: time(row, 4, "agent_run_steps", run_id)?,
+        });
+    }
+    Ok(out)
+}
+
+fn usage(conn: &Connection, query: &AgentUsageQuery) -> Result<Vec<AgentUsageRow>, StoreError> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT agent_id, count(*), \
+                 coalesce(sum(json_extract(document, '$.usage.inputTokens')), 0), \
+                 coalesce(sum(json_extract(document, '$.usage.outputTokens')), 0), \
+                 coalesce(sum(json_extract(document, '$.usage.modelCalls')), 0), \
+                 coalesce(sum(json_extract(document, '$.usage.toolCalls')), 0), \
+                 sum(json_extract(document, '$.usage.cost')), \
+                 count(json_extract(document, '$.usage.cost')) \
+             FROM agent_runs \
+             WHERE owner = ?1 AND (?2 IS NULL OR caller_agent = ?2) \
+                 AND (?3 IS NULL OR created_at >= ?3) \
+             GROUP BY agent_id ORDER BY agent_id",
+        )
+        .map_err(backend)?;
+    let since = query.since.as_ref().map(timestamp);
+    let mut rows = stmt
+        .query(params![query.owner, query.caller_agent, since])
+        .map_err(backend)?;
+    let count = |row: &Row<'_>, i: usize| -> Result<u64, StoreError> {
+        let n: i64 = row.get(i).map_err(backend)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    };
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(backend)? {
+        out.push(AgentUsageRow {
+            agent_id: row.get(0).map_err(backend)?,
+            runs: count(row, 1)?,
+            input_tokens: count(row, 2)?,
+            output_tokens: count(row, 3)?,
+            model_calls: count(row, 4)?,
+            tool_calls: count(row, 5)?,
+            cost: row.get(6).map_err(backend)?,
+            priced_runs: count(row, 7)?,
         });
     }
     Ok(out)

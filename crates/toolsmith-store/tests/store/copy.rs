@@ -305,6 +305,7 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
                         output_tokens: 3,
                         model_calls: 1,
                         tool_calls: 0,
+                        cost: Some(0.000_042),
                     },
                     iterations: 1,
                     created_at: at,

@@ -50,13 +50,13 @@ pub async fn run(ctx: &Ctx, command: AgentCommand) -> anyhow::Result<u8> {
                     file.display()
                 ))
             })?;
-            vec![service.create_agent(&caller, body.into_input()).await?]
+            vec![
+                service
+                    .create_agent_as(&ctx.actor, body.into_input())
+                    .await?,
+            ]
         }
-        AgentCommand::Delete { id } => {
-            let agent = service.get_agent(&caller, &id).await?;
-            service.delete_agent(&caller, &agent.id).await?;
-            vec![agent]
-        }
+        AgentCommand::Delete { id } => vec![service.delete_agent_as(&ctx.actor, &id).await?],
     };
     let agents: Vec<Agent> = agents.into_iter().map(Agent::new).collect();
     if ctx.json {

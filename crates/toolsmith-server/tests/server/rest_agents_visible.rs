@@ -1,0 +1,264 @@
+//! Everything an agent run does is visible (issue 37): a run's tokens and cost (at the
+//! definition's `model.price`), a user's totals per agent (`GET /api/v1/metrics/agents`), the
+//! runs, steps and tokens counted in `/metrics`, and the audit log's entries for definitions
+//! written and runs started or cancelled. Against the scripted model server of `rest_agents`.
+
+use std::time::Duration;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::rest_agents::{Proto, Reply, agent_body, answers, calls_shout, setup};
+use crate::rest_support::{TestApp, tool_body};
+
+/// Two model turns of the scripted server (10 input and 5 output tokens each): a call of
+/// `shout`, then the answer; the ended run.
+async fn run_once(app: &TestApp, script: &crate::rest_agents::Script, agent: &str) -> Value {
+    script.push(calls_shout(Proto::OpenAi, false, "call_1", "hello"));
+    script.push(answers(Proto::OpenAi, false, "I shouted HELLO."));
+    app.post(
+        &format!("/api/v1/agents/{agent}/runs"),
+        &json!({"input": "Shout hello.", "wait": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK)
+}
+
+fn close(value: &Value, expected: f64) -> bool {
+    value.as_f64().is_some_and(|v| (v - expected).abs() < 1e-12)
+}
+
+#[tokio::test]
+async fn a_run_costs_its_tokens_at_the_models_price_and_usage_sums_them() {
+    let (app, script, agent) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    // No price: tokens, and no cost.
+    let first = run_once(&app, &script, &agent).await;
+    assert_eq!(first["status"], "completed", "{first}");
+    assert_eq!(first["usage"]["totalTokens"], 30, "{first}");
+    assert!(first["usage"]["cost"].is_null(), "{first}");
+
+    // A price in the definition: the next run costs its tokens at it.
+    let mut priced = agent_body("helper");
+    priced["model"]["price"] = json!({"inputPerMillion": 2.0, "outputPerMillion": 10.0});
+    let revised = app
+        .json(Method::PUT, &format!("/api/v1/agents/{agent}"), &priced)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        revised["model"]["price"]["outputPerMillion"], 10.0,
+        "{revised}"
+    );
+    let second = run_once(&app, &script, &agent).await;
+    // Two turns of 10 input and 5 output tokens: 2 × (10 × 2 + 5 × 10) / 1,000,000 dollars.
+    assert!(close(&second["usage"]["cost"], 140.0 / 1e6), "{second}");
+    let listed = app
+        .get(&format!("/api/v1/agents/{agent}/runs"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert!(
+        close(&listed["runs"][0]["usage"]["cost"], 140.0 / 1e6),
+        "{listed}"
+    );
+
+    // A price that is no price is refused, naming the field.
+    priced["model"]["price"] = json!({"inputPerMillion": -1.0, "outputPerMillion": 10.0});
+    let why = app
+        .json(Method::PUT, &format!("/api/v1/agents/{agent}"), &priced)
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+    assert!(why.contains("model.price"), "{why}");
+
+    // The user's totals: per agent and in all.
+    let usage = app
+        .get("/api/v1/metrics/agents")
+        .await
+        .assert_ok(StatusCode::OK);
+    let total = &usage["total"];
+    assert_eq!(total["runs"], 2, "{usage}");
+    assert_eq!(total["inputTokens"], 40, "{usage}");
+    assert_eq!(total["outputTokens"], 20, "{usage}");
+    assert_eq!(total["totalTokens"], 60, "{usage}");
+    assert_eq!(total["modelCalls"], 4, "{usage}");
+    assert_eq!(total["toolCalls"], 2, "{usage}");
+    assert_eq!(total["pricedRuns"], 1, "{usage}");
+    assert!(close(&total["cost"], 140.0 / 1e6), "{usage}");
+    assert_eq!(usage["agents"][0]["agentId"], agent.as_str(), "{usage}");
+    assert_eq!(usage["agents"][0]["name"], "helper", "{usage}");
+    let recent = app
+        .get("/api/v1/metrics/agents?period=1h")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(recent["period"], "1h");
+    assert_eq!(recent["total"]["runs"], 2, "{recent}");
+    app.get("/api/v1/metrics/agents?period=forever")
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+
+    // Another user spent nothing.
+    use toolsmith_server::auth::Scope;
+    let bob = app.token("bob", None, &[Scope::ToolsRead]).await;
+    let asked = crate::rest_support::request(Method::GET, "/api/v1/metrics/agents")
+        .header("authorization", format!("Bearer {bob}"))
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let theirs = app.send(asked).await.assert_ok(StatusCode::OK);
+    assert_eq!(theirs["total"]["runs"], 0, "{theirs}");
+    assert_eq!(theirs["agents"], json!([]), "{theirs}");
+}
+
+/// `/metrics` (a scrape only answers when asked) until `line` is in it, for at most 30 s.
+async fn metrics_until(app: &TestApp, line: &str) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = app.get("/metrics").await.text;
+        if text.lines().any(|l| l == line) {
+            return text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never in /metrics: {line}\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn metrics_count_runs_by_status_their_steps_and_tokens() {
+    let (app, script, agent) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    run_once(&app, &script, &agent).await;
+    // A failing provider: one failed run, its error step.
+    script.push(Reply::Json(
+        400,
+        json!({"error": {"message": "unknown model"}}),
+    ));
+    let failed = app
+        .post(
+            &format!("/api/v1/agents/{agent}/runs"),
+            &json!({"input": "Hi.", "wait": true}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    // A cancelled one.
+    script.push(Reply::Hang);
+    let arrived = script.arrived.notified();
+    let started = app
+        .post(
+            &format!("/api/v1/agents/{agent}/runs"),
+            &json!({"input": "Think long."}),
+        )
+        .await
+        .assert_ok(StatusCode::ACCEPTED);
+    arrived.await;
+    let run = started["id"].as_str().unwrap();
+    app.post(
+        &format!("/api/v1/agents/{agent}/runs/{run}/cancel"),
+        &json!({}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+
+    let text = metrics_until(
+        &app,
+        "toolsmith_agent_runs_finished_total{status=\"cancelled\"} 1",
+    )
+    .await;
+    for line in [
+        "toolsmith_agent_runs_started_total 3",
+        "toolsmith_agent_runs_finished_total{status=\"completed\"} 1",
+        "toolsmith_agent_runs_finished_total{status=\"failed\"} 1",
+        "toolsmith_agent_run_steps_total{kind=\"model\"} 2",
+        "toolsmith_agent_run_steps_total{kind=\"tool_call\"} 1",
+        "toolsmith_agent_run_steps_total{kind=\"tool_result\"} 1",
+        "toolsmith_agent_run_steps_total{kind=\"error\"} 1",
+        "toolsmith_agent_tokens_total{direction=\"input\"} 20",
+        "toolsmith_agent_tokens_total{direction=\"output\"} 10",
+        "toolsmith_agent_runs_active 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in:\n{text}");
+    }
+}
+
+fn entries(log: &Value) -> Vec<(String, String, String)> {
+    log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().to_owned(),
+                e["targetType"].as_str().unwrap().to_owned(),
+                e["actorKind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn definitions_written_and_runs_started_or_cancelled_are_audited() {
+    let (app, script, agent) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    let mut changed = agent_body("helper");
+    changed["instructions"] = json!("Answer in French.");
+    app.json(Method::PUT, &format!("/api/v1/agents/{agent}"), &changed)
+        .await
+        .assert_ok(StatusCode::OK);
+    run_once(&app, &script, &agent).await;
+    script.push(Reply::Hang);
+    let arrived = script.arrived.notified();
+    let started = app
+        .post(
+            &format!("/api/v1/agents/{agent}/runs"),
+            &json!({"input": "Think long."}),
+        )
+        .await
+        .assert_ok(StatusCode::ACCEPTED);
+    arrived.await;
+    let run = started["id"].as_str().unwrap();
+    app.post(
+        &format!("/api/v1/agents/{agent}/runs/{run}/cancel"),
+        &json!({}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    app.call(Method::DELETE, &format!("/api/v1/agents/{agent}"))
+        .await
+        .assert_ok(StatusCode::OK);
+
+    let log = app
+        .get("/api/v1/audit?action=agent.")
+        .await
+        .assert_ok(StatusCode::OK);
+    let person =
+        |action: &str, target: &str| (action.to_owned(), target.to_owned(), "user".to_owned());
+    assert_eq!(
+        entries(&log),
+        [
+            person("agent.delete", "agent"),
+            person("agent.run.cancel", "agent_run"),
+            person("agent.run.start", "agent_run"),
+            person("agent.run.start", "agent_run"),
+            person("agent.update", "agent"),
+            person("agent.create", "agent"),
+        ],
+        "{log}"
+    );
+    let all = log["entries"].as_array().unwrap();
+    let update = &all[4];
+    assert_eq!(update["targetId"], agent.as_str());
+    assert_eq!(update["targetName"], "helper");
+    assert_eq!(update["beforeRevision"], 1);
+    assert_eq!(update["afterRevision"], 2);
+    assert_eq!(
+        update["details"]["changed"],
+        json!(["instructions"]),
+        "{update}"
+    );
+    let cancel = &all[1];
+    assert_eq!(cancel["targetId"], run);
+    assert_eq!(cancel["details"]["agentId"], agent.as_str(), "{cancel}");
+    let create = &all[5];
+    assert_eq!(create["afterRevision"], 1);
+    assert!(create["requestId"].is_string(), "{create}");
+    // What an agent is told stays out of the log: only field names.
+    assert!(!log.to_string().contains("Answer in French"), "{log}");
+}
