@@ -60,7 +60,15 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
+            "DROP INDEX idx_tool_executions_created; \
+             DROP TABLE agent_session_messages; DROP TABLE agent_sessions; \
+             DROP TABLE prompt_versions; DROP TABLE prompts; \
+             ALTER TABLE tool_executions DROP COLUMN client_logs; \
+             ALTER TABLE tool_executions DROP COLUMN client_progress; \
+             ALTER TABLE tool_executions DROP COLUMN client_samples; \
+             ALTER TABLE tool_executions DROP COLUMN client_elicitations; \
+             ALTER TABLE tool_executions DROP COLUMN client_refused; \
+             DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
              DROP TABLE agents; DROP TABLE tool_tasks; \
              DROP TABLE mcp_access_requests; DROP TABLE mcp_grants; DROP TABLE mcp_servers; \
              DROP TABLE data_record_counts; DROP TABLE data_records_fts; DROP TABLE data_records; \
@@ -128,7 +136,15 @@ async fn a_version_8_store_counts_the_records_it_already_holds() {
     {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
+            "DROP INDEX idx_tool_executions_created; \
+             DROP TABLE agent_session_messages; DROP TABLE agent_sessions; \
+             DROP TABLE prompt_versions; DROP TABLE prompts; \
+             ALTER TABLE tool_executions DROP COLUMN client_logs; \
+             ALTER TABLE tool_executions DROP COLUMN client_progress; \
+             ALTER TABLE tool_executions DROP COLUMN client_samples; \
+             ALTER TABLE tool_executions DROP COLUMN client_elicitations; \
+             ALTER TABLE tool_executions DROP COLUMN client_refused; \
+             DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
              DROP TABLE agents; DROP TABLE tool_tasks; \
              DROP TRIGGER data_record_counts_insert; DROP TRIGGER data_record_counts_delete; \
              DROP TABLE data_record_counts; ALTER TABLE tool_versions DROP COLUMN metadata; PRAGMA user_version = 8;",

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 15;
+pub(crate) const SCHEMA_VERSION: i64 = 16;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -456,6 +456,12 @@ CREATE TABLE agent_session_messages (
     at         TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
 );
+"#,
+    // 15: the server-wide analytics read every owner's executions of a period, newest first:
+    // by this index, in its order (PostgreSQL has had it from the start), instead of sorting
+    // the period's rows in a temporary B-tree.
+    r#"
+CREATE INDEX idx_tool_executions_created ON tool_executions (created_at);
 "#,
 ];
 
