@@ -16,6 +16,8 @@
 //!   content ([`ContentForm`]), and the check of their shapes.
 //! - [`name`] and [`schema`] — the rules a custom tool's name and parameter schema must follow,
 //!   and validation of call arguments against that schema.
+//! - [`narrowing`] — [`Narrowing`]: what a call and every call nested in it may reach, set by
+//!   a door with a scope of its own (an agent run's `toolPolicy`), asked by the policy.
 //! - [`object`] — [`object::set`]: a field of a JSON object written without `Value`'s
 //!   `IndexMut`, which panics on a value that is not an object.
 //! - [`registry`] — [`ToolRegistry`]: built-in tools (grouped by provider) and the active custom
@@ -50,6 +52,7 @@ pub mod governance;
 pub mod mcp_bridge;
 pub mod model;
 pub mod name;
+pub mod narrowing;
 pub mod object;
 pub mod pipeline;
 pub mod prompt;
@@ -78,6 +81,7 @@ pub use model::{
     ConsoleEntry, ConsoleLevel, ErrorKind, Permission, PermissionSet, ResultMetadata, ToolContext,
     ToolDefinition, ToolExecutor, ToolResult,
 };
+pub use narrowing::{Narrowing, Narrows};
 pub use pipeline::{BatchCall, Call, Held, Middleware, Pipeline, PipelineLimits};
 pub use record::{
     CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolKind, ToolStatus,

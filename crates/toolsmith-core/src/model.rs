@@ -264,6 +264,10 @@ pub struct ToolContext {
     /// The call is a scheduled task's run, or made by one (nested calls keep it): such a call
     /// may not create, change or trigger scheduled tasks, so tasks cannot multiply.
     pub scheduled_run: bool,
+    /// What this call may reach beyond the policy, when a door with a scope of its own made
+    /// it (an agent run: its definition's `toolPolicy`); asked for every tool by the policy
+    /// middleware and the listings. Nested calls keep it, so no tool reaches past it.
+    pub narrowing: Option<crate::narrowing::Narrowing>,
 }
 
 impl ToolContext {
@@ -285,6 +289,7 @@ impl ToolContext {
             client: None,
             admin: false,
             scheduled_run: false,
+            narrowing: None,
         }
     }
 
@@ -310,6 +315,7 @@ impl ToolContext {
             client: self.client.clone(),
             admin: self.admin,
             scheduled_run: self.scheduled_run,
+            narrowing: self.narrowing.clone(),
         }
     }
 }

@@ -92,6 +92,15 @@ pub struct AgentUsageView {
     pub total: AgentUsageRow,
 }
 
+/// Whether `agent` is the id of an agent definition (`agt_` and 32 hex digits, as
+/// [`ToolService::create_agent`] makes them): a call as that agent is one of its runs, held to
+/// its definition's tool policy wherever it comes from (a scheduled task a run made).
+pub(crate) fn is_definition_id(agent: &str) -> bool {
+    agent
+        .strip_prefix("agt_")
+        .is_some_and(|hex| hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn agent_not_found(id: &str) -> ServiceError {
     ServiceError::NotFound(format!(
         "no agent '{id}' of yours (by id or name); list yours with GET /api/v1/agents or \
@@ -213,6 +222,28 @@ impl ToolService {
         self.policy
             .compile_agent_scope(id, scope, &self.registry)
             .map_err(|e| ServiceError::Validation(format!("toolPolicy: {e}")))
+    }
+
+    /// What a run of `agent` started by the caller of `starter` may reach: the definition's
+    /// tool policy and, when an agent started it (its token, or another run), what that one
+    /// may call. Set on every call of the run and kept by the calls nested in them, so the
+    /// policy middleware holds a JS tool's `callTool` to it as it holds the model's calls.
+    pub(crate) fn agent_scope(
+        &self,
+        agent: &AgentRecord,
+        starter: &ToolContext,
+    ) -> Result<toolsmith_core::Narrowing, ServiceError> {
+        let policy = self.agent_policy(&agent.id, &agent.definition)?;
+        let starter = crate::governance::policy::AgentScope::starter_of(starter)
+            .map(|starter| (Arc::clone(&self.policy), starter));
+        Ok(toolsmith_core::Narrowing(Arc::new(
+            crate::governance::policy::AgentScope {
+                agent_id: agent.id.clone(),
+                agent_name: agent.name.clone(),
+                policy,
+                starter,
+            },
+        )))
     }
 
     /// Creates an agent of the caller's user.
@@ -348,7 +379,7 @@ impl ToolService {
         }
         let agent = self.get_agent(ctx, id_or_name).await?;
         let provider = self.agent_provider(&ctx.user_id, &agent).await?;
-        let policy = self.agent_policy(&agent.id, &agent.definition)?;
+        let scope = self.agent_scope(&agent, ctx)?;
         let now = Utc::now();
         let run = AgentRunRecord {
             id: format!("run_{}", uuid::Uuid::new_v4().simple()),
@@ -383,7 +414,7 @@ impl ToolService {
             service: Arc::clone(self),
             agent,
             provider,
-            policy,
+            scope,
             caller: ctx.clone(),
             run: run.clone(),
             cancel,

@@ -656,6 +656,9 @@ impl ToolService {
     pub fn visible_tools(&self, ctx: &ToolContext) -> Vec<Arc<toolsmith_core::RegisteredTool>> {
         let mut tools = self.registry.tools(&ctx.user_id);
         tools.retain(|tool| tool.is_visible_to(ctx.agent_id.as_deref()));
+        if let Some(narrowing) = &ctx.narrowing {
+            tools.retain(|tool| narrowing.check(ctx, tool).is_ok());
+        }
         if !self.policy.filters() {
             return tools;
         }

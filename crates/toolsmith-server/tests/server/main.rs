@@ -45,6 +45,7 @@ mod mcp_tool_client;
 mod package_registries;
 mod reference_examples;
 mod rest_agent_rule;
+mod rest_agent_scope;
 mod rest_agents;
 mod rest_agents_visible;
 mod rest_api;

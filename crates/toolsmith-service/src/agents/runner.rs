@@ -28,7 +28,6 @@ use toolsmith_store::Store;
 
 use super::providers::{Message, ModelRequest, Provider, ToolCall, ToolSpec};
 use crate::ToolService;
-use crate::governance::policy::agent_scope_allows;
 
 /// The most tokens one model answer may have.
 const ANSWER_TOKENS: u32 = 4096;
@@ -42,7 +41,9 @@ pub(super) struct Job {
     pub service: Arc<ToolService>,
     pub agent: AgentRecord,
     pub provider: Provider,
-    pub policy: toolsmith_policy::Policy,
+    /// What the run may reach (`ToolService::agent_scope`): set on every call it makes, kept
+    /// by the calls nested in them.
+    pub scope: toolsmith_core::Narrowing,
     /// Who started the run (its user, and its agent when a token bound to one did).
     pub caller: ToolContext,
     pub run: AgentRunRecord,
@@ -162,16 +163,16 @@ impl Job {
         ctx.conversation_id = Some(self.run.id.clone());
         ctx.cancellation = self.cancel.child_token();
         ctx.approver = approver;
+        ctx.narrowing = Some(self.scope.clone());
         ctx
     }
 
     /// Whether the run may call `tool`: the pipeline's own rule for the agent
-    /// ([`ToolService::may_call`]), the definition's tool policy, and — for a run an agent's
-    /// token started — that agent's rule too, so a stored agent never widens its starter.
+    /// ([`ToolService::may_call`]), which asks the run's scope on the context (the
+    /// definition's tool policy and, for a run an agent started, that agent's rule too, so a
+    /// stored agent never widens its starter).
     fn may_call(&self, ctx: &ToolContext, tool: &toolsmith_core::RegisteredTool) -> bool {
         self.service.may_call(ctx, tool)
-            && agent_scope_allows(&self.policy, ctx, tool)
-            && (self.caller.agent_id.is_none() || self.service.may_call(&self.caller, tool))
     }
 
     /// The tools offered to the model, and the real name behind each function name.

@@ -33,6 +33,37 @@ impl ServiceTaskCaller {
     }
 }
 
+/// The context of a task's call: [`context`], held to the agent definition's tool policy
+/// when the task acts as one of Toolsmith's agents (a run made it), as the run's own calls
+/// are. A task of an agent definition that is gone runs nothing.
+async fn scoped_context(
+    service: &ToolService,
+    owner: &str,
+    agent: Option<&str>,
+) -> Result<ToolContext, String> {
+    let mut ctx = context(owner, agent);
+    let Some(agent) = agent.filter(|agent| crate::agents::is_definition_id(agent)) else {
+        return Ok(ctx);
+    };
+    let record = service
+        .store()
+        .get_agent(owner, agent)
+        .await
+        .map_err(|e| format!("the agent '{agent}' cannot be read now ({e}); try again"))?
+        .filter(|record| record.id == agent)
+        .ok_or_else(|| {
+            format!(
+                "this task acts as the agent '{agent}', which is no longer defined: its \
+                 tasks run nothing; delete the task"
+            )
+        })?;
+    let scope = service
+        .agent_scope(&record, &ToolContext::new(owner))
+        .map_err(|e| e.to_string())?;
+    ctx.narrowing = Some(scope);
+    Ok(ctx)
+}
+
 fn context(owner: &str, agent: Option<&str>) -> ToolContext {
     let mut ctx = ToolContext::new(owner);
     ctx.agent_id = agent.map(str::to_owned);
@@ -60,11 +91,20 @@ impl toolsmith_builtins::schedule::TaskCaller for ServiceTaskCaller {
                 "there is no tool '{shown}' you can call: find the tool to schedule with \
                  search_tools"
             )),
-            Some(found) if !service.may_call(&context(owner, agent), &found) => Err(format!(
-                "you may not call '{shown}' (the policy denies it), so a task cannot either: \
-                 schedule a tool you can call"
-            )),
-            Some(_) => Ok(()),
+            Some(found) => {
+                let ctx = scoped_context(&service, owner, agent).await?;
+                match service.policy().check(&ctx, &found) {
+                    Ok(()) if found.is_visible_to(agent) => Ok(()),
+                    Ok(()) => Err(format!(
+                        "you may not call '{shown}', so a task cannot either: schedule a tool \
+                         you can call"
+                    )),
+                    Err(reason) => Err(format!(
+                        "you may not call '{shown}' ({reason}), so a task cannot either: \
+                         schedule a tool you can call"
+                    )),
+                }
+            }
         }
     }
 
@@ -79,7 +119,10 @@ impl toolsmith_builtins::schedule::TaskCaller for ServiceTaskCaller {
                 toolsmith_builtins::groups::disabled_message(tool),
             );
         }
-        service.execute(tool, args, context(owner, agent)).await
+        match scoped_context(&service, owner, agent).await {
+            Ok(ctx) => service.execute(tool, args, ctx).await,
+            Err(why) => ToolResult::error(ErrorKind::Denied, why),
+        }
     }
 
     async fn agent_has_token(&self, owner: &str, agent: &str) -> Result<bool, String> {

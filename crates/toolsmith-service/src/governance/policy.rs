@@ -13,7 +13,8 @@ use toolsmith_builtins::groups::TOOL_GROUPS;
 use crate::governance::tool_groups;
 use async_trait::async_trait;
 use toolsmith_core::{
-    Call, ErrorKind, Middleware, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry, ToolResult,
+    Call, ErrorKind, Middleware, Narrows, RegisteredTool, ToolContext, ToolOrigin, ToolRegistry,
+    ToolResult,
 };
 use toolsmith_policy::{
     Caller, GroupCatalog, Policy, PolicyDocument, PolicyError, ToolInfo, ToolKind,
@@ -215,9 +216,14 @@ impl PolicyGate {
     /// `Err(reason)` if the caller of `ctx` may not call `tool`. An agent the caller named
     /// itself ([`ToolContext::agent_chosen_by_caller`]) only narrows: the user without the
     /// agent must be allowed too.
+    /// A call carrying a [`Narrowing`](toolsmith_core::Narrowing) (an agent run's `toolPolicy`, kept by nested calls) is
+    /// held to it as well.
     pub fn check(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
         self.check_info(ctx, &info(tool))?;
-        self.check_grant(ctx, tool)
+        self.check_grant(ctx, tool)?;
+        ctx.narrowing
+            .as_ref()
+            .map_or(Ok(()), |narrowing| narrowing.check(ctx, tool))
     }
 
     /// The grants' answer for a bridged tool (nothing to say about the others).
@@ -307,27 +313,90 @@ impl PolicyGate {
     /// Compiles an agent definition's own tool policy (`scope`, the policy engine's scope
     /// shape) as the policy of agent `agent` alone, against the same families and MCP servers
     /// as the policy in force: built-in profiles and groups only (the operator's own `groups`
-    /// and `profiles` are not in it). An unknown name fails, as in any policy.
+    /// and `profiles` are not in it). An unknown name fails, as in any policy. `subagents` are
+    /// the deny lists by depth its runs are held to (spec 001 §6's).
     pub(crate) fn compile_agent_scope(
         &self,
         agent: &str,
         scope: toolsmith_policy::ScopePolicy,
+        subagents: toolsmith_policy::SubagentPolicy,
         registry: &ToolRegistry,
     ) -> Result<Policy, PolicyError> {
-        let mut document = PolicyDocument::default();
+        let mut document = PolicyDocument {
+            subagents,
+            ..PolicyDocument::default()
+        };
         document.agents.insert(agent.to_owned(), scope);
         document.compile(&catalog(registry, &self.mcp_server_names()))
     }
 }
 
-/// Whether `policy` (an agent definition's own, [`PolicyGate::compile_agent_scope`]) lets
-/// the caller of `ctx` call `tool`.
-pub(crate) fn agent_scope_allows(
-    policy: &Policy,
-    ctx: &ToolContext,
-    tool: &RegisteredTool,
-) -> bool {
-    policy.allows(&caller(ctx), &info(tool))
+/// What a run of an agent definition may reach ([`Narrows`], set on every call of the run and
+/// kept by the calls nested in them): the definition's own tool policy
+/// ([`PolicyGate::compile_agent_scope`]) and, when the run was started by an agent (a token
+/// bound to one, or another run), what that starter may call — so a stored agent never widens
+/// its starter, and no tool of the run reaches past either through `callTool`.
+pub(crate) struct AgentScope {
+    pub agent_id: String,
+    pub agent_name: String,
+    pub policy: Policy,
+    /// The policy in force and who started the run, when that bounds it.
+    pub starter: Option<(Arc<PolicyGate>, ToolContext)>,
+}
+
+impl AgentScope {
+    /// The context of a starter as the scope keeps it: who it is and what bounds it, without
+    /// its call's cancellation, approver or client.
+    pub(crate) fn starter_of(ctx: &ToolContext) -> Option<ToolContext> {
+        (ctx.agent_id.is_some() || ctx.narrowing.is_some()).then(|| {
+            let mut starter = ToolContext::new(ctx.user_id.clone());
+            starter.agent_id = ctx.agent_id.clone();
+            starter.agent_chosen_by_caller = ctx.agent_chosen_by_caller;
+            starter.subagent_depth = ctx.subagent_depth;
+            starter.admin = ctx.admin;
+            starter.scheduled_run = ctx.scheduled_run;
+            starter.narrowing = ctx.narrowing.clone();
+            starter
+        })
+    }
+}
+
+impl Narrows for AgentScope {
+    fn check(&self, ctx: &ToolContext, tool: &RegisteredTool) -> Result<(), String> {
+        let agent = Caller {
+            user: &ctx.user_id,
+            agent: Some(&self.agent_id),
+            depth: ctx.subagent_depth,
+        };
+        let decision = self.policy.decide(&agent, &info(tool));
+        if !decision.allowed {
+            return Err(format!(
+                "'{}' is outside the toolPolicy of agent '{}' ({}), which every call of its \
+                 runs is held to, tools' nested calls included ({}); add it to the agent's \
+                 toolPolicy (PUT /api/v1/agents/{}) if its runs should call it",
+                tool.name(),
+                self.agent_name,
+                self.agent_id,
+                decision.reason,
+                self.agent_id
+            ));
+        }
+        if let Some((gate, starter)) = &self.starter
+            && let Err(reason) = tool
+                .is_visible_to(starter.agent_id.as_deref())
+                .then_some(())
+                .ok_or_else(|| "not visible to it".to_owned())
+                .and_then(|()| gate.check(starter, tool))
+        {
+            return Err(format!(
+                "'{}' may not be called by whoever started this run of agent '{}' ({reason}), \
+                 so the run may not call it either",
+                tool.name(),
+                self.agent_name
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The enabled groups under `config`'s switches (the defaults without a policy).
