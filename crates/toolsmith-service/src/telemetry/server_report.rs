@@ -4,7 +4,7 @@
 //! ([`ToolStore::server_execution_samples`](toolsmith_store::ToolStore::server_execution_samples)).
 //! Pure over the samples like [`crate::telemetry::analytics`], whose definitions it keeps.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Serialize;
@@ -84,69 +84,77 @@ pub struct ServerMetricsReport {
     pub agents: Breakdown,
 }
 
-/// The figures of `samples`.
-pub fn figures<'a>(samples: impl IntoIterator<Item = &'a ExecutionSample>) -> Figures {
-    let mut calls = 0;
-    let mut errors = 0;
-    let mut refused = 0;
-    let mut durations = Vec::new();
-    for s in samples {
-        calls += 1;
+/// What a set of calls adds up to, gathered one call at a time.
+#[derive(Debug, Default)]
+struct Tally {
+    calls: u64,
+    errors: u64,
+    refused: u64,
+    /// Of the calls that ran.
+    durations: Vec<f64>,
+}
+
+impl Tally {
+    fn add(&mut self, s: &ExecutionSample) {
+        self.calls += 1;
         if !matches!(
             s.status,
             ExecutionStatus::Success | ExecutionStatus::Withheld
         ) {
-            errors += 1;
+            self.errors += 1;
         }
         // Refused before it ran: denied, rate limited, waiting for or past its approval.
-        if !s.status.ran() {
-            refused += 1;
-        }
         if s.status.ran() {
-            durations.push(s.duration_ms);
+            self.durations.push(s.duration_ms);
+        } else {
+            self.refused += 1;
         }
     }
-    let avg_ms =
-        (!durations.is_empty()).then(|| durations.iter().sum::<f64>() / durations.len() as f64);
-    Figures {
-        calls,
-        errors,
-        refused,
-        p50_ms: percentile(&mut durations, 0.50),
-        p95_ms: percentile(&mut durations, 0.95),
-        avg_ms,
+
+    fn figures(mut self) -> Figures {
+        let avg_ms = (!self.durations.is_empty())
+            .then(|| self.durations.iter().sum::<f64>() / self.durations.len() as f64);
+        Figures {
+            calls: self.calls,
+            errors: self.errors,
+            refused: self.refused,
+            p50_ms: percentile(&mut self.durations, 0.50),
+            p95_ms: percentile(&mut self.durations, 0.95),
+            avg_ms,
+        }
     }
 }
 
-fn breakdown<'a>(
-    samples: &'a [ServerExecutionSample],
-    key: impl Fn(&'a ServerExecutionSample) -> Option<&'a str>,
-) -> Breakdown {
-    let mut groups: BTreeMap<&str, Vec<&ExecutionSample>> = BTreeMap::new();
+/// The figures of `samples`.
+pub fn figures<'a>(samples: impl IntoIterator<Item = &'a ExecutionSample>) -> Figures {
+    let mut tally = Tally::default();
     for s in samples {
-        if let Some(name) = key(s) {
-            groups.entry(name).or_default().push(&s.sample);
-        }
+        tally.add(s);
     }
-    let mut rows: Vec<Row> = groups
-        .into_iter()
-        .map(|(name, group)| Row {
-            name: name.to_owned(),
-            figures: figures(group),
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.figures
-            .calls
-            .cmp(&a.figures.calls)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    let more = rows.len().saturating_sub(MAX_ROWS);
-    rows.truncate(MAX_ROWS);
-    Breakdown { rows, more }
+    tally.figures()
 }
 
-/// The report of `samples` (all within `since..=until`, newest first as the store gives them).
+/// The rows of one breakdown: the most calls first, then by name; at most [`MAX_ROWS`].
+fn breakdown(groups: HashMap<&str, Tally>) -> Breakdown {
+    let mut groups: Vec<(&str, Tally)> = groups.into_iter().collect();
+    groups.sort_by(|(a, ta), (b, tb)| tb.calls.cmp(&ta.calls).then_with(|| a.cmp(b)));
+    let more = groups.len().saturating_sub(MAX_ROWS);
+    groups.truncate(MAX_ROWS);
+    Breakdown {
+        rows: groups
+            .into_iter()
+            .map(|(name, tally)| Row {
+                name: name.to_owned(),
+                figures: tally.figures(),
+            })
+            .collect(),
+        more,
+    }
+}
+
+/// The report of `samples` (all within `since..=until`, newest first as the store gives them),
+/// made in one pass over them: each call is added to the totals, its bucket, its tool, its
+/// user and its agent; only the rows shown are then ranked for their percentiles.
 pub fn report(
     samples: &[ServerExecutionSample],
     period: Period,
@@ -159,33 +167,63 @@ pub fn report(
         ("day", Duration::days(1))
     };
     let first = since.duration_trunc(width).unwrap_or(since);
-    let mut buckets: BTreeMap<DateTime<Utc>, Vec<&ExecutionSample>> = BTreeMap::new();
+    let mut starts = Vec::new();
     let mut start = first;
     while start <= until {
-        buckets.insert(start, Vec::new());
+        starts.push(start);
         start += width;
     }
+    let width_ms = width.num_milliseconds().max(1);
+    let mut buckets: Vec<Tally> = starts.iter().map(|_| Tally::default()).collect();
+    // Calls outside the period (a clock that moved) each start a bucket of their own, as the
+    // BTreeMap this replaced did.
+    let mut strays: BTreeMap<DateTime<Utc>, Tally> = BTreeMap::new();
+    let mut totals = Tally::default();
+    let mut tools: HashMap<&str, Tally> = HashMap::new();
+    let mut users: HashMap<&str, Tally> = HashMap::new();
+    let mut agents: HashMap<&str, Tally> = HashMap::new();
     for s in samples {
-        let at = s.sample.created_at.duration_trunc(width).unwrap_or(first);
-        buckets.entry(at).or_default().push(&s.sample);
+        let sample = &s.sample;
+        totals.add(sample);
+        let offset = (sample.created_at - first).num_milliseconds();
+        let slot = (offset >= 0)
+            .then(|| usize::try_from(offset / width_ms).ok())
+            .flatten();
+        match slot.and_then(|i| buckets.get_mut(i)) {
+            Some(tally) => tally.add(sample),
+            None => strays
+                .entry(sample.created_at.duration_trunc(width).unwrap_or(first))
+                .or_default()
+                .add(sample),
+        }
+        tools
+            .entry(sample.tool_name.as_str())
+            .or_default()
+            .add(sample);
+        users.entry(s.owner.as_str()).or_default().add(sample);
+        if let Some(agent) = s.agent_id.as_deref().filter(|a| !a.is_empty()) {
+            agents.entry(agent).or_default().add(sample);
+        }
     }
+    let mut over_time: BTreeMap<DateTime<Utc>, Tally> = starts.into_iter().zip(buckets).collect();
+    over_time.extend(strays);
     ServerMetricsReport {
         period: period.to_string(),
         since,
         until,
         sampled: samples.len() >= MAX_SAMPLES as usize,
         bucket,
-        totals: figures(samples.iter().map(|s| &s.sample)),
-        over_time: buckets
+        totals: totals.figures(),
+        over_time: over_time
             .into_iter()
-            .map(|(start, group)| Bucket {
+            .map(|(start, tally)| Bucket {
                 start,
-                figures: figures(group),
+                figures: tally.figures(),
             })
             .collect(),
-        tools: breakdown(samples, |s| Some(s.sample.tool_name.as_str())),
-        users: breakdown(samples, |s| Some(s.owner.as_str())),
-        agents: breakdown(samples, |s| s.agent_id.as_deref().filter(|a| !a.is_empty())),
+        tools: breakdown(tools),
+        users: breakdown(users),
+        agents: breakdown(agents),
     }
 }
 
@@ -212,3 +250,6 @@ impl ToolService {
         Ok(report(&samples, period, since, until))
     }
 }
+
+#[cfg(test)]
+mod tests;
