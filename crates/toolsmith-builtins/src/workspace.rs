@@ -59,6 +59,25 @@ pub struct Workspaces {
     deny: Arc<DenyList>,
     root: OwnedFd,
     locks: Mutex<HashMap<String, Arc<UserLocks>>>,
+    changes: tokio::sync::broadcast::Sender<WorkspaceChange>,
+}
+
+/// How many changes a slow listener may fall behind before it is told it lagged
+/// ([`Workspaces::subscribe_changes`]).
+const CHANGES_BUFFER: usize = 256;
+
+/// A file of one workspace changed through this process's workspace operations (a write, a
+/// copy, a rename or a removal; not a command run's own writes in the sandbox), for MCP
+/// resource subscriptions (`notifications/resources/updated`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceChange {
+    /// The changed workspace's folder on the host ([`Workspace::root_path`]): a listener
+    /// compares it with its own caller's workspace, so it never learns of another's files.
+    pub root: PathBuf,
+    /// The path changed, relative to the workspace root.
+    pub path: String,
+    /// Whether the workspace's listing changed too (a file created, moved or removed).
+    pub listed: bool,
 }
 
 /// What one user's workspaces share between calls: the lock every change holds, and the bytes
@@ -106,7 +125,16 @@ impl Workspaces {
             config: Arc::new(config),
             root,
             locks: Mutex::new(HashMap::new()),
+            changes: tokio::sync::broadcast::channel(CHANGES_BUFFER).0,
         })
+    }
+
+    /// Every later change of any workspace's files made through the workspace operations
+    /// ([`WorkspaceChange`]); a listener that falls behind gets `Lagged` and should assume
+    /// anything changed.
+    #[must_use]
+    pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<WorkspaceChange> {
+        self.changes.subscribe()
     }
 
     #[must_use]
@@ -235,6 +263,7 @@ impl Workspaces {
             config: self.config.clone(),
             deny: self.deny.clone(),
             lock,
+            changes: self.changes.clone(),
         })
     }
 }
@@ -262,6 +291,7 @@ pub struct Workspace {
     config: Arc<WorkspaceSettings>,
     deny: Arc<DenyList>,
     lock: Arc<UserLocks>,
+    changes: tokio::sync::broadcast::Sender<WorkspaceChange>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -310,6 +340,18 @@ impl Workspace {
             });
         }
         Ok(path)
+    }
+
+    /// Tells the listeners of [`Workspaces::subscribe_changes`] that `path` changed (nobody
+    /// listening is not an error).
+    pub(crate) fn changed(&self, path: &WsPath, listed: bool) {
+        if self.changes.receiver_count() > 0 {
+            let _ = self.changes.send(WorkspaceChange {
+                root: self.root_path.clone(),
+                path: path.to_string(),
+                listed,
+            });
+        }
     }
 
     /// Whether listings must leave `path` out (denied, or a write in progress).

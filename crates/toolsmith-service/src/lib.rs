@@ -36,6 +36,7 @@ pub mod governance;
 pub mod input;
 pub mod packages;
 pub mod prompts;
+pub mod resources;
 pub mod service;
 pub mod telemetry;
 pub mod tool_settings;

@@ -239,6 +239,7 @@ impl Workspace {
             let _ = beneath::remove_entry(&parent, &temp, false);
             return Err(e);
         }
+        self.changed(path, old.is_none());
         Ok(WriteOutcome {
             bytes: len,
             created: old.is_none(),
@@ -412,6 +413,7 @@ impl Workspace {
                 .map_err(|e| WorkspaceError::from_errno("delete", &shown_path, e))?;
             outcome.files += 1;
         }
+        self.changed(path, true);
         Ok(outcome)
     }
 
@@ -468,13 +470,18 @@ impl Workspace {
             None => self.make_parents(to)?,
         };
         let to_name = to.file_name().unwrap_or_default();
-        beneath::rename(&from_dir, from_name, &to_dir, to_name, overwrite).map_err(|e| match e {
-            Errno::EXIST | Errno::NOTEMPTY if !overwrite => WorkspaceError::AlreadyExists {
-                path: to.to_string(),
-                hint: "pass overwrite: true to replace it, or choose another destination",
+        beneath::rename(&from_dir, from_name, &to_dir, to_name, overwrite).map_err(
+            |e| match e {
+                Errno::EXIST | Errno::NOTEMPTY if !overwrite => WorkspaceError::AlreadyExists {
+                    path: to.to_string(),
+                    hint: "pass overwrite: true to replace it, or choose another destination",
+                },
+                e => WorkspaceError::from_errno("move", &from.to_string(), e),
             },
-            e => WorkspaceError::from_errno("move", &from.to_string(), e),
-        })
+        )?;
+        self.changed(from, true);
+        self.changed(to, true);
+        Ok(())
     }
 }
 

@@ -35,7 +35,8 @@ use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
 use super::{
-    approval, client, compat, control_plane, hints, meta_tools, notify, tasks, tasks_2025,
+    approval, client, compat, control_plane, hints, meta_tools, notify, resources, tasks,
+    tasks_2025,
 };
 use crate::AppState;
 use crate::auth::{Identity, Scope};
@@ -73,6 +74,8 @@ struct Inner {
     stop: CancellationToken,
     /// The least severe level this session's client wants log messages at (`logging/setLevel`).
     log_level: Arc<client::SessionLogLevel>,
+    /// The resources this session subscribed to (`resources/subscribe`, [`resources`]).
+    resource_subscriptions: Arc<resources::Subscriptions>,
 }
 
 impl ToolsmithMcp {
@@ -100,6 +103,7 @@ impl ToolsmithMcp {
                 pending_listens: Mutex::new(VecDeque::new()),
                 stop,
                 log_level: Arc::default(),
+                resource_subscriptions: Arc::default(),
             }),
         }
     }
@@ -862,6 +866,12 @@ impl ServerHandler for ToolsmithMcp {
             // dynamic-mcp's enterprise profile: its resources and prompt (compat/resources.rs).
             capabilities.resources = Some(Default::default());
             capabilities.prompts = Some(Default::default());
+        } else if !self.compat() {
+            // Toolsmith's own resources (mcp/resources.rs): workspace files and tool sources.
+            let mut resources = rmcp::model::ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            resources.list_changed = Some(true);
+            capabilities.resources = Some(resources);
         }
         ServerConfig::new(capabilities)
             .with_server_info(
@@ -891,6 +901,15 @@ impl ServerHandler for ToolsmithMcp {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if self.inner.watching.swap(true, Ordering::SeqCst) {
             return;
+        }
+        if !self.compat() {
+            tokio::spawn(resources::watch_session(
+                self.service().clone(),
+                self.inner.identity.tool_context(),
+                self.inner.resource_subscriptions.clone(),
+                context.peer.clone(),
+                self.inner.stop.clone(),
+            ));
         }
         tokio::spawn(notify::watch_session(
             self.registry().clone(),
@@ -1051,9 +1070,13 @@ impl ServerHandler for ToolsmithMcp {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.compat() {
+            let ctx = self.inner.identity.tool_context();
+            return resources::list(self.service(), &ctx, request.as_ref());
+        }
         if !self.serves_resources() {
             return Err(method_not_found());
         }
@@ -1062,11 +1085,68 @@ impl ServerHandler for ToolsmithMcp {
         ))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        if !self.compat() {
+            let ctx = self.inner.identity.tool_context();
+            return Ok(resources::templates(self.service(), &ctx));
+        }
+        if !self.serves_resources() {
+            return Err(method_not_found());
+        }
+        Ok(rmcp::model::ListResourceTemplatesResult::default())
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/subscribe is MCP 2025-11-25's; rmcp marks it legacy-only"
+    )]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.compat() {
+            return Err(method_not_found());
+        }
+        let ctx = self.inner.identity.tool_context();
+        self.inner
+            .resource_subscriptions
+            .subscribe(self.service(), &ctx, &request.uri)
+            .await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "resources/unsubscribe is MCP 2025-11-25's; rmcp marks it legacy-only"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.compat() {
+            return Err(method_not_found());
+        }
+        self.inner.resource_subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.compat() {
+            let approver = approval::approver_for(&context, &self.inner.identity);
+            let ctx = self.caller(context.ct.clone(), approver, 0).tool_context();
+            return resources::read(self.service(), ctx, &request.uri)
+                .await
+                .map(ReadResourceResponse::from);
+        }
         if !self.serves_resources() {
             return Err(method_not_found());
         }

@@ -37,6 +37,7 @@ mod mcp_content;
 mod mcp_mistakes;
 mod mcp_overlaps;
 mod mcp_protocol;
+mod mcp_resources;
 mod mcp_scopes;
 mod mcp_sdk_capabilities;
 mod mcp_stateless_approvals;

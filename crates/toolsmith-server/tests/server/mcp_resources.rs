@@ -1,0 +1,367 @@
+//! MCP resources (issue 40): a caller's workspace files and the sources of the tools it can
+//! call, listed, read and subscribed to through rmcp's own client over an in-process pipe
+//! (2025-11-25 sessions); another user's files are never listed, read or notified.
+
+#![allow(
+    deprecated,
+    reason = "resources/subscribe is MCP 2025-11-25's; rmcp marks it legacy-only"
+)]
+
+use crate::mcp_support;
+
+use mcp_support::{McpClient, TestServer, call_ok};
+use rmcp::model::{
+    ErrorCode, PaginatedRequestParams, ReadResourceRequestParams, ResourceContents,
+    ResourceUpdatedNotificationParam, SubscribeRequestParams,
+};
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::json;
+use tokio::sync::mpsc;
+use toolsmith_server::ServerSettings;
+use toolsmith_server::auth::Identity;
+use toolsmith_service::{ExecutionApproval, ToolServiceSettings};
+
+/// Passes on every resource notification the session gets, in order: `updated <uri>` or
+/// `list_changed`.
+#[derive(Clone)]
+struct Notes {
+    sent: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for Notes {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.sent.send(format!("updated {}", params.uri));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.sent.send("list_changed".to_owned());
+    }
+}
+
+struct Session {
+    client: McpClient<Notes>,
+    notes: mpsc::UnboundedReceiver<String>,
+}
+
+impl Session {
+    async fn open(server: &TestServer, user: &str) -> Session {
+        let mut identity = Identity::local_default();
+        identity.user_id = user.to_owned();
+        let (sent, notes) = mpsc::unbounded_channel();
+        let client = mcp_support::connect_in_process(&server.state, identity, Notes { sent }).await;
+        Session { client, notes }
+    }
+
+    /// The next `updated` notification (`list_changed` ones are skipped).
+    async fn next_update(&mut self) -> String {
+        loop {
+            let note = self.notes.recv().await.expect("the session is open");
+            if let Some(uri) = note.strip_prefix("updated ") {
+                return uri.to_owned();
+            }
+        }
+    }
+
+    async fn uris(&self) -> Vec<String> {
+        let mut uris = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self
+                .client
+                .list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+                .await
+                .expect("resources/list");
+            uris.extend(page.resources.into_iter().map(|r| r.uri));
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                return uris;
+            }
+        }
+    }
+
+    async fn read(&self, uri: &str) -> Result<ResourceContents, rmcp::model::ErrorData> {
+        match self
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+        {
+            Ok(result) => Ok(result.contents.into_iter().next().expect("one content")),
+            Err(rmcp::ServiceError::McpError(e)) => Err(e),
+            Err(e) => panic!("{uri}: transport failure: {e}"),
+        }
+    }
+
+    async fn write(&self, path: &str, content: &str) {
+        let (is_error, _, text) = call_ok(
+            &self.client,
+            "write_file",
+            json!({"path": path, "content": content, "createParents": true}),
+        )
+        .await;
+        assert!(!is_error, "write_file {path}: {text}");
+    }
+}
+
+async fn server() -> TestServer {
+    let service = ToolServiceSettings {
+        execution_approval: ExecutionApproval::Off,
+        ..ToolServiceSettings::default()
+    };
+    TestServer::start_with(ServerSettings::default(), service).await
+}
+
+async fn server_with_workspace() -> (TestServer, tempfile::TempDir) {
+    let workspaces = tempfile::tempdir().expect("temp dir");
+    let service = ToolServiceSettings {
+        execution_approval: ExecutionApproval::Off,
+        workspace: Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
+            workspaces.path().to_owned(),
+        )),
+        ..ToolServiceSettings::default()
+    };
+    (
+        TestServer::start_with(ServerSettings::default(), service).await,
+        workspaces,
+    )
+}
+
+#[tokio::test]
+async fn workspace_files_and_tool_sources_are_listed_and_read_with_their_mime_types() {
+    let (server, workspaces) = server_with_workspace().await;
+    let session = Session::open(&server, "alice").await;
+    let info = session.client.peer_info().expect("server info");
+    let resources = info.capabilities.resources.clone().expect("resources");
+    assert_eq!(resources.subscribe, Some(true));
+    assert_eq!(resources.list_changed, Some(true));
+
+    session
+        .write("notes/todo.md", "# Todo\n- ship resources\n")
+        .await;
+    // The bytes 0x89 'P' 'N' 'G' 0 1 2 255, which are not UTF-8.
+    let png = "iVBORwABAv8=";
+    let (is_error, _, text) = call_ok(
+        &session.client,
+        "write_file",
+        json!({"path": "pics/dot.png", "encoding": "base64",
+               "content": png}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    // The deny-list hides what it covers, as list_directory does.
+    std::fs::create_dir_all(server_workspace(&workspaces, "alice").join(".toolsmith"))
+        .expect("a denied folder");
+    std::fs::write(
+        server_workspace(&workspaces, "alice").join(".toolsmith/secret.txt"),
+        "hidden",
+    )
+    .expect("a denied file");
+    let (is_error, _, text) = call_ok(
+        &session.client,
+        "create_tool",
+        json!({"name": "shout", "description": "Upper-cases text",
+               "code": "return String(args.text).toUpperCase();",
+               "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+
+    let uris = session.uris().await;
+    assert_eq!(
+        uris,
+        [
+            "toolsmith://workspace/notes/todo.md",
+            "toolsmith://workspace/pics/dot.png",
+            "toolsmith://tools/shout/source",
+        ],
+        "workspace files in path order, then tool sources; nothing denied"
+    );
+
+    match session.read("toolsmith://workspace/notes/todo.md").await {
+        Ok(ResourceContents::TextResourceContents {
+            mime_type, text, ..
+        }) => {
+            assert_eq!(mime_type.as_deref(), Some("text/markdown"));
+            assert_eq!(text, "# Todo\n- ship resources\n");
+        }
+        other => panic!("a text resource: {other:?}"),
+    }
+    match session.read("toolsmith://workspace/pics/dot.png").await {
+        Ok(ResourceContents::BlobResourceContents {
+            mime_type, blob, ..
+        }) => {
+            assert_eq!(mime_type.as_deref(), Some("image/png"));
+            assert_eq!(blob, png);
+        }
+        other => panic!("a blob resource: {other:?}"),
+    }
+    match session.read("toolsmith://tools/shout/source").await {
+        Ok(ResourceContents::TextResourceContents {
+            mime_type, text, ..
+        }) => {
+            assert_eq!(mime_type.as_deref(), Some("text/javascript"));
+            assert_eq!(text, "return String(args.text).toUpperCase();");
+        }
+        other => panic!("the tool's source: {other:?}"),
+    }
+    for (uri, says) in [
+        ("toolsmith://workspace/.toolsmith/secret.txt", "reserved"),
+        (
+            "toolsmith://workspace/../alice/workspace/notes/todo.md",
+            "..",
+        ),
+        ("toolsmith://workspace/missing.txt", "does not exist"),
+        ("toolsmith://tools/read_file/source", "custom tool"),
+        ("https://example.com/", "resources/list"),
+    ] {
+        let e = session.read(uri).await.expect_err(uri);
+        assert!(
+            e.message.contains(says),
+            "{uri}: {} should say {says}",
+            e.message
+        );
+    }
+    let missing = session
+        .read("toolsmith://workspace/missing.txt")
+        .await
+        .expect_err("missing");
+    assert_eq!(missing.code, ErrorCode::RESOURCE_NOT_FOUND);
+
+    let templates = session
+        .client
+        .list_resource_templates(None)
+        .await
+        .expect("resources/templates/list");
+    let templates: Vec<String> = templates
+        .resource_templates
+        .into_iter()
+        .map(|t| t.uri_template)
+        .collect();
+    assert_eq!(
+        templates,
+        [
+            "toolsmith://workspace/{+path}",
+            "toolsmith://tools/{name}/source"
+        ]
+    );
+}
+
+fn server_workspace(root: &tempfile::TempDir, user: &str) -> std::path::PathBuf {
+    root.path().join(user).join("workspace")
+}
+
+#[tokio::test]
+async fn a_file_written_by_write_file_notifies_a_subscriber_and_a_tool_update_its_source() {
+    let (server, _workspaces) = server_with_workspace().await;
+    let mut session = Session::open(&server, "alice").await;
+    let (is_error, _, text) = call_ok(
+        &session.client,
+        "create_tool",
+        json!({"name": "shout", "description": "Upper-cases text",
+               "code": "return String(args.text).toUpperCase();",
+               "parameters": {"type": "object"}}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    for uri in [
+        "toolsmith://workspace/watched.txt",
+        "toolsmith://tools/shout/source",
+    ] {
+        session
+            .client
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .expect("resources/subscribe");
+    }
+    session.write("other.txt", "not watched").await;
+    session.write("watched.txt", "v1").await;
+    assert_eq!(
+        session.next_update().await,
+        "toolsmith://workspace/watched.txt",
+        "the unwatched file sent no update"
+    );
+    let (is_error, _, text) = call_ok(
+        &session.client,
+        "update_custom_tool",
+        json!({"name": "shout", "code": "return String(args.text).toLowerCase();"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        session.next_update().await,
+        "toolsmith://tools/shout/source"
+    );
+
+    session
+        .client
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(
+            "toolsmith://workspace/watched.txt",
+        ))
+        .await
+        .expect("resources/unsubscribe");
+    session
+        .client
+        .subscribe(SubscribeRequestParams::new(
+            "toolsmith://workspace/last.txt",
+        ))
+        .await
+        .expect("resources/subscribe");
+    session.write("watched.txt", "v2").await;
+    session.write("last.txt", "v1").await;
+    assert_eq!(
+        session.next_update().await,
+        "toolsmith://workspace/last.txt",
+        "no update after unsubscribing"
+    );
+}
+
+#[tokio::test]
+async fn another_users_files_are_never_listed_read_or_notified() {
+    let (server, _workspaces) = server_with_workspace().await;
+    let alice = Session::open(&server, "alice").await;
+    let mut bob = Session::open(&server, "bob").await;
+    for uri in [
+        "toolsmith://workspace/same.txt",
+        "toolsmith://workspace/mine.txt",
+    ] {
+        bob.client
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .expect("resources/subscribe");
+    }
+    alice.write("same.txt", "alice's").await;
+    alice.write("private/plan.md", "alice's plan").await;
+    bob.write("mine.txt", "bob's").await;
+    assert_eq!(
+        bob.next_update().await,
+        "toolsmith://workspace/mine.txt",
+        "alice's same.txt sent bob nothing"
+    );
+    assert_eq!(bob.uris().await, ["toolsmith://workspace/mine.txt"]);
+    for uri in [
+        "toolsmith://workspace/same.txt",
+        "toolsmith://workspace/private/plan.md",
+        "toolsmith://workspace/../../alice/workspace/same.txt",
+        "toolsmith://workspace//tmp/alice/same.txt",
+    ] {
+        bob.read(uri)
+            .await
+            .expect_err("another user's file is not readable");
+    }
+}
+
+#[tokio::test]
+async fn without_a_workspace_only_tool_sources_are_resources() {
+    let server = server().await;
+    let session = Session::open(&server, "default").await;
+    assert!(session.uris().await.is_empty());
+    let e = session
+        .read("toolsmith://workspace/a.txt")
+        .await
+        .expect_err("no workspace");
+    assert!(e.message.contains("read_file"), "{}", e.message);
+}
