@@ -126,6 +126,10 @@ pub enum Command {
     /// Agents Toolsmith runs: list them, show one, create one from a file, delete one.
     #[command(subcommand)]
     Agent(crate::commands::agent::AgentCommand),
+    /// Prompts made at runtime: list, show, create or update one from a file, switch, history,
+    /// rollback, render, delete.
+    #[command(subcommand)]
+    Prompt(crate::commands::prompt::PromptCommand),
     /// The built-in tool groups: list them, show one, find a tool's, switch one on or off.
     #[command(subcommand)]
     Groups(crate::commands::groups::GroupsCommand),

@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult,
     ErrorData, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -35,8 +36,8 @@ use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
 use super::{
-    approval, client, compat, control_plane, hints, meta_tools, notify, resources, tasks,
-    tasks_2025,
+    approval, client, compat, control_plane, hints, meta_tools, notify, prompts, resources,
+    tasks, tasks_2025,
 };
 use crate::AppState;
 use crate::auth::{Identity, Scope};
@@ -76,6 +77,10 @@ struct Inner {
     log_level: Arc<client::SessionLogLevel>,
     /// The resources this session subscribed to (`resources/subscribe`, [`resources`]).
     resource_subscriptions: Arc<resources::Subscriptions>,
+    /// The prompt-list version this session's client last saw ([`prompts`]).
+    prompts_seen: Arc<AtomicU64>,
+    /// Prompt-list versions recorded beside `pending_listens`, oldest first.
+    pending_prompt_listens: Mutex<VecDeque<u64>>,
 }
 
 impl ToolsmithMcp {
@@ -93,6 +98,11 @@ impl ToolsmithMcp {
             .service
             .registry()
             .catalog_version(&identity.user_id);
+        let prompts_seen = shared
+            .state
+            .service
+            .prompt_catalog()
+            .version(&identity.user_id);
         ToolsmithMcp {
             _stop_on_drop: stop.clone().drop_guard(),
             inner: Arc::new(Inner {
@@ -104,6 +114,8 @@ impl ToolsmithMcp {
                 stop,
                 log_level: Arc::default(),
                 resource_subscriptions: Arc::default(),
+                prompts_seen: Arc::new(AtomicU64::new(prompts_seen)),
+                pending_prompt_listens: Mutex::new(VecDeque::new()),
             }),
         }
     }
@@ -873,6 +885,14 @@ impl ServerHandler for ToolsmithMcp {
             resources.list_changed = Some(true);
             capabilities.resources = Some(resources);
         }
+        if !self.compat() {
+            // Toolsmith's own prompts (mcp/prompts.rs) and completions of their arguments
+            // and of resource templates' variables.
+            let mut prompts = rmcp::model::PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+            capabilities.completions = Some(Default::default());
+        }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("toolsmith", env!("CARGO_PKG_VERSION"))
@@ -895,6 +915,10 @@ impl ServerHandler for ToolsmithMcp {
             self.registry().catalog_version(self.owner()),
             Ordering::SeqCst,
         );
+        self.inner.prompts_seen.store(
+            self.service().prompt_catalog().version(self.owner()),
+            Ordering::SeqCst,
+        );
         self.negotiate_initialize(&request)
     }
 
@@ -907,6 +931,13 @@ impl ServerHandler for ToolsmithMcp {
                 self.service().clone(),
                 self.inner.identity.tool_context(),
                 self.inner.resource_subscriptions.clone(),
+                context.peer.clone(),
+                self.inner.stop.clone(),
+            ));
+            tokio::spawn(prompts::watch_session(
+                self.service().clone(),
+                self.owner().to_owned(),
+                self.inner.prompts_seen.clone(),
                 context.peer.clone(),
                 self.inner.stop.clone(),
             ));
@@ -1158,9 +1189,18 @@ impl ServerHandler for ToolsmithMcp {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        if !self.compat() {
+            // Listed now: a change racing with the list is still notified.
+            self.inner.prompts_seen.store(
+                self.service().prompt_catalog().version(self.owner()),
+                Ordering::SeqCst,
+            );
+            let ctx = self.inner.identity.tool_context();
+            return prompts::list(self.service(), &ctx, request.as_ref()).await;
+        }
         if !self.serves_resources() {
             return Err(method_not_found());
         }
@@ -1174,10 +1214,28 @@ impl ServerHandler for ToolsmithMcp {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.compat() {
+            let ctx = self.inner.identity.tool_context();
+            return prompts::get(self.service(), &ctx, &request)
+                .await
+                .map(GetPromptResponse::from);
+        }
         if !self.serves_resources() {
             return Err(method_not_found());
         }
         compat::resources::get_prompt(&request).map(GetPromptResponse::from)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        if self.compat() {
+            return Err(method_not_found());
+        }
+        let ctx = self.inner.identity.tool_context();
+        prompts::complete(self.service(), &ctx, &request).await
     }
 
     async fn get_task(
@@ -1248,20 +1306,60 @@ impl ServerHandler for ToolsmithMcp {
             pending.pop_front();
         }
         pending.push_back(version);
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        drop(pending);
+        if self.compat() {
+            return Some(SubscriptionFilter::builder().tools_list_changed().build());
+        }
+        let prompts = self.service().prompt_catalog().version(self.owner());
+        let mut pending = self
+            .inner
+            .pending_prompt_listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if pending.len() >= MAX_PENDING_LISTENS {
+            pending.pop_front();
+        }
+        pending.push_back(prompts);
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .prompts_list_changed()
+                .build(),
+        )
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let recorded = self.pending_listens().pop_front();
         let baseline = recorded.unwrap_or_else(|| self.registry().catalog_version(self.owner()));
-        notify::listen(
+        let tools = notify::listen(
             self.registry().clone(),
             self.owner().to_owned(),
             baseline,
-            subscription,
+            &subscription,
             self.inner.stop.clone(),
-        )
-        .await;
+        );
+        if self.compat() {
+            tools.await;
+            return Ok(());
+        }
+        let recorded = self
+            .inner
+            .pending_prompt_listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front();
+        let prompt_baseline =
+            recorded.unwrap_or_else(|| self.service().prompt_catalog().version(self.owner()));
+        tokio::join!(
+            tools,
+            prompts::listen(
+                self.service().clone(),
+                self.owner().to_owned(),
+                prompt_baseline,
+                &subscription,
+                self.inner.stop.clone(),
+            )
+        );
         Ok(())
     }
 }

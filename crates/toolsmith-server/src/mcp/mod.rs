@@ -42,6 +42,7 @@ mod hints;
 mod listens;
 mod meta_tools;
 mod notify;
+mod prompts;
 mod resources;
 mod search_index;
 mod sessions;

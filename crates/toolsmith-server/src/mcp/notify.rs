@@ -65,7 +65,7 @@ pub(crate) async fn listen(
     registry: Arc<ToolRegistry>,
     owner: String,
     baseline: u64,
-    subscription: SubscriptionContext,
+    subscription: &SubscriptionContext,
     stop: CancellationToken,
 ) {
     if subscription.accepted().tools_list_changed != Some(true) {

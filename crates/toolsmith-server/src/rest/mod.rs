@@ -49,6 +49,7 @@ pub mod mcp_servers;
 pub mod metrics;
 pub mod openapi;
 pub mod policies;
+pub mod prompts;
 pub mod scheduled_tasks;
 pub mod session;
 pub mod tasks;
@@ -119,6 +120,13 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
         .routes(routes!(agents::usage))
+        .routes(routes!(prompts::list, prompts::create))
+        .routes(routes!(prompts::get_one, prompts::replace, prompts::delete))
+        .routes(routes!(prompts::enable))
+        .routes(routes!(prompts::disable))
+        .routes(routes!(prompts::versions))
+        .routes(routes!(prompts::rollback))
+        .routes(routes!(prompts::render))
         .routes(routes!(tasks::list, tasks::start))
         .routes(routes!(tasks::get_one))
         .routes(routes!(tasks::cancel))

@@ -81,6 +81,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
         (name = "agents", description = "Agents Toolsmith runs: their definitions, and runs of them (steps, usage, cancel)"),
+        (name = "prompts", description = "Prompts made at runtime: your prompts, their versions, rollback and a render (what MCP prompts/get answers)"),
         (name = "tasks", description = "Tool calls run as tasks (the asynchronous execute): start one, read its status and result, cancel it"),
         (name = "data", description = "What the agent keeps for you (tasks, bookmarks, notes, events, contacts), your export and erasure"),
         (name = "scheduled-tasks", description = "Your scheduled tasks (the scheduler tools' automation): list, create, change, delete, their runs, run now"),

@@ -41,6 +41,7 @@ mod errors;
 mod lifecycle;
 mod mcp_conformance;
 mod mcp_servers;
+mod prompts;
 mod read_only;
 mod run;
 mod serve;

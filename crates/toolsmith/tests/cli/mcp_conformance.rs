@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16, in the npm
 //! test clients) against `toolsmith serve`, with the example pack
-//! `examples/mcp-conformance/tools/` loaded as a user would load it
-//! (`toolsmith --data-dir D tool create --file F`, one file at a time), issue 34's acceptance.
+//! `examples/mcp-conformance/tools/` and the suite's prompts `examples/mcp-conformance/prompts/`
+//! loaded as a user would load them (`toolsmith --data-dir D tool create --file F`, `… prompt
+//! create --file F`, one file at a time), issue 34's and issue 40's acceptance.
 //!
 //! The suite runs every server scenario it has (`--suite all`: the 30 it runs by default and
 //! the 2 it holds as pending). [`PASSING`] lists the scenarios that must pass: one of them
@@ -10,7 +11,8 @@
 //! grows). A scenario in neither list (a newer suite) fails the test until it is placed.
 //! The baseline before issue 34's features, with the pack loaded: 9 of 32 scenarios (without
 //! the pack: 5 of the 30 default ones); with them, 20 of 32 (all but prompts, resources and
-//! completion, which Toolsmith does not serve). Prerequisites: the npm test clients (`scripts/install-test-deps.sh`),
+//! completion, which Toolsmith did not serve); with prompts and completion (issue 40), 26 of 32.
+//! Prerequisites: the npm test clients (`scripts/install-test-deps.sh`),
 //! whose Node 22 has the `fs.globSync` the suite's CLI imports (Node 20 cannot load it).
 
 use std::collections::BTreeMap;
@@ -44,30 +46,32 @@ const PASSING: &[&str] = &[
     "server-sse-polling",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
 ];
 
 /// The scenarios that do not pass, each with why.
 const AWAITING: &[(&str, &str)] = &[
-    (
-        "completion-complete",
-        "completion/complete goes with prompts and resources (a separate issue)",
-    ),
     ("resources-list", "resources: a separate issue"),
     ("resources-read-text", "resources: a separate issue"),
     ("resources-read-binary", "resources: a separate issue"),
     ("resources-templates-read", "resources: a separate issue"),
     ("resources-subscribe", "resources: a separate issue"),
     ("resources-unsubscribe", "resources: a separate issue"),
-    ("prompts-list", "prompts: a separate issue"),
-    ("prompts-get-simple", "prompts: a separate issue"),
-    ("prompts-get-with-args", "prompts: a separate issue"),
-    ("prompts-get-embedded-resource", "prompts: a separate issue"),
-    ("prompts-get-with-image", "prompts: a separate issue"),
 ];
 
 /// The example pack's directory.
 fn pack_dir() -> std::path::PathBuf {
     repo_root().join("examples/mcp-conformance/tools")
+}
+
+/// The suite's test prompts, as prompt files (issue 40).
+fn prompts_dir() -> std::path::PathBuf {
+    repo_root().join("examples/mcp-conformance/prompts")
 }
 
 /// The binary with no `TOOLSMITH_*` setting of the caller's, on `data_dir`.
@@ -84,8 +88,14 @@ fn toolsmith(data_dir: &Path) -> Command {
 
 /// Loads every tool file of the pack with the CLI; returns the tools' names.
 fn load_pack(data_dir: &Path) -> Vec<String> {
-    let mut files: Vec<_> = std::fs::read_dir(pack_dir())
-        .expect("the example pack")
+    load_files(data_dir, &pack_dir(), "tool")
+}
+
+/// Loads every `what` file (`tool`, `prompt`) of `dir` with `toolsmith what create --file F`;
+/// returns their names (the files' stems).
+fn load_files(data_dir: &Path, dir: &Path, what: &str) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("the example files")
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| {
             path.extension()
@@ -96,11 +106,11 @@ fn load_pack(data_dir: &Path) -> Vec<String> {
     let mut names = Vec::new();
     for file in files {
         let out = toolsmith(data_dir)
-            .args(["tool", "create", "--file"])
+            .args([what, "create", "--file"])
             .arg(&file)
             .stdin(Stdio::null())
             .output()
-            .expect("run toolsmith tool create");
+            .expect("run toolsmith … create");
         assert!(
             out.status.success(),
             "{} does not load: {}{}",
@@ -183,6 +193,8 @@ fn the_conformance_suite_passes_against_serve_with_the_example_pack() {
     let data_dir = scratch.path().join("data");
     let tools = load_pack(&data_dir);
     assert!(tools.len() >= 13, "the pack's tools: {tools:?}");
+    let prompts = load_files(&data_dir, &prompts_dir(), "prompt");
+    assert_eq!(prompts.len(), 4, "the suite's prompts: {prompts:?}");
 
     let log = std::fs::File::create(scratch.path().join("serve.log")).expect("log file");
     let mut server = toolsmith(&data_dir)
