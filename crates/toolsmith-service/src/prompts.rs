@@ -555,7 +555,8 @@ impl ToolService {
         &self.prompt_catalog
     }
 
-    /// The caller's prompt `id_or_name`, if the caller (person, or the agent it acts as) sees it.
+    /// The caller's prompt `id_or_name`, if the caller manages it: a person all of theirs, an
+    /// agent those scoped to no agent or to itself.
     async fn visible_prompt(
         &self,
         user: &str,
@@ -565,7 +566,7 @@ impl ToolService {
         self.store
             .get_prompt(user, id_or_name)
             .await?
-            .filter(|p| p.is_visible_to(agent))
+            .filter(|p| agent.is_none() || p.is_visible_to(agent))
             .ok_or_else(|| not_found(id_or_name))
     }
 
@@ -828,20 +829,23 @@ impl ToolService {
             .await
     }
 
-    /// The caller's prompts it sees (enabled or not), by name.
+    /// The caller's prompts it manages (enabled or not), by name: a person all of theirs, an
+    /// agent those scoped to no agent or to itself.
     pub async fn list_prompts(&self, ctx: &ToolContext) -> Result<Vec<PromptRecord>, ServiceError> {
+        let agent = ctx.agent_id.as_deref();
         let mut prompts = self.store.list_prompts(&ctx.user_id).await?;
-        prompts.retain(|p| p.is_visible_to(ctx.agent_id.as_deref()));
+        prompts.retain(|p| agent.is_none() || p.is_visible_to(agent));
         Ok(prompts)
     }
 
-    /// What MCP offers the caller: its enabled prompts, by name.
+    /// What MCP offers the caller: its enabled prompts scoped to no agent or to the caller's
+    /// own, by name.
     pub async fn served_prompts(
         &self,
         ctx: &ToolContext,
     ) -> Result<Vec<PromptRecord>, ServiceError> {
         let mut prompts = self.list_prompts(ctx).await?;
-        prompts.retain(|p| p.enabled);
+        prompts.retain(|p| p.enabled && p.is_visible_to(ctx.agent_id.as_deref()));
         Ok(prompts)
     }
 
@@ -852,6 +856,9 @@ impl ToolService {
         name: &str,
     ) -> Result<PromptRecord, ServiceError> {
         let prompt = self.get_prompt(ctx, name).await?;
+        if !prompt.is_visible_to(ctx.agent_id.as_deref()) {
+            return Err(not_found(name));
+        }
         if !prompt.enabled {
             return Err(ServiceError::NotFound(format!(
                 "prompt '{name}' is switched off; switch it on (POST \
