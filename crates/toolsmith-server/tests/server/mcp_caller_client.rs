@@ -425,6 +425,52 @@ mod bridged {
         );
     }
 
+    /// server-everything's `simulate-research-query` must run as a task (2025-11-25's
+    /// `execution.taskSupport: "required"`; a plain call is answered -32601): Toolsmith calls
+    /// it as a task upstream and answers its caller with the task's result. An ambiguous query
+    /// puts the upstream's task in `input_required`: its question reaches the calling client,
+    /// and the report names the answer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tool_the_upstream_requires_to_run_as_a_task_is_called_as_one() {
+        const TASK_TOOL: &str = "mcp_everything_simulate-research-query";
+        let Some(app) = app().await else { return };
+        assert!(
+            app.state
+                .service
+                .registry()
+                .get("default", TASK_TOOL)
+                .is_some()
+        );
+        let seen = Seen::default();
+        let client = connect(&app.state, Person::new(true, "unused", &seen)).await;
+        let (failed, text) = call(&client, TASK_TOOL, json!({"topic": "rust"})).await;
+        assert!(!failed, "{text}");
+        assert!(text.contains("Research Report: rust"), "{text}");
+        assert!(!text.contains("related-task"), "{text}");
+
+        let (failed, text) = call(
+            &client,
+            TASK_TOOL,
+            json!({"topic": "python", "ambiguous": true}),
+        )
+        .await;
+        assert!(!failed, "{text}");
+        let elicited = seen.elicited.lock().unwrap().clone();
+        assert_eq!(elicited.len(), 1, "{elicited:?}");
+        assert!(
+            elicited[0]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("multiple interpretations"),
+            "{elicited:?}"
+        );
+        assert!(
+            text.contains("Clarification") && !text.contains("elicitation unavailable"),
+            "{text}"
+        );
+        client.cancel().await.unwrap();
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_caller_that_cannot_answer_gets_the_upstreams_tool_error_saying_why() {
         let Some(app) = app().await else { return };

@@ -18,15 +18,25 @@
 //! one call in flight, and are dropped (logged here) when there are none or several.
 //!
 //! A call cancelled on Toolsmith's side (its caller cancelled, its time ran out) is cancelled on
-//! the upstream too (`notifications/cancelled`).
+//! the upstream too (`notifications/cancelled`, or `tasks/cancel` for a call run as a task).
+//!
+//! A tool whose upstream requires it to run as a task (2025-11-25's `execution.taskSupport:
+//! "required"`; the specification has the server answer a plain call of it `-32601`, Method not
+//! found) is called as a task: `tools/call` with `task: {ttl}`, then `tasks/result`, which the
+//! upstream answers once the task has ended; what it asks or tells meanwhile is relayed as
+//! above (its requests come on the stream of `tasks/result` over streamable HTTP). rmcp 3.11
+//! drops a listed tool's `execution`, so the relay learns it from that answer, once per tool
+//! and connection, and calls the tool as a task from then on.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientRequest as RmcpRequest, ErrorData, Extensions, ProgressToken,
-    RequestId, ServerResult,
+    ClientCapabilities, ClientRequest as RmcpRequest, CustomRequest, ErrorCode, ErrorData,
+    Extensions, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Value, json};
@@ -69,6 +79,10 @@ struct InFlight {
     /// The catalogue name of the tool called.
     tool: String,
     budget: ClientRequestBudget,
+    /// For a call run as a task upstream: the upstream's task id, and the id of the
+    /// `tasks/result` request whose stream carries the task's requests.
+    task: OnceLock<String>,
+    waiting: OnceLock<RequestId>,
 }
 
 /// The calls in flight on one upstream connection, and the rule for asking their callers.
@@ -82,6 +96,8 @@ pub(crate) struct Relay {
     server: String,
     asks: Option<Arc<Asks>>,
     calls: Mutex<Vec<Arc<InFlight>>>,
+    /// The upstream tools (remote names) this connection learned must run as tasks.
+    task_tools: Mutex<HashSet<String>>,
 }
 
 impl Relay {
@@ -90,6 +106,7 @@ impl Relay {
             server,
             asks,
             calls: Mutex::new(Vec::new()),
+            task_tools: Mutex::new(HashSet::new()),
         }
     }
 
@@ -98,7 +115,8 @@ impl Relay {
     }
 
     /// Calls `remote` on the upstream for the call of `ctx` (catalogue name `tool`), with its
-    /// requests and notifications relayed to the caller's client while it runs. Dropping the
+    /// requests and notifications relayed to the caller's client while it runs; as a task
+    /// when the upstream requires it (see the module's doc), kept for `ttl`. Dropping the
     /// future cancels the upstream's call.
     pub(crate) async fn call(
         self: &Arc<Self>,
@@ -106,14 +124,57 @@ impl Relay {
         params: CallToolRequestParams,
         ctx: &ToolContext,
         tool: &str,
+        ttl: Duration,
     ) -> Result<CallToolResult, ServiceError> {
-        let request = RmcpRequest::CallToolRequest(CallToolRequest::new(params));
+        let remote = params.name.to_string();
+        if !self.runs_as_task(&remote) {
+            let answer = self.call_once(peer, params.clone(), ctx, tool, None).await;
+            if !needs_task(&answer) {
+                return answer;
+            }
+            tracing::info!(server = %self.server, tool = %remote, "the upstream requires the tool to run as a task: called as one from now on");
+            self.task_tools
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(remote);
+        }
+        self.call_once(peer, params, ctx, tool, Some(ttl)).await
+    }
+
+    fn runs_as_task(&self, remote: &str) -> bool {
+        self.task_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(remote)
+    }
+
+    /// One call of the tool, plainly or (with `task`'s ttl) as a task.
+    async fn call_once(
+        self: &Arc<Self>,
+        peer: &Peer<RoleClient>,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+        tool: &str,
+        task: Option<Duration>,
+    ) -> Result<CallToolResult, ServiceError> {
+        let request = match task {
+            None => RmcpRequest::CallToolRequest(CallToolRequest::new(params)),
+            Some(ttl) => {
+                let mut params = serde_json::to_value(params)
+                    .map_err(|e| invalid(format!("the call cannot be written: {e}")))?;
+                let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+                toolsmith_core::object::set(&mut params, "task", json!({ "ttl": ttl }));
+                RmcpRequest::CustomRequest(CustomRequest::new("tools/call", Some(params)))
+            }
+        };
         let call = Arc::new(InFlight {
             sent: OnceLock::new(),
             ctx: ctx.clone(),
             client: Client::of(ctx),
             tool: tool.to_owned(),
             budget: ClientRequestBudget::default(),
+            task: OnceLock::new(),
+            waiting: OnceLock::new(),
         });
         self.lock().push(call.clone());
         let mut ending = Ending {
@@ -130,9 +191,49 @@ impl Relay {
             progress_token: handle.progress_token.clone(),
         });
         let answer = handle.await_response().await;
+        let created = match answer {
+            Ok(ServerResult::CustomResult(created)) if task.is_some() => created.0,
+            answer => {
+                ending.answered = true;
+                return match answer? {
+                    ServerResult::CallToolResult(result) => Ok(result),
+                    _ => Err(ServiceError::UnexpectedResponse),
+                };
+            }
+        };
+        // 2025-11-25's `CreateTaskResult`: `{task: {taskId, status, …}}`.
+        let Some(task_id) = created
+            .get("task")
+            .and_then(|t| t.get("taskId"))
+            .and_then(Value::as_str)
+        else {
+            ending.answered = true;
+            return Err(invalid(format!(
+                "the upstream answered a call made as a task without a task: {created}"
+            )));
+        };
+        let _ = call.task.set(task_id.to_owned());
+        let request = RmcpRequest::CustomRequest(CustomRequest::new(
+            "tasks/result",
+            Some(json!({ "taskId": task_id })),
+        ));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let _ = call.waiting.set(handle.id.clone());
+        let answer = handle.await_response().await;
         ending.answered = true;
         match answer? {
-            ServerResult::CallToolResult(result) => Ok(result),
+            ServerResult::CallToolResult(mut result) => {
+                // The upstream's task is its own affair: its id is not the caller's.
+                if let Some(meta) = result.meta.as_mut() {
+                    meta.0.remove(RELATED_TASK);
+                    if meta.0.is_empty() {
+                        result.meta = None;
+                    }
+                }
+                Ok(result)
+            }
             _ => Err(ServiceError::UnexpectedResponse),
         }
     }
@@ -142,9 +243,10 @@ impl Relay {
         let calls = self.lock();
         if let Some(InboundStreamOrigin::OutboundRequest(id)) =
             extensions.get::<InboundStreamOrigin>()
-            && let Some(call) = calls
-                .iter()
-                .find(|c| c.sent.get().is_some_and(|sent| &sent.request_id == id))
+            && let Some(call) = calls.iter().find(|c| {
+                c.sent.get().is_some_and(|sent| &sent.request_id == id)
+                    || c.waiting.get() == Some(id)
+            })
         {
             return Ok(call.clone());
         }
@@ -279,6 +381,31 @@ fn refused(reason: String) -> ErrorData {
     ErrorData::invalid_request(reason, None)
 }
 
+/// Whether a plain call's answer is the refusal the specification has a server give a plain
+/// call of a tool that requires to run as a task: `-32601` (Method not found) — as a JSON-RPC
+/// error, or as the tool error the TypeScript SDK's `McpServer` makes of it ("MCP error -32601:
+/// Tool … requires task augmentation (taskSupport: 'required')").
+fn needs_task(answer: &Result<CallToolResult, ServiceError>) -> bool {
+    match answer {
+        Err(ServiceError::McpError(e)) => e.code == ErrorCode::METHOD_NOT_FOUND,
+        Ok(result) if result.is_error == Some(true) => match result.content.as_slice() {
+            [only] => only.as_text().is_some_and(|t| {
+                t.text.starts_with("MCP error -32601:") && t.text.contains("task")
+            }),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// A failure of the relay's own, as rmcp's error.
+fn invalid(reason: String) -> ServiceError {
+    ServiceError::McpError(ErrorData::internal_error(reason, None))
+}
+
+/// The `_meta` key of 2025-11-25's tasks naming the task a message belongs to.
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
 /// Takes a call off the list when it ends, and cancels it on the upstream when it ended
 /// without an answer (its caller went away, its time ran out).
 struct Ending {
@@ -295,6 +422,19 @@ impl Drop for Ending {
             return;
         };
         let peer = self.peer.clone();
+        if let Some(task_id) = self.call.task.get() {
+            // A task is cancelled with `tasks/cancel`, not `notifications/cancelled`.
+            let request = RmcpRequest::CustomRequest(CustomRequest::new(
+                "tasks/cancel",
+                Some(json!({ "taskId": task_id })),
+            ));
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = peer.send_request(request).await;
+                });
+            }
+            return;
+        }
         let cancelled = CancelledNotificationParam::new(
             Some(sent.request_id.clone()),
             Some("the call was cancelled by its caller".to_owned()),

@@ -146,7 +146,9 @@ impl ToolExecutor for BridgedExecutor {
                 .min(deadline.saturating_duration_since(std::time::Instant::now())),
             None => link.timeout,
         };
-        let call = link.relay.call(&link.peer, params, ctx, &self.tool_name);
+        let call = link
+            .relay
+            .call(&link.peer, params, ctx, &self.tool_name, limit);
         let mut result = match tokio::time::timeout(limit, call).await {
             Ok(Ok(result)) => into_tool_result(result),
             Ok(Err(e)) => {
