@@ -36,8 +36,8 @@ use super::McpShared;
 use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
 use super::{
-    approval, client, compat, control_plane, hints, meta_tools, notify, prompts, resources,
-    tasks, tasks_2025,
+    approval, client, compat, control_plane, hints, meta_tools, notify, prompts, resources, tasks,
+    tasks_2025,
 };
 use crate::AppState;
 use crate::auth::{Identity, Scope};
