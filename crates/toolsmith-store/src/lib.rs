@@ -99,7 +99,8 @@ pub trait SharedLimits: Send + Sync + 'static {
 /// [`ToolStore`] (custom tools, their versions and executions), [`GovernanceStore`] (API
 /// tokens, approvals, the audit log, the stored policy), [`ConfigStore`] (the Config Center),
 /// [`RecordStore`] (the agents' own records), [`McpStore`] (the MCP bridge's registry) and
-/// [`TaskStore`] (tool calls run on as tasks) and [`AgentStore`] (agents Toolsmith runs).
+/// [`TaskStore`] (tool calls run on as tasks), [`AgentStore`] (agents Toolsmith runs) and
+/// [`PromptStore`] (prompts made at runtime).
 /// Rate limits shared between instances are [`SharedLimits`], which only PostgreSQL has.
 #[async_trait]
 pub trait Store:
