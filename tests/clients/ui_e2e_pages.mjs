@@ -396,6 +396,9 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       } else {
         await visible(users.getByRole('cell', { name: 'default', exact: true }));
       }
+      // What the caller's own agent runs spent, beside the calls (GET /metrics/agents): none here.
+      const spent = await visible(page.getByRole('region', { name: 'Your agent runs: tokens and cost' }));
+      assert.match(await spent.innerText(), /No agent run of yours in the period\./);
       await page.getByRole('button', { name: 'Last 24 hours' }).click();
       await visible(page.getByRole('img', { name: /^Calls per hour: / }));
       assert.equal(await page.getByRole('button', { name: 'Last 24 hours' }).getAttribute('aria-pressed'), 'true');

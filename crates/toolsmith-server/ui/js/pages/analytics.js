@@ -1,6 +1,7 @@
 // The server-wide analytics (admin): every owner's recorded calls of custom tools over a period
 // — calls, errors, latency (p50, p95) — over time, and per tool, per user and per agent, as
-// charts with the figures in tables beside them. REST: GET /api/v1/metrics/server.
+// charts with the figures in tables beside them, and what the caller's own agent runs spent
+// (tokens, cost). REST: GET /api/v1/metrics/server, GET /api/v1/metrics/agents.
 
 import { ApiError, get } from '../api.js';
 import { h, replace, table } from '../dom.js';
@@ -43,11 +44,36 @@ export async function render(main, ctx, route) {
       more ? h('p', { class: 'muted', text: `And ${number(more)} more with fewer calls.` }) : null);
   }
 
+  // GET /metrics/agents: the runs of the caller's own user (not the whole server's), per agent.
+  function agentRuns(spent) {
+    const cost = (r) => (r.cost === null || r.cost === undefined ? '—' : `$${r.cost.toFixed(r.cost < 1 ? 4 : 2)}`);
+    return h('section', { 'aria-labelledby': 'an-runs' },
+      h('h2', { id: 'an-runs', text: 'Your agent runs: tokens and cost' }),
+      h('p', { class: 'muted', text: 'Runs of agents Toolsmith runs for your user (GET /api/v1/metrics/agents). Cost is counted for the runs whose agent names its model\'s price.' }),
+      spent.error
+        ? h('p', { class: 'error', role: 'alert', text: spent.error })
+        : table('Agent runs', [
+          { label: 'Agent', cell: (r) => r.name || r.agentId || 'All' },
+          { label: 'Runs', cell: (r) => number(r.runs) },
+          { label: 'Tokens in', cell: (r) => number(r.inputTokens) },
+          { label: 'Tokens out', cell: (r) => number(r.outputTokens) },
+          { label: 'Model calls', cell: (r) => number(r.modelCalls) },
+          { label: 'Tool calls', cell: (r) => number(r.toolCalls) },
+          { label: 'Cost', cell: (r) => `${cost(r)} (${number(r.pricedRuns)} of ${number(r.runs)} priced)` },
+        ], spent.agents.length ? [...spent.agents, { ...spent.total, name: 'All' }] : [], 'No agent run of yours in the period.'));
+  }
+
   async function load() {
     body.setAttribute('aria-busy', 'true');
     let m;
+    let spent;
     try {
-      m = await get(`/metrics/server?period=${period}`);
+      // What the caller's own agent runs spent (tokens, cost) is read beside the calls; a
+      // failure there leaves the rest of the page standing.
+      [m, spent] = await Promise.all([
+        get(`/metrics/server?period=${period}`),
+        get(`/metrics/agents?period=${period}`).catch((e) => ({ error: e instanceof ApiError ? e.message : String(e) })),
+      ]);
     } catch (e) {
       replace(body, h('p', { class: 'error', role: 'alert', text: e instanceof ApiError ? e.message : String(e) }));
       body.setAttribute('aria-busy', 'false');
@@ -83,7 +109,8 @@ export async function render(main, ctx, route) {
       h('div', { class: 'analytics-grid' },
         breakdown('Per tool', 'tools', m.tools.rows, m.tools.more, 'No calls in the period.'),
         breakdown('Per user', 'users', m.users.rows, m.users.more, 'No calls in the period.'),
-        breakdown('Per agent', 'agents', m.agents.rows, m.agents.more, 'No call made by an agent in the period.')));
+        breakdown('Per agent', 'agents', m.agents.rows, m.agents.more, 'No call made by an agent in the period.')),
+      agentRuns(spent));
     body.setAttribute('aria-busy', 'false');
     performance.mark('toolsmith:analytics-rendered');
     requestAnimationFrame(() => setTimeout(() => performance.mark('toolsmith:analytics-interactive'), 0));
