@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { runPages } from './ui_e2e_pages.mjs';
 import { approvalFlows } from './ui_e2e_approvals.mjs';
+import { runAgents } from './ui_e2e_agents.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -764,6 +765,9 @@ try {
 
   // The operator's pages (issue 36), against a server of their own: ui_e2e_pages.mjs.
   report.pages = await runPages({ context, bin: BIN, out: OUT, python: PYTHON, dataDir: opt('pages-data') });
+  // The Agents page (issue 37), against a server of its own and a scripted model server:
+  // ui_e2e_agents.mjs.
+  report.agents = await runAgents({ context, bin: BIN, out: OUT });
 
   console.log(JSON.stringify({ ok: true, ...report }));
 } catch (e) {

@@ -74,6 +74,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/pages/mcp.js", JS),
     asset!("js/pages/catalog.js", JS),
     asset!("js/pages/analytics.js", JS),
+    asset!("js/pages/agents.js", JS),
 ];
 
 /// The quoted digest of each asset, in [`ASSETS`] order.

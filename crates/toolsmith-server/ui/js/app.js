@@ -19,6 +19,7 @@ import * as groups from './pages/groups.js';
 import * as mcpServers from './pages/mcp.js';
 import * as catalog from './pages/catalog.js';
 import * as analytics from './pages/analytics.js';
+import * as agents from './pages/agents.js';
 
 const POLL_MS = 1000;
 const MAX_RETRY_MS = 10000;
@@ -73,6 +74,7 @@ function pick({ parts }) {
     case 'mcp': return [mcpServers, 'mcp'];
     case 'catalog': return [catalog, 'tools'];
     case 'analytics': return [analytics, 'analytics'];
+    case 'agents': return [agents, 'agents'];
     default: return [tools, 'tools'];
   }
 }

@@ -268,6 +268,24 @@ fn web_ui_in_chromium() {
         pages["analytics"]["executions"].as_u64().unwrap_or(0) >= SEEDED_EXECUTIONS as u64,
         "{pages}"
     );
+    // The Agents page (issue 37, `tests/clients/ui_e2e_agents.mjs`, on a server of its own and
+    // a scripted model server): every flow ran; its four pages screenshotted, audited by axe
+    // and checked for a broken layout at both widths in both themes, with nothing found.
+    let agents = &report["agents"];
+    assert_eq!(
+        agents["steps"].as_array().map_or(0, Vec::len),
+        5,
+        "every agents flow ran: {agents}"
+    );
+    assert_eq!(agents["accessibility"]["audits"], 16, "{agents}");
+    assert_eq!(agents["accessibility"]["violations"], serde_json::json!([]));
+    assert_eq!(agents["layout"]["problems"], serde_json::json!([]));
+    for page in ["agents", "agent", "agent-run", "agent-new"] {
+        for width in [1280, 390] {
+            let file = out_dir.join(format!("{page}-{width}.png"));
+            assert!(file.exists(), "no screenshot {}", file.display());
+        }
+    }
     // Figures for docs/benchmarks.md (not asserted: timing belongs in benchmarks, not tests).
     eprintln!(
         "tools page, median ms after navigation start: 3 tools {}, 1,000 tools {}",

@@ -1,0 +1,319 @@
+// The Agents page of the web UI (issue 37) in a real browser, against a scripted model server
+// this file starts: a real HTTP server on 127.0.0.1 speaking OpenAI's Chat Completions, which
+// answers each request with the next reply of the script (a call of `calculate`, an answer, or
+// no answer at all). Through the UI only (REST sets the scene and checks the outcome): an agent
+// created from the definition form; a run started from the page, whose steps (the model's
+// turns with their tool calls and tokens, the tool call and its result), tokens, cost and
+// status show, live, until it completes; a run cancelled from the page; then every agents page
+// screenshotted, audited with axe and checked for a broken layout (ui_layout.mjs) at 1280 and
+// 390 px, light and dark.
+//
+// Run by ui_e2e.mjs (runAgents, with its browser context) on a server of its own, whose
+// configuration lets the egress guard reach the model server. Also runs alone:
+//
+//   node ui_e2e_agents.mjs --bin PATH/toolsmith --out DIR [--chromium PATH] [--ui-from-disk]
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { layoutProblems } from './ui_layout.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const UI_DIR = join(here, '../../crates/toolsmith-server/ui');
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'";
+const AXE_SOURCE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+const log = (...a) => console.error('[ui_e2e_agents]', ...a);
+
+/** The scripted model server: `push(reply)` queues an answer; `seen` every request body. */
+async function modelServer(cleanups) {
+  const script = [];
+  const seen = [];
+  const hanging = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      seen.push(JSON.parse(body || 'null'));
+      const next = script.shift();
+      if (!next) {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'the test script has no more replies' } }));
+      } else if (next === 'hang') {
+        hanging.push(res);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(next));
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => { for (const r of hanging) r.destroy(); server.close(); });
+  return { host: `127.0.0.1:${server.address().port}`, push: (r) => script.push(r), seen };
+}
+
+const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+const callsCalculate = (expression) => ({
+  id: 'chatcmpl-1', object: 'chat.completion', usage,
+  choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: 'Let me compute.', tool_calls: [
+    { id: 'call_1', type: 'function', function: { name: 'calculate', arguments: JSON.stringify({ expression }) } }] } }],
+});
+const answers = (text) => ({
+  id: 'chatcmpl-2', object: 'chat.completion', usage,
+  choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: text } }],
+});
+
+async function startServer(bin, dataDir, configPath, cleanups) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOOLSMITH_') && k !== 'RUST_LOG'));
+  env.TOOLSMITH_DATA_DIR = dataDir;
+  const child = spawn(bin, ['serve', '--port', '0', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  cleanups.push(() => child.kill('SIGTERM'));
+  const line = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
+  });
+  const m = /toolsmith listening on (http:\/\/\S+)/.exec(line);
+  assert.ok(m, `no listening line: ${line}`);
+  return m[1];
+}
+
+/** Waits until `fn()` (run in node) is truthy. */
+async function until(what, fn, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) { last = e; }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last && last.message ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function visible(locator, timeout = 10000) {
+  await locator.first().waitFor({ state: 'visible', timeout });
+  return locator.first();
+}
+
+async function axeViolations(page, where) {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async (tags) => {
+    const result = await globalThis.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')), count: v.nodes.length }));
+  }, WCAG_AA);
+  return violations.map((v) => `${where}: ${v.id} (${v.impact}, ${v.count} element(s), e.g. ${v.targets.join(' | ')}): ${v.help}`);
+}
+
+/** Serves /ui/… from the source tree, with the server's headers (development only). */
+async function uiFromDisk(context, base) {
+  const types = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8', svg: 'image/svg+xml' };
+  const serve = (route, file) => {
+    const ext = file.split('.').pop();
+    route.fulfill({ status: 200, body: readFileSync(join(UI_DIR, file)), headers: { 'content-type': types[ext] || 'application/octet-stream', 'content-security-policy': CSP, 'cache-control': 'no-store' } });
+  };
+  await context.route(`${base}/`, (route) => serve(route, 'index.html'));
+  await context.route(`${base}/ui/**`, (route) => serve(route, new URL(route.request().url()).pathname.replace(/^\/ui\//, '')));
+}
+
+/** Runs the flows; returns {steps, screenshots, accessibility, layout, …}. */
+export async function runAgents({ context, bin, out, fromDisk = false }) {
+  const report = { steps: [], screenshots: [] };
+  const cleanups = [];
+  const pages = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'toolsmith-ui-agents-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  mkdirSync(out, { recursive: true });
+  try {
+    const model = await modelServer(cleanups);
+    const configPath = join(dataDir, 'toolsmith.toml');
+    writeFileSync(configPath, `[egress]\nallowed_private_hosts = [${JSON.stringify(model.host)}]\nallow_plain_http = true\n`);
+    const BASE = await startServer(bin, join(dataDir, 'data'), configPath, cleanups);
+    log(`server at ${BASE}, model server at ${model.host}`);
+    if (fromDisk) await uiFromDisk(context, BASE);
+    const rest = async (method, path, body) => {
+      const res = await fetch(`${BASE}/api/v1${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, json: await res.json() };
+    };
+    // The provider: a Config Center service of the user.
+    assert.equal((await rest('POST', '/config/services', { name: 'local', fields: [
+      { name: 'protocol', kind: 'text', required: true }, { name: 'base_url', kind: 'url' }, { name: 'api_key', kind: 'secret' }] })).status, 201);
+    assert.equal((await rest('POST', '/config/services/local/entries', { values: {
+      protocol: 'openai', base_url: `http://${model.host}/v1`, api_key: 'sk-ui-test' } })).status, 201);
+
+    const page = await context.newPage();
+    pages.push(page);
+    const pageErrors = [];
+    const external = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+    page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
+    const step = async (name, fn) => {
+      const t0 = Date.now();
+      log(`step: ${name}`);
+      try { await fn(); } catch (e) { e.message = `${name}: ${e.message}`; throw e; }
+      report.steps.push({ name, ms: Date.now() - t0 });
+    };
+    const shot = async (p, name) => {
+      const file = join(out, `${name}-${p.viewportSize().width}.png`);
+      await p.screenshot({ path: file, fullPage: true });
+      report.screenshots.push(file);
+    };
+    const audited = [];
+    let agentId = null;
+
+    await step('agents: one created from the definition form', async () => {
+      await page.goto(`${BASE}/#/agents`);
+      await visible(page.getByRole('heading', { name: 'Agents', level: 1 }));
+      await visible(page.getByText('No agents yet.'));
+      audited.push(['agents-empty', '#/agents']);
+      await page.getByRole('link', { name: 'New agent' }).click();
+      const definition = await visible(page.getByLabel('Definition (JSON)'));
+      audited.push(['agent-new', '#/agents/new']);
+      // A definition that breaks a rule is refused beside the field, naming it.
+      await definition.fill(JSON.stringify({ name: 'Bad Name', model: { service: 'local', model: 'm' } }));
+      await page.getByRole('button', { name: 'Create agent' }).click();
+      await visible(page.getByText(/agent name 'Bad Name'/));
+      await definition.fill(JSON.stringify({
+        name: 'counter', displayName: 'Counter', instructions: 'Compute with your tools, then answer.',
+        model: { service: 'local', model: 'test-model', price: { inputPerMillion: 2, outputPerMillion: 10 } },
+        toolPolicy: { allow: ['calculate'] },
+      }, null, 2));
+      await page.getByRole('button', { name: 'Create agent' }).click();
+      await visible(page.getByRole('heading', { name: 'Counter', level: 1 }));
+      const listed = (await rest('GET', '/agents')).json.data;
+      assert.equal(listed.count, 1);
+      agentId = listed.agents[0].id;
+      assert.equal(listed.agents[0].model.price.outputPerMillion, 10);
+    });
+
+    await step('a run started from the page: its steps, tokens and cost, live until it completes', async () => {
+      model.push(callsCalculate('6*7'));
+      model.push(answers('The answer is 42.'));
+      await page.getByLabel('Task').fill('What is six times seven?');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await visible(page.getByRole('heading', { name: 'Run', level: 1 }));
+      await visible(page.getByText('The answer is 42.'), 20000);
+      const steps = page.locator('ol.steps > li');
+      await until('the four steps: model, tool call, tool result, model', async () => (await steps.count()) === 4);
+      const text = await page.getByRole('list', { name: 'Steps' }).innerText();
+      assert.match(text, /model[\s\S]*Let me compute\.[\s\S]*calculate/);
+      assert.match(text, /Calls calculate with \{"expression":"6\*7"\}/);
+      assert.match(text, /42/);
+      const facts = await page.locator('dl.details').innerText();
+      assert.match(facts, /completed/);
+      assert.match(facts, /20 input, 10 output \(30\)/);
+      // 2 turns × (10 × $2 + 5 × $10) per million tokens.
+      assert.match(facts, /\$0\.00014/);
+      assert.match(facts, /2 model, 1 tool/);
+      const run = (await rest('GET', `/agents/${agentId}/runs`)).json.data.runs[0];
+      assert.equal(run.status, 'completed');
+      audited.push(['agent-run', `#/agents/${agentId}/runs/${run.id}`]);
+      // The agent's page lists it; the list shows what the agent spent.
+      await page.getByRole('link', { name: '← The agent' }).click();
+      const runs = await visible(page.getByRole('region', { name: 'Runs' }));
+      assert.match(await runs.innerText(), /completed[\s\S]*30[\s\S]*\$0\.00014/);
+      audited.push(['agent', `#/agents/${agentId}`]);
+      await page.getByRole('link', { name: '← Agents' }).click();
+      const agents = await visible(page.getByRole('region', { name: 'Your agents' }));
+      assert.match(await agents.innerText(), /counter[\s\S]*test-model[\s\S]*1[\s\S]*30/);
+      assert.match(await page.locator('.usage-total').innerText(), /All runs: 1 · 20 input and 10 output tokens · cost \$0\.00014/);
+      audited.push(['agents', '#/agents']);
+    });
+
+    await step('a run cancelled from the page stays cancelled', async () => {
+      model.push('hang');
+      const asked = model.seen.length;
+      await page.goto(`${BASE}/#/agents/${agentId}`);
+      await page.getByLabel('Task').fill('Think for a long time.');
+      await page.getByRole('button', { name: 'Start run' }).click();
+      await visible(page.getByRole('heading', { name: 'Run', level: 1 }));
+      await until('the model to be asked', async () => model.seen.length > asked);
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel run' }).click();
+      await until('the run to show cancelled', async () => /cancelled/.test(await page.locator('dl.details').innerText()));
+      await until('no Cancel button', async () => (await page.getByRole('button', { name: 'Cancel run' }).count()) === 0);
+      const runs = (await rest('GET', `/agents/${agentId}/runs`)).json.data.runs;
+      assert.equal(runs[0].status, 'cancelled');
+      assert.match(runs[0].error, /cancelled by/);
+    });
+
+    await step('every agents page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {
+      const violations = [];
+      const problems = [];
+      let audits = 0;
+      for (const width of [1280, 390]) {
+        const p = await context.newPage();
+        pages.push(p);
+        await p.setViewportSize({ width, height: 900 });
+        for (const theme of ['light', 'dark']) {
+          for (const [name, hash] of audited) {
+            if (name === 'agents-empty') continue;
+            await p.goto(`${BASE}/${hash}`);
+            await p.getByRole('heading', { level: 1 }).first().waitFor();
+            const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
+            if ((await dark()) !== (theme === 'dark')) await p.locator('#theme-toggle').click();
+            assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
+            await p.waitForTimeout(200);
+            await shot(p, theme === 'dark' ? `${name}-dark` : name);
+            violations.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
+            problems.push(...await layoutProblems(p, `${name} (${theme}, ${width} px)`));
+            audits += 1;
+          }
+        }
+      }
+      report.accessibility = { audits, rules: WCAG_AA, violations };
+      report.layout = { checks: audits, problems };
+      assert.deepEqual(violations, [], `WCAG violations:\n${violations.join('\n')}`);
+      assert.deepEqual(problems, [], `layout problems:\n${problems.join('\n')}`);
+    });
+
+    await step('no external requests, no script errors', async () => {
+      assert.deepEqual(external, []);
+      const unexpected = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of (404|409|422)/.test(e));
+      assert.deepEqual(unexpected, []);
+    });
+    return report;
+  } finally {
+    for (const p of pages) { try { await p.close(); } catch { /* closed */ } }
+    for (const c of cleanups) { try { await c(); } catch { /* already gone */ } }
+  }
+}
+
+// ----- alone -----------------------------------------------------------------------------------
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const argv = process.argv.slice(2);
+  const opt = (name, fallback) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'toolsmith-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: opt('chromium', '/usr/bin/chromium'),
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const report = await runAgents({ context, bin: opt('bin'), out: opt('out'), fromDisk: argv.includes('--ui-from-disk') });
+    console.log(JSON.stringify({ ok: true, ...report }));
+  } catch (e) {
+    console.log(JSON.stringify({ ok: false, error: String(e && e.stack ? e.stack : e) }));
+    process.exitCode = 1;
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
