@@ -1147,6 +1147,11 @@ impl ListChanged {
 
     /// Blocks until the next `notifications/tools/list_changed` (30 s at most).
     fn next(&mut self, what: &str) {
+        self.next_of("notifications/tools/list_changed", what);
+    }
+
+    /// Blocks until the next notification `method` (30 s at most).
+    fn next_of(&mut self, method: &str, what: &str) {
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut line = String::new();
         loop {
@@ -1156,7 +1161,7 @@ impl ListChanged {
             line.clear();
             match self.stream.read_line(&mut line) {
                 Ok(0) => panic!("the event stream ended before {what}"),
-                Ok(_) if line.contains("notifications/tools/list_changed") => return,
+                Ok(_) if line.contains(method) => return,
                 Ok(_) => {}
                 Err(e) => panic!("no list_changed for {what}: {e}"),
             }

@@ -66,6 +66,36 @@ fn a_tool_created_on_one_instance_is_served_and_disabled_across_both() {
     assert_eq!(b.get("/readyz").status, 200);
 }
 
+/// A prompt written on one instance (issue 40) is announced to the other's MCP sessions at
+/// once (the change feed's Prompt notice) and served there; so is its switch off.
+#[test]
+fn a_prompt_written_on_one_instance_is_announced_and_served_by_the_other() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    let (a, b) = two_instances(&env, &url, &[]);
+    let mut b_changes = ListChanged::open(&b.addr);
+    let made = a.post(
+        "/api/v1/prompts",
+        &json!({"name": "shared_prompt", "description": "d",
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    b_changes.next_of(
+        "notifications/prompts/list_changed",
+        "the prompt created on A",
+    );
+    let listed = b.get("/api/v1/prompts");
+    assert!(listed.body.contains("shared_prompt"), "{}", listed.body);
+    let off = a.post("/api/v1/prompts/shared_prompt/disable", &json!({}));
+    assert_eq!(off.status, 200, "{}", off.body);
+    b_changes.next_of(
+        "notifications/prompts/list_changed",
+        "the prompt switched off on A",
+    );
+}
+
 #[test]
 fn fifty_updates_with_one_expected_revision_across_two_instances_have_one_winner() {
     let Some((_cluster, url)) = database() else {
