@@ -174,6 +174,26 @@ pub enum AgentUpdate {
     NameTaken,
 }
 
+/// What the store's `insert_agent_within` did with a new agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentInsert {
+    Inserted,
+    /// The owner already has an agent of that name.
+    NameTaken,
+    /// The owner already has the most agents the cap allows.
+    AtCap,
+}
+
+/// What the store's `insert_agent_run_within` did with a new run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunAdmission {
+    Started,
+    /// Its agent already has the most runs going its definition allows.
+    AgentAtCap,
+    /// Its owner already has the most runs going, across all their agents, the cap allows.
+    OwnerAtCap,
+}
+
 /// Where a run is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

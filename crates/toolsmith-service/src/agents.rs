@@ -30,6 +30,7 @@ use toolsmith_core::agent::{
     AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
     AgentUsageQuery, AgentUsageRow, AgentVersionRecord, RunUsage,
 };
+use toolsmith_core::agent::{AgentInsert, RunAdmission};
 
 use crate::{ServiceError, ToolService};
 
@@ -49,6 +50,26 @@ const MAX_MODEL_CHARS: usize = 256;
 const MAX_PRICE_PER_MILLION: f64 = 100_000.0;
 /// The longest task a run may be given.
 const MAX_INPUT_CHARS: usize = 100_000;
+
+/// The operator's bounds on agents Toolsmith runs (`agent_max_definitions`,
+/// `agent_max_running`), each counted by the store so it holds across instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSettings {
+    /// Agent definitions one user may own (default 100).
+    pub max_definitions: u32,
+    /// Runs one user may have going at once, across all their agents and every instance
+    /// (default 16); each agent's own `limits.maxConcurrentRuns` holds as well.
+    pub max_running: u32,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            max_definitions: 100,
+            max_running: 16,
+        }
+    }
+}
 
 /// The runs this instance drives.
 pub(crate) struct AgentRuns {
@@ -264,14 +285,20 @@ impl ToolService {
             created_at: now,
             updated_at: now,
         };
-        if !self.store.insert_agent(&record).await? {
-            return Err(ServiceError::NameTaken(format!(
+        let max = self.config.agents.max_definitions;
+        match self.store.insert_agent_within(&record, max).await? {
+            AgentInsert::Inserted => Ok(record),
+            AgentInsert::NameTaken => Err(ServiceError::NameTaken(format!(
                 "you already have an agent named '{}': pick another name, or change that one \
                  (PUT /api/v1/agents/{{id}})",
                 record.name
-            )));
+            ))),
+            AgentInsert::AtCap => Err(ServiceError::LimitReached(format!(
+                "you already have {max} agents, the most agent_max_definitions allows: delete \
+                 one you no longer use (DELETE /api/v1/agents/{{id}}), or ask the operator to \
+                 raise agent_max_definitions"
+            ))),
         }
-        Ok(record)
     }
 
     /// Replaces the definition of the caller's agent `id_or_name` (a new revision).
@@ -398,12 +425,28 @@ impl ToolService {
             instance: self.agent_runs.instance.clone(),
         };
         let max = agent.definition.limits.max_concurrent_runs;
-        if !self.store.insert_agent_run(&run, max).await? {
-            return Err(ServiceError::LimitReached(format!(
-                "agent '{}' already has {max} runs going (limits.maxConcurrentRuns): wait for \
-                 one to end, cancel one, or raise the limit",
-                agent.name
-            )));
+        let per_user = self.config.agents.max_running;
+        match self
+            .store
+            .insert_agent_run_within(&run, max, per_user)
+            .await?
+        {
+            RunAdmission::Started => {}
+            RunAdmission::AgentAtCap => {
+                return Err(ServiceError::LimitReached(format!(
+                    "agent '{}' already has {max} runs going (limits.maxConcurrentRuns): wait \
+                     for one to end, cancel one, or raise the limit",
+                    agent.name
+                )));
+            }
+            RunAdmission::OwnerAtCap => {
+                return Err(ServiceError::LimitReached(format!(
+                    "you already have {per_user} agent runs going across your agents, the most \
+                     agent_max_running allows: wait for one to end, cancel one (POST \
+                     /api/v1/agents/{{id}}/runs/{{run}}/cancel), or ask the operator to raise \
+                     agent_max_running"
+                )));
+            }
         }
         self.telemetry.agents.run_started();
         let cancel = CancellationToken::new();

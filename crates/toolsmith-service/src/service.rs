@@ -138,6 +138,8 @@ pub struct ToolServiceSettings {
     /// How many sampling and elicitation requests a running tool may make of the caller's
     /// client, per call and per user per minute.
     pub client_requests: crate::governance::client_requests::ClientRequestLimits,
+    /// Agents Toolsmith runs: how many definitions and concurrent runs one user may have.
+    pub agents: crate::agents::AgentSettings,
 }
 
 /// The default of [`ToolServiceSettings::ready_min_free_bytes`].
@@ -180,6 +182,7 @@ impl Default for ToolServiceSettings {
             npm: crate::packages::NpmSettings::default(),
             tasks: crate::tool_tasks::TaskSettings::default(),
             client_requests: Default::default(),
+            agents: crate::agents::AgentSettings::default(),
         }
     }
 }

@@ -37,8 +37,8 @@ pub use sqlite::SqliteStore;
 // The records and shapes the trait speaks in live in core; they are re-exported here so that
 // `toolsmith_store::X` keeps working for the store's users.
 pub use toolsmith_core::agent::{
-    AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate, AgentUsageQuery,
-    AgentUsageRow, AgentVersionRecord,
+    AgentInsert, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
+    AgentUsageQuery, AgentUsageRow, AgentVersionRecord, RunAdmission,
 };
 pub use toolsmith_core::agent_session::{
     SessionKind, SessionMessage, SessionQuery, SessionRecord, SessionStatus, SpawnOutcome,
@@ -747,7 +747,18 @@ pub trait TaskStore: Send + Sync + 'static {
 pub trait AgentStore: Send + Sync + 'static {
     /// Stores a new agent and its first version; `false`, and nothing written, when its owner
     /// already has an agent of that name.
-    async fn insert_agent(&self, agent: &AgentRecord) -> Result<bool, StoreError>;
+    async fn insert_agent(&self, agent: &AgentRecord) -> Result<bool, StoreError> {
+        Ok(self.insert_agent_within(agent, u32::MAX).await? == AgentInsert::Inserted)
+    }
+
+    /// Stores a new agent and its first version unless its owner already has an agent of
+    /// that name, or `max_per_owner` agents (counted in the insert's transaction, on
+    /// PostgreSQL under a per-owner advisory lock, so the cap holds across instances).
+    async fn insert_agent_within(
+        &self,
+        agent: &AgentRecord,
+        max_per_owner: u32,
+    ) -> Result<AgentInsert, StoreError>;
 
     /// Replaces the agent `agent.id` of `agent.owner` by `agent`, whose `revision` is the one
     /// after the stored one (a compare-and-swap in one transaction), and keeps the version.
@@ -781,7 +792,23 @@ pub trait AgentStore: Send + Sync + 'static {
         &self,
         run: &AgentRunRecord,
         max_running: u32,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<bool, StoreError> {
+        let admitted = self
+            .insert_agent_run_within(run, max_running, u32::MAX)
+            .await?;
+        Ok(admitted == RunAdmission::Started)
+    }
+
+    /// Stores a new run unless its agent already has `max_running` runs not ended, or its
+    /// owner `max_per_owner` across all their agents: both counted in the insert's
+    /// transaction (on PostgreSQL under a per-owner advisory lock), so the caps hold across
+    /// instances. Nothing is written at a cap.
+    async fn insert_agent_run_within(
+        &self,
+        run: &AgentRunRecord,
+        max_running: u32,
+        max_per_owner: u32,
+    ) -> Result<RunAdmission, StoreError>;
 
     /// Writes `run` over the stored run of its id if that has not ended: a conditional
     /// update, so a run cancelled meanwhile stays cancelled. Whether it was written.

@@ -149,6 +149,11 @@ pub struct FileSettings {
     pub task_max_running: Option<u32>,
     /// The largest result a tool task keeps (default 1MB).
     pub task_max_result_bytes: Option<Value>,
+    /// Agent definitions one user may own (default 100).
+    pub agent_max_definitions: Option<u32>,
+    /// Agent runs one user may have going at once, across their agents and every instance
+    /// (default 16).
+    pub agent_max_running: Option<u32>,
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
     pub mcp_servers: Vec<toolsmith_service::bridge::McpServerRegistration>,
@@ -559,6 +564,24 @@ impl Settings {
                 return Err(bad("max_record_bytes must be from 256 bytes to 16MB"));
             }
             service.records.max_record_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
+        for (value, key, target) in [
+            (
+                file.agent_max_definitions,
+                "agent_max_definitions",
+                &mut service.agents.max_definitions,
+            ),
+            (
+                file.agent_max_running,
+                "agent_max_running",
+                &mut service.agents.max_running,
+            ),
+        ] {
+            match value {
+                Some(0) => return Err(bad(format!("{key} must be at least 1"))),
+                Some(max) => *target = max,
+                None => {}
+            }
         }
         if let Some(max) = file.max_records_per_collection {
             if max == 0 {
@@ -1571,6 +1594,27 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(error), "{file}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_per_user_agent_caps_come_from_the_file_and_are_at_least_one() {
+        let agents = settings(&["toolsmith", "serve"], "")
+            .unwrap()
+            .service
+            .agents;
+        assert_eq!((agents.max_definitions, agents.max_running), (100, 16));
+        let file = "agent_max_definitions = 3\nagent_max_running = 2";
+        let agents = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .agents;
+        assert_eq!((agents.max_definitions, agents.max_running), (3, 2));
+        for key in ["agent_max_definitions", "agent_max_running"] {
+            let e = settings(&["toolsmith", "serve"], &format!("{key} = 0"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key) && e.contains("at least 1"), "{e}");
         }
     }
 

@@ -46,6 +46,7 @@ mod mcp_tasks;
 mod mcp_tool_client;
 mod package_registries;
 mod reference_examples;
+mod rest_agent_limits;
 mod rest_agent_rule;
 mod rest_agent_scope;
 mod rest_agents;

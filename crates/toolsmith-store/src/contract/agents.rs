@@ -435,6 +435,109 @@ async fn usage_is_summed_per_agent_for_the_owner_or_one_caller(backend: &Backend
     assert!(none.is_empty());
 }
 
+/// The operator's per-user caps: definitions one owner may have, and runs going across all of
+/// an owner's agents — counted in the insert, between instances too; another owner's count is
+/// their own, and a name already taken is named before the cap.
+async fn per_owner_caps_count_definitions_and_runs_across_agents(backend: &Backend) {
+    use crate::{AgentInsert, RunAdmission};
+    let store = backend.store();
+    for (id, name) in [("c1", "one"), ("c2", "two")] {
+        assert_eq!(
+            store
+                .insert_agent_within(&agent(id, "carol", name), 2)
+                .await
+                .unwrap(),
+            AgentInsert::Inserted
+        );
+    }
+    assert_eq!(
+        store
+            .insert_agent_within(&agent("c3", "carol", "three"), 2)
+            .await
+            .unwrap(),
+        AgentInsert::AtCap
+    );
+    assert_eq!(
+        store
+            .insert_agent_within(&agent("c4", "carol", "one"), 2)
+            .await
+            .unwrap(),
+        AgentInsert::NameTaken
+    );
+    assert_eq!(
+        store
+            .insert_agent_within(&agent("d1", "dave", "one"), 2)
+            .await
+            .unwrap(),
+        AgentInsert::Inserted
+    );
+    assert!(store.get_agent("carol", "c3").await.unwrap().is_none());
+
+    let start = |id: &str, owner: &str, agent: &str, at: i64| run(id, owner, None, agent, at);
+    assert_eq!(
+        store
+            .insert_agent_run_within(&start("q1", "carol", "c1", 0), 4, 2)
+            .await
+            .unwrap(),
+        RunAdmission::Started
+    );
+    let mut waiting = start("q2", "carol", "c2", 1);
+    waiting.status = AgentRunStatus::WaitingApproval;
+    assert_eq!(
+        store.insert_agent_run_within(&waiting, 4, 2).await.unwrap(),
+        RunAdmission::Started
+    );
+    // Two going across carol's agents: a third is refused, whichever agent it is of.
+    assert_eq!(
+        store
+            .insert_agent_run_within(&start("q3", "carol", "c1", 2), 4, 2)
+            .await
+            .unwrap(),
+        RunAdmission::OwnerAtCap
+    );
+    // The agent's own cap is named first when both are reached.
+    assert_eq!(
+        store
+            .insert_agent_run_within(&start("q3", "carol", "c1", 2), 1, 2)
+            .await
+            .unwrap(),
+        RunAdmission::AgentAtCap
+    );
+    assert_eq!(
+        store
+            .insert_agent_run_within(&start("q4", "dave", "d1", 2), 4, 2)
+            .await
+            .unwrap(),
+        RunAdmission::Started
+    );
+    if let Some(other) = backend.another_instance().await {
+        assert_eq!(
+            other
+                .insert_agent_run_within(&start("q5", "carol", "c2", 3), 4, 2)
+                .await
+                .unwrap(),
+            RunAdmission::OwnerAtCap
+        );
+        assert_eq!(
+            other
+                .insert_agent_within(&agent("c5", "carol", "five"), 2)
+                .await
+                .unwrap(),
+            AgentInsert::AtCap
+        );
+    }
+    let mut done = start("q1", "carol", "c1", 0);
+    done.status = AgentRunStatus::Completed;
+    assert!(store.update_agent_run(&done).await.unwrap());
+    assert_eq!(
+        store
+            .insert_agent_run_within(&start("q3", "carol", "c1", 4), 4, 2)
+            .await
+            .unwrap(),
+        RunAdmission::Started
+    );
+}
+
 on_both_backends!(
     an_agent_is_its_owners_alone_and_keeps_every_revision,
     a_run_is_its_owners_and_caller_agents_alone,
@@ -442,4 +545,5 @@ on_both_backends!(
     an_ended_run_never_changes_again,
     steps_come_back_in_order_as_written,
     usage_is_summed_per_agent_for_the_owner_or_one_caller,
+    per_owner_caps_count_definitions_and_runs_across_agents,
 );

@@ -1,7 +1,8 @@
 //! Agents Toolsmith runs, in PostgreSQL (`agents`, `agent_versions`, `agent_runs`,
 //! `agent_run_steps`). A definition's write takes a per-owner advisory lock (the name check and
-//! the revision check read before they write), a run's insert a per-agent one (the concurrent
-//! run cap), so instances cannot race past either; a run's update is conditional on its not
+//! the revision check read before they write, and the per-owner cap of definitions), a run's
+//! insert a per-owner one (the concurrent-run caps of the agent and of its owner), so instances
+//! cannot race past either; a run's update is conditional on its not
 //! having ended, so a run cancelled on one instance stays cancelled. Documents are JSON text
 //! (`TEXT`), since JSONB refuses the NUL character a tool's result may hold.
 
@@ -9,8 +10,8 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use tokio_postgres::{GenericClient, Row};
 use toolsmith_core::agent::{
-    AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
-    AgentUsageQuery, AgentUsageRow, AgentVersionRecord,
+    AgentDefinition, AgentInsert, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep,
+    AgentUpdate, AgentUsageQuery, AgentUsageRow, AgentVersionRecord, RunAdmission,
 };
 
 use super::errors::pg;
@@ -20,7 +21,8 @@ use crate::agent_rows::{RUNNING, RunDocument, corrupt};
 
 store_on_pool! {
     impl AgentStore |client, this_instance| {
-        fn insert_agent(agent: &AgentRecord) -> bool = insert_agent(&mut client, agent);
+        fn insert_agent_within(agent: &AgentRecord, max_per_owner: u32) -> AgentInsert
+            = insert_agent(&mut client, agent, max_per_owner);
         fn update_agent(agent: &AgentRecord) -> AgentUpdate = update_agent(&mut client, agent);
         fn get_agent(owner: &str, id_or_name: &str) -> Option<AgentRecord>
             = get_agent(&**client, owner, id_or_name);
@@ -28,8 +30,10 @@ store_on_pool! {
         fn delete_agent(owner: &str, id: &str) -> bool = delete_agent(&mut client, owner, id);
         fn agent_versions(owner: &str, id: &str) -> Vec<AgentVersionRecord>
             = agent_versions(&**client, owner, id);
-        fn insert_agent_run(run: &AgentRunRecord, max_running: u32) -> bool
-            = insert_run(&mut client, run, max_running);
+        fn insert_agent_run_within(
+            run: &AgentRunRecord, max_running: u32, max_per_owner: u32
+        ) -> RunAdmission
+            = insert_run(&mut client, run, max_running, max_per_owner);
         fn update_agent_run(run: &AgentRunRecord) -> bool = update_run(&**client, run);
         fn get_agent_run(
             owner: &str, caller_agent: Option<&str>, id: &str
@@ -129,11 +133,29 @@ async fn insert_version(tx: &impl GenericClient, agent: &AgentRecord) -> Result<
     Ok(())
 }
 
-async fn insert_agent(client: &mut Client, agent: &AgentRecord) -> Result<bool, StoreError> {
+/// How many rows `sql` (a `count(*) AS n` of one parameter) counts for `key`.
+async fn count(tx: &impl GenericClient, sql: &str, key: &str) -> Result<i64, StoreError> {
+    col(&tx.query_one(sql, &[&key]).await.map_err(pg)?, "n")
+}
+
+async fn insert_agent(
+    client: &mut Client,
+    agent: &AgentRecord,
+    max_per_owner: u32,
+) -> Result<AgentInsert, StoreError> {
     let tx = client.transaction().await.map_err(pg)?;
     super::lock(&*tx, &format!("toolsmith-agents:{}", agent.owner)).await?;
     if name_taken(&*tx, &agent.owner, &agent.name, &agent.id).await? {
-        return Ok(false);
+        return Ok(AgentInsert::NameTaken);
+    }
+    let owned = count(
+        &*tx,
+        "SELECT count(*) AS n FROM agents WHERE owner = $1",
+        &agent.owner,
+    )
+    .await?;
+    if owned >= i64::from(max_per_owner) {
+        return Ok(AgentInsert::AtCap);
     }
     tx.execute(
         &format!("INSERT INTO agents ({AGENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"),
@@ -151,7 +173,7 @@ async fn insert_agent(client: &mut Client, agent: &AgentRecord) -> Result<bool, 
     .map_err(pg)?;
     insert_version(&*tx, agent).await?;
     tx.commit().await.map_err(pg)?;
-    Ok(true)
+    Ok(AgentInsert::Inserted)
 }
 
 async fn update_agent(client: &mut Client, agent: &AgentRecord) -> Result<AgentUpdate, StoreError> {
@@ -281,22 +303,30 @@ async fn insert_run(
     client: &mut Client,
     run: &AgentRunRecord,
     max_running: u32,
-) -> Result<bool, StoreError> {
+    max_per_owner: u32,
+) -> Result<RunAdmission, StoreError> {
     let tx = client.transaction().await.map_err(pg)?;
-    super::lock(&*tx, &format!("toolsmith-agent-runs:{}", run.agent_id)).await?;
-    let running: i64 = col(
-        &tx.query_one(
-            &format!(
-                "SELECT count(*) AS n FROM agent_runs WHERE agent_id = $1 AND status IN {RUNNING}"
-            ),
-            &[&run.agent_id],
-        )
-        .await
-        .map_err(pg)?,
-        "n",
-    )?;
+    // Per owner: an agent is its owner's, so this one lock covers both counts.
+    super::lock(&*tx, &format!("toolsmith-agent-runs:{}", run.owner)).await?;
+    let running = count(
+        &*tx,
+        &format!(
+            "SELECT count(*) AS n FROM agent_runs WHERE agent_id = $1 AND status IN {RUNNING}"
+        ),
+        &run.agent_id,
+    )
+    .await?;
     if running >= i64::from(max_running) {
-        return Ok(false);
+        return Ok(RunAdmission::AgentAtCap);
+    }
+    let owned = count(
+        &*tx,
+        &format!("SELECT count(*) AS n FROM agent_runs WHERE owner = $1 AND status IN {RUNNING}"),
+        &run.owner,
+    )
+    .await?;
+    if owned >= i64::from(max_per_owner) {
+        return Ok(RunAdmission::OwnerAtCap);
     }
     tx.execute(
         &format!(
@@ -317,7 +347,7 @@ async fn insert_run(
     .await
     .map_err(pg)?;
     tx.commit().await.map_err(pg)?;
-    Ok(true)
+    Ok(RunAdmission::Started)
 }
 
 async fn update_run(client: &impl GenericClient, run: &AgentRunRecord) -> Result<bool, StoreError> {

@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use toolsmith_core::agent::{
-    AgentDefinition, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep, AgentUpdate,
-    AgentUsageQuery, AgentUsageRow, AgentVersionRecord,
+    AgentDefinition, AgentInsert, AgentRecord, AgentRunRecord, AgentRunStatus, AgentRunStep,
+    AgentUpdate, AgentUsageQuery, AgentUsageRow, AgentVersionRecord, RunAdmission,
 };
 
 use super::rows::{backend, json_text, parse_time, timestamp};
@@ -15,7 +15,8 @@ use crate::agent_rows::{RUNNING, RunDocument, corrupt};
 
 store_on_connections! {
     impl AgentStore {
-        write fn insert_agent(agent: &AgentRecord) -> bool = insert_agent(&agent);
+        write fn insert_agent_within(agent: &AgentRecord, max_per_owner: u32) -> AgentInsert
+            = insert_agent(&agent, max_per_owner);
         write fn update_agent(agent: &AgentRecord) -> AgentUpdate = update_agent(&agent);
         read fn get_agent(owner: &str, id_or_name: &str) -> Option<AgentRecord>
             = get_agent(&owner, &id_or_name);
@@ -23,8 +24,10 @@ store_on_connections! {
         write fn delete_agent(owner: &str, id: &str) -> bool = delete_agent(&owner, &id);
         read fn agent_versions(owner: &str, id: &str) -> Vec<AgentVersionRecord>
             = agent_versions(&owner, &id);
-        write fn insert_agent_run(run: &AgentRunRecord, max_running: u32) -> bool
-            = insert_run(&run, max_running);
+        write fn insert_agent_run_within(
+            run: &AgentRunRecord, max_running: u32, max_per_owner: u32
+        ) -> RunAdmission
+            = insert_run(&run, max_running, max_per_owner);
         write fn update_agent_run(run: &AgentRunRecord) -> bool = update_run(&run);
         read fn get_agent_run(
             owner: &str, caller_agent: Option<&str>, id: &str
@@ -113,12 +116,29 @@ fn insert_version(tx: &Connection, agent: &AgentRecord) -> Result<(), StoreError
     Ok(())
 }
 
-fn insert_agent(conn: &mut Connection, agent: &AgentRecord) -> Result<bool, StoreError> {
+/// How many rows `sql` (a `count(*)` of one parameter) counts for `key`.
+fn count(tx: &Connection, sql: &str, key: &str) -> Result<i64, StoreError> {
+    tx.query_row(sql, [key], |row| row.get(0)).map_err(backend)
+}
+
+fn insert_agent(
+    conn: &mut Connection,
+    agent: &AgentRecord,
+    max_per_owner: u32,
+) -> Result<AgentInsert, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
     if name_taken(&tx, &agent.owner, &agent.name, &agent.id)? {
-        return Ok(false);
+        return Ok(AgentInsert::NameTaken);
+    }
+    let owned = count(
+        &tx,
+        "SELECT count(*) FROM agents WHERE owner = ?1",
+        &agent.owner,
+    )?;
+    if owned >= i64::from(max_per_owner) {
+        return Ok(AgentInsert::AtCap);
     }
     tx.execute(
         &format!("INSERT INTO agents ({AGENT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
@@ -135,7 +155,7 @@ fn insert_agent(conn: &mut Connection, agent: &AgentRecord) -> Result<bool, Stor
     .map_err(backend)?;
     insert_version(&tx, agent)?;
     tx.commit().map_err(backend)?;
-    Ok(true)
+    Ok(AgentInsert::Inserted)
 }
 
 fn update_agent(conn: &mut Connection, agent: &AgentRecord) -> Result<AgentUpdate, StoreError> {
@@ -255,19 +275,26 @@ fn insert_run(
     conn: &mut Connection,
     run: &AgentRunRecord,
     max_running: u32,
-) -> Result<bool, StoreError> {
+    max_per_owner: u32,
+) -> Result<RunAdmission, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    let running: i64 = tx
-        .query_row(
-            &format!("SELECT count(*) FROM agent_runs WHERE agent_id = ?1 AND status IN {RUNNING}"),
-            [&run.agent_id],
-            |row| row.get(0),
-        )
-        .map_err(backend)?;
+    let running = count(
+        &tx,
+        &format!("SELECT count(*) FROM agent_runs WHERE agent_id = ?1 AND status IN {RUNNING}"),
+        &run.agent_id,
+    )?;
     if running >= i64::from(max_running) {
-        return Ok(false);
+        return Ok(RunAdmission::AgentAtCap);
+    }
+    let owned = count(
+        &tx,
+        &format!("SELECT count(*) FROM agent_runs WHERE owner = ?1 AND status IN {RUNNING}"),
+        &run.owner,
+    )?;
+    if owned >= i64::from(max_per_owner) {
+        return Ok(RunAdmission::OwnerAtCap);
     }
     tx.execute(
         &format!(
@@ -287,7 +314,7 @@ fn insert_run(
     )
     .map_err(backend)?;
     tx.commit().map_err(backend)?;
-    Ok(true)
+    Ok(RunAdmission::Started)
 }
 
 fn update_run(conn: &Connection, run: &AgentRunRecord) -> Result<bool, StoreError> {
