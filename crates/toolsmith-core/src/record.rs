@@ -310,4 +310,28 @@ pub struct ExecutionRecord {
     pub error: Option<String>,
     pub duration_ms: f64,
     pub created_at: DateTime<Utc>,
+    /// What the run asked of its caller's client (all zero for a run that asked nothing, and
+    /// for records stored or spooled before it was kept).
+    #[serde(default)]
+    pub client_requests: ClientRequestCounts,
+}
+
+/// How many requests one run made of its caller's client (`mcp.log`, `mcp.progress`,
+/// `mcp.sample`, `mcp.elicit`, and a bridged upstream's relayed ones), and how many of the
+/// asking ones (sampling, elicitation) the gate refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClientRequestCounts {
+    pub logs: u32,
+    pub progress: u32,
+    pub samples: u32,
+    pub elicitations: u32,
+    pub refused: u32,
+}
+
+impl ClientRequestCounts {
+    /// Whether the run asked nothing of its client.
+    pub fn is_empty(&self) -> bool {
+        *self == ClientRequestCounts::default()
+    }
 }

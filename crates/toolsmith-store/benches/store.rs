@@ -129,6 +129,7 @@ fn execution(tool_id: &str, i: usize) -> ExecutionRecord {
         error: None,
         duration_ms: 1.5,
         created_at: Utc::now(),
+        client_requests: Default::default(),
     }
 }
 

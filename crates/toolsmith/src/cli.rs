@@ -592,6 +592,15 @@ pub enum ToolCommand {
     },
     /// Counts over your tools.
     Stats,
+    /// Your recent executions, newest first: each call's status and duration, and what the run
+    /// asked of its caller's client (log and progress messages, samples, elicitations, refused).
+    Executions {
+        /// Tool id (`tool_…`) or name; every tool when absent.
+        tool: Option<String>,
+        /// How many to show, 1 to 1000.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
 }
 
 /// Optimistic concurrency: refuse the write if the tool changed since it was read.

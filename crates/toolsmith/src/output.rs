@@ -6,7 +6,9 @@ use std::io::Write as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use toolsmith_core::{ConsoleEntry, ConsoleLevel, CustomToolRecord, ToolVersionRecord};
+use toolsmith_core::{
+    ConsoleEntry, ConsoleLevel, CustomToolRecord, ExecutionRecord, ToolVersionRecord,
+};
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth reporting.
 pub fn stdout(text: &str) -> anyhow::Result<()> {
@@ -300,6 +302,31 @@ pub fn version_table(versions: &[ToolVersionRecord], current: i64) -> String {
             v.code.len().to_string(),
             list_or_dash(&v.permissions),
             one_line(&v.description, 60),
+        ]);
+    }
+    table.render()
+}
+
+/// Recent executions, newest first; `ASKED` is what each run asked of its caller's client.
+pub fn execution_table(rows: &[ExecutionRecord]) -> String {
+    let mut table = Table::new(&["CREATED", "TOOL", "STATUS", "MS", "CALLER", "ASKED"]);
+    for r in rows {
+        let asked = &r.client_requests;
+        let asked = if asked.is_empty() {
+            "-".to_owned()
+        } else {
+            format!(
+                "logs {}, progress {}, samples {}, elicitations {}, refused {}",
+                asked.logs, asked.progress, asked.samples, asked.elicitations, asked.refused
+            )
+        };
+        table.row(vec![
+            time(&r.created_at),
+            r.tool_name.clone(),
+            r.status.as_str().to_owned(),
+            format!("{:.0}", r.duration_ms),
+            r.agent_id.clone().unwrap_or_else(|| "-".to_owned()),
+            asked,
         ]);
     }
     table.render()

@@ -2,11 +2,14 @@
 //! caller's own, newest first). Error messages are the stored ones, already scrubbed when recorded.
 
 use axum::extract::State;
-use serde_json::{Value, json};
-use toolsmith_core::ExecutionStatus;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use toolsmith_core::record::ClientRequestCounts;
+use toolsmith_core::{ExecutionRecord, ExecutionStatus};
 use toolsmith_service::ToolRef;
+use utoipa::ToSchema;
 
-use super::envelope::ApiOk;
+use super::envelope::{ApiOk, Envelope};
 use super::error::ApiError;
 use super::extract::QueryPairs;
 use super::{actor, require};
@@ -19,7 +22,9 @@ use crate::auth::{Identity, Scope};
 /// of one status (`success`, `error`, `timeout`, `denied`, `rate_limited`, `withheld`,
 /// `awaiting_approval`: the call waits for a person; `expired`: its approval expired) and made
 /// by one agent (`caller`: the agent id the calls named, through an agent-bound token or the
-/// `X-Toolsmith-Agent` header). Dry runs are not executions. Each execution names its `caller` (`null`: no agent named).
+/// `X-Toolsmith-Agent` header). Dry runs are not executions. Each execution names its `caller` (`null`: no agent named)
+/// and what the run asked of its caller's client (`clientRequests`: `mcp.log` and `mcp.progress`
+/// messages, sampling and elicitation requests, and the requests refused).
 #[utoipa::path(
     get, path = "/api/v1/executions", tag = "executions", operation_id = "listExecutions",
     params(
@@ -29,7 +34,7 @@ use crate::auth::{Identity, Scope};
         ("limit" = Option<u32>, Query, description = "1 to 1000 (default 100)", minimum = 1, maximum = 1000)
     ),
     responses(
-        (status = 200, description = "`{executions, count}`", body = Object),
+        (status = 200, description = "`{executions, count}`", body = inline(ExecutionListEnvelope)),
         (status = 400, description = "Bad query", body = super::error::ErrorEnvelope),
         (status = 404, description = "No such tool for this caller", body = super::error::ErrorEnvelope)
     )
@@ -38,7 +43,7 @@ pub async fn list(
     State(state): State<AppState>,
     identity: Identity,
     query: QueryPairs,
-) -> Result<ApiOk<Value>, ApiError> {
+) -> Result<ApiOk<RecordedExecutionList>, ApiError> {
     require(&identity, Scope::ToolsRead)?;
     query.check(&["tool", "status", "caller", "limit"])?;
     let tool = query
@@ -65,19 +70,93 @@ pub async fn list(
             u32::try_from(limit).unwrap_or(1000),
         )
         .await?;
-    let executions: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id, "toolId": r.tool_id, "toolName": r.tool_name,
-                "toolVersion": r.tool_version, "conversationId": r.conversation_id,
-                "caller": r.agent_id,
-                "status": r.status.as_str(), "errorKind": r.error_kind, "error": r.error,
-                "durationMs": r.duration_ms, "createdAt": r.created_at,
-            })
-        })
-        .collect();
-    Ok(ApiOk::ok(
-        json!({"executions": executions, "count": executions.len()}),
-    ))
+    let executions: Vec<RecordedExecution> =
+        rows.into_iter().map(RecordedExecution::from).collect();
+    Ok(ApiOk::ok(RecordedExecutionList {
+        count: executions.len(),
+        executions,
+    }))
 }
+
+/// One recorded execution of a custom tool.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedExecution {
+    /// `exec_<32 hex>`.
+    pub id: String,
+    pub tool_id: String,
+    pub tool_name: String,
+    pub tool_version: i64,
+    pub conversation_id: Option<String>,
+    /// The agent that made the call (`null`: none named).
+    pub caller: Option<String>,
+    #[schema(
+        pattern = "^(success|error|timeout|denied|rate_limited|withheld|awaiting_approval|expired)$"
+    )]
+    pub status: String,
+    /// Why the call failed (`timeout`, `cpu_limit`, …).
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    pub duration_ms: f64,
+    pub created_at: DateTime<Utc>,
+    /// What the run asked of its caller's client.
+    pub client_requests: ClientRequests,
+}
+
+/// What one run asked of its caller's client (all zero when it asked nothing). Over MCP these
+/// reach the calling client; on a door without one, log messages go to the run's console and
+/// sampling and elicitation are refused (counted in `refused`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClientRequests {
+    /// `mcp.log` messages (and a bridged upstream's relayed log notifications).
+    pub logs: u32,
+    /// `mcp.progress` notifications.
+    pub progress: u32,
+    /// Sampling requests (`mcp.sample`) the caller's client was asked.
+    pub samples: u32,
+    /// Elicitation requests (`mcp.elicit`) the caller's client was asked.
+    pub elicitations: u32,
+    /// Sampling or elicitation requests refused before they reached the client (permission,
+    /// policy, limits, or a door without a client that can answer).
+    pub refused: u32,
+}
+
+impl From<ClientRequestCounts> for ClientRequests {
+    fn from(c: ClientRequestCounts) -> Self {
+        ClientRequests {
+            logs: c.logs,
+            progress: c.progress,
+            samples: c.samples,
+            elicitations: c.elicitations,
+            refused: c.refused,
+        }
+    }
+}
+
+impl From<ExecutionRecord> for RecordedExecution {
+    fn from(r: ExecutionRecord) -> Self {
+        RecordedExecution {
+            status: r.status.as_str().to_owned(),
+            client_requests: r.client_requests.into(),
+            id: r.id,
+            tool_id: r.tool_id,
+            tool_name: r.tool_name,
+            tool_version: r.tool_version,
+            conversation_id: r.conversation_id,
+            caller: r.agent_id,
+            error_kind: r.error_kind,
+            error: r.error,
+            duration_ms: r.duration_ms,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// `GET /api/v1/executions`'s answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecordedExecutionList {
+    pub executions: Vec<RecordedExecution>,
+    pub count: usize,
+}
+
+pub type ExecutionListEnvelope = Envelope<RecordedExecutionList>;

@@ -124,6 +124,33 @@ async fn a_tool_logs_reports_progress_samples_and_elicits_through_the_calling_cl
     client.cancel().await.unwrap();
 }
 
+/// What the last run of `tool` asked of its client, as REST's executions list it.
+async fn asked(app: &TestApp, tool: &str) -> Value {
+    let body = app
+        .get(&format!("/api/v1/executions?tool={tool}&limit=1"))
+        .await
+        .json;
+    body["data"]["executions"][0]["clientRequests"].clone()
+}
+
+/// What a run asked of its client is a field of its execution record, stored and shown by REST
+/// executions: the logs, progress, samples and elicitations a run over MCP made (the requests
+/// the gate refused: `the_policy_and_the_limits_bound_asking`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_execution_record_counts_what_the_run_asked_of_its_client() {
+    let app = TestApp::new().await;
+    tool(&app, "converse", CONVERSATION, &["sampling", "elicitation"]).await;
+    let seen = Seen::default();
+    let client = connect(&app.state, Person::new(true, "four", &seen)).await;
+    let (failed, text) = call(&client, "converse").await;
+    assert!(!failed, "{text}");
+    assert_eq!(
+        asked(&app, "converse").await,
+        json!({"logs": 2, "progress": 3, "samples": 1, "elicitations": 1, "refused": 0})
+    );
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_needs_the_permission_and_a_client_that_can_answer() {
     let app = TestApp::new().await;
@@ -235,6 +262,15 @@ async fn the_policy_and_the_limits_bound_asking() {
     assert!(seen.elicited.lock().unwrap().is_empty());
     let entries = audit(&app, "client.elicit").await;
     assert_eq!(entries[0]["details"]["outcome"], "refused", "{entries:#?}");
+    // The execution records count what was asked and what the rule refused.
+    assert_eq!(
+        asked(&app, "drain").await,
+        json!({"logs": 0, "progress": 0, "samples": 3, "elicitations": 0, "refused": 1})
+    );
+    assert_eq!(
+        asked(&app, "ask_person").await,
+        json!({"logs": 0, "progress": 0, "samples": 0, "elicitations": 0, "refused": 1})
+    );
     client.cancel().await.unwrap();
 }
 

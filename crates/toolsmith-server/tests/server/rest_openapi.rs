@@ -287,6 +287,36 @@ async fn the_task_schemas_are_what_the_handlers_use() {
     }
 }
 
+/// An execution as `GET /api/v1/executions` lists it names what the run asked of its caller's
+/// client.
+#[tokio::test]
+async fn the_execution_schema_says_what_a_run_asked_of_its_client() {
+    let app = TestApp::new().await;
+    let doc = document(&app).await;
+    let row = &doc["components"]["schemas"]["RecordedExecution"]["properties"];
+    for field in [
+        "id",
+        "toolName",
+        "caller",
+        "status",
+        "durationMs",
+        "createdAt",
+        "clientRequests",
+    ] {
+        assert!(
+            row.get(field).is_some(),
+            "RecordedExecution has no {field}: {row}"
+        );
+    }
+    let counts = &doc["components"]["schemas"]["ClientRequests"]["properties"];
+    for field in ["logs", "progress", "samples", "elicitations", "refused"] {
+        assert!(
+            counts.get(field).is_some(),
+            "ClientRequests has no {field}: {counts}"
+        );
+    }
+}
+
 /// The agents' bodies are what the handlers read.
 #[tokio::test]
 async fn the_agent_schemas_are_what_the_handlers_use() {

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
+use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot};
+use toolsmith_core::record::ClientRequestCounts;
 use toolsmith_core::{
     Call, ErrorKind, ExecutionRecord, ExecutionStatus, Middleware, ToolOrigin, ToolResult,
 };
@@ -193,6 +195,7 @@ impl Middleware for UsageRecorder {
             error: result.error_message().map(|m| truncate(m, 2000)),
             duration_ms: result.metadata.duration_ms,
             created_at: Utc::now(),
+            client_requests: client_requests(result),
         };
         self.enqueue(execution).await;
     }
@@ -212,6 +215,17 @@ fn execution_status(result: &ToolResult) -> ExecutionStatus {
         Some(ErrorKind::ResultWithheld) => ExecutionStatus::Withheld,
         Some(_) => ExecutionStatus::Error,
     }
+}
+
+/// What the run asked of its caller's client, as its executor counted it in the result's
+/// metadata (`clientRequests`: the JS executor's `mcp.*` calls); none when it is absent.
+fn client_requests(result: &ToolResult) -> ClientRequestCounts {
+    result
+        .metadata
+        .extra
+        .get("clientRequests")
+        .and_then(|counts| ClientRequestCounts::deserialize(counts).ok())
+        .unwrap_or_default()
 }
 
 fn truncate(text: &str, max_chars: usize) -> String {

@@ -60,6 +60,7 @@ pub(crate) fn execution(
         error: None,
         duration_ms: 1.5,
         created_at: at(secs),
+        client_requests: Default::default(),
     }
 }
 
@@ -610,6 +611,35 @@ async fn executions_are_filtered_by_the_agent_that_made_them(backend: &Backend) 
     assert_eq!(all[2].agent_id, None);
 }
 
+async fn executions_keep_what_the_run_asked_of_its_client(backend: &Backend) {
+    let store = backend.store();
+    let a = store.insert_tool(tool("default", "a")).await.unwrap();
+    let asked = toolsmith_core::record::ClientRequestCounts {
+        logs: 7,
+        progress: 3,
+        samples: 2,
+        elicitations: 1,
+        refused: 4,
+    };
+    store
+        .record_executions(&[
+            ExecutionRecord {
+                client_requests: asked,
+                ..execution(&a, ExecutionStatus::Success, 2)
+            },
+            execution(&a, ExecutionStatus::Success, 1),
+        ])
+        .await
+        .unwrap();
+    let rows = store
+        .list_executions("default", Some(&a.id), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].client_requests, asked);
+    assert!(rows[1].client_requests.is_empty());
+}
+
 async fn concurrent_writers_all_land(backend: &Backend) {
     let store = backend.store();
     let mut tasks = Vec::new();
@@ -1065,6 +1095,7 @@ on_both_backends!(
     stats_count_by_status_creator_and_usage,
     executions_are_listed_newest_first,
     executions_are_filtered_by_the_agent_that_made_them,
+    executions_keep_what_the_run_asked_of_its_client,
     concurrent_writers_all_land,
     usage_recorded_during_updates_is_never_lost,
     last_used_at_never_moves_backwards_and_unknown_tools_are_not_found,

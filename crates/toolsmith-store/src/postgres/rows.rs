@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_postgres::Row;
 use tokio_postgres::types::FromSql;
+use toolsmith_core::record::ClientRequestCounts;
 use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
 
 use super::errors::pg;
@@ -21,7 +22,8 @@ pub(crate) const VERSION_COLUMNS: &str = "v.tool_id, v.version, v.description, v
      v.metadata";
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
-     conversation_id, status, error_kind, error, duration_ms, created_at, agent_id";
+     conversation_id, status, error_kind, error, duration_ms, created_at, agent_id, \
+     client_logs, client_progress, client_samples, client_elicitations, client_refused";
 
 /// Reads column `name`; a type mismatch is a backend error.
 pub(crate) fn col<'a, T: FromSql<'a>>(row: &'a Row, name: &str) -> Result<T, StoreError> {
@@ -131,6 +133,20 @@ pub(crate) fn execution_from_row(row: &Row) -> Result<ExecutionRecord, StoreErro
         error: col(row, "error")?,
         duration_ms: col(row, "duration_ms")?,
         created_at: col(row, "created_at")?,
+        client_requests: ClientRequestCounts {
+            logs: count_col(row, "client_logs")?,
+            progress: count_col(row, "client_progress")?,
+            samples: count_col(row, "client_samples")?,
+            elicitations: count_col(row, "client_elicitations")?,
+            refused: count_col(row, "client_refused")?,
+        },
         id,
     })
+}
+
+/// Reads a `BIGINT` count column as the `u32` the record holds (saturating: the counts are
+/// capped far below it per run).
+fn count_col(row: &Row, name: &str) -> Result<u32, StoreError> {
+    let count: i64 = col(row, name)?;
+    Ok(u32::try_from(count.max(0)).unwrap_or(u32::MAX))
 }

@@ -551,7 +551,7 @@ pub(crate) async fn record_execution(
 fn insert_execution_sql() -> String {
     format!(
         "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
     )
 }
 
@@ -569,6 +569,14 @@ where
     } else {
         execution.duration_ms
     };
+    let asked = &execution.client_requests;
+    let (logs, progress, samples, elicitations, refused) = (
+        i64::from(asked.logs),
+        i64::from(asked.progress),
+        i64::from(asked.samples),
+        i64::from(asked.elicitations),
+        i64::from(asked.refused),
+    );
     client
         .execute(
             statement,
@@ -585,6 +593,11 @@ where
                 &duration_ms,
                 &micros(execution.created_at),
                 &execution.agent_id,
+                &logs,
+                &progress,
+                &samples,
+                &elicitations,
+                &refused,
             ],
         )
         .await

@@ -12,6 +12,7 @@ use toolsmith_core::{
 };
 
 use crate::StoreError;
+use toolsmith_core::record::ClientRequestCounts;
 
 /// The columns of `custom_tools`, in the order [`tool_from_row`] reads them.
 pub(crate) const TOOL_COLUMNS: &str = "id, owner, name, kind, description, parameters, code, \
@@ -22,7 +23,8 @@ pub(crate) const VERSION_COLUMNS: &str =
     "tool_id, version, description, parameters, code, permissions, created_at, metadata";
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
-     conversation_id, status, error_kind, error, duration_ms, created_at, agent_id";
+     conversation_id, status, error_kind, error, duration_ms, created_at, agent_id, \
+     client_logs, client_progress, client_samples, client_elicitations, client_refused";
 
 pub(crate) fn timestamp(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
@@ -127,6 +129,13 @@ pub(crate) fn execution_from_row(row: &Row<'_>) -> Result<ExecutionRecord, Store
         error: row.get(8).map_err(backend)?,
         duration_ms: row.get(9).map_err(backend)?,
         created_at: parse_time(&created_at).map_err(|e| bad("created_at", e))?,
+        client_requests: ClientRequestCounts {
+            logs: row.get(12).map_err(backend)?,
+            progress: row.get(13).map_err(backend)?,
+            samples: row.get(14).map_err(backend)?,
+            elicitations: row.get(15).map_err(backend)?,
+            refused: row.get(16).map_err(backend)?,
+        },
         id,
     })
 }

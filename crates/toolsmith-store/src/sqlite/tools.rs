@@ -720,9 +720,10 @@ pub(crate) fn record_execution(
     };
     conn.prepare_cached(&format!(
         "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
     ))
     .and_then(|mut stmt| {
+        let asked = &execution.client_requests;
         stmt.execute(params![
             execution.id,
             execution.tool_id,
@@ -736,6 +737,11 @@ pub(crate) fn record_execution(
             duration_ms,
             timestamp(&execution.created_at),
             execution.agent_id,
+            asked.logs,
+            asked.progress,
+            asked.samples,
+            asked.elicitations,
+            asked.refused,
         ])
     })
     .map_err(backend)?;

@@ -88,6 +88,17 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
             error: (i == 2).then(|| "took too long".to_owned()),
             duration_ms: 1.25 + f64::from(i),
             created_at: at + Duration::seconds(i64::from(i)),
+            client_requests: if i == 1 {
+                toolsmith_core::record::ClientRequestCounts {
+                    logs: 3,
+                    progress: 2,
+                    samples: 1,
+                    elicitations: 1,
+                    refused: 1,
+                }
+            } else {
+                Default::default()
+            },
         })
         .collect();
     store.record_executions(&runs).await.unwrap();

@@ -1,5 +1,5 @@
 //! `toolsmith tool …`: create, import, list, get, update, enable, disable, approve, reject, delete,
-//! history, rollback and stats of custom tools, through [`ToolService`](toolsmith_service::ToolService).
+//! history, rollback, stats and executions of custom tools, through [`ToolService`](toolsmith_service::ToolService).
 
 use serde::Serialize;
 use toolsmith_core::CustomToolRecord;
@@ -110,6 +110,17 @@ pub async fn run(ctx: &Ctx, command: ToolCommand) -> anyhow::Result<u8> {
                 .await?;
             let verb = format!("rolled back to version {version}:");
             report(ctx, &verb, &done)?;
+        }
+        ToolCommand::Executions { tool, limit } => {
+            let tool = tool.as_deref().map(ToolRef::parse);
+            let rows = service
+                .executions(actor, tool.as_ref(), None, None, limit)
+                .await?;
+            if ctx.json {
+                output::json(&rows)?;
+            } else {
+                output::stdout(&output::execution_table(&rows))?;
+            }
         }
         ToolCommand::Stats => {
             let stats = StatsView::from(service.stats(actor).await?);

@@ -380,3 +380,32 @@ fn logs_go_to_stderr_only() {
         out.stderr
     );
 }
+
+/// `toolsmith tool executions` lists a tool's runs with what each asked of its caller's
+/// client: the CLI has none, so the log lines went to the console, but they are counted.
+#[test]
+fn executions_show_what_each_run_asked_of_its_client() {
+    let env = Env::new();
+    env.create(&json!({
+        "name": "chatty",
+        "description": "Logs twice and reports progress once",
+        "parameters": {"type": "object"},
+        "code": "mcp.log('info', 'one'); mcp.log('warning', 'two'); mcp.progress(1, 2); return 'ok';",
+    }));
+    env.run(&["run", "chatty", "--args", "{}"]).expect(0);
+    let rows = env.json(&["tool", "executions", "chatty"]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(
+        rows[0]["clientRequests"],
+        json!({"logs": 2, "progress": 1, "samples": 0, "elicitations": 0, "refused": 0}),
+        "{rows}"
+    );
+    let out = env.run(&["tool", "executions"]).expect(0);
+    assert!(out.stdout.contains("ASKED"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("logs 2, progress 1, samples 0, elicitations 0, refused 0"),
+        "{}",
+        out.stdout
+    );
+}

@@ -110,6 +110,7 @@ fn seeded_data_dir(dir: &Path) -> PathBuf {
                 duration_ms: 2.0 + (n % 97) as f64 * 1.5,
                 // Spread over the last 6.9 days, newest last.
                 created_at: now - Duration::seconds(((SEEDED_EXECUTIONS - n) * 596 / 100) as i64),
+                client_requests: Default::default(),
             });
             if batch.len() == 5_000 {
                 store

@@ -24,6 +24,7 @@ fn execution(id: &str) -> ExecutionRecord {
         error: None,
         duration_ms: 1.0,
         created_at: Utc::now(),
+        client_requests: Default::default(),
     }
 }
 
