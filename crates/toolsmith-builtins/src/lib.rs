@@ -84,6 +84,7 @@ families! {
     custom,
     exec,
     schedule,
+    sessions,
 }
 
 #[cfg(test)]
@@ -126,6 +127,9 @@ pub struct BuiltinEnv {
     /// How scheduled tasks call their tools (the server's pipeline); `None` makes the
     /// scheduler tools answer that this server runs no scheduled tasks.
     pub tasks: Option<Arc<dyn schedule::TaskCaller>>,
+    /// How the sessions tools run agents (the server's agent runner); `None` makes them answer
+    /// that this server runs no agents.
+    pub agent_sessions: Option<Arc<dyn sessions::SessionHost>>,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.

@@ -19,6 +19,8 @@
 mod audited;
 pub mod providers;
 mod runner;
+pub(crate) mod sessions;
+pub(crate) mod subagents;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -241,7 +243,12 @@ impl ToolService {
             also_allow: p.also_allow.clone(),
         };
         self.policy
-            .compile_agent_scope(id, scope, &self.registry)
+            .compile_agent_scope(
+                id,
+                scope,
+                subagents::deny_lists(self.config.sessions.subagents.max_spawn_depth),
+                &self.registry,
+            )
             .map_err(|e| ServiceError::Validation(format!("toolPolicy: {e}")))
     }
 
@@ -405,6 +412,31 @@ impl ToolService {
             )));
         }
         let agent = self.get_agent(ctx, id_or_name).await?;
+        let (run, handle) = self
+            .launch_agent_run(ctx, agent, input, runner::Extras::default())
+            .await?;
+        if !wait {
+            return Ok(run);
+        }
+        match handle.await {
+            Ok(ended) => Ok(ended),
+            Err(e) => Err(ServiceError::Validation(format!(
+                "the run {} stopped unexpectedly ({e}); read it with GET .../runs/{}",
+                run.id, run.id
+            ))),
+        }
+    }
+
+    /// Starts a run of `agent` (the caller's) on `input` with `extras` (a session's history, a
+    /// subagent's inbox): stored under the agent's concurrent-run cap, then driven on a task of
+    /// its own. The run as started, and the task that ends with the run as it ended.
+    pub(crate) async fn launch_agent_run(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        agent: AgentRecord,
+        input: String,
+        extras: runner::Extras,
+    ) -> Result<(AgentRunRecord, tokio::task::JoinHandle<AgentRunRecord>), ServiceError> {
         let provider = self.agent_provider(&ctx.user_id, &agent).await?;
         let scope = self.agent_scope(&agent, ctx)?;
         let now = Utc::now();
@@ -461,18 +493,19 @@ impl ToolService {
             caller: ctx.clone(),
             run: run.clone(),
             cancel,
+            extras,
         };
-        let handle = tokio::spawn(job.run());
-        if !wait {
-            return Ok(run);
-        }
-        match handle.await {
-            Ok(ended) => Ok(ended),
-            Err(e) => Err(ServiceError::Validation(format!(
-                "the run {} stopped unexpectedly ({e}); read it with GET .../runs/{}",
-                run.id, run.id
-            ))),
-        }
+        let mut job = job;
+        // Its subagents announce their results to it (`agents/subagents.rs`).
+        let inbox = Arc::clone(job.extras.inbox.get_or_insert_with(Default::default));
+        self.subagents.register(&run.id, &run.owner, inbox);
+        let service = Arc::clone(self);
+        let ended = async move {
+            let ended = job.run().await;
+            service.subagents.forget(&ended.id);
+            ended
+        };
+        Ok((run, tokio::spawn(ended)))
     }
 
     /// The provider of `agent`, from its owner's Config Center, checked by the egress guard.

@@ -138,6 +138,9 @@ pub struct ToolServiceSettings {
     /// How many sampling and elicitation requests a running tool may make of the caller's
     /// client, per call and per user per minute.
     pub client_requests: crate::governance::client_requests::ClientRequestLimits,
+    /// Sessions with agents and subagents: how large a session grows, and spec 001 §6's
+    /// subagent limits.
+    pub sessions: crate::agents::sessions::SessionSettings,
     /// Agents Toolsmith runs: how many definitions and concurrent runs one user may have.
     pub agents: crate::agents::AgentSettings,
 }
@@ -182,6 +185,7 @@ impl Default for ToolServiceSettings {
             npm: crate::packages::NpmSettings::default(),
             tasks: crate::tool_tasks::TaskSettings::default(),
             client_requests: Default::default(),
+            sessions: Default::default(),
             agents: crate::agents::AgentSettings::default(),
         }
     }
@@ -237,6 +241,8 @@ pub struct ToolService {
     pub(crate) tool_tasks: crate::tool_tasks::TaskRunner,
     /// The agent runs this instance drives (`agents.rs`).
     pub(crate) agent_runs: crate::agents::AgentRuns,
+    /// The subagents' announcements to the runs this instance drives (`agents/subagents.rs`).
+    pub(crate) subagents: crate::agents::subagents::Subagents,
     /// The versions of every user's prompt list (`prompts.rs`).
     pub(crate) prompt_catalog: crate::prompts::PromptCatalog,
 }
@@ -307,6 +313,7 @@ fn builtin_env(
         registries: Some(registries),
         // Set by `open_with` once it has the caller (which needs the service).
         tasks: None,
+        agent_sessions: None,
     })
 }
 
@@ -411,6 +418,8 @@ impl ToolService {
             code_host.clone(),
         )?;
         builtins.tasks = Some(task_caller.clone());
+        let session_host = Arc::new(crate::agents::sessions::ServiceSessions::default());
+        builtins.agent_sessions = Some(session_host.clone());
         if let Some(sessions) = &builtins.sessions {
             // Often enough that a session outlives its idle timeout by at most a quarter of it.
             let every = (sessions.settings().idle_timeout / 4).clamp(
@@ -514,6 +523,7 @@ impl ToolService {
             scheduler: std::sync::OnceLock::new(),
             tool_tasks: crate::tool_tasks::TaskRunner::new(tasks_settings),
             agent_runs: crate::agents::AgentRuns::new(),
+            subagents: Default::default(),
             prompt_catalog: crate::prompts::PromptCatalog::default(),
         };
         // A policy stored through the API wins over the configuration file's.
@@ -569,6 +579,7 @@ impl ToolService {
         let service = Arc::new(service);
         code_host.bind(&service);
         task_caller.bind(&service);
+        session_host.bind(&service);
         Ok(service)
     }
 

@@ -20,6 +20,7 @@ mod mcp_person;
 mod mcp_support;
 mod rest_support;
 
+mod agent_sessions;
 mod auth;
 mod code_execution;
 mod docs_examples;

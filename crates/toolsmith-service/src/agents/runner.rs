@@ -48,6 +48,18 @@ pub(super) struct Job {
     pub caller: ToolContext,
     pub run: AgentRunRecord,
     pub cancel: CancellationToken,
+    /// What a session or a subagent adds (`agents/sessions.rs`, `agents/subagents.rs`).
+    pub extras: Extras,
+}
+
+/// What a run of a session or a subagent starts from and is told on the way.
+#[derive(Default)]
+pub(crate) struct Extras {
+    /// The session's conversation so far: the model's history before the run's input.
+    pub history: Vec<Message>,
+    /// Messages for the model's next turn (subagents' results announced, a steer), read at
+    /// each turn and given to it as one user message.
+    pub inbox: Option<Arc<super::subagents::Inbox>>,
 }
 
 /// How a run ended.
@@ -216,10 +228,15 @@ impl Job {
         let limits = &self.agent.definition.limits;
         let (tools, names) = self.offered();
         let system = self.system_prompt();
-        let mut messages = vec![Message::User(state.run.input.clone())];
+        let mut messages = self.extras.history.clone();
+        messages.push(Message::User(state.run.input.clone()));
         for iteration in 1..=limits.max_iterations {
             if self.cancelled(state).await {
                 return Outcome::Cancelled;
+            }
+            if let Some(note) = self.extras.inbox.as_ref().and_then(|inbox| inbox.take()) {
+                self.step(state, "announce", json!({"text": note})).await;
+                messages.push(Message::User(note));
             }
             let request = ModelRequest {
                 model: self.agent.definition.model.model.clone(),
@@ -293,7 +310,19 @@ impl Job {
                 ));
             }
             if reply.tool_calls.is_empty() {
-                return Outcome::Completed(reply.text);
+                let Some(inbox) = self.extras.inbox.as_ref().filter(|inbox| inbox.awaiting())
+                else {
+                    return Outcome::Completed(reply.text);
+                };
+                // Its subagents still work: their results are its next turn.
+                messages.push(Message::Assistant {
+                    text: reply.text.clone(),
+                    tool_calls: Vec::new(),
+                });
+                tokio::select! {
+                    () = inbox.arrived() => continue,
+                    () = self.cancel.cancelled() => return Outcome::Cancelled,
+                }
             }
             messages.push(Message::Assistant {
                 text: reply.text.clone(),

@@ -1,0 +1,785 @@
+//! Sessions and subagents (issue 37, spec 001 §2 "Sessions", §6), through the `sessions`
+//! built-ins called over REST and from inside agent runs, against a model server the tests
+//! start on 127.0.0.1: an OpenAI-compatible Chat Completions server whose answer follows the
+//! last message it is sent (`SPAWN a;b` spawns subagents, `HANG` never answers, `GATE` waits
+//! for the test, a subagent's announcement or a steer is quoted back, anything else echoed
+//! with the length of the history it got), keeping every request.
+//!
+//! The MCP side, with the official Python SDK, is `agent_sessions_python`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use serde_json::{Value, json};
+use toolsmith_service::ToolServiceSettings;
+
+use crate::rest_support::{TestApp, request, serve_loopback, settings_reaching, tool_body};
+
+/// The model server's memory: every request, and the gate `GATE` waits at.
+#[derive(Clone)]
+pub struct Model {
+    seen: Arc<Mutex<Vec<Value>>>,
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            seen: Arc::default(),
+            gate: Arc::new(tokio::sync::Semaphore::new(0)),
+        }
+    }
+}
+
+impl Model {
+    /// Every request whose first message is `input` (one run's requests, in order).
+    pub fn requests_of(&self, input: &str) -> Vec<Value> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| {
+                r["messages"][1]["content"] == input || r["messages"][0]["content"] == input
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Lets one `GATE` turn through.
+    pub fn release(&self) {
+        self.gate.add_permits(1);
+    }
+}
+
+fn final_answer(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-s", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    })
+}
+
+fn tool_calls(calls: &[(&str, Value)]) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            json!({"id": format!("call_{i}"), "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    json!({
+        "id": "chatcmpl-t", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    })
+}
+
+async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    model.seen.lock().unwrap().push(body.clone());
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let text = last["content"].as_str().unwrap_or_default().to_owned();
+    let reply = if last["role"] == "tool" {
+        final_answer(&format!("after tool: {text}"))
+    } else if let Some(tasks) = text.strip_prefix("SPAWN ") {
+        let calls: Vec<(&str, Value)> = tasks
+            .split(';')
+            .map(|task| ("sessions_spawn", json!({"task": task, "label": task})))
+            .collect();
+        tool_calls(&calls)
+    } else if let Some(task) = text.strip_prefix("RUN ") {
+        tool_calls(&[("subagents", json!({"action": "run", "task": task}))])
+    } else if text.starts_with("HANG") {
+        std::future::pending::<()>().await;
+        unreachable!()
+    } else if text.starts_with("GATE") {
+        model.gate.acquire().await.unwrap().forget();
+        tool_calls(&[("shout", json!({"text": "through the gate"}))])
+    } else if text.starts_with("SHOUT") {
+        tool_calls(&[("shout", json!({"text": "again"}))])
+    } else if text.starts_with("[subagent") {
+        final_answer(&format!("parent got: {text}"))
+    } else if text.starts_with("[a message from your parent]") {
+        final_answer(&format!("steered: {text}"))
+    } else {
+        final_answer(&format!("echo: {text} (history {})", messages.len()))
+    };
+    (
+        StatusCode::OK,
+        [("content-type", "application/json")],
+        reply.to_string(),
+    )
+        .into_response()
+}
+
+/// The model server on 127.0.0.1 and its `host:port`.
+pub async fn model_server() -> (Model, String) {
+    let model = Model::default();
+    let router = Router::new()
+        .route("/v1/chat/completions", post(answer))
+        .route(
+            "/release",
+            post(|State(model): State<Model>| async move {
+                model.release();
+                "released"
+            }),
+        )
+        .with_state(model.clone());
+    let host = serve_loopback(router).await;
+    (model, host)
+}
+
+/// Service settings reaching `host`.
+pub fn settings(host: &str) -> ToolServiceSettings {
+    settings_reaching(host)
+}
+
+/// An app on `service` with the `sessions` group on, the tool `shout`, the service `local` at `host` and the agent
+/// `helper` (which may call the sessions tools and `shout`).
+pub async fn setup_app(host: &str, service: ToolServiceSettings) -> TestApp {
+    let app = TestApp::with_configs(service, Default::default()).await;
+    // The group is off until an admin switches it on.
+    app.json(
+        axum::http::Method::PUT,
+        "/api/v1/tool-groups/sessions",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    app.create_tool(&tool_body("shout")).await;
+    app.post(
+        "/api/v1/config/services",
+        &json!({"name": "local", "fields": [
+            {"name": "protocol", "kind": "text", "required": true},
+            {"name": "base_url", "kind": "url"},
+            {"name": "api_key", "kind": "secret"},
+        ]}),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    app.post(
+        "/api/v1/config/services/local/entries",
+        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
+            "api_key": "none"}}),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    app.post(
+        "/api/v1/agents",
+        &json!({
+            "name": "helper",
+            "instructions": "Work with your subagents.",
+            "model": {"service": "local", "model": "test-model"},
+            "toolPolicy": {"allow": ["group:sessions", "shout"]},
+        }),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    app
+}
+
+/// Calls the built-in `tool` over REST; its result content and whether it is an error.
+async fn call(app: &TestApp, tool: &str, args: Value) -> (Value, bool) {
+    call_with(app, tool, args, &[]).await
+}
+
+async fn call_with(
+    app: &TestApp,
+    tool: &str,
+    args: Value,
+    headers: &[(&str, &str)],
+) -> (Value, bool) {
+    let mut req = request(
+        axum::http::Method::POST,
+        &format!("/api/v1/tools/{tool}/execute"),
+    )
+    .header("content-type", "application/json");
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let res = app
+        .send(
+            req.body(axum::body::Body::from(
+                json!({"arguments": args}).to_string(),
+            ))
+            .unwrap(),
+        )
+        .await;
+    let data = &res.json["data"];
+    let error = data["isError"]
+        .as_bool()
+        .unwrap_or(res.status != StatusCode::OK);
+    let content = if data.is_null() {
+        res.json.clone()
+    } else {
+        data["result"].clone()
+    };
+    (content, error)
+}
+
+/// Asks for the subagent `key` until `done` holds (a record only answers when asked).
+async fn subagent_until(app: &TestApp, key: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (now, _) = call(
+            app,
+            "sessions_list",
+            json!({"kind": "subagent", "includeArchived": true}),
+        )
+        .await;
+        if let Some(found) = now["sessions"]
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["sessionKey"] == key))
+            && done(found)
+        {
+            return found.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the subagent never got there: {now}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| {
+                    t["function"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_keeps_its_history_for_the_next_run_and_trims_the_oldest() {
+    let (model, host) = model_server().await;
+    let mut service = settings(&host);
+    service.sessions.max_messages = 3;
+    let app = setup_app(&host, service).await;
+    let (first, error) = call(
+        &app,
+        "sessions_send",
+        json!({"agent": "helper", "message": "hello there", "label": "greeting"}),
+    )
+    .await;
+    assert!(!error, "{first}");
+    assert_eq!(first["status"], "idle", "{first}");
+    assert_eq!(first["result"], "echo: hello there (history 2)", "{first}");
+    let key = first["sessionKey"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("ses_"), "{key}");
+    let (second, error) = call(
+        &app,
+        "sessions_send",
+        json!({"sessionKey": key, "message": "and again"}),
+    )
+    .await;
+    assert!(!error, "{second}");
+    // The run's history was the session (after the instructions): the first message and its
+    // answer, then the new one.
+    assert_eq!(second["result"], "echo: and again (history 4)", "{second}");
+    let asked = model.requests_of("hello there");
+    assert!(
+        asked
+            .iter()
+            .any(|r| r["messages"].as_array().unwrap().len() == 4),
+        "the second run's request carried the session's history: {asked:?}"
+    );
+    // Bounded: 4 messages written, the oldest trimmed to keep 3.
+    assert_eq!(
+        (second["messages"].as_u64(), second["trimmed"].as_u64()),
+        (Some(3), Some(1))
+    );
+    let (history, _) = call(&app, "sessions_history", json!({"sessionKey": key})).await;
+    let roles: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["assistant", "user", "assistant"], "{history}");
+    let (status, _) = call(&app, "session_status", json!({"sessionKey": key})).await;
+    assert_eq!(status["status"], "idle");
+    assert_eq!(status["label"], "greeting");
+    let (listed, _) = call(&app, "sessions_list", json!({})).await;
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 1, "{listed}");
+    // A subagent takes no message; an unknown session is not found.
+    let (unknown, error) = call(
+        &app,
+        "sessions_send",
+        json!({"sessionKey": "ses_nope", "message": "hi"}),
+    )
+    .await;
+    assert!(
+        error && unknown.to_string().contains("sessions_list"),
+        "{unknown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_sessions_are_never_listed_or_readable() {
+    use toolsmith_server::auth::Scope;
+    let (_model, host) = model_server().await;
+    let app = setup_app(&host, settings(&host)).await;
+    let scopes = [Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute];
+    // Alice configures her own model service: an admin's scope.
+    let alice = app
+        .token(
+            "alice",
+            None,
+            &[
+                Scope::ToolsRead,
+                Scope::ToolsWrite,
+                Scope::ToolsExecute,
+                Scope::Admin,
+            ],
+        )
+        .await;
+    let bob = app.token("bob", None, &scopes).await;
+    let as_alice = format!("Bearer {alice}");
+    let as_bob = format!("Bearer {bob}");
+    // Alice's own agent and service (the default user's are not hers).
+    let create = |path: &str, body: Value| {
+        crate::rest_support::json_request(axum::http::Method::POST, path, &body)
+    };
+    for (path, body) in [
+        (
+            "/api/v1/config/services",
+            json!({"name": "local", "fields": [
+                {"name": "protocol", "kind": "text", "required": true},
+                {"name": "base_url", "kind": "url"}]}),
+        ),
+        (
+            "/api/v1/config/services/local/entries",
+            json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1")}}),
+        ),
+        (
+            "/api/v1/agents",
+            json!({"name": "mine", "model": {"service": "local", "model": "m"},
+                "toolPolicy": {"allow": ["shout"]}}),
+        ),
+    ] {
+        let mut req = create(path, body);
+        req.headers_mut()
+            .insert("authorization", as_alice.parse().unwrap());
+        let res = app.send(req).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{path}: {}", res.text);
+    }
+    let alice_h = [("authorization", as_alice.as_str())];
+    let bob_h = [("authorization", as_bob.as_str())];
+    let (sent, error) = call_with(
+        &app,
+        "sessions_send",
+        json!({"agent": "mine", "message": "secret plans"}),
+        &alice_h,
+    )
+    .await;
+    assert!(!error, "{sent}");
+    let key = sent["sessionKey"].as_str().unwrap();
+    let (listed, _) = call_with(&app, "sessions_list", json!({}), &bob_h).await;
+    assert_eq!(listed["sessions"], json!([]), "{listed}");
+    for (tool, args) in [
+        ("sessions_history", json!({"sessionKey": key})),
+        ("session_status", json!({"sessionKey": key})),
+        (
+            "sessions_send",
+            json!({"sessionKey": key, "message": "let me in"}),
+        ),
+        ("subagents", json!({"action": "cancel", "id": key})),
+    ] {
+        let (answer, error) = call_with(&app, tool, args, &bob_h).await;
+        assert!(error, "{tool}: {answer}");
+        assert!(
+            answer.to_string().contains("no session"),
+            "{tool}: {answer}"
+        );
+        assert!(
+            !answer.to_string().contains("secret plans"),
+            "{tool}: {answer}"
+        );
+    }
+    let (mine, _) = call_with(&app, "sessions_list", json!({}), &alice_h).await;
+    assert_eq!(mine["sessions"].as_array().unwrap().len(), 1, "{mine}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_spawns_subagents_and_reads_their_results_in_its_next_turn() {
+    let (model, host) = model_server().await;
+    let app = setup_app(&host, settings(&host)).await;
+    let run = app
+        .post(
+            "/api/v1/agents/helper/runs",
+            &json!({"input": "SPAWN alpha;beta", "wait": true}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(run["status"], "completed", "{run}");
+    let output = run["output"].as_str().unwrap();
+    assert!(output.starts_with("parent got: [subagent"), "{run}");
+    // Both results reached the parent's model, in one turn or two.
+    let parent = model.requests_of("SPAWN alpha;beta");
+    let told: String = parent
+        .iter()
+        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for child in ["alpha", "beta"] {
+        assert!(
+            told.contains(&format!("[subagent '{child}'"))
+                && told.contains(&format!("echo: {child}")),
+            "the parent never read {child}'s result: {told}"
+        );
+    }
+    // The parent was offered the spawning tools; its children, at the deepest depth, neither
+    // those (leaf) nor session_status and sessions_send (always denied).
+    let parent_tools = offered(&parent[0]);
+    for tool in [
+        "sessions_spawn",
+        "subagents",
+        "session_status",
+        "sessions_send",
+        "shout",
+    ] {
+        assert!(parent_tools.contains(&tool.to_owned()), "{parent_tools:?}");
+    }
+    let child = model.requests_of("alpha");
+    let child_tools = offered(&child[0]);
+    assert!(child_tools.contains(&"shout".to_owned()), "{child_tools:?}");
+    for tool in [
+        "sessions_spawn",
+        "subagents",
+        "sessions_list",
+        "sessions_history",
+        "session_status",
+        "sessions_send",
+    ] {
+        assert!(
+            !child_tools.contains(&tool.to_owned()),
+            "{tool}: {child_tools:?}"
+        );
+    }
+    // Each spawn answered at once: running, one deeper, the run its parent.
+    let run_id = run["id"].as_str().unwrap();
+    let view = app
+        .get(&format!("/api/v1/agents/helper/runs/{run_id}"))
+        .await
+        .assert_ok(StatusCode::OK);
+    let spawned: Vec<&Value> = view["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "tool_result")
+        .collect();
+    assert_eq!(spawned.len(), 2, "{view}");
+    for step in spawned {
+        let content = &step["detail"]["content"];
+        assert_eq!(content["status"], "running", "{view}");
+        assert_eq!(content["depth"], 1, "{view}");
+        assert_eq!(content["parent"], format!("run:{run_id}"), "{view}");
+    }
+    assert!(kinds_of(&view).contains(&"announce".to_owned()), "{view}");
+}
+
+fn kinds_of(run: &Value) -> Vec<String> {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_limit_of_the_subagent_table_holds() {
+    let (_model, host) = model_server().await;
+    let mut service = settings(&host);
+    service.sessions.subagents.max_children_per_agent = 1;
+    service.sessions.subagents.max_iterations = 1;
+    service.sessions.subagents.archive_after = Duration::ZERO;
+    let app = setup_app(&host, service).await;
+    // MaxChildrenPerAgent: the run's second spawn is rejected, the first runs.
+    let run = app
+        .post(
+            "/api/v1/agents/helper/runs",
+            &json!({"input": "SPAWN HANG one;HANG two", "wait": false}),
+        )
+        .await
+        .assert_ok(StatusCode::ACCEPTED);
+    let run_id = run["id"].as_str().unwrap().to_owned();
+    let view = loop {
+        let now = app
+            .get(&format!("/api/v1/agents/helper/runs/{run_id}"))
+            .await
+            .assert_ok(StatusCode::OK);
+        let results = now["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["kind"] == "tool_result")
+            .count();
+        if results == 2 {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let results: Vec<&Value> = view["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "tool_result")
+        .collect();
+    assert_eq!(results[0]["detail"]["isError"], false, "{view}");
+    assert_eq!(results[1]["detail"]["isError"], true, "{view}");
+    assert!(
+        results[1]["detail"]["content"]
+            .to_string()
+            .contains("MaxChildrenPerAgent 1"),
+        "{view}"
+    );
+    app.post(
+        &format!("/api/v1/agents/helper/runs/{run_id}/cancel"),
+        &json!({}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+
+    // MaxSpawnDepth: a caller at depth 1 spawns nothing.
+    let (deep, error) = call_with(
+        &app,
+        "sessions_spawn",
+        json!({"task": "anything", "agent": "helper"}),
+        &[("x-toolsmith-subagent-depth", "1")],
+    )
+    .await;
+    assert!(error, "{deep}");
+    assert!(deep.to_string().contains("MaxSpawnDepth is 1"), "{deep}");
+
+    // Max iterations: a subagent gets one model turn; a tool call in it ends the run.
+    let (ran, error) = call(
+        &app,
+        "subagents",
+        json!({"action": "run", "task": "SHOUT it", "agent": "helper"}),
+    )
+    .await;
+    assert!(!error, "{ran}");
+    assert_eq!(ran["status"], "failed", "{ran}");
+    assert!(
+        ran["error"].to_string().contains("iteration limit of 1"),
+        "{ran}"
+    );
+    // ArchiveAfterMinutes (0 here): once ended, it is archived at the next listing.
+    let key = ran["sessionKey"].as_str().unwrap().to_owned();
+    let archived = subagent_until(&app, &key, |s| s["status"] == "archived").await;
+    assert_eq!(archived["error"], ran["error"]);
+    let (listed, _) = call(&app, "subagents", json!({"action": "list"})).await;
+    assert!(
+        !listed.to_string().contains(&key),
+        "archived subagents are listed only when asked: {listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_concurrent_counts_a_users_running_subagents_across_parents() {
+    let (_model, host) = model_server().await;
+    let mut service = settings(&host);
+    service.sessions.subagents.max_concurrent = 2;
+    let app = setup_app(&host, service).await;
+    let mut keys = Vec::new();
+    // Two parents: the client (no agent) and a client naming an agent.
+    for headers in [vec![], vec![("x-toolsmith-agent", "assistant")]] {
+        let (spawned, error) = call_with(
+            &app,
+            "sessions_spawn",
+            json!({"task": "HANG", "agent": "helper", "label": "hangs"}),
+            &headers,
+        )
+        .await;
+        assert!(!error, "{spawned}");
+        assert_eq!(spawned["status"], "running");
+        keys.push(spawned["sessionKey"].as_str().unwrap().to_owned());
+    }
+    let (third, error) = call(
+        &app,
+        "sessions_spawn",
+        json!({"task": "HANG", "agent": "helper"}),
+    )
+    .await;
+    assert!(error, "{third}");
+    assert!(third.to_string().contains("MaxConcurrent 2"), "{third}");
+    // Cancelled, it no longer counts.
+    let (cancelled, error) =
+        call(&app, "subagents", json!({"action": "cancel", "id": "last"})).await;
+    assert!(!error, "{cancelled}");
+    assert_eq!(cancelled["subagents"][0]["sessionKey"], keys[0]);
+    assert_eq!(cancelled["subagents"][0]["status"], "cancelled");
+    let (again, error) = call(
+        &app,
+        "sessions_spawn",
+        json!({"task": "HANG", "agent": "helper"}),
+    )
+    .await;
+    assert!(!error, "{again}");
+    let (all, error) = call(&app, "subagents", json!({"action": "cancel", "id": "all"})).await;
+    assert!(!error, "{all}");
+    assert_eq!(all["subagents"].as_array().unwrap().len(), 1, "{all}");
+    subagent_until(&app, &keys[0], |s| s["status"] == "cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_reaches_a_running_subagent_at_its_next_turn() {
+    let (model, host) = model_server().await;
+    let app = setup_app(&host, settings(&host)).await;
+    let (spawned, error) = call(
+        &app,
+        "subagents",
+        json!({"action": "spawn", "task": "GATE then listen", "agent": "helper", "label": "listener"}),
+    )
+    .await;
+    assert!(!error, "{spawned}");
+    let key = spawned["sessionKey"].as_str().unwrap().to_owned();
+    let (steered, error) = call(
+        &app,
+        "subagents",
+        json!({"action": "steer", "id": key, "message": "use the blue one"}),
+    )
+    .await;
+    assert!(!error, "{steered}");
+    model.release();
+    let done = subagent_until(&app, &key, |s| s["status"] == "completed").await;
+    assert!(
+        done["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("steered: [a message from your parent]\nuse the blue one"),
+        "{done}"
+    );
+    // Steering an ended one says so.
+    let (late, error) = call(
+        &app,
+        "subagents",
+        json!({"action": "steer", "id": key, "message": "too late"}),
+    )
+    .await;
+    assert!(
+        error && late.to_string().contains("not a running subagent"),
+        "{late}"
+    );
+}
+
+/// The six tools and every subagent action through the official MCP Python SDK
+/// (`tests/clients/mcp_sessions.py`, a 2025-11-25 session over streamable HTTP): a subagent's
+/// end reaches the client as a `notifications/message` of logger `toolsmith/subagents`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_drives_sessions_and_every_subagent_action() {
+    use crate::mcp_support::{prerequisite, python, run_client};
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let (_model, host) = model_server().await;
+    let mut service = settings(&host);
+    service.sessions.subagents.max_children_per_agent = 3;
+    let app = setup_app(&host, service).await;
+    let server = serve_loopback(app.router.clone()).await;
+    let report = run_client(
+        "mcp_sessions.py",
+        &python(),
+        &[
+            "mcp_sessions.py".to_owned(),
+            "--url".to_owned(),
+            format!("http://{server}/mcp"),
+            "--release".to_owned(),
+            format!("http://{host}/release"),
+        ],
+        &[],
+    )
+    .await;
+    eprintln!("{report:#}");
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for tool in [
+        "sessions_list",
+        "sessions_history",
+        "sessions_send",
+        "sessions_spawn",
+        "subagents",
+        "session_status",
+    ] {
+        assert!(tools.contains(&tool), "{tool} not listed: {tools:?}");
+    }
+    let value = |name: &str| {
+        assert_eq!(report[name]["isError"], false, "{name}: {}", report[name]);
+        report[name]["value"].clone()
+    };
+    assert_eq!(value("sendFirst")["result"], "echo: hello (history 2)");
+    assert_eq!(value("sendSecond")["result"], "echo: more (history 4)");
+    assert_eq!(value("list")["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(value("history")["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(value("status")["status"], "idle");
+    assert_eq!(value("statusSummary")["sessions"]["idle"], 1);
+    assert_eq!(value("spawn")["status"], "running");
+    let notified = &report["spawnNotified"]["data"];
+    assert_eq!(notified["status"], "completed", "{report:#}");
+    assert_eq!(notified["result"], "echo: alpha (history 2)");
+    assert_eq!(value("actionRun")["status"], "completed");
+    assert_eq!(value("actionRun")["result"], "echo: beta (history 2)");
+    assert_eq!(value("actionSpawn")["status"], "running");
+    assert_eq!(value("actionSteer")["steered"]["label"], "gated");
+    let steered = report["steeredNotified"]["data"]["result"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        steered.starts_with("steered: [a message from your parent]\nturn left"),
+        "{report:#}"
+    );
+    let hanging = value("hanging")["sessionKey"].clone();
+    let listed = value("actionList")["subagents"].as_array().unwrap().clone();
+    assert!(
+        listed
+            .iter()
+            .any(|s| s["sessionKey"] == hanging && s["status"] == "running"),
+        "{listed:?}"
+    );
+    value("second");
+    value("third");
+    assert_eq!(report["overChildren"]["isError"], true);
+    assert!(
+        report["overChildren"]["value"]
+            .to_string()
+            .contains("MaxChildrenPerAgent 3"),
+        "{report:#}"
+    );
+    assert_eq!(value("cancelOne")["subagents"][0]["status"], "cancelled");
+    assert_eq!(
+        value("cancelLast")["subagents"][0]["sessionKey"],
+        value("third")["sessionKey"]
+    );
+    assert_eq!(
+        value("cancelAll")["subagents"][0]["sessionKey"],
+        value("second")["sessionKey"]
+    );
+    assert_eq!(report["cancelNotified"]["data"]["status"], "cancelled");
+    assert_eq!(report["badAction"]["isError"], true);
+}
