@@ -54,8 +54,11 @@ impl Default for TaskSettings {
     }
 }
 
-/// The shortest time a task is kept, whatever the caller asks: long enough to read its result.
-const MIN_TTL: Duration = Duration::from_secs(1);
+/// The shortest time a task is kept, whatever the caller asks: ten of the poll intervals the
+/// faces advertise (1 s), so a client that honours the interval reads a short task's status
+/// and result before it expires. (2025-11-25 lets the receiver override the ttl asked for and
+/// answers the one it keeps; a ttl of one interval or less expired before the first poll.)
+const MIN_TTL: Duration = Duration::from_secs(10);
 
 /// How often an instance asks the store whether a task it runs was cancelled elsewhere.
 const WATCH_EVERY: Duration = Duration::from_secs(1);

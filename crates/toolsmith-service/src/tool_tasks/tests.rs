@@ -147,7 +147,7 @@ async fn an_unknown_tool_is_refused_before_a_task_exists() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_huge_ttl_is_cut_to_the_longest_allowed() {
+async fn a_huge_ttl_is_cut_to_the_longest_allowed_and_a_tiny_one_raised_to_ten_polls() {
     let (_dir, service) = with_tools(ToolServiceSettings::default()).await;
     let task = service
         .start_task("double", json!({"x": 1}), me(), Some(u64::MAX))
@@ -158,7 +158,13 @@ async fn a_huge_ttl_is_cut_to_the_longest_allowed() {
         .start_task("double", json!({"x": 1}), me(), Some(0))
         .await
         .unwrap();
-    assert_eq!(brief.ttl_ms, 1000);
+    // Ten poll intervals at least: a ttl under the 1 s interval expired before the first poll.
+    assert_eq!(brief.ttl_ms, 10_000);
+    let short = service
+        .start_task("double", json!({"x": 1}), me(), Some(500))
+        .await
+        .unwrap();
+    assert_eq!(short.ttl_ms, 10_000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
