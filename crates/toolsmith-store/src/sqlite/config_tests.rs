@@ -52,6 +52,19 @@ async fn the_database_itself_refuses_a_second_default() {
     assert!(err.to_string().contains("UNIQUE"), "{err}");
 }
 
+/// What the migrations from tool tasks on add (tool tasks, agents, the client counts, prompts,
+/// sessions, the `created_at` index), undone first in both old-schema fixtures below.
+const UNDO_LATER_MIGRATIONS: &str = "DROP INDEX idx_tool_executions_created; \
+     DROP TABLE agent_session_messages; DROP TABLE agent_sessions; \
+     DROP TABLE prompt_versions; DROP TABLE prompts; \
+     ALTER TABLE tool_executions DROP COLUMN client_logs; \
+     ALTER TABLE tool_executions DROP COLUMN client_progress; \
+     ALTER TABLE tool_executions DROP COLUMN client_samples; \
+     ALTER TABLE tool_executions DROP COLUMN client_elicitations; \
+     ALTER TABLE tool_executions DROP COLUMN client_refused; \
+     DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
+     DROP TABLE agents; DROP TABLE tool_tasks;";
+
 #[tokio::test]
 async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     let f = fixture().await;
@@ -59,18 +72,9 @@ async fn a_version_2_store_is_migrated_to_the_config_and_governance_tables() {
     drop(f.store);
     {
         let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(UNDO_LATER_MIGRATIONS).unwrap();
         conn.execute_batch(
-            "DROP INDEX idx_tool_executions_created; \
-             DROP TABLE agent_session_messages; DROP TABLE agent_sessions; \
-             DROP TABLE prompt_versions; DROP TABLE prompts; \
-             ALTER TABLE tool_executions DROP COLUMN client_logs; \
-             ALTER TABLE tool_executions DROP COLUMN client_progress; \
-             ALTER TABLE tool_executions DROP COLUMN client_samples; \
-             ALTER TABLE tool_executions DROP COLUMN client_elicitations; \
-             ALTER TABLE tool_executions DROP COLUMN client_refused; \
-             DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
-             DROP TABLE agents; DROP TABLE tool_tasks; \
-             DROP TABLE mcp_access_requests; DROP TABLE mcp_grants; DROP TABLE mcp_servers; \
+            "DROP TABLE mcp_access_requests; DROP TABLE mcp_grants; DROP TABLE mcp_servers; \
              DROP TABLE data_record_counts; DROP TABLE data_records_fts; DROP TABLE data_records; \
              DROP TABLE execution_approvals; DROP TABLE approval_grants; DROP TABLE audit_log; \
              DROP TABLE policies; ALTER TABLE api_tokens DROP COLUMN agent_id; \
@@ -135,18 +139,9 @@ async fn a_version_8_store_counts_the_records_it_already_holds() {
     drop(f.store);
     {
         let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(UNDO_LATER_MIGRATIONS).unwrap();
         conn.execute_batch(
-            "DROP INDEX idx_tool_executions_created; \
-             DROP TABLE agent_session_messages; DROP TABLE agent_sessions; \
-             DROP TABLE prompt_versions; DROP TABLE prompts; \
-             ALTER TABLE tool_executions DROP COLUMN client_logs; \
-             ALTER TABLE tool_executions DROP COLUMN client_progress; \
-             ALTER TABLE tool_executions DROP COLUMN client_samples; \
-             ALTER TABLE tool_executions DROP COLUMN client_elicitations; \
-             ALTER TABLE tool_executions DROP COLUMN client_refused; \
-             DROP TABLE agent_run_steps; DROP TABLE agent_runs; DROP TABLE agent_versions; \
-             DROP TABLE agents; DROP TABLE tool_tasks; \
-             DROP TRIGGER data_record_counts_insert; DROP TRIGGER data_record_counts_delete; \
+            "DROP TRIGGER data_record_counts_insert; DROP TRIGGER data_record_counts_delete; \
              DROP TABLE data_record_counts; ALTER TABLE tool_versions DROP COLUMN metadata; PRAGMA user_version = 8;",
         )
         .unwrap();
