@@ -177,7 +177,7 @@ pub(crate) async fn call(
 fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
     let index = caller.search_index();
     let everything = lists_everything(&args.query);
-    let hits: Vec<_> = index
+    let hits = index
         .search(
             &args.query,
             args.category.as_deref(),
@@ -190,6 +190,8 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
         // The relevance floor: a tool sharing a word with the request is no answer to it.
         .filter(|hit| everything || hit.evidence.is_relevant())
         .collect();
+    // An alias is answered by the listed tool it stands for, once.
+    let hits = index.listed_names_only(hits);
     let limit = args
         .limit
         .unwrap_or(DEFAULT_SEARCH_LIMIT)

@@ -135,6 +135,35 @@ impl OwnerIndex {
     }
 }
 
+impl OwnerIndex {
+    /// `hits` with every alias ([`toolsmith_builtins::aliases`], not listed) replaced by the
+    /// tool it stands for, where that tool is not already ranked above it, and dropped
+    /// otherwise: a model is shown the listed name, once, at the best rank either earned.
+    pub fn listed_names_only(&self, hits: Vec<Hit>) -> Vec<Hit> {
+        let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
+        for mut hit in hits {
+            let alias_of = match self.source(hit.doc) {
+                Source::Registry(tool) | Source::Off(tool) if tool.deferred => {
+                    toolsmith_builtins::aliases::canonical(tool.name())
+                }
+                _ => None,
+            };
+            if let Some(canonical) = alias_of {
+                // The tool it stands for, if this caller's index holds it (a hit's visibility
+                // was checked for the alias; an alias and its tool share their group).
+                match (0..self.entries.len()).find(|&i| self.definition(i).name == canonical) {
+                    Some(doc) => hit.doc = doc,
+                    None => continue,
+                }
+            }
+            if !out.iter().any(|seen| seen.doc == hit.doc) {
+                out.push(hit);
+            }
+        }
+        out
+    }
+}
+
 /// The [`OwnerIndex`] of every owner that searched, kept in step with the registry.
 pub(crate) struct SearchCache {
     compat: bool,

@@ -47,3 +47,50 @@ async fn aliases_are_not_listed_but_still_answer_by_their_name() {
     let (failed, _, text) = call_ok(&client, "list_files", json!({})).await;
     assert!(!failed, "{text}");
 }
+
+/// `search_tools` answers an alias's words with the listed tool it stands for, once: asked by
+/// the alias's own name, or in words both match, the reply never names the alias.
+#[tokio::test]
+async fn search_names_the_listed_tool_never_its_alias() {
+    let server = TestServer::start(ServerSettings::default()).await;
+    for group in ["webFetch", "scheduler", "codeExecution"] {
+        server
+            .state
+            .service
+            .set_tool_group(&Actor::user("default"), group, true)
+            .await
+            .unwrap();
+    }
+    let client = connect_in_process(&server.state, Identity::local_default(), ()).await;
+    for (alias, tool) in toolsmith_builtins::aliases::ALIASES {
+        for query in [alias.to_string(), alias.replace('_', " ")] {
+            let (failed, found, text) = call_ok(
+                &client,
+                "search_tools",
+                json!({"query": query, "limit": 20}),
+            )
+            .await;
+            assert!(!failed, "{text}");
+            let names: Vec<&str> = found["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|t| t["name"].as_str())
+                .collect();
+            assert!(
+                !names.contains(alias),
+                "{query:?} names the alias: {names:?}"
+            );
+            if query == *alias {
+                assert!(
+                    names.contains(tool),
+                    "{query:?} does not name {tool}: {names:?}"
+                );
+            }
+            let mut unique = names.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "{query:?}: {names:?}");
+        }
+    }
+}
