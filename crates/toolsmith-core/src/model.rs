@@ -268,6 +268,10 @@ pub struct ToolContext {
     /// it (an agent run: its definition's `toolPolicy`); asked for every tool by the policy
     /// middleware and the listings. Nested calls keep it, so no tool reaches past it.
     pub narrowing: Option<crate::narrowing::Narrowing>,
+    /// A model made this call though no agent is named (an MCP client's session): a built-in
+    /// that `requires_confirmation` then waits for a person, as for an agent's call. A
+    /// person's REST or CLI call leaves it `false`. Nested calls keep it.
+    pub model_caller: bool,
 }
 
 impl ToolContext {
@@ -290,7 +294,15 @@ impl ToolContext {
             admin: false,
             scheduled_run: false,
             narrowing: None,
+            model_caller: false,
         }
+    }
+
+    /// Whether a model made this call: an agent is named, or a model's door said so
+    /// ([`ToolContext::model_caller`]). What asks a person to confirm a built-in flagged
+    /// `requires_confirmation`.
+    pub fn by_model(&self) -> bool {
+        self.model_caller || self.agent_id.is_some()
     }
 
     /// The context of a call made by a running tool through `callTool`.
@@ -316,6 +328,7 @@ impl ToolContext {
             admin: self.admin,
             scheduled_run: self.scheduled_run,
             narrowing: self.narrowing.clone(),
+            model_caller: self.model_caller,
         }
     }
 }

@@ -95,6 +95,9 @@ pub struct ToolServiceSettings {
     pub execution_approval: ExecutionApproval,
     /// How long an approval waits for a decision before it counts as denied (default 2 min).
     pub approval_ttl: std::time::Duration,
+    /// Built-ins flagged `requires_confirmation` that a model's call runs without a person's
+    /// confirmation (`confirmation_off`; `*`: every one). Default: none.
+    pub confirmation_off: Vec<String>,
     /// Also append the audit log to this file, one JSON object per line.
     pub audit_log_file: Option<std::path::PathBuf>,
     /// Which custom tool names are accepted (default strict; wide with `--compat dynamic-mcp`).
@@ -169,6 +172,7 @@ impl Default for ToolServiceSettings {
                 .map(|host| (*host).to_owned())
                 .collect(),
             execution_approval: ExecutionApproval::default(),
+            confirmation_off: Vec::new(),
             approval_ttl: std::time::Duration::from_secs(120),
             audit_log_file: None,
             name_rule: toolsmith_core::name::NameRule::Strict,
@@ -461,7 +465,8 @@ impl ToolService {
                 scrub.clone(),
                 audit.clone(),
             )
-            .with_doors(config.approval_doors.clone()),
+            .with_doors(config.approval_doors.clone())
+            .with_confirmation_off(config.confirmation_off.clone()),
         );
         // Telemetry first: its `after` hook runs last and counts the final result.
         let pipeline = Arc::new(

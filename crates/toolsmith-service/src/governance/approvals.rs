@@ -136,7 +136,8 @@ impl ExecutionApproval {
         }
     }
 
-    /// Whether a call of `tool` needs a person under this setting.
+    /// Whether a call of `tool` needs a person under this setting (a built-in's confirmation
+    /// aside: [`ApprovalGate::needs_person`]).
     pub fn applies_to(self, tool: &RegisteredTool) -> bool {
         match self {
             Self::LlmTools => tool.requires_approval,
@@ -180,6 +181,9 @@ pub struct ApprovalGate {
     doors: ApprovalDoors,
     /// Bumped on every decision this process takes or hears of: wakes the waiting calls.
     decisions: tokio::sync::watch::Sender<u64>,
+    /// Built-ins flagged `requires_confirmation` whose calls by a model the operator does not
+    /// have confirmed (`confirmation_off`; `*`: none is).
+    confirmation_off: Vec<String>,
 }
 
 impl ApprovalGate {
@@ -198,7 +202,36 @@ impl ApprovalGate {
             audit,
             doors: ApprovalDoors::default(),
             decisions: tokio::sync::watch::Sender::new(0),
+            confirmation_off: Vec::new(),
         }
+    }
+
+    /// Leaves the confirmation of these built-ins (by name; `*`: every one) to no one.
+    pub fn with_confirmation_off(mut self, tools: Vec<String>) -> ApprovalGate {
+        self.confirmation_off = tools;
+        self
+    }
+
+    /// Whether a call of `tool` made with `ctx` waits for a person: the setting's rule
+    /// ([`ExecutionApproval::applies_to`]), or a built-in flagged `requires_confirmation`
+    /// (`delete_file` …) called by a model (an MCP session, an agent), unless the operator
+    /// turned its confirmation off. A person's own REST or CLI call is never asked to confirm
+    /// (the web UI confirms before it calls); `execution_approval = "off"` asks no one.
+    pub fn needs_person(&self, tool: &RegisteredTool, ctx: &ToolContext) -> bool {
+        if self.mode == ExecutionApproval::Off {
+            return false;
+        }
+        self.mode.applies_to(tool) || self.confirms(tool, ctx)
+    }
+
+    fn confirms(&self, tool: &RegisteredTool, ctx: &ToolContext) -> bool {
+        matches!(tool.origin, ToolOrigin::BuiltIn { .. })
+            && tool.definition.requires_confirmation
+            && ctx.by_model()
+            && !self
+                .confirmation_off
+                .iter()
+                .any(|name| name == "*" || name == tool.name())
     }
 
     /// Wakes the calls waiting for a decision, so each reads its approval again: called after
@@ -229,7 +262,7 @@ impl ApprovalGate {
         args: &Value,
         ctx: &ToolContext,
     ) -> Result<(), ToolResult> {
-        if !self.mode.applies_to(tool) {
+        if !self.needs_person(tool, ctx) {
             return Ok(());
         }
         let probe = self.probe(tool, args, ctx).await;

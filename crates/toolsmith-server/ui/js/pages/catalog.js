@@ -4,7 +4,7 @@
 // (POST /api/v1/tools/{name}/execute), so the policy, approvals and records apply as anywhere.
 
 import { ApiError, get, post, seg } from '../api.js';
-import { h, replace, tabs } from '../dom.js';
+import { confirmDialog, h, replace, tabs } from '../dom.js';
 import { codeBlock } from '../highlight.js';
 import { describe, schemaForm } from '../schemaform.js';
 import { json } from '../format.js';
@@ -96,6 +96,12 @@ export async function render(main, ctx, route) {
       e.preventDefault();
       let args;
       try { args = form.read(); } catch (err) { replace(out, h('p', { class: 'error', role: 'alert', text: err.message })); return; }
+      // A tool marked requiresConfirmation (delete_file …) runs for a person only once they
+      // confirm here: the server asks models, never a person's own call.
+      if (tool.requiresConfirmation && !(await confirmDialog(`Run ${tool.name}?`,
+        `${tool.name} is marked requiresConfirmation: it may delete or change what exists, and runs for real with these arguments.`, 'Run it'))) {
+        return;
+      }
       run.disabled = true;
       replace(out, h('p', { class: 'loading', text: 'Running…' }));
       try {
