@@ -853,6 +853,8 @@ impl Caller<'_> {
         ctx.approver = self.approver.clone();
         ctx.client = self.client.clone();
         ctx.subagent_depth = self.subagent_depth;
+        // MCP callers are models: a built-in flagged `requires_confirmation` waits for a person.
+        ctx.model_caller = true;
         ctx
     }
 }
