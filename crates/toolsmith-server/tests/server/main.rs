@@ -34,6 +34,7 @@ mod mcp_caller_client;
 mod mcp_clients;
 mod mcp_compat;
 mod mcp_compat_answers;
+mod mcp_confirmation;
 mod mcp_content;
 mod mcp_mistakes;
 mod mcp_overlaps;
