@@ -115,6 +115,9 @@ pub struct FileSettings {
     pub execution_retention_days: Option<u32>,
     /// `llm_tools`, `dangerous` or `off` (docs/approvals.md).
     pub execution_approval: Option<String>,
+    /// Built-ins flagged `requiresConfirmation` whose calls by a model run unconfirmed
+    /// (`"*"`: every one; docs/approvals.md).
+    pub confirmation_off: Option<Vec<String>>,
     pub approval_timeout: Option<Value>,
     /// A JSONL file the audit log is also appended to.
     pub audit_log: Option<PathBuf>,
@@ -607,6 +610,14 @@ impl Settings {
                 return Err(bad("sandbox_sessions_per_user must be at least 1"));
             }
             service.sandbox_sessions.max_per_user = max;
+        }
+        if let Some(tools) = file.confirmation_off {
+            if let Some(bad_name) = tools.iter().find(|t| t.trim().is_empty()) {
+                return Err(bad(format!(
+                    "confirmation_off holds {bad_name:?}: name built-in tools (\"delete_file\") or \"*\" for every one"
+                )));
+            }
+            service.confirmation_off = tools;
         }
         if let Some(hosts) = file.package_registries {
             service.package_registries = hosts;
