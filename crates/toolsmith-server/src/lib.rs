@@ -77,10 +77,10 @@ pub struct ServerSettings {
     /// `sandbox.initialize` accepts (the first is its default; empty: any valid name). A
     /// session is a folder, so an image is only checked and shown (default `node:lts-slim`).
     pub compat_sandbox_images: Vec<String>,
-    /// `--mcp-listing discovery`: `tools/list` carries only the control plane and the discovery
-    /// meta-tools (with a slim `create_tool`); every other tool is found with `search_tools` and
-    /// called with `use_tool` or by name (docs/mcp.md).
-    pub mcp_discovery_only: bool,
+    /// What MCP `tools/list` carries (`--mcp-listing`; docs/mcp.md): every tool, the
+    /// discovery tools and the caller's most used, or the discovery tools alone. The binary's
+    /// default is [`McpListing::Compact`] (outside compat mode); this struct's is `Full`.
+    pub mcp_listing: McpListing,
     /// The admin token (spec 002): when set, control-plane writes need it (or an `admin` token).
     pub admin_token: Option<String>,
     /// Start-up was refused without an admin token (`--require-admin-token`); reported by
@@ -101,6 +101,20 @@ pub struct ServerSettings {
     pub mcp_sessions: crate::mcp::SessionLimits,
 }
 
+/// What MCP `tools/list` carries (`mcp_listing`; docs/mcp.md "What `tools/list` shows").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum McpListing {
+    /// Every tool the caller may call, with its schema.
+    #[default]
+    Full,
+    /// The control plane and the discovery meta-tools, plus the caller's own most used
+    /// custom tools within a fixed budget (`mcp::catalog::COMPACT_OWN_TOOLS`): a first turn
+    /// that costs the same for any catalogue, and the tools the caller works with one step away.
+    Compact,
+    /// Only the control plane and the discovery meta-tools.
+    Discovery,
+}
+
 impl std::fmt::Debug for ServerSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerSettings")
@@ -111,7 +125,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("compat_profile", &self.compat_profile)
             .field("compat_upstream_attach", &self.compat_upstream_attach)
             .field("compat_sandbox_images", &self.compat_sandbox_images)
-            .field("mcp_discovery_only", &self.mcp_discovery_only)
+            .field("mcp_listing", &self.mcp_listing)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
@@ -140,7 +154,7 @@ impl Default for ServerSettings {
             compat_profile: crate::mcp::CompatProfile::Mvp,
             compat_upstream_attach: None,
             compat_sandbox_images: vec!["node:lts-slim".to_owned()],
-            mcp_discovery_only: false,
+            mcp_listing: McpListing::Full,
             admin_token: None,
             require_admin_token: false,
             read_only: false,

@@ -302,8 +302,10 @@ pub struct RuntimeArgs {
     )]
     pub compat_profile: Option<crate::settings::CompatProfileArg>,
 
-    /// What MCP `tools/list` carries: `full` (every tool) or `discovery` (only the control
-    /// plane and the meta-tools; other tools are found with search_tools). [default: full]
+    /// What MCP `tools/list` carries: `compact` (the control plane, the meta-tools and the
+    /// caller's 8 most used own tools), `full` (every tool) or `discovery` (only the control
+    /// plane and the meta-tools); tools not listed are found with search_tools and called by
+    /// name. [default: compact; full with --compat dynamic-mcp]
     #[arg(long, env = "TOOLSMITH_MCP_LISTING", value_name = "MODE", value_enum)]
     pub mcp_listing: Option<McpListing>,
     /// The admin token: when set, callers may authenticate with it (every scope), every

@@ -67,8 +67,25 @@ pub enum CompatProfileArg {
 pub enum McpListing {
     /// Every tool the caller may call, with its schema.
     Full,
+    /// The control plane, the discovery meta-tools and the caller's most used own tools (the
+    /// default outside compat mode); the rest through `search_tools`.
+    Compact,
     /// Only the control plane and the discovery meta-tools; the rest through `search_tools`.
     Discovery,
+}
+
+impl McpListing {
+    /// The server's setting; none given is `compact`, or `full` in dynamic-mcp's compat mode
+    /// (whose clients expect their tools listed).
+    fn resolve(listing: Option<McpListing>, compat: Compat) -> toolsmith_server::McpListing {
+        match listing {
+            Some(McpListing::Full) => toolsmith_server::McpListing::Full,
+            Some(McpListing::Compact) => toolsmith_server::McpListing::Compact,
+            Some(McpListing::Discovery) => toolsmith_server::McpListing::Discovery,
+            None if compat == Compat::DynamicMcp => toolsmith_server::McpListing::Full,
+            None => toolsmith_server::McpListing::Compact,
+        }
+    }
 }
 
 /// The TOML file, as written. Every key is optional; an unknown key is an error that names it.
@@ -690,8 +707,7 @@ impl Settings {
 
         let mut server = ServerSettings {
             compat_dynamic_mcp: compat == Compat::DynamicMcp,
-            mcp_discovery_only: runtime.mcp_listing.or(file.mcp_listing)
-                == Some(McpListing::Discovery),
+            mcp_listing: McpListing::resolve(runtime.mcp_listing.or(file.mcp_listing), compat),
             ..ServerSettings::default()
         };
         let defaults = ServeArgs::default_ref();
@@ -1684,17 +1700,31 @@ mod tests {
             Database::Sqlite(PathBuf::from("/srv/ts/toolsmith.db"))
         );
         assert!(s.server.compat_dynamic_mcp);
-        assert!(!s.server.mcp_discovery_only);
+        assert_eq!(
+            s.server.mcp_listing,
+            toolsmith_server::McpListing::Full,
+            "compat mode lists every tool"
+        );
         assert_eq!(s.service.js_limits.cpu_time, Duration::from_secs(2));
+        let plain = settings(&["toolsmith", "serve"], "").unwrap();
+        assert_eq!(
+            plain.server.mcp_listing,
+            toolsmith_server::McpListing::Compact,
+            "the default listing"
+        );
         let listing = settings(&["toolsmith", "serve"], "mcp_listing = \"discovery\"").unwrap();
-        assert!(listing.server.mcp_discovery_only);
+        assert_eq!(
+            listing.server.mcp_listing,
+            toolsmith_server::McpListing::Discovery
+        );
         let listing = settings(
             &["toolsmith", "serve", "--mcp-listing", "full"],
             "mcp_listing = \"discovery\"",
         )
         .unwrap();
-        assert!(
-            !listing.server.mcp_discovery_only,
+        assert_eq!(
+            listing.server.mcp_listing,
+            toolsmith_server::McpListing::Full,
             "the flag beats the file"
         );
 

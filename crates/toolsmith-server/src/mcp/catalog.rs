@@ -178,6 +178,42 @@ impl ServerTools {
     }
 }
 
+/// How many of the caller's own tools the compact listing adds to the discovery tools.
+pub(crate) const COMPACT_OWN_TOOLS: usize = 8;
+/// The most JSON those tools may add to the compact listing (about 3,000 cl100k tokens): a
+/// tool that would go past it is left to `search_tools`, so the listing's cost has a bound
+/// whatever the caller's tools' schemas hold.
+pub(crate) const COMPACT_OWN_BYTES: usize = 12_000;
+
+/// The compact listing's own tools: `records` most used first (then the most recently used,
+/// then the newest), each made a listed tool by `listed` (`None`: not listed to this caller),
+/// at most [`COMPACT_OWN_TOOLS`] and [`COMPACT_OWN_BYTES`] of JSON.
+pub(crate) fn most_used(
+    mut records: Vec<toolsmith_core::CustomToolRecord>,
+    listed: impl Fn(&toolsmith_core::CustomToolRecord) -> Option<Tool>,
+) -> Vec<Tool> {
+    records.sort_by(|a, b| {
+        b.usage_count
+            .cmp(&a.usage_count)
+            .then(b.last_used_at.cmp(&a.last_used_at))
+            .then(b.created_at.cmp(&a.created_at))
+            .then(a.name.cmp(&b.name))
+    });
+    let mut bytes = 0;
+    let mut tools = Vec::new();
+    for tool in records.iter().filter_map(listed) {
+        if tools.len() == COMPACT_OWN_TOOLS {
+            break;
+        }
+        let size = serde_json::to_string(&tool).map_or(usize::MAX, |json| json.len());
+        if bytes + size <= COMPACT_OWN_BYTES {
+            bytes += size;
+            tools.push(tool);
+        }
+    }
+    tools
+}
+
 /// A tool whose parameters keep their names, types and required list but lose their docs.
 fn slim(tool: &Tool) -> Tool {
     let mut schema = (*tool.input_schema).clone();

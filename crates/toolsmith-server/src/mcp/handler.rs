@@ -33,16 +33,30 @@ use toolsmith_core::{
 use toolsmith_service::{Actor, ToolService};
 
 use super::McpShared;
-use super::catalog::{SERVER_TOOLS, ServerOp, call_result, registry_tool};
+use super::catalog::{self, SERVER_TOOLS, ServerOp, call_result, registry_tool};
 use super::search_index::OwnerIndex;
 use super::{
     approval, client, compat, control_plane, hints, meta_tools, notify, prompts, resources, tasks,
     tasks_2025,
 };
-use crate::AppState;
 use crate::auth::{Identity, Scope};
+use crate::{AppState, McpListing};
 
-const INSTRUCTIONS: &str = "Toolsmith: tools you can grow yourself. Call any listed tool by name, or discover tools with search_tools → get_tool_help → use_tool. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value); an active tool appears in tools/list immediately. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral.";
+/// The server's `instructions`, true to what `tools/list` carries under `listing`
+/// (`mcp_listing::the_instructions_promise_only_what_each_listing_does` holds each promise).
+fn instructions(listing: McpListing) -> &'static str {
+    match listing {
+        McpListing::Full => {
+            "Toolsmith: tools you can grow yourself. Call any listed tool by name, or discover tools with search_tools → get_tool_help → use_tool. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value); an active tool appears in tools/list immediately, and notifications/tools/list_changed tells you when the list changes. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
+        }
+        McpListing::Compact => {
+            "Toolsmith: tools you can grow yourself. tools/list shows the control plane, the discovery tools and up to 8 of your own tools, the most used first; every other tool (the built-ins too: files, notes, tasks, web, dates …) is found with search_tools, explained by get_tool_help and called with use_tool or by its name. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value): an active tool can be called by its name at once, and notifications/tools/list_changed tells you when your tools change. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
+        }
+        McpListing::Discovery => {
+            "Toolsmith: tools you can grow yourself. tools/list shows only the control plane and the discovery tools, whatever the catalogue holds: every other tool is found with search_tools, explained by get_tool_help and called with use_tool or by its name. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value): an active tool is not listed, but can be called by its name (or with use_tool) at once. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
+        }
+    }
+}
 
 /// Versions recorded for `subscriptions/listen` requests whose acknowledgment is on its way;
 /// a few at most are ever pending, more means some listens failed before the handler ran.
@@ -84,6 +98,34 @@ struct Inner {
 }
 
 impl ToolsmithMcp {
+    /// The caller's own active custom tools for the compact listing: most used first (then the
+    /// most recently used, then the newest), at most [`catalog::COMPACT_OWN_TOOLS`] and
+    /// [`catalog::COMPACT_OWN_BYTES`] of JSON, each one the caller may call.
+    async fn most_used_own_tools(&self, ctx: &ToolContext) -> Vec<rmcp::model::Tool> {
+        let query = toolsmith_service::ToolQuery {
+            status: Some(toolsmith_core::ToolStatus::Active),
+            limit: 1000,
+            ..toolsmith_service::ToolQuery::owner(self.owner())
+        };
+        let identity = &self.inner.identity;
+        let actor = Actor::llm(identity.user_id.clone()).with_agent(identity.agent_id.clone());
+        let records = match self.service().list(&actor, query).await {
+            Ok(page) => page.tools,
+            Err(e) => {
+                // The listing stays the discovery tools; a search still finds every tool.
+                tracing::warn!(error = %e, "could not read the caller's tools for tools/list");
+                return Vec::new();
+            }
+        };
+        let registry = self.registry();
+        catalog::most_used(records, |record| {
+            registry
+                .get(self.owner(), &record.name)
+                .filter(|tool| self.service().may_call(ctx, tool))
+                .map(|tool| registry_tool(&tool.definition))
+        })
+    }
+
     /// The MCP server of one session acting for `identity`, over any rmcp transport
     /// (`ServiceExt::serve`). Sessions made this way share nothing with other servers but
     /// the service (each has its own `tools/list` cache).
@@ -903,7 +945,7 @@ impl ServerHandler for ToolsmithMcp {
                         "Runtime tools for AI agents: create, discover and run JavaScript tools.",
                     ),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions(self.inner.shared.state.config.mcp_listing))
     }
 
     async fn initialize(
@@ -979,12 +1021,16 @@ impl ServerHandler for ToolsmithMcp {
             self.server_tool(name)
                 .is_none_or(|server_tool| may_run_once || !server_tool.runs_code_once())
         };
-        if self.inner.shared.state.config.mcp_discovery_only {
+        let listing_mode = self.inner.shared.state.config.mcp_listing;
+        if listing_mode != McpListing::Full {
             let mut listing = SERVER_TOOLS.discovery_listing(self.compat(), registry, self.owner());
             // Only what this server serves (a compat profile's tools).
             listing.retain(|tool| {
                 self.server_tool(&tool.name).is_some() && listed_server_tool(&tool.name)
             });
+            if listing_mode == McpListing::Compact {
+                listing.extend(self.most_used_own_tools(&ctx).await);
+            }
             return Ok(ListToolsResult::with_all_items(listing));
         }
         let tools = self.inner.shared.catalog.tools(registry, self.owner());

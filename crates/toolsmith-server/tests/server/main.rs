@@ -36,6 +36,7 @@ mod mcp_compat;
 mod mcp_compat_answers;
 mod mcp_confirmation;
 mod mcp_content;
+mod mcp_listing;
 mod mcp_mistakes;
 mod mcp_overlaps;
 mod mcp_prompts;

@@ -104,6 +104,14 @@ impl Session {
         call_ok(&self.client, name, args).await
     }
 
+    /// The server's `instructions`, as the client received them at initialization.
+    pub(crate) fn instructions(&self) -> String {
+        self.client
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .unwrap_or_default()
+    }
+
     /// The session's whole `tools/list`, as the client received it.
     pub(crate) async fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.client.list_all_tools().await.expect("tools/list")
@@ -905,7 +913,7 @@ async fn a_stored_policy_restricts_an_agents_session_at_once() {
 async fn discovery_listing_keeps_a_large_catalogue_out_of_tools_list() {
     const TOOLS: usize = 1000;
     let config = ServerSettings {
-        mcp_discovery_only: true,
+        mcp_listing: toolsmith_server::McpListing::Discovery,
         ..ServerSettings::default()
     };
     let (state, dir) = state_with(config).await;

@@ -40,7 +40,7 @@ pub(crate) fn cl100k_tokens(text: &str) -> usize {
 }
 
 /// An application with every tool group switched on (through REST, as an admin does).
-async fn all_groups_on() -> TestApp {
+pub(crate) async fn all_groups_on() -> TestApp {
     let service = ToolServiceSettings {
         max_tools_per_owner: 2_000,
         ..Default::default()
@@ -470,7 +470,7 @@ const ACTIONS: &[(&str, &str, &str)] = &[
 ];
 
 /// The 1,000 custom tools: every domain with every action, in a fixed order.
-fn custom_tools() -> Vec<CreateTool> {
+pub(crate) fn custom_tools() -> Vec<CreateTool> {
     let mut out = Vec::with_capacity(DOMAINS.len() * ACTIONS.len());
     for (noun, plural, system, fields) in DOMAINS {
         for (verb, what, extra) in ACTIONS {
@@ -504,7 +504,7 @@ fn custom_tools() -> Vec<CreateTool> {
     out
 }
 
-async fn add_custom_tools(app: &TestApp) {
+pub(crate) async fn add_custom_tools(app: &TestApp) {
     let person = Actor::user("default");
     for tool in custom_tools() {
         let name = tool.name.clone();
