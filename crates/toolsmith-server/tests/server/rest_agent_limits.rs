@@ -2,7 +2,8 @@
 //! scripted model server of `rest_agents`: how many definitions one user may own
 //! (`agent_max_definitions`) and how many runs may go at once across all of a user's agents
 //! (`agent_max_running`), both counted by the store; each refusal names the cap and the
-//! setting.
+//! setting. And a run cancelled through another instance sharing the store stops on the
+//! instance running it within about a second, not only at its next step.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -99,4 +100,71 @@ async fn a_users_runs_across_all_their_agents_are_capped_by_agent_max_running() 
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(ended["status"], "completed", "{ended}");
+}
+
+/// `/metrics` (a scrape only answers when asked) until `line` is in it, for at most 10 s.
+async fn metrics_until(app: &TestApp, line: &str) -> String {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = app.get("/metrics").await.text;
+        if text.lines().any(|l| l == line) {
+            return text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never in /metrics: {line}\n{text}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_run_cancelled_on_another_instance_stops_while_it_waits_for_the_model() {
+    let script = Script::default();
+    let host = model_server(&script).await;
+    let app = TestApp::with_configs(settings_reaching(&host), ServerSettings::default()).await;
+    configure(&app, Proto::OpenAi, false, &host).await;
+    let agent = create(&app, "thinker").await;
+    let agent = agent["id"].as_str().unwrap();
+    // A second instance on the same store.
+    let other = app
+        .reopen(settings_reaching(&host), ServerSettings::default())
+        .await;
+
+    script.push(Reply::Hang);
+    let arrived = script.arrived.notified();
+    let started = app
+        .post(
+            &format!("/api/v1/agents/{agent}/runs"),
+            &json!({"input": "Think long."}),
+        )
+        .await
+        .assert_ok(StatusCode::ACCEPTED);
+    let run = started["id"].as_str().unwrap();
+    arrived.await;
+    metrics_until(&app, "toolsmith_agent_runs_active 1").await;
+
+    // Listed and cancelled through the other instance.
+    let listed = other
+        .get(&format!("/api/v1/agents/{agent}/runs"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(listed["runs"][0]["id"], run, "{listed}");
+    let cancelled = other
+        .post(
+            &format!("/api/v1/agents/{agent}/runs/{run}/cancel"),
+            &json!({}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    // The instance running it lets go while the model request is still in flight (its wall
+    // time is 600 s, and the model never answers).
+    metrics_until(&app, "toolsmith_agent_runs_active 0").await;
+    let seen = app
+        .get(&format!("/api/v1/agents/{agent}/runs/{run}"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(seen["status"], "cancelled", "{seen}");
+    assert_eq!(script.seen().len(), 1);
 }

@@ -36,6 +36,9 @@ const MAX_RESULT_CHARS: usize = 64 * 1024;
 /// The most characters of a tool's description offered to the model.
 const MAX_DESCRIPTION_CHARS: usize = 1024;
 
+/// How often a run asks the store whether it was cancelled through another instance.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
 /// One run to drive, with everything it needs.
 pub(super) struct Job {
     pub service: Arc<ToolService>,
@@ -83,15 +86,25 @@ impl Job {
             seq: Arc::new(AtomicI64::new(0)),
         };
         let wall = Duration::from_secs(self.agent.definition.limits.wall_time_secs);
-        let outcome = match tokio::time::timeout(wall, self.drive(&mut state)).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
+        let run_id = state.run.id.clone();
+        let driven = tokio::time::timeout(wall, self.drive(&mut state));
+        let outcome = tokio::select! {
+            driven = driven => match driven {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    self.cancel.cancel();
+                    Outcome::Failed(format!(
+                        "the run reached its wall-time limit of {} s (limits.wallTimeSecs) \
+                         before the model's final answer; raise the limit or give the agent a \
+                         narrower task",
+                        wall.as_secs()
+                    ))
+                }
+            },
+            // Cancelled through another instance: stop now, whatever the run waits for.
+            () = self.cancelled_elsewhere(&run_id) => {
                 self.cancel.cancel();
-                Outcome::Failed(format!(
-                    "the run reached its wall-time limit of {} s (limits.wallTimeSecs) before \
-                     the model's final answer; raise the limit or give the agent a narrower task",
-                    wall.as_secs()
-                ))
+                Outcome::Cancelled
             }
         };
         let ended = self.finish(state, outcome).await;
@@ -151,6 +164,18 @@ impl Job {
         self.service.telemetry.agents.step(kind);
         if let Err(e) = self.store().add_agent_run_step(&step).await {
             tracing::warn!(run = %step.run_id, "recording a step of an agent run failed: {e}");
+        }
+    }
+
+    /// Ends when the store says the run was cancelled (through another instance sharing the
+    /// store), asking every [`WATCH_EVERY`]; a cancel made here ends the run through its token.
+    async fn cancelled_elsewhere(&self, run_id: &str) {
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            if let Ok(Some(AgentRunStatus::Cancelled)) = self.store().agent_run_status(run_id).await
+            {
+                return;
+            }
         }
     }
 
