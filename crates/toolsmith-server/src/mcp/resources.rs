@@ -183,20 +183,49 @@ impl Subscriptions {
 }
 
 /// Sends `notifications/resources/updated` and `list_changed` to one session until `stop`
-/// fires or its transport closes (module docs).
-pub(crate) async fn watch_session(
+/// fires or its transport closes (module docs). The changes are listened to from the moment
+/// this is called (not from when the returned future first runs), so a change made right after
+/// the session's `notifications/initialized` is not missed.
+pub(crate) fn watch_session(
     service: Arc<ToolService>,
     ctx: ToolContext,
     subscriptions: Arc<Subscriptions>,
     peer: Peer<RoleServer>,
     stop: CancellationToken,
-) {
+) -> impl std::future::Future<Output = ()> + Send + 'static {
     let registry = service.registry().clone();
     let mut catalog = registry.subscribe();
     catalog.borrow_and_update();
-    let mut seen_version = registry.catalog_version(&ctx.user_id);
-    let mut files = service.workspace_changes();
+    let seen_version = registry.catalog_version(&ctx.user_id);
+    let files = service.workspace_changes();
     let root = service.workspace_root(&ctx);
+    async move {
+        watch(
+            service,
+            ctx,
+            subscriptions,
+            peer,
+            stop,
+            (catalog, seen_version),
+            (files, root),
+        )
+        .await;
+    }
+}
+
+async fn watch(
+    service: Arc<ToolService>,
+    ctx: ToolContext,
+    subscriptions: Arc<Subscriptions>,
+    peer: Peer<RoleServer>,
+    stop: CancellationToken,
+    (mut catalog, mut seen_version): (tokio::sync::watch::Receiver<u64>, u64),
+    (mut files, root): (
+        Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
+        Option<std::path::PathBuf>,
+    ),
+) {
+    let registry = service.registry().clone();
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
