@@ -539,10 +539,22 @@ fn read_thrown(report: &Object<'_>) -> Thrown {
             .get::<_, Option<String>>("stack")
             .ok()
             .flatten()
+            .map(|s| without_internal_frames(&s))
             .filter(|s| !s.is_empty())
             .map(|s| code_columns(&s)),
         stack_overflow: report.get::<_, bool>("stackOverflow").unwrap_or(false),
     }
+}
+
+/// A stack without the frames of the sandbox's own modules (`mcp.js`, `io.js` …), which are
+/// compiled without line information and read `at reject (<null>:0:1)`: nothing the tool's
+/// author can look at (a rejected `mcp.sample` had only that frame).
+fn without_internal_frames(stack: &str) -> String {
+    stack
+        .lines()
+        .filter(|line| !line.contains("(<null>:"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Stack locations on the first line of tool code count columns from the end of the module

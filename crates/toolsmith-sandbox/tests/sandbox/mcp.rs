@@ -408,6 +408,10 @@ async fn an_elicitation_returns_the_users_answer_and_a_refusal_rejects_with_its_
         message,
         "mcp.elicit: the calling MCP client did not declare the elicitation (form) capability"
     );
+    // The rejection comes from the sandbox's own code, which has no lines to show: the error
+    // carries no `at reject (<null>:0:1)` stack.
+    let shown = res.content.to_string();
+    assert!(!shown.contains("<null>"), "{shown}");
     // A URL request gets the id MCP requires when the tool gave none, and keeps its own.
     let requests = refusing.requests.lock().unwrap().clone();
     let id = requests[0].1["elicitationId"].as_str().unwrap();
