@@ -139,13 +139,13 @@ fn definitions() -> [(&'static str, ToolDefinition); 6] {
             "sessions_send",
             ToolDefinition::new(
                 "sessions_send",
-                "Send a message to a session: the agent answers through a run that reads the session's history. Without sessionKey a new session with `agent` begins.",
+                "Continue a conversation (session) with one of your agents: the agent answers through a run that reads the session's history. Without sessionKey a new session with `agent` begins.",
                 json!({
                     "type": "object",
                     "properties": {
                         "sessionKey": key_property(),
                         "agent": agent,
-                        "message": {"type": "string", "description": "What to say to the agent."},
+                        "message": {"type": "string", "description": "What to say to the agent (the next turn of the conversation)."},
                         "label": label,
                         "wait": {"type": "boolean", "description": "Wait for the answer (default true); false answers at once with the session running."}
                     },
@@ -153,7 +153,7 @@ fn definitions() -> [(&'static str, ToolDefinition); 6] {
                     "additionalProperties": false
                 }),
             )
-            .with_tags(&["sessions", "send", "message", "chat", "agent", "ask"]),
+            .with_tags(&["sessions", "conversation", "agent", "chat", "ask", "continue"]),
         ),
         (
             "sessions_spawn",
