@@ -127,7 +127,7 @@ pub fn inspector_cli() -> PathBuf {
 }
 
 /// The command that serves MCP over stdio on the store at `db`: `toolsmith mcp
-/// --database-url DB`, the real binary, built on demand. `TOOLSMITH_MCP_STDIO_CMD` replaces the
+/// --mcp-listing=full --database-url DB`, the real binary, built on demand. `TOOLSMITH_MCP_STDIO_CMD` replaces the
 /// program and its leading arguments (the database path is then appended as the last
 /// argument, e.g. `TOOLSMITH_MCP_STDIO_CMD="/opt/toolsmith mcp --database-url"`).
 pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
@@ -142,6 +142,9 @@ pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
         toolsmith_binary().display().to_string(),
         vec![
             "mcp".to_owned(),
+            // The flows compare tools/list with every built-in: the full listing, not the
+            // binary's default compact one (mcp_listing.rs tests that).
+            "--mcp-listing=full".to_owned(),
             "--database-url".to_owned(),
             db.display().to_string(),
         ],
