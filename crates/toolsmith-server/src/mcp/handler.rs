@@ -1174,7 +1174,10 @@ impl ServerHandler for ToolsmithMcp {
             return Ok(resources::templates(self.service(), &ctx));
         }
         if !self.serves_resources() {
-            return Err(method_not_found());
+            // What rmcp answers without the capability, as before Toolsmith's own resources.
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ListResourceTemplatesRequestMethod,
+            >());
         }
         Ok(rmcp::model::ListResourceTemplatesResult::default())
     }
@@ -1189,7 +1192,10 @@ impl ServerHandler for ToolsmithMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if self.compat() {
-            return Err(method_not_found());
+            // What rmcp answers by default: compat mode's answers are unchanged.
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SubscribeRequestMethod,
+            >());
         }
         let ctx = self.inner.identity.tool_context();
         self.inner
@@ -1208,7 +1214,9 @@ impl ServerHandler for ToolsmithMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if self.compat() {
-            return Err(method_not_found());
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::UnsubscribeRequestMethod,
+            >());
         }
         self.inner.resource_subscriptions.unsubscribe(&request.uri);
         Ok(())
