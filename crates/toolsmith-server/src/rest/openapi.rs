@@ -21,6 +21,7 @@ use utoipa::openapi::{OpenApi, RefOr, ResponseBuilder};
 use super::agents::{Agent, AgentList, AgentRun, AgentRunList, AgentUsage};
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
+use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList};
 use super::session::{Changes, Session};
 use super::tasks::{Task, TaskList};
 use super::types::{
@@ -93,7 +94,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
     components(schemas(
         ErrorEnvelope, ErrorBody, ToolRecord, ToolList, Stats, DefinitionList, Deleted, Execution,
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
-        AgentRun, AgentRunList, AgentUsage
+        AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
+        ClientRequests
     ))
 )]
 pub struct ApiDoc;
