@@ -250,11 +250,13 @@ impl ToolService {
     }
 
     /// One page of the resources the caller of `ctx` may read (module docs). `cursor` is the
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page; `files` is whether the caller's face lets it read
+    /// workspace files at all (MCP: the `tools:execute` scope, as a `read_file` call needs).
     pub fn list_resources(
         &self,
         ctx: &ToolContext,
         cursor: Option<&str>,
+        files: bool,
     ) -> Result<ResourcePage, ServiceError> {
         let start = match cursor {
             None => 0,
@@ -264,7 +266,11 @@ impl ToolService {
                 ))
             })?,
         };
-        let mut all = self.workspace_entries(ctx);
+        let mut all = if files {
+            self.workspace_entries(ctx)
+        } else {
+            Vec::new()
+        };
         all.extend(self.tool_source_entries(ctx));
         let end = start.saturating_add(LIST_PAGE).min(all.len());
         let resources = all.get(start..end).map(<[_]>::to_vec).unwrap_or_default();

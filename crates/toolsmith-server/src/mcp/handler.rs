@@ -185,6 +185,15 @@ impl ToolsmithMcp {
             .filter(|t| t.served_in(self.inner.shared.catalog.surface()))
     }
 
+    /// Whether this caller may read its workspace's files as resources: a `read_file` call
+    /// over MCP needs the `tools:execute` scope (the error says so).
+    fn files_readable(&self) -> Result<(), String> {
+        match self.inner.identity.denial(Scope::ToolsExecute) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        }
+    }
+
     /// Whether this server serves dynamic-mcp's enterprise resources and prompt.
     fn serves_resources(&self) -> bool {
         self.compat() && self.inner.shared.catalog.surface().enterprise()
@@ -1154,7 +1163,8 @@ impl ServerHandler for ToolsmithMcp {
     ) -> Result<ListResourcesResult, ErrorData> {
         if !self.compat() {
             let ctx = self.inner.identity.tool_context();
-            return resources::list(self.service(), &ctx, request.as_ref());
+            let files = self.inner.identity.denial(Scope::ToolsExecute).is_none();
+            return resources::list(self.service(), &ctx, request.as_ref(), files);
         }
         if !self.serves_resources() {
             return Err(method_not_found());
@@ -1171,7 +1181,8 @@ impl ServerHandler for ToolsmithMcp {
     ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
         if !self.compat() {
             let ctx = self.inner.identity.tool_context();
-            return Ok(resources::templates(self.service(), &ctx));
+            let files = self.inner.identity.denial(Scope::ToolsExecute).is_none();
+            return Ok(resources::templates(self.service(), &ctx, files));
         }
         if !self.serves_resources() {
             // What rmcp answers without the capability, as before Toolsmith's own resources.
@@ -1200,7 +1211,7 @@ impl ServerHandler for ToolsmithMcp {
         let ctx = self.inner.identity.tool_context();
         self.inner
             .resource_subscriptions
-            .subscribe(self.service(), &ctx, &request.uri)
+            .subscribe(self.service(), &ctx, &request.uri, self.files_readable())
             .await
     }
 
@@ -1230,7 +1241,7 @@ impl ServerHandler for ToolsmithMcp {
         if !self.compat() {
             let approver = approval::approver_for(&context, &self.inner.identity);
             let ctx = self.caller(context.ct.clone(), approver, 0).tool_context();
-            return resources::read(self.service(), ctx, &request.uri)
+            return resources::read(self.service(), ctx, &request.uri, self.files_readable())
                 .await
                 .map(ReadResourceResponse::from);
         }

@@ -29,6 +29,18 @@ use toolsmith_service::{ServiceError, ToolService};
 
 /// The answer to a refused resource request: not found as MCP's `-32002` (the message names
 /// why), a bad cursor as `-32602`.
+/// A workspace URI when the caller may not read files (`files` says why): not found, naming
+/// the scope a `read_file` call needs.
+fn workspace_allowed(uri: &str, files: Result<(), String>) -> Result<(), ErrorData> {
+    match (ResourceRef::parse(uri), files) {
+        (Some(ResourceRef::WorkspaceFile(_)), Err(why)) => Err(ErrorData::resource_not_found(
+            format!("no resource {uri}: reading your workspace is a read_file call, and {why}"),
+            None,
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn refused(e: ServiceError) -> ErrorData {
     match e {
         ServiceError::NotFound(message) => ErrorData::resource_not_found(message, None),
@@ -43,13 +55,19 @@ fn refused(e: ServiceError) -> ErrorData {
 }
 
 /// `resources/list`: one page of what the caller may read.
+///
+/// `files` is whether the caller may read workspace files at all: a `read_file` call over MCP
+/// needs the `tools:execute` scope, so a token without it gets tool sources only.
 pub(crate) fn list(
     service: &ToolService,
     ctx: &ToolContext,
     request: Option<&PaginatedRequestParams>,
+    files: bool,
 ) -> Result<ListResourcesResult, ErrorData> {
     let cursor = request.and_then(|r| r.cursor.as_deref());
-    let page = service.list_resources(ctx, cursor).map_err(refused)?;
+    let page = service
+        .list_resources(ctx, cursor, files)
+        .map_err(refused)?;
     let resources = page
         .resources
         .into_iter()
@@ -72,12 +90,17 @@ pub(crate) fn list(
     Ok(result)
 }
 
-/// `resources/templates/list`.
-pub(crate) fn templates(service: &ToolService, ctx: &ToolContext) -> ListResourceTemplatesResult {
+/// `resources/templates/list` (`files` as for [`list`]).
+pub(crate) fn templates(
+    service: &ToolService,
+    ctx: &ToolContext,
+    files: bool,
+) -> ListResourceTemplatesResult {
     ListResourceTemplatesResult::with_all_items(
         service
             .resource_templates(ctx)
             .into_iter()
+            .filter(|t| files || t.uri_template != toolsmith_service::resources::WORKSPACE_TEMPLATE)
             .map(|t| {
                 ResourceTemplate::new(t.uri_template, t.name)
                     .with_title(t.title)
@@ -93,7 +116,9 @@ pub(crate) async fn read(
     service: &ToolService,
     ctx: ToolContext,
     uri: &str,
+    files: Result<(), String>,
 ) -> Result<ReadResourceResult, ErrorData> {
+    workspace_allowed(uri, files)?;
     let content = service.read_resource(ctx, uri).await.map_err(refused)?;
     let blob = content.body.base64();
     let contents = match (content.body, blob) {
@@ -158,7 +183,9 @@ impl Subscriptions {
         service: &ToolService,
         ctx: &ToolContext,
         uri: &str,
+        files: Result<(), String>,
     ) -> Result<(), ErrorData> {
+        workspace_allowed(uri, files)?;
         let Some(what) = ResourceRef::parse(uri) else {
             return Err(ErrorData::resource_not_found(
                 format!(

@@ -365,3 +365,36 @@ async fn without_a_workspace_only_tool_sources_are_resources() {
         .expect_err("no workspace");
     assert!(e.message.contains("read_file"), "{}", e.message);
 }
+
+#[tokio::test]
+async fn a_token_that_may_not_call_tools_reads_no_workspace_file() {
+    let (server, _workspaces) = server_with_workspace().await;
+    let alice = Session::open(&server, "alice").await;
+    alice.write("plan.md", "alice's plan").await;
+    let mut identity = Identity::local_default();
+    identity.user_id = "alice".to_owned();
+    identity.scopes = vec![toolsmith_server::auth::Scope::ToolsRead];
+    let (sent, notes) = mpsc::unbounded_channel();
+    let reader = Session {
+        client: mcp_support::connect_in_process(&server.state, identity, Notes { sent }).await,
+        notes,
+    };
+    assert!(reader.uris().await.is_empty(), "no file listed");
+    let e = reader
+        .read("toolsmith://workspace/plan.md")
+        .await
+        .expect_err("read_file needs tools:execute");
+    assert!(e.message.contains("tools:execute"), "{}", e.message);
+    let e = reader
+        .client
+        .subscribe(SubscribeRequestParams::new("toolsmith://workspace/plan.md"))
+        .await
+        .expect_err("nor a subscription");
+    assert!(e.to_string().contains("tools:execute"), "{e}");
+    let templates = reader
+        .client
+        .list_resource_templates(None)
+        .await
+        .expect("resources/templates/list");
+    assert_eq!(templates.resource_templates.len(), 1, "tool sources only");
+}
