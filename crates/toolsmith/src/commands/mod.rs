@@ -148,6 +148,7 @@ fn writes(command: &Command) -> bool {
                 | ToolCommand::Get { .. }
                 | ToolCommand::History { .. }
                 | ToolCommand::Stats
+                | ToolCommand::Executions { .. }
         ),
         Command::Run(_) | Command::RunCode(_) | Command::Audit(_) => true,
         Command::Prompt(p) => p.reads(),

@@ -44,6 +44,12 @@ fn read_only_mode_refuses_the_clis_writes_and_keeps_its_reads() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.json()["status"], "active");
     let out = env.run_with_env(
+        &["--json", "tool", "executions", "word_frequency"],
+        None,
+        &read_only,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = env.run_with_env(
         &[
             "--json",
             "run",
