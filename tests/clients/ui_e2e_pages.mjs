@@ -207,6 +207,14 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       const said = await deleting.innerText();
       assert.match(said, /Destructive It may delete or overwrite what exists\./);
       assert.match(said, /Needs confirmation Marked requiresConfirmation: a person is to confirm each call before it runs\./);
+      // Running it asks the person first; Cancel runs nothing.
+      await page.getByRole('tab', { name: 'Test' }).click();
+      await page.getByLabel('path (required)').fill('nothing-here.txt');
+      await page.getByRole('button', { name: 'Run' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Run delete_file?' });
+      await visible(confirm);
+      await confirm.getByRole('button', { name: 'Cancel' }).click();
+      assert.equal(await page.locator('pre.output').count(), 0, 'nothing ran');
       audited.push(['catalog-details', '#/catalog/calculate'], ['catalog-test', '#/catalog/calculate?tab=test']);
     });
 
