@@ -271,7 +271,8 @@ impl SearchIndex {
                     Some(own) => self.idf(term_id).min(own),
                     None => self.idf(term_id),
                 };
-                let specific = postings.len() <= SPECIFIC_DF;
+                let specific =
+                    postings.len() <= SPECIFIC_DF && !GENERIC_VERBS.contains(&term.as_str());
                 for &Posting {
                     doc,
                     short,
@@ -460,6 +461,13 @@ pub struct Evidence {
 
 /// A word held by at most this many tools names what they do, not a whole family.
 pub const SPECIFIC_DF: usize = 3;
+
+/// Verbs that say what a request does, not what it is about: rare in names or not, they never
+/// name a tool alone ("send an email" is not `sessions_send`, "show my goals" is not `show_x`).
+/// Stems, as the index holds its words.
+const GENERIC_VERBS: &[&str] = &[
+    "send", "get", "set", "run", "make", "add", "show", "find", "use", "do", "list",
+];
 
 impl Evidence {
     /// Whether the hit answers the request rather than sharing a word with it: a rare word of
