@@ -22,6 +22,7 @@ use super::agents::{Agent, AgentList, AgentRun, AgentRunList, AgentUsage};
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList};
+use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
 use super::session::{Changes, Session};
 use super::tasks::{Task, TaskList};
 use super::types::{
@@ -95,7 +96,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         ErrorEnvelope, ErrorBody, ToolRecord, ToolList, Stats, DefinitionList, Deleted, Execution,
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
-        ClientRequests
+        ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody
     ))
 )]
 pub struct ApiDoc;

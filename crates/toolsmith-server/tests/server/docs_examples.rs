@@ -151,6 +151,13 @@ fn catalogue() -> Vec<(&'static str, &'static str, Example)> {
             ),
         ),
         (
+            "prompts.md",
+            "name: review",
+            Example::Illustration(
+                "a prompt file with every field, `…` in the image data: prompts of these fields are created, rendered and completed by rest_prompts, mcp_prompts and cli prompts",
+            ),
+        ),
+        (
             "js-tools.md",
             "\"weatherapi\"",
             Example::Illustration("the Config Center snapshot a JS tool reads, with `…` values"),
