@@ -89,6 +89,10 @@ impl Upstream {
             "127.0.0.1",
             "--port",
             &port.to_string(),
+            // Bridged, it is an upstream whose every tool is offered (the default listing
+            // holds the discovery tools and the most used ones).
+            "--mcp-listing",
+            "full",
         ]);
         Upstream::spawn(command, |line| {
             line.strip_prefix("toolsmith listening on http://")

@@ -213,7 +213,9 @@ fn the_conformance_suite_passes_against_serve_with_the_example_pack() {
 
     let log = std::fs::File::create(scratch.path().join("serve.log")).expect("log file");
     let mut server = toolsmith(&data_dir)
-        .args(["serve", "--port", "0"])
+        // The suite looks its test tools up in `tools/list`: every tool listed, as a server
+        // with a small catalogue would be configured (the default lists the most used ones).
+        .args(["serve", "--port", "0", "--mcp-listing", "full"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log)
