@@ -10,13 +10,14 @@
 #
 # No container registry is reachable here: the Debian base image is made with debootstrap from
 # Debian's mirror (cached as localhost/toolsmith-base:bookworm) and the Toolsmith image packs a
-# binary built outside (TOOLSMITH_BIN, default target/debug/toolsmith; the `prebuilt` target).
+# binary built outside (TOOLSMITH_BIN, default $CARGO_TARGET_DIR or target, then debug/toolsmith;
+# the `prebuilt` target).
 # Needs root, podman, podman-compose, debootstrap and runc (scripts/install-system-deps.sh).
 # Run from anywhere: `bash deploy/test.sh`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bin=${TOOLSMITH_BIN:-target/debug/toolsmith}
+bin=${TOOLSMITH_BIN:-${CARGO_TARGET_DIR:-target}/debug/toolsmith}
 project=toolsmith-ci-$$
 base=localhost/toolsmith-base:bookworm
 work=$(mktemp -d /tmp/toolsmith-deploy.XXXXXX)
