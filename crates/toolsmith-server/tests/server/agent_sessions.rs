@@ -631,6 +631,12 @@ async fn max_concurrent_counts_a_users_running_subagents_across_parents() {
     assert!(!error, "{cancelled}");
     assert_eq!(cancelled["subagents"][0]["sessionKey"], keys[0]);
     assert_eq!(cancelled["subagents"][0]["status"], "cancelled");
+    // The subagent's run is cancelled as any run is: audited.
+    let log = app
+        .get("/api/v1/audit?action=agent.run.cancel")
+        .await
+        .assert_ok(axum::http::StatusCode::OK);
+    assert_eq!(log["entries"].as_array().unwrap().len(), 1, "{log}");
     let (again, error) = call(
         &app,
         "sessions_spawn",

@@ -36,6 +36,7 @@ use toolsmith_core::{Client, LogLevel, ToolContext};
 
 use super::runner::Extras;
 use super::sessions::{Args, check_text, label_of, session_json};
+use crate::input::Actor;
 use crate::{ServiceError, ToolService};
 
 /// Spec 001 §6's limits, as server configuration.
@@ -453,7 +454,13 @@ impl ToolService {
                 session.updated_at = Utc::now();
                 self.store.update_session(&session).await?;
                 if let Some(run) = &session.last_run {
-                    self.cancel_agent_run(ctx, run).await?;
+                    // Audited as every other cancel of a run: by the model when a model asked.
+                    let actor = if ctx.by_model() {
+                        Actor::llm(ctx.user_id.clone()).with_agent(ctx.agent_id.clone())
+                    } else {
+                        Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                    };
+                    self.cancel_agent_run_as(&actor, ctx, run).await?;
                 }
             }
             after.push(self.get_session(ctx, &session.id).await?);
