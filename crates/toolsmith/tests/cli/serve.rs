@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 mod full_disk;
 mod logs;
 mod postgres;
+mod postgres_agents;
 mod postgres_balancer;
 mod postgres_limits;
 mod postgres_ops;
