@@ -23,6 +23,7 @@ pub mod notes;
 pub mod ops;
 pub mod rules;
 pub mod tasks;
+pub mod zone;
 
 use toolsmith_core::data::RecordOrder;
 use toolsmith_core::{RegisteredTool, ToolDefinition};

@@ -238,8 +238,13 @@ pub async fn decompose(call: Call<'_>) -> Result<Value, Fail> {
         }
         let mut step = given.clone();
         step.insert("goalId".to_owned(), json!(goal.id));
-        fields::read_new(STEPS.fields, &Value::Object(step.clone()), STEPS.noun)
-            .map_err(|e| Fail::Args(format!("steps[{i}]: {}", e.message())))?;
+        fields::read_new(
+            STEPS.fields,
+            &Value::Object(step.clone()),
+            STEPS.noun,
+            chrono_tz::Tz::UTC,
+        )
+        .map_err(|e| Fail::Args(format!("steps[{i}]: {}", e.message())))?;
         new_steps.push(Value::Object(step));
     }
     let mut added = Vec::with_capacity(new_steps.len());

@@ -8,8 +8,9 @@ use serde_json::{Map, Value, json};
 
 use toolsmith_core::object;
 
-use super::natural;
+use super::{natural, zone};
 use crate::utilities::Fail;
+use chrono_tz::Tz;
 
 /// What a field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,9 +146,17 @@ impl Field {
         schema
     }
 
-    /// `value` as this field holds it, or the reason it cannot.
+    /// `value` as this field holds it, or the reason it cannot; a date in words is read in UTC.
     pub fn read(&self, value: &Value) -> Result<Value, Fail> {
+        self.read_at(value, Tz::UTC, Utc::now())
+    }
+
+    /// [`Field::read`] with a date in words read in `zone` at `now`: "today" is `now`'s date
+    /// there, and "tomorrow 9am" is 9am there, stored as the RFC 3339 instant with its offset
+    /// (`2026-03-30T09:00:00+02:00`).
+    pub fn read_at(&self, value: &Value, zone: Tz, now: DateTime<Utc>) -> Result<Value, Fail> {
         let name = self.name;
+        let today = zone::today(zone, now);
         let text = |max: usize| -> Result<String, Fail> {
             let Some(text) = value.as_str() else {
                 return Err(Fail::Args(format!("'{name}' must be a string")));
@@ -188,7 +197,7 @@ impl Field {
                 {
                     return Ok(json!(date));
                 }
-                match natural::resolve(&date, Utc::now().date_naive()) {
+                match natural::resolve(&date, today) {
                     Ok(day) if day.time.is_none() && in_range(&day.date) => {
                         json!(day.date.to_string())
                     }
@@ -206,10 +215,13 @@ impl Field {
                 if instant(&time).is_some() {
                     return Ok(json!(time));
                 }
-                match natural::resolve(&time, Utc::now().date_naive()) {
+                match natural::resolve(&time, today) {
                     Ok(day) if in_range(&day.date) => match day.time {
                         None => json!(day.date.to_string()),
-                        Some(at) => json!(day.date.and_time(at).and_utc().to_rfc3339()),
+                        Some(at) => match zone::at(zone, day.date.and_time(at)) {
+                            Some(at) => json!(at.to_rfc3339()),
+                            None => return Err(not_a_day(name, &time, natural::NotADay::Unknown)),
+                        },
                     },
                     Ok(_) => return Err(not_a_day(name, &time, natural::NotADay::Unknown)),
                     Err(why) => return Err(not_a_day(name, &time, why)),
@@ -349,14 +361,21 @@ pub fn is_date_only(text: &str) -> bool {
 
 /// A new record's document from `args`: every field of `fields` that may be given on add,
 /// the required ones present, the defaults filled in; any other key is refused.
-pub fn read_new(fields: &[Field], args: &Value, noun: &str) -> Result<Map<String, Value>, Fail> {
+/// A date in words is read in `zone` ([`Field::read_at`]).
+pub fn read_new(
+    fields: &[Field],
+    args: &Value,
+    noun: &str,
+    zone: Tz,
+) -> Result<Map<String, Value>, Fail> {
+    let now = Utc::now();
     let given = object(args, noun)?;
     refuse_unknown(fields, given, noun, |f| f.on_add)?;
     let mut doc = Map::new();
     for field in fields {
         match given.get(field.name) {
             Some(value) if !value.is_null() && field.on_add => {
-                doc.insert(field.name.to_owned(), field.read(value)?);
+                doc.insert(field.name.to_owned(), field.read_at(value, zone, now)?);
             }
             _ if field.required => {
                 return Err(Fail::Args(format!(
@@ -389,6 +408,7 @@ pub fn read_changes(
     args: &Value,
     noun: &str,
     skip: &str,
+    zone: Tz,
 ) -> Result<Map<String, Value>, Fail> {
     let given = object(args, noun)?;
     let mut rest = given.clone();
@@ -407,7 +427,7 @@ pub fn read_changes(
             }
             Value::Null
         } else {
-            field.read(value)?
+            field.read_at(value, zone, Utc::now())?
         };
         changes.insert(key.clone(), value);
     }
@@ -512,28 +532,41 @@ mod tests {
                 .default("open")
                 .not_on_add(),
         ];
-        let doc = read_new(&fields, &json!({"title": " hi "}), "note").unwrap();
+        let doc = read_new(&fields, &json!({"title": " hi "}), "note", Tz::UTC).unwrap();
         assert_eq!(
             Value::Object(doc),
             json!({"title": "hi", "isPinned": false, "status": "open"})
         );
-        let e = read_new(&fields, &json!({}), "note").unwrap_err();
+        let e = read_new(&fields, &json!({}), "note", Tz::UTC).unwrap_err();
         assert!(e.message().contains("'title' is required"));
-        let e = read_new(&fields, &json!({"title": "x", "status": "done"}), "note").unwrap_err();
+        let e = read_new(
+            &fields,
+            &json!({"title": "x", "status": "done"}),
+            "note",
+            Tz::UTC,
+        )
+        .unwrap_err();
         assert!(e.message().contains("unknown field 'status'"), "{e:?}");
-        let e = read_new(&fields, &json!({"title": "x".repeat(11)}), "note").unwrap_err();
+        let e = read_new(&fields, &json!({"title": "x".repeat(11)}), "note", Tz::UTC).unwrap_err();
         assert!(e.message().contains("limit is 10 bytes"), "{e:?}");
         let changes = read_changes(
             &fields,
             &json!({"id": "n1", "status": "done"}),
             "note",
             "id",
+            Tz::UTC,
         );
         assert_eq!(Value::Object(changes.unwrap()), json!({"status": "done"}));
-        let e = read_changes(&fields, &json!({"id": "n1"}), "note", "id").unwrap_err();
+        let e = read_changes(&fields, &json!({"id": "n1"}), "note", "id", Tz::UTC).unwrap_err();
         assert!(e.message().contains("nothing to change"));
-        let e =
-            read_changes(&fields, &json!({"id": "n", "title": null}), "note", "id").unwrap_err();
+        let e = read_changes(
+            &fields,
+            &json!({"id": "n", "title": null}),
+            "note",
+            "id",
+            Tz::UTC,
+        )
+        .unwrap_err();
         assert!(e.message().contains("cannot be cleared"));
     }
 }

@@ -15,7 +15,7 @@ use chrono::{Datelike, Days, NaiveDate, NaiveTime, Weekday};
 /// How a date may be written, for refusals.
 pub const HOW_TO_WRITE: &str = "YYYY-MM-DD (like 2026-12-04), or a day in words: \"today\", \
      \"tomorrow\", \"in 3 days\", \"next Friday\", optionally with a time (\"next Friday 9am\", \
-     \"tomorrow at 14:30\"), resolved in UTC";
+     \"tomorrow at 14:30\"), in your time zone (UTC unless set)";
 
 /// A day, and a time of day when one was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,9 +8,10 @@ use toolsmith_core::data::{DataRecord, PutOutcome, RecordOrder, RecordQuery, Rec
 use toolsmith_core::object;
 
 use super::fields::{self, Field, FieldKind};
-use super::{Family, Weight};
+use super::{Family, Weight, zone};
 use crate::data::{Records, new_id, tags_arg};
 use crate::utilities::{Fail, array_arg, opt_bool, opt_int};
+use chrono_tz::Tz;
 
 /// Most records one batch tool adds.
 pub const MAX_BATCH: usize = 50;
@@ -303,8 +304,9 @@ pub async fn add(
     scope: &RecordScope,
     args: &Value,
 ) -> Result<Value, Fail> {
-    let doc = read_doc(f, records, scope, args).await?;
-    let resolved = resolved_dates(f, args, &doc);
+    let zone = zone::get(records, &scope.owner).await?;
+    let doc = read_doc(f, records, scope, args, zone).await?;
+    let resolved = resolved_dates(f, args, &doc, zone);
     let mut reply = store(f, records, scope, doc).await?;
     if !resolved.is_empty() {
         object::set(&mut reply, "resolved", json!(resolved));
@@ -313,8 +315,9 @@ pub async fn add(
 }
 
 /// What the date fields written in words (`"tomorrow"`) were read as: one line a field,
-/// `'dueDate': "tomorrow" is 2026-11-30 (UTC)`, so the caller sees the ISO date used.
-fn resolved_dates(f: &Family, given: &Value, doc: &Map<String, Value>) -> Vec<String> {
+/// `'dueDate': "tomorrow" is 2026-11-30 (Europe/Paris)`, so the caller sees the ISO date used
+/// and the time zone it was read in.
+fn resolved_dates(f: &Family, given: &Value, doc: &Map<String, Value>, zone: Tz) -> Vec<String> {
     f.fields
         .iter()
         .filter(|field| matches!(field.kind, FieldKind::Date | FieldKind::Time))
@@ -323,7 +326,11 @@ fn resolved_dates(f: &Family, given: &Value, doc: &Map<String, Value>) -> Vec<St
             let stored = doc.get(field.name)?.as_str()?;
             (written != stored).then(|| {
                 let shown: String = written.chars().take(40).collect();
-                format!("'{}': \"{shown}\" is {stored} (UTC)", field.name)
+                format!(
+                    "'{}': \"{shown}\" is {stored} ({})",
+                    field.name,
+                    zone.name()
+                )
             })
         })
         .collect()
@@ -344,9 +351,10 @@ pub async fn batch_add(
             f.batch_param, f.noun
         )));
     }
+    let zone = zone::get(records, &scope.owner).await?;
     let mut docs = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let doc = read_doc(f, records, scope, item)
+        let doc = read_doc(f, records, scope, item, zone)
             .await
             .map_err(|e| Fail::Args(format!("{}[{i}]: {}", f.batch_param, e.message())))?;
         docs.push(doc);
@@ -388,8 +396,9 @@ async fn read_doc(
     records: &dyn Records,
     scope: &RecordScope,
     args: &Value,
+    zone: Tz,
 ) -> Result<Map<String, Value>, Fail> {
-    let mut doc = fields::read_new(f.fields, args, f.noun)?;
+    let mut doc = fields::read_new(f.fields, args, f.noun, zone)?;
     if let Some(check) = f.check {
         check(&mut doc)?;
     }
@@ -633,7 +642,8 @@ pub async fn update(
     body: &Value,
     skip: &str,
 ) -> Result<Value, Fail> {
-    let changes = fields::read_changes(f.fields, body, f.noun, skip)?;
+    let zone = zone::get(records, &scope.owner).await?;
+    let changes = fields::read_changes(f.fields, body, f.noun, skip, zone)?;
     if let Some(key) = f.dedup
         && changes.contains_key(key)
     {
@@ -642,7 +652,7 @@ pub async fn update(
             f.noun
         )));
     }
-    let resolved = resolved_dates(f, body, &changes);
+    let resolved = resolved_dates(f, body, &changes, zone);
     let mut reply = modify(f, records, scope, id, |doc| {
         for (key, value) in changes {
             if value.is_null() {

@@ -52,6 +52,7 @@ pub mod policies;
 pub mod prompts;
 pub mod scheduled_tasks;
 pub mod session;
+pub mod settings;
 pub mod tasks;
 pub mod tokens;
 pub mod tool_groups;
@@ -131,6 +132,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(tasks::get_one))
         .routes(routes!(tasks::cancel))
         .routes(routes!(data::export))
+        .routes(routes!(settings::get_time_zone, settings::set_time_zone))
         .routes(routes!(data::erase))
         .routes(routes!(data::list, data::create))
         .routes(routes!(data::get_one, data::update, data::delete))

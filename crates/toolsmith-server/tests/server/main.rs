@@ -77,6 +77,7 @@ mod rest_scheduled_tasks;
 mod rest_schemathesis;
 mod rest_scrubbing;
 mod rest_tasks;
+mod rest_time_zone;
 mod rest_ui;
 mod search_quality;
 mod tool_groups;

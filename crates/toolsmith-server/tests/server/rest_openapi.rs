@@ -28,6 +28,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/data/custom/{table}/records/{id}"),
     ("PATCH", "/api/v1/data/custom/{table}/records/{id}"),
     ("DELETE", "/api/v1/data/custom/{table}/records/{id}"),
+    ("GET", "/api/v1/settings/timezone"),
+    ("PUT", "/api/v1/settings/timezone"),
     ("GET", "/api/v1/scheduled-tasks"),
     ("POST", "/api/v1/scheduled-tasks"),
     ("GET", "/api/v1/scheduled-tasks/{id}"),

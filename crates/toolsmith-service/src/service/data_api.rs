@@ -69,6 +69,22 @@ impl ToolService {
         result.map_err(service_error)
     }
 
+    /// The time zone `user`'s dates in words are read in (an IANA name; `UTC` unless set).
+    pub async fn time_zone(&self, user: &str) -> Result<String, ServiceError> {
+        let zone = personal::zone::get(&self.records(), user)
+            .await
+            .map_err(service_error)?;
+        Ok(zone.name().to_owned())
+    }
+
+    /// Sets `user`'s time zone to `name` (an IANA name, like `Europe/Paris`); the name set.
+    pub async fn set_time_zone(&self, user: &str, name: &str) -> Result<String, ServiceError> {
+        let zone = personal::zone::set(&self.records(), user, name)
+            .await
+            .map_err(service_error)?;
+        Ok(zone.name().to_owned())
+    }
+
     /// A list's arguments from a query string: each name one of the family's list filters
     /// (its list tool's parameters), each value as that parameter's type (`limit=5`,
     /// `isFavorite=true`, `tags=a,b`).
