@@ -23,8 +23,8 @@ export class ApiError extends Error {
 }
 
 /**
- * Calls the API. Resolves with `data`; rejects with ApiError. A 401 also fires the
- * `toolsmith:unauthorized` event so the app can ask for a token.
+ * Calls the API. Resolves with `data`; rejects with ApiError. A 401 of the token the tab still
+ * holds also fires the `toolsmith:unauthorized` event so the app can ask for a token.
  * opts.etag: send If-None-Match; resolves {notModified: true} on 304, else {data, etag}.
  */
 export async function api(method, path, body, opts = {}) {
@@ -57,7 +57,10 @@ export async function api(method, path, body, opts = {}) {
   }
   if (!res.ok || !json || json.success === false) {
     const err = (json && json.error) || {};
-    if (res.status === 401) window.dispatchEvent(new CustomEvent('toolsmith:unauthorized'));
+    // Only a refusal of the token this tab holds now asks for a token: a request sent before the
+    // tab signed in (a poll in flight while the first token turned authentication on) was
+    // refused for having none, and says nothing about the new one.
+    if (res.status === 401 && getToken() === token) window.dispatchEvent(new CustomEvent('toolsmith:unauthorized'));
     throw new ApiError(res.status, err.code || 'error', err.message || `HTTP ${res.status}`, err.details);
   }
   if (opts.etag !== undefined) return { data: json.data, etag: res.headers.get('ETag') };
