@@ -147,6 +147,9 @@ pub enum Command {
     /// Grants of bridged MCP servers to users and agents, and access requests.
     #[command(subcommand)]
     McpGrants(crate::commands::mcp_grants::McpGrantsCommand),
+    /// Your time zone for dates in words ("tomorrow 9am" is 9am there; UTC unless set): show
+    /// it, or set it to an IANA name (`toolsmith timezone Europe/Paris`).
+    Timezone(crate::commands::timezone::TimezoneArgs),
     /// The database as a whole: copy a store between SQLite and PostgreSQL.
     #[command(subcommand)]
     Db(crate::commands::db::DbCommand),

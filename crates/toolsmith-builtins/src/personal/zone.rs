@@ -11,6 +11,7 @@ use toolsmith_core::data::{DataRecord, RecordScope};
 
 use crate::data::Records;
 use crate::utilities::Fail;
+use crate::utilities::datetime::Zone;
 
 /// The record store's collection of a user's settings.
 pub const COLLECTION: &str = "setting";
@@ -22,17 +23,21 @@ fn scope(owner: &str) -> RecordScope {
     RecordScope::new(owner, None)
 }
 
-/// The zone `name` names (an IANA name as the tz database spells it: `Europe/Paris`, `UTC`),
-/// or the refusal that names the form.
+/// The zone `name` names (an IANA name in any letter case: `Europe/Paris`, `europe/paris`,
+/// `UTC`), or the refusal that names the form. A fixed offset (`+02:00`) is refused: it would
+/// not follow daylight saving time.
 pub fn parse(name: &str) -> Result<Tz, Fail> {
-    let name = name.trim();
-    name.parse::<Tz>().map_err(|_| {
-        let shown: String = name.chars().take(64).collect();
-        Fail::Args(format!(
-            "'{shown}' is not a time zone: give an IANA time zone name, like Europe/Paris, \
-                 America/New_York or UTC"
-        ))
-    })
+    match Zone::parse(name) {
+        Ok(Zone::Named(zone)) => Ok(zone),
+        _ => {
+            let shown: String = name.trim().chars().take(64).collect();
+            Err(Fail::Args(format!(
+                "'{shown}' is not a time zone name: give an IANA time zone name, like \
+                 Europe/Paris, America/New_York or UTC (not an offset: a name follows daylight \
+                 saving time)"
+            )))
+        }
+    }
 }
 
 /// The time zone of `owner` (UTC when none is set, or when the stored one is no longer known).
@@ -152,6 +157,13 @@ mod tests {
     fn a_skipped_time_is_the_hour_after() -> Result<(), Fail> {
         let got = read("tomorrow at 2:30", "Europe/Paris", "2026-03-28T12:00:00Z")?;
         assert_eq!(got, json!("2026-03-29T03:30:00+02:00"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_name_in_any_case_but_no_offset() -> Result<(), Fail> {
+        assert_eq!(parse("europe/paris")?, Tz::Europe__Paris);
+        assert!(parse("+02:00").is_err());
         Ok(())
     }
 

@@ -10,6 +10,7 @@
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`mcp_servers`] — `toolsmith mcp-servers …`: the MCP bridge's upstream servers.
 //! - [`mcp_grants`] — `toolsmith mcp-grants …`: grants of bridged servers, access requests.
+//! - [`timezone`] — `toolsmith timezone [NAME]`: the user's time zone for dates in words.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
@@ -40,6 +41,7 @@ pub mod policy;
 pub mod prompt;
 pub mod run;
 pub mod serve;
+pub mod timezone;
 pub mod token;
 pub mod tool;
 
@@ -120,6 +122,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Groups(command) => groups::run(&ctx, command).await,
         Command::McpServers(command) => mcp_servers::run(&ctx, command).await,
         Command::McpGrants(command) => mcp_grants::run(&ctx, command).await,
+        Command::Timezone(args) => timezone::run(&ctx, args).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -165,6 +168,7 @@ fn writes(command: &Command) -> bool {
         }
         Command::McpServers(m) => matches!(m, MS::List(_) | MS::Show { .. }),
         Command::McpGrants(m) => matches!(m, MG::List | MG::Requests { .. }),
+        Command::Timezone(t) => t.reads(),
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => true,
     };
     !reads
@@ -208,6 +212,7 @@ fn creates_store(command: &Command) -> bool {
         | Command::Serve(_)
         | Command::Mcp(_)
         | Command::Db(_) => true,
+        Command::Timezone(t) => !t.reads(),
         Command::Audit(_) | Command::Approvals(_) => false,
     }
 }

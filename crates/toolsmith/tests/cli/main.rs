@@ -47,5 +47,6 @@ mod run;
 mod serve;
 mod store_files;
 mod support;
+mod timezone;
 mod token;
 mod ui_browser;
