@@ -119,8 +119,8 @@ pub struct Range {
     pub from: &'static str,
     /// The argument of its end (records before it; a date alone includes its whole day).
     pub to: &'static str,
-    /// Without either argument, list from the start of today (UTC): upcoming events, not
-    /// last year's.
+    /// Without either argument, list from the start of today (in the user's time zone):
+    /// upcoming events, not last year's.
     pub from_today: bool,
 }
 

@@ -60,7 +60,8 @@ async fn selected(call: &Call<'_>, skip: &[&str]) -> Result<(Vec<DataRecord>, bo
             obj.remove(*key);
         }
     }
-    let mut query = ops::list_query(&FAMILY, &call.scope, &args)?;
+    let zone = crate::personal::zone::get(call.records, &call.scope.owner).await?;
+    let mut query = ops::list_query(&FAMILY, &call.scope, &args, zone)?;
     query.order = RecordOrder::At;
     let mut rows = scan(call.records, query, MAX_ROWS + 1).await?;
     let more = rows.len() > MAX_ROWS;

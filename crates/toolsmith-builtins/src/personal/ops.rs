@@ -441,15 +441,22 @@ pub async fn list(
     scope: &RecordScope,
     args: &Value,
 ) -> Result<Value, Fail> {
-    let query = list_query(f, scope, args)?;
+    let zone = zone::get(records, &scope.owner).await?;
+    let query = list_query(f, scope, args, zone)?;
     let hits = records.query(&query).await?;
     let items: Vec<Value> = hits.iter().map(|h| view(&h.record)).collect();
     let total = records.stats(scope, f.collection).await?.total;
     Ok(json!({ "count": items.len(), "total": total, f.many: items }))
 }
 
-/// The query of the list tool's arguments `args` (filters, search, order, page).
-pub fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<RecordQuery, Fail> {
+/// The query of the list tool's arguments `args` (filters, search, order, page); a range that
+/// starts today by default starts at midnight in `zone`.
+pub fn list_query(
+    f: &Family,
+    scope: &RecordScope,
+    args: &Value,
+    zone: Tz,
+) -> Result<RecordQuery, Fail> {
     if !args.is_object() && !args.is_null() {
         return Err(Fail::Args("the arguments must be a JSON object".to_owned()));
     }
@@ -538,12 +545,8 @@ pub fn list_query(f: &Family, scope: &RecordScope, args: &Value) -> Result<Recor
         q.at_from = time(range.from, false)?;
         q.at_before = time(range.to, true)?;
         if range.from_today && q.at_from.is_none() && q.at_before.is_none() {
-            q.at_from = Some(
-                Utc::now()
-                    .date_naive()
-                    .and_time(chrono::NaiveTime::MIN)
-                    .and_utc(),
-            );
+            let midnight = zone::today(zone, Utc::now()).and_time(chrono::NaiveTime::MIN);
+            q.at_from = zone::at(zone, midnight).map(|at| at.with_timezone(&Utc));
         }
         if let (Some(from), Some(before)) = (q.at_from, q.at_before)
             && before <= from

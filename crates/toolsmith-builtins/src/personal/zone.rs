@@ -160,6 +160,29 @@ mod tests {
         Ok(())
     }
 
+    /// `list_calendar_events` without a range lists from midnight today in the user's zone
+    /// (Asia/Kolkata, +05:30 all year: 18:30Z the day before).
+    #[test]
+    fn upcoming_events_start_at_midnight_in_the_zone() -> Result<(), Fail> {
+        use crate::personal::{calendar, ops};
+        let scope = RecordScope::new("alice", None);
+        let kolkata = parse("Asia/Kolkata")?;
+        let midnight = || {
+            let day = today(kolkata, Utc::now()).and_time(chrono::NaiveTime::MIN);
+            at(kolkata, day).map(|t| t.with_timezone(&Utc))
+        };
+        let before = midnight();
+        let query = ops::list_query(&calendar::FAMILY, &scope, &json!({}), kolkata)?;
+        let after = midnight();
+        assert!(
+            query.at_from == before || query.at_from == after,
+            "{query:?}"
+        );
+        let from = query.at_from.map(|t| t.to_rfc3339()).unwrap_or_default();
+        assert!(from.contains("T18:30:00"), "{from}");
+        Ok(())
+    }
+
     #[test]
     fn a_name_in_any_case_but_no_offset() -> Result<(), Fail> {
         assert_eq!(parse("europe/paris")?, Tz::Europe__Paris);
