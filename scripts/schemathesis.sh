@@ -19,7 +19,9 @@
 # fields) and policies (whose profiles and groups must exist), and custom tables (columns and
 # defaults of their types, names taken) and their records (values, filters and sorts checked
 # against the table's own columns), and agents (whose tool policy must compile, and whose run
-# needs the model service the definition names in the caller's Config Center). A
+# needs the model service the definition names in the caller's Config Center), and prompts
+# (whose templates must compile and use only their declared arguments; a rollback names a version
+# that must exist, and a render's arguments are checked against the prompt's own), and a time zone (a name the tz database must know). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 # Running, approving and rejecting a tool in the wrong state (disabled, already active) also
 # accept 400: spec 000 answers those with a 400, and the document says so.
@@ -104,6 +106,11 @@ include-operation-id = [
   "createAgent",
   "replaceAgent",
   "startAgentRun",
+  "createPrompt",
+  "replacePrompt",
+  "rollbackPrompt",
+  "renderPrompt",
+  "setTimeZone",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 

@@ -113,6 +113,7 @@ pub fn document() -> &'static Value {
         finish(&mut doc);
         let mut doc = serde_json::to_value(&doc).unwrap_or(Value::Null);
         code_or_command(&mut doc);
+        closed_variants(&mut doc, "PromptContentBody");
         doc
     });
     &DOC
@@ -133,6 +134,22 @@ pub async fn openapi_json() -> Response {
         JSON.as_slice(),
     )
         .into_response()
+}
+
+/// The variants of an internally tagged enum whose serde form denies unknown fields: utoipa
+/// closes the enum's structs but not its variants' objects, so a body with a stray key looked
+/// valid to the document and was a 400 (found by schemathesis on prompts' message content).
+fn closed_variants(doc: &mut Value, schema: &str) {
+    let Some(Value::Array(variants)) =
+        doc.pointer_mut(&format!("/components/schemas/{schema}/oneOf"))
+    else {
+        return;
+    };
+    for variant in variants.iter_mut() {
+        if let Value::Object(object) = variant {
+            object.insert("additionalProperties".to_owned(), Value::Bool(false));
+        }
+    }
 }
 
 /// A create takes `code` or, for a command tool in spec 001's form, `command` (with its fields),

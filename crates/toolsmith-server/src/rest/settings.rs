@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::envelope::ApiOk;
+use super::envelope::{ApiOk, Envelope};
 use super::error::ApiError;
 use super::extract::{ApiJson, QueryPairs};
 use super::require;
@@ -25,13 +25,16 @@ pub struct TimeZone {
     pub time_zone: String,
 }
 
+/// The time-zone answer, enveloped.
+pub type TimeZoneEnvelope = Envelope<TimeZone>;
+
 /// Your time zone
 ///
 /// The time zone dates in words are read in by the data tools and `/api/v1/data` ("today",
 /// "tomorrow 9am"): `UTC` unless set.
 #[utoipa::path(
     get, path = "/api/v1/settings/timezone", tag = "data", operation_id = "getTimeZone",
-    responses((status = 200, description = "Your time zone", body = TimeZone))
+    responses((status = 200, description = "Your time zone", body = inline(TimeZoneEnvelope)))
 )]
 pub async fn get_time_zone(
     State(state): State<AppState>,
@@ -53,7 +56,7 @@ pub async fn get_time_zone(
     put, path = "/api/v1/settings/timezone", tag = "data", operation_id = "setTimeZone",
     request_body = TimeZone,
     responses(
-        (status = 200, description = "The time zone set", body = TimeZone),
+        (status = 200, description = "The time zone set", body = inline(TimeZoneEnvelope)),
         (status = 403, description = "A caller with an agent", body = super::error::ErrorEnvelope),
         (status = 422, description = "Not an IANA time zone name", body = super::error::ErrorEnvelope)
     )
