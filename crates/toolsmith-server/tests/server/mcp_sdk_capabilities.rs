@@ -159,14 +159,14 @@ fn check_common(report: &Value, protocol: &str, ctx: &str) {
     let delivered = progress_of(&report["progressUpdates"]);
     if let Some(wire) = report.get("progressOnTheWire") {
         // The TypeScript SDK drops progress that arrives in one read with the response (over
-        // stdio), though it came first: the transport saw all three (mcp_capabilities.mjs).
+        // stdio), though it came first: the transport saw all three (mcp_capabilities.mjs). How
+        // many the SDK then hands on depends on how the reads fall — all three were dropped in
+        // one clean-clone run — so what is held is the wire, and that whatever was delivered
+        // came in order.
         assert_eq!(progress_of(wire), [1.0, 2.0, 3.0], "{ctx}");
         assert_eq!(wire[0]["total"], 3.0, "{ctx}");
         assert_eq!(wire[2]["message"], "done", "{ctx}");
-        assert!(
-            !delivered.is_empty() && [1.0, 2.0, 3.0].starts_with(&delivered),
-            "{ctx}"
-        );
+        assert!([1.0, 2.0, 3.0].starts_with(&delivered), "{ctx}");
     } else {
         assert_eq!(delivered, [1.0, 2.0, 3.0], "{ctx}");
         assert_eq!(report["progressUpdates"][0]["total"], 3.0, "{ctx}");
