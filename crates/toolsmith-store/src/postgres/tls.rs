@@ -461,6 +461,26 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_holds_no_certificate_or_no_key_is_refused_naming_the_parameter() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.pem");
+        std::fs::write(&garbage, "not a certificate\n\u{0}\u{ff}").unwrap();
+        let shown = garbage.display().to_string();
+        let (_, params) = split_url(&format!(
+            "postgres://u@db/app?sslmode=verify-full&sslrootcert={shown}"
+        ))
+        .unwrap();
+        let err = PgTls::new(&params).unwrap_err();
+        assert!(err.contains(&format!("sslrootcert={shown}")), "{err}");
+        let (_, params) = split_url(&format!(
+            "postgres://u@db/app?sslmode=require&sslcert={shown}&sslkey={shown}"
+        ))
+        .unwrap();
+        let err = PgTls::new(&params).unwrap_err();
+        assert!(err.contains("sslcert=") || err.contains("sslkey="), "{err}");
+    }
+
+    #[test]
     fn require_with_a_root_certificate_checks_the_chain_as_libpq_does() {
         let (_, params) =
             split_url("postgres://u@db/app?sslmode=require&sslrootcert=system").unwrap();
