@@ -418,6 +418,7 @@ pub const TABLES: &[Table] = &[
             ("created_at", Time),
             ("updated_at", Time),
             ("instance", Text),
+            ("lease_until", Time),
         ],
         order_by: "id",
         identity: None,

@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 13;
+pub(crate) const SCHEMA_VERSION: i64 = 14;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -567,6 +567,14 @@ CREATE TABLE agent_session_messages (
     at         TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (session_id, seq)
 );
+"#,
+    // 13: a run's lease (issue 37): the instance running it renews `lease_until` while it
+    // runs, and any instance fails a run not ended whose lease ran out (its own stopped). A
+    // run not ended from before reads as lapsed at once (no instance of this schema holds it).
+    r#"
+ALTER TABLE agent_runs ADD COLUMN lease_until TIMESTAMPTZ;
+UPDATE agent_runs SET lease_until = updated_at WHERE status IN ('running', 'waiting_approval');
+CREATE INDEX idx_agent_runs_lease ON agent_runs (status, lease_until);
 "#,
 ];
 

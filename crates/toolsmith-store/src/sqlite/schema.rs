@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 16;
+pub(crate) const SCHEMA_VERSION: i64 = 17;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -462,6 +462,14 @@ CREATE TABLE agent_session_messages (
     // the period's rows in a temporary B-tree.
     r#"
 CREATE INDEX idx_tool_executions_created ON tool_executions (created_at);
+"#,
+    // 16: a run's lease (issue 37): the instance running it renews `lease_until` while it
+    // runs, and any instance fails a run not ended whose lease ran out (its own stopped). A
+    // run not ended from before reads as lapsed at once (no instance of this schema holds it).
+    r#"
+ALTER TABLE agent_runs ADD COLUMN lease_until TEXT;
+UPDATE agent_runs SET lease_until = updated_at WHERE status IN ('running', 'waiting_approval');
+CREATE INDEX idx_agent_runs_lease ON agent_runs (status, lease_until);
 "#,
 ];
 
