@@ -21,8 +21,10 @@
 #![cfg_attr(test, allow(clippy::string_slice))]
 
 pub mod aliases;
+pub mod chat;
 pub mod data;
 pub mod groups;
+pub(crate) mod outside;
 pub mod placeholder;
 pub mod workspace;
 
@@ -75,6 +77,8 @@ families! {
     utilities,
     files,
     web,
+    weather,
+    translate,
     pdf,
     git,
     memory,
@@ -108,6 +112,9 @@ pub struct BuiltinEnv {
     /// The callers' Config Center values (the web search provider); `None` when the server
     /// has none, and then the tools that need a value say what to configure.
     pub config: Option<Arc<dyn ConfigValues>>,
+    /// The callers' configured chat model (translation's fallback, data extraction); `None`
+    /// makes those tools say what to configure.
+    pub chat: Option<Arc<dyn chat::ChatModel>>,
     /// The command sandbox the git tools run git in; `None` (or a source that has none)
     /// makes them answer why, and nothing runs.
     pub sandbox: Option<Arc<dyn git::SandboxSource>>,
