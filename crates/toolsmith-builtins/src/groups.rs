@@ -109,8 +109,10 @@ pub const SPEC_ORDER: &[&str] = &[
     "mathStats",
     "codeExecution",
     "webFetch",
+    "weather",
     "git",
     "pdf",
+    "translation",
     "scheduler",
 ];
 
