@@ -28,6 +28,7 @@
 
 pub mod agents;
 pub mod bridge;
+mod builtin_chat;
 pub mod command_fields;
 pub mod config_center;
 mod error;
