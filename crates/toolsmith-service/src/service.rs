@@ -284,8 +284,16 @@ fn builtin_env(
     let egress = toolsmith_egress::EgressGuard::new(config.egress.clone())
         .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
     let web: Arc<dyn toolsmith_builtins::web::WebClient> = Arc::new(
-        toolsmith_builtins::web::GuardClient::new(egress, config.owner_allowed_domains.clone()),
+        toolsmith_builtins::web::GuardClient::new(
+            egress.clone(),
+            config.owner_allowed_domains.clone(),
+        ),
     );
+    let chat: Arc<dyn toolsmith_builtins::chat::ChatModel> =
+        Arc::new(crate::builtin_chat::BuiltinChat {
+            config: config_cache.clone(),
+            egress,
+        });
     let sessions = workspaces.as_ref().map(|workspaces| {
         toolsmith_builtins::exec::Sessions::new(workspaces.clone(), config.sandbox_sessions)
     });
@@ -318,6 +326,7 @@ fn builtin_env(
         // Set by `open_with` once it has the caller (which needs the service).
         tasks: None,
         agent_sessions: None,
+        chat: Some(chat),
     })
 }
 
