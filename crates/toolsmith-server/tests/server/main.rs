@@ -38,6 +38,7 @@ mod mcp_confirmation;
 mod mcp_content;
 mod mcp_listing;
 mod mcp_mistakes;
+mod mcp_outside;
 mod mcp_overlaps;
 mod mcp_prompts;
 mod mcp_protocol;
