@@ -297,6 +297,10 @@ pub struct AgentRunRecord {
     pub updated_at: DateTime<Utc>,
     /// The process that runs it.
     pub instance: String,
+    /// Until when `instance` holds the run: renewed while it runs; a run not ended whose lease
+    /// ran out is failed by any instance (its own stopped). `None`: no lease (never swept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<DateTime<Utc>>,
 }
 
 /// One step of a run: a model turn, a tool call and its result, an approval asked, an error.

@@ -17,6 +17,7 @@
 //! the pipeline's, unchanged.
 
 mod audited;
+pub(crate) mod leases;
 pub mod providers;
 mod runner;
 pub(crate) mod sessions;
@@ -62,6 +63,10 @@ pub struct AgentSettings {
     /// Runs one user may have going at once, across all their agents and every instance
     /// (default 16); each agent's own `limits.maxConcurrentRuns` holds as well.
     pub max_running: u32,
+    /// How long a run's lease lasts (`agent_run_lease`, default 30 s): the instance running it
+    /// renews it every third of this, and any instance fails a run whose lease ran out (its
+    /// instance stopped, or lost the store), looking every third of this as well.
+    pub run_lease: std::time::Duration,
 }
 
 impl Default for AgentSettings {
@@ -69,6 +74,7 @@ impl Default for AgentSettings {
         AgentSettings {
             max_definitions: 100,
             max_running: 16,
+            run_lease: leases::DEFAULT_LEASE,
         }
     }
 }
@@ -455,6 +461,7 @@ impl ToolService {
             created_at: now,
             updated_at: now,
             instance: self.agent_runs.instance.clone(),
+            lease_until: Some(leases::until(now, self.config.agents.run_lease)),
         };
         let max = agent.definition.limits.max_concurrent_runs;
         let per_user = self.config.agents.max_running;

@@ -594,6 +594,7 @@ impl ToolService {
         code_host.bind(&service);
         task_caller.bind(&service);
         session_host.bind(&service);
+        crate::agents::leases::sweep(&service);
         Ok(service)
     }
 

@@ -10,6 +10,9 @@ use crate::StoreError;
 /// The statuses of a run that has not ended, as an SQL list.
 pub(crate) const RUNNING: &str = "('running', 'waiting_approval')";
 
+/// The most runs with a lapsed lease one sweep reads (the next sweep takes the rest).
+pub(crate) const LAPSED_AT_ONCE: u32 = 100;
+
 /// A corrupt-row error for `table`, row `id`.
 pub(crate) fn corrupt(
     table: &str,
@@ -66,6 +69,7 @@ impl RunDocument {
         created_at: DateTime<Utc>,
         updated_at: DateTime<Utc>,
         instance: String,
+        lease_until: Option<DateTime<Utc>>,
     ) -> AgentRunRecord {
         AgentRunRecord {
             id,
@@ -82,6 +86,7 @@ impl RunDocument {
             created_at,
             updated_at,
             instance,
+            lease_until,
         }
     }
 }

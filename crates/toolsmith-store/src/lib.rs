@@ -814,6 +814,31 @@ pub trait AgentStore: Send + Sync + 'static {
     /// update, so a run cancelled meanwhile stays cancelled. Whether it was written.
     async fn update_agent_run(&self, run: &AgentRunRecord) -> Result<bool, StoreError>;
 
+    /// Extends the lease of the run `id` held by `instance` to `until`, if it has not ended;
+    /// whether it did (`false`: it ended, here or through another instance).
+    async fn renew_agent_run_lease(
+        &self,
+        id: &str,
+        instance: &str,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Runs of every owner not ended whose lease ran out before `now` (their instance stopped
+    /// renewing it), oldest lease first, at most 100: for [`AgentStore::end_lapsed_agent_run`].
+    async fn lapsed_agent_runs(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<AgentRunRecord>, StoreError>;
+
+    /// Writes `run` (ended) over the stored run if that has not ended and its lease still ran
+    /// out before `now` (so a run its instance renewed meanwhile goes on); whether it was
+    /// written.
+    async fn end_lapsed_agent_run(
+        &self,
+        run: &AgentRunRecord,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
     /// The run `id` of `owner` started by `caller_agent`.
     async fn get_agent_run(
         &self,

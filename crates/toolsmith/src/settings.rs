@@ -174,6 +174,9 @@ pub struct FileSettings {
     /// Agent runs one user may have going at once, across their agents and every instance
     /// (default 16).
     pub agent_max_running: Option<u32>,
+    /// How long an agent run's lease lasts (default 30s, from 3s to 1h): the instance running
+    /// it renews it every third of this; any instance fails a run whose lease ran out.
+    pub agent_run_lease: Option<Value>,
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
     pub mcp_servers: Vec<toolsmith_service::bridge::McpServerRegistration>,
@@ -602,6 +605,15 @@ impl Settings {
                 Some(max) => *target = max,
                 None => {}
             }
+        }
+        if let Some(lease) = pick_duration(None, file.agent_run_lease, "agent_run_lease")? {
+            if !(Duration::from_secs(3)..=Duration::from_secs(3600)).contains(&lease) {
+                return Err(bad(
+                    "agent_run_lease must be from 3s to 1h (a run's instance renews it every \
+                     third of it)",
+                ));
+            }
+            service.agents.run_lease = lease;
         }
         if let Some(max) = file.max_records_per_collection {
             if max == 0 {
@@ -1637,6 +1649,22 @@ mod tests {
             .service
             .agents;
         assert_eq!((agents.max_definitions, agents.max_running), (3, 2));
+        assert_eq!(agents.run_lease, Duration::from_secs(30));
+        let file = "agent_run_lease = \"90s\"";
+        let agents = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .agents;
+        assert_eq!(agents.run_lease, Duration::from_secs(90));
+        for lease in ["\"1s\"", "\"2h\""] {
+            let e = settings(
+                &["toolsmith", "serve"],
+                &format!("agent_run_lease = {lease}"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("agent_run_lease must be from 3s to 1h"), "{e}");
+        }
         for key in ["agent_max_definitions", "agent_max_running"] {
             let e = settings(&["toolsmith", "serve"], &format!("{key} = 0"))
                 .unwrap_err()

@@ -3,7 +3,8 @@
 //! (`agent_max_definitions`) and how many runs may go at once across all of a user's agents
 //! (`agent_max_running`), both counted by the store; each refusal names the cap and the
 //! setting. And a run cancelled through another instance sharing the store stops on the
-//! instance running it within about a second, not only at its next step.
+//! instance running it within about a second, not only at its next step; a run whose instance
+//! died is failed by another once its lease runs out, naming the lost instance.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -166,5 +167,106 @@ async fn a_run_cancelled_on_another_instance_stops_while_it_waits_for_the_model(
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(seen["status"], "cancelled", "{seen}");
+    assert_eq!(script.seen().len(), 1);
+}
+
+/// Settings reaching `host` with a short run lease (`agent_run_lease`), so an instance that
+/// stops is noticed within a second or so.
+fn short_lease(host: &str) -> ToolServiceSettings {
+    let mut settings = settings_reaching(host);
+    settings.agents.run_lease = std::time::Duration::from_millis(600);
+    settings
+}
+
+/// The run `run` of `agent` read through `app` until its status is `status`, for at most 10 s
+/// (a run's status only answers when asked).
+async fn run_until(app: &TestApp, agent: &str, run: &str, status: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let seen = app
+            .get(&format!("/api/v1/agents/{agent}/runs/{run}"))
+            .await
+            .assert_ok(StatusCode::OK);
+        if seen["status"] == status {
+            return seen;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the run never became {status}: {seen}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_instance_died_is_failed_by_another_instance_naming_it() {
+    let script = Script::default();
+    let host = model_server(&script).await;
+    // Instance A lives on a runtime of its own, so that it can die: whatever it runs stops
+    // with it, its run's lease renewal included.
+    let rt_a = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let a = rt_a
+        .spawn(TestApp::with_configs(
+            short_lease(&host),
+            ServerSettings::default(),
+        ))
+        .await
+        .unwrap();
+    let a = std::sync::Arc::new(a);
+    configure(&a, Proto::OpenAi, false, &host).await;
+    let agent = create(&a, "thinker").await;
+    let agent = agent["id"].as_str().unwrap().to_owned();
+    // Instance B on the same store.
+    let b = a
+        .reopen(short_lease(&host), ServerSettings::default())
+        .await;
+
+    script.push(Reply::Hang);
+    let arrived = script.arrived.notified();
+    let started = {
+        let a = std::sync::Arc::clone(&a);
+        let path = format!("/api/v1/agents/{agent}/runs");
+        rt_a.spawn(async move { a.post(&path, &json!({"input": "Think long."})).await })
+            .await
+            .unwrap()
+            .assert_ok(StatusCode::ACCEPTED)
+    };
+    let run = started["id"].as_str().unwrap().to_owned();
+    arrived.await;
+    // While A lives it renews the lease: three leases later B still reads the run running.
+    // (The wait is the time the behaviour is defined by: the lease.)
+    tokio::time::sleep(std::time::Duration::from_millis(1800)).await;
+    let seen = run_until(&b, &agent, &run, "running").await;
+    assert!(seen["error"].is_null(), "{seen}");
+
+    // A dies mid-run: its model request is still waiting.
+    rt_a.shutdown_background();
+    let failed = run_until(&b, &agent, &run, "failed").await;
+    let error = failed["error"].as_str().unwrap();
+    assert!(
+        error.contains("stopped renewing its lease")
+            && error.contains("inst_")
+            && error.contains("start the run again"),
+        "{error}"
+    );
+    // The end is a step of the run, naming the lost instance.
+    let last = failed["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "error", "{failed}");
+    assert!(
+        last["detail"]["lostInstance"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("inst_") && error.contains(i)),
+        "{last}"
+    );
+    // Its place under the caps is free again: B lists nothing running.
+    let listed = b
+        .get(&format!("/api/v1/agents/{agent}/runs"))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(listed["runs"][0]["status"], "failed", "{listed}");
     assert_eq!(script.seen().len(), 1);
 }

@@ -101,8 +101,9 @@ impl Job {
                     ))
                 }
             },
-            // Cancelled through another instance: stop now, whatever the run waits for.
-            () = self.cancelled_elsewhere(&run_id) => {
+            // Ended through another instance (cancelled there, or failed there because its
+            // lease ran out): stop now, whatever the run waits for. Renews the lease meanwhile.
+            () = self.held(&run_id) => {
                 self.cancel.cancel();
                 Outcome::Cancelled
             }
@@ -167,12 +168,36 @@ impl Job {
         }
     }
 
-    /// Ends when the store says the run was cancelled (through another instance sharing the
-    /// store), asking every [`WATCH_EVERY`]; a cancel made here ends the run through its token.
-    async fn cancelled_elsewhere(&self, run_id: &str) {
+    /// Holds the run's lease (`agents/leases.rs`), renewing it every third of
+    /// `agent_run_lease`, and ends when the store says the run ended through another instance
+    /// sharing the store (cancelled, or failed because its lease ran out), asking every
+    /// [`WATCH_EVERY`] (or more often, for a short lease); a cancel made here ends the run
+    /// through its token.
+    async fn held(&self, run_id: &str) {
+        let renew_every = super::leases::every(self.service.config.agents.run_lease);
+        let tick = WATCH_EVERY.min(renew_every);
+        let mut renewed = tokio::time::Instant::now();
         loop {
-            tokio::time::sleep(WATCH_EVERY).await;
-            if let Ok(Some(AgentRunStatus::Cancelled)) = self.store().agent_run_status(run_id).await
+            tokio::time::sleep(tick).await;
+            if renewed.elapsed() >= renew_every {
+                renewed = tokio::time::Instant::now();
+                let until = super::leases::until(Utc::now(), self.service.config.agents.run_lease);
+                let instance = &self.run.instance;
+                match self
+                    .store()
+                    .renew_agent_run_lease(run_id, instance, until)
+                    .await
+                {
+                    Ok(true) => {}
+                    // Ended through another instance.
+                    Ok(false) => return,
+                    Err(e) => {
+                        tracing::warn!(run = %run_id, "renewing an agent run's lease failed: {e}")
+                    }
+                }
+            }
+            if let Ok(Some(status)) = self.store().agent_run_status(run_id).await
+                && status.is_terminal()
             {
                 return;
             }

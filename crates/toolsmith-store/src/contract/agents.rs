@@ -1,7 +1,8 @@
 //! Agents' contract: a definition is its owner's alone (by id and by name), unique by name per
 //! owner, changed only at the next revision with every revision kept; a run is read, listed
 //! and cancelled only by its owner and caller agent; the concurrent-run cap is counted in the
-//! insert (and holds between instances); an ended run never changes again; steps come back in
+//! insert (and holds between instances); an ended run never changes again; a run whose lease
+//! ran out is listed and ended by any instance unless renewed meanwhile; steps come back in
 //! order, a NUL character included.
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -70,6 +71,7 @@ fn run(
         created_at: at(created),
         updated_at: at(created),
         instance: "one".to_owned(),
+        lease_until: None,
     }
 }
 
@@ -538,7 +540,81 @@ async fn per_owner_caps_count_definitions_and_runs_across_agents(backend: &Backe
     );
 }
 
+async fn a_run_whose_lease_ran_out_is_ended_by_any_instance(backend: &Backend) {
+    let store = backend.store();
+    let leased = |id: &str, until: Option<i64>| {
+        let mut r = run(id, "alice", None, "a1", 0);
+        r.lease_until = until.map(at);
+        r
+    };
+    for r in [
+        leased("r1", Some(30)),
+        leased("r2", Some(100)),
+        leased("r3", None),
+    ] {
+        assert!(store.insert_agent_run(&r, 8).await.unwrap());
+    }
+    let mut ended = leased("r4", Some(0));
+    ended.status = AgentRunStatus::Completed;
+    assert!(store.insert_agent_run(&ended, 8).await.unwrap());
+    let ids = |runs: Vec<AgentRunRecord>| runs.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    // Only a run not ended whose lease ran out; a run without a lease never.
+    assert_eq!(ids(store.lapsed_agent_runs(at(50)).await.unwrap()), ["r1"]);
+    // Renewed only by its holder, and only while it runs.
+    assert!(
+        !store
+            .renew_agent_run_lease("r1", "two", at(200))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .renew_agent_run_lease("r1", "one", at(200))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .renew_agent_run_lease("r4", "one", at(200))
+            .await
+            .unwrap()
+    );
+    assert!(store.lapsed_agent_runs(at(50)).await.unwrap().is_empty());
+    let renewed = store.get_agent_run("alice", None, "r1").await.unwrap();
+    assert_eq!(renewed.and_then(|r| r.lease_until), Some(at(200)));
+    // Oldest lease first.
+    assert_eq!(
+        ids(store.lapsed_agent_runs(at(250)).await.unwrap()),
+        ["r2", "r1"]
+    );
+    // Ending it holds only while the lease is still out: a renewal meanwhile wins.
+    let mut failed = leased("r1", Some(200));
+    failed.status = AgentRunStatus::Failed;
+    failed.error = Some("instance one stopped".to_owned());
+    failed.updated_at = at(250);
+    assert!(!store.end_lapsed_agent_run(&failed, at(150)).await.unwrap());
+    assert!(store.end_lapsed_agent_run(&failed, at(250)).await.unwrap());
+    assert!(!store.end_lapsed_agent_run(&failed, at(250)).await.unwrap());
+    let read = store
+        .get_agent_run("alice", None, "r1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.status, AgentRunStatus::Failed);
+    assert_eq!(read.error.as_deref(), Some("instance one stopped"));
+    // Its instance can no longer renew it, nor write it.
+    assert!(
+        !store
+            .renew_agent_run_lease("r1", "one", at(300))
+            .await
+            .unwrap()
+    );
+    assert!(!store.update_agent_run(&leased("r1", None)).await.unwrap());
+    assert_eq!(ids(store.lapsed_agent_runs(at(250)).await.unwrap()), ["r2"]);
+}
+
 on_both_backends!(
+    a_run_whose_lease_ran_out_is_ended_by_any_instance,
     an_agent_is_its_owners_alone_and_keeps_every_revision,
     a_run_is_its_owners_and_caller_agents_alone,
     the_run_cap_counts_the_agents_runs_not_ended,

@@ -17,7 +17,7 @@ use toolsmith_core::agent::{
 use super::errors::pg;
 use super::rows::{col, micros};
 use crate::StoreError;
-use crate::agent_rows::{RUNNING, RunDocument, corrupt};
+use crate::agent_rows::{LAPSED_AT_ONCE, RUNNING, RunDocument, corrupt};
 
 store_on_pool! {
     impl AgentStore |client, this_instance| {
@@ -35,6 +35,12 @@ store_on_pool! {
         ) -> RunAdmission
             = insert_run(&mut client, run, max_running, max_per_owner);
         fn update_agent_run(run: &AgentRunRecord) -> bool = update_run(&**client, run);
+        fn renew_agent_run_lease(id: &str, instance: &str, until: DateTime<Utc>) -> bool
+            = renew_lease(&**client, id, instance, until);
+        fn lapsed_agent_runs(now: DateTime<Utc>) -> Vec<AgentRunRecord>
+            = lapsed_runs(&**client, now);
+        fn end_lapsed_agent_run(run: &AgentRunRecord, now: DateTime<Utc>) -> bool
+            = end_lapsed_run(&**client, run, now);
         fn get_agent_run(
             owner: &str, caller_agent: Option<&str>, id: &str
         ) -> Option<AgentRunRecord>
@@ -55,8 +61,8 @@ store_on_pool! {
 }
 
 const AGENT_COLUMNS: &str = "id, owner, name, revision, definition, created_at, updated_at";
-const RUN_COLUMNS: &str =
-    "id, owner, caller_agent, agent_id, status, document, created_at, updated_at, instance";
+const RUN_COLUMNS: &str = "id, owner, caller_agent, agent_id, status, document, created_at, \
+                           updated_at, instance, lease_until";
 
 /// A value as JSON text (serializing plain records cannot fail).
 fn json_text<T: serde::Serialize>(value: &T) -> String {
@@ -98,6 +104,7 @@ fn run_from_row(row: &Row) -> Result<AgentRunRecord, StoreError> {
         col(row, "created_at")?,
         col(row, "updated_at")?,
         col(row, "instance")?,
+        col(row, "lease_until")?,
     ))
 }
 
@@ -330,7 +337,8 @@ async fn insert_run(
     }
     tx.execute(
         &format!(
-            "INSERT INTO agent_runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+            "INSERT INTO agent_runs ({RUN_COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
         ),
         &[
             &run.id,
@@ -342,6 +350,7 @@ async fn insert_run(
             &micros(run.created_at),
             &micros(run.updated_at),
             &run.instance,
+            &run.lease_until.map(micros),
         ],
     )
     .await
@@ -362,6 +371,69 @@ async fn update_run(client: &impl GenericClient, run: &AgentRunRecord) -> Result
                 &run.status.as_str(),
                 &json_text(&RunDocument::of(run)),
                 &micros(run.updated_at),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(n > 0)
+}
+
+async fn renew_lease(
+    client: &impl GenericClient,
+    id: &str,
+    instance: &str,
+    until: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let n = client
+        .execute(
+            &format!(
+                "UPDATE agent_runs SET lease_until = $3 \
+                 WHERE id = $1 AND instance = $2 AND status IN {RUNNING}"
+            ),
+            &[&id, &instance, &micros(until)],
+        )
+        .await
+        .map_err(pg)?;
+    Ok(n > 0)
+}
+
+async fn lapsed_runs(
+    client: &impl GenericClient,
+    now: DateTime<Utc>,
+) -> Result<Vec<AgentRunRecord>, StoreError> {
+    client
+        .query(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM agent_runs \
+                 WHERE status IN {RUNNING} AND lease_until < $1 \
+                 ORDER BY lease_until LIMIT {LAPSED_AT_ONCE}"
+            ),
+            &[&now],
+        )
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(run_from_row)
+        .collect()
+}
+
+async fn end_lapsed_run(
+    client: &impl GenericClient,
+    run: &AgentRunRecord,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let n = client
+        .execute(
+            &format!(
+                "UPDATE agent_runs SET status = $2, document = $3, updated_at = $4 \
+                 WHERE id = $1 AND status IN {RUNNING} AND lease_until < $5"
+            ),
+            &[
+                &run.id,
+                &run.status.as_str(),
+                &json_text(&RunDocument::of(run)),
+                &micros(run.updated_at),
+                &now,
             ],
         )
         .await

@@ -11,7 +11,7 @@ use toolsmith_core::agent::{
 
 use super::rows::{backend, json_text, parse_time, timestamp};
 use crate::StoreError;
-use crate::agent_rows::{RUNNING, RunDocument, corrupt};
+use crate::agent_rows::{LAPSED_AT_ONCE, RUNNING, RunDocument, corrupt};
 
 store_on_connections! {
     impl AgentStore {
@@ -29,6 +29,11 @@ store_on_connections! {
         ) -> RunAdmission
             = insert_run(&run, max_running, max_per_owner);
         write fn update_agent_run(run: &AgentRunRecord) -> bool = update_run(&run);
+        write fn renew_agent_run_lease(id: &str, instance: &str, until: DateTime<Utc>) -> bool
+            = renew_lease(&id, &instance, &until);
+        read fn lapsed_agent_runs(now: DateTime<Utc>) -> Vec<AgentRunRecord> = lapsed_runs(&now);
+        write fn end_lapsed_agent_run(run: &AgentRunRecord, now: DateTime<Utc>) -> bool
+            = end_lapsed_run(&run, &now);
         read fn get_agent_run(
             owner: &str, caller_agent: Option<&str>, id: &str
         ) -> Option<AgentRunRecord>
@@ -49,8 +54,8 @@ store_on_connections! {
 }
 
 const AGENT_COLUMNS: &str = "id, owner, name, revision, definition, created_at, updated_at";
-const RUN_COLUMNS: &str =
-    "id, owner, caller_agent, agent_id, status, document, created_at, updated_at, instance";
+const RUN_COLUMNS: &str = "id, owner, caller_agent, agent_id, status, document, created_at, \
+                           updated_at, instance, lease_until";
 
 fn time(row: &Row<'_>, i: usize, table: &str, id: &str) -> Result<DateTime<Utc>, StoreError> {
     let text: String = row.get(i).map_err(backend)?;
@@ -92,6 +97,10 @@ fn run_from_row(row: &Row<'_>) -> Result<AgentRunRecord, StoreError> {
         time(row, 6, "agent_runs", &id)?,
         time(row, 7, "agent_runs", &id)?,
         row.get(8).map_err(backend)?,
+        row.get::<_, Option<String>>(9)
+            .map_err(backend)?
+            .map(|text| parse_time(&text).map_err(|e| corrupt("agent_runs", &id, "lease", e)))
+            .transpose()?,
     ))
 }
 
@@ -298,7 +307,8 @@ fn insert_run(
     }
     tx.execute(
         &format!(
-            "INSERT INTO agent_runs ({RUN_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+            "INSERT INTO agent_runs ({RUN_COLUMNS}) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
         ),
         params![
             run.id,
@@ -310,6 +320,7 @@ fn insert_run(
             timestamp(&run.created_at),
             timestamp(&run.updated_at),
             run.instance,
+            run.lease_until.as_ref().map(timestamp),
         ],
     )
     .map_err(backend)?;
@@ -329,6 +340,63 @@ fn update_run(conn: &Connection, run: &AgentRunRecord) -> Result<bool, StoreErro
                 run.status.as_str(),
                 json_text(&RunDocument::of(run)),
                 timestamp(&run.updated_at),
+            ],
+        )
+        .map_err(backend)?;
+    Ok(n > 0)
+}
+
+fn renew_lease(
+    conn: &Connection,
+    id: &str,
+    instance: &str,
+    until: &DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let n = conn
+        .execute(
+            &format!(
+                "UPDATE agent_runs SET lease_until = ?3 \
+                 WHERE id = ?1 AND instance = ?2 AND status IN {RUNNING}"
+            ),
+            params![id, instance, timestamp(until)],
+        )
+        .map_err(backend)?;
+    Ok(n > 0)
+}
+
+fn lapsed_runs(conn: &Connection, now: &DateTime<Utc>) -> Result<Vec<AgentRunRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT {RUN_COLUMNS} FROM agent_runs \
+             WHERE status IN {RUNNING} AND lease_until < ?1 \
+             ORDER BY lease_until LIMIT {LAPSED_AT_ONCE}"
+        ))
+        .map_err(backend)?;
+    let mut rows = stmt.query([timestamp(now)]).map_err(backend)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(backend)? {
+        out.push(run_from_row(row)?);
+    }
+    Ok(out)
+}
+
+fn end_lapsed_run(
+    conn: &Connection,
+    run: &AgentRunRecord,
+    now: &DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let n = conn
+        .execute(
+            &format!(
+                "UPDATE agent_runs SET status = ?2, document = ?3, updated_at = ?4 \
+                 WHERE id = ?1 AND status IN {RUNNING} AND lease_until < ?5"
+            ),
+            params![
+                run.id,
+                run.status.as_str(),
+                json_text(&RunDocument::of(run)),
+                timestamp(&run.updated_at),
+                timestamp(now),
             ],
         )
         .map_err(backend)?;

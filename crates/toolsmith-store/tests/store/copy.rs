@@ -322,6 +322,7 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
                     created_at: at,
                     updated_at: at,
                     instance: "instance-1".to_owned(),
+                    lease_until: Some(at),
                 },
                 4,
             )
