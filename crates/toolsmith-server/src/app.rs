@@ -72,6 +72,7 @@ pub fn router_with_shutdown(state: AppState, shutdown: CancellationToken) -> Rou
     let edge = crate::edge::EdgeRules::new(&state.config.allowed_hosts);
     let app = api
         .merge(crate::ui::router())
+        .merge(crate::auth::oauth::routes(state.clone()))
         .merge(crate::mcp::routes_with_shutdown(state.clone(), shutdown))
         .layer(middleware::from_fn_with_state(
             state,

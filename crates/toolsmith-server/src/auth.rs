@@ -20,6 +20,7 @@
 //!   by `toolsmith token` while the server runs takes effect within that time.
 
 pub mod cache;
+pub mod oauth;
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering::Relaxed;
@@ -121,6 +122,14 @@ impl Identity {
             scope.as_str()
         ))
     }
+
+    /// Whether a refusal of `scope` is for want of that scope (a token granting it would
+    /// pass), not read-only mode (which refuses whatever the token says).
+    pub fn lacks_scope(&self, scope: Scope) -> bool {
+        !(self.read_only && scope.is_write())
+            && !self.scopes.contains(&scope)
+            && !self.scopes.contains(&Scope::Admin)
+    }
 }
 
 impl Identity {
@@ -209,7 +218,7 @@ pub async fn auth_configured(state: &AppState) -> bool {
 
 /// [`auth_configured`], or the store's error when whether tokens exist cannot be known.
 async fn auth_required(state: &AppState) -> Result<bool, ServiceError> {
-    if state.config.admin_token.is_some() {
+    if state.config.admin_token.is_some() || state.oauth.is_some() {
         return Ok(true);
     }
     let now = Instant::now();
@@ -234,7 +243,10 @@ pub async fn authenticate(
     let identity = match bearer {
         None => {
             let path = request.uri().path();
-            let public = path == "/livez" || path == "/readyz" || crate::ui::is_public(path);
+            let public = path == "/livez"
+                || path == "/readyz"
+                || path.starts_with(oauth::METADATA_PATH)
+                || crate::ui::is_public(path);
             // A store that cannot say whether tokens exist lets no one in, and says it is the
             // store (503, retry), not the caller (401).
             if public {
@@ -248,10 +260,39 @@ pub async fn authenticate(
             }
         }
         Some(value) => match value.strip_prefix("Bearer ").map(str::trim) {
-            Some(token) if !token.is_empty() => match resolve_token(&state, token).await {
-                Ok(found) => found,
-                Err(e) => return store_failure(e),
-            },
+            Some(token) if !token.is_empty() => {
+                if let Some(verifier) = &state.oauth
+                    && oauth::OAuthVerifier::looks_like_jwt(token)
+                {
+                    match verifier.verify(token).await {
+                        Ok(identity) => Some(identity),
+                        Err(oauth::Rejection::Invalid(why)) => {
+                            if request.uri().path() == crate::mcp::MCP_PATH {
+                                state.mcp_sessions.auth_denied.fetch_add(1, Relaxed);
+                            }
+                            return state.unauthorized(
+                                request.uri().path(),
+                                &format!("the token is not valid: {why}"),
+                                Some(&why),
+                            );
+                        }
+                        Err(oauth::Rejection::KeysUnavailable(why)) => {
+                            tracing::warn!(error = %why, "cannot check an OAuth token: the issuer's keys are unavailable");
+                            return crate::rest::error::ApiError::unavailable(
+                                "unavailable",
+                                "the identity provider's keys could not be fetched; try again shortly",
+                                5,
+                            )
+                            .into_response();
+                        }
+                    }
+                } else {
+                    match resolve_token(&state, token).await {
+                        Ok(found) => found,
+                        Err(e) => return store_failure(e),
+                    }
+                }
+            }
             _ => None,
         },
     };
@@ -264,7 +305,7 @@ pub async fn authenticate(
             None => "authentication required: send Authorization: Bearer <token>",
             Some(_) => "the token is not valid",
         };
-        return unauthorized(message);
+        return state.unauthorized(request.uri().path(), message, None);
     };
     if mcp && bearer.is_some() {
         state.mcp_sessions.auth_success.fetch_add(1, Relaxed);
@@ -275,7 +316,36 @@ pub async fn authenticate(
         identity.scopes.retain(|s| *s != Scope::ToolsWrite);
     }
     request.extensions_mut().insert(identity);
-    next.run(request).await
+    let path = request.uri().path().to_owned();
+    let mut response = next.run(request).await;
+    if let Some(verifier) = &state.oauth {
+        name_the_metadata(&mut response, verifier.settings(), &path);
+    }
+    response
+}
+
+/// Adds `resource_metadata` to an `insufficient_scope` challenge, so the client knows where
+/// to ask for the scope.
+fn name_the_metadata(response: &mut Response, settings: &oauth::OAuthSettings, path: &str) {
+    let Some(challenge) = response
+        .headers()
+        .get(header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            v.starts_with("Bearer error=\"insufficient_scope\"") && !v.contains("resource_metadata")
+        })
+    else {
+        return;
+    };
+    let value = format!(
+        "{challenge}, resource_metadata=\"{}\"",
+        settings.metadata_url(path)
+    );
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
 }
 
 async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>, ServiceError> {
@@ -326,14 +396,27 @@ fn touch(state: &AppState, id: String) {
     });
 }
 
-fn unauthorized(message: &str) -> Response {
-    let mut response =
-        crate::rest::error::ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
-            .into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
+impl AppState {
+    /// 401 with the `WWW-Authenticate` challenge: `Bearer`, and with OAuth configured the
+    /// metadata's URL and, for a token refused, `invalid_token` and why.
+    fn unauthorized(&self, path: &str, message: &str, invalid: Option<&str>) -> Response {
+        let mut response =
+            crate::rest::error::ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+                .into_response();
+        let challenge = match &self.oauth {
+            Some(verifier) => HeaderValue::from_str(&oauth::challenge(
+                verifier.settings(),
+                path,
+                invalid.map(oauth::Challenge::InvalidToken),
+            ))
+            .unwrap_or(HeaderValue::from_static("Bearer")),
+            None => HeaderValue::from_static("Bearer"),
+        };
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+        response
+    }
 }
 
 /// The caller could not be checked because the store failed: 503 with `Retry-After` when it is

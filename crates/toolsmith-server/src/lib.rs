@@ -41,16 +41,24 @@ pub struct AppState {
     pub connections: Arc<connections::ConnectionStats>,
     /// MCP sessions open and those closed or refused by the limits (for `/metrics`).
     pub mcp_sessions: Arc<mcp::SessionStats>,
+    /// Validates OAuth bearer tokens, when `config.oauth` is set.
+    pub oauth: Option<Arc<auth::oauth::OAuthVerifier>>,
 }
 
 impl AppState {
     pub fn new(service: Arc<ToolService>, config: Arc<ServerSettings>) -> AppState {
         AppState {
-            service,
-            config,
+            service: service.clone(),
+            config: config.clone(),
             tokens: Arc::default(),
             connections: Arc::default(),
             mcp_sessions: Arc::default(),
+            oauth: config.oauth.clone().map(|settings| {
+                Arc::new(auth::oauth::OAuthVerifier::new(
+                    settings,
+                    service.egress_guard().clone(),
+                ))
+            }),
         }
     }
 }
@@ -83,6 +91,9 @@ pub struct ServerSettings {
     pub mcp_listing: McpListing,
     /// The admin token (spec 002): when set, control-plane writes need it (or an `admin` token).
     pub admin_token: Option<String>,
+    /// Bearer tokens from these OAuth 2.1 authorization servers are accepted beside the API
+    /// tokens (`[oauth]`; docs/auth.md).
+    pub oauth: Option<auth::oauth::OAuthSettings>,
     /// Start-up was refused without an admin token (`--require-admin-token`); reported by
     /// the compat mode's `system.runtime_config`.
     pub require_admin_token: bool,
@@ -130,6 +141,7 @@ impl std::fmt::Debug for ServerSettings {
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("oauth", &self.oauth)
             .field("require_admin_token", &self.require_admin_token)
             .field("read_only", &self.read_only)
             .field("max_connections", &self.max_connections)
@@ -156,6 +168,7 @@ impl Default for ServerSettings {
             compat_sandbox_images: vec!["node:lts-slim".to_owned()],
             mcp_listing: McpListing::Full,
             admin_token: None,
+            oauth: None,
             require_admin_token: false,
             read_only: false,
             max_connections: 10_000,

@@ -653,6 +653,12 @@ impl ToolService {
         &self.config
     }
 
+    /// The operator's egress guard: what the server itself fetches from outside (an OAuth
+    /// issuer's keys) goes through the same policy as the tools' requests.
+    pub fn egress_guard(&self) -> &toolsmith_egress::EgressGuard {
+        &self.egress
+    }
+
     /// The Prometheus text exposition of this process's metrics.
     pub async fn metrics_text(&self) -> String {
         let pending = self.approvals.pending_count().await;

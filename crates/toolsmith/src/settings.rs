@@ -15,6 +15,8 @@ use serde::Deserialize;
 use toolsmith_server::ServerSettings;
 use toolsmith_service::{LimitsSettings, Rate, ToolServiceSettings, WorkspaceSettings};
 
+mod oauth;
+
 use crate::cli::{GlobalArgs, RuntimeArgs, ServeArgs};
 use crate::database::{self, Database, DatabaseUrl};
 
@@ -142,6 +144,8 @@ pub struct FileSettings {
     pub policy: Option<toolsmith_policy::PolicyDocument>,
     /// `[egress]`: what `fetch` and HTTP tools may reach (docs/egress.md).
     pub egress: Option<EgressFile>,
+    /// `[oauth]`: bearer tokens from the organisation's authorization server (docs/auth.md).
+    pub oauth: Option<oauth::OAuthFile>,
     /// The folder of the per-user workspaces (default `<data_dir>/workspaces`).
     pub workspace_dir: Option<PathBuf>,
     /// Bytes one user's workspaces may hold together.
@@ -817,6 +821,7 @@ impl Settings {
             }
         }
 
+        server.oauth = file.oauth.map(oauth::resolve).transpose()?;
         server.admin_token = runtime
             .admin_token
             .clone()

@@ -44,6 +44,8 @@ pub struct ApiError {
     message: String,
     details: Option<Value>,
     retry_after_secs: Option<u32>,
+    /// The scope a 403 lacked: answered as RFC 6750's `insufficient_scope` challenge.
+    missing_scope: Option<&'static str>,
     /// What really went wrong, for the log only (internal errors).
     internal: Option<String>,
 }
@@ -61,6 +63,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             retry_after_secs: None,
+            missing_scope: None,
             internal: None,
         }
     }
@@ -127,6 +130,13 @@ impl ApiError {
     #[must_use]
     pub fn with_retry_after(mut self, seconds: u32) -> ApiError {
         self.retry_after_secs = Some(seconds);
+        self
+    }
+
+    /// A 403 for want of `scope`: the answer carries `WWW-Authenticate: Bearer
+    /// error="insufficient_scope", scope="…"` (RFC 6750 §3.1), which OAuth clients act on.
+    pub fn with_missing_scope(mut self, scope: &'static str) -> ApiError {
+        self.missing_scope = Some(scope);
         self
     }
 
@@ -235,6 +245,14 @@ impl IntoResponse for ApiError {
         if let Some(seconds) = self.retry_after_secs {
             res.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let Some(scope) = self.missing_scope
+            && let Ok(value) = HeaderValue::from_str(&format!(
+                "Bearer error=\"insufficient_scope\", scope=\"{scope}\""
+            ))
+        {
+            res.headers_mut()
+                .insert(axum::http::header::WWW_AUTHENTICATE, value);
         }
         if let Some(why) = self.internal {
             res.extensions_mut().insert(InternalError(why));

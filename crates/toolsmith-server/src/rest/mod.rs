@@ -201,7 +201,14 @@ pub fn require_writable(identity: &Identity) -> Result<(), ApiError> {
 pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
     match identity.denial(scope) {
         None => Ok(()),
-        Some(why) => Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", why)),
+        Some(why) => {
+            let error = ApiError::new(StatusCode::FORBIDDEN, "forbidden", why);
+            Err(if identity.lacks_scope(scope) {
+                error.with_missing_scope(scope.as_str())
+            } else {
+                error
+            })
+        }
     }
 }
 

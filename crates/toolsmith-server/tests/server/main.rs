@@ -69,6 +69,7 @@ mod rest_http;
 mod rest_kinds;
 mod rest_load;
 mod rest_metrics;
+mod rest_oauth;
 mod rest_one_off;
 mod rest_openapi;
 mod rest_policies;

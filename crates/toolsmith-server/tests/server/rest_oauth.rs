@@ -1,0 +1,404 @@
+//! Toolsmith as an OAuth 2.1 protected resource (issue 41): JWTs from a provider the test
+//! serves on loopback (OpenID discovery + JWKS, an ES256 key made here), checked through the
+//! real router — the metadata, the challenges, and each way a token is refused.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, header};
+use axum::routing::get;
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use ring::rand::SystemRandom;
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use serde_json::{Value, json};
+use toolsmith_server::ServerSettings;
+use toolsmith_server::auth::Scope;
+use toolsmith_server::auth::oauth::{IssuerSettings, OAuthSettings};
+
+use crate::rest_support::{TestApp, TestResponse, request, serve_loopback, settings_reaching};
+
+const RESOURCE: &str = "https://tools.example.com";
+
+/// An ES256 signing key and its public JWK.
+struct SigningKey {
+    kid: String,
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+impl SigningKey {
+    fn new(kid: &str) -> SigningKey {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
+        // An uncompressed point: 0x04, then x and y.
+        let point = pair.public_key().as_ref();
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        SigningKey {
+            kid: kid.to_owned(),
+            encoding: EncodingKey::from_ec_der(pkcs8.as_ref()),
+            jwk: json!({
+                "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+                "x": b64(&point[1..33]), "y": b64(&point[33..65]),
+            }),
+        }
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+}
+
+/// The identity provider: discovery and a key set the test can change (rotation); counts the
+/// key-set fetches.
+#[derive(Clone, Default)]
+struct Provider {
+    keys: Arc<Mutex<Vec<Value>>>,
+    fetches: Arc<Mutex<usize>>,
+    issuer: Arc<Mutex<String>>,
+}
+
+impl Provider {
+    async fn start(first: &SigningKey) -> (Provider, String) {
+        let provider = Provider::default();
+        provider.keys.lock().unwrap().push(first.jwk.clone());
+        let app = Router::new()
+            .route(
+                "/.well-known/openid-configuration",
+                get(|State(p): State<Provider>| async move {
+                    let issuer = p.issuer.lock().unwrap().clone();
+                    axum::Json(json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")}))
+                }),
+            )
+            .route(
+                "/jwks",
+                get(|State(p): State<Provider>| async move {
+                    *p.fetches.lock().unwrap() += 1;
+                    axum::Json(json!({"keys": p.keys.lock().unwrap().clone()}))
+                }),
+            )
+            .with_state(provider.clone());
+        let host = serve_loopback(app).await;
+        let issuer = format!("http://{host}");
+        *provider.issuer.lock().unwrap() = issuer.clone();
+        (provider, host)
+    }
+
+    fn fetches(&self) -> usize {
+        *self.fetches.lock().unwrap()
+    }
+}
+
+async fn app_trusting(issuer: &str, host: &str) -> TestApp {
+    let settings = OAuthSettings::new(
+        RESOURCE,
+        vec![IssuerSettings {
+            issuer: issuer.to_owned(),
+            jwks_uri: None,
+        }],
+    );
+    TestApp::with_configs(
+        settings_reaching(host),
+        ServerSettings {
+            oauth: Some(settings),
+            ..ServerSettings::default()
+        },
+    )
+    .await
+}
+
+fn claims(issuer: &str, scope: &str) -> Value {
+    let now = chrono::Utc::now().timestamp();
+    json!({
+        "iss": issuer, "sub": "ann", "aud": format!("{RESOURCE}/mcp"),
+        "iat": now, "exp": now + 300, "scope": scope,
+    })
+}
+
+async fn get_as(app: &TestApp, path: &str, token: &str) -> TestResponse {
+    app.send(
+        request(Method::GET, path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await
+}
+
+fn challenge(res: &TestResponse) -> String {
+    res.header("www-authenticate")
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn the_metadata_names_the_issuer_and_a_401_points_to_it() {
+    let key = SigningKey::new("k1");
+    let (_provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let app = app_trusting(&issuer, &host).await;
+
+    // RFC 9728's document as is, not in the REST envelope.
+    let res = app.get("/.well-known/oauth-protected-resource/mcp").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.text);
+    let meta = res.json;
+    assert_eq!(meta["resource"], format!("{RESOURCE}/mcp"));
+    assert_eq!(meta["authorization_servers"], json!([issuer]));
+    assert_eq!(meta["bearer_methods_supported"], json!(["header"]));
+    assert!(
+        meta["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("tools:execute"))
+    );
+    let root = app.get("/.well-known/oauth-protected-resource").await.json;
+    assert_eq!(root["resource"], RESOURCE);
+
+    // No token: 401, and the challenge says where the metadata is (RFC 9728 §5.1).
+    let res = app.post("/mcp", &json!({})).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.text);
+    assert_eq!(
+        challenge(&res),
+        format!("Bearer resource_metadata=\"{RESOURCE}/.well-known/oauth-protected-resource/mcp\"")
+    );
+    let res = app.get("/api/v1/custom-tools").await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        challenge(&res).ends_with("/.well-known/oauth-protected-resource\""),
+        "{}",
+        challenge(&res)
+    );
+}
+
+#[tokio::test]
+async fn without_oauth_there_is_no_metadata() {
+    let app = TestApp::new().await;
+    app.get("/.well-known/oauth-protected-resource")
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+}
+
+#[tokio::test]
+async fn a_valid_token_acts_as_its_subject_with_its_scopes() {
+    let key = SigningKey::new("k1");
+    let (provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let app = app_trusting(&issuer, &host).await;
+    // Toolsmith's own tokens keep working beside OAuth.
+    let own = app.token("bob", None, &[Scope::ToolsRead]).await;
+    assert_eq!(
+        get_as(&app, "/api/v1/custom-tools", &own).await.status,
+        StatusCode::OK
+    );
+
+    let token = key.sign(&claims(
+        &issuer,
+        "openid tools:read tools:write tools:execute",
+    ));
+    let created = app
+        .send(
+            request(Method::POST, "/api/v1/custom-tools")
+                .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    crate::rest_support::tool_body("shout").to_string(),
+                ))
+                .unwrap(),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+    assert_eq!(created["userId"], "ann", "{created}");
+    let mine = get_as(&app, "/api/v1/custom-tools", &token)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(mine["tools"].as_array().unwrap().len(), 1, "{mine}");
+    // Bob (another user) does not see Ann's tool.
+    let his = get_as(&app, "/api/v1/custom-tools", &own)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert!(his["tools"].as_array().unwrap().is_empty(), "{his}");
+    // The key set was fetched once and is cached.
+    get_as(&app, "/api/v1/custom-tools", &token)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(provider.fetches(), 1);
+}
+
+#[tokio::test]
+async fn each_bad_token_is_refused_with_invalid_token_and_why() {
+    let key = SigningKey::new("k1");
+    let (_provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let app = app_trusting(&issuer, &host).await;
+    let now = chrono::Utc::now().timestamp();
+
+    let mut wrong_audience = claims(&issuer, "tools:read");
+    wrong_audience["aud"] = json!("https://other.example.com");
+    let mut expired = claims(&issuer, "tools:read");
+    expired["exp"] = json!(now - 3600);
+    let mut early = claims(&issuer, "tools:read");
+    early["nbf"] = json!(now + 3600);
+    let foreign = claims("https://evil.example.com", "tools:read");
+    let mut no_exp = claims(&issuer, "tools:read");
+    no_exp.as_object_mut().unwrap().remove("exp");
+    let forged = SigningKey::new("k1").sign(&claims(&issuer, "tools:read"));
+    let mut hs256 = Header::new(Algorithm::HS256);
+    hs256.kid = Some("k1".to_owned());
+    let shared_secret = jsonwebtoken::encode(
+        &hs256,
+        &claims(&issuer, "tools:read"),
+        &EncodingKey::from_secret(b"k1"),
+    )
+    .unwrap();
+
+    let cases = [
+        (key.sign(&wrong_audience), "another audience"),
+        (key.sign(&expired), "expired"),
+        (key.sign(&early), "not valid yet"),
+        (
+            key.sign(&foreign),
+            "issuer 'https://evil.example.com' is not one this server trusts",
+        ),
+        (key.sign(&no_exp), "no 'exp' claim"),
+        (forged, "signature does not verify"),
+        (shared_secret, "only asymmetric algorithms"),
+    ];
+    for (token, why) in cases {
+        let res = get_as(&app, "/api/v1/custom-tools", &token).await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{why}: {}", res.text);
+        let value = challenge(&res);
+        assert!(
+            value.starts_with("Bearer error=\"invalid_token\", error_description=\"")
+                && value.contains(why)
+                && value.contains("resource_metadata=\""),
+            "{why}: {value}"
+        );
+        assert!(
+            res.json["error"]["message"].as_str().unwrap().contains(why),
+            "{}",
+            res.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_missing_scope_is_a_403_naming_the_scope() {
+    let key = SigningKey::new("k1");
+    let (_provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let app = app_trusting(&issuer, &host).await;
+    let reader = key.sign(&claims(&issuer, "tools:read"));
+    let res = app
+        .send(
+            request(Method::POST, "/api/v1/custom-tools")
+                .header(header::AUTHORIZATION, format!("Bearer {reader}"))
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    crate::rest_support::tool_body("shout").to_string(),
+                ))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{}", res.text);
+    assert_eq!(
+        challenge(&res),
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"tools:write\", resource_metadata=\"{RESOURCE}/.well-known/oauth-protected-resource\""
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_fetched_and_the_retired_one_refused() {
+    let old = SigningKey::new("k1");
+    let (provider, host) = Provider::start(&old).await;
+    let issuer = format!("http://{host}");
+    let mut settings = OAuthSettings::new(
+        RESOURCE,
+        vec![IssuerSettings {
+            issuer: issuer.clone(),
+            jwks_uri: Some(format!("{issuer}/jwks")),
+        }],
+    );
+    settings.jwks_refetch_floor = std::time::Duration::ZERO;
+    let app = TestApp::with_configs(
+        settings_reaching(&host),
+        ServerSettings {
+            oauth: Some(settings),
+            ..ServerSettings::default()
+        },
+    )
+    .await;
+    let before = old.sign(&claims(&issuer, "tools:read"));
+    get_as(&app, "/api/v1/custom-tools", &before)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(provider.fetches(), 1);
+
+    // The provider rotates: k2 replaces k1. A token naming k2 makes the server fetch again.
+    let new = SigningKey::new("k2");
+    *provider.keys.lock().unwrap() = vec![new.jwk.clone()];
+    let after = new.sign(&claims(&issuer, "tools:read"));
+    get_as(&app, "/api/v1/custom-tools", &after)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(provider.fetches(), 2);
+    // The retired key no longer signs anything the server accepts.
+    let res = get_as(&app, "/api/v1/custom-tools", &before).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.text);
+    assert!(
+        challenge(&res).contains("publishes no key 'k1'"),
+        "{}",
+        challenge(&res)
+    );
+}
+
+#[tokio::test]
+async fn made_up_key_ids_do_not_make_the_server_hammer_the_issuer() {
+    let key = SigningKey::new("k1");
+    let (provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let app = app_trusting(&issuer, &host).await;
+    get_as(
+        &app,
+        "/api/v1/custom-tools",
+        &key.sign(&claims(&issuer, "tools:read")),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    for n in 0..5 {
+        let stranger = SigningKey::new(&format!("made-up-{n}"));
+        let res = get_as(
+            &app,
+            "/api/v1/custom-tools",
+            &stranger.sign(&claims(&issuer, "tools:read")),
+        )
+        .await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.text);
+    }
+    // Within the default 30 s floor: no fetch beyond the first.
+    assert_eq!(provider.fetches(), 1);
+}
+
+#[tokio::test]
+async fn an_unreachable_issuer_is_a_503_not_a_401() {
+    let key = SigningKey::new("k1");
+    // The issuer's host is not in the egress allowlist: its keys cannot be fetched.
+    let (_provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let app = app_trusting(&issuer, "127.0.0.1:1").await;
+    let res = get_as(
+        &app,
+        "/api/v1/custom-tools",
+        &key.sign(&claims(&issuer, "tools:read")),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE, "{}", res.text);
+    assert!(res.header("retry-after").is_some());
+}

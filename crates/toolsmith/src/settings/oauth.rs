@@ -1,0 +1,172 @@
+//! The `[oauth]` table: Toolsmith as an OAuth 2.1 protected resource (docs/auth.md), read and
+//! checked into the server's [`OAuthSettings`].
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use toolsmith_server::auth::oauth::{IssuerSettings, OAuthSettings};
+
+use super::{ConfigError, Value, bad, pick_duration};
+
+/// The `[oauth]` table, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthFile {
+    /// This server's public base URL (`https://tools.example.com`): the audience of its tokens.
+    pub resource: Option<String>,
+    /// The authorization servers whose tokens are accepted (their `iss`).
+    #[serde(default)]
+    pub issuers: Vec<String>,
+    /// `[[oauth.issuer]]`: an issuer with its key set's URL given, not discovered.
+    #[serde(default)]
+    pub issuer: Vec<IssuerFile>,
+    /// Audiences accepted instead of the resource and its `/mcp`.
+    #[serde(default)]
+    pub audiences: Vec<String>,
+    /// The claim naming the user (default `sub`).
+    pub user_claim: Option<String>,
+    /// The claim naming the agent the caller acts as.
+    pub agent_claim: Option<String>,
+    /// How long fetched keys are used before they are fetched again (default 10 minutes).
+    pub jwks_refresh: Option<Value>,
+    /// Clock skew allowed on `exp` and `nbf` (default 60 s, at most 5 minutes).
+    pub leeway: Option<Value>,
+}
+
+/// One `[[oauth.issuer]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerFile {
+    pub issuer: String,
+    pub jwks_uri: Option<String>,
+}
+
+/// The server's settings from the table, every value checked.
+pub fn resolve(file: OAuthFile) -> Result<OAuthSettings, ConfigError> {
+    let resource = file
+        .resource
+        .ok_or_else(|| bad("oauth.resource: this server's public URL is needed (e.g. \"https://tools.example.com\")"))?;
+    web_url(&resource, "oauth.resource")?;
+    let mut issuers: Vec<IssuerSettings> = file
+        .issuers
+        .into_iter()
+        .map(|issuer| IssuerSettings {
+            issuer,
+            jwks_uri: None,
+        })
+        .collect();
+    issuers.extend(file.issuer.into_iter().map(|i| IssuerSettings {
+        issuer: i.issuer,
+        jwks_uri: i.jwks_uri,
+    }));
+    if issuers.is_empty() {
+        return Err(bad(
+            "oauth: at least one issuer is needed (`issuers = [\"https://idp.example.com\"]`)",
+        ));
+    }
+    for issuer in &issuers {
+        web_url(&issuer.issuer, "oauth.issuers")?;
+        if let Some(uri) = &issuer.jwks_uri {
+            web_url(uri, "oauth.issuer.jwks_uri")?;
+        }
+    }
+    let mut settings = OAuthSettings::new(&resource, issuers);
+    settings.audiences = file.audiences;
+    if let Some(claim) = file.user_claim {
+        settings.user_claim = claim_name(claim, "oauth.user_claim")?;
+    }
+    settings.agent_claim = file
+        .agent_claim
+        .map(|claim| claim_name(claim, "oauth.agent_claim"))
+        .transpose()?;
+    if let Some(refresh) = pick_duration(None, file.jwks_refresh, "oauth.jwks_refresh")? {
+        if refresh < Duration::from_secs(10) {
+            return Err(bad("oauth.jwks_refresh: at least 10s"));
+        }
+        settings.jwks_refresh = refresh;
+    }
+    if let Some(leeway) = pick_duration(None, file.leeway, "oauth.leeway")? {
+        if leeway > Duration::from_secs(300) {
+            return Err(bad("oauth.leeway: at most 5m"));
+        }
+        settings.leeway = leeway;
+    }
+    Ok(settings)
+}
+
+fn web_url(text: &str, key: &str) -> Result<(), ConfigError> {
+    match url::Url::parse(text) {
+        Ok(url) if matches!(url.scheme(), "https" | "http") && url.host().is_some() => Ok(()),
+        _ => Err(bad(format!("{key}: '{text}' is not an http(s) URL"))),
+    }
+}
+
+fn claim_name(claim: String, key: &str) -> Result<String, ConfigError> {
+    if claim.trim().is_empty() {
+        return Err(bad(format!("{key}: a claim name is needed")));
+    }
+    Ok(claim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<OAuthSettings, ConfigError> {
+        resolve(toml::from_str(text).map_err(|e| bad(e.to_string()))?)
+    }
+
+    #[test]
+    fn issuers_and_claims_come_from_the_table() {
+        let settings = read(
+            r#"
+            resource = "https://tools.example.com/"
+            issuers = ["https://idp.example.com"]
+            agent_claim = "agent"
+            leeway = "30s"
+            [[issuer]]
+            issuer = "https://login.example.org/tenant"
+            jwks_uri = "https://login.example.org/tenant/keys"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(settings.resource, "https://tools.example.com");
+        assert_eq!(settings.issuers.len(), 2);
+        assert_eq!(
+            settings.issuers[1].jwks_uri.as_deref(),
+            Some("https://login.example.org/tenant/keys")
+        );
+        assert_eq!(settings.user_claim, "sub");
+        assert_eq!(settings.agent_claim.as_deref(), Some("agent"));
+        assert_eq!(settings.leeway, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn bad_tables_are_refused_naming_the_key() {
+        let cases = [
+            ("issuers = [\"https://idp\"]", "oauth.resource"),
+            ("resource = \"https://t\"", "at least one issuer"),
+            (
+                "resource = \"ftp://t\"\nissuers = [\"https://i\"]",
+                "oauth.resource",
+            ),
+            (
+                "resource = \"https://t\"\nissuers = [\"idp\"]",
+                "oauth.issuers",
+            ),
+            (
+                "resource = \"https://t\"\nissuers = [\"https://i\"]\nleeway = \"1h\"",
+                "oauth.leeway",
+            ),
+            (
+                "resource = \"https://t\"\nissuers = [\"https://i\"]\nuser_claim = \" \"",
+                "oauth.user_claim",
+            ),
+        ];
+        for (text, key) in cases {
+            let error = read(text).unwrap_err().to_string();
+            assert!(error.contains(key), "{text}: {error}");
+        }
+        assert!(toml::from_str::<OAuthFile>("secret = 1").is_err());
+    }
+}
