@@ -181,6 +181,20 @@ pub struct FileSettings {
     /// How long an agent run's lease lasts (default 30s, from 3s to 1h): the instance running
     /// it renews it every third of this; any instance fails a run whose lease ran out.
     pub agent_run_lease: Option<Value>,
+    /// Messages a session with an agent keeps, oldest trimmed past it (default 200).
+    pub session_max_messages: Option<u32>,
+    /// Bytes of message text a session keeps, oldest trimmed past it (default 1MiB).
+    pub session_max_bytes: Option<Value>,
+    /// Running subagents of one user across all parents (spec 001 §6 MaxConcurrent, 8).
+    pub subagent_max_concurrent: Option<u32>,
+    /// The deepest a subagent may be (MaxSpawnDepth, default 1: a subagent spawns none).
+    pub subagent_max_spawn_depth: Option<u32>,
+    /// Running children of one parent (MaxChildrenPerAgent, default 5).
+    pub subagent_max_children: Option<u32>,
+    /// Model turns of a subagent's run (default 20; its agent's own limit when lower).
+    pub subagent_max_iterations: Option<u32>,
+    /// How long an ended subagent stays listed before it is archived (default 60m).
+    pub subagent_archive_after: Option<Value>,
     /// `[[mcp_servers]]`: external MCP servers whose tools are bridged (docs/mcp-bridge.md).
     #[serde(default)]
     pub mcp_servers: Vec<toolsmith_service::bridge::McpServerRegistration>,
@@ -619,6 +633,18 @@ impl Settings {
             }
             service.agents.run_lease = lease;
         }
+        session_settings(
+            &mut service,
+            SessionFile {
+                max_messages: file.session_max_messages,
+                max_bytes: file.session_max_bytes,
+                max_concurrent: file.subagent_max_concurrent,
+                max_spawn_depth: file.subagent_max_spawn_depth,
+                max_children: file.subagent_max_children,
+                max_iterations: file.subagent_max_iterations,
+                archive_after: file.subagent_archive_after,
+            },
+        )?;
         if let Some(max) = file.max_records_per_collection {
             if max == 0 {
                 return Err(bad("max_records_per_collection must be at least 1"));
@@ -1272,6 +1298,85 @@ fn normalize_host(text: &str) -> Result<String, ConfigError> {
         })
 }
 
+/// The file's keys of the sessions' and subagents' limits.
+struct SessionFile {
+    max_messages: Option<u32>,
+    max_bytes: Option<Value>,
+    max_concurrent: Option<u32>,
+    max_spawn_depth: Option<u32>,
+    max_children: Option<u32>,
+    max_iterations: Option<u32>,
+    archive_after: Option<Value>,
+}
+
+/// The sessions' and subagents' limits (spec 001 §2 Sessions, §6) from the file.
+fn session_settings(
+    service: &mut ToolServiceSettings,
+    file: SessionFile,
+) -> Result<(), ConfigError> {
+    let sessions = &mut service.sessions;
+    let counts = [
+        (
+            file.max_messages,
+            "session_max_messages",
+            1,
+            100_000,
+            &mut sessions.max_messages,
+        ),
+        (
+            file.max_concurrent,
+            "subagent_max_concurrent",
+            1,
+            1_000,
+            &mut sessions.subagents.max_concurrent,
+        ),
+        (
+            file.max_spawn_depth,
+            "subagent_max_spawn_depth",
+            0,
+            5,
+            &mut sessions.subagents.max_spawn_depth,
+        ),
+        (
+            file.max_children,
+            "subagent_max_children",
+            1,
+            100,
+            &mut sessions.subagents.max_children_per_agent,
+        ),
+        (
+            file.max_iterations,
+            "subagent_max_iterations",
+            1,
+            200,
+            &mut sessions.subagents.max_iterations,
+        ),
+    ];
+    for (value, key, min, max, target) in counts {
+        match value {
+            Some(n) if !(min..=max).contains(&n) => {
+                return Err(bad(format!("{key} must be from {min} to {max}, not {n}")));
+            }
+            Some(n) => *target = n,
+            None => {}
+        }
+    }
+    if let Some(bytes) = pick_size(None, file.max_bytes, "session_max_bytes")? {
+        if !(1024..=64 << 20).contains(&bytes) {
+            return Err(bad("session_max_bytes must be from 1KB to 64MB"));
+        }
+        sessions.max_bytes = bytes;
+    }
+    let archive = pick_duration(None, file.archive_after, "subagent_archive_after")?;
+    if let Some(after) = archive {
+        if !(Duration::from_secs(1)..=Duration::from_secs(30 * 24 * 3600)).contains(&after) {
+            return Err(bad("subagent_archive_after must be from 1s to 30 days"));
+        }
+        sessions.subagents.archive_after = after;
+    }
+    Ok(())
+}
+
 fn pick_size(
     flag: Option<u64>,
     file: Option<Value>,
@@ -1675,6 +1780,77 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(key) && e.contains("at least 1"), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_session_and_subagent_limits_come_from_the_file() {
+        let sessions = settings(&["toolsmith", "serve"], "")
+            .unwrap()
+            .service
+            .sessions;
+        let limits = &sessions.subagents;
+        assert_eq!((sessions.max_messages, sessions.max_bytes), (200, 1 << 20));
+        assert_eq!(
+            (
+                limits.max_concurrent,
+                limits.max_spawn_depth,
+                limits.max_children_per_agent,
+                limits.max_iterations,
+                limits.archive_after
+            ),
+            (8, 1, 5, 20, Duration::from_secs(3600))
+        );
+        let file = "session_max_messages = 50\nsession_max_bytes = \"64KB\"\n\
+                    subagent_max_concurrent = 3\nsubagent_max_spawn_depth = 2\n\
+                    subagent_max_children = 4\nsubagent_max_iterations = 9\n\
+                    subagent_archive_after = \"10m\"";
+        let sessions = settings(&["toolsmith", "serve"], file)
+            .unwrap()
+            .service
+            .sessions;
+        let limits = &sessions.subagents;
+        assert_eq!((sessions.max_messages, sessions.max_bytes), (50, 64 * 1024));
+        assert_eq!(
+            (
+                limits.max_concurrent,
+                limits.max_spawn_depth,
+                limits.max_children_per_agent,
+                limits.max_iterations,
+                limits.archive_after
+            ),
+            (3, 2, 4, 9, Duration::from_secs(600))
+        );
+        for (line, error) in [
+            (
+                "session_max_messages = 0",
+                "session_max_messages must be from 1",
+            ),
+            (
+                "subagent_max_concurrent = 0",
+                "subagent_max_concurrent must be",
+            ),
+            (
+                "subagent_max_spawn_depth = 6",
+                "subagent_max_spawn_depth must be",
+            ),
+            (
+                "subagent_max_iterations = 500",
+                "subagent_max_iterations must be",
+            ),
+            (
+                "session_max_bytes = 10",
+                "session_max_bytes must be from 1KB",
+            ),
+            (
+                "subagent_archive_after = \"0s\"",
+                "subagent_archive_after must be",
+            ),
+        ] {
+            let e = settings(&["toolsmith", "serve"], line)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(error), "{line}: {e}");
         }
     }
 
