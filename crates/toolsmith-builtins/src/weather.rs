@@ -52,6 +52,8 @@ const TAGS: &[&str] = &[
     "forecast",
     "temperature",
     "rain",
+    "will it rain",
+    "this weekend",
     "snow",
     "wind",
     "sunny",

@@ -421,3 +421,342 @@ async fn translation_without_a_service_falls_back_to_the_configured_chat_model()
     assert!(!is_error, "{text}");
     assert_eq!(out["name"], "Italian");
 }
+
+/// Incoming webhooks on loopback as Slack, Discord, Teams and a generic service answer them
+/// (200 "ok", 204, 202, 200 JSON; the generic one wants its bearer token); every body kept
+/// with its route.
+async fn webhooks(seen: Seen) -> String {
+    let hook = |name: &'static str, status: StatusCode, seen: Seen| {
+        post(
+            move |headers: axum::http::HeaderMap, body: axum::Json<Value>| {
+                let seen = seen.clone();
+                async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned();
+                    seen.lock().unwrap().push((
+                        name.to_owned(),
+                        json!({"body": body.0, "authorization": auth}),
+                    ));
+                    if name == "hook" && auth != "Bearer hook-token-0123456789" {
+                        return (StatusCode::UNAUTHORIZED, "no token".to_owned());
+                    }
+                    (
+                        status,
+                        if status == StatusCode::NO_CONTENT {
+                            String::new()
+                        } else {
+                            "ok".to_owned()
+                        },
+                    )
+                }
+            },
+        )
+    };
+    let app = Router::new()
+        .route(
+            "/services/T000/B000/slack",
+            hook("slack", StatusCode::OK, seen.clone()),
+        )
+        .route(
+            "/api/webhooks/1/discord",
+            hook("discord", StatusCode::NO_CONTENT, seen.clone()),
+        )
+        .route(
+            "/workflows/teams",
+            hook("teams", StatusCode::ACCEPTED, seen.clone()),
+        )
+        .route("/hook", hook("hook", StatusCode::OK, seen.clone()));
+    serve_loopback(app).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_posts_each_chat_services_own_webhook_payload() {
+    let seen = Seen::default();
+    let host = webhooks(seen.clone()).await;
+    let app = app_with_group(Some(&host), "messaging").await;
+    let client = mcp(&app).await;
+    // No channel yet: the answer names the service to create.
+    let (is_error, _, text) = call(&client, "message", json!({"text": "deploy done"})).await;
+    assert!(is_error);
+    assert!(text.contains("Config Center service 'messaging'"), "{text}");
+
+    let fields = [
+        ("webhook_url", "secret"),
+        ("kind", "text"),
+        ("token", "secret"),
+    ];
+    for (service, path, kind) in [
+        ("messaging", "/services/T000/B000/slack", "slack"),
+        ("messaging_gamers", "/api/webhooks/1/discord", "discord"),
+        ("messaging_ops", "/workflows/teams", "teams"),
+    ] {
+        configure(
+            &app,
+            service,
+            &fields,
+            json!({"webhook_url": format!("http://{host}{path}"), "kind": kind}),
+        )
+        .await;
+    }
+    configure(
+        &app,
+        "messaging_alerts",
+        &fields,
+        json!({"webhook_url": format!("http://{host}/hook"), "token": "hook-token-0123456789"}),
+    )
+    .await;
+
+    let (is_error, out, text) = call(
+        &client,
+        "message",
+        json!({"text": "deploy done", "title": "CI"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        out,
+        json!({"sent": true, "channel": "default", "kind": "slack", "status": 200})
+    );
+    let (is_error, out, text) = call(
+        &client,
+        "message",
+        json!({"text": "@everyone gg", "channel": "gamers"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(out["status"], 204);
+    let (is_error, _, text) = call(
+        &client,
+        "message",
+        json!({"text": "disk 91%", "channel": "ops"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    let (is_error, out, text) = call(
+        &client,
+        "message",
+        json!({"text": "paged", "channel": "alerts"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(out["kind"], "generic");
+    assert!(!text.contains("hook-token"), "{text}");
+
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(
+        sent[0],
+        (
+            "slack".to_owned(),
+            json!({"body": {"text": "*CI*\ndeploy done"}, "authorization": ""})
+        )
+    );
+    assert_eq!(
+        sent[1].1["body"],
+        json!({"content": "@everyone gg", "allowed_mentions": {"parse": []}})
+    );
+    let card = &sent[2].1["body"]["attachments"][0];
+    assert_eq!(
+        card["contentType"],
+        "application/vnd.microsoft.card.adaptive"
+    );
+    assert_eq!(card["content"]["body"][0]["text"], "disk 91%");
+    assert_eq!(sent[3].1["authorization"], "Bearer hook-token-0123456789");
+    assert_eq!(sent[3].1["body"]["channel"], "alerts");
+    assert_eq!(sent[3].1["body"]["text"], "paged");
+
+    // A channel with no service, and a webhook that refuses, say what to fix.
+    let (is_error, _, text) = call(
+        &client,
+        "message",
+        json!({"text": "x", "channel": "nowhere"}),
+    )
+    .await;
+    assert!(is_error);
+    assert!(text.contains("'messaging_nowhere'"), "{text}");
+    configure(
+        &app,
+        "messaging_broken",
+        &fields,
+        json!({"webhook_url": format!("http://{host}/hook")}),
+    )
+    .await;
+    let (is_error, _, text) = call(
+        &client,
+        "message",
+        json!({"text": "x", "channel": "broken"}),
+    )
+    .await;
+    assert!(is_error);
+    assert!(
+        text.contains("HTTP 401") && text.contains("'messaging_broken'"),
+        "{text}"
+    );
+}
+
+/// The extraction model: answers each task's prompt; the first structured answer breaks the
+/// schema (a retry must fix it), and a text holding `ALWAYS-BAD` never gets a valid one.
+fn extraction_answers(system: &str, user: &str) -> String {
+    let answer = if system.contains("Extract the data the schema describes") {
+        if user.contains("ALWAYS-BAD") || !system.contains("previous answer was not valid") {
+            json!({"total": "lots"})
+        } else {
+            json!({"customer": "Anna", "total": 42.5, "currency": "EUR"})
+        }
+    } else if system.contains("named entities") {
+        json!({"entities": [{"text": "Anna", "type": "person"}, {"text": "Lyon", "type": "location"}]})
+    } else if system.contains("Extract the table") {
+        json!({"columns": ["item", "qty"], "rows": [["apples", 3], ["pears", 5]]})
+    } else {
+        json!({"summary": "Anna sends the report on Friday."})
+    };
+    format!("Here you go:\n```json\n{answer}\n```")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extraction_asks_the_chat_model_and_checks_its_answer_against_the_schema() {
+    let seen = Seen::default();
+    let host = chat_server(seen.clone(), extraction_answers).await;
+    let app = app_with_group(Some(&host), "dataExtraction").await;
+    let client = mcp(&app).await;
+    let schema = json!({"type": "object", "properties": {"customer": {"type": "string"}, "total": {"type": "number"}, "currency": {"type": "string", "pattern": "^[A-Z]{3}$"}}, "required": ["customer", "total"]});
+    let invoice = "Invoice for Anna, Lyon: total 42.50 EUR, due Friday.";
+    // No chat model: the answer names the service to set.
+    let (is_error, _, text) = call(&client, "summarize_text", json!({"text": invoice})).await;
+    assert!(is_error);
+    assert!(text.contains("'chat_model'"), "{text}");
+
+    configure_chat_model(&app, &host).await;
+    let (is_error, out, text) = call(
+        &client,
+        "extract_structured_data",
+        json!({"text": invoice, "schema": schema}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        out["data"],
+        json!({"customer": "Anna", "total": 42.5, "currency": "EUR"})
+    );
+    assert_eq!(out["model"], "test-model");
+    // The first answer broke the schema; the second request said how.
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2);
+    let retry = asked[1].1["messages"][0]["content"].as_str().unwrap();
+    assert!(retry.contains("/total"), "{retry}");
+    assert_eq!(asked[0].1["messages"][1]["content"], invoice);
+
+    let (is_error, _, text) = call(
+        &client,
+        "extract_structured_data",
+        json!({"text": "ALWAYS-BAD", "schema": schema}),
+    )
+    .await;
+    assert!(is_error);
+    assert!(
+        text.contains("did not match the schema") && text.contains("/total"),
+        "{text}"
+    );
+    let (is_error, _, text) = call(
+        &client,
+        "extract_structured_data",
+        json!({"text": invoice, "schema": {"type": "array"}}),
+    )
+    .await;
+    assert!(is_error);
+    assert!(text.contains("type object"), "{text}");
+
+    let (is_error, out, text) = call(&client, "extract_entities", json!({"text": invoice})).await;
+    assert!(!is_error, "{text}");
+    assert_eq!(out["count"], 2);
+    assert_eq!(
+        out["entities"][1],
+        json!({"text": "Lyon", "type": "location"})
+    );
+    let (is_error, _, text) = call(
+        &client,
+        "extract_entities",
+        json!({"text": invoice, "types": ["money"]}),
+    )
+    .await;
+    assert!(
+        is_error,
+        "entities of types not asked for break the schema: {text}"
+    );
+
+    let (is_error, out, text) = call(
+        &client,
+        "extract_table_data",
+        json!({"text": "apples: 3, pears: 5", "columns": ["item", "qty"]}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(out["rows"], json!([["apples", 3], ["pears", 5]]));
+    let (is_error, out, text) = call(
+        &client,
+        "summarize_text",
+        json!({"text": invoice, "maxWords": 20, "style": "bullets"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(out["summary"], "Anna sends the report on Friday.");
+    let last = seen.lock().unwrap().last().unwrap().1.clone();
+    assert!(
+        last["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("at most 20 words"),
+        "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_tools_finds_each_new_tool_from_what_a_person_types() {
+    let app = crate::search_quality::all_groups_on().await;
+    let client = mcp(&app).await;
+    let mut report = Vec::new();
+    for (query, expect) in [
+        (
+            "what's the weather in Lyon tomorrow",
+            &["get_weather_forecast", "get_weather"][..],
+        ),
+        ("will it rain this weekend", &["get_weather_forecast"]),
+        (
+            "translate this to German",
+            &["translate_text", "batch_translate"],
+        ),
+        ("which language is this text in", &["detect_language"]),
+        ("post the release notes to our Slack channel", &["message"]),
+        ("notify the team on Discord", &["message"]),
+        (
+            "pull the invoice fields out of this text as JSON",
+            &["extract_structured_data"],
+        ),
+        ("summarize this article", &["summarize_text"]),
+        (
+            "find the people and places mentioned in this text",
+            &["extract_entities"],
+        ),
+        ("turn this list into a table", &["extract_table_data"]),
+    ] {
+        let (is_error, reply, text) = call(&client, "search_tools", json!({"query": query})).await;
+        assert!(!is_error, "{text}");
+        let top: Vec<String> = reply["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .take(3)
+            .collect();
+        if !top.iter().any(|name| expect.contains(&name.as_str())) {
+            report.push(format!("{query:?} → {top:?} (expected one of {expect:?})"));
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "not in the top 3:\n{}",
+        report.join("\n")
+    );
+}
