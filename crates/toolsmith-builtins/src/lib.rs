@@ -77,6 +77,8 @@ families! {
     utilities,
     files,
     web,
+    messaging,
+    extract,
     weather,
     translate,
     pdf,
