@@ -112,6 +112,7 @@ pub const SPEC_ORDER: &[&str] = &[
     "weather",
     "git",
     "pdf",
+    "dataExtraction",
     "translation",
     "scheduler",
 ];
