@@ -41,6 +41,7 @@ mod errors;
 mod lifecycle;
 mod mcp_conformance;
 mod mcp_servers;
+mod oauth;
 mod prompts;
 mod read_only;
 mod run;
