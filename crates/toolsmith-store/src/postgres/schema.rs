@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 14;
+pub(crate) const SCHEMA_VERSION: i64 = 15;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -575,6 +575,14 @@ CREATE TABLE agent_session_messages (
 ALTER TABLE agent_runs ADD COLUMN lease_until TIMESTAMPTZ;
 UPDATE agent_runs SET lease_until = updated_at WHERE status IN ('running', 'waiting_approval');
 CREATE INDEX idx_agent_runs_lease ON agent_runs (status, lease_until);
+"#,
+    // 14: where the tool of each recorded call comes from (issue 36): `custom`, `builtin` or
+    // `mcp` (a bridged upstream's tool); built-in and bridged calls are recorded too, owned by
+    // their caller. Rows stored before were all custom tools' calls.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN source TEXT NOT NULL DEFAULT 'custom'
+    CHECK (source IN ('custom', 'builtin', 'mcp'));
+CREATE INDEX idx_tool_executions_owner_source ON tool_executions (owner, source, created_at);
 "#,
 ];
 

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 17;
+pub(crate) const SCHEMA_VERSION: i64 = 18;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -470,6 +470,14 @@ CREATE INDEX idx_tool_executions_created ON tool_executions (created_at);
 ALTER TABLE agent_runs ADD COLUMN lease_until TEXT;
 UPDATE agent_runs SET lease_until = updated_at WHERE status IN ('running', 'waiting_approval');
 CREATE INDEX idx_agent_runs_lease ON agent_runs (status, lease_until);
+"#,
+    // 17: where the tool of each recorded call comes from (issue 36): `custom`, `builtin` or
+    // `mcp` (a bridged upstream's tool); built-in and bridged calls are recorded too, owned by
+    // their caller. Rows stored before were all custom tools' calls.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN source TEXT NOT NULL DEFAULT 'custom'
+    CHECK (source IN ('custom', 'builtin', 'mcp'));
+CREATE INDEX idx_tool_executions_owner_source ON tool_executions (owner, source, created_at);
 "#,
 ];
 
