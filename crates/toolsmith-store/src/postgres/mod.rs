@@ -53,6 +53,7 @@ mod tasks;
 mod tls;
 mod tokens;
 mod tools;
+mod vectors;
 
 use std::fmt;
 use std::time::Duration;
