@@ -48,6 +48,7 @@ pub mod client;
 pub mod config;
 pub mod content;
 pub mod data;
+pub mod delegation;
 pub mod governance;
 pub mod mcp_bridge;
 pub mod model;
@@ -64,7 +65,6 @@ pub mod schema;
 pub mod testkit;
 pub mod tool_limits;
 pub mod tool_task;
-pub mod vector;
 
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use client::{

@@ -16,6 +16,7 @@ mod changes;
 #[cfg(test)]
 mod contract;
 pub mod copy;
+mod delegation_rows;
 mod error;
 mod postgres;
 mod records;
@@ -47,6 +48,10 @@ pub use toolsmith_core::data::{
     DataRecord, PutOutcome, RecordHit, RecordOrder, RecordQuery, RecordScope, RecordStats,
     RecordTally,
 };
+pub use toolsmith_core::delegation::{
+    AgentLinkRecord, DelegationAdmission, DelegationQuery, DelegationRecord, DelegationStatus,
+    HandoffRoute, LinkDirection,
+};
 pub use toolsmith_core::governance::{
     ApiTokenRecord, ApprovalDecision, ApprovalQuery, ApprovalRecord, ApprovalStatus, AuditQuery,
     AuditRecord, LimitOutcome, LimitRequest, RateBucketSpend, SlotRequest, StoredPolicy,
@@ -60,7 +65,6 @@ pub use toolsmith_core::query::{
     ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
 };
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
-pub use toolsmith_core::vector::{VectorCollectionRecord, VectorHit, VectorItem, VectorQuery};
 
 /// Rate-limit buckets and concurrency slots kept in the database, so that several instances
 /// on one database enforce one limit between them. Each [`SharedLimits::take_limits`] is one
@@ -114,7 +118,7 @@ pub trait Store:
     + AgentStore
     + PromptStore
     + SessionStore
-    + VectorStore
+    + DelegationStore
     + Send
     + Sync
     + 'static
@@ -884,6 +888,85 @@ pub trait AgentStore: Send + Sync + 'static {
     async fn agent_usage(&self, query: &AgentUsageQuery) -> Result<Vec<AgentUsageRow>, StoreError>;
 }
 
+/// Agents working together (spec 001 §7, §10): the links a person makes between two agents,
+/// the delegations made over them, and sessions handed off to another agent.
+#[async_trait]
+pub trait DelegationStore: Send + Sync + 'static {
+    /// Stores a new link; `false` when `owner` already links the two agents (either way).
+    async fn insert_agent_link(&self, link: &AgentLinkRecord) -> Result<bool, StoreError>;
+
+    /// The links of `owner`, oldest first.
+    async fn list_agent_links(&self, owner: &str) -> Result<Vec<AgentLinkRecord>, StoreError>;
+
+    /// Deletes the link `id` of `owner`; whether there was one.
+    async fn delete_agent_link(&self, owner: &str, id: &str) -> Result<bool, StoreError>;
+
+    /// Stores a new delegation unless its link already has `link_max` delegations running or
+    /// its target `agent_max` (from every source), counted in the insert's transaction (on
+    /// PostgreSQL under a per-owner advisory lock, so instances cannot race past either). A
+    /// delegation whose run has ended counts no more, whatever its own row says.
+    async fn insert_delegation_within(
+        &self,
+        delegation: &DelegationRecord,
+        link_max: u32,
+        agent_max: u32,
+    ) -> Result<DelegationAdmission, StoreError>;
+
+    /// Writes the status, run, result, error and time of `delegation` over the stored one if
+    /// that is still running; whether it was written.
+    async fn update_delegation(&self, delegation: &DelegationRecord) -> Result<bool, StoreError>;
+
+    /// The delegation `id` of `owner`.
+    async fn get_delegation(
+        &self,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<DelegationRecord>, StoreError>;
+
+    /// The delegations of `owner` that `query` asks for, newest first.
+    async fn list_delegations(
+        &self,
+        owner: &str,
+        query: &DelegationQuery,
+    ) -> Result<Vec<DelegationRecord>, StoreError>;
+
+    /// The delegation whose target run is `run_id`, if one is.
+    async fn delegation_of_run(
+        &self,
+        owner: &str,
+        run_id: &str,
+    ) -> Result<Option<DelegationRecord>, StoreError>;
+
+    /// Stores (or replaces) the handoff route of its session.
+    async fn put_handoff_route(&self, route: &HandoffRoute) -> Result<(), StoreError>;
+
+    /// The route of `owner`'s session `session_id`, when it is handed off.
+    async fn get_handoff_route(
+        &self,
+        owner: &str,
+        session_id: &str,
+    ) -> Result<Option<HandoffRoute>, StoreError>;
+
+    /// The route of `owner` whose target session is `target_session`.
+    async fn handoff_route_to(
+        &self,
+        owner: &str,
+        target_session: &str,
+    ) -> Result<Option<HandoffRoute>, StoreError>;
+
+    /// Deletes the route of `owner`'s session `session_id`; whether there was one.
+    async fn delete_handoff_route(&self, owner: &str, session_id: &str)
+    -> Result<bool, StoreError>;
+
+    /// The session of `owner` whose last run is `run_id` (its id and the agent identity that
+    /// began it), if one is.
+    async fn session_of_run(
+        &self,
+        owner: &str,
+        run_id: &str,
+    ) -> Result<Option<(String, Option<String>)>, StoreError>;
+}
+
 /// Sessions with agents Toolsmith runs, and subagents (spec 001 §2 "Sessions", §6): a session's
 /// record and its messages, which are the model's history on its next run.
 #[async_trait]
@@ -990,57 +1073,4 @@ pub trait PromptStore: Send + Sync + 'static {
     /// Per owner, a fingerprint of their prompts (how many, the sum of their revisions and the
     /// newest change), by owner: what changes whenever a prompt of theirs does.
     async fn prompt_fingerprints(&self) -> Result<Vec<(String, String)>, StoreError>;
-}
-
-/// Vector search's collections (003 §17), each owner's own, with a real vector index on each
-/// backend: sqlite-vec's `vec0` table per collection on SQLite, a pgvector HNSW index per
-/// collection on PostgreSQL (`CREATE EXTENSION vector` when the first collection is made).
-#[async_trait]
-pub trait VectorStore: Send + Sync + 'static {
-    /// Creates the collection and its index while the owner has fewer than `max_per_owner`;
-    /// `false` when the owner already has one of that name.
-    async fn create_vector_collection(
-        &self,
-        collection: &VectorCollectionRecord,
-        max_per_owner: u64,
-    ) -> Result<bool, StoreError>;
-
-    /// The owner's collections by name, each with its item count.
-    async fn list_vector_collections(
-        &self,
-        owner: &str,
-    ) -> Result<Vec<VectorCollectionRecord>, StoreError>;
-
-    /// The owner's collection `name`, with its item count.
-    async fn get_vector_collection(
-        &self,
-        owner: &str,
-        name: &str,
-    ) -> Result<Option<VectorCollectionRecord>, StoreError>;
-
-    /// Inserts or replaces (by id) items of the owner's collection `name`, whose embeddings
-    /// the caller checked against its dimensions; the collection's count after, or `None` when
-    /// it does not exist. [`StoreError::RecordLimit`] when the count would pass `max_items`.
-    async fn upsert_vectors(
-        &self,
-        owner: &str,
-        name: &str,
-        items: &[VectorItem],
-        max_items: u64,
-    ) -> Result<Option<u64>, StoreError>;
-
-    /// Deletes the items with these ids; how many went (`None`: no such collection).
-    async fn delete_vectors(
-        &self,
-        owner: &str,
-        name: &str,
-        ids: &[String],
-    ) -> Result<Option<u64>, StoreError>;
-
-    /// The `top_k` items nearest the query's embedding, best first (`None`: no such
-    /// collection).
-    async fn search_vectors(
-        &self,
-        query: &VectorQuery,
-    ) -> Result<Option<Vec<VectorHit>>, StoreError>;
 }

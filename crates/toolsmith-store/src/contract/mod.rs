@@ -10,6 +10,7 @@
 
 mod agents;
 pub(crate) mod config;
+mod delegation;
 mod governance;
 mod limits;
 mod mcp;
@@ -19,7 +20,6 @@ mod records;
 mod sessions;
 mod tasks;
 pub(crate) mod tools;
-mod vectors;
 
 use std::path::PathBuf;
 use std::sync::Arc;

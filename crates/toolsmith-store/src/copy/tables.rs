@@ -18,8 +18,6 @@ pub enum Kind {
     Json,
     /// SQLite RFC 3339 text (microseconds), PostgreSQL `TIMESTAMPTZ`.
     Time,
-    /// An embedding: SQLite little-endian f32 `BLOB`, PostgreSQL `REAL[]`.
-    Floats,
 }
 
 /// One table: its name, its columns in order, the columns it is read in order of (its primary
@@ -50,7 +48,7 @@ impl Table {
     }
 }
 
-use Kind::{Bool, Floats, Int, Json, Real, Text, Time};
+use Kind::{Bool, Int, Json, Real, Text, Time};
 
 /// Every table `db copy` copies, parents before children (foreign keys hold at each insert).
 pub const TABLES: &[Table] = &[
@@ -439,6 +437,51 @@ pub const TABLES: &[Table] = &[
         identity: None,
     },
     Table {
+        // Agent links (issue 38): the permission to delegate, made by a person.
+        name: "agent_links",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("source_agent", Text),
+            ("target_agent", Text),
+            ("document", Text),
+            ("created_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        // Delegations (a delegation still `running` in the copy counts no more once its run
+        // has ended; cancel its run there).
+        name: "delegations",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("source_agent", Text),
+            ("target_agent", Text),
+            ("link_id", Text),
+            ("run_id", Text),
+            ("status", Text),
+            ("document", Text),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "handoff_routes",
+        columns: &[
+            ("session_id", Text),
+            ("owner", Text),
+            ("target_session", Text),
+            ("document", Text),
+            ("created_at", Time),
+        ],
+        order_by: "session_id",
+        identity: None,
+    },
+    Table {
         // Prompts made at runtime (issue 40) and every kept version of their definitions.
         name: "prompts",
         columns: &[
@@ -467,35 +510,6 @@ pub const TABLES: &[Table] = &[
         ],
         order_by: "prompt_id, revision",
         identity: None,
-    },
-    Table {
-        name: "vector_collections",
-        columns: &[
-            ("id", Text),
-            ("owner", Text),
-            ("name", Text),
-            ("dimensions", Int),
-            ("description", Text),
-            ("created_at", Time),
-            ("updated_at", Time),
-        ],
-        order_by: "id",
-        identity: None,
-    },
-    Table {
-        name: "vector_items",
-        columns: &[
-            ("seq", Int),
-            ("collection_id", Text),
-            ("item_id", Text),
-            ("content", Text),
-            ("metadata", Json),
-            ("embedding", Floats),
-            ("created_at", Time),
-            ("updated_at", Time),
-        ],
-        order_by: "seq",
-        identity: Some("seq"),
     },
 ];
 
@@ -543,17 +557,12 @@ pub const NOT_COPIED: &[(&str, &str)] = &[
     ),
 ];
 
-/// SQLite's per-collection sqlite-vec tables (`vec_index_<id>` and its shadow tables): each a
-/// collection's index, derived from `vector_items` and rebuilt by the destination's next write
-/// (searched exactly until then), so never copied.
-pub const VECTOR_INDEX_PREFIX: &str = "vec_index_";
-
 /// Checks a database's tables and columns (`catalog`: name → column names) against
 /// [`TABLES`] and [`NOT_COPIED`]: every table must be known, and every copied table must have
 /// exactly the listed columns. `shown` names the database in the error.
 pub fn check_catalog(shown: &str, catalog: &[(String, Vec<String>)]) -> Result<(), CopyError> {
     for (name, columns) in catalog {
-        if NOT_COPIED.iter().any(|(n, _)| n == name) || name.starts_with(VECTOR_INDEX_PREFIX) {
+        if NOT_COPIED.iter().any(|(n, _)| n == name) {
             continue;
         }
         let Some(table) = TABLES.iter().find(|t| t.name == name) else {

@@ -37,6 +37,7 @@ macro_rules! store_on_pool {
 mod agents;
 mod config;
 mod copy;
+mod delegation;
 mod errors;
 mod governance;
 mod limits;
@@ -53,7 +54,6 @@ mod tasks;
 mod tls;
 mod tokens;
 mod tools;
-mod vectors;
 
 use std::fmt;
 use std::time::Duration;

@@ -37,6 +37,7 @@ mod config;
 #[cfg(test)]
 mod config_tests;
 mod copy;
+mod delegation;
 mod governance;
 mod mcp;
 mod prompts;
@@ -49,7 +50,6 @@ mod tasks;
 mod tests;
 mod tokens;
 mod tools;
-mod vectors;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 19;
+pub(crate) const SCHEMA_VERSION: i64 = 18;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -471,40 +471,44 @@ ALTER TABLE agent_runs ADD COLUMN lease_until TEXT;
 UPDATE agent_runs SET lease_until = updated_at WHERE status IN ('running', 'waiting_approval');
 CREATE INDEX idx_agent_runs_lease ON agent_runs (status, lease_until);
 "#,
-    // 17: where the tool of each recorded call comes from (issue 36): `custom`, `builtin` or
-    // `mcp` (a bridged upstream's tool); built-in and bridged calls are recorded too, owned by
-    // their caller. Rows stored before were all custom tools' calls.
+    // 17: agents working together (issue 38, spec 001 §7, §10): the links a person makes between
+    // two agents (`document` the whole link as JSON text), the delegations made over them
+    // (`run_id` '' until the target's run starts; `document` the whole delegation, `status`
+    // the word that counts) and the sessions handed off to another agent.
     r#"
-ALTER TABLE tool_executions ADD COLUMN source TEXT NOT NULL DEFAULT 'custom'
-    CHECK (source IN ('custom', 'builtin', 'mcp'));
-CREATE INDEX idx_tool_executions_owner_source ON tool_executions (owner, source, created_at);
-"#,
-    // 18: vector search (issue 39, 003 §17): each owner's named collections and their items
-    // (`embedding` the little-endian f32s, `metadata` JSON text). Each collection's index is a
-    // sqlite-vec `vec0` table of its own (`vec_index_<id>`, rowid = `seq`), made with the
-    // collection and derived from these rows (sqlite/vectors.rs).
-    r#"
-CREATE TABLE vector_collections (
-    id          TEXT PRIMARY KEY,
-    owner       TEXT NOT NULL,
-    name        TEXT NOT NULL,
-    dimensions  INTEGER NOT NULL,
-    description TEXT NOT NULL DEFAULT '',
-    created_at  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    UNIQUE (owner, name)
+CREATE TABLE agent_links (
+    id           TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    source_agent TEXT NOT NULL,
+    target_agent TEXT NOT NULL,
+    document     TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    UNIQUE (owner, source_agent, target_agent)
 );
-CREATE TABLE vector_items (
-    seq           INTEGER PRIMARY KEY,
-    collection_id TEXT NOT NULL REFERENCES vector_collections (id) ON DELETE CASCADE,
-    item_id       TEXT NOT NULL,
-    content       TEXT NOT NULL DEFAULT '',
-    metadata      TEXT NOT NULL DEFAULT '{}',
-    embedding     BLOB NOT NULL,
-    created_at    TEXT NOT NULL,
-    updated_at    TEXT NOT NULL,
-    UNIQUE (collection_id, item_id)
+CREATE TABLE delegations (
+    id           TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    source_agent TEXT NOT NULL,
+    target_agent TEXT NOT NULL,
+    link_id      TEXT NOT NULL,
+    run_id       TEXT NOT NULL DEFAULT '',
+    status       TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+    document     TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
 );
+CREATE INDEX idx_delegations_owner ON delegations (owner, created_at);
+CREATE INDEX idx_delegations_link ON delegations (link_id, status);
+CREATE INDEX idx_delegations_target ON delegations (owner, target_agent, status);
+CREATE INDEX idx_delegations_run ON delegations (run_id);
+CREATE TABLE handoff_routes (
+    session_id     TEXT PRIMARY KEY,
+    owner          TEXT NOT NULL,
+    target_session TEXT NOT NULL,
+    document       TEXT NOT NULL,
+    created_at     TEXT NOT NULL
+);
+CREATE INDEX idx_handoff_routes_target ON handoff_routes (owner, target_session);
 "#,
 ];
 
@@ -515,7 +519,6 @@ const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
 /// Nothing is written to an existing file before it has been recognised as a Toolsmith store
 /// (or an empty database): the first statement only reads the header.
 pub(crate) fn open_checked(path: &Path) -> Result<Connection, StoreError> {
-    super::vectors::register_sqlite_vec();
     let shown = path.display().to_string();
     let corrupt = |reason: String| StoreError::Corrupt {
         path: shown.clone(),
@@ -640,7 +643,6 @@ fn io_refusal(shown: &str, action: &str, e: &std::io::Error) -> StoreError {
 
 /// Opens a reader connection to an already checked and migrated file. It refuses writes.
 pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
-    super::vectors::register_sqlite_vec();
     let shown = path.display().to_string();
     let conn = Connection::open(path).map_err(|e| classify(&shown, e))?;
     configure(&conn).map_err(|e| classify(&shown, e))?;

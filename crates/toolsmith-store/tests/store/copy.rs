@@ -376,6 +376,38 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
     toolsmith_store::SessionStore::append_session_messages(store, "ses_1", &[message], 10, 1000)
         .await
         .unwrap();
+    // An agent link, a delegation over it and a handoff route (issue 38).
+    let link: toolsmith_store::AgentLinkRecord = serde_json::from_value(json!({
+        "id": "lnk_1", "owner": "alice", "sourceAgent": "agent_1", "targetAgent": "agt_1",
+        "direction": "bidirectional", "maxConcurrent": 2, "description": "é",
+        "createdAt": at,
+    }))
+    .unwrap();
+    assert!(
+        toolsmith_store::DelegationStore::insert_agent_link(store, &link)
+            .await
+            .unwrap()
+    );
+    let delegation: toolsmith_store::DelegationRecord = serde_json::from_value(json!({
+        "id": "dlg_1", "owner": "alice", "sourceAgent": "agent_1", "targetAgent": "agt_1",
+        "linkId": "lnk_1", "mode": "sync", "depth": 1, "runId": "run_1", "status": "completed",
+        "task": "a\u{0}b", "result": "noon", "createdAt": at, "updatedAt": at,
+    }))
+    .unwrap();
+    assert_eq!(
+        toolsmith_store::DelegationStore::insert_delegation_within(store, &delegation, 2, 2)
+            .await
+            .unwrap(),
+        toolsmith_store::DelegationAdmission::Started
+    );
+    let route: toolsmith_store::HandoffRoute = serde_json::from_value(json!({
+        "sessionId": "ses_1", "owner": "alice", "fromAgent": "agt_1", "toAgent": "agent_1",
+        "targetSession": "ses_2", "reason": "billing", "createdAt": at,
+    }))
+    .unwrap();
+    toolsmith_store::DelegationStore::put_handoff_route(store, &route)
+        .await
+        .unwrap();
     // A prompt, at its first version (issue 40).
     let prompt: toolsmith_store::PromptRecord = serde_json::from_value(json!({
         "id": "prm_1", "owner": "alice", "agent": "bot", "name": "review", "revision": 1,
@@ -389,29 +421,6 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
         toolsmith_store::PromptStore::insert_prompt(store, &prompt)
             .await
             .unwrap()
-    );
-    // A vector collection with one item (issue 39): the embedding crosses as f32s.
-    let vectors: toolsmith_store::VectorCollectionRecord = serde_json::from_value(json!({
-        "id": "vc-1", "owner": "alice", "name": "docs", "dimensions": 3, "description": "é",
-        "count": 0, "createdAt": at, "updatedAt": at,
-    }))
-    .unwrap();
-    assert!(
-        toolsmith_store::VectorStore::create_vector_collection(store, &vectors, 10)
-            .await
-            .unwrap()
-    );
-    let item = toolsmith_store::VectorItem {
-        id: "a".to_owned(),
-        embedding: vec![0.25, -1.5, 3.0e-7],
-        content: "a text".to_owned(),
-        metadata: json!({"k": "v"}),
-    };
-    assert_eq!(
-        toolsmith_store::VectorStore::upsert_vectors(store, "alice", "docs", &[item], 10)
-            .await
-            .unwrap(),
-        Some(1)
     );
     for table in TABLES {
         assert!(
