@@ -65,6 +65,7 @@ pub mod schema;
 pub mod testkit;
 pub mod tool_limits;
 pub mod tool_task;
+pub mod vector;
 
 pub use approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver};
 pub use client::{

@@ -65,6 +65,7 @@ pub use toolsmith_core::query::{
     ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
 };
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
+pub use toolsmith_core::vector::{VectorCollectionRecord, VectorHit, VectorItem, VectorQuery};
 
 /// Rate-limit buckets and concurrency slots kept in the database, so that several instances
 /// on one database enforce one limit between them. Each [`SharedLimits::take_limits`] is one
@@ -118,6 +119,7 @@ pub trait Store:
     + AgentStore
     + PromptStore
     + SessionStore
+    + VectorStore
     + DelegationStore
     + Send
     + Sync
@@ -1073,4 +1075,57 @@ pub trait PromptStore: Send + Sync + 'static {
     /// Per owner, a fingerprint of their prompts (how many, the sum of their revisions and the
     /// newest change), by owner: what changes whenever a prompt of theirs does.
     async fn prompt_fingerprints(&self) -> Result<Vec<(String, String)>, StoreError>;
+}
+
+/// Vector search's collections (003 §17), each owner's own, with a real vector index on each
+/// backend: sqlite-vec's `vec0` table per collection on SQLite, a pgvector HNSW index per
+/// collection on PostgreSQL (`CREATE EXTENSION vector` when the first collection is made).
+#[async_trait]
+pub trait VectorStore: Send + Sync + 'static {
+    /// Creates the collection and its index while the owner has fewer than `max_per_owner`;
+    /// `false` when the owner already has one of that name.
+    async fn create_vector_collection(
+        &self,
+        collection: &VectorCollectionRecord,
+        max_per_owner: u64,
+    ) -> Result<bool, StoreError>;
+
+    /// The owner's collections by name, each with its item count.
+    async fn list_vector_collections(
+        &self,
+        owner: &str,
+    ) -> Result<Vec<VectorCollectionRecord>, StoreError>;
+
+    /// The owner's collection `name`, with its item count.
+    async fn get_vector_collection(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Option<VectorCollectionRecord>, StoreError>;
+
+    /// Inserts or replaces (by id) items of the owner's collection `name`, whose embeddings
+    /// the caller checked against its dimensions; the collection's count after, or `None` when
+    /// it does not exist. [`StoreError::RecordLimit`] when the count would pass `max_items`.
+    async fn upsert_vectors(
+        &self,
+        owner: &str,
+        name: &str,
+        items: &[VectorItem],
+        max_items: u64,
+    ) -> Result<Option<u64>, StoreError>;
+
+    /// Deletes the items with these ids; how many went (`None`: no such collection).
+    async fn delete_vectors(
+        &self,
+        owner: &str,
+        name: &str,
+        ids: &[String],
+    ) -> Result<Option<u64>, StoreError>;
+
+    /// The `top_k` items nearest the query's embedding, best first (`None`: no such
+    /// collection).
+    async fn search_vectors(
+        &self,
+        query: &VectorQuery,
+    ) -> Result<Option<Vec<VectorHit>>, StoreError>;
 }

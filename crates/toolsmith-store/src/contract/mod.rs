@@ -20,6 +20,7 @@ mod records;
 mod sessions;
 mod tasks;
 pub(crate) mod tools;
+mod vectors;
 
 use std::path::PathBuf;
 use std::sync::Arc;

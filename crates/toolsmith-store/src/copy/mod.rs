@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
 
 use crate::StoreError;
-pub use tables::{Kind, NOT_COPIED, TABLES, Table, check_catalog};
+pub use tables::{Kind, NOT_COPIED, TABLES, Table, VECTOR_INDEX_PREFIX, check_catalog};
 
 /// Rows are moved in batches of this many.
 pub(crate) const BATCH: usize = 500;
@@ -32,6 +32,8 @@ pub enum Value {
     Bool(bool),
     Json(serde_json::Value),
     Time(DateTime<Utc>),
+    /// An embedding: SQLite little-endian f32 `BLOB`, PostgreSQL `REAL[]`.
+    Floats(Vec<f32>),
 }
 
 /// One row: the values of [`Table::columns`], in order.

@@ -18,6 +18,8 @@ pub enum Kind {
     Json,
     /// SQLite RFC 3339 text (microseconds), PostgreSQL `TIMESTAMPTZ`.
     Time,
+    /// An embedding: SQLite little-endian f32 `BLOB`, PostgreSQL `REAL[]`.
+    Floats,
 }
 
 /// One table: its name, its columns in order, the columns it is read in order of (its primary
@@ -48,7 +50,7 @@ impl Table {
     }
 }
 
-use Kind::{Bool, Int, Json, Real, Text, Time};
+use Kind::{Bool, Floats, Int, Json, Real, Text, Time};
 
 /// Every table `db copy` copies, parents before children (foreign keys hold at each insert).
 pub const TABLES: &[Table] = &[
@@ -511,6 +513,35 @@ pub const TABLES: &[Table] = &[
         order_by: "prompt_id, revision",
         identity: None,
     },
+    Table {
+        name: "vector_collections",
+        columns: &[
+            ("id", Text),
+            ("owner", Text),
+            ("name", Text),
+            ("dimensions", Int),
+            ("description", Text),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "vector_items",
+        columns: &[
+            ("seq", Int),
+            ("collection_id", Text),
+            ("item_id", Text),
+            ("content", Text),
+            ("metadata", Json),
+            ("embedding", Floats),
+            ("created_at", Time),
+            ("updated_at", Time),
+        ],
+        order_by: "seq",
+        identity: Some("seq"),
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.
@@ -557,12 +588,17 @@ pub const NOT_COPIED: &[(&str, &str)] = &[
     ),
 ];
 
+/// SQLite's per-collection sqlite-vec tables (`vec_index_<id>` and its shadow tables): each a
+/// collection's index, derived from `vector_items` and rebuilt by the destination's next write
+/// (searched exactly until then), so never copied.
+pub const VECTOR_INDEX_PREFIX: &str = "vec_index_";
+
 /// Checks a database's tables and columns (`catalog`: name → column names) against
 /// [`TABLES`] and [`NOT_COPIED`]: every table must be known, and every copied table must have
 /// exactly the listed columns. `shown` names the database in the error.
 pub fn check_catalog(shown: &str, catalog: &[(String, Vec<String>)]) -> Result<(), CopyError> {
     for (name, columns) in catalog {
-        if NOT_COPIED.iter().any(|(n, _)| n == name) {
+        if NOT_COPIED.iter().any(|(n, _)| n == name) || name.starts_with(VECTOR_INDEX_PREFIX) {
             continue;
         }
         let Some(table) = TABLES.iter().find(|t| t.name == name) else {

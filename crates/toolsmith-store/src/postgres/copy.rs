@@ -222,6 +222,9 @@ fn read_value(row: &tokio_postgres::Row, i: usize) -> Result<Value, tokio_postgr
     } else if ty == Type::TIMESTAMPTZ {
         row.try_get::<_, Option<DateTime<Utc>>>(i)?
             .map_or(Value::Null, Value::Time)
+    } else if ty == Type::FLOAT4_ARRAY {
+        row.try_get::<_, Option<Vec<f32>>>(i)?
+            .map_or(Value::Null, Value::Floats)
     } else {
         row.try_get::<_, Option<String>>(i)?
             .map_or(Value::Null, Value::Text)
@@ -256,6 +259,7 @@ fn to_param(value: &Value, ty: &Type) -> Option<Param> {
         Value::Bool(v) if *ty == Type::BOOL => Box::new(*v),
         Value::Json(v) if *ty == Type::JSONB || *ty == Type::JSON => Box::new(v.clone()),
         Value::Time(v) if *ty == Type::TIMESTAMPTZ => Box::new(*v),
+        Value::Floats(v) if *ty == Type::FLOAT4_ARRAY => Box::new(v.clone()),
         Value::Text(v) if *ty == Type::TEXT || *ty == Type::VARCHAR => Box::new(v.clone()),
         _ => return None,
     };

@@ -54,6 +54,7 @@ mod tasks;
 mod tls;
 mod tokens;
 mod tools;
+mod vectors;
 
 use std::fmt;
 use std::time::Duration;

@@ -173,6 +173,13 @@ fn read_value(kind: Kind, raw: ValueRef<'_>) -> Result<Value, String> {
             Value::Json(serde_json::from_str(&text(raw)?).map_err(|e| e.to_string())?)
         }
         (Kind::Time, raw) => Value::Time(parse_time(&text(raw)?)?),
+        (Kind::Floats, raw) => Value::Floats(
+            raw.as_blob()
+                .map_err(|e| e.to_string())?
+                .chunks_exact(4)
+                .map(|b| <[u8; 4]>::try_from(b).map_or(0.0, f32::from_le_bytes))
+                .collect(),
+        ),
     })
 }
 
@@ -185,5 +192,6 @@ fn to_sql(value: Value) -> SqlValue {
         Value::Bool(b) => SqlValue::Integer(i64::from(b)),
         Value::Json(j) => SqlValue::Text(super::rows::json_text(&j)),
         Value::Time(t) => SqlValue::Text(timestamp(&t)),
+        Value::Floats(f) => SqlValue::Blob(f.iter().flat_map(|x| x.to_le_bytes()).collect()),
     }
 }

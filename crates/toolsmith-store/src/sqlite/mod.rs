@@ -50,6 +50,7 @@ mod tasks;
 mod tests;
 mod tokens;
 mod tools;
+mod vectors;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 18;
+pub(crate) const SCHEMA_VERSION: i64 = 19;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -510,6 +510,33 @@ CREATE TABLE handoff_routes (
 );
 CREATE INDEX idx_handoff_routes_target ON handoff_routes (owner, target_session);
 "#,
+    // 18: vector search (issue 39, 003 §17): each owner's named collections and their items
+    // (`embedding` the little-endian f32s, `metadata` JSON text). Each collection's index is a
+    // sqlite-vec `vec0` table of its own (`vec_index_<id>`, rowid = `seq`), made with the
+    // collection and derived from these rows (sqlite/vectors.rs).
+    r#"
+CREATE TABLE vector_collections (
+    id          TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    dimensions  INTEGER NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    UNIQUE (owner, name)
+);
+CREATE TABLE vector_items (
+    seq           INTEGER PRIMARY KEY,
+    collection_id TEXT NOT NULL REFERENCES vector_collections (id) ON DELETE CASCADE,
+    item_id       TEXT NOT NULL,
+    content       TEXT NOT NULL DEFAULT '',
+    metadata      TEXT NOT NULL DEFAULT '{}',
+    embedding     BLOB NOT NULL,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    UNIQUE (collection_id, item_id)
+);
+"#,
 ];
 
 const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
@@ -519,6 +546,7 @@ const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
 /// Nothing is written to an existing file before it has been recognised as a Toolsmith store
 /// (or an empty database): the first statement only reads the header.
 pub(crate) fn open_checked(path: &Path) -> Result<Connection, StoreError> {
+    super::vectors::register_sqlite_vec();
     let shown = path.display().to_string();
     let corrupt = |reason: String| StoreError::Corrupt {
         path: shown.clone(),
@@ -643,6 +671,7 @@ fn io_refusal(shown: &str, action: &str, e: &std::io::Error) -> StoreError {
 
 /// Opens a reader connection to an already checked and migrated file. It refuses writes.
 pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    super::vectors::register_sqlite_vec();
     let shown = path.display().to_string();
     let conn = Connection::open(path).map_err(|e| classify(&shown, e))?;
     configure(&conn).map_err(|e| classify(&shown, e))?;

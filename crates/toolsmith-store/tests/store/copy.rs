@@ -422,6 +422,29 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
             .await
             .unwrap()
     );
+    // A vector collection with one item (issue 39): the embedding crosses as f32s.
+    let vectors: toolsmith_store::VectorCollectionRecord = serde_json::from_value(json!({
+        "id": "vc-1", "owner": "alice", "name": "docs", "dimensions": 3, "description": "é",
+        "count": 0, "createdAt": at, "updatedAt": at,
+    }))
+    .unwrap();
+    assert!(
+        toolsmith_store::VectorStore::create_vector_collection(store, &vectors, 10)
+            .await
+            .unwrap()
+    );
+    let item = toolsmith_store::VectorItem {
+        id: "a".to_owned(),
+        embedding: vec![0.25, -1.5, 3.0e-7],
+        content: "a text".to_owned(),
+        metadata: json!({"k": "v"}),
+    };
+    assert_eq!(
+        toolsmith_store::VectorStore::upsert_vectors(store, "alice", "docs", &[item], 10)
+            .await
+            .unwrap(),
+        Some(1)
+    );
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,
