@@ -13,6 +13,10 @@
 #                registry is needed), runc runs containers where crun cannot (cgroups v1)
 #   openssl      `openssl`: the PostgreSQL TLS tests make their CA and certificates with it
 #   mount        `mount`: under root, a workspace run's private bind mount (toolsmith-command)
+#   pgvector     the `vector` extension of vector search on PostgreSQL (crates/toolsmith-store/src/
+#                postgres/vectors.rs): Debian 12 ships no postgresql-15-pgvector, so it is built from
+#                the source kept in third_party/pgvector (v0.8.6, PostgreSQL licence) against the
+#                installed server with postgresql-server-dev-<major>, make and gcc; nothing is downloaded
 #   python3, python3-pip, nodejs
 #                `/usr/bin/python3` (execute_python, compile_code), its pip (package_manager) and
 #                `/usr/bin/node` (sandbox_run_js): the code tools run the host's own interpreters
@@ -43,7 +47,34 @@ command -v mount >/dev/null 2>&1 || missing+=("mount")
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=("python3-pip")
 [[ -x /usr/bin/node ]] || missing+=("nodejs")
 
+# pgvector: built from third_party/pgvector for every installed PostgreSQL major version that
+# lacks it (after the packages below, so a fresh machine gets the server first).
+install_pgvector() {
+  local root pg_config major
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  for pg_config in /usr/lib/postgresql/*/bin/pg_config; do
+    [[ -x "$pg_config" ]] || continue
+    [[ -f "$("$pg_config" --sharedir)/extension/vector.control" ]] && continue
+    major="$("$pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')"
+    if [[ ! -f "$("$pg_config" --includedir-server)/postgres.h" ]] || ! command -v make >/dev/null 2>&1 || ! command -v gcc >/dev/null 2>&1; then
+      if [[ "$EUID" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "install-system-deps: pgvector needs postgresql-server-dev-$major, make and gcc (apt-get install postgresql-server-dev-$major make gcc)" >&2
+        return 1
+      fi
+      apt-get install -y -qq --no-install-recommends "postgresql-server-dev-$major" make gcc
+    fi
+    echo "install-system-deps: building pgvector for PostgreSQL $major"
+    local build
+    build="$(mktemp -d)"
+    cp -r "$root/third_party/pgvector/." "$build/"
+    make -s -C "$build" PG_CONFIG="$pg_config" OPTFLAGS="" with_llvm=no >/dev/null
+    make -s -C "$build" PG_CONFIG="$pg_config" with_llvm=no install >/dev/null
+    rm -rf "$build"
+  done
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
+  install_pgvector
   echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, podman (with podman-compose, debootstrap, runc), python3 (with pip), node and the PostgreSQL server binaries are present"
   exit 0
 fi
@@ -69,4 +100,5 @@ if ! have_postgres; then
   echo "install-system-deps: initdb/pg_ctl are still missing after installing postgresql" >&2
   exit 1
 fi
+install_pgvector
 echo "install-system-deps: done"

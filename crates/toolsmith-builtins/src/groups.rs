@@ -114,6 +114,7 @@ pub const SPEC_ORDER: &[&str] = &[
     "pdf",
     "dataExtraction",
     "translation",
+    "vectorSearch",
     "scheduler",
 ];
 

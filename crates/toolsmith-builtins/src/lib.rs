@@ -84,6 +84,7 @@ families! {
     pdf,
     git,
     memory,
+    vectors,
     personal,
     finance,
     goals,
@@ -125,6 +126,9 @@ pub struct BuiltinEnv {
     /// Every user's own records (memory …); `None` makes the data tools answer that the
     /// server keeps no data.
     pub data: Option<Arc<dyn data::Records>>,
+    /// Every user's vector collections (vector search); `None` makes those tools answer
+    /// that the server keeps none.
+    pub vectors: Option<Arc<dyn vectors::VectorIndex>>,
     /// The command and JS sandboxes for the code tools; `None` makes them answer that code
     /// cannot run here (nothing ever runs on the host).
     pub code: Option<Arc<dyn exec::CodeHost>>,

@@ -46,6 +46,7 @@ pub mod lifecycle;
 pub mod npm;
 pub mod one_off;
 mod records;
+mod vectors;
 pub mod registry_sync;
 pub mod run;
 pub mod schedule_api;
@@ -316,6 +317,11 @@ fn builtin_env(
         sandbox: Some(command_runtime.clone()),
         git: config.git.clone(),
         data: Some(Arc::new(records::StoreRecords {
+            store: store.clone(),
+            limits: config.records,
+            read_only: config.read_only,
+        })),
+        vectors: Some(Arc::new(vectors::StoreVectors {
             store: store.clone(),
             limits: config.records,
             read_only: config.read_only,

@@ -48,6 +48,7 @@ mod mcp_sdk_capabilities;
 mod mcp_stateless_approvals;
 mod mcp_tasks;
 mod mcp_tool_client;
+mod mcp_vectors;
 mod package_registries;
 mod reference_examples;
 mod rest_agent_limits;
