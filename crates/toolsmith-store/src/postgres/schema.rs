@@ -17,7 +17,7 @@ use super::errors::pg;
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 16;
+pub(crate) const SCHEMA_VERSION: i64 = 17;
 
 /// The advisory lock key that serializes migrations (any fixed number; "tsmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6d69_6772;
@@ -642,6 +642,14 @@ CREATE TABLE vector_items (
     updated_at    TIMESTAMPTZ NOT NULL,
     UNIQUE (collection_id, item_id)
 );
+"#,
+    // 16: where the tool of each recorded call comes from (issue 36): `custom`, `builtin` or
+    // `mcp` (a bridged upstream's tool); built-in and bridged calls are recorded too, owned by
+    // their caller. Rows stored before were all custom tools' calls.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN source TEXT NOT NULL DEFAULT 'custom'
+    CHECK (source IN ('custom', 'builtin', 'mcp'));
+CREATE INDEX idx_tool_executions_owner_source ON tool_executions (owner, source, created_at);
 "#,
 ];
 

@@ -54,7 +54,9 @@ async fn the_database_itself_refuses_a_second_default() {
 
 /// What the migrations from tool tasks on add (tool tasks, agents, the client counts, prompts,
 /// sessions, the `created_at` index), undone first in both old-schema fixtures below.
-const UNDO_LATER_MIGRATIONS: &str = "DROP TABLE vector_items; DROP TABLE vector_collections; \
+const UNDO_LATER_MIGRATIONS: &str = "DROP INDEX idx_tool_executions_owner_source; \
+     ALTER TABLE tool_executions DROP COLUMN source; \
+     DROP TABLE vector_items; DROP TABLE vector_collections; \
      DROP TABLE handoff_routes; DROP TABLE delegations; DROP TABLE agent_links; \
      DROP INDEX idx_agent_runs_lease; \
      ALTER TABLE agent_runs DROP COLUMN lease_until; \

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 19;
+pub(crate) const SCHEMA_VERSION: i64 = 20;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -536,6 +536,14 @@ CREATE TABLE vector_items (
     updated_at    TEXT NOT NULL,
     UNIQUE (collection_id, item_id)
 );
+"#,
+    // 19: where the tool of each recorded call comes from (issue 36): `custom`, `builtin` or
+    // `mcp` (a bridged upstream's tool); built-in and bridged calls are recorded too, owned by
+    // their caller. Rows stored before were all custom tools' calls.
+    r#"
+ALTER TABLE tool_executions ADD COLUMN source TEXT NOT NULL DEFAULT 'custom'
+    CHECK (source IN ('custom', 'builtin', 'mcp'));
+CREATE INDEX idx_tool_executions_owner_source ON tool_executions (owner, source, created_at);
 "#,
 ];
 
