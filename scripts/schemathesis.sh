@@ -21,7 +21,7 @@
 # against the table's own columns), and agents (whose tool policy must compile, and whose run
 # needs the model service the definition names in the caller's Config Center), and prompts
 # (whose templates must compile and use only their declared arguments; a rollback names a version
-# that must exist, and a render's arguments are checked against the prompt's own), and a time zone (a name the tz database must know). A
+# that must exist, and a render's arguments are checked against the prompt's own), and resources (a URI needs a scheme, a template's variables and code must be valid, exactly one content, base64 that decodes), and a time zone (a name the tz database must know). A
 # schema-valid but semantically invalid definition is a 422 by the API's status rules.
 # Running, approving and rejecting a tool in the wrong state (disabled, already active) also
 # accept 400: spec 000 answers those with a 400, and the document says so.
@@ -110,6 +110,8 @@ include-operation-id = [
   "replacePrompt",
   "rollbackPrompt",
   "renderPrompt",
+  "createResource",
+  "replaceResource",
   "setTimeZone",
 ]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]

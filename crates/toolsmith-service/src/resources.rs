@@ -72,6 +72,8 @@ pub struct TemplateEntry {
     pub name: String,
     pub title: String,
     pub description: String,
+    /// What every resource of the template is (a user's template may say).
+    pub mime_type: Option<String>,
 }
 
 /// What a resource holds.
@@ -252,7 +254,7 @@ impl ToolService {
     /// One page of the resources the caller of `ctx` may read (module docs). `cursor` is the
     /// `next_cursor` of the previous page; `files` is whether the caller's face lets it read
     /// workspace files at all (MCP: the `tools:execute` scope, as a `read_file` call needs).
-    pub fn list_resources(
+    pub async fn list_resources(
         &self,
         ctx: &ToolContext,
         cursor: Option<&str>,
@@ -272,6 +274,7 @@ impl ToolService {
             Vec::new()
         };
         all.extend(self.tool_source_entries(ctx));
+        all.extend(self.user_resource_entries(&ctx.user_id).await?);
         let end = start.saturating_add(LIST_PAGE).min(all.len());
         let resources = all.get(start..end).map(<[_]>::to_vec).unwrap_or_default();
         let next_cursor = (end < all.len()).then(|| end.to_string());
@@ -355,9 +358,37 @@ impl ToolService {
             .collect()
     }
 
-    /// The resource templates this server reads.
-    #[must_use]
-    pub fn resource_templates(&self, ctx: &ToolContext) -> Vec<TemplateEntry> {
+    /// The user's own resources (not templates), by URI.
+    async fn user_resource_entries(&self, user: &str) -> Result<Vec<ResourceEntry>, ServiceError> {
+        let mut entries: Vec<ResourceEntry> = self
+            .list_user_resources(user)
+            .await?
+            .into_iter()
+            .filter_map(|r| {
+                let uri = r.uri?;
+                let default_mime = match r.kind {
+                    user::ResourceKind::Blob => "application/octet-stream",
+                    _ => "text/plain",
+                };
+                Some(ResourceEntry {
+                    uri,
+                    name: r.name,
+                    title: r.title,
+                    description: Some(r.description),
+                    mime_type: r.mime_type.unwrap_or_else(|| default_mime.to_owned()),
+                    size: Some(r.size),
+                })
+            })
+            .collect();
+        entries.sort_by(|a, b| a.uri.cmp(&b.uri));
+        Ok(entries)
+    }
+
+    /// The resource templates this server reads: Toolsmith's own, then the user's.
+    pub async fn resource_templates(
+        &self,
+        ctx: &ToolContext,
+    ) -> Result<Vec<TemplateEntry>, ServiceError> {
         let mut templates = Vec::new();
         if self.may_read_workspace(ctx) {
             templates.push(TemplateEntry {
@@ -366,6 +397,7 @@ impl ToolService {
                 title: "A file of your workspace".to_owned(),
                 description: "Any file of your workspace by its path (as read_file reads it)"
                     .to_owned(),
+                mime_type: None,
             });
         }
         templates.push(TemplateEntry {
@@ -373,13 +405,27 @@ impl ToolService {
             name: "tool-source".to_owned(),
             title: "The source of one of your tools".to_owned(),
             description: "The stored code of a custom tool you can call".to_owned(),
+            mime_type: None,
         });
-        templates
+        for r in self.list_user_resources(&ctx.user_id).await? {
+            if let Some(uri_template) = r.uri_template {
+                templates.push(TemplateEntry {
+                    uri_template,
+                    title: r.title.unwrap_or_else(|| r.name.clone()),
+                    name: r.name,
+                    description: r.description,
+                    mime_type: r.mime_type,
+                });
+            }
+        }
+        Ok(templates)
     }
 
     /// Values for the variable `argument` of the template `uri_template` starting with
     /// `prefix` (`completion/complete`), at most [`MAX_COMPLETIONS`], and whether there were
-    /// more. Unknown templates and variables complete to nothing.
+    /// more. Unknown templates and variables complete to nothing. `files` is what it is for
+    /// [`ToolService::list_resources`]: workspace paths complete only for a caller who may
+    /// read the workspace (a completion of file names is a listing of them).
     #[must_use]
     pub fn complete_resource(
         &self,
@@ -387,9 +433,10 @@ impl ToolService {
         uri_template: &str,
         argument: &str,
         prefix: &str,
+        files: bool,
     ) -> (Vec<String>, bool) {
         let candidates: Vec<String> = match (uri_template, argument) {
-            (WORKSPACE_TEMPLATE, "path") => self
+            (WORKSPACE_TEMPLATE, "path") if files => self
                 .workspace_files(ctx)
                 .into_iter()
                 .map(|(path, _)| path)
@@ -422,10 +469,13 @@ impl ToolService {
                 self.read_workspace_file(ctx, uri, &path).await
             }
             Some(ResourceRef::ToolSource(name)) => self.read_tool_source(&ctx, uri, &name).await,
-            None => Err(not_found(
-                uri,
-                "Toolsmith's resources are toolsmith://workspace/<path> and toolsmith://tools/<name>/source; list them with resources/list",
-            )),
+            None => match self.read_user_resource(ctx, uri).await? {
+                Some(content) => Ok(content),
+                None => Err(not_found(
+                    uri,
+                    "Toolsmith's resources are toolsmith://workspace/<path>, toolsmith://tools/<name>/source and the resources and templates you defined (GET /api/v1/resources); list them with resources/list",
+                )),
+            },
         }
     }
 
@@ -548,6 +598,8 @@ fn read_failure(uri: &str, result: &toolsmith_core::ToolResult) -> ServiceError 
         _ => ServiceError::Validation(text),
     }
 }
+
+pub mod user;
 
 #[cfg(test)]
 mod tests;

@@ -250,6 +250,8 @@ pub struct ToolService {
     pub(crate) subagents: crate::agents::subagents::Subagents,
     /// The versions of every user's prompt list (`prompts.rs`).
     pub(crate) prompt_catalog: crate::prompts::PromptCatalog,
+    /// The versions of every user's user-defined resources (`resources/user.rs`).
+    pub(crate) resource_catalog: crate::prompts::PromptCatalog,
 }
 
 impl std::fmt::Debug for ToolService {
@@ -545,6 +547,7 @@ impl ToolService {
             agent_runs: crate::agents::AgentRuns::new(),
             subagents: Default::default(),
             prompt_catalog: crate::prompts::PromptCatalog::default(),
+            resource_catalog: crate::prompts::PromptCatalog::default(),
         };
         // A policy stored through the API wins over the configuration file's.
         if let Some(stored) = service.store.get_policy().await? {

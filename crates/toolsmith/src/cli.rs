@@ -130,6 +130,10 @@ pub enum Command {
     /// rollback, render, delete.
     #[command(subcommand)]
     Prompt(crate::commands::prompt::PromptCommand),
+    /// Resources and resource templates you define: list, show, create or update one from a
+    /// file, read a URI as an MCP client would, delete.
+    #[command(subcommand)]
+    Resource(crate::commands::resource::ResourceCommand),
     /// The built-in tool groups: list them, show one, find a tool's, switch one on or off.
     #[command(subcommand)]
     Groups(crate::commands::groups::GroupsCommand),

@@ -1164,7 +1164,7 @@ impl ServerHandler for ToolsmithMcp {
         if !self.compat() {
             let ctx = self.inner.identity.tool_context();
             let files = self.inner.identity.denial(Scope::ToolsExecute).is_none();
-            return resources::list(self.service(), &ctx, request.as_ref(), files);
+            return resources::list(self.service(), &ctx, request.as_ref(), files).await;
         }
         if !self.serves_resources() {
             return Err(method_not_found());
@@ -1182,7 +1182,7 @@ impl ServerHandler for ToolsmithMcp {
         if !self.compat() {
             let ctx = self.inner.identity.tool_context();
             let files = self.inner.identity.denial(Scope::ToolsExecute).is_none();
-            return Ok(resources::templates(self.service(), &ctx, files));
+            return resources::templates(self.service(), &ctx, files).await;
         }
         if !self.serves_resources() {
             // What rmcp answers without the capability, as before Toolsmith's own resources.
@@ -1302,7 +1302,13 @@ impl ServerHandler for ToolsmithMcp {
             return Err(method_not_found());
         }
         let ctx = self.inner.identity.tool_context();
-        prompts::complete(self.service(), &ctx, &request).await
+        prompts::complete(
+            self.service(),
+            &ctx,
+            &request,
+            self.files_readable().is_ok(),
+        )
+        .await
     }
 
     async fn get_task(

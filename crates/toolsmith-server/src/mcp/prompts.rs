@@ -178,11 +178,13 @@ pub(crate) async fn get(
 }
 
 /// `completion/complete`: a prompt argument's declared values starting with what was typed
-/// (an unknown prompt is `-32602`), or a resource template variable's (resources' own).
+/// (an unknown prompt is `-32602`), or a resource template variable's (resources' own; `files`:
+/// whether the caller may read workspace files, whose paths complete only then).
 pub(crate) async fn complete(
     service: &ToolService,
     ctx: &ToolContext,
     request: &CompleteRequestParams,
+    files: bool,
 ) -> Result<CompleteResult, ErrorData> {
     let name = match &request.r#ref {
         Reference::Prompt(prompt) => &prompt.name,
@@ -192,6 +194,7 @@ pub(crate) async fn complete(
                 ctx,
                 &template.uri,
                 &request.argument,
+                files,
             )));
         }
         other => {

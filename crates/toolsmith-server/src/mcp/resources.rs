@@ -58,7 +58,7 @@ fn refused(e: ServiceError) -> ErrorData {
 ///
 /// `files` is whether the caller may read workspace files at all: a `read_file` call over MCP
 /// needs the `tools:execute` scope, so a token without it gets tool sources only.
-pub(crate) fn list(
+pub(crate) async fn list(
     service: &ToolService,
     ctx: &ToolContext,
     request: Option<&PaginatedRequestParams>,
@@ -67,6 +67,7 @@ pub(crate) fn list(
     let cursor = request.and_then(|r| r.cursor.as_deref());
     let page = service
         .list_resources(ctx, cursor, files)
+        .await
         .map_err(refused)?;
     let resources = page
         .resources
@@ -91,23 +92,29 @@ pub(crate) fn list(
 }
 
 /// `resources/templates/list` (`files` as for [`list`]).
-pub(crate) fn templates(
+pub(crate) async fn templates(
     service: &ToolService,
     ctx: &ToolContext,
     files: bool,
-) -> ListResourceTemplatesResult {
-    ListResourceTemplatesResult::with_all_items(
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    Ok(ListResourceTemplatesResult::with_all_items(
         service
             .resource_templates(ctx)
+            .await
+            .map_err(refused)?
             .into_iter()
             .filter(|t| files || t.uri_template != toolsmith_service::resources::WORKSPACE_TEMPLATE)
             .map(|t| {
-                ResourceTemplate::new(t.uri_template, t.name)
+                let template = ResourceTemplate::new(t.uri_template, t.name)
                     .with_title(t.title)
-                    .with_description(t.description)
+                    .with_description(t.description);
+                match t.mime_type {
+                    Some(mime) => template.with_mime_type(mime),
+                    None => template,
+                }
             })
             .collect(),
-    )
+    ))
 }
 
 /// `resources/read`: `ctx` is the call's context (its cancellation, approver and client),
@@ -139,20 +146,17 @@ pub(crate) async fn read(
 }
 
 /// `completion/complete` for a variable of one of this server's resource templates
-/// (`ref/resource`): the values starting with what the client typed, at most 100. Helper G's
-/// `completion/complete` dispatch calls it for `ref/resource` references.
-#[allow(
-    dead_code,
-    reason = "called by the completion/complete dispatch of mcp/prompts.rs, which lands beside it"
-)]
+/// (`ref/resource`): the values starting with what the client typed, at most 100. `files` as
+/// for [`list`]: a caller who may not read workspace files gets none of their paths.
 pub(crate) fn complete(
     service: &ToolService,
     ctx: &ToolContext,
     template_uri: &str,
     argument: &ArgumentInfo,
+    files: bool,
 ) -> CompletionInfo {
     let (values, more) =
-        service.complete_resource(ctx, template_uri, &argument.name, &argument.value);
+        service.complete_resource(ctx, template_uri, &argument.name, &argument.value, files);
     let total = if more {
         None
     } else {
@@ -186,17 +190,20 @@ impl Subscriptions {
         files: Result<(), String>,
     ) -> Result<(), ErrorData> {
         workspace_allowed(uri, files)?;
-        let Some(what) = ResourceRef::parse(uri) else {
-            return Err(ErrorData::resource_not_found(
-                format!(
-                    "no resource {uri}: subscribe to a URI resources/list gives (toolsmith://workspace/<path> or toolsmith://tools/<name>/source)"
-                ),
-                None,
-            ));
-        };
-        let seen = match &what {
-            ResourceRef::ToolSource(name) => service.tool_source_revision(ctx, name).await,
-            ResourceRef::WorkspaceFile(_) => None,
+        let seen = match ResourceRef::parse(uri) {
+            Some(ResourceRef::ToolSource(name)) => service.tool_source_revision(ctx, &name).await,
+            Some(ResourceRef::WorkspaceFile(_)) => None,
+            None => match service.user_resource_revision(&ctx.user_id, uri).await {
+                Some(revision) => Some(revision),
+                None => {
+                    return Err(ErrorData::resource_not_found(
+                        format!(
+                            "no resource {uri}: subscribe to a URI resources/list gives (toolsmith://workspace/<path>, toolsmith://tools/<name>/source, or one of the resources you defined), or one a template of yours matches"
+                        ),
+                        None,
+                    ));
+                }
+            },
         };
         self.uris().insert(uri.to_owned(), seen);
         self.added.notify_one();
@@ -224,6 +231,9 @@ pub(crate) fn watch_session(
     let mut catalog = registry.subscribe();
     catalog.borrow_and_update();
     let seen_version = registry.catalog_version(&ctx.user_id);
+    let mut defined = service.resource_catalog().subscribe();
+    defined.borrow_and_update();
+    let defined_seen = service.resource_catalog().version(&ctx.user_id);
     let files = service.workspace_changes();
     let root = service.workspace_root(&ctx);
     async move {
@@ -233,7 +243,7 @@ pub(crate) fn watch_session(
             subscriptions,
             peer,
             stop,
-            (catalog, seen_version),
+            [(catalog, seen_version), (defined, defined_seen)],
             (files, root),
         )
         .await;
@@ -246,7 +256,10 @@ async fn watch(
     subscriptions: Arc<Subscriptions>,
     peer: Peer<RoleServer>,
     stop: CancellationToken,
-    (mut catalog, mut seen_version): (tokio::sync::watch::Receiver<u64>, u64),
+    [
+        (mut catalog, mut seen_version),
+        (mut defined, mut defined_seen),
+    ]: [(tokio::sync::watch::Receiver<u64>, u64); 2],
     (mut files, root): (
         Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
         Option<std::path::PathBuf>,
@@ -267,6 +280,19 @@ async fn watch(
                 }
                 seen_version = now;
                 if !tools_changed(&service, &ctx, &subscriptions, &peer).await {
+                    return;
+                }
+            }
+            changed = defined.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let now = service.resource_catalog().version(&ctx.user_id);
+                if now == defined_seen {
+                    continue;
+                }
+                defined_seen = now;
+                if !defined_changed(&service, &ctx, &subscriptions, &peer).await {
                     return;
                 }
             }
@@ -344,6 +370,36 @@ async fn tools_changed(
         .collect();
     for (uri, name, seen) in tools {
         let now = service.tool_source_revision(ctx, &name).await;
+        if now == seen {
+            continue;
+        }
+        if let Some(entry) = subscriptions.uris().get_mut(&uri) {
+            *entry = now;
+        }
+        if !send_updated(peer, uri).await {
+            return false;
+        }
+    }
+    send_list_changed(peer).await
+}
+
+/// The user's own resources or templates changed: `updated` for each subscribed URI whose
+/// resource (or the template it matches) moved to another revision or went away, and
+/// `list_changed`.
+async fn defined_changed(
+    service: &ToolService,
+    ctx: &ToolContext,
+    subscriptions: &Subscriptions,
+    peer: &Peer<RoleServer>,
+) -> bool {
+    let defined: Vec<(String, Option<i64>)> = subscriptions
+        .uris()
+        .iter()
+        .filter(|(uri, _)| ResourceRef::parse(uri).is_none())
+        .map(|(uri, seen)| (uri.clone(), *seen))
+        .collect();
+    for (uri, seen) in defined {
+        let now = service.user_resource_revision(&ctx.user_id, &uri).await;
         if now == seen {
             continue;
         }

@@ -50,6 +50,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod policies;
 pub mod prompts;
+pub mod resources;
 pub mod scheduled_tasks;
 pub mod session;
 pub mod settings;
@@ -128,6 +129,12 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(prompts::versions))
         .routes(routes!(prompts::rollback))
         .routes(routes!(prompts::render))
+        .routes(routes!(resources::list, resources::create))
+        .routes(routes!(
+            resources::get_one,
+            resources::replace,
+            resources::delete
+        ))
         .routes(routes!(tasks::list, tasks::start))
         .routes(routes!(tasks::get_one))
         .routes(routes!(tasks::cancel))

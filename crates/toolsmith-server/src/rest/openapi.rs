@@ -23,6 +23,7 @@ use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList};
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
+use super::resources::{StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
 use super::tasks::{Task, TaskList};
 use super::types::{
@@ -84,6 +85,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "executions", description = "Your recent executions"),
         (name = "agents", description = "Agents Toolsmith runs: their definitions, and runs of them (steps, usage, cancel)"),
         (name = "prompts", description = "Prompts made at runtime: your prompts, their versions, rollback and a render (what MCP prompts/get answers)"),
+        (name = "resources", description = "Resources you define: a stored text or blob under a URI, and URI templates whose content a JS function computes (what MCP resources/read answers)"),
         (name = "tasks", description = "Tool calls run as tasks (the asynchronous execute): start one, read its status and result, cancel it"),
         (name = "data", description = "What the agent keeps for you (tasks, bookmarks, notes, events, contacts), your export and erasure"),
         (name = "scheduled-tasks", description = "Your scheduled tasks (the scheduler tools' automation): list, create, change, delete, their runs, run now"),
@@ -96,7 +98,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         ErrorEnvelope, ErrorBody, ToolRecord, ToolList, Stats, DefinitionList, Deleted, Execution,
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
-        ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody
+        ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
+        StoredResource, StoredResourceList
     ))
 )]
 pub struct ApiDoc;

@@ -151,6 +151,13 @@ fn catalogue() -> Vec<(&'static str, &'static str, Example)> {
             ),
         ),
         (
+            "resources.md",
+            "name: order",
+            Example::Illustration(
+                "a resource template file: templates of these fields are created and read by rest_resources, mcp_resources and cli resources",
+            ),
+        ),
+        (
             "prompts.md",
             "name: review",
             Example::Illustration(

@@ -76,6 +76,7 @@ mod rest_openapi;
 mod rest_policies;
 mod rest_prompts;
 mod rest_read_only;
+mod rest_resources;
 mod rest_scheduled_tasks;
 mod rest_schemathesis;
 mod rest_scrubbing;

@@ -398,3 +398,217 @@ async fn a_token_that_may_not_call_tools_reads_no_workspace_file() {
         .expect("resources/templates/list");
     assert_eq!(templates.resource_templates.len(), 1, "tool sources only");
 }
+
+fn defined(name: &str, uri: &str, text: &str) -> toolsmith_service::resources::user::ResourceInput {
+    toolsmith_service::resources::user::ResourceInput {
+        name: name.to_owned(),
+        uri: Some(uri.to_owned()),
+        description: format!("{name} for the test"),
+        text: Some(text.to_owned()),
+        ..Default::default()
+    }
+}
+
+fn order_template() -> toolsmith_service::resources::user::ResourceInput {
+    toolsmith_service::resources::user::ResourceInput {
+        name: "order".to_owned(),
+        uri_template: Some("shop://orders/{id}/data".to_owned()),
+        description: "One order".to_owned(),
+        code: Some("return {id: args.id, data: 'Data for ID: ' + args.id};".to_owned()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn resources_a_user_defines_are_listed_read_computed_and_notified_and_another_user_sees_none()
+{
+    let server = server().await;
+    let service = server.state.service.clone();
+    let alice_person = toolsmith_service::Actor::user("alice");
+    service
+        .create_resource(&alice_person, defined("note", "test://note", "v1"))
+        .await
+        .expect("a text resource");
+    service
+        .create_resource(
+            &alice_person,
+            toolsmith_service::resources::user::ResourceInput {
+                name: "dot".to_owned(),
+                uri: Some("test://dot.png".to_owned()),
+                mime_type: Some("image/png".to_owned()),
+                blob: Some("iVBORwABAv8=".to_owned()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("a blob resource");
+    service
+        .create_resource(&alice_person, order_template())
+        .await
+        .expect("a template");
+
+    let mut alice = Session::open(&server, "alice").await;
+    assert_eq!(alice.uris().await, ["test://dot.png", "test://note"]);
+    match alice.read("test://note").await {
+        Ok(ResourceContents::TextResourceContents {
+            mime_type, text, ..
+        }) => assert_eq!(
+            (mime_type.as_deref(), text.as_str()),
+            (Some("text/plain"), "v1")
+        ),
+        other => panic!("a text resource: {other:?}"),
+    }
+    match alice.read("test://dot.png").await {
+        Ok(ResourceContents::BlobResourceContents {
+            mime_type, blob, ..
+        }) => assert_eq!(
+            (mime_type.as_deref(), blob.as_str()),
+            (Some("image/png"), "iVBORwABAv8=")
+        ),
+        other => panic!("a blob resource: {other:?}"),
+    }
+    let templates: Vec<String> = alice
+        .client
+        .list_resource_templates(None)
+        .await
+        .expect("resources/templates/list")
+        .resource_templates
+        .into_iter()
+        .map(|t| t.uri_template)
+        .collect();
+    assert!(
+        templates.contains(&"shop://orders/{id}/data".to_owned()),
+        "{templates:?}"
+    );
+    match alice.read("shop://orders/123/data").await {
+        Ok(ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text,
+            ..
+        }) => {
+            assert_eq!(uri, "shop://orders/123/data");
+            assert_eq!(mime_type.as_deref(), Some("application/json"));
+            let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            assert_eq!(value, json!({"id": "123", "data": "Data for ID: 123"}));
+        }
+        other => panic!("the template's content: {other:?}"),
+    }
+    let e = alice
+        .read("shop://orders/1/2/data")
+        .await
+        .expect_err("{id} is one segment");
+    assert_eq!(e.code, ErrorCode::RESOURCE_NOT_FOUND);
+
+    // A subscriber hears of a change of the resource (and of the template a URI matches).
+    for uri in ["test://note", "shop://orders/7/data"] {
+        alice
+            .client
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .expect("resources/subscribe");
+    }
+    alice
+        .client
+        .subscribe(SubscribeRequestParams::new("test://nothing"))
+        .await
+        .expect_err("a URI nothing answers for");
+    service
+        .update_resource(
+            &alice_person,
+            "note",
+            defined("note", "test://note", "v2"),
+            Some(1),
+        )
+        .await
+        .expect("a change");
+    assert_eq!(alice.next_update().await, "test://note");
+    match alice.read("test://note").await {
+        Ok(ResourceContents::TextResourceContents { text, .. }) => assert_eq!(text, "v2"),
+        other => panic!("the new text: {other:?}"),
+    }
+    let mut changed = order_template();
+    changed.code = Some("return 'order ' + args.id;".to_owned());
+    service
+        .update_resource(&alice_person, "order", changed, None)
+        .await
+        .expect("a change of the template");
+    assert_eq!(alice.next_update().await, "shop://orders/7/data");
+
+    // Bob: nothing listed, nothing read, not even by URI.
+    let bob = Session::open(&server, "bob").await;
+    assert!(bob.uris().await.is_empty());
+    for uri in ["test://note", "shop://orders/123/data"] {
+        let e = bob.read(uri).await.expect_err("alice's");
+        assert_eq!(e.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn a_template_a_model_wrote_waits_for_a_person_and_a_persons_runs_at_once() {
+    // The default execution approval: what a model wrote waits for a person.
+    let server =
+        TestServer::start_with(ServerSettings::default(), ToolServiceSettings::default()).await;
+    let service = server.state.service.clone();
+    let model = toolsmith_service::Actor::for_caller("alice", Some("bot".to_owned()));
+    let made = service
+        .create_resource(&model, order_template())
+        .await
+        .expect("a model's template");
+    assert_eq!(made.created_by, toolsmith_core::CreatedBy::Llm);
+    let mut mine = order_template();
+    mine.name = "mine".to_owned();
+    mine.uri_template = Some("mine://{id}".to_owned());
+    service
+        .create_resource(&toolsmith_service::Actor::user("alice"), mine)
+        .await
+        .expect("a person's template");
+
+    let alice = Session::open(&server, "alice").await;
+    let e = alice
+        .read("shop://orders/5/data")
+        .await
+        .expect_err("the model's code waits for a person");
+    assert!(e.message.contains("approv"), "{}", e.message);
+    match alice.read("mine://5").await {
+        Ok(ResourceContents::TextResourceContents { text, .. }) => {
+            assert!(text.contains('5'), "{text}");
+        }
+        other => panic!("a person's template runs at once: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_token_that_may_not_call_tools_completes_no_workspace_path() {
+    let (server, _workspaces) = server_with_workspace().await;
+    let alice = Session::open(&server, "alice").await;
+    alice.write("plan.md", "alice's plan").await;
+    let done = complete_path(&alice).await;
+    assert_eq!(done.completion.values, ["plan.md"]);
+
+    let mut identity = Identity::local_default();
+    identity.user_id = "alice".to_owned();
+    identity.scopes = vec![toolsmith_server::auth::Scope::ToolsRead];
+    let (sent, notes) = mpsc::unbounded_channel();
+    let reader = Session {
+        client: mcp_support::connect_in_process(&server.state, identity, Notes { sent }).await,
+        notes,
+    };
+    let done = complete_path(&reader).await;
+    assert!(
+        done.completion.values.is_empty(),
+        "a completion of file names is a listing of them: {:?}",
+        done.completion.values
+    );
+}
+
+async fn complete_path(session: &Session) -> rmcp::model::CompleteResult {
+    session
+        .client
+        .complete(rmcp::model::CompleteRequestParams::new(
+            rmcp::model::Reference::for_resource("toolsmith://workspace/{+path}"),
+            rmcp::model::ArgumentInfo::new("path", "pl"),
+        ))
+        .await
+        .expect("completion/complete")
+}

@@ -74,6 +74,9 @@ struct OneOff<'a> {
     parameters: Value,
     permissions: PermissionSet,
     executor: Arc<dyn ToolExecutor>,
+    /// Code a model wrote (a resource template's): each run is marked `requiresApproval`, as a
+    /// model's tool is.
+    model_written: bool,
 }
 
 impl ToolService {
@@ -134,8 +137,45 @@ impl ToolService {
             parameters: json!({"type": "object"}),
             permissions,
             executor: Arc::new(executor),
+            model_written: false,
         };
         self.run_one_off(actor, one_off, args, ctx, rights).await
+    }
+
+    /// Runs a resource template's code (`resources/user.rs`) once, as the reader's call of the
+    /// one-off tool `resource_template`, with the URI's variables as `args` and no permission.
+    /// `model_written`: a model wrote the template, so the run needs what a model's tool's run
+    /// needs (`requiresApproval`).
+    pub(crate) async fn run_template_code(
+        &self,
+        reader: &Actor,
+        template: &str,
+        code: &str,
+        args: Value,
+        ctx: ToolContext,
+        model_written: bool,
+    ) -> ToolResult {
+        let name = crate::resources::user::TEMPLATE_TOOL;
+        let executor = self.js_executor_with_config(
+            name,
+            code.into(),
+            PermissionSet::new(),
+            reader.user_id.clone(),
+            Vec::new(),
+        );
+        let one_off = OneOff {
+            name,
+            id_prefix: "template",
+            description: format!("The code of the resource template '{template}'"),
+            kind: ToolKind::Js,
+            code,
+            parameters: json!({"type": "object"}),
+            permissions: PermissionSet::new(),
+            executor: Arc::new(executor),
+            model_written,
+        };
+        self.run_one_off(reader, one_off, args, ctx, RunRights::default())
+            .await
     }
 
     /// Validates a tool definition as `create` would and runs it once on `args` as a call of a
@@ -217,6 +257,7 @@ impl ToolService {
             parameters: checked.parameters,
             permissions: checked.permissions,
             executor,
+            model_written: false,
         };
         let mut res = self.run_one_off(actor, one_off, args, ctx, rights).await;
         res.metadata
@@ -257,7 +298,7 @@ impl ToolService {
             one_off.executor,
         );
         let tool = match tool {
-            Ok(tool) => tool.with_requires_approval(risky && !as_creator),
+            Ok(tool) => tool.with_requires_approval(one_off.model_written || risky && !as_creator),
             Err(e) => return ToolResult::error(ErrorKind::InvalidArguments, e.to_string()),
         };
         let res = self

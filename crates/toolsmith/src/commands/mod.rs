@@ -7,6 +7,7 @@
 //! - [`groups`] — `toolsmith groups …`: the built-in tool groups, switched on and off.
 //! - [`tool`] — `toolsmith tool …`: the lifecycle of custom tools.
 //! - [`prompt`] — `toolsmith prompt …`: prompts made at runtime.
+//! - [`resource`] — `toolsmith resource …`: resources and resource templates you define.
 //! - [`run`] — `toolsmith run` and `toolsmith run-code`: executing tools and code.
 //! - [`mcp_servers`] — `toolsmith mcp-servers …`: the MCP bridge's upstream servers.
 //! - [`mcp_grants`] — `toolsmith mcp-grants …`: grants of bridged servers, access requests.
@@ -39,6 +40,7 @@ pub mod mcp_grants;
 pub mod mcp_servers;
 pub mod policy;
 pub mod prompt;
+pub mod resource;
 pub mod run;
 pub mod serve;
 pub mod timezone;
@@ -112,6 +114,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Tool(command) => tool::run(&ctx, command).await,
         Command::Agent(command) => agent::run(&ctx, command).await,
         Command::Prompt(command) => prompt::run(&ctx, command).await,
+        Command::Resource(command) => resource::run(&ctx, command).await,
         Command::Run(args) => run::run_tool(&ctx, args).await,
         Command::RunCode(args) => run::run_code(&ctx, args).await,
         Command::Token(command) => token::run(&ctx, command).await,
@@ -155,6 +158,7 @@ fn writes(command: &Command) -> bool {
         ),
         Command::Run(_) | Command::RunCode(_) | Command::Audit(_) => true,
         Command::Prompt(p) => p.reads(),
+        Command::Resource(r) => r.reads(),
         Command::Agent(a) => matches!(
             a,
             agent::AgentCommand::List | agent::AgentCommand::Get { .. }
@@ -195,6 +199,7 @@ fn creates_store(command: &Command) -> bool {
         Command::Policy(policy) => matches!(policy, PolicyCommand::Set { .. }),
         Command::Agent(agent) => matches!(agent, agent::AgentCommand::Create { .. }),
         Command::Prompt(prompt) => matches!(prompt, prompt::PromptCommand::Create { .. }),
+        Command::Resource(resource) => resource.creates(),
         Command::Groups(groups) => matches!(
             groups,
             groups::GroupsCommand::Enable { .. } | groups::GroupsCommand::Disable { .. }

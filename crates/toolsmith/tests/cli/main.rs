@@ -44,6 +44,7 @@ mod mcp_servers;
 mod oauth;
 mod prompts;
 mod read_only;
+mod resources;
 mod run;
 mod serve;
 mod store_files;

@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16, in the npm
 //! test clients) against `toolsmith serve`, with the example pack
-//! `examples/mcp-conformance/tools/` and the suite's prompts `examples/mcp-conformance/prompts/`
-//! loaded as a user would load them (`toolsmith --data-dir D tool create --file F`, `… prompt
+//! `examples/mcp-conformance/tools/`, the suite's prompts `examples/mcp-conformance/prompts/` and
+//! its resources `examples/mcp-conformance/resources/` loaded as a user would load them
+//! (`toolsmith --data-dir D tool create --file F`, `… prompt create --file F`, `… resource
 //! create --file F`, one file at a time), issue 34's and issue 40's acceptance.
 //!
 //! The suite runs every server scenario it has (`--suite all`: the 30 it runs by default and
@@ -11,7 +12,8 @@
 //! grows). A scenario in neither list (a newer suite) fails the test until it is placed.
 //! The baseline before issue 34's features, with the pack loaded: 9 of 32 scenarios (without
 //! the pack: 5 of the 30 default ones); with them, 20 of 32 (all but prompts, resources and
-//! completion, which Toolsmith did not serve); with prompts and completion (issue 40), 26 of 32.
+//! completion, which Toolsmith did not serve); with prompts and completion (issue 40), 27 of 32;
+//! with user-defined resources and templates (issue 40), all 32.
 //! Prerequisites: the npm test clients (`scripts/install-test-deps.sh`),
 //! whose Node 22 has the `fs.globSync` the suite's CLI imports (Node 20 cannot load it).
 
@@ -53,31 +55,15 @@ const PASSING: &[&str] = &[
     "prompts-get-with-image",
     "completion-complete",
     "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
 ];
 
 /// The scenarios that do not pass, each with why.
-const AWAITING: &[(&str, &str)] = &[
-    (
-        "resources-read-text",
-        "test://static-text is a user-defined resource: not served yet (issue 40)",
-    ),
-    (
-        "resources-read-binary",
-        "test://static-binary is a user-defined resource: not served yet (issue 40)",
-    ),
-    (
-        "resources-templates-read",
-        "test://template/{id}/data is a user-defined, JS-computed template: not served yet (issue 40)",
-    ),
-    (
-        "resources-subscribe",
-        "subscriptions are to Toolsmith's own URIs; test://watched-resource needs user-defined resources (issue 40)",
-    ),
-    (
-        "resources-unsubscribe",
-        "subscriptions are to Toolsmith's own URIs; test://watched-resource needs user-defined resources (issue 40)",
-    ),
-];
+const AWAITING: &[(&str, &str)] = &[];
 
 /// The example pack's directory.
 fn pack_dir() -> std::path::PathBuf {
@@ -87,6 +73,11 @@ fn pack_dir() -> std::path::PathBuf {
 /// The suite's test prompts, as prompt files (issue 40).
 fn prompts_dir() -> std::path::PathBuf {
     repo_root().join("examples/mcp-conformance/prompts")
+}
+
+/// The suite's test resources and template, as resource files (issue 40).
+fn resources_dir() -> std::path::PathBuf {
+    repo_root().join("examples/mcp-conformance/resources")
 }
 
 /// The binary with no `TOOLSMITH_*` setting of the caller's, on `data_dir`.
@@ -210,6 +201,8 @@ fn the_conformance_suite_passes_against_serve_with_the_example_pack() {
     assert!(tools.len() >= 13, "the pack's tools: {tools:?}");
     let prompts = load_files(&data_dir, &prompts_dir(), "prompt");
     assert_eq!(prompts.len(), 4, "the suite's prompts: {prompts:?}");
+    let resources = load_files(&data_dir, &resources_dir(), "resource");
+    assert_eq!(resources.len(), 4, "the suite's resources: {resources:?}");
 
     let log = std::fs::File::create(scratch.path().join("serve.log")).expect("log file");
     let mut server = toolsmith(&data_dir)
