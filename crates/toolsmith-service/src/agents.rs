@@ -17,6 +17,7 @@
 //! the pipeline's, unchanged.
 
 mod audited;
+mod by_model;
 pub(crate) mod leases;
 pub mod providers;
 mod runner;
@@ -270,14 +271,14 @@ impl ToolService {
         let policy = self.agent_policy(&agent.id, &agent.definition)?;
         let starter = crate::governance::policy::AgentScope::starter_of(starter)
             .map(|starter| (Arc::clone(&self.policy), starter));
-        Ok(toolsmith_core::Narrowing(Arc::new(
-            crate::governance::policy::AgentScope {
-                agent_id: agent.id.clone(),
-                agent_name: agent.name.clone(),
-                policy,
-                starter,
-            },
-        )))
+        let scope = toolsmith_core::Narrowing(Arc::new(crate::governance::policy::AgentScope {
+            agent_id: agent.id.clone(),
+            agent_name: agent.name.clone(),
+            policy,
+            starter,
+        }));
+        // A definition a model wrote reaches no more than that model (`by_model.rs`).
+        Ok(self.bounded_by_author(agent, scope))
     }
 
     /// Creates an agent of the caller's user.

@@ -37,6 +37,7 @@ mod mcp_compat_answers;
 mod mcp_confirmation;
 mod mcp_content;
 mod mcp_listing;
+mod mcp_manage;
 mod mcp_mistakes;
 mod mcp_outside;
 mod mcp_overlaps;
