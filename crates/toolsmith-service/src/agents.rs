@@ -23,6 +23,7 @@ pub mod providers;
 mod runner;
 pub(crate) mod sessions;
 pub(crate) mod subagents;
+pub mod teams;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -440,10 +441,14 @@ impl ToolService {
     pub(crate) async fn launch_agent_run(
         self: &Arc<Self>,
         ctx: &ToolContext,
-        agent: AgentRecord,
+        mut agent: AgentRecord,
         input: String,
         extras: runner::Extras,
     ) -> Result<(AgentRunRecord, tokio::task::JoinHandle<AgentRunRecord>), ServiceError> {
+        // The lead of a team reads TEAM.md (spec 001 §8), after its own context files.
+        if let Some(file) = self.team_context(&agent.owner, &agent.id).await {
+            agent.definition.context_files.push(file);
+        }
         let provider = self.agent_provider(&ctx.user_id, &agent).await?;
         let scope = self.agent_scope(&agent, ctx)?;
         let now = Utc::now();

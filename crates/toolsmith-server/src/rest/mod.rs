@@ -2,6 +2,7 @@
 //! function-calling exports and the OpenAPI document.
 //!
 //! - [`agents`] — `/api/v1/agents…`, agents Toolsmith runs: definitions and their runs.
+//! - [`teams`] — `/api/v1/teams…`, teams of those agents and their boards.
 //! - [`config`] — `/api/v1/config/services…`, the Config Center (values masked on read).
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
@@ -55,6 +56,7 @@ pub mod scheduled_tasks;
 pub mod session;
 pub mod settings;
 pub mod tasks;
+pub mod teams;
 pub mod tokens;
 pub mod tool_groups;
 pub mod tools;
@@ -122,6 +124,9 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
         .routes(routes!(agents::usage))
+        .routes(routes!(teams::list, teams::create))
+        .routes(routes!(teams::get_one, teams::delete))
+        .routes(routes!(teams::board))
         .routes(routes!(prompts::list, prompts::create))
         .routes(routes!(prompts::get_one, prompts::replace, prompts::delete))
         .routes(routes!(prompts::enable))

@@ -84,6 +84,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
         (name = "agents", description = "Agents Toolsmith runs: their definitions, and runs of them (steps, usage, cancel)"),
+        (name = "teams", description = "Agent teams: a lead and teammates among your agents, and the board and mailbox they share"),
         (name = "prompts", description = "Prompts made at runtime: your prompts, their versions, rollback and a render (what MCP prompts/get answers)"),
         (name = "resources", description = "Resources you define: a stored text or blob under a URI, and URI templates whose content a JS function computes (what MCP resources/read answers)"),
         (name = "tasks", description = "Tool calls run as tasks (the asynchronous execute): start one, read its status and result, cancel it"),

@@ -21,6 +21,7 @@ mod mcp_support;
 mod rest_support;
 
 mod agent_sessions;
+mod agent_teams;
 mod auth;
 mod code_execution;
 mod docs_examples;

@@ -141,12 +141,12 @@ impl Inbox {
         }
     }
 
-    fn expect(&self) {
+    pub(crate) fn expect(&self) {
         self.state().awaited += 1;
     }
 
     /// Leaves `note` for the next turn; `result` marks an awaited child's end.
-    fn leave(&self, note: String, result: bool) {
+    pub(crate) fn leave(&self, note: String, result: bool) {
         {
             let mut state = self.state();
             state.notes.push(note);
@@ -179,7 +179,7 @@ impl Subagents {
     }
 
     /// The inbox of `run`, a run of `owner` this instance drives.
-    fn inbox_of(&self, run: &str, owner: &str) -> Option<Arc<Inbox>> {
+    pub(crate) fn inbox_of(&self, run: &str, owner: &str) -> Option<Arc<Inbox>> {
         self.runs()
             .get(run)
             .filter(|(o, _)| o == owner)
