@@ -54,6 +54,7 @@ pub mod prompts;
 pub mod resources;
 pub mod scheduled_tasks;
 pub mod session;
+pub mod sessions;
 pub mod settings;
 pub mod tasks;
 pub mod teams;
@@ -124,6 +125,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
         .routes(routes!(agents::usage))
+        .routes(routes!(sessions::list))
+        .routes(routes!(sessions::get_one))
         .routes(routes!(teams::list, teams::create))
         .routes(routes!(teams::get_one, teams::delete))
         .routes(routes!(teams::board))

@@ -25,6 +25,7 @@ use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
 use super::resources::{StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
+use super::sessions::{AgentSession, AgentSessionHistory, AgentSessionList, AgentSessionMessage};
 use super::tasks::{Task, TaskList};
 use super::types::{
     DefinitionList, Deleted, Execution, Export, Stats, ToolList, ToolRecord, ToolSummaryList,
@@ -100,7 +101,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
         ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
-        StoredResource, StoredResourceList
+        StoredResource, StoredResourceList, AgentSession, AgentSessionList, AgentSessionHistory,
+        AgentSessionMessage
     ))
 )]
 pub struct ApiDoc;

@@ -97,6 +97,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/agents/{id}/runs/{run}"),
     ("POST", "/api/v1/agents/{id}/runs/{run}/cancel"),
     ("GET", "/api/v1/metrics/agents"),
+    ("GET", "/api/v1/sessions"),
+    ("GET", "/api/v1/sessions/{key}"),
     ("GET", "/api/v1/tasks"),
     ("POST", "/api/v1/tasks"),
     ("GET", "/api/v1/tasks/{id}"),
