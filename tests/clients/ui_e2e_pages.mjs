@@ -170,7 +170,7 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await shot(page, 'groups');
       await page.getByRole('switch', { name: 'Git' }).uncheck();
       await until('git to be off', async () => (await rest('GET', '/tool-groups/git')).json.data.enabled === false);
-      await visible(page.getByText(/18 of 26 groups on/));
+      await visible(page.getByText(/18 of 25 groups on/));
       audited.push(['groups', '#/groups']);
     });
 

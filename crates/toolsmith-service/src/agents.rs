@@ -17,13 +17,14 @@
 //! the pipeline's, unchanged.
 
 mod audited;
-mod by_model;
+pub mod delegation;
+mod evaluate;
+mod handoff;
 pub(crate) mod leases;
 pub mod providers;
 mod runner;
 pub(crate) mod sessions;
 pub(crate) mod subagents;
-pub mod teams;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -229,6 +230,11 @@ impl ToolService {
             u64::from(l.max_concurrent_runs),
             u64::from(MAX_CONCURRENT_RUNS),
         )?;
+        bounded(
+            "maxDelegationLoad",
+            u64::from(l.max_delegation_load),
+            u64::from(MAX_CONCURRENT_RUNS),
+        )?;
         if l.max_tokens == Some(0) {
             return Err(ServiceError::Validation(
                 "limits.maxTokens: leave it out for no bound, or give at least 1".to_owned(),
@@ -272,14 +278,14 @@ impl ToolService {
         let policy = self.agent_policy(&agent.id, &agent.definition)?;
         let starter = crate::governance::policy::AgentScope::starter_of(starter)
             .map(|starter| (Arc::clone(&self.policy), starter));
-        let scope = toolsmith_core::Narrowing(Arc::new(crate::governance::policy::AgentScope {
-            agent_id: agent.id.clone(),
-            agent_name: agent.name.clone(),
-            policy,
-            starter,
-        }));
-        // A definition a model wrote reaches no more than that model (`by_model.rs`).
-        Ok(self.bounded_by_author(agent, scope))
+        Ok(toolsmith_core::Narrowing(Arc::new(
+            crate::governance::policy::AgentScope {
+                agent_id: agent.id.clone(),
+                agent_name: agent.name.clone(),
+                policy,
+                starter,
+            },
+        )))
     }
 
     /// Creates an agent of the caller's user.
@@ -441,16 +447,28 @@ impl ToolService {
     pub(crate) async fn launch_agent_run(
         self: &Arc<Self>,
         ctx: &ToolContext,
-        mut agent: AgentRecord,
+        agent: AgentRecord,
         input: String,
         extras: runner::Extras,
     ) -> Result<(AgentRunRecord, tokio::task::JoinHandle<AgentRunRecord>), ServiceError> {
-        // The lead of a team reads TEAM.md (spec 001 §8), after its own context files.
-        if let Some(file) = self.team_context(&agent.owner, &agent.id).await {
-            agent.definition.context_files.push(file);
-        }
-        let provider = self.agent_provider(&ctx.user_id, &agent).await?;
         let scope = self.agent_scope(&agent, ctx)?;
+        self.launch_agent_run_scoped(ctx, agent, input, extras, scope)
+            .await
+    }
+
+    /// [`ToolService::launch_agent_run`] under `scope` (a delegated run's is its agent's own,
+    /// not narrowed by the agent that delegated: `agents/delegation.rs`).
+    pub(crate) async fn launch_agent_run_scoped(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        mut agent: AgentRecord,
+        input: String,
+        extras: runner::Extras,
+        scope: toolsmith_core::Narrowing,
+    ) -> Result<(AgentRunRecord, tokio::task::JoinHandle<AgentRunRecord>), ServiceError> {
+        // DELEGATION.md: the agents it may delegate to (spec 001 §7).
+        agent = self.with_delegation_file(ctx, agent, &scope).await;
+        let provider = self.agent_provider(&ctx.user_id, &agent).await?;
         let now = Utc::now();
         let run = AgentRunRecord {
             id: format!("run_{}", uuid::Uuid::new_v4().simple()),

@@ -116,6 +116,15 @@ pub struct LimitsBody {
     )]
     #[schema(minimum = 1, maximum = 64)]
     pub max_concurrent_runs: Option<u64>,
+    /// Delegations to this agent running at once, from every agent linked to it (default 5,
+    /// at most 64).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
+    #[schema(minimum = 1, maximum = 64)]
+    pub max_delegation_load: Option<u64>,
 }
 
 /// An agent's definition, as written (create, replace, and the CLI's agent files).
@@ -256,9 +265,13 @@ impl AgentBody {
                         .map_or(defaults.max_concurrent_runs, |n| {
                             u32::try_from(n).unwrap_or(u32::MAX)
                         }),
+                    max_delegation_load: self
+                        .limits
+                        .max_delegation_load
+                        .map_or(defaults.max_delegation_load, |n| {
+                            u32::try_from(n).unwrap_or(u32::MAX)
+                        }),
                 },
-                // A person writes what REST, the CLI and the UI send.
-                written_by_model: None,
             },
         }
     }
@@ -318,6 +331,7 @@ impl Agent {
                 max_tokens: d.limits.max_tokens,
                 wall_time_secs: Some(d.limits.wall_time_secs),
                 max_concurrent_runs: Some(u64::from(d.limits.max_concurrent_runs)),
+                max_delegation_load: Some(u64::from(d.limits.max_delegation_load)),
             },
             revision: agent.revision,
             created_at: agent.created_at,
@@ -437,7 +451,7 @@ impl AgentRun {
         }
     }
 
-    pub fn of_view(view: AgentRunView) -> AgentRun {
+    fn of_view(view: AgentRunView) -> AgentRun {
         AgentRun::new(view.run, Some(view.steps))
     }
 }

@@ -2,7 +2,8 @@
 //! function-calling exports and the OpenAPI document.
 //!
 //! - [`agents`] — `/api/v1/agents…`, agents Toolsmith runs: definitions and their runs.
-//! - [`teams`] — `/api/v1/teams…`, teams of those agents and their boards.
+//! - [`agent_links`] — `/api/v1/agent-links…` and `/api/v1/delegations`: the links that let
+//!   one agent delegate to another, and the delegations made.
 //! - [`config`] — `/api/v1/config/services…`, the Config Center (values masked on read).
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
@@ -33,6 +34,7 @@
 //! they are the model, as over MCP ([`actor`], `Actor::for_caller`) — tools they create are
 //! `createdBy: llm` and wait for a person by the same rules.
 
+pub mod agent_links;
 pub mod agents;
 pub mod approvals;
 pub mod audit;
@@ -54,10 +56,8 @@ pub mod prompts;
 pub mod resources;
 pub mod scheduled_tasks;
 pub mod session;
-pub mod sessions;
 pub mod settings;
 pub mod tasks;
-pub mod teams;
 pub mod tokens;
 pub mod tool_groups;
 pub mod tools;
@@ -125,11 +125,9 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
         .routes(routes!(agents::usage))
-        .routes(routes!(sessions::list))
-        .routes(routes!(sessions::get_one))
-        .routes(routes!(teams::list, teams::create))
-        .routes(routes!(teams::get_one, teams::delete))
-        .routes(routes!(teams::board))
+        .routes(routes!(agent_links::list, agent_links::create))
+        .routes(routes!(agent_links::delete))
+        .routes(routes!(agent_links::delegations))
         .routes(routes!(prompts::list, prompts::create))
         .routes(routes!(prompts::get_one, prompts::replace, prompts::delete))
         .routes(routes!(prompts::enable))

@@ -20,8 +20,8 @@ mod mcp_person;
 mod mcp_support;
 mod rest_support;
 
+mod agent_delegation;
 mod agent_sessions;
-mod agent_teams;
 mod auth;
 mod code_execution;
 mod docs_examples;
@@ -38,7 +38,6 @@ mod mcp_compat_answers;
 mod mcp_confirmation;
 mod mcp_content;
 mod mcp_listing;
-mod mcp_manage;
 mod mcp_mistakes;
 mod mcp_outside;
 mod mcp_overlaps;

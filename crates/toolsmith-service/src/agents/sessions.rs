@@ -203,7 +203,12 @@ impl ToolService {
         wait: bool,
     ) -> Result<SessionRecord, ServiceError> {
         check_text("message", &message)?;
-        let (mut session, agent) = match key {
+        // A session handed off goes to the agent it was handed to (`handoff.rs`).
+        let routed = match key {
+            Some(key) => Some(self.routed_session(ctx, key).await?),
+            None => None,
+        };
+        let (mut session, agent) = match routed.as_deref() {
             Some(key) => {
                 let session = self.get_session(ctx, key).await?;
                 if session.kind == SessionKind::Subagent {
@@ -566,6 +571,10 @@ impl ToolService {
             "subagents" => {
                 let action = args.required("action")?;
                 self.subagent_action(&action, &args, ctx).await
+            }
+            // The delegation group's tools (spec 001 §7, §9, §10: `delegation.rs`).
+            t if super::delegation::DELEGATION_TOOLS.contains(&t) => {
+                self.delegation_tool(t, &args, ctx).await
             }
             other => Err(ServiceError::NotFound(format!(
                 "no sessions tool '{other}'"

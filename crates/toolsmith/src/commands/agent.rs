@@ -1,5 +1,6 @@
 //! `toolsmith agent …`: the agents Toolsmith runs (issue 37) — list them, show one, create one
-//! from a definition file (the REST body of `POST /api/v1/agents`, as JSON), delete one. The
+//! from a definition file (the REST body of `POST /api/v1/agents`, as JSON), delete one; link
+//! two of them (`link`, `links`, `unlink`: the permission to delegate, spec 001 §7). The
 //! agents are those of `--user`; the file is read as REST reads its body (`AgentBody`), so
 //! there is one shape.
 
@@ -27,10 +28,97 @@ pub enum AgentCommand {
     },
     /// Delete an agent (its runs stay readable).
     Delete { id: String },
+    /// Link two agents: FROM may then delegate tasks to TO (spec 001 §7). Only a person makes
+    /// links; a model never does.
+    Link {
+        from: String,
+        to: String,
+        /// Either may delegate to the other (default: only FROM to TO).
+        #[arg(long)]
+        bidirectional: bool,
+        /// Delegations over the link at once (default 3, at most 64).
+        #[arg(long)]
+        max_concurrent: Option<u32>,
+        /// What the link is for (DELEGATION.md and delegate_search show it).
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Your agent links.
+    Links,
+    /// Delete an agent link, by id (running delegations over it go on).
+    Unlink { id: String },
+}
+
+/// Runs the link commands; `None` for the others.
+async fn links(ctx: &Ctx, command: &AgentCommand) -> anyhow::Result<Option<u8>> {
+    use toolsmith_core::delegation::LinkDirection;
+    use toolsmith_server::rest::agent_links::AgentLink;
+    use toolsmith_service::agents::delegation::LinkInput;
+    let service = &ctx.service;
+    let links = match command {
+        AgentCommand::Link {
+            from,
+            to,
+            bidirectional,
+            max_concurrent,
+            description,
+        } => vec![
+            service
+                .create_agent_link_as(
+                    &ctx.actor,
+                    LinkInput {
+                        from: from.clone(),
+                        to: to.clone(),
+                        direction: if *bidirectional {
+                            LinkDirection::Bidirectional
+                        } else {
+                            LinkDirection::Outbound
+                        },
+                        max_concurrent: *max_concurrent,
+                        description: description.clone(),
+                    },
+                )
+                .await?,
+        ],
+        AgentCommand::Links => {
+            service
+                .list_agent_links(&ToolContext::new(ctx.actor.user_id.clone()))
+                .await?
+        }
+        AgentCommand::Unlink { id } => vec![service.delete_agent_link_as(&ctx.actor, id).await?],
+        _ => return Ok(None),
+    };
+    let names: std::collections::HashMap<String, String> = service
+        .list_agents(&ToolContext::new(ctx.actor.user_id.clone()))
+        .await?
+        .into_iter()
+        .map(|a| (a.id, a.name))
+        .collect();
+    let links: Vec<AgentLink> = links.into_iter().map(AgentLink::new).collect();
+    if ctx.json {
+        output::json(&links)?;
+        return Ok(Some(SUCCESS));
+    }
+    let name = |id: &str| names.get(id).cloned().unwrap_or_else(|| id.to_owned());
+    let mut table = output::Table::new(&["ID", "FROM", "TO", "DIRECTION", "MAX"]);
+    for link in &links {
+        table.row(vec![
+            link.id.clone(),
+            name(&link.from),
+            name(&link.to),
+            link.direction.clone(),
+            link.max_concurrent.to_string(),
+        ]);
+    }
+    output::stdout(&format!("{}\n", table.render()))?;
+    Ok(Some(SUCCESS))
 }
 
 /// Runs an `agent` command; returns the exit code.
 pub async fn run(ctx: &Ctx, command: AgentCommand) -> anyhow::Result<u8> {
+    if let Some(code) = links(ctx, &command).await? {
+        return Ok(code);
+    }
     let service = &ctx.service;
     let caller = ToolContext::new(ctx.actor.user_id.clone());
     let agents = match command {
@@ -57,6 +145,9 @@ pub async fn run(ctx: &Ctx, command: AgentCommand) -> anyhow::Result<u8> {
             ]
         }
         AgentCommand::Delete { id } => vec![service.delete_agent_as(&ctx.actor, &id).await?],
+        AgentCommand::Link { .. } | AgentCommand::Links | AgentCommand::Unlink { .. } => {
+            return Ok(SUCCESS);
+        }
     };
     let agents: Vec<Agent> = agents.into_iter().map(Agent::new).collect();
     if ctx.json {

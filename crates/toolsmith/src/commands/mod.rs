@@ -12,7 +12,6 @@
 //! - [`mcp_servers`] — `toolsmith mcp-servers …`: the MCP bridge's upstream servers.
 //! - [`mcp_grants`] — `toolsmith mcp-grants …`: grants of bridged servers, access requests.
 //! - [`timezone`] — `toolsmith timezone [NAME]`: the user's time zone for dates in words.
-//! - [`team`] — `toolsmith team …`: agent teams and their boards.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
@@ -44,7 +43,6 @@ pub mod prompt;
 pub mod resource;
 pub mod run;
 pub mod serve;
-pub mod team;
 pub mod timezone;
 pub mod token;
 pub mod tool;
@@ -128,7 +126,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::McpServers(command) => mcp_servers::run(&ctx, command).await,
         Command::McpGrants(command) => mcp_grants::run(&ctx, command).await,
         Command::Timezone(args) => timezone::run(&ctx, args).await,
-        Command::Team(command) => team::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -164,7 +161,9 @@ fn writes(command: &Command) -> bool {
         Command::Resource(r) => r.reads(),
         Command::Agent(a) => matches!(
             a,
-            agent::AgentCommand::List | agent::AgentCommand::Get { .. }
+            agent::AgentCommand::List
+                | agent::AgentCommand::Get { .. }
+                | agent::AgentCommand::Links
         ),
         Command::Config(c) => matches!(c, C::List | C::Get { .. }),
         Command::Token(t) => matches!(t, T::List),
@@ -176,7 +175,6 @@ fn writes(command: &Command) -> bool {
         Command::McpServers(m) => matches!(m, MS::List(_) | MS::Show { .. }),
         Command::McpGrants(m) => matches!(m, MG::List | MG::Requests { .. }),
         Command::Timezone(t) => t.reads(),
-        Command::Team(t) => t.reads(),
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => true,
     };
     !reads
@@ -222,7 +220,6 @@ fn creates_store(command: &Command) -> bool {
         | Command::Mcp(_)
         | Command::Db(_) => true,
         Command::Timezone(t) => !t.reads(),
-        Command::Team(t) => matches!(t, team::TeamCommand::Create { .. }),
         Command::Audit(_) | Command::Approvals(_) => false,
     }
 }

@@ -19,7 +19,6 @@ mod postgres_balancer;
 mod postgres_limits;
 mod postgres_ops;
 mod postgres_scheduler;
-mod postgres_teams;
 
 // --- running the binary ---------------------------------------------------------------------
 

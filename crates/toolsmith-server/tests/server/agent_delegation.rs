@@ -1,0 +1,699 @@
+//! Agents working together (issue 38, spec 001 §7, §9, §10): agent links made by a person,
+//! `delegate` (sync, async, cancel, list, history, the caps), `delegate_search`,
+//! `evaluate_loop` and `handoff`, through the `delegation` built-ins called over REST and from
+//! inside agent runs, against a model server the tests start on 127.0.0.1: an
+//! OpenAI-compatible Chat Completions server whose answer follows the last message it is sent:
+//!
+//! - `DELEGATE <agent> <sync|async>: <task>` calls `delegate`; `HANDOFF <agent>: <reason>`
+//!   calls `handoff`;
+//! - a delegated task (`[a task delegated to you …]`) is answered by its body: `HANG` never
+//!   answers, `WRITE …` drafts "announcement v1" (v2 once it carries feedback), `Evaluate this
+//!   draft …` approves a v2 draft and rejects a v1, anything else `done: <task>`;
+//! - an announced result (`[delegate:…`) is quoted back, a tool's result too; anything else is
+//!   echoed with the length of the history it got.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{Method, StatusCode};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use crate::rest_support::{TestApp, request, serve_loopback, settings_reaching};
+
+/// Every request the model server got.
+#[derive(Clone, Default)]
+struct Model {
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+fn final_answer(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-d", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    })
+}
+
+fn tool_call(name: &str, args: Value) -> Value {
+    json!({
+        "id": "chatcmpl-t", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_0", "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    })
+}
+
+async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    model.seen.lock().unwrap().push(body.clone());
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let text = last["content"].as_str().unwrap_or_default().to_owned();
+    let reply = if last["role"] == "tool" {
+        final_answer(&format!("after tool: {text}"))
+    } else if let Some(rest) = text.strip_prefix("DELEGATE ") {
+        let (head, task) = rest.split_once(": ").unwrap();
+        let (agent, mode) = head.split_once(' ').unwrap();
+        tool_call(
+            "delegate",
+            json!({"agent": agent, "mode": mode, "task": task}),
+        )
+    } else if let Some(rest) = text.strip_prefix("HANDOFF ") {
+        let (agent, reason) = rest.split_once(": ").unwrap();
+        tool_call("handoff", json!({"agent": agent, "reason": reason}))
+    } else if text.starts_with("[a task delegated to you") {
+        let task = text.split_once('\n').map_or("", |(_, t)| t).to_owned();
+        if task.starts_with("HANG") {
+            std::future::pending::<()>().await;
+            unreachable!()
+        } else if task.starts_with("Evaluate this draft") {
+            if task.contains("announcement v2") {
+                final_answer("APPROVED")
+            } else {
+                final_answer("REJECTED: Too long, missing pricing")
+            }
+        } else if task.starts_with("WRITE") && task.contains("Feedback: Too long, missing pricing")
+        {
+            final_answer("announcement v2")
+        } else if task.starts_with("WRITE") {
+            final_answer("announcement v1")
+        } else {
+            final_answer(&format!("done: {task}"))
+        }
+    } else if text.starts_with("[delegate:") {
+        final_answer(&format!("lead got: {text}"))
+    } else {
+        final_answer(&format!("echo: {text} (history {})", messages.len()))
+    };
+    (
+        StatusCode::OK,
+        [("content-type", "application/json")],
+        reply.to_string(),
+    )
+        .into_response()
+}
+
+/// The model server on 127.0.0.1, and an app reaching it with the `delegation` and
+/// `sessions` groups on, the service `local` and the agents `lead` (which may call the
+/// delegation and sessions tools), `billing`, `writer` and `critic`.
+async fn setup() -> (TestApp, Model) {
+    let model = Model::default();
+    let router = Router::new()
+        .route("/v1/chat/completions", post(answer))
+        .with_state(model.clone());
+    let host = serve_loopback(router).await;
+    let app = TestApp::with_configs(settings_reaching(&host), Default::default()).await;
+    for group in ["delegation", "sessions"] {
+        app.json(
+            Method::PUT,
+            &format!("/api/v1/tool-groups/{group}"),
+            &json!({"enabled": true}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    }
+    app.post(
+        "/api/v1/config/services",
+        &json!({"name": "local", "fields": [
+            {"name": "protocol", "kind": "text", "required": true},
+            {"name": "base_url", "kind": "url"},
+            {"name": "api_key", "kind": "secret"},
+        ]}),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    app.post(
+        "/api/v1/config/services/local/entries",
+        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
+            "api_key": "none"}}),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    for (name, display, instructions) in [
+        (
+            "lead",
+            "Lead",
+            "You lead: answer the user, delegate what others do better.",
+        ),
+        ("billing", "Billing", "Refunds, invoices and payments."),
+        ("writer", "Writer", "Writes product announcements."),
+        ("critic", "Critic", "Reviews drafts against criteria."),
+    ] {
+        app.post(
+            "/api/v1/agents",
+            &json!({
+                "name": name,
+                "displayName": display,
+                "instructions": instructions,
+                "model": {"service": "local", "model": "test-model"},
+                "toolPolicy": {"allow": ["group:delegation", "group:sessions"]},
+            }),
+        )
+        .await
+        .assert_ok(StatusCode::CREATED);
+    }
+    (app, model)
+}
+
+async fn link(app: &TestApp, body: Value) -> Value {
+    app.post("/api/v1/agent-links", &body)
+        .await
+        .assert_ok(StatusCode::CREATED)
+}
+
+/// Calls the built-in `tool` over REST as the agent `agent` (`X-Toolsmith-Agent`); its result
+/// content and whether it is an error.
+async fn call_as(app: &TestApp, agent: Option<&str>, tool: &str, args: Value) -> (Value, bool) {
+    let mut req = request(Method::POST, &format!("/api/v1/tools/{tool}/execute"))
+        .header("content-type", "application/json");
+    if let Some(agent) = agent {
+        req = req.header("x-toolsmith-agent", agent);
+    }
+    let res = app
+        .send(
+            req.body(axum::body::Body::from(
+                json!({"arguments": args}).to_string(),
+            ))
+            .unwrap(),
+        )
+        .await;
+    let data = &res.json["data"];
+    let error = data["isError"]
+        .as_bool()
+        .unwrap_or(res.status != StatusCode::OK);
+    let content = if data.is_null() {
+        res.json.clone()
+    } else {
+        data["result"].clone()
+    };
+    (content, error)
+}
+
+/// Asks for the delegation `id` until `done` holds (a record only answers when asked).
+async fn delegation_until(app: &TestApp, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let all = app
+            .get("/api/v1/delegations?limit=200")
+            .await
+            .assert_ok(StatusCode::OK);
+        if let Some(found) = all["delegations"]
+            .as_array()
+            .and_then(|all| all.iter().find(|d| d["id"] == id))
+            && done(found)
+        {
+            return found.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the delegation never got there: {all}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_is_made_by_a_person_and_without_one_the_refusal_names_it() {
+    let (app, _model) = setup().await;
+    // No link: no delegation, and the refusal names the link to create.
+    let (refused, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "refund order 7"}),
+    )
+    .await;
+    assert!(error, "{refused}");
+    let text = refused.to_string();
+    assert!(
+        text.contains("no agent link lets 'lead' delegate to 'billing'")
+            && text.contains("POST /api/v1/agent-links")
+            && text.contains("toolsmith agent link lead billing"),
+        "{refused}"
+    );
+    // A model never makes a link.
+    let res = app
+        .send(
+            request(Method::POST, "/api/v1/agent-links")
+                .header("content-type", "application/json")
+                .header("x-toolsmith-agent", "lead")
+                .body(axum::body::Body::from(
+                    json!({"from": "lead", "to": "billing"}).to_string(),
+                ))
+                .unwrap(),
+        )
+        .await;
+    let message = res.assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(message.contains("made by a person"), "{message}");
+    // A person does: outbound by default, once per pair whichever way.
+    let made = link(
+        &app,
+        json!({"from": "lead", "to": "billing", "description": "refunds"}),
+    )
+    .await;
+    assert_eq!(made["direction"], "outbound", "{made}");
+    assert_eq!(made["maxConcurrent"], 3, "{made}");
+    for body in [
+        json!({"from": "lead", "to": "billing"}),
+        json!({"from": "billing", "to": "lead"}),
+    ] {
+        app.post("/api/v1/agent-links", &body)
+            .await
+            .assert_error(StatusCode::CONFLICT, "name_taken");
+    }
+    let bad = app
+        .post(
+            "/api/v1/agent-links",
+            &json!({"from": "lead", "to": "lead"}),
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+    // Sync: the target answers as itself, and the caller reads its answer.
+    let (done, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "refund order 7"}),
+    )
+    .await;
+    assert!(!error, "{done}");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"], "done: refund order 7", "{done}");
+    assert_eq!(
+        (&done["from"], &done["to"]),
+        (&json!("lead"), &json!("billing"))
+    );
+    // Outbound: billing may not delegate back.
+    let (back, error) = call_as(
+        &app,
+        Some("billing"),
+        "delegate",
+        json!({"agent": "lead", "task": "anything"}),
+    )
+    .await;
+    assert!(error, "{back}");
+    assert!(
+        back.to_string().contains("no agent link lets 'billing'"),
+        "{back}"
+    );
+    // Listed for the person, and in the caller's history.
+    let listed = app
+        .get("/api/v1/delegations")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(listed["count"], 1, "{listed}");
+    let (history, _) = call_as(&app, Some("lead"), "delegate", json!({"action": "history"})).await;
+    assert_eq!(history["delegations"][0]["id"], done["id"], "{history}");
+    // The links are listed, and deleted by a person; then delegating is refused again.
+    let links = app
+        .get("/api/v1/agent-links")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(links["count"], 1, "{links}");
+    let id = made["id"].as_str().unwrap();
+    app.call(Method::DELETE, &format!("/api/v1/agent-links/{id}"))
+        .await
+        .assert_ok(StatusCode::OK);
+    let (refused, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "refund order 8"}),
+    )
+    .await;
+    assert!(
+        error && refused.to_string().contains("no agent link"),
+        "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_reads_delegation_md_and_delegates_sync_and_async() {
+    let (app, model) = setup().await;
+    link(
+        &app,
+        json!({"from": "lead", "to": "billing", "direction": "bidirectional",
+            "description": "refunds and invoices"}),
+    )
+    .await;
+    let run = app
+        .post(
+            "/api/v1/agents/lead/runs",
+            &json!({"input": "DELEGATE billing sync: refund order 7", "wait": true}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(run["status"], "completed", "{run}");
+    let output = run["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("after tool: ") && output.contains("done: refund order 7"),
+        "{output}"
+    );
+    // The lead's context held DELEGATION.md naming its target; the target's run held its
+    // own instructions and was given the task alone.
+    let seen = model.seen.lock().unwrap().clone();
+    let lead_system = seen[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        lead_system.contains("## DELEGATION.md")
+            && lead_system.contains(
+                "`billing` (Billing): Refunds, invoices and payments. — refunds and invoices"
+            ),
+        "{lead_system}"
+    );
+    let billing_system = seen[1]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        billing_system.starts_with("Refunds, invoices"),
+        "{billing_system}"
+    );
+    assert_eq!(
+        seen[1]["messages"][1]["content"],
+        "[a task delegated to you by agent 'lead']\nrefund order 7"
+    );
+    // Async: the run goes on, and the result is announced in its next turn (it waits for it).
+    let run = app
+        .post(
+            "/api/v1/agents/lead/runs",
+            &json!({"input": "DELEGATE billing async: invoice 12", "wait": true}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(run["status"], "completed", "{run}");
+    let output = run["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("lead got: [delegate:dlg_")
+            && output.contains("to 'billing' completed]\ndone: invoice 12"),
+        "{output}"
+    );
+    let listed = app
+        .get("/api/v1/delegations?agent=billing")
+        .await
+        .assert_ok(StatusCode::OK);
+    let modes: Vec<&str> = listed["delegations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["async", "sync"], "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegations_are_capped_per_link_and_a_cancel_frees_the_place() {
+    let (app, _model) = setup().await;
+    link(
+        &app,
+        json!({"from": "lead", "to": "billing", "maxConcurrent": 1}),
+    )
+    .await;
+    let (first, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "HANG forever", "mode": "async"}),
+    )
+    .await;
+    assert!(!error, "{first}");
+    assert_eq!(first["status"], "running", "{first}");
+    let (full, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "another"}),
+    )
+    .await;
+    assert!(error, "{full}");
+    assert!(
+        full.to_string().contains(
+            "Link to 'billing' at capacity (1/1). Try a different agent or handle it yourself."
+        ),
+        "{full}"
+    );
+    let (running, _) = call_as(&app, Some("lead"), "delegate", json!({"action": "list"})).await;
+    assert_eq!(
+        running["delegations"].as_array().unwrap().len(),
+        1,
+        "{running}"
+    );
+    let id = first["id"].as_str().unwrap();
+    let (cancelled, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"action": "cancel", "id": id}),
+    )
+    .await;
+    assert!(!error, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    delegation_until(&app, id, |d| d["status"] == "cancelled").await;
+    let (again, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "another"}),
+    )
+    .await;
+    assert!(!error, "{again}");
+    assert_eq!(again["result"], "done: another", "{again}");
+    // The target's own load counts every source (maxDelegationLoad).
+    let res = app
+        .json(
+            Method::PUT,
+            "/api/v1/agents/billing",
+            &json!({
+                "name": "billing",
+                "instructions": "Refunds.",
+                "model": {"service": "local", "model": "test-model"},
+                "limits": {"maxDelegationLoad": 1},
+            }),
+        )
+        .await;
+    let billing = res.assert_ok(StatusCode::OK);
+    assert_eq!(billing["limits"]["maxDelegationLoad"], 1, "{billing}");
+    link(
+        &app,
+        json!({"from": "writer", "to": "billing", "maxConcurrent": 5}),
+    )
+    .await;
+    let (hanging, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate",
+        json!({"agent": "billing", "task": "HANG again", "mode": "async"}),
+    )
+    .await;
+    assert!(!error, "{hanging}");
+    let (busy, error) = call_as(
+        &app,
+        Some("writer"),
+        "delegate",
+        json!({"agent": "billing", "task": "from the writer"}),
+    )
+    .await;
+    assert!(error, "{busy}");
+    assert!(
+        busy.to_string()
+            .contains("Agent 'billing' at capacity (1/1)"),
+        "{busy}"
+    );
+    let hanging = hanging["id"].as_str().unwrap();
+    call_as(
+        &app,
+        None,
+        "delegate",
+        json!({"action": "cancel", "id": hanging}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegate_search_finds_the_linked_agent_that_fits_the_task() {
+    let (app, _model) = setup().await;
+    link(
+        &app,
+        json!({"from": "lead", "to": "billing", "description": "refunds and invoices"}),
+    )
+    .await;
+    link(&app, json!({"from": "lead", "to": "writer"})).await;
+    let (found, error) = call_as(
+        &app,
+        Some("lead"),
+        "delegate_search",
+        json!({"query": "refund an invoice"}),
+    )
+    .await;
+    assert!(!error, "{found}");
+    assert_eq!(found["targets"], 2, "{found}");
+    assert_eq!(found["agents"][0]["agent"], "billing", "{found}");
+    assert_eq!(found["agents"].as_array().unwrap().len(), 1, "{found}");
+    // The critic is not linked: never found, whatever matches.
+    let (none, _) = call_as(
+        &app,
+        Some("lead"),
+        "delegate_search",
+        json!({"query": "reviews drafts criteria"}),
+    )
+    .await;
+    assert!(none["agents"].as_array().unwrap().is_empty(), "{none}");
+    assert!(
+        none["next"]
+            .as_str()
+            .unwrap()
+            .contains("handle the task yourself"),
+        "{none}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evaluate_loop_revises_until_the_evaluator_approves() {
+    let (app, _model) = setup().await;
+    link(&app, json!({"from": "lead", "to": "writer"})).await;
+    link(&app, json!({"from": "lead", "to": "critic"})).await;
+    let (result, error) = call_as(
+        &app,
+        Some("lead"),
+        "evaluate_loop",
+        json!({"generator": "writer", "evaluator": "critic",
+            "task": "WRITE a product announcement", "criteria": "short, with pricing"}),
+    )
+    .await;
+    assert!(!error, "{result}");
+    assert_eq!(result["approved"], true, "{result}");
+    assert_eq!(result["rounds"], 2, "{result}");
+    assert_eq!(result["output"], "announcement v2", "{result}");
+    assert_eq!(
+        result["history"][0]["feedback"], "Too long, missing pricing",
+        "{result}"
+    );
+    // One round is not enough: the last draft, not approved.
+    let (one, error) = call_as(
+        &app,
+        Some("lead"),
+        "evaluate_loop",
+        json!({"generator": "writer", "evaluator": "critic", "maxRounds": 1,
+            "task": "WRITE a product announcement", "criteria": "short, with pricing"}),
+    )
+    .await;
+    assert!(!error, "{one}");
+    assert_eq!(
+        (&one["approved"], &one["output"]),
+        (&json!(false), &json!("announcement v1"))
+    );
+    // At most 5 rounds; each round's delegations are recorded as the loop's.
+    let (too_many, error) = call_as(
+        &app,
+        Some("lead"),
+        "evaluate_loop",
+        json!({"generator": "writer", "evaluator": "critic", "maxRounds": 6,
+            "task": "WRITE", "criteria": "x"}),
+    )
+    .await;
+    assert!(error, "{too_many}");
+    let listed = app
+        .get("/api/v1/delegations")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(listed["count"], 6, "{listed}");
+    assert!(
+        listed["delegations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["mode"] == "evaluate"),
+        "{listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handoff_routes_the_sessions_next_messages_until_cleared() {
+    let (app, model) = setup().await;
+    // Without a link a handoff is refused like a delegation.
+    let (first, error) = call_as(
+        &app,
+        None,
+        "sessions_send",
+        json!({"agent": "lead", "message": "HANDOFF billing: billing question"}),
+    )
+    .await;
+    assert!(!error, "{first}");
+    assert!(
+        first["result"]
+            .as_str()
+            .unwrap()
+            .contains("no agent link lets 'lead'"),
+        "{first}"
+    );
+    link(&app, json!({"from": "lead", "to": "billing"})).await;
+    let key = first["sessionKey"].as_str().unwrap().to_owned();
+    let (handed, error) = call_as(
+        &app,
+        None,
+        "sessions_send",
+        json!({"sessionKey": key, "message": "HANDOFF billing: billing question"}),
+    )
+    .await;
+    assert!(!error, "{handed}");
+    assert!(
+        handed["result"]
+            .as_str()
+            .unwrap()
+            .contains("\"answeredBy\":\"billing\""),
+        "{handed}"
+    );
+    // The next message goes to billing, in its own session, with the conversation so far.
+    let (routed, error) = call_as(
+        &app,
+        None,
+        "sessions_send",
+        json!({"sessionKey": key, "message": "how much was it?"}),
+    )
+    .await;
+    assert!(!error, "{routed}");
+    assert_ne!(routed["sessionKey"], key, "{routed}");
+    let billing = app
+        .get("/api/v1/agents/billing")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(routed["agent"], billing["id"], "{routed}");
+    let asked = model.seen.lock().unwrap().last().cloned().unwrap();
+    let messages = asked["messages"].as_array().unwrap();
+    let note = messages[1]["content"].as_str().unwrap();
+    assert!(
+        note.starts_with(
+            "[this conversation was handed to you by agent 'lead'; reason: billing question]"
+        ) && note.contains("user: HANDOFF billing: billing question"),
+        "{note}"
+    );
+    assert!(
+        asked["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Refunds"),
+        "billing answers with its own instructions: {asked}"
+    );
+    // Cleared, the session's own agent answers again.
+    let (cleared, error) = call_as(
+        &app,
+        None,
+        "handoff",
+        json!({"action": "clear", "sessionKey": key}),
+    )
+    .await;
+    assert!(!error, "{cleared}");
+    assert_eq!(cleared["answeredBy"], "lead", "{cleared}");
+    let (back, error) = call_as(
+        &app,
+        None,
+        "sessions_send",
+        json!({"sessionKey": key, "message": "thanks"}),
+    )
+    .await;
+    assert!(!error, "{back}");
+    assert_eq!(back["sessionKey"], key, "{back}");
+}
