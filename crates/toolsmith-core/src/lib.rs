@@ -86,8 +86,8 @@ pub use model::{
 pub use narrowing::{Narrowing, Narrows};
 pub use pipeline::{BatchCall, Call, Held, Middleware, Pipeline, PipelineLimits};
 pub use record::{
-    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, ToolKind, ToolStatus,
-    ToolVersionRecord,
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionSource, ExecutionStatus, ToolKind,
+    ToolStatus, ToolVersionRecord,
 };
 pub use registry::{
     RegisteredTool, RegistryError, RegistryStats, ResultSource, ToolOrigin, ToolRegistry,

@@ -290,7 +290,51 @@ impl FromStr for ExecutionStatus {
     }
 }
 
-/// One finished call of a custom tool, as recorded for analytics.
+/// Where the tool of a recorded call comes from: a stored custom tool, a built-in, or a tool
+/// of an upstream MCP server bridged into the catalogue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionSource {
+    /// A stored custom tool (JS, command, HTTP): its `tool_id` is the tool's id. The default,
+    /// for records stored or spooled before the source was kept.
+    #[default]
+    Custom,
+    /// A built-in: its `tool_id` is its name.
+    Builtin,
+    /// A bridged tool of an upstream MCP server: its `tool_id` is its name in the catalogue.
+    Mcp,
+}
+
+impl ExecutionSource {
+    pub const ALL: [ExecutionSource; 3] = [
+        ExecutionSource::Custom,
+        ExecutionSource::Builtin,
+        ExecutionSource::Mcp,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionSource::Custom => "custom",
+            ExecutionSource::Builtin => "builtin",
+            ExecutionSource::Mcp => "mcp",
+        }
+    }
+}
+
+impl FromStr for ExecutionSource {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ExecutionSource::ALL
+            .into_iter()
+            .find(|it| it.as_str() == s)
+            .ok_or_else(|| format!("unknown execution source '{s}' (custom, builtin or mcp)"))
+    }
+}
+
+/// One finished call of a tool (custom, built-in or bridged), as recorded for analytics.
+/// `owner` is the user the call was made for: the custom tool's owner, or the caller of a
+/// built-in or bridged tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionRecord {
@@ -314,6 +358,9 @@ pub struct ExecutionRecord {
     /// for records stored or spooled before it was kept).
     #[serde(default)]
     pub client_requests: ClientRequestCounts,
+    /// Where the tool comes from (`custom` for records stored or spooled before it was kept).
+    #[serde(default)]
+    pub source: ExecutionSource,
 }
 
 /// How many requests one run made of its caller's client (`mcp.log`, `mcp.progress`,

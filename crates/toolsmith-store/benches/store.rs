@@ -130,6 +130,7 @@ fn execution(tool_id: &str, i: usize) -> ExecutionRecord {
         duration_ms: 1.5,
         created_at: Utc::now(),
         client_requests: Default::default(),
+        source: Default::default(),
     }
 }
 

@@ -233,7 +233,8 @@ pub trait ToolStore: Send + Sync + 'static {
     /// each tool still stored, `usage_count + n` and `last_used_at` = the latest of the batch
     /// (never moving backwards), counting only executions that ran
     /// ([`ExecutionStatus::ran`](toolsmith_core::ExecutionStatus::ran): not the refused ones). A tool deleted meanwhile keeps its execution rows and is
-    /// otherwise skipped. All of the batch is committed, or none of it.
+    /// otherwise skipped. Built-in and bridged calls (`source` other than `custom`) are rows
+    /// only. All of the batch is committed, or none of it.
     async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError>;
 
     /// Recent executions of one owner, newest first, optionally of one tool and of one agent
@@ -243,6 +244,7 @@ pub trait ToolStore: Send + Sync + 'static {
         owner: &str,
         tool_id: Option<&str>,
         agent_id: Option<&str>,
+        source: Option<toolsmith_core::ExecutionSource>,
         limit: u32,
     ) -> Result<Vec<ExecutionRecord>, StoreError>;
 

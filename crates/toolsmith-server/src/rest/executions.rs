@@ -1,11 +1,11 @@
-//! Recent executions over REST: `GET /api/v1/executions?tool=&status=&caller=&limit=` (the
-//! caller's own, newest first). Error messages are the stored ones, already scrubbed when recorded.
+//! Recent executions over REST: `GET /api/v1/executions?tool=&status=&caller=&source=&limit=`
+//! (the caller's own, newest first). Error messages are the stored ones, already scrubbed when recorded.
 
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use toolsmith_core::record::ClientRequestCounts;
-use toolsmith_core::{ExecutionRecord, ExecutionStatus};
+use toolsmith_core::{ExecutionRecord, ExecutionSource, ExecutionStatus};
 use toolsmith_service::ToolRef;
 use utoipa::ToSchema;
 
@@ -18,7 +18,9 @@ use crate::auth::{Identity, Scope};
 
 /// Recent executions
 ///
-/// The caller's executions of custom tools, newest first, optionally of one tool (name or id),
+/// The caller's executions of every tool — custom, built-in and bridged (`source`: `custom`,
+/// `builtin`, `mcp`) — newest first, optionally of one tool (a custom tool's name or id, a
+/// built-in's or bridged tool's name), of one source,
 /// of one status (`success`, `error`, `timeout`, `denied`, `rate_limited`, `withheld`,
 /// `awaiting_approval`: the call waits for a person; `expired`: its approval expired) and made
 /// by one agent (`caller`: the agent id the calls named, through an agent-bound token or the
@@ -31,6 +33,7 @@ use crate::auth::{Identity, Scope};
         ("tool" = Option<String>, Query, description = "A tool name or id", min_length = 1, max_length = 128),
         ("status" = Option<String>, Query, description = "One status", pattern = "^(success|error|timeout|denied|rate_limited|withheld|awaiting_approval|expired)$"),
         ("caller" = Option<String>, Query, description = "An agent id: only the calls made by that agent", min_length = 1, max_length = 128),
+        ("source" = Option<String>, Query, description = "Where the tool comes from: `custom`, `builtin` or `mcp` (a bridged upstream's tool)", pattern = "^(custom|builtin|mcp)$"),
         ("limit" = Option<u32>, Query, description = "1 to 1000 (default 100)", minimum = 1, maximum = 1000)
     ),
     responses(
@@ -45,7 +48,7 @@ pub async fn list(
     query: QueryPairs,
 ) -> Result<ApiOk<RecordedExecutionList>, ApiError> {
     require(&identity, Scope::ToolsRead)?;
-    query.check(&["tool", "status", "caller", "limit"])?;
+    query.check(&["tool", "status", "caller", "source", "limit"])?;
     let tool = query
         .text("tool", 128, "a tool name or id")?
         .map(ToolRef::parse);
@@ -59,6 +62,15 @@ pub async fn list(
         })?),
     };
     let caller = query.text("caller", 128, "an agent id")?;
+    let source = match query.get("source") {
+        None => None,
+        Some(s) => Some(s.parse::<ExecutionSource>().map_err(|_| {
+            ApiError::bad_request(
+                "invalid_query",
+                "query parameter `source` must be one of custom, builtin, mcp",
+            )
+        })?),
+    };
     let limit = query.integer("limit", 1, 1000)?.unwrap_or(100);
     let rows = state
         .service
@@ -67,6 +79,7 @@ pub async fn list(
             tool.as_ref(),
             status,
             caller,
+            source,
             u32::try_from(limit).unwrap_or(1000),
         )
         .await?;
@@ -78,15 +91,20 @@ pub async fn list(
     }))
 }
 
-/// One recorded execution of a custom tool.
+/// One recorded execution of a tool (custom, built-in or bridged).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedExecution {
     /// `exec_<32 hex>`.
     pub id: String,
+    /// A custom tool's id; a built-in's or bridged tool's name.
     pub tool_id: String,
     pub tool_name: String,
+    /// A custom tool's version (0 for a built-in or bridged tool).
     pub tool_version: i64,
+    /// Where the tool comes from: `custom`, `builtin`, or `mcp` (a bridged upstream's tool).
+    #[schema(pattern = "^(custom|builtin|mcp)$")]
+    pub source: String,
     pub conversation_id: Option<String>,
     /// The agent that made the call (`null`: none named).
     pub caller: Option<String>,
@@ -137,6 +155,7 @@ impl From<ExecutionRecord> for RecordedExecution {
     fn from(r: ExecutionRecord) -> Self {
         RecordedExecution {
             status: r.status.as_str().to_owned(),
+            source: r.source.as_str().to_owned(),
             client_requests: r.client_requests.into(),
             id: r.id,
             tool_id: r.tool_id,

@@ -42,8 +42,9 @@ pub struct Session {
 pub struct Changes {
     /// Moves when a tool is created, changed or deleted.
     pub tools: String,
-    /// Moves when the caller's tools are used (a call was made), so a page that shows
-    /// executions or usage reloads them, and one that shows the catalogue does not.
+    /// Moves when the caller made a call (of a custom tool, a built-in or a bridged tool), so a
+    /// page that shows executions or usage reloads them, and one that shows the catalogue does
+    /// not.
     pub usage: String,
     /// Moves when the caller's set of pending approvals changes.
     pub approvals: String,
@@ -115,7 +116,10 @@ pub async fn changes(
     }
     // The fingerprint covers every owner's tools; only its digest leaves the server.
     let tools = digest(&format!("{fingerprint}|{}|{}", who.user_id, stats.total));
-    let usage = digest(&format!("{}|{}", who.user_id, stats.total_usage));
+    // The newest execution covers built-in and bridged calls, which move no tool's counter.
+    let newest = service.executions(&who, None, None, None, None, 1).await?;
+    let newest = newest.first().map(|e| e.id.as_str()).unwrap_or("");
+    let usage = digest(&format!("{}|{}|{newest}", who.user_id, stats.total_usage));
     let changes = Changes {
         tools,
         usage,

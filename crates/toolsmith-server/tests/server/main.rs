@@ -65,6 +65,7 @@ mod rest_cross_site;
 mod rest_custom_data;
 mod rest_data;
 mod rest_dependencies;
+mod rest_executions;
 mod rest_finance;
 mod rest_goals;
 mod rest_http;

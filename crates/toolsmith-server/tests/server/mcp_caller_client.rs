@@ -236,6 +236,7 @@ async fn executions(state: &AppState, tool: &str) -> Vec<ExecutionRecord> {
             Some(&toolsmith_service::ToolRef::Name(tool.to_owned())),
             None,
             None,
+            None,
             10,
         )
         .await

@@ -88,6 +88,7 @@ async fn spin_record(state: &AppState) -> Option<toolsmith_core::ExecutionRecord
             Some(&toolsmith_service::ToolRef::Name("cap_spin".to_owned())),
             None,
             None,
+            None,
             10,
         )
         .await

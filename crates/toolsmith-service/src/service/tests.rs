@@ -904,7 +904,7 @@ async fn usage_is_recorded_on_success_and_failure() {
     let executions = f
         .service
         .store()
-        .list_executions("default", Some(&created.id), None, 10)
+        .list_executions("default", Some(&created.id), None, None, 10)
         .await
         .unwrap();
     let statuses: Vec<&str> = executions.iter().map(|e| e.status.as_str()).collect();
@@ -1365,7 +1365,7 @@ async fn usage_of_a_burst_of_concurrent_calls_is_counted_exactly() {
     let executions = f
         .service
         .store()
-        .list_executions("default", Some(&after.id), None, 1000)
+        .list_executions("default", Some(&after.id), None, None, 1000)
         .await
         .unwrap();
     assert_eq!(executions.len(), 300);

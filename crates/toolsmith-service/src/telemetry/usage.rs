@@ -1,5 +1,7 @@
-//! Usage recording: after every call of a custom tool, its `usage_count` and `last_used_at`
-//! move and an execution row is written — on success and on failure alike.
+//! Usage recording: after every call an execution row is written — on success and on failure
+//! alike, for custom, built-in and bridged tools (`source`), owned by the custom tool's owner or
+//! the built-in's or bridged tool's caller — and a custom tool's `usage_count` and
+//! `last_used_at` move. Dry runs are not recorded.
 //!
 //! Recording is off the call's path: the middleware hands each finished execution to a
 //! bounded channel, and one writer task drains it in batches, one store transaction per batch.
@@ -24,7 +26,8 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot};
 use toolsmith_core::record::ClientRequestCounts;
 use toolsmith_core::{
-    Call, ErrorKind, ExecutionRecord, ExecutionStatus, Middleware, ToolOrigin, ToolResult,
+    Call, ErrorKind, ExecutionRecord, ExecutionSource, ExecutionStatus, Middleware, ToolOrigin,
+    ToolResult,
 };
 use toolsmith_store::Store;
 
@@ -46,7 +49,7 @@ enum Message {
     Flush(oneshot::Sender<()>),
 }
 
-/// The last middleware of the pipeline: records usage of custom tools in the store.
+/// The last middleware of the pipeline: records every call's execution in the store.
 pub struct UsageRecorder {
     queue: mpsc::Sender<Message>,
     health: Arc<WriteHealth>,
@@ -164,12 +167,26 @@ impl Middleware for UsageRecorder {
     }
 
     async fn after(&self, call: &Call, result: &mut ToolResult) {
-        let ToolOrigin::Custom { id, owner } = &call.tool.origin else {
-            return;
+        // A custom tool's calls are its owner's, under its id; a built-in's or a bridged
+        // tool's are its caller's, under its name (one name for every caller).
+        let (source, tool_id, owner) = match &call.tool.origin {
+            ToolOrigin::Custom { id, owner } => {
+                if crate::service::one_off::is_dry_run(id) {
+                    return;
+                }
+                (ExecutionSource::Custom, id.clone(), owner.clone())
+            }
+            ToolOrigin::BuiltIn { .. } => (
+                ExecutionSource::Builtin,
+                call.tool.name().to_owned(),
+                call.ctx.user_id.clone(),
+            ),
+            ToolOrigin::Mcp { .. } => (
+                ExecutionSource::Mcp,
+                call.tool.name().to_owned(),
+                call.ctx.user_id.clone(),
+            ),
         };
-        if crate::service::one_off::is_dry_run(id) {
-            return;
-        }
         let execution_id = format!("exec_{}", uuid::Uuid::new_v4().simple());
         if result.error_kind() == Some(ErrorKind::ResultWithheld) {
             // The tool ran: the caller gets the run's id, to check what it did rather than
@@ -184,10 +201,10 @@ impl Middleware for UsageRecorder {
         }
         let execution = ExecutionRecord {
             id: execution_id,
-            tool_id: id.clone(),
+            tool_id,
             tool_name: call.tool.name().to_owned(),
             tool_version: call.tool.version.unwrap_or(0),
-            owner: owner.clone(),
+            owner,
             conversation_id: call.ctx.conversation_id.clone(),
             agent_id: call.ctx.agent_id.clone(),
             status: execution_status(result),
@@ -196,6 +213,7 @@ impl Middleware for UsageRecorder {
             duration_ms: result.metadata.duration_ms,
             created_at: Utc::now(),
             client_requests: client_requests(result),
+            source,
         };
         self.enqueue(execution).await;
     }

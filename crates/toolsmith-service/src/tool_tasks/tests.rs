@@ -66,6 +66,7 @@ async fn ran_until(service: &ToolService, tool: &str, kind: &str) {
                 Some(&crate::ToolRef::Name(tool.to_owned())),
                 None,
                 None,
+                None,
                 10,
             )
             .await

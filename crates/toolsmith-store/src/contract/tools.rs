@@ -4,7 +4,8 @@
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
 use toolsmith_core::{
-    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, Permission, ToolKind, ToolStatus,
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionSource, ExecutionStatus, Permission,
+    ToolKind, ToolStatus,
 };
 
 use super::{Backend, on_both_backends};
@@ -61,6 +62,7 @@ pub(crate) fn execution(
         duration_ms: 1.5,
         created_at: at(secs),
         client_requests: Default::default(),
+        source: Default::default(),
     }
 }
 
@@ -410,7 +412,7 @@ async fn delete_removes_tool_and_history_but_keeps_executions(backend: &Backend)
     );
     assert_eq!(
         store
-            .list_executions("default", Some(&t.id), None, 10)
+            .list_executions("default", Some(&t.id), None, None, 10)
             .await
             .unwrap()
             .len(),
@@ -517,7 +519,7 @@ async fn executions_are_listed_newest_first(backend: &Backend) {
         .await
         .unwrap();
     let all = store
-        .list_executions("default", None, None, 10)
+        .list_executions("default", None, None, None, 10)
         .await
         .unwrap();
     let order: Vec<(&str, ExecutionStatus)> = all
@@ -535,7 +537,7 @@ async fn executions_are_listed_newest_first(backend: &Backend) {
     assert_eq!(all[1], execution(&b, ExecutionStatus::Timeout, 2));
     assert_eq!(
         store
-            .list_executions("default", Some(&a.id), None, 1)
+            .list_executions("default", Some(&a.id), None, None, 1)
             .await
             .unwrap()
             .len(),
@@ -543,7 +545,7 @@ async fn executions_are_listed_newest_first(backend: &Backend) {
     );
     assert!(
         store
-            .list_executions("stranger", None, None, 10)
+            .list_executions("stranger", None, None, None, 10)
             .await
             .unwrap()
             .is_empty()
@@ -577,7 +579,7 @@ async fn executions_are_filtered_by_the_agent_that_made_them(backend: &Backend) 
     assert_eq!(
         names(
             store
-                .list_executions("default", None, Some("planner"), 10)
+                .list_executions("default", None, Some("planner"), None, 10)
                 .await
                 .unwrap()
         ),
@@ -589,7 +591,7 @@ async fn executions_are_filtered_by_the_agent_that_made_them(backend: &Backend) 
     assert_eq!(
         names(
             store
-                .list_executions("default", Some(&a.id), Some("planner"), 10)
+                .list_executions("default", Some(&a.id), Some("planner"), None, 10)
                 .await
                 .unwrap()
         ),
@@ -597,14 +599,14 @@ async fn executions_are_filtered_by_the_agent_that_made_them(backend: &Backend) 
     );
     assert!(
         store
-            .list_executions("default", None, Some("nobody"), 10)
+            .list_executions("default", None, Some("nobody"), None, 10)
             .await
             .unwrap()
             .is_empty()
     );
     // Without the filter, every caller's, the agent kept as recorded.
     let all = store
-        .list_executions("default", None, None, 10)
+        .list_executions("default", None, None, None, 10)
         .await
         .unwrap();
     assert_eq!(all.len(), 4);
@@ -632,12 +634,90 @@ async fn executions_keep_what_the_run_asked_of_its_client(backend: &Backend) {
         .await
         .unwrap();
     let rows = store
-        .list_executions("default", Some(&a.id), None, 10)
+        .list_executions("default", Some(&a.id), None, None, 10)
         .await
         .unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].client_requests, asked);
     assert!(rows[1].client_requests.is_empty());
+}
+
+async fn executions_keep_their_source_and_are_filtered_by_it(backend: &Backend) {
+    let store = backend.store();
+    let a = store.insert_tool(tool("default", "a")).await.unwrap();
+    // A built-in's and a bridged tool's calls are recorded under their names, owned by the
+    // caller; they never move a custom tool's counters, even one whose id they would match.
+    let other = |source: ExecutionSource, name: &str, secs: i64| ExecutionRecord {
+        id: format!("exec_{name}_{secs}"),
+        tool_id: name.to_owned(),
+        tool_name: name.to_owned(),
+        tool_version: 0,
+        source,
+        ..execution(&a, ExecutionStatus::Success, secs)
+    };
+    store
+        .record_executions(&[
+            execution(&a, ExecutionStatus::Success, 1),
+            other(ExecutionSource::Builtin, "calculate", 2),
+            other(ExecutionSource::Mcp, "up__echo", 3),
+            ExecutionRecord {
+                tool_id: a.id.clone(),
+                ..other(ExecutionSource::Builtin, "calculate", 4)
+            },
+        ])
+        .await
+        .unwrap();
+    let sources = |rows: Vec<ExecutionRecord>| -> Vec<(String, ExecutionSource)> {
+        rows.into_iter().map(|e| (e.tool_name, e.source)).collect()
+    };
+    let all = store
+        .list_executions("default", None, None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        sources(all),
+        [
+            ("calculate".to_owned(), ExecutionSource::Builtin),
+            ("up__echo".to_owned(), ExecutionSource::Mcp),
+            ("calculate".to_owned(), ExecutionSource::Builtin),
+            ("a".to_owned(), ExecutionSource::Custom),
+        ]
+    );
+    for (source, expected) in [
+        (ExecutionSource::Custom, vec!["a"]),
+        (ExecutionSource::Builtin, vec!["calculate", "calculate"]),
+        (ExecutionSource::Mcp, vec!["up__echo"]),
+    ] {
+        let rows = store
+            .list_executions("default", None, None, Some(source), 10)
+            .await
+            .unwrap();
+        let names: Vec<String> = rows.into_iter().map(|e| e.tool_name).collect();
+        assert_eq!(names, expected, "{source:?}");
+    }
+    let builtin = store
+        .list_executions(
+            "default",
+            Some("calculate"),
+            None,
+            Some(ExecutionSource::Builtin),
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(builtin.len(), 1);
+    assert!(
+        store
+            .list_executions("stranger", None, None, Some(ExecutionSource::Builtin), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let counted = store.get_tool("default", &a.id).await.unwrap().unwrap();
+    assert_eq!(
+        counted.usage_count, 1,
+        "only the custom tool's own call counts"
+    );
 }
 
 async fn concurrent_writers_all_land(backend: &Backend) {
@@ -833,7 +913,7 @@ async fn an_unmeasured_duration_is_stored_as_zero(backend: &Backend) {
     e.duration_ms = f64::NAN;
     store.record_execution(&e).await.unwrap();
     let listed = store
-        .list_executions("default", None, None, 10)
+        .list_executions("default", None, None, None, 10)
         .await
         .unwrap();
     assert_eq!(listed.len(), 1);
@@ -903,7 +983,7 @@ async fn a_batch_of_executions_is_one_commit_counting_usage_per_tool(backend: &B
     );
     // Every execution row is kept, the deleted tool's included.
     let all = store
-        .list_executions("default", None, None, 10)
+        .list_executions("default", None, None, None, 10)
         .await
         .unwrap();
     assert_eq!(all.len(), 5);
@@ -934,7 +1014,7 @@ async fn a_failing_batch_commits_nothing(backend: &Backend) {
     assert_eq!(after.usage_count, 0);
     assert!(
         store
-            .list_executions("default", None, None, 10)
+            .list_executions("default", None, None, None, 10)
             .await
             .unwrap()
             .is_empty()
@@ -954,7 +1034,7 @@ async fn refused_executions_are_recorded_but_not_counted_as_uses(backend: &Backe
     assert_eq!((after.usage_count, after.last_used_at), (1, Some(at(1))));
     assert_eq!(
         store
-            .list_executions("default", None, None, 10)
+            .list_executions("default", None, None, None, 10)
             .await
             .unwrap()
             .len(),
@@ -1096,6 +1176,7 @@ on_both_backends!(
     executions_are_listed_newest_first,
     executions_are_filtered_by_the_agent_that_made_them,
     executions_keep_what_the_run_asked_of_its_client,
+    executions_keep_their_source_and_are_filtered_by_it,
     concurrent_writers_all_land,
     usage_recorded_during_updates_is_never_lost,
     last_used_at_never_moves_backwards_and_unknown_tools_are_not_found,

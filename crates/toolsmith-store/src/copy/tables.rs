@@ -122,6 +122,7 @@ pub const TABLES: &[Table] = &[
             ("client_samples", Int),
             ("client_elicitations", Int),
             ("client_refused", Int),
+            ("source", Text),
         ],
         order_by: "id",
         identity: None,

@@ -23,7 +23,7 @@ pub(crate) const VERSION_COLUMNS: &str = "v.tool_id, v.version, v.description, v
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
      conversation_id, status, error_kind, error, duration_ms, created_at, agent_id, \
-     client_logs, client_progress, client_samples, client_elicitations, client_refused";
+     client_logs, client_progress, client_samples, client_elicitations, client_refused, source";
 
 /// Reads column `name`; a type mismatch is a backend error.
 pub(crate) fn col<'a, T: FromSql<'a>>(row: &'a Row, name: &str) -> Result<T, StoreError> {
@@ -140,6 +140,7 @@ pub(crate) fn execution_from_row(row: &Row) -> Result<ExecutionRecord, StoreErro
             elicitations: count_col(row, "client_elicitations")?,
             refused: count_col(row, "client_refused")?,
         },
+        source: parsed(row, "source", "tool_executions", &id)?,
         id,
     })
 }

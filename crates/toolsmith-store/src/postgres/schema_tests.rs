@@ -113,7 +113,10 @@ async fn a_version_1_database_with_executions_migrates_and_keeps_every_row() {
         versions.iter().all(|v| v.metadata == serde_json::json!({})),
         "{versions:?}"
     );
-    let runs = b.list_executions("alice", None, None, 100).await.unwrap();
+    let runs = b
+        .list_executions("alice", None, None, None, 100)
+        .await
+        .unwrap();
     assert_eq!(
         runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
         [
@@ -137,13 +140,13 @@ async fn a_version_1_database_with_executions_migrates_and_keeps_every_row() {
         .await
         .unwrap();
     let by_agent = b
-        .list_executions("alice", None, Some("support"), 100)
+        .list_executions("alice", None, Some("support"), None, 100)
         .await
         .unwrap();
     assert_eq!(by_agent.len(), 1);
     assert_eq!(by_agent[0].id, "exec_0000000000000004");
     assert_eq!(
-        b.list_executions("alice", None, None, 100)
+        b.list_executions("alice", None, None, None, 100)
             .await
             .unwrap()
             .len(),

@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use tokio_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
-use toolsmith_core::{CreatedBy, CustomToolRecord, ExecutionRecord, ToolStatus, ToolVersionRecord};
+use toolsmith_core::{
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionSource, ToolStatus, ToolVersionRecord,
+};
 
 use super::errors::{pg, unique_violation};
 use super::lock;
@@ -56,9 +58,10 @@ store_on_pool! {
         fn record_executions(batch: &[ExecutionRecord]) -> ()
             = record_executions(&mut client, batch);
         fn list_executions(
-            owner: &str, tool_id: Option<&str>, agent_id: Option<&str>, limit: u32
+            owner: &str, tool_id: Option<&str>, agent_id: Option<&str>,
+            source: Option<ExecutionSource>, limit: u32
         ) -> Vec<ExecutionRecord>
-            = list_executions(&**client, owner, tool_id, agent_id, limit);
+            = list_executions(&**client, owner, tool_id, agent_id, source, limit);
         fn execution_samples(
             owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
         ) -> Vec<ExecutionSample>
@@ -512,7 +515,10 @@ pub(crate) async fn record_executions(
         return Ok(());
     }
     let mut usage: HashMap<(&str, &str), (i64, DateTime<Utc>)> = HashMap::new();
-    for execution in batch.iter().filter(|e| e.status.ran()) {
+    for execution in batch
+        .iter()
+        .filter(|e| e.status.ran() && e.source == ExecutionSource::Custom)
+    {
         let entry = usage
             .entry((execution.owner.as_str(), execution.tool_id.as_str()))
             .or_insert((0, execution.created_at));
@@ -551,7 +557,7 @@ pub(crate) async fn record_execution(
 fn insert_execution_sql() -> String {
     format!(
         "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
     )
 }
 
@@ -598,6 +604,7 @@ where
                 &samples,
                 &elicitations,
                 &refused,
+                &execution.source.as_str(),
             ],
         )
         .await
@@ -631,17 +638,20 @@ pub(crate) async fn list_executions(
     owner: &str,
     tool_id: Option<&str>,
     agent_id: Option<&str>,
+    source: Option<ExecutionSource>,
     limit: u32,
 ) -> Result<Vec<ExecutionRecord>, StoreError> {
+    let source = source.map(ExecutionSource::as_str);
     let rows = client
         .query(
             &format!(
                 "SELECT {EXECUTION_COLUMNS} FROM tool_executions \
                  WHERE owner = $1 AND ($2::text IS NULL OR tool_id = $2) \
                  AND ($4::text IS NULL OR agent_id = $4) \
+                 AND ($5::text IS NULL OR source = $5) \
                  ORDER BY created_at DESC, id COLLATE \"C\" DESC LIMIT $3"
             ),
-            &[&owner, &tool_id, &i64::from(limit), &agent_id],
+            &[&owner, &tool_id, &i64::from(limit), &agent_id, &source],
         )
         .await
         .map_err(pg)?;

@@ -240,6 +240,7 @@ carried_as_is!(
     u64,
     Option<AccessRequestStatus>,
     Option<i64>,
+    Option<toolsmith_core::ExecutionSource>,
     DateTime<Utc>,
     ApprovalDecision,
     CustomToolRecord,

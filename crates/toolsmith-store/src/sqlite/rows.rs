@@ -7,8 +7,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::Row;
 use serde_json::Value;
 use toolsmith_core::{
-    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionStatus, PermissionSet, ToolKind,
-    ToolStatus, ToolVersionRecord,
+    CreatedBy, CustomToolRecord, ExecutionRecord, ExecutionSource, ExecutionStatus, PermissionSet,
+    ToolKind, ToolStatus, ToolVersionRecord,
 };
 
 use crate::StoreError;
@@ -24,7 +24,7 @@ pub(crate) const VERSION_COLUMNS: &str =
 
 pub(crate) const EXECUTION_COLUMNS: &str = "id, tool_id, tool_name, tool_version, owner, \
      conversation_id, status, error_kind, error, duration_ms, created_at, agent_id, \
-     client_logs, client_progress, client_samples, client_elicitations, client_refused";
+     client_logs, client_progress, client_samples, client_elicitations, client_refused, source";
 
 pub(crate) fn timestamp(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, true)
@@ -135,6 +135,12 @@ pub(crate) fn execution_from_row(row: &Row<'_>) -> Result<ExecutionRecord, Store
             samples: row.get(14).map_err(backend)?,
             elicitations: row.get(15).map_err(backend)?,
             refused: row.get(16).map_err(backend)?,
+        },
+        source: {
+            let source: String = row.get(17).map_err(backend)?;
+            source
+                .parse::<ExecutionSource>()
+                .map_err(|e| bad("source", e))?
         },
         id,
     })

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, SubsecRound, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
-use toolsmith_core::{CustomToolRecord, ExecutionRecord, ToolVersionRecord};
+use toolsmith_core::{CustomToolRecord, ExecutionRecord, ExecutionSource, ToolVersionRecord};
 
 use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, backend, execution_from_row, json_text,
@@ -52,9 +52,10 @@ store_on_connections! {
         write fn record_executions(batch: &[ExecutionRecord]) -> ()
             = record_executions(&batch);
         read fn list_executions(
-            owner: &str, tool_id: Option<&str>, agent_id: Option<&str>, limit: u32
+            owner: &str, tool_id: Option<&str>, agent_id: Option<&str>,
+            source: Option<ExecutionSource>, limit: u32
         ) -> Vec<ExecutionRecord>
-            = list_executions(&owner, tool_id.as_deref(), agent_id.as_deref(), limit);
+            = list_executions(&owner, tool_id.as_deref(), agent_id.as_deref(), source, limit);
         read fn execution_samples(
             owner: &str, tool_id: Option<&str>, since: DateTime<Utc>, limit: u32
         ) -> Vec<ExecutionSample>
@@ -639,7 +640,10 @@ pub(crate) fn record_executions(
     // Usage is summed per tool first, so a batch of many calls of one tool is one UPDATE.
     let mut usage: std::collections::HashMap<(&str, &str), (i64, DateTime<Utc>)> =
         std::collections::HashMap::new();
-    for execution in batch.iter().filter(|e| e.status.ran()) {
+    for execution in batch
+        .iter()
+        .filter(|e| e.status.ran() && e.source == ExecutionSource::Custom)
+    {
         let entry = usage
             .entry((execution.owner.as_str(), execution.tool_id.as_str()))
             .or_insert((0, execution.created_at));
@@ -720,7 +724,7 @@ pub(crate) fn record_execution(
     };
     conn.prepare_cached(&format!(
         "INSERT INTO tool_executions ({EXECUTION_COLUMNS}) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
     ))
     .and_then(|mut stmt| {
         let asked = &execution.client_requests;
@@ -742,6 +746,7 @@ pub(crate) fn record_execution(
             asked.samples,
             asked.elicitations,
             asked.refused,
+            execution.source.as_str(),
         ])
     })
     .map_err(backend)?;
@@ -753,6 +758,7 @@ pub(crate) fn list_executions(
     owner: &str,
     tool_id: Option<&str>,
     agent_id: Option<&str>,
+    source: Option<ExecutionSource>,
     limit: u32,
 ) -> Result<Vec<ExecutionRecord>, StoreError> {
     // One statement per combination rather than `?3 IS NULL OR …`, so each gets its index.
@@ -767,6 +773,11 @@ pub(crate) fn list_executions(
     if let Some(agent_id) = &agent_id {
         values.push(agent_id);
         filter.push_str(&format!(" AND agent_id = ?{}", values.len()));
+    }
+    let source = source.map(ExecutionSource::as_str);
+    if let Some(source) = &source {
+        values.push(source);
+        filter.push_str(&format!(" AND source = ?{}", values.len()));
     }
     let mut stmt = conn
         .prepare_cached(&format!(

@@ -99,6 +99,7 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
             } else {
                 Default::default()
             },
+            source: Default::default(),
         })
         .collect();
     store.record_executions(&runs).await.unwrap();

@@ -114,7 +114,7 @@ pub async fn run(ctx: &Ctx, command: ToolCommand) -> anyhow::Result<u8> {
         ToolCommand::Executions { tool, limit } => {
             let tool = tool.as_deref().map(ToolRef::parse);
             let rows = service
-                .executions(actor, tool.as_ref(), None, None, limit)
+                .executions(actor, tool.as_ref(), None, None, None, limit)
                 .await?;
             if ctx.json {
                 output::json(&rows)?;

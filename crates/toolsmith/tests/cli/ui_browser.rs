@@ -111,6 +111,7 @@ fn seeded_data_dir(dir: &Path) -> PathBuf {
                 // Spread over the last 6.9 days, newest last.
                 created_at: now - Duration::seconds(((SEEDED_EXECUTIONS - n) * 596 / 100) as i64),
                 client_requests: Default::default(),
+                source: Default::default(),
             });
             if batch.len() == 5_000 {
                 store

@@ -25,6 +25,7 @@ fn execution(id: &str) -> ExecutionRecord {
         duration_ms: 1.0,
         created_at: Utc::now(),
         client_requests: Default::default(),
+        source: Default::default(),
     }
 }
 
