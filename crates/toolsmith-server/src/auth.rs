@@ -126,9 +126,9 @@ impl Identity {
     /// Whether a refusal of `scope` is for want of that scope (a token granting it would
     /// pass), not read-only mode (which refuses whatever the token says).
     pub fn lacks_scope(&self, scope: Scope) -> bool {
-        !(self.read_only && scope.is_write())
-            && !self.scopes.contains(&scope)
-            && !self.scopes.contains(&Scope::Admin)
+        let refused_by_mode = self.read_only && scope.is_write();
+        let held = self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin);
+        !refused_by_mode && !held
     }
 }
 

@@ -45,7 +45,7 @@ pub struct ApiError {
     details: Option<Value>,
     retry_after_secs: Option<u32>,
     /// The scope a 403 lacked: answered as RFC 6750's `insufficient_scope` challenge.
-    missing_scope: Option<&'static str>,
+    missing_scope: Option<crate::auth::Scope>,
     /// What really went wrong, for the log only (internal errors).
     internal: Option<String>,
 }
@@ -135,7 +135,7 @@ impl ApiError {
 
     /// A 403 for want of `scope`: the answer carries `WWW-Authenticate: Bearer
     /// error="insufficient_scope", scope="…"` (RFC 6750 §3.1), which OAuth clients act on.
-    pub fn with_missing_scope(mut self, scope: &'static str) -> ApiError {
+    pub fn with_missing_scope(mut self, scope: crate::auth::Scope) -> ApiError {
         self.missing_scope = Some(scope);
         self
     }
@@ -248,7 +248,8 @@ impl IntoResponse for ApiError {
         }
         if let Some(scope) = self.missing_scope
             && let Ok(value) = HeaderValue::from_str(&format!(
-                "Bearer error=\"insufficient_scope\", scope=\"{scope}\""
+                "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+                scope.as_str()
             ))
         {
             res.headers_mut()

@@ -217,7 +217,7 @@ pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
         Some(why) => {
             let error = ApiError::new(StatusCode::FORBIDDEN, "forbidden", why);
             Err(if identity.lacks_scope(scope) {
-                error.with_missing_scope(scope.as_str())
+                error.with_missing_scope(scope)
             } else {
                 error
             })
