@@ -91,6 +91,7 @@ families! {
     custom,
     exec,
     schedule,
+    teams,
     sessions,
     delegation,
 }
@@ -141,6 +142,9 @@ pub struct BuiltinEnv {
     /// How scheduled tasks call their tools (the server's pipeline); `None` makes the
     /// scheduler tools answer that this server runs no scheduled tasks.
     pub tasks: Option<Arc<dyn schedule::TaskCaller>>,
+    /// How a team message wakes the teammate it is for (the server's agent runner); `None`
+    /// leaves messages in the mailbox only.
+    pub team_wake: Option<Arc<dyn teams::TeamWake>>,
     /// How the sessions tools run agents (the server's agent runner); `None` makes them answer
     /// that this server runs no agents.
     pub agent_sessions: Option<Arc<dyn sessions::SessionHost>>,

@@ -36,6 +36,23 @@ pub struct AgentDefinition {
     pub context_files: Vec<ContextFile>,
     #[serde(default)]
     pub limits: AgentLimits,
+    /// Set when a model wrote this revision (MCP's `manage_agents`), `None` when a person did
+    /// (REST, the CLI, the UI). A model-written definition reaches no more than its author:
+    /// every call of its runs is held to what the author may call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by_model: Option<ModelAuthor>,
+}
+
+/// The model that wrote a definition's revision: the agent it called as (`None`: its user's
+/// own client, bound to no agent) and whether its caller named that agent itself (a header
+/// rather than its token), as the policy reads an agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelAuthor {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_chosen_by_caller: bool,
 }
 
 /// The model of an agent: a Config Center service of the owner (its protocol, base URL and

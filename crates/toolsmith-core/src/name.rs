@@ -16,7 +16,7 @@ pub const MAX_NAME_LEN: usize = 64;
 
 /// Names the MCP face uses for its own tools (the control plane and the discovery meta-tools).
 /// A custom tool may not take one: MCP clients would see two tools of one name.
-pub const RESERVED_NAMES: [&str; 11] = [
+pub const RESERVED_NAMES: [&str; 13] = [
     "create_tool",
     "list_custom_tools",
     "get_custom_tool",
@@ -24,6 +24,8 @@ pub const RESERVED_NAMES: [&str; 11] = [
     "delete_custom_tool",
     "toggle_custom_tool",
     "run_js_ephemeral",
+    "manage_agents",
+    "manage_prompts",
     "search_tools",
     "get_tool_help",
     "use_tool",

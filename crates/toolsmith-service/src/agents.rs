@@ -17,6 +17,7 @@
 //! the pipeline's, unchanged.
 
 mod audited;
+mod by_model;
 pub mod delegation;
 mod evaluate;
 mod handoff;
@@ -25,6 +26,7 @@ pub mod providers;
 mod runner;
 pub(crate) mod sessions;
 pub(crate) mod subagents;
+pub mod teams;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -278,14 +280,14 @@ impl ToolService {
         let policy = self.agent_policy(&agent.id, &agent.definition)?;
         let starter = crate::governance::policy::AgentScope::starter_of(starter)
             .map(|starter| (Arc::clone(&self.policy), starter));
-        Ok(toolsmith_core::Narrowing(Arc::new(
-            crate::governance::policy::AgentScope {
-                agent_id: agent.id.clone(),
-                agent_name: agent.name.clone(),
-                policy,
-                starter,
-            },
-        )))
+        let scope = toolsmith_core::Narrowing(Arc::new(crate::governance::policy::AgentScope {
+            agent_id: agent.id.clone(),
+            agent_name: agent.name.clone(),
+            policy,
+            starter,
+        }));
+        // A definition a model wrote reaches no more than that model (`by_model.rs`).
+        Ok(self.bounded_by_author(agent, scope))
     }
 
     /// Creates an agent of the caller's user.
@@ -468,6 +470,10 @@ impl ToolService {
     ) -> Result<(AgentRunRecord, tokio::task::JoinHandle<AgentRunRecord>), ServiceError> {
         // DELEGATION.md: the agents it may delegate to (spec 001 §7).
         agent = self.with_delegation_file(ctx, agent, &scope).await;
+        // The lead of a team reads TEAM.md (spec 001 §8), after its own context files.
+        if let Some(file) = self.team_context(&agent.owner, &agent.id).await {
+            agent.definition.context_files.push(file);
+        }
         let provider = self.agent_provider(&ctx.user_id, &agent).await?;
         let now = Utc::now();
         let run = AgentRunRecord {

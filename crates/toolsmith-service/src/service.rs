@@ -333,6 +333,7 @@ fn builtin_env(
         registries: Some(registries),
         // Set by `open_with` once it has the caller (which needs the service).
         tasks: None,
+        team_wake: None,
         agent_sessions: None,
         chat: Some(chat),
     })
@@ -441,6 +442,8 @@ impl ToolService {
         builtins.tasks = Some(task_caller.clone());
         let session_host = Arc::new(crate::agents::sessions::ServiceSessions::default());
         builtins.agent_sessions = Some(session_host.clone());
+        let team_host = Arc::new(crate::agents::teams::ServiceTeams::default());
+        builtins.team_wake = Some(team_host.clone());
         if let Some(sessions) = &builtins.sessions {
             // Often enough that a session outlives its idle timeout by at most a quarter of it.
             let every = (sessions.settings().idle_timeout / 4).clamp(
@@ -603,6 +606,7 @@ impl ToolService {
         code_host.bind(&service);
         task_caller.bind(&service);
         session_host.bind(&service);
+        team_host.bind(&service);
         crate::agents::leases::sweep(&service);
         Ok(service)
     }

@@ -126,6 +126,10 @@ pub enum Command {
     /// Agents Toolsmith runs: list them, show one, create one from a file, delete one.
     #[command(subcommand)]
     Agent(crate::commands::agent::AgentCommand),
+    /// Agent teams: a lead and teammates among your agents; list, show, create, delete, and
+    /// read a team's board (its tasks and messages).
+    #[command(subcommand)]
+    Team(crate::commands::team::TeamCommand),
     /// Prompts made at runtime: list, show, create or update one from a file, switch, history,
     /// rollback, render, delete.
     #[command(subcommand)]

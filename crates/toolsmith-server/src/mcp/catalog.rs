@@ -20,12 +20,14 @@ use serde_json::{Map, Value, json};
 use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{RegisteredTool, ToolRegistry, ToolResult};
 
-use super::{compat, control_plane, meta_tools};
+use super::{compat, control_plane, manage, meta_tools};
 
 /// Which server tool a name stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ServerOp {
     Control(control_plane::Op),
+    /// `manage_agents`, `manage_prompts`: each action checks its own scope (`mcp/manage.rs`).
+    Manage(manage::Op),
     Meta(meta_tools::Op),
     Compat(compat::Op),
     /// A tool of dynamic-mcp's profiles (`system.health`, `upstream.mcp.attach` …).
@@ -40,7 +42,8 @@ impl ServerOp {
             ServerOp::Profile(op) => op.scope(),
             ServerOp::Control(control_plane::Op::List | control_plane::Op::Get)
             | ServerOp::Compat(compat::Op::List | compat::Op::Get)
-            | ServerOp::Meta(meta_tools::Op::Search | meta_tools::Op::Help) => Scope::ToolsRead,
+            | ServerOp::Meta(meta_tools::Op::Search | meta_tools::Op::Help)
+            | ServerOp::Manage(_) => Scope::ToolsRead,
             ServerOp::Control(control_plane::Op::RunEphemeral)
             | ServerOp::Compat(compat::Op::RunEphemeral | compat::Op::Sandbox(_))
             | ServerOp::Meta(meta_tools::Op::Use | meta_tools::Op::Batch) => Scope::ToolsExecute,
@@ -130,6 +133,13 @@ pub(crate) static SERVER_TOOLS: LazyLock<ServerTools> = LazyLock::new(|| {
             server_tool(ServerOp::Control(op), name, description, schema)
         })
         .chain(
+            manage::definitions()
+                .into_iter()
+                .map(|(op, name, description, schema)| {
+                    server_tool(ServerOp::Manage(op), name, description, schema)
+                }),
+        )
+        .chain(
             meta_tools::definitions()
                 .into_iter()
                 .map(|(op, name, description, schema)| {
@@ -154,8 +164,10 @@ pub(crate) static SERVER_TOOLS: LazyLock<ServerTools> = LazyLock::new(|| {
 });
 
 impl ServerTools {
-    /// `tools/list` under `--mcp-listing discovery`: the server tools `owner` has, `create_tool`
-    /// with its parameter docs left out (`get_tool_help` gives them in full).
+    /// `tools/list` under `--mcp-listing discovery` (and the server tools of `compact`): the
+    /// server tools `owner` has, `create_tool`, `update_custom_tool`, `manage_agents` and
+    /// `manage_prompts` with their parameter docs left out (`get_tool_help` gives them in
+    /// full), so the listing stays within its budget (`mcp_listing`).
     pub(crate) fn discovery_listing(
         &self,
         compat: bool,
@@ -167,12 +179,11 @@ impl ServerTools {
             .iter()
             .chain(compat)
             .filter(|t| t.held_by(registry, owner))
-            .map(|t| {
-                if t.name == "create_tool" {
-                    slim(&t.tool)
-                } else {
-                    t.tool.clone()
-                }
+            .map(|t| match t.op {
+                ServerOp::Control(control_plane::Op::Create) => slim(&t.tool, CREATE_TOOL_LISTED),
+                ServerOp::Control(control_plane::Op::Update) => slim(&t.tool, UPDATE_TOOL_LISTED),
+                ServerOp::Manage(op) => slim(&t.tool, manage::listed_description(op)),
+                _ => t.tool.clone(),
             })
             .collect()
     }
@@ -214,8 +225,15 @@ pub(crate) fn most_used(
     tools
 }
 
-/// A tool whose parameters keep their names, types and required list but lose their docs.
-fn slim(tool: &Tool) -> Tool {
+/// `create_tool`'s description in the compact and discovery listings.
+const CREATE_TOOL_LISTED: &str = "Create a reusable custom tool: code is the body of an async JavaScript function `(args, context)` that returns JSON-able data (kind command/http also exist). Call get_tool_help {\"tool_name\": \"create_tool\"} for every field and an example.";
+
+/// `update_custom_tool`'s description in the compact and discovery listings.
+const UPDATE_TOOL_LISTED: &str = "Change one of your custom tools: only the fields you give change, and the next call runs the new code. Give expected_revision (from get_custom_tool) to refuse the update if the tool changed meanwhile. get_tool_help {\"tool_name\": \"update_custom_tool\"} gives every field.";
+
+/// A tool whose parameters keep their names, types, values and required list but lose their
+/// docs, described by `description` (which points to `get_tool_help` for the rest).
+fn slim(tool: &Tool, description: &str) -> Tool {
     let mut schema = (*tool.input_schema).clone();
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         for prop in props.values_mut() {
@@ -226,10 +244,7 @@ fn slim(tool: &Tool) -> Tool {
     }
     let mut slim = tool.clone();
     slim.input_schema = Arc::new(schema);
-    slim.description = Some(
-        "Create a reusable custom tool: code is the body of an async JavaScript function `(args, context)` that returns JSON-able data (kind command/http also exist). Call get_tool_help {\"tool_name\": \"create_tool\"} for every field and an example."
-            .into(),
-    );
+    slim.description = Some(description.to_owned().into());
     slim
 }
 
@@ -313,6 +328,9 @@ fn annotations(op: ServerOp) -> Option<ToolAnnotations> {
         ServerOp::Compat(D::Sandbox(S::List)) => read_only,
         ServerOp::Compat(D::Sandbox(S::Initialize)) => writes(false, false),
         ServerOp::Compat(D::Sandbox(S::Stop)) => writes(true, true),
+        // Reads and writes of definitions, and runs that reach a model server.
+        ServerOp::Manage(manage::Op::Agents) => writes(true, false).open_world(true),
+        ServerOp::Manage(manage::Op::Prompts) => writes(true, false),
         // These run arbitrary code or tools: no promise either way.
         ServerOp::Control(C::RunEphemeral)
         | ServerOp::Compat(D::RunEphemeral | D::Sandbox(S::Exec | S::RunJs))

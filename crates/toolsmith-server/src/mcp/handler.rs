@@ -296,6 +296,7 @@ impl ToolsmithMcp {
             }
             let outcome = match server_tool.op {
                 ServerOp::Control(op) => control_plane::call(&caller, op, args).await,
+                ServerOp::Manage(op) => super::manage::call(&caller, op, args).await,
                 ServerOp::Meta(op) => meta_tools::call(&caller, op, args).await,
                 ServerOp::Compat(op) => compat::call(&caller, op, args).await,
                 ServerOp::Profile(op) => compat::profile::call(&caller, op, args).await,
@@ -825,6 +826,23 @@ impl Caller<'_> {
         let mut ctx = self.identity.tool_context();
         ctx.subagent_depth = self.subagent_depth;
         ctx
+    }
+
+    /// Who this caller is, for the service's reads and writes of its own records (user,
+    /// agent, subagent depth).
+    pub fn who(&self) -> ToolContext {
+        self.seer()
+    }
+
+    /// The service, shared (what starting an agent run takes).
+    pub fn service_arc(&self) -> &Arc<ToolService> {
+        &self.shared.state.service
+    }
+
+    /// Why this caller may not act with `scope`, or `None`: the token's scopes and read-only
+    /// mode, as for every server tool (`manage_*` check each action's own).
+    pub fn denial(&self, scope: Scope) -> Option<String> {
+        self.identity.denial(scope)
     }
 
     /// The tools this caller may see and call (the policy applied).

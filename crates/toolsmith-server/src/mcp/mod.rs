@@ -40,6 +40,7 @@ mod control_plane;
 mod handler;
 mod hints;
 mod listens;
+mod manage;
 mod meta_tools;
 mod notify;
 mod prompts;

@@ -272,6 +272,8 @@ impl AgentBody {
                             u32::try_from(n).unwrap_or(u32::MAX)
                         }),
                 },
+                // A person writes what REST, the CLI and the UI send.
+                written_by_model: None,
             },
         }
     }
@@ -451,7 +453,7 @@ impl AgentRun {
         }
     }
 
-    fn of_view(view: AgentRunView) -> AgentRun {
+    pub fn of_view(view: AgentRunView) -> AgentRun {
         AgentRun::new(view.run, Some(view.steps))
     }
 }

@@ -4,6 +4,7 @@
 //! - [`agents`] — `/api/v1/agents…`, agents Toolsmith runs: definitions and their runs.
 //! - [`agent_links`] — `/api/v1/agent-links…` and `/api/v1/delegations`: the links that let
 //!   one agent delegate to another, and the delegations made.
+//! - [`teams`] — `/api/v1/teams…`, teams of those agents and their boards.
 //! - [`config`] — `/api/v1/config/services…`, the Config Center (values masked on read).
 //! - [`custom_tools`] — `/api/v1/custom-tools…`, the lifecycle of the caller's custom tools.
 //! - [`tools`] — `/api/v1/tools…`, every tool the caller can run, and the exports.
@@ -56,8 +57,10 @@ pub mod prompts;
 pub mod resources;
 pub mod scheduled_tasks;
 pub mod session;
+pub mod sessions;
 pub mod settings;
 pub mod tasks;
+pub mod teams;
 pub mod tokens;
 pub mod tool_groups;
 pub mod tools;
@@ -125,9 +128,14 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
         .routes(routes!(agents::usage))
+        .routes(routes!(sessions::list))
+        .routes(routes!(sessions::get_one))
         .routes(routes!(agent_links::list, agent_links::create))
         .routes(routes!(agent_links::delete))
         .routes(routes!(agent_links::delegations))
+        .routes(routes!(teams::list, teams::create))
+        .routes(routes!(teams::get_one, teams::delete))
+        .routes(routes!(teams::board))
         .routes(routes!(prompts::list, prompts::create))
         .routes(routes!(prompts::get_one, prompts::replace, prompts::delete))
         .routes(routes!(prompts::enable))

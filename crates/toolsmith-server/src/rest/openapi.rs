@@ -26,6 +26,7 @@ use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
 use super::resources::{StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
+use super::sessions::{AgentSession, AgentSessionHistory, AgentSessionList, AgentSessionMessage};
 use super::tasks::{Task, TaskList};
 use super::types::{
     DefinitionList, Deleted, Execution, Export, Stats, ToolList, ToolRecord, ToolSummaryList,
@@ -85,6 +86,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
         (name = "agents", description = "Agents Toolsmith runs: their definitions, and runs of them (steps, usage, cancel)"),
+        (name = "teams", description = "Agent teams: a lead and teammates among your agents, and the board and mailbox they share"),
         (name = "prompts", description = "Prompts made at runtime: your prompts, their versions, rollback and a render (what MCP prompts/get answers)"),
         (name = "resources", description = "Resources you define: a stored text or blob under a URI, and URI templates whose content a JS function computes (what MCP resources/read answers)"),
         (name = "tasks", description = "Tool calls run as tasks (the asynchronous execute): start one, read its status and result, cancel it"),
@@ -101,7 +103,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
         ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
-        StoredResource, StoredResourceList
+        StoredResource, StoredResourceList, AgentSession, AgentSessionList, AgentSessionHistory,
+        AgentSessionMessage
     ))
 )]
 pub struct ApiDoc;

@@ -417,6 +417,53 @@ async fn another_users_sessions_are_never_listed_or_readable() {
     }
     let (mine, _) = call_with(&app, "sessions_list", json!({}), &alice_h).await;
     assert_eq!(mine["sessions"].as_array().unwrap().len(), 1, "{mine}");
+
+    // The same over REST's reads: the owner lists and reads the session with its history;
+    // another user lists nothing and reads 404, never the text.
+    let get = |path: String, auth: &str| {
+        let req = request(axum::http::Method::GET, &path)
+            .header("authorization", auth)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        app.send(req)
+    };
+    let listed = get("/api/v1/sessions".to_owned(), &as_alice).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    let sessions = &listed.json["data"]["sessions"];
+    assert_eq!(listed.json["data"]["count"], 1, "{}", listed.text);
+    assert_eq!(sessions[0]["sessionKey"], key, "{}", listed.text);
+    assert_eq!(sessions[0]["kind"], "session");
+    assert_eq!(sessions[0]["status"], "idle");
+    let read = get(format!("/api/v1/sessions/{key}"), &as_alice).await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.text);
+    let data = &read.json["data"];
+    assert_eq!(data["session"]["sessionKey"], key);
+    let messages = data["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{}", read.text);
+    assert_eq!(
+        (&messages[0]["role"], &messages[0]["content"]),
+        (&json!("user"), &json!("secret plans"))
+    );
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_eq!(messages[1]["run"], data["session"]["lastRun"]);
+    let only_subagents = get("/api/v1/sessions?kind=subagent".to_owned(), &as_alice).await;
+    assert_eq!(
+        only_subagents.json["data"]["count"], 0,
+        "{}",
+        only_subagents.text
+    );
+    let wrong = get("/api/v1/sessions?kind=chat".to_owned(), &as_alice).await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.text);
+    assert!(
+        wrong.text.contains("'session' or 'subagent'"),
+        "{}",
+        wrong.text
+    );
+    let theirs = get("/api/v1/sessions".to_owned(), &as_bob).await;
+    assert_eq!(theirs.json["data"]["count"], 0, "{}", theirs.text);
+    let theirs = get(format!("/api/v1/sessions/{key}"), &as_bob).await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.text);
+    assert!(!theirs.text.contains("secret plans"), "{}", theirs.text);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

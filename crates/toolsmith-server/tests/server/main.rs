@@ -22,6 +22,7 @@ mod rest_support;
 
 mod agent_delegation;
 mod agent_sessions;
+mod agent_teams;
 mod auth;
 mod code_execution;
 mod docs_examples;
@@ -38,6 +39,7 @@ mod mcp_compat_answers;
 mod mcp_confirmation;
 mod mcp_content;
 mod mcp_listing;
+mod mcp_manage;
 mod mcp_mistakes;
 mod mcp_outside;
 mod mcp_overlaps;

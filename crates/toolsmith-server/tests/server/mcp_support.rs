@@ -19,7 +19,7 @@ use toolsmith_server::{AppState, ServerSettings};
 use toolsmith_service::{ToolService, ToolServiceSettings};
 
 /// The control plane and discovery tools every MCP caller sees.
-pub const SERVER_TOOLS: [&str; 11] = [
+pub const SERVER_TOOLS: [&str; 13] = [
     "create_tool",
     "list_custom_tools",
     "get_custom_tool",
@@ -27,6 +27,8 @@ pub const SERVER_TOOLS: [&str; 11] = [
     "delete_custom_tool",
     "toggle_custom_tool",
     "run_js_ephemeral",
+    "manage_agents",
+    "manage_prompts",
     "search_tools",
     "get_tool_help",
     "use_tool",

@@ -220,6 +220,14 @@ async fn a_run_whose_instance_died_is_failed_by_another_instance_naming_it() {
     configure(&a, Proto::OpenAi, false, &host).await;
     let agent = create(&a, "thinker").await;
     let agent = agent["id"].as_str().unwrap().to_owned();
+    // The sessions group on, for a subagent of A's.
+    a.json(
+        axum::http::Method::PUT,
+        "/api/v1/tool-groups/sessions",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
     // Instance B on the same store.
     let b = a
         .reopen(short_lease(&host), ServerSettings::default())
@@ -236,6 +244,21 @@ async fn a_run_whose_instance_died_is_failed_by_another_instance_naming_it() {
             .assert_ok(StatusCode::ACCEPTED)
     };
     let run = started["id"].as_str().unwrap().to_owned();
+    arrived.await;
+    // And a subagent of the person's, spawned on A, waiting for the model too.
+    script.push(Reply::Hang);
+    let arrived = script.arrived.notified();
+    let spawned = {
+        let a = std::sync::Arc::clone(&a);
+        let args =
+            json!({"arguments": {"task": "Think too.", "agent": "thinker", "label": "lost"}});
+        rt_a.spawn(async move { a.post("/api/v1/tools/sessions_spawn/execute", &args).await })
+            .await
+            .unwrap()
+            .assert_ok(StatusCode::OK)
+    };
+    assert_eq!(spawned["result"]["status"], "running", "{spawned}");
+    let subagent = spawned["result"]["sessionKey"].as_str().unwrap().to_owned();
     arrived.await;
     // While A lives it renews the lease: three leases later B still reads the run running.
     // (The wait is the time the behaviour is defined by: the lease.)
@@ -267,6 +290,36 @@ async fn a_run_whose_instance_died_is_failed_by_another_instance_naming_it() {
         .get(&format!("/api/v1/agents/{agent}/runs"))
         .await
         .assert_ok(StatusCode::OK);
-    assert_eq!(listed["runs"][0]["status"], "failed", "{listed}");
-    assert_eq!(script.seen().len(), 1);
+    assert!(
+        listed["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "failed"),
+        "{listed}"
+    );
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 2, "{listed}");
+    // The subagent it answered for ended with it: failed, no longer running (MaxConcurrent).
+    let sessions = b
+        .post(
+            "/api/v1/tools/sessions_list/execute",
+            &json!({"arguments": {"kind": "subagent"}}),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    let lost = sessions["result"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionKey"] == subagent.as_str())
+        .unwrap_or_else(|| panic!("{sessions}"))
+        .clone();
+    assert_eq!(lost["status"], "failed", "{lost}");
+    assert!(
+        lost["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("stopped renewing its lease")),
+        "{lost}"
+    );
+    assert_eq!(script.seen().len(), 2);
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use toolsmith_core::agent::{AgentRunRecord, AgentRunStatus, AgentRunStep};
+use toolsmith_core::agent_session::{SessionKind, SessionQuery, SessionRecord, SessionStatus};
 
 use crate::{ServiceError, ToolService};
 
@@ -78,8 +79,48 @@ impl ToolService {
             if let Err(e) = self.store.add_agent_run_step(&step).await {
                 tracing::warn!(run = %run.id, "recording a step of an agent run failed: {e}");
             }
+            self.end_sessions_of_lapsed_run(&run, &message).await;
         }
         Ok(ended)
+    }
+
+    /// The session or subagent `run` answered for ends as its run did (a conversation idle
+    /// again, a subagent failed, both with the error), so a subagent of a lost instance no
+    /// longer counts as running (MaxConcurrent, MaxChildrenPerAgent) nor a session as busy.
+    /// A session has the owner and caller agent of its runs; it is among their newest 200.
+    async fn end_sessions_of_lapsed_run(&self, run: &AgentRunRecord, message: &str) {
+        let query = SessionQuery {
+            kind: None,
+            parent: None,
+            archived: false,
+            limit: super::sessions::MAX_SESSIONS_LISTED,
+        };
+        let owner = &run.owner;
+        let sessions = match self
+            .store
+            .list_sessions(owner, run.caller_agent.as_deref(), &query)
+            .await
+        {
+            Ok(sessions) => sessions,
+            Err(e) => {
+                tracing::warn!(run = %run.id, "reading the sessions of a lapsed run failed: {e}");
+                return;
+            }
+        };
+        let answered = |s: &SessionRecord| {
+            s.status == SessionStatus::Running && s.last_run.as_deref() == Some(run.id.as_str())
+        };
+        for mut session in sessions.into_iter().filter(answered) {
+            session.status = match session.kind {
+                SessionKind::Session => SessionStatus::Idle,
+                SessionKind::Subagent => SessionStatus::Failed,
+            };
+            session.error = Some(message.to_owned());
+            session.updated_at = Utc::now();
+            if let Err(e) = self.store.update_session(&session).await {
+                tracing::warn!(session = %session.id, "recording a session's end failed: {e}");
+            }
+        }
     }
 }
 

@@ -31,7 +31,7 @@ pub enum DataOp<'a> {
 pub const MAX_EXPORT_PAGE: u32 = 1000;
 
 impl ToolService {
-    pub(super) fn records(&self) -> StoreRecords {
+    pub(crate) fn records(&self) -> StoreRecords {
         StoreRecords {
             store: self.store.clone(),
             limits: self.config.records,
@@ -180,7 +180,7 @@ impl ToolService {
 
 /// A data operation's failure as the service's: the checks' answers (a bad field, a limit)
 /// name the fix; anything else is the store's.
-pub(super) fn service_error(fail: Fail) -> ServiceError {
+pub(crate) fn service_error(fail: Fail) -> ServiceError {
     match fail {
         Fail::Args(m) => ServiceError::Validation(m),
         Fail::Run(m) => ServiceError::Store(toolsmith_store::StoreError::Backend(m.into())),

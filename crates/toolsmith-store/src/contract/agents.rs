@@ -43,6 +43,7 @@ fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
                 text: "Be brief.".to_owned(),
             }],
             limits: toolsmith_core::agent::AgentLimits::default(),
+            written_by_model: None,
         },
         created_at: at(0),
         updated_at: at(0),

@@ -12,6 +12,7 @@
 //! - [`mcp_servers`] — `toolsmith mcp-servers …`: the MCP bridge's upstream servers.
 //! - [`mcp_grants`] — `toolsmith mcp-grants …`: grants of bridged servers, access requests.
 //! - [`timezone`] — `toolsmith timezone [NAME]`: the user's time zone for dates in words.
+//! - [`team`] — `toolsmith team …`: agent teams and their boards.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
@@ -43,6 +44,7 @@ pub mod prompt;
 pub mod resource;
 pub mod run;
 pub mod serve;
+pub mod team;
 pub mod timezone;
 pub mod token;
 pub mod tool;
@@ -126,6 +128,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::McpServers(command) => mcp_servers::run(&ctx, command).await,
         Command::McpGrants(command) => mcp_grants::run(&ctx, command).await,
         Command::Timezone(args) => timezone::run(&ctx, args).await,
+        Command::Team(command) => team::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -175,6 +178,7 @@ fn writes(command: &Command) -> bool {
         Command::McpServers(m) => matches!(m, MS::List(_) | MS::Show { .. }),
         Command::McpGrants(m) => matches!(m, MG::List | MG::Requests { .. }),
         Command::Timezone(t) => t.reads(),
+        Command::Team(t) => t.reads(),
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => true,
     };
     !reads
@@ -220,6 +224,7 @@ fn creates_store(command: &Command) -> bool {
         | Command::Mcp(_)
         | Command::Db(_) => true,
         Command::Timezone(t) => !t.reads(),
+        Command::Team(t) => matches!(t, team::TeamCommand::Create { .. }),
         Command::Audit(_) | Command::Approvals(_) => false,
     }
 }

@@ -63,3 +63,73 @@ fn an_agent_is_created_from_a_file_listed_for_its_user_and_deleted() {
         .json();
     assert_eq!(left, serde_json::json!([]));
 }
+
+/// `toolsmith team …`: a team of alice's agents is made, listed, its board read (empty), and
+/// deleted; bob sees none, and a team naming an agent alice does not have is refused naming it.
+#[test]
+fn a_team_of_agents_is_created_listed_its_board_read_and_deleted() {
+    let env = Env::new();
+    for name in ["lead", "scout", "scribe"] {
+        let file = env.write(
+            &format!("{name}.json"),
+            &format!(r#"{{"name": "{name}", "model": {{"service": "local", "model": "m"}}}}"#),
+        );
+        env.run(&["--user", "alice", "agent", "create", "--file", &file])
+            .expect(0);
+    }
+    let created = env
+        .run(&[
+            "--json",
+            "--user",
+            "alice",
+            "team",
+            "create",
+            "crew",
+            "--lead",
+            "lead",
+            "--member",
+            "scout",
+            "--member",
+            "scribe",
+            "--description",
+            "Finds and writes.",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(created[0]["name"], "crew", "{created}");
+    assert_eq!(created[0]["lead"]["name"], "lead", "{created}");
+    assert_eq!(created[0]["members"][1]["name"], "scribe", "{created}");
+    let table = env.run(&["--user", "alice", "team", "list"]).expect(0);
+    assert!(
+        table.stdout.contains("crew") && table.stdout.contains("scout, scribe"),
+        "{}",
+        table.stdout
+    );
+    let board = env
+        .run(&["--json", "--user", "alice", "team", "board", "crew"])
+        .expect(0)
+        .json();
+    assert_eq!(board["tasks"], serde_json::json!([]), "{board}");
+    assert_eq!(board["team"]["description"], "Finds and writes.", "{board}");
+    let bobs = env
+        .run(&["--json", "--user", "bob", "team", "list"])
+        .expect(0)
+        .json();
+    assert_eq!(bobs, serde_json::json!([]));
+    let refused = env.run(&[
+        "--user", "alice", "team", "create", "other", "--lead", "lead", "--member", "ghost",
+    ]);
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("no agent 'ghost'"),
+        "{}",
+        refused.stderr
+    );
+    env.run(&["--user", "alice", "team", "delete", "crew"])
+        .expect(0);
+    let left = env
+        .run(&["--json", "--user", "alice", "team", "list"])
+        .expect(0)
+        .json();
+    assert_eq!(left, serde_json::json!([]));
+}

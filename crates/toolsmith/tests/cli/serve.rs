@@ -19,6 +19,7 @@ mod postgres_balancer;
 mod postgres_limits;
 mod postgres_ops;
 mod postgres_scheduler;
+mod postgres_teams;
 
 // --- running the binary ---------------------------------------------------------------------
 
