@@ -34,6 +34,10 @@ struct Cli {
     /// The load tool's name (created through MCP create_tool if missing).
     #[arg(long, default_value = "loadgen_echo")]
     tool: String,
+    /// Call `--tool` as it is (a built-in, say) with these JSON arguments on every call,
+    /// instead of creating the load tool; e.g. `--tool calculate --arguments '{"expression":"1+1"}'`.
+    #[arg(long)]
+    arguments: Option<String>,
     /// Bearer token, when the server requires one.
     #[arg(long, env = "TOOLSMITH_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -87,6 +91,13 @@ async fn main_async(cli: Cli) -> anyhow::Result<()> {
         duration: seconds(cli.seconds, "seconds")?,
         max_calls: cli.calls,
         tool: cli.tool,
+        arguments: match &cli.arguments {
+            Some(text) => Some(
+                serde_json::from_str(text)
+                    .map_err(|e| anyhow::anyhow!("--arguments must be a JSON object: {e}"))?,
+            ),
+            None => None,
+        },
     };
     if plan.kind != Kind::Noop {
         setup(&plan).await?;

@@ -54,6 +54,9 @@ pub struct Plan {
     /// Stop the measured window after this many successful calls (all clients together).
     pub max_calls: Option<u64>,
     pub tool: String,
+    /// The arguments of every call of an existing tool (a built-in, say); `None` calls the
+    /// load tool with `{"n": …}`.
+    pub arguments: Option<Value>,
 }
 
 /// The load tool's code: trivial on purpose (the benchmark measures the path, not the JS).
@@ -64,6 +67,16 @@ pub const TOOL_CODE: &str = "return { n: args.n + 1 };";
 pub async fn setup(plan: &Plan) -> Result<(), LoadError> {
     let conn = Conn::open(&plan.target, plan.token.as_deref()).await?;
     let mut session = Session::open(conn).await?;
+    if let Some(arguments) = &plan.arguments {
+        // An existing tool: one call must succeed.
+        return match session.call_tool(&plan.tool, arguments).await {
+            Ok(_) => Ok(()),
+            Err(call) => Err(LoadError::Setup(format!(
+                "cannot call tool '{}' with {arguments}: {call}",
+                plan.tool
+            ))),
+        };
+    }
     let created = session
         .call_tool(
             "create_tool",
@@ -115,7 +128,7 @@ impl Client {
     async fn call(&mut self, plan: &Plan, n: u64) -> Result<(), LoadError> {
         match (self, plan.kind) {
             (Client::Mcp(session), _) => {
-                session.call_tool(&plan.tool, &json!({"n": n})).await?;
+                session.call_tool(&plan.tool, &arguments(plan, n)).await?;
                 Ok(())
             }
             (Client::Http(conn), Kind::Noop) => {
@@ -124,7 +137,7 @@ impl Client {
             }
             (Client::Http(conn), _) => {
                 let path = format!("/api/v1/tools/{}/execute", plan.tool);
-                let body = json!({"arguments": {"n": n}}).to_string();
+                let body = json!({"arguments": arguments(plan, n)}).to_string();
                 let res = conn.post_json(&path, body, &[]).await?;
                 check_status(res.status.as_u16(), &res.body)?;
                 let value: Value = serde_json::from_slice(&res.body)
@@ -137,6 +150,14 @@ impl Client {
                 Ok(())
             }
         }
+    }
+}
+
+/// The arguments of call number `n`.
+fn arguments(plan: &Plan, n: u64) -> Value {
+    match &plan.arguments {
+        Some(fixed) => fixed.clone(),
+        None => json!({"n": n}),
     }
 }
 

@@ -86,6 +86,7 @@ fn plan(url: &str, kind: Kind, clients: usize, calls: u64) -> Plan {
         duration: Duration::from_secs(120),
         max_calls: Some(calls),
         tool: "loadgen_echo".to_owned(),
+        arguments: None,
     }
 }
 
@@ -103,6 +104,16 @@ async fn every_kind_of_call_succeeds_against_a_real_server() {
         assert_eq!(summary.clients, 4);
         assert!(summary.p50_ms <= summary.p99_ms && summary.p99_ms <= summary.max_ms);
         assert!(summary.calls_per_second > 0.0);
+    }
+    // An existing tool with fixed arguments: a built-in, over MCP and REST.
+    for kind in [Kind::Mcp, Kind::Rest] {
+        let mut builtin = plan(&server.url, kind, 2, 20);
+        builtin.tool = "calculate".to_owned();
+        builtin.arguments = Some(serde_json::json!({"expression": "1 + 1"}));
+        setup(&builtin).await.unwrap();
+        let summary = run(&builtin).await.unwrap();
+        assert_eq!(summary.errors, 0, "{kind:?}: {summary:?}");
+        assert_eq!(summary.calls, 20, "{kind:?}");
     }
     server.stop().await;
 }
