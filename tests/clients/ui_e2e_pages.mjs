@@ -170,7 +170,7 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await shot(page, 'groups');
       await page.getByRole('switch', { name: 'Git' }).uncheck();
       await until('git to be off', async () => (await rest('GET', '/tool-groups/git')).json.data.enabled === false);
-      await visible(page.getByText(/18 of 25 groups on/));
+      await visible(page.getByText(/18 of 26 groups on/));
       audited.push(['groups', '#/groups']);
     });
 
@@ -216,6 +216,26 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await confirm.getByRole('button', { name: 'Cancel' }).click();
       assert.equal(await page.locator('pre.output').count(), 0, 'nothing ran');
       audited.push(['catalog-details', '#/catalog/calculate'], ['catalog-test', '#/catalog/calculate?tab=test']);
+    });
+
+    await step('executions: a built-in call is listed with its source, filtered by source and opened in the catalogue', async () => {
+      // The catalogue's Test tab ran calculate above: a built-in call, recorded as every call.
+      await page.getByRole('link', { name: 'Executions' }).click();
+      await visible(page.getByRole('heading', { name: 'Executions', level: 1 }));
+      const table = page.getByRole('region', { name: 'Executions' });
+      const builtin = table.getByRole('row').filter({ has: page.getByRole('link', { name: 'calculate', exact: true }) });
+      await visible(builtin);
+      assert.match(await builtin.first().innerText(), /Built-in/);
+      await page.getByLabel('Source', { exact: true }).selectOption('custom');
+      await visible(page.getByText('No executions match.'));
+      await page.getByLabel('Source', { exact: true }).selectOption('builtin');
+      await visible(builtin);
+      await page.getByLabel('Tool', { exact: true }).selectOption('calculate');
+      await until('only calculate listed', async () => (await table.getByRole('row').count()) === 2);
+      await shot(page, 'executions-builtin');
+      await builtin.first().getByRole('link', { name: 'calculate', exact: true }).click();
+      await visible(page.getByRole('heading', { name: 'calculate', level: 1 }));
+      audited.push(['executions', '#/executions']);
     });
 
     await step('MCP servers: registered, seen connected with its tools, a tool run, edited, granted, a request approved, removed', async () => {

@@ -130,12 +130,13 @@ fn seeded_data_dir(dir: &Path) -> PathBuf {
 }
 
 /// The flows of `tests/clients/ui_e2e_pages.mjs`.
-const OPERATOR_FLOWS: usize = 10;
+const OPERATOR_FLOWS: usize = 11;
 /// The pages it audits (named as their screenshots).
-const OPERATOR_PAGES: [&str; 9] = [
+const OPERATOR_PAGES: [&str; 10] = [
     "groups",
     "catalog-details",
     "catalog-test",
+    "executions",
     "mcp",
     "editor-services",
     "tool-config",
