@@ -12,7 +12,10 @@
 //   they must, and so may an element that opts in with `data-wrap="anywhere"`;
 // - something overflowing: an element reaching past the viewport's right edge that no
 //   scrolling container (overflow-x auto or scroll, e.g. `.table-wrap`, `pre`) holds, or a page
-//   that scrolls sideways.
+//   that scrolls sideways;
+// - a row that wrapped: an element marked `data-one-line` (the header: brand, nav, actions)
+//   whose shown children do not all sit on one line — at 1280 px the nav's links and the theme
+//   button went to a second line while every other check passed (issue 36).
 // Hidden elements (display none, visibility hidden, zero size, `hidden`, closed `details`) are
 // not checked.
 
@@ -99,6 +102,21 @@ export async function layoutProblems(page, where) {
       const parent = el.parentElement;
       if (parent && parent !== document.body && parent.getBoundingClientRect().right > viewport + 1) continue;
       out.push(`${label(el)} "${(el.textContent || '').trim().slice(0, 40)}" reaches ${Math.ceil(r.right)} px of a ${viewport} px viewport`);
+    }
+
+    // 3. Rows that must stay one line: every shown child's box overlaps the first one's line
+    // (an open menu, laid out below on purpose, is left out).
+    for (const row of document.querySelectorAll('[data-one-line]')) {
+      if (!shown(row)) continue;
+      const items = [...row.children].filter((c) => shown(c) && !c.classList.contains('open'));
+      const boxes = items.map((c) => c.getBoundingClientRect());
+      // The deepest top and the highest bottom: all on one line when they still overlap.
+      const lowestTop = Math.max(...boxes.map((b) => b.top));
+      const highestBottom = Math.min(...boxes.map((b) => b.bottom));
+      if (items.length > 1 && lowestTop >= highestBottom) {
+        const below = items.filter((_, i) => boxes[i].top >= highestBottom).map(label);
+        out.push(`${label(row)} wraps: ${below.join(', ')} went to another line`);
+      }
     }
     return out;
   }, LONG_TOKEN);
