@@ -13,17 +13,12 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolsmith_core::model::Effect;
-use toolsmith_core::{
-    ErrorKind, PermissionSet, RegisteredTool, ResultSource, ToolContext, ToolDefinition,
-    ToolExecutor, ToolResult,
-};
+use toolsmith_core::{PermissionSet, RegisteredTool, ResultSource, ToolDefinition};
 
 use crate::BuiltinEnv;
 use crate::groups::{ToolGroup, off};
-use crate::sessions::SessionHost;
 
 /// The category every tool of this family carries.
 pub const CATEGORY: &str = "Delegation";
@@ -46,28 +41,6 @@ pub const EFFECTS: crate::Effects = &[
     (Effect::Runs, &["delegate", "evaluate_loop"]),
     (Effect::Changes, &["handoff"]),
 ];
-
-struct DelegationExecutor {
-    host: Option<Arc<dyn SessionHost>>,
-    tool: &'static str,
-}
-
-#[async_trait]
-impl ToolExecutor for DelegationExecutor {
-    async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let Some(host) = &self.host else {
-            return ToolResult::error(
-                ErrorKind::ExecutionError,
-                "this server runs no agents: it was started without a way to run them (an \
-                 embedder must set BuiltinEnv::agent_sessions; `toolsmith serve` always does)",
-            );
-        };
-        match host.call(self.tool, args, ctx).await {
-            Ok(content) => ToolResult::ok(content),
-            Err((kind, message)) => ToolResult::error(kind, message),
-        }
-    }
-}
 
 fn definitions() -> [(&'static str, ToolDefinition); 4] {
     let agent = |what: &str| json!({"type": "string", "description": what});
@@ -160,7 +133,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
                 definition,
                 CATEGORY,
                 PermissionSet::new(),
-                Arc::new(DelegationExecutor {
+                Arc::new(crate::sessions::SessionExecutor {
                     host: env.agent_sessions.clone(),
                     tool,
                 }),

@@ -71,9 +71,11 @@ pub trait SessionHost: Send + Sync + std::fmt::Debug {
     ) -> Result<Value, (ErrorKind, String)>;
 }
 
-struct SessionExecutor {
-    host: Option<Arc<dyn SessionHost>>,
-    tool: &'static str,
+/// A tool of the agents' families (`sessions`, `delegation`): its calls go to the service's
+/// [`SessionHost`].
+pub(crate) struct SessionExecutor {
+    pub(crate) host: Option<Arc<dyn SessionHost>>,
+    pub(crate) tool: &'static str,
 }
 
 #[async_trait]

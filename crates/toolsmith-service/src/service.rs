@@ -46,11 +46,11 @@ pub mod lifecycle;
 pub mod npm;
 pub mod one_off;
 mod records;
-mod vectors;
 pub mod registry_sync;
 pub mod run;
 pub mod schedule_api;
 pub(crate) mod validation;
+mod vectors;
 
 pub use http_import::Suggestion;
 pub use one_off::{EPHEMERAL_TOOL, RunRights};
@@ -286,12 +286,11 @@ fn builtin_env(
         .map(Arc::new);
     let egress = toolsmith_egress::EgressGuard::new(config.egress.clone())
         .map_err(|e| ServiceError::Validation(format!("egress policy: {e}")))?;
-    let web: Arc<dyn toolsmith_builtins::web::WebClient> = Arc::new(
-        toolsmith_builtins::web::GuardClient::new(
+    let web: Arc<dyn toolsmith_builtins::web::WebClient> =
+        Arc::new(toolsmith_builtins::web::GuardClient::new(
             egress.clone(),
             config.owner_allowed_domains.clone(),
-        ),
-    );
+        ));
     let chat: Arc<dyn toolsmith_builtins::chat::ChatModel> =
         Arc::new(crate::builtin_chat::BuiltinChat {
             config: config_cache.clone(),

@@ -41,7 +41,10 @@ fn an_mcp_client_signs_in_through_the_identity_provider_and_calls_a_tool() {
     // The SDK found the provider through Toolsmith's metadata and registered itself there.
     assert_eq!(facts["registered"], true, "{facts}");
     let mcp = facts["authorizationHasResource"].as_str().unwrap();
-    assert!(mcp.starts_with("http://127.0.0.1:") && mcp.ends_with("/mcp"), "{facts}");
+    assert!(
+        mcp.starts_with("http://127.0.0.1:") && mcp.ends_with("/mcp"),
+        "{facts}"
+    );
     assert_eq!(facts["authorizationHasPkce"], "S256");
     // The token is a JWT for this resource, for the person who signed in, with the scopes the
     // provider granted (read and execute).

@@ -93,7 +93,10 @@ async fn results_console_and_errors_leave_without_credentials() {
     let text = serde_json::to_string(&failed).unwrap();
     assert!(!text.contains("sk-live-1234567890abcdef"), "{text}");
     service.flush_usage().await;
-    let recorded = store.list_executions("ada", None, None, None, 10).await.unwrap();
+    let recorded = store
+        .list_executions("ada", None, None, None, 10)
+        .await
+        .unwrap();
     let errors: Vec<&str> = recorded.iter().filter_map(|e| e.error.as_deref()).collect();
     assert!(!errors.is_empty());
     assert!(errors.iter().all(|e| !e.contains("sk-live")), "{errors:?}");
