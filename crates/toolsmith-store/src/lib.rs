@@ -119,8 +119,8 @@ pub trait Store:
     + AgentStore
     + PromptStore
     + SessionStore
-    + VectorStore
     + DelegationStore
+    + VectorStore
     + Send
     + Sync
     + 'static
@@ -237,8 +237,8 @@ pub trait ToolStore: Send + Sync + 'static {
     /// only. All of the batch is committed, or none of it.
     async fn record_executions(&self, batch: &[ExecutionRecord]) -> Result<(), StoreError>;
 
-    /// Recent executions of one owner, newest first, optionally of one tool and of one agent
-    /// (the calls that named it).
+    /// Recent executions of one owner, newest first, optionally of one tool, of one agent
+    /// (the calls that named it) and of one source (custom, built-in or bridged).
     async fn list_executions(
         &self,
         owner: &str,

@@ -72,7 +72,7 @@ fn a_team_of_agents_is_created_listed_its_board_read_and_deleted() {
     for name in ["lead", "scout", "scribe"] {
         let file = env.write(
             &format!("{name}.json"),
-            &format!(r#"{{"name": "{name}", "model": {{"service": "local", "model": "m"}}}}"#),
+            format!(r#"{{"name": "{name}", "model": {{"service": "local", "model": "m"}}}}"#),
         );
         env.run(&["--user", "alice", "agent", "create", "--file", &file])
             .expect(0);

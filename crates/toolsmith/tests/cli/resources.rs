@@ -72,7 +72,7 @@ fn a_resource_and_a_template_are_created_from_files_read_replaced_and_deleted() 
         serde_json::from_str(computed["text"].as_str().expect("text")).expect("JSON");
     assert_eq!(value, serde_json::json!({"id": "42", "status": "shipped"}));
 
-    let changed = env.write("style2.yaml", &TEXT.replace("# Style", "# Style, v2"));
+    let changed = env.write("style2.yaml", TEXT.replace("# Style", "# Style, v2"));
     let updated = env
         .run(&[
             "--json",
