@@ -114,7 +114,7 @@ fn definitions() -> [ToolDefinition; 4] {
             json!({"type": "object", "properties": {
                 "text": text_property(),
                 "maxWords": {"type": "integer", "minimum": 10, "maximum": 1000, "default": 100, "description": "About how many words the summary may have."},
-                "style": {"type": "string", "enum": ["paragraph", "bullets"], "default": "paragraph", "description": "One paragraph, or bullet points."}
+                "style": {"type": "string", "enum": ["paragraph", "bullets"], "default": "paragraph", "description": "paragraph: one paragraph; bullets: bullet points."}
             }, "required": ["text"], "additionalProperties": false}),
         )
         .with_tags(&["summarize", "summary", "tl;dr", "shorten", "key points", "digest"]),

@@ -103,8 +103,19 @@ pub static TOOLS: &[ToolSpec] = &[
         description: "List calendar events between two dates (from today when none is given), earliest \
          first, optionally of one category or matching some words: what is on the schedule.",
         tags: &[
-            "calendar", "event", "events", "list", "agenda", "schedule", "upcoming", "week",
+            "calendar",
+            "event",
+            "events",
+            "list",
+            "agenda",
+            "schedule",
+            "upcoming",
+            "week",
             "today",
+            "tomorrow",
+            "appointments",
+            "do i have",
+            "meetings",
         ],
     },
     ToolSpec {

@@ -157,6 +157,8 @@ pub fn create_definition() -> ToolDefinition {
         "later",
         "periodic",
         "job",
+        "every morning",
+        "run a tool",
     ])
 }
 

@@ -438,7 +438,7 @@ async fn discovery_meta_tools() {
         "Send a postcard to a colleague by email",
         "return 'sent ' + args.to;",
     );
-    send.category = Some("Messaging".to_owned());
+    send.category = Some("Greetings".to_owned());
     send.tags = vec!["mail".to_owned(), "notify".to_owned()];
     send.parameters = json!({"type": "object", "properties": {"to": {"type": "string", "description": "Recipient"}}, "required": ["to"]});
     state.service.create(&user, send).await.unwrap();
@@ -480,10 +480,10 @@ async fn discovery_meta_tools() {
     let (_, found, _) = session
         .ok(
             "search_tools",
-            json!({"query": "all", "category": "messaging", "include_params": true}),
+            json!({"query": "all", "category": "greetings", "include_params": true}),
         )
         .await;
-    assert_eq!(found["total"], 1);
+    assert_eq!(found["total"], 1, "{found}");
     assert_eq!(found["tools"][0]["parameters"]["required"], json!(["to"]));
 
     // The control plane is searchable too (category Meta), marked to be called directly.
