@@ -258,7 +258,7 @@ pub async fn delete(
 #[utoipa::path(
     get, path = "/api/v1/delegations", tag = "agents", operation_id = "listDelegations",
     params(
-        ("agent" = Option<String>, Query, description = "Only those this agent (name or id) made or was given"),
+        ("agent" = Option<String>, Query, description = "Only those this agent (name or id) made or was given", min_length = 1, max_length = 64),
         ("active" = Option<bool>, Query, description = "Only running ones"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 200, description = "At most this many (default 50)")
     ),

@@ -28,6 +28,7 @@ use super::resources::{StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
 use super::sessions::{AgentSession, AgentSessionHistory, AgentSessionList, AgentSessionMessage};
 use super::tasks::{Task, TaskList};
+use super::teams::{TeamBoard, TeamList, TeamMember, TeamView};
 use super::types::{
     DefinitionList, Deleted, Execution, Export, Stats, ToolList, ToolRecord, ToolSummaryList,
     VersionList,
@@ -104,7 +105,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
         ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
         StoredResource, StoredResourceList, AgentSession, AgentSessionList, AgentSessionHistory,
-        AgentSessionMessage
+        AgentSessionMessage, TeamView, TeamMember, TeamList, TeamBoard
     ))
 )]
 pub struct ApiDoc;
