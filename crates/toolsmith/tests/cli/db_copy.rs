@@ -84,8 +84,10 @@ fn a_store_moves_to_postgres_and_back_with_its_tools_and_sealed_secrets() {
     assert!(ran.stdout.contains(&reversed(SECRET)), "{}", ran.stdout);
     assert_eq!(rows_on(Some(&pg)), json!(2));
 
-    // And back into a new SQLite file, with the counts as JSON: both runs (the one on SQLite
-    // and the one on PostgreSQL) come along.
+    // And back into a new SQLite file, with the counts as JSON: every call on both stores comes
+    // along, built-in ones too (each call is recorded, its source with it): on SQLite read_key,
+    // create_custom_table, add_custom_record twice and list_custom_tables; on PostgreSQL
+    // read_key and list_custom_tables.
     let back = env.write("back/placeholder", "");
     let back = std::path::Path::new(&back).with_file_name("toolsmith.db");
     let back = back.display().to_string();
@@ -98,8 +100,8 @@ fn a_store_moves_to_postgres_and_back_with_its_tools_and_sealed_secrets() {
         .iter()
         .find(|t| t["table"] == "tool_executions")
         .expect("tool_executions counted");
-    assert_eq!(executions["sourceRows"], json!(2), "{doc}");
-    assert_eq!(executions["destinationRows"], json!(2), "{doc}");
+    assert_eq!(executions["sourceRows"], json!(7), "{doc}");
+    assert_eq!(executions["destinationRows"], json!(7), "{doc}");
     assert!(!doc.to_string().contains(SECRET));
     let ran = env
         .run_with_env(
