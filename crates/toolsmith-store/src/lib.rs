@@ -841,11 +841,13 @@ pub trait AgentStore: Send + Sync + 'static {
     ) -> Result<Vec<AgentRunRecord>, StoreError>;
 
     /// Writes `run` (ended) over the stored run if that has not ended and its lease still ran
-    /// out before `now` (so a run its instance renewed meanwhile goes on); whether it was
-    /// written.
+    /// out before `now` (so a run its instance renewed meanwhile goes on), and with it, in the
+    /// same transaction, `step` (the end, naming the lost instance), so a reader who sees the
+    /// run ended finds its last step; whether it was written.
     async fn end_lapsed_agent_run(
         &self,
         run: &AgentRunRecord,
+        step: &AgentRunStep,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
 

@@ -55,13 +55,8 @@ impl ToolService {
             run.status = AgentRunStatus::Failed;
             run.error = Some(message.clone());
             run.updated_at = now;
-            if !self.store.end_lapsed_agent_run(&run, now).await? {
-                // Renewed or ended meanwhile.
-                continue;
-            }
-            ended += 1;
-            tracing::warn!(run = %run.id, instance = %run.instance, "an agent run's lease ran out: failed");
-            self.telemetry.agents.run_finished(run.status.as_str());
+            // The end and its step in one write, so a reader who sees the run failed finds
+            // the step naming the lost instance.
             let seq = self
                 .store
                 .agent_run_steps(&run.id)
@@ -75,10 +70,20 @@ impl ToolService {
                 detail: json!({"message": message, "lostInstance": run.instance}),
                 at: now,
             };
-            self.telemetry.agents.step("error");
-            if let Err(e) = self.store.add_agent_run_step(&step).await {
-                tracing::warn!(run = %run.id, "recording a step of an agent run failed: {e}");
+            match self.store.end_lapsed_agent_run(&run, &step, now).await {
+                Ok(true) => {}
+                // Renewed or ended meanwhile.
+                Ok(false) => continue,
+                // Say so, and go on with the others (the next sweep tries again).
+                Err(e) => {
+                    tracing::warn!(run = %run.id, "failing an agent run whose lease ran out failed: {e}");
+                    continue;
+                }
             }
+            ended += 1;
+            tracing::warn!(run = %run.id, instance = %run.instance, "an agent run's lease ran out: failed");
+            self.telemetry.agents.run_finished(run.status.as_str());
+            self.telemetry.agents.step("error");
             self.end_sessions_of_lapsed_run(&run, &message).await;
         }
         Ok(ended)

@@ -593,9 +593,36 @@ async fn a_run_whose_lease_ran_out_is_ended_by_any_instance(backend: &Backend) {
     failed.status = AgentRunStatus::Failed;
     failed.error = Some("instance one stopped".to_owned());
     failed.updated_at = at(250);
-    assert!(!store.end_lapsed_agent_run(&failed, at(150)).await.unwrap());
-    assert!(store.end_lapsed_agent_run(&failed, at(250)).await.unwrap());
-    assert!(!store.end_lapsed_agent_run(&failed, at(250)).await.unwrap());
+    let end = AgentRunStep {
+        run_id: "r1".to_owned(),
+        seq: 0,
+        kind: "error".to_owned(),
+        detail: json!({"lostInstance": "one"}),
+        at: at(250),
+    };
+    assert!(
+        !store
+            .end_lapsed_agent_run(&failed, &end, at(150))
+            .await
+            .unwrap()
+    );
+    assert!(store.agent_run_steps("r1").await.unwrap().is_empty());
+    assert!(
+        store
+            .end_lapsed_agent_run(&failed, &end, at(250))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .end_lapsed_agent_run(&failed, &end, at(250))
+            .await
+            .unwrap()
+    );
+    // The end's step was written with it, once.
+    let steps = store.agent_run_steps("r1").await.unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].kind, "error");
     let read = store
         .get_agent_run("alice", None, "r1")
         .await

@@ -39,8 +39,10 @@ store_on_pool! {
             = renew_lease(&**client, id, instance, until);
         fn lapsed_agent_runs(now: DateTime<Utc>) -> Vec<AgentRunRecord>
             = lapsed_runs(&**client, now);
-        fn end_lapsed_agent_run(run: &AgentRunRecord, now: DateTime<Utc>) -> bool
-            = end_lapsed_run(&**client, run, now);
+        fn end_lapsed_agent_run(
+            run: &AgentRunRecord, step: &AgentRunStep, now: DateTime<Utc>
+        ) -> bool
+            = end_lapsed_run(&mut client, run, step, now);
         fn get_agent_run(
             owner: &str, caller_agent: Option<&str>, id: &str
         ) -> Option<AgentRunRecord>
@@ -418,11 +420,13 @@ async fn lapsed_runs(
 }
 
 async fn end_lapsed_run(
-    client: &impl GenericClient,
+    client: &mut Client,
     run: &AgentRunRecord,
+    step: &AgentRunStep,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let n = client
+    let tx = client.transaction().await.map_err(pg)?;
+    let n = tx
         .execute(
             &format!(
                 "UPDATE agent_runs SET status = $2, document = $3, updated_at = $4 \
@@ -438,7 +442,12 @@ async fn end_lapsed_run(
         )
         .await
         .map_err(pg)?;
-    Ok(n > 0)
+    if n == 0 {
+        return Ok(false);
+    }
+    add_step(&*tx, step).await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(true)
 }
 
 async fn get_run(

@@ -32,8 +32,10 @@ store_on_connections! {
         write fn renew_agent_run_lease(id: &str, instance: &str, until: DateTime<Utc>) -> bool
             = renew_lease(&id, &instance, &until);
         read fn lapsed_agent_runs(now: DateTime<Utc>) -> Vec<AgentRunRecord> = lapsed_runs(&now);
-        write fn end_lapsed_agent_run(run: &AgentRunRecord, now: DateTime<Utc>) -> bool
-            = end_lapsed_run(&run, &now);
+        write fn end_lapsed_agent_run(
+            run: &AgentRunRecord, step: &AgentRunStep, now: DateTime<Utc>
+        ) -> bool
+            = end_lapsed_run(&run, &step, &now);
         read fn get_agent_run(
             owner: &str, caller_agent: Option<&str>, id: &str
         ) -> Option<AgentRunRecord>
@@ -381,11 +383,15 @@ fn lapsed_runs(conn: &Connection, now: &DateTime<Utc>) -> Result<Vec<AgentRunRec
 }
 
 fn end_lapsed_run(
-    conn: &Connection,
+    conn: &mut Connection,
     run: &AgentRunRecord,
+    step: &AgentRunStep,
     now: &DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let n = conn
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let n = tx
         .execute(
             &format!(
                 "UPDATE agent_runs SET status = ?2, document = ?3, updated_at = ?4 \
@@ -400,7 +406,12 @@ fn end_lapsed_run(
             ],
         )
         .map_err(backend)?;
-    Ok(n > 0)
+    if n == 0 {
+        return Ok(false);
+    }
+    add_step(&tx, step)?;
+    tx.commit().map_err(backend)?;
+    Ok(true)
 }
 
 fn get_run(
