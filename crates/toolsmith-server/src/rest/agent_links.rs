@@ -5,7 +5,6 @@
 //! own).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use toolsmith_core::delegation::{AgentLinkRecord, DelegationRecord, LinkDirection};
@@ -137,20 +136,6 @@ pub type AgentLinkEnvelope = Envelope<AgentLink>;
 pub type AgentLinkListEnvelope = Envelope<AgentLinkList>;
 pub type DelegationListEnvelope = Envelope<DelegationList>;
 
-fn require_person(identity: &Identity) -> Result<(), ApiError> {
-    match &identity.agent_id {
-        None => Ok(()),
-        Some(agent) => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!(
-                "you call as agent '{agent}': agent links are made by a person, never by a \
-                 model; use a token of the user bound to no agent"
-            ),
-        )),
-    }
-}
-
 /// List your agent links
 #[utoipa::path(
     get, path = "/api/v1/agent-links", tag = "agents", operation_id = "listAgentLinks",
@@ -196,7 +181,10 @@ pub async fn create(
     ApiJson(body): ApiJson<AgentLinkBody>,
 ) -> Result<ApiOk<AgentLink>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(
+        &identity,
+        "agent links are made by a person, never by a model",
+    )?;
     query.check(&[])?;
     let direction = match body.direction.as_deref() {
         None => LinkDirection::Outbound,
@@ -243,7 +231,10 @@ pub async fn delete(
     ApiPath(id): ApiPath<String>,
 ) -> Result<ApiOk<AgentLink>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(
+        &identity,
+        "agent links are made by a person, never by a model",
+    )?;
     let link = state
         .service
         .delete_agent_link_as(&actor(&identity), &id)

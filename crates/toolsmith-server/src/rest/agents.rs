@@ -533,21 +533,6 @@ impl AgentUsage {
     }
 }
 
-/// 403 for a token bound to an agent: definitions are a person's to write.
-fn require_person(identity: &Identity) -> Result<(), ApiError> {
-    match &identity.agent_id {
-        None => Ok(()),
-        Some(agent) => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!(
-                "you call as agent '{agent}': agent definitions are written by a person; use a \
-                 token of the user bound to no agent"
-            ),
-        )),
-    }
-}
-
 /// Your agents
 #[utoipa::path(
     get, path = "/api/v1/agents", tag = "agents", operation_id = "listAgents",
@@ -593,7 +578,7 @@ pub async fn create(
     ApiJson(body): ApiJson<AgentBody>,
 ) -> Result<ApiOk<Agent>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(&identity, "agent definitions are written by a person")?;
     query.check(&[])?;
     check_revision(&body)?;
     let agent = state
@@ -646,7 +631,7 @@ pub async fn replace(
     ApiJson(body): ApiJson<AgentBody>,
 ) -> Result<ApiOk<Agent>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(&identity, "agent definitions are written by a person")?;
     check_revision(&body)?;
     let expected = body.expected_revision;
     let agent = state
@@ -673,7 +658,7 @@ pub async fn delete(
     ApiPath(id): ApiPath<String>,
 ) -> Result<ApiOk<Agent>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(&identity, "agent definitions are written by a person")?;
     let agent = state
         .service
         .delete_agent_as(&actor(&identity), &id)

@@ -218,6 +218,21 @@ pub fn require_writable(identity: &Identity) -> Result<(), ApiError> {
     }
 }
 
+/// 403 when the caller acts as an agent: what only a person may do (`what`: "teams are made by
+/// a person"), one wording for every route that needs it.
+pub fn require_person(identity: &Identity, what: &str) -> Result<(), ApiError> {
+    match &identity.agent_id {
+        None => Ok(()),
+        Some(agent) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "you call as agent '{agent}': {what}; use a token of the user bound to no agent"
+            ),
+        )),
+    }
+}
+
 /// 403 unless the caller holds `scope` (or `admin`).
 pub fn require(identity: &Identity, scope: Scope) -> Result<(), ApiError> {
     match identity.denial(scope) {

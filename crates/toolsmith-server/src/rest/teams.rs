@@ -4,7 +4,6 @@
 //! board is written by the team's agents through the `team_tasks` and `team_message` tools.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -102,21 +101,6 @@ pub type TeamEnvelope = Envelope<TeamView>;
 pub type TeamListEnvelope = Envelope<TeamList>;
 pub type TeamBoardEnvelope = Envelope<TeamBoard>;
 
-/// 403 for a caller acting as an agent: teams are made by a person.
-fn require_person(identity: &Identity) -> Result<(), ApiError> {
-    match &identity.agent_id {
-        None => Ok(()),
-        Some(agent) => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!(
-                "you call as agent '{agent}': teams are made by a person; use a token of the \
-                 user bound to no agent"
-            ),
-        )),
-    }
-}
-
 /// Your teams
 #[utoipa::path(
     get, path = "/api/v1/teams", tag = "teams", operation_id = "listTeams",
@@ -164,7 +148,7 @@ pub async fn create(
     ApiJson(body): ApiJson<TeamBody>,
 ) -> Result<ApiOk<TeamView>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(&identity, "teams are made by a person")?;
     query.check(&[])?;
     let input = TeamInput {
         name: body.name,
@@ -215,7 +199,7 @@ pub async fn delete(
     ApiPath(id): ApiPath<String>,
 ) -> Result<ApiOk<TeamView>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
-    require_person(&identity)?;
+    super::require_person(&identity, "teams are made by a person")?;
     let team = state.service.delete_team(&actor(&identity), &id).await?;
     Ok(ApiOk::ok(TeamView::new(team)))
 }
