@@ -149,6 +149,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
             resources::replace,
             resources::delete
         ))
+        .routes(routes!(resources::read))
         .routes(routes!(tasks::list, tasks::start))
         .routes(routes!(tasks::get_one))
         .routes(routes!(tasks::cancel))

@@ -24,7 +24,7 @@ use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList};
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
-use super::resources::{StoredResource, StoredResourceList};
+use super::resources::{ResourceRead, StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
 use super::sessions::{AgentSession, AgentSessionHistory, AgentSessionList, AgentSessionMessage};
 use super::tasks::{Task, TaskList};
@@ -104,7 +104,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         VersionList, ToolSummaryList, Export, Session, Changes, Task, TaskList, Agent, AgentList,
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
         ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
-        StoredResource, StoredResourceList, AgentSession, AgentSessionList, AgentSessionHistory,
+        StoredResource, StoredResourceList, ResourceRead, AgentSession, AgentSessionList, AgentSessionHistory,
         AgentSessionMessage, TeamView, TeamMember, TeamList, TeamBoard
     ))
 )]

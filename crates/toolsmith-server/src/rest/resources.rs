@@ -286,3 +286,64 @@ pub async fn delete(
         .await?;
     Ok(ApiOk::ok(StoredResource::new(resource)))
 }
+
+/// What a read of one URI gives: its text or its bytes (base64), as MCP `resources/read` answers.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRead {
+    pub uri: String,
+    pub mime_type: String,
+    /// A text content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A binary content, standard base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+}
+
+pub type ResourceReadEnvelope = Envelope<ResourceRead>;
+
+/// Read a resource by its URI
+///
+/// What MCP `resources/read` answers for the URI: a resource you defined, a URI one of your
+/// templates matches (its code runs, as the reader's call of `resource_template`: the sandbox,
+/// the policy and approvals apply), a file of your workspace (a `read_file` call) or a tool's
+/// source. Needs `tools:execute`, since a read may run code.
+#[utoipa::path(
+    get, path = "/api/v1/resource-contents", tag = "resources", operation_id = "readResource",
+    params(("uri" = String, Query, description = "The URI to read (`docs://style-guide`, `shop://orders/42`)", min_length = 1, max_length = 2048)),
+    responses(
+        (status = 200, description = "The content", body = inline(ResourceReadEnvelope)),
+        (status = 404, description = "No resource of yours at that URI, or one you may not read (the message says why)", body = super::error::ErrorEnvelope)
+    )
+)]
+pub async fn read(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+) -> Result<ApiOk<ResourceRead>, ApiError> {
+    require(&identity, Scope::ToolsExecute)?;
+    query.check(&["uri"])?;
+    let Some(uri) = query.get("uri").filter(|u| !u.is_empty()) else {
+        return Err(ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "invalid_query",
+            "give the URI to read: ?uri=docs://style-guide",
+        ));
+    };
+    let content = state
+        .service
+        .read_resource(identity.tool_context(), uri)
+        .await?;
+    let blob = content.body.base64();
+    let text = match content.body {
+        toolsmith_service::resources::ResourceBody::Text(text) => Some(text),
+        toolsmith_service::resources::ResourceBody::Blob(_) => None,
+    };
+    Ok(ApiOk::ok(ResourceRead {
+        uri: content.uri,
+        mime_type: content.mime_type,
+        text,
+        blob,
+    }))
+}

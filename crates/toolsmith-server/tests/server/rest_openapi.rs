@@ -127,6 +127,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("GET", "/api/v1/resources/{name}"),
     ("PUT", "/api/v1/resources/{name}"),
     ("DELETE", "/api/v1/resources/{name}"),
+    ("GET", "/api/v1/resource-contents"),
     ("GET", "/api/v1/tokens"),
     ("POST", "/api/v1/tokens"),
     ("DELETE", "/api/v1/tokens/{id}"),

@@ -333,3 +333,79 @@ async fn another_user_sees_none_of_your_resources_and_a_model_may_not_change_a_p
         .assert_ok(StatusCode::OK);
     assert_eq!(hers["count"], 2);
 }
+
+/// `GET /api/v1/resource-contents?uri=` reads a URI as MCP `resources/read` does (what the web
+/// UI's Resources page shows): a text, a blob (base64), a template's code run for the URI's
+/// variables; an unknown URI is 404 naming the URIs there are, another user's is not found, and
+/// a token without `tools:execute` may not read (a read may run code).
+#[tokio::test]
+async fn a_uri_is_read_as_mcp_reads_it_a_template_running_its_code() {
+    let app = TestApp::new().await;
+    for body in [
+        text_resource(),
+        template(),
+        json!({"name": "dot", "uri": "img://dot.png", "mimeType": "image/png", "blob": "iVBORwABAv8="}),
+    ] {
+        app.post("/api/v1/resources", &body)
+            .await
+            .assert_ok(StatusCode::CREATED);
+    }
+    let text = app
+        .get("/api/v1/resource-contents?uri=docs%3A%2F%2Fstyle-guide")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        text,
+        json!({"uri": "docs://style-guide", "mimeType": "text/markdown", "text": "# Style\nShort sentences."})
+    );
+    let blob = app
+        .get("/api/v1/resource-contents?uri=img://dot.png")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(
+        (
+            blob["blob"].as_str(),
+            blob["mimeType"].as_str(),
+            blob.get("text")
+        ),
+        (Some("iVBORwABAv8="), Some("image/png"), None)
+    );
+    let order = app
+        .get("/api/v1/resource-contents?uri=shop%3A%2F%2Forders%2F42")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(order["mimeType"], "application/json", "{order}");
+    let read: Value = serde_json::from_str(order["text"].as_str().unwrap()).unwrap();
+    assert_eq!(read, json!({"id": "42", "uri": "shop://orders/42"}));
+    let why = app
+        .get("/api/v1/resource-contents?uri=docs://nothing")
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+    assert!(why.contains("GET /api/v1/resources"), "{why}");
+    app.get("/api/v1/resource-contents")
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+
+    let bob = app
+        .token("bob", None, &[Scope::ToolsRead, Scope::ToolsExecute])
+        .await;
+    as_token(
+        &app,
+        &bob,
+        Method::GET,
+        "/api/v1/resource-contents?uri=docs://style-guide",
+        None,
+    )
+    .await
+    .assert_error(StatusCode::NOT_FOUND, "not_found");
+    let reader = app.token("default", None, &[Scope::ToolsRead]).await;
+    as_token(
+        &app,
+        &reader,
+        Method::GET,
+        "/api/v1/resource-contents?uri=docs://style-guide",
+        None,
+    )
+    .await
+    .assert_error(StatusCode::FORBIDDEN, "forbidden");
+}
