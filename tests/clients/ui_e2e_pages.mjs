@@ -462,6 +462,151 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       audited.push(['analytics', '#/analytics']);
     });
 
+    await step('prompts: written in the JSON editor (a problem shown at its field), rendered with arguments, edited, diffed, rolled back, switched off, deleted', async () => {
+      await page.goto(`${BASE}/#/tools`);
+      await page.getByRole('link', { name: 'Prompts' }).click();
+      await visible(page.getByRole('heading', { name: 'Prompts', level: 1 }));
+      await visible(page.getByText('No prompts yet. Make one with "New prompt".'));
+      await page.getByRole('link', { name: 'New prompt' }).click();
+      await visible(page.getByRole('heading', { name: 'New prompt', level: 1 }));
+      const definition = page.getByLabel('Definition (JSON)');
+      const review = {
+        name: 'review',
+        title: 'Code review',
+        description: 'Reviews code in a language',
+        arguments: [
+          { name: 'language', description: 'The language', required: true, values: ['rust', 'python'] },
+          { name: 'focus', description: 'What to look at first' },
+        ],
+        messages: [{ role: 'user', content: { type: 'text', text: 'Review this {{ language }} code{% if focus %} for {{ focus }}{% endif %}.' } }],
+      };
+      // A template that uses an argument no one declared is refused, the reason at the field.
+      await definition.fill(JSON.stringify({ ...review, messages: [{ role: 'user', content: { type: 'text', text: 'Hello {{ who }}' } }] }, null, 2));
+      await page.getByRole('button', { name: 'Create prompt' }).click();
+      assert.match(await until('the refusal at the field', () => fieldError(definition)), /who/);
+      await definition.fill(JSON.stringify(review, null, 2));
+      await page.getByRole('button', { name: 'Create prompt' }).click();
+      await visible(page.getByRole('heading', { name: 'review', level: 1 }));
+      const stored = (await rest('GET', '/prompts/review')).json.data;
+      assert.equal(stored.createdBy, 'user');
+      const args = page.getByRole('region', { name: 'Arguments' });
+      assert.match(await args.getByRole('row').filter({ hasText: 'language' }).innerText(), /required\s+The language\s+rust, python/);
+      assert.match(await page.getByRole('list', { name: 'Messages' }).innerText(), /user Message 1\s+Review this \{\{ language \}\} code/);
+      await shot(page, 'prompt');
+      // Preview: rendered with arguments; a missing required one is named.
+      await page.getByRole('tab', { name: 'Preview' }).click();
+      await page.getByRole('button', { name: 'Render' }).click();
+      assert.match(await (await visible(page.getByRole('alert'))).innerText(), /needs the argument language/);
+      await page.getByLabel('language (required)').fill('rust');
+      await page.getByLabel('focus', { exact: true }).fill('safety');
+      await page.getByRole('button', { name: 'Render' }).click();
+      const rendered = await visible(page.getByRole('list', { name: 'Rendered messages' }));
+      assert.match(await rendered.innerText(), /Review this rust code for safety\./);
+      await shot(page, 'prompt-preview');
+      // Edited (revision 2), compared with revision 1, rolled back (revision 3).
+      await page.getByRole('link', { name: 'Edit' }).click();
+      await visible(page.getByRole('heading', { name: 'Edit review', level: 1 }));
+      await definition.fill((await definition.inputValue()).replace('Review this', 'Please review this'));
+      await page.getByRole('button', { name: 'Save prompt' }).click();
+      await visible(page.getByText('revision 2', { exact: true }));
+      await page.getByRole('tab', { name: 'History' }).click();
+      await page.getByLabel('From revision').selectOption('1');
+      await page.getByLabel('To revision').selectOption('2');
+      await page.getByRole('button', { name: 'Show diff' }).click();
+      const diff = await visible(page.getByLabel('Diff of revision 1 and revision 2'));
+      assert.match(await diff.innerText(), /- +"text": "Review this/);
+      assert.match(await diff.innerText(), /\+ +"text": "Please review this/);
+      await visible(page.getByText('Revision 1 → revision 2: 1 line added, 1 removed, in 1 place.'));
+      await shot(page, 'prompt-history');
+      await page.getByRole('button', { name: 'Roll back to revision 1' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Roll back' }).click();
+      await visible(page.getByText('revision 3', { exact: true }));
+      const back = (await rest('GET', '/prompts/review')).json.data;
+      assert.equal(back.revision, 3);
+      assert.match(back.messages[0].content.text, /^Review this/);
+      // Switched off: no longer offered over MCP, kept.
+      await page.getByRole('button', { name: 'Disable' }).click();
+      await visible(page.locator('.page-head .pill', { hasText: 'Disabled' }));
+      assert.equal((await rest('GET', '/prompts/review')).json.data.enabled, false);
+      await page.getByRole('button', { name: 'Enable' }).click();
+      await visible(page.locator('.page-head .pill', { hasText: 'Enabled' }));
+      // Another one deleted, with confirmation.
+      const scratch = await rest('POST', '/prompts', { name: 'scratch', messages: [{ role: 'user', content: { type: 'text', text: 'Hi' } }] });
+      assert.equal(scratch.status, 201, JSON.stringify(scratch.json));
+      await page.goto(`${BASE}/#/prompts`);
+      await visible(page.getByRole('link', { name: 'scratch' }));
+      await shot(page, 'prompts');
+      await page.getByRole('link', { name: 'scratch' }).click();
+      await page.getByRole('button', { name: 'Delete' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete prompt' }).click();
+      await visible(page.getByRole('heading', { name: 'Prompts', level: 1 }));
+      assert.equal((await rest('GET', '/prompts/scratch')).status, 404);
+      audited.push(['prompts', '#/prompts'], ['prompt', `#/prompts/${stored.id}`], ['prompt-history', `#/prompts/${stored.id}?tab=history`], ['prompt-edit', `#/prompts/${stored.id}/edit`]);
+    });
+
+    await step('resources: a text, a blob and a template written in the JSON editor, read (the template with variables), downloaded, edited, deleted', async () => {
+      await page.goto(`${BASE}/#/tools`);
+      await page.getByRole('link', { name: 'Resources' }).click();
+      await visible(page.getByRole('heading', { name: 'Resources', level: 1 }));
+      await visible(page.getByText('No resources yet. Make one with "New resource".'));
+      await page.getByRole('link', { name: 'New resource' }).click();
+      await visible(page.getByRole('heading', { name: 'New resource', level: 1 }));
+      const definition = page.getByLabel('Definition (JSON)');
+      // The form starts from a text resource; a toolsmith: URI is refused at the field.
+      const start = JSON.parse(await definition.inputValue());
+      assert.equal(start.uri, 'docs://style-guide');
+      await definition.fill(JSON.stringify({ ...start, uri: 'toolsmith://mine' }, null, 2));
+      await page.getByRole('button', { name: 'Create resource' }).click();
+      assert.match(await until('the refusal at the field', () => fieldError(definition)), /toolsmith/);
+      await definition.fill(JSON.stringify(start, null, 2));
+      await page.getByRole('button', { name: 'Create resource' }).click();
+      await visible(page.getByRole('heading', { name: 'style_guide', level: 1 }));
+      assert.match(await page.getByLabel('Content of docs://style-guide').innerText(), /# Style\nShort sentences\./);
+      const text = (await rest('GET', '/resources/style_guide')).json.data;
+      await page.getByRole('link', { name: 'Edit' }).click();
+      await definition.fill((await definition.inputValue()).replace('Short sentences.', 'Shorter sentences.'));
+      await page.getByRole('button', { name: 'Save resource' }).click();
+      await visible(page.getByText(/revision 2,/));
+      assert.match(await page.getByLabel('Content of docs://style-guide').innerText(), /Shorter sentences\./);
+      await shot(page, 'resource');
+      // A blob: its size shown, its bytes downloaded as they are.
+      const dot = await rest('POST', '/resources', { name: 'dot', uri: 'img://dot.png', mimeType: 'image/png', blob: 'iVBORwABAv8=' });
+      assert.equal(dot.status, 201, JSON.stringify(dot.json));
+      await page.goto(`${BASE}/#/resources/${dot.json.data.id}`);
+      await visible(page.getByRole('heading', { name: 'dot', level: 1 }));
+      await visible(page.getByText('image/png, 8 B'));
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download dot.png' }).click()]);
+      assert.equal(download.suggestedFilename(), 'dot.png');
+      const saved = join(out, 'dot-download.png');
+      await download.saveAs(saved);
+      assert.equal(readFileSync(saved).toString('base64'), 'iVBORwABAv8=');
+      // A template: made from the list's "New template", read for the variables given.
+      await page.goto(`${BASE}/#/resources`);
+      await page.getByRole('link', { name: 'New template' }).click();
+      await visible(page.getByRole('heading', { name: 'New template', level: 1 }));
+      assert.equal(JSON.parse(await definition.inputValue()).uriTemplate, 'shop://orders/{id}');
+      await page.getByRole('button', { name: 'Create resource' }).click();
+      await visible(page.getByRole('heading', { name: 'order', level: 1 }));
+      const template = (await rest('GET', '/resources/order')).json.data;
+      await page.getByLabel('id', { exact: true }).fill('42');
+      await visible(page.getByText('shop://orders/42', { exact: true }));
+      await page.getByRole('button', { name: 'Read', exact: true }).click();
+      const content = await visible(page.getByLabel('Content of shop://orders/42'));
+      assert.deepEqual(JSON.parse(await content.innerText()), { id: '42', status: 'shipped' });
+      await shot(page, 'resource-template');
+      // The list, then the blob deleted with confirmation.
+      await page.goto(`${BASE}/#/resources`);
+      const rows = page.getByRole('region', { name: 'Your resources' }).getByRole('row');
+      await until('three resources listed', async () => (await rows.count()) === 4);
+      await shot(page, 'resources');
+      await page.getByRole('link', { name: 'dot' }).click();
+      await page.getByRole('button', { name: 'Delete' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete resource' }).click();
+      await visible(page.getByRole('heading', { name: 'Resources', level: 1 }));
+      assert.equal((await rest('GET', '/resources/dot')).status, 404);
+      audited.push(['resources', '#/resources'], ['resource', `#/resources/${text.id}`], ['resource-template', `#/resources/${template.id}`], ['resource-edit', `#/resources/${text.id}/edit`]);
+    });
+
     report.pageErrors = pageErrors;
     report.external = external;
 

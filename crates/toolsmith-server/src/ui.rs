@@ -75,6 +75,8 @@ static ASSETS: &[Asset] = &[
     asset!("js/pages/catalog.js", JS),
     asset!("js/pages/analytics.js", JS),
     asset!("js/pages/agents.js", JS),
+    asset!("js/pages/prompts.js", JS),
+    asset!("js/pages/resources.js", JS),
 ];
 
 /// The quoted digest of each asset, in [`ASSETS`] order.

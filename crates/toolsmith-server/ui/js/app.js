@@ -20,6 +20,8 @@ import * as mcpServers from './pages/mcp.js';
 import * as catalog from './pages/catalog.js';
 import * as analytics from './pages/analytics.js';
 import * as agents from './pages/agents.js';
+import * as prompts from './pages/prompts.js';
+import * as resources from './pages/resources.js';
 
 const POLL_MS = 1000;
 const MAX_RETRY_MS = 10000;
@@ -75,6 +77,8 @@ function pick({ parts }) {
     case 'catalog': return [catalog, 'tools'];
     case 'analytics': return [analytics, 'analytics'];
     case 'agents': return [agents, 'agents'];
+    case 'prompts': return [prompts, 'prompts'];
+    case 'resources': return [resources, 'resources'];
     default: return [tools, 'tools'];
   }
 }

@@ -130,9 +130,9 @@ fn seeded_data_dir(dir: &Path) -> PathBuf {
 }
 
 /// The flows of `tests/clients/ui_e2e_pages.mjs`.
-const OPERATOR_FLOWS: usize = 11;
+const OPERATOR_FLOWS: usize = 13;
 /// The pages it audits (named as their screenshots).
-const OPERATOR_PAGES: [&str; 10] = [
+const OPERATOR_PAGES: [&str; 18] = [
     "groups",
     "catalog-details",
     "catalog-test",
@@ -143,6 +143,14 @@ const OPERATOR_PAGES: [&str; 10] = [
     "editor-code",
     "tool-diff",
     "analytics",
+    "prompts",
+    "prompt",
+    "prompt-history",
+    "prompt-edit",
+    "resources",
+    "resource",
+    "resource-template",
+    "resource-edit",
 ];
 
 #[test]
