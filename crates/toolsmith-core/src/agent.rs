@@ -41,6 +41,51 @@ pub struct AgentDefinition {
     /// every call of its runs is held to what the author may call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_by_model: Option<ModelAuthor>,
+    /// Checks of what this agent's delegations answer before it reads the answer (spec 001
+    /// §11's `quality_gates`); the rules are the service's (`agents/quality_gates.rs`).
+    #[serde(
+        default,
+        alias = "quality_gates",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub quality_gates: Vec<QualityGate>,
+}
+
+/// One quality gate (spec 001 §11), as written: on `event` (`delegation.completed`), an
+/// evaluator of `type` `agent` (a delegation to the reviewer `agent`, which answers APPROVED
+/// or REJECTED: feedback) or `command` (a shell `command` run in the command sandbox: exit 0
+/// passes, its stderr is the feedback). §11's snake_case keys are read too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QualityGate {
+    pub event: String,
+    /// `agent` or `command`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The reviewer agent (name or id) of an `agent` gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The shell command of a `command` gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Whether a failed gate holds the result back (retrying while `max_retries` allow);
+    /// otherwise the failure is only recorded.
+    #[serde(default = "blocks", alias = "block_on_failure")]
+    pub block_on_failure: bool,
+    /// How many times the delegated agent is asked again with the gate's feedback.
+    #[serde(default, alias = "max_retries")]
+    pub max_retries: u32,
+    /// A `command` gate's wall-clock limit.
+    #[serde(
+        default,
+        alias = "timeout_seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout_seconds: Option<u64>,
+}
+
+fn blocks() -> bool {
+    true
 }
 
 /// The model that wrote a definition's revision: the agent it called as (`None`: its user's

@@ -21,6 +21,7 @@ mod by_model;
 pub mod delegation;
 mod evaluate;
 mod handoff;
+pub(crate) mod quality_gates;
 pub(crate) mod leases;
 pub mod providers;
 mod runner;
@@ -237,6 +238,7 @@ impl ToolService {
             u64::from(l.max_delegation_load),
             u64::from(MAX_CONCURRENT_RUNS),
         )?;
+        quality_gates::check_gates(&d.quality_gates)?;
         if l.max_tokens == Some(0) {
             return Err(ServiceError::Validation(
                 "limits.maxTokens: leave it out for no bound, or give at least 1".to_owned(),

@@ -91,7 +91,7 @@ pub struct Delegation {
     pub from: String,
     /// The id of the agent that does the task.
     pub to: String,
-    #[schema(pattern = "^(sync|async|evaluate)$")]
+    #[schema(pattern = "^(sync|async|evaluate|gate)$")]
     pub mode: String,
     /// 1 for a delegation no delegation started, 2 for one its target made …
     pub depth: u32,

@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolsmith_core::agent::QualityGate;
 use toolsmith_core::agent::{
     AgentDefinition, AgentLimits, AgentModel, AgentRecord, AgentRunRecord, AgentRunStep,
     AgentToolPolicy, ContextFile, ModelPrice,
@@ -69,6 +70,83 @@ pub struct ToolPolicyBody {
     pub deny: Vec<String>,
     #[serde(default)]
     pub also_allow: Vec<String>,
+}
+
+/// A quality gate (spec 001 §11): a check of what a delegation of this agent answers, before
+/// the agent reads it. §11's snake_case keys (`block_on_failure`, `max_retries`) are read too.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QualityGateBody {
+    /// When the gate runs: `delegation.completed` (a delegation this agent made has its
+    /// answer).
+    #[schema(pattern = "^delegation\\.completed$")]
+    pub event: String,
+    /// `agent` (a delegation to the reviewer `agent`: APPROVED or REJECTED: feedback) or
+    /// `command` (a shell `command` in the command sandbox: exit 0 passes, stderr is the
+    /// feedback).
+    #[serde(rename = "type")]
+    #[schema(pattern = "^(agent|command)$")]
+    pub kind: String,
+    /// The reviewer agent of an `agent` gate (name or id; this agent needs a link to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64)]
+    pub agent: Option<String>,
+    /// The shell command of a `command` gate (a person's to write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 4096)]
+    pub command: Option<String>,
+    /// Whether a failure holds the answer back (default true).
+    #[serde(default = "blocks", alias = "block_on_failure")]
+    pub block_on_failure: bool,
+    /// How many times the delegated agent is asked again with the feedback (0 to 5).
+    #[serde(
+        default,
+        alias = "max_retries",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
+    #[schema(minimum = 0, maximum = 5)]
+    pub max_retries: Option<u64>,
+    /// A `command` gate's wall-clock limit in seconds (default 60, at most 600).
+    #[serde(
+        default,
+        alias = "timeout_seconds",
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::types::optional_unsigned"
+    )]
+    #[schema(minimum = 1, maximum = 600)]
+    pub timeout_seconds: Option<u64>,
+}
+
+fn blocks() -> bool {
+    true
+}
+
+impl QualityGateBody {
+    fn into_gate(self) -> QualityGate {
+        QualityGate {
+            event: self.event,
+            kind: self.kind,
+            agent: self.agent,
+            command: self.command,
+            block_on_failure: self.block_on_failure,
+            max_retries: self
+                .max_retries
+                .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+            timeout_seconds: self.timeout_seconds,
+        }
+    }
+
+    fn of(gate: QualityGate) -> QualityGateBody {
+        QualityGateBody {
+            event: gate.event,
+            kind: gate.kind,
+            agent: gate.agent,
+            command: gate.command,
+            block_on_failure: gate.block_on_failure,
+            max_retries: Some(u64::from(gate.max_retries)),
+            timeout_seconds: gate.timeout_seconds,
+        }
+    }
 }
 
 /// A named text given to the model after the instructions.
@@ -147,6 +225,10 @@ pub struct AgentBody {
     pub context_files: Vec<ContextFileBody>,
     #[serde(default, deserialize_with = "object")]
     pub limits: LimitsBody,
+    /// Checks of what this agent's delegations answer (spec 001 §11; `quality_gates` is read
+    /// too): see docs/agents.md "Quality gates".
+    #[serde(default, alias = "quality_gates", deserialize_with = "objects")]
+    pub quality_gates: Vec<QualityGateBody>,
     /// On a replace: the revision you read (409 naming both when it moved on).
     #[serde(default, deserialize_with = "super::types::optional_integer")]
     #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
@@ -274,6 +356,11 @@ impl AgentBody {
                 },
                 // A person writes what REST, the CLI and the UI send.
                 written_by_model: None,
+                quality_gates: self
+                    .quality_gates
+                    .into_iter()
+                    .map(QualityGateBody::into_gate)
+                    .collect(),
             },
         }
     }
@@ -296,6 +383,9 @@ pub struct Agent {
     pub revision: i64,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Its quality gates (spec 001 §11), if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quality_gates: Vec<QualityGateBody>,
 }
 
 impl Agent {
@@ -338,6 +428,11 @@ impl Agent {
             revision: agent.revision,
             created_at: agent.created_at,
             updated_at: agent.updated_at,
+            quality_gates: d
+                .quality_gates
+                .into_iter()
+                .map(QualityGateBody::of)
+                .collect(),
         }
     }
 }

@@ -23,6 +23,7 @@ mod rest_support;
 mod agent_delegation;
 mod agent_sessions;
 mod agent_teams;
+mod agent_quality_gates;
 mod auth;
 mod code_execution;
 mod docs_examples;

@@ -34,6 +34,7 @@ fn changed_fields(before: &AgentRecord, after: &AgentRecord) -> Vec<&'static str
         ("toolPolicy", b.tool_policy != a.tool_policy),
         ("contextFiles", b.context_files != a.context_files),
         ("limits", b.limits != a.limits),
+        ("qualityGates", b.quality_gates != a.quality_gates),
     ]
     .into_iter()
     .filter_map(|(field, changed)| changed.then_some(field))

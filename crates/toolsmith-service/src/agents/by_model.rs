@@ -162,6 +162,7 @@ impl ToolService {
         mut input: AgentInput,
     ) -> Result<AgentInput, ServiceError> {
         check_limits(&input.definition.limits)?;
+        super::quality_gates::check_gates_by_model(&input.definition.quality_gates)?;
         input.definition.written_by_model = None;
         let probe = AgentRecord {
             id: format!("agt_{}", uuid::Uuid::new_v4().simple()),

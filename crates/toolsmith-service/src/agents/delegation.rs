@@ -36,6 +36,7 @@ use toolsmith_core::delegation::{
 };
 use toolsmith_core::{LogLevel, ToolContext};
 
+use super::quality_gates::Gating;
 use super::runner::Extras;
 use super::sessions::{Args, check_text};
 use crate::governance::audit::AuditTarget;
@@ -65,14 +66,17 @@ pub(crate) enum Mode {
     Async,
     /// A round of an evaluate loop (the caller waits).
     Evaluate,
+    /// A quality gate's reviewer (the gate waits): `agents/quality_gates.rs`.
+    Gate,
 }
 
 impl Mode {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Sync => "sync",
             Mode::Async => "async",
             Mode::Evaluate => "evaluate",
+            Mode::Gate => "gate",
         }
     }
 }
@@ -465,7 +469,7 @@ impl ToolService {
             Some(run) => self.store.delegation_of_run(&ctx.user_id, run).await?,
             None => None,
         };
-        let depth = parent.map_or(1, |p| p.depth + 1);
+        let depth = parent.as_ref().map_or(1, |p| p.depth + 1);
         if depth > MAX_DELEGATION_DEPTH {
             return Err(ServiceError::LimitReached(format!(
                 "this task was delegated {} times already, the longest chain allowed \
@@ -534,6 +538,16 @@ impl ToolService {
         if let Some(context) = context.filter(|c| !c.trim().is_empty()) {
             input.push_str(&format!("\n\nContext:\n{context}"));
         }
+        // The source's quality gates judge the answer (spec 001 §11), unless skipped.
+        let gating = if source.definition.quality_gates.is_empty()
+            || self
+                .hooks_skipped(&ctx.user_id, mode, parent.as_ref())
+                .await
+        {
+            None
+        } else {
+            Some(Gating::new(ctx, &child, &source, &target, &input, &scope))
+        };
         let launched = self
             .launch_agent_run_scoped(&child, target.clone(), input, Extras::default(), scope)
             .await;
@@ -549,7 +563,7 @@ impl ToolService {
         };
         let announce = match mode {
             Mode::Async => self.announcer(ctx),
-            Mode::Sync | Mode::Evaluate => Announcer::None,
+            Mode::Sync | Mode::Evaluate | Mode::Gate => Announcer::None,
         };
         record.run_id = Some(run.id.clone());
         record.updated_at = Utc::now();
@@ -558,7 +572,10 @@ impl ToolService {
         let service = Arc::clone(self);
         let target_name = target.name.clone();
         let watcher = tokio::spawn(async move {
-            let ended = handle.await;
+            let ended = match (handle.await, gating) {
+                (Ok(run), Some(gating)) => Ok(service.gated(gating, &mut record, run).await),
+                (ended, _) => ended,
+            };
             let ended = service.delegation_ended(record, ended).await;
             announce.deliver(&ended, &target_name).await;
             ended

@@ -44,6 +44,7 @@ fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
             }],
             limits: toolsmith_core::agent::AgentLimits::default(),
             written_by_model: None,
+            quality_gates: Vec::new(),
         },
         created_at: at(0),
         updated_at: at(0),
