@@ -17,6 +17,19 @@ Tools:
 - `redefine()`            gives `wipe` another description and input schema and sends
                           notifications/tools/list_changed
 
+Prompts, resources, completions and instructions (issue 40: offered through Toolsmith,
+`mcp_bridge_offer`):
+- instructions            "Notes live under notes://; the key is <UPSTREAM_SECRET>" (scrubbed)
+- prompt `greet(name, style?)`   "Say hello to <name> in a <style> way."
+- prompt `leak()`         a message holding UPSTREAM_SECRET (scrubbed)
+- completion              `style` of `greet` from plain/pirate/poem, `day` of notes://day/{day}
+                          from monday/tuesday
+- resource `today`        notes://today, text (what `touch_note` wrote last)
+- template `day`          notes://day/{day}
+- `add_prompt()`          adds the prompt `farewell` and sends prompts/list_changed
+- `add_note()`            adds the resource notes://tomorrow and sends resources/list_changed
+- `touch_note(text)`      rewrites notes://today and sends resources/updated for it
+
 Rich content (issue 34: passed through unchanged, `mcp_bridge::rich`):
 - `picture()`             an annotated text block and a PNG image block (with `_meta`)
 - `sound()`               an audio block
@@ -29,7 +42,11 @@ from mcp.types import ToolAnnotations
 import os
 import sys
 
-server = MCPServer("toolsmith-upstream-test")
+server = MCPServer(
+    "toolsmith-upstream-test",
+    instructions="Notes live under notes://; the key is "
+    + os.environ.get("UPSTREAM_SECRET", "unset"),
+)
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 
 
@@ -210,6 +227,77 @@ class Measure(BaseModel):
 def measure(text: str) -> Measure:
     """Count the characters and words of a text."""
     return Measure(length=len(text), words=len(text.split()))
+
+
+# --- Prompts, resources, completions (issue 40) ----------------------------------------------
+
+from mcp.types import Completion  # noqa: E402
+
+NOTES = {"today": "nothing yet"}
+
+
+@server.prompt()
+def greet(name: str, style: str = "plain") -> str:
+    """Greet someone."""
+    return f"Say hello to {name} in a {style} way."
+
+
+@server.prompt()
+def leak() -> str:
+    """A prompt that holds the upstream's secret."""
+    return "the key is " + os.environ.get("UPSTREAM_SECRET", "unset")
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    choices = {"style": ["plain", "pirate", "poem"], "day": ["monday", "tuesday"]}.get(
+        argument.name, []
+    )
+    values = [v for v in choices if v.startswith(argument.value)]
+    return Completion(values=values, total=len(values), has_more=False)
+
+
+@server.resource("notes://today", name="today", mime_type="text/plain", description="Today's note")
+def today() -> str:
+    return NOTES["today"]
+
+
+@server.resource("notes://day/{day}", name="day", mime_type="text/plain", description="A day's note")
+def day(day: str) -> str:
+    return f"the note of {day}"
+
+
+def farewell(name: str) -> str:
+    """Say goodbye."""
+    return f"Say goodbye to {name}."
+
+
+@server.tool(annotations=READ_ONLY)
+async def add_prompt(ctx: Context) -> str:
+    """Add the prompt `farewell` and tell the client."""
+    server.prompt(name="farewell")(farewell)
+    await ctx.session.send_prompt_list_changed()
+    return "added"
+
+
+def tomorrow() -> str:
+    return "the note of tomorrow"
+
+
+@server.tool(annotations=READ_ONLY)
+async def add_note(ctx: Context) -> str:
+    """Add the resource notes://tomorrow and tell the client."""
+    server.resource("notes://tomorrow", name="tomorrow", mime_type="text/plain")(tomorrow)
+    await ctx.session.send_resource_list_changed()
+    return "added"
+
+
+@server.tool(annotations=READ_ONLY)
+async def touch_note(ctx: Context, text: str) -> str:
+    """Rewrite today's note and tell the client."""
+    NOTES["today"] = text
+    await ctx.session.send_resource_updated("notes://today")
+    return "touched"
 
 
 if __name__ == "__main__":

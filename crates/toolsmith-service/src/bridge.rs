@@ -28,6 +28,9 @@
 //!   with `400` recognised like a `404`).
 //! - `sse.rs`: the legacy HTTP+SSE client transport (rmcp has none).
 //! - `tool.rs`: an upstream tool as a registered tool, and the call forwarding.
+//! - `surface.rs`: the servers' prompts, resources, templates, completions and `instructions`,
+//!   offered beside their tools, and the forwarding of `prompts/get`, `resources/read` and
+//!   `completion/complete`.
 //! - `status.rs`: what REST and the CLI show.
 //! - `manage.rs`: registering, changing and removing servers (the service's operations).
 //! - `grants.rs`: who may use which server's tools (grants, switched on by `mcp_grants`), and
@@ -41,6 +44,7 @@ mod registration;
 pub(crate) mod relay;
 mod sse;
 mod status;
+mod surface;
 mod tool;
 mod upstream;
 
@@ -61,6 +65,7 @@ pub use registration::{
     resolve_env,
 };
 pub use status::{RegistrationView, ServerSource, ServerState, ServerStatus};
+pub use surface::{MAX_INSTRUCTIONS_CHARS, SurfaceChange};
 
 /// The bridge's settings beyond the servers themselves.
 #[derive(Debug, Clone)]
@@ -142,6 +147,8 @@ pub struct Bridge {
     registry: Arc<ToolRegistry>,
     launcher: Arc<Launcher>,
     servers: Mutex<BTreeMap<String, Running>>,
+    /// Changes of what the servers offer besides their tools (`surface.rs`).
+    changes: surface::SurfaceChanges,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -179,6 +186,7 @@ impl Bridge {
             registry,
             launcher: Arc::new(launcher),
             servers: Mutex::new(BTreeMap::new()),
+            changes: surface::SurfaceChanges::default(),
         };
         for (config, origin) in servers {
             bridge.insert(config, origin);
@@ -193,7 +201,11 @@ impl Bridge {
     /// Adds a server (no server of that name may be running: [`Bridge::remove`] it first) and
     /// starts its task when it is enabled.
     fn insert(&self, config: McpServerRegistration, origin: Origin) {
-        let upstream = Arc::new(upstream::Upstream::new(config, origin));
+        let upstream = Arc::new(upstream::Upstream::new(
+            config,
+            origin,
+            self.changes.clone(),
+        ));
         let task = if !upstream.config.enabled {
             None
         } else if self.launcher.autostart {
@@ -259,7 +271,27 @@ impl Bridge {
             let _ = task.await;
         }
         self.registry.unregister_mcp_server(name);
+        running.upstream.surface.clear(name, &self.changes);
         true
+    }
+
+    /// Every server's name, prefix and what it offers besides its tools, by name.
+    pub(crate) fn surfaces(&self) -> Vec<(String, String, Arc<surface::Offered>)> {
+        self.lock()
+            .iter()
+            .map(|(name, r)| {
+                (
+                    name.clone(),
+                    r.upstream.config.prefix(),
+                    r.upstream.surface.get(),
+                )
+            })
+            .collect()
+    }
+
+    /// Where changes of what the servers offer are announced.
+    pub(crate) fn changes(&self) -> &surface::SurfaceChanges {
+        &self.changes
     }
 
     /// Replaces a server's configuration (its task is restarted).

@@ -274,7 +274,16 @@ impl ToolService {
             Vec::new()
         };
         all.extend(self.tool_source_entries(ctx));
-        all.extend(self.user_resource_entries(&ctx.user_id).await?);
+        let own = self.user_resource_entries(&ctx.user_id).await?;
+        // The bridged servers' resources after the caller's own (a URI the caller defined
+        // answers for the caller's own).
+        let bridged: Vec<ResourceEntry> = self
+            .bridged_resources(ctx)
+            .into_iter()
+            .filter(|b| !own.iter().any(|r| r.uri == b.uri))
+            .collect();
+        all.extend(own);
+        all.extend(bridged);
         let end = start.saturating_add(LIST_PAGE).min(all.len());
         let resources = all.get(start..end).map(<[_]>::to_vec).unwrap_or_default();
         let next_cursor = (end < all.len()).then(|| end.to_string());
@@ -418,6 +427,12 @@ impl ToolService {
                 });
             }
         }
+        let bridged: Vec<TemplateEntry> = self
+            .bridged_templates(ctx)
+            .into_iter()
+            .filter(|b| !templates.iter().any(|t| t.uri_template == b.uri_template))
+            .collect();
+        templates.extend(bridged);
         Ok(templates)
     }
 

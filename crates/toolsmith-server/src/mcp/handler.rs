@@ -194,6 +194,26 @@ impl ToolsmithMcp {
         }
     }
 
+    /// The `instructions` this caller gets: Toolsmith's own, then (outside compat mode) those
+    /// of the bridged servers it may see, all of it at most
+    /// [`toolsmith_service::bridge::MAX_INSTRUCTIONS_CHARS`] characters.
+    fn instructions(&self) -> String {
+        let own = instructions(self.inner.shared.state.config.mcp_listing);
+        if self.compat() {
+            return own.to_owned();
+        }
+        let bridged = self
+            .service()
+            .bridged_instructions(&self.inner.identity.tool_context());
+        if bridged.is_empty() {
+            return own.to_owned();
+        }
+        format!("{own}\n\nBridged MCP servers' own instructions:\n\n{bridged}")
+            .chars()
+            .take(toolsmith_service::bridge::MAX_INSTRUCTIONS_CHARS)
+            .collect()
+    }
+
     /// Whether this server serves dynamic-mcp's enterprise resources and prompt.
     fn serves_resources(&self) -> bool {
         self.compat() && self.inner.shared.catalog.surface().enterprise()
@@ -972,7 +992,7 @@ impl ServerHandler for ToolsmithMcp {
                         "Runtime tools for AI agents: create, discover and run JavaScript tools.",
                     ),
             )
-            .with_instructions(instructions(self.inner.shared.state.config.mcp_listing))
+            .with_instructions(self.instructions())
     }
 
     async fn initialize(
@@ -1007,7 +1027,7 @@ impl ServerHandler for ToolsmithMcp {
             ));
             tokio::spawn(prompts::watch_session(
                 self.service().clone(),
-                self.owner().to_owned(),
+                self.inner.identity.tool_context(),
                 self.inner.prompts_seen.clone(),
                 context.peer.clone(),
                 self.inner.stop.clone(),
@@ -1445,7 +1465,7 @@ impl ServerHandler for ToolsmithMcp {
             tools,
             prompts::listen(
                 self.service().clone(),
-                self.owner().to_owned(),
+                self.inner.identity.tool_context(),
                 prompt_baseline,
                 &subscription,
                 self.inner.stop.clone(),

@@ -6,6 +6,10 @@
 //! ([`watch_session`]) and on a 2026-07-28 `subscriptions/listen` ([`listen`]), whenever the
 //! caller's user's prompts change here or, through the change feed, on another instance.
 //! What a caller sees and how a prompt renders is the service's (`toolsmith_service::prompts`).
+//! Bridged servers' prompts (`toolsmith_service::bridge`, `surface.rs`) are listed after the
+//! caller's own (a name of the caller's own wins), and their `prompts/get` and completions are
+//! forwarded to the server; a change of a bridged server's prompts is a `list_changed` for the
+//! sessions that may see that server.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,9 +23,12 @@ use rmcp::model::{
 };
 use rmcp::service::SubscriptionContext;
 use rmcp::{Peer, RoleServer};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use toolsmith_core::ToolContext;
 use toolsmith_core::prompt::{PromptContent, PromptRecord, PromptRole};
+use toolsmith_service::bridge::SurfaceChange;
 use toolsmith_service::{ServiceError, ToolService};
 
 /// Prompts per page of `prompts/list`.
@@ -86,15 +93,23 @@ pub(crate) async fn list(
             )
         })?,
     };
-    let prompts = service.served_prompts(ctx).await.map_err(refused)?;
-    let next = start.saturating_add(PAGE);
-    let more = prompts.len() > next;
-    let page: Vec<Prompt> = prompts
+    let mut prompts: Vec<Prompt> = service
+        .served_prompts(ctx)
+        .await
+        .map_err(refused)?
         .into_iter()
-        .skip(start)
-        .take(PAGE)
         .map(listed)
         .collect();
+    // The bridged servers' prompts after the caller's own (a name of the caller's own wins).
+    let bridged: Vec<Prompt> = service
+        .bridged_prompts(ctx)
+        .into_iter()
+        .filter(|b| !prompts.iter().any(|p| p.name == b.name))
+        .collect();
+    prompts.extend(bridged);
+    let next = start.saturating_add(PAGE);
+    let more = prompts.len() > next;
+    let page: Vec<Prompt> = prompts.into_iter().skip(start).take(PAGE).collect();
     let mut result = ListPromptsResult::with_all_items(page);
     result.next_cursor = more.then(|| next.to_string());
     Ok(result)
@@ -135,19 +150,22 @@ pub(crate) async fn get(
     ctx: &ToolContext,
     request: &GetPromptRequestParams,
 ) -> Result<GetPromptResult, ErrorData> {
-    let prompt = service
-        .served_prompt(ctx, &request.name)
-        .await
-        .map_err(|e| match e {
-            ServiceError::NotFound(_) => ErrorData::invalid_params(
-                format!(
-                    "Unknown prompt: {} (prompts/list names the prompts you can get)",
-                    request.name
-                ),
-                None,
+    let served = service.served_prompt(ctx, &request.name).await;
+    if let Err(ServiceError::NotFound(_)) = &served
+        && let Some(bridged) = service.get_bridged_prompt(ctx, request).await
+    {
+        return bridged;
+    }
+    let prompt = served.map_err(|e| match e {
+        ServiceError::NotFound(_) => ErrorData::invalid_params(
+            format!(
+                "Unknown prompt: {} (prompts/list names the prompts you can get)",
+                request.name
             ),
-            other => refused(other),
-        })?;
+            None,
+        ),
+        other => refused(other),
+    })?;
     let mut args: HashMap<String, String> = HashMap::new();
     for (name, value) in request.arguments.iter().flatten() {
         let Some(text) = value.as_str() else {
@@ -189,6 +207,16 @@ pub(crate) async fn complete(
     let name = match &request.r#ref {
         Reference::Prompt(prompt) => &prompt.name,
         Reference::Resource(template) => {
+            let own = service
+                .resource_templates(ctx)
+                .await
+                .map_err(refused)?
+                .into_iter()
+                .find(|t| t.uri_template == template.uri)
+                .is_some_and(|t| !service.bridged_templates(ctx).contains(&t));
+            if !own && let Some(bridged) = service.complete_bridged(ctx, request).await {
+                return bridged;
+            }
             return Ok(CompleteResult::new(super::resources::complete(
                 service,
                 ctx,
@@ -207,7 +235,13 @@ pub(crate) async fn complete(
             ));
         }
     };
-    let prompt = service.served_prompt(ctx, name).await.map_err(refused)?;
+    let served = service.served_prompt(ctx, name).await;
+    if let Err(ServiceError::NotFound(_)) = &served
+        && let Some(bridged) = service.complete_bridged(ctx, request).await
+    {
+        return bridged;
+    }
+    let prompt = served.map_err(refused)?;
     let found = toolsmith_service::prompts::complete(
         &prompt,
         &request.argument.name,
@@ -222,21 +256,25 @@ pub(crate) async fn complete(
     .map_err(|e| ErrorData::internal_error(e, None))
 }
 
-/// Pushes `notifications/prompts/list_changed` on the session whenever `owner`'s prompt list
-/// moves past `seen`, until `stop` is cancelled or the transport closes.
+/// Pushes `notifications/prompts/list_changed` on the session whenever the caller's prompt
+/// list moves past `seen`, or a bridged server the caller may see changes its prompts, until
+/// `stop` is cancelled or the transport closes.
 pub(crate) async fn watch_session(
     service: Arc<ToolService>,
-    owner: String,
+    ctx: ToolContext,
     seen: Arc<AtomicU64>,
     peer: Peer<RoleServer>,
     stop: CancellationToken,
 ) {
+    let owner = ctx.user_id.clone();
     let catalog = service.prompt_catalog();
     let mut changes = catalog.subscribe();
     changes.borrow_and_update();
+    let mut bridged = service.bridged_changes();
+    let mut moved = false;
     loop {
         let now = catalog.version(&owner);
-        if seen.swap(now, Ordering::SeqCst) != now
+        if (seen.swap(now, Ordering::SeqCst) != now || std::mem::take(&mut moved))
             && let Err(e) = peer.notify_prompt_list_changed().await
         {
             if peer.is_transport_closed() {
@@ -247,16 +285,46 @@ pub(crate) async fn watch_session(
         tokio::select! {
             () = stop.cancelled() => return,
             changed = changes.changed() => if changed.is_err() { return },
+            change = next_bridged(&mut bridged) => moved = bridged_prompts_moved(&service, &ctx, change),
         }
     }
 }
 
-/// One `subscriptions/listen`'s prompt side: an event per change of `owner`'s prompt list
-/// after `baseline`, until the subscription ends or `stop` fires. Returns at once when the
-/// client did not ask for prompt changes.
+/// The next change of what bridged servers offer; never resolves without a bridge (or once
+/// its channel closed).
+pub(crate) async fn next_bridged(
+    changes: &mut Option<broadcast::Receiver<SurfaceChange>>,
+) -> Result<SurfaceChange, RecvError> {
+    let result = match changes {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    };
+    if matches!(result, Err(RecvError::Closed)) {
+        *changes = None;
+    }
+    result
+}
+
+/// Whether a bridged change moved the prompts the caller of `ctx` sees (a server it may see
+/// changed its prompts, or changes were missed).
+fn bridged_prompts_moved(
+    service: &ToolService,
+    ctx: &ToolContext,
+    change: Result<SurfaceChange, RecvError>,
+) -> bool {
+    match change {
+        Ok(SurfaceChange::Prompts { server }) => service.may_see_bridged_server(ctx, &server),
+        Ok(_) | Err(RecvError::Closed) => false,
+        Err(RecvError::Lagged(_)) => true,
+    }
+}
+
+/// One `subscriptions/listen`'s prompt side: an event per change of the caller's prompt list
+/// after `baseline` (or of a bridged server's prompts it may see), until the subscription ends
+/// or `stop` fires. Returns at once when the client did not ask for prompt changes.
 pub(crate) async fn listen(
     service: Arc<ToolService>,
-    owner: String,
+    ctx: ToolContext,
     baseline: u64,
     subscription: &SubscriptionContext,
     stop: CancellationToken,
@@ -264,13 +332,16 @@ pub(crate) async fn listen(
     if subscription.accepted().prompts_list_changed != Some(true) {
         return;
     }
+    let owner = ctx.user_id.clone();
     let catalog = service.prompt_catalog();
     let mut changes = catalog.subscribe();
     changes.borrow_and_update();
+    let mut bridged = service.bridged_changes();
+    let mut moved = false;
     let mut seen = baseline;
     loop {
         let now = catalog.version(&owner);
-        if now != seen {
+        if now != seen || std::mem::take(&mut moved) {
             seen = now;
             if subscription
                 .sink()
@@ -285,6 +356,7 @@ pub(crate) async fn listen(
             () = subscription.cancelled() => return,
             () = stop.cancelled() => return,
             changed = changes.changed() => if changed.is_err() { return },
+            change = next_bridged(&mut bridged) => moved = bridged_prompts_moved(&service, &ctx, change),
         }
     }
 }

@@ -10,6 +10,12 @@
 //! created, updated, deleted — on this instance or, through the change feed, another one on
 //! the same PostgreSQL database); it sends `updated` for a subscribed URI that changed and
 //! `list_changed` when the listing did.
+//!
+//! Bridged servers' resources and templates (`toolsmith_service::bridge`, `surface.rs`) are
+//! listed after the caller's own; a URI no resource of Toolsmith's or the caller's answers for
+//! is read from the bridged server that offers it (or whose template matches it). A bridged
+//! server's `resources/list_changed` and `resources/updated` reach the sessions that may see
+//! that server (`updated` only for a subscribed URI).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,6 +30,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use toolsmith_builtins::workspace::WorkspaceChange;
 use toolsmith_core::ToolContext;
+use toolsmith_service::bridge::SurfaceChange;
 use toolsmith_service::resources::{ResourceBody, ResourceRef};
 use toolsmith_service::{ServiceError, ToolService};
 
@@ -126,7 +133,18 @@ pub(crate) async fn read(
     files: Result<(), String>,
 ) -> Result<ReadResourceResult, ErrorData> {
     workspace_allowed(uri, files)?;
-    let content = service.read_resource(ctx, uri).await.map_err(refused)?;
+    let bridged_ctx = ctx.clone();
+    let content = match service.read_resource(ctx, uri).await {
+        Ok(content) => content,
+        Err(ServiceError::NotFound(message)) => {
+            // Not Toolsmith's, nor one of the caller's own: a bridged server's, if one offers it.
+            return match service.read_bridged_resource(&bridged_ctx, uri).await {
+                Some(answer) => answer,
+                None => Err(ErrorData::resource_not_found(message, None)),
+            };
+        }
+        Err(e) => return Err(refused(e)),
+    };
     let blob = content.body.base64();
     let contents = match (content.body, blob) {
         (ResourceBody::Text(text), _) => ResourceContents::TextResourceContents {
@@ -195,6 +213,8 @@ impl Subscriptions {
             Some(ResourceRef::WorkspaceFile(_)) => None,
             None => match service.user_resource_revision(&ctx.user_id, uri).await {
                 Some(revision) => Some(revision),
+                // A bridged server's resource: told when its server says it changed.
+                None if service.is_bridged_resource(ctx, uri) => None,
                 None => {
                     return Err(ErrorData::resource_not_found(
                         format!(
@@ -236,26 +256,41 @@ pub(crate) fn watch_session(
     let defined_seen = service.resource_catalog().version(&ctx.user_id);
     let files = service.workspace_changes();
     let root = service.workspace_root(&ctx);
+    let bridged = service.bridged_changes();
     async move {
         watch(
-            service,
-            ctx,
-            subscriptions,
-            peer,
-            stop,
+            Watched {
+                service,
+                ctx,
+                subscriptions,
+                peer,
+                stop,
+            },
             [(catalog, seen_version), (defined, defined_seen)],
             (files, root),
+            bridged,
         )
         .await;
     }
 }
 
-async fn watch(
+/// One session's watcher: whose, what it subscribed to, where to send, when to stop.
+struct Watched {
     service: Arc<ToolService>,
     ctx: ToolContext,
     subscriptions: Arc<Subscriptions>,
     peer: Peer<RoleServer>,
     stop: CancellationToken,
+}
+
+async fn watch(
+    Watched {
+        service,
+        ctx,
+        subscriptions,
+        peer,
+        stop,
+    }: Watched,
     [
         (mut catalog, mut seen_version),
         (mut defined, mut defined_seen),
@@ -264,10 +299,16 @@ async fn watch(
         Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
         Option<std::path::PathBuf>,
     ),
+    mut bridged: Option<tokio::sync::broadcast::Receiver<SurfaceChange>>,
 ) {
     let registry = service.registry().clone();
     loop {
         tokio::select! {
+            change = super::prompts::next_bridged(&mut bridged) => {
+                if !bridged_changed(&service, &ctx, &subscriptions, &peer, change).await {
+                    return;
+                }
+            }
             () = stop.cancelled() => return,
             () = subscriptions.added.notified() => continue,
             changed = catalog.changed() => {
@@ -411,6 +452,31 @@ async fn defined_changed(
         }
     }
     send_list_changed(peer).await
+}
+
+/// A bridged server's offer changed: `list_changed` when its resources did, `updated` when
+/// it said a subscribed URI changed — only for a server the caller may see (missed changes:
+/// `list_changed`). `false` once the session is gone.
+async fn bridged_changed(
+    service: &ToolService,
+    ctx: &ToolContext,
+    subscriptions: &Subscriptions,
+    peer: &Peer<RoleServer>,
+    change: Result<SurfaceChange, RecvError>,
+) -> bool {
+    match change {
+        Ok(SurfaceChange::Resources { server }) if service.may_see_bridged_server(ctx, &server) => {
+            send_list_changed(peer).await
+        }
+        Ok(SurfaceChange::Updated { server, uri })
+            if service.may_see_bridged_server(ctx, &server)
+                && subscriptions.uris().contains_key(&uri) =>
+        {
+            send_updated(peer, uri).await
+        }
+        Err(RecvError::Lagged(_)) => send_list_changed(peer).await,
+        _ => true,
+    }
 }
 
 async fn send_updated(peer: &Peer<RoleServer>, uri: String) -> bool {

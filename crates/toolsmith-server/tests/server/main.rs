@@ -33,6 +33,7 @@ mod mcp_annotations;
 mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_bridge_http;
+mod mcp_bridge_offer;
 mod mcp_caller_client;
 mod mcp_clients;
 mod mcp_compat;

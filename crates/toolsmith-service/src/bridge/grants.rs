@@ -95,6 +95,34 @@ impl Grants {
              it (POST /api/v1/mcp-access-requests or `toolsmith mcp-grants request`)"
         ))
     }
+
+    /// `Err(reason)` when grants are on and the caller of `ctx` has no enabled grant of
+    /// `server` at all: what a server offers besides its tools (its prompts, resources and
+    /// completions) is seen with any such grant (`toolAllow` and `toolDeny` name tools only).
+    pub fn check_server(&self, ctx: &ToolContext, server: &str) -> Result<(), String> {
+        if !self.on || ctx.admin {
+            return Ok(());
+        }
+        let granted = self.table().iter().any(|g| {
+            g.server == server
+                && g.enabled
+                && match g.subject_kind {
+                    GrantSubject::User => g.subject == ctx.user_id,
+                    GrantSubject::Agent => {
+                        !ctx.agent_chosen_by_caller
+                            && ctx.agent_id.as_deref() == Some(g.subject.as_str())
+                    }
+                }
+        });
+        if granted {
+            return Ok(());
+        }
+        Err(format!(
+            "no grant gives user '{}' the MCP server '{server}'; ask an admin for it \
+             (POST /api/v1/mcp-access-requests or `toolsmith mcp-grants request`)",
+            ctx.user_id
+        ))
+    }
 }
 
 /// A new grant or its replacement (by server and subject).

@@ -33,6 +33,7 @@ use toolsmith_core::ToolRegistry;
 use super::registration::{McpServerRegistration, Transport, env_references, resolve_env};
 use super::relay::Relay;
 use super::status::{Counters, RegistrationView, ServerSource, ServerState, ServerStatus};
+use super::surface::{self, Surface, SurfaceChange, SurfaceChanges};
 use super::{Launcher, Origin, http, sse, tool};
 use crate::governance::client_requests::ClientRequest;
 
@@ -70,10 +71,20 @@ pub(crate) struct Upstream {
     ended: sse::Ended,
     /// The last lines the program wrote to stderr (stdio), for the status of a failed start.
     stderr_tail: Arc<Mutex<std::collections::VecDeque<String>>>,
+    /// What the server offers besides its tools (prompts, resources …: `surface.rs`).
+    pub(crate) surface: Surface,
+    /// The upstream said its prompts or resources changed.
+    surface_changed: Arc<Notify>,
+    /// Where changes of every server's offer are announced.
+    changes: SurfaceChanges,
 }
 
 impl Upstream {
-    pub(crate) fn new(config: McpServerRegistration, origin: Origin) -> Upstream {
+    pub(crate) fn new(
+        config: McpServerRegistration,
+        origin: Origin,
+        changes: SurfaceChanges,
+    ) -> Upstream {
         let state = if config.enabled {
             ServerState::Connecting
         } else {
@@ -111,6 +122,9 @@ impl Upstream {
             resolved: Mutex::new(Vec::new()),
             ended: sse::Ended::default(),
             stderr_tail: Arc::default(),
+            surface: Surface::default(),
+            surface_changed: Arc::new(Notify::new()),
+            changes,
         }
     }
 
@@ -140,6 +154,20 @@ impl Upstream {
         toolsmith_scrub::Scrubber::new(secrets)
             .map(|s| Some(Arc::new(s)))
             .map_err(|e| format!("cannot scrub the server's own secrets: {e}"))
+    }
+
+    /// A scrubber of what the server offers besides its tools (prompts, resources), which
+    /// passes no pipeline: its resolved secrets and the credential patterns.
+    fn surface_scrubber(&self) -> Option<Arc<toolsmith_scrub::Scrubber>> {
+        let resolved = self.resolved.lock().unwrap_or_else(PoisonError::into_inner);
+        let secrets: Vec<String> = resolved.iter().filter(|s| !s.is_empty()).cloned().collect();
+        match toolsmith_scrub::Scrubber::new(secrets) {
+            Ok(s) => Some(Arc::new(s)),
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %e, "cannot scrub the server's prompts and resources");
+                None
+            }
+        }
     }
 
     /// The tail of the program's stderr, for a status: redacted of the server's own secrets
@@ -195,6 +223,11 @@ impl Upstream {
 /// client answers ([`super::relay`]).
 struct Handler {
     tools_changed: Arc<Notify>,
+    /// The upstream's prompts or resources changed.
+    surface_changed: Arc<Notify>,
+    /// Where its `resources/updated` is passed on, with its name.
+    changes: SurfaceChanges,
+    server: String,
     relay: Arc<Relay>,
 }
 
@@ -218,6 +251,25 @@ fn answer_as<T: serde::de::DeserializeOwned>(
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.surface_changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.surface_changed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.changes.send(SurfaceChange::Updated {
+            server: self.server.clone(),
+            uri: params.uri,
+        });
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -309,6 +361,9 @@ pub(crate) async fn run(
                 upstream.lock().connections += 1;
                 let reason = serve(&upstream, service, &registry, &launcher).await;
                 registry.unregister_mcp_server(&upstream.config.name);
+                upstream
+                    .surface
+                    .clear(&upstream.config.name, &upstream.changes);
                 upstream.set_down(reason);
             }
             Err(e) => {
@@ -399,6 +454,9 @@ async fn connect(
 ) -> Result<RunningService<RoleClient, Handler>, String> {
     let handler = Handler {
         tools_changed: upstream.tools_changed.clone(),
+        surface_changed: upstream.surface_changed.clone(),
+        changes: upstream.changes.clone(),
+        server: upstream.config.name.clone(),
         relay: Arc::new(Relay::new(
             upstream.config.name.clone(),
             launcher.asks.clone(),
@@ -626,6 +684,7 @@ async fn follow(
     if let Err(e) = relist(upstream, link, registry, threshold, &mut listed).await {
         return e;
     }
+    refresh_surface(upstream, &peer).await;
     let ended = service.waiting();
     tokio::pin!(ended);
     let mut health = tokio::time::interval(HEALTH_INTERVAL);
@@ -643,13 +702,30 @@ async fn follow(
                     return e;
                 }
             }
+            () = upstream.surface_changed.notified() => refresh_surface(upstream, &peer).await,
             _ = health.tick() => {
                 if let Err(e) = relist(upstream, link, registry, threshold, &mut listed).await {
                     return format!("health check failed: {e}");
                 }
+                refresh_surface(upstream, &peer).await;
             }
         }
     }
+}
+
+/// Lists what the upstream offers besides its tools (`surface.rs`).
+async fn refresh_surface(upstream: &Upstream, peer: &Peer<RoleClient>) {
+    surface::refresh(
+        &upstream.surface,
+        surface::Listing {
+            server: &upstream.config.name,
+            peer,
+            timeout: upstream.config.call_timeout(),
+            scrubber: upstream.surface_scrubber(),
+            changes: &upstream.changes,
+        },
+    )
+    .await;
 }
 
 /// Lists the upstream's tools and makes the registry hold exactly the bridged ones. `listed`

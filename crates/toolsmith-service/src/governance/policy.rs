@@ -234,6 +234,25 @@ impl PolicyGate {
         }
     }
 
+    /// `Err(reason)` if the caller of `ctx` may not see what the bridged server `server`
+    /// offers besides its tools (prompts, resources, completions, `instructions`): the policy
+    /// as for the server's tools (`group:mcp`, `group:mcp:<server>`; with `name`, the item's
+    /// catalogue name too) and, with grants on, an enabled grant of the server.
+    pub fn check_bridged(
+        &self,
+        ctx: &ToolContext,
+        server: &str,
+        name: Option<&str>,
+    ) -> Result<(), String> {
+        let name = name.map_or_else(|| format!("mcp:{server}"), str::to_owned);
+        let item = ToolInfo {
+            name: &name,
+            kind: ToolKind::Mcp { server },
+        };
+        self.check_info(ctx, &item)?;
+        self.grants.check_server(ctx, server)
+    }
+
     /// Whether the caller of `ctx` may call its custom tool `name`, stored in any status (what
     /// `list_custom_tools` and `get_custom_tool` may show it).
     pub fn allows_custom(&self, ctx: &ToolContext, name: &str) -> bool {
