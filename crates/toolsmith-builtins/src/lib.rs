@@ -94,6 +94,7 @@ families! {
     teams,
     sessions,
     delegation,
+    browser,
 }
 
 #[cfg(test)]
@@ -148,6 +149,9 @@ pub struct BuiltinEnv {
     /// How the sessions tools run agents (the server's agent runner); `None` makes them answer
     /// that this server runs no agents.
     pub agent_sessions: Option<Arc<dyn sessions::SessionHost>>,
+    /// The browsers of the `browser` tool (Chromium, through the egress guard); `None` makes
+    /// it answer that this server runs none.
+    pub browsers: Option<Arc<browser::Browsers>>,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.

@@ -291,6 +291,12 @@ fn builtin_env(
             egress.clone(),
             config.owner_allowed_domains.clone(),
         ));
+    // The browser tool's pages reach the network through the same guard, per owner.
+    let browsers = toolsmith_builtins::browser::Browsers::new(
+        toolsmith_builtins::browser::BrowserSettings::default(),
+        egress.clone(),
+        config.owner_allowed_domains.clone(),
+    );
     let chat: Arc<dyn toolsmith_builtins::chat::ChatModel> =
         Arc::new(crate::builtin_chat::BuiltinChat {
             config: config_cache.clone(),
@@ -335,6 +341,7 @@ fn builtin_env(
         team_wake: None,
         agent_sessions: None,
         chat: Some(chat),
+        browsers: Some(browsers),
     })
 }
 

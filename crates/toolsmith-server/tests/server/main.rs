@@ -32,6 +32,7 @@ mod json_paths;
 mod mcp_annotations;
 mod mcp_approvals;
 mod mcp_bridge;
+mod mcp_browser;
 mod mcp_bridge_http;
 mod mcp_bridge_offer;
 mod mcp_caller_client;
