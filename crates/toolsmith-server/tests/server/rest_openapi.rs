@@ -86,6 +86,8 @@ const OPERATIONS: &[(&str, &str)] = &[
     ),
     ("GET", "/api/v1/session"),
     ("GET", "/api/v1/changes"),
+    ("GET", "/api/v1/sign-in"),
+    ("POST", "/api/v1/sign-in/token"),
     ("GET", "/api/v1/executions"),
     ("GET", "/api/v1/agents"),
     ("POST", "/api/v1/agents"),
