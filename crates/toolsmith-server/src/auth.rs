@@ -246,6 +246,7 @@ pub async fn authenticate(
             let public = path == "/livez"
                 || path == "/readyz"
                 || path.starts_with(oauth::METADATA_PATH)
+                || crate::rest::sign_in::PATHS.contains(&path)
                 || crate::ui::is_public(path);
             // A store that cannot say whether tokens exist lets no one in, and says it is the
             // store (503, retry), not the caller (401).

@@ -53,6 +53,7 @@ static ASSETS: &[Asset] = &[
     asset!("favicon.svg", "image/svg+xml"),
     asset!("js/app.js", JS),
     asset!("js/api.js", JS),
+    asset!("js/oidc.js", JS),
     asset!("js/dom.js", JS),
     asset!("js/format.js", JS),
     asset!("js/schemaform.js", JS),

@@ -20,6 +20,7 @@
 //! with `error="insufficient_scope"` and the scope ([`challenge`]).
 
 mod jwks;
+pub mod sign_in;
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -63,6 +64,20 @@ pub struct OAuthSettings {
     pub jwks_refetch_floor: Duration,
     /// Clock skew allowed on `exp` and `nbf` (default 60 s).
     pub leeway: Duration,
+    /// The web UI's sign-in through the provider, when a client id is configured for it.
+    pub ui: Option<UiSignInSettings>,
+}
+
+/// The web UI as a public OAuth client of one issuer ([`sign_in`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UiSignInSettings {
+    /// The client id registered at the provider for the UI: a public client (no secret) whose
+    /// redirect URI is `<resource>/`.
+    pub client_id: String,
+    /// The issuer the UI signs in with: one of [`OAuthSettings::issuers`].
+    pub issuer: String,
+    /// The scopes the UI asks for, space-separated.
+    pub scopes: String,
 }
 
 /// One trusted authorization server.
@@ -87,6 +102,7 @@ impl OAuthSettings {
             jwks_refresh: Duration::from_secs(600),
             jwks_refetch_floor: Duration::from_secs(30),
             leeway: Duration::from_secs(60),
+            ui: None,
         }
     }
 
@@ -127,6 +143,8 @@ pub enum Rejection {
 pub struct OAuthVerifier {
     settings: OAuthSettings,
     keys: jwks::KeyCache,
+    /// The UI's issuer's endpoints, once discovered ([`sign_in`]).
+    endpoints: sign_in::EndpointCache,
 }
 
 impl std::fmt::Debug for OAuthVerifier {
@@ -155,8 +173,17 @@ impl OAuthVerifier {
     /// A verifier fetching keys through `egress` (the operator's policy: an issuer on a private
     /// network must be listed in `egress.allowed_private_hosts`).
     pub fn new(settings: OAuthSettings, egress: toolsmith_egress::EgressGuard) -> OAuthVerifier {
-        let keys = jwks::KeyCache::new(egress, settings.jwks_refresh, settings.jwks_refetch_floor);
-        OAuthVerifier { settings, keys }
+        let keys = jwks::KeyCache::new(
+            egress.clone(),
+            settings.jwks_refresh,
+            settings.jwks_refetch_floor,
+        );
+        let endpoints = sign_in::EndpointCache::new(egress, settings.jwks_refresh);
+        OAuthVerifier {
+            settings,
+            keys,
+            endpoints,
+        }
     }
 
     pub fn settings(&self) -> &OAuthSettings {

@@ -14,6 +14,8 @@
 //!   execution analytics.
 //! - [`session`] — `/api/v1/session` (who is calling) and `/api/v1/changes` (a change digest
 //!   with an `ETag`, which the web UI polls).
+//! - [`sign_in`] — `/api/v1/sign-in…`, the web UI signing a person in through the identity
+//!   provider (no token needed).
 //! - [`executions`] — `/api/v1/executions`, the caller's recent executions.
 //! - [`data`] — `/api/v1/data…`, the agent's own records (tasks, notes …) per family, and a
 //!   person's export and erasure.
@@ -59,6 +61,7 @@ pub mod scheduled_tasks;
 pub mod session;
 pub mod sessions;
 pub mod settings;
+pub mod sign_in;
 pub mod tasks;
 pub mod teams;
 pub mod tokens;
@@ -121,6 +124,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(tool_groups::get_one, tool_groups::switch))
         .routes(routes!(session::session))
         .routes(routes!(session::changes))
+        .routes(routes!(sign_in::options))
+        .routes(routes!(sign_in::token))
         .routes(routes!(executions::list))
         .routes(routes!(agents::list, agents::create))
         .routes(routes!(agents::get_one, agents::replace, agents::delete))

@@ -26,6 +26,7 @@ use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
 use super::resources::{ResourceRead, StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
+use super::sign_in::{SignInOptions, SignInTokenBody, SignedIn};
 use super::sessions::{AgentSession, AgentSessionHistory, AgentSessionList, AgentSessionMessage};
 use super::tasks::{Task, TaskList};
 use super::teams::{TeamBoard, TeamList, TeamMember, TeamView};
@@ -84,6 +85,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "audit", description = "The audit log of privileged actions (admin)"),
         (name = "approvals", description = "Human approval of executions: what waits for a person, and their decisions"),
         (name = "config", description = "The Config Center: services your tools need and their values"),
+        (name = "sign-in", description = "Signing in to the web UI through the identity provider (authorization code with PKCE); no token needed"),
         (name = "session", description = "Who is calling, and a change digest to poll (the web UI)"),
         (name = "executions", description = "Your recent executions"),
         (name = "agents", description = "Agents Toolsmith runs: their definitions, and runs of them (steps, usage, cancel)"),
@@ -105,7 +107,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         AgentRun, AgentRunList, AgentUsage, RecordedExecution, RecordedExecutionList,
         ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
         StoredResource, StoredResourceList, ResourceRead, AgentSession, AgentSessionList, AgentSessionHistory,
-        AgentSessionMessage, TeamView, TeamMember, TeamList, TeamBoard
+        AgentSessionMessage, TeamView, TeamMember, TeamList, TeamBoard, SignInOptions,
+        SignInTokenBody, SignedIn
     ))
 )]
 pub struct ApiDoc;
@@ -254,6 +257,14 @@ fn finish(doc: &mut OpenApi) {
                 .as_ref()
                 .is_some_and(|tags| tags.iter().any(|t| t == "health" || t == "meta"));
             plain_string_headers(operation);
+            if operation
+                .tags
+                .as_ref()
+                .is_some_and(|tags| tags.iter().any(|t| t == "sign-in"))
+            {
+                // How a person gets a token needs none.
+                operation.security = Some(vec![SecurityRequirement::default()]);
+            }
             if is_health {
                 if operation.operation_id.as_deref() != Some("getOpenApiDocument") {
                     // The probes never need a token.

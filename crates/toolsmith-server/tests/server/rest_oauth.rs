@@ -16,7 +16,7 @@ use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 use toolsmith_server::ServerSettings;
 use toolsmith_server::auth::Scope;
-use toolsmith_server::auth::oauth::{IssuerSettings, OAuthSettings};
+use toolsmith_server::auth::oauth::{IssuerSettings, OAuthSettings, UiSignInSettings};
 
 use crate::rest_support::{TestApp, TestResponse, request, serve_loopback, settings_reaching};
 
@@ -62,6 +62,9 @@ struct Provider {
     keys: Arc<Mutex<Vec<Value>>>,
     fetches: Arc<Mutex<usize>>,
     issuer: Arc<Mutex<String>>,
+    /// What its token endpoint answers next (status, body), and the forms it was sent.
+    token_answer: Arc<Mutex<(u16, Value)>>,
+    token_forms: Arc<Mutex<Vec<String>>>,
 }
 
 impl Provider {
@@ -73,7 +76,19 @@ impl Provider {
                 "/.well-known/openid-configuration",
                 get(|State(p): State<Provider>| async move {
                     let issuer = p.issuer.lock().unwrap().clone();
-                    axum::Json(json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")}))
+                    axum::Json(json!({
+                        "issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                        "authorization_endpoint": format!("{issuer}/auth"),
+                        "token_endpoint": format!("{issuer}/token"),
+                    }))
+                }),
+            )
+            .route(
+                "/token",
+                axum::routing::post(|State(p): State<Provider>, form: String| async move {
+                    p.token_forms.lock().unwrap().push(form);
+                    let (status, body) = p.token_answer.lock().unwrap().clone();
+                    (StatusCode::from_u16(status).unwrap(), axum::Json(body))
                 }),
             )
             .route(
@@ -96,13 +111,18 @@ impl Provider {
 }
 
 async fn app_trusting(issuer: &str, host: &str) -> TestApp {
-    let settings = OAuthSettings::new(
+    app_with(issuer, host, None).await
+}
+
+async fn app_with(issuer: &str, host: &str, ui: Option<UiSignInSettings>) -> TestApp {
+    let mut settings = OAuthSettings::new(
         RESOURCE,
         vec![IssuerSettings {
             issuer: issuer.to_owned(),
             jwks_uri: None,
         }],
     );
+    settings.ui = ui;
     TestApp::with_configs(
         settings_reaching(host),
         ServerSettings {
@@ -401,4 +421,162 @@ async fn an_unreachable_issuer_is_a_503_not_a_401() {
     .await;
     assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE, "{}", res.text);
     assert!(res.header("retry-after").is_some());
+}
+
+/// The web UI's sign-in (authorization code with PKCE): the options, and the code redeemed at
+/// the provider's token endpoint through the server — each refusal before anything is sent,
+/// the provider's own refusal passed on, and a token this server would not accept never handed
+/// to the page.
+#[tokio::test]
+async fn the_ui_signs_in_by_redeeming_its_code_at_the_provider() {
+    let key = SigningKey::new("k1");
+    let (provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+
+    // Not configured: both routes say how to turn it on.
+    let plain = app_trusting(&issuer, &host).await;
+    let res = plain.get("/api/v1/sign-in").await;
+    res.assert_error(StatusCode::NOT_FOUND, "not_found");
+    assert!(res.text.contains("ui_client_id"), "{}", res.text);
+    assert!(TestApp::new().await.get("/api/v1/sign-in").await.status == StatusCode::NOT_FOUND);
+
+    let app = app_with(
+        &issuer,
+        &host,
+        Some(UiSignInSettings {
+            client_id: "toolsmith-ui".into(),
+            issuer: issuer.clone(),
+            scopes: "openid tools:read".into(),
+        }),
+    )
+    .await;
+    // Without a token (the routes are how a person gets one), while the rest needs one.
+    assert_eq!(
+        app.get("/api/v1/session").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let res = app.get("/api/v1/sign-in").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.text);
+    let options = &res.json["data"];
+    assert_eq!(options["authorizationEndpoint"], format!("{issuer}/auth"));
+    assert_eq!(options["clientId"], "toolsmith-ui");
+    assert_eq!(options["scopes"], "openid tools:read");
+    assert_eq!(options["redirectUri"], format!("{RESOURCE}/"));
+    assert_eq!(options["resource"], RESOURCE);
+
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let body = |code: &str, verifier: &str, redirect: &str| json!({"code": code, "codeVerifier": verifier, "redirectUri": redirect});
+    let redirect = format!("{RESOURCE}/");
+    // Malformed or hostile: refused naming the field, nothing sent to the provider.
+    for (bad, field) in [
+        (body("", verifier, &redirect), "code:"),
+        (body(&"c".repeat(5000), verifier, &redirect), "code:"),
+        (body("abc", "short", &redirect), "codeVerifier:"),
+        (
+            body("abc", &format!("{verifier}\n"), &redirect),
+            "codeVerifier:",
+        ),
+        (
+            body("abc", verifier, "https://evil.example/"),
+            "redirectUri:",
+        ),
+    ] {
+        let res = app.post("/api/v1/sign-in/token", &bad).await;
+        res.assert_error(StatusCode::BAD_REQUEST, "validation_error");
+        assert!(
+            res.json["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with(field),
+            "{}",
+            res.text
+        );
+    }
+    let res = app
+        .post("/api/v1/sign-in/token", &json!({"code": "abc", "extra": 1}))
+        .await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST, "{}", res.text);
+    assert!(provider.token_forms.lock().unwrap().is_empty());
+
+    // The provider refuses the code: its reason, as a 400.
+    *provider.token_answer.lock().unwrap() = (
+        400,
+        json!({"error": "invalid_grant", "error_description": "grant request is invalid"}),
+    );
+    let res = app
+        .post("/api/v1/sign-in/token", &body("abc", verifier, &redirect))
+        .await;
+    res.assert_error(StatusCode::BAD_REQUEST, "sign_in_refused");
+    assert!(res.text.contains("invalid_grant"), "{}", res.text);
+
+    // A token this server would not accept (opaque, or for another audience) is not handed on.
+    *provider.token_answer.lock().unwrap() = (
+        200,
+        json!({"access_token": "opaque-token", "token_type": "Bearer"}),
+    );
+    let res = app
+        .post("/api/v1/sign-in/token", &body("abc", verifier, &redirect))
+        .await;
+    res.assert_error(StatusCode::BAD_GATEWAY, "identity_provider_error");
+    assert!(
+        res.text.contains("JWT access tokens for the resource"),
+        "{}",
+        res.text
+    );
+    let mut foreign = claims(&issuer, "tools:read");
+    foreign["aud"] = json!("https://other.example.com");
+    *provider.token_answer.lock().unwrap() = (
+        200,
+        json!({"access_token": key.sign(&foreign), "token_type": "Bearer"}),
+    );
+    let res = app
+        .post("/api/v1/sign-in/token", &body("abc", verifier, &redirect))
+        .await;
+    res.assert_error(StatusCode::BAD_GATEWAY, "identity_provider_error");
+    assert!(
+        !res.text.contains("eyJ"),
+        "the refused token is not echoed: {}",
+        res.text
+    );
+
+    // Signed in: the token, whom it names; the provider got the code, the verifier, the
+    // client and the resource; and the token works.
+    let good = key.sign(&claims(&issuer, "tools:read"));
+    *provider.token_answer.lock().unwrap() = (
+        200,
+        json!({"access_token": good, "token_type": "Bearer", "expires_in": 300}),
+    );
+    let res = app
+        .post(
+            "/api/v1/sign-in/token",
+            &body("the-code", verifier, &redirect),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.text);
+    let signed_in = &res.json["data"];
+    assert_eq!(signed_in["userId"], "ann");
+    assert_eq!(signed_in["scopes"], json!(["tools:read"]));
+    assert_eq!(signed_in["expiresIn"], 300);
+    let form = provider.token_forms.lock().unwrap().last().unwrap().clone();
+    let sent: std::collections::HashMap<String, String> =
+        url::form_urlencoded::parse(form.as_bytes())
+            .into_owned()
+            .collect();
+    assert_eq!(sent["grant_type"], "authorization_code");
+    assert_eq!(sent["code"], "the-code");
+    assert_eq!(sent["code_verifier"], verifier);
+    assert_eq!(sent["client_id"], "toolsmith-ui");
+    assert_eq!(sent["redirect_uri"], redirect);
+    assert_eq!(sent["resource"], RESOURCE);
+    let token = signed_in["accessToken"].as_str().unwrap();
+    let res = get_as(&app, "/api/v1/session", token).await;
+    assert_eq!(res.json["data"]["userId"], "ann", "{}", res.text);
+    // The sign-in is audited, once (the refused ones are not sign-ins).
+    let admin = app.token("root", None, &[Scope::Admin]).await;
+    let res = get_as(&app, "/api/v1/audit?action=auth.sign_in", &admin).await;
+    let entries = res.json["data"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", res.text));
+    assert_eq!(entries.len(), 1, "{}", res.text);
+    assert_eq!(entries[0]["actor"], "ann");
 }

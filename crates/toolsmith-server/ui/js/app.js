@@ -6,6 +6,7 @@
 
 import { ApiError, get, getToken, setToken } from './api.js';
 import { h, replace, field, toast } from './dom.js';
+import { finishSignIn, signInOptions, startSignIn } from './oidc.js';
 import * as tools from './pages/tools.js';
 import * as tool from './pages/tool.js';
 import * as editor from './pages/editor.js';
@@ -114,8 +115,11 @@ function showError(e) {
   replace(main, h('h1', { text: 'Something went wrong' }), h('p', { class: 'error', role: 'alert', text: message }));
 }
 
-/** The sign-in form, shown when the server needs a token. */
-function signIn(message) {
+/**
+ * The sign-in form, shown when the server needs a token. `message`: what was wrong with the
+ * token typed; `notice`: what went wrong signing in through the identity provider.
+ */
+function signIn(message, notice) {
   state.session = null;
   document.getElementById('sign-out').hidden = true;
   const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, spellcheck: 'false' });
@@ -123,6 +127,7 @@ function signIn(message) {
   if (message) f.error(message);
   const form = h('form', { class: 'card signin', 'aria-labelledby': 'signin-title' },
     h('h1', { id: 'signin-title', text: 'Sign in to Toolsmith' }),
+    notice ? h('p', { class: 'error', role: 'alert', text: notice }) : null,
     f.wrap,
     h('button', { type: 'submit', class: 'btn primary', text: 'Sign in' }));
   form.addEventListener('submit', async (e) => {
@@ -132,6 +137,55 @@ function signIn(message) {
   });
   replace(main, form);
   input.focus();
+  offerProvider(form);
+}
+
+/** When the server signs people in through an identity provider, the sign-in form offers it first. */
+async function offerProvider(form) {
+  let options;
+  try {
+    options = await signInOptions();
+  } catch (e) {
+    form.prepend(h('p', { class: 'error', role: 'alert', text: `Signing in through the identity provider is not available now: ${e.message}` }));
+    return;
+  }
+  if (!options || !form.isConnected) return;
+  const provider = new URL(options.issuer).host;
+  const here = new URL(options.redirectUri);
+  let offer;
+  if (here.origin !== window.location.origin) {
+    // The provider sends people back to the server's public address; this tab's storage is
+    // per address, so the sign-in must start there.
+    offer = h('p', {}, 'To sign in through ', h('strong', { text: provider }), ', open Toolsmith at ',
+      h('a', { href: here.href, text: here.href }), '.');
+  } else {
+    const button = h('button', { type: 'button', class: 'btn primary', text: `Sign in with ${provider}` });
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        await startSignIn(options);
+      } catch (e) {
+        button.disabled = false;
+        toast(`Could not start signing in: ${e.message}`, 'error');
+      }
+    });
+    offer = h('div', { class: 'signin-provider' }, button,
+      h('p', { class: 'hint', text: 'or use an API token:' }));
+  }
+  form.querySelector('h1').after(offer);
+}
+
+/** A return from the identity provider: the token it gave, or the sign-in form saying why not. */
+async function returnFromProvider() {
+  try {
+    const token = await finishSignIn();
+    if (token) setToken(token);
+    return true;
+  } catch (e) {
+    setToken(null);
+    signIn(null, e.message);
+    return false;
+  }
 }
 
 async function start() {
@@ -276,7 +330,7 @@ function init() {
   window.addEventListener('toolsmith:unauthorized', () => {
     if (state.session && state.session.authRequired) signIn('The token was refused (revoked or expired).');
   });
-  start();
+  returnFromProvider().then((ok) => { if (ok) start(); });
 }
 
 init();

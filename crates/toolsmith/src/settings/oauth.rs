@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolsmith_server::auth::oauth::{IssuerSettings, OAuthSettings};
+use toolsmith_server::auth::oauth::{IssuerSettings, OAuthSettings, UiSignInSettings};
 
 use super::{ConfigError, Value, bad, pick_duration};
 
@@ -31,7 +31,17 @@ pub struct OAuthFile {
     pub jwks_refresh: Option<Value>,
     /// Clock skew allowed on `exp` and `nbf` (default 60 s, at most 5 minutes).
     pub leeway: Option<Value>,
+    /// The client id of the web UI at the provider (a public client whose redirect URI is
+    /// `<resource>/`): set, the UI offers signing in through the provider.
+    pub ui_client_id: Option<String>,
+    /// The issuer the UI signs in with (default: the first one).
+    pub ui_issuer: Option<String>,
+    /// The scopes the UI asks for (default `openid tools:read tools:write tools:execute`).
+    pub ui_scopes: Option<String>,
 }
+
+/// The scopes the UI asks for unless `ui_scopes` says otherwise.
+pub const DEFAULT_UI_SCOPES: &str = "openid tools:read tools:write tools:execute";
 
 /// One `[[oauth.issuer]]`.
 #[derive(Debug, Deserialize)]
@@ -91,7 +101,56 @@ pub fn resolve(file: OAuthFile) -> Result<OAuthSettings, ConfigError> {
         }
         settings.leeway = leeway;
     }
+    settings.ui = ui_sign_in(
+        file.ui_client_id,
+        file.ui_issuer,
+        file.ui_scopes,
+        &settings.issuers,
+    )?;
     Ok(settings)
+}
+
+/// The UI's sign-in, when `ui_client_id` is set: its issuer must be a trusted one.
+fn ui_sign_in(
+    client_id: Option<String>,
+    issuer: Option<String>,
+    scopes: Option<String>,
+    issuers: &[IssuerSettings],
+) -> Result<Option<UiSignInSettings>, ConfigError> {
+    let Some(client_id) = client_id else {
+        if issuer.is_some() || scopes.is_some() {
+            return Err(bad(
+                "oauth.ui_issuer / oauth.ui_scopes: set `ui_client_id` too (the UI's client id at the provider)",
+            ));
+        }
+        return Ok(None);
+    };
+    if client_id.trim().is_empty() || client_id.len() > 256 {
+        return Err(bad("oauth.ui_client_id: 1 to 256 characters"));
+    }
+    let issuer = match issuer {
+        Some(issuer) if issuers.iter().any(|i| i.issuer == issuer) => issuer,
+        Some(issuer) => {
+            return Err(bad(format!(
+                "oauth.ui_issuer: '{issuer}' is not one of `issuers`; list it there too"
+            )));
+        }
+        None => issuers
+            .first()
+            .map(|i| i.issuer.clone())
+            .ok_or_else(|| bad("oauth: at least one issuer is needed"))?,
+    };
+    let scopes = scopes.unwrap_or_else(|| DEFAULT_UI_SCOPES.to_owned());
+    if scopes.split_whitespace().next().is_none() || scopes.chars().any(char::is_control) {
+        return Err(bad(
+            "oauth.ui_scopes: space-separated scope names, e.g. \"openid tools:read\"",
+        ));
+    }
+    Ok(Some(UiSignInSettings {
+        client_id,
+        issuer,
+        scopes,
+    }))
 }
 
 fn web_url(text: &str, key: &str) -> Result<(), ConfigError> {
@@ -168,5 +227,48 @@ mod tests {
             assert!(error.contains(key), "{text}: {error}");
         }
         assert!(toml::from_str::<OAuthFile>("secret = 1").is_err());
+    }
+
+    #[test]
+    fn the_ui_signs_in_with_a_trusted_issuer() {
+        let base = "resource = \"https://t\"\nissuers = [\"https://i\", \"https://j\"]\n";
+        assert_eq!(read(base).unwrap().ui, None);
+        let ui = read(&format!("{base}ui_client_id = \"toolsmith-ui\""))
+            .unwrap()
+            .ui
+            .unwrap();
+        assert_eq!(
+            ui,
+            UiSignInSettings {
+                client_id: "toolsmith-ui".into(),
+                issuer: "https://i".into(),
+                scopes: DEFAULT_UI_SCOPES.into(),
+            }
+        );
+        let ui = read(&format!(
+            "{base}ui_client_id = \"ui\"\nui_issuer = \"https://j\"\nui_scopes = \"openid tools:read\""
+        ))
+        .unwrap()
+        .ui
+        .unwrap();
+        assert_eq!(
+            (ui.issuer.as_str(), ui.scopes.as_str()),
+            ("https://j", "openid tools:read")
+        );
+        for (extra, key) in [
+            ("ui_issuer = \"https://j\"", "set `ui_client_id` too"),
+            (
+                "ui_client_id = \"ui\"\nui_issuer = \"https://k\"",
+                "oauth.ui_issuer",
+            ),
+            ("ui_client_id = \" \"", "oauth.ui_client_id"),
+            (
+                "ui_client_id = \"ui\"\nui_scopes = \" \"",
+                "oauth.ui_scopes",
+            ),
+        ] {
+            let error = read(&format!("{base}{extra}")).unwrap_err().to_string();
+            assert!(error.contains(key), "{extra}: {error}");
+        }
     }
 }

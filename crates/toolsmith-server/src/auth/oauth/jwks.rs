@@ -110,54 +110,71 @@ impl KeyCache {
         })
     }
 
-    /// `jwks_uri` from the issuer's OpenID Connect discovery document, or its RFC 8414
-    /// authorization server metadata.
+    /// `jwks_uri` from the issuer's metadata.
     async fn discover(&self, issuer: &str) -> Result<String, Rejection> {
-        let base = issuer.trim_end_matches('/');
-        let mut tried = Vec::new();
-        let mut candidates = vec![format!("{base}/.well-known/openid-configuration")];
-        if let Ok(url) = url::Url::parse(base) {
-            let origin = url.origin().ascii_serialization();
-            let path = url.path().trim_end_matches('/');
-            candidates.push(format!(
-                "{origin}/.well-known/oauth-authorization-server{path}"
-            ));
-        }
-        for candidate in candidates {
-            match self.get_json(&candidate).await {
-                Ok(document) => {
-                    if let Some(uri) = document.get("jwks_uri").and_then(Value::as_str) {
-                        return Ok(uri.to_owned());
-                    }
-                    tried.push(format!("{candidate}: no jwks_uri"));
-                }
-                Err(e) => tried.push(e.to_string()),
-            }
-        }
-        Err(Rejection::KeysUnavailable(format!(
-            "the keys of issuer {issuer} could not be found ({}); set `jwks_uri` for it in [oauth]",
-            tried.join("; ")
-        )))
+        let document = provider_metadata(&self.egress, issuer, "jwks_uri")
+            .await
+            .map_err(|why| {
+                Rejection::KeysUnavailable(format!(
+                    "the keys of issuer {issuer} could not be found ({why}); set `jwks_uri` for it in [oauth]"
+                ))
+            })?;
+        document
+            .get("jwks_uri")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Rejection::KeysUnavailable(format!("issuer {issuer} names no jwks_uri")))
     }
 
     async fn get_json(&self, url: &str) -> Result<Value, Rejection> {
-        let response = self
-            .egress
-            .send(OutboundRequest {
-                method: "GET".to_owned(),
-                url: url.to_owned(),
-                headers: vec![("accept".to_owned(), "application/json".to_owned())],
-                body: None,
-            })
+        get_json(&self.egress, url)
             .await
-            .map_err(|e| Rejection::KeysUnavailable(format!("{url}: {e}")))?;
-        if response.status != 200 {
-            return Err(Rejection::KeysUnavailable(format!(
-                "{url} answered {}",
-                response.status
-            )));
-        }
-        serde_json::from_slice(&response.body)
-            .map_err(|e| Rejection::KeysUnavailable(format!("{url} is not JSON: {e}")))
+            .map_err(Rejection::KeysUnavailable)
     }
+}
+
+/// The issuer's OpenID Connect discovery document, or its RFC 8414 authorization server
+/// metadata: the first of the two that names `field`. The error lists what each answered.
+pub(super) async fn provider_metadata(
+    egress: &EgressGuard,
+    issuer: &str,
+    field: &str,
+) -> Result<Value, String> {
+    let base = issuer.trim_end_matches('/');
+    let mut tried = Vec::new();
+    let mut candidates = vec![format!("{base}/.well-known/openid-configuration")];
+    if let Ok(url) = url::Url::parse(base) {
+        let origin = url.origin().ascii_serialization();
+        let path = url.path().trim_end_matches('/');
+        candidates.push(format!(
+            "{origin}/.well-known/oauth-authorization-server{path}"
+        ));
+    }
+    for candidate in candidates {
+        match get_json(egress, &candidate).await {
+            Ok(document) if document.get(field).is_some_and(Value::is_string) => {
+                return Ok(document);
+            }
+            Ok(_) => tried.push(format!("{candidate}: no {field}")),
+            Err(e) => tried.push(e),
+        }
+    }
+    Err(tried.join("; "))
+}
+
+/// A JSON document fetched through the egress guard; the error names the URL.
+pub(super) async fn get_json(egress: &EgressGuard, url: &str) -> Result<Value, String> {
+    let response = egress
+        .send(OutboundRequest {
+            method: "GET".to_owned(),
+            url: url.to_owned(),
+            headers: vec![("accept".to_owned(), "application/json".to_owned())],
+            body: None,
+        })
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    if response.status != 200 {
+        return Err(format!("{url} answered {}", response.status));
+    }
+    serde_json::from_slice(&response.body).map_err(|e| format!("{url} is not JSON: {e}"))
 }
