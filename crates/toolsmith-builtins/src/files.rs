@@ -107,14 +107,35 @@ impl FileError {
 /// The work of a file tool, on the caller's workspace.
 pub type FileFn = fn(&Workspace, &Value) -> Result<Value, FileError>;
 
+/// The tools whose calls [`RoutedFiles`] is asked about.
+pub const ROUTED_TOOLS: &[&str] = &["read_file", "write_file", "edit_file"];
+
+/// Where an agent's `read_file` / `write_file` of some names go instead of its workspace
+/// (spec 001 §3's interceptors: its context files, its memory): set by the server
+/// (`BuiltinEnv::routed_files`). Asked before the workspace, for the tools of
+/// [`ROUTED_TOOLS`] only.
+#[async_trait]
+pub trait RoutedFiles: Send + Sync + std::fmt::Debug {
+    /// The answer to `tool` on `args` for the caller of `ctx` when its path is routed
+    /// elsewhere; `None` leaves the call to the workspace.
+    async fn route(&self, tool: &str, args: &Value, ctx: &ToolContext) -> Option<ToolResult>;
+}
+
 struct FileExecutor {
     workspaces: Option<Arc<Workspaces>>,
     run: FileFn,
+    /// The routing asked first, for a tool of [`ROUTED_TOOLS`] (with its name).
+    routed: Option<(Arc<dyn RoutedFiles>, String)>,
 }
 
 #[async_trait]
 impl ToolExecutor for FileExecutor {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        if let Some((routed, tool)) = &self.routed
+            && let Some(answer) = routed.route(tool, &args, ctx).await
+        {
+            return answer;
+        }
         let Some(workspaces) = self.workspaces.clone() else {
             let e = WorkspaceError::NotConfigured;
             return ToolResult::error(e.kind(), e.to_string());
@@ -135,6 +156,11 @@ impl ToolExecutor for FileExecutor {
 
 /// A file tool: category `File System`, its group as provider, the `filesystem` permission.
 pub fn file_tool(env: &BuiltinEnv, definition: ToolDefinition, run: FileFn) -> RegisteredTool {
+    let routed = env
+        .routed_files
+        .clone()
+        .filter(|_| ROUTED_TOOLS.contains(&definition.name.as_str()))
+        .map(|routed| (routed, definition.name.to_string()));
     crate::family_tool(
         definition,
         CATEGORY,
@@ -142,6 +168,7 @@ pub fn file_tool(env: &BuiltinEnv, definition: ToolDefinition, run: FileFn) -> R
         Arc::new(FileExecutor {
             workspaces: env.workspaces.clone(),
             run,
+            routed,
         }),
     )
 }

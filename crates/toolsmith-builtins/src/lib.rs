@@ -149,6 +149,9 @@ pub struct BuiltinEnv {
     /// How the sessions tools run agents (the server's agent runner); `None` makes them answer
     /// that this server runs no agents.
     pub agent_sessions: Option<Arc<dyn sessions::SessionHost>>,
+    /// Where an agent's `read_file` / `write_file` of its context files and memory go (spec
+    /// 001 §3); `None` leaves every path to the workspace.
+    pub routed_files: Option<Arc<dyn files::RoutedFiles>>,
     /// The browsers of the `browser` tool (Chromium, through the egress guard); `None` makes
     /// it answer that this server runs none.
     pub browsers: Option<Arc<browser::Browsers>>,

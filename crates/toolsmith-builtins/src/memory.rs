@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use toolsmith_core::RegisteredTool;
 use toolsmith_core::data::DataRecord;
+use toolsmith_core::object;
 
 use crate::BuiltinEnv;
 use crate::data::{Records, data_tool};
@@ -116,7 +117,7 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
 /// A memory as the tools return it.
 #[must_use]
 pub fn view(record: &DataRecord) -> Value {
-    json!({
+    let mut view = json!({
         "id": record.id,
         "content": record.document.get("content").and_then(Value::as_str).unwrap_or_default(),
         "type": record.kind.as_deref().unwrap_or("fact"),
@@ -124,7 +125,12 @@ pub fn view(record: &DataRecord) -> Value {
         "tags": record.tags,
         "createdAt": record.created_at,
         "updatedAt": record.updated_at,
-    })
+    });
+    // A memory written as a file (an agent's MEMORY.md or memory/*) names it.
+    if let Some(path) = record.document.get("path").and_then(Value::as_str) {
+        object::set(&mut view, "file", json!(path));
+    }
+    view
 }
 
 /// What full-text search reads of a memory: its content and its tags.

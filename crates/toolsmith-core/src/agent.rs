@@ -34,6 +34,9 @@ pub struct AgentDefinition {
     /// Named texts given to the model after the instructions (spec 001 §3's context files).
     #[serde(default)]
     pub context_files: Vec<ContextFile>,
+    /// Whose its routed context files are (spec 001 §3): `predefined` (the default) or `open`.
+    #[serde(default, skip_serializing_if = "AgentType::is_predefined")]
+    pub agent_type: AgentType,
     #[serde(default)]
     pub limits: AgentLimits,
     /// Set when a model wrote this revision (MCP's `manage_agents`), `None` when a person did
@@ -146,6 +149,36 @@ pub struct AgentToolPolicy {
     pub deny: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_allow: Vec<String>,
+}
+
+/// Spec 001 §3's agent types: where an agent's `read_file` / `write_file` of the seven routed
+/// context files (`SOUL.md`, `IDENTITY.md`, `AGENTS.md`, `TOOLS.md`, `HEARTBEAT.md`, `USER.md`,
+/// `BOOTSTRAP.md`) go, and which of them its runs read from its user's own copies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentType {
+    /// Only `USER.md` is the user's; the other six are the definition's (versioned, written
+    /// as the definition is).
+    #[default]
+    Predefined,
+    /// All seven are the user's; the definition's are the templates read while the user has
+    /// none of their own.
+    Open,
+}
+
+impl AgentType {
+    #[must_use]
+    pub fn is_predefined(&self) -> bool {
+        *self == AgentType::Predefined
+    }
+
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentType::Predefined => "predefined",
+            AgentType::Open => "open",
+        }
+    }
 }
 
 /// One named text of an agent's context.

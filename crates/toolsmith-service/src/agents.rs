@@ -18,11 +18,13 @@
 
 mod audited;
 mod by_model;
+pub mod context_files;
 pub mod delegation;
 mod evaluate;
 mod handoff;
 pub(crate) mod quality_gates;
 pub(crate) mod leases;
+pub mod memory_files;
 pub mod providers;
 mod runner;
 pub(crate) mod sessions;
@@ -470,6 +472,8 @@ impl ToolService {
         extras: runner::Extras,
         scope: toolsmith_core::Narrowing,
     ) -> Result<(AgentRunRecord, tokio::task::JoinHandle<AgentRunRecord>), ServiceError> {
+        // Its user's own context files over the definition's (spec 001 §3, §7's merging).
+        agent = self.with_user_context_files(agent).await;
         // DELEGATION.md: the agents it may delegate to (spec 001 §7).
         agent = self.with_delegation_file(ctx, agent, &scope).await;
         // The lead of a team reads TEAM.md (spec 001 §8), after its own context files.

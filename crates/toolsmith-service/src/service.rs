@@ -340,6 +340,7 @@ fn builtin_env(
         tasks: None,
         team_wake: None,
         agent_sessions: None,
+        routed_files: None,
         chat: Some(chat),
         browsers: Some(browsers),
     })
@@ -450,6 +451,8 @@ impl ToolService {
         builtins.agent_sessions = Some(session_host.clone());
         let team_host = Arc::new(crate::agents::teams::ServiceTeams::default());
         builtins.team_wake = Some(team_host.clone());
+        let routed_files = Arc::new(crate::agents::context_files::ServiceFiles::default());
+        builtins.routed_files = Some(routed_files.clone());
         if let Some(sessions) = &builtins.sessions {
             // Often enough that a session outlives its idle timeout by at most a quarter of it.
             let every = (sessions.settings().idle_timeout / 4).clamp(
@@ -613,6 +616,7 @@ impl ToolService {
         task_caller.bind(&service);
         session_host.bind(&service);
         team_host.bind(&service);
+        routed_files.bind(&service);
         crate::agents::leases::sweep(&service);
         Ok(service)
     }

@@ -43,7 +43,7 @@ pub(crate) fn definitions() -> Vec<(Op, &'static str, &'static str, Value)> {
                 json!({
                     "action": {"type": "string", "enum": agents::ACTIONS, "description": "What to do."},
                     "agent": {"type": "string", "description": "The agent's name or id (every action but list and create)."},
-                    "definition": {"type": "object", "description": "create, update: {name, instructions, model: {service: your Config Center service for the provider, model}, toolPolicy?: {allow?, deny?, profile?} (tool names, group:<id> or *), displayName?, contextFiles?: [{name, text}], limits?: {maxIterations ≤ 20, wallTimeSecs ≤ 600, maxConcurrentRuns ≤ 4, maxTokens}}"},
+                    "definition": {"type": "object", "description": "create, update: {name, instructions, model: {service: your Config Center service for the provider, model}, toolPolicy?: {allow?, deny?, profile?} (tool names, group:<id> or *), displayName?, contextFiles?: [{name, text}], agentType?: predefined (default) or open, limits?: {maxIterations ≤ 20, wallTimeSecs ≤ 600, maxConcurrentRuns ≤ 4, maxTokens}}"},
                     "input": {"type": "string", "description": "run: the task for the agent."},
                     "wait": {"type": "boolean", "description": "run: answer when the run has ended (default: at once, while it runs)."},
                     "run": {"type": "string", "description": "get_run, cancel_run: the run's id."},

@@ -12,7 +12,7 @@ use serde_json::Value;
 use toolsmith_core::agent::QualityGate;
 use toolsmith_core::agent::{
     AgentDefinition, AgentLimits, AgentModel, AgentRecord, AgentRunRecord, AgentRunStep,
-    AgentToolPolicy, ContextFile, ModelPrice,
+    AgentToolPolicy, AgentType, ContextFile, ModelPrice,
 };
 use toolsmith_service::agents::{AgentInput, AgentRunView, AgentUsageView};
 use utoipa::ToSchema;
@@ -158,6 +158,27 @@ pub struct ContextFileBody {
     pub text: String,
 }
 
+/// Whose the routed context files (SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md, HEARTBEAT.md,
+/// USER.md, BOOTSTRAP.md) are (spec 001 §3): `predefined` (the default: only USER.md is the
+/// user's, the others are the definition's) or `open` (all seven are the user's, the
+/// definition's are templates).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentTypeBody {
+    #[default]
+    Predefined,
+    Open,
+}
+
+impl AgentTypeBody {
+    fn of(t: AgentType) -> AgentTypeBody {
+        match t {
+            AgentType::Predefined => AgentTypeBody::Predefined,
+            AgentType::Open => AgentTypeBody::Open,
+        }
+    }
+}
+
 /// What one run may spend; each left out takes its default.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -223,6 +244,10 @@ pub struct AgentBody {
     pub tool_policy: ToolPolicyBody,
     #[serde(default, deserialize_with = "objects")]
     pub context_files: Vec<ContextFileBody>,
+    /// `predefined` (the default) or `open`: see docs/agents.md "Virtual files".
+    #[serde(default)]
+    #[schema(inline)]
+    pub agent_type: AgentTypeBody,
     #[serde(default, deserialize_with = "object")]
     pub limits: LimitsBody,
     /// Checks of what this agent's delegations answer (spec 001 §11; `quality_gates` is read
@@ -329,6 +354,10 @@ impl AgentBody {
                         text: f.text,
                     })
                     .collect(),
+                agent_type: match self.agent_type {
+                    AgentTypeBody::Predefined => AgentType::Predefined,
+                    AgentTypeBody::Open => AgentType::Open,
+                },
                 limits: AgentLimits {
                     max_iterations: self
                         .limits
@@ -378,6 +407,8 @@ pub struct Agent {
     pub model: AgentModelBody,
     pub tool_policy: ToolPolicyBody,
     pub context_files: Vec<ContextFileBody>,
+    #[schema(inline)]
+    pub agent_type: AgentTypeBody,
     pub limits: LimitsBody,
     /// 1, then one more at each change.
     pub revision: i64,
@@ -418,6 +449,7 @@ impl Agent {
                     text: f.text,
                 })
                 .collect(),
+            agent_type: AgentTypeBody::of(d.agent_type),
             limits: LimitsBody {
                 max_iterations: Some(u64::from(d.limits.max_iterations)),
                 max_tokens: d.limits.max_tokens,

@@ -21,6 +21,7 @@ mod mcp_support;
 mod rest_support;
 
 mod agent_delegation;
+mod agent_files;
 mod agent_sessions;
 mod agent_teams;
 mod agent_quality_gates;

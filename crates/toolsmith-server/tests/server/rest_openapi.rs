@@ -346,6 +346,7 @@ async fn the_agent_schemas_are_what_the_handlers_use() {
     assert_eq!(
         properties(&doc, "AgentBody"),
         [
+            "agentType",
             "contextFiles",
             "displayName",
             "expectedRevision",

@@ -33,6 +33,7 @@ fn changed_fields(before: &AgentRecord, after: &AgentRecord) -> Vec<&'static str
         ("model", b.model != a.model),
         ("toolPolicy", b.tool_policy != a.tool_policy),
         ("contextFiles", b.context_files != a.context_files),
+        ("agentType", b.agent_type != a.agent_type),
         ("limits", b.limits != a.limits),
         ("qualityGates", b.quality_gates != a.quality_gates),
     ]

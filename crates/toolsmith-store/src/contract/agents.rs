@@ -42,6 +42,7 @@ fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
                 name: "style.md".to_owned(),
                 text: "Be brief.".to_owned(),
             }],
+            agent_type: toolsmith_core::agent::AgentType::Predefined,
             limits: toolsmith_core::agent::AgentLimits::default(),
             written_by_model: None,
             quality_gates: Vec::new(),
