@@ -21,6 +21,11 @@
 #                `/usr/bin/python3` (execute_python, compile_code), its pip (package_manager) and
 #                `/usr/bin/node` (sandbox_run_js): the code tools run the host's own interpreters
 #                inside the sandbox, which sees /usr/bin only (not pyenv or nvm shims)
+#   dovecot-imapd, python3-aiosmtpd
+#                the email tools' tests (crates/toolsmith-server/tests/server/mcp_email.rs) start
+#                `/usr/sbin/dovecot` (IMAP) and `python3 -m aiosmtpd` (SMTP) on 127.0.0.1 with
+#                their own configuration in a temp dir; no system service is used (Debian's
+#                package, so no pip install meets PEP 668)
 # Idempotent: installs only what is missing. Installs with apt-get when running as root on a
 # Debian-like system; otherwise prints what is missing and exits non-zero.
 # Run from anywhere: `bash scripts/install-system-deps.sh`.
@@ -46,6 +51,8 @@ command -v mount >/dev/null 2>&1 || missing+=("mount")
 [[ -x /usr/bin/python3 ]] || missing+=("python3")
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=("python3-pip")
 [[ -x /usr/bin/node ]] || missing+=("nodejs")
+[[ -x /usr/sbin/dovecot ]] || missing+=("dovecot-imapd")
+/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || missing+=("python3-aiosmtpd")
 
 # pgvector: built from third_party/pgvector for every installed PostgreSQL major version that
 # lacks it (after the packages below, so a fresh machine gets the server first).
@@ -75,7 +82,7 @@ install_pgvector() {
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   install_pgvector
-  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, podman (with podman-compose, debootstrap, runc), python3 (with pip), node and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, podman (with podman-compose, debootstrap, runc), python3 (with pip and aiosmtpd), node, dovecot and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -98,6 +105,10 @@ for tool in bwrap prlimit setpriv git chromium openssl podman podman-compose deb
 done
 if ! have_postgres; then
   echo "install-system-deps: initdb/pg_ctl are still missing after installing postgresql" >&2
+  exit 1
+fi
+if [[ ! -x /usr/sbin/dovecot ]]; then
+  echo "install-system-deps: /usr/sbin/dovecot is still missing after installing dovecot-imapd" >&2
   exit 1
 fi
 install_pgvector

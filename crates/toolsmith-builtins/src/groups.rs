@@ -109,6 +109,7 @@ pub const SPEC_ORDER: &[&str] = &[
     "mathStats",
     "codeExecution",
     "webFetch",
+    "email",
     "weather",
     "git",
     "pdf",

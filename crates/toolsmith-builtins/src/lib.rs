@@ -78,6 +78,7 @@ families! {
     files,
     web,
     messaging,
+    email,
     extract,
     weather,
     translate,

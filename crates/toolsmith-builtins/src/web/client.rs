@@ -3,6 +3,7 @@
 //! allowlist.
 
 use std::collections::HashMap;
+use std::net::{Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -76,6 +77,24 @@ impl WebError {
 #[async_trait]
 pub trait WebClient: Send + Sync + std::fmt::Debug {
     async fn send(&self, owner: &str, request: WebRequest) -> Result<WebResponse, WebError>;
+
+    /// The addresses to open a connection to `host` on `port` that is not an HTTP request
+    /// (SMTP, IMAP) on behalf of `owner`, under the same rules as a request: the owner's and
+    /// the policy's allowed domains, and every address the name resolves to checked (a private
+    /// or loopback one only when `allowed_private_hosts` lists the host and port). Connect to
+    /// these, never to the name again, so what was checked is what is reached.
+    async fn connect_addresses(
+        &self,
+        owner: &str,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, WebError> {
+        let _ = (owner, host, port);
+        Err(WebError::Refused(
+            "this server's client for built-ins opens no connection other than HTTP requests"
+                .to_owned(),
+        ))
+    }
 }
 
 /// The egress guard as a [`WebClient`]: redirects followed and re-checked by the guard, the
@@ -123,6 +142,38 @@ impl WebClient for GuardClient {
             body: response.body,
             final_url: response.final_url,
         })
+    }
+
+    async fn connect_addresses(
+        &self,
+        owner: &str,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, WebError> {
+        let guard = match self.owner_domains.get(owner) {
+            Some(domains) => self.guard.for_owner(domains.clone()),
+            None => self.guard.clone(),
+        };
+        let shown = if host.parse::<Ipv6Addr>().is_ok() {
+            format!("[{host}]")
+        } else {
+            host.to_owned()
+        };
+        let limit = guard.policy().total_timeout;
+        // The guard checks URLs: an https URL naming exactly this host and port is checked
+        // (names, addresses, an allowed private host's port) as a request to it would be.
+        let checked = guard
+            .resolve_checked(&format!("https://{shown}:{port}/"))
+            .await
+            .map_err(|e| web_error(e, limit, 0))?;
+        if checked.url.port_or_known_default() != Some(port) || checked.url.path() != "/" {
+            return Err(WebError::Refused(format!("'{host}' is not a host name")));
+        }
+        Ok(checked
+            .addrs
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect())
     }
 }
 
