@@ -196,23 +196,36 @@ pub(crate) const COMPACT_OWN_TOOLS: usize = 8;
 /// whatever the caller's tools' schemas hold.
 pub(crate) const COMPACT_OWN_BYTES: usize = 12_000;
 
-/// The compact listing's own tools: `records` most used first (then the most recently used,
-/// then the newest), each made a listed tool by `listed` (`None`: not listed to this caller),
-/// at most [`COMPACT_OWN_TOOLS`] and [`COMPACT_OWN_BYTES`] of JSON.
+/// A tool the compact listing may carry, with what ranks it.
+pub(crate) struct UsedTool {
+    pub name: String,
+    /// The caller's calls of it in the last 30 days that ran (every source).
+    pub recent_calls: u64,
+    /// A custom tool's own count and times; 0 and `None` for a built-in or bridged tool.
+    pub usage_count: i64,
+    pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The compact listing's own tools: `candidates` most used first — by the caller's recent
+/// calls, custom, built-in and bridged alike, then a custom tool's own count, then the most
+/// recently used, then the newest —, each made a listed tool by `listed` (`None`: not listed
+/// to this caller), at most [`COMPACT_OWN_TOOLS`] and [`COMPACT_OWN_BYTES`] of JSON.
 pub(crate) fn most_used(
-    mut records: Vec<toolsmith_core::CustomToolRecord>,
-    listed: impl Fn(&toolsmith_core::CustomToolRecord) -> Option<Tool>,
+    mut candidates: Vec<UsedTool>,
+    listed: impl Fn(&str) -> Option<Tool>,
 ) -> Vec<Tool> {
-    records.sort_by(|a, b| {
-        b.usage_count
-            .cmp(&a.usage_count)
+    candidates.sort_by(|a, b| {
+        b.recent_calls
+            .cmp(&a.recent_calls)
+            .then(b.usage_count.cmp(&a.usage_count))
             .then(b.last_used_at.cmp(&a.last_used_at))
             .then(b.created_at.cmp(&a.created_at))
             .then(a.name.cmp(&b.name))
     });
     let mut bytes = 0;
     let mut tools = Vec::new();
-    for tool in records.iter().filter_map(listed) {
+    for tool in candidates.iter().filter_map(|c| listed(&c.name)) {
         if tools.len() == COMPACT_OWN_TOOLS {
             break;
         }

@@ -50,7 +50,7 @@ fn instructions(listing: McpListing) -> &'static str {
             "Toolsmith: tools you can grow yourself. Call any listed tool by name, or discover tools with search_tools → get_tool_help → use_tool. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value); an active tool appears in tools/list immediately, and notifications/tools/list_changed tells you when the list changes. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
         }
         McpListing::Compact => {
-            "Toolsmith: tools you can grow yourself. tools/list shows the control plane, the discovery tools and up to 8 of your own tools, the most used first; every other tool (the built-ins too: files, notes, tasks, web, dates …) is found with search_tools, explained by get_tool_help and called with use_tool or by its name. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value): an active tool can be called by its name at once, and notifications/tools/list_changed tells you when your tools change. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
+            "Toolsmith: tools you can grow yourself. tools/list shows the control plane, the discovery tools and up to 8 of your own tools, the most used first (your custom tools, and the built-in or bridged tools you called most in the last 30 days); every other tool (the built-ins too: files, notes, tasks, web, dates …) is found with search_tools, explained by get_tool_help and called with use_tool or by its name. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value): an active tool can be called by its name at once, and notifications/tools/list_changed tells you when your tools change. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
         }
         McpListing::Discovery => {
             "Toolsmith: tools you can grow yourself. tools/list shows only the control plane and the discovery tools, whatever the catalogue holds: every other tool is found with search_tools, explained by get_tool_help and called with use_tool or by its name. Create your own JavaScript tools with create_tool (the code is the body of an async function that receives `args` and returns a JSON value): an active tool is not listed, but can be called by its name (or with use_tool) at once. Manage them with list_custom_tools, get_custom_tool, update_custom_tool, toggle_custom_tool and delete_custom_tool; try code once with run_js_ephemeral."
@@ -98,9 +98,11 @@ struct Inner {
 }
 
 impl ToolsmithMcp {
-    /// The caller's own active custom tools for the compact listing: most used first (then the
-    /// most recently used, then the newest), at most [`catalog::COMPACT_OWN_TOOLS`] and
-    /// [`catalog::COMPACT_OWN_BYTES`] of JSON, each one the caller may call.
+    /// The caller's most used tools for the compact listing: its own active custom tools and
+    /// the built-in and bridged tools it called in the last 30 days, ranked by its recent calls
+    /// of each whatever the source (then a custom tool's own count, the most recently used, the
+    /// newest), at most [`catalog::COMPACT_OWN_TOOLS`] and [`catalog::COMPACT_OWN_BYTES`] of
+    /// JSON, each one the caller may call.
     async fn most_used_own_tools(&self, ctx: &ToolContext) -> Vec<rmcp::model::Tool> {
         let query = toolsmith_service::ToolQuery {
             status: Some(toolsmith_core::ToolStatus::Active),
@@ -117,11 +119,43 @@ impl ToolsmithMcp {
                 return Vec::new();
             }
         };
+        let mut recent = match self.service().recent_calls_by_tool(self.owner()).await {
+            Ok(counts) => counts,
+            Err(e) => {
+                // The custom tools are still ranked by their own counts.
+                tracing::warn!(error = %e, "could not read the caller's recent calls for tools/list");
+                std::collections::HashMap::new()
+            }
+        };
+        let mut candidates: Vec<catalog::UsedTool> = records
+            .into_iter()
+            .map(|record| catalog::UsedTool {
+                recent_calls: recent.remove(&record.name).unwrap_or(0),
+                name: record.name,
+                usage_count: record.usage_count,
+                last_used_at: record.last_used_at,
+                created_at: Some(record.created_at),
+            })
+            .collect();
+        // What is left are built-in and bridged tools (and custom tools renamed or gone since,
+        // which `listed` drops).
+        candidates.extend(
+            recent
+                .into_iter()
+                .map(|(name, recent_calls)| catalog::UsedTool {
+                    name,
+                    recent_calls,
+                    usage_count: 0,
+                    last_used_at: None,
+                    created_at: None,
+                }),
+        );
         let registry = self.registry();
-        catalog::most_used(records, |record| {
+        catalog::most_used(candidates, |name| {
             registry
-                .get(self.owner(), &record.name)
+                .get(self.owner(), name)
                 .filter(|tool| self.service().may_call(ctx, tool))
+                .filter(|tool| self.server_tool(&tool.definition.name).is_none())
                 .map(|tool| registry_tool(&tool.definition))
         })
     }

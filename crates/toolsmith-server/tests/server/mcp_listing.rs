@@ -186,3 +186,57 @@ async fn the_instructions_promise_only_what_each_listing_does() {
         }
     }
 }
+
+/// The compact listing's "most used" counts every call of the caller's, whatever the source
+/// (issue 36): a built-in called three times ranks above a custom tool called once, and both
+/// above the caller's tools never called; another user's calls move nothing of this one's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compact_listing_ranks_built_in_calls_with_custom_ones() {
+    let app = crate::rest_support::TestApp::new().await;
+    for name in ["shout", "spare"] {
+        let tool = CreateTool {
+            kind: Default::default(),
+            name: name.to_owned(),
+            description: format!("The {name} tool"),
+            parameters: json!({"type": "object"}),
+            code: "return 1;".to_owned(),
+            category: None,
+            tags: Vec::new(),
+            permissions: Vec::new(),
+            requires_approval: None,
+            metadata: None,
+        };
+        app.state
+            .service
+            .create(&Actor::user("default"), tool)
+            .await
+            .unwrap();
+    }
+    let compact = served_as(&app.state, McpListing::Compact);
+    let session = Session::open(&compact, "default").await;
+    for _ in 0..3 {
+        let (is_error, _, text) = session
+            .ok("calculate", json!({"expression": "6 * 7"}))
+            .await;
+        assert!(!is_error, "{text}");
+    }
+    let (is_error, _, text) = session.ok("shout", json!({})).await;
+    assert!(!is_error, "{text}");
+    // Someone else calls generate_uuid often: nothing of theirs reaches this listing.
+    let other = Session::open(&compact, "someone-else").await;
+    for _ in 0..5 {
+        let (is_error, _, text) = other.ok("generate_uuid", json!({})).await;
+        assert!(!is_error, "{text}");
+    }
+    let (server_tools, _) = listing(&app.state, McpListing::Discovery, "default").await;
+    let own = |names: Vec<String>| -> Vec<String> {
+        names
+            .into_iter()
+            .filter(|name| !server_tools.contains(name))
+            .collect()
+    };
+    let (names, _) = listing(&app.state, McpListing::Compact, "default").await;
+    assert_eq!(own(names), ["calculate", "shout", "spare"]);
+    let (theirs, _) = listing(&app.state, McpListing::Compact, "someone-else").await;
+    assert_eq!(own(theirs), ["generate_uuid"]);
+}

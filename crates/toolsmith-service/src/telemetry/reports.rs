@@ -49,7 +49,30 @@ pub struct ToolMetricsReport {
     pub metrics: ToolMetrics,
 }
 
+/// How many of a user's newest calls [`ToolService::recent_calls_by_tool`] counts: enough to
+/// rank the tools a caller works with, few enough to read on every compact `tools/list`.
+pub const RECENT_CALLS: u32 = 5_000;
+
 impl ToolService {
+    /// The user's calls of the last 30 days (the newest [`RECENT_CALLS`]) that ran, counted by
+    /// tool name, whatever the source — custom, built-in or bridged: what the compact MCP
+    /// listing ranks the caller's most used tools by.
+    pub async fn recent_calls_by_tool(
+        &self,
+        user: &str,
+    ) -> Result<std::collections::HashMap<String, u64>, ServiceError> {
+        let since = Utc::now() - chrono::Duration::days(30);
+        let samples = self
+            .store
+            .execution_samples(user, None, since, RECENT_CALLS)
+            .await?;
+        let mut counts = std::collections::HashMap::new();
+        for sample in samples.into_iter().filter(|s| s.status.ran()) {
+            *counts.entry(sample.tool_name).or_insert(0) += 1;
+        }
+        Ok(counts)
+    }
+
     /// The figures of one of the actor's tools over the last `period`.
     pub async fn tool_metrics(
         &self,
