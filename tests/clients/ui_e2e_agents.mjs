@@ -140,8 +140,8 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
     const BASE = await startServer(bin, join(dataDir, 'data'), configPath, cleanups);
     log(`server at ${BASE}, model server at ${model.host}`);
     if (fromDisk) await uiFromDisk(context, BASE);
-    const rest = async (method, path, body) => {
-      const res = await fetch(`${BASE}/api/v1${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const rest = async (method, path, body, headers = {}) => {
+      const res = await fetch(`${BASE}/api/v1${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, json: await res.json() };
     };
     // The provider: a Config Center service of the user.
@@ -245,6 +245,37 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
       const runs = (await rest('GET', `/agents/${agentId}/runs`)).json.data.runs;
       assert.equal(runs[0].status, 'cancelled');
       assert.match(runs[0].error, /cancelled by/);
+    });
+
+    await step('a team\'s board and the delegations, read from the agents area', async () => {
+      const helper = await rest('POST', '/agents', { name: 'checker', instructions: 'Check the answer.', model: { service: 'local', model: 'test-model' } });
+      assert.equal(helper.status, 201, JSON.stringify(helper.json));
+      const made = await rest('POST', '/teams', { name: 'crew', description: 'Counts and checks', lead: 'counter', members: ['checker'] });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+      // The lead posts a task and a message, as its model would, through the team tools (their
+      // group is off by default).
+      const on = await rest('PUT', '/tool-groups/teams', { enabled: true });
+      assert.equal(on.status, 200, JSON.stringify(on.json));
+      const asLead = { 'x-toolsmith-agent': agentId };
+      const task = await rest('POST', '/tools/team_tasks/execute', { arguments: { action: 'create', subject: 'Count the words', priority: 5 } }, asLead);
+      assert.equal(task.status, 200, JSON.stringify(task.json));
+      assert.equal(task.json.data.isError, false, JSON.stringify(task.json));
+      const said = await rest('POST', '/tools/team_message/execute', { arguments: { action: 'send', to: 'checker', text: 'Check my count, please.' } }, asLead);
+      assert.equal(said.json.data.isError, false, JSON.stringify(said.json));
+      await page.goto(`${BASE}/#/agents`);
+      const teams = await visible(page.getByRole('region', { name: 'Your teams' }));
+      assert.match(await teams.getByRole('row').filter({ hasText: 'crew' }).innerText(), /crew\s+counter\s+checker\s+Counts and checks/);
+      await teams.getByRole('link', { name: 'crew' }).click();
+      await visible(page.getByRole('heading', { name: 'Team crew', level: 1 }));
+      await visible(page.getByText('Lead counter; members checker.'));
+      assert.match(await page.getByRole('region', { name: 'Task list' }).getByRole('row').filter({ hasText: 'Count the words' }).innerText(), /Count the words\s+pending\s+5/);
+      assert.match(await page.getByRole('region', { name: 'Messages' }).innerText(), /counter\s+checker\s+Check my count, please\./);
+      audited.push(['team-board', `#/agents/teams/${made.json.data.id}`]);
+      await page.getByRole('link', { name: '← Agents' }).click();
+      await page.getByRole('link', { name: 'Delegations between your agents' }).click();
+      await visible(page.getByRole('heading', { name: 'Delegations', level: 1 }));
+      await visible(page.getByText('No delegations yet.'));
+      audited.push(['delegations', '#/agents/delegations']);
     });
 
     await step('every agents page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {

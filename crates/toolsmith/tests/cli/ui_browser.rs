@@ -280,18 +280,25 @@ fn web_ui_in_chromium() {
         "{pages}"
     );
     // The Agents page (issue 37, `tests/clients/ui_e2e_agents.mjs`, on a server of its own and
-    // a scripted model server): every flow ran; its four pages screenshotted, audited by axe
+    // a scripted model server): every flow ran; its six pages screenshotted, audited by axe
     // and checked for a broken layout at both widths in both themes, with nothing found.
     let agents = &report["agents"];
     assert_eq!(
         agents["steps"].as_array().map_or(0, Vec::len),
-        5,
+        6,
         "every agents flow ran: {agents}"
     );
-    assert_eq!(agents["accessibility"]["audits"], 16, "{agents}");
+    assert_eq!(agents["accessibility"]["audits"], 24, "{agents}");
     assert_eq!(agents["accessibility"]["violations"], serde_json::json!([]));
     assert_eq!(agents["layout"]["problems"], serde_json::json!([]));
-    for page in ["agents", "agent", "agent-run", "agent-new"] {
+    for page in [
+        "agents",
+        "agent",
+        "agent-run",
+        "agent-new",
+        "team-board",
+        "delegations",
+    ] {
         for width in [1280, 390] {
             let file = out_dir.join(format!("{page}-{width}.png"));
             assert!(file.exists(), "no screenshot {}", file.display());

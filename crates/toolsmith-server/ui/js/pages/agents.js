@@ -10,6 +10,8 @@
 //   #/agents/{id}          one agent: its definition, Edit, Delete, Start a run, its runs
 //   #/agents/{id}/edit     the definition form for it
 //   #/agents/{id}/runs/{r} one run with its steps
+//   #/agents/teams/{id}    a team's board (issue 38): its members, task list and messages (read-only)
+//   #/agents/delegations   the delegations between your agents (issue 38): who asked whom, what, how it ended
 
 import { ApiError, del, get, post, put, seg } from '../api.js';
 import { confirmDialog, field, h, replace, table, toast } from '../dom.js';
@@ -51,6 +53,8 @@ function errorText(e) {
 
 export async function render(main, ctx, { parts }) {
   const [, id, third, run] = parts;
+  if (id === 'teams' && third) return teamBoard(main, third);
+  if (id === 'delegations') return delegations(main);
   if (id === 'new') return form(main, ctx, null);
   if (id && third === 'edit') return form(main, ctx, id);
   if (id && third === 'runs' && run) return runPage(main, ctx, id, run);
@@ -62,16 +66,25 @@ export async function render(main, ctx, { parts }) {
 
 async function list(main, ctx) {
   const out = h('div');
+  const teamsEl = h('div');
   const totals = h('div', { 'aria-live': 'polite' });
   replace(main, h('h1', { text: 'Agents' }),
     h('p', { class: 'muted', text: 'Agents Toolsmith runs: instructions, a model and the tools they may call. Each run is recorded step by step.' }),
     ctx.can('tools:write') && !ctx.session.agentId
       ? h('div', { class: 'actions' }, h('a', { class: 'btn primary', href: '#/agents/new', text: 'New agent' }))
       : null,
-    totals, out);
+    totals, out,
+    h('h2', { text: 'Teams' }), teamsEl,
+    h('p', {}, h('a', { href: '#/agents/delegations', text: 'Delegations between your agents' })));
 
   async function load() {
-    const [{ agents }, usage] = await Promise.all([get('/agents'), get('/metrics/agents')]);
+    const [{ agents }, usage, { teams }] = await Promise.all([get('/agents'), get('/metrics/agents'), get('/teams')]);
+    replace(teamsEl, table('Your teams', [
+      { label: 'Team', cell: (t) => h('a', { href: `#/agents/teams/${seg(t.id)}`, text: t.name }) },
+      { label: 'Lead', cell: (t) => t.lead.name },
+      { label: 'Members', wrap: true, cell: (t) => t.members.map((m) => m.name).join(', ') },
+      { label: 'Description', wrap: true, cell: (t) => t.description || '—' },
+    ], teams, 'No teams yet (a team is made over REST, POST /api/v1/teams, or by an agent).'));
     const byId = new Map(usage.agents.map((u) => [u.agentId, u]));
     const t = usage.total;
     replace(totals, h('p', { class: 'usage-total', text:
@@ -277,4 +290,58 @@ async function runPage(main, ctx, agentId, runId) {
   }
   await tick();
   return { destroy: () => clearTimeout(timer) };
+}
+
+// ----- teams and delegations (issue 38, read-only) -------------------------------------------
+
+async function teamBoard(main, id) {
+  const board = await get(`/teams/${seg(id)}/board`);
+  const team = board.team || {};
+  const names = new Map([[team.lead && team.lead.id, team.lead && team.lead.name],
+    ...(team.members || []).map((m) => [m.id, m.name])]);
+  const who = (agent) => names.get(agent) || agent || '—';
+  replace(main,
+    h('p', {}, h('a', { href: '#/agents', text: '← Agents' })),
+    h('h1', { text: `Team ${team.name}` }),
+    team.description ? h('p', { class: 'description', text: team.description }) : null,
+    h('p', { class: 'muted', text: `Lead ${team.lead ? team.lead.name : '—'}; members ${(team.members || []).map((m) => m.name).join(', ') || '—'}.` }),
+    h('h2', { text: 'Task list' }),
+    table('Task list', [
+      { label: 'Task', wrap: true, cell: (t) => t.subject },
+      { label: 'Status', cell: (t) => h('span', { class: `pill ${t.status === 'completed' ? 'exec-success' : t.status === 'blocked' ? 'exec-error' : 'run-live'}`, text: t.status.replace('_', ' ') }) },
+      { label: 'Priority', cell: (t) => String(t.priority ?? '—') },
+      { label: 'Claimed by', cell: (t) => who(t.claimedBy) },
+      { label: 'Blocked by', cell: (t) => ((t.blocked_by || t.blockedBy || []).length ? (t.blocked_by || t.blockedBy).join(', ') : '—') },
+      { label: 'Result', wrap: true, cell: (t) => t.result || '—' },
+    ], board.tasks || [], 'No tasks on the board.'),
+    h('h2', { text: 'Messages' }),
+    table('Messages', [
+      { label: 'At', cell: (m) => dateTime(m.at) },
+      { label: 'From', cell: (m) => who(m.from) },
+      { label: 'To', cell: (m) => (m.broadcast ? 'everyone' : who(m.to)) },
+      { label: 'Text', wrap: true, cell: (m) => m.text },
+    ], board.messages || [], 'No messages.'));
+  return null;
+}
+
+async function delegations(main) {
+  const [{ delegations: list }, { agents }] = await Promise.all([get('/delegations'), get('/agents')]);
+  const names = new Map(agents.map((a) => [a.id, a.name]));
+  const who = (id) => names.get(id) || id;
+  replace(main,
+    h('p', {}, h('a', { href: '#/agents', text: '← Agents' })),
+    h('h1', { text: 'Delegations' }),
+    h('p', { class: 'muted', text: 'Tasks your agents handed to one another (delegate, handoff, evaluate), newest first.' }),
+    table('Delegations', [
+      { label: 'Started', cell: (d) => dateTime(d.createdAt) },
+      { label: 'From', cell: (d) => who(d.from) },
+      { label: 'To', cell: (d) => who(d.to) },
+      { label: 'Mode', cell: (d) => d.mode },
+      { label: 'Depth', cell: (d) => String(d.depth) },
+      { label: 'Status', cell: (d) => statusPill(d.status) },
+      { label: 'Task', wrap: true, cell: (d) => d.task },
+      { label: 'Outcome', wrap: true, cell: (d) => d.error || d.result || '—' },
+      { label: 'Run', cell: (d) => (d.run ? h('a', { href: `#/agents/${seg(d.to)}/runs/${seg(d.run)}`, text: 'the run' }) : '—') },
+    ], list, 'No delegations yet.'));
+  return null;
 }
