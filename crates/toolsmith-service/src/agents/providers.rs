@@ -236,7 +236,9 @@ impl Provider {
                 "the egress guard refuses the model server '{}': {e}. A model server on a \
                  loopback or private address (a local llama.cpp, vLLM, Ollama or LM Studio) \
                  must be listed by the operator in allowed_private_hosts, and one over plain \
-                 http needs allow_plain_http (both in the configuration file's [egress])",
+                 http needs allow_plain_http (both in the configuration file's [egress]); \
+                 where the operator gave this user allowed domains (owner_allowed_domains), \
+                 the model server's host must be among them",
                 config.base_url
             )
         })?;
