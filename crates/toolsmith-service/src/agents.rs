@@ -22,10 +22,10 @@ pub mod context_files;
 pub mod delegation;
 mod evaluate;
 mod handoff;
+pub(crate) mod quality_gates;
 pub(crate) mod leases;
 pub mod memory_files;
 pub mod providers;
-pub(crate) mod quality_gates;
 mod runner;
 pub(crate) mod sessions;
 pub(crate) mod subagents;
@@ -432,9 +432,12 @@ impl ToolService {
             )));
         }
         let agent = self.get_agent(ctx, id_or_name).await?;
-        let (run, handle) = self
-            .launch_agent_run(ctx, agent, input, runner::Extras::default())
-            .await?;
+        let extras = runner::Extras {
+            // A caller that waits lends its client's model to an agent on `sampling`.
+            sampling: ctx.client.clone().filter(|_| wait),
+            ..runner::Extras::default()
+        };
+        let (run, handle) = self.launch_agent_run(ctx, agent, input, extras).await?;
         if !wait {
             return Ok(run);
         }
@@ -480,10 +483,11 @@ impl ToolService {
         if let Some(file) = self.team_context(&agent.owner, &agent.id).await {
             agent.definition.context_files.push(file);
         }
-        let provider = self.agent_provider(&ctx.user_id, &agent).await?;
+        let run_id = format!("run_{}", uuid::Uuid::new_v4().simple());
+        let provider = self.agent_provider(ctx, &agent, &run_id, &extras).await?;
         let now = Utc::now();
         let run = AgentRunRecord {
-            id: format!("run_{}", uuid::Uuid::new_v4().simple()),
+            id: run_id,
             owner: ctx.user_id.clone(),
             caller_agent: ctx.agent_id.clone(),
             agent_id: agent.id.clone(),
@@ -551,14 +555,22 @@ impl ToolService {
         Ok((run, tokio::spawn(ended)))
     }
 
-    /// The provider of `agent`, from its owner's Config Center, checked by the egress guard.
+    /// What answers `agent`'s run `run_id`: the provider of its owner's Config Center, checked
+    /// by the egress guard, or, for `model.service` `sampling`, the model of the client that
+    /// started the run (`providers/sampling.rs`) — which must be an MCP client that declared
+    /// sampling, lent by a call that waits for the run, and not denied `mcp:sampling`.
     async fn agent_provider(
         &self,
-        owner: &str,
+        ctx: &ToolContext,
         agent: &AgentRecord,
-    ) -> Result<providers::Provider, ServiceError> {
+        run_id: &str,
+        extras: &runner::Extras,
+    ) -> Result<providers::Model, ServiceError> {
         let name = &agent.definition.model.service;
-        let config = self.config_cache.owner(owner).await?;
+        if name == providers::sampling::SERVICE {
+            return self.sampling_model(ctx, agent, run_id, extras);
+        }
+        let config = self.config_cache.owner(&ctx.user_id).await?;
         let service = config.services.get(name).ok_or_else(|| {
             ServiceError::Validation(format!(
                 "agent '{}' runs on the Config Center service '{name}', which you do not have: \
@@ -570,8 +582,57 @@ impl ToolService {
         })?;
         let config = providers::ProviderConfig::from_service(name, service)
             .map_err(ServiceError::Validation)?;
-        // The owner's allowlist narrows where their model server may be, as for their tools.
-        providers::Provider::new(config, &self.egress_for(owner)).map_err(ServiceError::Validation)
+        providers::Provider::new(config, &self.egress)
+            .map(providers::Model::Provider)
+            .map_err(ServiceError::Validation)
+    }
+
+    /// The client's model for `agent`'s run, or why it cannot answer (naming the fix).
+    fn sampling_model(
+        &self,
+        ctx: &ToolContext,
+        agent: &AgentRecord,
+        run_id: &str,
+        extras: &runner::Extras,
+    ) -> Result<providers::Model, ServiceError> {
+        let declared = |client: &toolsmith_core::Client| client.0.capabilities().sampling;
+        let otherwise = "or give it a model of its own: set model.service to a Config Center \
+                         service of yours holding protocol, base_url and api_key";
+        if !extras.sampling.as_ref().or(ctx.client.as_ref()).is_some_and(declared) {
+            return Err(ServiceError::Validation(format!(
+                "agent '{}' runs on the MCP client's own model (model.service 'sampling'), and \
+                 this caller has no model to lend: start the run over MCP (protocol \
+                 2025-11-25, stdio or streamable HTTP) from a client that declares the \
+                 sampling capability, with sampling.tools for the agent's tools (a REST, CLI \
+                 or scheduled start has no client to ask; protocol 2026-07-28 has no requests \
+                 to the client while a call runs); {otherwise}",
+                agent.name
+            )));
+        }
+        let Some(client) = extras.sampling.clone() else {
+            return Err(ServiceError::Validation(format!(
+                "agent '{}' runs on the MCP client's own model (model.service 'sampling'), \
+                 which answers only while the call that started the run waits for its end: \
+                 call sessions_send with wait: true, the subagents action 'run' (not spawn), \
+                 or manage_agents run with wait: true; {otherwise}",
+                agent.name
+            )));
+        };
+        if let Some(reason) = self.policy.denies_capability(ctx, "mcp:sampling") {
+            return Err(ServiceError::Forbidden(format!(
+                "agent '{}' runs on the MCP client's own model, and asking the client's model \
+                 (sampling) is not allowed for this caller: {reason} (the policy entry \
+                 'mcp:sampling'); {otherwise}",
+                agent.name
+            )));
+        }
+        Ok(providers::Model::Sampling(providers::sampling::Sampling::new(
+            client,
+            Arc::clone(&self.audit),
+            crate::input::Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone()),
+            (&agent.id, &agent.name),
+            run_id,
+        )))
     }
 
     /// The caller's run `run_id` with its steps.

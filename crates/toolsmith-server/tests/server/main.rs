@@ -22,6 +22,7 @@ mod rest_support;
 
 mod agent_delegation;
 mod agent_files;
+mod agent_sampling;
 mod agent_sessions;
 mod agent_teams;
 mod agent_quality_gates;

@@ -10,9 +10,14 @@
 //! in `allowed_private_hosts`. Each request has a timeout; a 429 or 5xx answer, or a
 //! connection that fails, is retried with backoff ([`Provider::complete`]), and every answer's
 //! token counts are returned for the run's accounting.
+//!
+//! Or the MCP client's own model ([`sampling`]): an agent whose `model.service` is `sampling`
+//! is answered by the client that started its run, through `sampling/createMessage`. [`Model`]
+//! is either, as the runner asks it.
 
 pub mod anthropic;
 pub mod openai;
+pub mod sampling;
 mod sse;
 
 use std::time::Duration;
@@ -337,6 +342,78 @@ impl Provider {
             (Protocol::Anthropic, true) => anthropic::parse_stream(&text),
         }
     }
+}
+
+/// What answers a run's model turns: a provider of the Config Center, or the client's model.
+#[derive(Debug)]
+pub enum Model {
+    Provider(Provider),
+    Sampling(sampling::Sampling),
+}
+
+impl Model {
+    /// Asks the model for the next turn (a provider with its retries; the client once).
+    pub async fn complete(
+        &self,
+        request: &ModelRequest,
+        on_retry: impl FnMut(u32, &ProviderError),
+    ) -> Result<ModelReply, ProviderError> {
+        match self {
+            Model::Provider(provider) => provider.complete(request, on_retry).await,
+            Model::Sampling(client) => client.complete(request).await,
+        }
+    }
+
+    /// What answers, in the words of an error: `the model provider (Config Center service
+    /// 'x')`, or the client's model.
+    pub fn describe(&self, service: &str) -> String {
+        match self {
+            Model::Provider(_) => format!("the model provider (Config Center service '{service}')"),
+            Model::Sampling(_) => "the MCP client's model (sampling/createMessage to the client \
+                                   that started the run)"
+                .to_owned(),
+        }
+    }
+}
+
+/// The conversation as `{role, content}` messages in which consecutive tool results travel as
+/// one user message of blocks (Anthropic's Messages API and MCP sampling both need that); each
+/// protocol writes its own content: a user's text, an assistant's text and tool calls, one
+/// tool result (`call_id`, `content`, `is_error`).
+pub(crate) fn grouped_messages(
+    messages: &[Message],
+    user: impl Fn(&str) -> Value,
+    assistant: impl Fn(&str, &[ToolCall]) -> Value,
+    tool_result: impl Fn(&str, &str, bool) -> Value,
+) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    let flush = |out: &mut Vec<Value>, results: &mut Vec<Value>| {
+        if !results.is_empty() {
+            out.push(serde_json::json!({"role": "user", "content": std::mem::take(results)}));
+        }
+    };
+    for message in messages {
+        match message {
+            Message::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => results.push(tool_result(call_id, content, *is_error)),
+            Message::User(text) => {
+                flush(&mut out, &mut results);
+                out.push(serde_json::json!({"role": "user", "content": user(text)}));
+            }
+            Message::Assistant { text, tool_calls } => {
+                flush(&mut out, &mut results);
+                out.push(
+                    serde_json::json!({"role": "assistant", "content": assistant(text, tool_calls)}),
+                );
+            }
+        }
+    }
+    flush(&mut out, &mut results);
+    out
 }
 
 /// The body of a response, at most [`MAX_ANSWER_BYTES`].

@@ -26,7 +26,7 @@ use toolsmith_core::agent::{AgentRecord, AgentRunRecord, AgentRunStatus, AgentRu
 use toolsmith_core::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion, Approver, ToolContext};
 use toolsmith_store::Store;
 
-use super::providers::{Message, ModelRequest, Provider, ToolCall, ToolSpec};
+use super::providers::{Message, Model, ModelRequest, ToolCall, ToolSpec};
 use crate::ToolService;
 
 /// The most tokens one model answer may have.
@@ -43,7 +43,8 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 pub(super) struct Job {
     pub service: Arc<ToolService>,
     pub agent: AgentRecord,
-    pub provider: Provider,
+    /// A Config Center provider, or the client's model (`providers/sampling.rs`).
+    pub provider: Model,
     /// What the run may reach (`ToolService::agent_scope`): set on every call it makes, kept
     /// by the calls nested in them.
     pub scope: toolsmith_core::Narrowing,
@@ -63,6 +64,10 @@ pub(crate) struct Extras {
     /// Messages for the model's next turn (subagents' results announced, a steer), read at
     /// each turn and given to it as one user message.
     pub inbox: Option<Arc<super::subagents::Inbox>>,
+    /// The client whose model answers an agent on `sampling` (`providers/sampling.rs`): the
+    /// starting call's, set only by a call that waits for the run's end (its requests go on
+    /// that call's stream).
+    pub sampling: Option<toolsmith_core::Client>,
 }
 
 /// How a run ended.
@@ -310,8 +315,9 @@ impl Job {
                 Ok(reply) => reply,
                 Err(e) => {
                     let message = format!(
-                        "the model provider (Config Center service '{}') failed: {}",
-                        self.agent.definition.model.service, e.message
+                        "{} failed: {}",
+                        self.provider.describe(&self.agent.definition.model.service),
+                        e.message
                     );
                     self.step(state, "error", json!({"message": message})).await;
                     return Outcome::Failed(message);

@@ -280,6 +280,8 @@ impl ToolService {
         let extras = Extras {
             history,
             inbox: None,
+            // A caller that waits lends its client's model to an agent on `sampling`.
+            sampling: ctx.client.clone().filter(|_| wait),
         };
         let (run, handle) = self
             .launch_agent_run(ctx, agent, message.clone(), extras)

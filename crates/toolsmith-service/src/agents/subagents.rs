@@ -345,7 +345,9 @@ impl ToolService {
         child.granted_permissions = None;
         child.deadline = None;
         child.approver = None;
-        child.client = None;
+        // The caller's client stays on the child's context only so that an agent on the
+        // client's model (`sampling`) is told why a spawn cannot borrow it; the run's own tool
+        // calls carry no client (`runner.rs`'s `tool_context`).
         let announce = match inbox {
             Some(inbox) => {
                 inbox.expect();
@@ -353,8 +355,14 @@ impl ToolService {
             }
             None => Announce::Client(ctx.client.clone()),
         };
+        let extras = Extras {
+            // A caller that waits (action `run`) lends its client's model to an agent on
+            // `sampling`; the child's own calls have no client.
+            sampling: ctx.client.clone().filter(|_| wait),
+            ..Extras::default()
+        };
         let launched = self
-            .launch_agent_run(&child, agent, task.clone(), Extras::default())
+            .launch_agent_run(&child, agent, task.clone(), extras)
             .await;
         let (run, handle) = match launched {
             Ok(launched) => launched,

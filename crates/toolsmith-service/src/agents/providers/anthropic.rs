@@ -8,55 +8,42 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Message, ModelReply, ModelRequest, ProviderError, ToolCall, arguments, bad_answer};
+use super::{
+    ModelReply, ModelRequest, ProviderError, ToolCall, arguments, bad_answer, grouped_messages,
+};
 
 /// The API version sent with every request.
 pub(crate) const VERSION: &str = "2023-06-01";
 
 /// The request body. Consecutive tool results become one user message, as the API requires.
 pub(crate) fn body(request: &ModelRequest, stream: bool) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
-    let mut results: Vec<Value> = Vec::new();
-    let flush = |messages: &mut Vec<Value>, results: &mut Vec<Value>| {
-        if !results.is_empty() {
-            messages.push(json!({"role": "user", "content": std::mem::take(results)}));
-        }
-    };
-    for message in &request.messages {
-        match message {
-            Message::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => results.push(json!({
+    let messages = grouped_messages(
+        &request.messages,
+        |text| Value::String(text.to_owned()),
+        |text, tool_calls| {
+            let mut blocks = Vec::new();
+            if !text.is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+            for call in tool_calls {
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": call.arguments,
+                }));
+            }
+            Value::Array(blocks)
+        },
+        |call_id, content, is_error| {
+            json!({
                 "type": "tool_result",
                 "tool_use_id": call_id,
                 "content": content,
                 "is_error": is_error,
-            })),
-            Message::User(text) => {
-                flush(&mut messages, &mut results);
-                messages.push(json!({"role": "user", "content": text}));
-            }
-            Message::Assistant { text, tool_calls } => {
-                flush(&mut messages, &mut results);
-                let mut blocks = Vec::new();
-                if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                for call in tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": call.arguments,
-                    }));
-                }
-                messages.push(json!({"role": "assistant", "content": blocks}));
-            }
-        }
-    }
-    flush(&mut messages, &mut results);
+            })
+        },
+    );
     let mut body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens,
