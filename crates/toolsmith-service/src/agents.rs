@@ -22,10 +22,10 @@ pub mod context_files;
 pub mod delegation;
 mod evaluate;
 mod handoff;
-pub(crate) mod quality_gates;
 pub(crate) mod leases;
 pub mod memory_files;
 pub mod providers;
+pub(crate) mod quality_gates;
 mod runner;
 pub(crate) mod sessions;
 pub(crate) mod subagents;
@@ -582,7 +582,8 @@ impl ToolService {
         })?;
         let config = providers::ProviderConfig::from_service(name, service)
             .map_err(ServiceError::Validation)?;
-        providers::Provider::new(config, &self.egress)
+        // The owner's allowlist narrows where their model server may be, as for their tools.
+        providers::Provider::new(config, &self.egress_for(&ctx.user_id))
             .map(providers::Model::Provider)
             .map_err(ServiceError::Validation)
     }

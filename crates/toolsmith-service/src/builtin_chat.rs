@@ -1,9 +1,11 @@
 //! The built-ins' chat model (`toolsmith_builtins::chat::ChatModel`: translation's fallback,
 //! the data extraction tools): the caller's Config Center service `chat_model`, read as an
 //! agent's provider is ([`ProviderConfig::from_service`]) plus its `model`, and asked through
-//! the agents' [`Provider`] — the egress guard for that origin, the providers' timeout and
-//! retries, both wire protocols.
+//! the agents' [`Provider`] — the egress guard for that origin, narrowed to the caller's
+//! allowed domains when the operator set some (`owner_allowed_domains`), as the caller's web
+//! tools are; the providers' timeout and retries, both wire protocols.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -19,6 +21,8 @@ use crate::config_center::ConfigCache;
 pub(crate) struct BuiltinChat {
     pub(crate) config: Arc<ConfigCache>,
     pub(crate) egress: toolsmith_egress::EgressGuard,
+    /// The operator's per-owner allowlists (`owner_allowed_domains`).
+    pub(crate) owner_domains: HashMap<String, Vec<toolsmith_egress::DomainPattern>>,
 }
 
 impl std::fmt::Debug for BuiltinChat {
@@ -54,7 +58,11 @@ impl ChatModel for BuiltinChat {
             .to_owned();
         let provider_config =
             ProviderConfig::from_service(SERVICE, service).map_err(|e| not_configured(&e))?;
-        let provider = Provider::new(provider_config, &self.egress).map_err(ChatError::Failed)?;
+        let egress = match self.owner_domains.get(owner) {
+            Some(domains) => self.egress.for_owner(domains.clone()),
+            None => self.egress.clone(),
+        };
+        let provider = Provider::new(provider_config, &egress).map_err(ChatError::Failed)?;
         let asked = ModelRequest {
             model: model.clone(),
             system: request.system,

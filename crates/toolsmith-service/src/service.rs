@@ -301,6 +301,7 @@ fn builtin_env(
         Arc::new(crate::builtin_chat::BuiltinChat {
             config: config_cache.clone(),
             egress,
+            owner_domains: config.owner_allowed_domains.clone(),
         });
     let sessions = workspaces.as_ref().map(|workspaces| {
         toolsmith_builtins::exec::Sessions::new(workspaces.clone(), config.sandbox_sessions)

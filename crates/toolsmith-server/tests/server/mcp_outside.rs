@@ -760,3 +760,31 @@ async fn search_tools_finds_each_new_tool_from_what_a_person_types() {
         report.join("\n")
     );
 }
+
+/// The operator's per-owner allowlist (`owner_allowed_domains`) holds for the chat model the
+/// built-ins ask, as for the owner's web tools: a model server outside it is never reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_model_outside_the_owners_allowed_domains_is_never_asked() {
+    let seen = Seen::default();
+    let host = chat_server(seen.clone(), extraction_answers).await;
+    let mut service = settings_reaching(&host);
+    service.owner_allowed_domains.insert(
+        "default".to_owned(),
+        vec!["api.example.com".parse().unwrap()],
+    );
+    let app = TestApp::with_configs(service, ServerSettings::default()).await;
+    app.json(
+        Method::PUT,
+        "/api/v1/tool-groups/dataExtraction",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    configure_chat_model(&app, &host).await;
+    let client = mcp(&app).await;
+    let (is_error, _, text) = call(&client, "summarize_text", json!({"text": "Anna writes."})).await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("not one of the allowed domains"), "{text}");
+    assert!(text.contains("owner_allowed_domains"), "{text}");
+    assert!(seen.lock().unwrap().is_empty(), "the model server was asked");
+}

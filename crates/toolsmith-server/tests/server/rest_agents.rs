@@ -756,3 +756,32 @@ async fn a_model_server_on_loopback_needs_the_operators_allow() {
         "{why}"
     );
 }
+
+/// The operator's allowlist for a user (`owner_allowed_domains`) holds for their agents' model
+/// server as for their tools: outside it, the run is refused and the server never asked.
+#[tokio::test]
+async fn a_model_server_outside_the_owners_allowed_domains_is_never_asked() {
+    let script = Script::default();
+    let host = model_server(&script).await;
+    let mut service = crate::rest_support::settings_reaching(&host);
+    service.owner_allowed_domains.insert(
+        "default".to_owned(),
+        vec!["api.example.com".parse().unwrap()],
+    );
+    let app = TestApp::with_configs(service, toolsmith_server::ServerSettings::default()).await;
+    configure(&app, Proto::OpenAi, false, &host).await;
+    let agent = app
+        .post("/api/v1/agents", &agent_body("helper"))
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let why = app
+        .post(
+            &format!("/api/v1/agents/{}/runs", agent["id"].as_str().unwrap()),
+            &json!({"input": "Hi.", "wait": true}),
+        )
+        .await
+        .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_error");
+    assert!(why.contains("not one of the allowed domains"), "{why}");
+    assert!(why.contains("owner_allowed_domains"), "{why}");
+    assert!(script.seen().is_empty());
+}
