@@ -354,6 +354,7 @@ async fn the_agent_schemas_are_what_the_handlers_use() {
             "limits",
             "model",
             "name",
+            "qualityGates",
             "toolPolicy"
         ]
     );
