@@ -26,8 +26,8 @@ use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
 use super::resources::{ResourceRead, StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
-use super::sign_in::{SignInOptions, SignInTokenBody, SignedIn};
 use super::sessions::{AgentSession, AgentSessionHistory, AgentSessionList, AgentSessionMessage};
+use super::sign_in::{SignInOptions, SignInTokenBody, SignedIn};
 use super::tasks::{Task, TaskList};
 use super::teams::{TeamBoard, TeamList, TeamMember, TeamView};
 use super::types::{

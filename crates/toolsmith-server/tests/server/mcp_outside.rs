@@ -782,9 +782,13 @@ async fn a_chat_model_outside_the_owners_allowed_domains_is_never_asked() {
     .assert_ok(StatusCode::OK);
     configure_chat_model(&app, &host).await;
     let client = mcp(&app).await;
-    let (is_error, _, text) = call(&client, "summarize_text", json!({"text": "Anna writes."})).await;
+    let (is_error, _, text) =
+        call(&client, "summarize_text", json!({"text": "Anna writes."})).await;
     assert!(is_error, "{text}");
     assert!(text.contains("not one of the allowed domains"), "{text}");
     assert!(text.contains("owner_allowed_domains"), "{text}");
-    assert!(seen.lock().unwrap().is_empty(), "the model server was asked");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the model server was asked"
+    );
 }
