@@ -14,6 +14,9 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("web_fetch", "fetch_web_page"),
     ("web_search", "search_web"),
     ("memory_search", "recall"),
+    // GoClaw's names of the image and audio families' main tools.
+    ("image", "generate_image"),
+    ("tts", "text_to_speech"),
     // One tool with an `action` for what the six scheduler tools do one each.
     ("cron", "create_scheduled_task"),
     // The same QuickJS run without permissions; the MCP server's `run_js_ephemeral` runs it

@@ -113,6 +113,8 @@ pub const SPEC_ORDER: &[&str] = &[
     "weather",
     "git",
     "pdf",
+    "image",
+    "audio",
     "dataExtraction",
     "translation",
     "vectorSearch",

@@ -24,6 +24,7 @@ pub mod aliases;
 pub mod chat;
 pub mod data;
 pub mod groups;
+pub(crate) mod media;
 pub(crate) mod outside;
 pub mod placeholder;
 pub mod workspace;
@@ -82,6 +83,8 @@ families! {
     extract,
     weather,
     translate,
+    images,
+    audio,
     pdf,
     git,
     memory,

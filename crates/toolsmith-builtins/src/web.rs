@@ -94,7 +94,7 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    fn kind(&self) -> ErrorKind {
+    pub(crate) fn kind(&self) -> ErrorKind {
         match self {
             ToolError::Args(_) => ErrorKind::InvalidArguments,
             ToolError::Web(e) => e.kind(),
@@ -127,13 +127,9 @@ struct WebExecutor {
 #[async_trait]
 impl ToolExecutor for WebExecutor {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let Some(client) = self.env.web.clone() else {
-            return ToolResult::error(
-                ErrorKind::ExecutionError,
-                "the web tools have no way out to the network on this server: the server was \
-                 started without an HTTP client for built-ins (an embedder must set \
-                 BuiltinEnv::web; `toolsmith serve` always does)",
-            );
+        let client = match client_of(&self.env) {
+            Ok(client) => client,
+            Err(missing) => return missing,
         };
         let call = Call {
             client: client.as_ref(),
@@ -146,6 +142,18 @@ impl ToolExecutor for WebExecutor {
             Err(e) => ToolResult::error(e.kind(), e.to_string()),
         }
     }
+}
+
+/// The way out to the network of `env`, or the answer of a tool that has none.
+pub(crate) fn client_of(env: &BuiltinEnv) -> Result<Arc<dyn WebClient>, ToolResult> {
+    env.web.clone().ok_or_else(|| {
+        ToolResult::error(
+            ErrorKind::ExecutionError,
+            "the web tools have no way out to the network on this server: the server was \
+             started without an HTTP client for built-ins (an embedder must set \
+             BuiltinEnv::web; `toolsmith serve` always does)",
+        )
+    })
 }
 
 /// A web tool: category `Web and API`, its group as provider, the `network` permission.

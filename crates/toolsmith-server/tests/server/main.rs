@@ -45,6 +45,7 @@ mod mcp_confirmation;
 mod mcp_content;
 mod mcp_listing;
 mod mcp_manage;
+mod mcp_media;
 mod mcp_mistakes;
 mod mcp_email;
 mod mcp_outside;

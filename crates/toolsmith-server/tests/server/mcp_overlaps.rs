@@ -1,5 +1,6 @@
 //! Overlapping built-ins (issue 35): an alias (`search`, `list_files`, `web_fetch`,
-//! `web_search`, `memory_search`, `cron`, and `execute_javascript` beside `run_js_ephemeral`)
+//! `web_search`, `memory_search`, `cron`, `image`, `tts`, and `execute_javascript` beside
+//! `run_js_ephemeral`)
 //! is left out of MCP `tools/list`, so a model is shown each tool once, and is still called by
 //! its name for the clients written against it.
 
@@ -20,7 +21,7 @@ async fn aliases_are_not_listed_but_still_answer_by_their_name() {
         ..ToolServiceSettings::default()
     };
     let server = TestServer::start_with(ServerSettings::default(), service).await;
-    for group in ["webFetch", "scheduler", "codeExecution"] {
+    for group in ["webFetch", "scheduler", "codeExecution", "image", "audio"] {
         server
             .state
             .service
@@ -53,7 +54,7 @@ async fn aliases_are_not_listed_but_still_answer_by_their_name() {
 #[tokio::test]
 async fn search_names_the_listed_tool_never_its_alias() {
     let server = TestServer::start(ServerSettings::default()).await;
-    for group in ["webFetch", "scheduler", "codeExecution"] {
+    for group in ["webFetch", "scheduler", "codeExecution", "image", "audio"] {
         server
             .state
             .service
