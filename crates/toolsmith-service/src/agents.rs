@@ -20,6 +20,7 @@ mod audited;
 mod by_model;
 pub mod context_files;
 pub mod delegation;
+mod delegation_embeddings;
 mod evaluate;
 mod handoff;
 pub(crate) mod leases;

@@ -20,6 +20,7 @@ mod mcp_person;
 mod mcp_support;
 mod rest_support;
 
+mod agent_delegate_search;
 mod agent_delegation;
 mod agent_files;
 mod agent_sampling;

@@ -697,7 +697,9 @@ impl ToolService {
     }
 
     /// The targets of the caller's agent that match `query`, best first: a full-text match
-    /// over each target's name, display name, instructions and link description.
+    /// over each target's name, display name, instructions and link description, plus, with
+    /// the user's embeddings service, the similarity of their embeddings
+    /// (`delegation_embeddings.rs`): a target is found by either, ranked by both.
     pub(crate) async fn search_delegation_targets(
         &self,
         ctx: &ToolContext,
@@ -712,9 +714,11 @@ impl ToolService {
                 "query: a few words of what the task needs (e.g. \"invoices refunds\")".to_owned(),
             ));
         }
-        let mut hits: Vec<(u32, &AgentRecord, &AgentLinkRecord)> = targets
+        let similarity = self.target_similarity(ctx, query, &targets).await;
+        let mut hits: Vec<(f64, u32, Option<f64>, &AgentRecord, &AgentLinkRecord)> = targets
             .iter()
-            .filter_map(|(agent, link)| {
+            .enumerate()
+            .filter_map(|(index, (agent, link))| {
                 let fields = [
                     (words(&agent.name.replace('_', " ")), 3),
                     (words(&agent.definition.display_name), 3),
@@ -734,21 +738,31 @@ impl ToolService {
                             .sum::<u32>()
                     })
                     .sum();
-                (score > 0).then_some((score, agent, link))
+                let close = similarity.of(index);
+                let rank = f64::from(score)
+                    + close.unwrap_or(0.0).max(0.0)
+                        * super::delegation_embeddings::SIMILARITY_WEIGHT;
+                let near = close.is_some_and(|c| c >= super::delegation_embeddings::MIN_SIMILARITY);
+                (score > 0 || near).then_some((rank, score, close, agent, link))
             })
             .collect();
-        hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.3.name.cmp(&b.3.name)));
         let found: Vec<Value> = hits
             .iter()
             .take(limit.clamp(1, 20))
-            .map(|(score, agent, link)| {
-                json!({
+            .map(|(_, score, close, agent, link)| {
+                let mut hit = json!({
                     "agent": agent.name,
                     "displayName": agent.definition.display_name,
                     "description": summary(agent),
                     "link": link.description,
                     "score": score,
-                })
+                });
+                if let Some(close) = close {
+                    let rounded = (close * 1000.0).round() / 1000.0;
+                    toolsmith_core::object::set(&mut hit, "similarity", json!(rounded));
+                }
+                hit
             })
             .collect();
         let next = if found.is_empty() {
@@ -760,7 +774,17 @@ impl ToolService {
         } else {
             "call delegate with one of these agents".to_owned()
         };
-        Ok(json!({"agents": found, "targets": targets.len(), "next": next}))
+        let mut answer = json!({"agents": found, "targets": targets.len(), "next": next});
+        match &similarity {
+            super::delegation_embeddings::Similarity::Scores(_) => {
+                toolsmith_core::object::set(&mut answer, "search", json!("hybrid"));
+            }
+            super::delegation_embeddings::Similarity::Unavailable(why) => {
+                toolsmith_core::object::set(&mut answer, "search", json!("full text"));
+                toolsmith_core::object::set(&mut answer, "embeddings", json!(why));
+            }
+        }
+        Ok(answer)
     }
 
     /// Runs the delegation tool `tool` for the caller of `ctx`.
