@@ -82,11 +82,11 @@ fn bomb() -> Vec<u8> {
     bytes
 }
 
-/// The parts of a `multipart/form-data` body: `(name, filename, content type, bytes)`.
-fn parts(
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Vec<(String, Option<String>, Option<String>, Vec<u8>)> {
+/// One part of a `multipart/form-data` body: `(name, filename, content type, bytes)`.
+type Part = (String, Option<String>, Option<String>, Vec<u8>);
+
+/// The parts of a `multipart/form-data` body.
+fn parts(headers: &HeaderMap, body: &[u8]) -> Vec<Part> {
     let content_type = headers[header::CONTENT_TYPE].to_str().unwrap();
     let boundary = content_type
         .strip_prefix("multipart/form-data; boundary=")
