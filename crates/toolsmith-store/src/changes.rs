@@ -15,6 +15,9 @@ pub enum ChangeKind {
     Approval,
     /// A prompt was created, changed, switched or deleted (its owner's prompt list moved).
     Prompt,
+    /// A user-defined MCP resource or template was created, changed or deleted (its owner's
+    /// resource list moved): sent by [`crate::Store::announce_change`] after the write.
+    Resource,
 }
 
 /// One committed change, as sent inside the writing transaction (so it is delivered exactly

@@ -136,6 +136,20 @@ pub trait Store:
         None
     }
 
+    /// Tells the other processes sharing this store of a change this process committed
+    /// outside the writes that announce themselves (the user-defined resources kept in the
+    /// record store: [`ChangeKind::Resource`]); they get it from [`Store::subscribe_changes`].
+    /// Nothing to do where no change is pushed (SQLite). A failed notice is the caller's to
+    /// log: the write stands, and other processes catch up at their next resync.
+    async fn announce_change(
+        &self,
+        _kind: ChangeKind,
+        _id: &str,
+        _owner: &str,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The rate-limit and concurrency counters every process on this store shares
     /// (PostgreSQL). `None` when one process is all there is (SQLite): the service keeps its
     /// counters in memory.

@@ -12,7 +12,8 @@
 //! - **Pushed notices** (PostgreSQL's `LISTEN`/`NOTIFY`, [`Store::subscribe_changes`]): a
 //!   change another instance commits arrives at once and reloads just its kind — the tools
 //!   for a tool, the policy for a policy, that owner's cached Config Center for a config
-//!   change, and an approval's decision wakes the calls waiting here for one
+//!   change, a prompt's or a user-defined resource's change tells that owner's MCP sessions,
+//!   and an approval's decision wakes the calls waiting here for one
 //!   ([`ApprovalGate::note_decided`]); a (re)connection of the listener reloads everything once. Notices that arrive
 //!   together are handled together. Polling stays on as the safety net for a lost notice.
 //!
@@ -44,6 +45,8 @@ struct Wanted {
     prompt_owners: Vec<String>,
     /// Notices may have been lost: every session may hear that its prompts moved.
     all_prompts: bool,
+    /// Owners whose user-defined resources another instance changed.
+    resource_owners: Vec<String>,
 }
 
 impl Wanted {
@@ -70,6 +73,11 @@ impl Wanted {
                 ChangeKind::Prompt => {
                     if !self.prompt_owners.contains(&change.owner) {
                         self.prompt_owners.push(change.owner);
+                    }
+                }
+                ChangeKind::Resource => {
+                    if !self.resource_owners.contains(&change.owner) {
+                        self.resource_owners.push(change.owner);
                     }
                 }
             },
@@ -131,9 +139,13 @@ async fn apply(service: &ToolService, wanted: Wanted) {
     }
     if wanted.all_prompts {
         service.prompt_catalog().note_all_changed();
+        service.resource_catalog().note_all_changed();
     }
     for owner in &wanted.prompt_owners {
         service.prompt_catalog().note_changed(owner);
+    }
+    for owner in &wanted.resource_owners {
+        service.resource_catalog().note_changed(owner);
     }
     if wanted.policy {
         refresh_policy(service).await;

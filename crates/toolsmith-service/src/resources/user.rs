@@ -521,6 +521,19 @@ impl ToolService {
         &self.resource_catalog
     }
 
+    /// `owner`'s resources changed here: this instance's sessions are told now, the other
+    /// instances on the store through its change notice (PostgreSQL).
+    async fn resource_changed(&self, owner: &str, id: &str) {
+        self.resource_catalog.note_changed(owner);
+        if let Err(e) = self
+            .store
+            .announce_change(toolsmith_store::ChangeKind::Resource, id, owner)
+            .await
+        {
+            tracing::warn!(error = %e, owner, "cannot tell other instances of a resource change; they see it at their next resync");
+        }
+    }
+
     fn check_writable_resources(&self) -> Result<(), ServiceError> {
         if self.config.read_only {
             return Err(ServiceError::Forbidden(
@@ -694,7 +707,7 @@ impl ToolService {
                 .await;
             return Err(e.into());
         }
-        self.resource_catalog.note_changed(&resource.owner);
+        self.resource_changed(&resource.owner, &resource.id).await;
         self.audit_resource(actor, "resource.create", (None, Some(1)), &resource)
             .await;
         Ok(resource)
@@ -788,7 +801,7 @@ impl ToolService {
         record.category = Some(next.name.clone());
         record.updated_at = next.updated_at;
         self.store.update_record(record).await?;
-        self.resource_catalog.note_changed(&next.owner);
+        self.resource_changed(&next.owner, &next.id).await;
         self.audit_resource(
             actor,
             "resource.update",
@@ -820,7 +833,7 @@ impl ToolService {
             .store
             .delete_record(&scope, BODY_COLLECTION, &body_id(&stored.id))
             .await;
-        self.resource_catalog.note_changed(&stored.owner);
+        self.resource_changed(&stored.owner, &stored.id).await;
         self.audit_resource(
             actor,
             "resource.delete",

@@ -702,7 +702,42 @@ async fn an_owners_collection_lists_every_agents_records_and_nobody_elses(backen
     );
 }
 
+/// `Store::announce_change` (what the record store's users that other instances must hear of
+/// call after a write, the user-defined resources): another instance's feed gets it, with its
+/// kind, id and owner; SQLite, which pushes nothing, accepts it.
+async fn an_announced_change_reaches_another_instance(backend: &Backend) {
+    use crate::{ChangeKind, FeedEvent, Store as _};
+    let store = backend.store();
+    let Some(other) = backend.another_instance().await else {
+        store
+            .announce_change(ChangeKind::Resource, "res_1", "alice")
+            .await
+            .unwrap();
+        return;
+    };
+    let mut feed = other.subscribe_changes().unwrap();
+    let next = async |feed: &mut tokio::sync::mpsc::Receiver<FeedEvent>| {
+        tokio::time::timeout(std::time::Duration::from_secs(10), feed.recv())
+            .await
+            .expect("no change notice within 10 s")
+            .expect("the feed ended")
+    };
+    assert_eq!(next(&mut feed).await, FeedEvent::Resync);
+    store
+        .announce_change(ChangeKind::Resource, "res_1", "alice")
+        .await
+        .unwrap();
+    let FeedEvent::Changed(change) = next(&mut feed).await else {
+        panic!("expected a change");
+    };
+    assert_eq!(
+        (change.kind, change.id.as_str(), change.owner.as_str()),
+        (ChangeKind::Resource, "res_1", "alice")
+    );
+}
+
 on_both_backends!(
+    an_announced_change_reaches_another_instance,
     an_owners_collection_lists_every_agents_records_and_nobody_elses,
     counts_follow_every_write_and_erasure_leaves_none,
     document_field_filters_orders_and_collection_deletion,

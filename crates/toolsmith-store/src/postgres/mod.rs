@@ -303,6 +303,18 @@ impl Store for PgStore {
         client.simple_query("SELECT 1").await.map_err(pg)?;
         Ok(())
     }
+
+    async fn announce_change(
+        &self,
+        kind: crate::ChangeKind,
+        id: &str,
+        owner: &str,
+    ) -> Result<(), StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg)?;
+        notify::notify(&*tx, &self.instance, kind, id, owner, None).await?;
+        tx.commit().await.map_err(pg)
+    }
 }
 
 /// A read-only transaction that sees one snapshot (repeatable read): reads that must agree,

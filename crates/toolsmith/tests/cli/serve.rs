@@ -1119,6 +1119,8 @@ fn mcp_ping(addr: &str, session: &str) -> u16 {
 /// the test needs no polling of the API and no guess of the poll interval.
 struct ListChanged {
     stream: BufReader<TcpStream>,
+    /// The session's id, for requests made in it (`mcp_post`).
+    session: String,
 }
 
 impl ListChanged {
@@ -1144,7 +1146,10 @@ impl ListChanged {
             line.clear();
             assert_ne!(stream.read_line(&mut line).expect("a header"), 0);
         }
-        ListChanged { stream }
+        ListChanged {
+            stream,
+            session: id,
+        }
     }
 
     /// Blocks until the next `notifications/tools/list_changed` (30 s at most).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolsmith_store::testkit::{PgCluster, pg_or_skip};
 
-use super::{Env, ListChanged, Server, request};
+use super::{Env, ListChanged, Server, mcp_post, request};
 
 /// A cluster with one fresh database, and its URL.
 pub(super) fn database() -> Option<(PgCluster, String)> {
@@ -93,6 +93,59 @@ fn a_prompt_written_on_one_instance_is_announced_and_served_by_the_other() {
     b_changes.next_of(
         "notifications/prompts/list_changed",
         "the prompt switched off on A",
+    );
+}
+
+/// A resource a user defines on one instance (issue 40) is announced to the other's MCP
+/// sessions at once (the change feed's Resource notice): `list_changed` when it is created,
+/// `updated` to a subscriber of its URI when it changes, `list_changed` when it is deleted.
+#[test]
+fn a_resource_written_on_one_instance_is_announced_to_the_others_subscribers() {
+    let Some((_cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    let (a, b) = two_instances(&env, &url, &[]);
+    let mut b_changes = ListChanged::open(&b.addr);
+    let note = json!({"name": "shared_note", "uri": "notes://shared", "text": "first"});
+    let made = a.post("/api/v1/resources", &note);
+    assert_eq!(made.status, 201, "{}", made.body);
+    b_changes.next_of(
+        "notifications/resources/list_changed",
+        "the resource created on A",
+    );
+    let subscribed = mcp_post(
+        &b.addr,
+        Some(&b_changes.session),
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "resources/subscribe",
+                "params": {"uri": "notes://shared"}}),
+    );
+    assert_eq!(subscribed.status, 200, "{}", subscribed.body);
+    assert!(
+        !subscribed.body.contains("\"error\""),
+        "{}",
+        subscribed.body
+    );
+    let changed = json!({"name": "shared_note", "uri": "notes://shared", "text": "second",
+                         "expectedRevision": 1});
+    let put = request(
+        &a.addr,
+        "PUT",
+        "/api/v1/resources/shared_note",
+        Some(changed.to_string().as_bytes()),
+    );
+    assert_eq!(put.status, 200, "{}", put.body);
+    b_changes.next_of(
+        "notifications/resources/updated",
+        "the resource changed on A",
+    );
+    let read = b.get("/api/v1/resources/shared_note");
+    assert!(read.body.contains("second"), "{}", read.body);
+    let gone = request(&a.addr, "DELETE", "/api/v1/resources/shared_note", None);
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    b_changes.next_of(
+        "notifications/resources/list_changed",
+        "the resource deleted on A",
     );
 }
 
