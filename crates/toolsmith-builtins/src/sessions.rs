@@ -188,7 +188,8 @@ fn definitions() -> [(&'static str, ToolDefinition); 6] {
                         "label": label,
                         "agent": agent,
                         "id": {"type": "string", "description": "cancel: a subagent's key, \"all\" or \"last\"; steer: a subagent's key."},
-                        "message": {"type": "string", "description": "steer: what the subagent reads at its next turn."}
+                        "message": {"type": "string", "description": "steer: what the subagent reads at its next turn (with restart: its new task)."},
+                        "restart": {"type": "boolean", "description": "steer: cancel the subagent and spawn it again with message as its task, keeping its label (spec 001 §6's steer; works from any instance). Default false: the running subagent reads message at its next turn and keeps what it has done."}
                     },
                     "required": ["action"],
                     "additionalProperties": false

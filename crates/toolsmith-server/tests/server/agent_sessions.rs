@@ -738,6 +738,49 @@ async fn steer_reaches_a_running_subagent_at_its_next_turn() {
     );
 }
 
+/// Spec 001 §6's steer: cancel, then respawn with the new message as the task, keeping the
+/// label.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_with_restart_cancels_and_respawns_keeping_the_label() {
+    let (_model, host) = model_server().await;
+    let app = setup_app(&host, settings(&host)).await;
+    let (spawned, error) = call(
+        &app,
+        "subagents",
+        json!({"action": "spawn", "task": "GATE forever", "agent": "helper", "label": "worker"}),
+    )
+    .await;
+    assert!(!error, "{spawned}");
+    let old = spawned["sessionKey"].as_str().unwrap().to_owned();
+    let (steered, error) = call(
+        &app,
+        "subagents",
+        json!({"action": "steer", "id": old, "message": "count the apples", "restart": true}),
+    )
+    .await;
+    assert!(!error, "{steered}");
+    assert_eq!(
+        steered["cancelled"]["sessionKey"],
+        old.as_str(),
+        "{steered}"
+    );
+    assert_eq!(steered["cancelled"]["status"], "cancelled", "{steered}");
+    assert_eq!(steered["steered"]["label"], "worker", "{steered}");
+    assert_eq!(steered["steered"]["task"], "count the apples", "{steered}");
+    let new = steered["steered"]["sessionKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(new, old);
+    let done = subagent_until(&app, &new, |s| s["status"] == "completed").await;
+    assert_eq!(
+        done["result"], "echo: count the apples (history 2)",
+        "{done}"
+    );
+    let gone = subagent_until(&app, &old, |s| s["status"] == "cancelled").await;
+    assert_eq!(gone["result"], Value::Null, "{gone}");
+}
+
 /// The six tools and every subagent action through the official MCP Python SDK
 /// (`tests/clients/mcp_sessions.py`, a 2025-11-25 session over streamable HTTP): a subagent's
 /// end reaches the client as a `notifications/message` of logger `toolsmith/subagents`.

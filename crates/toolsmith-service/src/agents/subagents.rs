@@ -1,7 +1,8 @@
 //! Subagents (spec 001 §6): anonymous child runs of the calling agent, given a task and a
 //! label; `sessions_spawn` and the `subagents` tool's actions `spawn` (async), `run` (sync),
 //! `list`, `cancel` (an id, `all` or `last`) and `steer` (a message the running child reads
-//! at its next turn).
+//! at its next turn, or with `restart` spec 001's cancel and respawn with the message as its
+//! task, keeping the label).
 //!
 //! A subagent is a session of kind `subagent` (`SessionStore`), so it is its starter's alone
 //! and its task and result are its messages. Its life is §6's: *spawning* (the limits are
@@ -499,11 +500,50 @@ impl ToolService {
             .ok_or_else(|| {
                 ServiceError::InvalidState(format!(
                     "subagent '{key}' runs on another instance of this server: steer it there, \
-                     or cancel it and spawn a new one"
+                     or steer with restart: true (cancels it and spawns it again with your \
+                     message as its task)"
                 ))
             })?;
         inbox.leave(format!("[a message from your parent]\n{message}"), false);
         Ok(session)
+    }
+
+    /// Steers the caller's running subagent `key` as spec 001 §6 does: cancels it and spawns
+    /// it again with `message` as its task, keeping its label and agent (asynchronously, as
+    /// `spawn`). The cancel is the store's, so this works whichever instance runs it; the
+    /// cancelled subagent no longer counts against §6's limits, so no settling wait is
+    /// needed. The subagent as cancelled, and the new one.
+    pub async fn restart_subagent(
+        self: &Arc<Self>,
+        ctx: &ToolContext,
+        key: &str,
+        message: String,
+    ) -> Result<(SessionRecord, SessionRecord), ServiceError> {
+        check_text("message", &message)?;
+        let session = self.get_session(ctx, key).await?;
+        if session.kind != SessionKind::Subagent || session.status != SessionStatus::Running {
+            return Err(ServiceError::InvalidState(format!(
+                "'{key}' is not a running subagent ({} {}): spawn a new one with the task",
+                session.kind.as_str(),
+                session.status.as_str()
+            )));
+        }
+        let cancelled = self
+            .cancel_subagents(ctx, key)
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or(session);
+        let respawned = self
+            .spawn_subagent(
+                ctx,
+                message,
+                Some(cancelled.label.clone()),
+                Some(&cancelled.agent_id),
+                false,
+            )
+            .await?;
+        Ok((cancelled, respawned))
     }
 
     /// Runs the `subagents` tool's `action` (and `sessions_spawn`, which is `spawn`).
@@ -537,6 +577,15 @@ impl ToolService {
                 let cancelled = self.cancel_subagents(ctx, &which).await?;
                 Ok(json!({
                     "subagents": cancelled.iter().map(session_json).collect::<Vec<_>>(),
+                }))
+            }
+            "steer" if args.0.get("restart").and_then(Value::as_bool) == Some(true) => {
+                let (cancelled, respawned) = self
+                    .restart_subagent(ctx, &args.required("id")?, args.required("message")?)
+                    .await?;
+                Ok(json!({
+                    "steered": session_json(&respawned),
+                    "cancelled": session_json(&cancelled),
                 }))
             }
             "steer" => {
