@@ -99,6 +99,7 @@ families! {
     sessions,
     delegation,
     browser,
+    cli_tools,
 }
 
 #[cfg(test)]

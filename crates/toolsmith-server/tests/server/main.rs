@@ -39,6 +39,7 @@ mod mcp_browser;
 mod mcp_bridge_http;
 mod mcp_bridge_offer;
 mod mcp_caller_client;
+mod mcp_cli_tools;
 mod mcp_clients;
 mod mcp_compat;
 mod mcp_compat_answers;
