@@ -16,6 +16,7 @@ mod logs;
 mod postgres;
 mod postgres_agents;
 mod postgres_balancer;
+mod postgres_delegation;
 mod postgres_limits;
 mod postgres_ops;
 mod postgres_scheduler;
