@@ -600,7 +600,12 @@ impl ToolService {
         let declared = |client: &toolsmith_core::Client| client.0.capabilities().sampling;
         let otherwise = "or give it a model of its own: set model.service to a Config Center \
                          service of yours holding protocol, base_url and api_key";
-        if !extras.sampling.as_ref().or(ctx.client.as_ref()).is_some_and(declared) {
+        if !extras
+            .sampling
+            .as_ref()
+            .or(ctx.client.as_ref())
+            .is_some_and(declared)
+        {
             return Err(ServiceError::Validation(format!(
                 "agent '{}' runs on the MCP client's own model (model.service 'sampling'), and \
                  this caller has no model to lend: start the run over MCP (protocol \
@@ -628,13 +633,15 @@ impl ToolService {
                 agent.name
             )));
         }
-        Ok(providers::Model::Sampling(providers::sampling::Sampling::new(
-            client,
-            Arc::clone(&self.audit),
-            crate::input::Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone()),
-            (&agent.id, &agent.name),
-            run_id,
-        )))
+        Ok(providers::Model::Sampling(
+            providers::sampling::Sampling::new(
+                client,
+                Arc::clone(&self.audit),
+                crate::input::Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone()),
+                (&agent.id, &agent.name),
+                run_id,
+            ),
+        ))
     }
 
     /// The caller's run `run_id` with its steps.

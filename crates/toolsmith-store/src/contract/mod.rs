@@ -84,6 +84,18 @@ impl Backend {
         }
     }
 
+    /// Another instance's change feed, past its first `Resync`, when this is the PostgreSQL
+    /// backend.
+    pub(crate) async fn another_instances_feed(
+        &self,
+    ) -> Option<tokio::sync::mpsc::Receiver<crate::FeedEvent>> {
+        use crate::Store as _;
+        let other = self.another_instance().await?;
+        let mut feed = other.subscribe_changes().unwrap();
+        assert_eq!(next_change(&mut feed).await, crate::FeedEvent::Resync);
+        Some(feed)
+    }
+
     /// Another store on the same database, as a second process would open it: a second
     /// SQLite connection pool on the same file, or another PostgreSQL instance.
     pub(crate) async fn another_process(&self) -> Arc<dyn Store> {
@@ -153,3 +165,13 @@ macro_rules! on_both_backends {
     };
 }
 pub(crate) use on_both_backends;
+
+/// The next event of a change feed, within 10 s.
+pub(crate) async fn next_change(
+    feed: &mut tokio::sync::mpsc::Receiver<crate::FeedEvent>,
+) -> crate::FeedEvent {
+    tokio::time::timeout(std::time::Duration::from_secs(10), feed.recv())
+        .await
+        .expect("no change notice within 10 s")
+        .expect("the feed ended")
+}

@@ -706,23 +706,16 @@ async fn an_owners_collection_lists_every_agents_records_and_nobody_elses(backen
 /// call after a write, the user-defined resources): another instance's feed gets it, with its
 /// kind, id and owner; SQLite, which pushes nothing, accepts it.
 async fn an_announced_change_reaches_another_instance(backend: &Backend) {
-    use crate::{ChangeKind, FeedEvent, Store as _};
+    use super::next_change as next;
+    use crate::{ChangeKind, FeedEvent};
     let store = backend.store();
-    let Some(other) = backend.another_instance().await else {
+    let Some(mut feed) = backend.another_instances_feed().await else {
         store
             .announce_change(ChangeKind::Resource, "res_1", "alice")
             .await
             .unwrap();
         return;
     };
-    let mut feed = other.subscribe_changes().unwrap();
-    let next = async |feed: &mut tokio::sync::mpsc::Receiver<FeedEvent>| {
-        tokio::time::timeout(std::time::Duration::from_secs(10), feed.recv())
-            .await
-            .expect("no change notice within 10 s")
-            .expect("the feed ended")
-    };
-    assert_eq!(next(&mut feed).await, FeedEvent::Resync);
     store
         .announce_change(ChangeKind::Resource, "res_1", "alice")
         .await
