@@ -11,6 +11,9 @@
 //!   draft …` approves a v2 draft and rejects a v1, anything else `done: <task>`;
 //! - an announced result (`[delegate:…`) is quoted back, a tool's result too; anything else is
 //!   echoed with the length of the history it got.
+//!
+//! The MCP side, with the official Python SDK and the `teams` tools too, is
+//! `the_python_sdk_drives_every_delegation_and_team_tool` (`tests/clients/mcp_agents_together.py`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -696,4 +699,342 @@ async fn a_handoff_routes_the_sessions_next_messages_until_cleared() {
     .await;
     assert!(!error, "{back}");
     assert_eq!(back["sessionKey"], key, "{back}");
+}
+
+/// Issue 38's acceptance through the official MCP Python SDK
+/// (`tests/clients/mcp_agents_together.py`): every action of `delegate`, `delegate_search`,
+/// `evaluate_loop`, `handoff`, `team_tasks` and `team_message`, called over MCP (2025-11-25,
+/// streamable HTTP) by a person and by the agents (`X-Toolsmith-Agent`), against this module's
+/// model server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_drives_every_delegation_and_team_tool() {
+    use crate::mcp_support::{prerequisite, python, run_client};
+    if !prerequisite("the MCP Python SDK", &python()) {
+        return;
+    }
+    let (app, _model) = setup().await;
+    app.json(
+        Method::PUT,
+        "/api/v1/tool-groups/teams",
+        &json!({"enabled": true}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let policy = json!({"allow": ["group:delegation", "group:sessions", "group:teams"]});
+    let lead = app
+        .json(
+            Method::PUT,
+            "/api/v1/agents/lead",
+            &json!({
+                "name": "lead",
+                "displayName": "Lead",
+                "instructions": "You lead: answer the user, delegate what others do better.",
+                "model": {"service": "local", "model": "test-model"},
+                "toolPolicy": policy,
+            }),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    let mut ids = vec![lead["id"].as_str().unwrap().to_owned()];
+    for name in ["alice", "bob"] {
+        let agent = app
+            .post(
+                "/api/v1/agents",
+                &json!({
+                    "name": name,
+                    "instructions": format!("You are {name}."),
+                    "model": {"service": "local", "model": "test-model"},
+                    "toolPolicy": policy,
+                }),
+            )
+            .await
+            .assert_ok(StatusCode::CREATED);
+        ids.push(agent["id"].as_str().unwrap().to_owned());
+    }
+    link(
+        &app,
+        json!({"from": "lead", "to": "billing", "description": "refunds and invoices"}),
+    )
+    .await;
+    link(&app, json!({"from": "lead", "to": "writer"})).await;
+    link(&app, json!({"from": "lead", "to": "critic"})).await;
+    app.post(
+        "/api/v1/teams",
+        &json!({"name": "research", "lead": "lead", "members": ["alice", "bob"]}),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    let server = serve_loopback(app.router.clone()).await;
+    let mut args = vec![
+        "mcp_agents_together.py".to_owned(),
+        "--url".to_owned(),
+        format!("http://{server}/mcp"),
+    ];
+    for (flag, id) in ["--lead", "--alice", "--bob"].into_iter().zip(&ids) {
+        args.extend([flag.to_owned(), id.clone()]);
+    }
+    let report = run_client("mcp_agents_together.py", &python(), &args, &[]).await;
+    eprintln!("{report:#}");
+    let listed = |key: &str| -> Vec<String> {
+        report[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (tools, person_tools) = (listed("tools"), listed("personTools"));
+    for tool in [
+        "delegate",
+        "delegate_search",
+        "evaluate_loop",
+        "handoff",
+        "team_tasks",
+        "team_message",
+    ] {
+        assert!(
+            tools.iter().any(|t| t == tool),
+            "{tool} not listed: {tools:?}"
+        );
+        assert!(
+            person_tools.iter().any(|t| t == tool),
+            "{tool} not listed for the person: {person_tools:?}"
+        );
+    }
+    let value = |name: &str| {
+        assert_eq!(report[name]["isError"], false, "{name}: {}", report[name]);
+        report[name]["value"].clone()
+    };
+    let refusal = |name: &str| {
+        assert_eq!(report[name]["isError"], true, "{name}: {}", report[name]);
+        report[name]["value"].to_string()
+    };
+
+    // delegate: no link, no delegation, and the refusal names the link to create.
+    let no_link = refusal("noLink");
+    assert!(
+        no_link.contains("no agent link lets 'lead' delegate to 'alice'")
+            && no_link.contains("POST /api/v1/agent-links")
+            && no_link.contains("toolsmith agent link lead alice"),
+        "{no_link}"
+    );
+    // Sync: the answer in the result.
+    let sync = value("sync");
+    assert_eq!(
+        (&sync["status"], &sync["mode"], &sync["from"], &sync["to"]),
+        (
+            &json!("completed"),
+            &json!("sync"),
+            &json!("lead"),
+            &json!("billing")
+        ),
+        "{sync}"
+    );
+    assert_eq!(sync["result"], "done: refund order 7", "{sync}");
+    // Async: answered at once, the result announced on the session.
+    let started = value("async");
+    assert_eq!(
+        (&started["status"], &started["mode"]),
+        (&json!("running"), &json!("async")),
+        "{started}"
+    );
+    let announced = &report["asyncNotified"]["data"];
+    assert_eq!(announced["status"], "completed", "{report:#}");
+    assert_eq!(announced["result"], "done: invoice 12", "{report:#}");
+    assert_eq!(
+        announced["id"],
+        format!("delegate:{}", started["id"].as_str().unwrap())
+    );
+    // list holds the running one; cancel stops it (announced too); list is then empty.
+    let hanging = value("hanging");
+    assert_eq!(hanging["status"], "running", "{hanging}");
+    let running = value("list")["delegations"].as_array().unwrap().clone();
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert_eq!(
+        (&running[0]["id"], &running[0]["status"]),
+        (&hanging["id"], &json!("running"))
+    );
+    let cancelled = value("cancel");
+    assert_eq!(
+        (&cancelled["id"], &cancelled["status"]),
+        (&hanging["id"], &json!("cancelled")),
+        "{cancelled}"
+    );
+    assert_eq!(
+        report["cancelNotified"]["data"]["status"], "cancelled",
+        "{report:#}"
+    );
+    assert_eq!(value("listAfterCancel")["delegations"], json!([]));
+    // history: every one, newest first, with how it ended.
+    let history = value("history")["delegations"].as_array().unwrap().clone();
+    let ended: Vec<(&Value, &Value, &Value)> = history
+        .iter()
+        .map(|d| (&d["id"], &d["status"], &d["result"]))
+        .collect();
+    assert_eq!(
+        ended,
+        [
+            (&hanging["id"], &json!("cancelled"), &Value::Null),
+            (
+                &started["id"],
+                &json!("completed"),
+                &json!("done: invoice 12")
+            ),
+            (
+                &sync["id"],
+                &json!("completed"),
+                &json!("done: refund order 7")
+            ),
+        ],
+        "{history:?}"
+    );
+
+    // delegate_search: the linked agent that fits, alone.
+    let found = value("search");
+    assert_eq!(found["targets"], 3, "{found}");
+    let agents = found["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 1, "{found}");
+    assert_eq!(agents[0]["agent"], "billing", "{found}");
+
+    // evaluate_loop: APPROVED in the first round; REJECTED, revised, then APPROVED.
+    let one = value("loopOneRound");
+    assert_eq!(
+        (&one["approved"], &one["rounds"], &one["output"]),
+        (
+            &json!(true),
+            &json!(1),
+            &json!("done: Polish announcement v2")
+        ),
+        "{one}"
+    );
+    assert_eq!(one["history"][0]["verdict"], "approved", "{one}");
+    let two = value("loopTwoRounds");
+    assert_eq!(
+        (&two["approved"], &two["rounds"], &two["output"]),
+        (&json!(true), &json!(2), &json!("announcement v2")),
+        "{two}"
+    );
+    assert_eq!(
+        (
+            &two["history"][0]["verdict"],
+            &two["history"][0]["feedback"]
+        ),
+        (&json!("rejected"), &json!("Too long, missing pricing")),
+        "{two}"
+    );
+    assert_eq!(two["history"][1]["verdict"], "approved", "{two}");
+
+    // handoff: the session's next message is billing's, in its own session, until cleared.
+    let first = value("sessionFirst");
+    assert_eq!(first["result"], "echo: hello (history 2)", "{first}");
+    let key = first["sessionKey"].clone();
+    let handed = value("handoff");
+    assert_eq!(
+        (
+            &handed["event"],
+            &handed["from"],
+            &handed["answeredBy"],
+            &handed["carriedMessages"]
+        ),
+        (
+            &json!("handoff"),
+            &json!("lead"),
+            &json!("billing"),
+            &json!(2)
+        ),
+        "{handed}"
+    );
+    let routed = value("routed");
+    assert_eq!(routed["sessionKey"], handed["targetSession"], "{routed}");
+    assert_ne!(routed["sessionKey"], key, "{routed}");
+    assert_eq!(
+        routed["result"], "echo: how much was it? (history 3)",
+        "{routed}"
+    );
+    let cleared = value("clear");
+    assert_eq!(
+        (&cleared["event"], &cleared["answeredBy"]),
+        (&json!("handoff_cleared"), &json!("lead")),
+        "{cleared}"
+    );
+    let back = value("back");
+    assert_eq!(back["sessionKey"], key, "{back}");
+    assert_eq!(back["result"], "echo: thanks (history 4)", "{back}");
+
+    // team_tasks: create with priority and blocked_by, list, claim once, complete unblocking,
+    // search.
+    let (first_task, second_task) = (&report["ids"]["firstTask"], &report["ids"]["secondTask"]);
+    let created = value("taskCreate");
+    assert_eq!(
+        (&created["task"]["status"], &created["task"]["priority"]),
+        (&json!("pending"), &json!(5.0)),
+        "{created}"
+    );
+    let blocked = value("taskCreateBlocked");
+    assert_eq!(
+        (&blocked["task"]["status"], &blocked["task"]["blocked_by"]),
+        (&json!("blocked"), &json!([first_task])),
+        "{blocked}"
+    );
+    let board = value("taskList");
+    let order: Vec<&Value> = board["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["id"])
+        .collect();
+    assert_eq!(order, [first_task, second_task], "{board}");
+    let claimed = value("taskClaim");
+    assert_eq!(
+        (&claimed["task"]["status"], &claimed["task"]["claimedBy"]),
+        (&json!("in_progress"), &json!("alice")),
+        "{claimed}"
+    );
+    let taken = refusal("taskClaimTaken");
+    assert!(taken.contains("already claimed by alice"), "{taken}");
+    let waiting = refusal("taskClaimBlocked");
+    assert!(waiting.contains("blocked until"), "{waiting}");
+    let done = value("taskComplete");
+    assert_eq!(done["task"]["status"], "completed", "{done}");
+    assert_eq!(done["unblocked"], json!([second_task]), "{done}");
+    let unblocked = value("taskClaimUnblocked");
+    assert_eq!(unblocked["task"]["claimedBy"], "bob", "{unblocked}");
+    let completed = value("taskListCompleted");
+    assert_eq!(
+        completed["tasks"][0]["result"], "A 10, B 12, C 9",
+        "{completed}"
+    );
+    let found = value("taskSearch");
+    assert_eq!(found["tasks"][0]["id"], *first_task, "{found}");
+
+    // team_message: send wakes the teammate; read delivers once; broadcast reaches all others.
+    let sent = value("messageSend");
+    assert_eq!(sent["sent"][0]["to"], "alice", "{sent}");
+    assert!(sent["sent"][0]["run"].is_string(), "{sent}");
+    let read = value("messageRead");
+    assert_eq!(
+        (&read["messages"][0]["text"], &read["messages"][0]["from"]),
+        (&json!("claim the pricing task"), &json!("lead")),
+        "{read}"
+    );
+    assert_eq!(read["messages"].as_array().unwrap().len(), 1, "{read}");
+    assert_eq!(value("messageReadAgain")["messages"], json!([]));
+    let broadcast = value("messageBroadcast");
+    let to: Vec<&Value> = broadcast["sent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["to"])
+        .collect();
+    assert_eq!(to, [&json!("lead"), &json!("bob")], "{broadcast}");
+    let heard = value("messageReadBroadcast");
+    assert_eq!(
+        (
+            &heard["messages"][0]["text"],
+            &heard["messages"][0]["from"],
+            &heard["messages"][0]["broadcast"]
+        ),
+        (&json!("prices are in"), &json!("alice"), &json!(true)),
+        "{heard}"
+    );
 }
