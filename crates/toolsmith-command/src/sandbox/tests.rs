@@ -194,7 +194,11 @@ async fn a_fork_bomb_is_contained_and_ends_at_the_timeout() {
         return;
     };
     let env = BTreeMap::new();
-    let mut req = request("bomb() { bomb | bomb & }; bomb; sleep 600", &env);
+    // The shell forks its `sleep` before the bomb and then only waits (a builtin): were the
+    // `sleep` forked after the bomb, a bomb that filled the cap first would make that fork fail
+    // and the shell exit at once, as it did on a loaded machine, instead of running to the
+    // timeout.
+    let mut req = request("sleep 600 & bomb() { bomb | bomb & }; bomb; wait", &env);
     req.timeout = Duration::from_secs(5);
     let out = sandbox.run(&req).await.unwrap();
     assert!(out.timed_out, "{out:?}");
