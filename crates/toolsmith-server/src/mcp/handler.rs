@@ -793,11 +793,20 @@ fn subagent_depth(meta: Option<&serde_json::Map<String, Value>>) -> Result<u32, 
 
 /// A tool execution error (`isError: true`, as MCP 2025-11-25 wants for arguments that break
 /// the schema) whose text names every offending path and the expected shape.
+/// The spec's tool limits are applied first, as the pipeline applies them before its own check,
+/// so a direct call and `use_tool` judge the same arguments (`limit: 500` is capped, not refused).
 fn check_args(
     name: &str,
     schema: &toolsmith_core::schema::CompiledSchema,
     args: &Value,
 ) -> Result<(), ToolResult> {
+    let limited;
+    let args = if toolsmith_core::tool_limits::tool_limit(name).is_some() {
+        limited = toolsmith_core::tool_limits::apply_tool_limits(name, args);
+        &limited
+    } else {
+        args
+    };
     schema.check_call(name, args, |v| object_as_text(schema.schema(), args, v))
 }
 

@@ -449,13 +449,16 @@ async fn discovery_meta_tools() {
     );
     count.category = Some("Postcards".to_owned());
     state.service.create(&user, count).await.unwrap();
-    // A custom tool named like a spec limit (an email tool: no built-in has the name) is
-    // limited on every path.
-    let mut list_emails = tool("list_emails", "List emails", "return args.limit;");
-    list_emails.parameters =
-        json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
-    state.service.create(&user, list_emails).await.unwrap();
     let session = Session::open(&state, "default").await;
+    // 60 notes, so a spec limit on `list_notes` (default 20, at most 50) shows in its count on
+    // every path. (This test used a custom `list_emails` until the email tools took the name.)
+    for batch in 0..2 {
+        let notes: Vec<Value> = (0..30)
+            .map(|i| json!({"title": format!("note {batch}-{i}"), "content": "x"}))
+            .collect();
+        let (is_error, _, text) = session.ok("batch_add_notes", json!({"notes": notes})).await;
+        assert!(!is_error, "{text}");
+    }
 
     let (_, found, _) = session
         .ok("search_tools", json!({"query": "postcard email"}))
@@ -530,23 +533,26 @@ async fn discovery_meta_tools() {
         "{text}"
     );
 
-    let (_, _, text) = session
-        .ok("use_tool", json!({"tool_name": "list_emails"}))
+    let (_, listed, _) = session
+        .ok("use_tool", json!({"tool_name": "list_notes"}))
         .await;
-    assert_eq!(text, "20", "the default is injected");
-    let (_, _, text) = session
+    assert_eq!(listed["count"], 20, "the default is injected: {listed}");
+    let (_, listed, _) = session
         .ok(
             "use_tool",
-            json!({"tool_name": "list_emails", "arguments": {"limit": 500}}),
+            json!({"tool_name": "list_notes", "arguments": {"limit": 500}}),
         )
         .await;
-    assert_eq!(text, "50", "capped at the max");
-    let (_, _, text) = session.ok("list_emails", json!({"limit": 500})).await;
-    assert_eq!(text, "50", "direct calls are limited too");
+    assert_eq!(listed["count"], 50, "capped at the max: {listed}");
+    let (_, listed, _) = session.ok("list_notes", json!({"limit": 500})).await;
+    assert_eq!(
+        listed["count"], 50,
+        "direct calls are limited too: {listed}"
+    );
     let (_, _, text) = session
         .ok(
             "run_js_ephemeral",
-            json!({"code": "return await utils.callTool('list_emails', {limit: 1000})"}),
+            json!({"code": "const r = await utils.callTool('list_notes', {limit: 1000}); return r.count;"}),
         )
         .await;
     assert_eq!(text, "50", "and nested ones");
@@ -574,7 +580,7 @@ async fn discovery_meta_tools() {
                 {"tool_name": "send_postcard", "arguments": {}},
                 {"tool_name": "use_tool", "arguments": {}},
                 {"tool_name": "nothing_here"},
-                {"tool_name": "list_emails", "arguments": {"limit": 1000}}
+                {"tool_name": "list_notes", "arguments": {"limit": 1000}}
             ]}),
         )
         .await;
@@ -596,7 +602,7 @@ async fn discovery_meta_tools() {
     assert!(batch["results"][2]["parameterDocs"].is_string());
     assert_eq!(batch["results"][3]["kind"], "denied");
     assert_eq!(batch["results"][4]["kind"], "not_found");
-    assert_eq!(batch["results"][5]["result"], 50);
+    assert_eq!(batch["results"][5]["result"]["count"], 50, "{batch}");
     assert_eq!(batch["succeeded"], 3);
     assert_eq!(batch["failed"], 3);
 }
