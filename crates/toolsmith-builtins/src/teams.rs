@@ -242,7 +242,9 @@ async fn callers_team(call: &Call<'_>) -> Result<(Team, Member), Fail> {
     let mine: Vec<Team> = teams_of(call.records, &call.scope.owner)
         .await?
         .into_iter()
-        .filter(|t| t.member(agent).is_some())
+        // The caller's agent by id or by name (`X-Toolsmith-Agent` may name it), as
+        // delegation finds it.
+        .filter(|t| t.named(agent).is_some())
         .collect();
     let team = match (named, mine.as_slice()) {
         (_, []) => {
@@ -270,7 +272,7 @@ async fn callers_team(call: &Call<'_>) -> Result<(Team, Member), Fail> {
         }
     };
     let me = team
-        .member(agent)
+        .named(agent)
         .cloned()
         .ok_or_else(|| Fail::Run("the team changed meanwhile; try again".to_owned()))?;
     Ok((team, me))

@@ -232,6 +232,11 @@ async fn a_teams_board_is_claimed_once_unblocks_in_order_and_is_read_by_its_pers
     assert!(!error, "{second}");
     let second_id = second["task"]["id"].as_str().unwrap().to_owned();
     assert_eq!(second["task"]["status"], "blocked", "{second}");
+    // `X-Toolsmith-Agent` may name the agent by name, as for delegation: the same board.
+    let (listed, error) =
+        call_as(&app, "lead", None, "team_tasks", json!({"action": "list"})).await;
+    assert!(!error, "{listed}");
+    assert!(text(&listed).contains("Compare them"), "{listed}");
 
     // Alice claims the first; Bob cannot, and cannot claim the blocked one either.
     let (claimed, error) = call_as(
