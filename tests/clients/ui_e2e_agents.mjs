@@ -260,8 +260,20 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
       const task = await rest('POST', '/tools/team_tasks/execute', { arguments: { action: 'create', subject: 'Count the words', priority: 5 } }, asLead);
       assert.equal(task.status, 200, JSON.stringify(task.json));
       assert.equal(task.json.data.isError, false, JSON.stringify(task.json));
+      // The message wakes the teammate: a run of checker, whose model answers; the answer
+      // comes back to the lead as a message of its own (nothing here may fail).
+      const checkerId = helper.json.data.id;
+      model.push(answers('Your count is right: 3 words.'));
       const said = await rest('POST', '/tools/team_message/execute', { arguments: { action: 'send', to: 'checker', text: 'Check my count, please.' } }, asLead);
       assert.equal(said.json.data.isError, false, JSON.stringify(said.json));
+      const wokenRun = said.json.data.result.sent[0].run;
+      const woken = await until('the teammate\'s run to end', async () => {
+        const run = (await rest('GET', `/agents/${checkerId}/runs/${wokenRun}`, undefined, asLead)).json.data;
+        return run && ['completed', 'failed', 'cancelled'].includes(run.status) && run;
+      });
+      assert.equal(woken.status, 'completed', JSON.stringify(woken));
+      assert.match(woken.output || '', /Your count is right/);
+      await until('the teammate\'s answer on the board', async () => (await rest('GET', `/teams/${made.json.data.id}/board`)).json.data.messages.some((m) => /Your count is right/.test(m.text)));
       await page.goto(`${BASE}/#/agents`);
       const teams = await visible(page.getByRole('region', { name: 'Your teams' }));
       assert.match(await teams.getByRole('row').filter({ hasText: 'crew' }).innerText(), /crew\s+counter\s+checker\s+Counts and checks/);
@@ -269,13 +281,32 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
       await visible(page.getByRole('heading', { name: 'Team crew', level: 1 }));
       await visible(page.getByText('Lead counter; members checker.'));
       assert.match(await page.getByRole('region', { name: 'Task list' }).getByRole('row').filter({ hasText: 'Count the words' }).innerText(), /Count the words\s+pending\s+5/);
-      assert.match(await page.getByRole('region', { name: 'Messages' }).innerText(), /counter\s+checker\s+Check my count, please\./);
+      const messages = await page.getByRole('region', { name: 'Messages' }).innerText();
+      assert.match(messages, /counter\s+checker\s+Check my count, please\./);
+      assert.match(messages, /checker\s+counter\s+\[teammate:checker\] Your count is right: 3 words\./);
       audited.push(['team-board', `#/agents/teams/${made.json.data.id}`]);
+      // A delegation from the lead to its teammate (a person links them; the lead calls
+      // delegate, as its model would): listed on the Delegations page, its Run link opens the
+      // teammate's run with the answer.
       await page.getByRole('link', { name: '← Agents' }).click();
       await page.getByRole('link', { name: 'Delegations between your agents' }).click();
       await visible(page.getByRole('heading', { name: 'Delegations', level: 1 }));
       await visible(page.getByText('No delegations yet.'));
-      audited.push(['delegations', '#/agents/delegations']);
+      const linked = await rest('POST', '/agent-links', { from: 'counter', to: 'checker', description: 'Checks counts' });
+      assert.equal(linked.status, 201, JSON.stringify(linked.json));
+      assert.equal((await rest('PUT', '/tool-groups/delegation', { enabled: true })).status, 200);
+      model.push(answers('Checked: 42 is right.'));
+      const delegated = await rest('POST', '/tools/delegate/execute', { arguments: { agent: 'checker', task: 'Check that six times seven is 42.' } }, asLead);
+      assert.equal(delegated.json.data.isError, false, JSON.stringify(delegated.json));
+      const row = page.getByRole('region', { name: 'Delegations' }).getByRole('row').filter({ hasText: 'Check that six times seven is 42.' });
+      await page.reload();
+      assert.match(await (await visible(row)).innerText(), /counter\s+checker\s+sync\s+1\s+completed\s+Check that six times seven is 42\.\s+Checked: 42 is right\./);
+      await row.getByRole('link', { name: 'the run' }).click();
+      await visible(page.getByRole('heading', { name: 'Run', level: 1 }));
+      await visible(page.getByText('Checked: 42 is right.'));
+      assert.match(await page.locator('dl.details').innerText(), /completed/);
+      await visible(page.getByText('Started by your agent counter (a delegation)', { exact: false }));
+      audited.push(['delegations', '#/agents/delegations'], ['delegation-run', new URL(page.url()).hash]);
     });
 
     await step('every agents page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {

@@ -42,6 +42,9 @@ export async function api(method, path, body, opts = {}) {
     }
   }
   if (opts.etag) headers['If-None-Match'] = opts.etag;
+  // Acting as one of the caller's agents (X-Toolsmith-Agent): how a person reads a run their
+  // agent started (a delegation's), which only that agent sees.
+  if (opts.agent) headers['X-Toolsmith-Agent'] = opts.agent;
   let res;
   try {
     res = await fetch(`/api/v1${path}`, { method, headers, body: payload, cache: 'no-store', credentials: 'omit' });
@@ -68,7 +71,7 @@ export async function api(method, path, body, opts = {}) {
 }
 
 export const get = (path, opts) => api('GET', path, undefined, opts);
-export const post = (path, body) => api('POST', path, body === undefined ? {} : body);
+export const post = (path, body, opts) => api('POST', path, body === undefined ? {} : body, opts);
 export const patch = (path, body) => api('PATCH', path, body);
 export const put = (path, body) => api('PUT', path, body);
 export const del = (path, body) => api('DELETE', path, body);

@@ -280,7 +280,7 @@ fn web_ui_in_chromium() {
         "{pages}"
     );
     // The Agents page (issue 37, `tests/clients/ui_e2e_agents.mjs`, on a server of its own and
-    // a scripted model server): every flow ran; its six pages screenshotted, audited by axe
+    // a scripted model server): every flow ran; its seven pages screenshotted, audited by axe
     // and checked for a broken layout at both widths in both themes, with nothing found.
     let agents = &report["agents"];
     assert_eq!(
@@ -288,7 +288,7 @@ fn web_ui_in_chromium() {
         6,
         "every agents flow ran: {agents}"
     );
-    assert_eq!(agents["accessibility"]["audits"], 24, "{agents}");
+    assert_eq!(agents["accessibility"]["audits"], 28, "{agents}");
     assert_eq!(agents["accessibility"]["violations"], serde_json::json!([]));
     assert_eq!(agents["layout"]["problems"], serde_json::json!([]));
     for page in [
@@ -298,6 +298,7 @@ fn web_ui_in_chromium() {
         "agent-new",
         "team-board",
         "delegations",
+        "delegation-run",
     ] {
         for width in [1280, 390] {
             let file = out_dir.join(format!("{page}-{width}.png"));

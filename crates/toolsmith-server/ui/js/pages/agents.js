@@ -9,7 +9,8 @@
 //   #/agents/new           the definition form
 //   #/agents/{id}          one agent: its definition, Edit, Delete, Start a run, its runs
 //   #/agents/{id}/edit     the definition form for it
-//   #/agents/{id}/runs/{r} one run with its steps
+//   #/agents/{id}/runs/{r} one run with its steps (?by={agent}: a run that agent started — a
+//                          delegation's —, read as it: only the starter sees a run)
 //   #/agents/teams/{id}    a team's board (issue 38): its members, task list and messages (read-only)
 //   #/agents/delegations   the delegations between your agents (issue 38): who asked whom, what, how it ended
 
@@ -51,13 +52,13 @@ function errorText(e) {
   return e instanceof ApiError ? e.message : String(e && e.message ? e.message : e);
 }
 
-export async function render(main, ctx, { parts }) {
+export async function render(main, ctx, { parts, params }) {
   const [, id, third, run] = parts;
   if (id === 'teams' && third) return teamBoard(main, third);
   if (id === 'delegations') return delegations(main);
   if (id === 'new') return form(main, ctx, null);
   if (id && third === 'edit') return form(main, ctx, id);
-  if (id && third === 'runs' && run) return runPage(main, ctx, id, run);
+  if (id && third === 'runs' && run) return runPage(main, ctx, id, run, params && params.get('by'));
   if (id) return agentPage(main, ctx, id);
   return list(main, ctx);
 }
@@ -247,21 +248,28 @@ function stepView(step) {
   return h('li', { class: `card step step-${step.kind}` }, head, body);
 }
 
-async function runPage(main, ctx, agentId, runId) {
+async function runPage(main, ctx, agentId, runId, by) {
   const path = `/agents/${seg(agentId)}/runs/${seg(runId)}`;
+  // A run one of your agents started (a delegation) is read, and cancelled, as that agent.
+  const as = by ? { agent: by } : {};
+  const starter = by ? await get(`/agents/${seg(by)}`).then((a) => a.name, () => by) : null;
   const top = h('div', { 'aria-live': 'polite' });
   const stepsEl = h('ol', { class: 'cards list steps', 'aria-label': 'Steps' });
   replace(main,
-    h('p', {}, h('a', { href: `#/agents/${seg(agentId)}`, text: '← The agent' })),
-    h('h1', { text: 'Run' }), top, h('h2', { text: 'Steps' }), stepsEl);
+    h('p', {}, by
+      ? h('a', { href: '#/agents/delegations', text: '← Delegations' })
+      : h('a', { href: `#/agents/${seg(agentId)}`, text: '← The agent' })),
+    h('h1', { text: 'Run' }),
+    by ? h('p', { class: 'muted', text: `Started by your agent ${starter} (a delegation): read as that agent, the only one who sees it.` }) : null,
+    top, h('h2', { text: 'Steps' }), stepsEl);
   let shown = 0;
   async function load() {
-    const r = await get(path);
+    const r = await get(path, as);
     const ended = ENDED.includes(r.status);
     const cancel = !ended && ctx.can('tools:execute')
       ? h('button', { type: 'button', class: 'btn danger', text: 'Cancel run', onclick: async () => {
         if (!(await confirmDialog('Cancel this run?', 'The model request or tool call in flight is stopped; the run stays cancelled.', 'Cancel run'))) return;
-        try { await post(`${path}/cancel`); toast('Cancelled.'); await tick(); } catch (err) { toast(errorText(err), 'error'); }
+        try { await post(`${path}/cancel`, {}, as); toast('Cancelled.'); await tick(); } catch (err) { toast(errorText(err), 'error'); }
       } })
       : null;
     replace(top,
@@ -341,7 +349,7 @@ async function delegations(main) {
       { label: 'Status', cell: (d) => statusPill(d.status) },
       { label: 'Task', wrap: true, cell: (d) => d.task },
       { label: 'Outcome', wrap: true, cell: (d) => d.error || d.result || '—' },
-      { label: 'Run', cell: (d) => (d.run ? h('a', { href: `#/agents/${seg(d.to)}/runs/${seg(d.run)}`, text: 'the run' }) : '—') },
+      { label: 'Run', cell: (d) => (d.run ? h('a', { href: `#/agents/${seg(d.to)}/runs/${seg(d.run)}?by=${seg(d.from)}`, text: 'the run' }) : '—') },
     ], list, 'No delegations yet.'));
   return null;
 }
