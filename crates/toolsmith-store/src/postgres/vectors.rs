@@ -320,6 +320,25 @@ fn hit_from_row(row: &Row) -> Result<VectorHit, StoreError> {
     })
 }
 
+/// The cosine distance between an item's embedding (`$1` is the query's), on the expression
+/// the collection's index is made on.
+fn distance(dimensions: u32) -> String {
+    format!("(embedding::vector({dimensions})) <=> ($1::real[]::vector({dimensions}))")
+}
+
+/// The `$2` nearest items of the collection whose id is the literal `literal`, by the query
+/// embedding `$1`, best first (ties by id). The inner query orders by the distance alone, which
+/// is what lets the planner answer it from the collection's HNSW index; ordering by the
+/// distance and then the id there makes it scan and sort every item.
+pub(crate) fn nearest_sql(dimensions: u32, literal: &str) -> String {
+    let distance = distance(dimensions);
+    format!(
+        "SELECT item_id, content, metadata, distance FROM (SELECT item_id, content, metadata, \
+         ({distance})::float8 AS distance FROM vector_items WHERE collection_id = {literal} \
+         ORDER BY {distance} LIMIT $2) nearest ORDER BY distance, item_id"
+    )
+}
+
 async fn search(
     client: &mut Client,
     query: &VectorQuery,
@@ -344,38 +363,40 @@ async fn search(
         .await
         .map_err(|e| no_pgvector(&e))?;
     }
-    let distance =
-        format!("(embedding::vector({dimensions})) <=> ($1::real[]::vector({dimensions}))");
     let mut params: Vec<Box<dyn ToSql + Sync + Send>> =
         vec![Box::new(query.embedding.clone()), Box::new(k)];
-    let mut sql = format!(
-        "SELECT item_id, content, metadata, ({distance})::float8 AS distance FROM vector_items \
-         WHERE collection_id = "
-    );
-    match literal {
-        Some(literal) if !filtered => sql.push_str(&literal),
+    let sql = match literal {
+        Some(literal) if !filtered => nearest_sql(dimensions, &literal),
         _ => {
             params.push(Box::new(id.clone()));
-            sql.push_str(&format!("${}", params.len()));
+            let mut sql = format!(
+                "SELECT item_id, content, metadata, ({})::float8 AS distance FROM vector_items \
+                 WHERE collection_id = $3",
+                distance(dimensions)
+            );
+            for (key, value) in &query.filter {
+                if !is_filter_key(key) {
+                    continue;
+                }
+                params.push(Box::new(key.clone()));
+                let key_at = params.len();
+                let options: Vec<Value> = match value {
+                    Value::Array(options) => options.clone(),
+                    other => vec![other.clone()],
+                };
+                params.push(Box::new(options));
+                sql.push_str(&format!(
+                    " AND (metadata -> ${key_at}::text) = ANY(${}::jsonb[])",
+                    params.len()
+                ));
+            }
+            sql.push_str(&format!(
+                " ORDER BY {}, item_id LIMIT $2",
+                distance(dimensions)
+            ));
+            sql
         }
-    }
-    for (key, value) in &query.filter {
-        if !is_filter_key(key) {
-            continue;
-        }
-        params.push(Box::new(key.clone()));
-        let key_at = params.len();
-        let options: Vec<Value> = match value {
-            Value::Array(options) => options.clone(),
-            other => vec![other.clone()],
-        };
-        params.push(Box::new(options));
-        sql.push_str(&format!(
-            " AND (metadata -> ${key_at}::text) = ANY(${}::jsonb[])",
-            params.len()
-        ));
-    }
-    sql.push_str(&format!(" ORDER BY {distance}, item_id LIMIT $2"));
+    };
     let refs: Vec<&(dyn ToSql + Sync)> = params
         .iter()
         .map(|p| p.as_ref() as &(dyn ToSql + Sync))
@@ -395,4 +416,101 @@ async fn search(
         .collect::<Result<Vec<_>, _>>()?;
     tx.commit().await.map_err(pg)?;
     Ok(Some(hits))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use serde_json::json;
+
+    use super::{literal_id, nearest_sql};
+    use crate::{
+        PgOptions, PgStore, StoreError, VectorCollectionRecord, VectorItem, VectorQuery,
+        VectorStore,
+    };
+
+    /// A search without filters is answered from the collection's HNSW index, not by scanning
+    /// and sorting every item: the plan of the store's own query names the index. (The query
+    /// ordered by the distance and then the id once, which no index can answer: every search
+    /// read the whole collection, 22 ms for 5,000 vectors, found by `vector_bench`.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_without_filters_is_answered_from_the_collections_index() {
+        let Some(cluster) = crate::testkit::pg_or_skip() else {
+            return;
+        };
+        let url = cluster.create_database().unwrap();
+        let store = PgStore::connect(&url, &PgOptions::default()).await.unwrap();
+        let id = "c-knn-1";
+        let collection = VectorCollectionRecord {
+            id: id.to_owned(),
+            owner: "alice".to_owned(),
+            name: "docs".to_owned(),
+            dimensions: 4,
+            description: String::new(),
+            count: 0,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+        };
+        match store.create_vector_collection(&collection, 10).await {
+            Ok(created) => assert!(created),
+            Err(e @ StoreError::Unavailable { .. }) if e.to_string().contains("pgvector") => {
+                toolsmith_core::testkit::missing(
+                    "pgvector",
+                    format!("{e} (scripts/install-system-deps.sh builds it)"),
+                );
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        }
+        let items: Vec<VectorItem> = (0..2_000u16)
+            .map(|i| {
+                let a = f32::from(i) * 0.37;
+                VectorItem {
+                    id: format!("item-{i:04}"),
+                    embedding: vec![a.cos(), a.sin(), (2.0 * a).cos(), 1.0],
+                    content: String::new(),
+                    metadata: json!({}),
+                }
+            })
+            .collect();
+        for chunk in items.chunks(500) {
+            store
+                .upsert_vectors("alice", "docs", chunk, 10_000)
+                .await
+                .unwrap();
+        }
+        let hits = store
+            .search_vectors(&VectorQuery {
+                owner: "alice".to_owned(),
+                collection: "docs".to_owned(),
+                embedding: vec![1.0, 0.0, 1.0, 1.0],
+                top_k: 10,
+                filter: Vec::new(),
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(hits.len(), 10);
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "{hits:?}"
+        );
+
+        let db = url.rsplit('/').next().unwrap();
+        cluster.psql_in(db, "ANALYZE vector_items").unwrap();
+        let plan = cluster
+            .psql_in(
+                db,
+                &format!(
+                    "PREPARE nearest(real[], bigint) AS {}; \
+                     EXPLAIN EXECUTE nearest(ARRAY[1, 0, 1, 1]::real[], 10)",
+                    nearest_sql(4, &literal_id(id).unwrap())
+                ),
+            )
+            .unwrap();
+        assert!(
+            plan.contains("Index Scan using vec_index_cknn1"),
+            "the search is not answered from the collection's index:\n{plan}"
+        );
+    }
 }
