@@ -20,6 +20,7 @@ mod postgres_delegation;
 mod postgres_limits;
 mod postgres_ops;
 mod postgres_scheduler;
+mod postgres_sessions;
 mod postgres_teams;
 
 // --- running the binary ---------------------------------------------------------------------

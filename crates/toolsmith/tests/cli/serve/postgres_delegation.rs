@@ -22,14 +22,15 @@ enum Seen {
     GaveUp(Value),
 }
 
-/// A model server on 127.0.0.1 whose requests wait for the test's answer.
-struct Model {
-    host: String,
+/// A model server on 127.0.0.1 whose requests wait for the test's answer (also used by
+/// `postgres_sessions`).
+pub(super) struct Model {
+    pub(super) host: String,
     seen: Receiver<Seen>,
 }
 
 impl Model {
-    fn start() -> Model {
+    pub(super) fn start() -> Model {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model server");
         let host = listener.local_addr().expect("its address").to_string();
         let (tx, seen) = channel();
@@ -74,7 +75,7 @@ impl Model {
     }
 
     /// The next request (at most 30 s away): the task it carries and its connection.
-    fn request(&self, what: &str) -> (String, TcpStream) {
+    pub(super) fn request(&self, what: &str) -> (String, TcpStream) {
         loop {
             match self.seen.recv_timeout(Duration::from_secs(30)) {
                 Ok(Seen::Request(body, conn)) => {
@@ -95,7 +96,7 @@ impl Model {
 
     /// Waits (at most 10 s: a run asks the store every second) until the request whose last
     /// message is `text` is given up.
-    fn given_up(&self, text: &str) {
+    pub(super) fn given_up(&self, text: &str) {
         loop {
             match self.seen.recv_timeout(Duration::from_secs(10)) {
                 Ok(Seen::GaveUp(body))
@@ -114,7 +115,7 @@ impl Model {
 }
 
 /// Answers a held request with a final answer `text`.
-fn answer(mut conn: TcpStream, text: &str) {
+pub(super) fn answer(mut conn: TcpStream, text: &str) {
     let body = json!({
         "id": "chatcmpl-p", "object": "chat.completion",
         "choices": [{"index": 0, "finish_reason": "stop",
