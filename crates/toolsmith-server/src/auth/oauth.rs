@@ -145,6 +145,8 @@ pub struct OAuthVerifier {
     keys: jwks::KeyCache,
     /// The UI's issuer's endpoints, once discovered ([`sign_in`]).
     endpoints: sign_in::EndpointCache,
+    /// The server-wide cap on codes redeemed at the provider ([`sign_in`]).
+    redemptions: sign_in::RedemptionBudget,
 }
 
 impl std::fmt::Debug for OAuthVerifier {
@@ -183,6 +185,7 @@ impl OAuthVerifier {
             settings,
             keys,
             endpoints,
+            redemptions: sign_in::RedemptionBudget::new(),
         }
     }
 

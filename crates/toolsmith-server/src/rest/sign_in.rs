@@ -87,6 +87,14 @@ fn refusal(error: &SignInError) -> ApiError {
         SignInError::Provider(_) | SignInError::TokenNotAccepted(..) => {
             (StatusCode::BAD_GATEWAY, "identity_provider_error")
         }
+        SignInError::Busy(seconds) => {
+            return ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                error.to_string(),
+            )
+            .with_retry_after(*seconds);
+        }
     };
     ApiError::new(status, code, error.to_string())
 }
@@ -134,6 +142,7 @@ pub async fn options(
         (status = 200, description = "Signed in", body = inline(SignedInEnvelope)),
         (status = 400, description = "A malformed request, or the provider refused the code (its reason)", body = super::error::ErrorEnvelope),
         (status = 404, description = "Signing in through a provider is not configured", body = super::error::ErrorEnvelope),
+        (status = 429, description = "More sign-ins than the server takes in a minute (`Retry-After`)", body = super::error::ErrorEnvelope),
         (status = 502, description = "The provider could not be used, or issued a token this server does not accept", body = super::error::ErrorEnvelope)
     )
 )]

@@ -65,6 +65,9 @@ struct Provider {
     /// What its token endpoint answers next (status, body), and the forms it was sent.
     token_answer: Arc<Mutex<(u16, Value)>>,
     token_forms: Arc<Mutex<Vec<String>>>,
+    /// Reads of its metadata, and whether it answers them with a 500.
+    metadata_reads: Arc<Mutex<usize>>,
+    metadata_fails: Arc<Mutex<bool>>,
 }
 
 impl Provider {
@@ -75,12 +78,19 @@ impl Provider {
             .route(
                 "/.well-known/openid-configuration",
                 get(|State(p): State<Provider>| async move {
+                    *p.metadata_reads.lock().unwrap() += 1;
+                    if *p.metadata_fails.lock().unwrap() {
+                        return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({})));
+                    }
                     let issuer = p.issuer.lock().unwrap().clone();
-                    axum::Json(json!({
-                        "issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
-                        "authorization_endpoint": format!("{issuer}/auth"),
-                        "token_endpoint": format!("{issuer}/token"),
-                    }))
+                    (
+                        StatusCode::OK,
+                        axum::Json(json!({
+                            "issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                            "authorization_endpoint": format!("{issuer}/auth"),
+                            "token_endpoint": format!("{issuer}/token"),
+                        })),
+                    )
                 }),
             )
             .route(
@@ -579,4 +589,51 @@ async fn the_ui_signs_in_by_redeeming_its_code_at_the_provider() {
         .unwrap_or_else(|| panic!("{}", res.text));
     assert_eq!(entries.len(), 1, "{}", res.text);
     assert_eq!(entries[0]["actor"], "ann");
+}
+
+fn ui_sign_in(issuer: &str) -> Option<UiSignInSettings> {
+    Some(UiSignInSettings {
+        client_id: "toolsmith-ui".into(),
+        issuer: issuer.to_owned(),
+        scopes: "openid tools:read".into(),
+    })
+}
+
+/// The sign-in routes need no token, so a stranger must not be able to make the server call
+/// the provider at will: a failed metadata read is remembered (not retried on every call), and
+/// redemptions are capped server-wide with a 429 naming the wait — the provider not contacted.
+#[tokio::test]
+async fn a_stranger_cannot_make_the_server_call_the_provider_at_will() {
+    let key = SigningKey::new("k1");
+    let (provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    *provider.metadata_fails.lock().unwrap() = true;
+    let app = app_with(&issuer, &host, ui_sign_in(&issuer)).await;
+    for _ in 0..5 {
+        let res = app.get("/api/v1/sign-in").await;
+        res.assert_error(StatusCode::BAD_GATEWAY, "identity_provider_error");
+        assert!(res.text.contains("asked again in at most"), "{}", res.text);
+    }
+    assert_eq!(*provider.metadata_reads.lock().unwrap(), 1);
+
+    // A working provider, refusing every code: the cap counts redemptions, not successes.
+    let (provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    *provider.token_answer.lock().unwrap() = (400, json!({"error": "invalid_grant"}));
+    let app = app_with(&issuer, &host, ui_sign_in(&issuer)).await;
+    let body = json!({
+        "code": "abc",
+        "codeVerifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+        "redirectUri": format!("{RESOURCE}/"),
+    });
+    for _ in 0..120 {
+        let res = app.post("/api/v1/sign-in/token", &body).await;
+        res.assert_error(StatusCode::BAD_REQUEST, "sign_in_refused");
+    }
+    let res = app.post("/api/v1/sign-in/token", &body).await;
+    res.assert_error(StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert!(res.text.contains("sign in again in"), "{}", res.text);
+    let wait: u32 = res.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(provider.token_forms.lock().unwrap().len(), 120);
 }

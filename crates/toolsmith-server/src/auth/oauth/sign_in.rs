@@ -11,8 +11,12 @@
 //! is checked, and gives it back. The page then calls the API with it like any bearer token.
 //!
 //! Only the configured issuer's endpoints are ever contacted, discovered from its metadata and
-//! cached for the key refresh interval, so the public route cannot be used to reach anything
-//! else, nor to make the server fetch the metadata more than once per interval.
+//! cached for the key refresh interval, so the public routes cannot be used to reach anything
+//! else, nor to make the server fetch the metadata more than once per interval: a failed read
+//! is remembered too, for [`FAILED_READ_RETRY`], so a stranger calling the public route cannot
+//! make the server retry a failing provider on every call. Redemptions at the token endpoint
+//! are capped server-wide ([`RedemptionBudget`], [`MAX_REDEMPTIONS_PER_MINUTE`]): past the cap
+//! the route answers 429 with the seconds to wait, and the provider is not contacted.
 
 use std::time::{Duration, Instant};
 
@@ -61,6 +65,12 @@ pub enum SignInError {
     /// The provider could not be reached or answered nonsense (502).
     #[error("the identity provider could not be used: {0}")]
     Provider(String),
+    /// More sign-ins than [`MAX_REDEMPTIONS_PER_MINUTE`] this minute (429): try again after
+    /// the seconds given.
+    #[error(
+        "too many sign-ins on this server in the last minute (at most {MAX_REDEMPTIONS_PER_MINUTE}); sign in again in {0} s"
+    )]
+    Busy(u32),
     /// The provider issued a token this server does not accept (502): its configuration and
     /// the provider's disagree.
     #[error(
@@ -76,11 +86,15 @@ struct Endpoints {
     token: String,
 }
 
-/// [`Endpoints`], discovered once per interval.
+/// How long a failed read of the provider's metadata is answered from memory before the
+/// provider is asked again (at most the refresh interval).
+pub const FAILED_READ_RETRY: Duration = Duration::from_secs(15);
+
+/// [`Endpoints`], discovered once per interval; a failure remembered for [`FAILED_READ_RETRY`].
 pub(super) struct EndpointCache {
     egress: EgressGuard,
     refresh: Duration,
-    cached: tokio::sync::Mutex<Option<(Instant, Endpoints)>>,
+    cached: tokio::sync::Mutex<Option<(Instant, Result<Endpoints, SignInError>)>>,
 }
 
 impl EndpointCache {
@@ -94,14 +108,30 @@ impl EndpointCache {
 
     async fn get(&self, issuer: &str) -> Result<Endpoints, SignInError> {
         let mut cached = self.cached.lock().await;
-        if let Some((fetched, endpoints)) = cached.as_ref()
-            && fetched.elapsed() < self.refresh
-        {
-            return Ok(endpoints.clone());
+        if let Some((fetched, answer)) = cached.as_ref() {
+            let kept_for = match answer {
+                Ok(_) => self.refresh,
+                Err(_) => FAILED_READ_RETRY.min(self.refresh),
+            };
+            if fetched.elapsed() < kept_for {
+                return answer.clone();
+            }
         }
+        let answer = self.read(issuer).await;
+        *cached = Some((Instant::now(), answer.clone()));
+        answer
+    }
+
+    /// The issuer's endpoints, read from its metadata now.
+    async fn read(&self, issuer: &str) -> Result<Endpoints, SignInError> {
         let document = jwks::provider_metadata(&self.egress, issuer, "authorization_endpoint")
             .await
-            .map_err(|why| SignInError::Provider(format!("its metadata: {why}")))?;
+            .map_err(|why| {
+                SignInError::Provider(format!(
+                    "its metadata: {why} (asked again in at most {} s)",
+                    FAILED_READ_RETRY.as_secs()
+                ))
+            })?;
         let endpoint = |name: &str| {
             document
                 .get(name)
@@ -112,12 +142,50 @@ impl EndpointCache {
                     SignInError::Provider(format!("its metadata names no http(s) {name}"))
                 })
         };
-        let endpoints = Endpoints {
+        Ok(Endpoints {
             authorization: endpoint("authorization_endpoint")?,
             token: endpoint("token_endpoint")?,
-        };
-        *cached = Some((Instant::now(), endpoints.clone()));
-        Ok(endpoints)
+        })
+    }
+}
+
+/// The most codes redeemed at the provider in a minute, server-wide: the token route needs
+/// no token, so without a cap anyone could make the server call the provider at will. Far
+/// above a company's people signing in at once (each sign-in lasts hours).
+pub const MAX_REDEMPTIONS_PER_MINUTE: u32 = 120;
+
+/// Counts redemptions in the current minute (a fixed window).
+#[derive(Debug)]
+pub(super) struct RedemptionBudget {
+    window: std::sync::Mutex<(Instant, u32)>,
+}
+
+impl RedemptionBudget {
+    pub(super) fn new() -> RedemptionBudget {
+        RedemptionBudget {
+            window: std::sync::Mutex::new((Instant::now(), 0)),
+        }
+    }
+
+    /// Takes one redemption, or says how many seconds until the next minute frees some.
+    fn take(&self, now: Instant) -> Result<(), SignInError> {
+        const MINUTE: Duration = Duration::from_secs(60);
+        let mut window = self
+            .window
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let elapsed = now.saturating_duration_since(window.0);
+        if elapsed >= MINUTE {
+            *window = (now, 0);
+        }
+        if window.1 >= MAX_REDEMPTIONS_PER_MINUTE {
+            let wait = MINUTE.saturating_sub(now.saturating_duration_since(window.0));
+            return Err(SignInError::Busy(
+                u32::try_from(wait.as_secs()).unwrap_or(60).max(1),
+            ));
+        }
+        window.1 += 1;
+        Ok(())
     }
 }
 
@@ -163,6 +231,7 @@ impl OAuthVerifier {
     ) -> Result<SignedIn, SignInError> {
         let ui = self.ui()?;
         check_request(code, code_verifier, redirect_uri, &self.ui_redirect_uri())?;
+        self.redemptions.take(Instant::now())?;
         let endpoints = self.endpoints.get(&ui.issuer).await?;
         let form = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("grant_type", "authorization_code")
@@ -300,6 +369,28 @@ mod tests {
                 "{code:.20} {verifier:.20} {uri}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn redemptions_are_capped_per_minute_and_the_wait_is_said() {
+        let budget = RedemptionBudget::new();
+        let start = Instant::now();
+        for _ in 0..MAX_REDEMPTIONS_PER_MINUTE {
+            budget.take(start).unwrap();
+        }
+        let later = start + Duration::from_secs(20);
+        match budget.take(later) {
+            Err(SignInError::Busy(seconds)) => assert!((39..=40).contains(&seconds), "{seconds}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            budget
+                .take(later)
+                .unwrap_err()
+                .to_string()
+                .contains("sign in again in")
+        );
+        budget.take(start + Duration::from_secs(61)).unwrap();
     }
 
     #[test]
