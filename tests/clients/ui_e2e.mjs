@@ -2,8 +2,11 @@
 // against the real `toolsmith` binary on a loopback port, with the MCP side played by the
 // official Python SDK (ui_mcp.py). Controls are found by role and accessible name.
 //
-//   node ui_e2e.mjs --bin PATH/toolsmith --out DIR [--chromium /usr/bin/chromium]
+//   node ui_e2e.mjs --bin PATH/toolsmith --out DIR [--chromium /usr/bin/chromium] [--ui-from-disk]
 //
+// --ui-from-disk serves /ui/… from crates/toolsmith-server/ui/ instead of the binary's copy (for
+// work on the pages without a rebuild; the test runs the binary's); --ui-dir DIR serves another
+// copy (an older commit's, to see a step fail before its fix).
 // Run by crates/toolsmith/tests/cli/ui_browser.rs. Writes screenshots of every page at 1280 and
 // 390 px wide into DIR, prints progress on stderr and one JSON report on the last stdout line;
 // exits non-zero with the failing step's message when a check fails.
@@ -16,8 +19,9 @@ import { join, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { runPages } from './ui_e2e_pages.mjs';
+import { runPages, setUiDir, uiFromDisk } from './ui_e2e_pages.mjs';
 import { approvalFlows } from './ui_e2e_approvals.mjs';
+import { layoutProblems } from './ui_layout.mjs';
 import { runAgents } from './ui_e2e_agents.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,6 +34,8 @@ const BIN = opt('bin');
 const OUT = opt('out');
 const CHROMIUM = opt('chromium', '/usr/bin/chromium');
 const PYTHON = opt('python', join(here, '.venv/bin/python'));
+const FROM_DISK = argv.includes('--ui-from-disk') || argv.includes('--ui-dir');
+if (opt('ui-dir')) setUiDir(opt('ui-dir'));
 assert.ok(BIN && OUT, 'usage: ui_e2e.mjs --bin PATH --out DIR');
 mkdirSync(OUT, { recursive: true });
 
@@ -149,6 +155,16 @@ async function visible(locator, timeout = 5000) {
   return locator.first();
 }
 
+/** What has the keyboard: the element's tag and accessible name (label, aria-label or text). */
+async function focused(page) {
+  return page.evaluate(() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return 'the page body';
+    const label = el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].textContent) || el.textContent || '';
+    return `${el.tagName.toLowerCase()} ${label.trim()}`;
+  });
+}
+
 /** The error shown for a form control (its aria-describedby error element). */
 async function fieldError(page, control) {
   return control.evaluate((el) => {
@@ -223,6 +239,7 @@ try {
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   browser = context;
+  if (FROM_DISK) await uiFromDisk(context, BASE);
   cleanups.unshift(() => context.close());
   const page = await context.newPage();
   const external = [];
@@ -254,6 +271,9 @@ try {
     await visible(page.getByRole('heading', { name: 'Tools', level: 1 }));
     await page.getByRole('link', { name: 'New tool' }).click();
     await visible(page.getByRole('heading', { name: 'New tool' }));
+    // The keyboard starts in the form's first field (it was on the page's body: the first keys
+    // a keyboard user typed were lost).
+    await until('the keyboard in the first field', async () => (await focused(page)) === 'select Kind');
     const name = page.getByLabel('Name', { exact: true });
     await name.fill('Word Count');
     await page.getByLabel('Description').fill('Counts the words of a text');
@@ -287,6 +307,7 @@ try {
     await visible(page.getByText('Succeeded'));
     assert.match(await page.locator('pre.output').innerText(), /"words": 4/);
     assert.equal((await rest('GET', '/custom-tools/stats')).json.data.total, 0, 'a dry run stores nothing');
+    assert.equal((await rest('GET', '/executions')).json.data.executions.length, 0, 'a dry run is no execution (it was one, of version 0)');
     await shot(page, 'editor');
     await page.getByRole('button', { name: 'Create tool' }).click();
     await visible(page.getByRole('heading', { name: 'word_count', level: 1 }));
@@ -319,6 +340,7 @@ try {
   await step('edit it and see the version bump', async () => {
     await page.getByRole('link', { name: 'word_count' }).click();
     await page.getByRole('link', { name: 'Edit' }).click();
+    await until('the keyboard in the edit form\'s first field', async () => /^(select Kind|input Name)/.test(await focused(page)));
     await page.getByLabel('Code (JavaScript function body)').fill('return { words: args.text.split(/\\s+/).filter(Boolean).length, v: 2 };');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await visible(page.getByText('version 2 · revision 2'));
@@ -336,6 +358,9 @@ try {
     await page.getByRole('button', { name: 'Roll back to version 1' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Roll back' }).click();
     await visible(page.getByText('version 3 · revision 3'));
+    // The button pressed is gone with the old list; the keyboard goes on from the History tab
+    // (it was thrown back to the page's body).
+    assert.equal(await focused(page), 'button History');
     await page.getByRole('tab', { name: 'Code' }).click();
     assert.doesNotMatch(await page.getByLabel('word_count code').innerText(), /v: 2/);
   });
@@ -376,6 +401,33 @@ try {
     assert.equal(await page.locator('main script').count(), 0);
   });
 
+  await step('live: a call updates the card it changed and rebuilds nothing else', async () => {
+    // Every call used to reload the whole list while an agent worked. Mark what is shown, let
+    // an agent call a built-in and then word_count, and wait for word_count's card to count it.
+    await page.goto(`${BASE}/#/tools`);
+    await visible(page.getByRole('link', { name: 'xss_1' }));
+    const kept = () => page.evaluate(() => ({
+      cards: [...document.querySelectorAll('.tool-card')].filter((c) => c.dataset.kept).map((c) => c.querySelector('.tool-name').textContent).sort(),
+      builtins: document.querySelectorAll('.builtin-list li[data-kept]').length,
+      all: document.querySelectorAll('.builtin-list li').length,
+    }));
+    await page.evaluate(() => { for (const el of document.querySelectorAll('.tool-card, .builtin-list li')) el.dataset.kept = '1'; });
+    // A keyboard user is on another tool's card meanwhile: the update leaves the focus there
+    // (every card was taken out and put back, and the focus fell to the page's body).
+    await page.getByRole('link', { name: 'xss_0' }).focus();
+    const agent = { 'content-type': 'application/json', 'x-toolsmith-agent': 'e2e-worker' };
+    for (const [path, args] of [['/tools/calculate/execute', { expression: '1+1' }], ['/custom-tools/word_count/execute', { text: 'live update' }]]) {
+      const r = await fetch(`${BASE}/api/v1${path}`, { method: 'POST', headers: agent, body: JSON.stringify({ arguments: args }) });
+      assert.equal(r.status, 200, await r.text());
+    }
+    const card = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'word_count' }) });
+    await until('word_count\'s card to count the call', async () => /\b2 uses\b/.test(await card.innerText()), 5000);
+    const after = await kept();
+    assert.deepEqual(after.cards, ['xss_0', 'xss_1'], 'only the card that changed was rebuilt');
+    assert.ok(after.all > 0 && after.builtins === after.all, `the built-in list was rebuilt: ${JSON.stringify(after)}`);
+    assert.equal(await focused(page), 'a xss_0', 'the focus stays on the card a person is on');
+  });
+
   await step('a model-created pending tool gets the badge live and is approved from its card', async () => {
     await page.goto(`${BASE}/#/tools`);
     await visible(page.getByRole('link', { name: 'word_count' }));
@@ -393,6 +445,9 @@ try {
     await shot(page, 'tools-pending');
     await card.getByRole('button', { name: 'Approve mcp_greeter' }).click();
     await visible(page.getByText('Showing 0 of 4 tools.'));
+    // The approved card left the filtered list: the keyboard is on the filter, not thrown back
+    // to the page's body.
+    await until('the keyboard on the status filter', async () => (await focused(page)) === 'button Pending Approval');
     await badge.waitFor({ state: 'hidden', timeout: 2500 });
     await page.getByRole('button', { name: 'All', exact: true }).click();
     assert.match(await (await visible(card)).innerText(), /Active/);
@@ -414,6 +469,9 @@ try {
     await card.getByRole('button', { name: 'Allow once' }).click();
     // The page reloads the list once the decision is stored: from then on the call runs.
     await visible(page.getByText('Nothing is waiting for a decision.'));
+    // No call waits in a form here (this client retries once told): the page says it runs
+    // when the same call is made, not that it ran.
+    await visible(page.locator('#toast').getByText('mcp_greeter: allow once — allowed once: no call was waiting; it runs when the same call is made.'), 10000);
     call.decided();
     const final = await call.done();
     assert.ok(final.final && !final.final.isError, JSON.stringify(final));
@@ -433,6 +491,9 @@ try {
     await visible(page.getByRole('cell', { name: 'word_count' }));
     await page.getByLabel('Status').selectOption('success');
     await visible(page.getByRole('cell', { name: 'mcp_greeter' }));
+    // A call that waited for a person is recorded as waiting, not as denied (it was).
+    await page.getByLabel('Status').selectOption('awaiting_approval');
+    await visible(page.getByRole('row').filter({ hasText: 'mcp_greeter' }).filter({ hasText: 'awaiting_approval' }));
     // A call an agent made (REST with X-Toolsmith-Agent): the caller filter finds it alone.
     const made = await fetch(`${BASE}/api/v1/custom-tools/word_count/execute`, {
       method: 'POST',
@@ -534,9 +595,10 @@ try {
     await mobile.close();
   });
 
-  await step('accessibility: no WCAG 2.1 A/AA violation (axe-core) on any page, light and dark, 1280 and 390 px', async () => {
+  await step('accessibility and layout: no WCAG 2.1 A/AA violation (axe-core) and no broken layout on any page, light and dark, 1280 and 390 px', async () => {
     const greeter = (await rest('GET', '/custom-tools/mcp_greeter')).json.data.id;
     const found = [];
+    const layout = [];
     let audits = 0;
     for (const width of [1280, 390]) {
       const p = await context.newPage();
@@ -553,13 +615,19 @@ try {
           // Let loaded data and transitions settle before the contrast rules read colours.
           await p.waitForTimeout(200);
           found.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
+          // The layout check too (no word split, nothing past the edge, the header's rows whole),
+          // and a screenshot of each page in each theme.
+          layout.push(...await layoutProblems(p, `${name} (${theme}, ${width} px)`));
+          if (theme === 'dark') await shot(p, `${name}-dark`);
           audits += 1;
         }
       }
       await p.close();
     }
     report.accessibility = { audits, rules: WCAG_AA, violations: found };
+    report.layout = { checks: audits, problems: layout };
     assert.deepEqual(found, [], `WCAG violations:\n${found.join('\n')}`);
+    assert.deepEqual(layout, [], `layout problems:\n${layout.join('\n')}`);
   });
 
   await step('keyboard: every control reached by Tab shows its focus, and Enter opens a tool', async () => {
@@ -728,10 +796,13 @@ try {
     const tokenBox = await visible(page.getByRole('textbox', { name: 'The new token' }));
     const token = await tokenBox.inputValue();
     assert.match(token, /^tsk_/);
+    // The keyboard is on the token, selected for Ctrl+C (it was left on the page's body).
+    assert.equal(await focused(page), 'input The new token');
     await visible(page.getByRole('button', { name: 'Copy token' }));
     await visible(page.getByText('Authentication is now on'));
     await page.getByRole('button', { name: 'Done' }).click();
     assert.equal(await page.getByRole('textbox', { name: 'The new token' }).count(), 0);
+    assert.equal(await focused(page), 'input Token name', 'Done leaves the keyboard in the form, ready for another');
     assert.ok(!(await page.content()).includes(token), 'the token is shown only once');
     // The page keeps working with the new token: the list shows it, no 401 under Token name.
     await visible(page.getByRole('button', { name: 'Revoke browser' }));
@@ -764,10 +835,10 @@ try {
   });
 
   // The operator's pages (issue 36), against a server of their own: ui_e2e_pages.mjs.
-  report.pages = await runPages({ context, bin: BIN, out: OUT, python: PYTHON, dataDir: opt('pages-data') });
+  report.pages = await runPages({ context, bin: BIN, out: OUT, python: PYTHON, dataDir: opt('pages-data'), fromDisk: FROM_DISK });
   // The Agents page (issue 37), against a server of its own and a scripted model server:
   // ui_e2e_agents.mjs.
-  report.agents = await runAgents({ context, bin: BIN, out: OUT });
+  report.agents = await runAgents({ context, bin: BIN, out: OUT, fromDisk: FROM_DISK });
 
   console.log(JSON.stringify({ ok: true, ...report }));
 } catch (e) {

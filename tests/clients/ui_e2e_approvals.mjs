@@ -61,7 +61,14 @@ export async function approvalFlows(t) {
     const opened = await call.next();
     assert.equal(opened.formOpen, true, JSON.stringify(opened));
     const card = await visible(page.getByRole('listitem').filter({ hasText: opened.approvalId }), 2500);
-    await card.getByRole('button', { name: 'Allow once' }).click();
+    // Decided by keyboard, as a person going down the list would.
+    await card.getByRole('button', { name: 'Allow once' }).focus();
+    await page.keyboard.press('Enter');
+    // The page says what happened to the call — it ran (the decision answers "allowed" before
+    // the woken call takes it; the page said "not run yet" then) — and the keyboard is not
+    // thrown back to the top of the page: the focus is on what is left of the list.
+    await visible(page.locator('#toast').getByText('mcp_greeter: allow once — allowed once: ran.'));
+    assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.textContent), 'Waiting (0)');
     // No second call: the one that waits in the form runs, and the form is taken back.
     const lines = await linesUntil(call, (ls) => finalOf(ls) && ls.some((l) => l.formWithdrawn));
     const { final } = finalOf(lines);
@@ -78,6 +85,7 @@ export async function approvalFlows(t) {
     const opened = await call.next();
     const card = await visible(page.getByRole('listitem').filter({ hasText: opened.approvalId }), 2500);
     await card.getByRole('button', { name: 'Deny' }).click();
+    await visible(page.locator('#toast').getByText('mcp_greeter: deny — denied: the call did not run.'));
     const lines = await linesUntil(call, (ls) => ls.some((l) => 'retry' in l));
     const { final } = finalOf(lines);
     assert.ok(final.isError, JSON.stringify(final));

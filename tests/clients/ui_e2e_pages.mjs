@@ -91,8 +91,11 @@ async function axeViolations(page, where) {
   return violations.map((v) => `${where}: ${v.id} (${v.impact}, ${v.count} element(s), e.g. ${v.targets.join(' | ')}): ${v.help}`);
 }
 
+/** Serves /ui/… from `dir` instead of the source tree (an older commit's copy). */
+export function setUiDir(dir) { UI_DIR = dir; }
+
 /** Serves /ui/… from the source tree, with the server's headers (development only). */
-async function uiFromDisk(context, base) {
+export async function uiFromDisk(context, base) {
   const types = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8', svg: 'image/svg+xml' };
   const serve = (route, file) => {
     const ext = file.split('.').pop();
@@ -296,10 +299,10 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await card.getByLabel('Only these tools').fill('echo');
       await card.getByRole('button', { name: 'Grant' }).click();
       await visible(card.getByRole('cell', { name: 'agent planner' }));
-      // An agent asks for access (REST, as an agent would); the page shows it and approves it.
+      // An agent asks for access (REST, as an agent would); the page shows it by itself (no
+      // reload: it showed only after one before), and approves it.
       const asked = await rest('POST', '/mcp-access-requests', { server: 'upstream', tools: ['add'], reason: 'needs sums' }, { 'x-toolsmith-agent': 'helper' });
       assert.equal(asked.status, 201, JSON.stringify(asked.json));
-      await page.reload();
       await visible(card.getByText(/agent helper asks for add/));
       await shot(page, 'mcp');
       await card.getByRole('button', { name: 'Approve the request of helper' }).click();
@@ -434,6 +437,10 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await visible(page.getByRole('img', { name: /^Calls per day: / }));
       await visible(page.getByRole('img', { name: /^Latency per day: p50 up to \d+ ms, p95 up to \d+ ms$/ }));
       await visible(page.getByRole('img', { name: /^Per tool: calls: / }));
+      // Every source counts (it said "every call of a custom tool" over a table with built-ins):
+      // the catalogue step's calculate call is a row of its own.
+      assert.match(await page.locator('main').innerText(), /Every recorded call on this server — of custom tools, built-ins and bridged MCP tools —/);
+      await visible(page.getByRole('region', { name: 'Per tool' }).first().getByRole('cell', { name: 'calculate', exact: true }));
       const users = page.getByRole('region', { name: 'Per user' }).first();
       const agents = page.getByRole('region', { name: 'Per agent' }).first();
       if (seeded) {

@@ -208,9 +208,12 @@ fn web_ui_in_chromium() {
         report["error"].as_str().unwrap_or("(no message)")
     );
     let steps = report["steps"].as_array().map_or(0, Vec::len);
-    assert_eq!(steps, 26, "every step ran: {report}");
-    // 13 pages × light and dark × 1280 and 390 px, each audited with no violation.
+    assert_eq!(steps, 27, "every step ran: {report}");
+    // 13 pages × light and dark × 1280 and 390 px, each audited by axe and the layout check
+    // (`tests/clients/ui_layout.mjs`) with nothing found.
     assert_eq!(report["accessibility"]["audits"], 52, "{report}");
+    assert_eq!(report["layout"]["checks"], 52, "{report}");
+    assert_eq!(report["layout"]["problems"], serde_json::json!([]));
     assert!(
         report["keyboard"]["tabStops"].as_u64().unwrap_or(0) >= 10,
         "{report}"
@@ -234,18 +237,20 @@ fn web_ui_in_chromium() {
         "policy",
         "tokens",
     ] {
-        for width in [1280, 390] {
-            let file = out_dir.join(format!("{page}-{width}.png"));
-            assert!(
-                shots.iter().any(|s| s.as_str() == file.to_str()),
-                "no screenshot {}",
-                file.display()
-            );
-            assert!(
-                file.metadata().is_ok_and(|m| m.len() > 1000),
-                "{}",
-                file.display()
-            );
+        for name in [page.to_string(), format!("{page}-dark")] {
+            for width in [1280, 390] {
+                let file = out_dir.join(format!("{name}-{width}.png"));
+                assert!(
+                    shots.iter().any(|s| s.as_str() == file.to_str()),
+                    "no screenshot {}",
+                    file.display()
+                );
+                assert!(
+                    file.metadata().is_ok_and(|m| m.len() > 1000),
+                    "{}",
+                    file.display()
+                );
+            }
         }
     }
     // The operator's pages (issue 36, `tests/clients/ui_e2e_pages.mjs`, on a server of their

@@ -1,4 +1,5 @@
-// The server-wide analytics (admin): every owner's recorded calls of custom tools over a period
+// The server-wide analytics (admin): every owner's recorded calls (custom tools, built-ins and
+// bridged MCP tools) over a period
 // — calls, errors, latency (p50, p95) — over time, and per tool, per user and per agent, as
 // charts with the figures in tables beside them, and what the caller's own agent runs spent
 // (tokens, cost). REST: GET /api/v1/metrics/server, GET /api/v1/metrics/agents.
@@ -25,7 +26,7 @@ export async function render(main, ctx, route) {
   }));
   replace(main,
     h('div', { class: 'page-head' }, h('h1', { text: 'Analytics' })),
-    h('p', { class: 'muted', text: 'Every recorded call of a custom tool on this server, whoever owns it: calls, errors and latency over time, and per tool, user and agent. Cost is not recorded for tool calls.' }),
+    h('p', { class: 'muted', text: 'Every recorded call on this server — of custom tools, built-ins and bridged MCP tools —, whoever made it: calls, errors and latency over time, and per tool, user and agent. Cost is not recorded for tool calls.' }),
     h('div', { role: 'group', 'aria-label': 'Period', class: 'chips' }, chips),
     body);
 

@@ -32,16 +32,47 @@ export async function render(main, ctx) {
     pendingEl, decidedEl);
   const countdowns = [];
 
-  async function decide(a, decision) {
+  /**
+   * The approval once its waiting call has taken an "allow once": the decision answers
+   * `allowed` before the call it woke consumes it, so the toast would say "not run yet" of a
+   * call that runs at once. Read again (up to ~3 s) until the call takes it.
+   */
+  async function settled(decided) {
+    let now = decided;
+    for (let i = 0; i < 12 && now.status === 'allowed'; i += 1) {
+      await new Promise((r) => setTimeout(r, 250));
+      try { now = await get(`/approvals/${seg(decided.id)}`); } catch { break; }
+    }
+    return now;
+  }
+
+  async function decide(a, decision, li) {
+    // Where the keyboard goes once the card leaves: the next card waiting, else the heading.
+    const after = li && (li.nextElementSibling || li.previousElementSibling);
+    const nextId = after && after.dataset.id;
+    const refocus = () => {
+      const next = nextId && [...list.children].find((c) => c.dataset.id === nextId);
+      const target = (next && next.querySelector('button')) || waitingTitle;
+      if (target) target.focus();
+    };
+    let decided;
     try {
-      const decided = await post(`/approvals/${seg(a.id)}/decision`, { decision });
-      toast(`${a.toolName}: ${decision.replace('_', ' ')} — ${OUTCOMES[decided.status] || decided.status}.`);
-      await load();
-      ctx.pollNow();
+      decided = await post(`/approvals/${seg(a.id)}/decision`, { decision });
     } catch (e) {
       toast(`Could not decide: ${e.message}`, 'error');
       await load();
+      refocus();
+      return;
     }
+    try { await load(); } catch { /* the live feed reloads it */ }
+    refocus();
+    ctx.pollNow();
+    if (decided.status === 'allowed') decided = await settled(decided);
+    const said = decided.status === 'allowed'
+      ? 'allowed once: no call was waiting; it runs when the same call is made'
+      : OUTCOMES[decided.status] || decided.status;
+    toast(`${a.toolName}: ${decision.replace('_', ' ')} — ${said}.`);
+    if (decided.status === 'consumed') { try { await load(); } catch { /* as above */ } }
   }
 
   function card(a, canDecide) {
@@ -51,14 +82,16 @@ export async function render(main, ctx) {
       h('p', {}, 'Caller: ', h('strong', { text: a.agent || 'no agent (the user)' }), ' · asked ', dateTime(a.createdAt), ' · ', h('code', { text: a.id })),
       h('pre', { class: 'code', tabindex: '0', 'aria-label': `Arguments of ${a.toolName}`, text: a.arguments }),
       canDecide ? h('div', { class: 'card-actions' },
-        h('button', { type: 'button', class: 'btn approve', text: 'Allow once', onclick: () => decide(a, 'allow_once') }),
-        h('button', { type: 'button', class: 'btn', text: 'Allow always', onclick: () => decide(a, 'allow_always') }),
-        h('button', { type: 'button', class: 'btn danger', text: 'Deny', onclick: () => decide(a, 'deny') })) : null);
+        h('button', { type: 'button', class: 'btn approve', text: 'Allow once', onclick: () => decide(a, 'allow_once', li) }),
+        h('button', { type: 'button', class: 'btn', text: 'Allow always', onclick: () => decide(a, 'allow_always', li) }),
+        h('button', { type: 'button', class: 'btn danger', text: 'Deny', onclick: () => decide(a, 'deny', li) })) : null);
     li.countdown = { el: timer, at: a.expiresAt };
     return li;
   }
 
   const list = h('ul', { class: 'cards list', 'aria-label': 'Waiting approvals' });
+  const waitingTitle = h('h2', { tabindex: '-1' });
+  const nothingWaiting = h('p', { class: 'empty', text: 'Nothing is waiting for a decision.' });
   async function load() {
     const [pending, all] = await Promise.all([get('/approvals?status=pending'), get('/approvals?status=all&limit=50')]);
     const canDecide = ctx.canDecide();
@@ -75,9 +108,11 @@ export async function render(main, ctx) {
     }
     countdowns.length = 0;
     for (const li of list.children) countdowns.push(li.countdown);
-    replace(pendingEl, h('h2', { text: `Waiting (${pending.approvals.length})` }),
-      pending.approvals.length === 0 ? h('p', { class: 'empty', text: 'Nothing is waiting for a decision.' }) : null,
-      list);
+    // The heading, the note and the list stay in place (moving the list would take the focus
+    // off the card a person is on); only their text and the cards change.
+    if (!pendingEl.firstChild) replace(pendingEl, waitingTitle, nothingWaiting, list);
+    waitingTitle.textContent = `Waiting (${pending.approvals.length})`;
+    nothingWaiting.hidden = pending.approvals.length > 0;
     const decided = all.approvals.filter((a) => a.status !== 'pending');
     replace(decidedEl, h('h2', { id: 'decided-title', text: 'Recent decisions' }),
       table('Recent decisions', [

@@ -228,28 +228,69 @@ export async function render(main, ctx, route) {
     (s ? transport : name).focus();
   }
 
-  async function draw() {
-    const enforced = await load();
+  async function draw(known) {
+    const enforced = known === undefined ? await load() : known;
     if (!formOpen) replace(statusEl);
     replace(body,
       h('p', { class: 'result-count', text: `${servers.length} ${servers.length === 1 ? 'server' : 'servers'}; grants are ${enforced ? 'enforced (a caller needs one)' : 'not enforced: every caller may use every bridged tool the policy allows'}.` }),
       servers.length
         ? h('ul', { class: 'cards list servers', 'aria-label': 'MCP servers' }, servers.map(serverCard))
         : h('p', { class: 'empty', text: 'No upstream MCP server yet.' }));
-    if (selected) {
+    if (selected && known === undefined) {
       const el = document.getElementById(`server-${selected}`);
       if (el) el.scrollIntoView();
     }
   }
 
-  // A server that is connecting is looked at again each second until it settles.
+  // What a person waits to see change: a server's state, error or tools, a grant, an access
+  // request an agent sent. Times ("1 s ago") and counters do not count.
+  const signature = () => JSON.stringify([
+    servers.map((s) => [s.name, s.state, s.lastError || '', s.toolCount]),
+    grants.map((g) => [g.server, g.subject, g.toolAllow, g.enabled]),
+    requests.map((r) => r.id)]);
+  // Nothing is redrawn under a person's hands: not while a form is open, a grant being typed
+  // or the focus inside a card; a Tools list left open stays open.
+  const busy = () => formOpen
+    || (body.contains(document.activeElement) && document.activeElement.matches('input, select, textarea'))
+    || [...body.querySelectorAll('input')].some((i) => i.value);
+  /** The focused control, to find again in the redrawn page (by its card, tag and name). */
+  const focusKey = () => {
+    const a = document.activeElement;
+    if (!a || !body.contains(a)) return null;
+    const card = a.closest('li[aria-labelledby]');
+    return [card && card.getAttribute('aria-labelledby'), a.tagName, a.getAttribute('aria-label') || a.textContent];
+  };
+  const refocus = (key) => {
+    if (!key) return;
+    const again = [...body.querySelectorAll(key[1])].find((el) => {
+      const card = el.closest('li[aria-labelledby]');
+      return (card && card.getAttribute('aria-labelledby')) === key[0] && (el.getAttribute('aria-label') || el.textContent) === key[2];
+    });
+    if (again) again.focus();
+  };
+
+  // A server that is connecting is looked at again each second until it settles; the page is
+  // read again every 3 s and redrawn when something a person waits for changed (an access
+  // request shows without a reload).
   let timer = null;
   let gone = false;
+  let ticks = 0;
   async function watch() {
     timer = null;
     if (gone) return;
-    if (!formOpen && servers.some((s) => s.state === 'connecting')) {
-      try { await draw(); } catch { /* the next tick retries */ }
+    ticks += 1;
+    if (!busy() && (servers.some((s) => s.state === 'connecting') || ticks % 3 === 0)) {
+      try {
+        const before = signature();
+        const open = new Set([...body.querySelectorAll('details[open]')].map((d) => d.closest('li') && d.closest('li').getAttribute('aria-labelledby')));
+        const enforced = await load();
+        if (!gone && !busy() && signature() !== before) {
+          const key = focusKey();
+          await draw(enforced);
+          for (const d of body.querySelectorAll('details')) if (open.has(d.closest('li') && d.closest('li').getAttribute('aria-labelledby'))) d.open = true;
+          refocus(key);
+        }
+      } catch { /* the next tick retries */ }
     }
     if (!gone) timer = setTimeout(watch, 1000);
   }

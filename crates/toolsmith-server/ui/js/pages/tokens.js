@@ -58,7 +58,10 @@ export async function render(main, ctx) {
       h('div', { class: 'token-value' }, secret,
         h('button', { type: 'button', class: 'btn', text: 'Copy token', onclick: async () => { try { await navigator.clipboard.writeText(secret.value); toast('Copied.'); } catch { secret.select(); toast('Selected: press Ctrl+C to copy.'); } } })),
       h('div', { class: 'actions' },
-        h('button', { type: 'button', class: 'btn', text: 'Done', onclick: () => replace(created) }))));
+        h('button', { type: 'button', class: 'btn', text: 'Done', onclick: () => { replace(created); name.focus(); } }))));
+    // The keyboard is on the new token, selected: Ctrl+C copies it.
+    secret.focus();
+    secret.select();
     name.value = '';
     if (first) {
       setToken(t.token);

@@ -205,6 +205,9 @@ export async function render(main, ctx, route) {
       toast(`${tool.name} rolled back to version ${version}; now version ${tool.version}.`);
       renderHead();
       tabsView.show('history');
+      // The button pressed is gone with the old list: the keyboard goes on from the tab.
+      const tab = document.getElementById('tab-history');
+      if (tab) tab.focus();
     } catch (e) {
       toast(explain(e), 'error');
     }

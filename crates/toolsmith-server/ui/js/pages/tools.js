@@ -117,6 +117,13 @@ export async function render(main, ctx, route) {
     } catch (e) {
       toast(`Could not ${action} ${t.name}: ${e.message}`, 'error');
     }
+    // The card was rebuilt (or left the filtered list): the keyboard goes to the tool's name
+    // if it is still shown, else to the next tool waiting, else to the status filter.
+    const links = [...listEl.querySelectorAll('.tool-name a')];
+    const next = links.find((a) => a.textContent === t.name)
+      || listEl.querySelector('.card.status-pending_approval .btn.approve')
+      || main.querySelector('.chips [aria-pressed="true"]');
+    if (next) next.focus();
   }
 
   /** A tool's card, rebuilt only when what it shows changed. */
@@ -141,7 +148,22 @@ export async function render(main, ctx, route) {
     const matches = tools.filter(({ t, haystack }) => (view.status === 'all' || t.status === view.status)
       && (!view.search || haystack.includes(view.search)));
     const shown = matches.slice(0, view.limit);
-    listEl.replaceChildren(...shown.map(({ t }) => cardFor(t)));
+    // Cards are moved only where the list changed, so the one a person is on keeps the focus;
+    // a card rebuilt under the focus gives it to the new card's name.
+    const had = document.activeElement && listEl.contains(document.activeElement)
+      ? document.activeElement.closest('.tool-card') : null;
+    const hadName = had && had.querySelector('.tool-name').textContent;
+    let at = listEl.firstChild;
+    for (const { t } of shown) {
+      const el = cardFor(t);
+      if (el === at) { at = at.nextSibling; continue; }
+      listEl.insertBefore(el, at);
+    }
+    while (at) { const next = at.nextSibling; at.remove(); at = next; }
+    if (hadName && !listEl.contains(document.activeElement)) {
+      const link = [...listEl.querySelectorAll('.tool-name a')].find((a) => a.textContent === hadName);
+      if (link) link.focus();
+    }
     const rest = matches.length - shown.length;
     more.hidden = rest <= 0;
     more.textContent = `Show ${Math.min(PAGE, rest)} more`;
@@ -192,11 +214,15 @@ export async function render(main, ctx, route) {
       : `${catalogueItems.length} built-in and bridged tools.`;
   }
 
+  // A call moves only the usage digest: the custom tools are read again for their uses (the
+  // stats and cards showed the counts of the page's load until a reload), and only the cards
+  // whose count changed are rebuilt. The catalogue of built-ins is read only when tools changed.
   async function refresh(what) {
-    if (!what.tools) return;
-    const [fresh, s, cat] = await Promise.all([allTools(), get('/custom-tools/stats'), get('/tools')]);
+    if (!what.tools && !what.usage) return;
+    const [fresh, s, cat] = await Promise.all([allTools(), get('/custom-tools/stats'), what.tools ? get('/tools') : null]);
     renderStats(s);
     renderList(fresh);
+    if (!cat) return;
     const others = JSON.stringify(cat.tools.filter((t) => t.source !== 'custom').map((t) => [t.name, t.description, t.category]));
     if (others !== lastCatalogue) { lastCatalogue = others; renderBuiltins(cat.tools); }
   }
