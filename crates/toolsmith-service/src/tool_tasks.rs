@@ -18,7 +18,7 @@
 //! A task is its caller's alone: every read, wait and cancel names the caller's user and
 //! agent, and another's task id is not found. Not the scheduler's *scheduled tasks*.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ use chrono::Utc;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-use toolsmith_core::{ToolContext, ToolResult, ToolTaskRecord, ToolTaskStatus};
+use toolsmith_core::{ErrorKind, ToolContext, ToolResult, ToolTaskRecord, ToolTaskStatus};
 
 use crate::{ServiceError, ToolService};
 
@@ -77,6 +77,9 @@ pub(crate) struct TaskRunner {
     settings: TaskSettings,
     /// The running calls of this instance, by task id.
     running: Mutex<HashMap<String, CancellationToken>>,
+    /// The call ids of the calls this instance runs as tasks, while they run: a tool may
+    /// answer differently when its call is a task ([`ToolService::runs_as_task`]).
+    calls: Mutex<HashSet<String>>,
     /// Every status change of a task this instance saw (its own runs, cancels through it).
     changes: broadcast::Sender<ToolTaskRecord>,
     /// Set once the watcher runs.
@@ -89,6 +92,7 @@ impl TaskRunner {
             instance: format!("inst_{}", uuid::Uuid::new_v4().simple()),
             settings,
             running: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashSet::new()),
             changes: broadcast::channel(256).0,
             watching: std::sync::OnceLock::new(),
         }
@@ -96,6 +100,10 @@ impl TaskRunner {
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn announce(&self, task: &ToolTaskRecord) {
@@ -218,20 +226,38 @@ impl ToolService {
         let service = Arc::clone(self);
         let id = task.id.clone();
         let tool = name.to_owned();
+        runner.calls().insert(ctx.call_id.clone());
         tokio::spawn(async move {
+            let call = ctx.call_id.clone();
             let result = service.execute(&tool, args, ctx).await;
+            service.tool_tasks.calls().remove(&call);
             service.finish_task(&id, &result).await;
         });
         runner.announce(&task);
         Ok(task)
     }
 
+    /// Whether the call of `ctx` is the call of a task this instance runs (the task's own
+    /// call, not one nested in it): `sessions_spawn` then waits for its subagent, so that the
+    /// task follows the subagent.
+    pub(crate) fn runs_as_task(&self, ctx: &ToolContext) -> bool {
+        ctx.depth == 0 && self.tool_tasks.calls().contains(&ctx.call_id)
+    }
+
     /// Stores how the call of task `id` ended, unless the task ended before (cancelled, or its
-    /// instance stopping).
+    /// instance stopping). A call that ended `cancelled` (what it ran was cancelled by other
+    /// means than the task's cancel: a subagent cancelled through `subagents`) ends the task
+    /// `cancelled`, with the call's message.
     async fn finish_task(&self, id: &str, result: &ToolResult) {
         let runner = &self.tool_tasks;
         runner.running().remove(id);
+        let cancelled = result.error_kind() == Some(ErrorKind::Cancelled);
         let (status, message, kept) = match serde_json::to_value(result) {
+            Ok(_) if cancelled => (
+                ToolTaskStatus::Cancelled,
+                result.error_message().map(str::to_owned),
+                None,
+            ),
             Ok(value) => {
                 let bytes = value.to_string().len();
                 let max = runner.settings.max_result_bytes;

@@ -879,3 +879,75 @@ async fn the_python_sdk_drives_sessions_and_every_subagent_action() {
     assert_eq!(report["cancelNotified"]["data"]["status"], "cancelled");
     assert_eq!(report["badAction"]["isError"], true);
 }
+
+/// `sessions_spawn` as an MCP task, through the official TypeScript SDK's 2025-11-25 tasks
+/// over streamable HTTP (`tests/clients/mcp_sessions_task.mjs`): the task is working while
+/// its subagent runs and completed with the subagent's result when it ends; the task's cancel
+/// cancels the subagent; a subagent cancelled through `subagents` ends its task cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_spawn_as_an_mcp_task_follows_its_subagent() {
+    use crate::mcp_support::{node, prerequisite, run_client, strings};
+    if !prerequisite("Node 22 (test clients)", &node()) {
+        return;
+    }
+    let (_model, host) = model_server().await;
+    let app = setup_app(&host, settings(&host)).await;
+    let server = serve_loopback(app.router.clone()).await;
+    let args = strings(&[
+        "mcp_sessions_task.mjs",
+        "--url",
+        &format!("http://{server}/mcp"),
+        "--release",
+        &format!("http://{host}/release"),
+    ]);
+    let report = run_client("sessions task", &node(), &args, &[]).await;
+    let ctx = format!("report: {report:#}");
+
+    // The SDK's stream: a task, then the subagent's result.
+    let streamed = &report["streamed"];
+    assert_eq!(streamed["types"][0], "taskCreated", "{ctx}");
+    assert_eq!(streamed["task"]["status"], "working", "{ctx}");
+    assert_eq!(streamed["error"], Value::Null, "{ctx}");
+    let done = &streamed["result"]["structuredContent"];
+    assert_eq!(done["status"], "completed", "{ctx}");
+    assert_eq!(done["label"], "apples", "{ctx}");
+    assert_eq!(
+        done["result"], "echo: count the apples (history 2)",
+        "{ctx}"
+    );
+
+    // Working while the subagent runs; completed with its result once it ended.
+    assert_eq!(report["gatedCreated"]["status"], "working", "{ctx}");
+    assert_eq!(report["gatedSubagent"]["status"], "running", "{ctx}");
+    assert_eq!(report["gatedWhileRunning"]["status"], "working", "{ctx}");
+    assert_eq!(report["gatedEnded"]["status"], "completed", "{ctx}");
+    let gated = &report["gatedResult"]["structuredContent"];
+    assert_eq!(
+        gated["sessionKey"], report["gatedSubagent"]["sessionKey"],
+        "{ctx}"
+    );
+    assert_eq!(gated["status"], "completed", "{ctx}");
+    assert!(
+        gated["result"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("after tool:")),
+        "{ctx}"
+    );
+
+    // The task cancelled: its subagent too.
+    assert_eq!(report["taskCancelled"]["status"], "cancelled", "{ctx}");
+    assert_eq!(report["plumsAfter"]["status"], "cancelled", "{ctx}");
+
+    // The subagent cancelled: its task too, saying why.
+    assert_eq!(
+        report["figsCancel"]["subagents"][0]["status"], "cancelled",
+        "{ctx}"
+    );
+    assert_eq!(report["figsTask"]["status"], "cancelled", "{ctx}");
+    assert!(
+        report["figsTask"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("figs") && m.contains("cancelled")),
+        "{ctx}"
+    );
+}

@@ -24,7 +24,7 @@ use toolsmith_core::{ErrorKind, ToolContext};
 
 use super::providers::Message;
 use super::runner::Extras;
-use super::subagents::{Announce, SubagentLimits};
+use super::subagents::{Announce, SpawnWait, SubagentLimits};
 use crate::{ServiceError, ToolService};
 
 /// The most sessions a listing returns.
@@ -508,6 +508,9 @@ impl toolsmith_builtins::sessions::SessionHost for ServiceSessions {
                 "the server is shutting down; try again".to_owned(),
             ));
         };
+        if tool == "sessions_spawn" && service.runs_as_task(ctx) {
+            return service.spawn_as_task(&Args(args), ctx).await;
+        }
         service
             .session_tool(tool, Args(args), ctx)
             .await
@@ -516,6 +519,46 @@ impl toolsmith_builtins::sessions::SessionHost for ServiceSessions {
 }
 
 impl ToolService {
+    /// `sessions_spawn` called as an MCP task (issue 37: the result reaches the client "as an
+    /// MCP task where the client asked for one"): the call lasts as long as the subagent, so
+    /// the task is `working` while it runs and ends with it — `completed` with the subagent
+    /// as it ended (its `result`, or its `error` when it failed), `cancelled` when the
+    /// subagent was cancelled (`subagents` cancel, on any instance); the task's cancel
+    /// cancels the subagent.
+    async fn spawn_as_task(
+        self: &Arc<Self>,
+        args: &Args,
+        ctx: &ToolContext,
+    ) -> Result<Value, (ErrorKind, String)> {
+        let refused = |e: ServiceError| (kind_of(&e), e.to_string());
+        let session = self
+            .spawn_subagent(
+                ctx,
+                args.required("task").map_err(refused)?,
+                args.str("label").map_err(refused)?,
+                args.str("agent").map_err(refused)?.as_deref(),
+                SpawnWait::EndedAsTask,
+            )
+            .await
+            .map_err(refused)?;
+        if session.status == SessionStatus::Cancelled {
+            return Err((
+                ErrorKind::Cancelled,
+                format!(
+                    "subagent '{}' ({}) was cancelled{}",
+                    session.label,
+                    session.id,
+                    session
+                        .error
+                        .as_deref()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        Ok(session_json(&session))
+    }
+
     /// Runs the sessions tool `tool` for the caller of `ctx`.
     async fn session_tool(
         self: &Arc<Self>,

@@ -193,6 +193,20 @@ impl Subagents {
     }
 }
 
+/// When a spawn answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpawnWait {
+    /// At once, the subagent running (`sessions_spawn`, the action `spawn`).
+    Started,
+    /// When the subagent has ended (the action `run`): the caller's client lends its model
+    /// to an agent on `sampling`.
+    Ended,
+    /// When the subagent has ended, for an MCP task (`sessions_spawn` called as a task): the
+    /// task's cancel cancels the subagent, and a subagent cancelled by other means ends the
+    /// call `cancelled`. No model is lent: the call was answered with the task already.
+    EndedAsTask,
+}
+
 /// Where a subagent's end is announced.
 pub(crate) enum Announce {
     /// The parent is a run: its next model turn.
@@ -267,8 +281,8 @@ impl ToolService {
         Ok(())
     }
 
-    /// Spawns a subagent of the caller on `task`: with `wait`, answers when it has ended;
-    /// without, at once, the subagent running.
+    /// Spawns a subagent of the caller on `task`, answering when `wait` says: at once (the
+    /// subagent running) or when it has ended.
     ///
     /// Errors: `LimitReached` naming §6's limit it would pass (rejected: nothing stored),
     /// `NotFound` / `Validation` (the agent), and what starting its run refuses.
@@ -278,7 +292,7 @@ impl ToolService {
         task: String,
         label: Option<String>,
         agent: Option<&str>,
-        wait: bool,
+        wait: SpawnWait,
     ) -> Result<SessionRecord, ServiceError> {
         check_text("task", &task)?;
         let limits = self.config.sessions.subagents.clone();
@@ -359,7 +373,7 @@ impl ToolService {
         let extras = Extras {
             // A caller that waits (action `run`) lends its client's model to an agent on
             // `sampling`; the child's own calls have no client.
-            sampling: ctx.client.clone().filter(|_| wait),
+            sampling: ctx.client.clone().filter(|_| wait == SpawnWait::Ended),
             ..Extras::default()
         };
         let launched = self
@@ -393,10 +407,33 @@ impl ToolService {
                 .session_run_ended(session, ended, Some(announce))
                 .await
         });
-        if !wait {
-            return Ok(started);
-        }
-        watcher.await.map_err(|e| {
+        let ended = match wait {
+            SpawnWait::Started => return Ok(started),
+            SpawnWait::Ended => watcher.await,
+            SpawnWait::EndedAsTask => {
+                // The task's cancel (on any instance: its runner stops the call within a
+                // second) cancels its subagent, through the store. The pipeline drops this
+                // call when it is cancelled, so the cancel is a task of its own, which ends
+                // with the call.
+                let call_over = CancellationToken::new();
+                let _ended_with_the_call = call_over.clone().drop_guard();
+                let service = Arc::clone(self);
+                let (task_ctx, key) = (ctx.clone(), started.id.clone());
+                tokio::spawn(async move {
+                    tokio::select! {
+                        biased;
+                        () = task_ctx.cancellation.cancelled() => {
+                            if let Err(e) = service.cancel_subagents(&task_ctx, &key).await {
+                                tracing::warn!(session = %key, "cancelling a task's subagent failed: {e}");
+                            }
+                        }
+                        () = call_over.cancelled() => {}
+                    }
+                });
+                watcher.await
+            }
+        };
+        ended.map_err(|e| {
             ServiceError::Validation(format!("the subagent's run stopped unexpectedly ({e})"))
         })
     }
@@ -540,7 +577,7 @@ impl ToolService {
                 message,
                 Some(cancelled.label.clone()),
                 Some(&cancelled.agent_id),
-                false,
+                SpawnWait::Started,
             )
             .await?;
         Ok((cancelled, respawned))
@@ -561,7 +598,11 @@ impl ToolService {
                         args.required("task")?,
                         args.str("label")?,
                         args.str("agent")?.as_deref(),
-                        action == "run",
+                        if action == "run" {
+                            SpawnWait::Ended
+                        } else {
+                            SpawnWait::Started
+                        },
                     )
                     .await?;
                 Ok(session_json(&session))
