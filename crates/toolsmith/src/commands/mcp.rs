@@ -15,7 +15,8 @@ use crate::exit::SUCCESS;
 use crate::settings::Settings;
 use crate::{database, feed};
 
-pub async fn run(settings: Settings) -> anyhow::Result<u8> {
+/// Serves MCP over stdio as `user` (the global `--user`).
+pub async fn run(settings: Settings, user: &str) -> anyhow::Result<u8> {
     tracing::debug!(database = %settings.database, "opening the store");
     // No web UI or REST API here: replies that ask for a person's approval name the CLI on
     // this very store.
@@ -33,7 +34,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<u8> {
     let stop_feed = CancellationToken::new();
     let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());
     let outcome = tokio::select! {
-        res = toolsmith_server::mcp::serve_stdio(state) => res,
+        res = toolsmith_server::mcp::serve_stdio(state, user) => res,
         signal = super::serve::shutdown_signal() => {
             tracing::info!(signal, "MCP stdio session stopped");
             Ok(())

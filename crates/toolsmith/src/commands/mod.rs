@@ -68,7 +68,11 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             return serve::run(Settings::resolve(&global, Some(&*args), &args.runtime)?).await;
         }
         Command::Mcp(args) => {
-            return mcp::run(Settings::resolve(&global, None, &args.runtime)?).await;
+            return mcp::run(
+                Settings::resolve(&global, None, &args.runtime)?,
+                &global.user,
+            )
+            .await;
         }
         Command::Db(command) => return db::run(&global, command).await,
         other => other,

@@ -15,6 +15,8 @@
 //! - `mcp_servers` — `toolsmith mcp-servers`, with a real upstream.
 //! - `mcp_conformance` — the official MCP conformance suite against `serve`, with the example
 //!   pack `examples/mcp-conformance/tools/` loaded.
+//! - `mcp_surface` — prompts and resources through the official TypeScript and Python SDKs and
+//!   the MCP Inspector CLI, over stdio and HTTP, in both protocol generations, on both backends.
 //! - `db_copy` — `toolsmith db copy` between SQLite and PostgreSQL.
 //! - `ui_browser` — the web UI in headless Chromium (playwright-core), against `serve`.
 //! - `store_files` — the key file and the database file: missing, wrong, empty, unwritable.
@@ -41,6 +43,7 @@ mod errors;
 mod lifecycle;
 mod mcp_conformance;
 mod mcp_servers;
+mod mcp_surface;
 mod oauth;
 mod prompts;
 mod read_only;
