@@ -67,7 +67,7 @@ export async function approvalFlows(t) {
     // The page says what happened to the call — it ran (the decision answers "allowed" before
     // the woken call takes it; the page said "not run yet" then) — and the keyboard is not
     // thrown back to the top of the page: the focus is on what is left of the list.
-    await visible(page.locator('#toast').getByText('mcp_greeter: allow once — allowed once: ran.'));
+    await visible(page.locator('#toast').getByText('mcp_greeter: allow once — allowed once: ran.'), 10000);
     assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.textContent), 'Waiting (0)');
     // No second call: the one that waits in the form runs, and the form is taken back.
     const lines = await linesUntil(call, (ls) => finalOf(ls) && ls.some((l) => l.formWithdrawn));
