@@ -95,6 +95,8 @@ struct Inner {
     prompts_seen: Arc<AtomicU64>,
     /// Prompt-list versions recorded beside `pending_listens`, oldest first.
     pending_prompt_listens: Mutex<VecDeque<u64>>,
+    /// What each listen's resource side starts from, recorded beside `pending_listens`.
+    pending_resource_listens: Mutex<VecDeque<resources::ListenStart>>,
 }
 
 impl ToolsmithMcp {
@@ -192,6 +194,7 @@ impl ToolsmithMcp {
                 resource_subscriptions: Arc::default(),
                 prompts_seen: Arc::new(AtomicU64::new(prompts_seen)),
                 pending_prompt_listens: Mutex::new(VecDeque::new()),
+                pending_resource_listens: Mutex::new(VecDeque::new()),
             }),
         }
     }
@@ -1450,7 +1453,7 @@ impl ServerHandler for ToolsmithMcp {
 
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         // rmcp acknowledges the listen right after this returns and only then calls `listen`:
         // record the version now so a change in between is caught up after the acknowledgment.
@@ -1474,10 +1477,30 @@ impl ServerHandler for ToolsmithMcp {
             pending.pop_front();
         }
         pending.push_back(prompts);
+        drop(pending);
+        let mut pending = self
+            .inner
+            .pending_resource_listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if pending.len() >= MAX_PENDING_LISTENS {
+            pending.pop_front();
+        }
+        let ctx = self.inner.identity.tool_context();
+        pending.push_back(resources::ListenStart::now(self.service(), &ctx));
+        let uris = resources::accepted_uris(
+            requested
+                .resource_subscriptions
+                .as_deref()
+                .unwrap_or_default(),
+            self.files_readable().is_ok(),
+        );
         Some(
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .prompts_list_changed()
+                .resources_list_changed()
+                .resource_subscriptions(uris)
                 .build(),
         )
     }
@@ -1504,12 +1527,27 @@ impl ServerHandler for ToolsmithMcp {
             .pop_front();
         let prompt_baseline =
             recorded.unwrap_or_else(|| self.service().prompt_catalog().version(self.owner()));
+        let ctx = self.inner.identity.tool_context();
+        let resource_start = self
+            .inner
+            .pending_resource_listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+            .unwrap_or_else(|| resources::ListenStart::now(self.service(), &ctx));
         tokio::join!(
             tools,
             prompts::listen(
                 self.service().clone(),
-                self.inner.identity.tool_context(),
+                ctx.clone(),
                 prompt_baseline,
+                &subscription,
+                self.inner.stop.clone(),
+            ),
+            resources::listen(
+                self.service().clone(),
+                ctx,
+                resource_start,
                 &subscription,
                 self.inner.stop.clone(),
             )

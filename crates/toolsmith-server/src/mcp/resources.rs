@@ -4,7 +4,10 @@
 //! and how is the service's (`toolsmith_service::resources`); this module speaks MCP.
 //!
 //! A session's subscriptions ([`Subscriptions`]) are watched by [`watch_session`], started
-//! with the session: it wakes on a change of a workspace file (the workspace operations'
+//! with the session (2025-11-25 and older), and a 2026-07-28 `subscriptions/listen`'s by
+//! [`listen`] (its filter's `resourceSubscriptions` are what it subscribes to, its
+//! `resourcesListChanged` whether it hears `list_changed`; [`accepted_uris`] says which URIs
+//! are acknowledged). Either watcher wakes on a change of a workspace file (the workspace operations'
 //! broadcast, compared with the caller's own workspace folder, so another user's or agent's
 //! files never wake it to send anything) and on a change of the caller's catalogue (a tool
 //! created, updated, deleted — on this instance or, through the change feed, another one on
@@ -25,6 +28,7 @@ use rmcp::model::{
     PaginatedRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
     ResourceUpdatedNotificationParam,
 };
+use rmcp::service::{SubscriptionContext, SubscriptionSendError, SubscriptionSink};
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
@@ -208,22 +212,16 @@ impl Subscriptions {
         files: Result<(), String>,
     ) -> Result<(), ErrorData> {
         workspace_allowed(uri, files)?;
-        let seen = match ResourceRef::parse(uri) {
-            Some(ResourceRef::ToolSource(name)) => service.tool_source_revision(ctx, &name).await,
-            Some(ResourceRef::WorkspaceFile(_)) => None,
-            None => match service.user_resource_revision(&ctx.user_id, uri).await {
-                Some(revision) => Some(revision),
-                // A bridged server's resource: told when its server says it changed.
-                None if service.is_bridged_resource(ctx, uri) => None,
-                None => {
-                    return Err(ErrorData::resource_not_found(
-                        format!(
-                            "no resource {uri}: subscribe to a URI resources/list gives (toolsmith://workspace/<path>, toolsmith://tools/<name>/source, or one of the resources you defined), or one a template of yours matches"
-                        ),
-                        None,
-                    ));
-                }
-            },
+        let seen = match seen_of(service, ctx, uri).await {
+            Seen::Revision(seen) => seen,
+            Seen::Unknown => {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "no resource {uri}: subscribe to a URI resources/list gives (toolsmith://workspace/<path>, toolsmith://tools/<name>/source, or one of the resources you defined), or one a template of yours matches"
+                    ),
+                    None,
+                ));
+            }
         };
         self.uris().insert(uri.to_owned(), seen);
         self.added.notify_one();
@@ -233,6 +231,206 @@ impl Subscriptions {
     /// `resources/unsubscribe` (a URI not subscribed to is not an error).
     pub(crate) fn unsubscribe(&self, uri: &str) {
         self.uris().remove(uri);
+    }
+}
+
+/// What a subscription to a URI compares against, as [`seen_of`] found it.
+enum Seen {
+    /// A tool source's or user resource's revision (`None`: a workspace file, told by its
+    /// change, or something that may come to exist).
+    Revision(Option<i64>),
+    /// Neither ours, nor the caller's, nor a bridged server's.
+    Unknown,
+}
+
+/// What a subscription to `uri` starts from (see [`Subscriptions`]).
+async fn seen_of(service: &ToolService, ctx: &ToolContext, uri: &str) -> Seen {
+    match ResourceRef::parse(uri) {
+        Some(ResourceRef::ToolSource(name)) => {
+            Seen::Revision(service.tool_source_revision(ctx, &name).await)
+        }
+        Some(ResourceRef::WorkspaceFile(_)) => Seen::Revision(None),
+        None => match service.user_resource_revision(&ctx.user_id, uri).await {
+            Some(revision) => Seen::Revision(Some(revision)),
+            // A bridged server's resource: told when its server says it changed.
+            None if service.is_bridged_resource(ctx, uri) => Seen::Revision(None),
+            None => Seen::Unknown,
+        },
+    }
+}
+
+/// Most URIs one `subscriptions/listen` subscribes to; the rest of a longer list are left out
+/// of its acknowledgment.
+pub(crate) const MAX_LISTEN_URIS: usize = 256;
+
+/// The revision given to a URI whose thing may have changed between a listen's
+/// acknowledgment and its start (so the first comparison tells it): no revision is negative.
+const MAYBE_CHANGED: Option<i64> = Some(i64::MIN);
+
+/// The URIs of a `subscriptions/listen` filter this server subscribes its caller to (at most
+/// [`MAX_LISTEN_URIS`]): a workspace file's only while the caller may read files (`files`), a
+/// tool source's, and any URI of another scheme (one of the caller's resources, one a
+/// template of theirs matches, a bridged server's — or one that comes to be: as the MCP
+/// reference servers do, a subscription to a resource that does not exist is kept and
+/// simply never fires until it does). Another `toolsmith:` URI names nothing and is left out.
+///
+/// Decided without the store (rmcp asks synchronously, just before it sends the
+/// acknowledgment), which is why a URI nothing answers for yet is kept rather than refused as
+/// `resources/subscribe` refuses it.
+pub(crate) fn accepted_uris(requested: &[String], files: bool) -> Vec<String> {
+    let mut accepted: Vec<String> = Vec::new();
+    for uri in requested {
+        let ours = match ResourceRef::parse(uri) {
+            Some(ResourceRef::WorkspaceFile(_)) => files,
+            Some(ResourceRef::ToolSource(_)) => true,
+            None => !uri.starts_with("toolsmith:"),
+        };
+        if ours && !accepted.contains(uri) {
+            accepted.push(uri.clone());
+            if accepted.len() == MAX_LISTEN_URIS {
+                break;
+            }
+        }
+    }
+    accepted
+}
+
+/// What a `subscriptions/listen`'s resource side starts from, recorded just before rmcp
+/// sends the acknowledgment (so a change in between is told right after it).
+pub(crate) struct ListenStart {
+    catalog: u64,
+    defined: u64,
+    files: Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
+    bridged: Option<tokio::sync::broadcast::Receiver<SurfaceChange>>,
+}
+
+impl ListenStart {
+    /// Now, for the caller of `ctx`.
+    pub(crate) fn now(service: &ToolService, ctx: &ToolContext) -> ListenStart {
+        ListenStart {
+            files: service.workspace_changes(),
+            bridged: service.bridged_changes(),
+            catalog: service.registry().catalog_version(&ctx.user_id),
+            defined: service.resource_catalog().version(&ctx.user_id),
+        }
+    }
+}
+
+/// One `subscriptions/listen`'s resource side (2026-07-28): `updated` for each accepted URI
+/// and, when asked, `list_changed`, told as to a session (module docs), from `start` until the
+/// subscription ends or `stop` fires. Returns at once when the client asked for neither.
+pub(crate) async fn listen(
+    service: Arc<ToolService>,
+    ctx: ToolContext,
+    start: ListenStart,
+    subscription: &SubscriptionContext,
+    stop: CancellationToken,
+) {
+    let accepted = subscription.accepted();
+    let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+    if accepted.resources_list_changed != Some(true) && uris.is_empty() {
+        return;
+    }
+    let subscriptions = Arc::new(Subscriptions::default());
+    for uri in uris {
+        let seen = match seen_of(&service, &ctx, &uri).await {
+            Seen::Revision(seen) => seen,
+            Seen::Unknown => None,
+        };
+        subscriptions.uris().insert(uri, seen);
+    }
+    // A tool or resource of the caller's changed between the acknowledgment and the
+    // revisions just read: the URIs of that kind may have moved unseen, so they are told.
+    let registry = service.registry().clone();
+    let tools_moved = registry.catalog_version(&ctx.user_id) != start.catalog;
+    let defined_moved = service.resource_catalog().version(&ctx.user_id) != start.defined;
+    for (uri, seen) in subscriptions.uris().iter_mut() {
+        let moved = match ResourceRef::parse(uri) {
+            Some(ResourceRef::ToolSource(_)) => tools_moved,
+            Some(ResourceRef::WorkspaceFile(_)) => false,
+            None => defined_moved,
+        };
+        if moved {
+            *seen = MAYBE_CHANGED;
+        }
+    }
+    let mut catalog = registry.subscribe();
+    catalog.borrow_and_update();
+    let mut defined = service.resource_catalog().subscribe();
+    defined.borrow_and_update();
+    let root = service.workspace_root(&ctx);
+    let watched = watch(
+        Watched {
+            service,
+            ctx,
+            subscriptions,
+            outlet: Outlet::Listen(subscription.sink().clone()),
+            stop,
+        },
+        [(catalog, start.catalog), (defined, start.defined)],
+        (start.files, root),
+        start.bridged,
+    );
+    tokio::select! {
+        () = subscription.cancelled() => {}
+        () = watched => {}
+    }
+}
+
+/// Where a watcher's notifications go.
+enum Outlet {
+    /// A session's stream (2025-11-25 and older).
+    Session(Peer<RoleServer>),
+    /// One `subscriptions/listen` stream (2026-07-28), which carries only what its client
+    /// asked for and the server acknowledged.
+    Listen(SubscriptionSink),
+}
+
+impl Outlet {
+    /// `notifications/resources/updated` for `uri`; `false` once nobody listens.
+    async fn updated(&self, uri: String) -> bool {
+        match self {
+            Outlet::Session(peer) => match peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+            {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::debug!(error = %e, "could not send resources/updated");
+                    !peer.is_transport_closed()
+                }
+            },
+            Outlet::Listen(sink) => still_listening(sink.notify_resource_updated(uri).await),
+        }
+    }
+
+    /// `notifications/resources/list_changed`; `false` once nobody listens.
+    async fn list_changed(&self) -> bool {
+        match self {
+            Outlet::Session(peer) => match peer.notify_resource_list_changed().await {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::debug!(error = %e, "could not send resources/list_changed");
+                    !peer.is_transport_closed()
+                }
+            },
+            Outlet::Listen(sink) if sink.accepted().resources_list_changed == Some(true) => {
+                still_listening(sink.notify_resource_list_changed().await)
+            }
+            // Not asked for: nothing to send.
+            Outlet::Listen(_) => true,
+        }
+    }
+}
+
+/// Whether a listen stream is still open after a send.
+fn still_listening(sent: Result<(), SubscriptionSendError>) -> bool {
+    match sent {
+        Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => true,
+        Err(e) => {
+            tracing::debug!(error = %e, "subscription closed while sending a resource notice");
+            false
+        }
     }
 }
 
@@ -250,36 +448,33 @@ pub(crate) fn watch_session(
     let registry = service.registry().clone();
     let mut catalog = registry.subscribe();
     catalog.borrow_and_update();
-    let seen_version = registry.catalog_version(&ctx.user_id);
     let mut defined = service.resource_catalog().subscribe();
     defined.borrow_and_update();
-    let defined_seen = service.resource_catalog().version(&ctx.user_id);
-    let files = service.workspace_changes();
+    let start = ListenStart::now(&service, &ctx);
     let root = service.workspace_root(&ctx);
-    let bridged = service.bridged_changes();
     async move {
         watch(
             Watched {
                 service,
                 ctx,
                 subscriptions,
-                peer,
+                outlet: Outlet::Session(peer),
                 stop,
             },
-            [(catalog, seen_version), (defined, defined_seen)],
-            (files, root),
-            bridged,
+            [(catalog, start.catalog), (defined, start.defined)],
+            (start.files, root),
+            start.bridged,
         )
         .await;
     }
 }
 
-/// One session's watcher: whose, what it subscribed to, where to send, when to stop.
+/// One watcher: whose, what it subscribed to, where to send, when to stop.
 struct Watched {
     service: Arc<ToolService>,
     ctx: ToolContext,
     subscriptions: Arc<Subscriptions>,
-    peer: Peer<RoleServer>,
+    outlet: Outlet,
     stop: CancellationToken,
 }
 
@@ -288,7 +483,7 @@ async fn watch(
         service,
         ctx,
         subscriptions,
-        peer,
+        outlet,
         stop,
     }: Watched,
     [
@@ -303,40 +498,31 @@ async fn watch(
 ) {
     let registry = service.registry().clone();
     loop {
+        // A change since the versions were recorded (or since the last wake) is told first.
+        let now = registry.catalog_version(&ctx.user_id);
+        if now != seen_version {
+            seen_version = now;
+            if !tools_changed(&service, &ctx, &subscriptions, &outlet).await {
+                return;
+            }
+        }
+        let now = service.resource_catalog().version(&ctx.user_id);
+        if now != defined_seen {
+            defined_seen = now;
+            if !defined_changed(&service, &ctx, &subscriptions, &outlet).await {
+                return;
+            }
+        }
         tokio::select! {
             change = super::prompts::next_bridged(&mut bridged) => {
-                if !bridged_changed(&service, &ctx, &subscriptions, &peer, change).await {
+                if !bridged_changed(&service, &ctx, &subscriptions, &outlet, change).await {
                     return;
                 }
             }
             () = stop.cancelled() => return,
-            () = subscriptions.added.notified() => continue,
-            changed = catalog.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                let now = registry.catalog_version(&ctx.user_id);
-                if now == seen_version {
-                    continue;
-                }
-                seen_version = now;
-                if !tools_changed(&service, &ctx, &subscriptions, &peer).await {
-                    return;
-                }
-            }
-            changed = defined.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                let now = service.resource_catalog().version(&ctx.user_id);
-                if now == defined_seen {
-                    continue;
-                }
-                defined_seen = now;
-                if !defined_changed(&service, &ctx, &subscriptions, &peer).await {
-                    return;
-                }
-            }
+            () = subscriptions.added.notified() => {}
+            changed = catalog.changed() => if changed.is_err() { return },
+            changed = defined.changed() => if changed.is_err() { return },
             change = next_change(&mut files) => {
                 let (path, listed) = match change {
                     Ok(change) if Some(&change.root) == root.as_ref() => (Some(change.path), change.listed),
@@ -348,7 +534,7 @@ async fn watch(
                         continue;
                     }
                 };
-                if !file_changed(&subscriptions, &peer, path.as_deref(), listed).await {
+                if !file_changed(&subscriptions, &outlet, path.as_deref(), listed).await {
                     return;
                 }
             }
@@ -366,10 +552,10 @@ async fn next_change(
 }
 
 /// A workspace file changed (`None`: something did): `updated` for the subscribed URIs it
-/// concerns, `list_changed` when the listing moved. `false` once the session is gone.
+/// concerns, `list_changed` when the listing moved. `false` once nobody listens.
 async fn file_changed(
     subscriptions: &Subscriptions,
-    peer: &Peer<RoleServer>,
+    outlet: &Outlet,
     path: Option<&str>,
     listed: bool,
 ) -> bool {
@@ -386,11 +572,11 @@ async fn file_changed(
         .cloned()
         .collect();
     for uri in concerned {
-        if !send_updated(peer, uri).await {
+        if !outlet.updated(uri).await {
             return false;
         }
     }
-    !listed || send_list_changed(peer).await
+    !listed || outlet.list_changed().await
 }
 
 /// The caller's catalogue moved: `updated` for each subscribed tool source whose revision
@@ -399,7 +585,7 @@ async fn tools_changed(
     service: &ToolService,
     ctx: &ToolContext,
     subscriptions: &Subscriptions,
-    peer: &Peer<RoleServer>,
+    outlet: &Outlet,
 ) -> bool {
     let tools: Vec<(String, String, Option<i64>)> = subscriptions
         .uris()
@@ -417,11 +603,11 @@ async fn tools_changed(
         if let Some(entry) = subscriptions.uris().get_mut(&uri) {
             *entry = now;
         }
-        if !send_updated(peer, uri).await {
+        if !outlet.updated(uri).await {
             return false;
         }
     }
-    send_list_changed(peer).await
+    outlet.list_changed().await
 }
 
 /// The user's own resources or templates changed: `updated` for each subscribed URI whose
@@ -431,7 +617,7 @@ async fn defined_changed(
     service: &ToolService,
     ctx: &ToolContext,
     subscriptions: &Subscriptions,
-    peer: &Peer<RoleServer>,
+    outlet: &Outlet,
 ) -> bool {
     let defined: Vec<(String, Option<i64>)> = subscriptions
         .uris()
@@ -447,57 +633,34 @@ async fn defined_changed(
         if let Some(entry) = subscriptions.uris().get_mut(&uri) {
             *entry = now;
         }
-        if !send_updated(peer, uri).await {
+        if !outlet.updated(uri).await {
             return false;
         }
     }
-    send_list_changed(peer).await
+    outlet.list_changed().await
 }
 
 /// A bridged server's offer changed: `list_changed` when its resources did, `updated` when
 /// it said a subscribed URI changed — only for a server the caller may see (missed changes:
-/// `list_changed`). `false` once the session is gone.
+/// `list_changed`). `false` once nobody listens.
 async fn bridged_changed(
     service: &ToolService,
     ctx: &ToolContext,
     subscriptions: &Subscriptions,
-    peer: &Peer<RoleServer>,
+    outlet: &Outlet,
     change: Result<SurfaceChange, RecvError>,
 ) -> bool {
     match change {
         Ok(SurfaceChange::Resources { server }) if service.may_see_bridged_server(ctx, &server) => {
-            send_list_changed(peer).await
+            outlet.list_changed().await
         }
         Ok(SurfaceChange::Updated { server, uri })
             if service.may_see_bridged_server(ctx, &server)
                 && subscriptions.uris().contains_key(&uri) =>
         {
-            send_updated(peer, uri).await
+            outlet.updated(uri).await
         }
-        Err(RecvError::Lagged(_)) => send_list_changed(peer).await,
+        Err(RecvError::Lagged(_)) => outlet.list_changed().await,
         _ => true,
-    }
-}
-
-async fn send_updated(peer: &Peer<RoleServer>, uri: String) -> bool {
-    match peer
-        .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-        .await
-    {
-        Ok(()) => true,
-        Err(e) => {
-            tracing::debug!(error = %e, "could not send resources/updated");
-            !peer.is_transport_closed()
-        }
-    }
-}
-
-async fn send_list_changed(peer: &Peer<RoleServer>) -> bool {
-    match peer.notify_resource_list_changed().await {
-        Ok(()) => true,
-        Err(e) => {
-            tracing::debug!(error = %e, "could not send resources/list_changed");
-            !peer.is_transport_closed()
-        }
     }
 }
