@@ -55,6 +55,7 @@ mod mcp_overlaps;
 mod mcp_prompts;
 mod mcp_protocol;
 mod mcp_resources;
+mod mcp_resources_listen;
 mod mcp_scopes;
 mod mcp_sdk_capabilities;
 mod mcp_stateless_approvals;
