@@ -158,6 +158,13 @@ fn catalogue() -> Vec<(&'static str, &'static str, Example)> {
             ),
         ),
         (
+            "resources.md",
+            "\"resourceSubscriptions\"",
+            Example::Illustration(
+                "a 2026-07-28 subscriptions/listen for resources: such requests are sent, acknowledged and notified by mcp_resources_listen",
+            ),
+        ),
+        (
             "prompts.md",
             "name: review",
             Example::Illustration(
