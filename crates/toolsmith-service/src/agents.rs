@@ -400,17 +400,32 @@ impl ToolService {
         Ok(self.store.agent_versions(&ctx.user_id, &agent.id).await?)
     }
 
-    /// Deletes the caller's agent `id_or_name` (its runs stay readable).
+    /// Deletes the caller's agent `agent` (its runs stay readable) — with `revision`, only
+    /// while it is at that revision, in one conditional write (`InvalidState` naming the
+    /// revision it is at when it changed since it was read).
     pub(crate) async fn delete_agent(
         &self,
         ctx: &ToolContext,
-        id_or_name: &str,
+        agent: &AgentRecord,
+        revision: Option<i64>,
     ) -> Result<(), ServiceError> {
-        let agent = self.get_agent(ctx, id_or_name).await?;
-        if self.store.delete_agent(&ctx.user_id, &agent.id).await? {
-            Ok(())
-        } else {
-            Err(agent_not_found(id_or_name))
+        if self
+            .store
+            .delete_agent(&ctx.user_id, &agent.id, revision)
+            .await?
+        {
+            return Ok(());
+        }
+        match (
+            revision,
+            self.store.get_agent(&ctx.user_id, &agent.id).await?,
+        ) {
+            (Some(read), Some(now)) => Err(ServiceError::InvalidState(format!(
+                "agent '{}' changed since it was read (revision {read}, now {}): nothing was \
+                 deleted; read it again and decide",
+                agent.name, now.revision
+            ))),
+            _ => Err(agent_not_found(&agent.name)),
         }
     }
 

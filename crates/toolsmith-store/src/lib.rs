@@ -799,8 +799,14 @@ pub trait AgentStore: Send + Sync + 'static {
     async fn list_agents(&self, owner: &str) -> Result<Vec<AgentRecord>, StoreError>;
 
     /// Deletes the agent `id` of `owner` and its versions (its runs stay, as a record of
-    /// what ran); whether there was one.
-    async fn delete_agent(&self, owner: &str, id: &str) -> Result<bool, StoreError>;
+    /// what ran) — with `revision`, only while it is at that revision (one conditional write,
+    /// so a change made since it was read is never lost); whether it was deleted.
+    async fn delete_agent(
+        &self,
+        owner: &str,
+        id: &str,
+        revision: Option<i64>,
+    ) -> Result<bool, StoreError>;
 
     /// Every revision of the agent `id` of `owner`, oldest first (empty when it is not theirs).
     async fn agent_versions(

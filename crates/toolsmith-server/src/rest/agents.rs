@@ -412,6 +412,10 @@ pub struct Agent {
     pub limits: LimitsBody,
     /// 1, then one more at each change.
     pub revision: i64,
+    /// Whether a model wrote this revision (MCP's `manage_agents`): its runs are then held to
+    /// what that model may call, and a model may change or delete it. A person's change (REST,
+    /// the CLI, the UI) makes it `false`.
+    pub written_by_model: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Its quality gates (spec 001 §11), if any.
@@ -458,6 +462,7 @@ impl Agent {
                 max_delegation_load: Some(u64::from(d.limits.max_delegation_load)),
             },
             revision: agent.revision,
+            written_by_model: d.written_by_model.is_some(),
             created_at: agent.created_at,
             updated_at: agent.updated_at,
             quality_gates: d

@@ -354,6 +354,12 @@ async fn manage_agents_holds_a_model_to_the_rules_of_its_user_and_its_own_reach(
     body["toolPolicy"] = json!({"allow": ["*"]});
     bot.ok(agents, json!({"action": "create", "definition": body}))
         .await;
+    // REST shows who wrote it.
+    let got = app
+        .get("/api/v1/agents/everything")
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(got["writtenByModel"], true, "{got}");
     script.push(calls("shout", &json!({"text": "psst"})));
     script.push(answers(Proto::OpenAi, false, "Done."));
     let run = app
@@ -376,9 +382,11 @@ async fn manage_agents_holds_a_model_to_the_rules_of_its_user_and_its_own_reach(
     // A person taking the definition over (a revision of theirs) lifts that bound.
     let mut body = agent_body("everything");
     body["toolPolicy"] = json!({"allow": ["*"]});
-    app.json(axum::http::Method::PUT, "/api/v1/agents/everything", &body)
+    let taken = app
+        .json(axum::http::Method::PUT, "/api/v1/agents/everything", &body)
         .await
         .assert_ok(StatusCode::OK);
+    assert_eq!(taken["writtenByModel"], false, "{taken}");
     script.push(calls("shout", &json!({"text": "psst"})));
     script.push(answers(Proto::OpenAi, false, "Done."));
     let run = app

@@ -359,6 +359,18 @@ async fn the_agent_schemas_are_what_the_handlers_use() {
         ]
     );
     assert_eq!(properties(&doc, "StartRunBody"), ["input", "wait"]);
+    // Who wrote a definition's revision, as `manage_agents` tells a model.
+    let agent = &doc["components"]["schemas"]["Agent"];
+    assert_eq!(
+        agent["properties"]["writtenByModel"]["type"], "boolean",
+        "{agent}"
+    );
+    assert!(
+        agent["required"]
+            .as_array()
+            .is_some_and(|r| r.contains(&json!("writtenByModel"))),
+        "{agent}"
+    );
     let run = &doc["components"]["schemas"]["AgentRun"]["properties"];
     for field in [
         "id",

@@ -128,9 +128,20 @@ impl ToolService {
         actor: &Actor,
         id_or_name: &str,
     ) -> Result<AgentRecord, ServiceError> {
+        let agent = self.get_agent(&owner_context(actor), id_or_name).await?;
+        self.delete_read_agent_as(actor, agent, None).await
+    }
+
+    /// Deletes `actor`'s agent `agent` as it was read, audited — with `revision`, only while
+    /// it is at that revision (see `delete_agent`); the agent as it was.
+    pub(crate) async fn delete_read_agent_as(
+        &self,
+        actor: &Actor,
+        agent: AgentRecord,
+        revision: Option<i64>,
+    ) -> Result<AgentRecord, ServiceError> {
         let ctx = owner_context(actor);
-        let agent = self.get_agent(&ctx, id_or_name).await?;
-        self.delete_agent(&ctx, &agent.id).await?;
+        self.delete_agent(&ctx, &agent, revision).await?;
         self.audit_agent(
             actor,
             "agent.delete",

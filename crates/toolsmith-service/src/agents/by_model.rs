@@ -243,15 +243,33 @@ impl ToolService {
             .await
     }
 
-    /// Deletes a model-written definition, as `delete_agent_as`.
+    /// Deletes a model-written definition, as `delete_agent_as`: only at the revision read
+    /// here, which a model wrote (one conditional write), so a person's change made between
+    /// the read and the delete is never lost with it.
     pub async fn delete_agent_by_model(
         &self,
         actor: &Actor,
         author: &ToolContext,
         id_or_name: &str,
     ) -> Result<AgentRecord, ServiceError> {
+        let stored = self.agent_a_model_may_delete(author, id_or_name).await?;
+        let revision = stored.revision;
+        self.delete_read_agent_as(actor, stored, Some(revision))
+            .await
+    }
+
+    /// The definition `id_or_name` as read for a model's delete: refused when a person wrote
+    /// its current revision.
+    async fn agent_a_model_may_delete(
+        &self,
+        author: &ToolContext,
+        id_or_name: &str,
+    ) -> Result<AgentRecord, ServiceError> {
         let stored = self.get_agent(author, id_or_name).await?;
         written_by_a_model(&stored, "delete")?;
-        self.delete_agent_as(actor, &stored.id).await
+        Ok(stored)
     }
 }
+
+#[cfg(test)]
+mod tests;

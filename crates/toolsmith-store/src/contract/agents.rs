@@ -18,7 +18,7 @@ fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
 }
 
-fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
+pub(crate) fn agent(id: &str, owner: &str, name: &str) -> AgentRecord {
     AgentRecord {
         id: id.to_owned(),
         owner: owner.to_owned(),
@@ -151,8 +151,19 @@ async fn an_agent_is_its_owners_alone_and_keeps_every_revision(backend: &Backend
     assert_eq!(versions[1].definition, second.definition);
     assert!(store.agent_versions("bob", "a1").await.unwrap().is_empty());
 
-    assert!(!store.delete_agent("bob", "a1").await.unwrap());
-    assert!(store.delete_agent("alice", "a1").await.unwrap());
+    assert!(!store.delete_agent("bob", "a1", None).await.unwrap());
+    // A delete at a revision the agent has left deletes nothing (a change made since the
+    // deleter read it wins); at its revision, it deletes.
+    assert!(!store.delete_agent("alice", "a1", Some(1)).await.unwrap());
+    assert_eq!(
+        store
+            .get_agent("alice", "a1")
+            .await
+            .unwrap()
+            .map(|a| a.revision),
+        Some(2)
+    );
+    assert!(store.delete_agent("alice", "a1", Some(2)).await.unwrap());
     assert_eq!(store.get_agent("alice", "a1").await.unwrap(), None);
     assert!(
         store

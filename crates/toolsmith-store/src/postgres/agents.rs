@@ -27,7 +27,8 @@ store_on_pool! {
         fn get_agent(owner: &str, id_or_name: &str) -> Option<AgentRecord>
             = get_agent(&**client, owner, id_or_name);
         fn list_agents(owner: &str) -> Vec<AgentRecord> = list_agents(&**client, owner);
-        fn delete_agent(owner: &str, id: &str) -> bool = delete_agent(&mut client, owner, id);
+        fn delete_agent(owner: &str, id: &str, revision: Option<i64>) -> bool
+            = delete_agent(&mut client, owner, id, revision);
         fn agent_versions(owner: &str, id: &str) -> Vec<AgentVersionRecord>
             = agent_versions(&**client, owner, id);
         fn insert_agent_run_within(
@@ -263,12 +264,18 @@ async fn list_agents(
         .collect()
 }
 
-async fn delete_agent(client: &mut Client, owner: &str, id: &str) -> Result<bool, StoreError> {
+async fn delete_agent(
+    client: &mut Client,
+    owner: &str,
+    id: &str,
+    revision: Option<i64>,
+) -> Result<bool, StoreError> {
     let tx = client.transaction().await.map_err(pg)?;
     let n = tx
         .execute(
-            "DELETE FROM agents WHERE id = $1 AND owner = $2",
-            &[&id, &owner],
+            "DELETE FROM agents WHERE id = $1 AND owner = $2 \
+             AND ($3::BIGINT IS NULL OR revision = $3)",
+            &[&id, &owner, &revision],
         )
         .await
         .map_err(pg)?;

@@ -21,7 +21,8 @@ store_on_connections! {
         read fn get_agent(owner: &str, id_or_name: &str) -> Option<AgentRecord>
             = get_agent(&owner, &id_or_name);
         read fn list_agents(owner: &str) -> Vec<AgentRecord> = list_agents(&owner);
-        write fn delete_agent(owner: &str, id: &str) -> bool = delete_agent(&owner, &id);
+        write fn delete_agent(owner: &str, id: &str, revision: Option<i64>) -> bool
+            = delete_agent(&owner, &id, revision);
         read fn agent_versions(owner: &str, id: &str) -> Vec<AgentVersionRecord>
             = agent_versions(&owner, &id);
         write fn insert_agent_run_within(
@@ -240,12 +241,17 @@ fn list_agents(conn: &Connection, owner: &str) -> Result<Vec<AgentRecord>, Store
     Ok(out)
 }
 
-fn delete_agent(conn: &mut Connection, owner: &str, id: &str) -> Result<bool, StoreError> {
+fn delete_agent(
+    conn: &mut Connection,
+    owner: &str,
+    id: &str,
+    revision: Option<i64>,
+) -> Result<bool, StoreError> {
     let tx = conn.transaction().map_err(backend)?;
     let n = tx
         .execute(
-            "DELETE FROM agents WHERE id = ?1 AND owner = ?2",
-            params![id, owner],
+            "DELETE FROM agents WHERE id = ?1 AND owner = ?2 AND (?3 IS NULL OR revision = ?3)",
+            params![id, owner, revision],
         )
         .map_err(backend)?;
     if n > 0 {

@@ -104,7 +104,14 @@ async fn act(caller: &Caller<'_>, args: Args) -> Result<CallToolResult, CallTool
             let whole = merged(
                 current,
                 given,
-                &["id", "revision", "createdAt", "updatedAt", "writtenBy"],
+                &[
+                    "id",
+                    "revision",
+                    "createdAt",
+                    "updatedAt",
+                    "writtenBy",
+                    "writtenByModel",
+                ],
             );
             let input = body::<AgentBody>(whole, "definition")?.into_input();
             let record = service

@@ -93,7 +93,7 @@ async function list(main, ctx) {
     replace(out, table('Your agents', [
       { label: 'Name', cell: (a) => h('a', { href: `#/agents/${seg(a.id)}`, text: a.name }) },
       { label: 'Model', cell: (a) => `${a.model.service} / ${a.model.model}` },
-      { label: 'Revision', cell: (a) => String(a.revision) },
+      { label: 'Revision', cell: (a) => `${a.revision}${a.writtenByModel ? ' (by a model)' : ''}` },
       { label: 'Runs', cell: (a) => number((byId.get(a.id) || {}).runs || 0) },
       { label: 'Tokens', cell: (a) => number((byId.get(a.id) || {}).totalTokens || 0) },
       { label: 'Cost', cell: (a) => dollars((byId.get(a.id) || {}).cost) },
@@ -180,7 +180,7 @@ async function agentPage(main, ctx, id) {
   replace(main,
     h('p', {}, h('a', { href: '#/agents', text: '← Agents' })),
     h('h1', { text: agent.displayName || agent.name }),
-    h('p', { class: 'muted', text: `${agent.name} · ${agent.model.service} / ${agent.model.model} · revision ${agent.revision}` }),
+    h('p', { class: 'muted', text: `${agent.name} · ${agent.model.service} / ${agent.model.model} · revision ${agent.revision}${agent.writtenByModel ? ', written by a model' : ''}` }),
     actions,
     h('details', { class: 'card' }, h('summary', { text: 'Definition' }),
       h('pre', { class: 'code', text: json({
