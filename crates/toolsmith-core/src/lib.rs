@@ -55,6 +55,7 @@ pub mod model;
 pub mod name;
 pub mod narrowing;
 pub mod object;
+pub mod organization;
 pub mod pipeline;
 pub mod prompt;
 pub mod query;

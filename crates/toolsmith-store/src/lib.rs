@@ -59,6 +59,7 @@ pub use toolsmith_core::governance::{
 pub use toolsmith_core::mcp_bridge::{
     AccessRequestRecord, AccessRequestStatus, GrantSubject, McpGrantRecord, McpServerRecord,
 };
+pub use toolsmith_core::organization::{MemberWrite, OrgMemberRecord, OrgRole, OrganizationRecord};
 pub use toolsmith_core::prompt::{PromptRecord, PromptUpdate, PromptVersionRecord};
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
@@ -121,6 +122,7 @@ pub trait Store:
     + SessionStore
     + DelegationStore
     + VectorStore
+    + OrgStore
     + Send
     + Sync
     + 'static
@@ -1099,6 +1101,62 @@ pub trait PromptStore: Send + Sync + 'static {
     /// Per owner, a fingerprint of their prompts (how many, the sum of their revisions and the
     /// newest change), by owner: what changes whenever a prompt of theirs does.
     async fn prompt_fingerprints(&self) -> Result<Vec<(String, String)>, StoreError>;
+}
+
+/// Organisations and their members (`organizations`, `organization_members`; issue 41). An
+/// organisation owns things as a user does (its id in their `owner` column), so this area only
+/// says who belongs to which organisation with which role. A change of membership never leaves
+/// an organisation without an owner (checked inside the write's transaction; PostgreSQL locks
+/// the organisation's row).
+#[async_trait]
+pub trait OrgStore: Send + Sync + 'static {
+    /// Stores a new organisation with `creator` as its first owner, in one transaction;
+    /// `false`, and nothing written, when its name (or id) is taken.
+    async fn insert_organization(
+        &self,
+        org: &OrganizationRecord,
+        creator: &OrgMemberRecord,
+    ) -> Result<bool, StoreError>;
+
+    /// The organisation whose id, or else name, is `id_or_name`.
+    async fn get_organization(
+        &self,
+        id_or_name: &str,
+    ) -> Result<Option<OrganizationRecord>, StoreError>;
+
+    /// Sets the display name of organisation `id`; the organisation after, `None` when gone.
+    async fn rename_organization(
+        &self,
+        id: &str,
+        display_name: &str,
+    ) -> Result<Option<OrganizationRecord>, StoreError>;
+
+    /// Deletes organisation `id` and its memberships (not what it owns); whether there was one.
+    async fn delete_organization(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// The organisations `user_id` is a member of, with their role, by name.
+    async fn user_organizations(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<(OrganizationRecord, OrgRole)>, StoreError>;
+
+    /// The members of organisation `org_id`, by user id.
+    async fn org_members(&self, org_id: &str) -> Result<Vec<OrgMemberRecord>, StoreError>;
+
+    /// The role of `user_id` in organisation `org_id`, `None` when not a member.
+    async fn org_role(&self, org_id: &str, user_id: &str) -> Result<Option<OrgRole>, StoreError>;
+
+    /// Adds a member or sets a member's role (`added_at` kept for a member); refused
+    /// ([`MemberWrite::LastOwner`]) when it would demote the last owner, and
+    /// [`MemberWrite::NotMember`] when the organisation is gone.
+    async fn put_org_member(&self, member: &OrgMemberRecord) -> Result<MemberWrite, StoreError>;
+
+    /// Removes a member; refused ([`MemberWrite::LastOwner`]) for the last owner.
+    async fn remove_org_member(
+        &self,
+        org_id: &str,
+        user_id: &str,
+    ) -> Result<MemberWrite, StoreError>;
 }
 
 /// Vector search's collections (003 §17), each owner's own, with a real vector index on each

@@ -8,14 +8,15 @@
 //! What only one backend has (SQLite's file checks, PostgreSQL's connection handling) is
 //! tested beside that backend.
 
-mod agents;
+pub(crate) mod agents;
 pub(crate) mod config;
 mod delegation;
 mod governance;
 mod limits;
 mod mcp;
+mod orgs;
 mod postgres;
-mod prompts;
+pub(crate) mod prompts;
 mod records;
 mod sessions;
 mod tasks;

@@ -17,7 +17,7 @@ fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + secs, 0).unwrap()
 }
 
-fn prompt(id: &str, owner: &str, name: &str) -> PromptRecord {
+pub(crate) fn prompt(id: &str, owner: &str, name: &str) -> PromptRecord {
     PromptRecord {
         id: id.to_owned(),
         owner: owner.to_owned(),

@@ -543,6 +543,30 @@ pub const TABLES: &[Table] = &[
         order_by: "seq",
         identity: Some("seq"),
     },
+    Table {
+        // Organisations (issue 41) before their members, whose rows name them.
+        name: "organizations",
+        columns: &[
+            ("id", Text),
+            ("name", Text),
+            ("display_name", Text),
+            ("created_at", Time),
+            ("created_by", Text),
+        ],
+        order_by: "id",
+        identity: None,
+    },
+    Table {
+        name: "organization_members",
+        columns: &[
+            ("org_id", Text),
+            ("user_id", Text),
+            ("role", Text),
+            ("added_at", Time),
+        ],
+        order_by: "org_id, user_id",
+        identity: None,
+    },
 ];
 
 /// Tables a database may hold that are deliberately not copied, and why.

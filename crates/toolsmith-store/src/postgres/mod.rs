@@ -43,6 +43,7 @@ mod governance;
 mod limits;
 mod mcp;
 mod notify;
+mod orgs;
 mod prompts;
 mod records;
 mod rows;

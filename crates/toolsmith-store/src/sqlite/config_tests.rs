@@ -54,7 +54,8 @@ async fn the_database_itself_refuses_a_second_default() {
 
 /// What the migrations from tool tasks on add (tool tasks, agents, the client counts, prompts,
 /// sessions, the `created_at` index), undone first in both old-schema fixtures below.
-const UNDO_LATER_MIGRATIONS: &str = "DROP INDEX idx_tool_executions_owner_source; \
+const UNDO_LATER_MIGRATIONS: &str = "DROP TABLE organization_members; DROP TABLE organizations; \
+     DROP INDEX idx_tool_executions_owner_source; \
      ALTER TABLE tool_executions DROP COLUMN source; \
      DROP TABLE vector_items; DROP TABLE vector_collections; \
      DROP TABLE handoff_routes; DROP TABLE delegations; DROP TABLE agent_links; \

@@ -40,6 +40,9 @@ mod copy;
 mod delegation;
 mod governance;
 mod mcp;
+mod orgs;
+#[cfg(test)]
+mod orgs_tests;
 mod prompts;
 mod records;
 mod rows;

@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use crate::StoreError;
 
 /// The newest schema version this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 20;
+pub(crate) const SCHEMA_VERSION: i64 = 21;
 
 /// Migration `i` brings a store from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -544,6 +544,26 @@ CREATE TABLE vector_items (
 ALTER TABLE tool_executions ADD COLUMN source TEXT NOT NULL DEFAULT 'custom'
     CHECK (source IN ('custom', 'builtin', 'mcp'));
 CREATE INDEX idx_tool_executions_owner_source ON tool_executions (owner, source, created_at);
+"#,
+    // 20: organisations (issue 41): an organisation owns things as a user does (its id,
+    // `org_` and 16 hex digits, in their `owner` column), so no owned table changes; these two
+    // tables say who belongs to which organisation with which role.
+    r#"
+CREATE TABLE organizations (
+    id           TEXT PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    display_name TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    created_by   TEXT NOT NULL
+);
+CREATE TABLE organization_members (
+    org_id   TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    user_id  TEXT NOT NULL,
+    role     TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'editor', 'viewer')),
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, user_id)
+);
+CREATE INDEX idx_organization_members_user ON organization_members (user_id);
 "#,
 ];
 

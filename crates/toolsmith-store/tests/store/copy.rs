@@ -446,6 +446,23 @@ async fn fill(store: &SqliteStore, cipher: &Cipher) -> (ConfigServiceRecord, Str
             .unwrap(),
         Some(1)
     );
+    // An organisation and its first owner (issue 41).
+    let org: toolsmith_store::OrganizationRecord = serde_json::from_value(json!({
+        "id": "org_00000000000000a1", "name": "acme", "displayName": "Acme é",
+        "createdAt": at, "createdBy": "alice",
+    }))
+    .unwrap();
+    let owner = toolsmith_store::OrgMemberRecord {
+        org_id: org.id.clone(),
+        user_id: "alice".to_owned(),
+        role: toolsmith_store::OrgRole::Owner,
+        added_at: org.created_at,
+    };
+    assert!(
+        toolsmith_store::OrgStore::insert_organization(store, &org, &owner)
+            .await
+            .unwrap()
+    );
     for table in TABLES {
         assert!(
             store.count_rows(table).await.unwrap() > 0,
