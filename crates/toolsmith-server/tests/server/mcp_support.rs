@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -129,7 +129,7 @@ pub fn inspector_cli() -> PathBuf {
 }
 
 /// The command that serves MCP over stdio on the store at `db`: `toolsmith mcp
-/// --mcp-listing=full --database-url DB`, the real binary, built on demand. `TOOLSMITH_MCP_STDIO_CMD` replaces the
+/// --mcp-listing=full --database-url DB`, the real binary ([`toolsmith_binary`]). `TOOLSMITH_MCP_STDIO_CMD` replaces the
 /// program and its leading arguments (the database path is then appended as the last
 /// argument, e.g. `TOOLSMITH_MCP_STDIO_CMD="/opt/toolsmith mcp --database-url"`).
 pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
@@ -153,61 +153,53 @@ pub fn stdio_server(db: &Path) -> (String, Vec<String>) {
     )
 }
 
-/// The real `toolsmith` binary, once per test binary; its path.
+/// The real `toolsmith` binary, as the workspace's test build left it: `toolsmith` beside this
+/// test binary's `deps/` folder, where cargo puts every binary target it builds (the
+/// `toolsmith` package's integration tests need it, so `cargo nextest run --workspace` and
+/// `scripts/test.sh` always build it). `TOOLSMITH_BINARY` names another one.
 ///
-/// Asked of cargo with the very command `scripts/test.sh` builds with (nextest runs `cargo test
-/// --no-run --workspace --all-targets`), so under it this is a no-op that only reports the
-/// path. A narrower build (`cargo build -p toolsmith`) resolves features differently and
-/// recompiled the server and the binary in the middle of every run (90 s on 2 cores, twice).
-/// The variables cargo sets for this test's own package are taken away first: `ring`'s build
-/// script reruns when `CARGO_MANIFEST_DIR` changes, and with it half the dependency tree.
+/// Never built from here: a test that runs cargo takes minutes and fails whenever anything
+/// else in the workspace does not build. When the binary is missing the test fails naming
+/// the command that builds it; when it is older than this test binary it is used, with a note
+/// on stderr saying how to rebuild it (a change of the server alone does not rebuild it under
+/// `cargo nextest run -p toolsmith-server`).
 pub fn toolsmith_binary() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
+    static FOUND: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FOUND
         .get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let mut command = std::process::Command::new(cargo);
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy();
-                let of_this_package = [
-                    "CARGO_MANIFEST_",
-                    "CARGO_PKG_",
-                    "CARGO_CRATE_",
-                    "CARGO_BIN_",
-                ]
-                .iter()
-                .any(|prefix| name.starts_with(prefix))
-                    || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"].contains(&name.as_ref());
-                if of_this_package {
-                    command.env_remove(name.as_ref());
-                }
+            if let Some(path) = std::env::var_os("TOOLSMITH_BINARY") {
+                let path = PathBuf::from(path);
+                assert!(
+                    path.is_file(),
+                    "TOOLSMITH_BINARY names {}, which is not a file",
+                    path.display()
+                );
+                return path;
             }
-            let out = command
-                .args([
-                    "test",
-                    "--no-run",
-                    "--quiet",
-                    "--workspace",
-                    "--all-targets",
-                    "--message-format=json",
-                ])
-                .current_dir(repo_root())
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("cargo test --no-run --workspace --all-targets");
-            assert!(out.status.success(), "building the toolsmith binary failed");
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                // The binary itself, not its unit-test harness (also named `toolsmith`).
-                .filter(|msg| {
-                    msg["reason"] == "compiler-artifact"
-                        && msg["target"]["name"] == "toolsmith"
-                        && msg["target"]["kind"] == json!(["bin"])
-                        && msg["profile"]["test"] == false
-                })
-                .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
-                .expect("cargo reported the toolsmith executable")
+            let this = std::env::current_exe().expect("the test binary's own path");
+            // <target>/<profile>/deps/server-<hash> → <target>/<profile>/toolsmith
+            let binary = this
+                .parent()
+                .and_then(Path::parent)
+                .map(|profile| profile.join(format!("toolsmith{}", std::env::consts::EXE_SUFFIX)))
+                .expect("the test binary lies in <target>/<profile>/deps");
+            let built = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+            let Some(binary_built) = built(&binary) else {
+                panic!(
+                    "the toolsmith binary is not built ({} is missing): build it with `cargo \
+                     build -p toolsmith --bin toolsmith`, or run the tests with `cargo nextest run \
+                     --workspace` (scripts/test.sh), which builds it",
+                    binary.display()
+                );
+            };
+            if built(&this).is_some_and(|test_built| test_built > binary_built) {
+                eprintln!(
+                    "note: {} is older than this test binary; if the server changed since, \
+                     rebuild it with `cargo build -p toolsmith --bin toolsmith`",
+                    binary.display()
+                );
+            }
+            binary
         })
         .clone()
 }
