@@ -19,6 +19,7 @@ mod smtp;
 
 use std::time::Duration;
 
+use async_imap::types::NameAttribute;
 use lettre::message::Mailbox;
 use mail_parser::{MessageParser, MimeHeaders};
 use serde_json::{Value, json};
@@ -162,12 +163,14 @@ fn definitions() -> Vec<ToolDefinition> {
         ]),
         ToolDefinition::new(
             "delete_email",
-            "Delete an email from your mailbox for good (IMAP: marked deleted and expunged).",
+            "Delete an email from your mailbox (IMAP): moved to the Trash folder, or deleted for \
+             good with permanent.",
             json!({
                 "type": "object",
                 "properties": {
                     "emailId": email_id_schema(),
-                    "folder": folder_schema()
+                    "folder": folder_schema(),
+                    "permanent": {"type": "boolean", "default": false, "description": "Delete it for good (marked deleted and expunged) instead of moving it to the Trash folder."}
                 },
                 "required": ["emailId"],
                 "additionalProperties": false
@@ -453,14 +456,16 @@ async fn send_email(call: Call<'_>) -> Result<Value, ToolError> {
         attachments: files,
     };
     let sent = smtp::send(&account, addrs, from, mail).await?;
-    Ok(json!({
+    let mut answer = json!({
         "sent": true,
         "messageId": sent.message_id,
         "to": shown,
         "recipients": sent.recipients,
         "subject": subject,
         "attachments": names,
-    }))
+    });
+    save_sent(&call, &account, &sent.bytes, &mut answer).await;
+    Ok(answer)
 }
 
 /// One line of a listing: what the header says.
@@ -746,19 +751,86 @@ async fn read_email(call: Call<'_>) -> Result<Value, ToolError> {
 async fn delete_email(call: Call<'_>) -> Result<Value, ToolError> {
     let uid = uid_arg(&call.args)?;
     let folder = folder_arg(&call.args)?;
+    let permanent = call.args.get("permanent").and_then(Value::as_bool) == Some(true);
     let account = account::account(&call).await?;
     let server = account.imap()?.clone();
     let addrs = account::addresses(&call, &server).await?;
     let session = imap::open(&account, addrs).await?;
-    imap::run(&server, session, async |s| {
+    let moved_to = imap::run(&server, session, async |s| {
         imap::select(&server, s, &folder, true).await?;
         if imap::size_of(&server, s, uid).await?.is_none() {
             return Err(not_found(uid, &folder));
         }
-        imap::delete(&server, s, uid).await
+        if !permanent {
+            match imap::special_folder(&server, s, NameAttribute::Trash).await? {
+                Some(trash) if trash != folder => {
+                    imap::move_to(&server, s, uid, &trash).await?;
+                    return Ok(Some(trash));
+                }
+                // Deleting from the Trash itself deletes for good.
+                Some(_) => {}
+                None => {
+                    return Err(ToolError::Args(format!(
+                        "this mailbox has no Trash folder (none is marked \\Trash), so email \
+                         {uid} was left in '{folder}': call delete_email again with permanent: \
+                         true to delete it for good"
+                    )));
+                }
+            }
+        }
+        imap::delete(&server, s, uid).await?;
+        Ok(None)
     })
     .await?;
-    Ok(json!({"deleted": true, "id": uid.to_string(), "folder": folder}))
+    Ok(json!({
+        "deleted": true,
+        "id": uid.to_string(),
+        "folder": folder,
+        "movedTo": moved_to,
+        "permanent": moved_to.is_none(),
+    }))
+}
+
+/// Saves a sent mail (`bytes`, as sent) into the mailbox's Sent folder — the folder the IMAP
+/// server marks `\Sent` (SPECIAL-USE) — marked read. What happened goes into `answer`:
+/// `sentFolder` (the folder, or null) and, when no copy was saved, `sentCopy` saying why. A
+/// failure here fails nothing: the mail is sent.
+async fn save_sent(call: &Call<'_>, account: &account::Account, bytes: &[u8], answer: &mut Value) {
+    let saved = if !account.save_sent {
+        Err(format!(
+            "no copy saved: save_sent is false in the Config Center service '{SERVICE}'"
+        ))
+    } else if let Some(server) = account.imap.clone() {
+        let copy = async {
+            let addrs = account::addresses(call, &server).await?;
+            let session = imap::open(account, addrs).await?;
+            imap::run(&server, session, async |s| {
+                let Some(folder) = imap::special_folder(&server, s, NameAttribute::Sent).await?
+                else {
+                    return Ok(None);
+                };
+                imap::append_seen(&server, s, &folder, bytes).await?;
+                Ok(Some(folder))
+            })
+            .await
+        };
+        match copy.await {
+            Ok(Some(folder)) => Ok(folder),
+            Ok(None) => Err("no copy saved: the mailbox has no folder marked \\Sent".to_owned()),
+            Err(e) => Err(format!(
+                "the mail was sent, but saving its copy failed: {e}"
+            )),
+        }
+    } else {
+        Err("no copy saved: the mail account has no IMAP server (imap_host)".to_owned())
+    };
+    match saved {
+        Ok(folder) => toolsmith_core::object::set(answer, "sentFolder", json!(folder)),
+        Err(why) => {
+            toolsmith_core::object::set(answer, "sentFolder", Value::Null);
+            toolsmith_core::object::set(answer, "sentCopy", json!(why));
+        }
+    }
 }
 
 /// `subject` with one `Re: ` in front.
@@ -878,14 +950,16 @@ async fn reply_email(call: Call<'_>) -> Result<Value, ToolError> {
         attachments: files,
     };
     let sent = smtp::send(&account, addrs, from, mail).await?;
-    Ok(json!({
+    let mut answer = json!({
         "sent": true,
         "messageId": sent.message_id,
         "inReplyTo": message_id,
         "to": shown,
         "cc": shown_cc,
         "subject": subject,
-    }))
+    });
+    save_sent(&call, &account, &sent.bytes, &mut answer).await;
+    Ok(answer)
 }
 
 #[cfg(test)]

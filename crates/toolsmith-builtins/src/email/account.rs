@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use serde_json::Value;
 
 use super::SERVICE;
@@ -51,11 +53,17 @@ pub(crate) struct Account {
     /// The sender's address (`from`, else the username when it is an address).
     pub from: Option<String>,
     pub from_name: Option<String>,
+    /// The certificates of `ca_certificate` (a self-hosted server's own CA), trusted besides
+    /// the bundled public roots.
+    pub ca_certificates: Vec<CertificateDer<'static>>,
+    /// Whether a sent mail is saved into the mailbox's Sent folder (`save_sent`, default yes).
+    pub save_sent: bool,
 }
 
 /// The fields of the service, for the messages that say what to set.
 pub(crate) const FIELDS: &str = "smtp_host, smtp_port, smtp_security (tls, starttls or none), \
-     imap_host, imap_port, imap_security, username, password (secret), from, from_name";
+     imap_host, imap_port, imap_security, username, password (secret), from, from_name, \
+     ca_certificate (PEM, a self-hosted server's CA), save_sent (true or false)";
 
 fn not_configured(what: &str) -> ToolError {
     ToolError::NotConfigured(format!(
@@ -151,6 +159,26 @@ pub(crate) async fn account(call: &Call<'_>) -> Result<Account, ToolError> {
     let password = text(&values, "password")
         .ok_or_else(|| not_configured("the mail account has no password"))?;
     let from = text(&values, "from").or_else(|| Some(username.clone()).filter(|u| u.contains('@')));
+    let ca_certificates = match text(&values, "ca_certificate") {
+        Some(pem) => ca_certificates(&pem)?,
+        None => Vec::new(),
+    };
+    let save_sent = match values.get("save_sent") {
+        Some(Value::Bool(save)) => *save,
+        _ => match text(&values, "save_sent")
+            .map(|s| s.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("true" | "yes" | "1" | "on") => true,
+            Some("false" | "no" | "0" | "off") => false,
+            Some(other) => {
+                return Err(ToolError::NotConfigured(format!(
+                    "the Config Center service '{SERVICE}' has save_sent '{other}': use true or \
+                     false"
+                )));
+            }
+        },
+    };
     Ok(Account {
         smtp,
         imap,
@@ -158,7 +186,51 @@ pub(crate) async fn account(call: &Call<'_>) -> Result<Account, ToolError> {
         password,
         from,
         from_name: text(&values, "from_name"),
+        ca_certificates,
+        save_sent,
     })
+}
+
+/// The certificates of field `ca_certificate` (one or more PEM blocks), or what is wrong.
+pub(crate) fn ca_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, ToolError> {
+    let bad = |why: String| {
+        ToolError::NotConfigured(format!(
+            "the Config Center service '{SERVICE}' has a ca_certificate that {why}: set it to \
+             the PEM text of the CA that signed the mail server's certificate (from -----BEGIN \
+             CERTIFICATE----- to -----END CERTIFICATE-----), or remove the field to trust only \
+             public CAs"
+        ))
+    };
+    let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("is not valid PEM ({e})")))?;
+    if certs.is_empty() {
+        return Err(bad("holds no certificate".to_owned()));
+    }
+    for cert in &certs {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(cert.clone())
+            .map_err(|e| bad(format!("holds a certificate that cannot be a root ({e})")))?;
+    }
+    Ok(certs)
+}
+
+/// What to change when a TLS handshake failed with `error`, or nothing.
+pub(crate) fn tls_hint(protocol: &str, error: &str) -> String {
+    if error.contains("UnknownIssuer") || error.contains("invalid peer certificate") {
+        " — the server's certificate is signed by neither a public CA nor the one in \
+         ca_certificate: for a server with its own CA, put that CA's certificate (PEM) in the \
+         service's field ca_certificate"
+            .to_owned()
+    } else if error.contains("corrupt message") || error.contains("InvalidContentType") {
+        format!(
+            " — the server answered in plain text, not TLS: this port expects STARTTLS, so set \
+             {protocol}_security=starttls, or use the server's TLS port"
+        )
+    } else {
+        String::new()
+    }
 }
 
 impl Account {

@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-use super::account::{Account, Security, Server};
+use super::account::{Account, Security, Server, tls_hint};
 use super::{SERVICE, TIMEOUT};
 use crate::web::ToolError;
 
@@ -77,9 +77,14 @@ pub(crate) fn failed(server: &Server, what: &str, e: impl std::fmt::Display) -> 
     ))
 }
 
-fn tls_connector() -> Result<TlsConnector, String> {
+fn tls_connector(account: &Account) -> Result<TlsConnector, String> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+    for cert in &account.ca_certificates {
+        roots
+            .add(cert.clone())
+            .map_err(|e| format!("ca_certificate: {e}"))?;
+    }
     let config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -90,14 +95,15 @@ fn tls_connector() -> Result<TlsConnector, String> {
     Ok(TlsConnector::from(Arc::new(config)))
 }
 
-async fn tls(server: &Server, tcp: TcpStream) -> Result<Conn, ToolError> {
+async fn tls(account: &Account, server: &Server, tcp: TcpStream) -> Result<Conn, ToolError> {
     let name = rustls::pki_types::ServerName::try_from(server.host.clone())
         .map_err(|e| failed(server, "TLS", e))?;
-    let connector = tls_connector().map_err(|e| failed(server, "setting up TLS", e))?;
-    let stream = connector
-        .connect(name, tcp)
-        .await
-        .map_err(|e| failed(server, "the TLS handshake", e))?;
+    let connector = tls_connector(account).map_err(|e| failed(server, "setting up TLS", e))?;
+    let stream = connector.connect(name, tcp).await.map_err(|e| {
+        let e = e.to_string();
+        let hint = tls_hint("imap", &e);
+        failed(server, "the TLS handshake", format!("{e}{hint}"))
+    })?;
     Ok(Conn::Tls(Box::new(stream)))
 }
 
@@ -114,7 +120,7 @@ pub(crate) async fn open(
             .map_err(|e| failed(server, "connecting to the IMAP server", e))?;
         let client = match server.security {
             Security::Tls => {
-                let mut client = Client::new(tls(server, tcp).await?);
+                let mut client = Client::new(tls(account, server, tcp).await?);
                 greeting(server, &mut client).await?;
                 client
             }
@@ -133,13 +139,29 @@ pub(crate) async fn open(
                 let Conn::Plain(tcp) = client.into_inner() else {
                     return Err(failed(server, "STARTTLS", "the connection was already TLS"));
                 };
-                Client::new(tls(server, tcp).await?)
+                Client::new(tls(account, server, tcp).await?)
             }
         };
         client
             .login(&account.username, &account.password)
             .await
-            .map_err(|(e, _)| failed(server, "logging in to the IMAP server", e))
+            .map_err(|(e, _)| {
+                let e = e.to_string();
+                if server.security == Security::None
+                    && (e.contains("PRIVACYREQUIRED") || e.contains("Plaintext authentication"))
+                {
+                    failed(
+                        server,
+                        "logging in to the IMAP server",
+                        format!(
+                            "{e} — this server takes a login only over TLS: set \
+                             imap_security=starttls, or tls with its TLS port (usually 993)"
+                        ),
+                    )
+                } else {
+                    failed(server, "logging in to the IMAP server", e)
+                }
+            })
     };
     tokio::time::timeout(TIMEOUT, open)
         .await
@@ -299,6 +321,65 @@ pub(crate) async fn size_of(
         .iter()
         .find(|f| f.uid == Some(uid))
         .map(|f| f.size.unwrap_or(0)))
+}
+
+/// The folder the server marks with the SPECIAL-USE attribute `wanted` (RFC 6154: `\Sent`,
+/// `\Trash`), if there is one.
+pub(crate) async fn special_folder(
+    server: &Server,
+    session: &mut Session<Conn>,
+    wanted: async_imap::types::NameAttribute<'static>,
+) -> Result<Option<String>, ToolError> {
+    let names: Vec<_> = session
+        .list(Some(""), Some("*"))
+        .await
+        .map_err(|e| failed(server, "listing the folders", e))?
+        .try_collect()
+        .await
+        .map_err(|e| failed(server, "listing the folders", e))?;
+    Ok(names
+        .iter()
+        .find(|n| n.attributes().contains(&wanted))
+        .map(|n| n.name().to_owned()))
+}
+
+/// Adds `message` to `folder`, marked read (a sent mail's copy).
+pub(crate) async fn append_seen(
+    server: &Server,
+    session: &mut Session<Conn>,
+    folder: &str,
+    message: &[u8],
+) -> Result<(), ToolError> {
+    session
+        .append(folder, Some("(\\Seen)"), None, message)
+        .await
+        .map_err(|e| failed(server, "saving the copy", e))
+}
+
+/// Moves message `uid` of the selected folder to `folder` (MOVE where the server has it, else
+/// a copy and the original deleted).
+pub(crate) async fn move_to(
+    server: &Server,
+    session: &mut Session<Conn>,
+    uid: u32,
+    folder: &str,
+) -> Result<(), ToolError> {
+    let has_move = session
+        .capabilities()
+        .await
+        .map_err(|e| failed(server, "moving", e))?
+        .has_str("MOVE");
+    if has_move {
+        return session
+            .uid_mv(uid.to_string(), folder)
+            .await
+            .map_err(|e| failed(server, "moving", e));
+    }
+    session
+        .uid_copy(uid.to_string(), folder)
+        .await
+        .map_err(|e| failed(server, "copying", e))?;
+    delete(server, session, uid).await
 }
 
 /// Marks message `uid` deleted and expunges it (only it, where the server has UIDPLUS).

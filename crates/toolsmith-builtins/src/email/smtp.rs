@@ -14,7 +14,7 @@ use lettre::transport::smtp::client::{
 use lettre::transport::smtp::extension::ClientId;
 
 use super::TIMEOUT;
-use super::account::{Account, Security, Server};
+use super::account::{Account, Security, Server, tls_hint};
 use crate::web::ToolError;
 
 /// A file to attach: its name in the mail, its type and its bytes.
@@ -37,15 +37,19 @@ pub(crate) struct Outgoing {
     pub attachments: Vec<OutgoingFile>,
 }
 
-/// What was sent: the new mail's Message-ID and who it went to.
+/// What was sent: the new mail's Message-ID, who it went to and the mail as sent (for the
+/// Sent folder).
 pub(crate) struct Sent {
     pub message_id: String,
     pub recipients: usize,
+    pub bytes: Vec<u8>,
 }
 
 fn provider(server: &Server, what: &str, e: impl std::fmt::Display) -> ToolError {
+    let e = e.to_string();
+    let hint = tls_hint("smtp", &e);
     ToolError::Provider(format!(
-        "{what} at {}:{} ({}) failed: {e}. Nothing was sent; check the Config Center service \
+        "{what} at {}:{} ({}) failed: {e}{hint}. Nothing was sent; check the Config Center service \
          '{}' (smtp_host, smtp_port, smtp_security, username, password)",
         server.host,
         server.port,
@@ -54,15 +58,20 @@ fn provider(server: &Server, what: &str, e: impl std::fmt::Display) -> ToolError
     ))
 }
 
-/// TLS for `host`: rustls on `ring`, trusting only the bundled web PKI roots (as the egress
-/// guard does), never the platform's store.
-fn tls_for(server: &Server) -> Result<TlsParameters, ToolError> {
+/// TLS for `host`: rustls on `ring`, trusting the bundled web PKI roots (as the egress guard
+/// does) and the account's `ca_certificate`, never the platform's store.
+fn tls_for(account: &Account, server: &Server) -> Result<TlsParameters, ToolError> {
     let mut builder =
         TlsParameters::builder(server.host.clone()).certificate_store(CertificateStore::None);
     for root in webpki_root_certs::TLS_SERVER_ROOT_CERTS {
         if let Ok(cert) = Certificate::from_der(root.to_vec()) {
             builder = builder.add_root_certificate(cert);
         }
+    }
+    for root in &account.ca_certificates {
+        let cert = Certificate::from_der(root.to_vec())
+            .map_err(|e| provider(server, "reading ca_certificate", e))?;
+        builder = builder.add_root_certificate(cert);
     }
     builder
         .build_rustls()
@@ -124,7 +133,7 @@ pub(crate) async fn send(
     let hello = ClientId::Domain(domain);
     let exchange = async {
         let implicit = match server.security {
-            Security::Tls => Some(tls_for(server)?),
+            Security::Tls => Some(tls_for(account, server)?),
             Security::StartTls | Security::None => None,
         };
         let mut conn =
@@ -140,11 +149,25 @@ pub(crate) async fn send(
                      port, usually 465)",
                 ));
             }
-            conn.starttls(tls_for(server)?, &hello)
+            conn.starttls(tls_for(account, server)?, &hello)
                 .await
                 .map_err(|e| provider(server, "STARTTLS", e))?;
         }
         let mechanisms = [Mechanism::Plain, Mechanism::Login];
+        if server.security == Security::None
+            && conn.can_starttls()
+            && conn.server_info().get_auth_mechanism(&mechanisms).is_none()
+        {
+            // A server that offers a login only after STARTTLS: sending without one would be
+            // refused (or relayed unauthenticated), and the password must not go in clear.
+            let _ = conn.quit().await;
+            return Err(provider(
+                server,
+                "logging in to the SMTP server",
+                "the server takes a login only over TLS (it offers STARTTLS): set \
+                 smtp_security=starttls, or tls with its TLS port (usually 465)",
+            ));
+        }
         if conn.server_info().get_auth_mechanism(&mechanisms).is_some() {
             let credentials = Credentials::new(account.username.clone(), account.password.clone());
             conn.auth(&mechanisms, &credentials)
@@ -163,5 +186,6 @@ pub(crate) async fn send(
     Ok(Sent {
         message_id,
         recipients,
+        bytes,
     })
 }

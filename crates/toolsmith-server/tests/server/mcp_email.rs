@@ -39,13 +39,163 @@ sys.stdin.read()
 controller.stop()
 "#;
 
+/// aiosmtpd over TLS on `argv[1]`: STARTTLS on port argv[2] (required before anything else,
+/// the login offered only after it) and TLS from the first byte on port argv[3], both
+/// requiring AUTH as USER (argv[4], argv[5]) and delivering into the maildir argv[6], with the
+/// certificate and key argv[7], argv[8]; prints `ready`.
+const SMTP_TLS_SERVER: &str = r#"
+import sys, ssl
+from aiosmtpd.controller import Controller
+from aiosmtpd.handlers import Mailbox
+from aiosmtpd.smtp import AuthResult, LoginPassword
+host, port, tls_port, user, password, maildir, cert, key = sys.argv[1:9]
+def check(server, session, envelope, mechanism, data):
+    ok = isinstance(data, LoginPassword) and data.login.decode() == user and data.password.decode() == password
+    return AuthResult(success=ok, handled=False)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+starttls = Controller(Mailbox(maildir), hostname=host, port=int(port), authenticator=check,
+                      auth_required=True, tls_context=context, require_starttls=True)
+# aiosmtpd 1.4 does not count TLS from the first byte as TLS for auth_require_tls (it looks
+# for STARTTLS), so that port offers AUTH without the check; it has no plain connection.
+implicit = Controller(Mailbox(maildir), hostname=host, port=int(tls_port), authenticator=check,
+                      auth_required=True, auth_require_tls=False, ssl_context=context)
+starttls.start()
+implicit.start()
+print("ready", flush=True)
+sys.stdin.read()
+starttls.stop()
+implicit.stop()
+"#;
+
 /// A dovecot (IMAP) and an aiosmtpd (SMTP) on loopback ports, sharing USER's maildir.
 pub struct MailServers {
+    /// The servers' address: 127.0.0.1, or 127.0.0.2 for the TLS ones.
+    pub host: &'static str,
+    /// IMAP: plain (or STARTTLS, on the TLS servers).
     pub imap_port: u16,
+    /// SMTP: plain (or STARTTLS, required, on the TLS servers).
     pub smtp_port: u16,
+    /// On the TLS servers: IMAP and SMTP with TLS from the first byte.
+    pub imaps_port: u16,
+    pub smtps_port: u16,
     pub maildir: PathBuf,
     children: Vec<Child>,
     _dir: tempfile::TempDir,
+}
+
+/// How the test's mail servers are set up.
+#[derive(Default)]
+pub struct MailSetup<'a> {
+    /// TLS with this certificate (a CA the test made signed it): dovecot requires TLS (a
+    /// plain login is refused) and answers STARTTLS and TLS from the first byte; aiosmtpd
+    /// requires STARTTLS on one port and speaks TLS from the first byte on another. They listen
+    /// on 127.0.0.2, as dovecot takes a connection whose two ends share an address as secure.
+    pub tls: Option<&'a MailPki>,
+    /// The mailbox has no Sent and no Trash folder (else both, marked SPECIAL-USE).
+    pub no_special_folders: bool,
+}
+
+/// A CA, another CA, and a certificate for 127.0.0.2 signed by the first, made with the
+/// `openssl` command (installed by `scripts/install-system-deps.sh`) in a temp dir.
+pub struct MailPki {
+    dir: tempfile::TempDir,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl (scripts/install-system-deps.sh installs it)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl MailPki {
+    pub fn new() -> MailPki {
+        let pki = MailPki {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let d = pki.dir.path();
+        for ca in ["ca", "other-ca"] {
+            openssl(
+                d,
+                &[
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "ec",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                    "-nodes",
+                    "-days",
+                    "2",
+                    "-subj",
+                    &format!("/CN={ca}"),
+                    "-addext",
+                    "basicConstraints=critical,CA:TRUE",
+                    "-addext",
+                    "keyUsage=critical,keyCertSign,cRLSign",
+                    "-keyout",
+                    &format!("{ca}.key"),
+                    "-out",
+                    &format!("{ca}.crt"),
+                ],
+            );
+        }
+        std::fs::write(
+            d.join("server.ext"),
+            "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.2\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-subj",
+                "/CN=127.0.0.2",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+                "-out",
+                "server.crt",
+            ],
+        );
+        pki
+    }
+
+    /// The PEM text of `name` (`ca.crt`, `other-ca.crt`, `server.crt`, `server.key`).
+    pub fn pem(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name)).unwrap()
+    }
 }
 
 impl Drop for MailServers {
@@ -55,14 +205,6 @@ impl Drop for MailServers {
             let _ = child.wait();
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn is_root() -> bool {
@@ -106,6 +248,11 @@ fn chown_all(path: &Path, user: &str) {
 /// Starts both servers, or fails (skips only under `TOOLSMITH_ALLOW_SKIP=1`) naming what to
 /// install.
 pub async fn mail_servers() -> Option<MailServers> {
+    mail_servers_with(MailSetup::default()).await
+}
+
+/// Starts both servers as `setup` says.
+pub async fn mail_servers_with(setup: MailSetup<'_>) -> Option<MailServers> {
     if !toolsmith_core::testkit::require_path(
         "dovecot (Debian's dovecot-imapd: scripts/install-system-deps.sh)",
         Path::new("/usr/sbin/dovecot"),
@@ -143,20 +290,54 @@ pub async fn mail_servers() -> Option<MailServers> {
         format!("{USER}:{{PLAIN}}{PASSWORD}::::::\n"),
     )
     .unwrap();
+    let host = if setup.tls.is_some() {
+        "127.0.0.2"
+    } else {
+        "127.0.0.1"
+    };
+    let free_port = || {
+        std::net::TcpListener::bind((host, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
     let imap_port = free_port();
     let smtp_port = free_port();
+    let (imaps_port, smtps_port) = if setup.tls.is_some() {
+        (free_port(), free_port())
+    } else {
+        (0, 0)
+    };
     let b = base.display();
+    let ssl = match setup.tls {
+        Some(pki) => {
+            std::fs::write(base.join("server.crt"), pki.pem("server.crt")).unwrap();
+            std::fs::write(base.join("server.key"), pki.pem("server.key")).unwrap();
+            format!(
+                "ssl = required\nssl_cert = <{b}/server.crt\nssl_key = <{b}/server.key\n\
+                 disable_plaintext_auth = yes\n"
+            )
+        }
+        None => "ssl = no\ndisable_plaintext_auth = no\n".to_owned(),
+    };
+    let folders = if setup.no_special_folders {
+        ""
+    } else {
+        "namespace inbox {\n  inbox = yes\n  mailbox Sent {\n    special_use = \\Sent\n    auto = create\n  }\n\
+         mailbox Trash {\n    special_use = \\Trash\n    auto = create\n  }\n}\n"
+    };
     std::fs::write(
         base.join("dovecot.conf"),
         format!(
             "base_dir = {b}/run\nstate_dir = {b}/state\ninstance_name = toolsmith-test-{imap_port}\n\
-             log_path = /dev/stderr\nprotocols = imap\nlisten = 127.0.0.1\nssl = no\n\
-             disable_plaintext_auth = no\nauth_mechanisms = plain login\n\
+             log_path = /dev/stderr\nprotocols = imap\nlisten = {host}\n{ssl}\
+             auth_mechanisms = plain login\n\
              default_internal_user = {user}\ndefault_internal_group = {group}\ndefault_login_user = {user}\n\
-             mail_location = maildir:{b}/home/%n/Maildir\n\
+             mail_location = maildir:{b}/home/%n/Maildir\n{folders}\
              passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%u {b}/passwd\n}}\n\
              userdb {{\n  driver = static\n  args = uid={user} gid={group} home={b}/home/%n\n}}\n\
-             service imap-login {{\n  chroot =\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap_port}\n  }}\n  inet_listener imaps {{\n    port = 0\n  }}\n}}\n\
+             service imap-login {{\n  chroot =\n  inet_listener imap {{\n    address = {host}\n    port = {imap_port}\n  }}\n  inet_listener imaps {{\n    address = {host}\n    port = {imaps_port}\n  }}\n}}\n\
              service anvil {{\n  chroot =\n}}\n"
         ),
     )
@@ -187,16 +368,31 @@ pub async fn mail_servers() -> Option<MailServers> {
     }
     // Its log goes on to stderr; keep reading it so dovecot never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    let mut smtp = command_as(run_as, "/usr/bin/python3")
-        .args([
+    let mut smtp = command_as(run_as, "/usr/bin/python3");
+    match setup.tls {
+        None => smtp.args([
             "-c",
             SMTP_SERVER,
-            "127.0.0.1",
+            host,
             &smtp_port.to_string(),
             USER,
             PASSWORD,
             &maildir.display().to_string(),
-        ])
+        ]),
+        Some(_) => smtp.args([
+            "-c",
+            SMTP_TLS_SERVER,
+            host,
+            &smtp_port.to_string(),
+            &smtps_port.to_string(),
+            USER,
+            PASSWORD,
+            &maildir.display().to_string(),
+            &format!("{b}/server.crt"),
+            &format!("{b}/server.key"),
+        ]),
+    };
+    let mut smtp = smtp
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -208,15 +404,18 @@ pub async fn mail_servers() -> Option<MailServers> {
     BufReader::new(out).read_line(&mut ready).unwrap();
     assert_eq!(ready.trim(), "ready", "aiosmtpd did not start");
     let servers = MailServers {
+        host,
         imap_port,
         smtp_port,
+        imaps_port,
+        smtps_port,
         maildir,
         children,
         _dir: dir,
     };
     // Dovecot's master opens its listeners before it says it is starting up; its login
     // process answers the first connection.
-    let greeting = tokio::net::TcpStream::connect(("127.0.0.1", imap_port)).await;
+    let greeting = tokio::net::TcpStream::connect((host, imap_port)).await;
     assert!(
         greeting.is_ok(),
         "dovecot listens on {imap_port}: {greeting:?}"
@@ -340,6 +539,10 @@ async fn a_mail_is_sent_with_an_attachment_read_searched_replied_to_and_deleted_
     .await;
     assert!(!is_error, "{text}");
     assert_eq!(sent["sent"], true, "{sent}");
+    assert_eq!(
+        sent["sentFolder"], "Sent",
+        "a copy in the \\Sent folder: {sent}"
+    );
     assert_eq!(sent["recipients"], 2);
     assert_eq!(sent["attachments"], json!(["q3.txt"]));
     let delivered = servers.delivered();
@@ -358,6 +561,12 @@ async fn a_mail_is_sent_with_an_attachment_read_searched_replied_to_and_deleted_
     );
     assert!(!raw.contains("Bcc:"), "a bcc is never a header: {raw}");
     assert!(!text.contains(PASSWORD));
+    // The copy in Sent is marked read, with its attachment.
+    let (is_error, sent_box, text) = call(&client, "list_emails", json!({"folder": "Sent"})).await;
+    assert!(!is_error, "{text}");
+    assert_eq!(sent_box["total"], 1, "{sent_box}");
+    assert_eq!(sent_box["emails"][0]["subject"], "The Q3 report");
+    assert_eq!(sent_box["emails"][0]["seen"], true);
 
     // Listed and read back through IMAP, the attachment saved into the workspace.
     let (is_error, listing, text) = call(&client, "list_emails", json!({})).await;
@@ -428,6 +637,9 @@ async fn a_mail_is_sent_with_an_attachment_read_searched_replied_to_and_deleted_
     assert!(!is_error, "{text}");
     assert_eq!(reply["subject"], "Re: The Q3 report", "{reply}");
     assert_eq!(reply["to"], json!([USER]));
+    assert_eq!(reply["sentFolder"], "Sent", "{reply}");
+    let (_, sent_box, _) = call(&client, "list_emails", json!({"folder": "Sent"})).await;
+    assert_eq!(sent_box["total"], 2, "{sent_box}");
     let original_id = mail["messageId"].as_str().unwrap().to_owned();
     assert_eq!(reply["inReplyTo"], original_id);
     let delivered = servers.delivered();
@@ -445,21 +657,225 @@ async fn a_mail_is_sent_with_an_attachment_read_searched_replied_to_and_deleted_
         "the original is quoted: {replied}"
     );
 
-    // Deleted: gone from the listing; deleting it again says there is no such email.
+    // Deleted: moved to the \Trash folder, gone from the inbox; deleting it again there says
+    // there is no such email.
     let (is_error, deleted, text) = call(&client, "delete_email", json!({"emailId": id})).await;
     assert!(!is_error, "{text}");
     assert_eq!(deleted["deleted"], true);
+    assert_eq!(deleted["movedTo"], "Trash", "{deleted}");
+    assert_eq!(deleted["permanent"], false, "{deleted}");
     let (_, listing, _) = call(&client, "list_emails", json!({})).await;
     assert!(!ids(&listing).contains(&id), "{listing}");
     assert_eq!(listing["total"], 1, "the reply is left: {listing}");
     let (is_error, _, text) = call(&client, "delete_email", json!({"emailId": id})).await;
     assert!(is_error);
     assert!(text.contains(&format!("no email with id {id}")), "{text}");
+    let (_, trash, _) = call(&client, "list_emails", json!({"folder": "Trash"})).await;
+    assert_eq!(trash["total"], 1, "{trash}");
+    assert_eq!(trash["emails"][0]["subject"], "The Q3 report");
+    // Deleting from the Trash deletes for good, and so does permanent: true anywhere.
+    let trashed = ids(&trash)[0].clone();
+    let (is_error, gone, text) = call(
+        &client,
+        "delete_email",
+        json!({"emailId": trashed, "folder": "Trash"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(gone["permanent"], true, "{gone}");
+    assert_eq!(gone["movedTo"], Value::Null, "{gone}");
+    let reply_id = ids(&listing)[0].clone();
+    let (is_error, gone, text) = call(
+        &client,
+        "delete_email",
+        json!({"emailId": reply_id, "permanent": true}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(gone["permanent"], true, "{gone}");
+    for folder in ["INBOX", "Trash"] {
+        let (_, left, _) = call(&client, "list_emails", json!({"folder": folder})).await;
+        assert_eq!(left["total"], 0, "{folder}: {left}");
+    }
+}
+
+/// The email service for `servers` with these fields over the defaults (the plain ports,
+/// security `none`).
+async fn configure_email_as(app: &TestApp, servers: &MailServers, over: Value) {
+    let mut values = json!({
+        "smtp_host": servers.host, "smtp_port": servers.smtp_port, "smtp_security": "none",
+        "imap_host": servers.host, "imap_port": servers.imap_port, "imap_security": "none",
+        "username": USER, "password": PASSWORD, "from_name": "Anna Example",
+    });
+    for (key, value) in over.as_object().unwrap() {
+        values[key] = value.clone();
+    }
+    configure(
+        app,
+        "email",
+        &[
+            ("smtp_host", "text"),
+            ("smtp_port", "number"),
+            ("smtp_security", "text"),
+            ("imap_host", "text"),
+            ("imap_port", "number"),
+            ("imap_security", "text"),
+            ("username", "text"),
+            ("password", "secret"),
+            ("from_name", "text"),
+            ("ca_certificate", "text"),
+            ("save_sent", "boolean"),
+        ],
+        values,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_goes_over_tls_and_starttls_trusting_the_services_ca_certificate() {
+    let pki = MailPki::new();
+    let Some(servers) = mail_servers_with(MailSetup {
+        tls: Some(&pki),
+        ..MailSetup::default()
+    })
+    .await
+    else {
+        return;
+    };
+    let hosts: Vec<String> = [
+        servers.imap_port,
+        servers.imaps_port,
+        servers.smtp_port,
+        servers.smtps_port,
+    ]
+    .iter()
+    .map(|port| format!("{}:{port}", servers.host))
+    .collect();
+    let ca = pki.pem("ca.crt");
+
+    // TLS from the first byte (IMAPS, SMTPS), then STARTTLS on both, each trusting the CA of
+    // the service's ca_certificate: sent, saved in Sent, and read back.
+    for (n, (security, smtp, imap)) in [
+        ("tls", servers.smtps_port, servers.imaps_port),
+        ("starttls", servers.smtp_port, servers.imap_port),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (app, _w) = email_app(&hosts).await;
+        configure_email_as(
+            &app,
+            &servers,
+            json!({"smtp_security": security, "smtp_port": smtp, "imap_security": security,
+                   "imap_port": imap, "ca_certificate": ca}),
+        )
+        .await;
+        let client = mcp(&app).await;
+        let subject = format!("over {security}");
+        let (is_error, sent, text) = call(
+            &client,
+            "send_email",
+            json!({"to": USER, "subject": subject, "body": "sealed"}),
+        )
+        .await;
+        assert!(!is_error, "{security}: {text}");
+        assert_eq!(sent["sentFolder"], "Sent", "{security}: {sent}");
+        let (is_error, listing, text) = call(&client, "list_emails", json!({})).await;
+        assert!(!is_error, "{security}: {text}");
+        assert_eq!(listing["total"], n + 1, "{security}: {listing}");
+        assert_eq!(listing["emails"][0]["subject"], subject, "{listing}");
+    }
+
+    // Another CA in the field, or none (the server's CA is no public one): refused, naming
+    // the field; nothing sent.
+    for ca in [Some(pki.pem("other-ca.crt")), None] {
+        for security in ["tls", "starttls"] {
+            let (app, _w) = email_app(&hosts).await;
+            let (smtp, imap) = if security == "tls" {
+                (servers.smtps_port, servers.imaps_port)
+            } else {
+                (servers.smtp_port, servers.imap_port)
+            };
+            let mut over = json!({"smtp_security": security, "smtp_port": smtp,
+                                  "imap_security": security, "imap_port": imap});
+            if let Some(ca) = &ca {
+                over["ca_certificate"] = json!(ca);
+            }
+            configure_email_as(&app, &servers, over).await;
+            let client = mcp(&app).await;
+            let (is_error, _, text) = call(
+                &client,
+                "send_email",
+                json!({"to": USER, "subject": "s", "body": "b"}),
+            )
+            .await;
+            assert!(is_error, "{security} {ca:?}: {text}");
+            assert!(
+                text.contains("ca_certificate") && text.contains("Nothing was sent"),
+                "{security}: {text}"
+            );
+            let (is_error, _, text) = call(&client, "list_emails", json!({})).await;
+            assert!(is_error, "{security}: {text}");
+            assert!(text.contains("ca_certificate"), "{security}: {text}");
+        }
+    }
+    assert_eq!(servers.delivered().len(), 2, "only the two trusted mails");
+
+    // Plain text (security none) on servers that take a login only over TLS: refused, naming
+    // the setting to change, the password never sent in clear.
+    let (app, _w) = email_app(&hosts).await;
+    configure_email_as(&app, &servers, json!({"ca_certificate": ca})).await;
+    let client = mcp(&app).await;
+    let (is_error, _, text) = call(
+        &client,
+        "send_email",
+        json!({"to": USER, "subject": "s", "body": "b"}),
+    )
+    .await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("smtp_security=starttls"), "{text}");
+    let (is_error, _, text) = call(&client, "list_emails", json!({})).await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("imap_security=starttls"), "{text}");
+    // TLS asked of a port that speaks plain text first: named too.
+    let (app, _w) = email_app(&hosts).await;
+    configure_email_as(
+        &app,
+        &servers,
+        json!({"ca_certificate": ca, "imap_security": "tls", "smtp_security": "tls"}),
+    )
+    .await;
+    let client = mcp(&app).await;
+    let (is_error, _, text) = call(&client, "list_emails", json!({})).await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("imap_security=starttls"), "{text}");
+
+    // A field that is no certificate: refused before any connection, naming it.
+    let (app, _w) = email_app(&hosts).await;
+    configure_email_as(
+        &app,
+        &servers,
+        json!({"ca_certificate": "not a certificate", "imap_security": "tls"}),
+    )
+    .await;
+    let client = mcp(&app).await;
+    let (is_error, _, text) = call(&client, "list_emails", json!({})).await;
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("ca_certificate") && text.contains("BEGIN CERTIFICATE"),
+        "{text}"
+    );
+    assert_eq!(servers.delivered().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_input_is_refused_with_what_to_do_and_nothing_is_sent() {
-    let Some(servers) = mail_servers().await else {
+    let Some(servers) = mail_servers_with(MailSetup {
+        no_special_folders: true,
+        ..MailSetup::default()
+    })
+    .await
+    else {
         return;
     };
     let hosts = [
@@ -549,6 +965,37 @@ async fn hostile_input_is_refused_with_what_to_do_and_nothing_is_sent() {
     .await;
     assert!(is_error);
     assert!(text.contains(".."), "{text}");
+
+    // A mailbox without a \Trash folder: delete_email leaves the mail and says how to delete
+    // it for good; without a \Sent folder a sent mail's answer says no copy was saved.
+    let (is_error, _, text) = call(&client, "delete_email", json!({"emailId": id})).await;
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("no Trash folder") && text.contains("permanent: true"),
+        "{text}"
+    );
+    let (_, listing, _) = call(&client, "list_emails", json!({})).await;
+    assert_eq!(ids(&listing), vec![id.clone()], "still there: {listing}");
+    let (is_error, gone, text) = call(
+        &client,
+        "delete_email",
+        json!({"emailId": id, "permanent": true}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(gone["permanent"], true, "{gone}");
+    let (is_error, sent, text) = call(
+        &client,
+        "send_email",
+        json!({"to": USER, "subject": "no copy", "body": "b"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    assert_eq!(sent["sentFolder"], Value::Null, "{sent}");
+    assert!(
+        sent["sentCopy"].as_str().unwrap().contains("\\Sent"),
+        "{sent}"
+    );
 
     // A wrong password is the server's refusal, naming the service to check.
     let (app2, _w) = email_app(&hosts).await;
