@@ -1058,6 +1058,11 @@ pub trait SessionStore: Send + Sync + 'static {
         session_id: &str,
         limit: u32,
     ) -> Result<Vec<SessionMessage>, StoreError>;
+
+    /// Every session and subagent of `owner` still running (whoever began it), newest change
+    /// first: what a run that ended elsewhere may have left running. Bounded by the caps on
+    /// running runs, not by a listing's window.
+    async fn running_sessions(&self, owner: &str) -> Result<Vec<SessionRecord>, StoreError>;
 }
 
 /// Prompts made at runtime (`prompts`, `prompt_versions`): owned by one user, every revision of

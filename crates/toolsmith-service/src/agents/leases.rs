@@ -13,7 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use toolsmith_core::agent::{AgentRunRecord, AgentRunStatus, AgentRunStep};
-use toolsmith_core::agent_session::{SessionKind, SessionQuery, SessionRecord, SessionStatus};
+use toolsmith_core::agent_session::{SessionKind, SessionRecord, SessionStatus};
 
 use crate::{ServiceError, ToolService};
 
@@ -92,20 +92,9 @@ impl ToolService {
     /// The session or subagent `run` answered for ends as its run did (a conversation idle
     /// again, a subagent failed, both with the error), so a subagent of a lost instance no
     /// longer counts as running (MaxConcurrent, MaxChildrenPerAgent) nor a session as busy.
-    /// A session has the owner and caller agent of its runs; it is among their newest 200.
+    /// Found among the owner's running sessions, however many newer ones the owner has.
     async fn end_sessions_of_lapsed_run(&self, run: &AgentRunRecord, message: &str) {
-        let query = SessionQuery {
-            kind: None,
-            parent: None,
-            archived: false,
-            limit: super::sessions::MAX_SESSIONS_LISTED,
-        };
-        let owner = &run.owner;
-        let sessions = match self
-            .store
-            .list_sessions(owner, run.caller_agent.as_deref(), &query)
-            .await
-        {
+        let sessions = match self.store.running_sessions(&run.owner).await {
             Ok(sessions) => sessions,
             Err(e) => {
                 tracing::warn!(run = %run.id, "reading the sessions of a lapsed run failed: {e}");
@@ -149,3 +138,6 @@ pub(crate) fn sweep(service: &Arc<ToolService>) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests;

@@ -340,7 +340,51 @@ async fn messages_come_back_in_order_and_the_oldest_are_trimmed(backend: &Backen
     );
 }
 
+async fn running_sessions_are_every_running_one_of_the_owner(backend: &Backend) {
+    let store = backend.store();
+    // Alice's: a running conversation (by an agent of hers), an idle one, a running subagent
+    // and a cancelled one; Bob's running conversation.
+    let mut talking = session("ses_1", "alice", Some("agt_a"), SessionKind::Session);
+    talking.status = SessionStatus::Running;
+    talking.last_run = Some("run_1".to_owned());
+    store.insert_session(&talking).await.unwrap();
+    store
+        .insert_session(&session("ses_2", "alice", None, SessionKind::Session))
+        .await
+        .unwrap();
+    store
+        .spawn_subagent(&child("sub_1", "alice", "run:a"), 8, 5)
+        .await
+        .unwrap();
+    store
+        .spawn_subagent(&child("sub_2", "alice", "run:a"), 8, 5)
+        .await
+        .unwrap();
+    let mut cancelled = child("sub_2", "alice", "run:a");
+    cancelled.status = SessionStatus::Cancelled;
+    cancelled.updated_at = at(5);
+    assert!(store.update_session(&cancelled).await.unwrap());
+    let mut bobs = session("ses_3", "bob", None, SessionKind::Session);
+    bobs.status = SessionStatus::Running;
+    store.insert_session(&bobs).await.unwrap();
+
+    let mut running: Vec<String> = store
+        .running_sessions("alice")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    running.sort();
+    assert_eq!(running, ["ses_1", "sub_1"]);
+    let found = store.running_sessions("alice").await.unwrap();
+    let talking_now = found.iter().find(|s| s.id == "ses_1").unwrap();
+    assert_eq!(talking_now.last_run.as_deref(), Some("run_1"));
+    assert!(store.running_sessions("carol").await.unwrap().is_empty());
+}
+
 on_both_backends!(
+    running_sessions_are_every_running_one_of_the_owner,
     a_session_is_its_owners_and_caller_agents_alone,
     spawns_are_bounded_by_the_owners_running_subagents_and_the_parents_children,
     an_ended_session_never_changes_but_is_archived_after_its_time,

@@ -40,6 +40,8 @@ store_on_pool! {
             session_id: &str, messages: &[SessionMessage], max_messages: u32, max_bytes: u64
         ) -> Option<SessionRecord>
             = append_messages(&mut client, session_id, messages, max_messages, max_bytes);
+        fn running_sessions(owner: &str) -> Vec<SessionRecord>
+            = running_sessions(&**client, owner);
         fn session_messages(session_id: &str, limit: u32) -> Vec<SessionMessage>
             = session_messages(&**client, session_id, limit);
     }
@@ -213,6 +215,25 @@ async fn list_sessions(
                 &query.archived,
                 &i64::from(query.limit),
             ],
+        )
+        .await
+        .map_err(pg)?
+        .iter()
+        .map(session_from_row)
+        .collect()
+}
+
+async fn running_sessions(
+    client: &impl GenericClient,
+    owner: &str,
+) -> Result<Vec<SessionRecord>, StoreError> {
+    client
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM agent_sessions WHERE owner = $1 AND status = 'running' \
+                 ORDER BY updated_at DESC, id DESC"
+            ),
+            &[&owner],
         )
         .await
         .map_err(pg)?

@@ -37,6 +37,7 @@ store_on_connections! {
             = append_messages(&session_id, &messages, max_messages, max_bytes);
         read fn session_messages(session_id: &str, limit: u32) -> Vec<SessionMessage>
             = session_messages(&session_id, limit);
+        read fn running_sessions(owner: &str) -> Vec<SessionRecord> = running_sessions(&owner);
     }
 }
 
@@ -212,6 +213,19 @@ fn list_sessions(
             ],
             |row| Ok(session_from_row(row)),
         )
+        .map_err(backend)?;
+    rows.map(|r| r.map_err(backend)?).collect()
+}
+
+fn running_sessions(conn: &Connection, owner: &str) -> Result<Vec<SessionRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT {COLUMNS} FROM agent_sessions WHERE owner = ?1 AND status = 'running' \
+             ORDER BY updated_at DESC, id DESC"
+        ))
+        .map_err(backend)?;
+    let rows = stmt
+        .query_map(params![owner], |row| Ok(session_from_row(row)))
         .map_err(backend)?;
     rows.map(|r| r.map_err(backend)?).collect()
 }
