@@ -35,6 +35,7 @@ mod error;
 pub mod execution;
 pub mod governance;
 pub mod input;
+pub mod orgs;
 pub mod packages;
 pub mod prompts;
 pub mod resources;
