@@ -768,6 +768,48 @@ async fn speech_is_made_transcribed_translated_measured_and_split_through_mcp() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_and_audio_services_on_a_private_address_not_listed_are_never_reached() {
+    // The services answer on loopback; the operator lists another port only.
+    let seen = Seen::default();
+    let host = openai(seen.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ws) = media_app("127.0.0.1:1", dir.path(), &["image", "audio"]).await;
+    std::fs::write(ws.join("photo.png"), png(300, 200)).unwrap();
+    std::fs::write(ws.join("hello.wav"), wav(24_000)).unwrap();
+    for service in ["image", "audio"] {
+        configure(
+            &app,
+            service,
+            &[("base_url", "url"), ("api_key", "secret")],
+            json!({"base_url": format!("http://{host}/v1"), "api_key": "key-0123456789"}),
+        )
+        .await;
+    }
+    let client = connect_in_process(&app.state, Identity::local_default(), ()).await;
+    for (tool, args) in [
+        ("analyze_image", json!({"image": "photo.png"})),
+        ("generate_image", json!({"prompt": "a red fox"})),
+        (
+            "edit_image",
+            json!({"image": "photo.png", "prompt": "add a hat"}),
+        ),
+        ("image_variation", json!({"image": "photo.png"})),
+        ("text_to_speech", json!({"text": "Hello"})),
+        ("speech_to_text", json!({"audio": "hello.wav"})),
+        ("translate_audio", json!({"audio": "hello.wav"})),
+    ] {
+        let (is_error, _, text, _) = call(&client, tool, args).await;
+        assert!(is_error, "{tool}: {text}");
+        assert!(text.contains("allowed_private_hosts"), "{tool}: {text}");
+    }
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing reached the services: {:?}",
+        seen.lock().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_the_image_and_audio_tools_from_what_a_person_types() {
     let app = crate::search_quality::all_groups_on().await;
     let client = connect_in_process(&app.state, Identity::local_default(), ()).await;
