@@ -39,7 +39,7 @@ use toolsmith_core::{
     ErrorKind, Permission, RegisteredTool, ToolContext, ToolDefinition, ToolExecutor, ToolResult,
 };
 
-pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries};
+pub use registry_proxy::{DEFAULT_REGISTRIES, PackageRegistries, ProxyLabel};
 pub use sessions::{SessionSettings, Sessions};
 
 use crate::BuiltinEnv;
@@ -143,7 +143,7 @@ pub enum ExecError {
 }
 
 impl ExecError {
-    fn kind(&self) -> ErrorKind {
+    pub(crate) fn kind(&self) -> ErrorKind {
         match self {
             ExecError::Args(_) => ErrorKind::InvalidArguments,
             ExecError::Denied(_) => ErrorKind::Denied,

@@ -100,6 +100,7 @@ families! {
     delegation,
     browser,
     cli_tools,
+    coding_agents,
 }
 
 #[cfg(test)]
@@ -160,6 +161,9 @@ pub struct BuiltinEnv {
     /// The browsers of the `browser` tool (Chromium, through the egress guard); `None` makes
     /// it answer that this server runs none.
     pub browsers: Option<Arc<browser::Browsers>>,
+    /// Where the coding agents' programs are and the guard their runs' proxy applies; `None`
+    /// makes `run_coding_task` answer that this server runs none.
+    pub coding_agents: Option<Arc<coding_agents::CodingAgents>>,
 }
 
 /// A caller's Config Center: the default entry's values of one of the owner's services.

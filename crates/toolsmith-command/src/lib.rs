@@ -26,8 +26,8 @@ mod template;
 pub use deny::{Denied, DenyCategory, check_denied, normalize_for_matching};
 pub use quote::shell_quote;
 pub use sandbox::{
-    CommandOutput, CommandSandbox, DEFAULT_OUTPUT_CAP, EXEC_ARGS, PROXY_SOCKET, RunError,
-    RunRequest, SandboxLimits, SandboxUnavailable,
+    CommandOutput, CommandSandbox, DEFAULT_OUTPUT_CAP, EXEC_ARGS, PROGRAM_DIR, PROXY_SOCKET,
+    RunError, RunRequest, SandboxLimits, SandboxUnavailable,
 };
 pub use spec::{
     CommandToolSpec, DEFAULT_TIMEOUT_SECONDS, EnvNames, MAX_TIMEOUT_SECONDS, SpecError,

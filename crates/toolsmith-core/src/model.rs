@@ -525,4 +525,11 @@ impl ToolResult {
 #[async_trait]
 pub trait ToolExecutor: Send + Sync {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> ToolResult;
+
+    /// Whether this call waits for a person's approval by a rule of the tool's own, whatever
+    /// the server's approval setting says (a coding agent whose policy is `prompt`): the
+    /// approval gate asks this before the call runs. No by default.
+    async fn asks_person(&self, _args: &Value, _ctx: &ToolContext) -> bool {
+        false
+    }
 }

@@ -147,6 +147,8 @@ pub struct ToolServiceSettings {
     pub sessions: crate::agents::sessions::SessionSettings,
     /// Agents Toolsmith runs: how many definitions and concurrent runs one user may have.
     pub agents: crate::agents::AgentSettings,
+    /// Where the coding agents' programs are (`coding_agent_dirs`).
+    pub coding_agents: toolsmith_builtins::coding_agents::CodingAgentSettings,
 }
 
 /// The default of [`ToolServiceSettings::ready_min_free_bytes`].
@@ -192,6 +194,7 @@ impl Default for ToolServiceSettings {
             client_requests: Default::default(),
             sessions: Default::default(),
             agents: crate::agents::AgentSettings::default(),
+            coding_agents: Default::default(),
         }
     }
 }
@@ -297,6 +300,12 @@ fn builtin_env(
         egress.clone(),
         config.owner_allowed_domains.clone(),
     );
+    // A coding agent's run reaches its provider's API host through this guard, per owner.
+    let coding_agents = toolsmith_builtins::coding_agents::CodingAgents {
+        settings: config.coding_agents.clone(),
+        guard: egress.clone(),
+        owner_domains: config.owner_allowed_domains.clone(),
+    };
     let chat: Arc<dyn toolsmith_builtins::chat::ChatModel> =
         Arc::new(crate::builtin_chat::BuiltinChat {
             config: config_cache.clone(),
@@ -344,6 +353,7 @@ fn builtin_env(
         routed_files: None,
         chat: Some(chat),
         browsers: Some(browsers),
+        coding_agents: Some(Arc::new(coding_agents)),
     })
 }
 

@@ -217,6 +217,9 @@ pub struct FileSettings {
     /// The only hosts `package_manager` installs reach, through the registry proxy (default
     /// PyPI's `pypi.org` and `files.pythonhosted.org`, and `registry.npmjs.org`).
     pub package_registries: Option<Vec<String>>,
+    /// The folders searched, in order, for the coding agents' programs (`claude`, `codex`,
+    /// `gemini` …; default `/usr/local/bin`, `/usr/bin`, `/bin`).
+    pub coding_agent_dirs: Option<Vec<std::path::PathBuf>>,
     /// JS tools' npm dependencies: the registry they resolve from.
     pub npm_registry: Option<String>,
     /// The content-addressed package cache (default `<data_dir>/npm-cache`).
@@ -680,6 +683,14 @@ impl Settings {
         }
         if let Some(hosts) = file.package_registries {
             service.package_registries = hosts;
+        }
+        if let Some(dirs) = file.coding_agent_dirs {
+            if let Some(relative) = dirs.iter().find(|d| !d.is_absolute()) {
+                return Err(bad(format!(
+                    "coding_agent_dirs holds {relative:?}: name absolute folders, e.g. \"/opt/agents/bin\""
+                )));
+            }
+            service.coding_agents.dirs = dirs;
         }
         // dynamic-mcp's variables stand in for these two when neither flag, variable nor
         // file gives them (`dynamic_mcp_npm_variables`).
@@ -2123,6 +2134,35 @@ mod tests {
         assert_eq!(
             s.service.package_registries,
             ["pypi.org", "files.pythonhosted.org"]
+        );
+    }
+
+    #[test]
+    fn coding_agent_dirs_default_to_the_system_folders_and_come_from_the_file() {
+        let s = settings(&["toolsmith", "serve"], "").unwrap();
+        assert_eq!(
+            s.service.coding_agents.dirs,
+            [
+                PathBuf::from("/usr/local/bin"),
+                PathBuf::from("/usr/bin"),
+                PathBuf::from("/bin")
+            ]
+        );
+        let s = settings(
+            &["toolsmith", "serve"],
+            "coding_agent_dirs = [\"/opt/agents/bin\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.service.coding_agents.dirs,
+            [PathBuf::from("/opt/agents/bin")]
+        );
+        let e = settings(&["toolsmith", "serve"], "coding_agent_dirs = [\"bin\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("coding_agent_dirs") && e.contains("absolute"),
+            "{e}"
         );
     }
 

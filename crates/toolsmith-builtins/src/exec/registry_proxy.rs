@@ -102,11 +102,32 @@ server.listen(__PORT__, '127.0.0.1', () => {
 "#;
 
 /// Where installs may connect: the registry hosts and the egress guard that resolves them.
+/// The same proxy serves a coding agent's run, whose one host is its provider's API
+/// ([`PackageRegistries::labelled`] words its refusals for that).
 #[derive(Clone)]
 pub struct PackageRegistries {
     hosts: Arc<Vec<String>>,
     guard: EgressGuard,
+    label: ProxyLabel,
 }
+
+/// How the proxy's refusals name what it lets through, who asked and what to change.
+#[derive(Debug, Clone, Copy)]
+pub struct ProxyLabel {
+    /// One host it lets through: "package registry".
+    pub what: &'static str,
+    /// Who its runs are: "package installs".
+    pub who: &'static str,
+    /// Where the list of hosts comes from: "the operator's package_registries setting".
+    pub from: &'static str,
+}
+
+/// The label of `package_manager`'s proxy.
+const PACKAGES: ProxyLabel = ProxyLabel {
+    what: "package registry",
+    who: "package installs",
+    from: "the operator's package_registries setting",
+};
 
 impl std::fmt::Debug for PackageRegistries {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,7 +167,15 @@ impl PackageRegistries {
         Ok(PackageRegistries {
             hosts: Arc::new(names),
             guard,
+            label: PACKAGES,
         })
+    }
+
+    /// The same proxy, its refusals worded by `label`.
+    #[must_use]
+    pub fn labelled(mut self, label: ProxyLabel) -> PackageRegistries {
+        self.label = label;
+        self
     }
 
     /// The registry hosts.
@@ -193,17 +222,18 @@ impl PackageRegistries {
     /// A connection to `host:port` for a tunnel, or why not (the status and the text).
     async fn connect(&self, host: &str, port: Option<u16>) -> Result<TcpStream, Refusal> {
         let name = normalize(host);
+        let ProxyLabel { what, who, from } = self.label;
         if !self.hosts.contains(&name) {
             return Err(refused(format!(
-                "'{host}' is not a package registry: package installs reach only {} (the \
-                 operator's package_registries setting)",
+                "'{host}' is not a {what}: {who} reach only {} ({from})",
                 self.hosts.join(", ")
             )));
         }
         if port != Some(443) {
             return Err(refused(format!(
-                "'{host}:{}': package installs reach registries over HTTPS only (port 443)",
-                port.map_or_else(|| "no port".to_owned(), |p| p.to_string())
+                "'{host}:{}': {who} reach {} over HTTPS only (port 443)",
+                port.map_or_else(|| "no port".to_owned(), |p| p.to_string()),
+                self.hosts.join(", ")
             )));
         }
         let checked = self
@@ -212,9 +242,9 @@ impl PackageRegistries {
             .await
             .map_err(|e| {
                 refused(format!(
-                    "the egress guard refused package registry '{host}': {e} (a network that \
-                     reaches its registries through a private address lists them in \
-                     [egress] allowed_private_hosts, e.g. \"{name}:443\")"
+                    "the egress guard refused {what} '{host}': {e} (a network that reaches it \
+                     through a private address lists it in [egress] allowed_private_hosts, \
+                     e.g. \"{name}:443\")"
                 ))
             })?;
         let mut last = String::from("it has no addresses");
@@ -228,7 +258,7 @@ impl PackageRegistries {
         }
         Err(Refusal {
             status: StatusCode::BAD_GATEWAY,
-            message: format!("could not connect to package registry '{host}': {last}"),
+            message: format!("could not connect to {what} '{host}': {last}"),
         })
     }
 }
@@ -272,22 +302,30 @@ pub(crate) fn proxy_env() -> Vec<(String, String)> {
     .collect()
 }
 
+/// `argv` (any program) started by the Python relay once it listens: a coding agent's run.
+pub(crate) fn relayed_by_python(argv: Vec<String>) -> Vec<String> {
+    let mut line = vec!["python3".to_owned(), "-c".to_owned(), fill_relay(RELAY_PY)];
+    line.extend(argv);
+    line
+}
+
+fn fill_relay(code: &str) -> String {
+    code.replace(
+        "__SOCKET__",
+        &format!("'{}'", toolsmith_command::PROXY_SOCKET),
+    )
+    .replace("__PORT__", &RELAY_PORT.to_string())
+}
+
 /// `argv` (a pip run starting with `python3`, or an npm run) started by the relay of its own
 /// language once the relay listens.
 pub(crate) fn relayed(argv: Vec<String>) -> Vec<String> {
-    let fill = |code: &str| {
-        code.replace(
-            "__SOCKET__",
-            &format!("'{}'", toolsmith_command::PROXY_SOCKET),
-        )
-        .replace("__PORT__", &RELAY_PORT.to_string())
-    };
     let mut line = match argv.first().map(String::as_str) {
-        Some("python3") => vec!["python3".to_owned(), "-c".to_owned(), fill(RELAY_PY)],
+        Some("python3") => return relayed_by_python(argv),
         _ => vec![
             "node".to_owned(),
             "-e".to_owned(),
-            fill(RELAY_JS),
+            fill_relay(RELAY_JS),
             "--".to_owned(),
         ],
     };
@@ -365,10 +403,11 @@ async fn answer(
         return Ok(response(&Refusal {
             status: StatusCode::METHOD_NOT_ALLOWED,
             message: format!(
-                "{} {}: package installs reach the registries over HTTPS only (CONNECT to port \
-                 443)",
+                "{} {}: {} reach {} over HTTPS only (CONNECT to port 443)",
                 request.method(),
-                request.uri()
+                request.uri(),
+                registries.label.who,
+                registries.hosts.join(", ")
             ),
         }));
     }

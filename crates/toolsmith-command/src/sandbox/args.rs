@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::{CommandSandbox, NOBODY, PROXY_SOCKET, RunRequest, STAGE};
+use super::{CommandSandbox, NOBODY, PROGRAM_DIR, PROXY_SOCKET, RunRequest, STAGE};
 
 /// Where the private workspace is inside the sandbox; also `HOME`.
 pub(crate) const WORKSPACE: &str = "/tmp/work";
@@ -143,6 +143,15 @@ pub(crate) fn invocation(
         args.push("--ro-bind".into());
         args.push(socket.as_os_str().to_owned());
         args.push(PROXY_SOCKET.into());
+    }
+    if let Some(program) = request.program
+        && let Some(name) = program.file_name()
+    {
+        args.push("--ro-bind".into());
+        args.push(program.as_os_str().to_owned());
+        let mut dest = OsString::from(format!("{PROGRAM_DIR}/"));
+        dest.push(name);
+        args.push(dest);
     }
     // The root is bubblewrap's own tmpfs; nothing outside `/tmp` needs to be writable.
     push(&mut args, &["--remount-ro", "/", "--chdir", &cwd, "--"]);

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use run::{CommandOutput, EXEC_ARGS, PROXY_SOCKET, RunError, RunRequest};
+pub use run::{CommandOutput, EXEC_ARGS, PROGRAM_DIR, PROXY_SOCKET, RunError, RunRequest};
 
 /// The default cap of stdout and of stderr, each.
 pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;

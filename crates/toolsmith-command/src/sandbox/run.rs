@@ -21,6 +21,9 @@ const DRAIN_GRACE: Duration = Duration::from_secs(10);
 /// Where [`RunRequest::proxy_socket`] is inside the sandbox.
 pub const PROXY_SOCKET: &str = "/run/toolsmith/proxy.sock";
 
+/// The folder inside the sandbox where [`RunRequest::program`] is bound, under its own name.
+pub const PROGRAM_DIR: &str = "/run/toolsmith/bin";
+
 /// The command that runs its positional arguments as a program: with it, `args` is an argv.
 pub const EXEC_ARGS: &str = "exec \"$@\"";
 
@@ -81,6 +84,11 @@ pub struct RunRequest<'a> {
     /// the server runs as root, `nobody` must be able to reach it (see
     /// [`super::CommandSandbox::workspace_owner`]).
     pub proxy_socket: Option<&'a Path>,
+    /// A program file of the host outside `/usr` (which the sandbox sees anyway), bound
+    /// read-only at [`PROGRAM_DIR`]`/<its file name>`: a coding agent's CLI the server found in
+    /// a folder the operator named. An absolute path of a file, never one a caller named; when
+    /// the server runs as root, `nobody` must be able to reach it.
+    pub program: Option<&'a Path>,
     /// Bytes of stdout kept; the rest is discarded and flagged.
     pub stdout_cap: usize,
     /// Bytes of stderr kept; the rest is discarded and flagged.
@@ -100,6 +108,7 @@ impl std::fmt::Debug for RunRequest<'_> {
             .field("timeout", &self.timeout)
             .field("network", &self.network)
             .field("proxy_socket", &self.proxy_socket)
+            .field("program", &self.program)
             .field("stdout_cap", &self.stdout_cap)
             .field("stderr_cap", &self.stderr_cap)
             .finish()
@@ -122,6 +131,7 @@ impl<'a> RunRequest<'a> {
             timeout: Duration::from_secs(30),
             network: false,
             proxy_socket: None,
+            program: None,
             stdout_cap: super::DEFAULT_OUTPUT_CAP,
             stderr_cap: super::DEFAULT_OUTPUT_CAP,
         }
@@ -152,6 +162,7 @@ impl<'a> RunRequest<'a> {
             timeout: Duration::from_secs(spec.timeout_seconds),
             network: spec.network,
             proxy_socket: None,
+            program: None,
             stdout_cap: super::DEFAULT_OUTPUT_CAP,
             stderr_cap: super::DEFAULT_OUTPUT_CAP,
         }
@@ -312,6 +323,14 @@ fn check_request(request: &RunRequest<'_>) -> Result<(), RunError> {
         return Err(RunError::InvalidRequest(format!(
             "proxy socket `{}` is not an absolute path of an existing socket",
             socket.display()
+        )));
+    }
+    if let Some(program) = request.program
+        && !(program.is_absolute() && program.is_file() && program.file_name().is_some())
+    {
+        return Err(RunError::InvalidRequest(format!(
+            "program `{}` is not an absolute path of an existing file",
+            program.display()
         )));
     }
     if let Some(dir) = request.working_dir

@@ -29,6 +29,7 @@ fn request<'a>(command: &'a str, env: &'a BTreeMap<String, String>) -> RunReques
         timeout: Duration::from_secs(20),
         network: false,
         proxy_socket: None,
+        program: None,
         stdout_cap: 1024 * 1024,
         stderr_cap: 1024 * 1024,
     }

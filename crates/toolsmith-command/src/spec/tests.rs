@@ -177,6 +177,7 @@ fn debug_names_env_variables_but_never_shows_their_values() {
         timeout: std::time::Duration::from_secs(1),
         network: false,
         proxy_socket: None,
+        program: None,
         stdout_cap: 1,
         stderr_cap: 1,
     };

@@ -41,6 +41,7 @@ mod mcp_browser;
 mod mcp_caller_client;
 mod mcp_cli_tools;
 mod mcp_clients;
+mod mcp_coding_agents;
 mod mcp_compat;
 mod mcp_compat_answers;
 mod mcp_confirmation;

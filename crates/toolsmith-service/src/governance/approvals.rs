@@ -255,6 +255,13 @@ impl ApprovalGate {
         self.mode
     }
 
+    /// Whether the tool's own rule asks a person for this call
+    /// ([`toolsmith_core::ToolExecutor::asks_person`]: a coding agent set to `prompt`);
+    /// `execution_approval = "off"` asks no one, as for every other rule.
+    async fn tool_asks(&self, tool: &RegisteredTool, args: &Value, ctx: &ToolContext) -> bool {
+        self.mode != ExecutionApproval::Off && tool.executor.asks_person(args, ctx).await
+    }
+
     /// Lets the call through, or says why it waits (or was denied).
     async fn check(
         &self,
@@ -262,7 +269,7 @@ impl ApprovalGate {
         args: &Value,
         ctx: &ToolContext,
     ) -> Result<(), ToolResult> {
-        if !self.needs_person(tool, ctx) {
+        if !self.needs_person(tool, ctx) && !self.tool_asks(tool, args, ctx).await {
             return Ok(());
         }
         let probe = self.probe(tool, args, ctx).await;
