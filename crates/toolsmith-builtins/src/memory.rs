@@ -21,7 +21,7 @@ use toolsmith_core::data::DataRecord;
 use toolsmith_core::object;
 
 use crate::BuiltinEnv;
-use crate::data::{Records, data_tool};
+use crate::data::{Records, data_tool, data_tool_with};
 use crate::groups::{ToolGroup, on};
 use crate::utilities::Fail;
 use toolsmith_core::ResultSource;
@@ -90,12 +90,18 @@ pub fn tools(env: &BuiltinEnv) -> Vec<RegisteredTool> {
         data_tool(env, CATEGORY, remember::batch_definition(), |c| {
             Box::pin(remember::run_batch(c))
         }),
-        data_tool(env, CATEGORY, recall::definition(), |c| {
-            Box::pin(recall::run(c))
-        }),
-        data_tool(env, CATEGORY, recall::search_definition(), |c| {
-            Box::pin(recall::run(c))
-        }),
+        data_tool_with(
+            env,
+            CATEGORY,
+            recall::definition(),
+            recall::Recall(env.clone()),
+        ),
+        data_tool_with(
+            env,
+            CATEGORY,
+            recall::search_definition(),
+            recall::Recall(env.clone()),
+        ),
         data_tool(env, CATEGORY, manage::forget_definition(), |c| {
             Box::pin(manage::forget(c))
         }),

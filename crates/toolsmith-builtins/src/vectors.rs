@@ -6,10 +6,13 @@
 //!
 //! - [`embed`] — the embeddings client: `POST {base_url}/embeddings` with `{model, input}`,
 //!   through the web tools' client (the egress guard).
+//! - [`hybrid`] — the same embeddings as an optional second ranking of `search_tools`, memory
+//!   `recall` and `delegate_search` (words plus similarity).
 //! - [`tools`](mod@tools) — `create_embedding`, `similarity_score`, `create_vector_collection`,
 //!   `list_vector_collections`, `upsert_vectors`, `delete_vectors`, `semantic_search`.
 
 pub mod embed;
+pub mod hybrid;
 pub mod tools;
 
 use async_trait::async_trait;

@@ -1,7 +1,10 @@
 //! `recall` and 001's `memory_search`: the memories that match a natural-language query, best
 //! first. The store's full-text search finds up to [`CANDIDATES`] matches (any word of the
 //! query, stemmed, common words ignored); [`super::rank`] orders them by relevance,
-//! importance and recency, and the best `limit` are returned with their score.
+//! importance and recency, and the best `limit` are returned with their score. With the
+//! caller's embeddings service, the ranking is hybrid ([`crate::vectors::hybrid`]): the most
+//! important memories no word matched are candidates too, and each candidate's relevance is its
+//! words' plus its meaning's, so a memory is found by what it means as well as by its words.
 
 use chrono::Utc;
 use serde_json::{Value, json};
@@ -10,8 +13,10 @@ use toolsmith_core::data::{RecordOrder, RecordQuery};
 use toolsmith_core::object;
 
 use super::{COLLECTION, MAX_TAGS, TYPE_MEANINGS, TYPES, age_days, rank, rounded, view};
-use crate::data::{Call, record_text, tags_arg};
+use crate::BuiltinEnv;
+use crate::data::{Call, DataWork, record_text, tags_arg};
 use crate::utilities::{Fail, choice, opt_int};
+use crate::vectors::hybrid;
 
 /// Most matches ranked per query.
 pub const CANDIDATES: u32 = 200;
@@ -111,7 +116,21 @@ pub fn search_definition() -> ToolDefinition {
     ])
 }
 
-pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
+/// `recall` and `memory_search`, with the built-ins' handles (the embeddings service of the
+/// hybrid ranking).
+pub struct Recall(pub BuiltinEnv);
+
+#[async_trait::async_trait]
+impl DataWork for Recall {
+    async fn run(&self, call: Call<'_>) -> Result<Value, Fail> {
+        run(&self.0, call).await
+    }
+}
+
+/// Characters of a memory embedded for the hybrid ranking.
+const EMBEDDED_CHARS: usize = 2000;
+
+pub async fn run(env: &BuiltinEnv, call: Call<'_>) -> Result<Value, Fail> {
     let args = &call.args;
     let text = record_text(args, "query", MAX_QUERY_BYTES)?;
     let kind = match args.get("type") {
@@ -126,41 +145,98 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
              to look for, such as \"favourite food\" or \"daughter's birthday\""
         )));
     }
-    let hits = call
-        .records
-        .query(&RecordQuery {
-            owner: call.scope.owner.clone(),
-            agent: call.scope.agent.clone(),
-            collection: COLLECTION.to_owned(),
-            kind,
-            category: None,
-            tags,
-            text: Some(text.to_owned()),
-            order: RecordOrder::Relevance,
-            limit: CANDIDATES,
-            offset: 0,
-            ..RecordQuery::default()
+    let query = RecordQuery {
+        owner: call.scope.owner.clone(),
+        agent: call.scope.agent.clone(),
+        collection: COLLECTION.to_owned(),
+        kind,
+        category: None,
+        tags,
+        text: Some(text.to_owned()),
+        order: RecordOrder::Relevance,
+        limit: CANDIDATES,
+        offset: 0,
+        ..RecordQuery::default()
+    };
+    let mut hits = call.records.query(&query).await?;
+    // With an embeddings service, the most important memories no word matched are candidates
+    // too, ranked by meaning (`vectors::hybrid`); without one, nothing changes.
+    let similarity = if hybrid::configured(env, call.ctx).await {
+        let more = call
+            .records
+            .query(&RecordQuery {
+                text: None,
+                order: RecordOrder::Weight,
+                ..query
+            })
+            .await?;
+        for mut hit in more {
+            if !hits.iter().any(|h| h.record.id == hit.record.id) {
+                hit.relevance = 0.0;
+                hits.push(hit);
+            }
+        }
+        let texts: Vec<String> = hits
+            .iter()
+            .map(|hit| {
+                hit.record
+                    .search_text
+                    .chars()
+                    .take(EMBEDDED_CHARS)
+                    .collect()
+            })
+            .collect();
+        Some(hybrid::similarity(env, call.ctx, text, &texts, "recall").await)
+    } else {
+        None
+    };
+    // Hybrid: the best word match counts as much as a perfect similarity; the sum, relative to
+    // the best candidate's, is the relevance the ranking weighs.
+    let mut relevance: Vec<Option<f64>> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, hit)| match &similarity {
+            Some(similarity) => similarity.rank(i, hit.relevance * hybrid::SIMILARITY_WEIGHT),
+            None => Some(hit.relevance),
         })
-        .await?;
+        .collect();
+    if similarity.is_some() {
+        let best = relevance.iter().flatten().fold(0.0_f64, |a, b| a.max(*b));
+        if best > 0.0 {
+            relevance.iter_mut().flatten().for_each(|r| *r /= best);
+        }
+    }
     let now = Utc::now();
-    let mut ranked: Vec<(f64, _)> = hits
+    let mut ranked: Vec<(f64, f64, Option<f64>, _)> = hits
         .into_iter()
-        .map(|hit| {
+        .zip(relevance)
+        .enumerate()
+        .filter_map(|(i, (hit, relevance))| {
+            let relevance = relevance?;
             let r = &hit.record;
-            (rank::score(hit.relevance, r.weight, age_days(r, now)), hit)
+            let close = similarity.as_ref().and_then(|s| s.of(i));
+            Some((
+                rank::score(relevance, r.weight, age_days(r, now)),
+                relevance,
+                close,
+                hit,
+            ))
         })
         .collect();
     ranked.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
-            .then_with(|| a.1.record.id.cmp(&b.1.record.id))
+            .then_with(|| a.3.record.id.cmp(&b.3.record.id))
     });
     ranked.truncate(usize::try_from(limit).unwrap_or(10));
     let memories: Vec<Value> = ranked
         .iter()
-        .map(|(score, hit)| {
+        .map(|(score, relevance, close, hit)| {
             let mut v = view(&hit.record);
             object::set(&mut v, "score", json!(rounded(*score)));
-            object::set(&mut v, "relevance", json!(rounded(hit.relevance)));
+            object::set(&mut v, "relevance", json!(rounded(*relevance)));
+            if let Some(close) = close {
+                object::set(&mut v, "similarity", json!(rounded(*close)));
+            }
             v
         })
         .collect();
@@ -169,6 +245,9 @@ pub async fn run(call: Call<'_>) -> Result<Value, Fail> {
         "count": memories.len(),
         "memories": memories,
     });
+    if let Some(similarity) = &similarity {
+        similarity.note(&mut out, true);
+    }
     if ranked.is_empty() {
         object::set(
             &mut out,

@@ -37,8 +37,25 @@ pub fn not_configured() -> String {
     )
 }
 
-/// The embeddings of `texts` (at least one), from the caller's service.
-pub async fn embed(call: &Call<'_>, texts: &[String]) -> Result<Embeddings, ToolError> {
+/// The caller's embeddings service, as its Config Center entry names it.
+#[derive(Debug, Clone)]
+pub struct Service {
+    base_url: String,
+    model: String,
+    api_key: Option<String>,
+}
+
+impl Service {
+    /// What tells one service's embeddings from another's: its address and model (the same
+    /// text embedded by both is the same embedding).
+    #[must_use]
+    pub fn fingerprint(&self) -> String {
+        format!("{}\n{}", self.base_url, self.model)
+    }
+}
+
+/// The caller's embeddings service, or why there is none ([`ToolError::NotConfigured`]).
+pub async fn service(call: &Call<'_>) -> Result<Service, ToolError> {
     let values = match &call.env.config {
         Some(config) => config.values(&call.ctx.user_id, SERVICE).await,
         None => None,
@@ -50,16 +67,35 @@ pub async fn embed(call: &Call<'_>, texts: &[String]) -> Result<Embeddings, Tool
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|s| !s.is_empty())
+            .map(str::to_owned)
     };
-    let base = field("base_url").ok_or_else(|| ToolError::NotConfigured(not_configured()))?;
-    let model = field("model").unwrap_or(DEFAULT_MODEL).to_owned();
+    Ok(Service {
+        base_url: field("base_url").ok_or_else(|| ToolError::NotConfigured(not_configured()))?,
+        model: field("model").unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+        api_key: field("api_key"),
+    })
+}
+
+/// The embeddings of `texts` (at least one), from the caller's service.
+pub async fn embed(call: &Call<'_>, texts: &[String]) -> Result<Embeddings, ToolError> {
+    let service = service(call).await?;
+    embed_with(call, &service, texts).await
+}
+
+/// The embeddings of `texts` (at least one), from `service`.
+pub async fn embed_with(
+    call: &Call<'_>,
+    service: &Service,
+    texts: &[String],
+) -> Result<Embeddings, ToolError> {
+    let model = service.model.clone();
     let mut headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
-    if let Some(key) = field("api_key") {
+    if let Some(key) = &service.api_key {
         headers.push(("Authorization".to_owned(), format!("Bearer {key}")));
     }
     let request = WebRequest {
         method: "POST".to_owned(),
-        url: format!("{}/embeddings", base.trim_end_matches('/')),
+        url: format!("{}/embeddings", service.base_url.trim_end_matches('/')),
         headers,
         body: Some(
             json!({"model": model, "input": texts})

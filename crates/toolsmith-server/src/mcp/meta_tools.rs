@@ -158,7 +158,7 @@ pub(crate) async fn call(
 ) -> Result<CallToolResult, String> {
     use super::control_plane::parse;
     Ok(match op {
-        Op::Search => search_tools(caller, parse(args)?),
+        Op::Search => search_tools(caller, parse(args)?).await,
         Op::Help => {
             let HelpArgs { tool_name } = parse(args)?;
             tool_help(caller, &tool_name).await
@@ -174,22 +174,27 @@ pub(crate) async fn call(
     })
 }
 
-fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
+async fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
     let index = caller.search_index();
     let everything = lists_everything(&args.query);
-    let hits = index
-        .search(
-            &args.query,
-            args.category.as_deref(),
-            |source| match source {
-                Source::Registry(tool) | Source::Off(tool) => caller.can_see(tool),
-                Source::Server(_) => true,
-            },
-        )
-        .into_iter()
-        // The relevance floor: a tool sharing a word with the request is no answer to it.
-        .filter(|hit| everything || hit.evidence.is_relevant())
-        .collect();
+    let found = index.search(
+        &args.query,
+        args.category.as_deref(),
+        |source| match source {
+            Source::Registry(tool) | Source::Off(tool) => caller.can_see(tool),
+            Source::Server(_) => true,
+        },
+    );
+    // The relevance floor (a tool sharing a word with the request is no answer to it), and
+    // with the caller's embeddings service the tools close in meaning too.
+    let (hits, similarity) = if everything {
+        (found, None)
+    } else {
+        let (hits, similarity) = index
+            .answering(caller, &args.query, args.category.as_deref(), found)
+            .await;
+        (hits, Some(similarity))
+    };
     // An alias is answered by the listed tool it stands for, once.
     let hits = index.listed_names_only(hits);
     let limit = args
@@ -250,6 +255,9 @@ fn search_tools(caller: &Caller<'_>, args: SearchArgs) -> CallToolResult {
     }
     if let Some(category) = args.category {
         object::set(&mut out, "category", json!(category));
+    }
+    if let Some(similarity) = &similarity {
+        similarity.note(&mut out, true);
     }
     let all_off = !shown.is_empty()
         && shown

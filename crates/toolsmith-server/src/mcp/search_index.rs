@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
+use toolsmith_builtins::vectors::hybrid::Similarity;
 use toolsmith_core::{RegisteredTool, ToolDefinition, ToolRegistry};
 
 use super::catalog::{SERVER_TOOLS, ServerOp, ServerTool};
@@ -265,5 +266,85 @@ impl SearchCache {
             entries,
             index,
         }
+    }
+}
+
+/// Characters of a tool's description embedded for the hybrid ranking.
+const EMBEDDED_DESCRIPTION_CHARS: usize = 400;
+
+/// What is embedded of a tool: its name as words, its description's start and its tags.
+fn embedded_text(def: &ToolDefinition) -> String {
+    let description: String = def
+        .description
+        .chars()
+        .take(EMBEDDED_DESCRIPTION_CHARS)
+        .collect();
+    format!(
+        "{}\n{description}\n{}",
+        def.name.replace('_', " "),
+        def.tags.join(", ")
+    )
+}
+
+impl OwnerIndex {
+    /// The hits of a search (`found`: [`OwnerIndex::search`]'s, best first) that answer it:
+    /// those above the relevance floor and, when the caller has an embeddings service (the
+    /// hybrid ranking `delegate_search` and `recall` share,
+    /// [`toolsmith_builtins::vectors::hybrid`]), every visible tool whose meaning is close
+    /// enough, ranked by words plus similarity. `None` beside them: no embeddings service, the
+    /// full-text answer unchanged.
+    pub async fn answering(
+        &self,
+        caller: &super::handler::Caller<'_>,
+        query: &str,
+        category: Option<&str>,
+        found: Vec<Hit>,
+    ) -> (Vec<Hit>, Similarity) {
+        let visible = |source: &Source| match source {
+            Source::Registry(tool) | Source::Off(tool) => caller.can_see(tool),
+            Source::Server(_) => true,
+        };
+        let candidates = self.search("*", category, visible);
+        let texts: Vec<String> = candidates
+            .iter()
+            .map(|hit| embedded_text(self.definition(hit.doc)))
+            .collect();
+        let similarity = caller
+            .service()
+            .text_similarity(&caller.who(), query, &texts, "search_tools")
+            .await;
+        if !matches!(similarity, Similarity::Scores(_)) {
+            let relevant = found
+                .into_iter()
+                .filter(|hit| hit.evidence.is_relevant())
+                .collect();
+            return (relevant, similarity);
+        }
+        let words: HashMap<usize, &Hit> = found
+            .iter()
+            .filter(|hit| hit.evidence.is_relevant())
+            .map(|hit| (hit.doc, hit))
+            .collect();
+        let mut ranked: Vec<Hit> = candidates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, candidate)| {
+                let by_words = words.get(&candidate.doc);
+                let rank = similarity.rank(i, by_words.map_or(0.0, |hit| hit.score))?;
+                Some(Hit {
+                    doc: candidate.doc,
+                    score: rank,
+                    evidence: by_words.map_or_else(Evidence::default, |hit| hit.evidence),
+                })
+            })
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then_with(|| {
+                self.definition(a.doc)
+                    .name
+                    .cmp(&self.definition(b.doc).name)
+            })
+        });
+        (ranked, similarity)
     }
 }

@@ -738,12 +738,8 @@ impl ToolService {
                             .sum::<u32>()
                     })
                     .sum();
-                let close = similarity.of(index);
-                let rank = f64::from(score)
-                    + close.unwrap_or(0.0).max(0.0)
-                        * super::delegation_embeddings::SIMILARITY_WEIGHT;
-                let near = close.is_some_and(|c| c >= super::delegation_embeddings::MIN_SIMILARITY);
-                (score > 0 || near).then_some((rank, score, close, agent, link))
+                let rank = similarity.rank(index, f64::from(score))?;
+                Some((rank, score, similarity.of(index), agent, link))
             })
             .collect();
         hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.3.name.cmp(&b.3.name)));
@@ -775,15 +771,7 @@ impl ToolService {
             "call delegate with one of these agents".to_owned()
         };
         let mut answer = json!({"agents": found, "targets": targets.len(), "next": next});
-        match &similarity {
-            super::delegation_embeddings::Similarity::Scores(_) => {
-                toolsmith_core::object::set(&mut answer, "search", json!("hybrid"));
-            }
-            super::delegation_embeddings::Similarity::Unavailable(why) => {
-                toolsmith_core::object::set(&mut answer, "search", json!("full text"));
-                toolsmith_core::object::set(&mut answer, "embeddings", json!(why));
-            }
-        }
+        similarity.note(&mut answer, false);
         Ok(answer)
     }
 

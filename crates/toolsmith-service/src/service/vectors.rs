@@ -121,3 +121,20 @@ impl VectorIndex for StoreVectors {
             .map_err(vector_error)
     }
 }
+
+impl crate::ToolService {
+    /// The similarity of `query` to each of `texts` by the caller's embeddings service: the
+    /// optional second ranking of `search_tools` (its server side has no built-ins' handles),
+    /// as `delegate_search` and `recall` rank
+    /// ([`toolsmith_builtins::vectors::hybrid::similarity`]).
+    pub async fn text_similarity(
+        &self,
+        ctx: &toolsmith_core::ToolContext,
+        query: &str,
+        texts: &[String],
+        used_by: &str,
+    ) -> toolsmith_builtins::vectors::hybrid::Similarity {
+        toolsmith_builtins::vectors::hybrid::similarity(&self.builtins, ctx, query, texts, used_by)
+            .await
+    }
+}
