@@ -59,7 +59,26 @@ pub struct Workspaces {
     deny: Arc<DenyList>,
     root: OwnedFd,
     locks: Mutex<HashMap<String, Arc<UserLocks>>>,
-    changes: tokio::sync::broadcast::Sender<WorkspaceChange>,
+    changes: Changes,
+}
+
+/// The change channel and each changed workspace's [`ChangeCount`], kept together so every
+/// message carries its workspace's count in the order it was sent.
+#[derive(Clone)]
+struct Changes {
+    sender: tokio::sync::broadcast::Sender<WorkspaceChange>,
+    counts: Arc<Mutex<HashMap<PathBuf, ChangeCount>>>,
+}
+
+/// How many changes one workspace has had (since the process started), and how many of them
+/// changed its listing: what a listener that fell behind compares to learn whether its own
+/// workspace changed meanwhile ([`Workspaces::change_count`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChangeCount {
+    /// Every change.
+    pub changed: u64,
+    /// The changes that moved the listing.
+    pub listed: u64,
 }
 
 /// How many changes a slow listener may fall behind before it is told it lagged
@@ -78,6 +97,8 @@ pub struct WorkspaceChange {
     pub path: String,
     /// Whether the workspace's listing changed too (a file created, moved or removed).
     pub listed: bool,
+    /// The workspace's count with this change.
+    pub count: ChangeCount,
 }
 
 /// What one user's workspaces share between calls: the lock every change holds, and the bytes
@@ -125,16 +146,32 @@ impl Workspaces {
             config: Arc::new(config),
             root,
             locks: Mutex::new(HashMap::new()),
-            changes: tokio::sync::broadcast::channel(CHANGES_BUFFER).0,
+            changes: Changes {
+                sender: tokio::sync::broadcast::channel(CHANGES_BUFFER).0,
+                counts: Arc::default(),
+            },
         })
     }
 
     /// Every later change of any workspace's files made through the workspace operations
-    /// ([`WorkspaceChange`]); a listener that falls behind gets `Lagged` and should assume
-    /// anything changed.
+    /// ([`WorkspaceChange`]); a listener that falls behind gets `Lagged` and learns from
+    /// [`Workspaces::change_count`] whether its own workspace changed meanwhile.
     #[must_use]
     pub fn subscribe_changes(&self) -> tokio::sync::broadcast::Receiver<WorkspaceChange> {
-        self.changes.subscribe()
+        self.changes.sender.subscribe()
+    }
+
+    /// The count of changes of the workspace whose folder is `root`
+    /// ([`Workspace::root_path`]) so far.
+    #[must_use]
+    pub fn change_count(&self, root: &Path) -> ChangeCount {
+        self.changes
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(root)
+            .copied()
+            .unwrap_or_default()
     }
 
     #[must_use]
@@ -291,7 +328,7 @@ pub struct Workspace {
     config: Arc<WorkspaceSettings>,
     deny: Arc<DenyList>,
     lock: Arc<UserLocks>,
-    changes: tokio::sync::broadcast::Sender<WorkspaceChange>,
+    changes: Changes,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -345,13 +382,25 @@ impl Workspace {
     /// Tells the listeners of [`Workspaces::subscribe_changes`] that `path` changed (nobody
     /// listening is not an error).
     pub(crate) fn changed(&self, path: &WsPath, listed: bool) {
-        if self.changes.receiver_count() > 0 {
-            let _ = self.changes.send(WorkspaceChange {
-                root: self.root_path.clone(),
-                path: path.to_string(),
-                listed,
-            });
+        if self.changes.sender.receiver_count() == 0 {
+            return;
         }
+        let mut counts = self
+            .changes
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let count = counts.entry(self.root_path.clone()).or_default();
+        count.changed += 1;
+        count.listed += u64::from(listed);
+        let count = *count;
+        // Sent under the lock, so the counts arrive in the order they were made.
+        let _ = self.changes.sender.send(WorkspaceChange {
+            root: self.root_path.clone(),
+            path: path.to_string(),
+            listed,
+            count,
+        });
     }
 
     /// Whether listings must leave `path` out (denied, or a write in progress).

@@ -32,7 +32,7 @@ use rmcp::service::{SubscriptionContext, SubscriptionSendError, SubscriptionSink
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
-use toolsmith_builtins::workspace::WorkspaceChange;
+use toolsmith_builtins::workspace::{ChangeCount, WorkspaceChange};
 use toolsmith_core::ToolContext;
 use toolsmith_service::bridge::SurfaceChange;
 use toolsmith_service::resources::{ResourceBody, ResourceRef};
@@ -300,15 +300,40 @@ pub(crate) fn accepted_uris(requested: &[String], files: bool) -> Vec<String> {
 pub(crate) struct ListenStart {
     catalog: u64,
     defined: u64,
-    files: Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
+    files: WatchedFiles,
     bridged: Option<tokio::sync::broadcast::Receiver<SurfaceChange>>,
+}
+
+/// The workspace side of a watcher: every workspace's changes, the caller's workspace folder,
+/// and the count of its changes told so far ([`ChangeCount`]), which a watcher that fell
+/// behind compares with the workspace's count now.
+struct WatchedFiles {
+    changes: Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
+    root: Option<std::path::PathBuf>,
+    seen: ChangeCount,
+}
+
+impl WatchedFiles {
+    /// The count of the caller's workspace now.
+    fn count(&self, service: &ToolService) -> ChangeCount {
+        match (service.workspaces(), &self.root) {
+            (Some(workspaces), Some(root)) => workspaces.change_count(root),
+            _ => ChangeCount::default(),
+        }
+    }
 }
 
 impl ListenStart {
     /// Now, for the caller of `ctx`.
     pub(crate) fn now(service: &ToolService, ctx: &ToolContext) -> ListenStart {
+        let mut files = WatchedFiles {
+            changes: service.workspace_changes(),
+            root: service.workspace_root(ctx),
+            seen: ChangeCount::default(),
+        };
+        files.seen = files.count(service);
         ListenStart {
-            files: service.workspace_changes(),
+            files,
             bridged: service.bridged_changes(),
             catalog: service.registry().catalog_version(&ctx.user_id),
             defined: service.resource_catalog().version(&ctx.user_id),
@@ -358,7 +383,6 @@ pub(crate) async fn listen(
     catalog.borrow_and_update();
     let mut defined = service.resource_catalog().subscribe();
     defined.borrow_and_update();
-    let root = service.workspace_root(&ctx);
     let watched = watch(
         Watched {
             service,
@@ -368,7 +392,7 @@ pub(crate) async fn listen(
             stop,
         },
         [(catalog, start.catalog), (defined, start.defined)],
-        (start.files, root),
+        start.files,
         start.bridged,
     );
     tokio::select! {
@@ -451,7 +475,6 @@ pub(crate) fn watch_session(
     let mut defined = service.resource_catalog().subscribe();
     defined.borrow_and_update();
     let start = ListenStart::now(&service, &ctx);
-    let root = service.workspace_root(&ctx);
     async move {
         watch(
             Watched {
@@ -462,7 +485,7 @@ pub(crate) fn watch_session(
                 stop,
             },
             [(catalog, start.catalog), (defined, start.defined)],
-            (start.files, root),
+            start.files,
             start.bridged,
         )
         .await;
@@ -490,10 +513,7 @@ async fn watch(
         (mut catalog, mut seen_version),
         (mut defined, mut defined_seen),
     ]: [(tokio::sync::watch::Receiver<u64>, u64); 2],
-    (mut files, root): (
-        Option<tokio::sync::broadcast::Receiver<WorkspaceChange>>,
-        Option<std::path::PathBuf>,
-    ),
+    mut files: WatchedFiles,
     mut bridged: Option<tokio::sync::broadcast::Receiver<SurfaceChange>>,
 ) {
     let registry = service.registry().clone();
@@ -523,14 +543,30 @@ async fn watch(
             () = subscriptions.added.notified() => {}
             changed = catalog.changed() => if changed.is_err() { return },
             changed = defined.changed() => if changed.is_err() { return },
-            change = next_change(&mut files) => {
+            change = next_change(&mut files.changes) => {
                 let (path, listed) = match change {
-                    Ok(change) if Some(&change.root) == root.as_ref() => (Some(change.path), change.listed),
+                    // A change the resync after a lag already told is not told again.
+                    Ok(change) if Some(&change.root) == files.root.as_ref() => {
+                        if change.count.changed <= files.seen.changed {
+                            continue;
+                        }
+                        files.seen = change.count;
+                        (Some(change.path), change.listed)
+                    }
                     Ok(_) => continue,
-                    // Fell behind: anything may have changed.
-                    Err(RecvError::Lagged(_)) => (None, true),
+                    // Fell behind every workspace's changes: the caller's own count says
+                    // whether any of them was its workspace's (and whether the listing moved);
+                    // which file, it cannot say, so each subscribed one is told.
+                    Err(RecvError::Lagged(_)) => {
+                        let now = files.count(&service);
+                        let seen = std::mem::replace(&mut files.seen, now);
+                        match (now.changed != seen.changed, now.listed != seen.listed) {
+                            (true, listed) => (None, listed),
+                            (false, _) => continue,
+                        }
+                    }
                     Err(RecvError::Closed) => {
-                        files = None;
+                        files.changes = None;
                         continue;
                     }
                 };

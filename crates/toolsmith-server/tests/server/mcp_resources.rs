@@ -612,3 +612,58 @@ async fn complete_path(session: &Session) -> rmcp::model::CompleteResult {
         .await
         .expect("completion/complete")
 }
+
+#[tokio::test]
+async fn a_subscriber_left_behind_is_told_only_what_its_own_workspace_may_have_changed() {
+    use toolsmith_builtins::workspace::{WriteOptions, WsPath};
+    let (server, _workspaces) = server_with_workspace().await;
+    let mut bob = Session::open(&server, "bob").await;
+    for uri in ["toolsmith://workspace/a.txt", "toolsmith://workspace/b.txt"] {
+        bob.client
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .expect("resources/subscribe");
+    }
+    // Alice's workspace changes more often than the change channel holds (256) with nothing
+    // awaited in between, so bob's watcher (on this test's one thread) falls behind them.
+    let mut alice = Identity::local_default().tool_context();
+    alice.user_id = "alice".to_owned();
+    let workspaces = server.state.service.workspaces().expect("a workspace");
+    let workspace = workspaces.for_call(&alice).expect("alice's workspace");
+    let path = WsPath::parse("a.txt", workspace.root_path(), workspace.limits()).expect("a path");
+    let options = WriteOptions {
+        overwrite: true,
+        create_parents: false,
+    };
+    for n in 0..300 {
+        workspace
+            .write(&path, format!("alice {n}").as_bytes(), options)
+            .expect("alice writes");
+    }
+    bob.write("b.txt", "bob's").await;
+    assert_eq!(
+        bob.notes.recv().await.expect("the session is open"),
+        "updated toolsmith://workspace/b.txt",
+        "none of bob's files changed while his watcher was behind: nothing is told of that"
+    );
+    assert_eq!(bob.notes.recv().await.as_deref(), Some("list_changed"));
+
+    // Behind again, and this time one of the changes missed was bob's own (a.txt created): he
+    // is told that his subscribed files may have changed, and that the listing did.
+    let mut bob_ctx = Identity::local_default().tool_context();
+    bob_ctx.user_id = "bob".to_owned();
+    let own = workspaces.for_call(&bob_ctx).expect("bob's workspace");
+    own.write(&path, b"bob's a", options).expect("bob writes");
+    for n in 0..300 {
+        workspace
+            .write(&path, format!("alice again {n}").as_bytes(), options)
+            .expect("alice writes");
+    }
+    for expected in [
+        "updated toolsmith://workspace/a.txt",
+        "updated toolsmith://workspace/b.txt",
+        "list_changed",
+    ] {
+        assert_eq!(bob.notes.recv().await.as_deref(), Some(expected));
+    }
+}
