@@ -146,7 +146,16 @@ pub fn settings(host: &str) -> ToolServiceSettings {
 /// An app on `service` with the `sessions` group on, the tool `shout`, the service `local` at `host` and the agent
 /// `helper` (which may call the sessions tools and `shout`).
 pub async fn setup_app(host: &str, service: ToolServiceSettings) -> TestApp {
-    let app = TestApp::with_configs(service, Default::default()).await;
+    set_up(
+        TestApp::with_configs(service, Default::default()).await,
+        host,
+    )
+    .await
+}
+
+/// `app` with the `sessions` group on, the `shout` tool, the scripted model server at `host` as
+/// the Config Center service `local`, and the agent `helper` on it.
+async fn set_up(app: TestApp, host: &str) -> TestApp {
     // The group is off until an admin switches it on.
     app.json(
         axum::http::Method::PUT,
@@ -786,6 +795,17 @@ async fn steer_with_restart_cancels_and_respawns_keeping_the_label() {
 /// end reaches the client as a `notifications/message` of logger `toolsmith/subagents`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_drives_sessions_and_every_subagent_action() {
+    python_sdk_drives_sessions(false).await;
+}
+
+/// The same run with the store on PostgreSQL: sessions, subagents, their limits (counted in the
+/// store) and deny lists by depth as on SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_drives_sessions_and_every_subagent_action_on_postgres() {
+    python_sdk_drives_sessions(true).await;
+}
+
+async fn python_sdk_drives_sessions(on_postgres: bool) {
     use crate::mcp_support::{prerequisite, python, run_client};
     if !prerequisite("the MCP Python SDK", &python()) {
         return;
@@ -793,7 +813,14 @@ async fn the_python_sdk_drives_sessions_and_every_subagent_action() {
     let (_model, host) = model_server().await;
     let mut service = settings(&host);
     service.sessions.subagents.max_children_per_agent = 3;
-    let app = setup_app(&host, service).await;
+    let app = if on_postgres {
+        let Some(app) = TestApp::on_postgres(service, Default::default()).await else {
+            return;
+        };
+        set_up(app, &host).await
+    } else {
+        setup_app(&host, service).await
+    };
     let server = serve_loopback(app.router.clone()).await;
     let report = run_client(
         "mcp_sessions.py",

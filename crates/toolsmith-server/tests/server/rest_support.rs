@@ -19,6 +19,8 @@ pub struct TestApp {
     pub state: AppState,
     pub router: Router,
     _dir: TempDir,
+    /// The PostgreSQL server the app's store is on ([`TestApp::on_postgres`]); none on SQLite.
+    _cluster: Option<toolsmith_store::testkit::PgCluster>,
 }
 
 /// One answer, body parsed as JSON (`Value::Null` for an empty or non-JSON body; `text` keeps
@@ -69,12 +71,45 @@ impl TestApp {
         let service = ToolService::open_sqlite(service, db, connectors)
             .await
             .expect("service opens");
+        TestApp::serving(service, config, dir, None)
+    }
+
+    /// The application on a fresh database of a PostgreSQL server of its own (the project's
+    /// scripts install PostgreSQL; `None`, the test skipped, only outside CI when it is missing).
+    pub async fn on_postgres(
+        service: ToolServiceSettings,
+        config: ServerSettings,
+    ) -> Option<TestApp> {
+        let cluster = toolsmith_store::testkit::pg_or_skip()?;
+        let url = cluster.create_database().expect("a database");
+        let store = toolsmith_store::PgStore::connect(&url, &toolsmith_store::PgOptions::default())
+            .await
+            .expect("the store connects");
+        let key = toolsmith_secrets::SecretKey::generate().expect("a key");
+        let connectors = toolsmith_service::Connectors {
+            cipher: Some(Arc::new(toolsmith_secrets::Cipher::new(&key))),
+            ..toolsmith_service::Connectors::default()
+        };
+        let service = ToolService::open_with(service, Arc::new(store), connectors)
+            .await
+            .expect("service opens");
+        let dir = tempfile::tempdir().expect("temp dir");
+        Some(TestApp::serving(service, config, dir, Some(cluster)))
+    }
+
+    fn serving(
+        service: Arc<ToolService>,
+        config: ServerSettings,
+        dir: TempDir,
+        cluster: Option<toolsmith_store::testkit::PgCluster>,
+    ) -> TestApp {
         let state = AppState::new(service, Arc::new(config));
         let router = toolsmith_server::app::router(state.clone());
         TestApp {
             state,
             router,
             _dir: dir,
+            _cluster: cluster,
         }
     }
 
