@@ -10,7 +10,9 @@
 //   same, no new approval appears, and Executions records `denied`.
 // - Executions, Tokens, Approvals and the tool's History and Test tabs at 1280 and 390 px, light
 //   and dark: no word split, nothing overflowing (ui_layout.mjs), no axe violation.
-// - A server restart: the page shows "Reconnecting to the server…" and comes back by itself.
+// - A server restart: the page shows "Reconnecting to the server…" and comes back by itself,
+//   refreshed in place (a typed filter kept).
+// - A page whose data comes late never covers the page the person went on to.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -116,7 +118,7 @@ export async function approvalFlows(t) {
     await until('every call again', async () => (await rows()) > 1);
   });
 
-  await step('the page reconnects by itself after a server restart', async () => {
+  await step('the page reconnects by itself after a server restart, keeping what the person typed', async () => {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'toolsmith-ui-restart-'));
     let server = await serveOn(t.bin, port, dataDir);
@@ -124,6 +126,11 @@ export async function approvalFlows(t) {
     try {
       await p.goto(`http://127.0.0.1:${port}/#/executions`);
       await visible(p.getByRole('heading', { name: 'Executions', level: 1 }));
+      const caller = p.getByLabel('Caller (agent id)');
+      await caller.pressSequentially('no-such-agent', { delay: 20 });
+      await visible(p.getByText('No executions match.'));
+      // The page's own element: coming back must refresh it in place, not build a new page.
+      await caller.evaluate((el) => { el.dataset.before = 'restart'; });
       const exited = new Promise((resolve) => server.once('exit', resolve));
       server.kill('SIGTERM');
       await exited;
@@ -132,10 +139,44 @@ export async function approvalFlows(t) {
       server = await serveOn(t.bin, port, dataDir);
       await banner.waitFor({ state: 'hidden', timeout: 15000 });
       await visible(p.getByRole('heading', { name: 'Executions', level: 1 }));
+      // Came back with the filter as typed, still applied, in the same page (it was rebuilt
+      // empty before).
+      assert.equal(await caller.inputValue(), 'no-such-agent');
+      assert.equal(await caller.getAttribute('data-before'), 'restart');
+      await visible(p.getByText('No executions match.'));
     } finally {
       await p.close();
       server.kill('SIGTERM');
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  await step('a page that loads after the person went on never covers the newer page', async () => {
+    const p = await context.newPage();
+    try {
+      await p.goto(`${BASE}/#/tools`);
+      await visible(p.getByRole('heading', { name: 'Tools', level: 1 }));
+      // The tool's own read answers late (a loaded server); meanwhile the person opens New tool.
+      let released;
+      const held = new Promise((resolve) => { released = resolve; });
+      let asked;
+      const askedSeen = new Promise((resolve) => { asked = resolve; });
+      const slow = `${BASE}/api/v1/custom-tools/${t.toolId}`;
+      await p.route(slow, async (route) => { asked(); await held; await route.continue(); });
+      await p.evaluate((id) => { window.location.hash = `#/tools/${id}`; }, t.toolId);
+      await askedSeen;
+      await p.evaluate(() => { window.location.hash = '#/tools/new'; });
+      await visible(p.getByRole('heading', { name: 'New tool' }));
+      released();
+      await p.waitForResponse((r) => r.url() === slow);
+      await p.waitForTimeout(300);
+      // The late answer drew into its own, detached view: New tool is still the page (the
+      // tool's page replaced it before).
+      assert.equal(await p.getByRole('heading', { name: 'New tool' }).count(), 1);
+      assert.equal(await p.getByRole('link', { name: '← All tools' }).count(), 0);
+      await p.unroute(slow);
+    } finally {
+      await p.close();
     }
   });
 

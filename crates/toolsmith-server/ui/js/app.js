@@ -2,7 +2,9 @@
 // live feed (GET /api/v1/changes every second with If-None-Match; a page refreshes itself
 // when what it shows moved). When the server cannot be reached (a restart), a "reconnecting"
 // banner shows and the feed retries with backoff (1 s doubling to 10 s); once it answers, the
-// page reloads what it shows.
+// page refreshes what it shows in place (a typed filter, "Show more", an open form are kept).
+// Each route renders into a view of its own: a page still loading when the person went on
+// (or when the feed came back) writes into its own detached view, never over the newer page.
 
 import { ApiError, get, getToken, setToken } from './api.js';
 import { h, replace, field, toast } from './dom.js';
@@ -27,7 +29,7 @@ import * as resources from './pages/resources.js';
 const POLL_MS = 1000;
 const MAX_RETRY_MS = 10000;
 const main = document.getElementById('main');
-const state = { session: null, page: null, changes: null, etag: null, polling: false, offline: false, retryMs: POLL_MS };
+const state = { session: null, page: null, changes: null, etag: null, polling: false, offline: false, retryMs: POLL_MS, routes: 0 };
 
 /** What pages get: the session and helpers. */
 const ctx = {
@@ -95,12 +97,23 @@ async function route() {
     else a.removeAttribute('aria-current');
   }
   closeMenu();
-  replace(main, h('p', { class: 'loading', text: 'Loading…' }));
+  // This route's own view: a newer route replaces it, so whatever this render or its page
+  // writes later lands in a detached element.
+  const seq = ++state.routes;
+  const view = h('div', { class: 'view' }, h('p', { class: 'loading', text: 'Loading…' }));
+  replace(main, view);
+  let page = null;
   try {
-    state.page = (await module.render(main, ctx, r)) || null;
+    page = (await module.render(view, ctx, r)) || null;
   } catch (e) {
-    showError(e);
+    if (seq === state.routes) showError(e);
   }
+  if (seq !== state.routes) {
+    // The person (or the feed) went on while this page loaded: it never becomes the page.
+    if (page && page.destroy) page.destroy();
+    return;
+  }
+  state.page = page;
   // A form page (New tool, Edit) starts in its first field, so a keyboard user's first keys
   // land there; any other page starts at its content.
   const first = module === editor
@@ -255,11 +268,17 @@ async function poll() {
     return;
   }
   if (state.offline) {
-    // Back: whatever moved meanwhile, the page reads it again.
+    // Back: whatever moved meanwhile, the page reads it again — in place when it can (what the
+    // person typed or opened stays), from the start when it cannot (it has no refresh, or it
+    // failed to load while the server was away).
     setOffline(false);
     state.etag = null;
     state.changes = null;
-    try { await route(); } catch { /* shown by the page */ }
+    if (state.page && state.page.refresh) {
+      try { await state.page.refresh({ tools: true, approvals: true, usage: true }); } catch { /* the next change retries */ }
+    } else {
+      try { await route(); } catch { /* shown by the page */ }
+    }
     return;
   }
   if (answer.notModified) return;
