@@ -208,7 +208,7 @@ fn web_ui_in_chromium() {
         report["error"].as_str().unwrap_or("(no message)")
     );
     let steps = report["steps"].as_array().map_or(0, Vec::len);
-    assert_eq!(steps, 27, "every step ran: {report}");
+    assert_eq!(steps, 28, "every step ran: {report}");
     // 13 pages × light and dark × 1280 and 390 px, each audited by axe and the layout check
     // (`tests/clients/ui_layout.mjs`) with nothing found.
     assert_eq!(report["accessibility"]["audits"], 52, "{report}");
