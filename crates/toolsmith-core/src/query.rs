@@ -38,6 +38,25 @@ impl ToolQuery {
     }
 }
 
+/// A custom tool moving from one owner to another (a user or an organisation, issue 41):
+/// what `ToolStore::move_tool` writes in one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolMove {
+    pub id: String,
+    /// The owner it has now; the move happens only while it still has it.
+    pub from: String,
+    pub to: String,
+    /// The move happens only at this revision.
+    pub expected_revision: i64,
+    /// The tool's code under its new owner (a command tool's sealed env is bound to its
+    /// owner, so it is sealed again), and each stored version's, by version.
+    pub code: String,
+    pub version_codes: Vec<(i64, String)>,
+    pub at: DateTime<Utc>,
+    /// The most tools the new owner may have, this one included.
+    pub max_per_owner: u64,
+}
+
 /// One page of a listing, with the total number of matches.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolPage {

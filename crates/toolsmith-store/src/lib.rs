@@ -63,7 +63,7 @@ pub use toolsmith_core::organization::{MemberWrite, OrgMemberRecord, OrgRole, Or
 pub use toolsmith_core::prompt::{PromptRecord, PromptUpdate, PromptVersionRecord};
 pub use toolsmith_core::query::{
     ConfigDependencyChanges, ConfigServiceEntries, ExecutionSample, SealedSample, SealedValue,
-    ServerExecutionSample, ToolPage, ToolQuery, ToolStats,
+    ServerExecutionSample, ToolMove, ToolPage, ToolQuery, ToolStats,
 };
 pub use toolsmith_core::tool_task::{ToolTaskRecord, ToolTaskStatus};
 pub use toolsmith_core::vector::{VectorCollectionRecord, VectorHit, VectorItem, VectorQuery};
@@ -213,6 +213,15 @@ pub trait ToolStore: Send + Sync + 'static {
         id: &str,
         expected_revision: i64,
     ) -> Result<(), StoreError>;
+
+    /// Moves a tool to another owner, with its versions (their code replaced by
+    /// [`ToolMove::version_codes`]), in one transaction: only while it is `from`'s at
+    /// `expected_revision` ([`StoreError::NotFound`], [`StoreError::RevisionConflict`]), its
+    /// name is free at `to` ([`StoreError::NameTaken`]) and `to` has fewer than
+    /// `max_per_owner` tools ([`StoreError::ToolLimit`]). The tool's revision goes up (above
+    /// any a tool of that name ever had at `to`), its name is retired at `from`; its
+    /// executions stay with `from` as history. The tool as stored after.
+    async fn move_tool(&self, change: &ToolMove) -> Result<CustomToolRecord, StoreError>;
 
     async fn count_tools(&self, owner: &str) -> Result<u64, StoreError>;
 

@@ -20,6 +20,7 @@ pub(crate) mod prompts;
 mod records;
 mod sessions;
 mod tasks;
+mod tool_moves;
 pub(crate) mod tools;
 mod vectors;
 

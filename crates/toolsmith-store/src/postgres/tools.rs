@@ -24,7 +24,8 @@ use super::rows::{
     tool_from_row, version_from_row,
 };
 use crate::{
-    ChangeKind, ExecutionSample, ServerExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats,
+    ChangeKind, ExecutionSample, ServerExecutionSample, StoreError, ToolMove, ToolPage, ToolQuery,
+    ToolStats,
 };
 
 store_on_pool! {
@@ -44,6 +45,8 @@ store_on_pool! {
             = update(&mut client, instance, tool, expected_revision);
         fn delete_tool(owner: &str, id: &str, expected_revision: i64) -> ()
             = delete(&mut client, instance, owner, id, expected_revision);
+        fn move_tool(change: &ToolMove) -> CustomToolRecord
+            = move_tool(&mut client, instance, change);
         fn count_tools(owner: &str) -> u64 = count(&**client, owner);
         fn tool_stats(owner: &str) -> ToolStats = stats(&**client, owner);
         fn active_tools() -> Vec<CustomToolRecord> = active(&**client);
@@ -431,6 +434,98 @@ pub(crate) async fn delete(
         .map_err(pg)?;
     notify(&*tx, instance, ChangeKind::Tool, id, owner, None).await?;
     tx.commit().await.map_err(pg)
+}
+
+pub(crate) async fn move_tool(
+    client: &mut Client,
+    instance: &str,
+    change: &ToolMove,
+) -> Result<CustomToolRecord, StoreError> {
+    let tx = client.transaction().await.map_err(pg)?;
+    // The new owner is locked as an insert under a limit locks it: its count holds.
+    lock(&*tx, &owner_key(&change.to)).await?;
+    let (_, name) =
+        expect_revision(&*tx, &change.from, &change.id, change.expected_revision).await?;
+    if count(&*tx, &change.to).await? >= change.max_per_owner {
+        return Err(StoreError::ToolLimit {
+            limit: change.max_per_owner,
+        });
+    }
+    let retired: Option<i64> = tx
+        .query_opt(
+            "SELECT last_revision FROM tool_name_retired WHERE owner = $1 AND name = $2",
+            &[&change.to, &name],
+        )
+        .await
+        .map_err(pg)?
+        .map(|row| row.get(0));
+    let revision = (change.expected_revision + 1).max(retired.map_or(0, |last| last + 1));
+    let at = micros(change.at);
+    let moved = tx
+        .execute(
+            "UPDATE custom_tools SET owner = $1, code = $2, revision = $3, updated_at = $4 \
+             WHERE owner = $5 AND id = $6 AND revision = $7",
+            &[
+                &change.to,
+                &change.code,
+                &revision,
+                &at,
+                &change.from,
+                &change.id,
+                &change.expected_revision,
+            ],
+        )
+        .await
+        .map_err(|e| match unique_violation(&e) {
+            Some("custom_tools_owner_name") => StoreError::NameTaken { name: name.clone() },
+            _ => pg(e),
+        })?;
+    if moved != 1 {
+        return Err(misuse(format!(
+            "tool {} changed while it was being moved",
+            change.id
+        )));
+    }
+    for (version, code) in &change.version_codes {
+        tx.execute(
+            "UPDATE tool_versions SET code = $1 WHERE tool_id = $2 AND version = $3",
+            &[code, &change.id, version],
+        )
+        .await
+        .map_err(pg)?;
+    }
+    // The name is free again at the old owner: a tool created under it starts above this.
+    tx.execute(RETIRE_NAME, &[&change.from, &name, &revision])
+        .await
+        .map_err(pg)?;
+    let tool = get(&*tx, &change.to, "id", &change.id)
+        .await?
+        .ok_or_else(|| {
+            misuse(format!(
+                "tool {} vanished while it was being moved",
+                change.id
+            ))
+        })?;
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Tool,
+        &change.id,
+        &change.from,
+        None,
+    )
+    .await?;
+    notify(
+        &*tx,
+        instance,
+        ChangeKind::Tool,
+        &change.id,
+        &change.to,
+        Some(revision),
+    )
+    .await?;
+    tx.commit().await.map_err(pg)?;
+    Ok(tool)
 }
 
 pub(crate) async fn count(client: &impl GenericClient, owner: &str) -> Result<u64, StoreError> {

@@ -19,7 +19,9 @@ use super::rows::{
     EXECUTION_COLUMNS, TOOL_COLUMNS, VERSION_COLUMNS, backend, execution_from_row, json_text,
     timestamp, tool_from_row, version_from_row,
 };
-use crate::{ExecutionSample, ServerExecutionSample, StoreError, ToolPage, ToolQuery, ToolStats};
+use crate::{
+    ExecutionSample, ServerExecutionSample, StoreError, ToolMove, ToolPage, ToolQuery, ToolStats,
+};
 
 store_on_connections! {
     impl ToolStore {
@@ -38,6 +40,7 @@ store_on_connections! {
             = update_tool(&tool, expected_revision);
         write fn delete_tool(owner: &str, id: &str, expected_revision: i64) -> ()
             = delete_tool(&owner, &id, expected_revision);
+        write fn move_tool(change: &ToolMove) -> CustomToolRecord = move_tool(&change);
         read fn count_tools(owner: &str) -> u64 = count_tools(&owner);
         read fn tool_stats(owner: &str) -> ToolStats = tool_stats(&owner);
         read fn active_tools() -> Vec<CustomToolRecord> = active_tools();
@@ -542,6 +545,75 @@ pub(crate) fn delete_tool(
         .and_then(|mut stmt| stmt.execute(params![owner, name, revision]))
         .map_err(backend)?;
     tx.commit().map_err(backend)
+}
+
+pub(crate) fn move_tool(
+    conn: &mut Connection,
+    change: &ToolMove,
+) -> Result<CustomToolRecord, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let (_, _, name) = expect_revision(&tx, &change.from, &change.id, change.expected_revision)?;
+    if count_tools(&tx, &change.to)? >= change.max_per_owner {
+        return Err(StoreError::ToolLimit {
+            limit: change.max_per_owner,
+        });
+    }
+    if name_owner(&tx, &change.to, &name)?.is_some() {
+        return Err(StoreError::NameTaken { name });
+    }
+    let retired: Option<i64> = tx
+        .prepare_cached(
+            "SELECT last_revision FROM tool_name_retired WHERE owner = ?1 AND name = ?2",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_row(params![change.to, name], |row| row.get(0))
+                .optional()
+        })
+        .map_err(backend)?;
+    let revision = (change.expected_revision + 1).max(retired.map_or(0, |last| last + 1));
+    let at = timestamp(&change.at);
+    let moved = tx
+        .prepare_cached(
+            "UPDATE custom_tools SET owner = ?1, code = ?2, revision = ?3, updated_at = ?4 \
+             WHERE owner = ?5 AND id = ?6 AND revision = ?7",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                change.to,
+                change.code,
+                revision,
+                at,
+                change.from,
+                change.id,
+                change.expected_revision
+            ])
+        })
+        .map_err(backend)?;
+    if moved != 1 {
+        return Err(misuse(format!(
+            "tool {} changed while it was being moved",
+            change.id
+        )));
+    }
+    for (version, code) in &change.version_codes {
+        tx.prepare_cached("UPDATE tool_versions SET code = ?1 WHERE tool_id = ?2 AND version = ?3")
+            .and_then(|mut stmt| stmt.execute(params![code, change.id, version]))
+            .map_err(backend)?;
+    }
+    // The name is free again at the old owner: a tool created under it starts above this.
+    tx.prepare_cached(RETIRE_NAME)
+        .and_then(|mut stmt| stmt.execute(params![change.from, name, revision]))
+        .map_err(backend)?;
+    let tool = get_tool(&tx, &change.to, &change.id)?.ok_or_else(|| {
+        misuse(format!(
+            "tool {} vanished while it was being moved",
+            change.id
+        ))
+    })?;
+    tx.commit().map_err(backend)?;
+    Ok(tool)
 }
 
 pub(crate) fn count_tools(conn: &Connection, owner: &str) -> Result<u64, StoreError> {
