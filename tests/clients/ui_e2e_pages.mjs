@@ -277,6 +277,11 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       assert.ok(offered >= 15, `the upstream's tools: ${offered}`);
       assert.match(await card.innerText(), new RegExp(`Tools \\(${offered}\\)`));
       assert.match(await card.innerText(), /Last error\s+none/);
+      // The last check counts on by itself ("n s ago"), with nothing read or redrawn: it
+      // kept the time of the drawing before.
+      const checkedAgo = async () => Number((/Last check\s+[^\n]*\((\d+) s ago\)/.exec(await card.innerText()) || [])[1]);
+      const first = await until('the last check in seconds', async () => { const n = await checkedAgo(); return Number.isFinite(n) && { n }; });
+      await until('the last check to count on by itself', async () => (await checkedAgo()) >= first.n + 2, 10000);
       await card.getByText(`Tools (${offered})`).click();
       await card.getByRole('link', { name: 'mcp_upstream_echo' }).click();
       await visible(page.getByRole('heading', { name: 'mcp_upstream_echo', level: 1 }));
@@ -309,6 +314,21 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       await visible(card.getByRole('cell', { name: 'agent helper' }));
       const grants = (await rest('GET', '/mcp-grants')).json.data.grants;
       assert.deepEqual(grants.map((g) => `${g.subject}:${g.toolAllow.join(',')}`).sort(), ['helper:add', 'planner:echo']);
+      // A live update keeps what a person holds in the cards: a call of a bridged tool moves the
+      // usage digest and the page reads itself again (the card counts the call) while a grant
+      // is half-typed, the Tools list open and the focus in the field. Before, the cards were
+      // drawn anew: the typed id, the open list and the focus were gone.
+      await card.getByText(`Tools (${offered - 2})`).click();
+      await card.getByLabel('Who (id)').fill('half-typed');
+      const calls = (await rest('GET', '/mcp-servers/upstream')).json.data.calls;
+      const ran = await rest('POST', '/tools/mcp_upstream_echo/execute', { arguments: { text: 'live' } });
+      assert.equal(ran.status, 200, JSON.stringify(ran.json));
+      await until('the card to count the call', async () => new RegExp(`Calls\\s+${calls + 1} \\(`).test(await card.innerText()));
+      assert.equal(await card.getByLabel('Who (id)').inputValue(), 'half-typed', 'the half-typed grant was kept');
+      assert.equal(await card.locator('details').first().evaluate((d) => d.open), true, 'the Tools list stayed open');
+      assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.labels && document.activeElement.labels[0] && document.activeElement.labels[0].textContent), 'Who (id)', 'the focus stayed in the field');
+      await card.getByLabel('Who (id)').fill('');
+      await card.getByText(`Tools (${offered - 2})`).click();
       audited.push(['mcp', '#/mcp']);
     });
 

@@ -1,6 +1,8 @@
 // DOM helpers. Everything from the server is set as text (textContent, attribute values):
 // nothing here parses HTML, so a tool description like <img onerror=…> is shown, never run.
 
+import { ago } from './format.js';
+
 /** Creates an element: h('button', {class: 'x', onclick: fn, 'aria-label': 'Go'}, 'text', child). */
 export function h(tag, attrs, ...children) {
   const el = tag.startsWith('svg:')
@@ -147,7 +149,6 @@ export function tabs(label, list, selected, onSelect) {
   return { el: h('div', { class: 'tabs' }, tablist, panels), show: (id) => show(list.findIndex((t) => t.id === id), false) };
 }
 
-/** A simple table: columns [{label, cell(row) → node|string}]. */
 /**
  * A table in a horizontally scrolling region. Cells keep their text on one line (a narrow
  * screen scrolls the table rather than breaking words); a column with `wrap: true` wraps.
@@ -159,4 +160,64 @@ export function table(caption, columns, rows, empty = 'Nothing to show.') {
       h('caption', { class: 'visually-hidden', text: caption }),
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', text: c.label })))),
       h('tbody', {}, rows.map((r) => h('tr', {}, columns.map((c) => h('td', { class: c.wrap ? 'wrap' : null }, c.cell(r))))))));
+}
+
+/**
+ * A time shown as how long ago it was ("12 s ago"), kept current by `tickSince` (the page calls
+ * it each second): a <time> whose datetime is the instant, whose title is the date and time.
+ */
+export function since(value) {
+  return h('time', { datetime: value, title: new Date(value).toLocaleString(), 'data-since': '', text: ago(value) });
+}
+
+/** Brings every `since` element inside `root` up to date. */
+export function tickSince(root) {
+  for (const el of root.querySelectorAll('time[data-since]')) {
+    const text = ago(el.getAttribute('datetime'));
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
+
+/** Where an element is, in words that survive a redraw: its card's (or form's) label and its own. */
+function placeOf(el, own) {
+  const holder = el.parentElement && el.parentElement.closest('[aria-labelledby], [aria-label]');
+  const holderKey = holder ? holder.getAttribute('aria-label') || holder.getAttribute('aria-labelledby') : '';
+  return `${holderKey}\u0000${el.tagName}\u0000${own}`;
+}
+
+/** A form control's own name: its label's text, else its aria-label, else its text. */
+function controlName(el) {
+  const label = el.labels && el.labels[0];
+  return (label && label.textContent) || el.getAttribute('aria-label') || el.textContent;
+}
+
+// What a person typed or chose is marked on the field (data-typed), so a redraw can carry it
+// over (redrawKeeping) and never put back a value the page itself filled in. Checkboxes and
+// switches are left out: what they show is the server's state.
+const TYPED = 'input:not([type=checkbox]):not([type=radio]), textarea, select';
+document.addEventListener('input', (e) => { if (e.target.matches && e.target.matches(TYPED)) e.target.dataset.typed = ''; }, true);
+
+/**
+ * Redraws `root` with `draw()` (which may be async) keeping what a person holds in it: what
+ * they typed in a field or chose, the <details> they opened and the focus — each found again
+ * in the new drawing by its card's label and its own (a live update never takes a half-typed
+ * value or an open section away).
+ */
+export async function redrawKeeping(root, draw) {
+  const typed = new Map([...root.querySelectorAll('[data-typed]')].map((el) => [placeOf(el, controlName(el)), el.value]));
+  const open = new Set([...root.querySelectorAll('details[open] > summary')].map((s) => placeOf(s.parentElement, s.textContent)));
+  const active = document.activeElement && root.contains(document.activeElement) ? document.activeElement : null;
+  const focused = active ? placeOf(active, controlName(active)) : null;
+  await draw();
+  for (const s of root.querySelectorAll('details > summary')) {
+    if (open.has(placeOf(s.parentElement, s.textContent))) s.parentElement.open = true;
+  }
+  for (const el of root.querySelectorAll(TYPED)) {
+    const key = placeOf(el, controlName(el));
+    if (typed.has(key)) { el.value = typed.get(key); el.dataset.typed = ''; }
+  }
+  if (focused) {
+    const again = [...root.querySelectorAll(active.tagName)].find((el) => placeOf(el, controlName(el)) === focused);
+    if (again) again.focus({ preventScroll: true });
+  }
 }

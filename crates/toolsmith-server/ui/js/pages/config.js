@@ -2,7 +2,7 @@
 // is typed here once and never comes back in clear) and the tools that need each service.
 
 import { del, get, patch, post, seg } from '../api.js';
-import { checkbox, confirmDialog, field, h, replace, toast } from '../dom.js';
+import { checkbox, confirmDialog, field, h, redrawKeeping, replace, toast } from '../dom.js';
 
 export async function render(main, ctx) {
   const admin = ctx.can('admin');
@@ -121,21 +121,24 @@ export async function render(main, ctx) {
     return form;
   }
 
-  // A refresh that finds nothing changed leaves the page as it is (an open form keeps what is
-  // typed in it).
+  // A refresh that finds nothing changed leaves the page as it is; one that finds a change
+  // (a tool registered a service) redraws it with what the person holds kept: a value being
+  // typed, an open form, the focus.
   let shown = null;
-  async function load() {
+  async function load(keeping = false) {
     const data = await get('/config/services');
     const json = JSON.stringify(data);
     if (json === shown) return;
     shown = json;
     const services = Array.isArray(data) ? data : data.services || [];
-    replace(listEl, services.length ? h('ul', { class: 'cards list', 'aria-label': 'Services' }, services.map(serviceCard)) : h('p', { class: 'empty', text: 'No services yet.' }));
+    const draw = () => replace(listEl, services.length ? h('ul', { class: 'cards list', 'aria-label': 'Services' }, services.map(serviceCard)) : h('p', { class: 'empty', text: 'No services yet.' }));
+    if (keeping) await redrawKeeping(listEl, draw);
+    else draw();
   }
 
   replace(main, h('h1', { text: 'Config Center' }),
     h('p', { class: 'muted', text: 'Values your tools need. Secrets are stored encrypted and are only ever shown masked.' }),
     listEl, admin ? newServiceForm() : null);
   await load();
-  return { refresh: (what) => (what.tools ? load() : null) };
+  return { refresh: (what) => (what.tools ? load(true) : null) };
 }

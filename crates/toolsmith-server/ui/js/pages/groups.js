@@ -4,7 +4,7 @@
 // with the group switched, and refuses a change that would break a dependency, saying which.
 
 import { ApiError, get, put, seg } from '../api.js';
-import { h, replace, toast } from '../dom.js';
+import { h, redrawKeeping, replace, toast } from '../dom.js';
 import { number } from '../format.js';
 
 export async function render(main, ctx) {
@@ -51,9 +51,9 @@ export async function render(main, ctx) {
     if (g.disabledReason) needs.push(h('li', {}, `Off by default: ${g.disabledReason}.`));
     if (dependents.length) needs.push(h('li', {}, `${names(dependents)} ${dependents.length > 1 ? 'need' : 'needs'} it.`));
     if (missingTools.length) needs.push(h('li', {}, `Not in this build: ${missingTools.join(', ')}.`));
-    return h('li', { class: `card group-card ${g.enabled ? 'is-on' : 'is-off'}` },
+    return h('li', { class: `card group-card ${g.enabled ? 'is-on' : 'is-off'}`, 'aria-labelledby': `group-${g.id}-name` },
       h('div', { class: 'card-head' },
-        h('h2', { class: 'tool-name' }, h('label', { for: box.id, text: g.name })),
+        h('h2', { class: 'tool-name', id: `group-${g.id}-name` }, h('label', { for: box.id, text: g.name })),
         h('span', { class: 'switch' }, box,
           h('span', { class: `pill ${g.enabled ? 'status active' : 'status disabled'}`, text: g.enabled ? 'On' : 'Off' }))),
       h('p', { class: 'description', id: descId, text: g.description }),
@@ -86,7 +86,8 @@ export async function render(main, ctx) {
   return {
     async refresh() {
       const fresh = await get('/tool-groups');
-      if (JSON.stringify(fresh) !== JSON.stringify(data)) { data = fresh; draw(); }
+      // Redrawn with an open "Its tools" list and the focus kept.
+      if (JSON.stringify(fresh) !== JSON.stringify(data)) { data = fresh; await redrawKeeping(list, draw); }
     },
   };
 }

@@ -1,11 +1,12 @@
 // Upstream MCP servers (docs/mcp-bridge.md), admin only: register, edit and remove a server,
-// see its status (state, last error, last check, calls and errors) and the tools it brought,
-// its grants to users and agents, and the access requests waiting for a decision.
+// see its status (state, last error, last check — "n s ago", counting on —, calls and errors)
+// and the tools it brought, its grants to users and agents, and the access requests waiting for
+// a decision.
 // REST: /api/v1/mcp-servers…, /api/v1/mcp-grants…, /api/v1/mcp-access-requests….
 
 import { ApiError, del, get, post, put, seg } from '../api.js';
-import { checkbox, confirmDialog, field, h, replace, table, toast } from '../dom.js';
-import { ago, dateTime, number } from '../format.js';
+import { checkbox, confirmDialog, field, h, redrawKeeping, replace, since, table, tickSince, toast } from '../dom.js';
+import { dateTime, number } from '../format.js';
 
 const STATE_CLASS = { connected: 'status active', connecting: 'status pending_approval', disabled: 'status disabled' };
 
@@ -73,7 +74,7 @@ export async function render(main, ctx, route) {
         h('dt', { text: 'Transport' }), h('dd', {}, `${c.transport}${c.enabled === false ? ' (disabled)' : ''}`),
         h('dt', { text: c.transport === 'stdio' ? 'Program' : 'URL' }), h('dd', {}, h('code', { text: where })),
         h('dt', { text: 'Source' }), h('dd', { text: s.source === 'api' ? `registered through the API (revision ${s.revision})` : 'the configuration file (changed only there)' }),
-        h('dt', { text: 'Last check' }), h('dd', { text: s.lastCheck ? `${dateTime(s.lastCheck)} (${ago(s.lastCheck)})` : 'not yet' }),
+        h('dt', { text: 'Last check' }), lastCheck(h('dd', { 'data-last-check': s.name }), s),
         h('dt', { text: 'Last error' }), h('dd', { class: s.lastError ? 'error' : '', text: s.lastError || 'none' }),
         h('dt', { text: 'Calls' }), h('dd', { text: `${number(s.calls)} (${number(s.errors)} failed)` }),
         c.envNames && c.envNames.length ? [h('dt', { text: 'Environment' }), h('dd', { text: c.envNames.join(', ') })] : null),
@@ -93,11 +94,16 @@ export async function render(main, ctx, route) {
       asks.length ? [h('h3', { text: `Access requests (${asks.length})` }),
         h('ul', { class: 'entries' }, asks.map((r) => h('li', { class: 'entry' },
           h('p', {}, h('strong', { text: `${r.subjectKind} ${r.subject}` }), ` asks for ${r.tools.length ? r.tools.join(', ') : 'every tool'}`,
-            r.reason ? ` — “${r.reason}”` : '', h('span', { class: 'muted', text: ` (${ago(r.createdAt)}, by ${r.requestedBy})` })),
+            r.reason ? ` — “${r.reason}”` : '', h('span', { class: 'muted' }, ' (', since(r.createdAt), `, by ${r.requestedBy})`)),
           h('div', { class: 'actions' },
             h('button', { type: 'button', class: 'btn small approve', 'aria-label': `Approve the request of ${r.subject}`, text: 'Approve', onclick: () => decide(r, 'approve') }),
             h('button', { type: 'button', class: 'btn small danger', 'aria-label': `Reject the request of ${r.subject}`, text: 'Reject', onclick: () => decide(r, 'reject') })))))] : null,
       h('div', { class: 'card-actions' }, actions));
+  }
+
+  /** A server's last check in `dd`: its date and time, and how long ago (ticking). */
+  function lastCheck(dd, s) {
+    return s.lastCheck ? replace(dd, `${dateTime(s.lastCheck)} (`, since(s.lastCheck), ')') : replace(dd, 'not yet');
   }
 
   function grantForm(s) {
@@ -279,6 +285,8 @@ export async function render(main, ctx, route) {
     timer = null;
     if (gone) return;
     ticks += 1;
+    // "12 s ago" counts on between reads (text only: nothing a person holds is touched).
+    tickSince(body);
     if (!busy() && (servers.some((s) => s.state === 'connecting') || ticks % 3 === 0)) {
       try {
         const before = signature();
@@ -289,6 +297,13 @@ export async function render(main, ctx, route) {
           await draw(enforced);
           for (const d of body.querySelectorAll('details')) if (open.has(d.closest('li') && d.closest('li').getAttribute('aria-labelledby'))) d.open = true;
           refocus(key);
+        } else if (!gone) {
+          // Nothing to redraw, but a server checked again since shows its new time.
+          for (const s of servers) {
+            const dd = [...body.querySelectorAll('dd[data-last-check]')].find((el) => el.dataset.lastCheck === s.name);
+            const shown = dd && dd.querySelector('time');
+            if (dd && (shown ? shown.getAttribute('datetime') : null) !== (s.lastCheck || null)) lastCheck(dd, s);
+          }
         }
       } catch { /* the next tick retries */ }
     }
@@ -297,7 +312,13 @@ export async function render(main, ctx, route) {
   await draw();
   timer = setTimeout(watch, 1000);
   return {
-    async refresh() { if (!formOpen) await draw(); },
+    // A live update (a call counted, the server back online) redraws the cards with what a
+    // person holds in them kept: a half-typed grant, an open Tools list, the focus. The
+    // register or edit form above them is not touched.
+    async refresh() {
+      const enforced = await load();
+      if (!gone) await redrawKeeping(body, () => draw(enforced));
+    },
     destroy() { gone = true; if (timer) clearTimeout(timer); },
   };
 }
