@@ -272,6 +272,10 @@ pub struct ToolContext {
     /// that `requires_confirmation` then waits for a person, as for an agent's call. A
     /// person's REST or CLI call leaves it `false`. Nested calls keep it.
     pub model_caller: bool,
+    /// The person making the call while acting in an organisation (`user_id` is then the
+    /// organisation's id): named in the audit entries the call writes. `None` otherwise.
+    /// Nested calls keep it.
+    pub member: Option<String>,
 }
 
 impl ToolContext {
@@ -295,6 +299,7 @@ impl ToolContext {
             scheduled_run: false,
             narrowing: None,
             model_caller: false,
+            member: None,
         }
     }
 
@@ -329,6 +334,7 @@ impl ToolContext {
             scheduled_run: self.scheduled_run,
             narrowing: self.narrowing.clone(),
             model_caller: self.model_caller,
+            member: self.member.clone(),
         }
     }
 }

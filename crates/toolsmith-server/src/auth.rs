@@ -18,6 +18,14 @@
 //! - Read-only mode refuses every write, whoever asks; reads and executions keep working.
 //! - What was read of the tokens is kept for a second ([`cache`]): a token created or revoked
 //!   by `toolsmith token` while the server runs takes effect within that time.
+//! - **Organisations:** a request with `X-Toolsmith-Organization: <name or id>` (or an OAuth
+//!   token whose configured organisation claim names one) acts in that organisation
+//!   ([`enter_organization`]): membership is read once per request, a non-member (or an
+//!   unknown organisation) gets 404 with the same words either way, and a member acts with
+//!   `user_id` = the organisation's id, [`Identity::member`] = the person, and the token's
+//!   scopes narrowed by the role ([`Scope::of_role`]: a viewer reads and calls, an editor, admin
+//!   or owner writes too; `admin` never). A token whose own user looks like an organisation's
+//!   id (`org_…`) or is the reserved `me` is refused: a person never *is* an organisation.
 
 pub mod cache;
 pub mod oauth;
@@ -34,6 +42,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use sha2::{Digest, Sha256};
 use toolsmith_core::ApiTokenRecord;
+use toolsmith_core::organization::{OrgRole, OrganizationRecord, is_org_id};
 use toolsmith_service::ServiceError;
 
 use crate::AppState;
@@ -77,6 +86,36 @@ impl Scope {
     fn is_write(self) -> bool {
         matches!(self, Scope::ToolsWrite | Scope::Admin)
     }
+
+    /// The most a member of an organisation may do in it, by role: a viewer reads and calls
+    /// (`tools:read`, `tools:execute`), an editor, admin or owner writes too (`tools:write`).
+    /// `admin` is never held through an organisation (managing members is the organisation's
+    /// own routes' business, done as the person).
+    pub fn of_role(role: OrgRole) -> &'static [Scope] {
+        match role {
+            OrgRole::Viewer => &[Scope::ToolsRead, Scope::ToolsExecute],
+            OrgRole::Editor | OrgRole::Admin | OrgRole::Owner => {
+                &[Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute]
+            }
+        }
+    }
+}
+
+/// The request header naming the organisation a request acts in (its name or id; `me`: the
+/// caller's own scope, as without the header).
+pub const ORGANIZATION_HEADER: &str = "x-toolsmith-organization";
+
+/// The organisation a caller acts in ([`Identity::organization`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActingOrganization {
+    /// Its handle (`acme-support`); its id is the identity's `user_id`.
+    pub name: String,
+    pub display_name: String,
+    /// The person's role in it.
+    pub role: OrgRole,
+    /// The scopes the token itself grants, before the role narrowed them (what the person
+    /// holds outside the organisation: [`Identity::as_person`]).
+    pub token_scopes: Vec<Scope>,
 }
 
 /// The caller of a request.
@@ -90,6 +129,13 @@ pub struct Identity {
     pub scopes: Vec<Scope>,
     /// Set in read-only mode: writes are refused whatever the scopes say.
     pub read_only: bool,
+    /// The person acting, when the caller acts in an organisation (`X-Toolsmith-Organization`
+    /// or the OAuth organisation claim): `user_id` is then the organisation's id — the owner of
+    /// everything the request reads and writes — and this the person's own user id, whom the
+    /// audit log names. `None` otherwise.
+    pub member: Option<String>,
+    /// The organisation acted in (set with `member`): its name and the person's role.
+    pub organization: Option<ActingOrganization>,
 }
 
 impl Identity {
@@ -101,7 +147,62 @@ impl Identity {
             agent_from_header: false,
             scopes: Scope::ALL.to_vec(),
             read_only: false,
+            member: None,
+            organization: None,
         }
+    }
+
+    /// The person behind the caller: the member acting in an organisation, the user otherwise.
+    pub fn person(&self) -> &str {
+        self.member.as_deref().unwrap_or(&self.user_id)
+    }
+
+    /// The caller as the person outside any organisation: their own user id and the token's
+    /// own scopes (what the organisation routes, which manage memberships, act as).
+    pub fn as_person(&self) -> Identity {
+        let mut person = self.clone();
+        if let (Some(member), Some(org)) = (person.member.take(), person.organization.take()) {
+            person.user_id = member;
+            person.scopes = org.token_scopes;
+        }
+        person
+    }
+
+    /// This caller acting in `org` as `role`: the organisation's id as the user, the person as
+    /// the member, and the token's scopes narrowed to what the role allows.
+    pub fn enter(&mut self, org: OrganizationRecord, role: OrgRole) {
+        let token_scopes = std::mem::take(&mut self.scopes);
+        let held =
+            |scope: &Scope| token_scopes.contains(scope) || token_scopes.contains(&Scope::Admin);
+        self.scopes = Scope::of_role(role).iter().copied().filter(held).collect();
+        self.member = Some(std::mem::replace(&mut self.user_id, org.id));
+        self.organization = Some(ActingOrganization {
+            name: org.name,
+            display_name: org.display_name,
+            role,
+            token_scopes,
+        });
+    }
+
+    /// Why the role held in the organisation acted in does not allow `scope`, if it does not.
+    fn role_denial(&self, scope: Scope) -> Option<String> {
+        let org = self.organization.as_ref()?;
+        if Scope::of_role(org.role).contains(&scope) {
+            return None;
+        }
+        let (name, role) = (&org.name, org.role);
+        Some(match scope {
+            Scope::Admin => format!(
+                "you act in organisation '{name}' (as {role}): the 'admin' scope is never held \
+                 through an organisation; call as yourself, without {ORGANIZATION_HEADER}"
+            ),
+            _ => format!(
+                "you act in organisation '{name}' as {role}: this needs the '{}' scope, which \
+                 its editors, admins and owners hold; ask an admin or owner of '{name}' to make \
+                 you editor",
+                scope.as_str()
+            ),
+        })
     }
 
     /// Whether the caller may do what `scope` covers (`admin` covers everything).
@@ -114,6 +215,9 @@ impl Identity {
         if self.read_only && scope.is_write() {
             return Some("the server is in read-only mode: writes are refused".to_owned());
         }
+        if let Some(why) = self.role_denial(scope) {
+            return Some(why);
+        }
         if self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin) {
             return None;
         }
@@ -124,9 +228,11 @@ impl Identity {
     }
 
     /// Whether a refusal of `scope` is for want of that scope (a token granting it would
-    /// pass), not read-only mode (which refuses whatever the token says).
+    /// pass), not read-only mode (which refuses whatever the token says) nor the role held in
+    /// an organisation (which no token widens).
     pub fn lacks_scope(&self, scope: Scope) -> bool {
-        let refused_by_mode = self.read_only && scope.is_write();
+        let refused_by_mode =
+            (self.read_only && scope.is_write()) || self.role_denial(scope).is_some();
         let held = self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin);
         !refused_by_mode && !held
     }
@@ -140,6 +246,7 @@ impl Identity {
         ctx.agent_id = self.agent_id.clone();
         ctx.agent_chosen_by_caller = self.agent_from_header;
         ctx.admin = self.is_admin_person();
+        ctx.member = self.member.clone();
         // A REST call (the web UI's too) has no MCP client to ask; the MCP handler puts its
         // own client on the contexts of its calls (mcp/client.rs).
         ctx.client = Some(toolsmith_core::Client::absent(toolsmith_core::Door::Rest));
@@ -240,14 +347,18 @@ pub async fn authenticate(
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().map(str::trim).unwrap_or(""));
+    let public = {
+        let path = request.uri().path();
+        path == "/livez"
+            || path == "/readyz"
+            || path.starts_with(oauth::METADATA_PATH)
+            || crate::rest::sign_in::PATHS.contains(&path)
+            || crate::ui::is_public(path)
+    };
+    // The organisation an OAuth token's claim names (`oauth.org_claim`), if any.
+    let mut org_claim = None;
     let identity = match bearer {
         None => {
-            let path = request.uri().path();
-            let public = path == "/livez"
-                || path == "/readyz"
-                || path.starts_with(oauth::METADATA_PATH)
-                || crate::rest::sign_in::PATHS.contains(&path)
-                || crate::ui::is_public(path);
             // A store that cannot say whether tokens exist lets no one in, and says it is the
             // store (503, retry), not the caller (401).
             if public {
@@ -265,8 +376,11 @@ pub async fn authenticate(
                 if let Some(verifier) = &state.oauth
                     && oauth::OAuthVerifier::looks_like_jwt(token)
                 {
-                    match verifier.verify(token).await {
-                        Ok(identity) => Some(identity),
+                    match verifier.verify_claims(token).await {
+                        Ok((identity, claimed)) => {
+                            org_claim = claimed;
+                            Some(identity)
+                        }
                         Err(oauth::Rejection::Invalid(why)) => {
                             if request.uri().path() == crate::mcp::MCP_PATH {
                                 state.mcp_sessions.auth_denied.fetch_add(1, Relaxed);
@@ -308,6 +422,20 @@ pub async fn authenticate(
         };
         return state.unauthorized(request.uri().path(), message, None);
     };
+    if is_org_id(&identity.user_id) || identity.user_id == "me" {
+        // A person never *is* an organisation: a token for `org_…` (made by hand in the store,
+        // or an identity provider's claim) would act as one with no member to answer for it.
+        if mcp {
+            state.mcp_sessions.auth_denied.fetch_add(1, Relaxed);
+        }
+        let why = format!(
+            "the token names user '{}', which is an organisation's id or the reserved 'me': a \
+             person never is an organisation; use a person's token and act in the \
+             organisation with {ORGANIZATION_HEADER}",
+            identity.user_id
+        );
+        return state.unauthorized(request.uri().path(), &why, Some(&why));
+    }
     if mcp && bearer.is_some() {
         state.mcp_sessions.auth_success.fetch_add(1, Relaxed);
     }
@@ -316,6 +444,14 @@ pub async fn authenticate(
         // With an admin token set, control-plane writes are the admin's alone.
         identity.scopes.retain(|s| *s != Scope::ToolsWrite);
     }
+    // What holds no data (health, the UI's files, the sign-in routes) is served whoever asks,
+    // in whichever scope.
+    if !(public && bearer.is_none())
+        && let Err(refused) =
+            enter_organization(&state, &mut identity, request.headers(), org_claim).await
+    {
+        return refused;
+    }
     request.extensions_mut().insert(identity);
     let path = request.uri().path().to_owned();
     let mut response = next.run(request).await;
@@ -323,6 +459,81 @@ pub async fn authenticate(
         name_the_metadata(&mut response, verifier.settings(), &path);
     }
     response
+}
+
+/// Puts the caller in the organisation the request names, if it names one: the
+/// `X-Toolsmith-Organization` header (a name or an id; `me` or nothing: the caller's own scope)
+/// or, for an OAuth token, the configured organisation claim (`claim`), which binds the token
+/// to that organisation as an agent claim binds it to an agent — a header naming another scope
+/// is refused. Membership is read here, once per request: a non-member, or an organisation
+/// that does not exist, gets the same 404; a member acts in it ([`Identity::enter`]).
+///
+/// A token bound to an agent (an API token made for one, an OAuth agent claim without an
+/// organisation claim) acts for its own user only: an agent belongs to its owner, so such a
+/// token with the header is refused (403). To act as an organisation's agent, a person's token
+/// names the organisation and the agent (`X-Toolsmith-Agent`), whose role then applies.
+async fn enter_organization(
+    state: &AppState,
+    identity: &mut Identity,
+    headers: &axum::http::HeaderMap,
+    claim: Option<String>,
+) -> Result<(), Response> {
+    let forbidden = |why: String| {
+        crate::rest::error::ApiError::new(StatusCode::FORBIDDEN, "forbidden", why).into_response()
+    };
+    let header = match headers.get(ORGANIZATION_HEADER) {
+        None => None,
+        Some(value) => match value.to_str().map(str::trim) {
+            Ok("") => None,
+            Ok(text) if text.len() <= 128 && !text.chars().any(char::is_control) => Some(text),
+            _ => {
+                return Err(crate::rest::error::ApiError::bad_request(
+                    "invalid_header",
+                    format!(
+                        "{ORGANIZATION_HEADER} must name an organisation (its name or id, at \
+                         most 128 characters) or be 'me'"
+                    ),
+                )
+                .into_response());
+            }
+        },
+    };
+    let org_ref = match (&claim, header) {
+        (Some(claimed), _) => claimed.as_str(),
+        (None, None | Some("me")) => return Ok(()),
+        (None, Some(named)) => {
+            if let Some(agent) = &identity.agent_id {
+                return Err(forbidden(format!(
+                    "this token is bound to agent '{agent}' of user '{}', and an agent acts for \
+                     its own owner only: it cannot act in organisation '{named}'. Use a person's \
+                     token with {ORGANIZATION_HEADER} (and X-Toolsmith-Agent to act as one of \
+                     the organisation's agents)",
+                    identity.user_id
+                )));
+            }
+            named
+        }
+    };
+    let (org, role) = match state
+        .service
+        .organization_of_member(&identity.user_id, org_ref)
+        .await
+    {
+        Ok(found) => found,
+        Err(e) => return Err(crate::rest::error::ApiError::from(e).into_response()),
+    };
+    if let (Some(_), Some(named)) = (&claim, header)
+        && named != org.id
+        && named != org.name
+    {
+        return Err(forbidden(format!(
+            "this token acts in organisation '{}' (its organisation claim): it cannot act in \
+             '{named}'; send no {ORGANIZATION_HEADER}, or '{}'",
+            org.name, org.name
+        )));
+    }
+    identity.enter(org, role);
+    Ok(())
 }
 
 /// Adds `resource_metadata` to an `insufficient_scope` challenge, so the client knows where
@@ -377,6 +588,8 @@ async fn resolve_token(state: &AppState, token: &str) -> Result<Option<Identity>
             .filter_map(|s| Scope::parse(s).ok())
             .collect(),
         read_only: false,
+        member: None,
+        organization: None,
     };
     if state
         .tokens
@@ -498,6 +711,64 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown scope 'root'")
         );
+    }
+
+    fn acme() -> OrganizationRecord {
+        OrganizationRecord {
+            id: "org_00000000000000aa".to_owned(),
+            name: "acme".to_owned(),
+            display_name: "Acme".to_owned(),
+            created_at: Utc::now(),
+            created_by: "alice".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_member_acts_as_the_organisation_with_the_roles_scopes_never_more_than_the_tokens() {
+        let mut viewer = Identity {
+            user_id: "alice".to_owned(),
+            ..Identity::local_default()
+        };
+        viewer.enter(acme(), OrgRole::Viewer);
+        assert_eq!(viewer.user_id, "org_00000000000000aa");
+        assert_eq!(viewer.person(), "alice");
+        assert_eq!(viewer.scopes, [Scope::ToolsRead, Scope::ToolsExecute]);
+        let why = viewer.denial(Scope::ToolsWrite).unwrap();
+        assert!(
+            why.contains("organisation 'acme' as viewer") && why.contains("editor"),
+            "{why}"
+        );
+        assert!(
+            !viewer.lacks_scope(Scope::ToolsWrite),
+            "no token widens a role"
+        );
+        assert!(viewer.denial(Scope::Admin).unwrap().contains("never held"));
+        assert!(viewer.tool_context().member.as_deref() == Some("alice"));
+
+        // An owner with an admin token writes, but is no admin there.
+        let mut owner = Identity::local_default();
+        owner.enter(acme(), OrgRole::Owner);
+        assert_eq!(
+            owner.scopes,
+            [Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute]
+        );
+        assert!(!owner.is_admin_person() && !owner.run_rights().read_secrets);
+        // An editor whose token only reads still only reads, for want of the token's scope.
+        let mut reader = Identity {
+            scopes: vec![Scope::ToolsRead],
+            ..Identity::local_default()
+        };
+        reader.enter(acme(), OrgRole::Editor);
+        assert_eq!(reader.scopes, [Scope::ToolsRead]);
+        assert!(reader.lacks_scope(Scope::ToolsWrite));
+        assert_eq!(
+            reader.denial(Scope::ToolsWrite).as_deref(),
+            Some("this operation needs the 'tools:write' scope")
+        );
+        // Outside the organisation the person has the token's own scopes again.
+        let person = reader.as_person();
+        assert_eq!((person.user_id.as_str(), person.member), ("default", None));
+        assert_eq!(person.scopes, [Scope::ToolsRead]);
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub struct Actor {
     /// A person holding the `admin` scope: decides pending tools of any owner (by id). Never
     /// set for a model ([`Actor::with_admin`]).
     pub admin: bool,
+    /// The person acting, when the actor acts in an organisation: `user_id` is then the
+    /// organisation's id (the owner of what is read and written) and this the person's user id,
+    /// whom the audit log names as the actor ([`Actor::person`]). `None` otherwise.
+    pub member: Option<String>,
 }
 
 impl Actor {
@@ -42,6 +46,7 @@ impl Actor {
             request_id: None,
             agent: None,
             admin: false,
+            member: None,
         }
     }
 
@@ -53,6 +58,7 @@ impl Actor {
             request_id: None,
             agent: None,
             admin: false,
+            member: None,
         }
     }
 
@@ -86,6 +92,28 @@ impl Actor {
         }
         self.agent = agent;
         self
+    }
+
+    /// This actor, acting in an organisation as the person `member` (if any; `user_id` is the
+    /// organisation's id). Never an admin there: no one holds `admin` through an organisation.
+    #[must_use]
+    pub fn with_member(mut self, member: Option<String>) -> Actor {
+        if member.is_some() {
+            self.admin = false;
+        }
+        self.member = member;
+        self
+    }
+
+    /// Who is behind this actor: the person acting in an organisation, the user otherwise. The
+    /// audit log's actor and an approval's `decidedBy`.
+    pub fn person(&self) -> &str {
+        self.member.as_deref().unwrap_or(&self.user_id)
+    }
+
+    /// The organisation the actor acts in (its id), if any.
+    pub fn organization(&self) -> Option<&str> {
+        self.member.as_ref().map(|_| self.user_id.as_str())
     }
 
     pub fn is_llm(&self) -> bool {

@@ -268,6 +268,16 @@ pub struct ServeArgs {
 /// The options of `toolsmith mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    /// Act in this organisation (its name or id), of which --user must be a member: its tools,
+    /// with the member's role (a viewer reads and calls, an editor also writes).
+    #[arg(
+        long,
+        env = "TOOLSMITH_ORGANIZATION",
+        value_name = "ORG",
+        value_parser = NonEmptyStringValueParser::new()
+    )]
+    pub organization: Option<String>,
+
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

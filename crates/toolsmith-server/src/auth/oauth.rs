@@ -10,8 +10,10 @@
 //! - the audience (`aud`) must name this server ([`OAuthSettings::audiences`]), `exp` is
 //!   required and `nbf` honoured, with a small leeway for clocks;
 //! - the claims map to the caller: the user from `user_claim` (default `sub`), the agent from
-//!   `agent_claim` when configured, the scopes from `scope` (space-separated) or `scp`, keeping
-//!   Toolsmith's own (`tools:read`, `tools:write`, `tools:execute`, `admin`).
+//!   `agent_claim` when configured, the organisation the caller acts in from `org_claim` when
+//!   configured (its name or id; the membership is checked as for `X-Toolsmith-Organization`),
+//!   the scopes from `scope` (space-separated) or `scp`, keeping Toolsmith's own
+//!   (`tools:read`, `tools:write`, `tools:execute`, `admin`).
 //!
 //! A refusal is a 401 whose `WWW-Authenticate` says `error="invalid_token"` with a description,
 //! and always names the protected resource metadata (`resource_metadata`), which [`routes`]
@@ -56,6 +58,10 @@ pub struct OAuthSettings {
     pub user_claim: String,
     /// The claim that names the agent the caller acts as, if any.
     pub agent_claim: Option<String>,
+    /// The claim that names the organisation the caller acts in (its name or id), if any: a
+    /// token carrying it acts in that organisation, as with `X-Toolsmith-Organization`; a token
+    /// without it acts for its user (and may send the header).
+    pub org_claim: Option<String>,
     /// How long a fetched key set is used before it is fetched again (default 10 minutes).
     pub jwks_refresh: Duration,
     /// The shortest time between two fetches caused by a token naming a key the cache does
@@ -99,6 +105,7 @@ impl OAuthSettings {
             audiences: Vec::new(),
             user_claim: "sub".to_owned(),
             agent_claim: None,
+            org_claim: None,
             jwks_refresh: Duration::from_secs(600),
             jwks_refetch_floor: Duration::from_secs(30),
             leeway: Duration::from_secs(60),
@@ -200,6 +207,15 @@ impl OAuthVerifier {
 
     /// The caller a JWT names, or why it is refused.
     pub async fn verify(&self, token: &str) -> Result<Identity, Rejection> {
+        Ok(self.verify_claims(token).await?.0)
+    }
+
+    /// The caller a JWT names and the organisation its `org_claim` names (not yet checked:
+    /// membership is the request's business), or why it is refused.
+    pub async fn verify_claims(
+        &self,
+        token: &str,
+    ) -> Result<(Identity, Option<String>), Rejection> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| Rejection::Invalid(format!("the token is not a readable JWT: {e}")))?;
         if !ALGORITHMS.contains(&header.alg) {
@@ -226,7 +242,23 @@ impl OAuthVerifier {
         validation.leeway = self.settings.leeway.as_secs();
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| Rejection::Invalid(self.describe(&e)))?;
-        self.identity(&data.claims)
+        let identity = self.identity(&data.claims)?;
+        Ok((identity, self.organization(&data.claims)?))
+    }
+
+    /// The organisation the verified claims name, when `org_claim` is configured: absent or
+    /// null is none; anything but a name of 1 to 128 printable characters is refused.
+    fn organization(&self, claims: &Map<String, Value>) -> Result<Option<String>, Rejection> {
+        let Some(claim) = &self.settings.org_claim else {
+            return Ok(None);
+        };
+        match claims.get(claim) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(org)) if valid_name(org) => Ok(Some(org.clone())),
+            Some(_) => Err(Rejection::Invalid(format!(
+                "the token's '{claim}' claim does not name an organisation"
+            ))),
+        }
     }
 
     /// What a validation error means, in words a client can act on.
@@ -278,6 +310,8 @@ impl OAuthVerifier {
             agent_from_header: false,
             scopes: scopes(claims),
             read_only: false,
+            member: None,
+            organization: None,
         })
     }
 }

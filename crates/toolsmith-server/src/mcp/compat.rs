@@ -450,7 +450,7 @@ pub(crate) async fn call(
     }
     let actor = match check_admin_token(caller, &mut args) {
         AdminCheck::Refused(refused) => return Ok(refused),
-        AdminCheck::Valid => Actor::user(caller.owner()),
+        AdminCheck::Valid => Actor::user(caller.owner()).with_member(caller.member()),
         AdminCheck::NotConfigured => caller.actor(),
     };
     let plane = Plane { caller, actor };

@@ -112,7 +112,9 @@ impl ToolsmithMcp {
             ..toolsmith_service::ToolQuery::owner(self.owner())
         };
         let identity = &self.inner.identity;
-        let actor = Actor::llm(identity.user_id.clone()).with_agent(identity.agent_id.clone());
+        let actor = Actor::llm(identity.user_id.clone())
+            .with_agent(identity.agent_id.clone())
+            .with_member(identity.member.clone());
         let records = match self.service().list(&actor, query).await {
             Ok(page) => page.tools,
             Err(e) => {
@@ -708,7 +710,8 @@ impl ToolsmithMcp {
         let actor = Actor::for_caller(
             self.owner().to_owned(),
             self.inner.identity.agent_id.clone(),
-        );
+        )
+        .with_member(self.inner.identity.member.clone());
         let outcome = self
             .service()
             .approvals()
@@ -951,9 +954,17 @@ impl Caller<'_> {
         self.service().may_see_stored(&self.seer(), record)
     }
 
-    /// MCP callers are models (acting as the identity's agent, if any).
+    /// MCP callers are models (acting as the identity's agent, if any; in an organisation, for
+    /// the person named in the audit log).
     pub fn actor(&self) -> Actor {
-        Actor::llm(self.identity.user_id.clone()).with_agent(self.identity.agent_id.clone())
+        Actor::llm(self.identity.user_id.clone())
+            .with_agent(self.identity.agent_id.clone())
+            .with_member(self.identity.member.clone())
+    }
+
+    /// The person acting in an organisation (the owner is then the organisation), if any.
+    pub fn member(&self) -> Option<String> {
+        self.identity.member.clone()
     }
 
     pub fn owner(&self) -> &str {

@@ -28,8 +28,9 @@
 //!
 //! Identity: over HTTP the [`Identity`] extractor gives each request its caller (the token's
 //! user and agent, or for a token bound to no agent the `X-Toolsmith-Agent` header; user
-//! `default` without auth), and the handler rmcp creates acts for it. Over stdio the caller is
-//! user `default` ([`Identity::local_default`]).
+//! `default` without auth; in an organisation with `X-Toolsmith-Organization`), and the handler
+//! rmcp creates acts for it. Over stdio the caller is the CLI's `--user` (`default`), in the
+//! organisation `--organization` names if given ([`serve_stdio`]).
 
 mod approval;
 mod body;
@@ -211,7 +212,8 @@ async fn serve_http(
         };
         let method = body::method(&bytes);
         if method.as_deref() == Some("subscriptions/listen") {
-            match http.listens.open(&identity.user_id) {
+            // Limits count per person: in an organisation, one member cannot crowd out others.
+            match http.listens.open(identity.person()) {
                 Ok(place) => listen_place = Some(place),
                 Err(refused) => return refused.into_response(body::request_id(&bytes)),
             }
@@ -238,7 +240,7 @@ async fn serve_http(
     let shared = http.shared.clone();
     let gate = Arc::new(sessions::Gate::new(
         http.sessions.clone(),
-        &identity.user_id,
+        identity.person(),
     ));
     let service = StreamableHttpService::new(
         move || Ok(ToolsmithMcp::with_shared(shared.clone(), identity.clone())),
@@ -347,13 +349,33 @@ async fn session_refused(response: Response) -> Response {
 }
 
 /// Serves one MCP session over stdin/stdout until the client closes it. Acts as `user` (the
-/// CLI's `--user`, `default` unless given), with every scope, as the CLI does.
+/// CLI's `--user`, `default` unless given), with every scope, as the CLI does; with
+/// `organization` (`--organization`, a name or id), in that organisation, of which `user` must
+/// be a member, with the scopes of the role (as `X-Toolsmith-Organization` over HTTP).
 /// Logs must go to stderr: stdout carries the protocol.
-pub async fn serve_stdio(state: AppState, user: &str) -> anyhow::Result<()> {
+pub async fn serve_stdio(
+    state: AppState,
+    user: &str,
+    organization: Option<&str>,
+) -> anyhow::Result<()> {
     // Read-only mode holds here as over HTTP: the session's writes are refused.
     let mut identity = Identity::local_default();
     user.clone_into(&mut identity.user_id);
     identity.read_only = state.config.read_only;
+    if toolsmith_core::organization::is_org_id(user) || user == "me" {
+        anyhow::bail!(
+            "--user '{user}' is an organisation's id or the reserved 'me': a person never is an \
+             organisation; give your own user and --organization"
+        );
+    }
+    if let Some(org_ref) = organization.filter(|o| !o.is_empty() && *o != "me") {
+        let (org, role) = state
+            .service
+            .organization_of_member(user, org_ref)
+            .await
+            .map_err(|e| anyhow::anyhow!("--organization: {e}"))?;
+        identity.enter(org, role);
+    }
     // stdin and stdout pass through the edge of 2025-11-25's tasks (tasks_2025.rs).
     let (input, output, written) = tasks_2025::stdio(state.config.compat_dynamic_mcp);
     let server = ToolsmithMcp::new(state, identity);

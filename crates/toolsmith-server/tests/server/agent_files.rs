@@ -191,6 +191,7 @@ async fn mcp_as(app: &TestApp, agent: Option<&str>) -> McpClient<()> {
         agent_from_header: false,
         scopes: vec![Scope::ToolsRead, Scope::ToolsWrite, Scope::ToolsExecute],
         read_only: false,
+        ..Identity::local_default()
     };
     connect_in_process(&app.state, identity, ()).await
 }

@@ -263,6 +263,7 @@ fn agent_token() -> Identity {
         agent_from_header: false,
         scopes: vec![Scope::ToolsExecute],
         read_only: false,
+        ..Identity::local_default()
     }
 }
 
@@ -392,6 +393,7 @@ async fn ephemeral_code_runs_as_its_caller_and_agent() {
         agent_from_header: false,
         scopes: vec![Scope::ToolsRead, Scope::ToolsExecute],
         read_only: false,
+        ..Identity::local_default()
     };
     let bot_client = connect_as(&state, person(None, ProtocolVersion::V_2025_11_25), bot).await;
     let (is_error, text) = call(
@@ -461,6 +463,7 @@ async fn tools_a_caller_may_not_call_are_not_described_to_it() {
         agent_from_header: false,
         scopes: vec![Scope::ToolsRead, Scope::ToolsExecute],
         read_only: false,
+        ..Identity::local_default()
     };
     let bot_client = connect_as(&state, person(None, ProtocolVersion::V_2025_11_25), bot).await;
     let asks = [

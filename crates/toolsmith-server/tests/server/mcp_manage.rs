@@ -66,6 +66,7 @@ impl Model {
             agent_from_header: false,
             scopes: scopes.to_vec(),
             read_only: false,
+            ..Identity::local_default()
         };
         Model::open(state, identity).await
     }

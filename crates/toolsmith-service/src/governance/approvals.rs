@@ -553,7 +553,8 @@ impl ApprovalGate {
                 "{who}; an agent cannot decide approvals — a person must (the web UI, REST or the CLI, without an agent)"
             )));
         }
-        let decided_by = actor.user_id.as_str();
+        // In an organisation, the person decides (the organisation owns the approval).
+        let decided_by = actor.person();
         let current = self.get(owner, id).await?;
         let now = Utc::now();
         let state = current.state(now);

@@ -4,7 +4,9 @@
 //! after, and request id.
 //!
 //! An actor acting as an agent (an agent-bound token, the `X-Toolsmith-Agent` header, a model
-//! through MCP with one) is recorded with it: `details.actorAgent`.
+//! through MCP with one) is recorded with it: `details.actorAgent`. An actor acting in an
+//! organisation is recorded as the person (`actor`), with the organisation's id in
+//! `details.actorOrganization`.
 //!
 //! Entries go to the store (`audit_log`) and, when configured, are appended as JSON lines to a
 //! file. Writing them never fails the action they describe (the action is already committed);
@@ -85,10 +87,17 @@ impl AuditLog {
             map.entry("actorAgent")
                 .or_insert_with(|| Value::String(agent.clone()));
         }
+        if actor.organization().is_some() && details.is_null() {
+            details = json!({});
+        }
+        if let (Some(org), Value::Object(map)) = (actor.organization(), &mut details) {
+            map.entry("actorOrganization")
+                .or_insert_with(|| Value::String(org.to_owned()));
+        }
         let mut entry = AuditRecord {
             id: 0,
             at: Utc::now(),
-            actor: actor.user_id.clone(),
+            actor: actor.person().to_owned(),
             actor_kind: actor.kind.to_string(),
             action: action.to_owned(),
             target_type: target.kind.to_owned(),

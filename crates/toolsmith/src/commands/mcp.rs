@@ -15,8 +15,9 @@ use crate::exit::SUCCESS;
 use crate::settings::Settings;
 use crate::{database, feed};
 
-/// Serves MCP over stdio as `user` (the global `--user`).
-pub async fn run(settings: Settings, user: &str) -> anyhow::Result<u8> {
+/// Serves MCP over stdio as `user` (the global `--user`), in `organization` if given
+/// (`--organization`).
+pub async fn run(settings: Settings, user: &str, organization: Option<&str>) -> anyhow::Result<u8> {
     tracing::debug!(database = %settings.database, "opening the store");
     // No web UI or REST API here: replies that ask for a person's approval name the CLI on
     // this very store.
@@ -34,7 +35,7 @@ pub async fn run(settings: Settings, user: &str) -> anyhow::Result<u8> {
     let stop_feed = CancellationToken::new();
     let feed = feed::spawn(service.clone(), settings.poll_interval, stop_feed.clone());
     let outcome = tokio::select! {
-        res = toolsmith_server::mcp::serve_stdio(state, user) => res,
+        res = toolsmith_server::mcp::serve_stdio(state, user, organization) => res,
         signal = super::serve::shutdown_signal() => {
             tracing::info!(signal, "MCP stdio session stopped");
             Ok(())

@@ -71,6 +71,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             return mcp::run(
                 Settings::resolve(&global, None, &args.runtime)?,
                 &global.user,
+                args.organization.as_deref(),
             )
             .await;
         }

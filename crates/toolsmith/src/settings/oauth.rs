@@ -27,6 +27,8 @@ pub struct OAuthFile {
     pub user_claim: Option<String>,
     /// The claim naming the agent the caller acts as.
     pub agent_claim: Option<String>,
+    /// The claim naming the organisation the caller acts in (its name or id).
+    pub org_claim: Option<String>,
     /// How long fetched keys are used before they are fetched again (default 10 minutes).
     pub jwks_refresh: Option<Value>,
     /// Clock skew allowed on `exp` and `nbf` (default 60 s, at most 5 minutes).
@@ -88,6 +90,10 @@ pub fn resolve(file: OAuthFile) -> Result<OAuthSettings, ConfigError> {
     settings.agent_claim = file
         .agent_claim
         .map(|claim| claim_name(claim, "oauth.agent_claim"))
+        .transpose()?;
+    settings.org_claim = file
+        .org_claim
+        .map(|claim| claim_name(claim, "oauth.org_claim"))
         .transpose()?;
     if let Some(refresh) = pick_duration(None, file.jwks_refresh, "oauth.jwks_refresh")? {
         if refresh < Duration::from_secs(10) {
@@ -182,6 +188,7 @@ mod tests {
             resource = "https://tools.example.com/"
             issuers = ["https://idp.example.com"]
             agent_claim = "agent"
+            org_claim = "org"
             leeway = "30s"
             [[issuer]]
             issuer = "https://login.example.org/tenant"
@@ -197,6 +204,7 @@ mod tests {
         );
         assert_eq!(settings.user_claim, "sub");
         assert_eq!(settings.agent_claim.as_deref(), Some("agent"));
+        assert_eq!(settings.org_claim.as_deref(), Some("org"));
         assert_eq!(settings.leeway, Duration::from_secs(30));
     }
 
@@ -220,6 +228,10 @@ mod tests {
             (
                 "resource = \"https://t\"\nissuers = [\"https://i\"]\nuser_claim = \" \"",
                 "oauth.user_claim",
+            ),
+            (
+                "resource = \"https://t\"\nissuers = [\"https://i\"]\norg_claim = \"\"",
+                "oauth.org_claim",
             ),
         ];
         for (text, key) in cases {

@@ -9,6 +9,8 @@ fn identity(user: &str) -> Identity {
         agent_from_header: false,
         scopes: Vec::new(),
         read_only: false,
+        member: None,
+        organization: None,
     }
 }
 
