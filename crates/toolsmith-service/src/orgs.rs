@@ -16,7 +16,6 @@ use serde_json::json;
 use toolsmith_core::organization::{
     MemberWrite, OrgMemberRecord, OrgRole, OrganizationRecord, check_org_name, is_org_id,
 };
-use toolsmith_store::ToolQuery;
 
 use crate::error::ServiceError;
 use crate::governance::audit::AuditTarget;
@@ -24,7 +23,19 @@ use crate::input::Actor;
 use crate::service::ToolService;
 
 #[cfg(test)]
+mod owned_tests;
+#[cfg(test)]
 mod tests;
+
+/// Something an organisation still owns, and how to empty it
+/// ([`ToolService::organization_holdings`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holding {
+    /// What and how many, e.g. `2 prompt(s)`.
+    pub what: String,
+    /// How to move or delete them.
+    pub how: &'static str,
+}
 
 /// The longest display name.
 const MAX_DISPLAY_NAME: usize = 200;
@@ -153,7 +164,10 @@ impl ToolService {
         Ok(renamed)
     }
 
-    /// Deletes an organisation (owners), refused while it still owns custom tools.
+    /// Deletes an organisation (owners), refused while it still owns anything someone set up
+    /// or that could still act ([`ToolService::organization_holdings`]): nothing a team made is
+    /// lost with one click, and nothing is left acting for an owner no one can act as. What it
+    /// did (executions, the audit log, finished agent runs and sessions) stays as history.
     pub async fn delete_organization(
         &self,
         actor: &Actor,
@@ -162,20 +176,75 @@ impl ToolService {
         Self::person_only(actor, "deleting an organisation")?;
         let (org, role) = self.organization_of_member(&actor.user_id, org_ref).await?;
         require_role(&org, role, OrgRole::Owner, "delete it")?;
-        let mut query = ToolQuery::owner(org.id.clone());
-        query.limit = 1;
-        let tools = self.store.list_tools(&query).await?;
-        if tools.total > 0 {
+        let holdings = self.organization_holdings(&org.id).await?;
+        if !holdings.is_empty() {
+            let list: Vec<String> = holdings
+                .iter()
+                .map(|h| format!("{} ({})", h.what, h.how))
+                .collect();
             return Err(ServiceError::InvalidState(format!(
-                "organisation '{}' still owns {} tool(s); delete them or move them out first \
-                 (POST /api/v1/tools/{{id}}/move {{\"to\": \"me\"}})",
-                org.name, tools.total
+                "organisation '{}' still owns {}. Empty it first, acting in it \
+                 (X-Toolsmith-Organization: {}); nothing is deleted with an organisation",
+                org.name,
+                list.join("; "),
+                org.name
             )));
         }
         if self.store.delete_organization(&org.id).await? {
             self.audit_org(actor, "org.delete", &org, json!({})).await;
         }
         Ok(())
+    }
+
+    /// What `owner` (an organisation) still owns that deleting it would strand: its custom
+    /// tools, prompts, Config Center services, agent definitions, agent sessions still running
+    /// and data records (memories, scheduled tasks, custom tables, its own resources), each
+    /// with how to empty it. Empty when nothing is left. (Vector collections have no delete
+    /// yet; they stay behind with the history.)
+    pub async fn organization_holdings(&self, owner: &str) -> Result<Vec<Holding>, ServiceError> {
+        let store = &self.store;
+        let counts = [
+            (
+                store.count_tools(owner).await?,
+                "custom tool(s)",
+                "move them out: POST /api/v1/custom-tools/{id}/move, or delete them",
+            ),
+            (
+                store.list_prompts(owner).await?.len() as u64,
+                "prompt(s)",
+                "DELETE /api/v1/prompts/{id}",
+            ),
+            (
+                store.list_config_services(owner).await?.len() as u64,
+                "Config Center service(s)",
+                "DELETE /api/v1/config/services/{service}",
+            ),
+            (
+                store.list_agents(owner).await?.len() as u64,
+                "agent definition(s)",
+                "DELETE /api/v1/agents/{id}",
+            ),
+            (
+                store.running_sessions(owner).await?.len() as u64,
+                "running agent session(s)",
+                "cancel their runs: POST /api/v1/agents/{id}/runs/{run}/cancel",
+            ),
+        ];
+        let mut held: Vec<Holding> = counts
+            .into_iter()
+            .filter(|(count, _, _)| *count > 0)
+            .map(|(count, what, how)| Holding {
+                what: format!("{count} {what}"),
+                how,
+            })
+            .collect();
+        if !store.export_records(owner, None, 1).await?.is_empty() {
+            held.push(Holding {
+                what: "data records (memories, scheduled tasks, tables or resources)".to_owned(),
+                how: "DELETE /api/v1/data?confirm=true erases them all",
+            });
+        }
+        Ok(held)
     }
 
     /// Adds `user_id` to an organisation as `role`, or sets their role. Admins and owners

@@ -10,7 +10,7 @@ use crate::error::ServiceError;
 use crate::input::Actor;
 use crate::service::{ToolService, ToolServiceSettings};
 
-async fn service() -> (tempfile::TempDir, Arc<ToolService>) {
+pub(super) async fn service() -> (tempfile::TempDir, Arc<ToolService>) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&dir.path().join("toolsmith.db"))
