@@ -272,6 +272,7 @@ impl PolicyGate {
         policy
             .denies_by_name(&caller(ctx), name)
             .or_else(|| user_behind(ctx).and_then(|user| policy.denies_by_name(&user, name)))
+            .or_else(|| person_behind(ctx).and_then(|person| policy.denies_by_name(&person, name)))
     }
 
     fn check_info(&self, ctx: &ToolContext, tool: &ToolInfo<'_>) -> Result<(), String> {
@@ -288,6 +289,15 @@ impl PolicyGate {
                 return Err(format!(
                     "{} (an agent named by the caller rather than by its token only narrows what user '{}' may do)",
                     decision.reason, ctx.user_id
+                ));
+            }
+        }
+        if let Some(person) = person_behind(ctx) {
+            let decision = policy.decide(&person, tool);
+            if !decision.allowed {
+                return Err(format!(
+                    "{} (user '{}' acting in organisation '{}' is held to their own rules too)",
+                    decision.reason, person.user, ctx.user_id
                 ));
             }
         }
@@ -313,6 +323,7 @@ impl PolicyGate {
             Some(policy) => {
                 let caller = caller(ctx);
                 let as_user = user_behind(ctx);
+                let person = person_behind(ctx);
                 tools
                     .into_iter()
                     .filter(|tool| {
@@ -321,6 +332,9 @@ impl PolicyGate {
                             && as_user
                                 .as_ref()
                                 .is_none_or(|user| policy.allows(user, &tool))
+                            && person
+                                .as_ref()
+                                .is_none_or(|person| policy.allows(person, &tool))
                     })
                     .collect()
             }
@@ -375,6 +389,7 @@ impl AgentScope {
             starter.admin = ctx.admin;
             starter.scheduled_run = ctx.scheduled_run;
             starter.narrowing = ctx.narrowing.clone();
+            starter.member = ctx.member.clone();
             starter
         })
     }
@@ -463,6 +478,18 @@ fn caller(ctx: &ToolContext) -> Caller<'_> {
 fn user_behind(ctx: &ToolContext) -> Option<Caller<'_>> {
     (ctx.agent_chosen_by_caller && ctx.agent_id.is_some()).then(|| Caller {
         user: &ctx.user_id,
+        agent: None,
+        depth: 0,
+    })
+}
+
+/// The person behind a call made in an organisation's scope (`user_id` is the organisation's
+/// id, [`ToolContext::member`] the person): the organisation's rules are its `users.<org id>`
+/// scope, and the person's own (`users.<person>`, without an agent) bound them too, so acting
+/// in an organisation never escapes what the operator denied the person.
+fn person_behind(ctx: &ToolContext) -> Option<Caller<'_>> {
+    ctx.member.as_deref().map(|member| Caller {
+        user: member,
         agent: None,
         depth: 0,
     })

@@ -68,6 +68,7 @@ impl ToolService {
         document: Value,
         expected_revision: Option<i64>,
     ) -> Result<PolicyView, ServiceError> {
+        server_wide_writer(actor)?;
         let config: PolicyDocument = serde_json::from_value(document)
             .map_err(|e| ServiceError::Validation(format!("invalid policy: {e}")))?;
         // Compiles it (fail closed) without installing it yet.
@@ -109,6 +110,7 @@ impl ToolService {
         actor: &Actor,
         expected_revision: Option<i64>,
     ) -> Result<PolicyView, ServiceError> {
+        server_wide_writer(actor)?;
         let _guard = self.write_lock.lock().await;
         let current = self.store().get_policy().await?;
         let revision = current.as_ref().map_or(0, |p| p.revision);
@@ -175,4 +177,20 @@ impl ToolService {
         self.registry().touch_all();
         Ok(())
     }
+}
+
+/// The policy is the server's, one document for every owner (an organisation's rules are its
+/// `users.<org id>` scope in it): no one changes it while acting in an organisation's scope,
+/// whatever their role there — an organisation's members never reach the server-wide parts
+/// through it. The doors ask for `admin` besides, which no organisation's role gives.
+fn server_wide_writer(actor: &Actor) -> Result<(), ServiceError> {
+    if toolsmith_core::organization::is_org_id(&actor.user_id) {
+        return Err(ServiceError::Forbidden(format!(
+            "the policy is the server's, not an organisation's: you act in organisation \
+             '{}'; an admin changes it as themselves (without X-Toolsmith-Organization), \
+             the organisation's rules being its users.\"{}\" scope",
+            actor.user_id, actor.user_id
+        )));
+    }
+    Ok(())
 }

@@ -114,3 +114,71 @@ async fn without_a_policy_everything_is_visible() {
         service.registry().names("default")
     );
 }
+
+/// Issue 41: an organisation's rules are its `users.<org id>` scope of the one server-wide
+/// policy; a person acting in it is held to those and to their own, and no one changes the
+/// policy from an organisation's scope.
+#[tokio::test]
+async fn in_an_organisation_its_scope_and_the_persons_own_rules_both_hold() {
+    let org = "org_00000000000000aa";
+    let (_dir, service) = open(Some(policy(&format!(
+        r#"
+        [users.bob]
+        deny = ["calculate"]
+        [users."{org}"]
+        deny = ["generate_uuid"]
+        "#
+    ))))
+    .await;
+    let service = service.unwrap();
+    let visible = |member: &str| {
+        let mut ctx = ToolContext::new(org);
+        ctx.member = Some(member.to_owned());
+        service
+            .visible_tools(&ctx)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect::<Vec<_>>()
+    };
+
+    // The organisation's deny holds for every member; bob's own deny for bob only.
+    let ann = visible("ann");
+    assert!(ann.contains(&"calculate".to_owned()), "{ann:?}");
+    assert!(!ann.contains(&"generate_uuid".to_owned()), "{ann:?}");
+    let bob = visible("bob");
+    assert!(!bob.contains(&"calculate".to_owned()), "{bob:?}");
+    assert!(!bob.contains(&"generate_uuid".to_owned()), "{bob:?}");
+
+    let mut as_bob = ToolContext::new(org);
+    as_bob.member = Some("bob".to_owned());
+    let res = service
+        .execute("calculate", json!({"expression": "1+1"}), as_bob)
+        .await;
+    assert_eq!(res.error_kind(), Some(ErrorKind::Denied), "{res:?}");
+    let why = res.error_message().unwrap();
+    assert!(
+        why.contains("user 'bob' acting in organisation 'org_00000000000000aa'"),
+        "{why}"
+    );
+    let mut as_ann = ToolContext::new(org);
+    as_ann.member = Some("ann".to_owned());
+    let res = service
+        .execute("calculate", json!({"expression": "1+1"}), as_ann)
+        .await;
+    assert!(!res.is_error, "{res:?}");
+
+    // No one writes the server's policy from an organisation's scope, admin or not.
+    let in_org = Actor::user(org)
+        .with_admin(true)
+        .with_member(Some("ann".to_owned()));
+    for refused in [
+        service.set_policy(&in_org, json!({}), None).await.err(),
+        service.clear_policy(&in_org, None).await.err(),
+    ] {
+        let Some(ServiceError::Forbidden(why)) = refused else {
+            panic!("a policy write in an organisation's scope: {refused:?}");
+        };
+        assert!(why.contains("the policy is the server's"), "{why}");
+    }
+    assert_eq!(service.policy_view().await.unwrap().source, "file");
+}
