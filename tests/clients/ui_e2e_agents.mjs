@@ -307,8 +307,34 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
       await visible(page.getByRole('heading', { name: 'Run', level: 1 }));
       await visible(page.getByText('Checked: 42 is right.'));
       assert.match(await page.locator('dl.details').innerText(), /completed/);
-      await visible(page.getByText('Started by your agent counter (a delegation)', { exact: false }));
+      await visible(page.getByText('Started by your agent counter (a delegation', { exact: false }));
       audited.push(['delegations', '#/agents/delegations'], ['delegation-run', new URL(page.url()).hash]);
+    });
+
+    await step('the runs an agent started (the teammate it woke, its delegation) listed on its page and opened', async () => {
+      // Before, the person found these only through the Delegations page (and a woken
+      // teammate's run nowhere): each is the agent's, read only as it.
+      await page.goto(`${BASE}/#/agents/${agentId}`);
+      await visible(page.getByRole('heading', { name: 'Runs it started', level: 2 }));
+      const started = await visible(page.getByRole('region', { name: 'Runs it started' }));
+      const delegation = started.getByRole('row').filter({ hasText: 'Check that six times seven is 42.' });
+      const woken = started.getByRole('row').filter({ hasText: 'Check my count, please.' });
+      assert.match(await (await visible(delegation)).innerText(), /checker\s+completed/);
+      assert.match(await (await visible(woken)).innerText(), /checker\s+completed/);
+      assert.equal(await started.getByRole('row').count(), 3, 'a header and the two runs counter started');
+      // The person's own runs of counter are not among them: they are in "Runs".
+      assert.equal(await page.getByRole('region', { name: 'Runs', exact: true }).getByRole('row').filter({ hasText: 'Check my count' }).count(), 0);
+      await woken.getByRole('link').click();
+      await visible(page.getByRole('heading', { name: 'Run', level: 1 }));
+      await visible(page.getByText('Your count is right: 3 words.'));
+      await visible(page.getByText('Started by your agent counter', { exact: false }));
+      // The starter's name leads back to its page.
+      await page.locator('main p.muted').getByRole('link', { name: 'counter' }).click();
+      await visible(page.getByRole('region', { name: 'Runs it started' }));
+      // An agent that started nothing says so.
+      const checker = (await rest('GET', '/agents/checker')).json.data.id;
+      await page.goto(`${BASE}/#/agents/${checker}`);
+      await visible(page.getByText('checker has started no runs.'));
     });
 
     await step('every agents page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {

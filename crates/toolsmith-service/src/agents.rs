@@ -693,6 +693,25 @@ impl ToolService {
             .await?)
     }
 
+    /// The caller's runs of every agent, newest first: a person's, those they started; an
+    /// agent's (a token bound to it, or a person acting as it), those it started — its
+    /// delegations, the teammates its messages woke, its sessions' runs.
+    pub async fn list_started_runs(
+        &self,
+        ctx: &ToolContext,
+        limit: u32,
+    ) -> Result<Vec<AgentRunRecord>, ServiceError> {
+        Ok(self
+            .store
+            .list_agent_runs(
+                &ctx.user_id,
+                ctx.agent_id.as_deref(),
+                None,
+                limit.clamp(1, MAX_RUNS_LISTED),
+            )
+            .await?)
+    }
+
     /// What the caller's runs spent since `since` (all time without): tokens, model and tool
     /// calls and cost, per agent and in all, summed in the store. A person sees every run of
     /// their user, whoever started it (it is their user's spending); a token bound to an agent

@@ -1,8 +1,9 @@
 //! Agents Toolsmith runs, over REST (issue 37): `/api/v1/agents` — the caller's agent
 //! definitions (list, create, read, replace, delete; each change a new revision) — and
 //! `/api/v1/agents/{id}/runs` — runs of one (start, synchronous or not; list; read with their
-//! steps and usage; cancel). Definitions are written by a person (a token bound to an agent
-//! may read and run them, not write them); runs are their starter's alone (user and agent).
+//! steps and usage; cancel) — and `/api/v1/agent-runs`, the runs the caller started of every
+//! agent. Definitions are written by a person (a token bound to an agent may read and run
+//! them, not write them); runs are their starter's alone (user and agent).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -590,11 +591,21 @@ impl AgentRun {
     }
 }
 
-/// Runs of one agent, newest first.
+/// Runs, newest first.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AgentRunList {
     pub runs: Vec<AgentRun>,
     pub count: usize,
+}
+
+impl AgentRunList {
+    fn new(runs: Vec<AgentRunRecord>) -> AgentRunList {
+        let runs: Vec<AgentRun> = runs.into_iter().map(|r| AgentRun::new(r, None)).collect();
+        AgentRunList {
+            count: runs.len(),
+            runs,
+        }
+    }
 }
 
 pub type AgentEnvelope = Envelope<Agent>;
@@ -863,23 +874,48 @@ pub async fn list_runs(
     ApiPath(id): ApiPath<String>,
 ) -> Result<ApiOk<AgentRunList>, ApiError> {
     require(&identity, Scope::ToolsRead)?;
+    let limit = runs_limit(&query)?;
+    let runs = state
+        .service
+        .list_agent_runs(&identity.tool_context(), &id, limit)
+        .await?;
+    Ok(ApiOk::ok(AgentRunList::new(runs)))
+}
+
+/// The `limit` of a listing of runs: 1 to 200, 50 when not given.
+fn runs_limit(query: &QueryPairs) -> Result<u32, ApiError> {
     query.check(&["limit"])?;
     let limit = query.integer("limit", 1, 200)?.unwrap_or(50);
-    let runs: Vec<AgentRun> = state
+    Ok(u32::try_from(limit).unwrap_or(200))
+}
+
+/// Runs started
+///
+/// Your runs of every agent, newest first. A person's are the runs they started; an agent's
+/// (a token bound to it, or `X-Toolsmith-Agent` naming one of yours) the runs it started:
+/// its delegations, the teammates its messages woke, its sessions' runs. Each is read and
+/// cancelled at `/api/v1/agents/{agentId}/runs/{id}` as the same caller.
+#[utoipa::path(
+    get, path = "/api/v1/agent-runs", tag = "agents", operation_id = "listStartedRuns",
+    params(
+        ("limit" = Option<u32>, Query, description = "1 to 200 (default 50)", minimum = 1, maximum = 200)
+    ),
+    responses(
+        (status = 200, description = "`{runs, count}`", body = inline(AgentRunListEnvelope))
+    )
+)]
+pub async fn list_started_runs(
+    State(state): State<AppState>,
+    identity: Identity,
+    query: QueryPairs,
+) -> Result<ApiOk<AgentRunList>, ApiError> {
+    require(&identity, Scope::ToolsRead)?;
+    let limit = runs_limit(&query)?;
+    let runs = state
         .service
-        .list_agent_runs(
-            &identity.tool_context(),
-            &id,
-            u32::try_from(limit).unwrap_or(200),
-        )
-        .await?
-        .into_iter()
-        .map(|run| AgentRun::new(run, None))
-        .collect();
-    Ok(ApiOk::ok(AgentRunList {
-        count: runs.len(),
-        runs,
-    }))
+        .list_started_runs(&identity.tool_context(), limit)
+        .await?;
+    Ok(ApiOk::ok(AgentRunList::new(runs)))
 }
 
 /// The run `run` of the caller, checked to be a run of the agent `agent` (by id, or by the

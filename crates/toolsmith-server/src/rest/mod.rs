@@ -133,6 +133,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(agents::get_run))
         .routes(routes!(agents::cancel_run))
         .routes(routes!(agents::usage))
+        .routes(routes!(agents::list_started_runs))
         .routes(routes!(sessions::list))
         .routes(routes!(sessions::get_one))
         .routes(routes!(agent_links::list, agent_links::create))

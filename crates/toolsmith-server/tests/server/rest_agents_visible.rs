@@ -262,3 +262,103 @@ async fn definitions_written_and_runs_started_or_cancelled_are_audited() {
     // What an agent is told stays out of the log: only field names.
     assert!(!log.to_string().contains("Answer in French"), "{log}");
 }
+
+/// `GET /api/v1/agent-runs` as `agent` (`X-Toolsmith-Agent`), or as the person.
+async fn started_runs(app: &TestApp, agent: Option<&str>) -> Value {
+    let mut asked = crate::rest_support::request(Method::GET, "/api/v1/agent-runs");
+    if let Some(agent) = agent {
+        asked = asked.header("x-toolsmith-agent", agent);
+    }
+    app.send(asked.body(axum::body::Body::empty()).unwrap())
+        .await
+        .assert_ok(StatusCode::OK)
+}
+
+fn run_ids(list: &Value) -> Vec<&str> {
+    list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_person_lists_the_runs_each_of_their_agents_started_and_opens_one() {
+    let (app, script, helper) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    let lead = app
+        .post("/api/v1/agents", &agent_body("lead"))
+        .await
+        .assert_ok(StatusCode::CREATED);
+    let lead = lead["id"].as_str().unwrap().to_owned();
+    // The person's own run of helper, and one lead starts of helper (as a delegation does).
+    let mine = run_once(&app, &script, &helper).await;
+    script.push(answers(Proto::OpenAi, false, "Done for lead."));
+    let asked =
+        crate::rest_support::request(Method::POST, &format!("/api/v1/agents/{helper}/runs"))
+            .header("content-type", "application/json")
+            .header("x-toolsmith-agent", lead.as_str())
+            .body(axum::body::Body::from(
+                json!({"input": "Answer lead.", "wait": true}).to_string(),
+            ))
+            .unwrap();
+    let leads = app.send(asked).await.assert_ok(StatusCode::OK);
+    assert_eq!(leads["startedByAgent"], lead.as_str(), "{leads}");
+    let leads_id = leads["id"].as_str().unwrap();
+
+    // The person's list holds their run only; lead's, the run lead started, with its agent.
+    let own = started_runs(&app, None).await;
+    assert_eq!(run_ids(&own), [mine["id"].as_str().unwrap()], "{own}");
+    let started = started_runs(&app, Some(&lead)).await;
+    assert_eq!(run_ids(&started), [leads_id], "{started}");
+    assert_eq!(started["count"], 1, "{started}");
+    assert_eq!(started["runs"][0]["agentId"], helper.as_str(), "{started}");
+    assert_eq!(started["runs"][0]["status"], "completed", "{started}");
+    assert!(started["runs"][0].get("steps").is_none(), "{started}");
+    // helper started nothing.
+    assert_eq!(started_runs(&app, Some(&helper)).await["count"], 0);
+    // Opened as lead, with its steps; the person alone does not see it (the starter's only).
+    let path = format!("/api/v1/agents/{helper}/runs/{leads_id}");
+    let opened = app
+        .send(
+            crate::rest_support::request(Method::GET, &path)
+                .header("x-toolsmith-agent", lead.as_str())
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(opened["output"], "Done for lead.", "{opened}");
+    app.get(&path)
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "not_found");
+    // The limit is checked as the other listings' is.
+    app.get("/api/v1/agent-runs?limit=0")
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid_query");
+    assert_eq!(
+        run_ids(
+            &app.get("/api/v1/agent-runs?limit=1")
+                .await
+                .assert_ok(StatusCode::OK)
+        )
+        .len(),
+        1
+    );
+
+    // Another user, even naming the same agent, sees none of them.
+    use toolsmith_server::auth::Scope;
+    let bob = app.token("bob", None, &[Scope::ToolsRead]).await;
+    for agent in [None, Some(lead.as_str())] {
+        let mut asked = crate::rest_support::request(Method::GET, "/api/v1/agent-runs")
+            .header("authorization", format!("Bearer {bob}"));
+        if let Some(agent) = agent {
+            asked = asked.header("x-toolsmith-agent", agent);
+        }
+        let theirs = app
+            .send(asked.body(axum::body::Body::empty()).unwrap())
+            .await
+            .assert_ok(StatusCode::OK);
+        assert_eq!(theirs["runs"], json!([]), "{theirs}");
+    }
+}

@@ -102,6 +102,7 @@ const OPERATIONS: &[(&str, &str)] = &[
     ("POST", "/api/v1/agents/{id}/runs"),
     ("GET", "/api/v1/agents/{id}/runs/{run}"),
     ("POST", "/api/v1/agents/{id}/runs/{run}/cancel"),
+    ("GET", "/api/v1/agent-runs"),
     ("GET", "/api/v1/metrics/agents"),
     ("GET", "/api/v1/sessions"),
     ("GET", "/api/v1/sessions/{key}"),

@@ -290,7 +290,7 @@ fn web_ui_in_chromium() {
     let agents = &report["agents"];
     assert_eq!(
         agents["steps"].as_array().map_or(0, Vec::len),
-        6,
+        7,
         "every agents flow ran: {agents}"
     );
     assert_eq!(agents["accessibility"]["audits"], 28, "{agents}");

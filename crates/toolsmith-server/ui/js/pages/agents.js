@@ -7,10 +7,13 @@
 //
 //   #/agents               the list, usage totals, "New agent"
 //   #/agents/new           the definition form
-//   #/agents/{id}          one agent: its definition, Edit, Delete, Start a run, its runs
+//   #/agents/{id}          one agent: its definition, Edit, Delete, Start a run, your runs of
+//                          it, and the runs it started (its delegations, the teammates its
+//                          messages woke, its sessions' runs: GET /api/v1/agent-runs as it)
 //   #/agents/{id}/edit     the definition form for it
 //   #/agents/{id}/runs/{r} one run with its steps (?by={agent}: a run that agent started — a
-//                          delegation's —, read as it: only the starter sees a run)
+//                          delegation's, a woken teammate's —, read as it: only the starter
+//                          sees a run)
 //   #/agents/teams/{id}    a team's board (issue 38): its members, task list and messages (read-only)
 //   #/agents/delegations   the delegations between your agents (issue 38): who asked whom, what, how it ended
 
@@ -151,6 +154,7 @@ async function form(main, ctx, id) {
 async function agentPage(main, ctx, id) {
   const agent = await get(`/agents/${seg(id)}`);
   const runsEl = h('div');
+  const startedEl = h('div');
   const input = h('textarea', { rows: '3', spellcheck: 'true' });
   const fInput = field('Task', input, 'What the agent should do: its first message.');
   const startForm = h('form', { class: 'card', 'aria-labelledby': 'start-run-title' },
@@ -188,20 +192,38 @@ async function agentPage(main, ctx, id) {
         contextFiles: agent.contextFiles, limits: agent.limits,
       }) })),
     ctx.can('tools:execute') ? startForm : null,
-    h('h2', { text: 'Runs' }), runsEl);
+    h('h2', { text: 'Runs' }), runsEl,
+    h('h2', { text: 'Runs it started' }),
+    h('p', { class: 'muted', text: `Runs ${agent.name} started: its delegations, the teammates its messages woke, its sessions' runs. Each is read as ${agent.name}, the only one who sees it.` }),
+    startedEl);
 
+  // The columns both tables share: the run's task, its turns, tokens, cost and duration.
+  const figures = [
+    { label: 'Task', wrap: true, cell: (r) => (r.input.length > 80 ? `${r.input.slice(0, 80)}…` : r.input) },
+    { label: 'Turns', cell: (r) => String(r.iterations) },
+    { label: 'Tokens', cell: (r) => number(r.usage.totalTokens) },
+    { label: 'Cost', cell: (r) => dollars(r.usage.cost) },
+    { label: 'Duration', cell: (r) => seconds(r.createdAt, r.updatedAt) },
+  ];
   async function load() {
-    const { runs } = await get(`/agents/${seg(agent.id)}/runs?limit=100`);
+    const [{ runs }, { runs: started }, { agents }] = await Promise.all([
+      get(`/agents/${seg(agent.id)}/runs?limit=100`),
+      get('/agent-runs?limit=100', { agent: agent.id }),
+      get('/agents'),
+    ]);
+    const names = new Map(agents.map((a) => [a.id, a.name]));
     replace(runsEl, table('Runs', [
       { label: 'Started', cell: (r) => h('a', { href: `#/agents/${seg(agent.id)}/runs/${seg(r.id)}`, text: dateTime(r.createdAt) }) },
       { label: 'Status', cell: (r) => statusPill(r.status) },
-      { label: 'Task', wrap: true, cell: (r) => (r.input.length > 80 ? `${r.input.slice(0, 80)}…` : r.input) },
-      { label: 'Turns', cell: (r) => String(r.iterations) },
-      { label: 'Tokens', cell: (r) => number(r.usage.totalTokens) },
-      { label: 'Cost', cell: (r) => dollars(r.usage.cost) },
-      { label: 'Duration', cell: (r) => seconds(r.createdAt, r.updatedAt) },
+      ...figures,
     ], runs, 'No runs yet.'));
-    return runs.some((r) => !ENDED.includes(r.status));
+    replace(startedEl, table('Runs it started', [
+      { label: 'Started', cell: (r) => h('a', { href: `#/agents/${seg(r.agentId)}/runs/${seg(r.id)}?by=${seg(agent.id)}`, text: dateTime(r.createdAt) }) },
+      { label: 'Agent', cell: (r) => names.get(r.agentId) || r.agentId },
+      { label: 'Status', cell: (r) => statusPill(r.status) },
+      ...figures,
+    ], started, `${agent.name} has started no runs.`));
+    return [...runs, ...started].some((r) => !ENDED.includes(r.status));
   }
   let timer = null;
   async function tick() {
@@ -260,7 +282,8 @@ async function runPage(main, ctx, agentId, runId, by) {
       ? h('a', { href: '#/agents/delegations', text: '← Delegations' })
       : h('a', { href: `#/agents/${seg(agentId)}`, text: '← The agent' })),
     h('h1', { text: 'Run' }),
-    by ? h('p', { class: 'muted', text: `Started by your agent ${starter} (a delegation): read as that agent, the only one who sees it.` }) : null,
+    by ? h('p', { class: 'muted' }, 'Started by your agent ', h('a', { href: `#/agents/${seg(by)}`, text: starter }),
+      ' (a delegation, a teammate it woke or a session of it): read as that agent, the only one who sees it.') : null,
     top, h('h2', { text: 'Steps' }), stepsEl);
   let shown = 0;
   async function load() {
