@@ -207,10 +207,12 @@ pub fn api_router() -> OpenApiRouter<AppState> {
 
 /// The service's actor for a REST caller, within this request (for the audit log): a person,
 /// or the model when the caller acts as an agent — one rule for every door
-/// (`Actor::for_caller`); an admin only as a person.
+/// (`Actor::for_caller`); an admin only as a person. In an organisation, the organisation's id
+/// with the person as the member ([`Identity::member`]), whom the audit log names.
 pub fn actor(identity: &Identity) -> toolsmith_service::Actor {
     toolsmith_service::Actor::for_caller(identity.user_id.clone(), identity.agent_id.clone())
         .with_admin(identity.is_admin_person())
+        .with_member(identity.member.clone())
         .with_request_id(envelope::current_request_id())
 }
 

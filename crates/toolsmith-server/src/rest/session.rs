@@ -1,7 +1,8 @@
 //! What a client needs to know about itself and to stay current, for the web UI above all:
 //!
-//! - `GET /api/v1/session` — who the caller is (user, agent, scopes) and whether the server
-//!   requires a token, so a page can show what the caller may do;
+//! - `GET /api/v1/session` — who the caller is (user, agent, scopes, and the organisation it
+//!   acts in with the person's role) and whether the server requires a token, so a page can
+//!   show what the caller may do;
 //! - `GET /api/v1/changes` — a small digest that moves whenever the caller's tools, their
 //!   usage or the caller's pending approvals change. It carries an `ETag`; a poll with
 //!   `If-None-Match` answers `304 Not Modified` with no body while nothing moved.
@@ -25,15 +26,36 @@ use crate::auth::{Identity, Scope};
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
+    /// Whom the request acts as: the user, or in an organisation the organisation's id.
     pub user_id: String,
     /// The agent the caller acts as, if any.
     pub agent_id: Option<String>,
-    /// `tools:read`, `tools:write`, `tools:execute`, `admin`.
+    /// `tools:read`, `tools:write`, `tools:execute`, `admin` (in an organisation: the token's
+    /// narrowed by the role).
     pub scopes: Vec<String>,
     /// Whether requests need a token (false: the server is open on loopback).
     pub auth_required: bool,
     /// The server refuses every write.
     pub read_only: bool,
+    /// The organisation the request acts in (`X-Toolsmith-Organization` or the token's
+    /// organisation claim), `null` when it acts for the user.
+    #[schema(inline)]
+    pub organization: Option<SessionOrganization>,
+}
+
+/// The organisation a request acts in, and the person acting.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOrganization {
+    /// `org_` and 16 hex digits (the request's `userId`).
+    pub id: String,
+    /// Its handle, what `X-Toolsmith-Organization` may name.
+    pub name: String,
+    pub display_name: String,
+    /// The person's role: `owner`, `admin`, `editor` or `viewer`.
+    pub role: String,
+    /// The person's own user id.
+    pub member: String,
 }
 
 /// The change digest.
@@ -68,7 +90,18 @@ pub async fn session(
     query: QueryPairs,
 ) -> Result<ApiOk<Session>, ApiError> {
     query.check(&[])?;
+    let organization = match (&identity.organization, &identity.member) {
+        (Some(org), Some(member)) => Some(SessionOrganization {
+            id: identity.user_id.clone(),
+            name: org.name.clone(),
+            display_name: org.display_name.clone(),
+            role: org.role.as_str().to_owned(),
+            member: member.clone(),
+        }),
+        _ => None,
+    };
     Ok(ApiOk::ok(Session {
+        organization,
         scopes: identity
             .scopes
             .iter()
