@@ -637,3 +637,146 @@ async fn a_stranger_cannot_make_the_server_call_the_provider_at_will() {
     assert!((1..=60).contains(&wait), "{wait}");
     assert_eq!(provider.token_forms.lock().unwrap().len(), 120);
 }
+
+/// A request as `token`, naming `org` in `X-Toolsmith-Organization` when given.
+async fn send_as(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    token: &str,
+    org: Option<&str>,
+    body: Option<Value>,
+) -> TestResponse {
+    let mut builder =
+        request(method, path).header(header::AUTHORIZATION, format!("Bearer {token}"));
+    if let Some(org) = org {
+        builder = builder.header("x-toolsmith-organization", org);
+    }
+    let body = match body {
+        Some(b) => {
+            builder = builder.header("content-type", "application/json");
+            Body::from(b.to_string())
+        }
+        None => Body::empty(),
+    };
+    app.send(builder.body(body).unwrap()).await
+}
+
+#[tokio::test]
+async fn a_token_with_the_organisation_claim_acts_in_it() {
+    let key = SigningKey::new("k1");
+    let (_provider, host) = Provider::start(&key).await;
+    let issuer = format!("http://{host}");
+    let mut settings = OAuthSettings::new(
+        RESOURCE,
+        vec![IssuerSettings {
+            issuer: issuer.clone(),
+            jwks_uri: None,
+        }],
+    );
+    settings.org_claim = Some("org".to_owned());
+    let app = TestApp::with_configs(
+        settings_reaching(&host),
+        ServerSettings {
+            oauth: Some(settings),
+            ..ServerSettings::default()
+        },
+    )
+    .await;
+    let acme = app
+        .state
+        .service
+        .create_organization(&toolsmith_service::Actor::user("ann"), "acme", None)
+        .await
+        .unwrap();
+    let all = "tools:read tools:write tools:execute";
+    let mut in_acme = claims(&issuer, all);
+    in_acme["org"] = json!("acme");
+    let token = key.sign(&in_acme);
+
+    // The token acts in the organisation its claim names: what it makes is the organisation's.
+    let tool = crate::rest_support::tool_body("shout");
+    let made = send_as(
+        &app,
+        Method::POST,
+        "/api/v1/custom-tools",
+        &token,
+        None,
+        Some(tool),
+    )
+    .await
+    .assert_ok(StatusCode::CREATED);
+    assert_eq!(made["userId"], acme.id.as_str(), "{made}");
+    let session = send_as(&app, Method::GET, "/api/v1/session", &token, None, None)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(session["organization"]["name"], "acme", "{session}");
+    assert_eq!(session["organization"]["role"], "owner", "{session}");
+    assert_eq!(session["organization"]["member"], "ann", "{session}");
+    // The header may name the same organisation (by name or id), never another scope.
+    for same in ["acme", acme.id.as_str()] {
+        send_as(
+            &app,
+            Method::GET,
+            "/api/v1/custom-tools",
+            &token,
+            Some(same),
+            None,
+        )
+        .await
+        .assert_ok(StatusCode::OK);
+    }
+    let refused = send_as(
+        &app,
+        Method::GET,
+        "/api/v1/custom-tools",
+        &token,
+        Some("me"),
+        None,
+    )
+    .await
+    .assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(refused.contains("its organisation claim"), "{refused}");
+
+    // Without the claim the same person acts as themselves: the organisation's tool is not theirs.
+    let own = key.sign(&claims(&issuer, all));
+    let mine = send_as(&app, Method::GET, "/api/v1/custom-tools", &own, None, None)
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(mine["tools"], json!([]), "{mine}");
+    // A claim naming an organisation the subject is no member of: the same 404 as the header's.
+    let mut strangers = claims(&issuer, all);
+    strangers["sub"] = json!("bob");
+    strangers["org"] = json!("acme");
+    send_as(
+        &app,
+        Method::GET,
+        "/api/v1/custom-tools",
+        &key.sign(&strangers),
+        None,
+        None,
+    )
+    .await
+    .assert_error(StatusCode::NOT_FOUND, "not_found");
+    // A subject that is an organisation's id is no person; a claim that is no name is refused.
+    let mut as_org = claims(&issuer, all);
+    as_org["sub"] = json!(acme.id);
+    let res = get_as(&app, "/api/v1/custom-tools", &key.sign(&as_org)).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.text);
+    assert!(
+        challenge(&res).contains("invalid_token")
+            && res.text.contains("a person never is an organisation"),
+        "{}",
+        res.text
+    );
+    let mut odd = claims(&issuer, all);
+    odd["org"] = json!(["acme"]);
+    let res = get_as(&app, "/api/v1/custom-tools", &key.sign(&odd)).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{}", res.text);
+    assert!(
+        res.text
+            .contains("'org' claim does not name an organisation"),
+        "{}",
+        res.text
+    );
+}
