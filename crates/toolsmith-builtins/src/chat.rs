@@ -1,14 +1,19 @@
-//! The caller's configured chat model, as the built-ins ask it (translation's fallback, the
+//! The caller's chat model, as the built-ins ask it (translation's fallback, the
 //! data extraction tools): one system prompt and one user message in, the model's text out.
 //!
 //! The model is the caller's Config Center service [`SERVICE`], read as an agent's provider is
 //! (`protocol`: `openai` for OpenAI-compatible Chat Completions or `anthropic`; `base_url`;
-//! `api_key`, secret; and `model`). The server implements [`ChatModel`] with the agents'
-//! providers (`toolsmith-service`'s `agents::providers`, which this crate cannot depend on), so
-//! the request goes through the egress guard for that origin, with the providers' timeouts and
-//! retries; [`BuiltinEnv::chat`](crate::BuiltinEnv) is `None` where no server set one.
+//! `api_key`, secret; and `model`). When the caller has none, the model of the caller's own
+//! MCP client answers instead, if it declared `sampling` (one `sampling/createMessage`), under
+//! the rule every request to a client obeys (the policy's `mcp:sampling` deny entries, the
+//! per-call and per-user limits, an audit entry `client.sample`). The server implements
+//! [`ChatModel`] with the agents' providers (`toolsmith-service`'s `builtin_chat`, which this
+//! crate cannot depend on), so the request goes through the egress guard for that origin,
+//! with the providers' timeouts and retries; [`BuiltinEnv::chat`](crate::BuiltinEnv) is
+//! `None` where no server set one.
 
 use async_trait::async_trait;
+use toolsmith_core::ToolContext;
 
 /// The Config Center service naming the chat model the built-ins ask.
 pub const SERVICE: &str = "chat_model";
@@ -16,6 +21,8 @@ pub const SERVICE: &str = "chat_model";
 /// One question to the chat model.
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
+    /// The built-in asking (the audit's target when the client's model answers).
+    pub tool: String,
     /// What the model is told to do.
     pub system: String,
     /// The text it works on.
@@ -24,30 +31,61 @@ pub struct ChatRequest {
     pub max_tokens: u32,
 }
 
+/// Which model answered: the caller's configured one, or their MCP client's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The Config Center service [`SERVICE`].
+    ChatModel,
+    /// The calling MCP client's own model (`sampling/createMessage`).
+    Sampling,
+}
+
+impl Via {
+    /// The name a tool's result gives it (`via`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::ChatModel => SERVICE,
+            Via::Sampling => "sampling",
+        }
+    }
+}
+
 /// The model's answer.
 #[derive(Debug, Clone)]
 pub struct ChatAnswer {
     pub text: String,
-    /// The model that answered (the service's `model`).
+    /// The model that answered (the service's `model`, or the one the client named).
     pub model: String,
+    pub via: Via,
 }
 
 /// Why the chat model gave no answer; each message names what to do.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ChatError {
-    /// The caller has no usable [`SERVICE`].
+    /// The caller has no usable [`SERVICE`], and no client whose model can be asked.
     #[error("{0}")]
     NotConfigured(String),
     /// The model server refused or failed.
     #[error("{0}")]
     Failed(String),
+    /// The client's model may not be asked for this caller (the policy, the limits).
+    #[error("{0}")]
+    Refused(String),
+    /// The person declined the request in their client.
+    #[error("{0}")]
+    Declined(String),
 }
 
 /// The caller's chat model.
 #[async_trait]
 pub trait ChatModel: Send + Sync + std::fmt::Debug {
-    /// Asks `owner`'s configured chat model.
-    async fn complete(&self, owner: &str, request: ChatRequest) -> Result<ChatAnswer, ChatError>;
+    /// Asks the chat model of the call `ctx` (its user's configured one, or its client's).
+    async fn complete(
+        &self,
+        ctx: &ToolContext,
+        request: ChatRequest,
+    ) -> Result<ChatAnswer, ChatError>;
 }
 
 /// What to do when no chat model is configured: the service and its fields.
@@ -62,14 +100,14 @@ pub fn how_to_configure() -> String {
     )
 }
 
-/// Asks the chat model of `env` for the call's user, or says what to configure.
+/// Asks the chat model of `env` for the call `ctx`, or says what to configure.
 pub(crate) async fn ask(
     env: &crate::BuiltinEnv,
-    owner: &str,
+    ctx: &ToolContext,
     request: ChatRequest,
 ) -> Result<ChatAnswer, ChatError> {
     match &env.chat {
-        Some(model) => model.complete(owner, request).await,
+        Some(model) => model.complete(ctx, request).await,
         None => Err(ChatError::NotConfigured(format!(
             "this server offers the built-ins no chat model (an embedder must set \
              BuiltinEnv::chat; `toolsmith serve` does): {}",

@@ -1,6 +1,7 @@
 //! The data extraction tools (003 §16): `extract_structured_data` (what a JSON Schema asks for),
 //! `extract_entities`, `extract_table_data` and `summarize_text`, done by the caller's chat
-//! model ([`crate::chat`], the Config Center service `chat_model`).
+//! model ([`crate::chat`]: the Config Center service `chat_model`, or else the calling MCP
+//! client's own model through sampling). Each result says which answered (`model`, `via`).
 //!
 //! The model is asked for one JSON object, and its answer is checked against a schema — the
 //! caller's for `extract_structured_data` (compiled as a tool's parameters are: an object
@@ -14,7 +15,7 @@ use toolsmith_core::schema::CompiledSchema;
 use toolsmith_core::{RegisteredTool, ResultSource, ToolDefinition};
 
 use crate::BuiltinEnv;
-use crate::chat::{self, ChatError, ChatRequest};
+use crate::chat::{self, ChatError, ChatRequest, Via};
 use crate::groups::{ToolGroup, off};
 use crate::web::{Call, ToolError, str_arg, web_tool_in};
 
@@ -162,19 +163,21 @@ fn strings_arg(args: &Value, key: &str) -> Result<Option<Vec<String>>, ToolError
 }
 
 /// Asks the model for a JSON object meeting `schema`, once more with the violations if its
-/// first answer breaks it. The object and the model that answered.
+/// first answer breaks it. The object, and the model that answered.
 async fn ask_checked(
     call: &Call<'_>,
+    tool: &str,
     task: &str,
     text: String,
     schema: &CompiledSchema,
-) -> Result<(Value, String), ToolError> {
+) -> Result<(Value, Answered), ToolError> {
     let mut system = format!(
         "{task}\nAnswer with one JSON object and nothing else, valid against this JSON \
          Schema:\n{}",
         schema.schema()
     );
     let mut problems = String::new();
+    let mut answered_by = String::new();
     for attempt in 0..2 {
         if attempt == 1 {
             system.push_str(&format!(
@@ -184,8 +187,9 @@ async fn ask_checked(
         }
         let answer = chat::ask(
             call.env,
-            &call.ctx.user_id,
+            call.ctx,
             ChatRequest {
+                tool: tool.to_owned(),
                 system: system.clone(),
                 user: text.clone(),
                 max_tokens: ANSWER_TOKENS,
@@ -196,15 +200,26 @@ async fn ask_checked(
             ChatError::NotConfigured(why) => {
                 ToolError::NotConfigured(format!("data extraction needs a chat model: {why}"))
             }
-            ChatError::Failed(why) => ToolError::Provider(why),
+            ChatError::Failed(why) | ChatError::Declined(why) => ToolError::Provider(why),
+            ChatError::Refused(why) => ToolError::Denied(why),
         })?;
+        answered_by = match answer.via {
+            Via::ChatModel => format!(
+                "use a stronger model (the Config Center service '{}', field model)",
+                chat::SERVICE
+            ),
+            Via::Sampling => format!(
+                "have your MCP client answer with a stronger model than '{}'",
+                answer.model
+            ),
+        };
         let Some(value) = chat::json_in(&answer.text).filter(Value::is_object) else {
             problems = "it was not a JSON object".to_owned();
             continue;
         };
         let violations = schema.violations(&value);
         if violations.is_empty() {
-            return Ok((value, answer.model));
+            return Ok((value, Answered::from(&answer)));
         }
         problems = violations
             .iter()
@@ -222,10 +237,30 @@ async fn ask_checked(
     }
     Err(ToolError::Provider(format!(
         "the chat model's answer did not match the schema twice ({problems}): simplify the \
-         schema, give instructions, or use a stronger model (the Config Center service \
-         '{}', field model)",
-        chat::SERVICE
+         schema, give instructions, or {answered_by}"
     )))
+}
+
+/// Which model answered, as each result tells it.
+struct Answered {
+    model: String,
+    via: Via,
+}
+
+impl From<&chat::ChatAnswer> for Answered {
+    fn from(answer: &chat::ChatAnswer) -> Self {
+        Answered {
+            model: answer.model.clone(),
+            via: answer.via,
+        }
+    }
+}
+
+/// `result` with the model that answered (`model`) and how it was reached (`via`).
+fn told(mut result: Value, by: &Answered) -> Value {
+    toolsmith_core::object::set(&mut result, "model", json!(by.model));
+    toolsmith_core::object::set(&mut result, "via", json!(by.via.as_str()));
+    result
 }
 
 /// A schema of the tools' own (a constant of this crate).
@@ -259,8 +294,8 @@ async fn structured_data(call: Call<'_>) -> Result<Value, ToolError> {
     if let Some(more) = call.args.get("instructions").and_then(Value::as_str) {
         task.push_str(&format!("\nInstructions: {more}"));
     }
-    let (data, model) = ask_checked(&call, &task, text, &schema).await?;
-    Ok(json!({"data": data, "valid": true, "model": model}))
+    let (data, by) = ask_checked(&call, "extract_structured_data", &task, text, &schema).await?;
+    Ok(told(json!({"data": data, "valid": true}), &by))
 }
 
 async fn extract_entities(call: Call<'_>) -> Result<Value, ToolError> {
@@ -281,10 +316,10 @@ async fn extract_entities(call: Call<'_>) -> Result<Value, ToolError> {
          is written in the text, once.",
         types.join(", ")
     );
-    let (found, model) = ask_checked(&call, &task, text, &schema).await?;
+    let (found, by) = ask_checked(&call, "extract_entities", &task, text, &schema).await?;
     let entities = found.get("entities").cloned().unwrap_or_else(|| json!([]));
     let count = entities.as_array().map_or(0, Vec::len);
-    Ok(json!({"entities": entities, "count": count, "model": model}))
+    Ok(told(json!({"entities": entities, "count": count}), &by))
 }
 
 async fn table_data(call: Call<'_>) -> Result<Value, ToolError> {
@@ -313,7 +348,7 @@ async fn table_data(call: Call<'_>) -> Result<Value, ToolError> {
                  record with one cell per column (null when the text does not say)."
             .to_owned(),
     };
-    let (table, model) = ask_checked(&call, &task, text, &schema).await?;
+    let (table, by) = ask_checked(&call, "extract_table_data", &task, text, &schema).await?;
     let columns = table.get("columns").cloned().unwrap_or(Value::Null);
     let width = columns.as_array().map_or(0, Vec::len);
     let rows = table
@@ -330,7 +365,10 @@ async fn table_data(call: Call<'_>) -> Result<Value, ToolError> {
              again, or name the columns"
         )));
     }
-    Ok(json!({"columns": columns, "rows": rows, "rowCount": rows.len(), "model": model}))
+    Ok(told(
+        json!({"columns": columns, "rows": rows, "rowCount": rows.len()}),
+        &by,
+    ))
 }
 
 async fn summarize(call: Call<'_>) -> Result<Value, ToolError> {
@@ -356,12 +394,12 @@ async fn summarize(call: Call<'_>) -> Result<Value, ToolError> {
             "as one paragraph"
         }
     );
-    let (answer, model) = ask_checked(&call, &task, text, &schema).await?;
+    let (answer, by) = ask_checked(&call, "summarize_text", &task, text, &schema).await?;
     let summary = answer
         .get("summary")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
     let words = summary.split_whitespace().count();
-    Ok(json!({"summary": summary, "words": words, "model": model}))
+    Ok(told(json!({"summary": summary, "words": words}), &by))
 }

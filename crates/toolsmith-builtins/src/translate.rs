@@ -419,8 +419,8 @@ fn name_of(code: &str) -> Option<&'static str> {
 /// The tool's work through the caller's chat model, when no translation service is set.
 async fn by_model(call: &Call<'_>, tool: &str) -> Result<Value, ToolError> {
     let args = &call.args;
-    let provider = chat::SERVICE;
     if tool == "list_languages" {
+        let provider = chat::SERVICE;
         let languages: Vec<Value> = LANGUAGES
             .iter()
             .map(|(code, name)| json!({"code": code, "name": name}))
@@ -467,8 +467,9 @@ async fn by_model(call: &Call<'_>, tool: &str) -> Result<Value, ToolError> {
     };
     let answer = chat::ask(
         call.env,
-        &call.ctx.user_id,
+        call.ctx,
         ChatRequest {
+            tool: tool.to_owned(),
             system,
             user,
             max_tokens: 8192,
@@ -482,8 +483,12 @@ async fn by_model(call: &Call<'_>, tool: &str) -> Result<Value, ToolError> {
              https://libretranslate.com) and api_key if it needs one, or configure a chat \
              model to translate with ({why})"
         )),
-        ChatError::Failed(why) => ToolError::Provider(why),
+        ChatError::Failed(why) | ChatError::Declined(why) => ToolError::Provider(why),
+        ChatError::Refused(why) => ToolError::Denied(why),
     })?;
+    // Which model answered: the configured one or the client's (`via`), and its name.
+    let provider = answer.via.as_str();
+    let model = answer.model.as_str();
     let reply = chat::json_in(&answer.text).ok_or_else(|| {
         ToolError::Provider(format!(
             "the chat model '{}' did not answer with the JSON asked for: try again, or configure \
@@ -496,7 +501,7 @@ async fn by_model(call: &Call<'_>, tool: &str) -> Result<Value, ToolError> {
         "detect_language" => {
             let code = text("language").unwrap_or_default();
             Ok(
-                json!({"provider": provider, "language": code, "name": name_of(&code),
+                json!({"provider": provider, "model": model, "language": code, "name": name_of(&code),
                 "confidence": reply.get("confidence").and_then(Value::as_f64)}),
             )
         }
@@ -515,7 +520,7 @@ async fn by_model(call: &Call<'_>, tool: &str) -> Result<Value, ToolError> {
                     ))
                 })?;
             Ok(
-                json!({"provider": provider, "targetLanguage": code, "count": wanted, "translations": translations}),
+                json!({"provider": provider, "model": model, "targetLanguage": code, "count": wanted, "translations": translations}),
             )
         }
         _ => {
@@ -526,8 +531,10 @@ async fn by_model(call: &Call<'_>, tool: &str) -> Result<Value, ToolError> {
                     answer.model
                 ))
             })?;
-            Ok(json!({"provider": provider, "translatedText": translated,
-                "sourceLanguage": text("sourceLanguage"), "targetLanguage": code}))
+            Ok(
+                json!({"provider": provider, "model": model, "translatedText": translated,
+                "sourceLanguage": text("sourceLanguage"), "targetLanguage": code}),
+            )
         }
     }
 }

@@ -91,6 +91,9 @@ pub enum ToolError {
     NotConfigured(String),
     #[error("{0}")]
     Provider(String),
+    /// A rule refused what the tool needs (the policy's `mcp:sampling`, a limit).
+    #[error("{0}")]
+    Denied(String),
 }
 
 impl ToolError {
@@ -100,6 +103,7 @@ impl ToolError {
             ToolError::Web(e) => e.kind(),
             ToolError::Workspace(e) => e.kind(),
             ToolError::NotConfigured(_) | ToolError::Provider(_) => ErrorKind::ExecutionError,
+            ToolError::Denied(_) => ErrorKind::Denied,
         }
     }
 }

@@ -274,6 +274,7 @@ fn builtin_env(
     command_runtime: &Arc<CommandRuntime>,
     store: &Arc<dyn Store>,
     code: Arc<dyn toolsmith_builtins::exec::CodeHost>,
+    chat_asks: Arc<std::sync::OnceLock<crate::bridge::relay::Asks>>,
 ) -> Result<toolsmith_builtins::BuiltinEnv, ServiceError> {
     let workspaces = config
         .workspace
@@ -311,6 +312,7 @@ fn builtin_env(
             config: config_cache.clone(),
             egress,
             owner_domains: config.owner_allowed_domains.clone(),
+            asks: chat_asks,
         });
     let sessions = workspaces.as_ref().map(|workspaces| {
         toolsmith_builtins::exec::Sessions::new(workspaces.clone(), config.sandbox_sessions)
@@ -450,12 +452,16 @@ impl ToolService {
         let command_runtime = Arc::new(CommandRuntime::default());
         let code_host = Arc::new(ServiceCodeHost::new(command_runtime.clone()));
         let task_caller = Arc::new(ServiceTaskCaller::default());
+        // The built-ins' chat model asks a caller's client under the service's rule, bound
+        // below once the policy and the audit log exist.
+        let chat_asks = Arc::new(std::sync::OnceLock::new());
         let mut builtins = builtin_env(
             &config,
             &config_cache,
             &command_runtime,
             &store,
             code_host.clone(),
+            chat_asks.clone(),
         )?;
         builtins.tasks = Some(task_caller.clone());
         let session_host = Arc::new(crate::agents::sessions::ServiceSessions::default());
@@ -537,6 +543,11 @@ impl ToolService {
         let client_requests = Arc::new(crate::governance::client_requests::ClientRequestGate::new(
             config.client_requests,
         ));
+        let _ = chat_asks.set(crate::bridge::relay::Asks {
+            gate: client_requests.clone(),
+            policy: policy.clone(),
+            audit: audit.clone(),
+        });
         let mut service = ToolService {
             store,
             registry,

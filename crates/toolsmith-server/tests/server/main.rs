@@ -47,6 +47,7 @@ mod mcp_compat_answers;
 mod mcp_confirmation;
 mod mcp_content;
 mod mcp_email;
+mod mcp_extract_sampling;
 mod mcp_hybrid_search;
 mod mcp_listing;
 mod mcp_manage;

@@ -231,6 +231,12 @@ impl Job {
         ctx.cancellation = self.cancel.child_token();
         ctx.approver = approver;
         ctx.narrowing = Some(self.scope.clone());
+        // The model of the client the run's starter waits on, lent to its tools.
+        ctx.client = self
+            .extras
+            .sampling
+            .clone()
+            .map(super::providers::sampling::model_only);
         ctx
     }
 

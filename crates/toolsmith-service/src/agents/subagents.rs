@@ -362,7 +362,8 @@ impl ToolService {
         child.approver = None;
         // The caller's client stays on the child's context only so that an agent on the
         // client's model (`sampling`) is told why a spawn cannot borrow it; the run's own tool
-        // calls carry no client (`runner.rs`'s `tool_context`).
+        // calls carry at most the model of a client its starter waits on (`runner.rs`'s
+        // `tool_context`).
         let announce = match inbox {
             Some(inbox) => {
                 inbox.expect();
@@ -372,7 +373,7 @@ impl ToolService {
         };
         let extras = Extras {
             // A caller that waits (action `run`) lends its client's model to an agent on
-            // `sampling`; the child's own calls have no client.
+            // `sampling` (and its model to the child's own calls, as `runner.rs` says).
             sampling: ctx.client.clone().filter(|_| wait == SpawnWait::Ended),
             ..Extras::default()
         };

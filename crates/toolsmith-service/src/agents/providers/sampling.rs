@@ -24,7 +24,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use toolsmith_core::Client;
+use toolsmith_core::{Client, ClientError};
 
 use super::{ModelReply, ModelRequest, ProviderError};
 use crate::governance::audit::{AuditLog, AuditTarget};
@@ -73,11 +73,13 @@ impl Sampling {
 
     /// Asks the client's model once; every request is audited with its outcome.
     pub async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ProviderError> {
-        let answer = self.client.0.sample(params(request)).await;
-        let reply = match answer {
-            Ok(result) => parse(&result),
-            Err(e) => Err(ProviderError::fatal(e.to_string())),
-        };
+        let reply = sample(&self.client, request)
+            .await
+            .map(|sampled| sampled.reply)
+            .map_err(|e| match e {
+                SampleError::Client(e) => ProviderError::fatal(e.to_string()),
+                SampleError::Unusable(e) => e,
+            });
         let details = match &reply {
             Ok(_) => json!({"runId": self.run_id, "outcome": "answered"}),
             Err(e) => json!({"runId": self.run_id, "outcome": "failed", "reason": e.message}),
@@ -96,6 +98,93 @@ impl Sampling {
             )
             .await;
         reply
+    }
+}
+
+/// What the client's model answered one request.
+#[derive(Debug, Clone)]
+pub struct Sampled {
+    pub reply: ModelReply,
+    /// The model the client says answered (its result's `model`), if it named one.
+    pub model: Option<String>,
+}
+
+/// Why one request to the client's model gave no usable answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SampleError {
+    /// The client could not or would not answer: no client on this door, sampling not
+    /// declared, the person declined, the call cancelled, the client gone.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The client answered with something that is not an assistant's message.
+    #[error("{}", .0.message)]
+    Unusable(ProviderError),
+}
+
+/// Asks `client`'s model one request — an agent's turn ([`Sampling::complete`]) or a
+/// built-in's one question (`builtin_chat`'s fallback when no `chat_model` is configured):
+/// `sampling/createMessage` with [`params`], the answer read with [`parse`]. Whether the call
+/// may ask at all (the policy, the limits) and the audit are the caller's.
+pub async fn sample(client: &Client, request: &ModelRequest) -> Result<Sampled, SampleError> {
+    let result = client.0.sample(params(request)).await?;
+    let reply = parse(&result).map_err(SampleError::Unusable)?;
+    let model = result
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned);
+    Ok(Sampled { reply, model })
+}
+
+/// The client of a run's tool calls when the run has one (the call that started it waits for
+/// its end, `runner::Extras::sampling`): that client's model only. A built-in that needs a
+/// chat model (data extraction, translation with no service) asks it when the user has no
+/// `chat_model` — as a tool called by that client directly would — and so may a JS tool's
+/// `mcp.sample`, under the same gate; the person is never asked (an approval of a run goes
+/// to REST, the UI or the CLI), and log and progress go nowhere, as for any run.
+pub(crate) fn model_only(client: Client) -> Client {
+    Client(Arc::new(ModelOnly(client)))
+}
+
+struct ModelOnly(Client);
+
+#[async_trait::async_trait]
+impl toolsmith_core::CallerClient for ModelOnly {
+    fn capabilities(&self) -> toolsmith_core::ClientCapabilities {
+        let lent = self.0.capabilities();
+        toolsmith_core::ClientCapabilities {
+            sampling: lent.sampling,
+            sampling_tools: lent.sampling_tools,
+            ..Default::default()
+        }
+    }
+
+    fn log_level(&self) -> Option<toolsmith_core::LogLevel> {
+        None
+    }
+
+    async fn log(
+        &self,
+        _: toolsmith_core::LogLevel,
+        _: Option<String>,
+        _: Value,
+    ) -> Result<(), ClientError> {
+        Ok(())
+    }
+
+    async fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) -> Result<(), ClientError> {
+        Ok(())
+    }
+
+    async fn sample(&self, params: Value) -> Result<Value, ClientError> {
+        self.0.sample(params).await
+    }
+
+    async fn elicit(&self, _: Value) -> Result<Value, ClientError> {
+        Err(ClientError::Unsupported {
+            capability: toolsmith_core::Capability::Elicitation,
+        })
     }
 }
 
@@ -146,8 +235,15 @@ pub(crate) fn params(request: &ModelRequest) -> Value {
     let mut params = json!({
         "messages": messages,
         "maxTokens": request.max_tokens,
-        "modelPreferences": {"hints": [{"name": request.model}]},
     });
+    // No model named (a built-in's question): the client chooses.
+    if !request.model.is_empty() {
+        toolsmith_core::object::set(
+            &mut params,
+            "modelPreferences",
+            json!({"hints": [{"name": request.model}]}),
+        );
+    }
     if !request.system.is_empty() {
         toolsmith_core::object::set(
             &mut params,
