@@ -42,6 +42,7 @@ pub mod resources;
 pub mod service;
 pub mod telemetry;
 pub mod tool_settings;
+pub mod tool_moves;
 pub mod tool_tasks;
 
 pub use config_center::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};

@@ -142,6 +142,38 @@ impl ToolService {
         serde_json::to_string(&spec).map_err(|e| ServiceError::Validation(e.to_string()))
     }
 
+    /// A command tool's code with its sealed `env` values bound to owner `to` instead of
+    /// `from` (a tool moving between owners: each value is sealed to its owner, tool and
+    /// name). Other kinds' code, and code without sealed values, is returned as it is.
+    pub(crate) fn reseal_command_env(
+        &self,
+        kind: ToolKind,
+        tool_id: &str,
+        (from, to): (&str, &str),
+        code: String,
+    ) -> Result<String, ServiceError> {
+        if kind != ToolKind::Command {
+            return Ok(code);
+        }
+        let mut spec = command_spec(&code)?;
+        let sealed = |v: &String| v.starts_with(toolsmith_secrets::SEALED_PREFIX);
+        if !spec.env.values().any(sealed) {
+            return Ok(code);
+        }
+        let cipher = self.config_cache().cipher().ok_or_else(|| {
+            ServiceError::InvalidState("no secret key to open the tool's env".to_owned())
+        })?;
+        for (name, value) in spec.env.iter_mut().filter(|(_, v)| sealed(v)) {
+            let plain = cipher
+                .open(value, &env_place(from, tool_id, name))
+                .map_err(|e| ServiceError::Validation(format!("cannot open env {name}: {e}")))?;
+            *value = cipher
+                .seal(plain.as_ref(), &env_place(to, tool_id, name))
+                .map_err(|e| ServiceError::Validation(e.to_string()))?;
+        }
+        serde_json::to_string(&spec).map_err(|e| ServiceError::Validation(e.to_string()))
+    }
+
     /// The executor of a stored definition; an error if it no longer passes its checks.
     pub(crate) fn executor_for(
         &self,

@@ -626,7 +626,7 @@ impl ToolService {
     }
 
     /// Removes the `allow_always` grants of a tool (best effort: the write already committed).
-    async fn revoke_grants(&self, tool: &CustomToolRecord) {
+    pub(crate) async fn revoke_grants(&self, tool: &CustomToolRecord) {
         if let Err(e) = self
             .store
             .revoke_approval_grants(&tool.owner, &tool.id)
