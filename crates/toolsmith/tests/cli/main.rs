@@ -13,6 +13,8 @@
 //!   value in the server's log.
 //! - `token` — `toolsmith token`.
 //! - `mcp_servers` — `toolsmith mcp-servers`, with a real upstream.
+//! - `mcp_organization` — `toolsmith mcp --organization`: a member's stdio session in an
+//!   organisation, with the role; a stranger and an organisation as `--user` refused.
 //! - `mcp_conformance` — the official MCP conformance suite against `serve`, with the example
 //!   pack `examples/mcp-conformance/tools/` loaded.
 //! - `mcp_surface` — prompts and resources through the official TypeScript and Python SDKs and
@@ -42,9 +44,11 @@ mod dynamic_mcp_suite;
 mod errors;
 mod lifecycle;
 mod mcp_conformance;
+mod mcp_organization;
 mod mcp_servers;
 mod mcp_surface;
 mod oauth;
+mod orgs;
 mod prompts;
 mod read_only;
 mod resources;
