@@ -14,20 +14,13 @@
 //   node ui_e2e_agents.mjs --bin PATH/toolsmith --out DIR [--chromium PATH] [--ui-from-disk]
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { layoutProblems } from './ui_layout.mjs';
+import { alone, auditPage, auditsFound, startServer, uiFromDisk, until, visible } from './ui_e2e_pages.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const UI_DIR = join(here, '../../crates/toolsmith-server/ui');
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'";
-const AXE_SOURCE = readFileSync(join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
-const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 const log = (...a) => console.error('[ui_e2e_agents]', ...a);
 
@@ -69,62 +62,6 @@ const answers = (text) => ({
   choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: text } }],
 });
 
-async function startServer(bin, dataDir, configPath, cleanups) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOOLSMITH_') && k !== 'RUST_LOG'));
-  env.TOOLSMITH_DATA_DIR = dataDir;
-  const child = spawn(bin, ['serve', '--port', '0', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  cleanups.push(() => child.kill('SIGTERM'));
-  const line = await new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout });
-    rl.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
-  });
-  const m = /toolsmith listening on (http:\/\/\S+)/.exec(line);
-  assert.ok(m, `no listening line: ${line}`);
-  return m[1];
-}
-
-/** Waits until `fn()` (run in node) is truthy. */
-async function until(what, fn, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) { last = e; }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last && last.message ? last.message : JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function visible(locator, timeout = 10000) {
-  await locator.first().waitFor({ state: 'visible', timeout });
-  return locator.first();
-}
-
-async function axeViolations(page, where) {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async (tags) => {
-    const result = await globalThis.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')), count: v.nodes.length }));
-  }, WCAG_AA);
-  return violations.map((v) => `${where}: ${v.id} (${v.impact}, ${v.count} element(s), e.g. ${v.targets.join(' | ')}): ${v.help}`);
-}
-
-/** Serves /ui/… from the source tree, with the server's headers (development only). */
-async function uiFromDisk(context, base) {
-  const types = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8', svg: 'image/svg+xml' };
-  const serve = (route, file) => {
-    const ext = file.split('.').pop();
-    route.fulfill({ status: 200, body: readFileSync(join(UI_DIR, file)), headers: { 'content-type': types[ext] || 'application/octet-stream', 'content-security-policy': CSP, 'cache-control': 'no-store' } });
-  };
-  await context.route(`${base}/`, (route) => serve(route, 'index.html'));
-  await context.route(`${base}/ui/**`, (route) => serve(route, new URL(route.request().url()).pathname.replace(/^\/ui\//, '')));
-}
-
 /** Runs the flows; returns {steps, screenshots, accessibility, layout, …}. */
 export async function runAgents({ context, bin, out, fromDisk = false }) {
   const report = { steps: [], screenshots: [] };
@@ -162,11 +99,6 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
       log(`step: ${name}`);
       try { await fn(); } catch (e) { e.message = `${name}: ${e.message}`; throw e; }
       report.steps.push({ name, ms: Date.now() - t0 });
-    };
-    const shot = async (p, name) => {
-      const file = join(out, `${name}-${p.viewportSize().width}.png`);
-      await p.screenshot({ path: file, fullPage: true });
-      report.screenshots.push(file);
     };
     const audited = [];
     let agentId = null;
@@ -338,8 +270,7 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
     });
 
     await step('every agents page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {
-      const violations = [];
-      const problems = [];
+      const found = { violations: [], problems: [] };
       let audits = 0;
       for (const width of [1280, 390]) {
         const p = await context.newPage();
@@ -350,21 +281,12 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
             if (name === 'agents-empty') continue;
             await p.goto(`${BASE}/${hash}`);
             await p.getByRole('heading', { level: 1 }).first().waitFor();
-            const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
-            if ((await dark()) !== (theme === 'dark')) await p.locator('#theme-toggle').click();
-            assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
-            await p.waitForTimeout(200);
-            await shot(p, theme === 'dark' ? `${name}-dark` : name);
-            violations.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
-            problems.push(...await layoutProblems(p, `${name} (${theme}, ${width} px)`));
+            await auditPage(p, name, theme, out, report, found);
             audits += 1;
           }
         }
       }
-      report.accessibility = { audits, rules: WCAG_AA, violations };
-      report.layout = { checks: audits, problems };
-      assert.deepEqual(violations, [], `WCAG violations:\n${violations.join('\n')}`);
-      assert.deepEqual(problems, [], `layout problems:\n${problems.join('\n')}`);
+      auditsFound(report, found, audits);
     });
 
     await step('no external requests, no script errors', async () => {
@@ -382,28 +304,5 @@ export async function runAgents({ context, bin, out, fromDisk = false }) {
 // ----- alone -----------------------------------------------------------------------------------
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const argv = process.argv.slice(2);
-  const opt = (name, fallback) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : fallback;
-  };
-  const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'toolsmith-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: opt('chromium', '/usr/bin/chromium'),
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  try {
-    const report = await runAgents({ context, bin: opt('bin'), out: opt('out'), fromDisk: argv.includes('--ui-from-disk') });
-    console.log(JSON.stringify({ ok: true, ...report }));
-  } catch (e) {
-    console.log(JSON.stringify({ ok: false, error: String(e && e.stack ? e.stack : e) }));
-    process.exitCode = 1;
-  } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
+  await alone(({ context, opt, argv }) => runAgents({ context, bin: opt('bin'), out: opt('out'), fromDisk: argv.includes('--ui-from-disk') }));
 }

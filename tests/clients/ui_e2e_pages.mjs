@@ -37,7 +37,8 @@ const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 const log = (...a) => console.error('[ui_e2e_pages]', ...a);
 
-async function startServer(bin, dataDir, configPath, cleanups) {
+/** Starts `toolsmith serve` on a free loopback port with its own data dir; its base URL. */
+export async function startServer(bin, dataDir, configPath, cleanups) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOOLSMITH_') && k !== 'RUST_LOG'));
   env.TOOLSMITH_DATA_DIR = dataDir;
   const child = spawn(bin, ['serve', '--port', '0', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -55,7 +56,7 @@ async function startServer(bin, dataDir, configPath, cleanups) {
 }
 
 /** Waits until `fn()` (run in node) is truthy. */
-async function until(what, fn, timeoutMs = 10000) {
+export async function until(what, fn, timeoutMs = 10000) {
   const deadline = Date.now() + timeoutMs;
   let last;
   for (;;) {
@@ -68,7 +69,7 @@ async function until(what, fn, timeoutMs = 10000) {
   }
 }
 
-async function visible(locator, timeout = 10000) {
+export async function visible(locator, timeout = 10000) {
   await locator.first().waitFor({ state: 'visible', timeout });
   return locator.first();
 }
@@ -82,7 +83,7 @@ async function fieldError(control) {
   });
 }
 
-async function axeViolations(page, where) {
+export async function axeViolations(page, where) {
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async (tags) => {
     const result = await globalThis.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
@@ -103,6 +104,65 @@ export async function uiFromDisk(context, base) {
   };
   await context.route(`${base}/`, (route) => serve(route, 'index.html'));
   await context.route(`${base}/ui/**`, (route) => serve(route, new URL(route.request().url()).pathname.replace(/^\/ui\//, '')));
+}
+
+/**
+ * Audits the page `p` shows as `name` in `theme` at its width: the theme switched with its
+ * button, a full-page screenshot `<name>[-dark]-<width>.png` in `out` (listed in
+ * `report.screenshots`), axe's WCAG A/AA violations and ui_layout.mjs's problems added to
+ * `found` ({violations, problems}).
+ */
+export async function auditPage(p, name, theme, out, report, found) {
+  const width = p.viewportSize().width;
+  const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
+  if ((await dark()) !== (theme === 'dark')) await p.locator('#theme-toggle').click();
+  assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
+  await p.waitForTimeout(200);
+  const file = join(out, `${theme === 'dark' ? `${name}-dark` : name}-${width}.png`);
+  await p.screenshot({ path: file, fullPage: true });
+  report.screenshots.push(file);
+  found.violations.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
+  found.problems.push(...await layoutProblems(p, `${name} (${theme}, ${width} px)`));
+}
+
+/** The audits' outcome in `report` (accessibility, layout); fails naming every problem found. */
+export function auditsFound(report, found, audits) {
+  report.accessibility = { audits, rules: WCAG_AA, violations: found.violations };
+  report.layout = { checks: audits, problems: found.problems };
+  assert.deepEqual(found.violations, [], `WCAG violations:\n${found.violations.join('\n')}`);
+  assert.deepEqual(found.problems, [], `layout problems:\n${found.problems.join('\n')}`);
+}
+
+/**
+ * Runs a flows file alone (`node ui_e2e_X.mjs --bin … --out … [--chromium PATH]`): Debian's
+ * Chromium launched headless, `run({context, opt, argv})`'s report printed as one JSON line,
+ * the exit code 1 when it threw.
+ */
+export async function alone(run) {
+  const argv = process.argv.slice(2);
+  const opt = (name, fallback) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'toolsmith-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: opt('chromium', '/usr/bin/chromium'),
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const report = await run({ context, opt, argv });
+    console.log(JSON.stringify({ ok: true, ...report }));
+  } catch (e) {
+    console.log(JSON.stringify({ ok: false, error: String(e && e.stack ? e.stack : e) }));
+    process.exitCode = 1;
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -376,6 +436,26 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
       audited.push(['editor-services', `#/tools/${stored.id}/edit`], ['tool-config', `#/tools/${stored.id}`]);
     });
 
+    await step('a half-written tool in New tool survives the server going away and coming back', async () => {
+      await page.goto(`${BASE}/#/tools/new`);
+      await visible(page.getByRole('heading', { name: 'New tool' }));
+      await page.getByLabel('Name', { exact: true }).fill('half_written');
+      await page.getByLabel('Description').fill('Not saved yet');
+      // The live feed cannot reach the server for a while (as in a restart), then can again.
+      const feed = `${BASE}/api/v1/changes`;
+      const seen = pageErrors.length;
+      await page.route(feed, (route) => route.abort());
+      const banner = page.getByRole('status').filter({ hasText: 'Reconnecting to the server' });
+      await visible(banner, 5000);
+      await page.unroute(feed);
+      await banner.waitFor({ state: 'hidden', timeout: 15000 });
+      // The reads refused on purpose are no script errors.
+      pageErrors.splice(seen, pageErrors.length - seen, ...pageErrors.slice(seen).filter((e) => !/net::ERR_FAILED/.test(e)));
+      // Coming back built New tool again before: the name and description typed were gone.
+      assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'half_written');
+      assert.equal(await page.getByLabel('Description').inputValue(), 'Not saved yet');
+    });
+
     await step('the code editor: highlighting, completion of the sandbox API, a problem marked at its line', async () => {
       await page.goto(`${BASE}/#/tools/new`);
       await visible(page.getByRole('heading', { name: 'New tool' }));
@@ -642,8 +722,7 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
     report.external = external;
 
     await step('every new page: screenshots, layout and axe at 1280 and 390 px, light and dark', async () => {
-      const violations = [];
-      const problems = [];
+      const found = { violations: [], problems: [] };
       let audits = 0;
       for (const width of [1280, 390]) {
         const p = await context.newPage();
@@ -653,21 +732,12 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
           for (const [name, hash] of audited) {
             await p.goto(`${BASE}/${hash}`);
             await p.getByRole('heading', { level: 1 }).first().waitFor();
-            const dark = async () => (await p.getAttribute('html', 'data-theme')) === 'dark';
-            if ((await dark()) !== (theme === 'dark')) await p.locator('#theme-toggle').click();
-            assert.equal(await dark(), theme === 'dark', `${name}: the ${theme} theme did not apply`);
-            await p.waitForTimeout(200);
-            await shot(p, theme === 'dark' ? `${name}-dark` : name);
-            violations.push(...await axeViolations(p, `${name} (${theme}, ${width} px)`));
-            problems.push(...await layoutProblems(p, `${name} (${theme}, ${width} px)`));
+            await auditPage(p, name, theme, out, report, found);
             audits += 1;
           }
         }
       }
-      report.accessibility = { audits, rules: WCAG_AA, violations };
-      report.layout = { checks: audits, problems };
-      assert.deepEqual(violations, [], `WCAG violations:\n${violations.join('\n')}`);
-      assert.deepEqual(problems, [], `layout problems:\n${problems.join('\n')}`);
+      auditsFound(report, found, audits);
     });
 
     await step('MCP servers: removed with confirmation', async () => {
@@ -693,34 +763,13 @@ export async function runPages({ context, bin, out, python, dataDir: seeded = nu
 // ----- alone -----------------------------------------------------------------------------------
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const argv = process.argv.slice(2);
-  const opt = (name, fallback) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : fallback;
-  };
-  if (opt('ui-dir')) UI_DIR = opt('ui-dir');
-  const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'toolsmith-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: opt('chromium', '/usr/bin/chromium'),
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  try {
-    const report = await runPages({
+  await alone(({ context, opt, argv }) => {
+    if (opt('ui-dir')) UI_DIR = opt('ui-dir');
+    return runPages({
       context, bin: opt('bin'), out: opt('out'), python: opt('python', join(here, '.venv/bin/python')),
       fromDisk: argv.includes('--ui-from-disk') || argv.includes('--ui-dir'),
       only: opt('only', null),
       dataDir: opt('pages-data', null),
     });
-    console.log(JSON.stringify({ ok: true, ...report }));
-  } catch (e) {
-    console.log(JSON.stringify({ ok: false, error: String(e && e.stack ? e.stack : e) }));
-    process.exitCode = 1;
-  } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
+  });
 }

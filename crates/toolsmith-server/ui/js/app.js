@@ -2,7 +2,8 @@
 // live feed (GET /api/v1/changes every second with If-None-Match; a page refreshes itself
 // when what it shows moved). When the server cannot be reached (a restart), a "reconnecting"
 // banner shows and the feed retries with backoff (1 s doubling to 10 s); once it answers, the
-// page refreshes what it shows in place (a typed filter, "Show more", an open form are kept).
+// page refreshes what it shows in place (a typed filter, "Show more", an open form are kept);
+// a page that cannot refresh itself is built again, unless the person typed in it.
 // Each route renders into a view of its own: a page still loading when the person went on
 // (or when the feed came back) writes into its own detached view, never over the newer page.
 
@@ -276,9 +277,13 @@ async function poll() {
     state.changes = null;
     if (state.page && state.page.refresh) {
       try { await state.page.refresh({ tools: true, approvals: true, usage: true }); } catch { /* the next change retries */ }
-    } else {
+    } else if (!main.querySelector('[data-typed]')) {
       try { await route(); } catch { /* shown by the page */ }
     }
+    // Else the person was writing in a form of a page that cannot refresh itself (New tool, an
+    // agent's or a prompt's definition, the policy, a Test form): it stays as it is — building
+    // it again would throw away what they typed; a save that meets a change made meanwhile is
+    // refused by its revision, saying so.
     return;
   }
   if (answer.notModified) return;

@@ -130,7 +130,7 @@ fn seeded_data_dir(dir: &Path) -> PathBuf {
 }
 
 /// The flows of `tests/clients/ui_e2e_pages.mjs`.
-const OPERATOR_FLOWS: usize = 13;
+const OPERATOR_FLOWS: usize = 14;
 /// The pages it audits (named as their screenshots).
 const OPERATOR_PAGES: [&str; 18] = [
     "groups",
