@@ -7,8 +7,10 @@
 //! `exec::run_in` (quota, deny-list, read-only mode). Its policy comes from the caller's Config
 //! Center service [`POLICY_SERVICE`] (a field per program: `allowed`, `prompt` or `blocked`),
 //! else from its risk: low is allowed, medium is `prompt`, high is blocked. A `prompt` program
-//! runs on a person's own call (REST, the CLI, the UI) and is refused to a model, naming what
-//! to change. `install_cli_tool` installs nothing (see [`install`]).
+//! runs on a person's own call (REST, the CLI, the UI); a model's call of it waits for a
+//! person's approval (the approval gate asks [`ToolExecutor::asks_person`], as for a coding
+//! agent), and runs once a person allows it. `install_cli_tool` installs nothing (see
+//! [`install`]).
 
 use std::sync::Arc;
 
@@ -352,6 +354,18 @@ impl ToolExecutor for CliTool {
             }
         }
     }
+
+    /// A model's `run_cli_tool` of a program whose policy is `prompt` waits for a person.
+    async fn asks_person(&self, args: &Value, ctx: &ToolContext) -> bool {
+        if self.name != "run_cli_tool" || !ctx.by_model() {
+            return false;
+        }
+        let name = args.get("name").and_then(Value::as_str).unwrap_or("");
+        match find(name) {
+            Some(program) => policy(&self.env, ctx, program).await.0 == "prompt",
+            None => false,
+        }
+    }
 }
 
 /// The caller's policy for `program`, and whether it is the default.
@@ -441,23 +455,13 @@ async fn run(
     } else {
         format!("the Config Center service '{POLICY_SERVICE}'")
     };
-    match policy.as_str() {
-        "blocked" => {
-            return Err(ExecError::Denied(format!(
-                "'{}' is blocked (by {why}): {}; a person may allow it in the Config Center \
-                 service '{POLICY_SERVICE}' (field '{}': allowed or prompt)",
-                program.name, program.about, program.name
-            )));
-        }
-        "prompt" if ctx.by_model() => {
-            return Err(ExecError::Denied(format!(
-                "'{}' needs a person (policy 'prompt', by {why}): a person runs it themselves \
-                 (REST, the CLI or the web UI), or sets field '{}' of the Config Center \
-                 service '{POLICY_SERVICE}' to allowed",
-                program.name, program.name
-            )));
-        }
-        _ => {}
+    // `prompt`: a model's call gets here only once a person allowed it (`asks_person`).
+    if policy == "blocked" {
+        return Err(ExecError::Denied(format!(
+            "'{}' is blocked (by {why}): {}; a person may allow it in the Config Center \
+             service '{POLICY_SERVICE}' (field '{}': allowed or prompt)",
+            program.name, program.about, program.name
+        )));
     }
     let list: Vec<String> = match args.get("args") {
         None | Some(Value::Null) => Vec::new(),

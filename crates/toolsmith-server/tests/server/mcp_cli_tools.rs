@@ -96,7 +96,8 @@ async fn programs_run_in_the_sandbox_under_their_policy_through_mcp() {
     assert_ne!(ran["exitCode"], 0, "{text}");
     assert!(!found(ws.path(), "pwned"), "no shell ran the rest");
 
-    // High risk: blocked; medium: a model is refused until a person allows it.
+    // High risk: blocked; medium (`prompt`): a model's call waits for a person's approval,
+    // and the same call runs once a person allows it.
     let (is_error, _, text) = call(
         &client,
         "run_cli_tool",
@@ -106,11 +107,22 @@ async fn programs_run_in_the_sandbox_under_their_policy_through_mcp() {
     assert!(is_error && text.contains("blocked"), "{text}");
     let sql = json!({"name": "sqlite3", "args": [":memory:", "select 6*7;"]});
     let (is_error, _, text) = call(&client, "run_cli_tool", sql.clone()).await;
-    assert!(is_error && text.contains("needs a person"), "{text}");
-    assert!(
-        text.contains("cli_tools"),
-        "the refusal names what to change: {text}"
-    );
+    assert!(is_error && text.contains("awaiting approval"), "{text}");
+    let start = text.find("apr_").unwrap();
+    let id: String = text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    app.post(
+        &format!("/api/v1/approvals/{id}/decision"),
+        &json!({"decision": "allow_once"}),
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let (is_error, ran, text) = call(&client, "run_cli_tool", sql.clone()).await;
+    assert!(!is_error, "{text}");
+    assert_eq!(ran["stdout"].as_str().unwrap().trim(), "42", "{ran}");
+    assert_eq!(ran["policy"], "prompt");
 
     configure(
         &app,
