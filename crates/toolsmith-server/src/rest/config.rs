@@ -3,7 +3,9 @@
 //! plaintext over the request and never come back: every answer masks them.
 //!
 //! Reading needs `tools:read`; writing needs `admin` (secrets are the owner's most sensitive
-//! data; a token that may only write tools may not read or replace them).
+//! data; a token that may only write tools may not read or replace them) — except in an
+//! organisation's scope, where no one holds `admin`: there its editors, admins and owners
+//! (`tools:write`) write the organisation's services, and its viewers only read them.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,6 +19,17 @@ use super::types::{ConfigEntryBody, ConfigServiceBody, ConfigServicePatchBody, R
 use super::{actor, require};
 use crate::AppState;
 use crate::auth::{Identity, Scope};
+
+/// The scope writing a service or an entry needs: `admin`, or `tools:write` acting in an
+/// organisation (an editor or above of it: [`Scope::of_role`](crate::auth::Scope::of_role)).
+fn require_writer(identity: &Identity) -> Result<(), ApiError> {
+    let needed = if identity.organization.is_some() {
+        Scope::ToolsWrite
+    } else {
+        Scope::Admin
+    };
+    require(identity, needed)
+}
 
 fn invalid(why: String) -> ApiError {
     ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "validation_error", why)
@@ -67,7 +80,7 @@ pub async fn create(
     query: QueryPairs,
     ApiJson(body): ApiJson<ConfigServiceBody>,
 ) -> Result<ApiOk<ServiceView>, ApiError> {
-    require(&identity, Scope::Admin)?;
+    require_writer(&identity)?;
     query.check(&[])?;
     let input = body.into_input().map_err(invalid)?;
     let created = state
@@ -125,7 +138,7 @@ pub async fn update(
     query: QueryPairs,
     ApiJson(body): ApiJson<ConfigServicePatchBody>,
 ) -> Result<ApiOk<ServiceView>, ApiError> {
-    require(&identity, Scope::Admin)?;
+    require_writer(&identity)?;
     query.check(&["expectedRevision"])?;
     let expected = revision_query(&query)?;
     let patch = body.into_patch().map_err(invalid)?;
@@ -157,7 +170,7 @@ pub async fn delete(
     query: QueryPairs,
     OptionalApiJson(body): OptionalApiJson<RevisionBody>,
 ) -> Result<ApiOk<Value>, ApiError> {
-    require(&identity, Scope::Admin)?;
+    require_writer(&identity)?;
     query.check(&[])?;
     let expected = body.and_then(|b| b.expected_revision);
     state
@@ -189,7 +202,7 @@ pub async fn create_entry(
     query: QueryPairs,
     ApiJson(body): ApiJson<ConfigEntryBody>,
 ) -> Result<ApiOk<EntryView>, ApiError> {
-    require(&identity, Scope::Admin)?;
+    require_writer(&identity)?;
     query.check(&[])?;
     let created = state
         .service
@@ -225,7 +238,7 @@ pub async fn update_entry(
     query: QueryPairs,
     ApiJson(body): ApiJson<ConfigEntryBody>,
 ) -> Result<ApiOk<EntryView>, ApiError> {
-    require(&identity, Scope::Admin)?;
+    require_writer(&identity)?;
     query.check(&["expectedRevision"])?;
     let expected = revision_query(&query)?;
     let updated = state
@@ -262,7 +275,7 @@ pub async fn delete_entry(
     query: QueryPairs,
     OptionalApiJson(body): OptionalApiJson<RevisionBody>,
 ) -> Result<ApiOk<Value>, ApiError> {
-    require(&identity, Scope::Admin)?;
+    require_writer(&identity)?;
     query.check(&[])?;
     let expected = body.and_then(|b| b.expected_revision);
     state

@@ -221,9 +221,12 @@ impl Job {
     }
 
     /// The context of the run's tool calls: its user, as the agent, marked as an agent the
-    /// caller chose (so the user's own policy bounds it), cancelled with the run.
+    /// caller chose (so the user's own policy bounds it), cancelled with the run. A run started
+    /// in an organisation keeps the person who started it (`member`): the policy holds its
+    /// calls to that person's own rules too.
     fn tool_context(&self, approver: Option<Approver>) -> ToolContext {
         let mut ctx = ToolContext::new(self.run.owner.clone());
+        ctx.member = self.caller.member.clone();
         ctx.agent_id = Some(self.agent.id.clone());
         ctx.agent_chosen_by_caller = true;
         ctx.subagent_depth = self.caller.subagent_depth;
