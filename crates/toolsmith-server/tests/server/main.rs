@@ -16,6 +16,7 @@
     clippy::indexing_slicing
 )]
 
+mod agent_support;
 mod mcp_person;
 mod mcp_support;
 mod rest_support;
