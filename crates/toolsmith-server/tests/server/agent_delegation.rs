@@ -15,130 +15,67 @@
 //! The MCP side, with the official Python SDK and the `teams` tools too, is
 //! `the_python_sdk_drives_every_delegation_and_team_tool` (`tests/clients/mcp_agents_together.py`).
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::State;
 use axum::http::{Method, StatusCode};
-use axum::routing::post;
 use serde_json::{Value, json};
 
+use crate::agent_support::{
+    Proto, Reply, Script, agent_on_local, call_as, calls, configure, create_agent, enable_groups,
+    last_message, model_server, run_waited, says, until,
+};
 use crate::rest_support::{TestApp, request, serve_loopback, settings_reaching};
 
-/// Every request the model server got.
-#[derive(Clone, Default)]
-struct Model {
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-fn final_answer(text: &str) -> Value {
-    json!({
-        "id": "chatcmpl-d", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop",
-            "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
-
-fn tool_call(name: &str, args: Value) -> Value {
-    json!({
-        "id": "chatcmpl-t", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "tool_calls",
-            "message": {"role": "assistant", "content": null, "tool_calls": [{
-                "id": "call_0", "type": "function",
-                "function": {"name": name, "arguments": args.to_string()}}]}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
-
-async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    model.seen.lock().unwrap().push(body.clone());
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let text = last["content"].as_str().unwrap_or_default().to_owned();
-    let reply = if last["role"] == "tool" {
-        final_answer(&format!("after tool: {text}"))
+/// The model's answer to the request `body` (the module's documentation tells how).
+fn reply(body: &Value) -> Reply {
+    let last = last_message(body);
+    let text = last.text.as_str();
+    if last.from_tool {
+        says(&format!("after tool: {text}"))
     } else if let Some(rest) = text.strip_prefix("DELEGATE ") {
         let (head, task) = rest.split_once(": ").unwrap();
         let (agent, mode) = head.split_once(' ').unwrap();
-        tool_call(
+        calls(
             "delegate",
-            json!({"agent": agent, "mode": mode, "task": task}),
+            &json!({"agent": agent, "mode": mode, "task": task}),
         )
     } else if let Some(rest) = text.strip_prefix("HANDOFF ") {
         let (agent, reason) = rest.split_once(": ").unwrap();
-        tool_call("handoff", json!({"agent": agent, "reason": reason}))
+        calls("handoff", &json!({"agent": agent, "reason": reason}))
     } else if text.starts_with("[a task delegated to you") {
-        let task = text.split_once('\n').map_or("", |(_, t)| t).to_owned();
+        let task = text.split_once('\n').map_or("", |(_, t)| t);
         if task.starts_with("HANG") {
-            std::future::pending::<()>().await;
-            unreachable!()
+            Reply::Hang
         } else if task.starts_with("Evaluate this draft") {
             if task.contains("announcement v2") {
-                final_answer("APPROVED")
+                says("APPROVED")
             } else {
-                final_answer("REJECTED: Too long, missing pricing")
+                says("REJECTED: Too long, missing pricing")
             }
         } else if task.starts_with("WRITE") && task.contains("Feedback: Too long, missing pricing")
         {
-            final_answer("announcement v2")
+            says("announcement v2")
         } else if task.starts_with("WRITE") {
-            final_answer("announcement v1")
+            says("announcement v1")
         } else {
-            final_answer(&format!("done: {task}"))
+            says(&format!("done: {task}"))
         }
     } else if text.starts_with("[delegate:") {
-        final_answer(&format!("lead got: {text}"))
+        says(&format!("lead got: {text}"))
     } else {
-        final_answer(&format!("echo: {text} (history {})", messages.len()))
-    };
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        reply.to_string(),
-    )
-        .into_response()
+        says(&format!("echo: {text} (history {})", last.messages))
+    }
 }
 
 /// The model server on 127.0.0.1, and an app reaching it with the `delegation` and
 /// `sessions` groups on, the service `local` and the agents `lead` (which may call the
 /// delegation and sessions tools), `billing`, `writer` and `critic`.
-async fn setup() -> (TestApp, Model) {
-    let model = Model::default();
-    let router = Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(model.clone());
-    let host = serve_loopback(router).await;
+async fn setup() -> (TestApp, Script) {
+    let model = Script::replying(reply);
+    let host = model_server(&model).await;
     let app = TestApp::with_configs(settings_reaching(&host), Default::default()).await;
-    for group in ["delegation", "sessions"] {
-        app.json(
-            Method::PUT,
-            &format!("/api/v1/tool-groups/{group}"),
-            &json!({"enabled": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
-    }
-    app.post(
-        "/api/v1/config/services",
-        &json!({"name": "local", "fields": [
-            {"name": "protocol", "kind": "text", "required": true},
-            {"name": "base_url", "kind": "url"},
-            {"name": "api_key", "kind": "secret"},
-        ]}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/config/services/local/entries",
-        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
-            "api_key": "none"}}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    enable_groups(&app, &["delegation", "sessions"]).await;
+    configure(&app, Proto::OpenAi, false, &host).await;
     for (name, display, instructions) in [
         (
             "lead",
@@ -149,18 +86,9 @@ async fn setup() -> (TestApp, Model) {
         ("writer", "Writer", "Writes product announcements."),
         ("critic", "Critic", "Reviews drafts against criteria."),
     ] {
-        app.post(
-            "/api/v1/agents",
-            &json!({
-                "name": name,
-                "displayName": display,
-                "instructions": instructions,
-                "model": {"service": "local", "model": "test-model"},
-                "toolPolicy": {"allow": ["group:delegation", "group:sessions"]},
-            }),
-        )
-        .await
-        .assert_ok(StatusCode::CREATED);
+        let mut body = agent_on_local(name, instructions, &["group:delegation", "group:sessions"]);
+        body["displayName"] = json!(display);
+        create_agent(&app, &body).await;
     }
     (app, model)
 }
@@ -171,55 +99,26 @@ async fn link(app: &TestApp, body: Value) -> Value {
         .assert_ok(StatusCode::CREATED)
 }
 
-/// Calls the built-in `tool` over REST as the agent `agent` (`X-Toolsmith-Agent`); its result
-/// content and whether it is an error.
-async fn call_as(app: &TestApp, agent: Option<&str>, tool: &str, args: Value) -> (Value, bool) {
-    let mut req = request(Method::POST, &format!("/api/v1/tools/{tool}/execute"))
-        .header("content-type", "application/json");
-    if let Some(agent) = agent {
-        req = req.header("x-toolsmith-agent", agent);
-    }
-    let res = app
-        .send(
-            req.body(axum::body::Body::from(
-                json!({"arguments": args}).to_string(),
-            ))
-            .unwrap(),
-        )
-        .await;
-    let data = &res.json["data"];
-    let error = data["isError"]
-        .as_bool()
-        .unwrap_or(res.status != StatusCode::OK);
-    let content = if data.is_null() {
-        res.json.clone()
-    } else {
-        data["result"].clone()
-    };
-    (content, error)
-}
-
 /// Asks for the delegation `id` until `done` holds (a record only answers when asked).
 async fn delegation_until(app: &TestApp, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let all = app
-            .get("/api/v1/delegations?limit=200")
-            .await
-            .assert_ok(StatusCode::OK);
-        if let Some(found) = all["delegations"]
+    let find = |all: &Value| {
+        all["delegations"]
             .as_array()
             .and_then(|all| all.iter().find(|d| d["id"] == id))
-            && done(found)
-        {
-            return found.clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the delegation never got there: {all}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+            .cloned()
+    };
+    let all = until(
+        "the delegation",
+        Duration::from_secs(30),
+        || async {
+            app.get("/api/v1/delegations?limit=200")
+                .await
+                .assert_ok(StatusCode::OK)
+        },
+        |all| find(all).is_some_and(|d| done(&d)),
+    )
+    .await;
+    find(&all).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -346,13 +245,7 @@ async fn a_run_reads_delegation_md_and_delegates_sync_and_async() {
             "description": "refunds and invoices"}),
     )
     .await;
-    let run = app
-        .post(
-            "/api/v1/agents/lead/runs",
-            &json!({"input": "DELEGATE billing sync: refund order 7", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let run = run_waited(&app, "lead", "DELEGATE billing sync: refund order 7").await;
     assert_eq!(run["status"], "completed", "{run}");
     let output = run["output"].as_str().unwrap();
     assert!(
@@ -361,7 +254,7 @@ async fn a_run_reads_delegation_md_and_delegates_sync_and_async() {
     );
     // The lead's context held DELEGATION.md naming its target; the target's run held its
     // own instructions and was given the task alone.
-    let seen = model.seen.lock().unwrap().clone();
+    let seen = model.bodies();
     let lead_system = seen[0]["messages"][0]["content"].as_str().unwrap();
     assert!(
         lead_system.contains("## DELEGATION.md")
@@ -380,13 +273,7 @@ async fn a_run_reads_delegation_md_and_delegates_sync_and_async() {
         "[a task delegated to you by agent 'lead']\nrefund order 7"
     );
     // Async: the run goes on, and the result is announced in its next turn (it waits for it).
-    let run = app
-        .post(
-            "/api/v1/agents/lead/runs",
-            &json!({"input": "DELEGATE billing async: invoice 12", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let run = run_waited(&app, "lead", "DELEGATE billing async: invoice 12").await;
     assert_eq!(run["status"], "completed", "{run}");
     let output = run["output"].as_str().unwrap();
     assert!(
@@ -664,7 +551,7 @@ async fn a_handoff_routes_the_sessions_next_messages_until_cleared() {
         .await
         .assert_ok(StatusCode::OK);
     assert_eq!(routed["agent"], billing["id"], "{routed}");
-    let asked = model.seen.lock().unwrap().last().cloned().unwrap();
+    let asked = model.last();
     let messages = asked["messages"].as_array().unwrap();
     let note = messages[1]["content"].as_str().unwrap();
     assert!(
