@@ -5,68 +5,39 @@
 //! answered "on it: …", a teammate's answer routed back is answered "lead got: …", anything
 //! else is echoed. Every request is kept, so the test reads the system prompts (`TEAM.md`).
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::extract::State;
 use axum::http::{Method, StatusCode};
-use axum::routing::post;
 use serde_json::{Value, json};
 use toolsmith_server::auth::Scope;
 
-use crate::rest_support::{TestApp, request, serve_loopback, settings_reaching};
+use crate::agent_support::{
+    Proto, Reply, Script, agent_on_local, call_with, calls, configure, create_agent, enable_groups,
+    last_message, model_server, says, system_prompt,
+};
+use crate::rest_support::{TestApp, request, settings_reaching};
 
-#[derive(Clone, Default)]
-struct Model {
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-fn answer_with(message: Value, finish: &str) -> Value {
-    json!({
-        "id": "chatcmpl-t", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
-
-async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    model.seen.lock().unwrap().push(body.clone());
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let text = last["content"].as_str().unwrap_or_default().to_owned();
-    let say = |text: String| answer_with(json!({"role": "assistant", "content": text}), "stop");
-    let reply = if last["role"] == "tool" {
-        say(format!("after tool: {text}"))
+/// The model's answer to the request `body` (the module's documentation tells how).
+fn reply(body: &Value) -> Reply {
+    let last = last_message(body);
+    let text = last.text.as_str();
+    if last.from_tool {
+        says(&format!("after tool: {text}"))
     } else if let Some(call) = text.strip_prefix("CALL ") {
         let (tool, args) = call.split_once(' ').unwrap_or((call, "{}"));
-        answer_with(
-            json!({"role": "assistant", "content": null, "tool_calls": [{
-                "id": "call_0", "type": "function",
-                "function": {"name": tool, "arguments": args}}]}),
-            "tool_calls",
-        )
+        calls(tool, &serde_json::from_str(args).unwrap())
     } else if text.starts_with("[Team message from") {
-        say(format!("on it: {text}"))
+        says(&format!("on it: {text}"))
     } else if text.starts_with("[teammate:") {
-        say(format!("lead got: {text}"))
+        says(&format!("lead got: {text}"))
     } else {
-        say(format!("echo: {text}"))
-    };
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        reply.to_string(),
-    )
-        .into_response()
+        says(&format!("echo: {text}"))
+    }
 }
 
 /// The system prompt of the first request whose first user message is `input`.
-fn system_of(model: &Model, input: &str) -> String {
-    let seen = model.seen.lock().unwrap();
-    let request = seen
-        .iter()
+fn system_of(model: &Script, input: &str) -> String {
+    let request = model
+        .bodies()
+        .into_iter()
         .find(|r| {
             r["messages"]
                 .as_array()
@@ -74,59 +45,24 @@ fn system_of(model: &Model, input: &str) -> String {
                 .is_some_and(|m| m["content"] == input)
         })
         .unwrap_or_else(|| panic!("no request began with {input:?}"));
-    request["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    system_prompt(&request)
 }
 
 /// An app with the `teams` group on, the model service `local` and the agents `lead`,
 /// `alice`, `bob` (the team's) and `outsider`, each allowed the team tools. Their ids by name.
-async fn setup() -> (TestApp, Model, std::collections::HashMap<String, String>) {
-    let model = Model::default();
-    let router = Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(model.clone());
-    let host = serve_loopback(router).await;
+async fn setup() -> (TestApp, Script, std::collections::HashMap<String, String>) {
+    let model = Script::replying(reply);
+    let host = model_server(&model).await;
     let app = TestApp::with_configs(settings_reaching(&host), Default::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/teams",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    app.post(
-        "/api/v1/config/services",
-        &json!({"name": "local", "fields": [
-            {"name": "protocol", "kind": "text", "required": true},
-            {"name": "base_url", "kind": "url"},
-            {"name": "api_key", "kind": "secret"},
-        ]}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/config/services/local/entries",
-        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
-            "api_key": "none"}}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    enable_groups(&app, &["teams"]).await;
+    configure(&app, Proto::OpenAi, false, &host).await;
     let mut ids = std::collections::HashMap::new();
     for name in ["lead", "alice", "bob", "outsider"] {
-        let agent = app
-            .post(
-                "/api/v1/agents",
-                &json!({
-                    "name": name,
-                    "instructions": format!("You are {name}."),
-                    "model": {"service": "local", "model": "test-model"},
-                    "toolPolicy": {"allow": ["group:teams"]},
-                }),
-            )
-            .await
-            .assert_ok(StatusCode::CREATED);
+        let agent = create_agent(
+            &app,
+            &agent_on_local(name, &format!("You are {name}."), &["group:teams"]),
+        )
+        .await;
         ids.insert(name.to_owned(), agent["id"].as_str().unwrap().to_owned());
     }
     (app, model, ids)
@@ -141,30 +77,11 @@ async fn call_as(
     tool: &str,
     args: Value,
 ) -> (Value, bool) {
-    let mut req = request(Method::POST, &format!("/api/v1/tools/{tool}/execute"))
-        .header("content-type", "application/json")
-        .header("x-toolsmith-agent", agent);
+    let mut headers = vec![("x-toolsmith-agent", agent)];
     if let Some(auth) = auth {
-        req = req.header("authorization", auth);
+        headers.push(("authorization", auth));
     }
-    let res = app
-        .send(
-            req.body(axum::body::Body::from(
-                json!({"arguments": args}).to_string(),
-            ))
-            .unwrap(),
-        )
-        .await;
-    let data = &res.json["data"];
-    let error = data["isError"]
-        .as_bool()
-        .unwrap_or(res.status != StatusCode::OK);
-    let content = if data.is_null() {
-        res.json.clone()
-    } else {
-        data["result"].clone()
-    };
-    (content, error)
+    call_with(app, tool, args, &headers).await
 }
 
 fn text(value: &Value) -> String {
