@@ -13,33 +13,15 @@
 //! - `Evaluate this draft …` (an evaluate loop's evaluator) approves; anything else is
 //!   answered `done: <task>`.
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::extract::State;
 use axum::http::{Method, StatusCode};
-use axum::routing::post;
 use serde_json::{Value, json};
 
-use crate::mcp_support::repo_root;
-use crate::rest_support::{
-    TestApp, command_sandbox_works, request, serve_loopback, settings_reaching,
+use crate::agent_support::{
+    Proto, Reply, Script, agent_on_local, call_as, configure, create_agent, enable_groups,
+    last_message, model_server, says,
 };
-
-/// Every request the model server got.
-#[derive(Clone, Default)]
-struct Model {
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-fn final_answer(text: &str) -> Value {
-    json!({
-        "id": "chatcmpl-q", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop",
-            "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
+use crate::mcp_support::repo_root;
+use crate::rest_support::{TestApp, command_sandbox_works, request, settings_reaching};
 
 fn reply_to(task: &str) -> String {
     if let Some(review) = task.strip_prefix("Review the answer") {
@@ -66,22 +48,11 @@ fn reply_to(task: &str) -> String {
     }
 }
 
-async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    model.seen.lock().unwrap().push(body.clone());
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let text = messages
-        .last()
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default();
+/// The model's answer to the request `body`: [`reply_to`] its delegated task.
+fn reply(body: &Value) -> Reply {
+    let text = last_message(body).text;
     let task = text.split_once('\n').map_or("", |(_, t)| t);
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        final_answer(&reply_to(task)).to_string(),
-    )
-        .into_response()
+    says(&reply_to(task))
 }
 
 /// §11's JSON, as the reference-examples fixture keeps it (spec 001, the block at line 523).
@@ -99,52 +70,20 @@ fn section_11_example() -> Value {
 /// The model server, and an app with the `delegation` group on, the service `local`, and the
 /// agents `lead` (with `gates` merged into its definition), `writer`, `qa_reviewer` and
 /// `critic`; `lead` is linked to each of the others.
-async fn setup(gates: Value) -> (TestApp, Model) {
-    let model = Model::default();
-    let router = Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(model.clone());
-    let host = serve_loopback(router).await;
+async fn setup(gates: Value) -> (TestApp, Script) {
+    let model = Script::replying(reply);
+    let host = model_server(&model).await;
     let app = TestApp::with_configs(settings_reaching(&host), Default::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/delegation",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    app.post(
-        "/api/v1/config/services",
-        &json!({"name": "local", "fields": [
-            {"name": "protocol", "kind": "text", "required": true},
-            {"name": "base_url", "kind": "url"},
-            {"name": "api_key", "kind": "secret"},
-        ]}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/config/services/local/entries",
-        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
-            "api_key": "none"}}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    enable_groups(&app, &["delegation"]).await;
+    configure(&app, Proto::OpenAi, false, &host).await;
     for name in ["lead", "writer", "qa_reviewer", "critic"] {
-        let mut body = json!({
-            "name": name,
-            "instructions": format!("You are {name}."),
-            "model": {"service": "local", "model": "test-model"},
-            "toolPolicy": {"allow": ["group:delegation"]},
-        });
+        let mut body = agent_on_local(name, &format!("You are {name}."), &["group:delegation"]);
         if name == "lead" {
             for (key, value) in gates.as_object().unwrap() {
                 body[key] = value.clone();
             }
         }
-        app.post("/api/v1/agents", &body)
-            .await
-            .assert_ok(StatusCode::CREATED);
+        create_agent(&app, &body).await;
     }
     for to in ["writer", "qa_reviewer", "critic"] {
         app.post("/api/v1/agent-links", &json!({"from": "lead", "to": to}))
@@ -154,30 +93,10 @@ async fn setup(gates: Value) -> (TestApp, Model) {
     (app, model)
 }
 
-/// Calls `delegate` over REST as `lead`: the delegation as it answered, and whether the call
+/// Calls `tool` over REST as `lead`: the delegation as it answered, and whether the call
 /// was an error.
 async fn delegate_as_lead(app: &TestApp, tool: &str, args: Value) -> (Value, bool) {
-    let res = app
-        .send(
-            request(Method::POST, &format!("/api/v1/tools/{tool}/execute"))
-                .header("content-type", "application/json")
-                .header("x-toolsmith-agent", "lead")
-                .body(axum::body::Body::from(
-                    json!({"arguments": args}).to_string(),
-                ))
-                .unwrap(),
-        )
-        .await;
-    let data = &res.json["data"];
-    let error = data["isError"]
-        .as_bool()
-        .unwrap_or(res.status != StatusCode::OK);
-    let content = if data.is_null() {
-        res.json.clone()
-    } else {
-        data["result"].clone()
-    };
-    (content, error)
+    call_as(app, Some("lead"), tool, args).await
 }
 
 /// The `quality_gate` steps of the run `run` of `agent` (started by `lead`, whose id reads it).
@@ -292,7 +211,7 @@ async fn the_reference_example_gate_passes_an_approved_answer_and_sends_a_reject
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"], "answer v2", "{done}");
     // The worker was asked again with the reviewer's feedback and its previous answer.
-    let seen = model.seen.lock().unwrap().clone();
+    let seen = model.bodies();
     let asked_again = seen
         .iter()
         .filter_map(|r| r["messages"].as_array()?.last()?["content"].as_str())
@@ -402,11 +321,7 @@ async fn command_evaluators_run_in_the_command_sandbox_pass_on_exit_0_and_are_bo
         return;
     }
     // A command naming a denied operation is refused when written.
-    let model = Model::default();
-    let router = Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(model.clone());
-    let host = serve_loopback(router).await;
+    let host = model_server(&Script::replying(reply)).await;
     let bare = TestApp::with_configs(settings_reaching(&host), Default::default()).await;
     let refused = bare
         .post(
@@ -445,7 +360,7 @@ async fn command_evaluators_run_in_the_command_sandbox_pass_on_exit_0_and_are_bo
         (&json!("completed"), &json!("answer v2")),
         "{done}"
     );
-    let seen = model.seen.lock().unwrap().clone();
+    let seen = model.bodies();
     assert!(
         seen.iter().any(|r| r
             .to_string()
