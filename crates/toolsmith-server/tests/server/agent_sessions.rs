@@ -7,7 +7,7 @@
 //!
 //! The MCP side, with the official Python SDK, is `agent_sessions_python`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -17,35 +17,28 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use toolsmith_service::ToolServiceSettings;
 
+use crate::agent_support::{
+    Proto, Reply, Script, agent_on_local, call_with, calls, calls_all, configure, create_agent,
+    enable_groups, kinds, last_message, model_server_with, offered, run_waited, says, until,
+};
 use crate::rest_support::{TestApp, request, serve_loopback, settings_reaching, tool_body};
 
-/// The model server's memory: every request, and the gate `GATE` waits at.
+/// The model server: its script (every request), and the gate `GATE` waits at.
 #[derive(Clone)]
 pub struct Model {
-    seen: Arc<Mutex<Vec<Value>>>,
+    script: Script,
     gate: Arc<tokio::sync::Semaphore>,
-}
-
-impl Default for Model {
-    fn default() -> Self {
-        Model {
-            seen: Arc::default(),
-            gate: Arc::new(tokio::sync::Semaphore::new(0)),
-        }
-    }
 }
 
 impl Model {
     /// Every request whose first message is `input` (one run's requests, in order).
     pub fn requests_of(&self, input: &str) -> Vec<Value> {
-        self.seen
-            .lock()
-            .unwrap()
-            .iter()
+        self.script
+            .bodies()
+            .into_iter()
             .filter(|r| {
                 r["messages"][1]["content"] == input || r["messages"][0]["content"] == input
             })
-            .cloned()
             .collect()
     }
 
@@ -55,77 +48,47 @@ impl Model {
     }
 }
 
-fn final_answer(text: &str) -> Value {
-    json!({
-        "id": "chatcmpl-s", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop",
-            "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
-
-fn tool_calls(calls: &[(&str, Value)]) -> Value {
-    let calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            json!({"id": format!("call_{i}"), "type": "function",
-                "function": {"name": name, "arguments": args.to_string()}})
-        })
-        .collect();
-    json!({
-        "id": "chatcmpl-t", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "tool_calls",
-            "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
-
-async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    model.seen.lock().unwrap().push(body.clone());
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let text = last["content"].as_str().unwrap_or_default().to_owned();
-    let reply = if last["role"] == "tool" {
-        final_answer(&format!("after tool: {text}"))
+/// The model's answer to the request `body` (the module's documentation tells how); a `GATE`
+/// turn waits at `gate`.
+async fn reply(body: Value, gate: Arc<tokio::sync::Semaphore>) -> Reply {
+    let last = last_message(&body);
+    let text = last.text.as_str();
+    if last.from_tool {
+        says(&format!("after tool: {text}"))
     } else if let Some(tasks) = text.strip_prefix("SPAWN ") {
         let calls: Vec<(&str, Value)> = tasks
             .split(';')
             .map(|task| ("sessions_spawn", json!({"task": task, "label": task})))
             .collect();
-        tool_calls(&calls)
+        calls_all(&calls)
     } else if let Some(task) = text.strip_prefix("RUN ") {
-        tool_calls(&[("subagents", json!({"action": "run", "task": task}))])
+        calls("subagents", &json!({"action": "run", "task": task}))
     } else if text.starts_with("HANG") {
-        std::future::pending::<()>().await;
-        unreachable!()
+        Reply::Hang
     } else if text.starts_with("GATE") {
-        model.gate.acquire().await.unwrap().forget();
-        tool_calls(&[("shout", json!({"text": "through the gate"}))])
+        gate.acquire().await.unwrap().forget();
+        calls("shout", &json!({"text": "through the gate"}))
     } else if text.starts_with("SHOUT") {
-        tool_calls(&[("shout", json!({"text": "again"}))])
+        calls("shout", &json!({"text": "again"}))
     } else if text.starts_with("[subagent") {
-        final_answer(&format!("parent got: {text}"))
+        says(&format!("parent got: {text}"))
     } else if text.starts_with("[a message from your parent]") {
-        final_answer(&format!("steered: {text}"))
+        says(&format!("steered: {text}"))
     } else {
-        final_answer(&format!("echo: {text} (history {})", messages.len()))
-    };
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        reply.to_string(),
-    )
-        .into_response()
+        says(&format!("echo: {text} (history {})", last.messages))
+    }
 }
 
-/// The model server on 127.0.0.1 and its `host:port`.
+/// The model server on 127.0.0.1 (with `POST /release` opening its gate once) and its
+/// `host:port`.
 pub async fn model_server() -> (Model, String) {
-    let model = Model::default();
-    let router = Router::new()
-        .route("/v1/chat/completions", post(answer))
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let script = Script::answering({
+        let gate = Arc::clone(&gate);
+        move |body| reply(body, Arc::clone(&gate))
+    });
+    let model = Model { script, gate };
+    let release = Router::new()
         .route(
             "/release",
             post(|State(model): State<Model>| async move {
@@ -134,7 +97,7 @@ pub async fn model_server() -> (Model, String) {
             }),
         )
         .with_state(model.clone());
-    let host = serve_loopback(router).await;
+    let host = model_server_with(&model.script, release).await;
     (model, host)
 }
 
@@ -156,43 +119,18 @@ pub async fn setup_app(host: &str, service: ToolServiceSettings) -> TestApp {
 /// `app` with the `sessions` group on, the `shout` tool, the scripted model server at `host` as
 /// the Config Center service `local`, and the agent `helper` on it.
 async fn set_up(app: TestApp, host: &str) -> TestApp {
-    // The group is off until an admin switches it on.
-    app.json(
-        axum::http::Method::PUT,
-        "/api/v1/tool-groups/sessions",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
+    enable_groups(&app, &["sessions"]).await;
     app.create_tool(&tool_body("shout")).await;
-    app.post(
-        "/api/v1/config/services",
-        &json!({"name": "local", "fields": [
-            {"name": "protocol", "kind": "text", "required": true},
-            {"name": "base_url", "kind": "url"},
-            {"name": "api_key", "kind": "secret"},
-        ]}),
+    configure(&app, Proto::OpenAi, false, host).await;
+    create_agent(
+        &app,
+        &agent_on_local(
+            "helper",
+            "Work with your subagents.",
+            &["group:sessions", "shout"],
+        ),
     )
-    .await
-    .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/config/services/local/entries",
-        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
-            "api_key": "none"}}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/agents",
-        &json!({
-            "name": "helper",
-            "instructions": "Work with your subagents.",
-            "model": {"service": "local", "model": "test-model"},
-            "toolPolicy": {"allow": ["group:sessions", "shout"]},
-        }),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    .await;
     app
 }
 
@@ -201,80 +139,30 @@ async fn call(app: &TestApp, tool: &str, args: Value) -> (Value, bool) {
     call_with(app, tool, args, &[]).await
 }
 
-async fn call_with(
-    app: &TestApp,
-    tool: &str,
-    args: Value,
-    headers: &[(&str, &str)],
-) -> (Value, bool) {
-    let mut req = request(
-        axum::http::Method::POST,
-        &format!("/api/v1/tools/{tool}/execute"),
-    )
-    .header("content-type", "application/json");
-    for (name, value) in headers {
-        req = req.header(*name, *value);
-    }
-    let res = app
-        .send(
-            req.body(axum::body::Body::from(
-                json!({"arguments": args}).to_string(),
-            ))
-            .unwrap(),
-        )
-        .await;
-    let data = &res.json["data"];
-    let error = data["isError"]
-        .as_bool()
-        .unwrap_or(res.status != StatusCode::OK);
-    let content = if data.is_null() {
-        res.json.clone()
-    } else {
-        data["result"].clone()
-    };
-    (content, error)
-}
-
 /// Asks for the subagent `key` until `done` holds (a record only answers when asked).
 async fn subagent_until(app: &TestApp, key: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (now, _) = call(
-            app,
-            "sessions_list",
-            json!({"kind": "subagent", "includeArchived": true}),
-        )
-        .await;
-        if let Some(found) = now["sessions"]
+    let find = |now: &Value| {
+        now["sessions"]
             .as_array()
             .and_then(|all| all.iter().find(|s| s["sessionKey"] == key))
-            && done(found)
-        {
-            return found.clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the subagent never got there: {now}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn offered(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| {
-                    t["function"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+            .cloned()
+    };
+    let now = until(
+        "the subagent",
+        Duration::from_secs(30),
+        || async {
+            call(
+                app,
+                "sessions_list",
+                json!({"kind": "subagent", "includeArchived": true}),
+            )
+            .await
+            .0
+        },
+        |now| find(now).is_some_and(|s| done(&s)),
+    )
+    .await;
+    find(&now).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -479,13 +367,7 @@ async fn another_users_sessions_are_never_listed_or_readable() {
 async fn a_run_spawns_subagents_and_reads_their_results_in_its_next_turn() {
     let (model, host) = model_server().await;
     let app = setup_app(&host, settings(&host)).await;
-    let run = app
-        .post(
-            "/api/v1/agents/helper/runs",
-            &json!({"input": "SPAWN alpha;beta", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let run = run_waited(&app, "helper", "SPAWN alpha;beta").await;
     assert_eq!(run["status"], "completed", "{run}");
     let output = run["output"].as_str().unwrap();
     assert!(output.starts_with("parent got: [subagent"), "{run}");
@@ -552,16 +434,7 @@ async fn a_run_spawns_subagents_and_reads_their_results_in_its_next_turn() {
         assert_eq!(content["depth"], 1, "{view}");
         assert_eq!(content["parent"], format!("run:{run_id}"), "{view}");
     }
-    assert!(kinds_of(&view).contains(&"announce".to_owned()), "{view}");
-}
-
-fn kinds_of(run: &Value) -> Vec<String> {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap().to_owned())
-        .collect()
+    assert!(kinds(&view).contains(&"announce".to_owned()), "{view}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
