@@ -7,22 +7,17 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use crate::agent_support::{create_agent, enable_groups, kinds};
 use crate::rest_support::{TestApp, serve_loopback, tool_body};
 
 /// An app with the `sessions` group on, the tool `shout` and the agent `sampler` on the
 /// client's model — and no Config Center service.
 async fn setup() -> TestApp {
     let app = TestApp::with_configs(Default::default(), Default::default()).await;
-    app.json(
-        axum::http::Method::PUT,
-        "/api/v1/tool-groups/sessions",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
+    enable_groups(&app, &["sessions"]).await;
     app.create_tool(&tool_body("shout")).await;
-    app.post(
-        "/api/v1/agents",
+    create_agent(
+        &app,
         &json!({
             "name": "sampler",
             "instructions": "Use your tools.",
@@ -30,18 +25,8 @@ async fn setup() -> TestApp {
             "toolPolicy": {"allow": ["group:sessions", "shout"]},
         }),
     )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    .await;
     app
-}
-
-fn kinds(run: &Value) -> Vec<&str> {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
