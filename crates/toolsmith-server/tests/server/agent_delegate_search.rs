@@ -11,6 +11,7 @@ use axum::http::{Method, StatusCode};
 use axum::routing::post;
 use serde_json::{Value, json};
 
+use crate::agent_support::{create_agent, enable_groups};
 use crate::mcp_outside::configure;
 use crate::rest_support::{TestApp, request, serve_loopback, settings_reaching};
 
@@ -79,26 +80,19 @@ fn found(result: &Value) -> Vec<String> {
 async fn delegate_search_is_hybrid_full_text_and_embeddings_when_an_embeddings_service_is_set() {
     let host = embeddings_server().await;
     let app = TestApp::with_configs(settings_reaching(&host), Default::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/delegation",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
+    enable_groups(&app, &["delegation"]).await;
     for (name, instructions) in [
         ("lead", "You lead."),
         ("billing", "Refunds, invoices and payments."),
         ("writer", "Writes product announcements."),
         ("loner", "Refunds too, but nobody links to it."),
     ] {
-        app.post(
-            "/api/v1/agents",
+        create_agent(
+            &app,
             &json!({"name": name, "instructions": instructions,
                 "model": {"service": "local", "model": "m"}}),
         )
-        .await
-        .assert_ok(StatusCode::CREATED);
+        .await;
     }
     for to in ["billing", "writer"] {
         app.post("/api/v1/agent-links", &json!({"from": "lead", "to": to}))
