@@ -8,127 +8,53 @@
 //! a model, a model-written one gets a revision, `USER.md` (and every file of an open agent)
 //! is the user's own copy; a run reads the merge of its definition's files and its user's.
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::extract::State;
-use axum::http::{Method, StatusCode};
-use axum::routing::post;
+use axum::http::StatusCode;
 use serde_json::{Value, json};
 use toolsmith_server::auth::{Identity, Scope};
 
+use crate::agent_support::{
+    Proto, Reply, Script, calls, configure, create_agent, enable_groups, last_message,
+    model_server, run_waited, says, system_prompt,
+};
 use crate::mcp_support::{McpClient, call_ok, connect_in_process};
-use crate::rest_support::{TestApp, execute, serve_loopback, settings_reaching};
+use crate::rest_support::{TestApp, execute, settings_reaching};
 
-/// Every request the model server got.
-#[derive(Clone, Default)]
-struct Model {
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Model {
-    /// The system prompt of the last request.
-    fn last_system(&self) -> String {
-        let seen = self.seen.lock().unwrap();
-        let last = seen.last().expect("the model was asked");
-        last["messages"][0]["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-}
-
-fn reply(message: Value, finish: &str) -> Value {
-    json!({
-        "id": "chatcmpl-f", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    })
-}
-
-fn final_answer(text: &str) -> Value {
-    reply(json!({"role": "assistant", "content": text}), "stop")
-}
-
-fn tool_call(name: &str, args: Value) -> Value {
-    reply(
-        json!({"role": "assistant", "content": null, "tool_calls": [{
-            "id": "call_0", "type": "function",
-            "function": {"name": name, "arguments": args.to_string()}}]}),
-        "tool_calls",
-    )
-}
-
-async fn answer(State(model): State<Model>, body: String) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    model.seen.lock().unwrap().push(body.clone());
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    let text = last["content"].as_str().unwrap_or_default().to_owned();
-    let reply = if last["role"] == "tool" {
-        final_answer(&format!("after tool: {text}"))
+/// The model's answer to the request `body` (the module's documentation tells how).
+fn reply(body: &Value) -> Reply {
+    let last = last_message(body);
+    let text = last.text.as_str();
+    if last.from_tool {
+        says(&format!("after tool: {text}"))
     } else if let Some(rest) = text.strip_prefix("WRITE ") {
         let (path, content) = rest.split_once(':').unwrap();
-        tool_call(
+        calls(
             "write_file",
-            json!({"path": path, "content": content.trim_start()}),
+            &json!({"path": path, "content": content.trim_start()}),
         )
     } else if let Some(path) = text.strip_prefix("READ ") {
-        tool_call("read_file", json!({"path": path}))
+        calls("read_file", &json!({"path": path}))
     } else if let Some(query) = text.strip_prefix("RECALL ") {
-        tool_call("recall", json!({"query": query}))
+        calls("recall", &json!({"query": query}))
     } else {
-        final_answer(&format!("echo: {text}"))
-    };
-    (
-        StatusCode::OK,
-        [("content-type", "application/json")],
-        reply.to_string(),
-    )
-        .into_response()
+        says(&format!("echo: {text}"))
+    }
 }
 
 /// The model server, and an app reaching it with a workspace, the service `local`, the
 /// `delegation` group on, and the agents `scribe` (predefined, a person's: SOUL.md and
 /// BOOTSTRAP.md), `open_one` (open: SOUL.md and IDENTITY.md templates, linked to `scribe` so
 /// it reads DELEGATION.md) and `plain` (files but no memory).
-async fn setup() -> (TestApp, Model, tempfile::TempDir) {
-    let model = Model::default();
-    let router = Router::new()
-        .route("/v1/chat/completions", post(answer))
-        .with_state(model.clone());
-    let host = serve_loopback(router).await;
+async fn setup() -> (TestApp, Script, tempfile::TempDir) {
+    let model = Script::replying(reply);
+    let host = model_server(&model).await;
     let workspaces = tempfile::tempdir().unwrap();
     let mut service = settings_reaching(&host);
     service.workspace = Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
         workspaces.path().to_owned(),
     ));
     let app = TestApp::with_configs(service, Default::default()).await;
-    app.json(
-        Method::PUT,
-        "/api/v1/tool-groups/delegation",
-        &json!({"enabled": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK);
-    app.post(
-        "/api/v1/config/services",
-        &json!({"name": "local", "fields": [
-            {"name": "protocol", "kind": "text", "required": true},
-            {"name": "base_url", "kind": "url"},
-            {"name": "api_key", "kind": "secret"},
-        ]}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
-    app.post(
-        "/api/v1/config/services/local/entries",
-        &json!({"values": {"protocol": "openai", "base_url": format!("http://{host}/v1"),
-            "api_key": "none"}}),
-    )
-    .await
-    .assert_ok(StatusCode::CREATED);
+    enable_groups(&app, &["delegation"]).await;
+    configure(&app, Proto::OpenAi, false, &host).await;
     let everything = json!({"allow": ["group:filesystem", "group:memory", "group:delegation"]});
     for body in [
         json!({"name": "scribe", "instructions": "You keep notes.",
@@ -144,9 +70,7 @@ async fn setup() -> (TestApp, Model, tempfile::TempDir) {
     ] {
         let mut body = body;
         body["model"] = json!({"service": "local", "model": "test-model"});
-        app.post("/api/v1/agents", &body)
-            .await
-            .assert_ok(StatusCode::CREATED);
+        create_agent(&app, &body).await;
     }
     app.post(
         "/api/v1/agent-links",
@@ -159,13 +83,7 @@ async fn setup() -> (TestApp, Model, tempfile::TempDir) {
 
 /// A run of `agent` on `input`, waited for: its output.
 async fn run(app: &TestApp, agent: &str, input: &str) -> String {
-    let run = app
-        .post(
-            &format!("/api/v1/agents/{agent}/runs"),
-            &json!({"input": input, "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let run = run_waited(app, agent, input).await;
     assert_eq!(run["status"], "completed", "{run}");
     run["output"].as_str().unwrap_or_default().to_owned()
 }
@@ -232,7 +150,7 @@ async fn a_predefined_agents_context_files_are_its_definitions_and_user_md_its_u
 
     // The next run reads its user's USER.md after the definition's files.
     run(&app, "scribe", "hello").await;
-    let system = model.last_system();
+    let system = system_prompt(&model.last());
     assert!(system.contains("## SOUL.md\n\nBe kind."), "{system}");
     assert!(
         system.contains("## USER.md\n\nLikes green tea."),
@@ -243,7 +161,7 @@ async fn a_predefined_agents_context_files_are_its_definitions_and_user_md_its_u
     // BOOTSTRAP.md written empty is done with for this user; the person's definition keeps it.
     run(&app, "scribe", "WRITE BOOTSTRAP.md:").await;
     run(&app, "scribe", "hello again").await;
-    let system = model.last_system();
+    let system = system_prompt(&model.last());
     assert!(!system.contains("BOOTSTRAP.md"), "{system}");
     let out = run(&app, "scribe", "READ BOOTSTRAP.md").await;
     assert!(out.contains("you have none yet"), "{out}");
@@ -378,7 +296,7 @@ async fn an_open_agents_files_are_its_users_merged_over_the_templates_with_deleg
 
     // §7's merging: the user's files over the definition's, base-only DELEGATION.md kept.
     run(&app, "open_one", "hello").await;
-    let system = model.last_system();
+    let system = system_prompt(&model.last());
     assert!(system.contains("## SOUL.md\n\nMy own soul."), "{system}");
     assert!(!system.contains("Template soul."), "{system}");
     assert!(
