@@ -7,24 +7,11 @@
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::rest_agents::{Proto, Reply, Script, agent_body, answers, configure, model_server};
+use crate::agent_support::{
+    Proto, Script, agent_body, calls, configure, create_agent, model_server, run_waited, says,
+    tool_result,
+};
 use crate::rest_support::{TestApp, app_reaching, execute, tool_body};
-
-/// An OpenAI-compatible model turn calling `tool` with `args`.
-fn calls(tool: &str, args: &Value) -> Reply {
-    Reply::Json(
-        200,
-        json!({
-            "id": "chatcmpl-1", "object": "chat.completion",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": null,
-                "tool_calls": [{"id": "call_1", "type": "function",
-                    "function": {"name": tool, "arguments": args.to_string()}}],
-            }}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }),
-    )
-}
 
 /// A JS tool `name` running `code`.
 fn js_tool(name: &str, code: &str) -> Value {
@@ -46,10 +33,7 @@ async fn scoped(allow: &[&str]) -> (TestApp, Script, String) {
     configure(&app, Proto::OpenAi, false, &host).await;
     let mut body = agent_body("scoped");
     body["toolPolicy"] = json!({ "allow": allow });
-    let agent = app
-        .post("/api/v1/agents", &body)
-        .await
-        .assert_ok(StatusCode::CREATED);
+    let agent = create_agent(&app, &body).await;
     (app, script, agent["id"].as_str().unwrap().to_owned())
 }
 
@@ -62,27 +46,8 @@ async fn run_calling(
     args: Value,
 ) -> Value {
     script.push(calls(tool, &args));
-    script.push(answers(Proto::OpenAi, false, "Done."));
-    app.post(
-        &format!("/api/v1/agents/{agent}/runs"),
-        &json!({"input": "Do it.", "wait": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK)
-}
-
-/// The content of the run's one tool result, and whether it was an error.
-fn tool_result(run: &Value) -> (String, bool) {
-    let step = run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["kind"] == "tool_result")
-        .unwrap_or_else(|| panic!("no tool result: {run}"));
-    (
-        step["detail"]["content"].to_string(),
-        step["detail"]["isError"].as_bool().unwrap(),
-    )
+    script.push(says("Done."));
+    run_waited(app, agent, "Do it.").await
 }
 
 #[tokio::test]
