@@ -6,12 +6,17 @@
 //! instance running it within about a second, not only at its next step; a run whose instance
 //! died is failed by another once its lease runs out, naming the lost instance.
 
+use std::time::Duration;
+
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
-use crate::rest_agents::{Proto, Reply, Script, agent_body, answers, configure, model_server};
+use crate::agent_support::{
+    Proto, Reply, Script, agent_body, answers, configure, create_agent, metrics_until,
+    model_server, run_waited, start_run, until,
+};
 use crate::rest_support::{TestApp, settings_reaching};
 
 /// An app reaching a model server with the service `local`, under `settings` changed by
@@ -27,9 +32,7 @@ async fn app_with(change: impl FnOnce(&mut ToolServiceSettings)) -> (TestApp, Sc
 }
 
 async fn create(app: &TestApp, name: &str) -> Value {
-    app.post("/api/v1/agents", &agent_body(name))
-        .await
-        .assert_ok(StatusCode::CREATED)
+    create_agent(app, &agent_body(name)).await
 }
 
 #[tokio::test]
@@ -66,13 +69,7 @@ async fn a_users_runs_across_all_their_agents_are_capped_by_agent_max_running() 
     // alpha's run waits for the model, holding the user's one place.
     script.push(Reply::Hang);
     let arrived = script.arrived.notified();
-    let started = app
-        .post(
-            &format!("/api/v1/agents/{a}/runs"),
-            &json!({"input": "Think."}),
-        )
-        .await
-        .assert_ok(StatusCode::ACCEPTED);
+    let started = start_run(&app, a, "Think.").await;
     arrived.await;
     // beta has places of its own (maxConcurrentRuns 4), but the user has none left.
     let why = app
@@ -93,30 +90,8 @@ async fn a_users_runs_across_all_their_agents_are_capped_by_agent_max_running() 
         .await
         .assert_ok(StatusCode::OK);
     script.push(answers(Proto::OpenAi, false, "Hello."));
-    let ended = app
-        .post(
-            &format!("/api/v1/agents/{b}/runs"),
-            &json!({"input": "Hi.", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let ended = run_waited(&app, b, "Hi.").await;
     assert_eq!(ended["status"], "completed", "{ended}");
-}
-
-/// `/metrics` (a scrape only answers when asked) until `line` is in it, for at most 10 s.
-async fn metrics_until(app: &TestApp, line: &str) -> String {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let text = app.get("/metrics").await.text;
-        if text.lines().any(|l| l == line) {
-            return text;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never in /metrics: {line}\n{text}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]
@@ -134,16 +109,15 @@ async fn a_run_cancelled_on_another_instance_stops_while_it_waits_for_the_model(
 
     script.push(Reply::Hang);
     let arrived = script.arrived.notified();
-    let started = app
-        .post(
-            &format!("/api/v1/agents/{agent}/runs"),
-            &json!({"input": "Think long."}),
-        )
-        .await
-        .assert_ok(StatusCode::ACCEPTED);
+    let started = start_run(&app, agent, "Think long.").await;
     let run = started["id"].as_str().unwrap();
     arrived.await;
-    metrics_until(&app, "toolsmith_agent_runs_active 1").await;
+    metrics_until(
+        &app,
+        "toolsmith_agent_runs_active 1",
+        Duration::from_secs(10),
+    )
+    .await;
 
     // Listed and cancelled through the other instance.
     let listed = other
@@ -161,7 +135,12 @@ async fn a_run_cancelled_on_another_instance_stops_while_it_waits_for_the_model(
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
     // The instance running it lets go while the model request is still in flight (its wall
     // time is 600 s, and the model never answers).
-    metrics_until(&app, "toolsmith_agent_runs_active 0").await;
+    metrics_until(
+        &app,
+        "toolsmith_agent_runs_active 0",
+        Duration::from_secs(10),
+    )
+    .await;
     let seen = app
         .get(&format!("/api/v1/agents/{agent}/runs/{run}"))
         .await
@@ -181,21 +160,14 @@ fn short_lease(host: &str) -> ToolServiceSettings {
 /// The run `run` of `agent` read through `app` until its status is `status`, for at most 10 s
 /// (a run's status only answers when asked).
 async fn run_until(app: &TestApp, agent: &str, run: &str, status: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let seen = app
-            .get(&format!("/api/v1/agents/{agent}/runs/{run}"))
-            .await
-            .assert_ok(StatusCode::OK);
-        if seen["status"] == status {
-            return seen;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the run never became {status}: {seen}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let path = format!("/api/v1/agents/{agent}/runs/{run}");
+    until(
+        &format!("the run (to become {status})"),
+        Duration::from_secs(10),
+        || async { app.get(&path).await.assert_ok(StatusCode::OK) },
+        |seen| seen["status"] == status,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
