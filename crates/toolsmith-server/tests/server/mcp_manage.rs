@@ -19,7 +19,10 @@ use toolsmith_server::auth::{Identity, Scope};
 use toolsmith_server::mcp::ToolsmithMcp;
 use toolsmith_server::{AppState, ServerSettings};
 
-use crate::rest_agents::{Proto, Reply, Script, agent_body, answers, configure, model_server};
+use crate::agent_support::{
+    Proto, Reply, Script, agent_body, answers, calls, configure, model_server, offered, run_waited,
+    tool_result,
+};
 use crate::rest_support::{TestApp, settings_reaching, tool_body};
 
 /// Counts the session's `notifications/prompts/list_changed`; tests wait on the count.
@@ -138,49 +141,9 @@ async fn app_with(policy: Value, max_definitions: u32) -> (TestApp, Script) {
     (app, script)
 }
 
-/// An OpenAI-compatible model turn calling `tool` with `args`.
-fn calls(tool: &str, args: &Value) -> Reply {
-    Reply::Json(
-        200,
-        json!({
-            "id": "chatcmpl-1", "object": "chat.completion",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": null,
-                "tool_calls": [{"id": "call_1", "type": "function",
-                    "function": {"name": tool, "arguments": args.to_string()}}],
-            }}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }),
-    )
-}
-
 /// The tools offered to the model in the model server's last request.
 fn offered_tools(script: &Script) -> Vec<String> {
-    let seen = script.seen();
-    let (body, _) = seen.last().expect("the model was asked");
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The run's one tool result: its content and whether it was an error.
-fn tool_result(run: &Value) -> (String, bool) {
-    let step = run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["kind"] == "tool_result")
-        .unwrap_or_else(|| panic!("no tool result: {run}"));
-    (
-        step["detail"]["content"].to_string(),
-        step["detail"]["isError"].as_bool().unwrap(),
-    )
+    offered(&script.last())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,13 +326,7 @@ async fn manage_agents_holds_a_model_to_the_rules_of_its_user_and_its_own_reach(
     assert_eq!(got["writtenByModel"], true, "{got}");
     script.push(calls("shout", &json!({"text": "psst"})));
     script.push(answers(Proto::OpenAi, false, "Done."));
-    let run = app
-        .post(
-            "/api/v1/agents/everything/runs",
-            &json!({"input": "Shout.", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let run = run_waited(&app, "everything", "Shout.").await;
     let (content, is_error) = tool_result(&run);
     assert!(is_error, "{run}");
     assert!(!content.contains("PSST"), "shout ran: {content}");
@@ -390,13 +347,7 @@ async fn manage_agents_holds_a_model_to_the_rules_of_its_user_and_its_own_reach(
     assert_eq!(taken["writtenByModel"], false, "{taken}");
     script.push(calls("shout", &json!({"text": "psst"})));
     script.push(answers(Proto::OpenAi, false, "Done."));
-    let run = app
-        .post(
-            "/api/v1/agents/everything/runs",
-            &json!({"input": "Shout.", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let run = run_waited(&app, "everything", "Shout.").await;
     let (content, is_error) = tool_result(&run);
     assert!(!is_error && content.contains("PSST"), "{content}");
 
