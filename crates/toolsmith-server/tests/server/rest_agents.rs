@@ -10,15 +10,10 @@ use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::agent_support::{
-    KEY, create_agent, kinds, run_until, run_waited, setup_helper, start_run,
+    KEY, Proto, Reply, Script, agent_body, answers, calls_shout, configure, create_agent, kinds,
+    model_server, run_until, run_waited, setup_helper, start_run,
 };
 use crate::rest_support::{TestApp, json_request, request, tool_body};
-
-/// What the other agent test files still take from here (until they read `agent_support`).
-pub(crate) use crate::agent_support::{
-    Proto, Reply, Script, agent_body, answers, calls_shout, configure, model_server,
-    setup_helper as setup,
-};
 
 #[tokio::test]
 async fn an_agent_is_its_owners_and_every_revision_is_kept() {

@@ -8,20 +8,18 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::rest_agents::{Proto, Reply, agent_body, answers, calls_shout, setup};
+use crate::agent_support::{
+    Proto, Reply, Script, agent_body, answers, calls_shout, create_agent, metrics_until,
+    run_waited, setup_helper, start_run,
+};
 use crate::rest_support::{TestApp, tool_body};
 
 /// Two model turns of the scripted server (10 input and 5 output tokens each): a call of
 /// `shout`, then the answer; the ended run.
-async fn run_once(app: &TestApp, script: &crate::rest_agents::Script, agent: &str) -> Value {
+async fn run_once(app: &TestApp, script: &Script, agent: &str) -> Value {
     script.push(calls_shout(Proto::OpenAi, false, "call_1", "hello"));
     script.push(answers(Proto::OpenAi, false, "I shouted HELLO."));
-    app.post(
-        &format!("/api/v1/agents/{agent}/runs"),
-        &json!({"input": "Shout hello.", "wait": true}),
-    )
-    .await
-    .assert_ok(StatusCode::OK)
+    run_waited(app, agent, "Shout hello.").await
 }
 
 fn close(value: &Value, expected: f64) -> bool {
@@ -30,7 +28,7 @@ fn close(value: &Value, expected: f64) -> bool {
 
 #[tokio::test]
 async fn a_run_costs_its_tokens_at_the_models_price_and_usage_sums_them() {
-    let (app, script, agent) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    let (app, script, agent) = setup_helper(Proto::OpenAi, false, tool_body("shout")).await;
     // No price: tokens, and no cost.
     let first = run_once(&app, &script, &agent).await;
     assert_eq!(first["status"], "completed", "{first}");
@@ -106,49 +104,21 @@ async fn a_run_costs_its_tokens_at_the_models_price_and_usage_sums_them() {
     assert_eq!(theirs["agents"], json!([]), "{theirs}");
 }
 
-/// `/metrics` (a scrape only answers when asked) until `line` is in it, for at most 30 s.
-async fn metrics_until(app: &TestApp, line: &str) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = app.get("/metrics").await.text;
-        if text.lines().any(|l| l == line) {
-            return text;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never in /metrics: {line}\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn metrics_count_runs_by_status_their_steps_and_tokens() {
-    let (app, script, agent) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    let (app, script, agent) = setup_helper(Proto::OpenAi, false, tool_body("shout")).await;
     run_once(&app, &script, &agent).await;
     // A failing provider: one failed run, its error step.
     script.push(Reply::Json(
         400,
         json!({"error": {"message": "unknown model"}}),
     ));
-    let failed = app
-        .post(
-            &format!("/api/v1/agents/{agent}/runs"),
-            &json!({"input": "Hi.", "wait": true}),
-        )
-        .await
-        .assert_ok(StatusCode::OK);
+    let failed = run_waited(&app, &agent, "Hi.").await;
     assert_eq!(failed["status"], "failed", "{failed}");
     // A cancelled one.
     script.push(Reply::Hang);
     let arrived = script.arrived.notified();
-    let started = app
-        .post(
-            &format!("/api/v1/agents/{agent}/runs"),
-            &json!({"input": "Think long."}),
-        )
-        .await
-        .assert_ok(StatusCode::ACCEPTED);
+    let started = start_run(&app, &agent, "Think long.").await;
     arrived.await;
     let run = started["id"].as_str().unwrap();
     app.post(
@@ -161,6 +131,7 @@ async fn metrics_count_runs_by_status_their_steps_and_tokens() {
     let text = metrics_until(
         &app,
         "toolsmith_agent_runs_finished_total{status=\"cancelled\"} 1",
+        Duration::from_secs(30),
     )
     .await;
     for line in [
@@ -196,7 +167,7 @@ fn entries(log: &Value) -> Vec<(String, String, String)> {
 
 #[tokio::test]
 async fn definitions_written_and_runs_started_or_cancelled_are_audited() {
-    let (app, script, agent) = setup(Proto::OpenAi, false, tool_body("shout")).await;
+    let (app, script, agent) = setup_helper(Proto::OpenAi, false, tool_body("shout")).await;
     let mut changed = agent_body("helper");
     changed["instructions"] = json!("Answer in French.");
     app.json(Method::PUT, &format!("/api/v1/agents/{agent}"), &changed)
@@ -205,13 +176,7 @@ async fn definitions_written_and_runs_started_or_cancelled_are_audited() {
     run_once(&app, &script, &agent).await;
     script.push(Reply::Hang);
     let arrived = script.arrived.notified();
-    let started = app
-        .post(
-            &format!("/api/v1/agents/{agent}/runs"),
-            &json!({"input": "Think long."}),
-        )
-        .await
-        .assert_ok(StatusCode::ACCEPTED);
+    let started = start_run(&app, &agent, "Think long.").await;
     arrived.await;
     let run = started["id"].as_str().unwrap();
     app.post(
@@ -285,11 +250,8 @@ fn run_ids(list: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn a_person_lists_the_runs_each_of_their_agents_started_and_opens_one() {
-    let (app, script, helper) = setup(Proto::OpenAi, false, tool_body("shout")).await;
-    let lead = app
-        .post("/api/v1/agents", &agent_body("lead"))
-        .await
-        .assert_ok(StatusCode::CREATED);
+    let (app, script, helper) = setup_helper(Proto::OpenAi, false, tool_body("shout")).await;
+    let lead = create_agent(&app, &agent_body("lead")).await;
     let lead = lead["id"].as_str().unwrap().to_owned();
     // The person's own run of helper, and one lead starts of helper (as a delegation does).
     let mine = run_once(&app, &script, &helper).await;
