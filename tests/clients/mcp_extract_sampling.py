@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import Client
-from mcp.shared.exceptions import MCPError
+from mcp_notes import call
 
 INVOICE = "Invoice for Anna, Lyon: total 42.50 EUR, due Friday."
 SCHEMA = {
@@ -48,19 +48,6 @@ SCHEMA = {
 
 def log(*parts: Any) -> None:
     print("[mcp_extract_sampling.py]", *parts, file=sys.stderr, flush=True)
-
-
-async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    try:
-        res = await client.call_tool(name, arguments)
-    except MCPError as e:
-        return {"protocolError": {"code": e.code, "message": e.message}}
-    text = "".join(c.text for c in res.content if getattr(c, "type", None) == "text")
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = text
-    return {"isError": bool(res.is_error), "value": value}
 
 
 def blocks(content: Any) -> list[Any]:
