@@ -238,9 +238,23 @@ async fn serve_http(
         request
     };
     let shared = http.shared.clone();
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok());
+    if let Some(id) = session
+        && !http
+            .sessions
+            .started_as(id, identity.person(), &identity.user_id)
+    {
+        // A session acts in the scope it was started in; this request is another person's or
+        // another scope's (an organisation named, or no longer named).
+        return session_not_found();
+    }
     let gate = Arc::new(sessions::Gate::new(
         http.sessions.clone(),
         identity.person(),
+        &identity.user_id,
     ));
     let service = StreamableHttpService::new(
         move || Ok(ToolsmithMcp::with_shared(shared.clone(), identity.clone())),

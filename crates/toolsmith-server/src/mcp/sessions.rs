@@ -125,6 +125,9 @@ impl BookState {
 
 struct Entry {
     user: String,
+    /// The owner scope the session acts in: the user, or the organisation it was started in
+    /// (`X-Toolsmith-Organization`). A request in another scope does not reach it.
+    scope: String,
     last_active_ms: u64,
     /// When it was last used, in the order of uses (the least recently used goes first).
     last_use: u64,
@@ -195,7 +198,7 @@ impl SessionBook {
         self.stats.open.store(state.total, Ordering::Relaxed);
     }
 
-    fn record(&self, id: SessionId, user: &str) {
+    fn record(&self, id: SessionId, user: &str, scope: &str) {
         self.stats.created.fetch_add(1, Ordering::Relaxed);
         let now = self.now_ms();
         let mut state = self.lock();
@@ -204,6 +207,7 @@ impl SessionBook {
             id,
             Entry {
                 user: user.to_owned(),
+                scope: scope.to_owned(),
                 last_active_ms: now,
                 last_use,
                 open_streams: 0,
@@ -240,6 +244,17 @@ impl SessionBook {
     /// Drops a closed session from the book (its place is free again).
     /// Whether this instance has the session `id` (another instance's, or a closed one, it
     /// has not).
+    /// Whether session `id` was started by `user` in `scope` (true for a session this book
+    /// does not hold: rmcp answers for those). A session keeps the scope it was started in, so
+    /// a request of the same person without the organisation header (or naming another) must
+    /// not act through it in the organisation — after the person left it, say.
+    pub(crate) fn started_as(&self, id: &str, user: &str, scope: &str) -> bool {
+        self.lock()
+            .sessions
+            .get(id)
+            .is_none_or(|entry| entry.user == user && entry.scope == scope)
+    }
+
     pub(crate) async fn knows(&self, id: &str) -> bool {
         self.inner
             .has_session(&SessionId::from(id.to_owned()))
@@ -314,19 +329,22 @@ pub(crate) async fn reap(book: std::sync::Weak<SessionBook>, stop: CancellationT
     }
 }
 
-/// The session manager of one request: the book, and the user a new session belongs to.
+/// The session manager of one request: the book, and the user a new session belongs to (the
+/// person) and the scope it acts in.
 pub(crate) struct Gate {
     book: Arc<SessionBook>,
     user: String,
+    scope: String,
     /// Set when this request's `initialize` was refused by a limit (the answer becomes 503).
     pub(crate) refused: AtomicBool,
 }
 
 impl Gate {
-    pub(crate) fn new(book: Arc<SessionBook>, user: &str) -> Gate {
+    pub(crate) fn new(book: Arc<SessionBook>, user: &str, scope: &str) -> Gate {
         Gate {
             book,
             user: user.to_owned(),
+            scope: scope.to_owned(),
             refused: AtomicBool::new(false),
         }
     }
@@ -376,7 +394,7 @@ impl SessionManager for Gate {
         }
         match self.book.inner.create_session().await {
             Ok((id, transport)) => {
-                self.book.record(id.clone(), &self.user);
+                self.book.record(id.clone(), &self.user, &self.scope);
                 Ok((id, transport))
             }
             Err(e) => {

@@ -172,6 +172,13 @@ fn catalogue() -> Vec<(&'static str, &'static str, Example)> {
             ),
         ),
         (
+            "auth.md",
+            "\"organization\": {\"id\"",
+            Example::Illustration(
+                "GET /api/v1/session acting in an organisation: this very answer is asserted by rest_orgs_scope::the_organisation_scope_holds_on_rest_and_mcp_on_{sqlite,postgres}",
+            ),
+        ),
+        (
             "js-tools.md",
             "\"weatherapi\"",
             Example::Illustration("the Config Center snapshot a JS tool reads, with `…` values"),

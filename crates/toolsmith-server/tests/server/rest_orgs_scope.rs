@@ -6,8 +6,9 @@
 //! are not in the organisation's list nor its tools in theirs; approvals of calls made in the
 //! organisation are decided by its editors (not a viewer, not an outsider) and record the
 //! person; executions read in it are its own; the audit log names the person and the
-//! organisation; `GET /api/v1/session` tells the scope; a token whose user is `org_…` or `me`
-//! is refused, and so is an agent-bound token with the header.
+//! organisation; `GET /api/v1/session` tells the scope; an MCP session keeps the scope (and
+//! person) it was started with; a token whose user is `org_…` or `me` is refused, and so is an
+//! agent-bound token with the header.
 
 use axum::body::Body;
 use axum::http::{Method, StatusCode, header};
@@ -92,6 +93,32 @@ async fn mcp(
         res.json
     };
     (res.status, answer)
+}
+
+/// A 2025-11-25 request as `token` (in `org`), in `session` when given: the status and the
+/// session id the answer names.
+async fn legacy(
+    app: &TestApp,
+    token: &str,
+    org: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (StatusCode, Option<String>) {
+    let mut builder = request(Method::POST, "/mcp")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    if let Some(org) = org {
+        builder = builder.header("x-toolsmith-organization", org);
+    }
+    if let Some(id) = session {
+        builder = builder.header("mcp-session-id", id);
+    }
+    let res = app
+        .send(builder.body(Body::from(body.to_string())).unwrap())
+        .await;
+    (res.status, res.header("mcp-session-id").map(str::to_owned))
 }
 
 /// The names `tools/list` gives `token` (in `org`).
@@ -268,6 +295,26 @@ async fn the_organisation_scope_holds_on_rest_and_mcp(app: TestApp) {
     )
     .await;
     assert!(failed && text.contains("as viewer"), "{text}");
+    for (tool, arguments) in [
+        (
+            "update_custom_tool",
+            json!({"name": "acme_upper", "description": "Mine now"}),
+        ),
+        (
+            "delete_custom_tool",
+            json!({"name": "acme_upper", "confirm": true}),
+        ),
+        (
+            "manage_prompts",
+            json!({"action": "create", "definition": {"name": "acme_review", "template": "Review {{text}}"}}),
+        ),
+    ] {
+        let (failed, text) = call(&app, &p.bob, acme, tool, arguments).await;
+        assert!(
+            failed && text.contains("organisation 'acme' as viewer"),
+            "{tool}: {text}"
+        );
+    }
     // An editor changes the organisation's tool, and its model side creates one.
     rest(
         &app,
@@ -515,6 +562,27 @@ async fn the_organisation_scope_holds_on_rest_and_mcp(app: TestApp) {
     .await
     .assert_ok(StatusCode::OK);
     assert_eq!(tools_of(&hers), ["alice_own"], "{hers}");
+    // And so are the figures of its tools.
+    let figures = rest(
+        &app,
+        &p.bob,
+        acme,
+        Method::GET,
+        "/api/v1/metrics/tools",
+        None,
+    )
+    .await
+    .assert_ok(StatusCode::OK);
+    let rows: Vec<&str> = figures["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["toolName"].as_str().unwrap())
+        .collect();
+    assert!(
+        rows.contains(&"acme_upper") && !rows.contains(&"alice_own"),
+        "{figures}"
+    );
 
     // The audit log names the person and the organisation.
     let audit = rest(
@@ -558,6 +626,25 @@ async fn the_organisation_scope_holds_on_rest_and_mcp(app: TestApp) {
 
 async fn a_person_never_is_an_organisation(app: TestApp) {
     let p = people(&app).await;
+    // An MCP session keeps the scope it was started in: the same person without the header, or
+    // another member with it, does not reach it (after leaving the organisation, say).
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1.0"}}});
+    let (status, id) = legacy(&app, &p.bob, Some("acme"), None, init).await;
+    assert_eq!(status, StatusCode::OK);
+    let id = id.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = legacy(&app, &p.bob, Some("acme"), Some(&id), initialized).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (status, _) = legacy(&app, &p.bob, Some("acme"), Some(&id), list.clone()).await;
+    assert_eq!(status, StatusCode::OK, "its own scope");
+    let (status, _) = legacy(&app, &p.bob, None, Some(&id), list.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "bob without the header");
+    let (status, _) = legacy(&app, &p.carol, Some("acme"), Some(&id), list.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another member");
+
     for user in [p.org_id.as_str(), "org_0123456789abcdef", "me"] {
         let token = app.token(user, None, &RWX).await;
         let refused = rest(

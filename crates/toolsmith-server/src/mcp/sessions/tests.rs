@@ -17,8 +17,25 @@ fn book(max_sessions: usize, max_per_user: usize) -> SessionBook {
 
 fn add(book: &SessionBook, user: &str, id: &str) -> Option<SessionId> {
     let victim = book.reserve(user).expect("room");
-    book.record(SessionId::from(id), user);
+    book.record(SessionId::from(id), user, user);
     victim
+}
+
+#[tokio::test]
+async fn a_session_is_reached_only_by_its_person_in_its_scope() {
+    let book = book(100, 10);
+    book.reserve("alice").expect("room");
+    book.record(SessionId::from("a1"), "alice", "org_00000000000000aa");
+    assert!(book.started_as("a1", "alice", "org_00000000000000aa"));
+    assert!(!book.started_as("a1", "alice", "alice"), "her own scope");
+    assert!(
+        !book.started_as("a1", "bob", "org_00000000000000aa"),
+        "another member"
+    );
+    assert!(
+        book.started_as("unknown", "bob", "bob"),
+        "rmcp answers for those"
+    );
 }
 
 #[tokio::test(start_paused = true)]
