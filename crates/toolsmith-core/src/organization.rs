@@ -115,6 +115,13 @@ pub fn is_org_id(text: &str) -> bool {
     })
 }
 
+/// Whether `name` is a handle no organisation may have: `org_…` (how ids look) or `me` (the
+/// person's own scope). Refused as a taken name (as reserved tool names are), not as a
+/// malformed one.
+pub fn is_reserved_org_name(name: &str) -> bool {
+    name.starts_with("org_") || name == "me"
+}
+
 /// Checks an organisation's handle: 1–64 characters, lowercase letters, digits, `-` and `_`,
 /// starting with a letter, and not `org_…` (which an id could be) nor `me` (the user's own
 /// scope in a move).
@@ -131,7 +138,7 @@ pub fn check_org_name(name: &str) -> Result<(), String> {
              and '_', starting with a letter (e.g. 'acme-support')"
         ));
     }
-    if name.starts_with("org_") || name == "me" {
+    if is_reserved_org_name(name) {
         return Err(format!(
             "organisation name '{name}' is reserved ('org_…' is how ids look, 'me' is your own \
              scope); choose another"

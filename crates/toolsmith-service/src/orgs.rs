@@ -15,6 +15,7 @@ use chrono::Utc;
 use serde_json::json;
 use toolsmith_core::organization::{
     MemberWrite, OrgMemberRecord, OrgRole, OrganizationRecord, check_org_name, is_org_id,
+    is_reserved_org_name,
 };
 
 use crate::error::ServiceError;
@@ -88,7 +89,13 @@ impl ToolService {
         display_name: Option<&str>,
     ) -> Result<OrganizationRecord, ServiceError> {
         Self::person_only(actor, "making an organisation")?;
-        check_org_name(name).map_err(ServiceError::Validation)?;
+        check_org_name(name).map_err(|why| {
+            if is_reserved_org_name(name) {
+                ServiceError::NameTaken(why)
+            } else {
+                ServiceError::Validation(why)
+            }
+        })?;
         let display_name = checked_display_name(display_name.unwrap_or(name))?;
         let now = Utc::now();
         let org = OrganizationRecord {

@@ -146,6 +146,10 @@ pub enum Command {
     /// Human approval of executions: list what waits, allow or deny it.
     #[command(subcommand)]
     Approvals(crate::commands::approvals::ApprovalsCommand),
+    /// Organisations: make one, list yours, show, rename, delete; members and their roles
+    /// (`--user` acts). Move a tool into one with `toolsmith tool move`.
+    #[command(subcommand)]
+    Org(crate::commands::org::OrgCommand),
     /// Create, list and revoke API tokens for the server (`--user` owns the token).
     #[command(subcommand)]
     Token(crate::commands::token::TokenCommand),
@@ -595,6 +599,21 @@ pub enum ToolCommand {
     Delete {
         /// Tool id (`tool_…`) or name.
         tool: String,
+        #[command(flatten)]
+        revision: ExpectedRevision,
+    },
+    /// Move a tool to another owner: to an organisation of which you are editor or above, or
+    /// back to yourself (`me`). Its versions go with it; its executions stay as history.
+    Move {
+        /// Tool id (`tool_…`) or name.
+        tool: String,
+        /// `me` or an organisation's name or id.
+        #[arg(long, value_name = "ORG")]
+        to: String,
+        /// The organisation the tool is in now (you must be its editor or above); your own
+        /// tools when absent.
+        #[arg(long, value_name = "ORG")]
+        from: Option<String>,
         #[command(flatten)]
         revision: ExpectedRevision,
     },

@@ -649,7 +649,7 @@ pub async fn rollback(
 }
 
 /// A single tool, with its revision as the `ETag`.
-fn tool_ok(status: StatusCode, tool: ToolRecord) -> ApiOk<ToolRecord> {
+pub(crate) fn tool_ok(status: StatusCode, tool: ToolRecord) -> ApiOk<ToolRecord> {
     let etag = HeaderValue::from_str(&format!("\"{}\"", tool.revision))
         .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
     ApiOk::with_status(status, tool).header(ETAG, etag)

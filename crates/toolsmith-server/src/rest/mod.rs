@@ -21,6 +21,8 @@
 //!   person's export and erasure.
 //! - [`scheduled_tasks`] — `/api/v1/scheduled-tasks…`, the caller's scheduled tasks and their
 //!   runs.
+//! - [`orgs`] — `/api/v1/organizations…`, organisations and their members (as the person),
+//!   and `POST /api/v1/custom-tools/{id}/move`, a tool moving between owners.
 //! - [`tokens`] — `/api/v1/tokens…`, API tokens (`admin`).
 //! - [`mcp_servers`] — `/api/v1/mcp-servers…`, the MCP bridge's upstream servers (`admin`).
 //! - [`mcp_grants`] — `/api/v1/mcp-grants…` (`admin`) and `/api/v1/mcp-access-requests…`.
@@ -54,6 +56,7 @@ pub mod mcp_grants;
 pub mod mcp_servers;
 pub mod metrics;
 pub mod openapi;
+pub mod orgs;
 pub mod policies;
 pub mod prompts;
 pub mod resources;
@@ -103,6 +106,11 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(custom_tools::execute))
         .routes(routes!(custom_tools::versions))
         .routes(routes!(custom_tools::rollback))
+        .routes(routes!(orgs::move_tool))
+        .routes(routes!(orgs::list, orgs::create))
+        .routes(routes!(orgs::get_one, orgs::update, orgs::delete))
+        .routes(routes!(orgs::members))
+        .routes(routes!(orgs::put_member, orgs::remove_member))
         .routes(routes!(config::list, config::create))
         .routes(routes!(config::get_one, config::update, config::delete))
         .routes(routes!(config::create_entry))

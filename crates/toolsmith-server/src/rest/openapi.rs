@@ -23,6 +23,9 @@ use super::agents::{Agent, AgentList, AgentRun, AgentRunList, AgentUsage};
 use super::envelope::Envelope;
 use super::error::{ErrorBody, ErrorEnvelope};
 use super::executions::{ClientRequests, RecordedExecution, RecordedExecutionList};
+use super::orgs::{
+    Member, MemberList, MemberRemoved, Organization, OrganizationDeleted, OrganizationList, Role,
+};
 use super::prompts::{Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody};
 use super::resources::{ResourceRead, StoredResource, StoredResourceList};
 use super::session::{Changes, Session};
@@ -95,6 +98,7 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         (name = "tasks", description = "Tool calls run as tasks (the asynchronous execute): start one, read its status and result, cancel it"),
         (name = "data", description = "What the agent keeps for you (tasks, bookmarks, notes, events, contacts), your export and erasure"),
         (name = "scheduled-tasks", description = "Your scheduled tasks (the scheduler tools' automation): list, create, change, delete, their runs, run now"),
+        (name = "organizations", description = "Organisations: shared owners of tools with members and roles; always managed as the person (never an agent)"),
         (name = "tokens", description = "API tokens (admin)"),
         (name = "mcp-servers", description = "The MCP bridge's upstream servers: status, registration (admin)"),
         (name = "health", description = "Liveness and readiness probes (not enveloped)"),
@@ -108,7 +112,8 @@ A tool that fails when it runs (throws, times out, exceeds a limit) is not an HT
         ClientRequests, Prompt, PromptList, PromptVersion, PromptVersionList, RenderedPromptBody,
         StoredResource, StoredResourceList, ResourceRead, AgentSession, AgentSessionList, AgentSessionHistory,
         AgentSessionMessage, TeamView, TeamMember, TeamList, TeamBoard, SignInOptions,
-        SignInTokenBody, SignedIn
+        SignInTokenBody, SignedIn, Organization, OrganizationList, Member, MemberList,
+        MemberRemoved, OrganizationDeleted, Role
     ))
 )]
 pub struct ApiDoc;

@@ -13,6 +13,7 @@
 //! - [`mcp_grants`] — `toolsmith mcp-grants …`: grants of bridged servers, access requests.
 //! - [`timezone`] — `toolsmith timezone [NAME]`: the user's time zone for dates in words.
 //! - [`team`] — `toolsmith team …`: agent teams and their boards.
+//! - [`org`] — `toolsmith org …`: organisations and their members.
 //! - [`serve`] — `toolsmith serve`: the HTTP server (REST, MCP, health).
 //! - [`mcp`] — `toolsmith mcp`: MCP over stdio.
 //! - [`db`] — `toolsmith db copy`: a whole store copied between SQLite and PostgreSQL (it
@@ -39,6 +40,7 @@ pub mod groups;
 pub mod mcp;
 pub mod mcp_grants;
 pub mod mcp_servers;
+pub mod org;
 pub mod policy;
 pub mod prompt;
 pub mod resource;
@@ -134,6 +136,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::McpGrants(command) => mcp_grants::run(&ctx, command).await,
         Command::Timezone(args) => timezone::run(&ctx, args).await,
         Command::Team(command) => team::run(&ctx, command).await,
+        Command::Org(command) => org::run(&ctx, command).await,
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => {
             unreachable!("dispatched above")
         }
@@ -184,6 +187,7 @@ fn writes(command: &Command) -> bool {
         Command::McpGrants(m) => matches!(m, MG::List | MG::Requests { .. }),
         Command::Timezone(t) => t.reads(),
         Command::Team(t) => t.reads(),
+        Command::Org(o) => o.reads(),
         Command::Serve(_) | Command::Mcp(_) | Command::Db(_) => true,
     };
     !reads
@@ -230,6 +234,7 @@ fn creates_store(command: &Command) -> bool {
         | Command::Db(_) => true,
         Command::Timezone(t) => !t.reads(),
         Command::Team(t) => matches!(t, team::TeamCommand::Create { .. }),
+        Command::Org(o) => matches!(o, org::OrgCommand::Create { .. }),
         Command::Audit(_) | Command::Approvals(_) => false,
     }
 }

@@ -85,6 +85,30 @@ pub async fn run(ctx: &Ctx, command: ToolCommand) -> anyhow::Result<u8> {
                 output::stdout(&format!("deleted {} ({})\n", gone.name, gone.id))?;
             }
         }
+        ToolCommand::Move {
+            tool,
+            to,
+            from,
+            revision,
+        } => {
+            // Out of an organisation: act in it (its id as the owner, --user as the member).
+            let mover = match from {
+                Some(org) => {
+                    let (org, _) = service.organization_of_member(&actor.user_id, &org).await?;
+                    toolsmith_service::Actor::user(org.id).with_member(Some(actor.user_id.clone()))
+                }
+                None => actor.clone(),
+            };
+            let moved = service
+                .move_tool(
+                    &mover,
+                    &ToolRef::parse(&tool),
+                    &to,
+                    revision.expected_revision,
+                )
+                .await?;
+            report(ctx, &format!("moved to {to}:"), &moved)?;
+        }
         ToolCommand::History { tool } => {
             let tool_ref = ToolRef::parse(&tool);
             let current = service.get(actor, &tool_ref).await?;

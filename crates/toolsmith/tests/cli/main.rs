@@ -48,6 +48,7 @@ mod mcp_organization;
 mod mcp_servers;
 mod mcp_surface;
 mod oauth;
+mod orgs;
 mod prompts;
 mod read_only;
 mod resources;
