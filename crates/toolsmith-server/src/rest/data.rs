@@ -269,14 +269,14 @@ pub struct Erased {
 ///
 /// Deletes everything you keep through the data tools (every family, memories included, of
 /// every agent of yours), for good. Needs `confirm=true`. The audit log records the erasure
-/// (`data.erase`, with the count).
+/// (`data.erase`, with the count). In an organisation, its owners alone erase its data.
 #[utoipa::path(
     delete, path = "/api/v1/data", tag = "data", operation_id = "eraseData",
     params(("confirm" = String, Query, description = "Must be `true`: this deletes everything, for good", pattern = "^true$")),
     responses(
         (status = 200, description = "How many records were deleted", body = Object),
         (status = 400, description = "Without confirm=true", body = super::error::ErrorEnvelope),
-        (status = 403, description = "A caller with an agent", body = super::error::ErrorEnvelope)
+        (status = 403, description = "A caller with an agent, or in an organisation not its owner", body = super::error::ErrorEnvelope)
     )
 )]
 pub async fn erase(
@@ -286,6 +286,19 @@ pub async fn erase(
 ) -> Result<ApiOk<Erased>, ApiError> {
     require(&identity, Scope::ToolsWrite)?;
     require_person(&identity, "erasure")?;
+    if let Some(org) = &identity.organization
+        && org.role != toolsmith_core::organization::OrgRole::Owner
+    {
+        // Everything the organisation keeps, for all its members: its owners' decision.
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "erasing all of organisation '{}''s data is its owners' decision; you are {}",
+                org.name, org.role
+            ),
+        ));
+    }
     query.check(&["confirm"])?;
     if query.get("confirm") != Some("true") {
         return Err(ApiError::bad_request(

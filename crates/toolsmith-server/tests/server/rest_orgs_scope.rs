@@ -618,6 +618,21 @@ async fn the_organisation_scope_holds_on_rest_and_mcp(app: TestApp) {
     .await
     .assert_ok(StatusCode::OK);
     assert_eq!(decision["entries"][0]["actor"], "carol", "{decision}");
+    // Erasing all the organisation's data is its owners' decision.
+    let erase = rest(
+        &app,
+        &p.carol,
+        acme,
+        Method::DELETE,
+        "/api/v1/data?confirm=true",
+        None,
+    )
+    .await
+    .assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(
+        erase.contains("its owners' decision; you are editor"),
+        "{erase}"
+    );
     // `admin` is never held through an organisation.
     rest(&app, &p.alice, acme, Method::GET, "/api/v1/audit", None)
         .await
