@@ -541,8 +541,19 @@ fn imap_date(args: &Value, key: &str) -> Result<Option<String>, ToolError> {
 }
 
 async fn search_emails(call: Call<'_>) -> Result<Value, ToolError> {
-    let mut criteria = vec!["CHARSET UTF-8".to_owned()];
+    let criteria = search_criteria(&call.args)?;
     let query = str_arg(&call.args, "query")?;
+    let limit = limit_arg(&call.args, 50, 100);
+    let mut answer = listing(&call, criteria, limit).await?;
+    toolsmith_core::object::set(&mut answer, "query", json!(query));
+    Ok(answer)
+}
+
+/// `search_emails`' arguments as an IMAP `UID SEARCH` line: every text quoted (CR, LF and NUL
+/// refused), dates as IMAP dates.
+fn search_criteria(args: &Value) -> Result<String, ToolError> {
+    let mut criteria = vec!["CHARSET UTF-8".to_owned()];
+    let query = str_arg(args, "query")?;
     if query.trim().is_empty() {
         return Err(ToolError::Args(
             "'query' is empty: give the text to look for".to_owned(),
@@ -550,25 +561,22 @@ async fn search_emails(call: Call<'_>) -> Result<Value, ToolError> {
     }
     criteria.push(format!("TEXT {}", imap::quoted("query", query.trim())?));
     for (key, imap_key) in [("from", "FROM"), ("to", "TO"), ("subject", "SUBJECT")] {
-        if let Some(value) = call.args.get(key).and_then(Value::as_str)
+        if let Some(value) = args.get(key).and_then(Value::as_str)
             && !value.trim().is_empty()
         {
             criteria.push(format!("{imap_key} {}", imap::quoted(key, value.trim())?));
         }
     }
-    if let Some(day) = imap_date(&call.args, "since")? {
+    if let Some(day) = imap_date(args, "since")? {
         criteria.push(format!("SINCE {day}"));
     }
-    if let Some(day) = imap_date(&call.args, "before")? {
+    if let Some(day) = imap_date(args, "before")? {
         criteria.push(format!("BEFORE {day}"));
     }
-    if call.args.get("unreadOnly").and_then(Value::as_bool) == Some(true) {
+    if args.get("unreadOnly").and_then(Value::as_bool) == Some(true) {
         criteria.push("UNSEEN".to_owned());
     }
-    let limit = limit_arg(&call.args, 50, 100);
-    let mut answer = listing(&call, criteria.join(" "), limit).await?;
-    toolsmith_core::object::set(&mut answer, "query", json!(query));
-    Ok(answer)
+    Ok(criteria.join(" "))
 }
 
 /// The message `uid` of `folder`, fetched whole (refused past [`MAX_MESSAGE_BYTES`]).
@@ -610,7 +618,11 @@ fn safe_file_name(name: Option<&str>, n: usize) -> String {
         .next()
         .unwrap_or_default();
     let cleaned: String = last.chars().filter(|c| !c.is_control()).take(120).collect();
-    let cleaned = cleaned.trim().trim_start_matches('.').trim().to_owned();
+    // No hidden name: every leading dot goes, with the spaces between them (". .bashrc").
+    let cleaned = cleaned
+        .trim_start_matches(|c: char| c == '.' || c.is_whitespace())
+        .trim_end()
+        .to_owned();
     if cleaned.is_empty() {
         format!("attachment-{n}")
     } else {
@@ -833,6 +845,55 @@ async fn save_sent(call: &Call<'_>, account: &account::Account, bytes: &[u8], an
     }
 }
 
+/// The tools' checks of what a caller gives, for the fuzz target `email_args` (`fuzz/`): no
+/// network, no account. Hidden: not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use serde_json::Value;
+
+    use super::{body_arg, mailboxes, one_line, smtp, str_arg};
+
+    /// The mail `send_email` would send for `args` from the sender `from` (no attachments), as
+    /// its bytes, or why it was refused.
+    pub fn mail(args: &Value, from: &str) -> Result<Vec<u8>, String> {
+        let from = from.parse().map_err(|e| format!("{e}"))?;
+        let to = mailboxes(args, "to").map_err(|e| e.to_string())?;
+        if to.is_empty() {
+            return Err("no recipient".to_owned());
+        }
+        let subject = str_arg(args, "subject").map_err(|e| e.to_string())?;
+        one_line("subject", subject).map_err(|e| e.to_string())?;
+        let mail = smtp::Outgoing {
+            to,
+            cc: mailboxes(args, "cc").map_err(|e| e.to_string())?,
+            bcc: mailboxes(args, "bcc").map_err(|e| e.to_string())?,
+            subject: subject.to_owned(),
+            body: body_arg(args).map_err(|e| e.to_string())?,
+            html: args.get("html").and_then(Value::as_bool) == Some(true),
+            in_reply_to: None,
+            references: None,
+            attachments: Vec::new(),
+        };
+        let (_, _, message) = smtp::build(from, mail).map_err(|e| e.to_string())?;
+        Ok(message.formatted())
+    }
+
+    /// The `UID SEARCH` line `search_emails` would send for `args`, or why it was refused.
+    pub fn search(args: &Value) -> Result<String, String> {
+        super::search_criteria(args).map_err(|e| e.to_string())
+    }
+
+    /// The name a received attachment called `name` is saved under.
+    pub fn file_name(name: &str) -> String {
+        super::safe_file_name(Some(name), 1)
+    }
+
+    /// The folder `args` names, or why it was refused.
+    pub fn folder(args: &Value) -> Result<String, String> {
+        super::folder_arg(args).map_err(|e| e.to_string())
+    }
+}
+
 /// `subject` with one `Re: ` in front.
 fn re(subject: &str) -> String {
     let trimmed = subject.trim();
@@ -972,6 +1033,10 @@ mod tests {
         assert_eq!(safe_file_name(Some("..\\..\\boot.ini"), 1), "boot.ini");
         assert_eq!(safe_file_name(Some(".."), 2), "attachment-2");
         assert_eq!(safe_file_name(Some(".bashrc"), 3), "bashrc");
+        // Found by the fuzz target email_args: a dot after a dot and a space stayed first.
+        assert_eq!(safe_file_name(Some(". .0"), 1), "0");
+        assert_eq!(safe_file_name(Some(" . . .bashrc"), 1), "bashrc");
+        assert_eq!(safe_file_name(Some(". . ."), 5), "attachment-5");
         assert_eq!(safe_file_name(Some("a\r\nb.txt"), 1), "ab.txt");
         assert_eq!(safe_file_name(None, 4), "attachment-4");
         assert_eq!(numbered("report.pdf", 2), "report-2.pdf");

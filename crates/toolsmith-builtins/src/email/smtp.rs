@@ -78,14 +78,11 @@ fn tls_for(account: &Account, server: &Server) -> Result<TlsParameters, ToolErro
         .map_err(|e| provider(server, "setting up TLS", e))
 }
 
-/// Builds the mail from `from` and sends it through the account's SMTP server.
-pub(crate) async fn send(
-    account: &Account,
-    addrs: Vec<SocketAddr>,
+/// The mail `send` sends: its Message-ID, its number of recipients and the message.
+pub(crate) fn build(
     from: Mailbox,
     mail: Outgoing,
-) -> Result<Sent, ToolError> {
-    let server = account.smtp()?;
+) -> Result<(String, usize, lettre::Message), ToolError> {
     let domain = from.email.domain().to_owned();
     let message_id = format!("<{}@{domain}>", uuid::Uuid::new_v4());
     let recipients = mail.to.len() + mail.cc.len() + mail.bcc.len();
@@ -127,6 +124,19 @@ pub(crate) async fn send(
         builder.multipart(parts)
     }
     .map_err(|e| ToolError::Args(format!("the mail could not be built: {e}")))?;
+    Ok((message_id, recipients, message))
+}
+
+/// Builds the mail from `from` and sends it through the account's SMTP server.
+pub(crate) async fn send(
+    account: &Account,
+    addrs: Vec<SocketAddr>,
+    from: Mailbox,
+    mail: Outgoing,
+) -> Result<Sent, ToolError> {
+    let server = account.smtp()?;
+    let domain = from.email.domain().to_owned();
+    let (message_id, recipients, message) = build(from, mail)?;
     let envelope = message.envelope().clone();
     let bytes = message.formatted();
 
