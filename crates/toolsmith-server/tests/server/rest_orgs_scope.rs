@@ -618,6 +618,53 @@ async fn the_organisation_scope_holds_on_rest_and_mcp(app: TestApp) {
     .await
     .assert_ok(StatusCode::OK);
     assert_eq!(decision["entries"][0]["actor"], "carol", "{decision}");
+    // A person naming one of the organisation's agents (X-Toolsmith-Agent) keeps their role:
+    // the agent only narrows it. What an editor's agent makes is the model's, in the
+    // organisation.
+    let as_agent = |token: &str, method: Method, path: &str, body: Option<&Value>| {
+        let mut builder = request(method, path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header("x-toolsmith-organization", "acme")
+            .header("x-toolsmith-agent", "helper");
+        builder = match body {
+            Some(_) => builder.header(header::CONTENT_TYPE, "application/json"),
+            None => builder,
+        };
+        builder
+            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
+            .unwrap()
+    };
+    let refused = app
+        .send(as_agent(
+            &p.bob,
+            Method::POST,
+            "/api/v1/custom-tools",
+            Some(&tool_body("acme_bot")),
+        ))
+        .await
+        .assert_error(StatusCode::FORBIDDEN, "forbidden");
+    assert!(refused.contains("as viewer"), "{refused}");
+    let made = app
+        .send(as_agent(
+            &p.carol,
+            Method::POST,
+            "/api/v1/custom-tools",
+            Some(&tool_body("acme_bot")),
+        ))
+        .await
+        .assert_ok(StatusCode::CREATED);
+    assert_eq!(
+        (&made["userId"], &made["createdBy"]),
+        (&json!(p.org_id), &json!("llm")),
+        "{made}"
+    );
+    let session = app
+        .send(as_agent(&p.carol, Method::GET, "/api/v1/session", None))
+        .await
+        .assert_ok(StatusCode::OK);
+    assert_eq!(session["agentId"], "helper", "{session}");
+    assert_eq!(session["organization"]["role"], "editor", "{session}");
+
     // Erasing all the organisation's data is its owners' decision.
     let erase = rest(
         &app,
