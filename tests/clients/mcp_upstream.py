@@ -28,7 +28,15 @@ Prompts, resources, completions and instructions (issue 40: offered through Tool
 - template `day`          notes://day/{day}
 - `add_prompt()`          adds the prompt `farewell` and sends prompts/list_changed
 - `add_note()`            adds the resource notes://tomorrow and sends resources/list_changed
-- `touch_note(text)`      rewrites notes://today and sends resources/updated for it
+- `touch_note(text)`      rewrites notes://today and sends resources/updated for it (to a
+                          client that subscribed to it, when subscriptions are taken)
+- subscriptions           `resources/subscribe` and `unsubscribe` are taken and logged, and
+                          the capability `resources.subscribe` declared — unless the
+                          environment sets UPSTREAM_NO_SUBSCRIBE=1
+- `subscriptions()`       the subscribe and unsubscribe requests received, in order, one a
+                          line ("subscribe notes://today")
+- `flood(count, uri?)`    sends `count` resources/updated for `uri` (notes://flood unless
+                          named; sent whether or not anyone subscribed: a burst of notices)
 
 Rich content (issue 34: passed through unchanged, `mcp_bridge::rich`):
 - `picture()`             an annotated text block and a PNG image block (with `_meta`)
@@ -292,12 +300,55 @@ async def add_note(ctx: Context) -> str:
     return "added"
 
 
+# --- Subscriptions (forwarded by Toolsmith, mcp_bridge_subscribe) --------------------------
+
+from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams  # noqa: E402
+
+TAKES_SUBSCRIPTIONS = os.environ.get("UPSTREAM_NO_SUBSCRIBE") != "1"
+SUBSCRIBED: set[str] = set()
+REQUESTS: list[str] = []
+
+
+async def on_subscribe(ctx, params: SubscribeRequestParams) -> EmptyResult:
+    SUBSCRIBED.add(str(params.uri))
+    REQUESTS.append(f"subscribe {params.uri}")
+    return EmptyResult()
+
+
+async def on_unsubscribe(ctx, params: UnsubscribeRequestParams) -> EmptyResult:
+    SUBSCRIBED.discard(str(params.uri))
+    REQUESTS.append(f"unsubscribe {params.uri}")
+    return EmptyResult()
+
+
+if TAKES_SUBSCRIPTIONS:
+    server._lowlevel_server.add_request_handler("resources/subscribe", SubscribeRequestParams, on_subscribe)
+    server._lowlevel_server.add_request_handler(
+        "resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe
+    )
+
+
+@server.tool(annotations=READ_ONLY)
+def subscriptions() -> str:
+    """The resources/subscribe and unsubscribe requests received, in order."""
+    return "\n".join(REQUESTS)
+
+
 @server.tool(annotations=READ_ONLY)
 async def touch_note(ctx: Context, text: str) -> str:
-    """Rewrite today's note and tell the client."""
+    """Rewrite today's note and tell a client that subscribed to it."""
     NOTES["today"] = text
-    await ctx.session.send_resource_updated("notes://today")
+    if not TAKES_SUBSCRIPTIONS or "notes://today" in SUBSCRIBED:
+        await ctx.session.send_resource_updated("notes://today")
     return "touched"
+
+
+@server.tool(annotations=READ_ONLY)
+async def flood(ctx: Context, count: int, uri: str = "notes://flood") -> str:
+    """Send `count` resources/updated for `uri`."""
+    for _ in range(count):
+        await ctx.session.send_resource_updated(uri)
+    return f"sent {count}"
 
 
 if __name__ == "__main__":

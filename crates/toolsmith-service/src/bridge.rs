@@ -30,7 +30,9 @@
 //! - `tool.rs`: an upstream tool as a registered tool, and the call forwarding.
 //! - `surface.rs`: the servers' prompts, resources, templates, completions and `instructions`,
 //!   offered beside their tools, and the forwarding of `prompts/get`, `resources/read` and
-//!   `completion/complete`.
+//!   `completion/complete`; the changes of what they offer, counted per server.
+//! - `subscriptions.rs`: `resources/subscribe` of a bridged resource, forwarded once per URI
+//!   and server however many callers hold it, and again after a reconnect.
 //! - `status.rs`: what REST and the CLI show.
 //! - `manage.rs`: registering, changing and removing servers (the service's operations).
 //! - `grants.rs`: who may use which server's tools (grants, switched on by `mcp_grants`), and
@@ -44,6 +46,7 @@ mod registration;
 pub(crate) mod relay;
 mod sse;
 mod status;
+mod subscriptions;
 mod surface;
 mod tool;
 mod upstream;
@@ -65,7 +68,11 @@ pub use registration::{
     resolve_env,
 };
 pub use status::{RegistrationView, ServerSource, ServerState, ServerStatus};
-pub use surface::{MAX_INSTRUCTIONS_CHARS, SurfaceChange};
+pub use subscriptions::BridgedSubscription;
+pub use surface::{
+    BridgedNews, BridgedWatch, MAX_INSTRUCTIONS_CHARS, Missed, ServerCounts, SurfaceChange,
+    SurfaceCounts,
+};
 
 /// The bridge's settings beyond the servers themselves.
 #[derive(Debug, Clone)]
@@ -149,6 +156,9 @@ pub struct Bridge {
     servers: Mutex<BTreeMap<String, Running>>,
     /// Changes of what the servers offer besides their tools (`surface.rs`).
     changes: surface::SurfaceChanges,
+    /// The subscriptions held at each server, by name (`subscriptions.rs`): kept when a
+    /// server's registration changes, so its new connection subscribes to them again.
+    subscribed: Mutex<BTreeMap<String, Arc<subscriptions::Subscribed>>>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -187,6 +197,7 @@ impl Bridge {
             launcher: Arc::new(launcher),
             servers: Mutex::new(BTreeMap::new()),
             changes: surface::SurfaceChanges::default(),
+            subscribed: Mutex::default(),
         };
         for (config, origin) in servers {
             bridge.insert(config, origin);
@@ -201,10 +212,12 @@ impl Bridge {
     /// Adds a server (no server of that name may be running: [`Bridge::remove`] it first) and
     /// starts its task when it is enabled.
     fn insert(&self, config: McpServerRegistration, origin: Origin) {
+        let subscribed = self.subscribed(&config.name);
         let upstream = Arc::new(upstream::Upstream::new(
             config,
             origin,
             self.changes.clone(),
+            subscribed,
         ));
         let task = if !upstream.config.enabled {
             None
@@ -292,6 +305,16 @@ impl Bridge {
     /// Where changes of what the servers offer are announced.
     pub(crate) fn changes(&self) -> &surface::SurfaceChanges {
         &self.changes
+    }
+
+    /// The subscriptions held at the server `name` (made when first asked for).
+    pub(crate) fn subscribed(&self, name: &str) -> Arc<subscriptions::Subscribed> {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(subscriptions::Subscribed::new(name)))
+            .clone()
     }
 
     /// Replaces a server's configuration (its task is restarted).

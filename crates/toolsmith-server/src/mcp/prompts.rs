@@ -12,6 +12,7 @@
 //! sessions that may see that server.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,12 +24,10 @@ use rmcp::model::{
 };
 use rmcp::service::SubscriptionContext;
 use rmcp::{Peer, RoleServer};
-use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use toolsmith_core::ToolContext;
 use toolsmith_core::prompt::{PromptContent, PromptRecord, PromptRole};
-use toolsmith_service::bridge::SurfaceChange;
+use toolsmith_service::bridge::{BridgedNews, BridgedWatch, SurfaceChange};
 use toolsmith_service::{ServiceError, ToolService};
 
 /// Prompts per page of `prompts/list`.
@@ -256,9 +255,65 @@ pub(crate) async fn complete(
     .map_err(|e| ErrorData::internal_error(e, None))
 }
 
+/// What a watcher last told of a listing of the caller's own (its prompts, or the resources
+/// its user defined): the listing's fingerprint, read at a known version of the owner's
+/// catalogue. A version moves on every change of the owner's — and of everyone's when the
+/// PostgreSQL change feed reconnects (notices may have been lost meanwhile): comparing the
+/// fingerprint, only a caller whose listing really moved is told.
+#[derive(Debug, Default)]
+pub(crate) struct ListingSeen(Option<u64>);
+
+impl ListingSeen {
+    /// The listing's fingerprint as `read` gives it now, while the owner's catalogue stays at
+    /// `told` (`version` reads it): otherwise — or when it cannot be read — nothing is known,
+    /// and the next move is told.
+    pub(crate) async fn start(
+        told: u64,
+        version: impl Fn() -> u64,
+        read: impl std::future::Future<Output = Option<u64>>,
+    ) -> ListingSeen {
+        let print = read.await;
+        ListingSeen(print.filter(|_| version() == told))
+    }
+
+    /// The owner's catalogue moved: whether the listing did (read now, compared with what was
+    /// told; `true` when either cannot be said).
+    pub(crate) async fn moved(
+        &mut self,
+        version: impl Fn() -> u64,
+        read: impl std::future::Future<Output = Option<u64>>,
+    ) -> bool {
+        let before = version();
+        let now = read.await;
+        let moved = now.is_none() || now != self.0;
+        // Read while another change came: not trusted (that change wakes the watcher again).
+        self.0 = now.filter(|_| version() == before);
+        moved
+    }
+}
+
+/// A fingerprint of `items` (what a listing shows of each, as `key` gives it).
+pub(crate) fn fingerprint<T, K: Hash>(items: &[T], key: impl Fn(&T) -> K) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for item in items {
+        key(item).hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// The fingerprint of the caller's own prompts as `prompts/list` shows them (`None` when they
+/// cannot be read).
+async fn own_prompts(service: &ToolService, ctx: &ToolContext) -> Option<u64> {
+    let prompts = service.served_prompts(ctx).await.ok()?;
+    Some(fingerprint(&prompts, |p| {
+        (p.id.clone(), p.name.clone(), p.revision)
+    }))
+}
+
 /// Pushes `notifications/prompts/list_changed` on the session whenever the caller's prompt
-/// list moves past `seen`, or a bridged server the caller may see changes its prompts, until
-/// `stop` is cancelled or the transport closes.
+/// list moves past `seen` (and the prompts it shows changed: [`ListingSeen`]), or a bridged
+/// server the caller may see changes its prompts, until `stop` is cancelled or the transport
+/// closes.
 pub(crate) async fn watch_session(
     service: Arc<ToolService>,
     ctx: ToolContext,
@@ -271,10 +326,19 @@ pub(crate) async fn watch_session(
     let mut changes = catalog.subscribe();
     changes.borrow_and_update();
     let mut bridged = service.bridged_changes();
+    let version = || catalog.version(&owner);
+    let mut listing = ListingSeen::start(
+        seen.load(Ordering::SeqCst),
+        version,
+        own_prompts(&service, &ctx),
+    )
+    .await;
     let mut moved = false;
     loop {
         let now = catalog.version(&owner);
-        if (seen.swap(now, Ordering::SeqCst) != now || std::mem::take(&mut moved))
+        let own = seen.swap(now, Ordering::SeqCst) != now
+            && listing.moved(version, own_prompts(&service, &ctx)).await;
+        if (own || std::mem::take(&mut moved))
             && let Err(e) = peer.notify_prompt_list_changed().await
         {
             if peer.is_transport_closed() {
@@ -285,37 +349,31 @@ pub(crate) async fn watch_session(
         tokio::select! {
             () = stop.cancelled() => return,
             changed = changes.changed() => if changed.is_err() { return },
-            change = next_bridged(&mut bridged) => moved = bridged_prompts_moved(&service, &ctx, change),
+            news = next_bridged(&mut bridged) => moved = bridged_prompts_moved(&service, &ctx, news),
         }
     }
 }
 
-/// The next change of what bridged servers offer; never resolves without a bridge (or once
-/// its channel closed).
-pub(crate) async fn next_bridged(
-    changes: &mut Option<broadcast::Receiver<SurfaceChange>>,
-) -> Result<SurfaceChange, RecvError> {
-    let result = match changes {
-        Some(receiver) => receiver.recv().await,
+/// The next news of what bridged servers offer; never resolves without a bridge (or once its
+/// channel closed).
+pub(crate) async fn next_bridged(watch: &mut Option<BridgedWatch>) -> BridgedNews {
+    match watch {
+        Some(watch) => watch.next().await,
         None => std::future::pending().await,
-    };
-    if matches!(result, Err(RecvError::Closed)) {
-        *changes = None;
     }
-    result
 }
 
-/// Whether a bridged change moved the prompts the caller of `ctx` sees (a server it may see
-/// changed its prompts, or changes were missed).
-fn bridged_prompts_moved(
-    service: &ToolService,
-    ctx: &ToolContext,
-    change: Result<SurfaceChange, RecvError>,
-) -> bool {
-    match change {
-        Ok(SurfaceChange::Prompts { server }) => service.may_see_bridged_server(ctx, &server),
-        Ok(_) | Err(RecvError::Closed) => false,
-        Err(RecvError::Lagged(_)) => true,
+/// Whether bridged news moved the prompts the caller of `ctx` sees: a server it may see
+/// changed its prompts (or, for a watcher that fell behind, did meanwhile).
+fn bridged_prompts_moved(service: &ToolService, ctx: &ToolContext, news: BridgedNews) -> bool {
+    match news {
+        BridgedNews::Change(SurfaceChange::Prompts { server, .. }) => {
+            service.may_see_bridged_server(ctx, &server)
+        }
+        BridgedNews::Change(_) => false,
+        BridgedNews::Missed(missed) => missed
+            .iter()
+            .any(|m| m.prompts && service.may_see_bridged_server(ctx, &m.server)),
     }
 }
 
@@ -337,26 +395,28 @@ pub(crate) async fn listen(
     let mut changes = catalog.subscribe();
     changes.borrow_and_update();
     let mut bridged = service.bridged_changes();
+    let version = || catalog.version(&owner);
+    let mut listing = ListingSeen::start(baseline, version, own_prompts(&service, &ctx)).await;
     let mut moved = false;
     let mut seen = baseline;
     loop {
         let now = catalog.version(&owner);
-        if now != seen || std::mem::take(&mut moved) {
-            seen = now;
-            if subscription
+        let own = now != seen && listing.moved(version, own_prompts(&service, &ctx)).await;
+        seen = now;
+        if (own || std::mem::take(&mut moved))
+            && subscription
                 .sink()
                 .notify_prompt_list_changed()
                 .await
                 .is_err()
-            {
-                return;
-            }
+        {
+            return;
         }
         tokio::select! {
             () = subscription.cancelled() => return,
             () = stop.cancelled() => return,
             changed = changes.changed() => if changed.is_err() { return },
-            change = next_bridged(&mut bridged) => moved = bridged_prompts_moved(&service, &ctx, change),
+            news = next_bridged(&mut bridged) => moved = bridged_prompts_moved(&service, &ctx, news),
         }
     }
 }

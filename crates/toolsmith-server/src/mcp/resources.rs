@@ -34,9 +34,11 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use toolsmith_builtins::workspace::{ChangeCount, WorkspaceChange};
 use toolsmith_core::ToolContext;
-use toolsmith_service::bridge::SurfaceChange;
+use toolsmith_service::bridge::{BridgedNews, BridgedSubscription, BridgedWatch, SurfaceChange};
 use toolsmith_service::resources::{ResourceBody, ResourceRef};
 use toolsmith_service::{ServiceError, ToolService};
+
+use super::prompts::{ListingSeen, fingerprint};
 
 /// The answer to a refused resource request: not found as MCP's `-32002` (the message names
 /// why), a bad cursor as `-32602`.
@@ -193,6 +195,9 @@ pub(crate) fn complete(
 #[derive(Debug, Default)]
 pub(crate) struct Subscriptions {
     uris: Mutex<BTreeMap<String, Option<i64>>>,
+    /// The subscriptions of bridged resources held at their servers (released, and the
+    /// server's subscription with the last holder, when unsubscribed or when this ends).
+    bridged: Mutex<BTreeMap<String, BridgedSubscription>>,
     /// Wakes the watcher when a subscription is added (to record a tool's revision).
     added: tokio::sync::Notify,
 }
@@ -200,6 +205,60 @@ pub(crate) struct Subscriptions {
 impl Subscriptions {
     fn uris(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<i64>>> {
         self.uris.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn bridged(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, BridgedSubscription>> {
+        self.bridged.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Holds the bridged `uri` at its server for this session (once however often it is
+    /// subscribed to); the server's refusal, if it refuses.
+    async fn hold_bridged(
+        &self,
+        service: &ToolService,
+        ctx: &ToolContext,
+        uri: &str,
+    ) -> Result<(), ErrorData> {
+        if self.bridged().contains_key(uri) {
+            return Ok(());
+        }
+        match service.subscribe_bridged_resource(ctx, uri).await {
+            Some(Ok(held)) => {
+                // Held twice when two subscribes of one URI raced: the one dropped is released.
+                self.bridged().insert(uri.to_owned(), held);
+                Ok(())
+            }
+            Some(Err(refused)) => Err(refused),
+            None => Err(ErrorData::resource_not_found(
+                format!("no resource {uri}: the bridged server that offered it is gone"),
+                None,
+            )),
+        }
+    }
+
+    /// The URIs subscribed to at `server`.
+    fn bridged_uris_of(&self, server: &str) -> Vec<String> {
+        self.bridged()
+            .values()
+            .filter(|held| held.server() == server)
+            .map(|held| held.uri().to_owned())
+            .collect()
+    }
+
+    /// Whether an upstream's `resources/updated` of `uri` from `server` is one this session
+    /// subscribed to (held at that server, or — a listen's URI whose server takes no
+    /// subscriptions — subscribed to here only).
+    fn wants_update(&self, server: &str, uri: &str) -> bool {
+        match self.bridged().get(uri) {
+            Some(held) => held.server() == server,
+            None => self.uris().contains_key(uri),
+        }
+    }
+
+    /// The session or listen ended: every bridged subscription it held is released.
+    fn end(&self) {
+        let held = std::mem::take(&mut *self.bridged());
+        drop(held);
     }
 
     /// `resources/subscribe`: only a URI of this server's (another scheme is not found, so
@@ -214,6 +273,10 @@ impl Subscriptions {
         workspace_allowed(uri, files)?;
         let seen = match seen_of(service, ctx, uri).await {
             Seen::Revision(seen) => seen,
+            Seen::Bridged => {
+                self.hold_bridged(service, ctx, uri).await?;
+                None
+            }
             Seen::Unknown => {
                 return Err(ErrorData::resource_not_found(
                     format!(
@@ -228,9 +291,12 @@ impl Subscriptions {
         Ok(())
     }
 
-    /// `resources/unsubscribe` (a URI not subscribed to is not an error).
+    /// `resources/unsubscribe` (a URI not subscribed to is not an error). A bridged one is
+    /// released on a task of its own (the server's `resources/unsubscribe` if it was the last).
     pub(crate) fn unsubscribe(&self, uri: &str) {
         self.uris().remove(uri);
+        let held = self.bridged().remove(uri);
+        drop(held);
     }
 }
 
@@ -239,6 +305,8 @@ enum Seen {
     /// A tool source's or user resource's revision (`None`: a workspace file, told by its
     /// change, or something that may come to exist).
     Revision(Option<i64>),
+    /// A bridged server's: told when its server says it changed.
+    Bridged,
     /// Neither ours, nor the caller's, nor a bridged server's.
     Unknown,
 }
@@ -252,8 +320,7 @@ async fn seen_of(service: &ToolService, ctx: &ToolContext, uri: &str) -> Seen {
         Some(ResourceRef::WorkspaceFile(_)) => Seen::Revision(None),
         None => match service.user_resource_revision(&ctx.user_id, uri).await {
             Some(revision) => Seen::Revision(Some(revision)),
-            // A bridged server's resource: told when its server says it changed.
-            None if service.is_bridged_resource(ctx, uri) => Seen::Revision(None),
+            None if service.is_bridged_resource(ctx, uri) => Seen::Bridged,
             None => Seen::Unknown,
         },
     }
@@ -301,7 +368,7 @@ pub(crate) struct ListenStart {
     catalog: u64,
     defined: u64,
     files: WatchedFiles,
-    bridged: Option<tokio::sync::broadcast::Receiver<SurfaceChange>>,
+    bridged: Option<BridgedWatch>,
 }
 
 /// The workspace side of a watcher: every workspace's changes, the caller's workspace folder,
@@ -360,6 +427,13 @@ pub(crate) async fn listen(
     for uri in uris {
         let seen = match seen_of(&service, &ctx, &uri).await {
             Seen::Revision(seen) => seen,
+            Seen::Bridged => {
+                // Acknowledged already: a server that refuses it leaves it subscribed to here.
+                if let Err(e) = subscriptions.hold_bridged(&service, &ctx, &uri).await {
+                    tracing::debug!(uri, error = %e.message, "a listen's bridged URI is not subscribed to upstream");
+                }
+                None
+            }
             Seen::Unknown => None,
         };
         subscriptions.uris().insert(uri, seen);
@@ -387,7 +461,7 @@ pub(crate) async fn listen(
         Watched {
             service,
             ctx,
-            subscriptions,
+            subscriptions: subscriptions.clone(),
             outlet: Outlet::Listen(subscription.sink().clone()),
             stop,
         },
@@ -399,6 +473,7 @@ pub(crate) async fn listen(
         () = subscription.cancelled() => {}
         () = watched => {}
     }
+    subscriptions.end();
 }
 
 /// Where a watcher's notifications go.
@@ -501,7 +576,20 @@ struct Watched {
     stop: CancellationToken,
 }
 
+/// Runs [`watch_until_done`]; then the bridged subscriptions it held are released (the
+/// session, or the listen, ended).
 async fn watch(
+    watched: Watched,
+    versions: [(tokio::sync::watch::Receiver<u64>, u64); 2],
+    files: WatchedFiles,
+    bridged: Option<BridgedWatch>,
+) {
+    let subscriptions = watched.subscriptions.clone();
+    watch_until_done(watched, versions, files, bridged).await;
+    subscriptions.end();
+}
+
+async fn watch_until_done(
     Watched {
         service,
         ctx,
@@ -514,9 +602,12 @@ async fn watch(
         (mut defined, mut defined_seen),
     ]: [(tokio::sync::watch::Receiver<u64>, u64); 2],
     mut files: WatchedFiles,
-    mut bridged: Option<tokio::sync::broadcast::Receiver<SurfaceChange>>,
+    mut bridged: Option<BridgedWatch>,
 ) {
     let registry = service.registry().clone();
+    let defined_version = || service.resource_catalog().version(&ctx.user_id);
+    let mut defined_listing =
+        ListingSeen::start(defined_seen, defined_version, own_resources(&service, &ctx)).await;
     loop {
         // A change since the versions were recorded (or since the last wake) is told first.
         let now = registry.catalog_version(&ctx.user_id);
@@ -526,16 +617,19 @@ async fn watch(
                 return;
             }
         }
-        let now = service.resource_catalog().version(&ctx.user_id);
+        let now = defined_version();
         if now != defined_seen {
             defined_seen = now;
-            if !defined_changed(&service, &ctx, &subscriptions, &outlet).await {
+            let listed = defined_listing
+                .moved(defined_version, own_resources(&service, &ctx))
+                .await;
+            if !defined_changed(&service, &ctx, &subscriptions, &outlet, listed).await {
                 return;
             }
         }
         tokio::select! {
-            change = super::prompts::next_bridged(&mut bridged) => {
-                if !bridged_changed(&service, &ctx, &subscriptions, &outlet, change).await {
+            news = super::prompts::next_bridged(&mut bridged) => {
+                if !bridged_changed(&service, &ctx, &subscriptions, &outlet, news).await {
                     return;
                 }
             }
@@ -646,14 +740,25 @@ async fn tools_changed(
     outlet.list_changed().await
 }
 
-/// The user's own resources or templates changed: `updated` for each subscribed URI whose
-/// resource (or the template it matches) moved to another revision or went away, and
-/// `list_changed`.
+/// The fingerprint of the resources and templates the caller's user defined, as listed
+/// (`None` when they cannot be read).
+async fn own_resources(service: &ToolService, ctx: &ToolContext) -> Option<u64> {
+    let defined = service.list_user_resources(&ctx.user_id).await.ok()?;
+    Some(fingerprint(&defined, |r| {
+        (r.id.clone(), r.name.clone(), r.revision)
+    }))
+}
+
+/// The user's own resources or templates may have changed (the owner's version moved: a
+/// change here, a notice from another instance, or the change feed's resync): `updated` for
+/// each subscribed URI whose resource (or the template it matches) moved to another revision
+/// or went away, and `list_changed` when the listing moved (`listed`).
 async fn defined_changed(
     service: &ToolService,
     ctx: &ToolContext,
     subscriptions: &Subscriptions,
     outlet: &Outlet,
+    listed: bool,
 ) -> bool {
     let defined: Vec<(String, Option<i64>)> = subscriptions
         .uris()
@@ -673,30 +778,51 @@ async fn defined_changed(
             return false;
         }
     }
-    outlet.list_changed().await
+    !listed || outlet.list_changed().await
 }
 
 /// A bridged server's offer changed: `list_changed` when its resources did, `updated` when
-/// it said a subscribed URI changed — only for a server the caller may see (missed changes:
-/// `list_changed`). `false` once nobody listens.
+/// it said a URI this watcher holds at that server changed — only for a server the caller may
+/// (still) see. After the watcher fell behind, the servers whose counts moved meanwhile say
+/// what may have: `list_changed` if one of them changed its resources, `updated` for each URI
+/// held at one that told of updates; nothing when none the caller sees moved. `false` once
+/// nobody listens.
 async fn bridged_changed(
     service: &ToolService,
     ctx: &ToolContext,
     subscriptions: &Subscriptions,
     outlet: &Outlet,
-    change: Result<SurfaceChange, RecvError>,
+    news: BridgedNews,
 ) -> bool {
-    match change {
-        Ok(SurfaceChange::Resources { server }) if service.may_see_bridged_server(ctx, &server) => {
+    match news {
+        BridgedNews::Change(SurfaceChange::Resources { server, .. })
+            if service.may_see_bridged_server(ctx, &server) =>
+        {
             outlet.list_changed().await
         }
-        Ok(SurfaceChange::Updated { server, uri })
+        BridgedNews::Change(SurfaceChange::Updated { server, uri, .. })
             if service.may_see_bridged_server(ctx, &server)
-                && subscriptions.uris().contains_key(&uri) =>
+                && subscriptions.wants_update(&server, &uri) =>
         {
             outlet.updated(uri).await
         }
-        Err(RecvError::Lagged(_)) => outlet.list_changed().await,
-        _ => true,
+        BridgedNews::Missed(missed) => {
+            let mut listed = false;
+            for server in missed {
+                if !service.may_see_bridged_server(ctx, &server.server) {
+                    continue;
+                }
+                listed |= server.resources;
+                if server.updated {
+                    for uri in subscriptions.bridged_uris_of(&server.server) {
+                        if !outlet.updated(uri).await {
+                            return false;
+                        }
+                    }
+                }
+            }
+            !listed || outlet.list_changed().await
+        }
+        BridgedNews::Change(_) => true,
     }
 }

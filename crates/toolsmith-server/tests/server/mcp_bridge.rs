@@ -39,6 +39,22 @@ pub(crate) fn upstream(name: &str) -> McpServerRegistration {
     }
 }
 
+/// An app bridging `server` with grants on (`mcp_grants`), not waiting for it to connect.
+pub(crate) async fn app_with_grants(server: McpServerRegistration) -> TestApp {
+    TestApp::with_configs(
+        ToolServiceSettings {
+            mcp_servers: vec![server],
+            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
+                grants: true,
+                ..Default::default()
+            },
+            ..ToolServiceSettings::default()
+        },
+        toolsmith_server::ServerSettings::default(),
+    )
+    .await
+}
+
 /// An app bridging `servers`, once every one of them is connected.
 pub(crate) async fn app_with(servers: Vec<McpServerRegistration>) -> TestApp {
     let app = TestApp::with_configs(
@@ -572,18 +588,7 @@ async fn a_grant_hides_a_denied_tool_on_every_face_and_an_approved_request_shows
     if !prerequisite("the MCP Python SDK", &python()) {
         return;
     }
-    let app = TestApp::with_configs(
-        ToolServiceSettings {
-            mcp_servers: vec![upstream("g")],
-            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
-                grants: true,
-                ..Default::default()
-            },
-            ..ToolServiceSettings::default()
-        },
-        toolsmith_server::ServerSettings::default(),
-    )
-    .await;
+    let app = app_with_grants(upstream("g")).await;
     wait_status(&app, "g", |s| s["state"] == "connected").await;
     let admin = app
         .post(

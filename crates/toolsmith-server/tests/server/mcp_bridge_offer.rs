@@ -22,10 +22,10 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use toolsmith_core::mcp_bridge::GrantSubject;
 use toolsmith_server::auth::{Identity, Scope};
+use toolsmith_service::Actor;
 use toolsmith_service::bridge::GrantInput;
-use toolsmith_service::{Actor, ToolServiceSettings};
 
-use crate::mcp_bridge::{app_with, upstream};
+use crate::mcp_bridge::{app_with, app_with_grants, upstream};
 use crate::mcp_support::{self, McpClient, call_ok, prerequisite, python};
 use crate::rest_support::TestApp;
 
@@ -33,7 +33,7 @@ const SECRET: &str = "sk-live-upstream-0123456789abcdef";
 
 /// Passes on the notifications of prompts and resources, in order.
 #[derive(Clone)]
-struct Notes {
+pub(crate) struct Notes {
     sent: mpsc::UnboundedSender<String>,
 }
 
@@ -55,13 +55,14 @@ impl ClientHandler for Notes {
     }
 }
 
-struct Session {
-    client: McpClient<Notes>,
-    notes: mpsc::UnboundedReceiver<String>,
+/// One MCP session with its notifications ([`Notes`]).
+pub(crate) struct Session {
+    pub(crate) client: McpClient<Notes>,
+    pub(crate) notes: mpsc::UnboundedReceiver<String>,
 }
 
 impl Session {
-    async fn open(app: &TestApp, user: &str, admin: bool) -> Session {
+    pub(crate) async fn open(app: &TestApp, user: &str, admin: bool) -> Session {
         let mut identity = Identity::local_default();
         identity.user_id = user.to_owned();
         if !admin {
@@ -73,7 +74,7 @@ impl Session {
     }
 
     /// Waits for the notification `note` (others are skipped), 20 s at most.
-    async fn wait_for(&mut self, note: &str) {
+    pub(crate) async fn wait_for(&mut self, note: &str) {
         let found = async {
             while let Some(got) = self.notes.recv().await {
                 if got == note {
@@ -106,7 +107,7 @@ impl Session {
         self.prompt_names().await
     }
 
-    async fn uris(&self) -> Vec<String> {
+    pub(crate) async fn uris(&self) -> Vec<String> {
         let listed = self
             .client
             .list_all_resources()
@@ -115,7 +116,7 @@ impl Session {
         listed.into_iter().map(|r| r.uri).collect()
     }
 
-    async fn read(&self, uri: &str) -> Result<String, rmcp::model::ErrorData> {
+    pub(crate) async fn read(&self, uri: &str) -> Result<String, rmcp::model::ErrorData> {
         match self
             .client
             .read_resource(ReadResourceRequestParams::new(uri))
@@ -312,18 +313,7 @@ async fn a_caller_without_a_grant_of_the_server_sees_none_of_its_prompts_resourc
     if !prerequisite("the MCP Python SDK", &python()) {
         return;
     }
-    let app = TestApp::with_configs(
-        ToolServiceSettings {
-            mcp_servers: vec![upstream("g")],
-            mcp_bridge: toolsmith_service::bridge::BridgeSettings {
-                grants: true,
-                ..Default::default()
-            },
-            ..ToolServiceSettings::default()
-        },
-        toolsmith_server::ServerSettings::default(),
-    )
-    .await;
+    let app = app_with_grants(upstream("g")).await;
     app.state
         .service
         .put_mcp_grant(

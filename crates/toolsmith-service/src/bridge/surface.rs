@@ -24,7 +24,7 @@
 //!
 //! [`PolicyGate::check_bridged`]: crate::governance::policy::PolicyGate::check_bridged
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -40,6 +40,7 @@ use tokio::sync::broadcast;
 use toolsmith_core::ToolContext;
 use toolsmith_scrub::Scrubber;
 
+use super::subscriptions::BridgedSubscription;
 use crate::ToolService;
 use crate::resources::{ResourceEntry, TemplateEntry};
 
@@ -52,15 +53,20 @@ const MAX_DESCRIPTION_CHARS: usize = 4000;
 const MAX_SERVER_INSTRUCTIONS_CHARS: usize = 2000;
 pub const MAX_INSTRUCTIONS_CHARS: usize = 8000;
 
-/// What changed in what a server offers.
+/// What changed in what a server offers. Each carries the server's count of changes of its
+/// kind once it is counted ([`ServerCounts`]), which a watcher that fell behind compares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SurfaceChange {
     /// Its prompts (a list change, a reconnect, the server gone).
-    Prompts { server: String },
+    Prompts { server: String, count: u64 },
     /// Its resources or resource templates.
-    Resources { server: String },
+    Resources { server: String, count: u64 },
     /// The upstream said one of its resources changed (`notifications/resources/updated`).
-    Updated { server: String, uri: String },
+    Updated {
+        server: String,
+        uri: String,
+        count: u64,
+    },
 }
 
 impl SurfaceChange {
@@ -68,31 +74,200 @@ impl SurfaceChange {
     #[must_use]
     pub fn server(&self) -> &str {
         match self {
-            SurfaceChange::Prompts { server }
-            | SurfaceChange::Resources { server }
+            SurfaceChange::Prompts { server, .. }
+            | SurfaceChange::Resources { server, .. }
             | SurfaceChange::Updated { server, .. } => server,
         }
     }
 }
 
-/// Where changes of every server's offer are announced.
-#[derive(Debug, Clone)]
-pub(crate) struct SurfaceChanges(broadcast::Sender<SurfaceChange>);
+/// How many changes of each kind one server's offer has announced since Toolsmith started
+/// (kept across its reconnects and registration changes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerCounts {
+    pub prompts: u64,
+    pub resources: u64,
+    pub updated: u64,
+}
 
-impl Default for SurfaceChanges {
-    fn default() -> Self {
-        SurfaceChanges(broadcast::channel(256).0)
+/// Every server's [`ServerCounts`], by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SurfaceCounts(BTreeMap<String, ServerCounts>);
+
+impl SurfaceCounts {
+    /// `server`'s counts (all 0 for a server that announced nothing).
+    #[must_use]
+    pub fn of(&self, server: &str) -> ServerCounts {
+        self.0.get(server).copied().unwrap_or_default()
+    }
+
+    /// Records `change` as told; `false` when it was already (a resync after a lag covered it).
+    fn note(&mut self, change: &SurfaceChange) -> bool {
+        let counts = self.0.entry(change.server().to_owned()).or_default();
+        let (seen, count) = match change {
+            SurfaceChange::Prompts { count, .. } => (&mut counts.prompts, *count),
+            SurfaceChange::Resources { count, .. } => (&mut counts.resources, *count),
+            SurfaceChange::Updated { count, .. } => (&mut counts.updated, *count),
+        };
+        if count <= *seen {
+            return false;
+        }
+        *seen = count;
+        true
+    }
+
+    /// What moved from `self` (told) to `now`, server by server.
+    fn missed(&self, now: &SurfaceCounts) -> Vec<Missed> {
+        now.0
+            .iter()
+            .filter_map(|(server, now)| {
+                let told = self.0.get(server).copied().unwrap_or_default();
+                let missed = Missed {
+                    server: server.clone(),
+                    prompts: now.prompts != told.prompts,
+                    resources: now.resources != told.resources,
+                    updated: now.updated != told.updated,
+                };
+                (missed.prompts || missed.resources || missed.updated).then_some(missed)
+            })
+            .collect()
     }
 }
 
+/// What a watcher that fell behind missed of one server: which kinds of change it announced
+/// meanwhile (which resource was updated, the counts cannot say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missed {
+    pub server: String,
+    pub prompts: bool,
+    pub resources: bool,
+    pub updated: bool,
+}
+
+/// The next thing a [`BridgedWatch`] tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BridgedNews {
+    /// One change, in order.
+    Change(SurfaceChange),
+    /// The watcher fell behind the channel: what moved meanwhile, server by server (only
+    /// servers whose counts moved; never empty).
+    Missed(Vec<Missed>),
+}
+
+/// One watcher of what bridged servers announce (a session's or a listen's): each change after
+/// it started, once; after it fell behind the channel (256 held, every server's changes), not
+/// "anything may have changed" but the servers whose counts moved since what it was told.
+#[derive(Debug)]
+pub struct BridgedWatch {
+    changes: Option<broadcast::Receiver<SurfaceChange>>,
+    told: SurfaceCounts,
+    source: SurfaceChanges,
+}
+
+impl BridgedWatch {
+    /// The next news; never resolves once the channel is closed.
+    pub async fn next(&mut self) -> BridgedNews {
+        loop {
+            let Some(changes) = self.changes.as_mut() else {
+                return std::future::pending().await;
+            };
+            match changes.recv().await {
+                Ok(change) => {
+                    if self.told.note(&change) {
+                        return BridgedNews::Change(change);
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let now = self.source.counts();
+                    let missed = self.told.missed(&now);
+                    self.told = now;
+                    if !missed.is_empty() {
+                        return BridgedNews::Missed(missed);
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => self.changes = None,
+            }
+        }
+    }
+}
+
+/// Where changes of every server's offer are announced, and counted (each sent under the
+/// counts' lock, so a watcher's snapshot and the channel agree).
+#[derive(Debug, Clone)]
+pub(crate) struct SurfaceChanges {
+    sender: broadcast::Sender<SurfaceChange>,
+    counts: Arc<Mutex<SurfaceCounts>>,
+}
+
+/// Changes held for a watcher that has not read them yet.
+const CHANNEL_CAPACITY: usize = 256;
+
+impl Default for SurfaceChanges {
+    fn default() -> Self {
+        SurfaceChanges {
+            sender: broadcast::channel(CHANNEL_CAPACITY).0,
+            counts: Arc::default(),
+        }
+    }
+}
+
+/// A kind of change, for [`SurfaceChanges::send`].
+pub(crate) enum Kind {
+    Prompts,
+    Resources,
+    Updated(String),
+}
+
 impl SurfaceChanges {
-    pub(crate) fn send(&self, change: SurfaceChange) {
-        // Nobody listening is fine.
-        let _ = self.0.send(change);
+    fn lock(&self) -> std::sync::MutexGuard<'_, SurfaceCounts> {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<SurfaceChange> {
-        self.0.subscribe()
+    /// Counts and announces a change of `server`'s offer.
+    pub(crate) fn send(&self, server: &str, kind: Kind) {
+        let mut counts = self.lock();
+        let of = counts.0.entry(server.to_owned()).or_default();
+        let server = server.to_owned();
+        let change = match kind {
+            Kind::Prompts => {
+                of.prompts = of.prompts.wrapping_add(1);
+                SurfaceChange::Prompts {
+                    server,
+                    count: of.prompts,
+                }
+            }
+            Kind::Resources => {
+                of.resources = of.resources.wrapping_add(1);
+                SurfaceChange::Resources {
+                    server,
+                    count: of.resources,
+                }
+            }
+            Kind::Updated(uri) => {
+                of.updated = of.updated.wrapping_add(1);
+                SurfaceChange::Updated {
+                    server,
+                    uri,
+                    count: of.updated,
+                }
+            }
+        };
+        // Nobody listening is fine.
+        let _ = self.sender.send(change);
+    }
+
+    fn counts(&self) -> SurfaceCounts {
+        self.lock().clone()
+    }
+
+    /// A watcher from now on.
+    pub(crate) fn watch(&self) -> BridgedWatch {
+        let counts = self.lock();
+        BridgedWatch {
+            changes: Some(self.sender.subscribe()),
+            told: counts.clone(),
+            source: self.clone(),
+        }
     }
 }
 
@@ -137,14 +312,10 @@ impl Surface {
 
 fn announce(server: &str, before: &Offered, now: &Offered, changes: &SurfaceChanges) {
     if before.prompts != now.prompts {
-        changes.send(SurfaceChange::Prompts {
-            server: server.to_owned(),
-        });
+        changes.send(server, Kind::Prompts);
     }
     if before.resources != now.resources || before.templates != now.templates {
-        changes.send(SurfaceChange::Resources {
-            server: server.to_owned(),
-        });
+        changes.send(server, Kind::Resources);
     }
 }
 
@@ -334,9 +505,18 @@ impl ToolService {
         self.policy.check_bridged(ctx, server, Some(name)).is_ok()
     }
 
-    /// Changes of what bridged servers offer (`None` without a bridge).
-    pub fn bridged_changes(&self) -> Option<broadcast::Receiver<SurfaceChange>> {
-        self.bridge.as_ref().map(|b| b.changes().subscribe())
+    /// Changes of what bridged servers offer from now on (`None` without a bridge).
+    pub fn bridged_changes(&self) -> Option<BridgedWatch> {
+        self.bridge.as_ref().map(|b| b.changes().watch())
+    }
+
+    /// How many changes each bridged server's offer has announced (empty without a bridge).
+    #[must_use]
+    pub fn bridged_counts(&self) -> SurfaceCounts {
+        self.bridge
+            .as_ref()
+            .map(|b| b.changes().counts())
+            .unwrap_or_default()
     }
 
     /// Whether the caller of `ctx` may see what the bridged server `server` offers.
@@ -514,6 +694,19 @@ impl ToolService {
         self.server_of_uri(ctx, uri).is_some()
     }
 
+    /// `resources/subscribe` of a bridged resource, forwarded to the server that offers it
+    /// (once per URI however many callers hold it: `subscriptions.rs`); `None` when no bridged
+    /// server the caller may see answers for `uri`.
+    pub async fn subscribe_bridged_resource(
+        &self,
+        ctx: &ToolContext,
+        uri: &str,
+    ) -> Option<Result<BridgedSubscription, ErrorData>> {
+        let seen = self.server_of_uri(ctx, uri)?;
+        let held = self.bridge.as_ref()?.subscribed(&seen.server);
+        Some(held.subscribe(uri).await)
+    }
+
     /// `resources/read` of a bridged resource, forwarded to the server that offers it;
     /// `None` when no bridged server the caller may see answers for `uri`.
     pub async fn read_bridged_resource(
@@ -634,3 +827,6 @@ impl ToolService {
             .join("\n\n")
     }
 }
+
+#[cfg(test)]
+mod tests;

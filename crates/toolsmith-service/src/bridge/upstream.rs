@@ -33,7 +33,8 @@ use toolsmith_core::ToolRegistry;
 use super::registration::{McpServerRegistration, Transport, env_references, resolve_env};
 use super::relay::Relay;
 use super::status::{Counters, RegistrationView, ServerSource, ServerState, ServerStatus};
-use super::surface::{self, Surface, SurfaceChange, SurfaceChanges};
+use super::subscriptions::Subscribed;
+use super::surface::{self, Kind, Surface, SurfaceChanges};
 use super::{Launcher, Origin, http, sse, tool};
 use crate::governance::client_requests::ClientRequest;
 
@@ -77,6 +78,8 @@ pub(crate) struct Upstream {
     surface_changed: Arc<Notify>,
     /// Where changes of every server's offer are announced.
     changes: SurfaceChanges,
+    /// The resource subscriptions Toolsmith's callers hold at this server.
+    subscribed: Arc<Subscribed>,
 }
 
 impl Upstream {
@@ -84,6 +87,7 @@ impl Upstream {
         config: McpServerRegistration,
         origin: Origin,
         changes: SurfaceChanges,
+        subscribed: Arc<Subscribed>,
     ) -> Upstream {
         let state = if config.enabled {
             ServerState::Connecting
@@ -125,6 +129,7 @@ impl Upstream {
             surface: Surface::default(),
             surface_changed: Arc::new(Notify::new()),
             changes,
+            subscribed,
         }
     }
 
@@ -266,10 +271,7 @@ impl ClientHandler for Handler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.changes.send(SurfaceChange::Updated {
-            server: self.server.clone(),
-            uri: params.uri,
-        });
+        self.changes.send(&self.server, Kind::Updated(params.uri));
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -360,6 +362,7 @@ pub(crate) async fn run(
                 failures = 0;
                 upstream.lock().connections += 1;
                 let reason = serve(&upstream, service, &registry, &launcher).await;
+                upstream.subscribed.disconnected().await;
                 registry.unregister_mcp_server(&upstream.config.name);
                 upstream
                     .surface
@@ -684,6 +687,13 @@ async fn follow(
     if let Err(e) = relist(upstream, link, registry, threshold, &mut listed).await {
         return e;
     }
+    // The resources Toolsmith's callers subscribed to before (a reconnect, a changed
+    // registration) are subscribed to on this connection, which takes new subscriptions from
+    // before its resources are listed.
+    upstream
+        .subscribed
+        .connected(&peer, upstream.config.call_timeout())
+        .await;
     refresh_surface(upstream, &peer).await;
     let ended = service.waiting();
     tokio::pin!(ended);
