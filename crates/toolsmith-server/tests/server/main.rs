@@ -91,6 +91,7 @@ mod rest_metrics;
 mod rest_oauth;
 mod rest_one_off;
 mod rest_orgs_scope;
+mod rest_orgs;
 mod rest_orgs_owned;
 mod rest_openapi;
 mod rest_policies;
