@@ -714,10 +714,7 @@ async fn extraction_asks_the_chat_model_and_checks_its_answer_against_the_schema
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_each_new_tool_from_what_a_person_types() {
-    let app = crate::search_quality::all_groups_on().await;
-    let client = mcp(&app).await;
-    let mut report = Vec::new();
-    for (query, expect) in [
+    assert_search_finds(&[
         (
             "what's the weather in Lyon tomorrow",
             &["get_weather_forecast", "get_weather"][..],
@@ -740,7 +737,17 @@ async fn search_tools_finds_each_new_tool_from_what_a_person_types() {
             &["extract_entities"],
         ),
         ("turn this list into a table", &["extract_table_data"]),
-    ] {
+    ])
+    .await;
+}
+
+/// With every group on, asks `search_tools` each query of `cases` (what a person types, and
+/// the tools one of which must come back in the top 3); every miss is named at once.
+pub async fn assert_search_finds(cases: &[(&str, &[&str])]) {
+    let app = crate::search_quality::all_groups_on().await;
+    let client = mcp(&app).await;
+    let mut report = Vec::new();
+    for (query, expect) in cases {
         let (is_error, reply, text) = call(&client, "search_tools", json!({"query": query})).await;
         assert!(!is_error, "{text}");
         let top: Vec<String> = reply["tools"]
