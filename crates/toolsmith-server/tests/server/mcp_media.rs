@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use toolsmith_server::ServerSettings;
 use toolsmith_server::auth::Identity;
 
-use crate::mcp_outside::{Seen, configure};
+use crate::mcp_outside::{Seen, assert_search_finds, configure};
 use crate::mcp_support::{McpClient, call_tool, connect_in_process, result_text};
 use crate::rest_support::{TestApp, serve_loopback, settings_reaching};
 
@@ -811,10 +811,7 @@ async fn image_and_audio_services_on_a_private_address_not_listed_are_never_reac
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_the_image_and_audio_tools_from_what_a_person_types() {
-    let app = crate::search_quality::all_groups_on().await;
-    let client = connect_in_process(&app.state, Identity::local_default(), ()).await;
-    let mut report = Vec::new();
-    for (query, expect) in [
+    assert_search_finds(&[
         ("make this picture smaller", &["resize_image"][..]),
         ("convert this png to jpeg", &["resize_image"]),
         ("what is in this photo", &["analyze_image"]),
@@ -826,26 +823,6 @@ async fn search_tools_finds_the_image_and_audio_tools_from_what_a_person_types()
         ("read this text aloud", &["text_to_speech", "tts"]),
         ("how long is this recording", &["audio_info"]),
         ("cut the recording into three parts", &["split_audio"]),
-    ] {
-        let (is_error, reply, text, _) =
-            call(&client, "search_tools", json!({"query": query})).await;
-        assert!(!is_error, "{text}");
-        let top: Vec<String> = reply["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .take(3)
-            .collect();
-        if !top.iter().any(|name| expect.contains(&name.as_str())) {
-            report.push(format!(
-                "{query:?} → {top:?} (expected one of {expect:?}) {text}"
-            ));
-        }
-    }
-    assert!(
-        report.is_empty(),
-        "not in the top 3:\n{}",
-        report.join("\n")
-    );
+    ])
+    .await;
 }
