@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use toolsmith_server::ServerSettings;
 use toolsmith_service::{ExecutionApproval, ToolServiceSettings};
 
-use crate::mcp_outside::{call, configure, mcp};
+use crate::mcp_outside::{assert_search_finds, call, configure, mcp};
 use crate::rest_support::TestApp;
 use axum::http::{Method, StatusCode};
 
@@ -1099,10 +1099,7 @@ async fn without_the_service_each_tool_names_it_and_its_fields() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_the_email_tools_from_what_a_person_types() {
-    let app = crate::search_quality::all_groups_on().await;
-    let client = mcp(&app).await;
-    let mut report = Vec::new();
-    for (query, expect) in [
+    assert_search_finds(&[
         ("email Anna the report", &["send_email"][..]),
         ("send an email", &["send_email"]),
         (
@@ -1113,23 +1110,6 @@ async fn search_tools_finds_the_email_tools_from_what_a_person_types() {
         ("reply to that email", &["reply_email"]),
         ("delete that email", &["delete_email"]),
         ("open the email and save its attachment", &["read_email"]),
-    ] {
-        let (is_error, reply, text) = call(&client, "search_tools", json!({"query": query})).await;
-        assert!(!is_error, "{text}");
-        let top: Vec<String> = reply["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .take(3)
-            .collect();
-        if !top.iter().any(|name| expect.contains(&name.as_str())) {
-            report.push(format!("{query:?} → {top:?} (expected one of {expect:?})"));
-        }
-    }
-    assert!(
-        report.is_empty(),
-        "not in the top 3:\n{}",
-        report.join("\n")
-    );
+    ])
+    .await;
 }
