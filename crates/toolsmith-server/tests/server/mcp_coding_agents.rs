@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
-use crate::mcp_outside::{call, configure, mcp};
+use crate::mcp_outside::{assert_search_finds, call, configure, mcp};
 use crate::rest_support::{TestApp, command_sandbox_works};
 
 /// The stand-in agent.
@@ -280,10 +280,7 @@ async fn a_coding_agent_runs_in_the_sandbox_with_its_key_under_its_policy_throug
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_the_coding_agents() {
-    let app = crate::search_quality::all_groups_on().await;
-    let client = mcp(&app).await;
-    let mut report = Vec::new();
-    for (query, expect) in [
+    assert_search_finds(&[
         (
             "ask Claude Code to fix the failing test in my project",
             &["run_coding_task"][..],
@@ -298,23 +295,6 @@ async fn search_tools_finds_the_coding_agents() {
             &["get_task_result", "list_task_results"],
         ),
         ("list my past coding agent runs", &["list_task_results"]),
-    ] {
-        let (is_error, reply, text) = call(&client, "search_tools", json!({"query": query})).await;
-        assert!(!is_error, "{text}");
-        let top: Vec<String> = reply["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .take(3)
-            .collect();
-        if !top.iter().any(|name| expect.contains(&name.as_str())) {
-            report.push(format!("{query:?} → {top:?} (expected {expect:?})"));
-        }
-    }
-    assert!(
-        report.is_empty(),
-        "not in the top 3:\n{}",
-        report.join("\n")
-    );
+    ])
+    .await;
 }
