@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use toolsmith_server::ServerSettings;
 use toolsmith_service::ToolServiceSettings;
 
-use crate::mcp_outside::{call, configure, mcp};
+use crate::mcp_outside::{assert_search_finds, call, configure, mcp};
 use crate::rest_support::{TestApp, command_sandbox_works};
 
 fn entry<'a>(list: &'a Value, name: &str) -> &'a Value {
@@ -145,32 +145,12 @@ async fn programs_run_in_the_sandbox_under_their_policy_through_mcp() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_the_cli_tools() {
-    let app = crate::search_quality::all_groups_on().await;
-    let client = mcp(&app).await;
-    let mut report = Vec::new();
-    for (query, expect) in [
-        ("run jq on this file", "run_cli_tool"),
+    assert_search_finds(&[
+        ("run jq on this file", &["run_cli_tool"][..]),
         (
             "which command line programs are installed",
-            "list_cli_tools",
+            &["list_cli_tools"][..],
         ),
-    ] {
-        let (is_error, reply, text) = call(&client, "search_tools", json!({"query": query})).await;
-        assert!(!is_error, "{text}");
-        let top: Vec<String> = reply["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .take(3)
-            .collect();
-        if !top.iter().any(|name| name == expect) {
-            report.push(format!("{query:?} → {top:?} (expected {expect})"));
-        }
-    }
-    assert!(
-        report.is_empty(),
-        "not in the top 3:\n{}",
-        report.join("\n")
-    );
+    ])
+    .await;
 }
