@@ -14,7 +14,7 @@ use axum::routing::get;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::mcp_outside::{app_with_group, mcp};
+use crate::mcp_outside::{app_with_group, assert_search_finds, mcp};
 use crate::mcp_support::call_tool;
 use crate::rest_support::serve_loopback;
 
@@ -292,32 +292,14 @@ async fn what_the_guard_refuses_is_never_reached_by_the_page_and_files_are_out_o
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_tools_finds_the_browser_from_what_a_person_types() {
-    let app = crate::search_quality::all_groups_on().await;
-    let client = mcp(&app).await;
-    let mut report = Vec::new();
-    for query in [
-        "take a screenshot of this page",
-        "open example.com and read the title",
-        "fill in the signup form on this website and click submit",
-        "click the login button on the page",
-    ] {
-        let (is_error, reply, text) =
-            crate::mcp_outside::call(&client, "search_tools", json!({"query": query})).await;
-        assert!(!is_error, "{text}");
-        let top: Vec<String> = reply["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .take(3)
-            .collect();
-        if !top.iter().any(|name| name == "browser") {
-            report.push(format!("{query:?} → {top:?}"));
-        }
-    }
-    assert!(
-        report.is_empty(),
-        "browser not in the top 3:\n{}",
-        report.join("\n")
-    );
+    assert_search_finds(&[
+        ("take a screenshot of this page", &["browser"][..]),
+        ("open example.com and read the title", &["browser"][..]),
+        (
+            "fill in the signup form on this website and click submit",
+            &["browser"][..],
+        ),
+        ("click the login button on the page", &["browser"][..]),
+    ])
+    .await;
 }
