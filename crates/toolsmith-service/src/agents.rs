@@ -652,7 +652,8 @@ impl ToolService {
             providers::sampling::Sampling::new(
                 client,
                 Arc::clone(&self.audit),
-                crate::input::Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone()),
+                crate::input::Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                    .with_member(ctx.member.clone()),
                 (&agent.id, &agent.name),
                 run_id,
             ),

@@ -86,7 +86,18 @@ impl Team {
     }
 
     /// One stateless MCP (2026-07-28) request through `/mcp`, its JSON-RPC `result`.
-    async fn mcp(&self, (who, org): As<'_>, method: &str, mut params: Value) -> Value {
+    async fn mcp(&self, who: As<'_>, method: &str, params: Value) -> Value {
+        self.mcp_as(who, None, method, params).await
+    }
+
+    /// [`Team::mcp`] as `agent` (`X-Toolsmith-Agent`), if given.
+    async fn mcp_as(
+        &self,
+        (who, org): As<'_>,
+        agent: Option<&str>,
+        method: &str,
+        mut params: Value,
+    ) -> Value {
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1.0"},
@@ -103,6 +114,9 @@ impl Team {
             .header("mcp-protocol-version", "2026-07-28");
         if let Some(org) = org {
             builder = builder.header("x-toolsmith-organization", org);
+        }
+        if let Some(agent) = agent {
+            builder = builder.header("x-toolsmith-agent", agent);
         }
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let res = self
@@ -435,6 +449,38 @@ async fn agents(t: &Team, host: &str, script: &Script) {
         .await;
     assert!(refused && why.contains("as viewer"), "{why}");
 
+    // An agent of the organisation that a model wrote changes its own SOUL.md by writing the
+    // file: a new revision, audited naming the person behind the call and the organisation.
+    let (failed, made) = t
+        .manage(ED, "manage_agents", json!({"action": "create", "definition": {
+            "name": "drafter", "instructions": "Drafts.", "model": {"service": "local", "model": "m"},
+            "contextFiles": [{"name": "SOUL.md", "text": "Draft carefully."}],
+            "toolPolicy": {"allow": ["group:filesystem"]}}}))
+        .await;
+    assert!(!failed, "{made}");
+    let written = t
+        .mcp_as(
+            ED,
+            Some("drafter"),
+            "tools/call",
+            json!({"name": "write_file",
+            "arguments": {"path": "SOUL.md", "content": "Draft boldly."}}),
+        )
+        .await;
+    assert!(written["isError"] != true, "{written}");
+    let audit = t
+        .get(("root", None), "/api/v1/audit?action=agent.update&limit=10")
+        .await
+        .assert_ok(StatusCode::OK);
+    let entry = &audit["entries"][0];
+    assert_eq!(entry["targetName"], "drafter", "{audit}");
+    assert_eq!(entry["actor"], "ed", "{entry}");
+    assert_eq!(
+        entry["details"]["actorOrganization"],
+        t.org.as_str(),
+        "{entry}"
+    );
+
     // vic (a viewer may run: tools:execute) starts a run; it calls the organisation's tool.
     script.push(calls_shout(Proto::OpenAi, false, "c1", "hello"));
     script.push(answers(Proto::OpenAi, false, "Done."));
@@ -557,6 +603,17 @@ async fn policy(t: &Team, script: &Script) {
     }
 }
 
+/// `settings` with the file tools' workspaces under `dir`.
+fn with_workspaces(
+    mut settings: ToolServiceSettings,
+    dir: &tempfile::TempDir,
+) -> ToolServiceSettings {
+    settings.workspace = Some(toolsmith_builtins::workspace::WorkspaceSettings::new(
+        dir.path().to_owned(),
+    ));
+    settings
+}
+
 async fn scenario(app: TestApp, host: &str, script: &Script) {
     let t = team(app).await;
     prompts_services_and_tools(&t).await;
@@ -568,7 +625,9 @@ async fn scenario(app: TestApp, host: &str, script: &Script) {
 async fn an_organisations_prompts_services_agents_and_policy_on_sqlite() {
     let script = Script::default();
     let host = model_server(&script).await;
-    let app = TestApp::with_configs(settings_reaching(&host), ServerSettings::default()).await;
+    let workspaces = tempfile::tempdir().unwrap();
+    let settings = with_workspaces(settings_reaching(&host), &workspaces);
+    let app = TestApp::with_configs(settings, ServerSettings::default()).await;
     scenario(app, &host, &script).await;
 }
 
@@ -576,7 +635,8 @@ async fn an_organisations_prompts_services_agents_and_policy_on_sqlite() {
 async fn an_organisations_prompts_services_agents_and_policy_on_postgres() {
     let script = Script::default();
     let host = model_server(&script).await;
-    let settings: ToolServiceSettings = settings_reaching(&host);
+    let workspaces = tempfile::tempdir().unwrap();
+    let settings = with_workspaces(settings_reaching(&host), &workspaces);
     let Some(app) = TestApp::on_postgres(settings, ServerSettings::default()).await else {
         return;
     };

@@ -394,7 +394,9 @@ impl ToolService {
                 text,
             }),
         }
-        let actor = Actor::llm(ctx.user_id.clone()).with_agent(ctx.agent_id.clone());
+        let actor = Actor::llm(ctx.user_id.clone())
+            .with_agent(ctx.agent_id.clone())
+            .with_member(ctx.member.clone());
         let input = AgentInput {
             name: agent.name.clone(),
             definition,

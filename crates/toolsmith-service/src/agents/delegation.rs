@@ -668,9 +668,12 @@ impl ToolService {
             let mut starter = ToolContext::new(ctx.user_id.clone());
             starter.agent_id = Some(record.source_agent.clone());
             let actor = if ctx.by_model() {
-                Actor::llm(ctx.user_id.clone()).with_agent(ctx.agent_id.clone())
+                Actor::llm(ctx.user_id.clone())
+                    .with_agent(ctx.agent_id.clone())
+                    .with_member(ctx.member.clone())
             } else {
                 Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                    .with_member(ctx.member.clone())
             };
             self.cancel_agent_run_as(&actor, &starter, run).await?;
         }

@@ -249,9 +249,12 @@ impl ToolService {
         let key = args.str("sessionKey")?;
         let action = args.str("action")?.unwrap_or_else(|| "transfer".to_owned());
         let actor = if ctx.by_model() {
-            Actor::llm(ctx.user_id.clone()).with_agent(ctx.agent_id.clone())
+            Actor::llm(ctx.user_id.clone())
+                .with_agent(ctx.agent_id.clone())
+                .with_member(ctx.member.clone())
         } else {
             Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                .with_member(ctx.member.clone())
         };
         let (event, route, carried) = match action.as_str() {
             "transfer" => {

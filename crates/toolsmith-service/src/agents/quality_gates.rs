@@ -604,9 +604,12 @@ impl ToolService {
         }
         let ctx = &gating.caller;
         let actor = if ctx.by_model() {
-            Actor::llm(ctx.user_id.clone()).with_agent(ctx.agent_id.clone())
+            Actor::llm(ctx.user_id.clone())
+                .with_agent(ctx.agent_id.clone())
+                .with_member(ctx.member.clone())
         } else {
             Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                .with_member(ctx.member.clone())
         };
         // The feedback is the evaluator's text: the step keeps it, the audit does not.
         let mut details = detail;

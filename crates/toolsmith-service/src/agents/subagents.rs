@@ -503,9 +503,12 @@ impl ToolService {
                 if let Some(run) = &session.last_run {
                     // Audited as every other cancel of a run: by the model when a model asked.
                     let actor = if ctx.by_model() {
-                        Actor::llm(ctx.user_id.clone()).with_agent(ctx.agent_id.clone())
+                        Actor::llm(ctx.user_id.clone())
+                            .with_agent(ctx.agent_id.clone())
+                            .with_member(ctx.member.clone())
                     } else {
                         Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                            .with_member(ctx.member.clone())
                     };
                     self.cancel_agent_run_as(&actor, ctx, run).await?;
                 }
