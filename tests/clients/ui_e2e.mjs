@@ -23,6 +23,7 @@ import { runPages, setUiDir, uiFromDisk } from './ui_e2e_pages.mjs';
 import { approvalFlows } from './ui_e2e_approvals.mjs';
 import { layoutProblems } from './ui_layout.mjs';
 import { runAgents } from './ui_e2e_agents.mjs';
+import { runOrgs } from './ui_e2e_orgs.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -846,6 +847,8 @@ try {
   // The Agents page (issue 37), against a server of its own and a scripted model server:
   // ui_e2e_agents.mjs.
   report.agents = await runAgents({ context, bin: BIN, out: OUT, fromDisk: FROM_DISK });
+  // The organisation scope (issue 41), against a server of its own with tokens: ui_e2e_orgs.mjs.
+  report.orgs = await runOrgs({ context, bin: BIN, out: OUT, fromDisk: FROM_DISK });
 
   console.log(JSON.stringify({ ok: true, ...report }));
 } catch (e) {

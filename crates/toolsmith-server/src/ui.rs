@@ -78,6 +78,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/pages/agents.js", JS),
     asset!("js/pages/prompts.js", JS),
     asset!("js/pages/resources.js", JS),
+    asset!("js/pages/orgs.js", JS),
 ];
 
 /// The quoted digest of each asset, in [`ASSETS`] order.

@@ -1,7 +1,10 @@
 // The REST client: every call goes to /api/v1 on this origin, with the token of this tab's
-// session (sessionStorage, never the URL), and unwraps the {success, data|error} envelope.
+// session (sessionStorage, never the URL) and the scope the person chose for this tab (an
+// organisation's, sent as X-Toolsmith-Organization; none: their own), and unwraps the
+// {success, data|error} envelope.
 
 const KEY = 'toolsmith.token';
+const ORG_KEY = 'toolsmith.organization';
 
 export function getToken() {
   return sessionStorage.getItem(KEY);
@@ -10,6 +13,16 @@ export function getToken() {
 export function setToken(token) {
   if (token) sessionStorage.setItem(KEY, token);
   else sessionStorage.removeItem(KEY);
+}
+
+/** The organisation this tab acts in (its id), or null: the person's own scope. */
+export function getOrganization() {
+  return sessionStorage.getItem(ORG_KEY);
+}
+
+export function setOrganization(id) {
+  if (id) sessionStorage.setItem(ORG_KEY, id);
+  else sessionStorage.removeItem(ORG_KEY);
 }
 
 /** A refused call: HTTP status, the envelope's code, message and details. */
@@ -31,6 +44,8 @@ export async function api(method, path, body, opts = {}) {
   const headers = { Accept: 'application/json' };
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
+  const organization = getOrganization();
+  if (organization) headers['X-Toolsmith-Organization'] = organization;
   let payload;
   if (body !== undefined) {
     if (typeof body === 'string') {

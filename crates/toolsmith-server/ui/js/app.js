@@ -6,8 +6,12 @@
 // a page that cannot refresh itself is built again, unless the person typed in it.
 // Each route renders into a view of its own: a page still loading when the person went on
 // (or when the feed came back) writes into its own detached view, never over the newer page.
+// The scope switcher (issue 41): a person in any organisation chooses, for this tab, to act as
+// themselves ("Personal") or in one of their organisations (api.js sends it on every call);
+// the header then says plainly which organisation and which role, and switching reads the
+// session and the page again.
 
-import { ApiError, get, getToken, setToken } from './api.js';
+import { ApiError, get, getOrganization, getToken, setOrganization, setToken } from './api.js';
 import { h, replace, field, toast } from './dom.js';
 import { finishSignIn, signInOptions, startSignIn } from './oidc.js';
 import * as tools from './pages/tools.js';
@@ -26,11 +30,12 @@ import * as analytics from './pages/analytics.js';
 import * as agents from './pages/agents.js';
 import * as prompts from './pages/prompts.js';
 import * as resources from './pages/resources.js';
+import * as orgs from './pages/orgs.js';
 
 const POLL_MS = 1000;
 const MAX_RETRY_MS = 10000;
 const main = document.getElementById('main');
-const state = { session: null, page: null, changes: null, etag: null, polling: false, offline: false, retryMs: POLL_MS, routes: 0 };
+const state = { session: null, organizations: [], page: null, changes: null, etag: null, polling: false, offline: false, retryMs: POLL_MS, routes: 0 };
 
 /** What pages get: the session and helpers. */
 const ctx = {
@@ -52,7 +57,22 @@ const ctx = {
     state.session = await get('/session');
     document.getElementById('sign-out').hidden = !state.session.authRequired;
     state.etag = null;
+    drawScope();
   },
+  /**
+   * Said on an admin's page while the tab acts in an organisation (where `admin` is never
+   * held): how to reach it. Null otherwise.
+   */
+  adminElsewhere() {
+    const org = state.session && state.session.organization;
+    return org ? h('p', { class: 'muted', text: `This tab acts in ${org.displayName || org.name}, where no one holds the admin scope: an admin uses this page acting as themselves (Personal, under “Acting in”).` }) : null;
+  },
+  /** The person's organisations, with their role in each. */
+  get organizations() { return state.organizations; },
+  /** Reads the person's organisations again (after one was made, left or changed). */
+  refreshOrganizations() { return loadOrganizations(); },
+  /** Acts in the organisation `id` (null: as the person), as the header's switcher does. */
+  switchScope(id) { return switchScope(id); },
 };
 
 function parseRoute() {
@@ -83,6 +103,7 @@ function pick({ parts }) {
     case 'agents': return [agents, 'agents'];
     case 'prompts': return [prompts, 'prompts'];
     case 'resources': return [resources, 'resources'];
+    case 'organizations': return [orgs, 'organizations'];
     default: return [tools, 'tools'];
   }
 }
@@ -135,6 +156,8 @@ function showError(e) {
  */
 function signIn(message, notice) {
   state.session = null;
+  state.organizations = [];
+  drawScope();
   document.getElementById('sign-out').hidden = true;
   const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, spellcheck: 'false' });
   const f = field('API token', input, 'The server requires a token. It is kept for this tab only (sessionStorage).');
@@ -147,6 +170,8 @@ function signIn(message, notice) {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     setToken(input.value.trim());
+    // Another person may sign in here: they start in their own scope.
+    setOrganization(null);
     await start();
   });
   replace(main, form);
@@ -206,6 +231,13 @@ async function start() {
   try {
     state.session = await get('/session');
   } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && getOrganization()) {
+      // The organisation this tab acted in is no longer one of the person's (they left, were
+      // removed, or it was deleted): back to their own scope, saying so.
+      setOrganization(null);
+      toast('You are no longer a member of the organisation this tab acted in: back to your own scope.', 'error');
+      return start();
+    }
     if (e instanceof ApiError && e.status === 401) {
       const had = getToken();
       setToken(null);
@@ -226,6 +258,8 @@ async function start() {
   document.getElementById('sign-out').hidden = !state.session.authRequired;
   state.etag = null;
   state.changes = null;
+  drawScope();
+  loadOrganizations();
   await route();
   if (!state.polling) {
     state.polling = true;
@@ -266,6 +300,9 @@ async function poll() {
       state.retryMs = state.offline ? Math.min(state.retryMs * 2, MAX_RETRY_MS) : POLL_MS;
       setOffline(true);
     }
+    // The organisation this tab acts in answers 404 now (the person left or was removed, or it
+    // was deleted): start again, which goes back to the person's own scope and says so.
+    if (e instanceof ApiError && e.status === 404 && getOrganization()) await start();
     return;
   }
   if (state.offline) {
@@ -315,6 +352,74 @@ function updateBadges(c) {
   count.setAttribute('aria-label', `${c.pendingApprovals} waiting`);
 }
 
+// ----- the scope: personal or an organisation -------------------------------------------------
+
+/** What each role may do in its organisation, said beside its name. */
+const ROLE_MAY = {
+  viewer: 'you may read and run what it holds, not change it',
+  editor: 'you may read, run and change what it holds',
+  admin: 'you may read, run and change what it holds, and manage its members',
+  owner: 'you may read, run and change what it holds, manage its members and delete it',
+};
+
+/** The person's organisations with their role (GET /api/v1/organizations, always as the person). */
+async function loadOrganizations() {
+  let list = [];
+  // A token bound to an agent acts for its own user only, and one that may not read reads no
+  // organisation: neither has organisations to choose.
+  const s = state.session;
+  if (s && !s.agentId && (s.scopes.includes('tools:read') || s.scopes.includes('admin') || s.organization)) {
+    try {
+      const answer = await get('/organizations');
+      list = (answer && answer.organizations) || [];
+    } catch {
+      // None to offer (the list could not be read): the switcher stays hidden, the person
+      // acts as themselves.
+    }
+  }
+  state.organizations = list;
+  drawScope();
+}
+
+/**
+ * The switcher (shown when the person belongs to an organisation, or this tab acts in one) and
+ * the line saying which organisation and role the tab acts in.
+ */
+function drawScope() {
+  const box = document.getElementById('scope');
+  const select = document.getElementById('scope-select');
+  const note = document.getElementById('scope-note');
+  const current = state.session && state.session.organization;
+  const mine = [...state.organizations];
+  if (current && !mine.some((o) => o.id === current.id)) mine.push(current);
+  box.hidden = !state.session || !mine.length;
+  const label = (o) => `${o.displayName || o.name} (${o.role})`;
+  select.replaceChildren(h('option', { value: '', text: 'Personal' }),
+    ...mine.map((o) => h('option', { value: o.id, text: label(o) })));
+  select.value = current ? current.id : '';
+  note.hidden = !current;
+  if (current) {
+    replace(note, 'Organisation ', h('strong', { text: current.displayName || current.name }),
+      ` (${current.name}), as ${current.role}: ${ROLE_MAY[current.role] || 'your role decides what you may do'}. What you see and make here is the organisation's, not yours.`);
+  } else {
+    replace(note);
+  }
+}
+
+/** The person chose another scope: the session, the organisations and the page read again. */
+async function switchScope(id) {
+  setOrganization(id || null);
+  // A page of one thing (a tool, an agent) belongs to the scope it was opened in: the switch
+  // lands on its list. The organisations' pages are the person's in every scope.
+  const { parts } = parseRoute();
+  if (parts.length > 1 && parts[0] !== 'organizations') window.history.replaceState(null, '', `#/${parts[0]}`);
+  if (state.page && state.page.destroy) state.page.destroy();
+  state.page = null;
+  await start();
+  const current = state.session && state.session.organization;
+  toast(current ? `Now acting in ${current.displayName || current.name} as ${current.role}.` : 'Now acting as yourself.');
+}
+
 // ----- theme and menu -------------------------------------------------------------------------
 
 function applyTheme(theme) {
@@ -345,11 +450,13 @@ function init() {
   });
   document.getElementById('sign-out').addEventListener('click', () => {
     setToken(null);
+    setOrganization(null);
     if (state.page && state.page.destroy) state.page.destroy();
     state.page = null;
     signIn();
     toast('Signed out.');
   });
+  document.getElementById('scope-select').addEventListener('change', (e) => switchScope(e.currentTarget.value));
   window.addEventListener('hashchange', route);
   window.addEventListener('toolsmith:unauthorized', () => {
     if (state.session && state.session.authRequired) signIn('The token was refused (revoked or expired).');

@@ -100,6 +100,30 @@ export function confirmDialog(title, message, confirmLabel, danger = true) {
   });
 }
 
+/**
+ * A modal choice: a select of `options` ([{value, label}]) under `message`; resolves the value
+ * chosen, or null (Esc, Cancel).
+ */
+export function choiceDialog(title, message, label, options, confirmLabel) {
+  return new Promise((resolve) => {
+    const titleId = nextId('dlg');
+    const select = h('select', {}, options.map((o) => h('option', { value: o.value, text: o.label })));
+    const f = field(label, select);
+    const cancel = h('button', { type: 'button', class: 'btn', text: 'Cancel' });
+    const ok = h('button', { type: 'button', class: 'btn primary', text: confirmLabel });
+    const dialog = h('dialog', { 'aria-labelledby': titleId, class: 'dialog' },
+      h('h2', { id: titleId, text: title }), h('p', { text: message }), f.wrap,
+      h('div', { class: 'actions' }, cancel, ok));
+    const done = (value) => { dialog.close(); dialog.remove(); resolve(value); };
+    cancel.addEventListener('click', () => done(null));
+    ok.addEventListener('click', () => done(select.value));
+    dialog.addEventListener('cancel', (e) => { e.preventDefault(); done(null); });
+    document.body.append(dialog);
+    dialog.showModal();
+    select.focus();
+  });
+}
+
 /** A short message in the live region. */
 export function toast(message, kind = 'info') {
   const region = document.getElementById('toast');

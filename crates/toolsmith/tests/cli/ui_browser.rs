@@ -310,6 +310,26 @@ fn web_ui_in_chromium() {
             assert!(file.exists(), "no screenshot {}", file.display());
         }
     }
+    // The organisation scope (issue 41, `tests/clients/ui_e2e_orgs.mjs`, on a server of its own
+    // with tokens): every flow ran — a person in two organisations sees each one's tools only, a
+    // viewer is offered no write control, switching back shows their own, the organisations
+    // page —; its four pages screenshotted, audited by axe and checked for a broken layout at
+    // both widths in both themes, with nothing found.
+    let orgs = &report["orgs"];
+    assert_eq!(
+        orgs["steps"].as_array().map_or(0, Vec::len),
+        8,
+        "every organisation flow ran: {orgs}"
+    );
+    assert_eq!(orgs["accessibility"]["audits"], 16, "{orgs}");
+    assert_eq!(orgs["accessibility"]["violations"], serde_json::json!([]));
+    assert_eq!(orgs["layout"]["problems"], serde_json::json!([]));
+    for page in ["org-tools", "org-tool", "organizations", "organization"] {
+        for width in [1280, 390] {
+            let file = out_dir.join(format!("{page}-{width}.png"));
+            assert!(file.exists(), "no screenshot {}", file.display());
+        }
+    }
     // Figures for docs/benchmarks.md (not asserted: timing belongs in benchmarks, not tests).
     eprintln!(
         "tools page, median ms after navigation start: 3 tools {}, 1,000 tools {}",

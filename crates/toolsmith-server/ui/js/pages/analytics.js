@@ -15,7 +15,7 @@ const TOP = 10;
 export async function render(main, ctx, route) {
   if (!ctx.can('admin')) {
     replace(main, h('h1', { text: 'Analytics' }),
-      h('p', { class: 'empty', text: 'The whole server\'s figures are an admin\'s. Each of your tools has its own on its Metrics tab.' }));
+      h('p', { class: 'empty', text: 'The whole server\'s figures are an admin\'s. Each of your tools has its own on its Metrics tab.' }), ctx.adminElsewhere());
     return null;
   }
   let period = PERIODS.some(([p]) => p === route.params.get('period')) ? route.params.get('period') : '7d';

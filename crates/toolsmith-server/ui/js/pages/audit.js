@@ -6,7 +6,7 @@ import { dateTime } from '../format.js';
 
 export async function render(main, ctx) {
   if (!ctx.can('admin')) {
-    replace(main, h('h1', { text: 'Audit log' }), h('p', { class: 'empty', text: 'The audit log needs an admin token.' }));
+    replace(main, h('h1', { text: 'Audit log' }), h('p', { class: 'empty', text: 'The audit log needs an admin token.' }), ctx.adminElsewhere());
     return null;
   }
   const actor = h('input', { type: 'text' });

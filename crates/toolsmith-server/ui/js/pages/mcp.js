@@ -28,7 +28,7 @@ const words = (text) => text.split(/[\s,]+/).map((l) => l.trim()).filter(Boolean
 export async function render(main, ctx, route) {
   if (!ctx.can('admin')) {
     replace(main, h('h1', { text: 'MCP servers' }),
-      h('p', { class: 'empty', text: 'Only an admin can manage upstream MCP servers. To use one\'s tools, ask an admin for access (POST /api/v1/mcp-access-requests).' }));
+      h('p', { class: 'empty', text: 'Only an admin can manage upstream MCP servers. To use one\'s tools, ask an admin for access (POST /api/v1/mcp-access-requests).' }), ctx.adminElsewhere());
     return null;
   }
   const selected = route.parts[1] || null;

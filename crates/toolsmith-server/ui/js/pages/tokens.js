@@ -11,7 +11,7 @@ const SCOPES = ['tools:read', 'tools:write', 'tools:execute', 'admin'];
 
 export async function render(main, ctx) {
   if (!ctx.can('admin')) {
-    replace(main, h('h1', { text: 'Tokens' }), h('p', { class: 'empty', text: 'Managing tokens needs an admin token.' }));
+    replace(main, h('h1', { text: 'Tokens' }), h('p', { class: 'empty', text: 'Managing tokens needs an admin token.' }), ctx.adminElsewhere());
     return null;
   }
   const name = h('input', { type: 'text', autocomplete: 'off' });

@@ -2,7 +2,7 @@
 // enable / disable / approve / reject / delete actions.
 
 import { ApiError, del, get, post, seg } from '../api.js';
-import { append, confirmDialog, field, h, replace, table, tabs, toast } from '../dom.js';
+import { append, choiceDialog, confirmDialog, field, h, replace, table, tabs, toast } from '../dom.js';
 import { diffLines, hunks } from '../diff.js';
 import { codeBlock } from '../highlight.js';
 import { trendChart } from '../chart.js';
@@ -58,8 +58,38 @@ export async function render(main, ctx, route) {
       list.push(h('button', { type: 'button', class: 'btn approve', text: 'Approve', onclick: () => act('approve') }));
       list.push(h('button', { type: 'button', class: 'btn danger', text: 'Reject', onclick: () => act('reject') }));
     }
+    if (ctx.can('tools:write') && moveTargets().length) list.push(h('button', { type: 'button', class: 'btn', text: 'Move to…', onclick: move }));
     if (ctx.can('tools:write')) list.push(h('button', { type: 'button', class: 'btn danger', text: 'Delete', onclick: remove }));
     replace(actions, list);
+  }
+
+  /** Where the person may move the tool: their own scope, or an organisation they edit in. */
+  function moveTargets() {
+    if (ctx.session.agentId) return [];
+    const current = ctx.session.organization;
+    const targets = current ? [{ value: 'me', label: 'Personal (your own)' }] : [];
+    for (const o of ctx.organizations) {
+      if (['editor', 'admin', 'owner'].includes(o.role) && (!current || current.id !== o.id)) {
+        targets.push({ value: o.name, label: `${o.displayName || o.name} (${o.role})` });
+      }
+    }
+    return targets;
+  }
+
+  async function move() {
+    const here = ctx.session.organization;
+    const to = await choiceDialog(`Move ${tool.name}?`,
+      `It leaves ${here ? `${here.displayName || here.name}` : 'your own tools'} with its versions; its past executions stay here as history.`,
+      'Move to', moveTargets(), 'Move tool');
+    if (!to) return;
+    try {
+      await post(`/custom-tools/${seg(tool.id)}/move`, { to, expectedRevision: tool.revision });
+      const target = moveTargets().find((t) => t.value === to);
+      toast(`${tool.name} moved to ${target ? target.label : to}.`);
+      ctx.navigate('#/tools');
+    } catch (e) {
+      toast(explain(e), 'error');
+    }
   }
 
   async function act(action) {
