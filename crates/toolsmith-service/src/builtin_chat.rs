@@ -169,7 +169,8 @@ impl BuiltinChat {
         };
         asks.audit
             .record(
-                &Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone()),
+                &Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+                    .with_member(ctx.member.clone()),
                 ClientRequest::Sampling.audit_action(),
                 AuditTarget::new("tool", tool.clone(), Some(tool)),
                 (None, None),

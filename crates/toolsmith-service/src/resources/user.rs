@@ -927,7 +927,8 @@ impl ToolService {
         args: Value,
         uri: &str,
     ) -> Result<ResourceContent, ServiceError> {
-        let reader = Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone());
+        let reader = Actor::for_caller(ctx.user_id.clone(), ctx.agent_id.clone())
+            .with_member(ctx.member.clone());
         let result = self
             .run_template_code(
                 &reader,
