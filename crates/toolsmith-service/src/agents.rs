@@ -564,6 +564,10 @@ impl ToolService {
         self.subagents.register(&run.id, &run.owner, inbox);
         let service = Arc::clone(self);
         let ended = async move {
+            if let Some(ready) = job.extras.start_after.take() {
+                // Sent, or dropped by a starter that gave up: either way the run goes on.
+                let _ = ready.await;
+            }
             let ended = job.run().await;
             service.subagents.forget(&ended.id);
             ended

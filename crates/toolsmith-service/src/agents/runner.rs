@@ -68,6 +68,9 @@ pub(crate) struct Extras {
     /// starting call's, set only by a call that waits for the run's end (its requests go on
     /// that call's stream).
     pub sampling: Option<toolsmith_core::Client>,
+    /// Held until the starter has recorded what the run answers (a session's `last_run`, so a
+    /// `handoff` in the run's first turn finds its session); a dropped sender starts it too.
+    pub start_after: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 /// How a run ended.

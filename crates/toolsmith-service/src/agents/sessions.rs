@@ -277,11 +277,15 @@ impl ToolService {
                 _ => Message::User(m.content),
             })
             .collect();
+        // The run starts once the session names it: a `handoff` in its first turn finds the
+        // session through its `last_run` (it could look before, and fail, under load).
+        let (recorded, start_after) = tokio::sync::oneshot::channel();
         let extras = Extras {
             history,
             inbox: None,
             // A caller that waits lends its client's model to an agent on `sampling`.
             sampling: ctx.client.clone().filter(|_| wait),
+            start_after: Some(start_after),
         };
         let (run, handle) = self
             .launch_agent_run(ctx, agent, message.clone(), extras)
@@ -289,6 +293,7 @@ impl ToolService {
         session = self
             .session_run_started(session, &run, "user", message)
             .await?;
+        let _ = recorded.send(());
         let started = session.clone();
         let service = Arc::clone(self);
         let watcher = tokio::spawn(async move {
