@@ -1159,6 +1159,40 @@ impl ListChanged {
         self.next_of("notifications/tools/list_changed", what);
     }
 
+    /// Blocks until the next notification `method` (30 s at most); the methods of every
+    /// notification read on the way, that one last.
+    fn until(&mut self, method: &str, what: &str) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut line = String::new();
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "no {method} for {what} within 30 s: {seen:?}"
+            );
+            self.stream.get_ref().set_read_timeout(Some(left)).unwrap();
+            line.clear();
+            match self.stream.read_line(&mut line) {
+                Ok(0) => panic!("the event stream ended before {what}"),
+                Ok(_) => {}
+                Err(e) => panic!("no {method} for {what}: {e} ({seen:?})"),
+            }
+            let Some(data) = line.strip_prefix("data:") else {
+                continue;
+            };
+            let Ok(message) = serde_json::from_str::<serde_json::Value>(data.trim()) else {
+                continue;
+            };
+            if let Some(name) = message["method"].as_str() {
+                seen.push(name.to_owned());
+                if name == method {
+                    return seen;
+                }
+            }
+        }
+    }
+
     /// Blocks until the next notification `method` (30 s at most).
     fn next_of(&mut self, method: &str, what: &str) {
         let deadline = Instant::now() + Duration::from_secs(30);

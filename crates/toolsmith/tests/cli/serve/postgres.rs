@@ -149,6 +149,101 @@ fn a_resource_written_on_one_instance_is_announced_to_the_others_subscribers() {
     );
 }
 
+/// The pids of the change feed's LISTEN connections to the database of `url`.
+fn listeners(cluster: &PgCluster, url: &str) -> Vec<String> {
+    let db = url.rsplit('/').next().expect("a database name");
+    let db = db.split('?').next().unwrap_or(db);
+    let rows = cluster
+        .psql(&format!(
+            "SELECT pid FROM pg_stat_activity WHERE datname = '{db}' \
+             AND query LIKE 'LISTEN %' ORDER BY pid"
+        ))
+        .expect("pg_stat_activity");
+    rows.lines().map(str::to_owned).collect()
+}
+
+/// The change feed's LISTEN connection is cut (`pg_terminate_backend`) and comes back: each
+/// instance resyncs (notices sent while it was away are not replayed), and an MCP session
+/// whose prompts and resources nothing changed hears nothing of it — then the next real
+/// change, and only it.
+#[test]
+fn a_change_feed_that_reconnects_tells_no_session_whose_listings_did_not_move() {
+    let Some((cluster, url)) = database() else {
+        return;
+    };
+    let env = Env::new();
+    let (a, b) = two_instances(&env, &url, &[]);
+    let mut b_changes = ListChanged::open(&b.addr);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let before = loop {
+        let pids = listeners(&cluster, &url);
+        if pids.len() == 2 {
+            break pids;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "two listeners never came: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let killed = cluster
+        .psql(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE pid IN ({})",
+            before.join(", ")
+        ))
+        .expect("terminate the listeners");
+    assert_eq!(killed, "2");
+    // Both come back on new connections (each resyncs right after its LISTEN).
+    loop {
+        let pids = listeners(&cluster, &url);
+        if pids.len() == 2 && pids.iter().all(|p| !before.contains(p)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the listeners never came back: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A resource created on A after the reconnect: B's session hears its list_changed, and
+    // before it nothing (before, the resync told every session that its prompts and its
+    // resources had changed).
+    let note = json!({"name": "after_reconnect", "uri": "notes://after", "text": "t"});
+    let made = a.post("/api/v1/resources", &note);
+    assert_eq!(made.status, 201, "{}", made.body);
+    let heard = b_changes.until(
+        "notifications/resources/list_changed",
+        "the resource created on A",
+    );
+    assert_eq!(
+        heard,
+        ["notifications/resources/list_changed"],
+        "a session heard of the resync although none of its prompts or resources changed"
+    );
+    let made = a.post(
+        "/api/v1/prompts",
+        &json!({"name": "after_reconnect", "description": "d",
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    let heard = b_changes.until(
+        "notifications/prompts/list_changed",
+        "the prompt created on A",
+    );
+    assert_eq!(heard, ["notifications/prompts/list_changed"]);
+    // And one more resource: a notice of the resync that came late would be read here first.
+    let note = json!({"name": "last", "uri": "notes://last", "text": "t"});
+    let made = a.post("/api/v1/resources", &note);
+    assert_eq!(made.status, 201, "{}", made.body);
+    let heard = b_changes.until(
+        "notifications/resources/list_changed",
+        "the second resource created on A",
+    );
+    assert_eq!(heard, ["notifications/resources/list_changed"]);
+}
+
 #[test]
 fn fifty_updates_with_one_expected_revision_across_two_instances_have_one_winner() {
     let Some((_cluster, url)) = database() else {
