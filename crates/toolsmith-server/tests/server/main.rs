@@ -38,6 +38,7 @@ mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_bridge_http;
 mod mcp_bridge_offer;
+mod mcp_bridge_subscribe;
 mod mcp_browser;
 mod mcp_caller_client;
 mod mcp_cli_tools;
