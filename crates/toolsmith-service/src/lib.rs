@@ -41,8 +41,8 @@ pub mod prompts;
 pub mod resources;
 pub mod service;
 pub mod telemetry;
-pub mod tool_settings;
 pub mod tool_moves;
+pub mod tool_settings;
 pub mod tool_tasks;
 
 pub use config_center::{EntryInput, EntryView, ServiceInput, ServicePatch, ServiceView};
