@@ -84,6 +84,9 @@ pub struct Completion {
     pub has_more: bool,
 }
 
+/// The low half of a [`PromptCatalog::version`]: the owner's own changes.
+const OWN_CHANGES: u64 = 0xFFFF_FFFF;
+
 /// The prompt lists' versions, per owner: each change of an owner's prompts moves theirs, and
 /// wakes every subscriber, so each MCP session can tell whether its own user's list moved.
 #[derive(Debug)]
@@ -107,12 +110,21 @@ impl Default for PromptCatalog {
 }
 
 impl PromptCatalog {
-    /// The version of `owner`'s prompt list.
+    /// The version of `owner`'s prompt list: the resyncs every owner shares in the high 32
+    /// bits, the owner's own changes in the low 32 ([`PromptCatalog::own_changes_of`]), so a
+    /// version moves when either does and a watcher can tell a change of the owner's own from a
+    /// resync.
     pub fn version(&self, owner: &str) -> u64 {
         let versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
-        versions
-            .0
-            .wrapping_add(versions.1.get(owner).copied().unwrap_or(0))
+        let own = versions.1.get(owner).copied().unwrap_or(0);
+        (versions.0 << 32) | (own & OWN_CHANGES)
+    }
+
+    /// The owner's own changes counted in `version` (a change here, another instance's notice,
+    /// or a poll of the store's fingerprints; never a resync), modulo 2^32.
+    #[must_use]
+    pub fn own_changes_of(version: u64) -> u64 {
+        version & OWN_CHANGES
     }
 
     /// `owner`'s prompts changed (here, or on another instance).

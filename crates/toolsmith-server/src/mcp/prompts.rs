@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use toolsmith_core::ToolContext;
 use toolsmith_core::prompt::{PromptContent, PromptRecord, PromptRole};
 use toolsmith_service::bridge::{BridgedNews, BridgedWatch, SurfaceChange};
+use toolsmith_service::prompts::PromptCatalog;
 use toolsmith_service::{ServiceError, ToolService};
 
 /// Prompts per page of `prompts/list`.
@@ -259,35 +260,56 @@ pub(crate) async fn complete(
 /// its user defined): the listing's fingerprint, read at a known version of the owner's
 /// catalogue. A version moves on every change of the owner's — and of everyone's when the
 /// PostgreSQL change feed reconnects (notices may have been lost meanwhile): comparing the
-/// fingerprint, only a caller whose listing really moved is told.
+/// fingerprint, only a caller whose listing really moved is told, and a change noticed twice
+/// (another instance's notice, then the store's fingerprint poll) is told once.
+///
+/// Until the watcher has told anything, a change of the owner's own since the client's view
+/// (`PromptCatalog::own_changes_of`, not a resync) is told whatever the fingerprint says: the
+/// first fingerprint is read when the watcher starts, and another instance's write can already
+/// be in the store then, before its notice arrives here — a listing the client never saw. Once
+/// told, the client lists again, so later fingerprints stand for what it has seen.
 #[derive(Debug, Default)]
-pub(crate) struct ListingSeen(Option<u64>);
+pub(crate) struct ListingSeen {
+    print: Option<u64>,
+    /// The owner's own changes counted at the client's view (`told`).
+    own: u64,
+    /// Whether the watcher has told a move since it started.
+    told: bool,
+}
 
 impl ListingSeen {
-    /// The listing's fingerprint as `read` gives it now, while the owner's catalogue stays at
-    /// `told` (`version` reads it): otherwise — or when it cannot be read — nothing is known,
-    /// and the next move is told.
+    /// The listing's fingerprint as `read` gives it now, while the owner's own changes stay as
+    /// at `told` (the version of the client's view; `version` reads the version now): otherwise
+    /// — or when it cannot be read — nothing is known, and the next move is told. A resync in
+    /// between does not matter: the fingerprint says whether it moved anything.
     pub(crate) async fn start(
         told: u64,
         version: impl Fn() -> u64,
         read: impl std::future::Future<Output = Option<u64>>,
     ) -> ListingSeen {
+        let own = PromptCatalog::own_changes_of(told);
         let print = read.await;
-        ListingSeen(print.filter(|_| version() == told))
+        ListingSeen {
+            print: print.filter(|_| PromptCatalog::own_changes_of(version()) == own),
+            own,
+            told: false,
+        }
     }
 
     /// The owner's catalogue moved: whether the listing did (read now, compared with what was
-    /// told; `true` when either cannot be said).
+    /// told; `true` when either cannot be said, and for the first change of the owner's own).
     pub(crate) async fn moved(
         &mut self,
         version: impl Fn() -> u64,
         read: impl std::future::Future<Output = Option<u64>>,
     ) -> bool {
         let before = version();
+        let first_own_change = !self.told && PromptCatalog::own_changes_of(before) != self.own;
         let now = read.await;
-        let moved = now.is_none() || now != self.0;
+        let moved = first_own_change || now.is_none() || now != self.print;
+        self.told |= moved;
         // Read while another change came: not trusted (that change wakes the watcher again).
-        self.0 = now.filter(|_| version() == before);
+        self.print = now.filter(|_| version() == before);
         moved
     }
 }
@@ -336,9 +358,9 @@ pub(crate) async fn watch_session(
     let mut moved = false;
     loop {
         let now = catalog.version(&owner);
-        let own = seen.swap(now, Ordering::SeqCst) != now
+        let moved_own = seen.swap(now, Ordering::SeqCst) != now
             && listing.moved(version, own_prompts(&service, &ctx)).await;
-        if (own || std::mem::take(&mut moved))
+        if (moved_own || std::mem::take(&mut moved))
             && let Err(e) = peer.notify_prompt_list_changed().await
         {
             if peer.is_transport_closed() {
@@ -401,9 +423,9 @@ pub(crate) async fn listen(
     let mut seen = baseline;
     loop {
         let now = catalog.version(&owner);
-        let own = now != seen && listing.moved(version, own_prompts(&service, &ctx)).await;
+        let moved_own = now != seen && listing.moved(version, own_prompts(&service, &ctx)).await;
         seen = now;
-        if (own || std::mem::take(&mut moved))
+        if (moved_own || std::mem::take(&mut moved))
             && subscription
                 .sink()
                 .notify_prompt_list_changed()
