@@ -65,12 +65,14 @@ fi
 
 # The same flags for build and run, so `cargo fuzz run` (the reproduction) finds the build done.
 host="$(rustc -vV | sed -n 's/^host: //p')"
+# cargo fuzz builds into fuzz/target, or into CARGO_TARGET_DIR when that is set.
+target_dir="${CARGO_TARGET_DIR:-fuzz/target}"
 if [[ "$build" == quick ]]; then
     fuzz_flags=(--fuzz-dir fuzz --dev --sanitizer none)
-    bin_dir="fuzz/target/$host/debug"
+    bin_dir="$target_dir/$host/debug"
 else
     fuzz_flags=(--fuzz-dir fuzz --sanitizer address)
-    bin_dir="fuzz/target/$host/release"
+    bin_dir="$target_dir/$host/release"
 fi
 
 start=$(date +%s)
