@@ -53,6 +53,11 @@ command -v mount >/dev/null 2>&1 || missing+=("mount")
 [[ -x /usr/bin/node ]] || missing+=("nodejs")
 [[ -x /usr/sbin/dovecot ]] || missing+=("dovecot-imapd")
 /usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || missing+=("python3-aiosmtpd")
+# deploy/test.sh's containers reach each other by name: Debian's podman, installed without its
+# recommends, networks through CNI, whose name resolution is the dnsname plugin (netavark would
+# bring aardvark-dns instead).
+has_container_dns() { [[ -x /usr/lib/cni/dnsname || -x /usr/lib/podman/aardvark-dns ]]; }
+has_container_dns || missing+=("golang-github-containernetworking-plugin-dnsname")
 
 # pgvector: built from third_party/pgvector for every installed PostgreSQL major version that
 # lacks it (after the packages below, so a fresh machine gets the server first).
@@ -82,7 +87,7 @@ install_pgvector() {
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   install_pgvector
-  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, podman (with podman-compose, debootstrap, runc), python3 (with pip and aiosmtpd), node, dovecot and the PostgreSQL server binaries are present"
+  echo "install-system-deps: bwrap, prlimit, setpriv, mount, git, chromium, openssl, podman (with podman-compose, debootstrap, runc, container DNS), python3 (with pip and aiosmtpd), node, dovecot and the PostgreSQL server binaries are present"
   exit 0
 fi
 
@@ -105,6 +110,10 @@ for tool in bwrap prlimit setpriv git chromium openssl podman podman-compose deb
 done
 if ! have_postgres; then
   echo "install-system-deps: initdb/pg_ctl are still missing after installing postgresql" >&2
+  exit 1
+fi
+if ! has_container_dns; then
+  echo "install-system-deps: podman's container name resolution (the CNI dnsname plugin) is still missing" >&2
   exit 1
 fi
 if [[ ! -x /usr/sbin/dovecot ]]; then
