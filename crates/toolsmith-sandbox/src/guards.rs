@@ -63,8 +63,10 @@ const GUARDED: [&CStr; 16] = [
     c"unshift",
     c"with",
 ];
-/// The index of `concat` in [`GUARDED`], the one guard that also checks its arguments.
+/// The index of `concat` in [`GUARDED`], whose object arguments are checked too.
 const CONCAT: u16 = 0;
+/// The index of `join` in [`GUARDED`], whose separator is checked too.
+const JOIN: u16 = 3;
 /// The array methods that flatten, by index (the `magic` of each one's guard).
 const FLATTENING: [&CStr; 2] = [c"flat", c"flatMap"];
 const FLAT: u16 = 0;
@@ -186,6 +188,9 @@ impl Native for ArrayGuard {
             .get(usize::from(magic))
             .map_or("", |name| name_str(name));
         check(ctx, name, &this)?;
+        if magic == JOIN {
+            check_join(ctx, &this, &args.get(0))?;
+        }
         if magic == CONCAT {
             for index in 0..args.len() {
                 let arg = args.get(index);
@@ -347,6 +352,36 @@ fn check<'js>(ctx: &Ctx<'js>, name: &str, value: &Value<'js>) -> rquickjs::Resul
                 "Array.prototype.{name}: a length of {} is more than the sandbox allows ({} elements)",
                 js_number(length),
                 js_number(max)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `join`'s result holds the separator `length - 1` times: a long separator on a long (even
+/// empty, sparse) receiver would make the built-in copy it into one string for seconds, in
+/// native code the CPU limit cannot stop, before the memory limit ends it. A string separator
+/// whose copies alone would pass the memory limit is refused first.
+fn check_join<'js>(
+    ctx: &Ctx<'js>,
+    this: &Value<'js>,
+    separator: &Value<'js>,
+) -> rquickjs::Result<()> {
+    if !separator.is_string() || this.is_null() || this.is_undefined() {
+        return Ok(());
+    }
+    let units = raw::length_of(ctx, separator)?;
+    let copies = raw::length_of(ctx, this)? - 1.0;
+    // A code unit takes a byte at least: over the limit in units is over it in bytes.
+    if copies > 0.0 && copies * units > max_string_bytes() as f64 {
+        return Err(Exception::throw_range(
+            ctx,
+            &format!(
+                "Array.prototype.join: {} copies of a separator of {} characters are more than the \
+                 sandbox's memory limit of {} bytes allows",
+                js_number(copies),
+                js_number(units),
+                max_string_bytes()
             ),
         ));
     }

@@ -221,6 +221,38 @@ fn flattening_huge_nested_arrays_stays_under_the_cpu_limit() {
     }
 }
 
+/// CI, session 21: `join` on an empty array of length 2**16 - 1 with a separator of 131,072
+/// lone surrogates cost 2.16 s of CPU under a limit of 100 ms (the built-in copies the
+/// separator into one string in native code until the memory limit ends it).
+#[test]
+fn joining_with_a_huge_separator_stays_under_the_cpu_limit() {
+    let holes = "const R = []; R.length = 2 ** 16 - 1;";
+    for call in [
+        "R.join('\\ud800'.repeat(131072))",
+        "R.join('ab'.repeat(65536))",
+        "Array.prototype.join.call({ length: 2 ** 16 - 1 }, 'x'.repeat(1 << 20))",
+    ] {
+        check(&format!("{holes} try {{ {call}; }} catch (e) {{ if (!(e instanceof RangeError)) throw e; }} return 1;")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_join_whose_separators_pass_the_memory_limit_is_refused_saying_so() {
+    let answer = value(
+        "const R = []; R.length = 2 ** 16 - 1; \
+         try { R.join('x'.repeat(1 << 20)); return 'joined'; } catch (e) { return `${e.name}: ${e.message}`; }",
+    )
+    .await;
+    let text = answer.as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("RangeError: Array.prototype.join:") && text.contains("memory limit"),
+        "{answer}"
+    );
+    // An ordinary join is unchanged.
+    assert_eq!(value("return [1, 2, 3].join(', ')").await, json!("1, 2, 3"));
+    assert_eq!(value("return Array(3).join('ab')").await, json!("abab"));
+}
+
 #[tokio::test]
 async fn there_is_no_intl_to_test() {
     assert_eq!(value("return typeof Intl").await, json!("undefined"));
